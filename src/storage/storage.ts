@@ -1,0 +1,135 @@
+// The storage contract: etcd's data model, reduced to what an API server needs.
+// One global revision counter is bumped by every write; each key carries the revision that created
+// it and the one that last modified it. Every backend (sqlite, etcd, memory) and the cacher in front
+// of them implement this interface and pass src/storage/conformance/.
+
+/** A stored key and its value at some revision. */
+export interface KV {
+  readonly key: string;
+  /** Serialized object (JSON bytes). Treat as immutable: backends and the cacher share it. */
+  readonly value: Uint8Array;
+  readonly createRevision: number;
+  readonly modRevision: number;
+}
+
+export interface ListOptions {
+  /** Read at this revision (0 or undefined = latest). Below the compacted revision: ExpiredError. */
+  readonly revision?: number;
+  /** Return at most this many items (0 or undefined = all). */
+  readonly limit?: number;
+  /** Start at this key (inclusive), used for continue tokens. Must lie under the prefix. */
+  readonly startKey?: string;
+}
+
+export interface ListResult {
+  readonly items: KV[];
+  /** The revision the list was read at; a watch from here misses nothing. */
+  readonly revision: number;
+  /** True when `limit` cut the result short. */
+  readonly more: boolean;
+  /** When `more`, how many keys remain after the last returned one (if the backend knows). */
+  readonly remaining?: number;
+}
+
+export type WatchEvent =
+  | { readonly type: 'put'; readonly kv: KV; readonly prevKv?: KV; readonly revision: number }
+  | { readonly type: 'delete'; readonly kv: KV; readonly prevKv?: KV; readonly revision: number }
+  /** The watcher has seen everything up to `revision` (drives bookmarks). */
+  | { readonly type: 'progress'; readonly revision: number };
+
+export interface WatchOptions {
+  /** Deliver events with revision > afterRevision. 0 = from now on. Below compaction: ExpiredError. */
+  readonly afterRevision: number;
+  /** Ask the backend to emit `progress` events roughly this often when idle (ms). */
+  readonly progressIntervalMs?: number;
+  readonly signal: AbortSignal;
+}
+
+export interface Storage {
+  get(key: string): Promise<KV | undefined>;
+  list(prefix: string, opts?: ListOptions): Promise<ListResult>;
+  count(prefix: string): Promise<number>;
+  /** Fails with KeyExistsError when the key is present. */
+  create(key: string, value: Uint8Array): Promise<KV>;
+  /** Compare-and-swap on the key's mod revision: ConflictError (carrying the current KV) if it moved, KeyNotFoundError if absent. */
+  update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KV>;
+  /** Deletes the key, guarded by the mod revision when given. Returns the deleted KV (its modRevision = the deletion revision is in `revision`). */
+  delete(key: string, expectedModRevision?: number): Promise<{ kv: KV; revision: number }>;
+  /** Events in revision order for keys under `prefix`. The iterator ends when the signal aborts. */
+  watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent>;
+  /** The newest revision (for consistent reads). */
+  currentRevision(): Promise<number>;
+  /** The oldest revision still answerable (compacted revision + 1). */
+  oldestRevision(): Promise<number>;
+  /** Forget history at or below `revision` (current values stay). */
+  compact(revision: number): Promise<void>;
+  /** Resolves when the backend answers; rejects with StorageUnavailableError otherwise (for /readyz). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Base of the storage errors. They name the key; the registry turns them into kube Status errors. */
+export abstract class StorageError extends Error {
+  abstract readonly code: string;
+  constructor(
+    message: string,
+    readonly key: string,
+  ) {
+    super(message);
+  }
+}
+
+export class KeyExistsError extends StorageError {
+  override readonly name = 'KeyExistsError';
+  readonly code = 'KPL_STORAGE_KEY_EXISTS';
+  constructor(key: string) {
+    super(`key exists: ${key}`, key);
+  }
+}
+
+export class KeyNotFoundError extends StorageError {
+  override readonly name = 'KeyNotFoundError';
+  readonly code = 'KPL_STORAGE_KEY_NOT_FOUND';
+  constructor(key: string) {
+    super(`key not found: ${key}`, key);
+  }
+}
+
+/** The key's mod revision was not the expected one. `current` is what is stored now. */
+export class ConflictError extends StorageError {
+  override readonly name = 'ConflictError';
+  readonly code = 'KPL_STORAGE_CONFLICT';
+  constructor(
+    key: string,
+    readonly current: KV,
+  ) {
+    super(`conflict on ${key}: mod revision is ${current.modRevision}`, key);
+  }
+}
+
+/** The requested revision has been compacted. */
+export class ExpiredError extends StorageError {
+  override readonly name = 'ExpiredError';
+  readonly code = 'KPL_STORAGE_EXPIRED';
+  constructor(
+    readonly requested: number,
+    readonly oldest: number,
+  ) {
+    super(`revision ${requested} has been compacted; oldest available is ${oldest}`, '');
+  }
+}
+
+/** The backend cannot be reached or failed to persist. */
+export class StorageUnavailableError extends StorageError {
+  override readonly name = 'StorageUnavailableError';
+  readonly code = 'KPL_STORAGE_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, '');
+    if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
+  }
+}
+
+/** Smallest string greater than every key with this prefix (etcd's range end for a prefix). */
+export function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
