@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { OpenAPISchema } from '../../apimachinery/schema.js';
+import { builtinResources } from '../resources.js';
+import { BUILTIN_GROUP_VERSIONS, builtinDefinitions, withServedGroupVersions } from './index.js';
+
+function* refsOf(s: OpenAPISchema | undefined): Generator<string> {
+  if (s === undefined) return;
+  if (s.$ref !== undefined) yield s.$ref;
+  for (const p of Object.values(s.properties ?? {})) yield* refsOf(p);
+  if (typeof s.additionalProperties === 'object') yield* refsOf(s.additionalProperties);
+  yield* refsOf(s.items);
+}
+
+test('every $ref points at an existing definition', () => {
+  for (const [name, def] of Object.entries(builtinDefinitions)) {
+    for (const ref of refsOf(def)) {
+      assert.ok(ref.startsWith('#/definitions/'), `${name}: ${ref}`);
+      assert.ok(ref.slice('#/definitions/'.length) in builtinDefinitions, `${name} references missing ${ref}`);
+    }
+  }
+});
+
+test('every descriptor kind and list kind has a definition with its GVK', () => {
+  for (const r of builtinResources) {
+    for (const [defName, kind] of [
+      [r.definitionName, r.kind],
+      [r.definitionName + 'List', r.listKind],
+    ] as const) {
+      const def = builtinDefinitions[defName];
+      assert.ok(def, `missing ${defName}`);
+      const gvks = def['x-kubernetes-group-version-kind'] ?? [];
+      assert.ok(
+        gvks.some((g) => g.group === r.group && g.version === r.version && g.kind === kind),
+        `${defName} lacks GVK ${r.group}/${r.version} ${kind}`,
+      );
+    }
+  }
+});
+
+test('every descriptor group-version has DeleteOptions and WatchEvent GVKs', () => {
+  for (const r of builtinResources) {
+    assert.ok(BUILTIN_GROUP_VERSIONS.some((gv) => gv.group === r.group && gv.version === r.version));
+  }
+  const defs = withServedGroupVersions(builtinDefinitions, [{ group: 'example.com', version: 'v1alpha1' }]);
+  const gvks = defs['io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions']?.['x-kubernetes-group-version-kind'] ?? [];
+  assert.ok(gvks.some((g) => g.group === 'example.com' && g.kind === 'DeleteOptions'));
+  // input untouched
+  const orig = builtinDefinitions['io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions']?.['x-kubernetes-group-version-kind'] ?? [];
+  assert.equal(orig.length, BUILTIN_GROUP_VERSIONS.length);
+});
+
+test('patch metadata used by strategic merge patch is present', () => {
+  const om = builtinDefinitions['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']?.properties;
+  assert.equal(om?.ownerReferences?.['x-kubernetes-patch-merge-key'], 'uid');
+  assert.equal(om?.finalizers?.['x-kubernetes-patch-strategy'], 'merge');
+  const sa = builtinDefinitions['io.k8s.api.core.v1.ServiceAccount']?.properties;
+  assert.deepEqual(sa?.secrets?.['x-kubernetes-list-map-keys'], ['name']);
+  const secretValues = builtinDefinitions['io.k8s.api.core.v1.Secret']?.properties?.data?.additionalProperties;
+  assert.equal(typeof secretValues === 'object' ? secretValues.format : undefined, 'byte');
+});
+
+test('every described field has a description', () => {
+  for (const [name, def] of Object.entries(builtinDefinitions)) {
+    assert.ok(def.description, `${name} has no description`);
+    for (const [f, p] of Object.entries(def.properties ?? {})) assert.ok(p.description, `${name}.${f} has no description`);
+  }
+});
