@@ -1,0 +1,185 @@
+// Request authentication with kube-apiserver's semantics (pkg/kubeapiserver/authenticator/config.go):
+// client certificate first, then a static bearer token, then (if enabled) anonymous. The TLS server
+// must be created with `requestCert: true, rejectUnauthorized: false, ca: [caPem]`: the handshake
+// accepts any client certificate and this filter trusts only one that verified against the CA.
+// A client presenting an unrelated certificate and a good token is served as the token's user;
+// bad credentials with nothing good beside them are a 401, never a fall back to anonymous.
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+import { unauthorized } from '../../apimachinery/errors.js';
+
+export type UserInfo = { name: string; uid?: string; groups: string[] };
+
+export const USER_ANONYMOUS = 'system:anonymous';
+export const GROUP_AUTHENTICATED = 'system:authenticated';
+export const GROUP_UNAUTHENTICATED = 'system:unauthenticated';
+
+export type AuthenticatableRequest = IncomingMessage | Http2ServerRequest;
+
+export interface AuthenticatorOptions {
+  /** Static bearer tokens (`--token-auth-file`): token → user. */
+  readonly tokens?: ReadonlyMap<string, UserInfo>;
+  /** `--anonymous-auth`: a request carrying no credentials at all becomes system:anonymous. Off by default. */
+  readonly anonymous?: boolean;
+}
+
+/** Authenticates a request or throws a 401 StatusError (reason Unauthorized, message `Unauthorized`). */
+export type Authenticator = (req: AuthenticatableRequest) => UserInfo;
+
+type Outcome = { kind: 'user'; user: UserInfo } | { kind: 'none' } | { kind: 'rejected' };
+
+const NONE: Outcome = { kind: 'none' };
+const REJECTED: Outcome = { kind: 'rejected' };
+
+function asList(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [];
+  return Array.isArray(v) ? v : [v];
+}
+
+function isTlsSocket(socket: unknown): socket is TLSSocket {
+  // http2's compat `req.socket` is a Proxy onto the session's TLSSocket, so `instanceof` fails; duck-type instead.
+  return typeof (socket as Partial<TLSSocket> | null)?.getPeerCertificate === 'function';
+}
+
+/** The x509 authenticator: CN is the user, each O a group (CommonNameUserConversion upstream). */
+function fromClientCertificate(req: AuthenticatableRequest): Outcome {
+  const socket: unknown = req.socket;
+  if (!isTlsSocket(socket)) return NONE;
+  const peer: Partial<PeerCertificate> = socket.getPeerCertificate();
+  if (!peer || !peer.subject) return NONE; // no certificate presented
+  if (socket.authorized !== true) return REJECTED;
+  // Node types subject fields as string, but repeated attributes (several O=) arrive as arrays.
+  const subject = peer.subject as unknown as Record<string, string | string[] | undefined>;
+  const name = asList(subject['CN'])[0];
+  if (!name) return NONE; // upstream: a verified certificate without CN authenticates nobody
+  return { kind: 'user', user: { name, groups: asList(subject['O']) } };
+}
+
+/** The bearer-token authenticator: `Authorization: Bearer <token>`, anything else is not a token. */
+function fromBearerToken(req: AuthenticatableRequest, tokens: ReadonlyMap<string, UserInfo>): Outcome {
+  const header = req.headers.authorization?.trim();
+  if (!header) return NONE;
+  const parts = header.split(' ');
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || parts[1] === '') return NONE;
+  const user = tokens.get(parts[1]!);
+  return user ? { kind: 'user', user: { ...user, groups: [...user.groups] } } : REJECTED;
+}
+
+/** AuthenticatedGroupAdder: every authenticated user is in system:authenticated unless it says otherwise. */
+function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  if (user.name === USER_ANONYMOUS) return user;
+  if (user.groups.includes(GROUP_AUTHENTICATED) || user.groups.includes(GROUP_UNAUTHENTICATED)) return user;
+  return { ...user, groups: [...user.groups, GROUP_AUTHENTICATED] };
+}
+
+export function createAuthenticator(opts: AuthenticatorOptions = {}): Authenticator {
+  const tokens = opts.tokens ?? new Map<string, UserInfo>();
+  const anonymous = opts.anonymous ?? false;
+  return (req) => {
+    let rejected = false;
+    for (const outcome of [fromClientCertificate(req), fromBearerToken(req, tokens)]) {
+      if (outcome.kind === 'user') return withAuthenticatedGroup(outcome.user);
+      if (outcome.kind === 'rejected') rejected = true;
+    }
+    if (anonymous && !rejected) return { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
+    throw unauthorized();
+  };
+}
+
+export interface TokenFile {
+  readonly tokens: Map<string, UserInfo>;
+  /** Records that were skipped or overridden; upstream logs these and starts anyway. */
+  readonly warnings: string[];
+}
+
+/** Splits CSV the way Go's encoding/csv does with TrimLeadingSpace: quoted fields, `""` escapes, blank lines skipped. */
+function parseCsvRecords(text: string, source: string): string[][] {
+  const records: string[][] = [];
+  let record: string[] = [];
+  let field = '';
+  let i = 0;
+  let lineNo = 1;
+  let atFieldStart = true;
+  const endRecord = (): void => {
+    record.push(field);
+    if (!(record.length === 1 && record[0] === '')) records.push(record);
+    record = [];
+    field = '';
+    atFieldStart = true;
+  };
+  while (i < text.length) {
+    const c = text[i]!;
+    if (atFieldStart && (c === ' ' || c === '\t')) {
+      i++;
+      continue;
+    }
+    if (atFieldStart && c === '"') {
+      i++;
+      for (;;) {
+        if (i >= text.length) throw new Error(`${source}:${lineNo}: extraneous or missing " in quoted-field`);
+        const q = text[i]!;
+        if (q === '"') {
+          if (text[i + 1] === '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        if (q === '\n') lineNo++;
+        field += q;
+        i++;
+      }
+      atFieldStart = false;
+      continue;
+    }
+    atFieldStart = false;
+    if (c === ',') {
+      record.push(field);
+      field = '';
+      atFieldStart = true;
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      endRecord();
+      lineNo++;
+    } else {
+      field += c;
+    }
+    i++;
+  }
+  if (field !== '' || record.length > 0) endRecord();
+  return records;
+}
+
+/** Parses kube's static token file: `token,user,uid[,"group1,group2"]` per line. */
+export function parseTokenFile(text: string, source = 'token file'): TokenFile {
+  const tokens = new Map<string, UserInfo>();
+  const warnings: string[] = [];
+  const records = parseCsvRecords(text.replace(/^\uFEFF/, ''), source);
+  records.forEach((record, index) => {
+    const recordNum = index + 1;
+    if (record.length < 3) {
+      throw new Error(`token file '${source}' must have at least 3 columns (token, user name, user uid), found ${record.length}`);
+    }
+    const [token, name, uid, groupList] = record as [string, string, string, string | undefined];
+    if (token === '') {
+      warnings.push(`empty token has been found in token file '${source}', record number '${recordNum}'`);
+      return;
+    }
+    if (tokens.has(token)) warnings.push(`duplicate token has been found in token file '${source}', record number '${recordNum}'`);
+    const groups = (groupList ?? '')
+      .split(',')
+      .map((g) => g.trim())
+      .filter((g) => g !== '');
+    tokens.set(token, { name, ...(uid !== '' ? { uid } : {}), groups });
+  });
+  return { tokens, warnings };
+}
+
+/** Reads `--token-auth-file`. */
+export async function loadTokenFile(path: string): Promise<TokenFile> {
+  return parseTokenFile(await readFile(path, 'utf8'), path);
+}
