@@ -31,6 +31,11 @@ export interface ListResult {
   readonly remaining?: number;
 }
 
+/**
+ * A `put` carries the new KV and, for an update, the previous one. A `delete` carries the deleted
+ * object's last value in `kv` (its modRevision is the deletion revision) and the stored KV before the
+ * deletion in `prevKv`. Events of one watch arrive in strictly increasing revision order.
+ */
 export type WatchEvent =
   | { readonly type: 'put'; readonly kv: KV; readonly prevKv?: KV; readonly revision: number }
   | { readonly type: 'delete'; readonly kv: KV; readonly prevKv?: KV; readonly revision: number }
@@ -55,7 +60,13 @@ export interface Storage {
   update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KV>;
   /** Deletes the key, guarded by the mod revision when given. Returns the deleted KV (its modRevision = the deletion revision is in `revision`). */
   delete(key: string, expectedModRevision?: number): Promise<{ kv: KV; revision: number }>;
-  /** Events in revision order for keys under `prefix`. The iterator ends when the signal aborts. */
+  /**
+   * Events in revision order for keys under `prefix`. The iterator ends when the signal aborts.
+   * `watch` itself never throws: ExpiredError (afterRevision below the compacted revision),
+   * WatchOverflowError (consumer too slow) and StorageUnavailableError (backend lost) reject a
+   * `next()` of the iterator, after which it is finished. The returned iterable may also implement
+   * {@link ProgressRequestable}.
+   */
   watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent>;
   /** The newest revision (for consistent reads). */
   currentRevision(): Promise<number>;
@@ -66,6 +77,18 @@ export interface Storage {
   /** Resolves when the backend answers; rejects with StorageUnavailableError otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Optional capability of a watch stream: emit a `progress` event soon (kube's RequestWatchProgress),
+ * so that a cache can prove it has seen a given revision without waiting for an idle interval.
+ */
+export interface ProgressRequestable {
+  requestProgress(): void;
+}
+
+export function isProgressRequestable(x: unknown): x is ProgressRequestable {
+  return typeof (x as Partial<ProgressRequestable> | null)?.requestProgress === 'function';
 }
 
 /** Base of the storage errors. They name the key; the registry turns them into kube Status errors. */
@@ -116,6 +139,21 @@ export class ExpiredError extends StorageError {
     readonly oldest: number,
   ) {
     super(`revision ${requested} has been compacted; oldest available is ${oldest}`, '');
+  }
+}
+
+/**
+ * The watcher did not keep up: its bounded buffer overflowed and the watch was ended. The caller
+ * should close the client's watch (kube clients then re-watch from their last seen revision).
+ */
+export class WatchOverflowError extends StorageError {
+  override readonly name = 'WatchOverflowError';
+  readonly code = 'KPL_STORAGE_WATCH_OVERFLOW';
+  constructor(
+    prefix: string,
+    readonly capacity: number,
+  ) {
+    super(`watcher on ${prefix} fell more than ${capacity} events behind and was closed`, prefix);
   }
 }
 

@@ -1,0 +1,5 @@
+export * from './storage.js';
+export { MemoryStorage, openMemoryStorage, compareKeys } from './memory/memory-storage.js';
+export type { MemoryStorageOptions } from './memory/memory-storage.js';
+export { WatchChannel } from './cacher/watch-channel.js';
+export type { WatchChannelOptions } from './cacher/watch-channel.js';
