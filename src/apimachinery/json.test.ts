@@ -1,0 +1,113 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { StatusError, isStatusError } from './errors.js';
+import { describeJsonSyntaxError, parseJson } from './json.js';
+
+const messageOf = (f: () => unknown): string => {
+  try {
+    f();
+  } catch (e) {
+    assert.ok(isStatusError(e), `expected StatusError, got ${String(e)}`);
+    assert.equal(e.code, 400);
+    assert.equal(e.reason, 'BadRequest');
+    return e.status.message!;
+  }
+  assert.fail('expected an error');
+};
+
+test('parses valid JSON from strings and bytes', () => {
+  assert.deepEqual(parseJson('{"a":[1,{"b":null}]}'), { value: { a: [1, { b: null }] }, duplicateFields: [] });
+  assert.deepEqual(parseJson(new TextEncoder().encode('{"x":"é"}')).value, { x: 'é' });
+});
+
+test('duplicate keys are reported with their full path; the last value wins', () => {
+  const r = parseJson('{"metadata":{"name":"a","name":"b"},"spec":{"containers":[{"n":1},{"n":2,"n":3}]},"spec":{}}');
+  assert.deepEqual(r.duplicateFields, ['metadata.name', 'spec.containers[1].n', 'spec']);
+  assert.deepEqual((r.value as { metadata: unknown }).metadata, { name: 'b' });
+  // Escaped keys are compared decoded; strings containing brackets and escaped quotes are skipped correctly.
+  assert.deepEqual(parseJson('{"a\\u0062":1,"ab":2,"s":"x\\"{[,","t":"\\\\"}').duplicateFields, ['ab']);
+});
+
+test('strict mode fails on duplicates with upstream wording', () => {
+  assert.equal(messageOf(() => parseJson('{"a":1,"a":2}', { strict: true })), 'strict decoding error: duplicate field "a"');
+});
+
+test('nesting deeper than the limit is a 400, not a stack overflow', () => {
+  const deep = '['.repeat(10001) + ']'.repeat(10001);
+  assert.match(messageOf(() => parseJson(deep)), /exceeded max depth of 10000 at line 1, column 10001/);
+  assert.doesNotThrow(() => parseJson('['.repeat(10000) + ']'.repeat(10000)));
+  const huge = '{"a":'.repeat(200000) + '1' + '}'.repeat(200000);
+  assert.match(messageOf(() => parseJson(huge)), /exceeded max depth/);
+  assert.match(messageOf(() => parseJson('['.repeat(200000))), /exceeded max depth/);
+});
+
+test('malformed JSON gets Go encoding/json messages with a location', () => {
+  const cases: [string, string][] = [
+    ['', 'unexpected end of JSON input'],
+    ['{', 'unexpected end of JSON input'],
+    ['{"a":}', "invalid character '}' looking for beginning of value at line 1, column 6 (offset 5)"],
+    ['{"a" 1}', "invalid character '1' after object key at line 1, column 6 (offset 5)"],
+    ['{"a":1 "b":2}', `invalid character '"' after object key:value pair at line 1, column 8 (offset 7)`],
+    ['{"a":1,}', "invalid character '}' looking for beginning of object key string at line 1, column 8 (offset 7)"],
+    ['[1 2]', "invalid character '2' after array element at line 1, column 4 (offset 3)"],
+    ['{}\n x', "invalid character 'x' after top-level value at line 2, column 2 (offset 4)"],
+    ['tru', 'unexpected end of JSON input'],
+    ['trux', "invalid character 'x' in literal true (expecting 'e') at line 1, column 4 (offset 3)"],
+    ['"a\\x"', "invalid character 'x' in string escape code at line 1, column 4 (offset 3)"],
+    ['01', "invalid character '1' after top-level value at line 1, column 2 (offset 1)"],
+    ['1.', 'unexpected end of JSON input'],
+    ['1.e', "invalid character 'e' after decimal point in numeric literal at line 1, column 3 (offset 2)"],
+    ['-', 'unexpected end of JSON input'],
+    ["{'a':1}", "invalid character '\\'' looking for beginning of object key string at line 1, column 2 (offset 1)"],
+    ['"\u0001"', "invalid character '\\u0001' in string literal at line 1, column 2 (offset 1)"],
+  ];
+  for (const [input, want] of cases) {
+    assert.equal(describeJsonSyntaxError(input), want, JSON.stringify(input));
+    assert.equal(messageOf(() => parseJson(input)), `couldn't get version/kind; json parse error: ${want}`);
+  }
+  assert.equal(messageOf(() => parseJson('{', { messagePrefix: '' })), 'unexpected end of JSON input');
+});
+
+test('property: never throws anything but StatusError', () => {
+  fc.assert(
+    fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.json().map((j) => j.slice(0, Math.max(0, j.length - 1)))), (s) => {
+      try {
+        parseJson(s);
+      } catch (e) {
+        assert.ok(e instanceof StatusError);
+      }
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+test('property: agrees with JSON.parse on valid JSON', () => {
+  fc.assert(
+    fc.property(fc.json({ maxDepth: 6 }), (s) => {
+      const r = parseJson(s);
+      assert.deepEqual(r.value, JSON.parse(s));
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+test('bench: parseJson on a 1 KiB body stays within a few times JSON.parse', () => {
+  const body = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cfg', namespace: 'default', labels: { app: 'web', tier: 'front' }, annotations: { note: 'x'.repeat(200) } },
+    data: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key-${i}`, `value-${i}-${'v'.repeat(10)}`])),
+  });
+  assert.ok(body.length > 900 && body.length < 1400, String(body.length));
+  const time = (f: () => void): number => {
+    for (let i = 0; i < 2000; i++) f();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < 20000; i++) f();
+    return Number(process.hrtime.bigint() - t0) / 20000;
+  };
+  const base = time(() => JSON.parse(body));
+  const ours = time(() => parseJson(body));
+  console.log(`# 1 KiB body: JSON.parse ${base.toFixed(0)} ns, parseJson ${ours.toFixed(0)} ns (${(ours / base).toFixed(2)}x)`);
+  assert.ok(ours < base * 6, `parseJson ${ours} ns vs JSON.parse ${base} ns`);
+});

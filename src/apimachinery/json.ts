@@ -1,0 +1,326 @@
+// Request-body JSON decoding with kube's strictness: duplicate keys are reported (sigs.k8s.io/json
+// strict mode: `duplicate field "metadata.name"`), nesting is capped at encoding/json's 10000, and a
+// malformed body gets Go's encoding/json message plus where it went wrong. JSON.parse does the
+// parsing (fast, iterative in V8); one extra linear pass finds duplicate keys and measures depth.
+import { StatusError, badRequest } from './errors.js';
+import type { JsonValue } from './types.js';
+
+export const MAX_JSON_DEPTH = 10000;
+
+export interface ParseJsonOptions {
+  /** Deepest allowed nesting of objects and arrays (encoding/json's maxNestingDepth). */
+  maxDepth?: number;
+  /** Fail on duplicate keys (fieldValidation=Strict) instead of only reporting them. */
+  strict?: boolean;
+  /** Put before syntax error messages; upstream's decoder says this for an unparseable body. */
+  messagePrefix?: string;
+}
+
+export interface ParsedJson {
+  value: JsonValue;
+  /** Dotted paths of keys seen more than once, in document order (the last value wins). */
+  duplicateFields: string[];
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+export function parseJson(input: string | Uint8Array, opts: ParseJsonOptions = {}): ParsedJson {
+  const text = typeof input === 'string' ? input : utf8.decode(input);
+  const maxDepth = opts.maxDepth ?? MAX_JSON_DEPTH;
+  const prefix = opts.messagePrefix ?? "couldn't get version/kind; json parse error: ";
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch {
+    throw badRequest(prefix + describeJsonSyntaxError(text, maxDepth));
+  }
+  const scan = scanStructure(text, maxDepth);
+  if (scan.depthExceededAt >= 0) throw badRequest(prefix + withLocation(text, scan.depthExceededAt, `invalid character ${quoteChar(text[scan.depthExceededAt]!)} exceeded max depth of ${maxDepth}`));
+  if (opts.strict && scan.duplicates.length) throw strictDecodingError(scan.duplicates.map(duplicateFieldMessage));
+  return { value, duplicateFields: scan.duplicates };
+}
+
+export const duplicateFieldMessage = (path: string): string => `duplicate field ${JSON.stringify(path)}`;
+export const unknownFieldMessage = (path: string): string => `unknown field ${JSON.stringify(path)}`;
+
+/** runtime.NewStrictDecodingError as a 400: `strict decoding error: unknown field "x", duplicate field "y"`. */
+export function strictDecodingError(messages: readonly string[]): StatusError {
+  return badRequest(`strict decoding error: ${messages.join(', ')}`);
+}
+
+/** runtime.NewMissingKindErr, for a body that parses but has no kind. */
+export function missingKindError(body: string): StatusError {
+  return badRequest(`Object 'Kind' is missing in '${body}'`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structure pass over text JSON.parse has accepted: only brackets, commas, colons and strings matter.
+
+interface Frame {
+  isObject: boolean;
+  /** Current key (object) or element index (array); read only when a duplicate is reported. */
+  at: string | number;
+  keys: Set<string> | undefined;
+}
+
+interface StructureScan {
+  duplicates: string[];
+  depthExceededAt: number;
+}
+
+const QUOTE = 34; // "
+const BACKSLASH = 92;
+
+/** Index of the closing quote of the string whose opening quote is at `start`. */
+function stringEnd(text: string, start: number): number {
+  let j = text.indexOf('"', start + 1);
+  for (;;) {
+    // A quote is escaped when an odd number of backslashes precedes it.
+    let k = j - 1;
+    while (text.charCodeAt(k) === BACKSLASH) k--;
+    if ((j - 1 - k) % 2 === 0) return j;
+    j = text.indexOf('"', j + 1);
+  }
+}
+
+function scanStructure(text: string, maxDepth: number): StructureScan {
+  const duplicates: string[] = [];
+  const stack: Frame[] = [];
+  let expectKey = false;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    switch (c) {
+      case QUOTE: {
+        const end = stringEnd(text, i);
+        if (expectKey) {
+          const raw = text.slice(i + 1, end);
+          const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+          const frame = stack[stack.length - 1]!;
+          frame.keys ??= new Set();
+          if (frame.keys.has(key)) {
+            frame.at = key;
+            duplicates.push(pathOf(stack));
+          } else {
+            frame.keys.add(key);
+            frame.at = key;
+          }
+          expectKey = false;
+        }
+        i = end;
+        break;
+      }
+      case 123: // {
+      case 91: // [
+        if (stack.length >= maxDepth) return { duplicates, depthExceededAt: i };
+        stack.push({ isObject: c === 123, at: c === 123 ? '' : 0, keys: undefined });
+        expectKey = c === 123;
+        break;
+      case 125: // }
+      case 93: // ]
+        stack.pop();
+        expectKey = false;
+        break;
+      case 44: {
+        // ,
+        const frame = stack[stack.length - 1]!;
+        if (frame.isObject) expectKey = true;
+        else frame.at = (frame.at as number) + 1;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return { duplicates, depthExceededAt: -1 };
+}
+
+function pathOf(stack: readonly Frame[]): string {
+  let s = '';
+  for (const f of stack) {
+    if (f.isObject) s += s === '' ? String(f.at) : `.${String(f.at)}`;
+    else s += `[${String(f.at)}]`;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error path: a strict re-scan that names the first bad character the way Go's encoding/json does.
+
+/** Go's quoteChar: `'x'`, with quotes and control characters escaped. */
+function quoteChar(ch: string): string {
+  if (ch === "'") return "'\\''";
+  if (ch === '"') return `'"'`;
+  const q = JSON.stringify(ch);
+  return `'${q.slice(1, -1)}'`;
+}
+
+function withLocation(text: string, offset: number, message: string): string {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return `${message} at line ${line}, column ${offset - lineStart + 1} (offset ${offset})`;
+}
+
+class SyntaxFailure {
+  constructor(
+    readonly offset: number,
+    readonly message: string,
+  ) {}
+}
+
+/** Go's messages for the first syntax error in `text` (which JSON.parse has rejected). */
+export function describeJsonSyntaxError(text: string, maxDepth = MAX_JSON_DEPTH): string {
+  try {
+    validateJsonText(text, maxDepth);
+  } catch (e) {
+    if (e instanceof SyntaxFailure) {
+      return e.offset >= text.length ? e.message : withLocation(text, e.offset, e.message);
+    }
+    throw e;
+  }
+  // JSON.parse and this scanner disagree; keep the failure a 400 rather than guessing.
+  return 'invalid JSON';
+}
+
+const isWs = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const isHex = (c: number): boolean => isDigit(c) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+
+function validateJsonText(text: string, maxDepth: number): void {
+  const n = text.length;
+  let i = 0;
+  const fail = (at: number, context: string): never => {
+    if (at >= n) throw new SyntaxFailure(at, 'unexpected end of JSON input');
+    throw new SyntaxFailure(at, `invalid character ${quoteChar(text[at]!)} ${context}`);
+  };
+  const skipWs = (): void => {
+    while (i < n && isWs(text.charCodeAt(i))) i++;
+  };
+  const literal = (word: string): void => {
+    for (let k = 1; k < word.length; k++) {
+      if (text[i + k] !== word[k]) fail(i + k, `in literal ${word} (expecting ${quoteChar(word[k]!)})`);
+    }
+    i += word.length;
+  };
+  const str = (): void => {
+    i++; // opening quote
+    for (;;) {
+      if (i >= n) fail(i, '');
+      const c = text.charCodeAt(i);
+      if (c === QUOTE) {
+        i++;
+        return;
+      }
+      if (c < 0x20) fail(i, 'in string literal');
+      if (c === BACKSLASH) {
+        const e = text[i + 1];
+        if (e === undefined) fail(i + 1, '');
+        if (e === 'u') {
+          for (let k = 2; k < 6; k++) if (!isHex(text.charCodeAt(i + k))) fail(i + k, 'in \\u hexadecimal character escape');
+          i += 6;
+          continue;
+        }
+        if (!'"\\/bfnrt'.includes(e!)) fail(i + 1, 'in string escape code');
+        i += 2;
+        continue;
+      }
+      i++;
+    }
+  };
+  const num = (): void => {
+    if (text[i] === '-') i++;
+    if (text[i] === '0') i++;
+    else if (isDigit(text.charCodeAt(i)) && text[i] !== '0') while (isDigit(text.charCodeAt(i))) i++;
+    else fail(i, 'in numeric literal');
+    if (text[i] === '.') {
+      i++;
+      if (!isDigit(text.charCodeAt(i))) fail(i, 'after decimal point in numeric literal');
+      while (isDigit(text.charCodeAt(i))) i++;
+    }
+    if (text[i] === 'e' || text[i] === 'E') {
+      i++;
+      if (text[i] === '+' || text[i] === '-') i++;
+      if (!isDigit(text.charCodeAt(i))) fail(i, 'in exponent of numeric literal');
+      while (isDigit(text.charCodeAt(i))) i++;
+    }
+  };
+  // Explicit stack: 'o' object, 'a' array; bounded by maxDepth so hostile input cannot recurse.
+  const stack: string[] = [];
+  let justOpened = false;
+  const value = (context: string): void => {
+    skipWs();
+    if (i >= n) fail(i, '');
+    const ch = text[i]!;
+    if (ch === '{' || ch === '[') {
+      if (stack.length >= maxDepth) fail(i, `exceeded max depth of ${maxDepth}`);
+      stack.push(ch === '{' ? 'o' : 'a');
+      justOpened = true;
+      i++;
+      return;
+    }
+    if (ch === '"') return str();
+    if (ch === '-' || isDigit(text.charCodeAt(i))) return num();
+    if (ch === 't') return literal('true');
+    if (ch === 'f') return literal('false');
+    if (ch === 'n') return literal('null');
+    fail(i, context);
+  };
+  // Drive the state machine: after each value, decide what may follow from the innermost container.
+  value('looking for beginning of value');
+  for (;;) {
+    skipWs();
+    const top = stack[stack.length - 1];
+    if (top === undefined) {
+      if (i < n) fail(i, 'after top-level value');
+      return;
+    }
+    const fresh = justOpened;
+    justOpened = false;
+    if (top === 'o') {
+      if (fresh && text[i] === '}') {
+        stack.pop();
+        i++;
+        continue;
+      }
+      if (!fresh) {
+        if (text[i] === '}') {
+          stack.pop();
+          i++;
+          continue;
+        }
+        if (text[i] !== ',') fail(i, 'after object key:value pair');
+        i++;
+        skipWs();
+      }
+      if (text[i] !== '"') fail(i, 'looking for beginning of object key string');
+      str();
+      skipWs();
+      if (text[i] !== ':') fail(i, 'after object key');
+      i++;
+      value('looking for beginning of value');
+    } else {
+      if (fresh && text[i] === ']') {
+        stack.pop();
+        i++;
+        continue;
+      }
+      if (!fresh) {
+        if (text[i] === ']') {
+          stack.pop();
+          i++;
+          continue;
+        }
+        if (text[i] !== ',') fail(i, 'after array element');
+        i++;
+      }
+      value('looking for beginning of value');
+    }
+  }
+}
+

@@ -1,0 +1,108 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { issueString, type FieldIssue } from '../errors.js';
+import type { ObjectMeta } from '../types.js';
+import { nameIsDNSSubdomain } from './names.js';
+import { finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from './objectmeta.js';
+
+const strings = (issues: FieldIssue[]): string[] => issues.map(issueString);
+const ns = { namespaced: true, nameValidator: nameIsDNSSubdomain };
+const cluster = { namespaced: false, nameValidator: nameIsDNSSubdomain };
+
+test('a valid namespaced object has no issues', () => {
+  const meta: ObjectMeta = {
+    name: 'web',
+    namespace: 'default',
+    labels: { app: 'web', 'example.com/tier': '' },
+    annotations: { 'Example.com/Note': 'x' },
+    finalizers: ['example.com/cleanup', 'orphan'],
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u1', controller: true }],
+  };
+  assert.deepEqual(validateObjectMetaCreate(meta, ns), []);
+});
+
+test('name required, name rules, generateName rules', () => {
+  assert.deepEqual(strings(validateObjectMetaCreate({ namespace: 'a' }, ns)), ['metadata.name: Required value: name or generateName is required']);
+  const bad = strings(validateObjectMetaCreate({ name: 'Web', namespace: 'a' }, ns));
+  assert.equal(bad.length, 1);
+  assert.ok(bad[0]!.startsWith('metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain'));
+  const gen = strings(validateObjectMetaCreate({ name: 'abcde', generateName: 'Bad-', namespace: 'a' }, ns));
+  assert.ok(gen[0]!.startsWith('metadata.generateName: Invalid value: "Bad-": a lowercase RFC 1123 subdomain'));
+});
+
+test('namespace: required when namespaced, forbidden otherwise, a DNS label', () => {
+  assert.deepEqual(strings(validateObjectMetaCreate({ name: 'a' }, ns)), ['metadata.namespace: Required value']);
+  assert.deepEqual(strings(validateObjectMetaCreate({ name: 'a', namespace: 'x' }, cluster)), ['metadata.namespace: Forbidden: not allowed on this type']);
+  assert.deepEqual(strings(validateObjectMetaCreate({ name: 'a', namespace: 'a.b' }, ns)), ['metadata.namespace: Invalid value: "a.b": must not contain dots']);
+});
+
+test('labels and annotations', () => {
+  const issues = strings(validateObjectMetaCreate({ name: 'a', labels: { 'bad key': 'v', ok: '-x' } }, cluster));
+  assert.equal(issues.length, 2);
+  assert.ok(issues[0]!.startsWith('metadata.labels: Invalid value: "bad key": name part must consist of'));
+  assert.ok(issues[1]!.startsWith('metadata.labels: Invalid value: "-x": a valid label must be an empty string'));
+  const big = { a: 'x'.repeat(256 * 1024) };
+  assert.deepEqual(strings(validateObjectMetaCreate({ name: 'a', annotations: big }, cluster)), ['metadata.annotations: Too long: must have at most 262144 bytes']);
+  assert.deepEqual(validateObjectMetaCreate({ name: 'a', annotations: { a: 'x'.repeat(256 * 1024 - 1) } }, cluster), []);
+});
+
+test('finalizers: qualified names, orphan vs foreground, warnings for unqualified names', () => {
+  const issues = strings(validateObjectMetaCreate({ name: 'a', finalizers: ['orphan', 'foregroundDeletion', 'x/y/z'] }, cluster));
+  assert.equal(issues.length, 2);
+  assert.ok(issues[0]!.startsWith('metadata.finalizers: Invalid value: "x/y/z": a qualified name must consist of'));
+  assert.equal(issues[1], 'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion","x/y/z"]: finalizer orphan and foregroundDeletion cannot be both set');
+  assert.deepEqual(finalizerWarnings(['kubernetes', 'example.com/x', 'mine']), [
+    'metadata.finalizers: "mine": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers',
+  ]);
+});
+
+test('ownerReferences: required fields, banned Event owner, one controller', () => {
+  const issues = strings(
+    validateObjectMetaCreate(
+      {
+        name: 'a',
+        ownerReferences: [
+          { apiVersion: '', kind: '', name: '', uid: '' },
+          { apiVersion: 'v1', kind: 'Event', name: 'e', uid: 'u', controller: true },
+          { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u2', controller: true },
+        ],
+      },
+      cluster,
+    ),
+  );
+  assert.deepEqual(issues.slice(0, 4), [
+    'metadata.ownerReferences.apiVersion: Invalid value: "": version must not be empty',
+    'metadata.ownerReferences.kind: Invalid value: "": must not be empty',
+    'metadata.ownerReferences.name: Invalid value: "": must not be empty',
+    'metadata.ownerReferences.uid: Invalid value: "": must not be empty',
+  ]);
+  assert.ok(issues[4]!.endsWith('/v1, Kind=Event is disallowed from being an owner'));
+  assert.ok(issues[5]!.endsWith('Only one reference can have Controller set to true. Found "true" in references for Event/e and Pod/p'));
+});
+
+test('update: immutable fields, resourceVersion, generation, finalizers while deleting', () => {
+  const old: ObjectMeta = { name: 'a', namespace: 'n', uid: 'u', resourceVersion: '5', generation: 3, creationTimestamp: '2024-01-01T00:00:00Z' };
+  assert.deepEqual(validateObjectMetaUpdate({ ...old }, old), []);
+  assert.deepEqual(strings(validateObjectMetaUpdate({ ...old, name: 'b', namespace: 'm', uid: 'v', resourceVersion: '' }, old)), [
+    'metadata.resourceVersion: Invalid value: "": must be specified for an update',
+    'metadata.name: Invalid value: "b": field is immutable',
+    'metadata.namespace: Invalid value: "m": field is immutable',
+    'metadata.uid: Invalid value: "v": field is immutable',
+  ]);
+  assert.deepEqual(strings(validateObjectMetaUpdate({ ...old, generation: 2 }, old)), ['metadata.generation: Invalid value: 2: must not be decremented']);
+  const deleting = { ...old, deletionTimestamp: '2024-02-01T00:00:00Z', finalizers: ['a/b'] };
+  assert.deepEqual(strings(validateObjectMetaUpdate({ ...deleting, finalizers: ['a/b', 'c/d'] }, deleting)), [
+    'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"c/d"}',
+  ]);
+  assert.deepEqual(strings(validateObjectMetaUpdate({ ...old, deletionGracePeriodSeconds: 30 }, old)), [
+    'metadata.deletionGracePeriodSeconds: Invalid value: 30: field is immutable',
+  ]);
+});
+
+test('prepareObjectMetaForUpdate keeps system fields', () => {
+  const old: ObjectMeta = { name: 'a', uid: 'u', generation: 4, creationTimestamp: 't0', deletionTimestamp: 't1', deletionGracePeriodSeconds: 0 };
+  const next: ObjectMeta = { name: 'a', generation: 9, creationTimestamp: 'tX' };
+  prepareObjectMetaForUpdate(next, old);
+  assert.deepEqual(next, { name: 'a', uid: 'u', generation: 4, creationTimestamp: 't0', deletionTimestamp: 't1', deletionGracePeriodSeconds: 0 });
+  assert.deepEqual(validateObjectMetaUpdate({ ...next, resourceVersion: '1' }, old), []);
+});
