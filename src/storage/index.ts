@@ -3,3 +3,5 @@ export { MemoryStorage, openMemoryStorage, compareKeys } from './memory/memory-s
 export type { MemoryStorageOptions } from './memory/memory-storage.js';
 export { WatchChannel } from './cacher/watch-channel.js';
 export type { WatchChannelOptions } from './cacher/watch-channel.js';
+export { SqliteStorage, openSqliteStorage } from './sqlite/sqlite-storage.js';
+export type { SqliteStorageOptions } from './sqlite/sqlite-storage.js';

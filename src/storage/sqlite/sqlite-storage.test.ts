@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ConflictError, KeyExistsError, StorageUnavailableError } from '../storage.js';
+import { dec, enc, storageConformance } from '../conformance/conformance.js';
+import { openSqliteStorage } from './sqlite-storage.js';
+
+let dir: string;
+let n = 0;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kplane-sqlite-test-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+const freshPath = (): string => join(dir, `db${n++}`, 'kplane.db');
+
+storageConformance('sqlite', async () => {
+  const storage = await openSqliteStorage({ path: freshPath() });
+  return { storage, cleanup: () => storage.close() };
+});
+
+describe('sqlite storage', () => {
+  it('group commit: writes issued in one tick share one transaction; a failed CAS fails alone', async () => {
+    const s = await openSqliteStorage({ path: freshPath() });
+    try {
+      const a = await s.create('/registry/g/a', enc('a'));
+      const commitsBefore = s.commitCount;
+      const results = await Promise.allSettled([
+        ...Array.from({ length: 100 }, (_, i) => s.create(`/registry/g/k${i}`, enc(String(i)))),
+        s.create('/registry/g/a', enc('dup')),
+        s.update('/registry/g/a', enc('a2'), a.modRevision),
+        // Same expected revision as the update just before it in the batch: must lose.
+        s.update('/registry/g/a', enc('a3'), a.modRevision),
+      ]);
+      assert.equal(s.commitCount, commitsBefore + 1);
+      const ok = results.slice(0, 100).map((r) => (r.status === 'fulfilled' ? r.value.modRevision : -1));
+      assert.equal(new Set(ok).size, 100);
+      assert.ok(ok.every((rev) => rev > a.modRevision));
+      assert.ok(results[100]?.status === 'rejected' && results[100].reason instanceof KeyExistsError);
+      assert.equal(results[101]?.status, 'fulfilled');
+      assert.ok(results[102]?.status === 'rejected' && results[102].reason instanceof ConflictError);
+      assert.equal(dec(await s.get('/registry/g/a')), 'a2');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('keeps data, revision and compaction across reopen', async () => {
+    const path = freshPath();
+    const s1 = await openSqliteStorage({ path });
+    const a = await s1.create('/registry/r/a', enc('a'));
+    const a2 = await s1.update('/registry/r/a', enc('a2'), a.modRevision);
+    await s1.compact(a.modRevision);
+    await s1.close();
+    const s2 = await openSqliteStorage({ path });
+    try {
+      assert.equal(await s2.currentRevision(), a2.modRevision);
+      assert.equal(await s2.oldestRevision(), a.modRevision + 1);
+      assert.equal(dec(await s2.get('/registry/r/a')), 'a2');
+      const b = await s2.create('/registry/r/b', enc('b'));
+      assert.equal(b.modRevision, a2.modRevision + 1);
+    } finally {
+      await s2.close();
+    }
+  });
+
+  it('refuses a second writer on the same file with a clear error', async () => {
+    const path = freshPath();
+    const s1 = await openSqliteStorage({ path });
+    try {
+      await assert.rejects(openSqliteStorage({ path }), (e: unknown) => {
+        assert.ok(e instanceof StorageUnavailableError);
+        assert.match(e.message, /already open in another process/);
+        assert.ok(e.message.includes(path));
+        return true;
+      });
+      // Also from another process, where the lock is an OS file lock.
+      const { code, output } = await runNode(
+        `import { openSqliteStorage } from ${JSON.stringify(new URL('./sqlite-storage.ts', import.meta.url).href)};
+         try { await openSqliteStorage({ path: ${JSON.stringify(path)} }); console.log('opened'); }
+         catch (e) { console.log(e.message); }`,
+      );
+      assert.equal(code, 0);
+      assert.match(output, /already open in another process/);
+    } finally {
+      await s1.close();
+    }
+    const s3 = await openSqliteStorage({ path });
+    await s3.close();
+  });
+
+  it('automatic compaction keeps the last retainRevisions revisions, in chunks', async () => {
+    const s = await openSqliteStorage({ path: freshPath(), compactIntervalMs: 50, retainRevisions: 100, compactionChunkRows: 64 });
+    try {
+      let kv = await s.create('/registry/ac/a', enc('0'));
+      for (let i = 1; i <= 600; i++) kv = await s.update('/registry/ac/a', enc(String(i)), kv.modRevision);
+      const deadline = Date.now() + 5_000;
+      while ((await s.oldestRevision()) < kv.modRevision - 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const oldest = await s.oldestRevision();
+      assert.ok(oldest >= kv.modRevision - 150 && oldest <= kv.modRevision - 99, `oldest ${oldest}, current ${kv.modRevision}`);
+      assert.equal(dec(await s.get('/registry/ac/a')), '600');
+      const listed = await s.list('/registry/ac/', { revision: oldest });
+      assert.equal(listed.items.length, 1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('survives kill -9: every acknowledged create is present after reopen', { timeout: 60_000 }, async () => {
+    const path = freshPath();
+    const fixture = fileURLToPath(new URL('./crash-writer.fixture.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const acked: string[] = [];
+    let partial = '';
+    const killedAfterAcks = 2_000;
+    await new Promise<void>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', () => resolve());
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) if (line.startsWith('ack ')) acked.push(line.slice(4));
+        if (acked.length >= killedAfterAcks && child.exitCode === null && !child.killed) child.kill('SIGKILL');
+      });
+    });
+    assert.equal(child.signalCode, 'SIGKILL');
+    assert.ok(acked.length >= killedAfterAcks);
+    const s = await openSqliteStorage({ path });
+    try {
+      const listed = await s.list('/registry/crash/');
+      const present = new Set(listed.items.map((kv) => kv.key));
+      const missing = acked.filter((k) => !present.has(k));
+      assert.deepEqual(missing, [], `${missing.length} acknowledged keys lost`);
+      for (const kv of listed.items) JSON.parse(dec(kv)); // nothing half-written
+      const revs = listed.items.map((kv) => kv.modRevision);
+      assert.equal(new Set(revs).size, revs.length);
+      assert.ok((await s.currentRevision()) >= Math.max(...revs));
+      console.log(`# kill -9: ${acked.length} acked, ${listed.items.length} present after reopen`);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+function runNode(source: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
