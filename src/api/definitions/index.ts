@@ -8,7 +8,7 @@ import { eventsDefinitions } from './events.js';
 import { metaDefinitions } from './meta.js';
 import { mergeDefinitions } from './util.js';
 
-export { BUILTIN_GROUP_VERSIONS, metaDefinitions, withServedGroupVersions } from './meta.js';
+export { BUILTIN_GROUP_VERSIONS, metaDefinitions } from './meta.js';
 export { coreDefinitions } from './core.js';
 export { eventsDefinitions } from './events.js';
 export { coordinationDefinitions } from './coordination.js';

@@ -27,7 +27,8 @@ const RAW_EXTENSION = 'io.k8s.apimachinery.pkg.runtime.RawExtension';
 /**
  * Group-versions built into kplane. Upstream registers DeleteOptions and WatchEvent in every
  * served group-version and lists them all in the GVK extension; clients that index models by GVK
- * (kubectl's openapi resources) rely on that. `withServedGroupVersions` adds any further ones.
+ * (kubectl's openapi resources) rely on that. The OpenAPI builders add the GVKs
+ * of any further served group-version (see addSharedKindGroupVersions in apimachinery/openapi/v2.ts).
  */
 export const BUILTIN_GROUP_VERSIONS: readonly { group: string; version: string }[] = [
   { group: '', version: 'v1' },
@@ -319,29 +320,3 @@ export const metaDefinitions: Definitions = {
     type: 'object',
   },
 };
-
-/**
- * Returns definitions in which DeleteOptions and WatchEvent also carry the GVKs of the given
- * group-versions (as upstream does for every served group-version). Input is not modified.
- */
-export function withServedGroupVersions(defs: Definitions, gvs: Iterable<{ group: string; version: string }>): Definitions {
-  const out: Definitions = { ...defs };
-  for (const kindName of ['DeleteOptions', 'WatchEvent']) {
-    const name = META + kindName;
-    const def = out[name];
-    if (def === undefined) continue;
-    const existing = def['x-kubernetes-group-version-kind'] ?? [];
-    const seen = new Set(existing.map((g) => `${g.group}/${g.version}`));
-    const extra: GVK[] = [];
-    for (const gv of gvs) {
-      const key = `${gv.group}/${gv.version}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      extra.push({ group: gv.group, kind: kindName, version: gv.version });
-    }
-    if (extra.length === 0) continue;
-    const all = [...existing, ...extra].sort((a, b) => (a.group === b.group ? a.version.localeCompare(b.version) : a.group.localeCompare(b.group)));
-    out[name] = { ...def, 'x-kubernetes-group-version-kind': all };
-  }
-  return out;
-}
