@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createApiMetrics, metricsHandler, requestMetricLabels } from './metrics.js';
+
+const podsList = {
+  verb: 'LIST',
+  group: '',
+  version: 'v1',
+  resource: 'pods',
+  subresource: '',
+  scope: 'namespace',
+} as const;
+
+describe('createApiMetrics', () => {
+  it('exposes request counters and histograms with upstream names, labels and buckets', async () => {
+    const m = createApiMetrics({ processMetrics: false });
+    m.observeRequest({ ...podsList, code: 200, durationSeconds: 0.07 });
+    m.observeRequest({ ...podsList, code: 200, durationSeconds: 0.3 });
+    m.observeRequest({ ...podsList, dryRun: 'All', verb: 'POST', scope: 'resource', code: 201, durationSeconds: 0.01 });
+    const res = await metricsHandler(m.registry)();
+    assert.equal(res.status, 200);
+    assert.match(res.contentType, /^text\/plain; version=0\.0\.4/);
+    const text = res.body;
+    assert.match(text, /# TYPE apiserver_request_total counter/);
+    assert.ok(
+      text.includes(
+        'apiserver_request_total{verb="LIST",dry_run="",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver",code="200"} 2',
+      ),
+      text,
+    );
+    assert.ok(text.includes('apiserver_request_total{verb="POST",dry_run="All",group="",version="v1",resource="pods",subresource="",scope="resource",component="apiserver",code="201"} 1'));
+    const bucket = (le: string) =>
+      `apiserver_request_duration_seconds_bucket{le="${le}",verb="LIST",dry_run="",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver"}`;
+    assert.ok(text.includes(`${bucket('0.05')} 0`));
+    assert.ok(text.includes(`${bucket('0.1')} 1`));
+    assert.ok(text.includes(`${bucket('0.4')} 2`));
+    assert.ok(text.includes(`${bucket('60')} 2`));
+  });
+
+  it('tracks long-running requests and watchers with release functions that act once', async () => {
+    const m = createApiMetrics({ processMetrics: false });
+    const done = m.trackLongRunning({ ...podsList, verb: 'WATCH' });
+    const stopWatcher = m.trackWatcher({ group: '', version: 'v1', kind: 'Pod' });
+    m.watchEventsSent({ group: '', version: 'v1', kind: 'Pod' }, 3);
+    let text = await m.registry.metrics();
+    assert.match(text, /apiserver_longrunning_requests\{verb="WATCH",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver"\} 1/);
+    assert.match(text, /apiserver_registered_watchers\{group="",version="v1",kind="Pod"\} 1/);
+    assert.match(text, /apiserver_watch_events_total\{group="",version="v1",kind="Pod"\} 3/);
+    done();
+    done();
+    stopWatcher();
+    text = await m.registry.metrics();
+    assert.match(text, /apiserver_longrunning_requests\{[^}]*\} 0/);
+    assert.match(text, /apiserver_registered_watchers\{[^}]*\} 0/);
+  });
+
+  it('sets storage object counts, storage latencies and in-flight gauges', async () => {
+    const m = createApiMetrics({ processMetrics: false });
+    m.setStorageObjects('deployments.apps', 7);
+    m.observeStorage({ operation: 'get', backend: 'sqlite', durationSeconds: 0.0002, failed: false });
+    m.observeStorage({ operation: 'update', backend: 'sqlite', durationSeconds: 0.003, failed: true });
+    m.setInflightRequests('mutating', 4);
+    const text = await m.registry.metrics();
+    assert.match(text, /apiserver_storage_objects\{resource="deployments.apps"\} 7/);
+    assert.match(text, /kplane_storage_request_duration_seconds_bucket\{le="0.00025",operation="get",backend="sqlite"\} 1/);
+    assert.match(text, /kplane_storage_request_errors_total\{operation="update",backend="sqlite"\} 1/);
+    assert.doesNotMatch(text, /kplane_storage_request_errors_total\{operation="get"/);
+    assert.match(text, /apiserver_current_inflight_requests\{request_kind="mutating"\} 4/);
+  });
+
+  it('gives every server its own registry', async () => {
+    const a = createApiMetrics();
+    const b = createApiMetrics();
+    a.observeRequest({ ...podsList, code: 200, durationSeconds: 0.1 });
+    assert.match(await a.registry.metrics(), /apiserver_request_total\{/);
+    assert.doesNotMatch(await b.registry.metrics(), /apiserver_request_total\{/);
+    assert.match(await b.registry.metrics(), /process_cpu_user_seconds_total/);
+    assert.match(await b.registry.metrics(), /nodejs_eventloop_lag_seconds/);
+  });
+});
+
+describe('requestMetricLabels', () => {
+  const base = { isResourceRequest: true, apiVersion: 'v1', resource: 'pods', path: '/api/v1/namespaces/default/pods' };
+
+  it('reports GET on a collection as LIST and ?watch=true as WATCH', () => {
+    assert.equal(requestMetricLabels({ ...base, method: 'GET', verb: 'list', namespace: 'default' }).verb, 'LIST');
+    const watch = requestMetricLabels({ ...base, method: 'GET', verb: 'watch', namespace: 'default', query: new URLSearchParams('watch=1') });
+    assert.deepEqual(watch, {
+      verb: 'WATCH',
+      dryRun: '',
+      group: '',
+      version: 'v1',
+      resource: 'pods',
+      subresource: '',
+      scope: 'namespace',
+      component: 'apiserver',
+    });
+    assert.equal(requestMetricLabels({ ...base, method: 'GET', verb: 'list', query: new URLSearchParams('watch=false') }).verb, 'LIST');
+  });
+
+  it('reports a named GET as GET in scope resource, and create as scope resource', () => {
+    const get = requestMetricLabels({ ...base, method: 'GET', verb: 'get', namespace: 'default', name: 'p' });
+    assert.equal(get.verb, 'GET');
+    assert.equal(get.scope, 'resource');
+    const create = requestMetricLabels({ ...base, method: 'POST', verb: 'create', namespace: 'default', query: new URLSearchParams('dryRun=All&dryRun=All') });
+    assert.deepEqual([create.verb, create.scope, create.dryRun], ['POST', 'resource', 'All']);
+  });
+
+  it('reports apply patches as APPLY, unknown methods as other, bad dryRun as invalid', () => {
+    const apply = requestMetricLabels({ ...base, method: 'PATCH', verb: 'patch', name: 'p', contentType: 'application/apply-patch+yaml; charset=utf-8' });
+    assert.equal(apply.verb, 'APPLY');
+    assert.equal(requestMetricLabels({ ...base, method: 'BREW', verb: 'brew' }).verb, 'other');
+    assert.equal(requestMetricLabels({ ...base, method: 'DELETE', verb: 'delete', name: 'p', query: new URLSearchParams('dryRun=yes') }).dryRun, 'invalid');
+  });
+
+  it('reports non-resource requests with the path as subresource and an empty scope', () => {
+    const l = requestMetricLabels({ method: 'GET', verb: 'get', isResourceRequest: false, path: '/readyz' });
+    assert.deepEqual(l, { verb: 'GET', dryRun: '', scope: '', component: 'apiserver', group: '', version: '', resource: '', subresource: '/readyz' });
+  });
+});

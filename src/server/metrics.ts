@@ -1,0 +1,305 @@
+// Prometheus metrics for one API server, with upstream's names, labels and buckets
+// (k8s.io/apiserver/pkg/endpoints/metrics/metrics.go) so kube dashboards and alerts work unchanged.
+// Every server owns its Registry: prom-client's global registry would mix two servers in one process.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The component label upstream uses for the generic API server. */
+export const APISERVER_COMPONENT = 'apiserver';
+
+export interface RequestLabels {
+  /** Upper-case reported verb: GET, LIST, WATCH, CREATE, UPDATE, PATCH, APPLY, DELETE, DELETECOLLECTION, ... or `other`. */
+  readonly verb: string;
+  /** Sorted, de-duplicated dryRun values joined by `,` (`All`), `` when absent. */
+  readonly dryRun?: string;
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  /** The subresource, or for non-resource requests the path (upstream's convention). */
+  readonly subresource: string;
+  /** `resource`, `namespace`, `cluster` or `` (non-resource). */
+  readonly scope: string;
+  readonly component?: string;
+}
+
+export type LongRunningLabels = Omit<RequestLabels, 'dryRun'>;
+
+export interface GroupVersionKindLabels {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+}
+
+export type RequestKind = 'readOnly' | 'mutating';
+
+export interface ApiMetrics {
+  readonly registry: Registry;
+  readonly requestTotal: Counter<'verb' | 'dry_run' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component' | 'code'>;
+  readonly requestDurationSeconds: Histogram<'verb' | 'dry_run' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component'>;
+  readonly longRunningRequests: Gauge<'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component'>;
+  readonly registeredWatchers: Gauge<'group' | 'version' | 'kind'>;
+  readonly watchEventsTotal: Counter<'group' | 'version' | 'kind'>;
+  readonly storageObjects: Gauge<'resource'>;
+  readonly storageRequestDurationSeconds: Histogram<'operation' | 'backend'>;
+  readonly storageRequestErrorsTotal: Counter<'operation' | 'backend'>;
+  readonly currentInflightRequests: Gauge<'request_kind'>;
+
+  /** Records one finished request (call once per request, after the response is written). */
+  observeRequest(o: RequestLabels & { readonly code: number; readonly durationSeconds: number }): void;
+  /** Counts an open long-running request (watch, exec, proxy); call the returned function when it ends. */
+  trackLongRunning(labels: LongRunningLabels): () => void;
+  /** Counts an open watcher of a kind; call the returned function when it closes. */
+  trackWatcher(gvk: GroupVersionKindLabels): () => void;
+  watchEventsSent(gvk: GroupVersionKindLabels, count?: number): void;
+  /** `resource` is `<resource>.<group>` (upstream), or the bare resource for the core group. */
+  setStorageObjects(resource: string, count: number): void;
+  /** One storage call; `durationSeconds` undefined counts a failure without a latency sample (watch streams). */
+  observeStorage(o: { readonly operation: string; readonly backend: string; readonly durationSeconds?: number; readonly failed: boolean }): void;
+  setInflightRequests(kind: RequestKind, count: number): void;
+}
+
+export interface ApiMetricsOptions {
+  /** Node process metrics (CPU, memory, event loop lag, GC). Default true. */
+  readonly processMetrics?: boolean;
+}
+
+/** apiserver_request_duration_seconds buckets, tuned upstream for the API call latency SLOs. */
+export const REQUEST_DURATION_BUCKETS_SECONDS: readonly number[] = [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+
+/**
+ * Storage calls: etcd's buckets start at 5 ms, but an in-process sqlite read takes tens of
+ * microseconds, so these start at 100 µs to keep the local backend's distribution visible.
+ */
+export const STORAGE_DURATION_BUCKETS_SECONDS: readonly number[] = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60,
+];
+
+export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+
+  const requestTotal = new Counter({
+    name: 'apiserver_request_total',
+    help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
+    labelNames: ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'] as const,
+    registers,
+  });
+  const requestDurationSeconds = new Histogram({
+    name: 'apiserver_request_duration_seconds',
+    help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+    labelNames: ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const,
+    buckets: [...REQUEST_DURATION_BUCKETS_SECONDS],
+    registers,
+  });
+  const longRunningRequests = new Gauge({
+    name: 'apiserver_longrunning_requests',
+    help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.',
+    labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const,
+    registers,
+  });
+  const registeredWatchers = new Gauge({
+    name: 'apiserver_registered_watchers',
+    help: 'Number of currently registered watchers for a given resources',
+    labelNames: ['group', 'version', 'kind'] as const,
+    registers,
+  });
+  const watchEventsTotal = new Counter({
+    name: 'apiserver_watch_events_total',
+    help: 'Number of events sent in watch clients',
+    labelNames: ['group', 'version', 'kind'] as const,
+    registers,
+  });
+  const storageObjects = new Gauge({
+    name: 'apiserver_storage_objects',
+    help: 'Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.',
+    labelNames: ['resource'] as const,
+    registers,
+  });
+  const storageRequestDurationSeconds = new Histogram({
+    name: 'kplane_storage_request_duration_seconds',
+    help: 'Storage backend call latency in seconds for each operation and backend. Watches are counted when opened, not timed.',
+    labelNames: ['operation', 'backend'] as const,
+    buckets: [...STORAGE_DURATION_BUCKETS_SECONDS],
+    registers,
+  });
+  const storageRequestErrorsTotal = new Counter({
+    name: 'kplane_storage_request_errors_total',
+    help: 'Storage backend calls that failed, for each operation and backend.',
+    labelNames: ['operation', 'backend'] as const,
+    registers,
+  });
+  const currentInflightRequests = new Gauge({
+    name: 'apiserver_current_inflight_requests',
+    help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
+    labelNames: ['request_kind'] as const,
+    registers,
+  });
+
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  const requestLabelValues = (l: RequestLabels) => ({
+    verb: l.verb,
+    dry_run: l.dryRun ?? '',
+    group: l.group,
+    version: l.version,
+    resource: l.resource,
+    subresource: l.subresource,
+    scope: l.scope,
+    component: l.component ?? APISERVER_COMPONENT,
+  });
+
+  /** Returns a release function that decrements exactly once, however often it is called. */
+  const holdGauge = <L extends string>(gauge: Gauge<L>, labels: Partial<Record<L, string>>): (() => void) => {
+    gauge.inc(labels);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      gauge.dec(labels);
+    };
+  };
+
+  return {
+    registry,
+    requestTotal,
+    requestDurationSeconds,
+    longRunningRequests,
+    registeredWatchers,
+    watchEventsTotal,
+    storageObjects,
+    storageRequestDurationSeconds,
+    storageRequestErrorsTotal,
+    currentInflightRequests,
+    observeRequest(o) {
+      const labels = requestLabelValues(o);
+      requestTotal.inc({ ...labels, code: String(o.code) });
+      requestDurationSeconds.observe(labels, o.durationSeconds);
+    },
+    trackLongRunning(l) {
+      return holdGauge(longRunningRequests, {
+        verb: l.verb,
+        group: l.group,
+        version: l.version,
+        resource: l.resource,
+        subresource: l.subresource,
+        scope: l.scope,
+        component: l.component ?? APISERVER_COMPONENT,
+      });
+    },
+    trackWatcher(gvk) {
+      return holdGauge(registeredWatchers, { group: gvk.group, version: gvk.version, kind: gvk.kind });
+    },
+    watchEventsSent(gvk, count = 1) {
+      watchEventsTotal.inc({ group: gvk.group, version: gvk.version, kind: gvk.kind }, count);
+    },
+    setStorageObjects(resource, count) {
+      storageObjects.set({ resource }, count);
+    },
+    observeStorage(o) {
+      const labels = { operation: o.operation, backend: o.backend };
+      if (o.durationSeconds !== undefined) storageRequestDurationSeconds.observe(labels, o.durationSeconds);
+      if (o.failed) storageRequestErrorsTotal.inc(labels);
+    },
+    setInflightRequests(kind, count) {
+      currentInflightRequests.set({ request_kind: kind }, count);
+    },
+  };
+}
+
+/** What a request looks like to the metrics, in the terms of the lead's RequestInfo. */
+export interface RequestForMetrics {
+  /** HTTP method. */
+  readonly method: string;
+  /** RequestInfo verb (get, list, watch, create, update, patch, delete, deletecollection, ...). */
+  readonly verb: string;
+  readonly isResourceRequest: boolean;
+  readonly path: string;
+  readonly apiGroup?: string;
+  readonly apiVersion?: string;
+  readonly resource?: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly query?: URLSearchParams;
+  readonly contentType?: string;
+  readonly component?: string;
+}
+
+const VALID_REPORTED_VERBS = new Set([
+  'APPLY',
+  'CONNECT',
+  'CREATE',
+  'DELETE',
+  'DELETECOLLECTION',
+  'GET',
+  'LIST',
+  'PATCH',
+  'POST',
+  'PROXY',
+  'PUT',
+  'UPDATE',
+  'WATCH',
+  'WATCHLIST',
+]);
+
+const APPLY_PATCH_CONTENT_TYPE = 'application/apply-patch+yaml';
+
+function isWatchQuery(query: URLSearchParams | undefined): boolean {
+  const v = query?.get('watch');
+  return v !== null && v !== undefined && v.toLowerCase() !== '0' && v.toLowerCase() !== 'false';
+}
+
+/** CleanScope upstream. */
+export function metricsScope(r: Pick<RequestForMetrics, 'name' | 'verb' | 'namespace' | 'isResourceRequest'>): string {
+  if (r.name || r.verb === 'create') return 'resource';
+  if (r.namespace) return 'namespace';
+  if (r.isResourceRequest) return 'cluster';
+  return '';
+}
+
+/** cleanDryRun upstream: `` when absent, sorted unique values, `invalid` for anything but `All`. */
+export function metricsDryRun(query: URLSearchParams | undefined): string {
+  const values = query?.getAll('dryRun') ?? [];
+  if (values.length === 0) return '';
+  if (values.some((v) => v !== 'All')) return 'invalid';
+  return [...new Set(values)].sort().join(',');
+}
+
+/**
+ * The reported verb the way upstream derives it: from the HTTP method and scope (GET → LIST on
+ * collections), WATCH for `?watch=true` and the legacy /watch/ paths, APPLY for apply patches,
+ * and `other` for anything unexpected so odd methods cannot blow up the label cardinality.
+ */
+export function metricsVerb(r: Pick<RequestForMetrics, 'method' | 'verb' | 'query' | 'contentType'>, scope: string): string {
+  const method = r.method.toUpperCase();
+  let verb = method;
+  if (method === 'GET' || method === 'HEAD') verb = scope !== 'resource' && scope !== '' ? 'LIST' : 'GET';
+  const suggested = r.verb.toUpperCase();
+  if (suggested === 'WATCH' || suggested === 'WATCHLIST' || ((method === 'GET' || method === 'LIST') && isWatchQuery(r.query))) {
+    verb = 'WATCH';
+  } else if (verb === 'PATCH' && r.contentType?.split(';')[0]?.trim().toLowerCase() === APPLY_PATCH_CONTENT_TYPE) {
+    verb = 'APPLY';
+  } else if (verb === 'WATCHLIST') {
+    verb = 'WATCH';
+  }
+  return VALID_REPORTED_VERBS.has(verb) ? verb : 'other';
+}
+
+/** All request labels for a request; non-resource requests report their path as subresource, like upstream. */
+export function requestMetricLabels(r: RequestForMetrics): RequestLabels {
+  const scope = metricsScope(r);
+  const base = { verb: metricsVerb(r, scope), dryRun: metricsDryRun(r.query), scope, component: r.component ?? APISERVER_COMPONENT };
+  return r.isResourceRequest
+    ? { ...base, group: r.apiGroup ?? '', version: r.apiVersion ?? '', resource: r.resource ?? '', subresource: r.subresource ?? '' }
+    : { ...base, group: '', version: '', resource: '', subresource: r.path };
+}
+
+export interface MetricsResponse {
+  readonly status: 200;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/** Serves `/metrics`: the registry's Prometheus text exposition with the registry's content type. */
+export function metricsHandler(registry: Registry): () => Promise<MetricsResponse> {
+  return async () => ({ status: 200, contentType: registry.contentType, body: await registry.metrics() });
+}
