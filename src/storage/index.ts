@@ -5,3 +5,5 @@ export { WatchChannel } from './cacher/watch-channel.js';
 export type { WatchChannelOptions } from './cacher/watch-channel.js';
 export { SqliteStorage, openSqliteStorage } from './sqlite/sqlite-storage.js';
 export type { SqliteStorageOptions } from './sqlite/sqlite-storage.js';
+export { EtcdStorage, openEtcdStorage } from './etcd/etcd-storage.js';
+export type { EtcdStorageOptions } from './etcd/etcd-storage.js';

@@ -1,0 +1,372 @@
+import { Etcd3, WatchClient } from 'etcd3';
+import type { IKeyValue, IRangeResponse, IWatchRequest, IWatchResponse, ITxnResponse } from 'etcd3';
+import {
+  ConflictError,
+  ExpiredError,
+  KeyExistsError,
+  KeyNotFoundError,
+  StorageError,
+  StorageUnavailableError,
+  prefixEnd,
+} from '../storage.js';
+import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
+import { WatchChannel } from '../cacher/watch-channel.js';
+
+export interface EtcdStorageOptions {
+  readonly endpoints: string[];
+  /** Prepended to every key in etcd (e.g. '/kplane-a'), so several clusters can share one etcd. */
+  readonly prefix?: string;
+  /** Deadline of `ping` (ms). Default 2,000. */
+  readonly pingTimeoutMs?: number;
+  /** Events a watcher may fall behind before it is cut off with WatchOverflowError. Default 100,000. */
+  readonly watchBufferCapacity?: number;
+}
+
+type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
+type WatchStream = Awaited<ReturnType<WatchClient['watch']>>;
+
+/**
+ * etcd backend. Every precondition is checked by etcd inside a transaction and every watch is an
+ * etcd watch, so several kplane servers can share one etcd: nothing relies on in-process state.
+ */
+export class EtcdStorage implements Storage {
+  private readonly client: Etcd3;
+  private readonly watchClient: WatchClient;
+  private readonly prefix: string;
+  private readonly streams = new Set<WatchStream>();
+  private closed = false;
+
+  constructor(private readonly opts: EtcdStorageOptions) {
+    this.client = new Etcd3({ hosts: opts.endpoints });
+    // etcd3's own watch manager neither forwards progress responses nor lets us send progress
+    // requests, and it silently resumes after errors; we drive the Watch RPC ourselves instead.
+    // The connection pool is private in the typings, hence the cast.
+    const pool = (this.client as unknown as { pool: ConstructorParameters<typeof WatchClient>[0] }).pool;
+    this.watchClient = new WatchClient(pool);
+    this.prefix = opts.prefix ?? '';
+  }
+
+  async get(key: string): Promise<KV | undefined> {
+    const res = await this.call(() => this.client.kv.range({ key: this.k(key) }));
+    const kv = res.kvs[0];
+    return kv === undefined ? undefined : this.kvOf(kv);
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    const requested = opts.revision !== undefined && opts.revision > 0 ? opts.revision : 0;
+    const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : 0;
+    const from = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
+    const res = await this.call(
+      () =>
+        this.client.kv.range({
+          key: this.k(from),
+          range_end: this.k(prefixEnd(prefix)),
+          revision: requested,
+          limit,
+          sort_order: 'Ascend',
+          sort_target: 'Key',
+        }),
+      requested,
+    );
+    const items = res.kvs.map((kv) => this.kvOf(kv));
+    const revision = requested > 0 ? requested : Number(res.header.revision);
+    if (!res.more) return { items, revision, more: false };
+    return { items, revision, more: true, remaining: Number(res.count) - items.length };
+  }
+
+  async count(prefix: string): Promise<number> {
+    const res = await this.call(() => this.client.kv.range({ key: this.k(prefix), range_end: this.k(prefixEnd(prefix)), count_only: true }));
+    return Number(res.count);
+  }
+
+  async create(key: string, value: Uint8Array): Promise<KV> {
+    const k = this.k(key);
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
+        success: [{ request_put: { key: k, value: toBuffer(value) } }],
+        failure: [],
+      }),
+    );
+    if (!res.succeeded) throw new KeyExistsError(key);
+    const rev = Number(res.header.revision);
+    return { key, value, createRevision: rev, modRevision: rev };
+  }
+
+  async update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KV> {
+    const k = this.k(key);
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [
+          { key: k, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision },
+          // Without this an expected revision of 0 would "update" a missing key into existence.
+          { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
+        ],
+        success: [{ request_put: { key: k, value: toBuffer(value), prev_kv: true } }],
+        failure: [{ request_range: { key: k } }],
+      }),
+    );
+    if (!res.succeeded) throw this.preconditionFailure(key, res);
+    const prev = res.responses[0]?.response_put?.prev_kv;
+    const rev = Number(res.header.revision);
+    return { key, value, createRevision: prev ? Number(prev.create_revision) : rev, modRevision: rev };
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<{ kv: KV; revision: number }> {
+    const k = this.k(key);
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [
+          { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
+          ...(expectedModRevision === undefined ? [] : [{ key: k, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expectedModRevision }]),
+        ],
+        success: [{ request_delete_range: { key: k, prev_kv: true } }],
+        failure: [{ request_range: { key: k } }],
+      }),
+    );
+    if (!res.succeeded) throw this.preconditionFailure(key, res);
+    const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
+    // Another writer deleted it between compare and delete is impossible inside one txn.
+    if (prev === undefined) throw new KeyNotFoundError(key);
+    return { kv: this.kvOf(prev), revision: Number(res.header.revision) };
+  }
+
+  watch(prefix: string, opts: WatchOptions): WatchChannel<WatchEvent> {
+    let stream: WatchStream | undefined;
+    let lastMessageAt = Date.now();
+    let progressTimer: NodeJS.Timeout | undefined;
+    const send = (req: IWatchRequest): void => {
+      if (stream !== undefined && !channel.isClosed) stream.write(req);
+    };
+    const channel = new WatchChannel<WatchEvent>({
+      prefix,
+      capacity: this.opts.watchBufferCapacity ?? 100_000,
+      signal: opts.signal,
+      onClose: () => {
+        if (progressTimer !== undefined) clearInterval(progressTimer);
+        if (stream !== undefined) this.endStream(stream);
+      },
+      onRequestProgress: () => send({ progress_request: {} }),
+    });
+    if (channel.isClosed) return channel;
+
+    const start = async (): Promise<void> => {
+      if (this.closed) throw new StorageUnavailableError('etcd storage is closed');
+      if (opts.afterRevision > 0) await this.assertNotCompacted(opts.afterRevision);
+      const s = await this.watchClient.watch();
+      if (channel.isClosed) {
+        this.endStream(s);
+        return;
+      }
+      stream = s;
+      this.streams.add(s);
+      s.on('data', (res: IWatchResponse) => {
+        lastMessageAt = Date.now();
+        this.onWatchResponse(res, opts.afterRevision, channel);
+      });
+      s.on('error', (err: unknown) => channel.fail(new StorageUnavailableError(`etcd watch on ${prefix} broke: ${String(err)}`, { cause: err })));
+      s.on('end', () => channel.fail(new StorageUnavailableError(`etcd watch stream on ${prefix} ended`)));
+      s.write({
+        create_request: {
+          key: this.k(prefix),
+          range_end: this.k(prefixEnd(prefix)),
+          ...(opts.afterRevision > 0 ? { start_revision: opts.afterRevision + 1 } : {}),
+          prev_kv: true,
+          progress_notify: true,
+        },
+      });
+      if (opts.progressIntervalMs !== undefined && opts.progressIntervalMs > 0) {
+        const intervalMs = opts.progressIntervalMs;
+        // etcd's own progress_notify interval is a server setting (10 min by default), so idle
+        // watchers ask for progress themselves.
+        progressTimer = setInterval(() => {
+          if (Date.now() - lastMessageAt >= intervalMs) send({ progress_request: {} });
+        }, intervalMs);
+        progressTimer.unref();
+      }
+    };
+    start().catch((err: unknown) => channel.fail(err instanceof StorageError ? err : unavailable(err)));
+    return channel;
+  }
+
+  async currentRevision(): Promise<number> {
+    const res = await this.call(() => this.client.kv.range({ key: this.k('/'), count_only: true }));
+    return Number(res.header.revision);
+  }
+
+  /**
+   * etcd does not report its compacted revision directly; a range at revision R fails exactly when
+   * R is below it, so a binary search over ranges finds it (about log2(current) small requests).
+   */
+  async oldestRevision(): Promise<number> {
+    const current = await this.currentRevision();
+    if (await this.readableAt(1)) return 1;
+    let low = 1; // not readable
+    let high = current; // readable
+    while (high - low > 1) {
+      const mid = Math.floor((low + high) / 2);
+      if (await this.readableAt(mid)) high = mid;
+      else low = mid;
+    }
+    return high + 1;
+  }
+
+  async compact(revision: number): Promise<void> {
+    const current = await this.currentRevision();
+    const target = Math.min(revision, current);
+    if (target <= 0) return;
+    try {
+      await this.client.kv.compact({ revision: target, physical: true });
+    } catch (err) {
+      // Someone (another kplane server, etcd's auto-compaction) already compacted at or past it.
+      if (isCompactedError(err)) return;
+      throw unavailable(err);
+    }
+  }
+
+  async ping(): Promise<void> {
+    const timeoutMs = this.opts.pingTimeoutMs ?? 2_000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.client.maintenance.status({ deadline: Date.now() + timeoutMs }),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+    } catch (err) {
+      throw new StorageUnavailableError(`etcd at ${this.opts.endpoints.join(',')} is not answering: ${(err as Error).message}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of [...this.streams]) this.endStream(s);
+    this.client.close();
+  }
+
+  private onWatchResponse(res: IWatchResponse, afterRevision: number, channel: WatchChannel<WatchEvent>): void {
+    if (res.canceled) {
+      const compacted = Number(res.compact_revision);
+      channel.fail(
+        compacted > 0
+          ? new ExpiredError(afterRevision, compacted + 1)
+          : new StorageUnavailableError(`etcd canceled the watch: ${res.cancel_reason}`),
+      );
+      return;
+    }
+    if (res.created) return;
+    if (res.events.length === 0) {
+      // A progress response: every later event on this stream has a higher revision.
+      channel.push({ type: 'progress', revision: Number(res.header.revision) });
+      return;
+    }
+    for (const ev of res.events) {
+      const event = this.eventOf(ev.type, ev.kv, ev.prev_kv);
+      if (event.revision > afterRevision && !channel.push(event)) return;
+    }
+  }
+
+  private eventOf(type: string, raw: IKeyValue, rawPrev: IKeyValue | undefined | null): ChangeEvent {
+    const revision = Number(raw.mod_revision);
+    const prevKv = rawPrev ? this.kvOf(rawPrev) : undefined;
+    if (type === 'Delete') {
+      // etcd's delete event carries only the key; the object's last state is the previous KV.
+      const kv: KV = {
+        key: this.unk(raw.key),
+        value: prevKv?.value ?? new Uint8Array(0),
+        createRevision: prevKv?.createRevision ?? 0,
+        modRevision: revision,
+      };
+      return prevKv ? { type: 'delete', kv, prevKv, revision } : { type: 'delete', kv, revision };
+    }
+    const kv = this.kvOf(raw);
+    return prevKv ? { type: 'put', kv, prevKv, revision } : { type: 'put', kv, revision };
+  }
+
+  private async assertNotCompacted(afterRevision: number): Promise<void> {
+    if (await this.readableAt(afterRevision)) return;
+    throw new ExpiredError(afterRevision, await this.oldestRevision());
+  }
+
+  /** False when `revision` is compacted; a future revision counts as readable. */
+  private async readableAt(revision: number): Promise<boolean> {
+    try {
+      await this.client.kv.range({ key: this.k('/'), revision, count_only: true });
+      return true;
+    } catch (err) {
+      if (isCompactedError(err)) return false;
+      if (isFutureRevisionError(err)) return true;
+      throw unavailable(err);
+    }
+  }
+
+  private preconditionFailure(key: string, res: ITxnResponse): StorageError {
+    const current = res.responses[0]?.response_range?.kvs[0];
+    return current === undefined ? new KeyNotFoundError(key) : new ConflictError(key, this.kvOf(current));
+  }
+
+  /** Runs an etcd call, turning compaction into ExpiredError and everything else into StorageUnavailableError. */
+  private async call<T extends IRangeResponse | ITxnResponse>(fn: () => Promise<T>, revision = 0): Promise<T> {
+    if (this.closed) throw new StorageUnavailableError('etcd storage is closed');
+    try {
+      return await fn();
+    } catch (err) {
+      if (isCompactedError(err)) throw new ExpiredError(revision, await this.oldestRevision());
+      throw unavailable(err);
+    }
+  }
+
+  private endStream(s: WatchStream): void {
+    this.streams.delete(s);
+    // The typings omit EventEmitter's methods; the object is a grpc-js ClientDuplexStream.
+    const emitter = s as unknown as NodeJS.EventEmitter;
+    emitter.removeAllListeners('data');
+    emitter.removeAllListeners('end');
+    emitter.removeAllListeners('error');
+    // A cancelled call still emits 'error' (CANCELLED); nobody listens any more.
+    emitter.on('error', () => undefined);
+    s.cancel();
+  }
+
+  private k(key: string): Buffer {
+    return Buffer.from(this.prefix + key);
+  }
+
+  private unk(raw: Buffer): string {
+    return raw.toString('utf8').slice(this.prefix.length);
+  }
+
+  private kvOf(raw: IKeyValue): KV {
+    return {
+      key: this.unk(raw.key),
+      value: raw.value,
+      createRevision: Number(raw.create_revision),
+      modRevision: Number(raw.mod_revision),
+    };
+  }
+}
+
+export async function openEtcdStorage(opts: EtcdStorageOptions): Promise<EtcdStorage> {
+  return new EtcdStorage(opts);
+}
+
+function isCompactedError(err: unknown): boolean {
+  return /required revision has been compacted/.test(String((err as Error | undefined)?.message ?? err));
+}
+
+function isFutureRevisionError(err: unknown): boolean {
+  return /required revision is a future revision/.test(String((err as Error | undefined)?.message ?? err));
+}
+
+function unavailable(err: unknown): StorageUnavailableError {
+  if (err instanceof StorageUnavailableError) return err;
+  return new StorageUnavailableError(`etcd request failed: ${(err as Error | undefined)?.message ?? String(err)}`, { cause: err });
+}
+
+function toBuffer(value: Uint8Array): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
