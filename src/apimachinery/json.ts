@@ -174,13 +174,16 @@ class SyntaxFailure {
   ) {}
 }
 
-/** Go's messages for the first syntax error in `text` (which JSON.parse has rejected). */
-export function describeJsonSyntaxError(text: string, maxDepth = MAX_JSON_DEPTH): string {
+/**
+ * Go's message for the first syntax error in `text` (which JSON.parse has rejected), followed by
+ * its line and column unless `withPosition` is false (for places where upstream's exact text matters).
+ */
+export function describeJsonSyntaxError(text: string, maxDepth = MAX_JSON_DEPTH, withPosition = true): string {
   try {
     validateJsonText(text, maxDepth);
   } catch (e) {
     if (e instanceof SyntaxFailure) {
-      return e.offset >= text.length ? e.message : withLocation(text, e.offset, e.message);
+      return e.offset >= text.length || !withPosition ? e.message : withLocation(text, e.offset, e.message);
     }
     throw e;
   }
