@@ -7,3 +7,5 @@ export { SqliteStorage, openSqliteStorage } from './sqlite/sqlite-storage.js';
 export type { SqliteStorageOptions } from './sqlite/sqlite-storage.js';
 export { EtcdStorage, openEtcdStorage } from './etcd/etcd-storage.js';
 export type { EtcdStorageOptions } from './etcd/etcd-storage.js';
+export { CachingStorage } from './cacher/cacher.js';
+export type { CachingStorageOptions } from './cacher/cacher.js';

@@ -25,7 +25,10 @@ export class WatchChannel<T> implements AsyncIterableIterator<T>, ProgressReques
   private failure: unknown;
   private readonly onAbort = (): void => this.end();
 
+  private capacity: number;
+
   constructor(private readonly opts: WatchChannelOptions) {
+    this.capacity = opts.capacity;
     if (opts.signal.aborted) this.closed = true;
     else opts.signal.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -48,15 +51,24 @@ export class WatchChannel<T> implements AsyncIterableIterator<T>, ProgressReques
       waiter.resolve({ value: item, done: false });
       return true;
     }
-    if (this.buffered >= this.opts.capacity) {
+    if (this.buffered >= this.capacity) {
       // Drop what is buffered: the consumer is told to start over, and the memory is freed now.
       this.buffer = [];
       this.head = 0;
-      this.fail(new WatchOverflowError(this.opts.prefix, this.opts.capacity));
+      this.fail(new WatchOverflowError(this.opts.prefix, this.capacity));
       return false;
     }
     this.buffer.push(item);
     return true;
+  }
+
+  /**
+   * Lets `extra` more items be buffered, for a replay of history the producer already holds in
+   * memory: the replayed items are references, and counting them would cut off every watcher
+   * that starts from an old revision.
+   */
+  raiseCapacity(extra: number): void {
+    this.capacity += extra;
   }
 
   /** Ends the channel with an error; buffered items are still delivered first. */

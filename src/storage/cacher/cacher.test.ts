@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import { setMaxListeners } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ExpiredError, StorageUnavailableError, WatchOverflowError } from '../storage.js';
+import type { Storage, WatchEvent, WatchOptions } from '../storage.js';
+import { dec, enc, sleep, storageConformance, withTimeout } from '../conformance/conformance.js';
+import { MemoryStorage } from '../memory/memory-storage.js';
+import { openSqliteStorage } from '../sqlite/sqlite-storage.js';
+import { CachingStorage } from './cacher.js';
+import type { CachingStorageOptions } from './cacher.js';
+
+let dir: string;
+let n = 0;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kplane-cacher-test-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function cached(inner: Storage, opts: CachingStorageOptions = {}, prefix = '/registry/'): Promise<CachingStorage> {
+  const cacher = new CachingStorage(inner, opts);
+  await cacher.register(prefix);
+  return cacher;
+}
+
+storageConformance('cacher over memory', async () => {
+  const storage = await cached(new MemoryStorage());
+  return { storage, cleanup: () => storage.close() };
+});
+
+storageConformance('cacher over sqlite', async () => {
+  const storage = await cached(await openSqliteStorage({ path: join(dir, `db${n++}.sqlite`) }));
+  return { storage, cleanup: () => storage.close() };
+});
+
+/** A memory store whose watches can be broken on demand, like an etcd restart. */
+class BreakableStorage extends MemoryStorage {
+  private failers = new Set<() => void>();
+  override watch(prefix: string, opts: WatchOptions): ReturnType<MemoryStorage['watch']> {
+    const channel = super.watch(prefix, opts);
+    this.failers.add(() => channel.fail(new StorageUnavailableError('connection lost')));
+    return channel;
+  }
+  breakWatches(): void {
+    for (const fail of this.failers) fail();
+    this.failers.clear();
+  }
+}
+
+describe('cacher', () => {
+  it('fans one event out to 1,000 watchers quickly', { timeout: 30_000 }, async () => {
+    const s = await cached(new MemoryStorage());
+    const ac = new AbortController();
+    setMaxListeners(2_000, ac.signal); // one signal shared by all 1,000 watchers on purpose
+    try {
+      const watcherCount = 1_000;
+      const rounds = 20;
+      const latenciesMs: number[] = [];
+      let writtenAt = 0;
+      const received: number[] = new Array<number>(rounds).fill(0);
+      const readers = Array.from({ length: watcherCount }, async (_, i) => {
+        let seen = 0;
+        for await (const e of s.watch(`/registry/fan/`, { afterRevision: 0, signal: ac.signal })) {
+          if (e.type === 'progress') continue;
+          latenciesMs.push(performance.now() - writtenAt);
+          received[seen] = (received[seen] ?? 0) + 1;
+          if (++seen === rounds) return;
+        }
+        throw new Error(`watcher ${i} ended early`);
+      });
+      await sleep(50);
+      for (let r = 0; r < rounds; r++) {
+        writtenAt = performance.now();
+        await s.create(`/registry/fan/k${r}`, enc(String(r)));
+        const deadline = Date.now() + 5_000;
+        while ((received[r] ?? 0) < watcherCount && Date.now() < deadline) await sleep(1);
+      }
+      await withTimeout(Promise.all(readers), 10_000, 'fan-out readers');
+      latenciesMs.sort((a, b) => a - b);
+      const p99 = latenciesMs[Math.floor(latenciesMs.length * 0.99)] as number;
+      console.log(`# fan-out: ${watcherCount} watchers x ${rounds} events, p50 ${latenciesMs[Math.floor(latenciesMs.length / 2)]?.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`);
+      assert.equal(latenciesMs.length, watcherCount * rounds);
+      assert.ok(p99 < 100, `p99 ${p99} ms`);
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  });
+
+  it('answers 410 (ExpiredError) for a watch older than its event ring, replays from inside it', async () => {
+    const inner = new MemoryStorage();
+    const s = await cached(inner, { historyCapacity: 10 });
+    const ac = new AbortController();
+    try {
+      let kv = await s.create('/registry/ring/a', enc('0'));
+      const first = kv.modRevision;
+      for (let i = 1; i <= 30; i++) kv = await s.update('/registry/ring/a', enc(String(i)), kv.modRevision);
+      await s.list('/registry/ring/'); // consistent: the cache has seen every write
+      const old = s.watch('/registry/ring/', { afterRevision: first, signal: ac.signal })[Symbol.asyncIterator]();
+      await assert.rejects(withTimeout(old.next(), 2_000, 'old watch'), (e: unknown) => e instanceof ExpiredError && e.requested === first);
+      // The inner store still has that history: the 410 comes from the cache's ring.
+      assert.equal(await inner.oldestRevision(), 1);
+      const recent = s.watch('/registry/ring/', { afterRevision: kv.modRevision - 5, signal: ac.signal })[Symbol.asyncIterator]();
+      const got: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await withTimeout(recent.next(), 2_000, 'recent watch');
+        if (!r.done && r.value.type !== 'progress') got.push(dec(r.value.kv));
+      }
+      assert.deepEqual(got, ['26', '27', '28', '29', '30']);
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  });
+
+  it('ends a slow watcher with WatchOverflowError and keeps serving the others', async () => {
+    const s = await cached(new MemoryStorage(), { watcherBufferCapacity: 10 });
+    const ac = new AbortController();
+    try {
+      const slow = s.watch('/registry/slow/', { afterRevision: 0, signal: ac.signal })[Symbol.asyncIterator]();
+      const fastSeen: WatchEvent[] = [];
+      const fast = (async () => {
+        for await (const e of s.watch('/registry/slow/', { afterRevision: 0, signal: ac.signal })) {
+          if (e.type !== 'progress') fastSeen.push(e);
+          if (fastSeen.length === 50) return;
+        }
+      })();
+      await sleep(20);
+      for (let i = 0; i < 50; i++) await s.create(`/registry/slow/k${i}`, enc(String(i)));
+      await withTimeout(fast, 5_000, 'fast watcher');
+      assert.equal(fastSeen.length, 50);
+      // Nobody read it: the buffered events were dropped and the watch ends with the overflow error.
+      await assert.rejects(slow.next(), WatchOverflowError);
+      assert.equal((await slow.next()).done, true);
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  });
+
+  it('sends bookmarks (progress) to idle watchers', async () => {
+    const s = await cached(new MemoryStorage());
+    const ac = new AbortController();
+    try {
+      await s.create('/registry/bm/a', enc('a'));
+      const rev = await s.currentRevision();
+      const it = s.watch('/registry/bm/', { afterRevision: rev, progressIntervalMs: 100, signal: ac.signal })[Symbol.asyncIterator]();
+      const r = await withTimeout(it.next(), 2_000, 'bookmark');
+      assert.deepEqual(r.value, { type: 'progress', revision: rev });
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  });
+
+  it('a consistent list waits for writes outside the prefix without waiting for idle progress', async () => {
+    const s = await cached(new MemoryStorage(), { innerProgressIntervalMs: 60_000, consistentReadTimeoutMs: 60_000 }, '/registry/a/');
+    try {
+      await s.create('/registry/a/x', enc('x'));
+      const outside = await s.create('/registry/b/y', enc('y'));
+      const started = Date.now();
+      const listed = await s.list('/registry/a/');
+      assert.ok(Date.now() - started < 1_000);
+      assert.ok(listed.revision >= outside.modRevision);
+      assert.deepEqual(listed.items.map(dec), ['x']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('resumes after the inner watch breaks, and re-lists (410 to watchers) when its history is gone', async () => {
+    const inner = new BreakableStorage();
+    const s = await cached(inner, { retryDelayMs: 20 });
+    const ac = new AbortController();
+    try {
+      const w = s.watch('/registry/br/', { afterRevision: 0, signal: ac.signal })[Symbol.asyncIterator]();
+      await sleep(10);
+      await s.create('/registry/br/a', enc('a'));
+      assert.equal(dec(((await w.next()).value as Extract<WatchEvent, { kv: unknown }>).kv), 'a');
+      inner.breakWatches();
+      await s.create('/registry/br/b', enc('b')); // written while the cacher is disconnected
+      const next = await withTimeout(w.next(), 2_000, 'event after resume');
+      assert.equal(dec((next.value as Extract<WatchEvent, { kv: unknown }>).kv), 'b');
+      assert.deepEqual((await s.list('/registry/br/')).items.map(dec), ['a', 'b']);
+
+      // Break again and compact past the cache's revision: resuming is impossible, so it re-lists.
+      inner.breakWatches();
+      const c = await inner.create('/registry/br/c', enc('c'));
+      await inner.compact(c.modRevision);
+      await assert.rejects(withTimeout(w.next(), 2_000, 'watcher ended by re-list'), ExpiredError);
+      assert.deepEqual((await s.list('/registry/br/')).items.map(dec), ['a', 'b', 'c']);
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  });
+});

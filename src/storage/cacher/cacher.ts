@@ -1,0 +1,392 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ExpiredError, StorageUnavailableError, isProgressRequestable, prefixEnd } from '../storage.js';
+import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
+import { WatchChannel } from './watch-channel.js';
+
+export interface CachingStorageOptions {
+  /** Recent events kept per registered prefix for watches that resume. Default 10,000. */
+  readonly historyCapacity?: number;
+  /** Live events a watcher may fall behind before it is ended with WatchOverflowError. Default 1,000. */
+  readonly watcherBufferCapacity?: number;
+  /** How long a consistent list waits for the cache to catch up before asking the inner store. Default 3,000. */
+  readonly consistentReadTimeoutMs?: number;
+  /** Progress interval asked of the inner watch, which keeps the cache's revision fresh. Default 1,000. */
+  readonly innerProgressIntervalMs?: number;
+  /** Pause before re-watching or re-listing after the inner watch broke. Default 250. */
+  readonly retryDelayMs?: number;
+}
+
+type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
+
+interface CacheWatcher {
+  readonly prefix: string;
+  /** Events at or below this revision were already seen by the client. */
+  readonly afterRevision: number;
+  readonly channel: WatchChannel<WatchEvent>;
+  readonly progressIntervalMs: number;
+  lastSentAtMs: number;
+}
+
+/**
+ * A Storage that answers latest lists and watches for registered prefixes from memory and passes
+ * everything else (gets, writes, old-revision lists, unregistered prefixes) to the inner store.
+ * `close()` also closes the inner store.
+ */
+export class CachingStorage implements Storage {
+  private readonly caches = new Map<string, PrefixCache>();
+  private closed = false;
+
+  constructor(
+    private readonly inner: Storage,
+    private readonly opts: CachingStorageOptions = {},
+  ) {}
+
+  /**
+   * Starts caching keys under `prefix` (ending in '/', e.g. '/registry/configmaps/'). Resolves once
+   * the first list is loaded; requests before that wait for it (lists at most for the read timeout).
+   */
+  register(prefix: string): Promise<void> {
+    if (!prefix.endsWith('/')) throw new Error(`cacher prefix must end with '/': ${prefix}`);
+    let cache = this.caches.get(prefix);
+    if (cache === undefined) {
+      cache = new PrefixCache(this.inner, prefix, this.opts);
+      this.caches.set(prefix, cache);
+      cache.start();
+    }
+    return cache.ready;
+  }
+
+  get(key: string): Promise<KV | undefined> {
+    return this.inner.get(key);
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    const cache = this.cacheFor(prefix);
+    if (cache === undefined || (opts.revision !== undefined && opts.revision > 0)) return this.inner.list(prefix, opts);
+    const atLeast = await this.inner.currentRevision();
+    if (!(await cache.waitForRevision(atLeast, this.opts.consistentReadTimeoutMs ?? 3_000))) return this.inner.list(prefix, opts);
+    return cache.list(prefix, opts);
+  }
+
+  count(prefix: string): Promise<number> {
+    return this.inner.count(prefix);
+  }
+
+  create(key: string, value: Uint8Array): Promise<KV> {
+    return this.inner.create(key, value);
+  }
+
+  update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KV> {
+    return this.inner.update(key, value, expectedModRevision);
+  }
+
+  delete(key: string, expectedModRevision?: number): Promise<{ kv: KV; revision: number }> {
+    return this.inner.delete(key, expectedModRevision);
+  }
+
+  watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent> {
+    const cache = this.cacheFor(prefix);
+    return cache === undefined ? this.inner.watch(prefix, opts) : cache.watch(prefix, opts);
+  }
+
+  currentRevision(): Promise<number> {
+    return this.inner.currentRevision();
+  }
+
+  oldestRevision(): Promise<number> {
+    return this.inner.oldestRevision();
+  }
+
+  async compact(revision: number): Promise<void> {
+    await this.inner.compact(revision);
+    // Our history must not answer what the store no longer can (kube clients expect the 410).
+    for (const cache of this.caches.values()) cache.forgetHistoryUpTo(revision);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const cache of this.caches.values()) cache.stop();
+    await this.inner.close();
+  }
+
+  private cacheFor(prefix: string): PrefixCache | undefined {
+    for (const [registered, cache] of this.caches) if (prefix.startsWith(registered)) return cache;
+    return undefined;
+  }
+}
+
+/**
+ * The cache of one registered prefix: current KVs (a map plus a sorted key array for paging), a
+ * ring of recent events, and the watchers. It is fed by one inner list + watch; `revision` is the
+ * revision up to which it has applied everything.
+ */
+class PrefixCache {
+  readonly ready: Promise<void>;
+  private markReady!: () => void;
+  private readonly items = new Map<string, KV>();
+  private sortedKeys: string[] = [];
+  private revision = 0;
+  private loaded = false;
+  /** The ring holds every event after this revision. */
+  private historyFloor = 0;
+  private readonly ring: (ChangeEvent | undefined)[];
+  private ringStart = 0;
+  private ringSize = 0;
+  private readonly watchers = new Set<CacheWatcher>();
+  private revisionWaiters: { revision: number; resolve: (reached: boolean) => void }[] = [];
+  private readonly stopper = new AbortController();
+  private innerStream: AsyncIterable<WatchEvent> | undefined;
+  private progressTicker: NodeJS.Timeout | undefined;
+  private progressTickMs = Infinity;
+
+  constructor(
+    private readonly inner: Storage,
+    private readonly prefix: string,
+    private readonly opts: CachingStorageOptions,
+  ) {
+    this.ring = new Array<ChangeEvent | undefined>(Math.max(1, opts.historyCapacity ?? 10_000));
+    this.ready = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.stopper.abort();
+    if (this.progressTicker !== undefined) clearInterval(this.progressTicker);
+    for (const w of [...this.watchers]) w.channel.fail(new StorageUnavailableError('cacher closed'));
+    for (const waiter of this.revisionWaiters) waiter.resolve(false);
+    this.revisionWaiters = [];
+  }
+
+  /** Resolves true once the cache has applied everything up to `revision`, false on timeout. */
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.loaded && this.revision >= revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.revisionWaiters = this.revisionWaiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      const waiter = {
+        revision,
+        resolve: (reached: boolean) => {
+          clearTimeout(timer);
+          resolve(reached);
+        },
+      };
+      this.revisionWaiters.push(waiter);
+      // Writes outside this prefix move the store's revision without sending us events.
+      if (isProgressRequestable(this.innerStream)) this.innerStream.requestProgress();
+    });
+  }
+
+  list(prefix: string, opts: ListOptions): ListResult {
+    const from = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
+    const first = lowerBound(this.sortedKeys, from);
+    const end = lowerBound(this.sortedKeys, prefixEnd(prefix));
+    const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : Infinity;
+    const stop = Math.min(end, first + limit);
+    const items: KV[] = [];
+    for (let i = first; i < stop; i++) items.push(this.items.get(this.sortedKeys[i] as string) as KV);
+    const remaining = end - stop;
+    return remaining > 0 ? { items, revision: this.revision, more: true, remaining } : { items, revision: this.revision, more: false };
+  }
+
+  watch(prefix: string, opts: WatchOptions): WatchChannel<WatchEvent> {
+    const baseCapacity = this.opts.watcherBufferCapacity ?? 1_000;
+    let watcher: CacheWatcher | undefined;
+    const channel = new WatchChannel<WatchEvent>({
+      prefix,
+      capacity: baseCapacity,
+      signal: opts.signal,
+      onClose: () => {
+        if (watcher !== undefined) this.watchers.delete(watcher);
+      },
+      onRequestProgress: () => {
+        if (watcher !== undefined && this.revision >= watcher.afterRevision) channel.push({ type: 'progress', revision: this.revision });
+      },
+    });
+    if (channel.isClosed) return channel;
+    const attach = (): void => {
+      if (channel.isClosed) return;
+      const afterRevision = opts.afterRevision > 0 ? opts.afterRevision : this.revision;
+      if (afterRevision < this.historyFloor) {
+        // kube answers 410 "too old resource version" here; the client re-lists.
+        channel.fail(new ExpiredError(afterRevision, this.historyFloor + 1));
+        return;
+      }
+      // Replay and registration in one synchronous step: no event can be applied in between.
+      const replay = this.eventsAfter(afterRevision, prefix);
+      channel.raiseCapacity(replay.length);
+      for (const event of replay) channel.push(event);
+      watcher = { prefix, afterRevision, channel, progressIntervalMs: opts.progressIntervalMs ?? 0, lastSentAtMs: Date.now() };
+      this.watchers.add(watcher);
+      if (watcher.progressIntervalMs > 0) this.ensureProgressTicker(watcher.progressIntervalMs);
+    };
+    if (this.loaded) attach();
+    else void this.ready.then(attach);
+    return channel;
+  }
+
+  forgetHistoryUpTo(revision: number): void {
+    while (this.ringSize > 0 && (this.ring[this.ringStart] as ChangeEvent).revision <= revision) this.dropOldest();
+    if (revision > this.historyFloor) this.historyFloor = Math.min(revision, this.revision);
+  }
+
+  /** List, then watch from the list's revision; on a broken watch resume, on an expired one re-list. */
+  private async run(): Promise<void> {
+    const signal = this.stopper.signal;
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.load();
+          needList = false;
+          this.markReady();
+        }
+        const stream = this.inner.watch(this.prefix, {
+          afterRevision: this.revision,
+          progressIntervalMs: this.opts.innerProgressIntervalMs ?? 1_000,
+          signal,
+        });
+        this.innerStream = stream;
+        // Waiters that arrived while no stream existed never asked for progress.
+        if (this.revisionWaiters.length > 0 && isProgressRequestable(stream)) stream.requestProgress();
+        for await (const event of stream) this.apply(event);
+      } catch (err) {
+        if (signal.aborted) return;
+        if (err instanceof ExpiredError) needList = true;
+      }
+      this.innerStream = undefined;
+      if (signal.aborted) return;
+      await sleep(this.opts.retryDelayMs ?? 250, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  /** Replaces the cache with a fresh list; watchers of the old history cannot be continued. */
+  private async load(): Promise<void> {
+    const items: KV[] = [];
+    let listed = await this.inner.list(this.prefix, { limit: 10_000 });
+    const revision = listed.revision;
+    items.push(...listed.items);
+    while (listed.more) {
+      const last = listed.items.at(-1) as KV;
+      listed = await this.inner.list(this.prefix, { limit: 10_000, revision, startKey: `${last.key}\0` });
+      items.push(...listed.items);
+    }
+    const wasLoaded = this.loaded;
+    this.items.clear();
+    for (const kv of items) this.items.set(kv.key, kv);
+    this.sortedKeys = items.map((kv) => kv.key);
+    this.ring.fill(undefined);
+    this.ringStart = 0;
+    this.ringSize = 0;
+    this.revision = revision;
+    this.historyFloor = revision;
+    this.loaded = true;
+    if (wasLoaded) {
+      for (const w of [...this.watchers]) w.channel.fail(new ExpiredError(w.afterRevision, revision + 1));
+    }
+    this.resolveWaiters();
+  }
+
+  private apply(event: WatchEvent): void {
+    if (event.type === 'progress') {
+      if (event.revision > this.revision) {
+        this.revision = event.revision;
+        this.resolveWaiters();
+      }
+      return;
+    }
+    if (event.revision <= this.revision) return;
+    const key = event.kv.key;
+    if (event.type === 'put') {
+      if (!this.items.has(key)) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
+      this.items.set(key, event.kv);
+    } else if (this.items.delete(key)) {
+      this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 1);
+    }
+    if (this.ringSize === this.ring.length) this.dropOldest();
+    this.ring[(this.ringStart + this.ringSize) % this.ring.length] = event;
+    this.ringSize++;
+    this.revision = event.revision;
+    const now = Date.now();
+    for (const w of this.watchers) {
+      if (event.revision > w.afterRevision && key.startsWith(w.prefix)) {
+        w.lastSentAtMs = now;
+        w.channel.push(event);
+      }
+    }
+    if (this.revisionWaiters.length > 0) this.resolveWaiters();
+  }
+
+  private dropOldest(): void {
+    const oldest = this.ring[this.ringStart] as ChangeEvent;
+    this.ring[this.ringStart] = undefined;
+    this.ringStart = (this.ringStart + 1) % this.ring.length;
+    this.ringSize--;
+    this.historyFloor = Math.max(this.historyFloor, oldest.revision);
+  }
+
+  /** Events with revision > afterRevision under `prefix`, oldest first (binary search on revision). */
+  private eventsAfter(afterRevision: number, prefix: string): ChangeEvent[] {
+    const at = (i: number): ChangeEvent => this.ring[(this.ringStart + i) % this.ring.length] as ChangeEvent;
+    let low = 0;
+    let high = this.ringSize;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (at(mid).revision <= afterRevision) low = mid + 1;
+      else high = mid;
+    }
+    const out: ChangeEvent[] = [];
+    for (let i = low; i < this.ringSize; i++) {
+      const event = at(i);
+      if (event.kv.key.startsWith(prefix)) out.push(event);
+    }
+    return out;
+  }
+
+  private resolveWaiters(): void {
+    const reached = this.revisionWaiters.filter((w) => w.revision <= this.revision);
+    if (reached.length === 0) return;
+    this.revisionWaiters = this.revisionWaiters.filter((w) => w.revision > this.revision);
+    for (const w of reached) w.resolve(true);
+  }
+
+  /** One ticker per prefix sends bookmarks to idle watchers; thousands of watchers, one timer. */
+  private ensureProgressTicker(intervalMs: number): void {
+    const tickMs = Math.max(20, Math.min(intervalMs, 1_000));
+    if (tickMs >= this.progressTickMs) return;
+    if (this.progressTicker !== undefined) clearInterval(this.progressTicker);
+    this.progressTickMs = tickMs;
+    this.progressTicker = setInterval(() => {
+      const now = Date.now();
+      for (const w of this.watchers) {
+        if (w.progressIntervalMs > 0 && now - w.lastSentAtMs >= w.progressIntervalMs && w.channel.buffered === 0 && this.revision >= w.afterRevision) {
+          w.lastSentAtMs = now;
+          w.channel.push({ type: 'progress', revision: this.revision });
+        }
+      }
+    }, tickMs);
+    this.progressTicker.unref();
+  }
+}
+
+function lowerBound(sorted: readonly string[], key: string): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((sorted[mid] as string) < key) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
