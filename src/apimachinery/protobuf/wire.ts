@@ -253,7 +253,8 @@ export class Reader {
   /** Reads a length prefix and returns the end offset of the value it announces. */
   lengthEnd(): number {
     this.varint64();
-    if (this.hi >= 0x80000000 || this.lo >= 0x80000000) throw new WireError('proto: negative length found during unmarshaling');
+    // Go reads lengths as int64: only the sign bit makes them negative; anything else too big is EOF.
+    if (this.hi >= 0x80000000) throw new WireError('proto: negative length found during unmarshaling');
     if (this.hi !== 0 || this.pos + this.lo > this.end) throw errUnexpectedEOF();
     return this.pos + this.lo;
   }
