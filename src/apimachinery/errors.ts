@@ -56,7 +56,7 @@ export const fieldIssue = {
     type: 'FieldValueTooLong',
     field,
     badValue: omitValue,
-    detail: `may not be more than ${maxLength} bytes`,
+    detail: `must have at most ${maxLength} bytes`,
   }),
   tooMany: (field: string, actual: number, max: number): FieldIssue => ({
     type: 'FieldValueTooMany',

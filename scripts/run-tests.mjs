@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// npm test: installs the real components the tests drive (kubectl 1.20 and 1.33, helm, etcd,
+// python3-kubernetes) when missing, then runs every *.test.ts under src/ and test/ with node:test.
+// Usage: node scripts/run-tests.mjs [path-substring ...]   (filters the test files)
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(fileURLToPath(import.meta.url), '..', '..');
+const filters = process.argv.slice(2);
+
+function find(dir, out) {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name.startsWith('.')) continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) find(p, out);
+    else if (name.endsWith('.test.ts')) out.push(relative(root, p));
+  }
+  return out;
+}
+
+const files = [...find(join(root, 'src'), []), ...find(join(root, 'test'), [])]
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+console.error(`[run-tests] installing tools if missing`);
+execFileSync('bash', [join(root, 'scripts', 'install-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+console.error(`[run-tests] ${files.length} test files`);
+const concurrency = process.env.KPLANE_TEST_CONCURRENCY ?? '2';
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env },
+});
+process.exit(r.status ?? 1);

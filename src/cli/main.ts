@@ -1,0 +1,118 @@
+// kplane: the command line. Argument parsing and wiring only; the work is in the library.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createControlPlane } from '../controlplane.js';
+import { etcd, sqlite } from '../storage/factories.js';
+import { loadTokenFile } from '../server/filters/authentication.js';
+
+const USAGE = `Usage: kplane <command> [flags]
+
+Commands:
+  serve     Run the API server (embedded SQLite by default)
+  version   Print the version
+
+kplane serve flags:
+  --data-dir DIR            where data, certificates and the admin kubeconfig live (default .kplane)
+  --storage sqlite|etcd     storage backend (default sqlite)
+  --etcd-servers URLS       comma-separated etcd client URLs (with --storage etcd)
+  --etcd-prefix PREFIX      key prefix in etcd (default none)
+  --bind-address ADDR       address to listen on (default 127.0.0.1)
+  --secure-port PORT        HTTPS port (default 6443; 0 picks a free one)
+  --token-auth-file FILE    static bearer tokens (token,user,uid,"group1,group2")
+  --max-request-bytes N     largest request body accepted (default 3145728)
+  --watch-cache=false       serve lists and watches from storage instead of memory
+`;
+
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string', default: '.kplane' },
+      storage: { type: 'string', default: 'sqlite' },
+      'etcd-servers': { type: 'string' },
+      'etcd-prefix': { type: 'string' },
+      'bind-address': { type: 'string', default: '127.0.0.1' },
+      'secure-port': { type: 'string', default: '6443' },
+      'token-auth-file': { type: 'string' },
+      'max-request-bytes': { type: 'string' },
+      'watch-cache': { type: 'string', default: 'true' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const dataDir = resolve(values['data-dir']);
+  let storage;
+  if (values.storage === 'sqlite') storage = sqlite({ dir: dataDir });
+  else if (values.storage === 'etcd') {
+    const servers = (values['etcd-servers'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    if (!servers.length) fail('--storage etcd needs --etcd-servers, e.g. --etcd-servers http://127.0.0.1:2379');
+    storage = etcd({ endpoints: servers, ...(values['etcd-prefix'] ? { prefix: values['etcd-prefix'] } : {}) });
+  } else fail(`unknown --storage "${values.storage}": use sqlite or etcd`);
+  const port = Number(values['secure-port']);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--secure-port must be a port number, got "${values['secure-port']}"`);
+  const tokens = values['token-auth-file'] ? (await loadTokenFile(values['token-auth-file'])).tokens : undefined;
+  const maxBytes = values['max-request-bytes'] ? Number(values['max-request-bytes']) : undefined;
+  if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
+  const cp = await createControlPlane({
+    storage,
+    dataDir,
+    host: values['bind-address'],
+    port,
+    ...(tokens ? { tokens } : {}),
+    ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
+    watchCache: values['watch-cache'] !== 'false',
+    log: (m) => process.stderr.write(`${new Date().toISOString()} ${m}\n`),
+  });
+  await cp.start();
+  process.stdout.write(`kplane is serving on ${cp.url} (storage: ${values.storage}, data: ${dataDir})\n`);
+  process.stdout.write(`To use it: export KUBECONFIG=${cp.kubeconfigPath} && kubectl get namespaces\n`);
+  let stopping = false;
+  const stop = (sig: string): void => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`received ${sig}, shutting down\n`);
+    cp.stop().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(e)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+function fail(msg: string): never {
+  process.stderr.write(`kplane: ${msg}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  const [cmd, ...rest] = process.argv.slice(2);
+  switch (cmd) {
+    case 'serve':
+      return serve(rest);
+    case 'version':
+      process.stdout.write('kplane 0.1.0\n');
+      return;
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      fail(`unknown command "${cmd}"\n\n${USAGE}`);
+  }
+}
+
+main().catch((e: unknown) => {
+  const msg = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`kplane: ${msg}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,181 @@
+// createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
+import { mkdir } from 'node:fs/promises';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { buildOpenAPIProvider } from './server/openapi.js';
+import { ApiServer, type VersionInfo } from './server/apiserver.js';
+import { ensurePki, type Pki } from './server/certs.js';
+import { createAuthenticator, type UserInfo as AuthUser } from './server/filters/authentication.js';
+import { createHealthChecks } from './server/health.js';
+import { writeAdminKubeconfig } from './server/kubeconfig.js';
+import { createApiMetrics, metricsHandler, type ApiMetrics } from './server/metrics.js';
+import { ApiRegistry, type AdmissionPlugin, type ApiModule } from './registry/registry.js';
+import { defaultModules } from './registry/modules.js';
+import type { Storage } from './storage/storage.js';
+import { CachingStorage } from './storage/cacher/cacher.js';
+import { instrumentStorage } from './storage/instrumented.js';
+
+export { core, coordination, events, defaultModules } from './registry/modules.js';
+
+/** A storage backend to open when the control plane starts. */
+export interface StorageFactory {
+  readonly name: string;
+  open(): Promise<Storage>;
+}
+
+export interface ControlPlaneOptions {
+  readonly storage: StorageFactory;
+  /** API modules to serve; default core, events.k8s.io and coordination.k8s.io. */
+  readonly apis?: readonly ApiModule[];
+  /** Where PKI and the admin kubeconfig live. */
+  readonly dataDir: string;
+  readonly host?: string;
+  /** 0 picks a free port. Default 6443. */
+  readonly port?: number;
+  /** Bearer tokens accepted besides client certificates. */
+  readonly tokens?: ReadonlyMap<string, AuthUser>;
+  readonly anonymousAuth?: boolean;
+  readonly maxRequestBodyBytes?: number;
+  readonly maxInFlight?: number;
+  /** Answer lists and watches from memory (default true). */
+  readonly watchCache?: boolean;
+  readonly admission?: readonly AdmissionPlugin[];
+  readonly minRequestTimeoutSeconds?: number;
+  readonly log?: (msg: string) => void;
+}
+
+export interface ControlPlane {
+  readonly registry: ApiRegistry;
+  readonly storage: Storage;
+  readonly metrics: ApiMetrics;
+  readonly pki: Pki;
+  /** `https://host:port`, known after start. */
+  readonly url: string;
+  readonly port: number;
+  readonly kubeconfigPath: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const KPLANE_VERSION = '0.1.0';
+/** The Kubernetes API level kplane speaks (what /version reports as major/minor). */
+export const KUBE_API_LEVEL = { major: '1', minor: '33' };
+
+export function versionInfo(): VersionInfo {
+  return {
+    major: KUBE_API_LEVEL.major,
+    minor: KUBE_API_LEVEL.minor,
+    gitVersion: `v${KUBE_API_LEVEL.major}.${KUBE_API_LEVEL.minor}.0+kplane.${KPLANE_VERSION}`,
+    gitCommit: '',
+    gitTreeState: '',
+    buildDate: '',
+    goVersion: `node${process.versions.node}`,
+    compiler: 'tsc',
+    platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+  };
+}
+
+export async function createControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = opts.log ?? (() => {});
+  const dataDir = resolve(opts.dataDir);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const host = opts.host ?? '127.0.0.1';
+  const pki = await ensurePki(join(dataDir, 'pki'), { hosts: ['127.0.0.1', '::1', 'localhost', host] });
+  const metrics = createApiMetrics();
+  const raw = await opts.storage.open();
+  const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
+  const cacher = opts.watchCache === false ? undefined : new CachingStorage(instrumented);
+  const storage: Storage = cacher ?? instrumented;
+  const registry = new ApiRegistry(storage, cacher ? (prefix) => cacher.register(prefix) : undefined);
+  const modules = opts.apis ?? defaultModules();
+  const seenDefs = new Set<object>();
+  for (const m of modules) {
+    for (const r of m.resources) registry.add(r);
+    if (m.definitions && !seenDefs.has(m.definitions)) {
+      seenDefs.add(m.definitions);
+      registry.addDefinitions(m.definitions);
+    }
+  }
+  const ctx = { registry };
+  const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
+  const health = createHealthChecks([
+    { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
+    { name: 'bootstrap', check: async () => { if (!bootstrapped) throw new Error('not finished'); }, endpoints: ['healthz', 'readyz'] },
+  ]);
+  let bootstrapped = false;
+  let port = opts.port ?? 6443;
+  const apiServer = new ApiServer({
+    registry,
+    admission,
+    authenticate: createAuthenticator({ ...(opts.tokens ? { tokens: opts.tokens } : {}), anonymous: opts.anonymousAuth ?? false }),
+    maxRequestBodyBytes: opts.maxRequestBodyBytes ?? 3 * 1024 * 1024,
+    ...(opts.maxInFlight !== undefined ? { maxInFlight: opts.maxInFlight } : {}),
+    metrics,
+    health: { handle: (path, query) => health.handle(path, query) },
+    openapi: buildOpenAPIProvider(registry, versionInfo()),
+    version: versionInfo(),
+    serverAddress: () => `${host.includes(':') ? `[${host}]` : host}:${port}`,
+    metricsText: metricsHandler(metrics.registry),
+    ...(opts.minRequestTimeoutSeconds !== undefined ? { minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds } : {}),
+    log,
+  });
+  let server: Http2SecureServer | undefined;
+  const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
+  const urlOf = (): string => `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  const cp: ControlPlane = {
+    registry,
+    storage,
+    metrics,
+    pki,
+    get url() {
+      return urlOf();
+    },
+    get port() {
+      return port;
+    },
+    kubeconfigPath,
+    async start() {
+      for (const m of modules) await m.bootstrap?.(ctx);
+      bootstrapped = true;
+      server = createSecureServer(
+        {
+          key: pki.servingKeyPem,
+          cert: pki.servingCertPem,
+          ca: pki.caCertPem,
+          requestCert: true,
+          rejectUnauthorized: false,
+          allowHTTP1: true,
+          settings: { maxConcurrentStreams: 1000 },
+        },
+        apiServer.handle as unknown as Parameters<typeof createSecureServer>[1],
+      );
+      // Idle keep-alive connections stay open like kube-apiserver's (clients reuse them).
+      server.setTimeout(0);
+      await new Promise<void>((ok, fail) => {
+        server!.once('error', fail);
+        server!.listen(port, host, () => {
+          server!.off('error', fail);
+          ok();
+        });
+      });
+      port = (server.address() as AddressInfo).port;
+      await writeAdminKubeconfig(kubeconfigPath, { server: urlOf(), pki });
+    },
+    async stop() {
+      health.markShuttingDown();
+      apiServer.shutdown();
+      if (server) {
+        const s = server;
+        await new Promise<void>((ok) => {
+          s.close(() => ok());
+          // Open HTTP/2 sessions and keep-alive sockets would hold close() forever.
+          setTimeout(() => ok(), 2000).unref();
+        });
+      }
+      await storage.close();
+    },
+  };
+  return cp;
+}

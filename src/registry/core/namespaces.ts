@@ -1,0 +1,115 @@
+import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
+import type { KubeObject } from '../../apimachinery/types.js';
+import { nameIsDNSLabel } from '../../apimachinery/validation/names.js';
+import { cloneObject } from '../codec.js';
+import type { Strategy } from '../strategy.js';
+import { ageColumn, ageSince, nameColumn } from '../table.js';
+
+/** The finalizer the namespace controller removes once the namespace is empty. */
+export const KUBERNETES_FINALIZER = 'kubernetes';
+export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public'] as const;
+/** Namespaces get this label with their own name (kube 1.21+). */
+const NAME_LABEL = 'kubernetes.io/metadata.name';
+
+interface NamespaceShape {
+  spec?: { finalizers?: string[] };
+  status?: { phase?: string; conditions?: unknown[] };
+}
+
+function specOf(o: KubeObject): NamespaceShape['spec'] {
+  return (o as NamespaceShape).spec;
+}
+function statusOf(o: KubeObject): NamespaceShape['status'] {
+  return (o as NamespaceShape).status;
+}
+
+function validateFinalizers(o: KubeObject): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const fins = specOf(o)?.finalizers ?? [];
+  fins.forEach((f, i) => {
+    if (typeof f !== 'string' || f === '') issues.push(fieldIssue.invalid(`spec.finalizers[${i}]`, f, 'name part must be non-empty'));
+  });
+  return issues;
+}
+
+function validateNamespace(o: KubeObject): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  issues.push(...validateFinalizers(o));
+  const phase = statusOf(o)?.phase;
+  if (phase !== undefined && phase !== 'Active' && phase !== 'Terminating') {
+    issues.push(fieldIssue.notSupported('status.phase', phase, ['Active', 'Terminating']));
+  }
+  return issues;
+}
+
+export const namespaceStrategy: Strategy = {
+  namespaced: false,
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+  nameValidator: nameIsDNSLabel,
+  defaults(o) {
+    const meta = (o.metadata ??= {});
+    if (meta.name) meta.labels = { ...(meta.labels ?? {}), [NAME_LABEL]: meta.name };
+  },
+  prepareForCreate(o) {
+    const n = o as KubeObject & NamespaceShape;
+    n.status = { phase: 'Active' };
+    const fins = n.spec?.finalizers ?? [];
+    n.spec = { ...(n.spec ?? {}), finalizers: fins.includes(KUBERNETES_FINALIZER) ? fins : [...fins, KUBERNETES_FINALIZER] };
+  },
+  prepareForUpdate(o, old) {
+    // Spec finalizers change only through /finalize, status only through /status.
+    const n = o as KubeObject & NamespaceShape;
+    const spec = specOf(old);
+    if (spec) n.spec = cloneObject(spec);
+    else delete n.spec;
+    const status = statusOf(old);
+    if (status) n.status = cloneObject(status);
+    else delete n.status;
+  },
+  validate: validateNamespace,
+  validateUpdate: validateNamespace,
+  selectableFields: (o) => ({ 'status.phase': statusOf(o)?.phase ?? '' }),
+  subresources: {
+    status: {
+      merge(incoming, current) {
+        const s = statusOf(incoming);
+        const out = current as KubeObject & NamespaceShape;
+        if (s) out.status = s;
+        else delete out.status;
+        return withMeta(out, incoming);
+      },
+    },
+    finalize: {
+      merge(incoming, current) {
+        const out = current as KubeObject & NamespaceShape;
+        out.spec = { ...(out.spec ?? {}), finalizers: specOf(incoming)?.finalizers ?? [] };
+        return withMeta(out, incoming);
+      },
+    },
+  },
+  beforeDelete(o) {
+    const spec = specOf(o);
+    const hasSpecFinalizers = (spec?.finalizers?.length ?? 0) > 0;
+    if (o.metadata?.deletionTimestamp) {
+      // Already terminating: removal happens once both finalizer lists are empty.
+      return hasSpecFinalizers || (o.metadata.finalizers?.length ?? 0) > 0 ? { update: cloneObject(o) } : 'proceed';
+    }
+    if (!hasSpecFinalizers && (o.metadata?.finalizers?.length ?? 0) === 0) return 'proceed';
+    const next = cloneObject(o) as KubeObject & NamespaceShape;
+    next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+    return { update: next };
+  },
+  canRemove: (o) => (specOf(o)?.finalizers?.length ?? 0) === 0,
+  tableColumns: [nameColumn, { name: 'Status', type: 'string', description: 'The status of the namespace', priority: 0 }, ageColumn],
+  tableCells: (o) => [o.metadata?.name ?? '', statusOf(o)?.phase ?? '', ageSince(o.metadata?.creationTimestamp)],
+};
+
+/** Subresource writes may still carry the resourceVersion precondition and labels from the client. */
+function withMeta(out: KubeObject, incoming: KubeObject): KubeObject {
+  out.metadata = { ...(out.metadata ?? {}) };
+  const rv = incoming.metadata?.resourceVersion;
+  if (rv !== undefined) out.metadata.resourceVersion = rv;
+  else delete out.metadata.resourceVersion;
+  return out;
+}

@@ -1,0 +1,685 @@
+// The generic store: kube REST semantics over the Storage contract, for every resource.
+// Kind-specific behaviour comes from the Strategy; this file never branches on kind.
+import { randomUUID } from 'node:crypto';
+import {
+  CONTINUE_EXPIRED_MESSAGE,
+  StatusError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  fieldIssue,
+  internalError,
+  invalid,
+  notFound,
+  resourceExpired,
+  serviceUnavailable,
+  timeout,
+  tooOldResourceVersion,
+  type FieldIssue,
+} from '../apimachinery/errors.js';
+import type { ResourceDescriptor } from '../apimachinery/resource.js';
+import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Status } from '../apimachinery/types.js';
+import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
+import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
+import { prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apimachinery/validation/objectmeta.js';
+import {
+  ConflictError,
+  ExpiredError,
+  KeyExistsError,
+  KeyNotFoundError,
+  StorageUnavailableError,
+  type KV,
+  type Storage,
+  type WatchEvent,
+} from '../storage/storage.js';
+import { cloneObject, decodeFromStorage, encodeForStorage } from './codec.js';
+import { compilePredicate, type Predicate } from './predicate.js';
+import type { Strategy } from './strategy.js';
+
+export interface VersionConverter {
+  /** Served version → storage version (e.g. events.k8s.io/v1 Event → core/v1 Event). */
+  toStorage(obj: KubeObject): KubeObject;
+  fromStorage(obj: KubeObject): KubeObject;
+}
+
+export interface StoreOptions {
+  readonly descriptor: ResourceDescriptor;
+  readonly strategy: Strategy;
+  readonly storage: Storage;
+  /** Key prefix of the resource, ending in '/': `/registry/configmaps/`. */
+  readonly keyPrefix: string;
+  readonly clock?: () => Date;
+  readonly converter?: VersionConverter;
+  /** How long a list/get with resourceVersion N > current waits before 504 (ms). */
+  readonly freshnessWaitMs?: number;
+}
+
+export interface ListOptions {
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly limit?: number;
+  readonly continue?: string;
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: string;
+}
+
+export interface WatchOptions {
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: string;
+  readonly allowWatchBookmarks?: boolean;
+  readonly sendInitialEvents?: boolean;
+  readonly signal: AbortSignal;
+  readonly progressIntervalMs?: number;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+export interface ApiWatchEvent {
+  readonly type: WatchEventType;
+  readonly object: KubeObject;
+}
+
+export interface WriteOptions {
+  readonly dryRun?: boolean;
+  readonly fieldManager?: string;
+  /** Validating admission, run after the strategy's own validation (kube's createValidation/updateValidation). */
+  readonly validate?: (obj: KubeObject, old: KubeObject | undefined) => void | Promise<void>;
+}
+
+export interface DeleteOptions {
+  readonly preconditions?: { uid?: string; resourceVersion?: string };
+  readonly propagationPolicy?: string;
+  readonly orphanDependents?: boolean;
+  readonly gracePeriodSeconds?: number;
+  readonly dryRun?: boolean;
+}
+
+export interface UpdateResult {
+  readonly object: KubeObject;
+  readonly created: boolean;
+  readonly warnings: string[];
+}
+
+/** Produces the object to store from the current one (undefined when absent). May throw StatusError. */
+export type UpdateFn = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
+
+const CONTINUE_VERSION = 'meta.k8s.io/v1';
+const MAX_UPDATE_RETRIES = 16;
+
+export class GenericStore {
+  readonly descriptor: ResourceDescriptor;
+  readonly strategy: Strategy;
+  readonly groupResource: { group: string; resource: string };
+  private readonly storage: Storage;
+  private readonly keyPrefix: string;
+  private readonly clock: () => Date;
+  private readonly converter: VersionConverter | undefined;
+  private readonly freshnessWaitMs: number;
+
+  constructor(opts: StoreOptions) {
+    this.descriptor = opts.descriptor;
+    this.strategy = opts.strategy;
+    this.storage = opts.storage;
+    this.keyPrefix = opts.keyPrefix;
+    this.clock = opts.clock ?? (() => new Date());
+    this.converter = opts.converter;
+    this.freshnessWaitMs = opts.freshnessWaitMs ?? 3000;
+    this.groupResource = { group: opts.descriptor.group, resource: opts.descriptor.plural };
+  }
+
+  get apiVersion(): string {
+    return apiVersionOf(this.descriptor.group, this.descriptor.version);
+  }
+
+  // ---- keys -------------------------------------------------------------------------------
+
+  private key(namespace: string | undefined, name: string): string {
+    return this.strategy.namespaced ? `${this.keyPrefix}${namespace ?? ''}/${name}` : `${this.keyPrefix}${name}`;
+  }
+
+  private listPrefix(namespace: string | undefined): string {
+    return this.strategy.namespaced && namespace ? `${this.keyPrefix}${namespace}/` : this.keyPrefix;
+  }
+
+  // ---- decoding -------------------------------------------------------------------------
+
+  /** Stored value → served object (shared, read-only). */
+  private fromKV(kv: KV, revision?: number): KubeObject {
+    const stored = decodeFromStorage(kv, revision);
+    return this.converter ? this.converter.fromStorage(stored) : stored;
+  }
+
+  private toBytes(obj: KubeObject): Uint8Array {
+    return encodeForStorage(this.converter ? this.converter.toStorage(obj) : obj);
+  }
+
+  private storageError(e: unknown, name: string): StatusError {
+    if (e instanceof StatusError) return e;
+    if (e instanceof KeyNotFoundError) return notFound(this.groupResource, name);
+    if (e instanceof KeyExistsError) return alreadyExists(this.groupResource, name);
+    if (e instanceof ConflictError) return conflict(this.groupResource, name);
+    if (e instanceof ExpiredError) return tooOldResourceVersion(e.requested, e.oldest);
+    if (e instanceof StorageUnavailableError) return serviceUnavailable(`storage is unavailable: ${e.message}`);
+    return internalError(e);
+  }
+
+  // ---- reads -----------------------------------------------------------------------------
+
+  async get(namespace: string | undefined, name: string): Promise<KubeObject> {
+    let kv: KV | undefined;
+    try {
+      kv = await this.storage.get(this.key(namespace, name));
+    } catch (e) {
+      throw this.storageError(e, name);
+    }
+    if (!kv) throw notFound(this.groupResource, name);
+    return this.fromKV(kv);
+  }
+
+  private predicate(labelSelector?: string, fieldSelector?: string): Predicate {
+    return compilePredicate(labelSelector, fieldSelector, this.strategy, this.groupResource);
+  }
+
+  /** Waits until storage has reached `rv` (resourceVersionMatch=NotOlderThan) or answers 504 like kube. */
+  private async waitForRevision(rv: number): Promise<void> {
+    const deadline = Date.now() + this.freshnessWaitMs;
+    for (;;) {
+      const current = await this.storage.currentRevision();
+      if (current >= rv) return;
+      if (Date.now() >= deadline) throw timeout(`Too large resource version: ${rv}, current: ${current}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async list(namespace: string | undefined, opts: ListOptions = {}): Promise<KubeList> {
+    const pred = this.predicate(opts.labelSelector, opts.fieldSelector);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const prefix = this.listPrefix(namespace);
+    let readRevision: number | undefined;
+    let startKey: string | undefined;
+
+    if (opts.continue) {
+      if (opts.resourceVersion && opts.resourceVersion !== '0') {
+        throw badRequest('specifying resource version is not allowed when using continue');
+      }
+      const token = decodeContinue(opts.continue);
+      readRevision = token.rv;
+      startKey = prefix + token.start;
+      if (!startKey.startsWith(prefix)) throw badRequest('continue key is not valid: invalid continue token');
+    } else {
+      const rv = parseResourceVersion(opts.resourceVersion);
+      const match = opts.resourceVersionMatch ?? '';
+      if (match && opts.resourceVersion === undefined) {
+        throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+      }
+      if (match && match !== 'Exact' && match !== 'NotOlderThan') {
+        throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
+      }
+      if (match === 'Exact' && rv === 0) {
+        throw badRequest('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+      }
+      // Exact, or a legacy paged list at a given revision, reads at that revision; NotOlderThan waits.
+      if (rv > 0 && (match === 'Exact' || (match === '' && limit > 0))) readRevision = rv;
+      else if (rv > 0) await this.waitForRevision(rv);
+    }
+
+    const items: KubeObject[] = [];
+    let revision = 0;
+    let more = false;
+    let remaining: number | undefined;
+    let lastKey: string | undefined;
+    try {
+      // With a selector, storage pages may hold fewer matches than asked: keep reading.
+      let cursor = startKey;
+      for (;;) {
+        const want = limit ? Math.max(limit - items.length, pred.empty ? 0 : 64) : 0;
+        const page = await this.storage.list(prefix, {
+          ...(readRevision !== undefined ? { revision: readRevision } : {}),
+          ...(want ? { limit: want } : {}),
+          ...(cursor !== undefined ? { startKey: cursor } : {}),
+        });
+        revision = page.revision;
+        readRevision ??= page.revision;
+        for (let i = 0; i < page.items.length; i++) {
+          const kv = page.items[i]!;
+          const obj = this.fromKV(kv);
+          if (!pred.matches(obj)) continue;
+          items.push(obj);
+          lastKey = kv.key;
+          if (limit && items.length >= limit) {
+            more = i < page.items.length - 1 || page.more;
+            if (more && pred.empty && page.remaining !== undefined) remaining = page.remaining + (page.items.length - 1 - i);
+            break;
+          }
+        }
+        if ((limit && items.length >= limit) || !page.more) break;
+        const last = page.items[page.items.length - 1];
+        if (!last) break;
+        cursor = last.key + '\x00';
+      }
+    } catch (e) {
+      if (e instanceof ExpiredError && opts.continue) throw resourceExpired(CONTINUE_EXPIRED_MESSAGE);
+      if (e instanceof ExpiredError) throw resourceExpired(`The resourceVersion for the provided list is too old.`);
+      throw this.storageError(e, '');
+    }
+    const metadata: KubeList['metadata'] = { resourceVersion: String(revision) };
+    if (more && lastKey !== undefined) {
+      metadata.continue = encodeContinue(revision, lastKey.slice(prefix.length) + '\x00');
+      if (remaining !== undefined) metadata.remainingItemCount = remaining;
+    }
+    return { apiVersion: this.apiVersion, kind: this.descriptor.listKind, metadata, items };
+  }
+
+  /**
+   * A watch in kube's terms: with resourceVersion unset or "0" it starts with synthetic ADDED
+   * events for the current state (at one revision) and continues from there without a gap.
+   */
+  async *watch(namespace: string | undefined, opts: WatchOptions): AsyncGenerator<ApiWatchEvent> {
+    const pred = this.predicate(opts.labelSelector, opts.fieldSelector);
+    const prefix = this.listPrefix(namespace);
+    const rvParam = opts.resourceVersion;
+    const rv = parseResourceVersion(rvParam);
+    let after: number;
+    const initial: KubeObject[] = [];
+    const wantsInitial = opts.sendInitialEvents ?? (rvParam === undefined || rvParam === '' || rv === 0);
+    if (opts.sendInitialEvents !== undefined && opts.resourceVersionMatch !== 'NotOlderThan') {
+      throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [
+        fieldIssue.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan'),
+      ]);
+    }
+    try {
+      if (wantsInitial) {
+        if (rv > 0) await this.waitForRevision(rv);
+        const page = await this.storage.list(prefix);
+        after = page.revision;
+        for (const kv of page.items) {
+          const obj = this.fromKV(kv);
+          if (pred.matches(obj)) initial.push(obj);
+        }
+      } else {
+        after = rv;
+      }
+    } catch (e) {
+      throw this.storageError(e, '');
+    }
+    for (const obj of initial) yield { type: 'ADDED', object: obj };
+    if (opts.sendInitialEvents) {
+      yield { type: 'BOOKMARK', object: this.bookmark(after, true) };
+    }
+    let events: AsyncIterable<WatchEvent>;
+    try {
+      events = this.storage.watch(prefix, {
+        afterRevision: after,
+        signal: opts.signal,
+        ...(opts.allowWatchBookmarks ? { progressIntervalMs: opts.progressIntervalMs ?? 10_000 } : {}),
+      });
+    } catch (e) {
+      throw this.storageError(e, '');
+    }
+    try {
+      for await (const ev of events) {
+        if (ev.type === 'progress') {
+          if (opts.allowWatchBookmarks) yield { type: 'BOOKMARK', object: this.bookmark(ev.revision, false) };
+          continue;
+        }
+        const out = this.translate(ev, pred);
+        if (out) yield out;
+      }
+    } catch (e) {
+      if (opts.signal.aborted) return;
+      throw this.storageError(e, '');
+    }
+  }
+
+  /** Storage event → API event, turning selector transitions into ADDED/DELETED as kube does. */
+  private translate(ev: Exclude<WatchEvent, { type: 'progress' }>, pred: Predicate): ApiWatchEvent | undefined {
+    if (ev.type === 'delete') {
+      const last = ev.prevKv ?? ev.kv;
+      const obj = this.fromKV(last, ev.revision);
+      return pred.matches(obj) ? { type: 'DELETED', object: obj } : undefined;
+    }
+    const cur = this.fromKV(ev.kv);
+    const curMatches = pred.matches(cur);
+    if (pred.empty) return { type: ev.prevKv || ev.kv.createRevision !== ev.kv.modRevision ? 'MODIFIED' : 'ADDED', object: cur };
+    const prevMatches = ev.prevKv ? pred.matches(this.fromKV(ev.prevKv)) : false;
+    if (curMatches && prevMatches) return { type: 'MODIFIED', object: cur };
+    if (curMatches) return { type: 'ADDED', object: cur };
+    if (prevMatches) return { type: 'DELETED', object: cur };
+    return undefined;
+  }
+
+  private bookmark(revision: number, initialEventsEnd: boolean): KubeObject {
+    const metadata: ObjectMeta = { resourceVersion: String(revision) };
+    if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+    return { kind: this.descriptor.kind, apiVersion: this.apiVersion, metadata };
+  }
+
+  // ---- writes ----------------------------------------------------------------------------
+
+  private checkNamespaceAndName(obj: KubeObject, namespace: string | undefined, urlName?: string): void {
+    const meta = (obj.metadata ??= {});
+    if (this.strategy.namespaced) {
+      if (meta.namespace && namespace && meta.namespace !== namespace) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      if (namespace) meta.namespace = namespace;
+    } else if (meta.namespace) {
+      // Cluster-scoped: kube clears a namespace sent in the body rather than failing.
+      delete meta.namespace;
+    }
+    if (urlName !== undefined && meta.name !== undefined && meta.name !== urlName) {
+      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${urlName})`);
+    }
+  }
+
+  private validateCreate(obj: KubeObject): void {
+    const issues: FieldIssue[] = [
+      ...validateObjectMetaCreate(obj.metadata ?? {}, { namespaced: this.strategy.namespaced, nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain }),
+      ...this.strategy.validate(obj),
+    ];
+    if (issues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, obj.metadata?.name ?? '', issues);
+  }
+
+  private validateUpdate(obj: KubeObject, old: KubeObject): void {
+    const issues: FieldIssue[] = [
+      ...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}, { namespaced: this.strategy.namespaced, nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain }),
+      ...this.strategy.validateUpdate(obj, old),
+    ];
+    if (issues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, obj.metadata?.name ?? '', issues);
+  }
+
+  /** Prepares a new object exactly as create would store it (also used by PUT-creates). */
+  private prepareCreate(input: KubeObject, namespace: string | undefined): KubeObject {
+    const obj = input;
+    obj.apiVersion = this.apiVersion;
+    obj.kind = this.descriptor.kind;
+    this.checkNamespaceAndName(obj, namespace);
+    const meta = obj.metadata!;
+    if (!meta.name && meta.generateName) meta.name = generateNameFrom(meta.generateName);
+    // System fields are the server's, whatever the client sent (rest.FillObjectMetaSystemFields).
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.clock());
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (meta.generation !== undefined) delete meta.generation;
+    this.strategy.defaults?.(obj);
+    this.strategy.prepareForCreate(obj);
+    this.validateCreate(obj);
+    return obj;
+  }
+
+  async create(namespace: string | undefined, input: KubeObject, opts: WriteOptions = {}): Promise<{ object: KubeObject; warnings: string[] }> {
+    const usesGenerateName = !input.metadata?.name && !!input.metadata?.generateName;
+    for (let attempt = 0; ; attempt++) {
+      const obj = this.prepareCreate(attempt === 0 ? input : cloneObject(input), namespace);
+      if (!obj.metadata?.name) {
+        throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, '', [
+          fieldIssue.required('metadata.name', 'name or generateName is required'),
+        ]);
+      }
+      const warnings = this.strategy.warningsOnCreate?.(obj) ?? [];
+      await opts.validate?.(obj, undefined);
+      if (opts.dryRun) return { object: obj, warnings };
+      try {
+        const kv = await this.storage.create(this.key(namespace, obj.metadata.name), this.toBytes(obj));
+        return { object: this.fromKV(kv), warnings };
+      } catch (e) {
+        // A generated name that collides is retried with a new suffix (kube's RetryGenerateName).
+        if (e instanceof KeyExistsError && usesGenerateName && attempt < 7) {
+          if (attempt === 0) input = cloneObject({ ...obj, metadata: { ...obj.metadata, name: undefined } });
+          continue;
+        }
+        throw this.storageError(e, obj.metadata.name);
+      }
+    }
+  }
+
+  /**
+   * Update through a function of the current object, retried on storage conflicts unless the
+   * caller pinned a resourceVersion (then a stale one is a 409). `subresource` limits what changes.
+   */
+  async update(
+    namespace: string | undefined,
+    name: string,
+    updateFn: UpdateFn,
+    opts: WriteOptions & { subresource?: string; forceAllowCreate?: boolean } = {},
+  ): Promise<UpdateResult> {
+    const key = this.key(namespace, name);
+    for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
+      let kv: KV | undefined;
+      try {
+        kv = await this.storage.get(key);
+      } catch (e) {
+        throw this.storageError(e, name);
+      }
+      const current = kv ? this.fromKV(kv) : undefined;
+      const incoming = await updateFn(current ? cloneObject(current) : undefined);
+      if (!kv || !current) {
+        if (!(this.strategy.allowCreateOnUpdate || opts.forceAllowCreate) || opts.subresource) throw notFound(this.groupResource, name);
+        this.checkNamespaceAndName(incoming, namespace, name);
+        if (incoming.metadata?.resourceVersion) {
+          // PUT-create with a resourceVersion: the object it refers to does not exist.
+          throw notFound(this.groupResource, name);
+        }
+        incoming.metadata!.name = name;
+        const created = await this.create(namespace, incoming, opts);
+        return { object: created.object, created: true, warnings: created.warnings };
+      }
+      this.checkNamespaceAndName(incoming, namespace, name);
+      const meta = (incoming.metadata ??= {});
+      meta.name ??= name;
+      const rvGiven = meta.resourceVersion !== undefined && meta.resourceVersion !== '';
+      if (rvGiven && meta.resourceVersion !== current.metadata?.resourceVersion) {
+        throw conflict(this.groupResource, name);
+      }
+      if (!rvGiven && !this.strategy.allowUnconditionalUpdate) {
+        throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, name, [
+          fieldIssue.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+        ]);
+      }
+      let obj: KubeObject;
+      if (opts.subresource) {
+        const sub = this.strategy.subresources?.[opts.subresource];
+        if (!sub) throw notFound(this.groupResource, name);
+        obj = sub.merge(incoming, cloneObject(current));
+      } else {
+        obj = incoming;
+      }
+      obj.apiVersion = this.apiVersion;
+      obj.kind = this.descriptor.kind;
+      const om = (obj.metadata ??= {});
+      const cm = current.metadata ?? {};
+      // Fields the server owns keep their stored values (rest.BeforeUpdate); a different uid fails validation.
+      prepareObjectMetaForUpdate(om, cm);
+      delete om.selfLink;
+      om.resourceVersion = cm.resourceVersion;
+      this.strategy.defaults?.(obj);
+      if (!opts.subresource) this.strategy.prepareForUpdate(obj, current);
+      this.validateUpdate(obj, current);
+      const subIssues = opts.subresource ? this.strategy.subresources?.[opts.subresource]?.validateUpdate?.(obj, current) ?? [] : [];
+      if (subIssues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, name, subIssues);
+      const warnings = this.strategy.warningsOnUpdate?.(obj, current) ?? [];
+      await opts.validate?.(obj, current);
+      // An update that changes nothing is not written: no new revision, no watch event.
+      const bytes = this.toBytes(obj);
+      if (bytesEqual(bytes, kv.value)) return { object: current, created: false, warnings };
+      // A deleting object whose last finalizer goes is removed (store.shouldDeleteDuringUpdate).
+      const removing = !!om.deletionTimestamp && (om.finalizers?.length ?? 0) === 0 && (this.strategy.canRemove?.(obj) ?? true);
+      if (opts.dryRun) return { object: obj, created: false, warnings };
+      try {
+        if (removing) {
+          const del = await this.storage.delete(key, kv.modRevision);
+          const out = cloneObject(obj);
+          out.metadata!.resourceVersion = String(del.revision);
+          return { object: out, created: false, warnings };
+        }
+        const next = await this.storage.update(key, bytes, kv.modRevision);
+        return { object: this.fromKV(next), created: false, warnings };
+      } catch (e) {
+        if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
+          if (rvGiven) throw e instanceof KeyNotFoundError ? notFound(this.groupResource, name) : conflict(this.groupResource, name);
+          continue;
+        }
+        throw this.storageError(e, name);
+      }
+    }
+    throw conflict(this.groupResource, name, 'too many concurrent updates; please try again');
+  }
+
+  /**
+   * DELETE: with finalizers (or a strategy that defers deletion) the object only gets its
+   * deletionTimestamp; otherwise it is removed. Returns the object and whether it is gone.
+   */
+  async delete(namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<{ object: KubeObject; deleted: boolean }> {
+    validateDeleteOptions(opts);
+    const key = this.key(namespace, name);
+    for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
+      let kv: KV | undefined;
+      try {
+        kv = await this.storage.get(key);
+      } catch (e) {
+        throw this.storageError(e, name);
+      }
+      if (!kv) throw notFound(this.groupResource, name);
+      const current = this.fromKV(kv);
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== current.metadata?.uid) {
+        throw conflict(this.groupResource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
+        throw conflict(
+          this.groupResource,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
+        );
+      }
+      let next: KubeObject | undefined;
+      const hook = this.strategy.beforeDelete?.(current);
+      if (hook && hook !== 'proceed') {
+        next = hook.update;
+      } else if ((current.metadata?.finalizers?.length ?? 0) > 0) {
+        next = cloneObject(current);
+      }
+      if (next) {
+        const m = (next.metadata ??= {});
+        if (m.deletionTimestamp && current.metadata?.deletionTimestamp && bytesEqual(this.toBytes(next), kv.value)) {
+          return { object: current, deleted: false }; // already terminating: nothing to change
+        }
+        m.deletionTimestamp ??= rfc3339(this.clock());
+        m.deletionGracePeriodSeconds ??= 0;
+        if (opts.dryRun) return { object: next, deleted: false };
+        try {
+          const updated = await this.storage.update(key, this.toBytes(next), kv.modRevision);
+          return { object: this.fromKV(updated), deleted: false };
+        } catch (e) {
+          if (e instanceof ConflictError) continue;
+          throw this.storageError(e, name);
+        }
+      }
+      if (opts.dryRun) return { object: current, deleted: true };
+      try {
+        const del = await this.storage.delete(key, kv.modRevision);
+        return { object: this.fromKV(del.kv, del.revision), deleted: true };
+      } catch (e) {
+        if (e instanceof ConflictError) continue;
+        if (e instanceof KeyNotFoundError) throw notFound(this.groupResource, name);
+        throw this.storageError(e, name);
+      }
+    }
+    throw conflict(this.groupResource, name, 'too many concurrent updates; please try again');
+  }
+
+  async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions = {}): Promise<KubeList> {
+    validateDeleteOptions(opts);
+    const list = await this.list(namespace, { ...(listOpts.labelSelector ? { labelSelector: listOpts.labelSelector } : {}), ...(listOpts.fieldSelector ? { fieldSelector: listOpts.fieldSelector } : {}) });
+    const deleted: KubeObject[] = [];
+    for (const item of list.items) {
+      const m = item.metadata ?? {};
+      try {
+        const r = await this.delete(m.namespace, m.name ?? '', { ...opts, preconditions: { uid: m.uid ?? '' } });
+        deleted.push(r.object);
+      } catch (e) {
+        // Gone or replaced meanwhile: not ours to delete any more.
+        if (e instanceof StatusError && (e.code === 404 || e.code === 409)) continue;
+        throw e;
+      }
+    }
+    return { ...list, items: deleted };
+  }
+
+  /** The Status a DELETE answers with when the object is gone (non-namespace kinds). */
+  deletedStatus(obj: KubeObject): Status {
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: {
+        name: obj.metadata?.name ?? '',
+        ...(this.descriptor.group ? { group: this.descriptor.group } : {}),
+        kind: this.descriptor.plural,
+        ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}),
+      },
+      code: 200,
+    };
+  }
+
+  async count(): Promise<number> {
+    return this.storage.count(this.keyPrefix);
+  }
+}
+
+function validateDeleteOptions(opts: DeleteOptions): void {
+  const issues: FieldIssue[] = [];
+  const p = opts.propagationPolicy;
+  if (p !== undefined && p !== 'Orphan' && p !== 'Background' && p !== 'Foreground') {
+    issues.push(fieldIssue.notSupported('propagationPolicy', p, ['Foreground', 'Background', 'Orphan', 'nil']));
+  }
+  if (p !== undefined && opts.orphanDependents !== undefined) {
+    issues.push(fieldIssue.invalid('propagationPolicy', p, 'orphanDependents and deletionPropagation cannot be both set'));
+  }
+  if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0) {
+    issues.push(fieldIssue.invalid('gracePeriodSeconds', opts.gracePeriodSeconds, 'must be greater than or equal to 0'));
+  }
+  if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', issues);
+}
+
+export function parseResourceVersion(rv: string | undefined): number {
+  if (rv === undefined || rv === '') return 0;
+  if (!/^\d+$/.test(rv)) {
+    throw badRequest(`invalid resource version "${rv}"`); // kube: storage.NewInvalidError → 400 for list/watch params
+  }
+  return Number(rv);
+}
+
+function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: CONTINUE_VERSION, rv, start })).toString('base64url');
+}
+
+function decodeContinue(token: string): { rv: number; start: string } {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (typeof parsed === 'object' && parsed !== null) {
+      const t = parsed as { v?: unknown; rv?: unknown; start?: unknown };
+      if (t.v !== CONTINUE_VERSION) throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+      if (typeof t.rv !== 'number' || t.rv <= 0 || typeof t.start !== 'string' || t.start === '') throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+      return { rv: t.rv, start: t.start };
+    }
+  } catch (e) {
+    throw badRequest(e instanceof Error && e.message.startsWith('continue') ? e.message : 'continue key is not valid: illegal base64 data');
+  }
+  throw badRequest('continue key is not valid: illegal base64 data');
+}
+
+/** RFC 3339 with second precision, as metav1.Time serialises. */
+export function rfc3339(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  return Buffer.compare(a, b) === 0;
+}

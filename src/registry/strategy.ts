@@ -1,0 +1,56 @@
+// A resource's behaviour, as data and small functions: the generic store never branches on kind.
+import type { FieldIssue } from '../apimachinery/errors.js';
+import type { KubeObject } from '../apimachinery/types.js';
+import type { NameValidator } from '../apimachinery/validation/names.js';
+
+export interface TableColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  readonly format?: string;
+  readonly description: string;
+  /** 0 = shown by default; >0 only with `-o wide`. */
+  readonly priority: number;
+}
+
+export interface Strategy {
+  readonly namespaced: boolean;
+  /** PUT on a missing object creates it. */
+  readonly allowCreateOnUpdate: boolean;
+  /** PUT without metadata.resourceVersion is accepted (last write wins). */
+  readonly allowUnconditionalUpdate: boolean;
+  /** Rules for metadata.name (default: DNS-1123 subdomain). */
+  readonly nameValidator?: NameValidator;
+  /** Normalise a new object (status reset, defaults, generation). Mutates `obj`. */
+  prepareForCreate(obj: KubeObject): void;
+  /** Normalise an update against the stored object (e.g. keep status on a spec write). Mutates `obj`. */
+  prepareForUpdate(obj: KubeObject, old: KubeObject): void;
+  /** Kind-specific validation of a new object; must not mutate. */
+  validate(obj: KubeObject): FieldIssue[];
+  /** Kind-specific validation of an update; must not mutate. */
+  validateUpdate(obj: KubeObject, old: KubeObject): FieldIssue[];
+  /** Fill defaults (also applied to objects read back from storage). */
+  defaults?(obj: KubeObject): void;
+  /** Field-selector values besides metadata.name / metadata.namespace. */
+  selectableFields?(obj: KubeObject): Record<string, string>;
+  /** Extra columns after NAME (and before AGE unless the kind puts AGE elsewhere). */
+  readonly tableColumns?: readonly TableColumn[];
+  tableCells?(obj: KubeObject): unknown[];
+  /** Warnings returned with a write (Warning headers). */
+  warningsOnCreate?(obj: KubeObject): string[];
+  warningsOnUpdate?(obj: KubeObject, old: KubeObject): string[];
+  /** Hooks for subresources: what a write through `/status` (etc.) may change. */
+  readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
+  /**
+   * Deletion hook: decides what a DELETE does to an existing object before the generic finalizer
+   * logic (namespaces turn into Terminating instead of disappearing).
+   */
+  beforeDelete?(obj: KubeObject): 'proceed' | { update: KubeObject };
+  /** Whether an object with these finalizers/state may be removed from storage now. */
+  canRemove?(obj: KubeObject): boolean;
+}
+
+export interface SubresourceStrategy {
+  /** Copy from `incoming` onto a copy of `current` only what this subresource owns. */
+  merge(incoming: KubeObject, current: KubeObject): KubeObject;
+  validateUpdate?(obj: KubeObject, old: KubeObject): FieldIssue[];
+}

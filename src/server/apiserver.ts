@@ -1,0 +1,818 @@
+// The API server's request path: filters (limits, authentication) → routing → handlers.
+// Handlers stay thin: they decode, run admission, call the registry's store and encode.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  StatusError,
+  badRequest,
+  fieldIssue,
+  invalid,
+  methodNotSupported,
+  notFound,
+  requestEntityTooLarge,
+  toStatusError,
+  tooManyRequests,
+} from '../apimachinery/errors.js';
+import { findUnknownFields } from '../apimachinery/unknown-fields.js';
+import { resolveSchema, refTo } from '../apimachinery/schema.js';
+import { encodeWatchEvent, PROTOBUF_WATCH_MEDIA_TYPE, decodeObject } from '../apimachinery/protobuf/index.js';
+import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource } from '../apimachinery/types.js';
+import { applyPatch } from './patch.js';
+import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, ApiRegistry, RegisteredResource, UserInfo } from '../registry/registry.js';
+import type { DeleteOptions, ListOptions } from '../registry/store.js';
+import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/table.js';
+import { cloneObject } from '../registry/codec.js';
+import { Discovery, AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1 } from './discovery.js';
+import type { ApiMetrics } from './metrics.js';
+import { requestMetricLabels } from './metrics.js';
+import {
+  chooseOutput,
+  contentTypeOf,
+  decodeBody,
+  parseAccept,
+  patchTypeOf,
+  toYaml,
+  type OutputChoice,
+} from './negotiation.js';
+import { parseRequestInfo, type RequestInfo } from './requestinfo.js';
+
+// The HTTP/2 compatibility API mirrors node:http's; one type keeps the handlers simple.
+export type Request = IncomingMessage;
+export type Response = ServerResponse;
+
+export interface VersionInfo {
+  major: string;
+  minor: string;
+  gitVersion: string;
+  gitCommit: string;
+  gitTreeState: string;
+  buildDate: string;
+  goVersion: string;
+  compiler: string;
+  platform: string;
+}
+
+export interface OpenAPIProvider {
+  /** Serves /openapi/v2 and /openapi/v3[...]; returns false when the path is not its own. */
+  handle(path: string, query: URLSearchParams, accept: string | undefined, res: Response, req: Request): boolean | Promise<boolean>;
+}
+
+export interface HealthProvider {
+  handle(path: string, query: URLSearchParams): { status: number; body: string; contentType: string } | undefined | Promise<{ status: number; body: string; contentType: string } | undefined>;
+}
+
+export interface ApiServerConfig {
+  readonly registry: ApiRegistry;
+  readonly admission: readonly AdmissionPlugin[];
+  /** Throws a 401 StatusError for requests without valid credentials. */
+  readonly authenticate: (req: Request) => UserInfo;
+  /** Largest request body accepted (bytes); 3 MiB like kube-apiserver. */
+  readonly maxRequestBodyBytes: number;
+  /** Concurrent non-long-running requests before 429 (0 = unlimited). */
+  readonly maxInFlight?: number;
+  readonly metrics?: ApiMetrics;
+  readonly health?: HealthProvider;
+  readonly openapi?: OpenAPIProvider;
+  readonly version: VersionInfo;
+  /** Address clients reach this server on, for /api's serverAddressByClientCIDRs. */
+  readonly serverAddress: () => string;
+  readonly metricsText?: () => Promise<{ contentType: string; body: string }>;
+  /** Minimum watch duration; each watch lasts a random time in [min, 2*min) unless timeoutSeconds is given. */
+  readonly minRequestTimeoutSeconds?: number;
+  readonly log?: (msg: string) => void;
+}
+
+/** Paths any client may read without credentials (kube's system:public-info-viewer). */
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+export class ApiServer {
+  readonly discovery: Discovery;
+  private inFlight = 0;
+  private shuttingDown = false;
+  private readonly openWatches = new Set<AbortController>();
+
+  constructor(private readonly cfg: ApiServerConfig) {
+    this.discovery = new Discovery(cfg.registry);
+  }
+
+  /** Ends open watches (clients re-watch elsewhere) and refuses new ones. */
+  shutdown(): void {
+    this.shuttingDown = true;
+    for (const c of this.openWatches) c.abort();
+  }
+
+  handle = (req: Request, res: Response): void => {
+    const started = process.hrtime.bigint();
+    let info: RequestInfo | undefined;
+    let query = new URLSearchParams();
+    const done = (code: number): void => {
+      const m = this.cfg.metrics;
+      if (!m || !info) return;
+      const labels = requestMetricLabels({
+        method: req.method ?? 'GET',
+        verb: info.verb,
+        isResourceRequest: info.isResourceRequest,
+        path: info.path,
+        apiGroup: info.apiGroup,
+        apiVersion: info.apiVersion,
+        resource: info.resource,
+        subresource: info.subresource,
+        namespace: info.namespace,
+        name: info.name,
+        query,
+        contentType: header(req, 'content-type'),
+      });
+      m.observeRequest({ ...labels, code, durationSeconds: Number(process.hrtime.bigint() - started) / 1e9 });
+    };
+    res.on('finish', () => done(res.statusCode));
+    let longRunning = false;
+    try {
+      const url = new URL(req.url ?? '/', 'https://kplane.invalid');
+      query = url.searchParams;
+      const path = decodePath(url.pathname);
+      info = parseRequestInfo(req.method ?? 'GET', path, query);
+      longRunning = info.verb === 'watch';
+      const limit = this.cfg.maxInFlight ?? 0;
+      if (!longRunning && limit > 0 && this.inFlight >= limit) {
+        throw tooManyRequests('Too many requests, please try again later.');
+      }
+      if (!longRunning) {
+        this.inFlight++;
+        res.on('close', () => this.inFlight--);
+      }
+      let user: UserInfo;
+      try {
+        user = this.cfg.authenticate(req);
+      } catch (e) {
+        if (!PUBLIC_PATHS.has(path) && !/^\/(healthz|livez|readyz)\//.test(path)) throw e;
+        user = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+      }
+      const ctx: RequestContext = { req, res, info, query, user, accept: header(req, 'accept') };
+      this.route(ctx).catch((e: unknown) => this.fail(ctx.res, e, ctx));
+    } catch (e) {
+      this.fail(res, e, undefined);
+    }
+  };
+
+  private fail(res: Response, e: unknown, ctx: RequestContext | undefined): void {
+    const err = toStatusError(e);
+    if (err.code >= 500 && this.cfg.log) this.cfg.log(`${ctx?.req.method ?? ''} ${ctx?.req.url ?? ''}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    if (res.headersSent) {
+      res.destroy?.();
+      return;
+    }
+    if (err.status.details?.retryAfterSeconds) res.setHeader('Retry-After', String(err.status.details.retryAfterSeconds));
+    let choice: OutputChoice;
+    try {
+      choice = chooseOutput(ctx?.accept, { protobufOk: true, list: false, allowTransforms: false });
+    } catch {
+      choice = { format: 'json', transform: 'none', transformVersion: 'v1', pretty: false };
+    }
+    writeBody(res, err.code, err.status as unknown as KubeObject, choice);
+  }
+
+  private async route(ctx: RequestContext): Promise<void> {
+    const { info, res, query } = ctx;
+    const path = info.path;
+    if (!info.isResourceRequest) {
+      if (path === '/version' || path === '/version/') return writeJson(res, 200, this.cfg.version);
+      if (this.cfg.health) {
+        const h = await this.cfg.health.handle(path, query);
+        if (h) {
+          res.statusCode = h.status;
+          res.setHeader('Content-Type', h.contentType);
+          res.setHeader('X-Content-Type-Options', 'nosniff');
+          res.end(h.body);
+          return;
+        }
+      }
+      if (path === '/metrics' && this.cfg.metricsText) {
+        const m = await this.cfg.metricsText();
+        res.statusCode = 200;
+        res.setHeader('Content-Type', m.contentType);
+        res.end(m.body);
+        return;
+      }
+      if (this.cfg.openapi && (path.startsWith('/openapi/') || path === '/openapi')) {
+        if (await this.cfg.openapi.handle(path, query, ctx.accept, res, ctx.req)) return;
+      }
+      if (ctx.req.method === 'GET' || ctx.req.method === 'HEAD') {
+        if (this.serveDiscovery(ctx, path)) return;
+      }
+      if (path === '/') return writeJson(res, 200, { paths: this.rootPaths() });
+      throw notFound({ group: '', resource: '' }, path); // replaced below with kube's plain 404
+    }
+    if ((ctx.req.method === 'GET' || ctx.req.method === 'HEAD') && info.resource === '' && this.serveDiscovery(ctx, path)) return;
+    const r = this.cfg.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
+    if (!r) throw pageNotFound(path);
+    await this.serveResource(ctx, r);
+  }
+
+  private rootPaths(): string[] {
+    const paths = ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
+    for (const gv of this.cfg.registry.groupVersions()) if (gv.group) paths.push(`/apis/${gv.group}`, `/apis/${gv.group}/${gv.version}`);
+    return [...new Set(paths)].sort();
+  }
+
+  private serveDiscovery(ctx: RequestContext, path: string): boolean {
+    const p = path.replace(/\/+$/, '');
+    const d = this.discovery;
+    if (p === '/api' || p === '/apis') {
+      const aggregated = pickAggregated(ctx.accept);
+      if (aggregated) {
+        const body = d.aggregated(p === '/api' ? 'core' : 'groups', aggregated);
+        const etag = d.etag(body);
+        ctx.res.setHeader('ETag', etag);
+        ctx.res.setHeader('Vary', 'Accept');
+        if (header(ctx.req, 'if-none-match') === etag) {
+          ctx.res.statusCode = 304;
+          ctx.res.end();
+          return true;
+        }
+        ctx.res.statusCode = 200;
+        ctx.res.setHeader('Content-Type', `application/json;g=apidiscovery.k8s.io;v=${aggregated};as=APIGroupDiscoveryList`);
+        ctx.res.end(body);
+        return true;
+      }
+      const obj = p === '/api' ? d.apiVersions(this.cfg.serverAddress()) : d.apiGroupList();
+      writeNegotiated(ctx, 200, obj);
+      return true;
+    }
+    const m = /^\/api\/([^/]+)$/.exec(p) ?? /^\/apis\/([^/]+)\/([^/]+)$/.exec(p);
+    if (m) {
+      const group = p.startsWith('/api/') ? '' : m[1]!;
+      const version = p.startsWith('/api/') ? m[1]! : m[2]!;
+      const list = d.resourceList(group, version);
+      if (!list) return false;
+      writeNegotiated(ctx, 200, list);
+      return true;
+    }
+    const g = /^\/apis\/([^/]+)$/.exec(p);
+    if (g) {
+      const group = d.apiGroup(g[1]!);
+      if (!group) return false;
+      writeNegotiated(ctx, 200, group);
+      return true;
+    }
+    return false;
+  }
+
+  // ---- resources ---------------------------------------------------------------------------
+
+  private async serveResource(ctx: RequestContext, r: RegisteredResource): Promise<void> {
+    const { info } = ctx;
+    const d = r.descriptor;
+    const itemName = info.parts[1] ?? '';
+    const sub = info.subresource;
+    if (sub && !d.subresources.some((s) => s.name === sub)) throw pageNotFound(info.path);
+    if (info.parts.length > 3) throw pageNotFound(info.path);
+    // Namespaced resources need a namespace except for list/watch across all namespaces.
+    const namespace = d.namespaced ? info.namespace || undefined : undefined;
+    if (!d.namespaced && info.namespace && info.resource !== 'namespaces') throw pageNotFound(info.path);
+    if (d.namespaced && !namespace && itemName) throw pageNotFound(info.path);
+    const method = ctx.req.method ?? 'GET';
+    const allowed = (verb: string): void => {
+      const verbs = sub ? (d.subresources.find((s) => s.name === sub)?.verbs ?? []) : d.verbs;
+      if (!verbs.includes(verb)) throw methodNotSupported(r.store.groupResource, verb);
+    };
+    if (itemName) {
+      switch (method) {
+        case 'GET':
+        case 'HEAD':
+          if (info.verb === 'watch') {
+            allowed('watch');
+            return this.watch(ctx, r, namespace, `metadata.name=${itemName}`);
+          }
+          allowed('get');
+          return this.get(ctx, r, namespace, itemName);
+        case 'PUT':
+          allowed('update');
+          return this.update(ctx, r, namespace, itemName, sub);
+        case 'PATCH':
+          allowed('patch');
+          return this.patch(ctx, r, namespace, itemName, sub);
+        case 'DELETE':
+          if (sub) throw methodNotSupported(r.store.groupResource, 'delete');
+          allowed('delete');
+          return this.delete(ctx, r, namespace, itemName);
+        case 'POST':
+          throw methodNotSupported(r.store.groupResource, 'create');
+        default:
+          throw methodNotSupported(r.store.groupResource, method.toLowerCase());
+      }
+    }
+    if (d.namespaced && !namespace && (method === 'POST' || method === 'DELETE')) throw pageNotFound(info.path);
+    switch (method) {
+      case 'GET':
+      case 'HEAD':
+        if (info.verb === 'watch') {
+          allowed('watch');
+          return this.watch(ctx, r, namespace, undefined);
+        }
+        allowed('list');
+        return this.list(ctx, r, namespace);
+      case 'POST':
+        allowed('create');
+        return this.create(ctx, r, namespace);
+      case 'DELETE':
+        allowed('deletecollection');
+        return this.deleteCollection(ctx, r, namespace);
+      default:
+        throw methodNotSupported(r.store.groupResource, method.toLowerCase());
+    }
+  }
+
+  private async get(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string): Promise<void> {
+    const obj = await r.store.get(namespace, name);
+    this.respondObject(ctx, r, 200, obj);
+  }
+
+  private async list(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
+    const q = ctx.query;
+    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: true });
+    const list = await r.store.list(namespace, listOptionsFrom(q));
+    this.respondList(ctx, r, list, choice);
+  }
+
+  private async create(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
+    const opts = writeParams(ctx.query, 'create');
+    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    const decoded = decodeBody(header(ctx.req, 'content-type'), body);
+    const obj = decoded.object;
+    checkKind(obj, r);
+    const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
+    const attrs = (o: KubeObject, old?: KubeObject): AdmissionAttributes => this.attrs(ctx, r, 'CREATE', namespace, o.metadata?.name ?? '', o, old, opts.dryRun);
+    await this.admit(attrs(obj));
+    const out = await r.store.create(namespace, obj, {
+      dryRun: opts.dryRun,
+      ...(opts.fieldManager ? { fieldManager: opts.fieldManager } : {}),
+      validate: (o) => this.validateAdmission(attrs(o)),
+    });
+    this.respondObject(ctx, r, 201, out.object, [...warnings, ...out.warnings]);
+  }
+
+  private async update(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
+    const opts = writeParams(ctx.query, 'update');
+    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    const decoded = decodeBody(header(ctx.req, 'content-type'), body);
+    const obj = decoded.object;
+    checkKind(obj, r);
+    const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
+    const result = await r.store.update(
+      namespace,
+      name,
+      async (current) => {
+        const incoming = cloneObject(obj);
+        await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, incoming, current, opts.dryRun, sub));
+        return incoming;
+      },
+      {
+        dryRun: opts.dryRun,
+        ...(sub ? { subresource: sub } : {}),
+        validate: (o, old) => this.validateAdmission(this.attrs(ctx, r, old ? 'UPDATE' : 'CREATE', namespace, name, o, old, opts.dryRun, sub)),
+      },
+    );
+    this.respondObject(ctx, r, result.created ? 201 : 200, result.object, [...warnings, ...result.warnings]);
+  }
+
+  private async patch(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
+    const opts = writeParams(ctx.query, 'patch');
+    const patchType = patchTypeOf(header(ctx.req, 'content-type'));
+    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    const schema = this.schemaOf(r);
+    let warnings: string[] = [];
+    const result = await r.store.update(
+      namespace,
+      name,
+      async (current) => {
+        if (!current && patchType !== 'apply') throw notFound(r.store.groupResource, name);
+        const patched = applyPatch(patchType, current, body, { schema, definitions: this.cfg.registry.definitions, kind: r.descriptor.kind, group: r.descriptor.group });
+        checkKind(patched.object, r);
+        warnings = this.checkFields(r, patched.object, patched.duplicateFields, opts.fieldValidation);
+        await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, patched.object, current, opts.dryRun, sub));
+        return patched.object;
+      },
+      {
+        dryRun: opts.dryRun,
+        ...(sub ? { subresource: sub } : {}),
+        ...(patchType === 'apply' ? { forceAllowCreate: true } : {}),
+        validate: (o, old) => this.validateAdmission(this.attrs(ctx, r, old ? 'UPDATE' : 'CREATE', namespace, name, o, old, opts.dryRun, sub)),
+      },
+    );
+    this.respondObject(ctx, r, result.created ? 201 : 200, result.object, [...warnings, ...result.warnings]);
+  }
+
+  private async readDeleteOptions(ctx: RequestContext): Promise<DeleteOptions & { dryRun: boolean }> {
+    const q = ctx.query;
+    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    let fromBody: Record<string, unknown> = {};
+    if (body.length > 0) {
+      const ct = header(ctx.req, 'content-type');
+      const obj = ct?.startsWith('application/vnd.kubernetes.protobuf') ? decodeObject(body) : decodeBody(ct, body).object;
+      if (!isJsonObject(obj)) throw badRequest('DeleteOptions must be an object');
+      if (obj.kind !== undefined && obj.kind !== 'DeleteOptions') {
+        throw badRequest(`${String(obj.kind)} in version "${String(obj.apiVersion ?? '')}" cannot be handled as a DeleteOptions`);
+      }
+      fromBody = obj as Record<string, unknown>;
+    }
+    const dryRunValues = q.getAll('dryRun').length ? q.getAll('dryRun') : ((fromBody.dryRun as string[] | undefined) ?? []);
+    validateDryRun(dryRunValues);
+    const grace = q.get('gracePeriodSeconds') ?? (fromBody.gracePeriodSeconds as number | undefined);
+    const propagation = q.get('propagationPolicy') ?? (fromBody.propagationPolicy as string | undefined);
+    const orphan = q.get('orphanDependents') ?? (fromBody.orphanDependents as boolean | undefined);
+    const pre = (fromBody.preconditions ?? undefined) as DeleteOptions['preconditions'] | undefined;
+    return {
+      dryRun: dryRunValues.includes('All'),
+      ...(grace !== undefined && grace !== null ? { gracePeriodSeconds: Number(grace) } : {}),
+      ...(propagation ? { propagationPolicy: propagation } : {}),
+      ...(orphan !== undefined && orphan !== null ? { orphanDependents: orphan === true || orphan === 'true' } : {}),
+      ...(pre ? { preconditions: pre } : {}),
+    };
+  }
+
+  private async delete(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string): Promise<void> {
+    const opts = await this.readDeleteOptions(ctx);
+    const existing = await r.store.get(namespace, name);
+    const attrs = this.attrs(ctx, r, 'DELETE', namespace, name, undefined, existing, opts.dryRun);
+    await this.admit(attrs);
+    await this.validateAdmission(attrs);
+    const out = await r.store.delete(namespace, name, opts);
+    if (out.deleted && !r.registration.returnDeletedObject) {
+      const status = r.store.deletedStatus(out.object);
+      return writeNegotiated(ctx, 200, status as unknown as KubeObject);
+    }
+    const code = !out.deleted && opts.orphanDependents === false ? 202 : 200;
+    this.respondObject(ctx, r, code, out.object);
+  }
+
+  private async deleteCollection(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
+    const opts = await this.readDeleteOptions(ctx);
+    const listOpts = listOptionsFrom(ctx.query);
+    const list = await r.store.list(namespace, listOpts);
+    for (const item of list.items) {
+      const attrs = this.attrs(ctx, r, 'DELETE', item.metadata?.namespace, item.metadata?.name ?? '', undefined, item, opts.dryRun);
+      await this.admit(attrs);
+      await this.validateAdmission(attrs);
+    }
+    const out = await r.store.deleteCollection(namespace, listOpts, opts);
+    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: true });
+    this.respondList(ctx, r, out, choice);
+  }
+
+  // ---- watch ---------------------------------------------------------------------------------
+
+  private async watch(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, nameSelector: string | undefined): Promise<void> {
+    const q = ctx.query;
+    const { req, res } = ctx;
+    if (this.shuttingDown) throw new StatusError({ reason: 'ServiceUnavailable', code: 503, message: 'the server is shutting down' });
+    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
+    const fieldSelector = [q.get('fieldSelector') ?? '', nameSelector ?? ''].filter((s) => s).join(',');
+    const timeoutParam = q.get('timeoutSeconds');
+    const minTimeout = this.cfg.minRequestTimeoutSeconds ?? 1800;
+    const timeoutSeconds = timeoutParam ? Number(timeoutParam) : minTimeout * (1 + Math.random());
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds "${timeoutParam}"`);
+    const sendInitial = q.get('sendInitialEvents');
+    const abort = new AbortController();
+    this.openWatches.add(abort);
+    const timer = setTimeout(() => abort.abort(), timeoutSeconds * 1000);
+    const onClose = (): void => abort.abort();
+    req.on('close', onClose);
+    res.on('close', onClose);
+    const d = r.descriptor;
+    const untrack = this.cfg.metrics?.trackWatcher({ group: d.group, version: d.version, kind: d.kind });
+    const unLongRunning = this.cfg.metrics?.trackLongRunning({ verb: 'WATCH', group: d.group, version: d.version, resource: d.plural, subresource: '', scope: namespace ? 'namespace' : 'cluster' });
+    const protobuf = choice.format === 'protobuf';
+    let headersWritten = false;
+    const writeHeaders = (): void => {
+      if (headersWritten) return;
+      headersWritten = true;
+      res.statusCode = 200;
+      res.setHeader('Content-Type', protobuf ? PROTOBUF_WATCH_MEDIA_TYPE : choice.format === 'yaml' ? 'application/yaml' : 'application/json');
+      res.setHeader('Cache-Control', 'no-cache, private');
+      if ('flushHeaders' in res && typeof res.flushHeaders === 'function') res.flushHeaders();
+    };
+    const includeObject = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
+    const encodeEvent = (type: string, obj: KubeObject): Uint8Array | string => {
+      let out: KubeObject = obj;
+      if (type !== 'ERROR' && type !== 'BOOKMARK') {
+        if (choice.transform === 'Table') out = toTable(r.store.strategy, [obj], { includeObject, apiVersion: `meta.k8s.io/${choice.transformVersion}` }) as unknown as KubeObject;
+        else if (choice.transform === 'PartialObjectMetadata') out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
+      }
+      if (protobuf) return encodeWatchEvent(type as 'ADDED', out);
+      if (choice.format === 'yaml') return `---\n${toYaml({ type, object: out })}`;
+      return `{"type":"${type}","object":${JSON.stringify(out)}}\n`;
+    };
+    try {
+      const events = r.store.watch(namespace, {
+        ...(q.get('labelSelector') ? { labelSelector: q.get('labelSelector')! } : {}),
+        ...(fieldSelector ? { fieldSelector } : {}),
+        ...(q.has('resourceVersion') ? { resourceVersion: q.get('resourceVersion')! } : {}),
+        ...(q.get('resourceVersionMatch') ? { resourceVersionMatch: q.get('resourceVersionMatch')! } : {}),
+        allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
+        ...(sendInitial !== null ? { sendInitialEvents: sendInitial === 'true' } : {}),
+        signal: abort.signal,
+      });
+      const it = events[Symbol.asyncIterator]();
+      // The first step runs before headers so that a bad selector or resourceVersion is a plain error.
+      let first: IteratorResult<{ type: string; object: KubeObject }>;
+      try {
+        first = await it.next();
+      } catch (e) {
+        const err = toStatusError(e);
+        if (err.code !== 410) throw err;
+        writeHeaders();
+        res.write(encodeEvent('ERROR', err.status as unknown as KubeObject));
+        res.end();
+        return;
+      }
+      writeHeaders();
+      let next: IteratorResult<{ type: string; object: KubeObject }> | undefined = first;
+      while (next && !next.done) {
+        const ok = res.write(encodeEvent(next.value.type, next.value.object));
+        this.cfg.metrics?.watchEventsSent({ group: d.group, version: d.version, kind: d.kind });
+        if (!ok) await waitForDrain(res, abort.signal);
+        if (abort.signal.aborted) break;
+        try {
+          next = await it.next();
+        } catch (e) {
+          if (abort.signal.aborted) break;
+          const err = toStatusError(e);
+          res.write(encodeEvent('ERROR', err.status as unknown as KubeObject));
+          break;
+        }
+      }
+      void it.return?.(undefined);
+      if (!res.writableEnded) res.end();
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+      this.openWatches.delete(abort);
+      req.off('close', onClose);
+      untrack?.();
+      unLongRunning?.();
+    }
+  }
+
+  // ---- helpers ---------------------------------------------------------------------------------
+
+  private schemaOf(r: RegisteredResource) {
+    return resolveSchema(this.cfg.registry.definitions, refTo(r.descriptor.definitionName));
+  }
+
+  /** fieldValidation: unknown and duplicate fields → error (Strict), Warning headers (Warn) or nothing. */
+  private checkFields(r: RegisteredResource, obj: KubeObject, duplicates: readonly string[], mode: string): string[] {
+    if (mode === 'Ignore') return [];
+    const schema = this.schemaOf(r);
+    const unknown = schema ? findUnknownFields(obj, schema, this.cfg.registry.definitions) : [];
+    const problems = [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
+    if (!problems.length) return [];
+    if (mode === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+    return problems;
+  }
+
+  private attrs(
+    ctx: RequestContext,
+    r: RegisteredResource,
+    operation: AdmissionOperation,
+    namespace: string | undefined,
+    name: string,
+    object: KubeObject | undefined,
+    oldObject: KubeObject | undefined,
+    dryRun: boolean,
+    subresource = '',
+  ): AdmissionAttributes {
+    const d = r.descriptor;
+    const resource: GroupVersionResource = { group: d.group, version: d.version, resource: d.plural };
+    return {
+      operation,
+      resource,
+      subresource,
+      kind: { group: d.group, version: d.version, kind: d.kind },
+      namespace: namespace ?? '',
+      name,
+      ...(object ? { object } : {}),
+      ...(oldObject ? { oldObject } : {}),
+      dryRun,
+      userInfo: ctx.user,
+    };
+  }
+
+  private async admit(a: AdmissionAttributes): Promise<void> {
+    for (const p of this.cfg.admission) if (p.admit) await p.admit(a);
+  }
+
+  private async validateAdmission(a: AdmissionAttributes): Promise<void> {
+    for (const p of this.cfg.admission) if (p.validate) await p.validate(a);
+  }
+
+  private respondObject(ctx: RequestContext, r: RegisteredResource, code: number, obj: KubeObject, warnings: readonly string[] = []): void {
+    setWarnings(ctx.res, warnings);
+    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
+    let out: unknown = obj;
+    if (choice.transform === 'Table') {
+      out = toTable(r.store.strategy, [obj], {
+        listMeta: { resourceVersion: obj.metadata?.resourceVersion ?? '' },
+        includeObject: (ctx.query.get('includeObject') ?? 'Metadata') as IncludeObject,
+        apiVersion: `meta.k8s.io/${choice.transformVersion}`,
+      });
+    } else if (choice.transform === 'PartialObjectMetadata') {
+      out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
+    }
+    writeBody(ctx.res, code, out as KubeObject, choice, ctx.query.get('pretty') === 'true');
+  }
+
+  private respondList(ctx: RequestContext, r: RegisteredResource, list: KubeList, choice: OutputChoice): void {
+    let out: unknown = list;
+    if (choice.transform === 'Table') {
+      out = toTable(r.store.strategy, list.items, {
+        listMeta: list.metadata,
+        includeObject: (ctx.query.get('includeObject') ?? 'Metadata') as IncludeObject,
+        apiVersion: `meta.k8s.io/${choice.transformVersion}`,
+      });
+    } else if (choice.transform === 'PartialObjectMetadataList') {
+      const v = `meta.k8s.io/${choice.transformVersion}`;
+      out = { kind: 'PartialObjectMetadataList', apiVersion: v, metadata: list.metadata, items: list.items.map((i) => partialObjectMetadata(i, v)) };
+    }
+    writeBody(ctx.res, 200, out as KubeObject, choice, ctx.query.get('pretty') === 'true');
+  }
+}
+
+interface RequestContext {
+  readonly req: Request;
+  readonly res: Response;
+  readonly info: RequestInfo;
+  readonly query: URLSearchParams;
+  readonly user: UserInfo;
+  readonly accept: string | undefined;
+}
+
+function header(req: Request, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function decodePath(p: string): string {
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    throw badRequest(`invalid URL path encoding: ${p}`);
+  }
+}
+
+function pageNotFound(path: string): StatusError {
+  return new StatusError({ reason: 'NotFound', code: 404, message: 'the server could not find the requested resource', details: { causes: [{ reason: 'UnexpectedServerResponse', message: `404 page not found: ${path}` }] } });
+}
+
+function pickAggregated(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
+  for (const r of parseAccept(accept)) {
+    if (`${r.type}/${r.subtype}` !== 'application/json') continue;
+    if (r.params.g === 'apidiscovery.k8s.io' && r.params.as === 'APIGroupDiscoveryList') {
+      if (r.params.v === 'v2') return AGGREGATED_DISCOVERY_V2;
+      if (r.params.v === 'v2beta1') return AGGREGATED_DISCOVERY_V2BETA1;
+    }
+    if (!r.params.as) return undefined;
+  }
+  return undefined;
+}
+
+function validateDryRun(values: readonly string[]): void {
+  for (const v of values) {
+    if (v !== 'All') {
+      throw invalid({ group: 'meta.k8s.io', kind: 'CreateOptions' }, '', [fieldIssue.notSupported('dryRun', v, ['All'])]);
+    }
+  }
+}
+
+interface WriteParams {
+  dryRun: boolean;
+  fieldManager: string | undefined;
+  fieldValidation: 'Strict' | 'Warn' | 'Ignore';
+}
+
+function writeParams(q: URLSearchParams, op: 'create' | 'update' | 'patch'): WriteParams {
+  const dryRun = q.getAll('dryRun');
+  validateDryRun(dryRun);
+  const fieldManager = q.get('fieldManager') ?? undefined;
+  if (fieldManager !== undefined) {
+    if (fieldManager.length > 128) {
+      throw invalid({ group: 'meta.k8s.io', kind: op === 'create' ? 'CreateOptions' : op === 'update' ? 'UpdateOptions' : 'PatchOptions' }, '', [
+        fieldIssue.tooLong('fieldManager', fieldManager, 128),
+      ]);
+    }
+    if (!/^[\x20-\x7e]*$/.test(fieldManager)) {
+      throw invalid({ group: 'meta.k8s.io', kind: 'CreateOptions' }, '', [fieldIssue.invalid('fieldManager', fieldManager, 'must only contain printable characters')]);
+    }
+  }
+  const fv = q.get('fieldValidation') ?? 'Warn';
+  if (fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore') {
+    throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
+  }
+  return { dryRun: dryRun.includes('All'), fieldManager, fieldValidation: fv };
+}
+
+function listOptionsFrom(q: URLSearchParams): ListOptions {
+  const limit = q.get('limit');
+  let n: number | undefined;
+  if (limit !== null && limit !== '') {
+    n = Number(limit);
+    if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid limit "${limit}"`);
+  }
+  return {
+    ...(q.get('labelSelector') ? { labelSelector: q.get('labelSelector')! } : {}),
+    ...(q.get('fieldSelector') ? { fieldSelector: q.get('fieldSelector')! } : {}),
+    ...(n ? { limit: n } : {}),
+    ...(q.get('continue') ? { continue: q.get('continue')! } : {}),
+    ...(q.has('resourceVersion') ? { resourceVersion: q.get('resourceVersion')! } : {}),
+    ...(q.get('resourceVersionMatch') ? { resourceVersionMatch: q.get('resourceVersionMatch')! } : {}),
+  };
+}
+
+/** The body's apiVersion/kind must name the resource's kind (or be omitted where kube allows). */
+function checkKind(obj: KubeObject, r: RegisteredResource): void {
+  const d = r.descriptor;
+  const want = apiVersionOf(d.group, d.version);
+  if (obj.kind === undefined || obj.kind === '') {
+    throw badRequest(`Object 'Kind' is missing in '${truncate(JSON.stringify(obj))}'`);
+  }
+  if (obj.apiVersion === undefined || obj.apiVersion === '') {
+    throw badRequest(`Object 'apiVersion' is missing in '${truncate(JSON.stringify(obj))}'`);
+  }
+  if (obj.kind !== d.kind) {
+    throw badRequest(`${String(obj.kind)} in version "${String(obj.apiVersion)}" cannot be handled as a ${d.kind}: the kind in the data (${String(obj.kind)}) does not match the expected kind (${d.kind})`);
+  }
+  if (obj.apiVersion !== want) {
+    throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);
+  }
+}
+
+function truncate(s: string): string {
+  return s.length > 200 ? s.slice(0, 200) + '...' : s;
+}
+
+async function readBody(req: Request, limit: number): Promise<Uint8Array> {
+  const declared = Number(header(req, 'content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    throw requestEntityTooLarge(limit);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      req.resume();
+      throw requestEntityTooLarge(limit);
+    }
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+function setWarnings(res: Response, warnings: readonly string[]): void {
+  if (!warnings.length) return;
+  res.setHeader(
+    'Warning',
+    warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+  );
+}
+
+function writeJson(res: Response, code: number, obj: unknown): void {
+  res.statusCode = code;
+  res.setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify(obj) + '\n');
+}
+
+function writeNegotiated(ctx: RequestContext, code: number, obj: unknown): void {
+  const choice = chooseOutput(ctx.accept, { protobufOk: false, list: false, allowTransforms: false });
+  writeBody(ctx.res, code, obj as KubeObject, choice, ctx.query.get('pretty') === 'true');
+}
+
+function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputChoice, pretty = false): void {
+  res.statusCode = code;
+  let body: Uint8Array | string;
+  let format = choice.format;
+  try {
+    body = format === 'json' ? (pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj)) + '\n' : format === 'yaml' ? toYaml(obj) : encodeProtobuf(obj);
+  } catch {
+    // Kinds without a protobuf form (discovery documents, Status of foreign groups) fall back to JSON.
+    format = 'json';
+    body = JSON.stringify(obj) + '\n';
+  }
+  res.setHeader('Content-Type', contentTypeOf(format));
+  res.end(body);
+}
+
+import { encodeObject as encodeProtobuf } from '../apimachinery/protobuf/index.js';
+
+function waitForDrain(res: Response, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    res.on('drain', done);
+    signal.addEventListener('abort', done);
+  });
+}
+
+export { header as requestHeader };

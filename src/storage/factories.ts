@@ -1,0 +1,32 @@
+// Storage backends as values for createControlPlane({ storage }): opened when the server starts.
+import { join } from 'node:path';
+import type { StorageFactory } from '../controlplane.js';
+import { openEtcdStorage } from './etcd/etcd-storage.js';
+import { openMemoryStorage } from './memory/memory-storage.js';
+import { openSqliteStorage } from './sqlite/sqlite-storage.js';
+
+/** Embedded SQLite (the default): one file under `dir`; history compacted every minute. */
+export function sqlite(opts: { dir: string; retainRevisions?: number; compactIntervalMs?: number }): StorageFactory {
+  return {
+    name: 'sqlite',
+    open: () =>
+      openSqliteStorage({
+        path: join(opts.dir, 'kplane.db'),
+        compactIntervalMs: opts.compactIntervalMs ?? 60_000,
+        retainRevisions: opts.retainRevisions ?? 10_000,
+      }),
+  };
+}
+
+/** etcd 3.4+: several kplane servers may share it. */
+export function etcd(opts: { endpoints: string[]; prefix?: string }): StorageFactory {
+  return {
+    name: 'etcd',
+    open: () => openEtcdStorage({ endpoints: opts.endpoints, ...(opts.prefix ? { prefix: opts.prefix } : {}) }),
+  };
+}
+
+/** In-memory (tests and throwaway servers): everything is lost on stop. */
+export function memory(): StorageFactory {
+  return { name: 'memory', open: () => openMemoryStorage() };
+}

@@ -1,0 +1,35 @@
+// Starts a real kplane control plane (in this process, HTTPS on 127.0.0.1, port 0) for tests.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createControlPlane, type ControlPlane, type ControlPlaneOptions, type StorageFactory } from '../../src/controlplane.js';
+import { memory, sqlite, etcd } from '../../src/storage/factories.js';
+
+export interface TestServer {
+  readonly cp: ControlPlane;
+  readonly url: string;
+  readonly kubeconfig: string;
+  readonly dataDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(
+  opts: { storage?: 'sqlite' | 'memory' | { etcd: string }; dataDir?: string } & Partial<Omit<ControlPlaneOptions, 'storage' | 'dataDir'>> = {},
+): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'kplane-test-')));
+  const kind = opts.storage ?? 'sqlite';
+  const storage: StorageFactory = kind === 'sqlite' ? sqlite({ dir: dataDir }) : kind === 'memory' ? memory() : etcd({ endpoints: [kind.etcd] });
+  const { storage: _s, dataDir: _d, ...rest } = opts;
+  const cp = await createControlPlane({ port: 0, ...rest, storage, dataDir });
+  await cp.start();
+  return {
+    cp,
+    url: cp.url,
+    kubeconfig: cp.kubeconfigPath,
+    dataDir,
+    async stop() {
+      await cp.stop();
+      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
