@@ -18,11 +18,12 @@ export function sqlite(opts: { dir: string; retainRevisions?: number; compactInt
   };
 }
 
-/** etcd 3.4+: several kplane servers may share it. */
-export function etcd(opts: { endpoints: string[]; prefix?: string }): StorageFactory {
+/** etcd 3.4+: several kplane servers may share it. History is compacted every 5 minutes, as kube-apiserver does. */
+export function etcd(opts: { endpoints: string[]; prefix?: string; compactIntervalMs?: number }): StorageFactory {
   return {
     name: 'etcd',
-    open: () => openEtcdStorage({ endpoints: opts.endpoints, ...(opts.prefix ? { prefix: opts.prefix } : {}) }),
+    open: () =>
+      openEtcdStorage({ endpoints: opts.endpoints, compactIntervalMs: opts.compactIntervalMs ?? 5 * 60_000, ...(opts.prefix ? { prefix: opts.prefix } : {}) }),
   };
 }
 

@@ -48,4 +48,27 @@ describe('etcd storage', () => {
     assert.ok(Date.now() - started < 2_000);
     await dead.close();
   });
+
+  it('coordinated compaction: of two servers only one compacts per round, one round behind', async () => {
+    // Own etcd: compaction is global to an etcd and would disturb the other cases.
+    const own = await startEtcd();
+    const a = await openEtcdStorage({ endpoints: [own.endpoint] });
+    const b = await openEtcdStorage({ endpoints: [own.endpoint] });
+    try {
+      for (let i = 0; i < 5; i++) await a.create(`/registry/c/k${i}`, enc(String(i)));
+      await a.compactRound(); // bootstrap round: claims the key, remembers the revision, compacts nothing
+      await b.compactRound(); // loses the race: learns the key's version only
+      assert.equal(await a.oldestRevision(), 1);
+      const seen = await a.currentRevision();
+      for (let i = 5; i < 8; i++) await a.create(`/registry/c/k${i}`, enc(String(i)));
+      await b.compactRound(); // b now holds the current version: it wins and compacts at what it saw last round
+      const oldest = await a.oldestRevision();
+      assert.ok(oldest > 1 && oldest <= seen + 2, `oldest ${oldest}, revision seen a round earlier ${seen}`);
+      assert.equal(dec(await a.get('/registry/c/k7')), '7');
+    } finally {
+      await a.close();
+      await b.close();
+      await own.stop();
+    }
+  });
 });

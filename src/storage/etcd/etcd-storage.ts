@@ -18,6 +18,12 @@ export interface EtcdStorageOptions {
   readonly prefix?: string;
   /** Deadline of `ping` (ms). Default 2,000. */
   readonly pingTimeoutMs?: number;
+  /**
+   * Compact etcd's history this often (0 or undefined = never), keeping one interval of history.
+   * Several servers on one etcd coordinate through `compact_rev_key`, as kube-apiserver does, so
+   * only one of them compacts per interval.
+   */
+  readonly compactIntervalMs?: number;
   /** Events a watcher may fall behind before it is cut off with WatchOverflowError. Default 100,000. */
   readonly watchBufferCapacity?: number;
 }
@@ -241,9 +247,47 @@ export class EtcdStorage implements Storage {
     }
   }
 
+  private compactTimer: NodeJS.Timeout | undefined;
+  /** Version of compact_rev_key and the revision seen at the previous compaction round. */
+  private compactState = { version: 0, revision: 0 };
+
+  /** Starts the coordinated compaction loop (see `compactIntervalMs`). */
+  startAutoCompaction(intervalMs: number): void {
+    if (this.compactTimer || intervalMs <= 0) return;
+    this.compactTimer = setInterval(() => {
+      this.compactRound().catch(() => {
+        // etcd unreachable: /readyz reports it; the next round tries again.
+      });
+    }, intervalMs);
+    this.compactTimer.unref();
+  }
+
+  /**
+   * One round of kube's compactor: whoever bumps compact_rev_key from the version it last saw
+   * compacts at the revision observed one round earlier; the others only learn the new version.
+   */
+  async compactRound(): Promise<void> {
+    const key = Buffer.from(COMPACT_REV_KEY);
+    const { version, revision } = this.compactState;
+    const res = await this.client.kv.txn({
+      compare: [{ key, target: 'Version', result: 'Equal', version }],
+      success: [{ request_put: { key, value: Buffer.from(String(revision)) } }],
+      failure: [{ request_range: { key } }],
+    });
+    const current = Number(res.header.revision);
+    if (!res.succeeded) {
+      const kv = res.responses[0]?.response_range?.kvs[0];
+      this.compactState = { version: Number(kv?.version ?? 0), revision: current };
+      return;
+    }
+    this.compactState = { version: version + 1, revision: current };
+    if (revision > 0) await this.compact(revision);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.compactTimer) clearInterval(this.compactTimer);
     for (const s of [...this.streams]) this.endStream(s);
     this.client.close();
   }
@@ -351,8 +395,13 @@ export class EtcdStorage implements Storage {
 }
 
 export async function openEtcdStorage(opts: EtcdStorageOptions): Promise<EtcdStorage> {
-  return new EtcdStorage(opts);
+  const s = new EtcdStorage(opts);
+  if (opts.compactIntervalMs) s.startAutoCompaction(opts.compactIntervalMs);
+  return s;
 }
+
+/** The key kube-apiserver's compactor uses; sharing it lets kplane and kube servers coordinate. */
+const COMPACT_REV_KEY = 'compact_rev_key';
 
 function isCompactedError(err: unknown): boolean {
   return /required revision has been compacted/.test(String((err as Error | undefined)?.message ?? err));
