@@ -81,7 +81,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const dataDir = resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const host = opts.host ?? '127.0.0.1';
-  const pki = await ensurePki(join(dataDir, 'pki'), { hosts: ['127.0.0.1', '::1', 'localhost', host] });
+  // ensurePki puts its files under `<dir>/pki/`.
+  const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
   const metrics = createApiMetrics();
   const raw = await opts.storage.open();
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
@@ -121,6 +122,23 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     log,
   });
   let server: Http2SecureServer | undefined;
+  let objectCounter: NodeJS.Timeout | undefined;
+  const sockets = new Set<import('node:net').Socket>();
+  // apiserver_storage_objects, refreshed like kube-apiserver's storage object count tracker.
+  const countObjects = async (): Promise<void> => {
+    const seen = new Set<string>();
+    for (const r of registry.resources) {
+      const d = r.descriptor;
+      const label = d.group ? `${d.plural}.${d.group}` : d.plural;
+      if (seen.has(label)) continue;
+      seen.add(label);
+      try {
+        metrics.setStorageObjects(label, await r.store.count());
+      } catch {
+        // storage unreachable: /readyz reports it; keep the last figure
+      }
+    }
+  };
   const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
   const urlOf = (): string => `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
@@ -160,19 +178,29 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
           ok();
         });
       });
+      server.on('connection', (sock: import('node:net').Socket) => {
+        sockets.add(sock);
+        sock.on('close', () => sockets.delete(sock));
+      });
       port = (server.address() as AddressInfo).port;
+      void countObjects();
+      objectCounter = setInterval(() => void countObjects(), 30_000);
+      objectCounter.unref();
       await writeAdminKubeconfig(kubeconfigPath, { server: urlOf(), pki });
     },
     async stop() {
       health.markShuttingDown();
       apiServer.shutdown();
+      if (objectCounter) clearInterval(objectCounter);
       if (server) {
         const s = server;
-        await new Promise<void>((ok) => {
-          s.close(() => ok());
-          // Open HTTP/2 sessions and keep-alive sockets would hold close() forever.
-          setTimeout(() => ok(), 2000).unref();
-        });
+        const closed = new Promise<void>((ok) => s.close(() => ok()));
+        // In-flight requests get a moment to finish; then idle keep-alive sockets and HTTP/2
+        // sessions, which would hold close() open forever, are cut (watches were ended above).
+        const grace = new Promise<void>((ok) => setTimeout(ok, 1000).unref());
+        await Promise.race([closed, grace]);
+        for (const sock of sockets) sock.destroy();
+        await closed;
       }
       await storage.close();
     },
