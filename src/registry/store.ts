@@ -21,7 +21,7 @@ import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Status } from '../apimachinery/types.js';
 import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
 import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
-import { prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apimachinery/validation/objectmeta.js';
+import { finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apimachinery/validation/objectmeta.js';
 import {
   ConflictError,
   ExpiredError,
@@ -166,9 +166,12 @@ export class GenericStore {
 
   // ---- reads -----------------------------------------------------------------------------
 
-  async get(namespace: string | undefined, name: string): Promise<KubeObject> {
+  /** GET; with resourceVersion N the answer is at least as new as N (kube's NotOlderThan for get). */
+  async get(namespace: string | undefined, name: string, opts: { resourceVersion?: string } = {}): Promise<KubeObject> {
+    const rv = parseResourceVersion(opts.resourceVersion);
     let kv: KV | undefined;
     try {
+      if (rv > 0) await this.waitForRevision(rv);
       kv = await this.storage.get(this.key(namespace, name));
     } catch (e) {
       throw this.storageError(e, name);
@@ -420,7 +423,7 @@ export class GenericStore {
           fieldIssue.required('metadata.name', 'name or generateName is required'),
         ]);
       }
-      const warnings = this.strategy.warningsOnCreate?.(obj) ?? [];
+      const warnings = [...finalizerWarnings(obj.metadata?.finalizers), ...(this.strategy.warningsOnCreate?.(obj) ?? [])];
       await opts.validate?.(obj, undefined);
       if (opts.dryRun) return { object: obj, warnings };
       try {
@@ -501,7 +504,7 @@ export class GenericStore {
       this.validateUpdate(obj, current);
       const subIssues = opts.subresource ? this.strategy.subresources?.[opts.subresource]?.validateUpdate?.(obj, current) ?? [] : [];
       if (subIssues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, name, subIssues);
-      const warnings = this.strategy.warningsOnUpdate?.(obj, current) ?? [];
+      const warnings = [...newFinalizerWarnings(om.finalizers, cm.finalizers), ...(this.strategy.warningsOnUpdate?.(obj, current) ?? [])];
       await opts.validate?.(obj, current);
       // An update that changes nothing is not written: no new revision, no watch event.
       const bytes = this.toBytes(obj);
@@ -630,6 +633,12 @@ export class GenericStore {
   async count(): Promise<number> {
     return this.storage.count(this.keyPrefix);
   }
+}
+
+/** Warnings only for finalizers the update adds (upstream warns about new names only). */
+function newFinalizerWarnings(next: string[] | undefined, prev: string[] | undefined): string[] {
+  const old = new Set(prev ?? []);
+  return finalizerWarnings((next ?? []).filter((f) => !old.has(f)));
 }
 
 function validateDeleteOptions(opts: DeleteOptions): void {

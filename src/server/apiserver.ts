@@ -322,7 +322,8 @@ export class ApiServer {
   }
 
   private async get(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string): Promise<void> {
-    const obj = await r.store.get(namespace, name);
+    const rv = ctx.query.get('resourceVersion');
+    const obj = await r.store.get(namespace, name, rv ? { resourceVersion: rv } : {});
     this.respondObject(ctx, r, 200, obj);
   }
 
