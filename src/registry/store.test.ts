@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { configMapsResource, namespacesResource } from '../api/resources.js';
+import { StatusError } from '../apimachinery/errors.js';
+import type { KubeObject } from '../apimachinery/types.js';
+import { MemoryStorage } from '../storage/memory/memory-storage.js';
+import { configMapStrategy } from './core/configmaps.js';
+import { namespaceStrategy } from './core/namespaces.js';
+import { GenericStore, type ApiWatchEvent } from './store.js';
+
+function stores() {
+  const storage = new MemoryStorage();
+  const cms = new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage, keyPrefix: '/registry/configmaps/' });
+  const nss = new GenericStore({ descriptor: namespacesResource, strategy: namespaceStrategy, storage, keyPrefix: '/registry/namespaces/' });
+  return { storage, cms, nss };
+}
+
+const cm = (name: string, data: Record<string, string> = { a: 'b' }, labels?: Record<string, string>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...(labels ? { labels } : {}) },
+  data,
+});
+
+async function rejectsWith(p: Promise<unknown>, code: number, reason: string, message?: RegExp): Promise<StatusError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof StatusError, `expected StatusError, got ${String(e)}`);
+    assert.equal(e.code, code, e.message);
+    assert.equal(e.reason, reason);
+    if (message) assert.match(e.message, message);
+    return e;
+  }
+  assert.fail('expected a rejection');
+}
+
+describe('GenericStore', () => {
+  it('create fills uid, creationTimestamp and resourceVersion; a second create is AlreadyExists', async () => {
+    const { cms } = stores();
+    const { object } = await cms.create('ns', cm('one'));
+    assert.match(object.metadata!.uid!, /^[0-9a-f-]{36}$/);
+    assert.match(object.metadata!.creationTimestamp!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(object.metadata!.namespace, 'ns');
+    assert.ok(Number(object.metadata!.resourceVersion) > 0);
+    await rejectsWith(cms.create('ns', cm('one')), 409, 'AlreadyExists', /^configmaps "one" already exists$/);
+  });
+
+  it('generateName gets a 5-character suffix; invalid names are 422 with field causes', async () => {
+    const { cms } = stores();
+    const { object } = await cms.create('ns', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } });
+    assert.match(object.metadata!.name!, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    const err = await rejectsWith(cms.create('ns', cm('Bad_Name')), 422, 'Invalid', /^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    assert.equal(err.status.details?.causes?.[0]?.field, 'metadata.name');
+  });
+
+  it('update with a stale resourceVersion is a Conflict; without one it applies (unconditional)', async () => {
+    const { cms } = stores();
+    const created = (await cms.create('ns', cm('u'))).object;
+    const rv = created.metadata!.resourceVersion!;
+    await cms.update('ns', 'u', () => ({ ...cm('u', { a: 'c' }), metadata: { name: 'u', resourceVersion: rv } }));
+    await rejectsWith(
+      cms.update('ns', 'u', () => ({ ...cm('u', { a: 'd' }), metadata: { name: 'u', resourceVersion: rv } })),
+      409,
+      'Conflict',
+      /^Operation cannot be fulfilled on configmaps "u": the object has been modified; please apply your changes to the latest version and try again$/,
+    );
+    const r = await cms.update('ns', 'u', () => cm('u', { a: 'e' }));
+    assert.deepEqual(r.object.data, { a: 'e' });
+    assert.equal(r.object.metadata!.uid, created.metadata!.uid);
+  });
+
+  it('an update that changes nothing writes nothing (same resourceVersion)', async () => {
+    const { cms } = stores();
+    const created = (await cms.create('ns', cm('same'))).object;
+    const r = await cms.update('ns', 'same', (cur) => cur!);
+    assert.equal(r.object.metadata!.resourceVersion, created.metadata!.resourceVersion);
+  });
+
+  it('finalizers: delete sets deletionTimestamp; removing the last finalizer removes the object', async () => {
+    const { cms } = stores();
+    await cms.create('ns', { ...cm('f'), metadata: { name: 'f', finalizers: ['example.com/hold'] } });
+    const del = await cms.delete('ns', 'f');
+    assert.equal(del.deleted, false);
+    assert.ok(del.object.metadata!.deletionTimestamp);
+    const again = await cms.delete('ns', 'f');
+    assert.equal(again.deleted, false);
+    assert.equal(again.object.metadata!.resourceVersion, del.object.metadata!.resourceVersion);
+    await cms.update('ns', 'f', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, finalizers: [] } }));
+    await rejectsWith(cms.get('ns', 'f'), 404, 'NotFound', /^configmaps "f" not found$/);
+  });
+
+  it('delete preconditions on uid and resourceVersion', async () => {
+    const { cms } = stores();
+    await cms.create('ns', cm('p'));
+    await rejectsWith(cms.delete('ns', 'p', { preconditions: { uid: 'nope' } }), 409, 'Conflict', /Precondition failed: UID in precondition: nope/);
+    await rejectsWith(cms.delete('ns', 'p', { propagationPolicy: 'Sideways' }), 422, 'Invalid', /propagationPolicy: Unsupported value: "Sideways"/);
+    assert.equal((await cms.delete('ns', 'p', { propagationPolicy: 'Background' })).deleted, true);
+  });
+
+  it('dry-run create and delete store nothing', async () => {
+    const { cms } = stores();
+    await cms.create('ns', cm('dry'), { dryRun: true });
+    await rejectsWith(cms.get('ns', 'dry'), 404, 'NotFound');
+    await cms.create('ns', cm('keep'));
+    await cms.delete('ns', 'keep', { dryRun: true });
+    assert.ok(await cms.get('ns', 'keep'));
+  });
+
+  it('list: selectors, limit/continue paging across one revision, unsupported field label', async () => {
+    const { cms } = stores();
+    for (let i = 0; i < 7; i++) await cms.create('ns', cm(`c${i}`, { i: String(i) }, { parity: i % 2 ? 'odd' : 'even' }));
+    await cms.create('other', cm('elsewhere'));
+    const odd = await cms.list('ns', { labelSelector: 'parity=odd' });
+    assert.deepEqual(odd.items.map((o) => o.metadata!.name), ['c1', 'c3', 'c5']);
+    assert.deepEqual((await cms.list('ns', { fieldSelector: 'metadata.name=c4' })).items.map((o) => o.metadata!.name), ['c4']);
+    const page1 = await cms.list('ns', { limit: 3 });
+    assert.equal(page1.items.length, 3);
+    assert.equal(page1.metadata.remainingItemCount, 4);
+    await cms.create('ns', cm('c9')); // after the first page: not part of this paged list
+    const page2 = await cms.list('ns', { limit: 3, continue: page1.metadata.continue! });
+    const page3 = await cms.list('ns', { limit: 3, continue: page2.metadata.continue! });
+    assert.deepEqual([...page1.items, ...page2.items, ...page3.items].map((o) => o.metadata!.name), ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6']);
+    assert.equal(page3.metadata.continue, undefined);
+    assert.equal(page2.metadata.resourceVersion, page1.metadata.resourceVersion);
+    await rejectsWith(cms.list('ns', { fieldSelector: 'spec.x=y' }), 400, 'BadRequest', /^field label not supported: spec.x$/);
+    await rejectsWith(cms.list('ns', { continue: 'garbage!' }), 400, 'BadRequest', /continue key is not valid/);
+  });
+
+  it('list with resourceVersionMatch=Exact reads an older revision', async () => {
+    const { cms } = stores();
+    const a = (await cms.create('ns', cm('a'))).object;
+    await cms.create('ns', cm('b'));
+    const old = await cms.list('ns', { resourceVersion: a.metadata!.resourceVersion!, resourceVersionMatch: 'Exact' });
+    assert.deepEqual(old.items.map((o) => o.metadata!.name), ['a']);
+    await rejectsWith(cms.list('ns', { resourceVersionMatch: 'Exact' }), 400, 'BadRequest', /resourceVersionMatch is forbidden unless resourceVersion is provided/);
+  });
+
+  it('continue token of a compacted revision is 410 Expired', async () => {
+    const { cms, storage } = stores();
+    for (let i = 0; i < 4; i++) await cms.create('ns', cm(`x${i}`));
+    const page = await cms.list('ns', { limit: 2 });
+    for (let i = 0; i < 4; i++) await cms.update('ns', `x${i}`, () => cm(`x${i}`, { v: 'new' }));
+    await storage.compact(await storage.currentRevision());
+    await rejectsWith(cms.list('ns', { limit: 2, continue: page.metadata.continue! }), 410, 'Expired', /The provided continue parameter is too old/);
+  });
+
+  it('watch: initial state, then events; a label selector turns transitions into ADDED/DELETED', async () => {
+    const { cms } = stores();
+    await cms.create('ns', cm('w0', { a: '0' }, { app: 'x' }));
+    const ctrl = new AbortController();
+    const events: ApiWatchEvent[] = [];
+    const done = (async () => {
+      for await (const ev of cms.watch('ns', { labelSelector: 'app=x', signal: ctrl.signal })) {
+        events.push(ev);
+        if (events.length === 4) ctrl.abort();
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 20));
+    await cms.update('ns', 'w0', () => cm('w0', { a: '1' }, { app: 'x' }));
+    await cms.update('ns', 'w0', () => cm('w0', { a: '2' }, { app: 'y' })); // leaves the selection
+    await cms.create('ns', cm('w1', {}, { app: 'x' }));
+    await done;
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.object.metadata!.name}`),
+      ['ADDED w0', 'MODIFIED w0', 'DELETED w0', 'ADDED w1'],
+    );
+    const rvs = events.map((e) => Number(e.object.metadata!.resourceVersion));
+    assert.deepEqual([...rvs].sort((a, b) => a - b), rvs);
+  });
+
+  it('namespaces: deletion turns into Terminating with the kubernetes finalizer; finalize removes it', async () => {
+    const { nss } = stores();
+    const created = (await nss.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } })).object;
+    assert.deepEqual((created as { spec?: unknown }).spec, { finalizers: ['kubernetes'] });
+    assert.equal(created.metadata!.labels!['kubernetes.io/metadata.name'], 'team');
+    const del = await nss.delete(undefined, 'team');
+    assert.equal(del.deleted, false);
+    assert.equal((del.object as { status?: { phase?: string } }).status?.phase, 'Terminating');
+    await nss.update(undefined, 'team', (cur) => ({ ...cur!, spec: { finalizers: [] } }), { subresource: 'finalize' });
+    await rejectsWith(nss.get(undefined, 'team'), 404, 'NotFound');
+  });
+});

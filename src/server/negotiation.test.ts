@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { StatusError } from '../apimachinery/errors.js';
+import { encodeObject } from '../apimachinery/protobuf/index.js';
+import { chooseOutput, decodeBody, patchTypeOf } from './negotiation.js';
+
+const status = (fn: () => unknown): StatusError => {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof StatusError);
+    return e;
+  }
+  assert.fail('expected a StatusError');
+};
+
+describe('negotiation', () => {
+  it('kubectl get asks for Table and falls back to JSON', () => {
+    const kubectl = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+    assert.deepEqual(chooseOutput(kubectl, { protobufOk: true, list: true }), { format: 'json', transform: 'Table', transformVersion: 'v1', pretty: false });
+  });
+  it('client-go asks for protobuf, JSON when the kind has no protobuf form', () => {
+    const accept = 'application/vnd.kubernetes.protobuf, */*';
+    assert.equal(chooseOutput(accept, { protobufOk: true, list: false }).format, 'protobuf');
+    assert.equal(chooseOutput(accept, { protobufOk: false, list: false }).format, 'json');
+  });
+  it('PartialObjectMetadataList only for lists; unknown types are 406', () => {
+    const pom = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+    assert.equal(chooseOutput(pom, { protobufOk: true, list: true }).transform, 'PartialObjectMetadataList');
+    assert.equal(status(() => chooseOutput(pom, { protobufOk: true, list: false })).code, 406);
+    assert.equal(status(() => chooseOutput('text/html', { protobufOk: true, list: false })).code, 406);
+  });
+  it('decodes JSON, YAML and protobuf bodies; reports duplicate fields; rejects other types with 415', () => {
+    const json = decodeBody('application/json', Buffer.from('{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","name":"b"}}'));
+    assert.equal(json.object.metadata?.name, 'b');
+    assert.deepEqual(json.duplicateFields, ['metadata.name']);
+    const yaml = decodeBody('application/yaml', Buffer.from('kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: y\n  name: z\n'));
+    assert.equal(yaml.object.metadata?.name, 'z');
+    assert.deepEqual(yaml.duplicateFields, ['metadata.name']);
+    const pb = decodeBody('application/vnd.kubernetes.protobuf', encodeObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p' }, data: { a: 'b' } }));
+    assert.deepEqual(pb.object.data, { a: 'b' });
+    const e = status(() => decodeBody('text/plain', Buffer.from('x')));
+    assert.equal(e.code, 415);
+    assert.equal(e.reason, 'UnsupportedMediaType');
+    assert.equal(status(() => decodeBody('application/json', Buffer.from('[1,2]'))).code, 400);
+    assert.equal(status(() => decodeBody('application/yaml', Buffer.from('a: [1'))).code, 400);
+  });
+  it('patch content types', () => {
+    assert.equal(patchTypeOf('application/strategic-merge-patch+json'), 'strategic');
+    assert.equal(patchTypeOf('application/merge-patch+json; charset=utf-8'), 'merge');
+    assert.equal(patchTypeOf('application/json-patch+json'), 'json');
+    assert.equal(status(() => patchTypeOf('application/json')).code, 415);
+  });
+});
