@@ -12,7 +12,7 @@ import {
   toStatusError,
   tooManyRequests,
 } from '../apimachinery/errors.js';
-import { findUnknownFields } from '../apimachinery/unknown-fields.js';
+import { pruneUnknownFields } from '../apimachinery/unknown-fields.js';
 import { resolveSchema, refTo } from '../apimachinery/schema.js';
 import { encodeWatchEvent, PROTOBUF_WATCH_MEDIA_TYPE, decodeObject } from '../apimachinery/protobuf/index.js';
 import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource } from '../apimachinery/types.js';
@@ -34,6 +34,7 @@ import {
   type OutputChoice,
 } from './negotiation.js';
 import { parseRequestInfo, type RequestInfo } from './requestinfo.js';
+import { defaultGroupVersionKind } from './gvk.js';
 
 // The HTTP/2 compatibility API mirrors node:http's; one type keeps the handlers simple.
 export type Request = IncomingMessage;
@@ -161,6 +162,9 @@ export class ApiServer {
       return;
     }
     if (err.status.details?.retryAfterSeconds) res.setHeader('Retry-After', String(err.status.details.retryAfterSeconds));
+    // An HTTP/1.1 body refused part-way is still on the wire: close the connection after the answer
+    // so that its remaining bytes are not read as the next request (Go's server does the same).
+    if (err.code === 413 && ctx?.req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
     let choice: OutputChoice;
     try {
       choice = chooseOutput(ctx?.accept, { protobufOk: true, list: false, allowTransforms: false });
@@ -199,7 +203,7 @@ export class ApiServer {
         if (this.serveDiscovery(ctx, path)) return;
       }
       if (path === '/') return writeJson(res, 200, { paths: this.rootPaths() });
-      throw notFound({ group: '', resource: '' }, path); // replaced below with kube's plain 404
+      throw pageNotFound(path);
     }
     if ((ctx.req.method === 'GET' || ctx.req.method === 'HEAD') && info.resource === '' && this.serveDiscovery(ctx, path)) return;
     const r = this.cfg.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
@@ -339,6 +343,8 @@ export class ApiServer {
     const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
     const decoded = decodeBody(header(ctx.req, 'content-type'), body);
     const obj = decoded.object;
+    // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
+    defaultGroupVersionKind(obj, r.descriptor);
     checkKind(obj, r);
     const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
     const attrs = (o: KubeObject, old?: KubeObject): AdmissionAttributes => this.attrs(ctx, r, 'CREATE', namespace, o.metadata?.name ?? '', o, old, opts.dryRun);
@@ -356,6 +362,8 @@ export class ApiServer {
     const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
     const decoded = decodeBody(header(ctx.req, 'content-type'), body);
     const obj = decoded.object;
+    // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
+    defaultGroupVersionKind(obj, r.descriptor);
     checkKind(obj, r);
     const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
     const result = await r.store.update(
@@ -561,9 +569,10 @@ export class ApiServer {
 
   /** fieldValidation: unknown and duplicate fields → error (Strict), Warning headers (Warn) or nothing. */
   private checkFields(r: RegisteredResource, obj: KubeObject, duplicates: readonly string[], mode: string): string[] {
-    if (mode === 'Ignore') return [];
     const schema = this.schemaOf(r);
-    const unknown = schema ? findUnknownFields(obj, schema, this.cfg.registry.definitions) : [];
+    // Fields the schema does not declare are never stored (upstream's typed decoding drops them).
+    const unknown = schema ? pruneUnknownFields(obj, schema, this.cfg.registry.definitions) : [];
+    if (mode === 'Ignore') return [];
     const problems = [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
     if (!problems.length) return [];
     if (mode === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
@@ -770,10 +779,17 @@ async function readBody(req: Request, limit: number): Promise<Uint8Array> {
 
 function setWarnings(res: Response, warnings: readonly string[]): void {
   if (!warnings.length) return;
-  res.setHeader(
-    'Warning',
-    warnings.map((w) => `299 - ${JSON.stringify(w)}`),
-  );
+  res.setHeader('Warning', warnings.map(warningHeaderValue));
+}
+
+/**
+ * `299 - "<text>"` as upstream's NewWarningHeader writes it (quoted, `"` and `\\` escaped). Node
+ * refuses control characters and anything above U+00FF in headers, and HTTP/1 re-encodes
+ * U+0080..U+00FF with the body's encoding, so everything outside printable ASCII is `\\uXXXX`-escaped.
+ */
+export function warningHeaderValue(text: string): string {
+  const quoted = JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return `299 - ${quoted}`;
 }
 
 function writeJson(res: Response, code: number, obj: unknown): void {
