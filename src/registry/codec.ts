@@ -1,33 +1,46 @@
-// How objects are kept in storage: JSON bytes of the storage version, without resourceVersion
-// (the mod revision is the resourceVersion, stamped on read). Decoding is memoised per KV so that
-// a watch event fanned out to many watchers, or a list served from the cache, parses each stored
-// value once; decoded objects are shared and must be treated as read-only (clone before mutating).
+// How objects are kept in storage: JSON bytes of the storage version without resourceVersion (the
+// mod revision is the resourceVersion, stamped on read), with kind, apiVersion and metadata first
+// as kube-apiserver writes them.
+//
+// Decoding is memoised for recently decoded values only: a watch event fanned out to many watchers
+// is parsed once, while the watch cache (which keeps every current KV) does not also pin a parsed
+// copy of every object. Decoded objects are shared and must be treated as read-only.
 import type { KubeObject } from '../apimachinery/types.js';
 import type { KV } from '../storage/storage.js';
 
-const decoded = new WeakMap<KV, KubeObject>();
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export function encodeForStorage(obj: KubeObject): Uint8Array {
-  const meta = obj.metadata;
+  const { kind, apiVersion, metadata, ...rest } = obj;
+  let meta = metadata;
   if (meta && meta.resourceVersion !== undefined) {
-    const { resourceVersion: _rv, ...rest } = meta;
-    return encoder.encode(JSON.stringify({ ...obj, metadata: rest }));
+    const { resourceVersion: _rv, ...m } = meta;
+    meta = m;
   }
-  return encoder.encode(JSON.stringify(obj));
+  return encoder.encode(JSON.stringify({ kind, apiVersion, metadata: meta, ...rest }));
 }
 
-/** The stored object with its resourceVersion; shared and read-only. */
-export function decodeFromStorage(kv: KV, revision: number = kv.modRevision): KubeObject {
-  if (revision === kv.modRevision) {
-    const hit = decoded.get(kv);
-    if (hit) return hit;
+/** Decodes stored values, remembering the most recent ones (one per store: no shared state). */
+export class StorageDecoder {
+  private readonly memo = new Map<KV, KubeObject>();
+  constructor(private readonly capacity = 4096) {}
+
+  /** The stored object with its resourceVersion; shared and read-only. */
+  decode(kv: KV, revision: number = kv.modRevision): KubeObject {
+    const memoised = revision === kv.modRevision;
+    if (memoised) {
+      const hit = this.memo.get(kv);
+      if (hit) return hit;
+    }
+    const obj = JSON.parse(decoder.decode(kv.value)) as KubeObject;
+    obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(revision) };
+    if (memoised) {
+      if (this.memo.size >= this.capacity) this.memo.delete(this.memo.keys().next().value!);
+      this.memo.set(kv, obj);
+    }
+    return obj;
   }
-  const obj = JSON.parse(decoder.decode(kv.value)) as KubeObject;
-  obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(revision) };
-  if (revision === kv.modRevision) decoded.set(kv, obj);
-  return obj;
 }
 
 /** A private, mutable copy. */

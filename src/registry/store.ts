@@ -21,7 +21,7 @@ import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Status } from '../apimachinery/types.js';
 import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
 import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
-import { finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apimachinery/validation/objectmeta.js';
+import { dropEmptyObjectMetaFields, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apimachinery/validation/objectmeta.js';
 import {
   ConflictError,
   ExpiredError,
@@ -32,7 +32,7 @@ import {
   type Storage,
   type WatchEvent,
 } from '../storage/storage.js';
-import { cloneObject, decodeFromStorage, encodeForStorage } from './codec.js';
+import { StorageDecoder, cloneObject, encodeForStorage } from './codec.js';
 import { compilePredicate, type Predicate } from './predicate.js';
 import type { Strategy } from './strategy.js';
 
@@ -116,6 +116,7 @@ export class GenericStore {
   private readonly clock: () => Date;
   private readonly converter: VersionConverter | undefined;
   private readonly freshnessWaitMs: number;
+  private readonly decoder = new StorageDecoder();
 
   constructor(opts: StoreOptions) {
     this.descriptor = opts.descriptor;
@@ -146,7 +147,7 @@ export class GenericStore {
 
   /** Stored value → served object (shared, read-only). */
   private fromKV(kv: KV, revision?: number): KubeObject {
-    const stored = decodeFromStorage(kv, revision);
+    const stored = this.decoder.decode(kv, revision);
     return this.converter ? this.converter.fromStorage(stored) : stored;
   }
 
@@ -410,6 +411,7 @@ export class GenericStore {
     if (meta.generation !== undefined) delete meta.generation;
     this.strategy.defaults?.(obj);
     this.strategy.prepareForCreate(obj);
+    dropEmptyObjectMetaFields(meta);
     this.validateCreate(obj);
     return obj;
   }
@@ -425,7 +427,17 @@ export class GenericStore {
       }
       const warnings = [...finalizerWarnings(obj.metadata?.finalizers), ...(this.strategy.warningsOnCreate?.(obj) ?? [])];
       await opts.validate?.(obj, undefined);
-      if (opts.dryRun) return { object: obj, warnings };
+      if (opts.dryRun) {
+        // DryRunnableStorage.Create: a dry run reports the conflict a real create would hit.
+        let existing: KV | undefined;
+        try {
+          existing = await this.storage.get(this.key(namespace, obj.metadata.name));
+        } catch (e) {
+          throw this.storageError(e, obj.metadata.name);
+        }
+        if (existing) throw alreadyExists(this.groupResource, obj.metadata.name);
+        return { object: obj, warnings };
+      }
       try {
         const kv = await this.storage.create(this.key(namespace, obj.metadata.name), this.toBytes(obj));
         return { object: this.fromKV(kv), warnings };
@@ -501,6 +513,7 @@ export class GenericStore {
       om.resourceVersion = cm.resourceVersion;
       this.strategy.defaults?.(obj);
       if (!opts.subresource) this.strategy.prepareForUpdate(obj, current);
+      dropEmptyObjectMetaFields(om);
       this.validateUpdate(obj, current);
       const subIssues = opts.subresource ? this.strategy.subresources?.[opts.subresource]?.validateUpdate?.(obj, current) ?? [] : [];
       if (subIssues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, name, subIssues);
