@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { strictDecodingError } from './json.js';
 import { refTo, type Definitions } from './schema.js';
-import { findUnknownFields, unknownFieldMessages } from './unknown-fields.js';
+import { findUnknownFields, pruneUnknownFields, unknownFieldMessages } from './unknown-fields.js';
 
 const defs: Definitions = {
   ObjectMeta: {
@@ -54,4 +54,28 @@ test('unresolvable schemas and nulls accept anything', () => {
   assert.deepEqual(findUnknownFields({ a: 1 }, refTo('Missing'), defs), []);
   assert.deepEqual(findUnknownFields({ metadata: null }, refTo('Pod'), defs), []);
   assert.deepEqual(findUnknownFields({ a: 1 }, undefined, defs), []);
+});
+
+test('pruneUnknownFields removes what findUnknownFields reports and keeps the rest', () => {
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    foo: 1,
+    metadata: { name: 'p', labelz: { a: 'b' }, labels: { x: 'y' } },
+    spec: {
+      containers: [{ name: 'c', image: 'i', bogus: true }],
+      raw: { anything: 1 },
+      open: { known: 'k', extra: { deep: 1 } },
+    },
+  };
+  const paths = findUnknownFields(pod, refTo('Pod'), defs);
+  assert.deepEqual(pruneUnknownFields(pod, refTo('Pod'), defs), paths);
+  assert.deepEqual(paths, ['foo', 'metadata.labelz', 'spec.containers[0].bogus']);
+  assert.deepEqual(pod, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', labels: { x: 'y' } },
+    spec: { containers: [{ name: 'c', image: 'i' }], raw: { anything: 1 }, open: { known: 'k', extra: { deep: 1 } } },
+  });
+  assert.deepEqual(findUnknownFields(pod, refTo('Pod'), defs), []);
 });

@@ -18,6 +18,16 @@ export function findUnknownFields(value: unknown, schema: OpenAPISchema | undefi
   return out;
 }
 
+/**
+ * Like `findUnknownFields`, and also deletes those fields from `value` (in place), as upstream's
+ * typed decoding drops what a built-in type does not declare. Returns the removed paths.
+ */
+export function pruneUnknownFields(value: unknown, schema: OpenAPISchema | undefined, defs: Definitions): string[] {
+  const out: string[] = [];
+  walk(value as JsonValue, schema, defs, '', out, true);
+  return out;
+}
+
 export function unknownFieldMessages(paths: readonly string[]): string[] {
   return paths.map(unknownFieldMessage);
 }
@@ -26,12 +36,12 @@ function child(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-function walk(value: JsonValue | undefined, schemaRef: OpenAPISchema | undefined, defs: Definitions, path: string, out: string[]): void {
+function walk(value: JsonValue | undefined, schemaRef: OpenAPISchema | undefined, defs: Definitions, path: string, out: string[], prune = false): void {
   if (value === null || value === undefined) return;
   const schema = resolveSchema(defs, schemaRef);
   if (!schema) return;
   if (Array.isArray(value)) {
-    if (schema.items) value.forEach((v, i) => walk(v, schema.items, defs, `${path}[${i}]`, out));
+    if (schema.items) value.forEach((v, i) => walk(v, schema.items, defs, `${path}[${i}]`, out, prune));
     return;
   }
   if (!isJsonObject(value)) return;
@@ -43,14 +53,15 @@ function walk(value: JsonValue | undefined, schemaRef: OpenAPISchema | undefined
     if (v === undefined) continue;
     const p = child(path, key);
     if (props && Object.prototype.hasOwnProperty.call(props, key)) {
-      walk(v, props[key], defs, p, out);
+      walk(v, props[key], defs, p, out, prune);
     } else if (typeof additional === 'object') {
-      walk(v, additional, defs, p, out);
+      walk(v, additional, defs, p, out, prune);
     } else if (additional === true || preserve || (embedded && EMBEDDED_RESOURCE_FIELDS.has(key))) {
       continue;
     } else if (props) {
       // Only a node that lists its properties can call a field unknown; `{type: object}` alone is free-form.
       out.push(p);
+      if (prune) delete (value as Record<string, JsonValue>)[key];
     }
   }
 }

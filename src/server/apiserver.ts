@@ -783,9 +783,9 @@ function setWarnings(res: Response, warnings: readonly string[]): void {
 }
 
 /**
- * `299 - "<text>"` as upstream's NewWarningHeader writes it (quoted, `"` and `\\` escaped). Node
+ * `299 - "<text>"` as upstream's NewWarningHeader writes it (quoted, `"` and `\` escaped). Node
  * refuses control characters and anything above U+00FF in headers, and HTTP/1 re-encodes
- * U+0080..U+00FF with the body's encoding, so everything outside printable ASCII is `\\uXXXX`-escaped.
+ * U+0080..U+00FF with the body's encoding, so everything outside printable ASCII is `\uXXXX`-escaped.
  */
 export function warningHeaderValue(text: string): string {
   const quoted = JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

@@ -150,7 +150,13 @@ export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields:
   }
   const duplicateFields: string[] = [];
   findYamlDuplicates(doc.contents, '', duplicateFields, 0);
-  const js: unknown = doc.toJS({ maxAliasCount: 100 });
+  let js: unknown;
+  try {
+    js = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    // Unresolved aliases and alias bombs surface only here; they are the client's error.
+    throw badRequest(`error converting YAML to JSON: yaml: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`);
+  }
   return { value: js, duplicateFields };
 }
 
