@@ -1,0 +1,102 @@
+// Shared by the benchmark driver (bench/run.ts, the load generator) and its child processes.
+import type { ChildProcess } from 'node:child_process';
+
+/** A 1 KiB (serialized) ConfigMap, the unit of every scenario. */
+export function configMap(name: string, namespace: string | undefined, payloadTag = ''): Record<string, unknown> {
+  const base = { apiVersion: 'v1', kind: 'ConfigMap', metadata: namespace ? { name, namespace } : { name }, data: { seq: payloadTag, payload: '' } };
+  const pad = Math.max(0, 1024 - Buffer.byteLength(JSON.stringify(base)));
+  base.data.payload = 'x'.repeat(pad);
+  return base;
+}
+
+export interface Stats {
+  readonly n: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+export function stats(samples: number[]): Stats {
+  if (samples.length === 0) return { n: 0, p50: NaN, p90: NaN, p99: NaN, max: NaN, mean: NaN };
+  const s = Float64Array.from(samples).sort();
+  const at = (q: number): number => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+  let sum = 0;
+  for (const v of s) sum += v;
+  return { n: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s[s.length - 1]!, mean: sum / s.length };
+}
+
+// ---- a tiny request/response protocol over the IPC channel of a forked child ------------------
+
+export interface RpcRequest {
+  readonly id: number;
+  readonly cmd: string;
+  readonly args: unknown;
+}
+
+export type RpcReply = { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
+
+export class RpcClient {
+  private next = 1;
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (m: RpcReply) => {
+      const w = this.waiting.get(m.id);
+      if (!w) return;
+      this.waiting.delete(m.id);
+      if (m.ok) w.resolve(m.result);
+      else w.reject(new Error(m.error));
+    });
+    child.once('exit', (code, signal) => {
+      for (const w of this.waiting.values()) w.reject(new Error(`bench child exited (${code ?? signal})`));
+      this.waiting.clear();
+    });
+  }
+
+  call<T>(cmd: string, args: unknown = {}): Promise<T> {
+    const id = this.next++;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.child.send({ id, cmd, args } satisfies RpcRequest);
+    });
+  }
+}
+
+export function serveRpc(handlers: Record<string, (args: never) => Promise<unknown>>): void {
+  process.on('message', (m: RpcRequest) => {
+    const h = handlers[m.cmd];
+    const reply = (r: RpcReply): void => {
+      process.send?.(r);
+    };
+    if (!h) {
+      reply({ id: m.id, ok: false, error: `unknown command ${m.cmd}` });
+      return;
+    }
+    h(m.args as never).then(
+      (result) => reply({ id: m.id, ok: true, result }),
+      (e: unknown) => reply({ id: m.id, ok: false, error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
+    );
+  });
+}
+
+export interface Credentials {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+export interface StartedServer {
+  readonly url: string;
+  readonly pid: number;
+  /** kplane servers: their PKI, so the load generator and the bare server use the same one. */
+  readonly pki?: { ca: string; servingCert: string; servingKey: string; adminCert: string; adminKey: string };
+}
+
+export interface Memory {
+  readonly rss: number;
+  readonly heapUsed: number;
+  readonly external: number;
+  readonly arrayBuffers: number;
+}

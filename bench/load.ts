@@ -1,0 +1,191 @@
+// The load generator (runs in bench/run.ts's process, never in the server's): HTTPS keep-alive
+// clients, closed-loop and open-loop (fixed arrival rate) rounds, and HTTP/2 watchers.
+import { Agent, request } from 'node:https';
+import { connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import type { Credentials } from './common.js';
+
+export interface Response {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
+/** HTTP/1.1 keep-alive client for one base URL; `maxSockets` = the round's concurrency. */
+export class HttpClient {
+  readonly agent: Agent;
+  private readonly host: string;
+  private readonly port: number;
+
+  constructor(
+    url: string,
+    private readonly creds: Credentials,
+    maxSockets: number,
+  ) {
+    const u = new URL(url);
+    this.host = u.hostname;
+    this.port = Number(u.port);
+    this.agent = new Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, ca: creds.ca, cert: creds.cert, key: creds.key });
+  }
+
+  send(method: string, path: string, body?: string): Promise<Response> {
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = { Accept: 'application/json' };
+      if (body !== undefined) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = Buffer.byteLength(body);
+      }
+      const req = request(
+        { host: this.host, port: this.port, method, path, headers, agent: this.agent, ca: this.creds.ca, cert: this.creds.cert, key: this.creds.key },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+export interface RoundResult {
+  readonly ops: number;
+  readonly errors: number;
+  readonly firstError?: string;
+  readonly seconds: number;
+  /** Per-request latencies in ms. */
+  readonly latencies: number[];
+}
+
+/**
+ * Closed loop: `concurrency` workers each send the next request when their previous one is
+ * answered, until `maxOps` were sent or `maxMs` passed.
+ */
+export async function closedLoop(opts: { concurrency: number; maxOps: number; maxMs: number; op: (i: number) => Promise<void> }): Promise<RoundResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+  const t0 = performance.now();
+  const deadline = t0 + opts.maxMs;
+  const worker = async (): Promise<void> => {
+    while (next < opts.maxOps && performance.now() < deadline) {
+      const i = next++;
+      const s = performance.now();
+      try {
+        await opts.op(i);
+        latencies.push(performance.now() - s);
+      } catch (e) {
+        errors++;
+        firstError ??= e instanceof Error ? e.message : String(e);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  const seconds = (performance.now() - t0) / 1000;
+  return { ops: latencies.length, errors, seconds, latencies, ...(firstError ? { firstError } : {}) };
+}
+
+/**
+ * Open loop: requests are issued on a fixed schedule (`rate` per second for `ms`), whether or not
+ * earlier ones were answered, and each latency counts from its scheduled time (no coordinated
+ * omission). Gives up waiting `graceMs` after the last scheduled send.
+ */
+export async function openLoop(opts: { rate: number; ms: number; graceMs?: number; op: (i: number) => Promise<void> }): Promise<RoundResult> {
+  const total = Math.round((opts.rate * opts.ms) / 1000);
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  let sent = 0;
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  await new Promise<void>((done) => {
+    const tick = (): void => {
+      const now = performance.now();
+      while (sent < total && t0 + (sent * 1000) / opts.rate <= now) {
+        const i = sent++;
+        const scheduled = t0 + (i * 1000) / opts.rate;
+        pending.push(
+          opts.op(i).then(
+            () => void latencies.push(performance.now() - scheduled),
+            (e: unknown) => {
+              errors++;
+              firstError ??= e instanceof Error ? e.message : String(e);
+            },
+          ),
+        );
+      }
+      if (sent >= total) done();
+      else setTimeout(tick, 1);
+    };
+    tick();
+  });
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(pending), new Promise((r) => (timer = setTimeout(r, opts.graceMs ?? 10_000)))]);
+  clearTimeout(timer);
+  const seconds = (performance.now() - t0) / 1000;
+  return { ops: latencies.length, errors: errors + (total - latencies.length - errors), seconds, latencies, ...(firstError ? { firstError } : {}) };
+}
+
+export function expectStatus(r: Response, want: number): void {
+  if (r.status !== want) throw new Error(`HTTP ${r.status} (want ${want}): ${r.body.toString('utf8').slice(0, 200)}`);
+}
+
+// ---- watchers ------------------------------------------------------------------------------
+
+/**
+ * `count` watch streams spread over `sessions` HTTP/2 connections. Each event line's
+ * resourceVersion and arrival time (performance.now()) go to `onEvent`.
+ */
+export class Watchers {
+  private readonly sessions: ClientHttp2Session[] = [];
+  private readonly streams: ClientHttp2Stream[] = [];
+  failures = 0;
+
+  constructor(
+    private readonly url: string,
+    private readonly creds: Credentials,
+  ) {}
+
+  async open(opts: { count: number; sessions: number; path: string; onEvent: (watcher: number, rv: number, at: number) => void }): Promise<void> {
+    for (let s = 0; s < opts.sessions; s++) {
+      const session = connect(this.url, { ca: this.creds.ca, cert: this.creds.cert, key: this.creds.key });
+      session.on('error', () => this.failures++);
+      await new Promise<void>((ok, fail) => {
+        session.once('connect', () => ok());
+        session.once('error', fail);
+      });
+      this.sessions.push(session);
+    }
+    const marker = '"resourceVersion":"';
+    for (let w = 0; w < opts.count; w++) {
+      const session = this.sessions[w % this.sessions.length]!;
+      const stream = session.request({ ':path': opts.path, accept: 'application/json' });
+      stream.setEncoding('utf8');
+      let buf = '';
+      stream.on('data', (chunk: string) => {
+        const at = performance.now();
+        buf += chunk;
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          // The object's own resourceVersion (metadata comes before data in the line).
+          const i = line.indexOf(marker);
+          if (i >= 0) opts.onEvent(w, Number(line.slice(i + marker.length, line.indexOf('"', i + marker.length))), at);
+        }
+      });
+      stream.on('error', () => this.failures++);
+      this.streams.push(stream);
+    }
+  }
+
+  close(): void {
+    for (const s of this.streams) s.close();
+    for (const s of this.sessions) s.destroy();
+  }
+}

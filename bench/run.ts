@@ -1,0 +1,637 @@
+// npm run bench [-- --only create,get,... ] [--quick] [--cpu-prof] [--json out.json]
+//
+// kplane and its baselines, side by side. This process is the load generator; every server under
+// test runs in a child process (bench/server.ts, bench/sqlite-raw.ts, etcd), so on a 2-core
+// machine the server's event loop and the load generator's each get about one core (the OS
+// schedules them; nothing is pinned). All traffic is HTTPS with client certificates on 127.0.0.1.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, totalmem, tmpdir, release } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Etcd3 } from 'etcd3';
+import { startEtcd, type RunningEtcd } from '../test/support/etcd.js';
+import { RpcClient, configMap, stats, type Credentials, type Memory, type StartedServer } from './common.js';
+import { HttpClient, Watchers, closedLoop, expectStatus, openLoop, type RoundResult } from './load.js';
+
+const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+interface Config {
+  readonly concurrency: readonly number[];
+  readonly warmMs: number;
+  readonly measureMs: number;
+  readonly maxOps: number;
+  readonly openRate: number;
+  readonly openMs: number;
+  readonly openWarmMs: number;
+  readonly listPool: number;
+  readonly list10k: number;
+  readonly list10kReps: number;
+  readonly watchers: number;
+  readonly watchSessions: number;
+  readonly watchEvents: number;
+  readonly rssObjects: number;
+  readonly etcdConcurrency: readonly number[];
+  readonly sqliteMs: number;
+}
+
+const FULL: Config = {
+  concurrency: [1, 16, 64],
+  warmMs: 1000,
+  measureMs: 3000,
+  maxOps: 50_000,
+  openRate: 1000,
+  openMs: 5000,
+  openWarmMs: 1000,
+  listPool: 100,
+  list10k: 10_000,
+  list10kReps: 20,
+  watchers: 1000,
+  watchSessions: 4,
+  watchEvents: 20,
+  rssObjects: 100_000,
+  etcdConcurrency: [16, 64],
+  sqliteMs: 2000,
+};
+
+const QUICK: Config = {
+  concurrency: [1, 64],
+  warmMs: 200,
+  measureMs: 600,
+  maxOps: 5_000,
+  openRate: 1000,
+  openMs: 1000,
+  openWarmMs: 300,
+  listPool: 100,
+  list10k: 10_000,
+  list10kReps: 5,
+  watchers: 200,
+  watchSessions: 2,
+  watchEvents: 5,
+  rssObjects: 10_000,
+  etcdConcurrency: [16],
+  sqliteMs: 500,
+};
+
+// ---- command line ------------------------------------------------------------------------------
+
+function parseArgs(argv: string[]): { only: Set<Scenario>; quick: boolean; cpuProf: boolean; json: string | undefined; concurrency: number[] | undefined } {
+  let only = new Set<Scenario>(SCENARIOS);
+  let concurrency: number[] | undefined;
+  let quick = false;
+  let cpuProf = false;
+  let json: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = (): string => (a.includes('=') ? a.slice(a.indexOf('=') + 1) : (argv[++i] ?? ''));
+    if (a === '--quick') quick = true;
+    else if (a === '--cpu-prof') cpuProf = true;
+    else if (a.startsWith('--only')) {
+      const names = value().split(',').filter(Boolean);
+      for (const n of names) if (!(SCENARIOS as readonly string[]).includes(n)) throw new Error(`unknown scenario ${n}; known: ${SCENARIOS.join(',')}`);
+      only = new Set(names as Scenario[]);
+    } else if (a.startsWith('--json')) json = value();
+    else if (a.startsWith('--concurrency')) concurrency = value().split(',').map(Number);
+    else if (a === '--help' || a === '-h') {
+      console.log(`usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--concurrency 1,16,64] [--cpu-prof] [--json FILE]`);
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  return { only, quick, cpuProf, json, concurrency };
+}
+
+// ---- results ----------------------------------------------------------------------------------
+
+interface Row {
+  readonly scenario: string;
+  readonly target: string;
+  readonly op: string;
+  readonly concurrency: string;
+  readonly opsPerSec?: number;
+  readonly p50?: number;
+  readonly p99?: number;
+  readonly max?: number;
+  readonly n?: number;
+  readonly errors?: number;
+  readonly value?: string;
+  readonly note?: string;
+}
+
+interface Goal {
+  readonly name: string;
+  readonly target: string;
+  readonly measured: string;
+  readonly met: boolean;
+}
+
+const rows: Row[] = [];
+const goals: Goal[] = [];
+
+function fmt(n: number | undefined, digits = 1): string {
+  if (n === undefined || Number.isNaN(n)) return '-';
+  return n >= 100 ? n.toFixed(0) : n.toFixed(digits);
+}
+
+function addRound(scenario: string, target: string, op: string, concurrency: number | string, r: RoundResult, note?: string): Row {
+  const s = stats(r.latencies);
+  const row: Row = {
+    scenario,
+    target,
+    op,
+    concurrency: String(concurrency),
+    opsPerSec: r.ops / r.seconds,
+    p50: s.p50,
+    p99: s.p99,
+    max: s.max,
+    n: r.ops,
+    errors: r.errors,
+    ...(note ? { note } : {}),
+  };
+  rows.push(row);
+  const err = r.errors ? `  errors=${r.errors} (${r.firstError ?? ''})` : '';
+  console.log(`  ${target.padEnd(14)} ${op.padEnd(18)} c=${String(concurrency).padEnd(5)} ${fmt(row.opsPerSec).padStart(7)} ops/s  p50 ${fmt(s.p50, 2).padStart(6)} ms  p99 ${fmt(s.p99, 2).padStart(6)} ms  (n=${r.ops})${note ? `  ${note}` : ''}${err}`);
+  return row;
+}
+
+function goal(name: string, target: string, measured: string, met: boolean): void {
+  goals.push({ name, target, measured, met });
+  console.log(`  goal: ${name}: ${measured} (target ${target}) → ${met ? 'MET' : 'MISSED'}`);
+}
+
+// ---- child processes ---------------------------------------------------------------------------
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const children = new Set<ChildProcess>();
+
+class ServerProc {
+  private constructor(
+    readonly rpc: RpcClient,
+    readonly started: StartedServer,
+    readonly kind: string,
+  ) {}
+
+  static async start(
+    kind: 'kplane-sqlite' | 'kplane-etcd' | 'bare',
+    opts: { dataDir: string; storageDir?: string; etcdEndpoint?: string; cpuProfDir?: string; tls?: { key: string; cert: string; ca: string } },
+  ): Promise<ServerProc> {
+    const execArgv = ['--import', 'tsx', '--expose-gc'];
+    if (opts.cpuProfDir && kind !== 'bare') execArgv.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`);
+    const child = fork(join(here, 'server.ts'), [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.add(child);
+    child.once('exit', () => children.delete(child));
+    const rpc = new RpcClient(child);
+    const started = await rpc.call<StartedServer>('start', { kind, ...opts });
+    return new ServerProc(rpc, started, kind);
+  }
+
+  preload(namespace: string, count: number, prefix: string): Promise<{ ms: number }> {
+    return this.rpc.call('preload', { namespace, count, prefix, window: 256 });
+  }
+
+  ensureNamespace(namespace: string): Promise<void> {
+    return this.rpc.call('ensureNamespace', { namespace });
+  }
+
+  memory(): Promise<Memory> {
+    return this.rpc.call('memory');
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise<void>((r) => (this.rpc.child.exitCode !== null ? r() : this.rpc.child.once('exit', () => r())));
+    await this.rpc.call('stop').catch(() => undefined);
+    const timer = setTimeout(() => this.rpc.child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** CPU time (user+system, ms) a process has used so far, from /proc (Linux). */
+function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+const CLK_TCK = 100;
+
+/** Runs `fn` and tells how busy the server process and this load generator were meanwhile (% of one core). */
+async function withCpu<T>(serverPid: number, fn: () => Promise<T>): Promise<{ result: T; cpu: string }> {
+  const s0 = procCpuMs(serverPid);
+  const g0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await fn();
+  const wall = performance.now() - t0;
+  const g = process.cpuUsage(g0);
+  const srv = ((procCpuMs(serverPid) - s0) / wall) * 100;
+  const gen = ((g.user + g.system) / 1000 / wall) * 100;
+  return { result, cpu: `server ${srv.toFixed(0)}%, loadgen ${gen.toFixed(0)}%` };
+}
+
+function credsOf(srv: ServerProc): Credentials {
+  const p = srv.started.pki;
+  if (!p) throw new Error(`${srv.kind} has no PKI`);
+  return { ca: p.ca, cert: p.adminCert, key: p.adminKey };
+}
+
+// ---- scenario 1: configmap CRUD, kplane vs bare HTTPS ------------------------------------------
+
+const OPS = ['create', 'get', 'update', 'list'] as const;
+type Op = (typeof OPS)[number];
+const POOL = 1000;
+
+async function crudRound(client: HttpClient, op: Op, c: number, ms: number, maxOps: number, tag: string): Promise<RoundResult> {
+  switch (op) {
+    case 'create': {
+      return closedLoop({
+        concurrency: c,
+        maxOps,
+        maxMs: ms,
+        op: async (i) => {
+          const name = `cm-${tag}-${i}`;
+          expectStatus(await client.send('POST', '/api/v1/namespaces/bench-create/configmaps', JSON.stringify(configMap(name, 'bench-create'))), 201);
+        },
+      });
+    }
+    case 'get':
+      return closedLoop({
+        concurrency: c,
+        maxOps,
+        maxMs: ms,
+        op: async (i) => expectStatus(await client.send('GET', `/api/v1/namespaces/bench-get/configmaps/pool-${(i * 7919) % POOL}`), 200),
+      });
+    case 'update':
+      // PUT without resourceVersion (ConfigMaps allow unconditional update); the in-flight
+      // requests always name different objects, and each body differs, so every PUT writes.
+      return closedLoop({
+        concurrency: c,
+        maxOps,
+        maxMs: ms,
+        op: async (i) => {
+          const name = `pool-${i % POOL}`;
+          expectStatus(await client.send('PUT', `/api/v1/namespaces/bench-update/configmaps/${name}`, JSON.stringify(configMap(name, 'bench-update', `${tag}-${i}`))), 200);
+        },
+      });
+    case 'list':
+      return closedLoop({
+        concurrency: c,
+        maxOps,
+        maxMs: ms,
+        op: async () => expectStatus(await client.send('GET', '/api/v1/namespaces/bench-list/configmaps'), 200),
+      });
+  }
+}
+
+async function scenarioCrud(cfg: Config, ops: Op[], servers: { kplane: ServerProc; bare: ServerProc }, creds: Credentials): Promise<void> {
+  console.log(`\n[1] ConfigMaps of 1 KiB over HTTPS/1.1 keep-alive (closed loop; warm-up ${cfg.warmMs} ms, then ${cfg.measureMs} ms or ${cfg.maxOps} requests)`);
+  const byKey = new Map<string, Row>();
+  for (const op of ops) {
+    for (const c of cfg.concurrency) {
+      for (const [target, srv] of [['kplane', servers.kplane], ['bare-https', servers.bare]] as const) {
+        const client = new HttpClient(srv.started.url, creds, c);
+        await crudRound(client, op, c, cfg.warmMs, cfg.maxOps, `w${c}`);
+        const { result: r, cpu } = await withCpu(srv.started.pid, () => crudRound(client, op, c, cfg.measureMs, cfg.maxOps, `m${c}`));
+        client.close();
+        byKey.set(`${target}/${op}/${c}`, addRound('1-crud', target, op, c, r, op === 'list' ? `${cfg.listPool} items/response; ${cpu}` : cpu));
+      }
+      const k = byKey.get(`kplane/${op}/${c}`)!;
+      const b = byKey.get(`bare-https/${op}/${c}`)!;
+      const ratio = (k.opsPerSec ?? 0) / (b.opsPerSec ?? 1);
+      rows.push({ scenario: '1-crud', target: 'kplane/bare', op, concurrency: String(c), value: `${(ratio * 100).toFixed(0)}%` });
+      console.log(`  ${'kplane/bare'.padEnd(14)} ${op.padEnd(18)} c=${String(c).padEnd(5)} ${(ratio * 100).toFixed(0).padStart(6)}%`);
+    }
+  }
+  const k64 = byKey.get('kplane/create/64');
+  const b64 = byKey.get('bare-https/create/64');
+  if (k64 && b64) {
+    const ratio = (k64.opsPerSec ?? 0) / (b64.opsPerSec ?? 1);
+    goal('create at c=64 vs bare HTTPS', '≥ 40%', `${(ratio * 100).toFixed(0)}% (${fmt(k64.opsPerSec)} vs ${fmt(b64.opsPerSec)} ops/s)`, ratio >= 0.4);
+  }
+  for (const c of cfg.concurrency) {
+    const g = byKey.get(`kplane/get/${c}`);
+    if (g) goal(`p99 get at c=${c}`, '≤ 5 ms', `${fmt(g.p99, 2)} ms`, (g.p99 ?? Infinity) <= 5);
+  }
+}
+
+async function scenarioOpenLoop(cfg: Config, servers: { kplane: ServerProc; bare: ServerProc }, creds: Credentials): Promise<void> {
+  console.log(`\n[1b] Creates offered at ${cfg.openRate}/s (open loop, latency from each request's scheduled send; warm-up ${cfg.openWarmMs} ms, measured ${cfg.openMs} ms)`);
+  for (const [target, srv] of [['kplane', servers.kplane], ['bare-https', servers.bare]] as const) {
+    const client = new HttpClient(srv.started.url, creds, 256);
+    const round = (tag: string, ms: number): Promise<RoundResult> =>
+      openLoop({
+        rate: cfg.openRate,
+        ms,
+        op: async (i) => {
+          const name = `cm-${tag}-${i}`;
+          expectStatus(await client.send('POST', '/api/v1/namespaces/bench-open/configmaps', JSON.stringify(configMap(name, 'bench-open'))), 201);
+        },
+      });
+    await round('ow', cfg.openWarmMs);
+    const { result: r, cpu } = await withCpu(srv.started.pid, () => round('om', cfg.openMs));
+    client.close();
+    const row = addRound('1b-openloop', target, 'create', `${cfg.openRate}/s`, r, `open loop, up to 256 sockets; ${cpu}`);
+    if (target === 'kplane') goal(`p99 create at ${cfg.openRate} creates/s offered`, '≤ 25 ms', `${fmt(row.p99, 2)} ms (achieved ${fmt(row.opsPerSec)}/s)`, (row.p99 ?? Infinity) <= 25 && r.errors === 0);
+  }
+}
+
+// ---- scenario 2: raw better-sqlite3 ----------------------------------------------------------------
+
+async function scenarioSqlite(cfg: Config, dataDir: string): Promise<void> {
+  console.log(`\n[2] Raw better-sqlite3 writes (WAL, synchronous=FULL, kv+log rows of 1 KiB, ${cfg.sqliteMs} ms per mode; same disk as kplane's data)`);
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'sqlite-raw.ts'), `--ms=${cfg.sqliteMs}`, `--dir=${dataDir}`, '--batches=1,16,64'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.add(child);
+    let s = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (s += d));
+    child.once('exit', (code) => {
+      children.delete(child);
+      if (code === 0) resolve(s);
+      else reject(new Error(`sqlite-raw exited ${code}`));
+    });
+  });
+  for (const line of out.trim().split('\n')) {
+    const r = JSON.parse(line) as { batch: number; ops: number; seconds: number; opsPerSec: number; commitP50: number; commitP99: number };
+    const op = r.batch === 1 ? 'insert, 1 txn/write' : `insert, ${r.batch} writes/txn`;
+    rows.push({ scenario: '2-sqlite', target: 'better-sqlite3', op, concurrency: '-', opsPerSec: r.opsPerSec, p50: r.commitP50, p99: r.commitP99, n: r.ops, note: 'latency = per commit' });
+    console.log(`  ${'better-sqlite3'.padEnd(14)} ${op.padEnd(22)} ${fmt(r.opsPerSec).padStart(7)} writes/s  commit p50 ${fmt(r.commitP50, 2)} ms  p99 ${fmt(r.commitP99, 2)} ms`);
+  }
+}
+
+// ---- scenario 3: list of 10,000 ------------------------------------------------------------------
+
+async function scenarioList10k(cfg: Config, servers: { kplane: ServerProc; bare: ServerProc }, creds: Credentials): Promise<void> {
+  console.log(`\n[3] List of ${cfg.list10k} ConfigMaps (1 KiB each), whole JSON response, one at a time (${cfg.list10kReps} after 2 warm-up)`);
+  for (const [target, srv] of [['kplane', servers.kplane], ['bare-https', servers.bare]] as const) {
+    const pre = await srv.preload('bench-list10k', cfg.list10k, 'big-');
+    if (target === 'kplane') console.log(`  preloaded ${cfg.list10k} through the store in the server process in ${fmt(pre.ms)} ms`);
+    const client = new HttpClient(srv.started.url, creds, 1);
+    let bytes = 0;
+    const round = (n: number): Promise<RoundResult> =>
+      closedLoop({
+        concurrency: 1,
+        maxOps: n,
+        maxMs: 120_000,
+        op: async () => {
+          const r = await client.send('GET', '/api/v1/namespaces/bench-list10k/configmaps');
+          expectStatus(r, 200);
+          bytes = r.body.length;
+        },
+      });
+    await round(2);
+    const r = await round(cfg.list10kReps);
+    client.close();
+    const row = addRound('3-list10k', target, `list ${cfg.list10k}`, 1, r, `${(bytes / 1e6).toFixed(1)} MB/response`);
+    if (target === 'kplane') goal(`list of ${cfg.list10k}`, '≤ 250 ms', `p50 ${fmt(row.p50)} ms, p99 ${fmt(row.p99)} ms (${(bytes / 1e6).toFixed(1)} MB)`, (row.p99 ?? Infinity) <= 250);
+  }
+}
+
+// ---- scenario 4: watch fan-out -------------------------------------------------------------------
+
+async function scenarioWatch(cfg: Config, kplane: ServerProc, creds: Credentials): Promise<void> {
+  console.log(`\n[4] Watch delivery: ${cfg.watchers} HTTP/2 watch streams over ${cfg.watchSessions} sessions on one namespace; ${cfg.watchEvents} updates, one at a time`);
+  await kplane.ensureNamespace('bench-watch');
+  const client = new HttpClient(kplane.started.url, creds, 1);
+  const created = await client.send('POST', '/api/v1/namespaces/bench-watch/configmaps', JSON.stringify(configMap('watched', 'bench-watch')));
+  expectStatus(created, 201);
+  const rv0 = (JSON.parse(created.body.toString('utf8')) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  const receipts = new Map<number, number[]>();
+  let waiting: { rv: number; done: () => void } | undefined;
+  const watchers = new Watchers(kplane.started.url, creds);
+  const t0 = performance.now();
+  await watchers.open({
+    count: cfg.watchers,
+    sessions: cfg.watchSessions,
+    path: `/api/v1/namespaces/bench-watch/configmaps?watch=true&resourceVersion=${rv0}&timeoutSeconds=3600`,
+    onEvent: (_w, rv, at) => {
+      let list = receipts.get(rv);
+      if (!list) receipts.set(rv, (list = []));
+      list.push(at);
+      if (waiting && waiting.rv === rv && list.length >= cfg.watchers) waiting.done();
+    },
+  });
+  const write = async (seq: number): Promise<{ sent: number; acked: number; rv: number; complete: boolean }> => {
+    const sent = performance.now();
+    const r = await client.send('PUT', '/api/v1/namespaces/bench-watch/configmaps/watched', JSON.stringify(configMap('watched', 'bench-watch', `e${seq}`)));
+    const acked = performance.now();
+    expectStatus(r, 200);
+    const rv = Number((JSON.parse(r.body.toString('utf8')) as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+    const complete = await new Promise<boolean>((resolve) => {
+      if ((receipts.get(rv)?.length ?? 0) >= cfg.watchers) return resolve(true);
+      const timer = setTimeout(() => resolve(false), 30_000);
+      waiting = { rv, done: () => (clearTimeout(timer), resolve(true)) };
+    });
+    waiting = undefined;
+    return { sent, acked, rv, complete };
+  };
+  // Warm-up: the first event also proves every stream is registered.
+  const first = await write(0);
+  console.log(`  ${cfg.watchers} streams opened and first event delivered to ${receipts.get(first.rv)?.length ?? 0} in ${fmt(performance.now() - t0)} ms`);
+  const fromAck: number[] = [];
+  const fromSend: number[] = [];
+  let early = 0;
+  let missing = 0;
+  for (let e = 1; e <= cfg.watchEvents; e++) {
+    const w = await write(e);
+    const got = receipts.get(w.rv) ?? [];
+    missing += Math.max(0, cfg.watchers - got.length);
+    for (const at of got) {
+      if (at < w.acked) early++;
+      fromAck.push(Math.max(0, at - w.acked));
+      fromSend.push(at - w.sent);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  watchers.close();
+  client.close();
+  const a = stats(fromAck);
+  const s = stats(fromSend);
+  const note = `${cfg.watchers} watchers × ${cfg.watchEvents} events; ${early} receipts before the ack (counted as 0); missing ${missing}; stream errors ${watchers.failures}`;
+  rows.push({ scenario: '4-watch', target: 'kplane', op: 'ack → receipt', concurrency: String(cfg.watchers), p50: a.p50, p99: a.p99, max: a.max, n: a.n, note });
+  rows.push({ scenario: '4-watch', target: 'kplane', op: 'send → receipt', concurrency: String(cfg.watchers), p50: s.p50, p99: s.p99, max: s.max, n: s.n });
+  console.log(`  ack → receipt   p50 ${fmt(a.p50, 2)} ms  p99 ${fmt(a.p99, 2)} ms  max ${fmt(a.max, 2)} ms  (n=${a.n})`);
+  console.log(`  send → receipt  p50 ${fmt(s.p50, 2)} ms  p99 ${fmt(s.p99, 2)} ms  max ${fmt(s.max, 2)} ms`);
+  console.log(`  ${note}`);
+  goal(`watch p99 (${cfg.watchers} watchers)`, '≤ 100 ms', `${fmt(a.p99, 2)} ms from ack (${fmt(s.p99, 2)} ms from send)`, a.p99 <= 100 && missing === 0);
+}
+
+// ---- scenario 5: memory ----------------------------------------------------------------------------
+
+async function scenarioRss(cfg: Config, dataDir: string, cpuProfDir: string | undefined): Promise<void> {
+  console.log(`\n[5] Resident memory of a kplane (SQLite) server holding ${cfg.rssObjects} ConfigMaps of 1 KiB (after GC)`);
+  const srv = await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'rss-db'), ...(cpuProfDir ? { cpuProfDir } : {}) });
+  try {
+    const empty = await srv.memory();
+    const pre = await srv.preload('bench-rss', cfg.rssObjects, 'rss-');
+    const full = await srv.memory();
+    const mb = (n: number): string => (n / 1048576).toFixed(0);
+    rows.push({ scenario: '5-rss', target: 'kplane', op: 'RSS, empty', concurrency: '-', value: `${mb(empty.rss)} MiB`, note: `heap ${mb(empty.heapUsed)} MiB` });
+    rows.push({
+      scenario: '5-rss',
+      target: 'kplane',
+      op: `RSS, ${cfg.rssObjects} objects`,
+      concurrency: '-',
+      value: `${mb(full.rss)} MiB`,
+      note: `heap ${mb(full.heapUsed)} MiB, external ${mb(full.external)} MiB (of which ArrayBuffers ${mb(full.arrayBuffers)} MiB); loaded through the store in ${(pre.ms / 1000).toFixed(1)} s (${fmt((cfg.rssObjects * 1000) / pre.ms)} creates/s, 256 in flight)`,
+    });
+    console.log(`  empty: RSS ${mb(empty.rss)} MiB, heap ${mb(empty.heapUsed)} MiB`);
+    console.log(`  loaded ${cfg.rssObjects} in ${(pre.ms / 1000).toFixed(1)} s through the generic store (no HTTP), 256 in flight`);
+    console.log(`  full:  RSS ${mb(full.rss)} MiB, heap ${mb(full.heapUsed)} MiB, external ${mb(full.external)} MiB, arrayBuffers ${mb(full.arrayBuffers)} MiB`);
+    goal(`RSS with ${cfg.rssObjects} ConfigMaps`, '≤ 400 MB (100,000 objects)', `${(full.rss / 1e6).toFixed(0)} MB`, full.rss <= 400e6 && cfg.rssObjects >= 100_000);
+    // A client that lists everything (an informer starting) makes the server decode every object.
+    const listed = await srv.rpc.call<{ items: number; ms: number }>('listAll', { namespace: 'bench-rss' });
+    const after = await srv.memory();
+    rows.push({
+      scenario: '5-rss',
+      target: 'kplane',
+      op: `RSS, ${cfg.rssObjects} objects, after one full list`,
+      concurrency: '-',
+      value: `${mb(after.rss)} MiB`,
+      note: `heap ${mb(after.heapUsed)} MiB; list of ${listed.items} through the store in-process took ${fmt(listed.ms)} ms`,
+    });
+    console.log(`  after one in-process list of all ${listed.items} (${fmt(listed.ms)} ms): RSS ${mb(after.rss)} MiB, heap ${mb(after.heapUsed)} MiB`);
+  } finally {
+    await srv.stop();
+  }
+}
+
+// ---- scenario 6: etcd ------------------------------------------------------------------------------
+
+async function scenarioEtcd(cfg: Config, dataDir: string, cpuProfDir: string | undefined): Promise<void> {
+  console.log(`\n[6] etcd: creates through kplane vs raw etcd3 writes from this process (closed loop, same concurrency, 1 KiB values)`);
+  let etcd: RunningEtcd | undefined;
+  let srv: ServerProc | undefined;
+  const client3 = { c: undefined as Etcd3 | undefined };
+  try {
+    etcd = await startEtcd();
+    srv = await ServerProc.start('kplane-etcd', { dataDir, etcdEndpoint: etcd.endpoint, ...(cpuProfDir ? { cpuProfDir } : {}) });
+    await srv.ensureNamespace('bench-etcd');
+    const creds = credsOf(srv);
+    client3.c = new Etcd3({ hosts: [etcd.endpoint] });
+    const raw = client3.c;
+    const value = Buffer.from(JSON.stringify(configMap('x', 'raw')));
+    for (const c of cfg.etcdConcurrency) {
+      const http = new HttpClient(srv.started.url, creds, c);
+      const kRound = (tag: string, ms: number): Promise<RoundResult> =>
+        closedLoop({
+          concurrency: c,
+          maxOps: cfg.maxOps,
+          maxMs: ms,
+          op: async (i) => {
+            const name = `cm-${tag}-${i}`;
+            expectStatus(await http.send('POST', '/api/v1/namespaces/bench-etcd/configmaps', JSON.stringify(configMap(name, 'bench-etcd'))), 201);
+          },
+        });
+      await kRound(`w${c}`, cfg.warmMs);
+      const kr = await withCpu(srv.started.pid, () => kRound(`m${c}`, cfg.measureMs));
+      const k = addRound('6-etcd', 'kplane+etcd', 'create (HTTPS)', c, kr.result, kr.cpu);
+      http.close();
+      const putRound = (tag: string, ms: number): Promise<RoundResult> =>
+        closedLoop({ concurrency: c, maxOps: cfg.maxOps, maxMs: ms, op: async (i) => void (await raw.put(`/raw/${tag}/${i}`).value(value)) });
+      await putRound(`pw${c}`, cfg.warmMs);
+      const p = addRound('6-etcd', 'etcd3 client', 'put', c, await putRound(`pm${c}`, cfg.measureMs));
+      // What kplane's create really is: a transaction that puts only if the key is absent.
+      const txnRound = (tag: string, ms: number): Promise<RoundResult> =>
+        closedLoop({
+          concurrency: c,
+          maxOps: cfg.maxOps,
+          maxMs: ms,
+          op: async (i) => {
+            const key = `/raw/${tag}/${i}`;
+            await raw.if(key, 'Create', '==', 0).then(raw.put(key).value(value)).commit();
+          },
+        });
+      await txnRound(`tw${c}`, cfg.warmMs);
+      addRound('6-etcd', 'etcd3 client', 'txn create-if-absent', c, await txnRound(`tm${c}`, cfg.measureMs));
+      const ratio = (k.opsPerSec ?? 0) / (p.opsPerSec ?? 1);
+      rows.push({ scenario: '6-etcd', target: 'kplane/etcd3 put', op: 'create', concurrency: String(c), value: `${(ratio * 100).toFixed(0)}%` });
+      goal(`etcd create at c=${c} vs raw etcd3 put`, '≥ 60%', `${(ratio * 100).toFixed(0)}% (${fmt(k.opsPerSec)} vs ${fmt(p.opsPerSec)} ops/s)`, ratio >= 0.6);
+    }
+  } finally {
+    client3.c?.close();
+    await srv?.stop();
+    await etcd?.stop();
+  }
+}
+
+// ---- main --------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const base = args.quick ? QUICK : FULL;
+  const cfg: Config = args.concurrency ? { ...base, concurrency: args.concurrency, etcdConcurrency: args.concurrency } : base;
+  const cpu = cpus();
+  const started = new Date();
+  console.log(`kplane bench ${args.quick ? '(quick)' : '(full)'} — ${started.toISOString()}`);
+  console.log(`machine: ${cpu.length} × ${cpu[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, linux ${release()}, node ${process.version}`);
+  console.log(`scenarios: ${[...args.only].join(',')}; load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews results)`);
+  const root = await mkdtemp(join(tmpdir(), 'kplane-bench-'));
+  const cpuProfDir = args.cpuProf ? join(here, 'profiles') : undefined;
+  if (cpuProfDir) {
+    await mkdir(cpuProfDir, { recursive: true });
+    console.log(`server CPU profiles → ${cpuProfDir}`);
+  }
+  try {
+    // Every kplane server of the run shares dataDir, hence one PKI; the bare baseline serves
+    // kplane's serving certificate; the load generator uses kplane's admin client certificate.
+    const crudOps = OPS.filter((o) => args.only.has(o));
+    const needShared = crudOps.length > 0 || args.only.has('openloop') || args.only.has('list10k') || args.only.has('watch');
+    if (needShared) {
+      const kplane = await ServerProc.start('kplane-sqlite', { dataDir: root, storageDir: join(root, 'db'), ...(cpuProfDir ? { cpuProfDir } : {}) });
+      const kp = kplane.started.pki!;
+      const creds = credsOf(kplane);
+      const bare = await ServerProc.start('bare', { dataDir: root, tls: { key: kp.servingKey, cert: kp.servingCert, ca: kp.ca } });
+      const servers = { kplane, bare };
+      try {
+        for (const ns of ['bench-create', 'bench-open']) await kplane.ensureNamespace(ns);
+        for (const srv of [kplane, bare]) {
+          if (crudOps.includes('get')) await srv.preload('bench-get', POOL, 'pool-');
+          if (crudOps.includes('update')) await srv.preload('bench-update', POOL, 'pool-');
+          if (crudOps.includes('list')) await srv.preload('bench-list', cfg.listPool, 'item-');
+        }
+        if (crudOps.length) await scenarioCrud(cfg, crudOps, servers, creds);
+        if (args.only.has('openloop')) await scenarioOpenLoop(cfg, servers, creds);
+        if (args.only.has('list10k')) await scenarioList10k(cfg, servers, creds);
+        if (args.only.has('watch')) await scenarioWatch(cfg, kplane, creds);
+      } finally {
+        await kplane.stop();
+        await bare.stop();
+      }
+    }
+    if (args.only.has('sqlite')) await scenarioSqlite(cfg, root);
+    if (args.only.has('rss')) await scenarioRss(cfg, root, cpuProfDir);
+    if (args.only.has('etcd')) await scenarioEtcd(cfg, root, cpuProfDir);
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    await rm(root, { recursive: true, force: true });
+  }
+  printSummary(started, args.quick);
+  if (args.json) {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(args.json, JSON.stringify({ date: started.toISOString(), quick: args.quick, machine: { cpus: cpu.length, model: cpu[0]?.model, node: process.version }, rows, goals }, null, 2));
+  }
+}
+
+function printSummary(started: Date, quick: boolean): void {
+  const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
+  console.log(`\n## Results (${started.toISOString().slice(0, 10)}, ${cpus().length} CPUs, node ${process.version}${quick ? ', QUICK mode: small counts' : ''}, ${elapsed} s, load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')})\n`);
+  console.log('| scenario | target | operation | conc. | ops/s | p50 ms | p99 ms | value | note |');
+  console.log('|---|---|---|---|---:|---:|---:|---|---|');
+  for (const r of rows) {
+    console.log(`| ${r.scenario} | ${r.target} | ${r.op} | ${r.concurrency} | ${fmt(r.opsPerSec)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.value ?? ''} | ${r.note ?? ''}${r.errors ? ` errors=${r.errors}` : ''} |`);
+  }
+  if (goals.length) {
+    console.log('\n| goal | target | measured | |');
+    console.log('|---|---|---|---|');
+    for (const g of goals) console.log(`| ${g.name} | ${g.target} | ${g.measured} | ${g.met ? 'met' : 'MISSED'} |`);
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  for (const c of children) c.kill('SIGKILL');
+  process.exit(1);
+});

@@ -1,0 +1,159 @@
+// The server under test, in its own process (forked by bench/run.ts, driven over IPC).
+//   kplane-sqlite | kplane-etcd: createControlPlane, HTTPS (HTTP/2 with HTTP/1.1 fallback) on 127.0.0.1
+//   bare: a node:https server with the same certificate that parses each JSON body and answers it,
+//         keeping objects in a Map: the ceiling of node's HTTP stack plus JSON, without kplane.
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createControlPlane, type ControlPlane } from '../src/controlplane.js';
+import { etcd, sqlite } from '../src/storage/factories.js';
+import type { KubeObject } from '../src/apimachinery/types.js';
+import { configMap, serveRpc, type Memory, type StartedServer } from './common.js';
+
+interface StartArgs {
+  readonly kind: 'kplane-sqlite' | 'kplane-etcd' | 'bare';
+  /** Holds pki/ (shared by every server of a run, so all serve the same certificate). */
+  readonly dataDir: string;
+  /** Where the SQLite file goes (kplane-sqlite). */
+  readonly storageDir?: string;
+  readonly etcdEndpoint?: string;
+  /** The bare server's TLS identity (kplane's serving certificate). */
+  readonly tls?: { key: string; cert: string; ca: string };
+}
+
+interface PreloadArgs {
+  readonly namespace: string;
+  readonly count: number;
+  readonly prefix: string;
+  /** Creates in flight at once (group commit batches them). */
+  readonly window?: number;
+}
+
+let cp: ControlPlane | undefined;
+let bare: Server | undefined;
+/** The bare server's objects: namespace → name → object. */
+const bareObjects = new Map<string, Map<string, unknown>>();
+
+async function start(a: StartArgs): Promise<StartedServer> {
+  if (a.kind === 'bare') return startBare(a.tls!);
+  cp = await createControlPlane({
+    storage: a.kind === 'kplane-sqlite' ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db') }) : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
+    dataDir: a.dataDir,
+    port: 0,
+    log: (m) => process.stderr.write(`[kplane] ${m}\n`),
+  });
+  await cp.start();
+  const p = cp.pki;
+  return { url: cp.url, pid: process.pid, pki: { ca: p.caCertPem, servingCert: p.servingCertPem, servingKey: p.servingKeyPem, adminCert: p.adminCertPem, adminKey: p.adminKeyPem } };
+}
+
+async function startBare({ key, cert, ca }: { key: string; cert: string; ca: string }): Promise<StartedServer> {
+  const srv = createServer({ key, cert, ca, requestCert: true, rejectUnauthorized: false }, bareHandler);
+  srv.keepAliveTimeout = 0;
+  srv.setTimeout(0);
+  await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+  bare = srv;
+  return { url: `https://127.0.0.1:${(srv.address() as AddressInfo).port}`, pid: process.pid };
+}
+
+function bareHandler(req: IncomingMessage, res: ServerResponse): void {
+  // /api/v1/namespaces/{ns}/configmaps[/{name}]
+  const path = (req.url ?? '/').split('?')[0]!;
+  const parts = path.split('/');
+  const ns = parts[4] ?? '';
+  const name = parts[6];
+  let objs = bareObjects.get(ns);
+  if (!objs) bareObjects.set(ns, (objs = new Map()));
+  const send = (code: number, obj: unknown): void => {
+    res.statusCode = code;
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify(obj) + '\n');
+  };
+  if (req.method === 'GET') {
+    if (name === undefined) send(200, { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: [...objs.values()] });
+    else if (objs.has(name)) send(200, objs.get(name));
+    else send(404, { kind: 'Status', code: 404 });
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const obj = JSON.parse(Buffer.concat(chunks).toString('utf8')) as KubeObject;
+    const n = name ?? obj.metadata?.name ?? '';
+    objs.set(n, obj);
+    send(req.method === 'POST' ? 201 : 200, obj);
+  });
+}
+
+async function ensureNamespace(ns: string): Promise<void> {
+  if (!cp) return;
+  const store = cp.registry.lookup('', 'v1', 'namespaces')!.store;
+  try {
+    await store.get(undefined, ns);
+  } catch {
+    await store.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  }
+}
+
+/**
+ * Stores `count` ConfigMaps in the server process: through kplane's generic store (defaulting,
+ * validation, encoding, storage with group commit, cacher) but without HTTP, `window` at a time.
+ */
+async function preload(a: PreloadArgs): Promise<{ ms: number }> {
+  const t0 = performance.now();
+  if (!cp) {
+    let objs = bareObjects.get(a.namespace);
+    if (!objs) bareObjects.set(a.namespace, (objs = new Map()));
+    for (let i = 0; i < a.count; i++) objs.set(`${a.prefix}${i}`, configMap(`${a.prefix}${i}`, a.namespace));
+    return { ms: performance.now() - t0 };
+  }
+  await ensureNamespace(a.namespace);
+  const store = cp.registry.lookup('', 'v1', 'configmaps')!.store;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < a.count) {
+      const i = next++;
+      await store.create(a.namespace, configMap(`${a.prefix}${i}`, a.namespace) as KubeObject);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(a.window ?? 256, a.count) }, worker));
+  return { ms: performance.now() - t0 };
+}
+
+/** Lists a namespace through the generic store in-process (decodes every object), returns the count. */
+async function listAll(a: { namespace: string }): Promise<{ items: number; ms: number }> {
+  const t0 = performance.now();
+  if (!cp) return { items: bareObjects.get(a.namespace)?.size ?? 0, ms: 0 };
+  const list = await cp.registry.lookup('', 'v1', 'configmaps')!.store.list(a.namespace);
+  return { items: list.items.length, ms: performance.now() - t0 };
+}
+
+async function memory(): Promise<Memory> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
+}
+
+async function stop(): Promise<void> {
+  if (cp) await cp.stop();
+  if (bare) bare.closeAllConnections();
+  bare?.close();
+  // A normal exit, so that --cpu-prof writes its profile.
+  setTimeout(() => process.exit(0), 50);
+}
+
+serveRpc({
+  start: (a: StartArgs) => start(a),
+  ensureNamespace: (a: { namespace: string }) => ensureNamespace(a.namespace),
+  preload: (a: PreloadArgs) => preload(a),
+  memory: () => memory(),
+  listAll: (a: { namespace: string }) => listAll(a),
+  stop: () => stop(),
+});
+process.on('disconnect', () => process.exit(0));
