@@ -43,8 +43,28 @@ function isTlsSocket(socket: unknown): socket is TLSSocket {
   return typeof (socket as Partial<TLSSocket> | null)?.getPeerCertificate === 'function';
 }
 
+/**
+ * A connection's client certificate cannot change, and getPeerCertificate() rebuilds the parsed
+ * certificate on every call (tens of µs, the costliest step of a small request): decide once per
+ * connection. Keyed by the HTTP/2 session (compat `req.socket` is a new Proxy per stream) or the
+ * HTTP/1.1 socket.
+ */
+const certOutcomeByConnection = new WeakMap<object, Outcome>();
+
 /** The x509 authenticator: CN is the user, each O a group (CommonNameUserConversion upstream). */
 function fromClientCertificate(req: AuthenticatableRequest): Outcome {
+  const connection: object | undefined = (req as Partial<Http2ServerRequest>).stream?.session ?? req.socket ?? undefined;
+  if (connection === undefined) return certOutcome(req);
+  let outcome = certOutcomeByConnection.get(connection);
+  if (outcome === undefined) {
+    outcome = certOutcome(req);
+    certOutcomeByConnection.set(connection, outcome);
+  }
+  // Callers get their own copy of the user.
+  return outcome.kind === 'user' ? { kind: 'user', user: { ...outcome.user, groups: [...outcome.user.groups] } } : outcome;
+}
+
+function certOutcome(req: AuthenticatableRequest): Outcome {
   const socket: unknown = req.socket;
   if (!isTlsSocket(socket)) return NONE;
   const peer: Partial<PeerCertificate> = socket.getPeerCertificate();
