@@ -42,6 +42,8 @@ export interface ControlPlaneOptions {
   readonly watchCache?: boolean;
   readonly admission?: readonly AdmissionPlugin[];
   readonly minRequestTimeoutSeconds?: number;
+  /** How often idle watches with allowWatchBookmarks=true get a BOOKMARK (default 10,000 ms). */
+  readonly watchBookmarkIntervalMs?: number;
   readonly log?: (msg: string) => void;
 }
 
@@ -119,6 +121,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     serverAddress: () => `${host.includes(':') ? `[${host}]` : host}:${port}`,
     metricsText: metricsHandler(metrics.registry),
     ...(opts.minRequestTimeoutSeconds !== undefined ? { minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds } : {}),
+    ...(opts.watchBookmarkIntervalMs !== undefined ? { watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs } : {}),
     log,
   });
   let server: Http2SecureServer | undefined;

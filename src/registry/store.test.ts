@@ -133,7 +133,14 @@ describe('GenericStore', () => {
     await cms.create('ns', cm('b'));
     const old = await cms.list('ns', { resourceVersion: a.metadata!.resourceVersion!, resourceVersionMatch: 'Exact' });
     assert.deepEqual(old.items.map((o) => o.metadata!.name), ['a']);
-    await rejectsWith(cms.list('ns', { resourceVersionMatch: 'Exact' }), 400, 'BadRequest', /resourceVersionMatch is forbidden unless resourceVersion is provided/);
+    await rejectsWith(
+      cms.list('ns', { resourceVersionMatch: 'Exact' }),
+      422,
+      'Invalid',
+      /^ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided$/,
+    );
+    await rejectsWith(cms.list('ns', { resourceVersion: '0', resourceVersionMatch: 'Exact' }), 422, 'Invalid', /resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"/);
+    await rejectsWith(cms.list('ns', { resourceVersion: '1', resourceVersionMatch: 'Sometimes' }), 422, 'Invalid', /resourceVersionMatch: Unsupported value: "Sometimes": supported values: "Exact", "NotOlderThan", ""/);
   });
 
   it('continue token of a compacted revision is 410 Expired', async () => {

@@ -214,15 +214,12 @@ export class GenericStore {
     } else {
       const rv = parseResourceVersion(opts.resourceVersion);
       const match = opts.resourceVersionMatch ?? '';
-      if (match && opts.resourceVersion === undefined) {
-        throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
-      }
-      if (match && match !== 'Exact' && match !== 'NotOlderThan') {
-        throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
-      }
-      if (match === 'Exact' && rv === 0) {
-        throw badRequest('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
-      }
+      // ValidateListOptions upstream: 422 Invalid on ListOptions.meta.k8s.io.
+      const issues = [];
+      if (match && !opts.resourceVersion) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+      if (match && match !== 'Exact' && match !== 'NotOlderThan') issues.push(fieldIssue.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+      if (match === 'Exact' && opts.resourceVersion === '0') issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+      if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', issues);
       // Exact, or a legacy paged list at a given revision, reads at that revision; NotOlderThan waits.
       if (rv > 0 && (match === 'Exact' || (match === '' && limit > 0))) readRevision = rv;
       else if (rv > 0) await this.waitForRevision(rv);

@@ -79,8 +79,13 @@ export interface ApiServerConfig {
   readonly metricsText?: () => Promise<{ contentType: string; body: string }>;
   /** Minimum watch duration; each watch lasts a random time in [min, 2*min) unless timeoutSeconds is given. */
   readonly minRequestTimeoutSeconds?: number;
+  /** How often an idle watch with allowWatchBookmarks=true gets a BOOKMARK (default: the store's, 10 s). */
+  readonly watchBookmarkIntervalMs?: number;
   readonly log?: (msg: string) => void;
 }
+
+/** How long a watch's first step may take before its headers are sent anyway. */
+const WATCH_HEADER_GRACE_MS = 100;
 
 /** Paths any client may read without credentials (kube's system:public-info-viewer). */
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
@@ -124,7 +129,15 @@ export class ApiServer {
       });
       m.observeRequest({ ...labels, code, durationSeconds: Number(process.hrtime.bigint() - started) / 1e9 });
     };
-    res.on('finish', () => done(res.statusCode));
+    // Once per request: at 'finish', or at 'close' for a stream the client ended (a watch), as upstream counts those too.
+    let recorded = false;
+    const record = (): void => {
+      if (recorded) return;
+      recorded = true;
+      done(res.statusCode);
+    };
+    res.on('finish', record);
+    res.on('close', record);
     let longRunning = false;
     try {
       const url = new URL(req.url ?? '/', 'https://kplane.invalid');
@@ -517,17 +530,28 @@ export class ApiServer {
         ...(q.has('resourceVersion') ? { resourceVersion: q.get('resourceVersion')! } : {}),
         ...(q.get('resourceVersionMatch') ? { resourceVersionMatch: q.get('resourceVersionMatch')! } : {}),
         allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
+        ...(this.cfg.watchBookmarkIntervalMs !== undefined ? { progressIntervalMs: this.cfg.watchBookmarkIntervalMs } : {}),
         ...(sendInitial !== null ? { sendInitialEvents: sendInitial === 'true' } : {}),
         signal: abort.signal,
       });
       const it = events[Symbol.asyncIterator]();
-      // The first step runs before headers so that a bad selector or resourceVersion is a plain error.
+      // Errors the store finds at once (a bad selector or resourceVersion) are plain answers, so the
+      // first step gets a moment before the headers go out. A watch with nothing to say yet must still
+      // send its headers promptly, as upstream does: clients (client-go's Watch()) wait for them.
+      const firstStep = it.next();
+      let graceTimer: NodeJS.Timeout | undefined;
+      const settled = await Promise.race([
+        firstStep.then(() => true, () => true),
+        new Promise<boolean>((ok) => (graceTimer = setTimeout(() => ok(false), WATCH_HEADER_GRACE_MS))),
+      ]);
+      clearTimeout(graceTimer);
+      if (!settled) writeHeaders();
       let first: IteratorResult<{ type: string; object: KubeObject }>;
       try {
-        first = await it.next();
+        first = await firstStep;
       } catch (e) {
         const err = toStatusError(e);
-        if (err.code !== 410) throw err;
+        if (err.code !== 410 && !headersWritten) throw err;
         writeHeaders();
         res.write(encodeEvent('ERROR', err.status as unknown as KubeObject));
         res.end();

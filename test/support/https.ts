@@ -23,6 +23,7 @@ export function adminCredentials(dataDir: string): Required<Credentials> {
 
 export interface RawResponse {
   readonly status: number;
+  readonly httpVersion: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: Buffer;
   text(): string;
@@ -90,6 +91,7 @@ export class RawClient {
           const body = Buffer.concat(chunks);
           resolve({
             status: res.statusCode ?? 0,
+            httpVersion: res.httpVersion,
             headers: res.headers,
             body,
             text: () => body.toString('utf8'),
@@ -127,9 +129,107 @@ export class RawClient {
     });
   }
 
+  /** Opens a long-running GET (a watch); resolves once the response headers are in. */
+  stream(r: { path: string; headers?: Record<string, string>; timeoutMs?: number }): Promise<RawStream> {
+    return new Promise<RawStream>((resolve, reject) => {
+      const req = httpsRequest({ agent: this.agent, host: this.base.hostname, port: this.base.port, method: 'GET', path: r.path, headers: r.headers ?? {} });
+      const timer = setTimeout(() => req.destroy(new Error(`GET ${r.path}: no response headers within ${r.timeoutMs ?? 10_000} ms`)), r.timeoutMs ?? 10_000);
+      req.on('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+      req.on('response', (res) => {
+        clearTimeout(timer);
+        const chunks: Buffer[] = [];
+        const listeners = new Set<() => void>();
+        let ended = false;
+        const notify = (): void => {
+          for (const l of [...listeners]) l();
+        };
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          notify();
+        });
+        const endedP = new Promise<void>((ok) => {
+          const fin = (): void => {
+            ended = true;
+            notify();
+            ok();
+          };
+          res.on('end', fin);
+          res.on('close', fin);
+          res.on('error', fin);
+        });
+        const data = (): Buffer => Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          data,
+          ended: endedP,
+          get isEnded() {
+            return ended;
+          },
+          waitFor<T>(pred: (d: Buffer) => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+            return new Promise<T>((ok, fail) => {
+              const check = (): void => {
+                const v = pred(data());
+                if (v !== undefined && v !== false) {
+                  cleanup();
+                  ok(v);
+                } else if (ended) {
+                  cleanup();
+                  fail(new Error(`stream ${r.path} ended before the condition held; got: ${data().toString('latin1').slice(-500)}`));
+                }
+              };
+              const t = setTimeout(() => {
+                cleanup();
+                fail(new Error(`stream ${r.path}: condition not met within ${timeoutMs} ms; got: ${data().toString('latin1').slice(-500)}`));
+              }, timeoutMs);
+              const cleanup = (): void => {
+                clearTimeout(t);
+                listeners.delete(check);
+              };
+              listeners.add(check);
+              check();
+            });
+          },
+          close: () => req.destroy(),
+        });
+      });
+      req.end();
+    });
+  }
+
   close(): void {
     this.agent.destroy();
   }
+}
+
+export interface RawStream {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  /** Every byte received so far. */
+  data(): Buffer;
+  /** Resolves with the predicate's first truthy answer; rejects on timeout or when the stream ends first. */
+  waitFor<T>(pred: (data: Buffer) => T | undefined | false, timeoutMs?: number): Promise<T>;
+  readonly ended: Promise<void>;
+  readonly isEnded: boolean;
+  close(): void;
+}
+
+/** JSON watch events (one per line) in `data`. */
+export function watchLines(data: Buffer): { type: string; object: Record<string, unknown> & { metadata?: { name?: string; resourceVersion?: string; uid?: string } } }[] {
+  return data
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { type: string; object: Record<string, unknown> }];
+      } catch {
+        return []; // a partial last line
+      }
+    });
 }
 
 /** Asserts nothing; just the shape of a kube Status for messages. */

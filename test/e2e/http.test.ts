@@ -1,0 +1,315 @@
+// The HTTP surface: HTTP/2 and HTTP/1.1, /version, health, /metrics, authentication, the response
+// transforms (PartialObjectMetadata, Table), YAML and protobuf, protobuf watch frames, exact-RV
+// lists, expired continue tokens, bookmarks and watch timeouts.
+import assert from 'node:assert/strict';
+import { connect } from 'node:http2';
+import { after, before, describe, it } from 'node:test';
+import { parse as parseYaml } from 'yaml';
+import { decodeObject, decodeWatchFrames, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
+import { adminCredentials, RawClient, watchLines, type KubeStatus, type RawResponse } from '../support/https.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const NS = 'default';
+const CMS = `/api/v1/namespaces/${NS}/configmaps`;
+const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
+
+interface Obj {
+  kind?: string;
+  apiVersion?: string;
+  metadata: { name?: string; resourceVersion?: string; uid?: string; continue?: string; [k: string]: unknown };
+  data?: Record<string, string>;
+  items?: Obj[];
+  [k: string]: unknown;
+}
+
+function ok(res: RawResponse, code = 200): Obj {
+  assert.equal(res.status, code, res.text().slice(0, 500));
+  return res.json<Obj>();
+}
+
+describe('HTTP surface', { timeout: 90_000 }, () => {
+  let server: TestServer;
+  let client: RawClient;
+
+  const create = async (name: string, data: Record<string, string> = { a: '1' }, ns = NS): Promise<Obj> =>
+    ok(await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }) }), 201);
+  const metrics = async (): Promise<string> => {
+    const res = await client.request({ path: '/metrics' });
+    assert.equal(res.status, 200);
+    return res.text();
+  };
+
+  before(async () => {
+    server = await startTestServer({ watchBookmarkIntervalMs: 300 });
+    client = new RawClient(server.url, adminCredentials(server.dataDir));
+  });
+  after(async () => {
+    client?.close();
+    await server?.stop();
+  });
+
+  it('speaks HTTP/2 (ALPN h2) with the admin certificate', async () => {
+    const creds = adminCredentials(server.dataDir);
+    const session = connect(server.url, { ca: creds.ca, cert: creds.cert, key: creds.key });
+    try {
+      const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('HTTP/2 GET timed out')), 10_000);
+        const st = session.request({ ':method': 'GET', ':path': '/api/v1/namespaces', accept: 'application/json' });
+        let status = 0;
+        let body = '';
+        st.setEncoding('utf8');
+        st.on('response', (h) => (status = Number(h[':status'])));
+        st.on('data', (d: string) => (body += d));
+        st.on('end', () => {
+          clearTimeout(t);
+          resolve({ status, body });
+        });
+        st.on('error', reject);
+        st.end();
+      });
+      assert.equal(session.alpnProtocol, 'h2');
+      assert.equal(status, 200, body);
+      const list = JSON.parse(body) as Obj;
+      assert.equal(list.kind, 'NamespaceList');
+      assert.ok(list.items?.some((n) => n.metadata.name === 'default'));
+    } finally {
+      session.close();
+    }
+  });
+
+  it('speaks HTTP/1.1', async () => {
+    const res = await client.request({ path: '/api/v1/namespaces/default' });
+    assert.equal(res.httpVersion, '1.1');
+    assert.equal(ok(res).kind, 'Namespace');
+  });
+
+  it('/version, /healthz, /livez, /readyz', async () => {
+    const v = ok(await client.request({ path: '/version' }));
+    assert.equal(v.major, '1');
+    assert.match(String(v.minor), /^\d+$/);
+    assert.match(String(v.gitVersion), /^v1\.\d+\.\d+/);
+    assert.match(String(v.platform), /^\w+\/\w+$/);
+    for (const p of ['/healthz', '/livez', '/readyz']) {
+      const res = await client.request({ path: p });
+      assert.equal(res.status, 200, `${p}: ${res.text()}`);
+      assert.equal(res.text(), 'ok');
+    }
+    const verbose = await client.request({ path: '/readyz?verbose' });
+    assert.equal(verbose.status, 200);
+    assert.match(verbose.text(), /\[\+\]etcd ok/);
+    assert.match(verbose.text(), /readyz check passed/);
+  });
+
+  it('a request without credentials gets a 401 Status; health and version stay public', async () => {
+    const anon = new RawClient(server.url, { ca: adminCredentials(server.dataDir).ca });
+    try {
+      const res = await anon.request({ path: CMS });
+      assert.equal(res.status, 401);
+      const s = res.json<KubeStatus>();
+      assert.deepEqual({ kind: s.kind, apiVersion: s.apiVersion, status: s.status, reason: s.reason, code: s.code, message: s.message }, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        reason: 'Unauthorized',
+        code: 401,
+        message: 'Unauthorized',
+      });
+      assert.equal((await anon.request({ path: '/healthz' })).status, 200);
+      assert.equal((await anon.request({ path: '/version' })).status, 200);
+      // A token nobody issued is no better.
+      assert.equal((await anon.request({ path: CMS, headers: { authorization: 'Bearer nope' } })).status, 401);
+    } finally {
+      anon.close();
+    }
+  });
+
+  it('/metrics counts requests, storage latency and open watches', async () => {
+    await create('metrics-cm');
+    let text = await metrics();
+    // Upstream reports the HTTP method for writes (POST, PUT, PATCH, DELETE), LIST/GET/WATCH for reads.
+    const created = text.split('\n').find((l) => l.startsWith('apiserver_request_total{') && l.includes('verb="POST"') && l.includes('resource="configmaps"') && l.includes('code="201"'));
+    assert.ok(created, 'apiserver_request_total for the create');
+    assert.match(created, /group="",version="v1",resource="configmaps",subresource="",scope="resource"/);
+    assert.ok(Number(created.split(' ').pop()) >= 1);
+    assert.match(text, /^kplane_storage_request_duration_seconds_bucket\{le="[^"]+",operation="create",backend="sqlite"\} [1-9]/m);
+    assert.match(text, /^apiserver_request_duration_seconds_bucket\{le="[^"]+",verb="POST",[^}]*resource="configmaps"/m);
+
+    const gauge = (t: string): number => {
+      const line = t.split('\n').find((l) => l.startsWith('apiserver_registered_watchers{') && l.includes('kind="ConfigMap"'));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const before = gauge(text);
+    const w = await client.stream({ path: `${CMS}?watch=true&resourceVersion=0` });
+    assert.equal(w.status, 200);
+    await w.waitFor((d) => watchLines(d).some((e) => e.object.metadata?.name === 'metrics-cm'));
+    text = await metrics();
+    assert.equal(gauge(text), before + 1, 'registered watchers went up');
+    assert.match(text, /^apiserver_longrunning_requests\{verb="WATCH",group="",version="v1",resource="configmaps",[^}]*\} 1$/m);
+    w.close();
+    const deadline = Date.now() + 5_000;
+    while (gauge(await metrics()) !== before) {
+      assert.ok(Date.now() < deadline, 'registered watchers went back down');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.match(await metrics(), /^apiserver_request_total\{verb="WATCH",[^}]*resource="configmaps"[^}]*code="200"\} [1-9]/m);
+  });
+
+  it('PartialObjectMetadata and PartialObjectMetadataList', async () => {
+    await create('pom', { secret: 'x' });
+    const one = ok(await client.request({ path: `${CMS}/pom`, headers: { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' } }));
+    assert.equal(one.kind, 'PartialObjectMetadata');
+    assert.equal(one.apiVersion, 'meta.k8s.io/v1');
+    assert.equal(one.metadata.name, 'pom');
+    assert.ok(one.metadata.uid && one.metadata.resourceVersion);
+    assert.equal(one.data, undefined);
+    const list = ok(await client.request({ path: CMS, headers: { accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' } }));
+    assert.equal(list.kind, 'PartialObjectMetadataList');
+    assert.equal(list.apiVersion, 'meta.k8s.io/v1');
+    assert.ok(list.metadata.resourceVersion);
+    const item = list.items?.find((i) => i.metadata.name === 'pom');
+    assert.ok(item);
+    assert.equal(item.data, undefined);
+    // The list form on a single object is not acceptable (and vice versa): 406.
+    const wrong = await client.request({ path: `${CMS}/pom`, headers: { accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' } });
+    assert.equal(wrong.status, 406, wrong.text());
+    assert.equal(wrong.json<KubeStatus>().reason, 'NotAcceptable');
+  });
+
+  it('Table with the configmap columns', async () => {
+    await create('tbl', { a: '1', b: '2' });
+    const t = ok(await client.request({ path: `${CMS}?fieldSelector=metadata.name%3Dtbl`, headers: { accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' } }));
+    assert.equal(t.kind, 'Table');
+    assert.equal(t.apiVersion, 'meta.k8s.io/v1');
+    const cols = (t.columnDefinitions as { name: string; type: string }[]).map((c) => c.name);
+    assert.deepEqual(cols, ['Name', 'Data', 'Age']);
+    const rows = t.rows as { cells: unknown[]; object: Obj }[];
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.cells[0], 'tbl');
+    assert.equal(rows[0]!.cells[1], 2);
+    assert.match(String(rows[0]!.cells[2]), /^\d+s$/);
+    assert.equal(rows[0]!.object.kind, 'PartialObjectMetadata');
+    assert.equal(rows[0]!.object.metadata.name, 'tbl');
+  });
+
+  it('YAML and protobuf responses', async () => {
+    await create('enc', { k: 'v' });
+    const y = await client.request({ path: `${CMS}/enc`, headers: { accept: 'application/yaml' } });
+    assert.equal(y.status, 200);
+    assert.equal(y.headers['content-type'], 'application/yaml');
+    const fromYaml = parseYaml(y.text()) as Obj;
+    assert.equal(fromYaml.kind, 'ConfigMap');
+    assert.deepEqual(fromYaml.data, { k: 'v' });
+    const p = await client.request({ path: `${CMS}/enc`, headers: { accept: PROTOBUF_MEDIA_TYPE } });
+    assert.equal(p.status, 200);
+    assert.equal(p.headers['content-type'], PROTOBUF_MEDIA_TYPE);
+    assert.deepEqual([...p.body.subarray(0, 4)], [0x6b, 0x38, 0x73, 0x00], 'k8s\\0 magic');
+    const fromProto = decodeObject(p.body) as Obj;
+    assert.equal(fromProto.kind, 'ConfigMap');
+    assert.equal(fromProto.apiVersion, 'v1');
+    assert.equal(fromProto.metadata.name, 'enc');
+    assert.deepEqual(fromProto.data, { k: 'v' });
+    const list = decodeObject((await client.request({ path: CMS, headers: { accept: PROTOBUF_MEDIA_TYPE } })).body) as Obj;
+    assert.equal(list.kind, 'ConfigMapList');
+    assert.ok(list.items?.some((i) => i.metadata.name === 'enc'));
+    // Errors to a protobuf client are protobuf Status objects.
+    const missing = await client.request({ path: `${CMS}/nope`, headers: { accept: PROTOBUF_MEDIA_TYPE } });
+    assert.equal(missing.status, 404);
+    const s = decodeObject(missing.body) as unknown as KubeStatus;
+    assert.equal(s.kind, 'Status');
+    assert.equal(s.reason, 'NotFound');
+  });
+
+  it('a protobuf watch yields length-prefixed frames', async () => {
+    const start = ok(await client.request({ path: CMS })).metadata.resourceVersion!;
+    // An idle watch sends its headers at once (client-go's Watch() returns only then).
+    const w = await client.stream({ path: `${CMS}?watch=true&resourceVersion=${start}`, headers: { accept: PROTOBUF_MEDIA_TYPE }, timeoutMs: 2_000 });
+    try {
+      assert.equal(w.status, 200);
+      assert.equal(w.headers['content-type'], 'application/vnd.kubernetes.protobuf;stream=watch');
+      await create('pw-1', { n: '1' });
+      await client.request({ method: 'PATCH', path: `${CMS}/pw-1`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"data":{"n":"2"}}' });
+      await client.request({ method: 'DELETE', path: `${CMS}/pw-1` });
+      const events = await w.waitFor((d) => {
+        // Whole frames only: a 4-byte big-endian length, then that many bytes.
+        let off = 0;
+        while (off + 4 <= d.length && off + 4 + d.readUInt32BE(off) <= d.length) off += 4 + d.readUInt32BE(off);
+        const evs = decodeWatchFrames(d.subarray(0, off));
+        return evs.length >= 3 ? evs : undefined;
+      });
+      assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+      const objs = events.map((e) => e.object as unknown as Obj);
+      assert.deepEqual(objs.map((o) => o.metadata.name), ['pw-1', 'pw-1', 'pw-1']);
+      assert.deepEqual(objs[1]!.data, { n: '2' });
+      assert.ok(objs.every((o) => o.kind === 'ConfigMap'));
+    } finally {
+      w.close();
+    }
+  });
+
+  it('resourceVersionMatch=Exact lists the older state', async () => {
+    const v1 = await create('exact', { v: 'old' });
+    const v2 = ok(await client.request({ method: 'PUT', path: `${CMS}/exact`, headers: JSON_CT, body: JSON.stringify({ ...v1, data: { v: 'new' } }) }));
+    assert.notEqual(v2.metadata.resourceVersion, v1.metadata.resourceVersion);
+    const old = ok(await client.request({ path: `${CMS}?resourceVersion=${v1.metadata.resourceVersion}&resourceVersionMatch=Exact` }));
+    assert.equal(old.metadata.resourceVersion, v1.metadata.resourceVersion);
+    assert.deepEqual(old.items?.find((i) => i.metadata.name === 'exact')?.data, { v: 'old' });
+    const now = ok(await client.request({ path: CMS }));
+    assert.deepEqual(now.items?.find((i) => i.metadata.name === 'exact')?.data, { v: 'new' });
+    // Exact with resourceVersion 0 or unset is refused like upstream.
+    const bad = await client.request({ path: `${CMS}?resourceVersionMatch=Exact` });
+    assert.equal(bad.status, 422, bad.text());
+  });
+
+  it('a continue token whose revision was compacted → 410 Expired', async () => {
+    const ns = 'paging';
+    ok(await client.request({ method: 'POST', path: '/api/v1/namespaces', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) }), 201);
+    for (const n of ['p1', 'p2', 'p3']) await create(n, { a: n }, ns);
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    const page1 = ok(await client.request({ path: `${path}?limit=1` }));
+    assert.equal(page1.items?.length, 1);
+    const token = page1.metadata.continue;
+    assert.ok(token, 'a continue token');
+    // The token works before compaction.
+    const page2 = ok(await client.request({ path: `${path}?limit=1&continue=${encodeURIComponent(token)}` }));
+    assert.equal(page2.items?.[0]?.metadata.name, 'p2');
+    await create('after-token', { a: 'b' }, ns);
+    await server.cp.storage.compact(await server.cp.storage.currentRevision());
+    const res = await client.request({ path: `${path}?limit=1&continue=${encodeURIComponent(token)}` });
+    assert.equal(res.status, 410, res.text());
+    const s = res.json<KubeStatus>();
+    assert.equal(s.kind, 'Status');
+    assert.equal(s.reason, 'Expired');
+    assert.equal(s.code, 410);
+    assert.match(s.message ?? '', /^The provided continue parameter is too old to display a consistent list result\./);
+  });
+
+  it('a watch with allowWatchBookmarks=true gets a BOOKMARK within the bookmark interval', async () => {
+    const rv = ok(await client.request({ path: CMS })).metadata.resourceVersion!;
+    const started = Date.now();
+    const w = await client.stream({ path: `${CMS}?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}` });
+    try {
+      const bm = await w.waitFor((d) => watchLines(d).find((e) => e.type === 'BOOKMARK'), 5_000);
+      assert.ok(Date.now() - started < 3_000, `bookmark after ${Date.now() - started} ms with a 300 ms interval`);
+      assert.equal(bm.object.kind, 'ConfigMap');
+      assert.equal(bm.object.apiVersion, 'v1');
+      assert.ok(Number(bm.object.metadata?.resourceVersion) >= Number(rv));
+    } finally {
+      w.close();
+    }
+    // Without allowWatchBookmarks: none.
+    const plain = await client.stream({ path: `${CMS}?watch=true&resourceVersion=${rv}&timeoutSeconds=1` });
+    await plain.ended;
+    assert.equal(watchLines(plain.data()).filter((e) => e.type === 'BOOKMARK').length, 0);
+  });
+
+  it('watch timeoutSeconds=1 ends the stream', async () => {
+    const started = Date.now();
+    const w = await client.stream({ path: `${CMS}?watch=true&timeoutSeconds=1` });
+    assert.equal(w.status, 200);
+    await Promise.race([w.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('watch did not end within 5 s')), 5_000))]);
+    const took = Date.now() - started;
+    assert.ok(took >= 900 && took < 4_000, `ended after ${took} ms`);
+    // It delivered the initial state before it ended.
+    assert.ok(watchLines(w.data()).some((e) => e.type === 'ADDED'));
+  });
+});
