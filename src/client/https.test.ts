@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { readFile } from 'node:fs/promises';
+import { startTestServer, type TestServer } from '../../test/support/server.js';
+import { tokenKubeconfig } from '../server/kubeconfig.js';
+import { StatusError } from '../apimachinery/errors.js';
+import { ClientNetworkError } from './errors.js';
+import { createHttpsClient, loadKubeconfig } from './https.js';
+import { clientSuite, configmaps, within } from './suite.test-support.js';
+import type { KubeClient } from './types.js';
+
+const TOKEN = 'https-test-token-0123456789';
+let server: TestServer;
+let h2: KubeClient;
+let h1: KubeClient;
+
+before(async () => {
+  server = await startTestServer({ storage: 'memory', tokens: new Map([[TOKEN, { name: 'tester', groups: ['system:masters'] }]]) });
+  h2 = createHttpsClient(server.kubeconfig);
+  h1 = createHttpsClient(server.kubeconfig, { http2: false });
+});
+
+after(async () => {
+  await h2?.close();
+  await h1?.close();
+  await server?.stop();
+});
+
+clientSuite('https-h2', () => ({ server, client: h2 }));
+clientSuite('https-h1', () => ({ server, client: h1 }));
+
+test('loadKubeconfig reads the admin kubeconfig: server, CA and client certificate', () => {
+  const cfg = loadKubeconfig(server.kubeconfig);
+  assert.equal(cfg.server, server.url);
+  assert.match(cfg.caPem ?? '', /BEGIN CERTIFICATE/);
+  assert.match(cfg.certPem ?? '', /BEGIN CERTIFICATE/);
+  assert.match(cfg.keyPem ?? '', /PRIVATE KEY/);
+});
+
+test('a bearer-token kubeconfig authenticates; a wrong token is a 401 StatusError', async () => {
+  const ca = await readFile(`${server.dataDir}/pki/ca.crt`, 'utf8');
+  const good = createHttpsClient(tokenKubeconfig({ server: server.url, caCertPem: ca, token: TOKEN }));
+  const bad = createHttpsClient(tokenKubeconfig({ server: server.url, caCertPem: ca, token: 'nope' }));
+  try {
+    const list = await good.list(configmaps, 'default');
+    assert.equal(list.kind, 'ConfigMapList');
+    await assert.rejects(bad.list(configmaps, 'default'), (e: unknown) => e instanceof StatusError && e.code === 401 && e.reason === 'Unauthorized');
+  } finally {
+    await good.close();
+    await bad.close();
+  }
+});
+
+test('no server listening is a ClientNetworkError, not a StatusError', async () => {
+  for (const http2 of [true, false]) {
+    const c = createHttpsClient({ ...loadKubeconfig(server.kubeconfig), server: 'https://127.0.0.1:1' }, { http2 });
+    try {
+      await assert.rejects(within(5_000, 'refused', c.get(configmaps, 'default', 'x')), (e: unknown) => e instanceof ClientNetworkError && !(e instanceof StatusError));
+    } finally {
+      await c.close();
+    }
+  }
+});
+
+test('HTTP/2: the session is re-opened after the server drops it', async () => {
+  const c = createHttpsClient(server.kubeconfig);
+  try {
+    await c.list(configmaps, 'default');
+    // Kill the live session under the client (as a server restart or idle cut would); the
+    // cast reaches a private field because nothing public should expose the session.
+    const transport = (c as unknown as { transport: { session?: { destroy(): void; destroyed: boolean } } }).transport;
+    const s = transport.session;
+    assert.ok(s, 'a session after the first request');
+    s.destroy();
+    assert.ok(s.destroyed);
+    const list = await c.list(configmaps, 'default');
+    assert.equal(list.kind, 'ConfigMapList');
+  } finally {
+    await c.close();
+  }
+});
+
+test('an aborted request rejects promptly with an AbortError', async () => {
+  const abort = new AbortController();
+  abort.abort();
+  await assert.rejects(h2.get(configmaps, 'default', 'x', { signal: abort.signal }), (e: unknown) => e instanceof ClientNetworkError && e.name === 'AbortError');
+});
