@@ -24,8 +24,9 @@ export interface ClientConfig {
 
 /** The parts of clientcmd's v1 Config the client reads. */
 export interface KubeconfigLike {
-  readonly clusters?: readonly { readonly name: string; readonly cluster: Readonly<Record<string, unknown>> }[];
-  readonly users?: readonly { readonly name: string; readonly user: Readonly<Record<string, unknown>> }[];
+  // `object`, not Record: interface-typed kubeconfigs (server/kubeconfig.ts) have no index signature.
+  readonly clusters?: readonly { readonly name: string; readonly cluster: object }[];
+  readonly users?: readonly { readonly name: string; readonly user: object }[];
   readonly contexts?: readonly { readonly name: string; readonly context: { readonly cluster: string; readonly user: string } }[];
   readonly 'current-context'?: string;
 }
@@ -46,9 +47,9 @@ export function loadKubeconfig(source: string | KubeconfigLike, context?: string
   const ctxName = context ?? cfg['current-context'];
   const ctx = cfg.contexts?.find((c) => c.name === ctxName)?.context;
   if (!ctx) throw new Error(`kubeconfig: context "${ctxName ?? ''}" not found`);
-  const cluster = cfg.clusters?.find((c) => c.name === ctx.cluster)?.cluster;
+  const cluster = cfg.clusters?.find((c) => c.name === ctx.cluster)?.cluster as Readonly<Record<string, unknown>> | undefined;
   if (!cluster) throw new Error(`kubeconfig: cluster "${ctx.cluster}" not found`);
-  const user = cfg.users?.find((u) => u.name === ctx.user)?.user ?? {};
+  const user = (cfg.users?.find((u) => u.name === ctx.user)?.user ?? {}) as Readonly<Record<string, unknown>>;
   // Paths in a kubeconfig are relative to the file that names them (clientcmd's ResolvePaths).
   const file = (p: string | undefined): string | undefined => (p ? readFileSync(isAbsolute(p) ? p : join(baseDir, p), 'utf8') : undefined);
   const b64 = (v: string | undefined): string | undefined => (v ? Buffer.from(v, 'base64').toString('utf8') : undefined);
