@@ -33,7 +33,7 @@ import {
   toYaml,
   type OutputChoice,
 } from './negotiation.js';
-import { parseRequestInfo, type RequestInfo } from './requestinfo.js';
+import { parseRequestInfo, queryBool, type RequestInfo } from './requestinfo.js';
 import { defaultGroupVersionKind } from './gvk.js';
 
 // The HTTP/2 compatibility API mirrors node:http's; one type keeps the handlers simple.
@@ -446,7 +446,7 @@ export class ApiServer {
       dryRun: dryRunValues.includes('All'),
       ...(grace !== undefined && grace !== null ? { gracePeriodSeconds: Number(grace) } : {}),
       ...(propagation ? { propagationPolicy: propagation } : {}),
-      ...(orphan !== undefined && orphan !== null ? { orphanDependents: orphan === true || orphan === 'true' } : {}),
+      ...(orphan !== undefined && orphan !== null ? { orphanDependents: typeof orphan === 'string' ? queryBool(orphan) : orphan === true } : {}),
       ...(pre ? { preconditions: pre } : {}),
     };
   }
@@ -529,9 +529,9 @@ export class ApiServer {
         ...(fieldSelector ? { fieldSelector } : {}),
         ...(q.has('resourceVersion') ? { resourceVersion: q.get('resourceVersion')! } : {}),
         ...(q.get('resourceVersionMatch') ? { resourceVersionMatch: q.get('resourceVersionMatch')! } : {}),
-        allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
+        allowWatchBookmarks: queryBool(q.get('allowWatchBookmarks')),
         ...(this.cfg.watchBookmarkIntervalMs !== undefined ? { progressIntervalMs: this.cfg.watchBookmarkIntervalMs } : {}),
-        ...(sendInitial !== null ? { sendInitialEvents: sendInitial === 'true' } : {}),
+        ...(sendInitial !== null ? { sendInitialEvents: queryBool(sendInitial) } : {}),
         signal: abort.signal,
       });
       const it = events[Symbol.asyncIterator]();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseRequestInfo } from './requestinfo.js';
+import { parseRequestInfo, queryBool } from './requestinfo.js';
 
 const info = (method: string, url: string) => {
   const u = new URL(url, 'https://x');
@@ -16,6 +16,12 @@ describe('parseRequestInfo (cases from upstream requestinfo_test.go)', () => {
     ['GET', '/api/v1/configmaps', { verb: 'list', resource: 'configmaps', ns: '' }],
     ['GET', '/api/v1/namespaces/other/configmaps?watch=true', { verb: 'watch', resource: 'configmaps', ns: 'other' }],
     ['GET', '/api/v1/watch/namespaces/other/configmaps', { verb: 'watch', resource: 'configmaps', ns: 'other' }],
+    // Bool parameters follow runtime.Convert_Slice_string_To_bool: the Python client sends watch=True.
+    ['GET', '/api/v1/namespaces/other/configmaps?watch=True', { verb: 'watch' }],
+    ['GET', '/api/v1/namespaces/other/configmaps?watch=1', { verb: 'watch' }],
+    ['GET', '/api/v1/namespaces/other/configmaps?watch=', { verb: 'watch' }],
+    ['GET', '/api/v1/namespaces/other/configmaps?watch=FALSE', { verb: 'list' }],
+    ['GET', '/api/v1/namespaces/other/configmaps?watch=0', { verb: 'list' }],
     ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dfoo', { verb: 'list', name: 'foo' }],
     ['POST', '/api/v1/namespaces/other/configmaps', { verb: 'create', resource: 'configmaps', ns: 'other' }],
     ['PUT', '/api/v1/namespaces/other/finalize', { verb: 'update', resource: 'namespaces', sub: 'finalize', name: 'other' }],
@@ -33,4 +39,11 @@ describe('parseRequestInfo (cases from upstream requestinfo_test.go)', () => {
       for (const [k, v] of Object.entries(want)) assert.equal(got[k as keyof typeof got], v, `${k} of ${method} ${url}`);
     });
   }
+});
+
+describe('queryBool (runtime.Convert_Slice_string_To_bool)', () => {
+  it('is false only when absent, "0" or "false" in any case', () => {
+    for (const v of [null, '0', 'false', 'False', 'FALSE']) assert.equal(queryBool(v), false, String(v));
+    for (const v of ['true', 'True', '1', '', 'yes', 't']) assert.equal(queryBool(v), true, v);
+  });
 });

@@ -87,7 +87,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   const resource = parts[0] ?? '';
   let name = parts[1] ?? '';
   const subresource = parts.length >= 3 ? parts[2]! : '';
-  if (verb === 'get' && !name) verb = isTrue(query.get('watch')) ? 'watch' : 'list';
+  if (verb === 'get' && !name) verb = queryBool(query.get('watch')) ? 'watch' : 'list';
   if ((verb === 'watch' || verb === 'list') && !name) {
     // Like upstream, an exact metadata.name field selector names the object (for authorization).
     const exact = /^metadata\.name==?([^,]*)$/.exec(query.get('fieldSelector') ?? '');
@@ -109,6 +109,12 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   };
 }
 
-function isTrue(v: string | null): boolean {
-  return v === 'true' || v === '1';
+/**
+ * A boolean query parameter as kube's parameter codec reads it (runtime.Convert_Slice_string_To_bool):
+ * absent, "0" or "false" in any case is false, anything else, even "" or "True", is true. The
+ * Python client sends `watch=True`.
+ */
+export function queryBool(v: string | null): boolean {
+  if (v === null) return false;
+  return v !== '0' && v.toLowerCase() !== 'false';
 }
