@@ -13,6 +13,7 @@ import {
   tooManyRequests,
 } from '../apimachinery/errors.js';
 import { pruneUnknownFields } from '../apimachinery/unknown-fields.js';
+import { normalizeTimes } from '../apimachinery/times.js';
 import { resolveSchema, refTo } from '../apimachinery/schema.js';
 import { encodeWatchEvent, PROTOBUF_WATCH_MEDIA_TYPE, decodeObject } from '../apimachinery/protobuf/index.js';
 import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource } from '../apimachinery/types.js';
@@ -596,6 +597,8 @@ export class ApiServer {
     const schema = this.schemaOf(r);
     // Fields the schema does not declare are never stored (upstream's typed decoding drops them).
     const unknown = schema ? pruneUnknownFields(obj, schema, this.cfg.registry.definitions) : [];
+    // Time/MicroTime come back in Go's marshalled form (seconds; six fractional digits), as after kube's decode.
+    if (schema) normalizeTimes(obj, schema, this.cfg.registry.definitions);
     if (mode === 'Ignore') return [];
     const problems = [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
     if (!problems.length) return [];

@@ -258,9 +258,12 @@ describe('client-node CRUD', () => {
         type: 'Normal',
         source: { component: 'e2e' },
         count: 1,
+        // A Date goes out with milliseconds; metav1.Time keeps whole seconds.
+        firstTimestamp: new Date('2025-03-04T05:06:07.891Z'),
       },
     });
     assert.equal(coreEv.reason, 'Tested');
+    assert.equal(coreEv.firstTimestamp?.toISOString(), '2025-03-04T05:06:07.000Z');
     // eventTime is a MicroTime (see the lease test): the wire string, typed Date by client-node.
     const eventTime = '2025-03-04T05:06:07.123456Z' as unknown as Date;
     const newEv = await eventsV1.createNamespacedEvent({

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Definitions } from './schema.js';
+import { refTo } from './schema.js';
+import { normalizeTimes } from './times.js';
+
+const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+const defs: Definitions = {
+  [`${META}Time`]: { type: 'string', format: 'date-time' },
+  [`${META}MicroTime`]: { type: 'string', format: 'date-time' },
+  Spec: {
+    type: 'object',
+    properties: {
+      renewTime: { ...refTo(`${META}MicroTime`), description: 'x' },
+      firstTimestamp: refTo(`${META}Time`),
+      times: { type: 'array', items: refTo(`${META}Time`) },
+      name: { type: 'string' },
+      nested: { type: 'object', additionalProperties: refTo(`${META}MicroTime`) },
+    },
+  },
+};
+
+function norm(v: Record<string, unknown>): Record<string, unknown> {
+  normalizeTimes(v, refTo('Spec'), defs);
+  return v;
+}
+
+test('MicroTime gets six fractional digits in UTC (Date.toISOString() input included)', () => {
+  assert.deepEqual(norm({ renewTime: '2025-01-02T03:04:05.123Z' }), { renewTime: '2025-01-02T03:04:05.123000Z' });
+  assert.deepEqual(norm({ renewTime: '2025-01-02T03:04:05Z' }), { renewTime: '2025-01-02T03:04:05.000000Z' });
+  assert.deepEqual(norm({ renewTime: '2025-01-02T03:04:05.123456789Z' }), { renewTime: '2025-01-02T03:04:05.123456Z' });
+  assert.deepEqual(norm({ renewTime: '2025-01-02T04:04:05.5+01:00' }), { renewTime: '2025-01-02T03:04:05.500000Z' });
+  assert.deepEqual(norm({ nested: { a: '2025-01-02T03:04:05.1Z' } }), { nested: { a: '2025-01-02T03:04:05.100000Z' } });
+});
+
+test('Time is truncated to whole seconds in UTC, as Go marshals metav1.Time', () => {
+  assert.deepEqual(norm({ firstTimestamp: '2025-01-02T03:04:05.999Z' }), { firstTimestamp: '2025-01-02T03:04:05Z' });
+  assert.deepEqual(norm({ firstTimestamp: '2025-01-02T05:04:05+02:00' }), { firstTimestamp: '2025-01-02T03:04:05Z' });
+  assert.deepEqual(norm({ times: ['2025-01-02T03:04:05.1Z', 'junk'] }), { times: ['2025-01-02T03:04:05Z', 'junk'] });
+});
+
+test('non-time fields, nulls and unparsable strings are left alone', () => {
+  assert.deepEqual(norm({ name: '2025-01-02T03:04:05.123Z', renewTime: null, firstTimestamp: 'yesterday' }), {
+    name: '2025-01-02T03:04:05.123Z',
+    renewTime: null,
+    firstTimestamp: 'yesterday',
+  });
+});
