@@ -1,6 +1,7 @@
 // metav1.Time and metav1.MicroTime as a typed decode + encode round trip leaves them: Time in
 // RFC 3339 UTC with whole seconds (Go's Time.MarshalJSON truncates), MicroTime in UTC with exactly
 // six fractional digits. Walks the OpenAPI schema to find the fields.
+import { badRequest } from './errors.js';
 import { formatMicroTime, formatTime, parseRfc3339 } from './protobuf/time.js';
 import { resolveSchema, type Definitions, type OpenAPISchema } from './schema.js';
 import { isJsonObject, type JsonValue } from './types.js';
@@ -11,7 +12,7 @@ const MICRO_REFS = new Set([`#/definitions/${META}MicroTime`, `#/components/sche
 
 /**
  * Rewrites, in place, every Time and MicroTime string of `value` that parses as RFC 3339 into the
- * form kube-apiserver returns. Strings that do not parse are left for validation to report.
+ * form kube-apiserver returns. A string that does not parse is a 400, as in kube's decoder.
  */
 export function normalizeTimes(value: unknown, schema: OpenAPISchema | undefined, defs: Definitions): void {
   walk(value as JsonValue, schema, defs, 0);
@@ -28,7 +29,11 @@ function kindOf(schema: OpenAPISchema | undefined): 'time' | 'micro' | undefined
 function normalized(v: JsonValue, kind: 'time' | 'micro'): JsonValue {
   if (typeof v !== 'string') return v;
   const t = parseRfc3339(v);
-  if (!t) return v;
+  // Go's decoder refuses a time it cannot parse, failing the whole request with 400.
+  if (!t) {
+    const layout = kind === 'time' ? '2006-01-02T15:04:05Z07:00' : '2006-01-02T15:04:05.000000Z07:00';
+    throw badRequest(`parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(v)} as "2006"`);
+  }
   try {
     return kind === 'time' ? formatTime(t.seconds) : formatMicroTime(t.seconds, t.nanos);
   } catch {
