@@ -260,7 +260,14 @@ export class GenericStore {
         cursor = last.key + '\x00';
       }
     } catch (e) {
-      if (e instanceof ExpiredError && opts.continue) throw resourceExpired(CONTINUE_EXPIRED_MESSAGE);
+      if (e instanceof ExpiredError && opts.continue) {
+        // Like kube, offer an "inconsistent" continue token: the rest of the list at the current revision.
+        const err = resourceExpired(CONTINUE_EXPIRED_MESSAGE);
+        const start = startKey?.slice(prefix.length);
+        const current = await this.storage.currentRevision().catch(() => 0);
+        if (start && current > 0) err.status.metadata = { continue: encodeContinue(current, start) };
+        throw err;
+      }
       if (e instanceof ExpiredError) throw resourceExpired(`The resourceVersion for the provided list is too old.`);
       throw this.storageError(e, '');
     }
