@@ -88,6 +88,9 @@ export interface ApiServerConfig {
 /** How long a watch's first step may take before its headers are sent anyway. */
 const WATCH_HEADER_GRACE_MS = 100;
 
+/** JSON of objects sent on watches, by object identity (decoded objects are shared and read-only). */
+const watchJsonByObject = new WeakMap<KubeObject, string>();
+
 /** Paths any client may read without credentials (kube's system:public-info-viewer). */
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 
@@ -522,6 +525,12 @@ export class ApiServer {
       }
       if (protobuf) return encodeWatchEvent(type as 'ADDED', out);
       if (choice.format === 'yaml') return `---\n${toYaml({ type, object: out })}`;
+      // Decoded objects are shared and read-only: one event fanned out to many watchers is serialised once.
+      if (out === obj) {
+        let json = watchJsonByObject.get(obj);
+        if (json === undefined) watchJsonByObject.set(obj, (json = JSON.stringify(obj)));
+        return `{"type":"${type}","object":${json}}\n`;
+      }
       return `{"type":"${type}","object":${JSON.stringify(out)}}\n`;
     };
     try {
