@@ -300,11 +300,19 @@ export class FieldSet {
   static fromFieldsV1(fields: JsonValue | undefined): FieldSet {
     if (fields === undefined || fields === null) return new FieldSet();
     if (typeof fields !== 'object' || Array.isArray(fields)) throw new FieldsV1Error(`ReadMapCB: expect { or n, but found ${firstChar(fields)}`);
-    return readFieldsV1(fields).children ?? new FieldSet();
+    // Stored objects are decoded on every write; sets are never mutated once built, so the same
+    // FieldsV1 object can share its set.
+    let set = decoded.get(fields);
+    if (!set) {
+      set = readFieldsV1(fields).children ?? new FieldSet();
+      decoded.set(fields, set);
+    }
+    return set;
   }
 }
 
 const EMPTY = new FieldSet();
+const decoded = new WeakMap<JsonObject, FieldSet>();
 
 function firstChar(v: JsonValue): string {
   return JSON.stringify(v).slice(0, 1);

@@ -22,3 +22,4 @@ export {
   MAX_UPDATE_MANAGERS,
 } from './merge.js';
 export type { ApplyOptions, ApplyResult, UpdateOptions } from './merge.js';
+export { upgradeClientSideApplyManagedFields } from './csa-upgrade.js';

@@ -100,7 +100,7 @@ export function applyOwnership(
   const lastSet = next.get(manager);
   const set = filtered(fieldSetOf(config, opts.type), opts.ignoredFields);
   next.set(manager, { set, apiVersion, applied: true });
-  merged = prune(merged, next, lastSet?.set, opts.type);
+  merged = prune(merged, next, manager, lastSet?.set, opts.type);
   takeChanges(live, merged, next, manager, force, opts);
   managers.clear();
   for (const [k, v] of next) managers.set(k, v);
@@ -111,8 +111,11 @@ export function applyOwnership(
  * prune: removes a field, list or map item iff the applier applied it last time, does not apply it
  * now, and no other manager owns it (addBackOwnedItems / addBackDanglingItems upstream).
  */
-function prune(merged: JsonValue, managers: ManagerSets, lastSet: FieldSet | undefined, type: TypeRef): JsonValue {
+function prune(merged: JsonValue, managers: ManagerSets, applier: string, lastSet: FieldSet | undefined, type: TypeRef): JsonValue {
   if (!lastSet || lastSet.empty()) return merged;
+  // Re-applying a superset of last time prunes nothing (every path of lastSet is still owned by
+  // the applier); skipping the walk keeps the common "apply the same file again" case cheap.
+  if (lastSet.difference(managers.get(applier)!.set).empty()) return merged;
   const named = (s: FieldSet): FieldSet => ensureNamedFieldsAreMembers(s, type);
   let pruned = removeItems(merged, named(lastSet), type) ?? {};
 
