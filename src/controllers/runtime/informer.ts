@@ -51,6 +51,10 @@ export class Store<T extends KubeObject = KubeObject> {
     return this.items.size;
   }
 
+  hasIndex(indexName: string): boolean {
+    return this.indices.has(indexName);
+  }
+
   /** Objects whose index function `indexName` yields `value` (e.g. byIndex('namespace', 'default')). */
   byIndex(indexName: string, value: string): T[] {
     const idx = this.indices.get(indexName);

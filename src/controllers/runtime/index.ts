@@ -1,0 +1,14 @@
+export { realClock, FakeClock, sleep } from './clock.js';
+export type { Clock, TimerHandle } from './clock.js';
+export { WorkQueue, ItemExponentialFailureRateLimiter, BucketRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter } from './workqueue.js';
+export type { RateLimiter, WorkQueueMetrics, WorkQueueOptions } from './workqueue.js';
+export { Informer, Store, keyOf, splitKey, NAMESPACE_INDEX } from './informer.js';
+export type { EventHandlers, IndexFunc, InformerOptions } from './informer.js';
+export { LeaderElector, LEASES, formatMicroTime } from './leaderelection.js';
+export type { LeaderElectionConfig, LeaderElectionRecord } from './leaderelection.js';
+export { Controller, TerminalError, isTerminal } from './controller.js';
+export type { ControllerOptions, ReconcileResult, Reconciler } from './controller.js';
+export { Manager } from './manager.js';
+export type { ManagerOptions, ManagerLeaderElection, Runnable, InformerRequest, InformerSpec } from './manager.js';
+export { controllerMetrics } from './metrics.js';
+export type { ControllerMetrics } from './metrics.js';
