@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { issueString, type FieldIssue } from '../errors.js';
 import type { ObjectMeta } from '../types.js';
 import { nameIsDNSSubdomain } from './names.js';
-import { finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from './objectmeta.js';
+import { dropEmptyObjectMetaFields, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from './objectmeta.js';
 
 const strings = (issues: FieldIssue[]): string[] => issues.map(issueString);
 const ns = { namespaced: true, nameValidator: nameIsDNSSubdomain };
@@ -105,4 +105,13 @@ test('prepareObjectMetaForUpdate keeps system fields', () => {
   prepareObjectMetaForUpdate(next, old);
   assert.deepEqual(next, { name: 'a', uid: 'u', generation: 4, creationTimestamp: 't0', deletionTimestamp: 't1', deletionGracePeriodSeconds: 0 });
   assert.deepEqual(validateObjectMetaUpdate({ ...next, resourceVersion: '1' }, old), []);
+});
+
+test('dropEmptyObjectMetaFields drops what Go would omit (omitempty) and keeps the rest', () => {
+  const meta: ObjectMeta = { name: 'x', namespace: '', generateName: '', labels: {}, annotations: { a: '' }, finalizers: [], ownerReferences: [] };
+  dropEmptyObjectMetaFields(meta);
+  assert.deepEqual(meta, { name: 'x', annotations: { a: '' } });
+  const full: ObjectMeta = { name: 'y', namespace: 'ns', labels: { k: 'v' }, finalizers: ['f'] };
+  dropEmptyObjectMetaFields(full);
+  assert.deepEqual(full, { name: 'y', namespace: 'ns', labels: { k: 'v' }, finalizers: ['f'] });
 });

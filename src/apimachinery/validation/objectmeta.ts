@@ -231,3 +231,18 @@ export function prepareObjectMetaForUpdate(newMeta: ObjectMeta, oldMeta: ObjectM
     newMeta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
   }
 }
+
+/**
+ * What a round trip through Go's ObjectMeta does to empty values: every collection and string in
+ * it is `omitempty`, so `labels: {}` (left by removing the last label with a patch),
+ * `finalizers: []` or `generateName: ""` are not stored or served.
+ */
+export function dropEmptyObjectMetaFields(meta: ObjectMeta): void {
+  const m = meta as Record<string, unknown>;
+  for (const key of ['labels', 'annotations', 'finalizers', 'ownerReferences', 'managedFields', 'generateName', 'namespace', 'selfLink', 'uid'] as const) {
+    const v = m[key];
+    if (v === null || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0)) {
+      delete m[key];
+    }
+  }
+}
