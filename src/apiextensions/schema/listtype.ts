@@ -2,7 +2,7 @@
 // CRD validation (pkg/apis/apiextensions/validation) and the uniqueness invariants on objects
 // (pkg/apiserver/schema/listtype). Messages and paths are upstream's.
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import { child, index, isObject, key } from './path.js';
+import { child, index, isObject, key, printable } from './path.js';
 import type { JSONSchemaProps, Structural } from './types.js';
 
 function itemsOf(s: JSONSchemaProps): JSONSchemaProps | undefined {
@@ -165,8 +165,10 @@ function nonUnique(arr: readonly unknown[]): number[] {
   for (let i = 0; i < arr.length; i++) {
     const x = arr[i];
     if (typeof x === 'object' && x !== null) {
+      const k = boundedCanonicalJSON(x, MAX_COMPARE_DEPTH);
+      // Values nested beyond the bound are treated as unique rather than risk the stack.
+      if (k === undefined) continue;
       compounds ??= new Map();
-      const k = canonicalJSON(x);
       const times = compounds.get(k);
       if (times === undefined) compounds.set(k, 1);
       else {
@@ -185,7 +187,32 @@ function nonUnique(arr: readonly unknown[]): number[] {
   return out;
 }
 
-/** JSON with object keys sorted, so that equal maps serialize equally. */
+/** Compound list elements nested deeper than this are not compared (see nonUnique). */
+const MAX_COMPARE_DEPTH = 512;
+
+function boundedCanonicalJSON(v: unknown, depth: number): string | undefined {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (depth <= 0) return undefined;
+  const parts: string[] = [];
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const p = boundedCanonicalJSON(x, depth - 1);
+      if (p === undefined) return undefined;
+      parts.push(p);
+    }
+    return `[${parts.join(',')}]`;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o).sort()) {
+    if (o[k] === undefined) continue;
+    const p = boundedCanonicalJSON(o[k], depth - 1);
+    if (p === undefined) return undefined;
+    parts.push(`${JSON.stringify(k)}:${p}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** JSON with object keys sorted, so that equal maps serialize equally. Only for values of bounded depth. */
 export function canonicalJSON(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map(canonicalJSON).join(',')}]`;
@@ -200,7 +227,7 @@ function validateListMap(p: string, s: Structural, arr: unknown[], errs: FieldIs
   for (let i = 0; i < arr.length; i++) {
     const x = arr[i];
     if (x !== null && !isObject(x)) {
-      errs.push(fieldIssue.invalid(index(p, i), x, 'must be an object for an array of list-type map'));
+      errs.push(fieldIssue.invalid(index(p, i), printable(x), 'must be an object for an array of list-type map'));
       return;
     }
   }

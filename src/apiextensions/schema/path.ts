@@ -74,4 +74,26 @@ export function goNumber(x: number): string {
   return Number.isInteger(x) && Math.abs(x) < 2 ** 63 ? BigInt(x).toString() : goFloat(x);
 }
 
+/** True when `v` nests at most `depth` arrays/objects deep (stops early; no full traversal). */
+export function depthAtMost(v: unknown, depth: number): boolean {
+  if (typeof v !== 'object' || v === null) return true;
+  if (depth <= 0) return false;
+  if (Array.isArray(v)) {
+    for (const x of v) if (!depthAtMost(x, depth - 1)) return false;
+    return true;
+  }
+  for (const k in v as Record<string, unknown>) if (!depthAtMost((v as Record<string, unknown>)[k], depth - 1)) return false;
+  return true;
+}
+
+const MAX_PRINT_DEPTH = 100;
+
+/**
+ * A bad value safe to put in a FieldIssue: messages print bad values recursively, so a hostile,
+ * deeply nested value is replaced by a marker instead of overflowing the stack later.
+ */
+export function printable(v: unknown): unknown {
+  return depthAtMost(v, MAX_PRINT_DEPTH) ? v : '<value nested too deeply to print>';
+}
+
 export type { JsonValue };

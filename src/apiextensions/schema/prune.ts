@@ -1,7 +1,7 @@
 // Pruning of unknown fields (pkg/apiserver/schema/pruning) and the ObjectMeta part of coercion for
 // embedded resources (pkg/apiserver/schema/objectmeta Coerce), which drops unknown metadata fields.
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import { child, index, isObject } from './path.js';
+import { child, index, isObject, printable } from './path.js';
 import type { Structural } from './types.js';
 import { decodeObjectMeta } from './validate.js';
 
@@ -264,10 +264,10 @@ function coerceWalk(x: unknown, s: Structural | undefined, p: string): FieldIssu
   for (const k in x) {
     const v = x[k];
     if (s.xEmbeddedResource) {
-      if ((k === 'apiVersion' || k === 'kind') && typeof v !== 'string') return fieldIssue.invalid(child(p, k), v, 'must be a string');
+      if ((k === 'apiVersion' || k === 'kind') && typeof v !== 'string') return fieldIssue.invalid(child(p, k), printable(v), 'must be a string');
       if (k === 'metadata') {
         const d = decodeObjectMeta(v);
-        if (d.error !== undefined) return fieldIssue.invalid(child(p, 'metadata'), v, d.error);
+        if (d.error !== undefined) return fieldIssue.invalid(child(p, 'metadata'), printable(v), d.error);
       }
     }
     const prop = s.properties?.get(k);

@@ -8,7 +8,7 @@ import { isDNS1035Label, nameIsPathSegment } from '../../apimachinery/validation
 import { validateObjectMetaCreate } from '../../apimachinery/validation/objectmeta.js';
 import { effectiveFormat, formatChecker } from './formats.js';
 import { canonicalJSON, validateListSetsAndMaps } from './listtype.js';
-import { child, deepEqualJSON, goFloat, index, isObject } from './path.js';
+import { child, deepEqualJSON, depthAtMost, goFloat, index, isObject, printable } from './path.js';
 import { compileGoRegExp, type CompiledPattern } from './regex.js';
 import type { NestedValueValidation, Structural, ValueValidation } from './types.js';
 
@@ -423,15 +423,7 @@ function sliceChecks(n: VNode, arr: unknown[], path: string, res: Result): void 
 
 /** canonical JSON unless nested deeper than `depth` (then the value is treated as unique). */
 function boundedKey(v: unknown, depth: number): string | undefined {
-  return jsonDepthAtMost(v, depth) ? canonicalJSON(v) : undefined;
-}
-
-function jsonDepthAtMost(v: unknown, depth: number): boolean {
-  if (typeof v !== 'object' || v === null) return true;
-  if (depth <= 0) return false;
-  if (Array.isArray(v)) return v.every((x) => jsonDepthAtMost(x, depth - 1));
-  for (const k in v as Record<string, unknown>) if (!jsonDepthAtMost((v as Record<string, unknown>)[k], depth - 1)) return false;
-  return true;
+  return depthAtMost(v, depth) ? canonicalJSON(v) : undefined;
 }
 
 function objectChecks(n: VNode, obj: Record<string, unknown>, path: string, res: Result): void {
@@ -531,6 +523,15 @@ function schemaProps(n: VNode, data: unknown, path: string, res: Result): void {
 // ---------------------------------------------------------------------------------------------
 // kubeOpenAPIResultToFieldErrors
 
+/**
+ * field.TooLong as current upstream words it ("may not be more than N bytes", asserted by
+ * apiextensions' validation_test.go); errors.ts's builder has other wording.
+ */
+function tooLong(field: string, max: number): FieldIssue {
+  const detail = max >= 0 ? `may not be more than ${max} ${max === 1 ? 'byte' : 'bytes'}` : 'value is too long';
+  return { ...fieldIssue.tooLong(field, '', max), detail };
+}
+
 /** Where field.Path(nil).String() would print: upstream reports plain errors at `<nil>`. */
 const NIL_PATH = '<nil>';
 
@@ -549,10 +550,10 @@ function toFieldIssues(errs: readonly VErr[], base: string, out: FieldIssue[]): 
         out.push(fieldIssue.required(p));
         break;
       case 'enum':
-        out.push(fieldIssue.notSupported(p, e.value ?? null, (e.values ?? []).map((v) => (typeof v === 'string' ? v : canonicalJSON(v)))));
+        out.push(fieldIssue.notSupported(p, printable(e.value ?? null), (e.values ?? []).map((v) => (typeof v === 'string' ? v : canonicalJSON(v)))));
         break;
       case 'tooLong':
-        out.push(fieldIssue.tooLong(p, '', e.valid ?? -1));
+        out.push(tooLong(p, e.valid ?? -1));
         break;
       case 'maxItems':
       case 'tooManyProperties':
@@ -648,11 +649,11 @@ function validateEmbeddedResource(p: string, x: Record<string, unknown>, errs: F
   for (const k in x) {
     const v = x[k];
     if (k === 'apiVersion') {
-      if (typeof v !== 'string') errs.push(fieldIssue.invalid(child(p, 'apiVersion'), v, 'must be a string'));
+      if (typeof v !== 'string') errs.push(fieldIssue.invalid(child(p, 'apiVersion'), printable(v), 'must be a string'));
       else if (!v) errs.push(fieldIssue.invalid(child(p, 'apiVersion'), v, 'must not be empty'));
       else if (v.split('/').length > 2) errs.push(fieldIssue.invalid(child(p, 'apiVersion'), v, `unexpected GroupVersion string: ${v}`));
     } else if (k === 'kind') {
-      if (typeof v !== 'string') errs.push(fieldIssue.invalid(child(p, 'kind'), v, 'must be a string'));
+      if (typeof v !== 'string') errs.push(fieldIssue.invalid(child(p, 'kind'), printable(v), 'must be a string'));
       else if (!v) errs.push(fieldIssue.invalid(child(p, 'kind'), v, 'must not be empty'));
       else {
         const msgs = isDNS1035Label(v.toLowerCase());
@@ -661,7 +662,7 @@ function validateEmbeddedResource(p: string, x: Record<string, unknown>, errs: F
     } else if (k === 'metadata') {
       const decoded = decodeObjectMeta(v);
       if (decoded.error !== undefined) {
-        errs.push(fieldIssue.invalid(child(p, 'metadata'), v, decoded.error));
+        errs.push(fieldIssue.invalid(child(p, 'metadata'), printable(v), decoded.error));
       } else {
         const meta = decoded.meta!;
         if (!meta.name) meta.name = 'fakename'; // upstream sets something to avoid a name error
