@@ -109,7 +109,19 @@ export class StatusError extends Error {
   readonly status: Status;
   constructor(status: Omit<Status, 'kind' | 'apiVersion' | 'metadata' | 'status'>) {
     super(status.message ?? status.reason ?? `status ${status.code}`);
-    this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', ...status };
+    // Fields in metav1.Status's declaration order, as Go's encoder writes them: message, reason, details, code.
+    const { message, reason, details, code, ...rest } = status;
+    this.status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      ...(message !== undefined ? { message } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+      ...(details !== undefined ? { details } : {}),
+      code,
+      ...rest,
+    };
   }
   get code(): number {
     return this.status.code;
