@@ -480,7 +480,8 @@ async function scenarioRss(cfg: Config, dataDir: string, cpuProfDir: string | un
     console.log(`  empty: RSS ${mb(empty.rss)} MiB, heap ${mb(empty.heapUsed)} MiB`);
     console.log(`  loaded ${cfg.rssObjects} in ${(pre.ms / 1000).toFixed(1)} s through the generic store (no HTTP), 256 in flight`);
     console.log(`  full:  RSS ${mb(full.rss)} MiB, heap ${mb(full.heapUsed)} MiB, external ${mb(full.external)} MiB, arrayBuffers ${mb(full.arrayBuffers)} MiB`);
-    goal(`RSS with ${cfg.rssObjects} ConfigMaps`, '≤ 400 MB (100,000 objects)', `${(full.rss / 1e6).toFixed(0)} MB`, full.rss <= 400e6 && cfg.rssObjects >= 100_000);
+    if (cfg.rssObjects >= 100_000) goal(`RSS with ${cfg.rssObjects} ConfigMaps`, '≤ 400 MB', `${(full.rss / 1e6).toFixed(0)} MB`, full.rss <= 400e6);
+    else console.log(`  (the RSS goal is for 100,000 objects: not evaluated with ${cfg.rssObjects})`);
     // A client that lists everything (an informer starting) makes the server decode every object.
     const listed = await srv.rpc.call<{ items: number; ms: number }>('listAll', { namespace: 'bench-rss' });
     const after = await srv.memory();
