@@ -2,7 +2,7 @@
 // CRD validation (pkg/apis/apiextensions/validation) and the uniqueness invariants on objects
 // (pkg/apiserver/schema/listtype). Messages and paths are upstream's.
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import { child, index, isObject, key, printable } from './path.js';
+import { child, index, isObject, key, printable, subtreeHas } from './path.js';
 import type { JSONSchemaProps, Structural } from './types.js';
 
 function itemsOf(s: JSONSchemaProps): JSONSchemaProps | undefined {
@@ -124,8 +124,11 @@ export function validateListSetsAndMaps(obj: unknown, s: Structural | undefined,
   return errs;
 }
 
+const hasListInvariant = (s: Structural): boolean => s.xListType === 'set' || s.xListType === 'map';
+const listMemo = new WeakMap<Structural, boolean>();
+
 function walkObject(p: string, s: Structural | undefined, obj: Record<string, unknown>, errs: FieldIssue[], depth: number): void {
-  if (!s || depth > MAX_DEPTH) return;
+  if (!s || depth > MAX_DEPTH || !subtreeHas(s, hasListInvariant, listMemo)) return;
   const ap = s.additionalProperties?.structural;
   if (ap) for (const k in obj) walk(key(p, k), ap, obj[k], errs, depth + 1);
   if (s.properties) {
@@ -137,6 +140,7 @@ function walkObject(p: string, s: Structural | undefined, obj: Record<string, un
 }
 
 function walk(p: string, s: Structural, v: unknown, errs: FieldIssue[], depth: number): void {
+  if (!subtreeHas(s, hasListInvariant, listMemo)) return;
   if (Array.isArray(v)) walkArray(p, s, v, errs, depth);
   else if (isObject(v)) walkObject(p, s, v, errs, depth);
 }

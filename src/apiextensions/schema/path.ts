@@ -1,6 +1,7 @@
 // Small shared helpers: field.Path rendering, JSON deep copy/equality and Go's number printing.
 // Kept dependency-free; every function here is on the custom-resource hot path or feeds messages.
 import type { JsonValue } from '../../apimachinery/types.js';
+import type { Structural } from './types.js';
 
 /** field.Path.Child: `a.b`. An empty parent renders as the bare name, like a nil Path's child. */
 export const child = (p: string, name: string): string => (p ? `${p}.${name}` : name);
@@ -94,6 +95,20 @@ const MAX_PRINT_DEPTH = 100;
  */
 export function printable(v: unknown): unknown {
   return depthAtMost(v, MAX_PRINT_DEPTH) ? v : '<value nested too deeply to print>';
+}
+
+/**
+ * Whether any node of a structural schema satisfies `pred`, memoized per node and predicate: the
+ * embedded-resource and list-type walks skip subtrees that cannot contain what they look for.
+ */
+export function subtreeHas(s: Structural | undefined, pred: (s: Structural) => boolean, memo: WeakMap<Structural, boolean>): boolean {
+  if (!s) return false;
+  const hit = memo.get(s);
+  if (hit !== undefined) return hit;
+  let r = pred(s) || subtreeHas(s.items, pred, memo) || subtreeHas(s.additionalProperties?.structural, pred, memo);
+  if (!r && s.properties) for (const p of s.properties.values()) if (subtreeHas(p, pred, memo)) { r = true; break; }
+  memo.set(s, r);
+  return r;
 }
 
 export type { JsonValue };

@@ -1,7 +1,7 @@
 // Pruning of unknown fields (pkg/apiserver/schema/pruning) and the ObjectMeta part of coercion for
 // embedded resources (pkg/apiserver/schema/objectmeta Coerce), which drops unknown metadata fields.
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import { child, index, isObject, printable } from './path.js';
+import { child, index, isObject, printable, subtreeHas } from './path.js';
 import type { Structural } from './types.js';
 import { decodeObjectMeta } from './validate.js';
 
@@ -21,6 +21,8 @@ export interface PruneOptions {
 }
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
+const isEmbedded = (s: Structural): boolean => s.xEmbeddedResource;
+const embeddedMemo = new WeakMap<Structural, boolean>();
 
 type Seg = string | number;
 
@@ -70,13 +72,17 @@ class Pruner {
     }
     const props = s.properties;
     const ap = s.additionalProperties;
-    for (const k of Object.keys(x)) {
+    // for-in tolerates deleting the current key, and avoids a key array per object
+    for (const k in x) {
       if (s.xEmbeddedResource && META_FIELDS.has(k)) continue;
       const prop = props?.get(k);
       if (prop) {
-        this.segs.push(k);
-        this.prune(x[k], prop);
-        this.segs.pop();
+        const v = x[k];
+        if (typeof v === 'object' && v !== null) {
+          this.segs.push(k);
+          this.prune(v, prop);
+          this.segs.pop();
+        }
       } else if (ap) {
         this.segs.push(k);
         this.prune(x[k], ap.structural);
@@ -164,9 +170,9 @@ export function prune(obj: unknown, schema: Structural | undefined, opts: PruneO
   const p = new Pruner();
   p.prune(obj, s);
   const out = p.pruned;
-  if (opts.pruneEmbeddedMetadata ?? true) pruneEmbeddedMetadata(obj, schema, '', out);
+  if ((opts.pruneEmbeddedMetadata ?? true) && subtreeHas(schema, isEmbedded, embeddedMemo)) pruneEmbeddedMetadata(obj, schema, '', out);
   if (opts.pruneRootMetadata && isObject(obj) && isObject(obj['metadata'])) out.push(...pruneObjectMeta(obj['metadata'], 'metadata'));
-  return out.sort();
+  return out.length > 1 ? out.sort() : out;
 }
 
 // ---------------------------------------------------------------------------------------------

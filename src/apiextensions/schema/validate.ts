@@ -8,7 +8,7 @@ import { isDNS1035Label, nameIsPathSegment } from '../../apimachinery/validation
 import { validateObjectMetaCreate } from '../../apimachinery/validation/objectmeta.js';
 import { effectiveFormat, formatChecker } from './formats.js';
 import { canonicalJSON, validateListSetsAndMaps } from './listtype.js';
-import { child, deepEqualJSON, depthAtMost, goFloat, index, isObject, printable } from './path.js';
+import { child, deepEqualJSON, depthAtMost, goFloat, index, isObject, printable, subtreeHas } from './path.js';
 import { compileGoRegExp, type CompiledPattern } from './regex.js';
 import type { NestedValueValidation, Structural, ValueValidation } from './types.js';
 
@@ -187,6 +187,26 @@ class Result {
 }
 
 const IN = 'body';
+
+/** Marks an additionalProperties key: kube-openapi always joins those with '.', even at the root. */
+const AP_KEY = '\u0000';
+
+/**
+ * The kube-openapi path of the value being validated, kept as a stack of segments so that the
+ * success path allocates no strings; it is rendered only when an error needs it.
+ */
+class Ctx {
+  readonly segs: (string | number)[] = [];
+  path(): string {
+    let s = '';
+    for (const x of this.segs) {
+      if (typeof x === 'number') s += `[${x}]`;
+      else if (x.startsWith(AP_KEY)) s += `.${x.slice(1)}`;
+      else s = s ? `${s}.${x}` : x;
+    }
+    return s;
+  }
+}
 const at = (path: string, rest: string): string => `${path} in ${IN} ${rest}`;
 
 function invalidType(path: string, typeName: string, value: string): VErr {
@@ -212,7 +232,7 @@ function isFloat64AJSONInteger(f: number): boolean {
 const MAX_FLOAT32 = 3.4028234663852886e38;
 
 /** IsValueValidAgainstRange: the value must fit the declared type/format (int32 range, float32...). */
-function rangeError(val: number, typeName: string, format: string, prefix: string, path: string): VErr | undefined {
+function rangeError(val: number, typeName: string, format: string, prefix: string, c: Ctx): VErr | undefined {
   let bad = false;
   const asInt = isInt64(val);
   if (typeName === 'integer') {
@@ -222,50 +242,51 @@ function rangeError(val: number, typeName: string, format: string, prefix: strin
     bad = Math.abs(val) > MAX_FLOAT32;
   }
   if (!bad) return undefined;
+  const path = c.path();
   const t = typeName || 'number';
   const message = format ? `${prefix} value must be of type ${t} with format ${format} in ${path}` : `${prefix} value must be of type ${t} (default format) in ${path}`;
   return { code: 'plain', name: '', message };
 }
 
-function numberChecks(n: VNode, val: number, path: string, res: Result): void {
+function numberChecks(n: VNode, val: number, c: Ctx, res: Result): void {
   const asInt = isInt64(val);
-  const checked = rangeError(val, n.numType, n.numFormat, 'Checked', path);
+  const checked = rangeError(val, n.numType, n.numFormat, 'Checked', c);
   if (checked) res.add(checked);
   const extra: VErr[] = [];
   if (n.multipleOf !== undefined) {
     const mo = n.multipleOf;
-    const re = rangeError(mo, n.numType, n.numFormat, 'MultipleOf', path);
+    const re = rangeError(mo, n.numType, n.numFormat, 'MultipleOf', c);
     if (re) extra.push(re);
     if (!re && asInt) {
       const f = Math.trunc(mo);
-      if (f <= 0) extra.push({ code: 'multipleOfMustBePositive', name: path, value: f, message: `factor MultipleOf declared for ${path} must be positive: ${f}` });
-      else if (val % f !== 0) extra.push({ code: 'multipleOf', name: path, value: val, message: at(path, `should be a multiple of ${f}`) });
+      if (f <= 0) extra.push({ code: 'multipleOfMustBePositive', name: c.path(), value: f, message: `factor MultipleOf declared for ${c.path()} must be positive: ${f}` });
+      else if (val % f !== 0) extra.push({ code: 'multipleOf', name: c.path(), value: val, message: at(c.path(), `should be a multiple of ${f}`) });
     } else if (mo <= 0) {
-      extra.push({ code: 'multipleOfMustBePositive', name: path, value: mo, message: `factor MultipleOf declared for ${path} must be positive: ${goFloat(mo)}` });
+      extra.push({ code: 'multipleOfMustBePositive', name: c.path(), value: mo, message: `factor MultipleOf declared for ${c.path()} must be positive: ${goFloat(mo)}` });
     } else {
       const mult = mo < 1 ? (1 / mo) * val : val / mo;
-      if (!isFloat64AJSONInteger(mult)) extra.push({ code: 'multipleOf', name: path, value: val, message: at(path, `should be a multiple of ${goFloat(mo)}`) });
+      if (!isFloat64AJSONInteger(mult)) extra.push({ code: 'multipleOf', name: c.path(), value: val, message: at(c.path(), `should be a multiple of ${goFloat(mo)}`) });
     }
   }
   // upstream merges multipleOf, minimum, then maximum
   if (n.minimum !== undefined) {
-    const re = rangeError(n.minimum, n.numType, n.numFormat, 'Minimum boundary', path);
+    const re = rangeError(n.minimum, n.numType, n.numFormat, 'Minimum boundary', c);
     if (re) extra.push(re);
     const excl = n.exclusiveMinimum;
     const bound = !re && asInt ? Math.trunc(n.minimum) : n.minimum;
     if ((!excl && val < bound) || (excl && val <= bound)) {
       const shown = !re && asInt ? String(bound) : goFloat(bound);
-      extra.push({ code: 'min', name: path, value: val, message: at(path, `should be greater than ${excl ? '' : 'or equal to '}${shown}`) });
+      extra.push({ code: 'min', name: c.path(), value: val, message: at(c.path(), `should be greater than ${excl ? '' : 'or equal to '}${shown}`) });
     }
   }
   if (n.maximum !== undefined) {
-    const re = rangeError(n.maximum, n.numType, n.numFormat, 'Maximum boundary', path);
+    const re = rangeError(n.maximum, n.numType, n.numFormat, 'Maximum boundary', c);
     if (re) extra.push(re);
     const excl = n.exclusiveMaximum;
     const bound = !re && asInt ? Math.trunc(n.maximum) : n.maximum;
     if ((!excl && val > bound) || (excl && val >= bound)) {
       const shown = !re && asInt ? String(bound) : goFloat(bound);
-      extra.push({ code: 'max', name: path, value: val, message: at(path, `should be less than ${excl ? '' : 'or equal to '}${shown}`) });
+      extra.push({ code: 'max', name: c.path(), value: val, message: at(c.path(), `should be less than ${excl ? '' : 'or equal to '}${shown}`) });
     }
   }
   for (const e of extra) res.add(e);
@@ -302,12 +323,12 @@ function enumError(n: VNode, path: string, data: unknown): VErr {
   return { code: 'enum', name: path, value: data, values: n.enum, message: at(path, 'should be one of the enum values') };
 }
 
-function validateValue(n: VNode, data: unknown, path: string, res: Result): void {
+function validateValue(n: VNode, data: unknown, c: Ctx, res: Result): void {
   if (data === null || data === undefined) {
     // Only the type and enum validators run on null, and neither counts a match on failure.
-    if (n.types.length > 0 && !n.nullable) res.add(invalidType(path, n.typeLabel, 'null'));
+    if (n.types.length > 0 && !n.nullable) res.add(invalidType(c.path(), n.typeLabel, 'null'));
     else res.matchCount++;
-    if (n.enum && !enumMatches(n.enum, data)) res.add(enumError(n, path, data));
+    if (n.enum && !enumMatches(n.enum, data)) res.add(enumError(n, c.path(), data));
     return;
   }
   const isStr = typeof data === 'string';
@@ -316,35 +337,35 @@ function validateValue(n: VNode, data: unknown, path: string, res: Result): void
   const isObj = !isArr && typeof data === 'object';
 
   if (n.types.length > 0 || n.format !== '') {
-    typeCheck(n, data, isStr, isArr, path, res);
+    typeCheck(n, data, isStr, isArr, c, res);
     res.matchCount++;
   }
-  schemaProps(n, data, path, res);
+  if (n.anyOf || n.oneOf || n.allOf || n.not) schemaProps(n, data, c, res);
   res.matchCount += 2;
   if (isStr) {
-    stringChecks(n, data, path, res);
+    stringChecks(n, data, c, res);
     res.matchCount++;
     if (n.formatCheck) {
-      if (!n.formatCheck(data)) res.add({ code: 'invalidType', name: path, value: data, message: at(path, `must be of type ${n.format}: ${JSON.stringify(data)}`) });
+      if (!n.formatCheck(data)) res.add({ code: 'invalidType', name: c.path(), value: data, message: at(c.path(), `must be of type ${n.format}: ${JSON.stringify(data)}`) });
       res.matchCount++;
     }
   } else if (isNum) {
-    if (n.hasNumberChecks) numberChecks(n, data, path, res);
+    if (n.hasNumberChecks) numberChecks(n, data, c, res);
     res.matchCount += 2;
   } else if (isArr) {
-    sliceChecks(n, data, path, res);
+    sliceChecks(n, data, c, res);
     res.matchCount += 2;
   }
-  if (n.enum && !enumMatches(n.enum, data)) res.add(enumError(n, path, data));
+  if (n.enum && !enumMatches(n.enum, data)) res.add(enumError(n, c.path(), data));
   res.matchCount++;
   if (isObj) {
-    objectChecks(n, data as Record<string, unknown>, path, res);
+    objectChecks(n, data as Record<string, unknown>, c, res);
     res.matchCount++;
   }
   res.matchCount++;
 }
 
-function typeCheck(n: VNode, data: unknown, isStr: boolean, isArr: boolean, path: string, res: Result): void {
+function typeCheck(n: VNode, data: unknown, isStr: boolean, isArr: boolean, c: Ctx, res: Result): void {
   let schType: string;
   let format = '';
   if (typeof data === 'boolean') schType = 'boolean';
@@ -364,7 +385,7 @@ function typeCheck(n: VNode, data: unknown, isStr: boolean, isArr: boolean, path
   const isIntFloat = schType === 'integer' && types.includes('number');
   const has = types.includes(schType);
   if (!isStr && !isArr && n.format && !(has || format === n.format || isFloatInt || isIntFloat)) {
-    res.add(invalidType(path, n.format, format));
+    res.add(invalidType(c.path(), n.format, format));
     return;
   }
   if (!(types.includes('number') || types.includes('integer')) && n.format && (isStr || isArr)) {
@@ -372,48 +393,54 @@ function typeCheck(n: VNode, data: unknown, isStr: boolean, isArr: boolean, path
     return;
   }
   if (!(has || isFloatInt || isIntFloat)) {
-    res.add(invalidType(path, n.typeLabel, schType));
+    res.add(invalidType(c.path(), n.typeLabel, schType));
     return;
   }
   res.matchCount++;
 }
 
-function stringChecks(n: VNode, s: string, path: string, res: Result): void {
+function stringChecks(n: VNode, s: string, c: Ctx, res: Result): void {
   // upstream stops at the first failing string check
   if (n.maxLength !== undefined && runeCount(s) > n.maxLength) {
-    res.add({ code: 'tooLong', name: path, value: s, valid: n.maxLength, message: at(path, `should be at most ${n.maxLength} chars long`) });
+    res.add({ code: 'tooLong', name: c.path(), value: s, valid: n.maxLength, message: at(c.path(), `should be at most ${n.maxLength} chars long`) });
     return;
   }
   if (n.minLength !== undefined && runeCount(s) < n.minLength) {
-    res.add({ code: 'tooShort', name: path, value: s, valid: n.minLength, message: at(path, `should be at least ${n.minLength} chars long`) });
+    res.add({ code: 'tooShort', name: c.path(), value: s, valid: n.minLength, message: at(c.path(), `should be at least ${n.minLength} chars long`) });
     return;
   }
   if (n.compiled) {
     if (n.compiled.error !== undefined) {
-      res.add({ code: 'pattern', name: path, value: s, message: at(path, `should match '${n.pattern}, but pattern is invalid: ${n.compiled.error}'`) });
+      res.add({ code: 'pattern', name: c.path(), value: s, message: at(c.path(), `should match '${n.pattern}, but pattern is invalid: ${n.compiled.error}'`) });
     } else if (!n.compiled.re!.test(s)) {
-      res.add({ code: 'pattern', name: path, value: s, message: at(path, `should match '${n.pattern}'`) });
+      res.add({ code: 'pattern', name: c.path(), value: s, message: at(c.path(), `should match '${n.pattern}'`) });
     }
   }
 }
 
 const UNIQUE_DEPTH = 64;
 
-function sliceChecks(n: VNode, arr: unknown[], path: string, res: Result): void {
-  if (n.items) for (let i = 0; i < arr.length; i++) validateValue(n.items, arr[i], `${path}[${i}]`, res);
+function sliceChecks(n: VNode, arr: unknown[], c: Ctx, res: Result): void {
+  if (n.items) {
+    for (let i = 0; i < arr.length; i++) {
+      c.segs.push(i);
+      validateValue(n.items, arr[i], c, res);
+      c.segs.pop();
+    }
+  }
   const size = arr.length;
   if (n.minItems !== undefined && size < n.minItems) {
-    res.add({ code: 'minItems', name: path, value: size, valid: n.minItems, message: at(path, `should have at least ${n.minItems} items`) });
+    res.add({ code: 'minItems', name: c.path(), value: size, valid: n.minItems, message: at(c.path(), `should have at least ${n.minItems} items`) });
   }
   if (n.maxItems !== undefined && size > n.maxItems) {
-    res.add({ code: 'maxItems', name: path, value: size, valid: n.maxItems, message: at(path, `should have at most ${n.maxItems} items`) });
+    res.add({ code: 'maxItems', name: c.path(), value: size, valid: n.maxItems, message: at(c.path(), `should have at most ${n.maxItems} items`) });
   }
   if (n.uniqueItems && size > 1) {
     const seen = new Set<string>();
     for (const v of arr) {
       const k = boundedKey(v, UNIQUE_DEPTH);
       if (k !== undefined && seen.has(k)) {
-        res.add({ code: 'unique', name: path, message: at(path, "shouldn't contain duplicates") });
+        res.add({ code: 'unique', name: c.path(), message: at(c.path(), "shouldn't contain duplicates") });
         break;
       }
       if (k !== undefined) seen.add(k);
@@ -426,48 +453,59 @@ function boundedKey(v: unknown, depth: number): string | undefined {
   return depthAtMost(v, depth) ? canonicalJSON(v) : undefined;
 }
 
-function objectChecks(n: VNode, obj: Record<string, unknown>, path: string, res: Result): void {
+function objectChecks(n: VNode, obj: Record<string, unknown>, c: Ctx, res: Result): void {
   if (n.minProperties !== undefined || n.maxProperties !== undefined) {
     const numKeys = Object.keys(obj).length;
     if (n.minProperties !== undefined && numKeys < n.minProperties) {
-      res.add({ code: 'tooFewProperties', name: path, value: numKeys, valid: n.minProperties, message: at(path, `should have at least ${n.minProperties} properties`) });
+      res.add({ code: 'tooFewProperties', name: c.path(), value: numKeys, valid: n.minProperties, message: at(c.path(), `should have at least ${n.minProperties} properties`) });
     }
     if (n.maxProperties !== undefined && numKeys > n.maxProperties) {
-      res.add({ code: 'tooManyProperties', name: path, value: numKeys, valid: n.maxProperties, message: at(path, `should have at most ${n.maxProperties} properties`) });
+      res.add({ code: 'tooManyProperties', name: c.path(), value: numKeys, valid: n.maxProperties, message: at(c.path(), `should have at most ${n.maxProperties} properties`) });
     }
   }
   const props = n.properties;
   const ap = n.additional;
   if (ap && !ap.allows) {
     for (const k in obj) {
-      if (!props?.some(([p]) => p === k)) res.add({ code: 'unallowedProperty', name: path, value: k, message: `${path}.${k} in ${IN} is a forbidden property` });
+      if (!props?.some(([p]) => p === k)) res.add({ code: 'unallowedProperty', name: c.path(), value: k, message: `${c.path()}.${k} in ${IN} is a forbidden property` });
     }
   } else if (ap?.schema) {
     for (const k in obj) {
-      if (!props?.some(([p]) => p === k)) validateValue(ap.schema, obj[k], `${path}.${k}`, res);
+      if (!props?.some(([p]) => p === k)) {
+        c.segs.push(AP_KEY + k);
+        validateValue(ap.schema, obj[k], c, res);
+        c.segs.pop();
+      }
     }
   }
   if (props) {
     for (let i = 0; i < props.length; i++) {
       const [name, sub] = props[i]!;
-      if (Object.prototype.hasOwnProperty.call(obj, name)) validateValue(sub, obj[name], path ? `${path}.${name}` : name, res);
+      if (Object.prototype.hasOwnProperty.call(obj, name)) {
+        c.segs.push(name);
+        validateValue(sub, obj[name], c, res);
+        c.segs.pop();
+      }
     }
   }
   if (n.required) {
     for (const k of n.required) {
-      if (!Object.prototype.hasOwnProperty.call(obj, k)) res.add({ code: 'required', name: `${path}.${k}`, message: at(`${path}.${k}`, 'is required') });
+      if (!Object.prototype.hasOwnProperty.call(obj, k)) {
+        const name = `${c.path()}.${k}`;
+        res.add({ code: 'required', name, message: at(name, 'is required') });
+      }
     }
   }
 }
 
-function schemaProps(n: VNode, data: unknown, path: string, res: Result): void {
+function schemaProps(n: VNode, data: unknown, c: Ctx, res: Result): void {
   if (n.anyOf) {
     let best: Result | undefined;
     let firstSuccess: Result | undefined;
     let succeeded = false;
     for (const alt of n.anyOf) {
       const r = new Result();
-      validateValue(alt, data, path, r);
+      validateValue(alt, data, c, r);
       if (r.valid) {
         best = undefined;
         succeeded = true;
@@ -476,7 +514,7 @@ function schemaProps(n: VNode, data: unknown, path: string, res: Result): void {
       }
       if (!best || r.matchCount > best.matchCount) best = r;
     }
-    if (!succeeded) res.add({ code: 'plain', name: '', message: `${JSON.stringify(path)} must validate at least one schema (anyOf)` });
+    if (!succeeded) res.add({ code: 'plain', name: '', message: `${JSON.stringify(c.path())} must validate at least one schema (anyOf)` });
     if (best) res.merge(best);
     else if (firstSuccess) res.merge(firstSuccess);
   }
@@ -486,7 +524,7 @@ function schemaProps(n: VNode, data: unknown, path: string, res: Result): void {
     let validated = 0;
     for (const alt of n.oneOf) {
       const r = new Result();
-      validateValue(alt, data, path, r);
+      validateValue(alt, data, c, r);
       if (r.valid) {
         validated++;
         best = undefined;
@@ -497,7 +535,7 @@ function schemaProps(n: VNode, data: unknown, path: string, res: Result): void {
     }
     if (validated !== 1) {
       const more = validated === 0 ? 'Found none valid' : `Found ${validated} valid alternatives`;
-      res.add({ code: 'plain', name: '', message: `${JSON.stringify(path)} must validate one and only one schema (oneOf). ${more}` });
+      res.add({ code: 'plain', name: '', message: `${JSON.stringify(c.path())} must validate one and only one schema (oneOf). ${more}` });
       if (best) res.merge(best);
     } else if (firstSuccess) res.merge(firstSuccess);
   }
@@ -505,18 +543,18 @@ function schemaProps(n: VNode, data: unknown, path: string, res: Result): void {
     let validated = 0;
     for (const alt of n.allOf) {
       const r = new Result();
-      validateValue(alt, data, path, r);
+      validateValue(alt, data, c, r);
       if (r.valid) validated++;
       res.merge(r);
     }
     if (validated !== n.allOf.length) {
-      res.add({ code: 'plain', name: '', message: `${JSON.stringify(path)} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}` });
+      res.add({ code: 'plain', name: '', message: `${JSON.stringify(c.path())} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}` });
     }
   }
   if (n.not) {
     const r = new Result();
-    validateValue(n.not, data, path, r);
-    if (r.valid) res.add({ code: 'plain', name: '', message: `${JSON.stringify(path)} must not validate the schema (not)` });
+    validateValue(n.not, data, c, r);
+    if (r.valid) res.add({ code: 'plain', name: '', message: `${JSON.stringify(c.path())} must not validate the schema (not)` });
   }
 }
 
@@ -586,7 +624,7 @@ export interface ValidateObjectOptions {
  */
 export function validateOpenAPI(obj: unknown, schema: Structural, opts: ValidateObjectOptions = {}): FieldIssue[] {
   const res = new Result();
-  validateValue(compile(schema), obj, '', res);
+  validateValue(compile(schema), obj, new Ctx(), res);
   if (!res.errors) return [];
   const out: FieldIssue[] = [];
   toFieldIssues(res.errors, opts.fieldPath ?? '', out);
@@ -627,8 +665,11 @@ function emptyStructural(): Structural {
   return { type: '', description: '', title: '', nullable: false, xPreserveUnknownFields: false, xEmbeddedResource: false, xIntOrString: false };
 }
 
+const isEmbedded = (s: Structural): boolean => s.xEmbeddedResource;
+const embeddedMemo = new WeakMap<Structural, boolean>();
+
 function walkEmbedded(p: string, x: unknown, s: Structural | undefined, errs: FieldIssue[]): void {
-  if (!s) return;
+  if (!s || !subtreeHas(s, isEmbedded, embeddedMemo)) return;
   if (Array.isArray(x)) {
     if (s.items) for (let i = 0; i < x.length; i++) walkEmbedded(index(p, i), x[i], s.items, errs);
     return;
