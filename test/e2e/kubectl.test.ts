@@ -276,6 +276,33 @@ for (const kubectl of KUBECTLS) {
       assert.equal(await ok(['-n', n, 'apply', '-f', v2, '--dry-run=server']), 'configmap/ap unchanged (server dry run)\n');
     });
 
+    it('apply from stdin, diff (server dry run), columns, chunked lists, delete -l and --all', async () => {
+      const n = await ns('misc');
+      const manifest = await ok(['-n', n, 'create', 'configmap', 'st', '--from-literal=a=1', '--dry-run=client', '-o', 'yaml']);
+      assert.equal(await ok(['-n', n, 'apply', '-f', '-'], { input: manifest }), 'configmap/st created\n');
+      const changed = await file('diff.yaml', manifest.replace(/a: "1"/, 'a: "2"'));
+      const diff = await k(['-n', n, 'diff', '-f', changed]);
+      assert.equal(diff.code, 1, `diff exits 1 when there are differences: ${diff.stderr}`);
+      assert.match(diff.stdout, /^-  a: "1"\n\+  a: "2"$/m);
+      assert.deepEqual((await getJson(['-n', n, 'cm', 'st'])).data, { a: '1' }, 'diff must not change the object');
+      const same = await k(['-n', n, 'diff', '-f', '-'], { input: manifest });
+      assert.equal(same.code, 0, same.stdout + same.stderr);
+      assert.equal(same.stdout, '');
+
+      for (const i of [3, 1, 2]) await ok(['-n', n, 'create', 'configmap', `c${i}`, `--from-literal=a=${i}`]);
+      await ok(['-n', n, 'label', 'configmap', 'c1', 'c2', 'app=x']);
+      const table = (await ok(['-n', n, 'get', 'cm', '--show-labels', '-L', 'app', '--sort-by=.metadata.name', '--chunk-size=1'])).trim().split('\n');
+      assert.match(table[0]!, /^NAME\s+DATA\s+AGE\s+APP\s+LABELS$/);
+      assert.deepEqual(
+        table.slice(1).map((l) => l.split(/\s+/).filter((c) => !/^\d+s$/.test(c))),
+        [['c1', '1', 'x', 'app=x'], ['c2', '1', 'x', 'app=x'], ['c3', '1', '<none>'], ['st', '1', '<none>']],
+      );
+      assert.equal(await ok(['-n', n, 'delete', 'configmap', '-l', 'app=x']), 'configmap "c1" deleted\nconfigmap "c2" deleted\n');
+      assert.equal(await ok(['-n', n, 'delete', 'configmap', '--all']), 'configmap "c3" deleted\nconfigmap "st" deleted\n');
+      const none = await k(['-n', n, 'get', 'configmaps']);
+      assert.equal(none.stderr, `No resources found in ${n} namespace.\n`);
+    });
+
     it('edit with an EDITOR script persists the change', async () => {
       const n = await ns('edit');
       await ok(['-n', n, 'create', 'configmap', 'e', '--from-literal=a=before', '--from-literal=b=keep']);
