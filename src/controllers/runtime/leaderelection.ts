@@ -279,7 +279,21 @@ export class LeaderElector {
     const bounded = new AbortController();
     const timer = this.clock.setTimer(() => bounded.abort(), this.renewDeadlineMs);
     try {
-      if (await this.updateLease(released, bounded.signal)) this.log(`released lease ${this.cfg.namespace}/${this.cfg.name}`);
+      let ok = await this.updateLease(released, bounded.signal);
+      if (!ok && !bounded.signal.aborted) {
+        // A renewal aborted by the stop may still have been applied by the server, leaving our
+        // cached resourceVersion stale (409). Re-read: if we still hold it, release that version.
+        try {
+          const fresh = await this.client.get<Lease>(LEASES, this.cfg.namespace, this.cfg.name, { signal: bounded.signal });
+          if (fresh.spec?.holderIdentity === this.cfg.identity) {
+            this.lease = fresh;
+            ok = await this.updateLease(released, bounded.signal);
+          }
+        } catch (e) {
+          this.log(`failed to re-read lease ${this.cfg.namespace}/${this.cfg.name} for release: ${String(e)}`);
+        }
+      }
+      if (ok) this.log(`released lease ${this.cfg.namespace}/${this.cfg.name}`);
     } finally {
       timer.cancel();
     }
