@@ -105,6 +105,8 @@ export interface UpdateResult {
 export type UpdateFn = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
 const CONTINUE_VERSION = 'meta.k8s.io/v1';
+const COMMA = Buffer.from(',');
+const CLOSE_LIST = Buffer.from(']}');
 const MAX_UPDATE_RETRIES = 16;
 
 export class GenericStore {
@@ -197,6 +199,41 @@ export class GenericStore {
   }
 
   async list(namespace: string | undefined, opts: ListOptions = {}): Promise<KubeList> {
+    const r = await this.listKVs(namespace, opts);
+    return { apiVersion: this.apiVersion, kind: this.descriptor.listKind, metadata: r.metadata, items: r.objects ?? r.kvs.map((kv) => this.fromKV(kv)) };
+  }
+
+  /**
+   * The list as JSON bytes, spliced from the stored values without parsing them when nothing needs
+   * the parsed form (the hot path of a large list: a parse plus a re-serialisation per object).
+   */
+  async listJSON(namespace: string | undefined, opts: ListOptions = {}): Promise<Buffer> {
+    const r = await this.listKVs(namespace, opts);
+    const head = Buffer.from(`{"kind":${JSON.stringify(this.descriptor.listKind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":${JSON.stringify(r.metadata)},"items":[`);
+    const parts: Buffer[] = [head];
+    const prefix = this.rawPrefix;
+    for (let i = 0; i < r.kvs.length; i++) {
+      if (i > 0) parts.push(COMMA);
+      const kv = r.kvs[i]!;
+      const v = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
+      if (!this.converter && v.length > prefix.length + 1 && v.compare(prefix, 0, prefix.length, 0, prefix.length) === 0) {
+        parts.push(prefix, Buffer.from(`"resourceVersion":"${kv.modRevision}"${v[prefix.length] === 0x7d ? '' : ','}`), v.subarray(prefix.length));
+      } else {
+        parts.push(Buffer.from(JSON.stringify(r.objects?.[i] ?? this.fromKV(kv))));
+      }
+    }
+    parts.push(CLOSE_LIST);
+    return Buffer.concat(parts);
+  }
+
+  /** Stored values of this resource start with these bytes (see encodeForStorage). */
+  private get rawPrefix(): Buffer {
+    return (this.rawPrefixCache ??= Buffer.from(`{"kind":${JSON.stringify(this.descriptor.kind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":{`));
+  }
+  private rawPrefixCache: Buffer | undefined;
+
+  /** Reads a list's KVs; `objects` holds the parsed items when a selector needed them anyway. */
+  private async listKVs(namespace: string | undefined, opts: ListOptions): Promise<{ kvs: KV[]; objects?: KubeObject[]; metadata: KubeList['metadata'] }> {
     const pred = this.predicate(opts.labelSelector, opts.fieldSelector);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const prefix = this.listPrefix(namespace);
@@ -225,7 +262,8 @@ export class GenericStore {
       else if (rv > 0) await this.waitForRevision(rv);
     }
 
-    const items: KubeObject[] = [];
+    const kvs: KV[] = [];
+    const objects: KubeObject[] = [];
     let revision = 0;
     let more = false;
     let remaining: number | undefined;
@@ -234,7 +272,7 @@ export class GenericStore {
       // With a selector, storage pages may hold fewer matches than asked: keep reading.
       let cursor = startKey;
       for (;;) {
-        const want = limit ? Math.max(limit - items.length, pred.empty ? 0 : 64) : 0;
+        const want = limit ? Math.max(limit - kvs.length, pred.empty ? 0 : 64) : 0;
         const page = await this.storage.list(prefix, {
           ...(readRevision !== undefined ? { revision: readRevision } : {}),
           ...(want ? { limit: want } : {}),
@@ -244,17 +282,20 @@ export class GenericStore {
         readRevision ??= page.revision;
         for (let i = 0; i < page.items.length; i++) {
           const kv = page.items[i]!;
-          const obj = this.fromKV(kv);
-          if (!pred.matches(obj)) continue;
-          items.push(obj);
+          if (!pred.empty) {
+            const obj = this.fromKV(kv);
+            if (!pred.matches(obj)) continue;
+            objects.push(obj);
+          }
+          kvs.push(kv);
           lastKey = kv.key;
-          if (limit && items.length >= limit) {
+          if (limit && kvs.length >= limit) {
             more = i < page.items.length - 1 || page.more;
             if (more && pred.empty && page.remaining !== undefined) remaining = page.remaining + (page.items.length - 1 - i);
             break;
           }
         }
-        if ((limit && items.length >= limit) || !page.more) break;
+        if ((limit && kvs.length >= limit) || !page.more) break;
         const last = page.items[page.items.length - 1];
         if (!last) break;
         cursor = last.key + '\x00';
@@ -276,7 +317,7 @@ export class GenericStore {
       metadata.continue = encodeContinue(revision, lastKey.slice(prefix.length) + '\x00');
       if (remaining !== undefined) metadata.remainingItemCount = remaining;
     }
-    return { apiVersion: this.apiVersion, kind: this.descriptor.listKind, metadata, items };
+    return pred.empty ? { kvs, metadata } : { kvs, objects, metadata };
   }
 
   /**

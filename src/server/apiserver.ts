@@ -1,5 +1,6 @@
 // The API server's request path: filters (limits, authentication) → routing → handlers.
 // Handlers stay thin: they decode, run admission, call the registry's store and encode.
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   StatusError,
@@ -112,6 +113,10 @@ export class ApiServer {
 
   handle = (req: Request, res: Response): void => {
     const started = process.hrtime.bigint();
+    // WithAuditInit and WithCacheControl: every answer carries an audit ID (the client's when it
+    // sent one) and is private unless a handler says otherwise.
+    res.setHeader('Audit-Id', header(req, 'audit-id') || randomUUID());
+    res.setHeader('Cache-Control', 'no-cache, private');
     let info: RequestInfo | undefined;
     let query = new URLSearchParams();
     const done = (code: number): void => {
@@ -351,6 +356,13 @@ export class ApiServer {
   private async list(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
     const q = ctx.query;
     const choice = chooseOutput(ctx.accept, { protobufOk: true, list: true });
+    if (choice.format === 'json' && choice.transform === 'none' && !queryBool(q.get('pretty'))) {
+      const body = await r.store.listJSON(namespace, listOptionsFrom(q));
+      ctx.res.statusCode = 200;
+      ctx.res.setHeader('Content-Type', 'application/json');
+      ctx.res.end(body);
+      return;
+    }
     const list = await r.store.list(namespace, listOptionsFrom(q));
     this.respondList(ctx, r, list, choice);
   }
@@ -663,7 +675,7 @@ export class ApiServer {
     } else if (choice.transform === 'PartialObjectMetadata') {
       out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
     }
-    writeBody(ctx.res, code, out as KubeObject, choice, ctx.query.get('pretty') === 'true');
+    writeBody(ctx.res, code, out as KubeObject, choice, queryBool(ctx.query.get('pretty')));
   }
 
   private respondList(ctx: RequestContext, r: RegisteredResource, list: KubeList, choice: OutputChoice): void {
@@ -678,7 +690,7 @@ export class ApiServer {
       const v = `meta.k8s.io/${choice.transformVersion}`;
       out = { kind: 'PartialObjectMetadataList', apiVersion: v, metadata: list.metadata, items: list.items.map((i) => partialObjectMetadata(i, v)) };
     }
-    writeBody(ctx.res, 200, out as KubeObject, choice, ctx.query.get('pretty') === 'true');
+    writeBody(ctx.res, 200, out as KubeObject, choice, queryBool(ctx.query.get('pretty')));
   }
 }
 
@@ -836,7 +848,7 @@ function writeJson(res: Response, code: number, obj: unknown): void {
 
 function writeNegotiated(ctx: RequestContext, code: number, obj: unknown): void {
   const choice = chooseOutput(ctx.accept, { protobufOk: false, list: false, allowTransforms: false });
-  writeBody(ctx.res, code, obj as KubeObject, choice, ctx.query.get('pretty') === 'true');
+  writeBody(ctx.res, code, obj as KubeObject, choice, queryBool(ctx.query.get('pretty')));
 }
 
 function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputChoice, pretty = false): void {
