@@ -240,6 +240,12 @@ for (const kubectl of KUBECTLS) {
       assert.ok(allNames.includes(`${n}/m-cm ${n}/other`), allNames);
 
       await fails(['-n', n, 'get', 'configmap', 'missing'], 'Error from server (NotFound): configmaps "missing" not found');
+
+      // The response headers every kube-apiserver answer carries (WithAuditInit, WithCacheControl).
+      const verbose = await k(['get', 'namespace', 'default', '-v=8']);
+      assert.equal(verbose.code, 0, verbose.stderr);
+      assert.match(verbose.stderr, /Audit-Id: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\n/);
+      assert.match(verbose.stderr, /Cache-Control: no-cache, private\n/);
     });
 
     it('describe configmap and namespace', async () => {
