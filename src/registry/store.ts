@@ -183,6 +183,16 @@ export class GenericStore {
     return this.fromKV(kv);
   }
 
+  /**
+   * The object as the watch cache has it now (possibly a little stale, like a lister), falling
+   * back to storage when no cache covers it or the cache does not have it. For admission checks.
+   */
+  async getCached(namespace: string | undefined, name: string): Promise<KubeObject> {
+    const peeked = this.storage.peek?.(this.key(namespace, name));
+    if (peeked?.kv) return this.fromKV(peeked.kv);
+    return this.get(namespace, name);
+  }
+
   private predicate(labelSelector?: string, fieldSelector?: string): Predicate {
     return compilePredicate(labelSelector, fieldSelector, this.strategy, this.groupResource);
   }

@@ -74,6 +74,12 @@ export interface Storage {
   oldestRevision(): Promise<number>;
   /** Forget history at or below `revision` (current values stay). */
   compact(revision: number): Promise<void>;
+  /**
+   * Optional: the value a cache holds for `key` right now, without a round trip and without a
+   * freshness guarantee (like a client-go lister). Undefined when no loaded cache covers the key;
+   * `{ kv: undefined }` when the cache says the key is absent.
+   */
+  peek?(key: string): { kv: KV | undefined } | undefined;
   /** Resolves when the backend answers; rejects with StorageUnavailableError otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

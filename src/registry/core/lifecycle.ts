@@ -18,7 +18,8 @@ export function namespaceLifecycle(registry: ApiRegistry): AdmissionPlugin {
       if (!namespaces) return;
       let ns;
       try {
-        ns = await namespaces.store.get(undefined, a.namespace);
+        // From the watch cache like upstream's namespace lister; a miss falls back to storage.
+        ns = await namespaces.store.getCached(undefined, a.namespace);
       } catch (e) {
         if (e instanceof StatusError && e.code === 404) throw notFound({ group: '', resource: 'namespaces' }, a.namespace);
         throw e;

@@ -60,6 +60,10 @@ export class CachingStorage implements Storage {
     return this.inner.get(key);
   }
 
+  peek(key: string): { kv: KV | undefined } | undefined {
+    return this.cacheFor(key)?.peek(key);
+  }
+
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     const cache = this.cacheFor(prefix);
     if (cache === undefined || (opts.revision !== undefined && opts.revision > 0)) return this.inner.list(prefix, opts);
@@ -153,6 +157,10 @@ class PrefixCache {
     this.ready = new Promise((resolve) => {
       this.markReady = resolve;
     });
+  }
+
+  peek(key: string): { kv: KV | undefined } | undefined {
+    return this.loaded ? { kv: this.items.get(key) } : undefined;
   }
 
   start(): void {
