@@ -1,4 +1,5 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +16,8 @@ import { defaultModules } from './registry/modules.js';
 import type { Storage } from './storage/storage.js';
 import { CachingStorage } from './storage/cacher/cacher.js';
 import { instrumentStorage } from './storage/instrumented.js';
+import { createLoopbackClient } from './client/loopback.js';
+import type { KubeClient } from './client/types.js';
 
 export { core, coordination, events, defaultModules } from './registry/modules.js';
 
@@ -56,6 +59,12 @@ export interface ControlPlane {
   readonly url: string;
   readonly port: number;
   readonly kubeconfigPath: string;
+  /**
+   * A client that talks to this server in process (no sockets), authenticated as
+   * `system:apiserver` (group `system:masters`); requests pass authentication, admission and
+   * validation exactly like remote ones. For controllers running inside the server.
+   */
+  loopbackClient(): KubeClient;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -108,10 +117,14 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   ]);
   let bootstrapped = false;
   let port = opts.port ?? 6443;
+  // The loopback client's credential: random per process, like kube-apiserver's loopback token.
+  const loopbackToken = randomBytes(32).toString('base64url');
+  const tokens = new Map(opts.tokens ?? []);
+  tokens.set(loopbackToken, { name: 'system:apiserver', groups: ['system:masters'] });
   const apiServer = new ApiServer({
     registry,
     admission,
-    authenticate: createAuthenticator({ ...(opts.tokens ? { tokens: opts.tokens } : {}), anonymous: opts.anonymousAuth ?? false }),
+    authenticate: createAuthenticator({ tokens, anonymous: opts.anonymousAuth ?? false }),
     maxRequestBodyBytes: opts.maxRequestBodyBytes ?? 3 * 1024 * 1024,
     ...(opts.maxInFlight !== undefined ? { maxInFlight: opts.maxInFlight } : {}),
     metrics,
@@ -157,6 +170,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       return port;
     },
     kubeconfigPath,
+    loopbackClient: () => createLoopbackClient(apiServer.handle, loopbackToken),
     async start() {
       for (const m of modules) await m.bootstrap?.(ctx);
       bootstrapped = true;
