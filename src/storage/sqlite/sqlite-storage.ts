@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import {
   ConflictError,
@@ -13,6 +13,8 @@ import {
 } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
 import { WatchChannel } from '../cacher/watch-channel.js';
+import type { FromWriter, ToWriter, WireKv, WireWrite, WriterConfig } from './protocol.js';
+import { WriterCore, WriterOpenError } from './writer-core.js';
 
 export interface SqliteStorageOptions {
   /** The database file. Its directory is created when missing. */
@@ -21,12 +23,17 @@ export interface SqliteStorageOptions {
   readonly compactIntervalMs?: number;
   /** History kept by automatic compaction. Default 10,000 revisions. */
   readonly retainRevisions?: number;
-  /** Log rows deleted per compaction step; the event loop runs between steps. Default 1,000. */
+  /** Log rows deleted per compaction step; writes interleave between steps. Default 1,000. */
   readonly compactionChunkRows?: number;
   /** Events a watcher may fall behind before it is cut off with WatchOverflowError. Default 100,000. */
   readonly watchBufferCapacity?: number;
   /** Told about failures of background work (automatic compaction). */
   readonly onBackgroundError?: (err: unknown) => void;
+  /**
+   * Commit on the calling thread instead of a worker thread (each fsync then blocks the event
+   * loop). For comparisons and environments without worker threads. Default false.
+   */
+  readonly inProcessWriter?: boolean;
 }
 
 type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
@@ -63,30 +70,21 @@ interface Settle<T> {
 interface SqliteWatcher {
   readonly prefix: string;
   readonly channel: WatchChannel<WatchEvent>;
+  /** Deliver only events above this: the watch's start, which a list's snapshot may put ahead of `committedRevision`. */
+  after: number;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS kv (
-  key TEXT PRIMARY KEY,
-  value BLOB NOT NULL,
-  create_rev INTEGER NOT NULL,
-  mod_rev INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS log (
-  rev INTEGER PRIMARY KEY,
-  key TEXT NOT NULL,
-  deleted INTEGER NOT NULL,
-  value BLOB NOT NULL,
-  create_rev INTEGER NOT NULL,
-  prev_value BLOB,
-  prev_create_rev INTEGER,
-  prev_mod_rev INTEGER
-);
-CREATE TABLE IF NOT EXISTS meta (
-  name TEXT PRIMARY KEY,
-  value INTEGER NOT NULL
-) WITHOUT ROWID;
-`;
+/** The writer, wherever it runs. Replies arrive asynchronously, in order, through `onMessage`. */
+interface WriterLink {
+  send(msg: ToWriter, transfer: ArrayBuffer[]): void;
+  /** Whether the writer keeps the process alive: only while work is outstanding, like a pending timer. */
+  setBusy(busy: boolean): void;
+  /** Resolves when the writer is gone (after a `close` message, or at once if it already failed). */
+  exited(): Promise<void>;
+  onMessage: (msg: FromWriter) => void;
+  /** The writer died or broke the protocol; it will not answer again. */
+  onLost: (err: unknown) => void;
+}
 
 // The state of a key at revision R is its current row unless the log holds a change after R; then it
 // is the "previous" side of the first such change. So an old list reads the log only after R.
@@ -105,43 +103,61 @@ SELECT (SELECT COUNT(*) FROM kv WHERE key >= @from AND key < @end AND key NOT IN
      + (SELECT COUNT(*) FROM changed c JOIN log l ON l.rev = c.first_rev WHERE l.prev_mod_rev IS NOT NULL) AS n`;
 
 /**
- * SQLite backend: one writer connection holding an exclusive lock, WAL with synchronous=FULL, and
- * group commit. A `kv` table holds current state (lists never scan history); a `log` table holds
- * one row per revision with the previous value inline, for watches and reads at older revisions.
+ * SQLite backend: WAL with synchronous=FULL, a `kv` table with current state (lists never scan
+ * history) and a `log` table with one row per revision and the previous value inline, for watches
+ * and reads at older revisions.
  *
- * better-sqlite3 is synchronous, which this class relies on: a commit, the notification of
- * watchers and a new watcher's catch-up read each run without interruption, so the seam between
- * catch-up and live events has neither gap nor duplicate.
+ * Writes go to a writer (writer-core.ts) in a worker thread that owns the only write connection, so
+ * commits and their fsyncs never block this event loop. One batch is in flight at a time; writes
+ * issued meanwhile accumulate and go as the next batch when the previous one's result arrives
+ * (group commit that grows with load). A write's promise settles only after its batch committed.
+ *
+ * Reads run here, on a separate read-only connection, each in its own short read transaction: in
+ * WAL mode it sees every transaction committed before it began, so a write whose promise resolved
+ * is visible to every later read. Reads that need a revision take it from `meta` inside the same
+ * snapshot, because the writer may already have committed a batch whose result has not arrived.
+ *
+ * Watchers are fed from batch results, on this thread, in revision order. `committedRevision` is
+ * the last revision delivered to watchers; a watch's catch-up reads the log up to exactly that
+ * revision and registers the watcher in the same synchronous step, so the seam between catch-up
+ * and live events has neither gap nor duplicate.
  */
 export class SqliteStorage implements Storage {
-  /** Highest revision handed out (may be ahead of `committedRevision` inside a flush). */
-  private revision: number;
-  /** Highest revision that is durable and visible to readers and watchers. */
+  /** Highest revision whose commit has been reported here (and delivered to watchers). */
   private committedRevision: number;
+  /** Compacted revision as last reported by the writer (reads check `meta` in their snapshot). */
   private compactedRevision: number;
   private pending: PendingWrite[] = [];
+  private inFlight: PendingWrite[] | undefined;
   private flushScheduled = false;
+  private nextId = 1;
+  private readonly compactions = new Map<number, Settle<void>>();
   private readonly watchers = new Set<SqliteWatcher>();
   private closed = false;
+  /** Set when the writer is lost; every later operation fails with it. */
+  private failure: StorageUnavailableError | undefined;
+  private closing: Promise<void> | undefined;
+  private onDrained: (() => void) | undefined;
+  private onWriterClosed: (() => void) | undefined;
   private commits = 0;
-  private compaction: Promise<void> = Promise.resolve();
   private autoCompactTimer: NodeJS.Timeout | undefined;
   private readonly stmt: Statements;
+  private readonly snapshot: <T>(fn: () => T) => T;
 
   private constructor(
-    private readonly db: Database.Database,
+    private readonly reader: Database.Database,
+    private readonly writer: WriterLink,
+    revision: number,
+    compacted: number,
     private readonly opts: SqliteStorageOptions,
   ) {
-    this.stmt = prepareStatements(db);
-    const maxLogRev = (db.prepare('SELECT MAX(rev) AS rev FROM log').get() as { rev: number | null }).rev ?? 0;
-    this.revision = Math.max(this.stmt.getMeta.get('revision')?.value ?? 0, maxLogRev);
-    this.committedRevision = this.revision;
-    this.compactedRevision = this.stmt.getMeta.get('compacted')?.value ?? 0;
-    // A crash during compaction leaves log rows at or below the compacted revision; finish the job.
-    const minRev = this.stmt.minLogRev.get()?.rev;
-    if (minRev !== null && minRev !== undefined && minRev <= this.compactedRevision) {
-      this.compaction = this.deleteLogUpTo(this.compactedRevision).catch((err: unknown) => this.opts.onBackgroundError?.(err));
-    }
+    this.stmt = prepareStatements(reader);
+    const tx = reader.transaction((fn: () => unknown) => fn());
+    this.snapshot = <T>(fn: () => T): T => tx(fn) as T;
+    this.committedRevision = revision;
+    this.compactedRevision = compacted;
+    writer.onMessage = (msg) => this.onWriterMessage(msg);
+    writer.onLost = (err) => this.lose(err);
     if (opts.compactIntervalMs !== undefined && opts.compactIntervalMs > 0) {
       this.autoCompactTimer = setInterval(() => this.autoCompact(), opts.compactIntervalMs);
       this.autoCompactTimer.unref();
@@ -150,22 +166,12 @@ export class SqliteStorage implements Storage {
 
   static async open(opts: SqliteStorageOptions): Promise<SqliteStorage> {
     mkdirSync(dirname(opts.path), { recursive: true });
-    let db: Database.Database | undefined;
+    const config: WriterConfig = { path: opts.path, compactionChunkRows: opts.compactionChunkRows ?? 1_000 };
+    let started: { link: WriterLink; revision: number; compacted: number };
     try {
-      db = new Database(opts.path, { timeout: 0 });
-      // EXCLUSIVE before WAL: SQLite then keeps the WAL index in heap memory, and the lock taken by the
-      // first transaction below is held until close, so a second writer fails fast instead of
-      // corrupting our in-memory revision counter. The OS drops the lock when a process dies.
-      db.pragma('locking_mode = EXCLUSIVE');
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      db.exec('BEGIN EXCLUSIVE');
-      db.exec(SCHEMA);
-      db.exec('COMMIT');
-      return new SqliteStorage(db, opts);
+      started = opts.inProcessWriter ? startInProcessWriter(config) : await startWorkerWriter(config, opts.onBackgroundError);
     } catch (err) {
-      db?.close();
-      if ((err as { code?: unknown }).code === 'SQLITE_BUSY') {
+      if (err instanceof WriterOpenError && err.busy) {
         throw new StorageUnavailableError(
           `sqlite database ${opts.path} is already open in another process (another kplane server on the same data path?). ` +
             `Stop that process, or give this one a different database path.`,
@@ -174,6 +180,16 @@ export class SqliteStorage implements Storage {
       }
       throw new StorageUnavailableError(`cannot open sqlite database ${opts.path}: ${(err as Error).message}`, { cause: err });
     }
+    let reader: Database.Database;
+    try {
+      // Opened after the writer, which has created the file and switched it to WAL.
+      reader = new Database(opts.path, { readonly: true, fileMustExist: true, timeout: 1_000 });
+    } catch (err) {
+      started.link.send({ type: 'close' }, []);
+      await started.link.exited();
+      throw new StorageUnavailableError(`cannot open sqlite database ${opts.path} for reading: ${(err as Error).message}`, { cause: err });
+    }
+    return new SqliteStorage(reader, started.link, started.revision, started.compacted, opts);
   }
 
   /** Transactions committed by this instance (observes group commit). */
@@ -190,23 +206,28 @@ export class SqliteStorage implements Storage {
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     this.assertOpen();
     const requested = opts.revision !== undefined && opts.revision > 0 ? opts.revision : 0;
-    if (requested > 0 && requested < this.compactedRevision) throw new ExpiredError(requested, this.compactedRevision + 1);
     const end = prefixEnd(prefix);
     const from = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
     const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : -1;
-    if (requested === 0 || requested >= this.committedRevision) {
-      const revision = this.committedRevision;
-      const items = this.stmt.listLatest.all({ from, end, limit }).map(kvFromRow);
+    return this.snapshot((): ListResult => {
+      const compacted = this.stmt.getMeta.get('compacted')?.value ?? 0;
+      if (requested > 0 && requested < compacted) throw new ExpiredError(requested, compacted + 1);
+      // The snapshot's own revision: it may be ahead of committedRevision (a batch committed whose
+      // result is still on its way), and the items are those of the snapshot.
+      const current = this.stmt.getMeta.get('revision')?.value ?? 0;
+      if (requested === 0 || requested >= current) {
+        const items = this.stmt.listLatest.all({ from, end, limit }).map(kvFromRow);
+        const last = items.at(-1);
+        if (limit < 0 || items.length < limit || last === undefined) return { items, revision: current, more: false };
+        const remaining = this.stmt.countAfter.get(last.key, end)?.n ?? 0;
+        return remaining > 0 ? { items, revision: current, more: true, remaining } : { items, revision: current, more: false };
+      }
+      const items = this.stmt.listAt.all({ rev: requested, from, end, limit }).map(kvFromRow);
       const last = items.at(-1);
-      if (limit < 0 || items.length < limit || last === undefined) return { items, revision, more: false };
-      const remaining = this.stmt.countAfter.get(last.key, end)?.n ?? 0;
-      return remaining > 0 ? { items, revision, more: true, remaining } : { items, revision, more: false };
-    }
-    const items = this.stmt.listAt.all({ rev: requested, from, end, limit }).map(kvFromRow);
-    const last = items.at(-1);
-    if (limit < 0 || items.length < limit || last === undefined) return { items, revision: requested, more: false };
-    const remaining = this.stmt.countAt.get({ rev: requested, from: last.key + '\0', end })?.n ?? 0;
-    return remaining > 0 ? { items, revision: requested, more: true, remaining } : { items, revision: requested, more: false };
+      if (limit < 0 || items.length < limit || last === undefined) return { items, revision: requested, more: false };
+      const remaining = this.stmt.countAt.get({ rev: requested, from: last.key + '\0', end })?.n ?? 0;
+      return remaining > 0 ? { items, revision: requested, more: true, remaining } : { items, revision: requested, more: false };
+    });
   }
 
   async count(prefix: string): Promise<number> {
@@ -234,6 +255,7 @@ export class SqliteStorage implements Storage {
     let progressTimer: NodeJS.Timeout | undefined;
     const watcher: SqliteWatcher = {
       prefix,
+      after: 0,
       channel: new WatchChannel<WatchEvent>({
         prefix,
         capacity: this.opts.watchBufferCapacity ?? 100_000,
@@ -242,29 +264,37 @@ export class SqliteStorage implements Storage {
           this.watchers.delete(watcher);
           if (progressTimer !== undefined) clearInterval(progressTimer);
         },
-        // Every committed event was pushed to this watcher during its commit, so this is a safe bookmark.
-        onRequestProgress: () => watcher.channel.push({ type: 'progress', revision: this.committedRevision }),
+        // Every reported commit was pushed to this watcher when it arrived, so this is a safe bookmark.
+        onRequestProgress: () => watcher.channel.push({ type: 'progress', revision: this.bookmark(watcher) }),
       }),
     };
     const { channel } = watcher;
     if (channel.isClosed) return channel;
-    if (this.closed) {
-      channel.fail(new StorageUnavailableError('sqlite storage is closed'));
+    if (this.closed || this.failure !== undefined) {
+      channel.fail(this.failure ?? new StorageUnavailableError('sqlite storage is closed'));
       return channel;
     }
     if (opts.afterRevision > 0) {
-      if (opts.afterRevision < this.compactedRevision) {
-        channel.fail(new ExpiredError(opts.afterRevision, this.compactedRevision + 1));
+      // Catch-up and registration happen in one synchronous step: no batch result can slip in
+      // between, and the log holds every revision up to committedRevision (the writer reported it).
+      let rows: LogRow[];
+      try {
+        rows = this.snapshot(() => {
+          const compacted = this.stmt.getMeta.get('compacted')?.value ?? 0;
+          if (opts.afterRevision < compacted) throw new ExpiredError(opts.afterRevision, compacted + 1);
+          return this.stmt.logAfter.all({ after: opts.afterRevision, upTo: this.committedRevision, from: prefix, end: prefixEnd(prefix) });
+        });
+      } catch (err) {
+        channel.fail(err instanceof StorageError ? err : new StorageUnavailableError(`sqlite read failed: ${(err as Error).message}`, { cause: err }));
         return channel;
       }
-      // Catch-up and registration happen in one synchronous step: no commit can slip in between.
-      const rows = this.stmt.logAfter.all({ after: opts.afterRevision, upTo: this.committedRevision, from: prefix, end: prefixEnd(prefix) });
       for (const row of rows) if (!channel.push(eventFromLog(row))) return channel;
     }
+    watcher.after = Math.max(opts.afterRevision, this.committedRevision);
     this.watchers.add(watcher);
     if (opts.progressIntervalMs !== undefined && opts.progressIntervalMs > 0) {
       progressTimer = setInterval(() => {
-        if (channel.buffered === 0) channel.push({ type: 'progress', revision: this.committedRevision });
+        if (channel.buffered === 0) channel.push({ type: 'progress', revision: this.bookmark(watcher) });
       }, opts.progressIntervalMs);
       progressTimer.unref();
     }
@@ -278,152 +308,328 @@ export class SqliteStorage implements Storage {
 
   async oldestRevision(): Promise<number> {
     this.assertOpen();
-    return this.compactedRevision + 1;
+    return (this.stmt.getMeta.get('compacted')?.value ?? 0) + 1;
   }
 
-  async compact(revision: number): Promise<void> {
-    this.assertOpen();
-    const target = Math.min(revision, this.committedRevision);
-    if (target > this.compactedRevision) {
-      // Persisted and visible before any row goes, so no reader ever sees a half-compacted history.
-      this.stmt.setMeta.run('compacted', target);
-      this.compactedRevision = target;
+  compact(revision: number): Promise<void> {
+    try {
+      this.assertOpen();
+    } catch (err) {
+      return Promise.reject(err);
     }
-    const done = this.compaction.then(() => this.deleteLogUpTo(this.compactedRevision));
-    this.compaction = done.catch(() => undefined);
-    await done;
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.compactions.set(id, { resolve, reject });
+      this.writer.send({ type: 'compact', id, revision: Math.min(revision, this.committedRevision) }, []);
+      this.updateBusy();
+    });
   }
 
   async ping(): Promise<void> {
     if (this.closed) throw new StorageUnavailableError('sqlite storage is closed');
+    if (this.failure !== undefined) throw this.failure;
     try {
-      this.db.prepare('SELECT 1').get();
+      this.stmt.ping.get();
     } catch (err) {
       throw new StorageUnavailableError(`sqlite is not answering: ${(err as Error).message}`, { cause: err });
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    if (this.pending.length > 0) this.flush();
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    // Writes already issued still commit (and settle); later ones are refused by enqueue.
     this.closed = true;
     if (this.autoCompactTimer !== undefined) clearInterval(this.autoCompactTimer);
+    if (this.failure === undefined && (this.pending.length > 0 || this.inFlight !== undefined)) {
+      await new Promise<void>((resolve) => {
+        this.onDrained = resolve;
+        this.schedule();
+      });
+    }
     for (const w of [...this.watchers]) w.channel.fail(new StorageUnavailableError('sqlite storage closed'));
-    await this.compaction;
-    this.db.close();
+    // Before the writer: the last connection to close checkpoints and removes the WAL, which a
+    // read-only connection cannot do.
+    this.reader.close();
+    if (this.failure === undefined) {
+      const closed = new Promise<void>((resolve) => (this.onWriterClosed = resolve));
+      this.writer.send({ type: 'close' }, []);
+      this.updateBusy();
+      // A writer that dies instead of answering is closed too (its connections die with it).
+      await Promise.race([closed, this.writer.exited()]);
+    }
+    await this.writer.exited();
+    // An unfinished compaction resumes at the next open; its meta change is already durable.
+    for (const settle of this.compactions.values()) settle.resolve();
+    this.compactions.clear();
   }
 
   private enqueue(write: PendingWrite): void {
-    if (this.closed) {
-      write.settle.reject(new StorageUnavailableError('sqlite storage is closed'));
+    if (this.closed || this.failure !== undefined) {
+      write.settle.reject(this.failure ?? new StorageUnavailableError('sqlite storage is closed'));
       return;
     }
     this.pending.push(write);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      // setImmediate, not a microtask: every write issued during this turn of the event loop,
-      // including those issued from promise continuations, joins the same transaction.
-      setImmediate(() => this.flush());
-    }
+    this.schedule();
   }
 
-  /** Commits every pending write in one transaction, then tells watchers and callers. */
+  private schedule(): void {
+    if (this.flushScheduled || this.inFlight !== undefined || this.pending.length === 0) return;
+    this.flushScheduled = true;
+    // setImmediate, not a microtask: every write issued during this turn of the event loop,
+    // including those issued from promise continuations, joins the same batch.
+    setImmediate(() => this.flush());
+  }
+
+  /** Sends every pending write to the writer as one batch (one transaction, one fsync). */
   private flush(): void {
     this.flushScheduled = false;
+    if (this.inFlight !== undefined || this.pending.length === 0 || this.failure !== undefined) return;
     const batch = this.pending;
     this.pending = [];
-    if (batch.length === 0 || this.closed) {
-      for (const w of batch) w.settle.reject(new StorageUnavailableError('sqlite storage is closed'));
+    let total = 0;
+    for (const w of batch) if (w.op !== 'delete') total += w.value.byteLength;
+    const values = new Uint8Array(total);
+    const writes: WireWrite[] = [];
+    let off = 0;
+    for (const w of batch) {
+      if (w.op === 'delete') {
+        writes.push({ op: 'delete', key: w.key, expected: w.expected });
+        continue;
+      }
+      values.set(w.value, off);
+      writes.push(w.op === 'create' ? { op: 'create', key: w.key, off, len: w.value.byteLength } : { op: 'update', key: w.key, off, len: w.value.byteLength, expected: w.expected });
+      off += w.value.byteLength;
+    }
+    this.inFlight = batch;
+    this.writer.send({ type: 'batch', id: this.nextId++, writes, values }, [values.buffer]);
+    this.updateBusy();
+  }
+
+  private onWriterMessage(msg: FromWriter): void {
+    switch (msg.type) {
+      case 'batch':
+        this.onBatchResult(msg);
+        break;
+      case 'compact-done': {
+        this.compactedRevision = Math.max(this.compactedRevision, msg.compacted);
+        const settle = this.compactions.get(msg.id);
+        this.compactions.delete(msg.id);
+        settle?.resolve();
+        break;
+      }
+      case 'compact-failed': {
+        const settle = this.compactions.get(msg.id);
+        this.compactions.delete(msg.id);
+        settle?.reject(new StorageUnavailableError(`sqlite compaction failed: ${msg.message}`));
+        break;
+      }
+      case 'background-error':
+        this.opts.onBackgroundError?.(new StorageUnavailableError(msg.message));
+        break;
+      case 'closed':
+        this.onWriterClosed?.();
+        break;
+      case 'ready':
+      case 'open-failed':
+        this.lose(new Error(`unexpected ${msg.type} message from the sqlite writer`));
+        return;
+    }
+    this.updateBusy();
+  }
+
+  private onBatchResult(msg: Extract<FromWriter, { type: 'batch' }>): void {
+    const batch = this.inFlight;
+    this.inFlight = undefined;
+    if (batch === undefined) {
+      this.lose(new Error('batch result from the sqlite writer without a batch in flight'));
       return;
     }
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-    const events: ChangeEvent[] = [];
-    const revisionBefore = this.revision;
-    try {
-      this.db.transaction(() => {
-        for (const write of batch) {
-          try {
-            outcomes.push({ ok: true, value: this.apply(write, events) });
-          } catch (err) {
-            // A lost compare-and-swap fails that write alone; anything else aborts the batch.
-            if (!(err instanceof StorageError)) throw err;
-            outcomes.push({ ok: false, error: err });
-          }
-        }
-        if (this.revision !== revisionBefore) this.stmt.setMeta.run('revision', this.revision);
-      }).immediate();
-    } catch (err) {
-      this.revision = revisionBefore;
-      const failure = new StorageUnavailableError(`sqlite commit failed: ${(err as Error).message}`, { cause: err });
+    if (!msg.ok) {
+      const failure = new StorageUnavailableError(`sqlite commit failed: ${msg.message}`);
       for (const w of batch) w.settle.reject(failure);
-      return;
+    } else {
+      this.commits++;
+      this.committedRevision = Math.max(this.committedRevision, msg.revision);
+      const values = Buffer.from(msg.values.buffer, msg.values.byteOffset, msg.values.byteLength);
+      const stored = (key: string, w: WireKv): KV => ({
+        key,
+        value: values.subarray(w.off, w.off + w.len),
+        createRevision: w.createRev,
+        modRevision: w.modRev,
+      });
+      const events: ChangeEvent[] = [];
+      const settlers: (() => void)[] = [];
+      batch.forEach((write, i) => {
+        const outcome = msg.outcomes[i];
+        if (outcome === undefined) {
+          const err = new StorageUnavailableError('sqlite writer returned no outcome for a write');
+          settlers.push(() => write.settle.reject(err));
+          return;
+        }
+        const { key } = write;
+        if (!outcome.ok) {
+          let err: StorageError;
+          if (outcome.err === 'conflict') err = new ConflictError(key, stored(key, outcome.current));
+          else if (outcome.err === 'exists') err = new KeyExistsError(key);
+          else err = new KeyNotFoundError(key);
+          settlers.push(() => write.settle.reject(err));
+          return;
+        }
+        const rev = outcome.rev;
+        const prevKv = outcome.prev === undefined ? undefined : stored(key, outcome.prev);
+        if (write.op === 'delete') {
+          if (prevKv === undefined) throw new Error('sqlite writer reported a delete without the deleted value');
+          events.push({ type: 'delete', kv: { ...prevKv, modRevision: rev }, prevKv, revision: rev });
+          settlers.push(() => write.settle.resolve({ kv: prevKv, revision: rev }));
+          return;
+        }
+        const kv: KV = { key, value: toBuffer(write.value), createRevision: outcome.createRev, modRevision: rev };
+        events.push(prevKv === undefined ? { type: 'put', kv, revision: rev } : { type: 'put', kv, prevKv, revision: rev });
+        settlers.push(() => (write.settle as Settle<KV>).resolve(kv));
+      });
+      // Watchers first, then callers: an acknowledged write has been offered to every watcher.
+      for (const event of events) {
+        for (const w of this.watchers) if (event.revision > w.after && event.kv.key.startsWith(w.prefix)) w.channel.push(event);
+      }
+      for (const settle of settlers) settle();
     }
-    this.commits++;
-    this.committedRevision = this.revision;
-    for (const event of events) {
-      for (const w of this.watchers) if (event.kv.key.startsWith(w.prefix)) w.channel.push(event);
+    if (this.pending.length > 0) this.schedule();
+    else if (this.onDrained !== undefined) {
+      const drained = this.onDrained;
+      this.onDrained = undefined;
+      drained();
     }
-    batch.forEach((write, i) => {
-      const outcome = outcomes[i];
-      if (outcome?.ok) (write.settle as Settle<unknown>).resolve(outcome.value);
-      else write.settle.reject(outcome?.error);
-    });
   }
 
-  /** Runs inside the batch transaction; throws a StorageError when the precondition fails. */
-  private apply(write: PendingWrite, events: ChangeEvent[]): unknown {
-    const { key } = write;
-    const row = this.stmt.getKv.get(key);
-    if (write.op === 'create') {
-      if (row !== undefined) throw new KeyExistsError(key);
-      const rev = this.revision + 1;
-      const blob = toBuffer(write.value);
-      this.stmt.insertKv.run(key, blob, rev, rev);
-      this.stmt.insertLog.run(rev, key, 0, blob, rev, null, null, null);
-      this.revision = rev;
-      const kv: KV = { key, value: blob, createRevision: rev, modRevision: rev };
-      events.push({ type: 'put', kv, revision: rev });
-      return kv;
-    }
-    if (row === undefined) throw new KeyNotFoundError(key);
-    const prevKv = kvFromRow(row);
-    if (write.expected !== undefined && write.expected !== row.mod_rev) throw new ConflictError(key, prevKv);
-    const rev = this.revision + 1;
-    if (write.op === 'update') {
-      const blob = toBuffer(write.value);
-      this.stmt.updateKv.run(blob, rev, key);
-      this.stmt.insertLog.run(rev, key, 0, blob, row.create_rev, row.value, row.create_rev, row.mod_rev);
-      this.revision = rev;
-      const kv: KV = { key, value: blob, createRevision: row.create_rev, modRevision: rev };
-      events.push({ type: 'put', kv, prevKv, revision: rev });
-      return kv;
-    }
-    this.stmt.deleteKv.run(key);
-    this.stmt.insertLog.run(rev, key, 1, row.value, row.create_rev, null, row.create_rev, row.mod_rev);
-    this.revision = rev;
-    events.push({ type: 'delete', kv: { ...prevKv, modRevision: rev }, prevKv, revision: rev });
-    return { kv: prevKv, revision: rev };
+  /** The writer is gone: nothing will commit any more. Fail everything that waits on it. */
+  private lose(err: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = new StorageUnavailableError(`sqlite writer failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    const batch = [...(this.inFlight ?? []), ...this.pending];
+    this.inFlight = undefined;
+    this.pending = [];
+    for (const w of batch) w.settle.reject(this.failure);
+    for (const settle of this.compactions.values()) settle.reject(this.failure);
+    this.compactions.clear();
+    for (const w of [...this.watchers]) w.channel.fail(this.failure);
+    this.onDrained?.();
+    this.onDrained = undefined;
+    this.onWriterClosed?.();
+    this.onWriterClosed = undefined;
+    this.writer.setBusy(false);
   }
 
-  /** Deletes history in small transactions, yielding between them so requests keep flowing. */
-  private async deleteLogUpTo(revision: number): Promise<void> {
-    const chunkRows = this.opts.compactionChunkRows ?? 1_000;
-    while (!this.closed) {
-      const deleted = this.stmt.deleteLogChunk.run(revision, chunkRows).changes;
-      if (deleted < chunkRows) return;
-      await yieldToEventLoop();
-    }
+  private updateBusy(): void {
+    if (this.failure !== undefined) return;
+    this.writer.setBusy(this.inFlight !== undefined || this.compactions.size > 0 || this.onWriterClosed !== undefined);
+  }
+
+  private bookmark(watcher: SqliteWatcher): number {
+    return Math.max(watcher.after, this.committedRevision);
   }
 
   private autoCompact(): void {
     const target = this.committedRevision - (this.opts.retainRevisions ?? 10_000);
-    if (this.closed || target <= this.compactedRevision) return;
+    if (this.closed || this.failure !== undefined || target <= this.compactedRevision) return;
     this.compact(target).catch((err: unknown) => this.opts.onBackgroundError?.(err));
   }
 
   private assertOpen(): void {
     if (this.closed) throw new StorageUnavailableError('sqlite storage is closed');
+    if (this.failure !== undefined) throw this.failure;
   }
+}
+
+/**
+ * Starts the writer thread. The worker's script is TypeScript when this module is (run through
+ * tsx), JavaScript when compiled; writer-entry.mjs, plain JavaScript, loads it.
+ */
+async function startWorkerWriter(
+  config: WriterConfig,
+  onBackgroundError: ((err: unknown) => void) | undefined,
+): Promise<{ link: WriterLink; revision: number; compacted: number }> {
+  const ts = import.meta.url.endsWith('.ts');
+  const script = new URL(ts ? './writer-worker.ts' : './writer-worker.js', import.meta.url).href;
+  // The parent's --import hooks do not carry over to a worker on Node 20, so tsx is always
+  // registered by the entry script for TypeScript. The rest of execArgv is not passed on either:
+  // flags such as --input-type or --eval (`node -e`) make the Worker constructor throw, and the
+  // writer needs none of them.
+  const worker = new Worker(new URL('./writer-entry.mjs', import.meta.url), {
+    workerData: { config, script, registerTsx: ts },
+    execArgv: process.execArgv.filter((arg) => arg === '--enable-source-maps' || arg.startsWith('--conditions=')),
+  });
+  let exited = false;
+  const exit = new Promise<void>((resolve) => worker.once('exit', () => ((exited = true), resolve())));
+  const ready = await new Promise<{ revision: number; compacted: number }>((resolve, reject) => {
+    const onMessage = (msg: FromWriter): void => {
+      if (msg.type === 'background-error') {
+        onBackgroundError?.(new StorageUnavailableError(msg.message));
+        return;
+      }
+      cleanup();
+      if (msg.type === 'ready') resolve({ revision: msg.revision, compacted: msg.compacted });
+      else if (msg.type === 'open-failed') reject(new WriterOpenError(msg.message, msg.busy));
+      else reject(new Error(`unexpected ${msg.type} message from the sqlite writer while opening`));
+    };
+    const onError = (err: unknown): void => {
+      cleanup();
+      reject(err);
+    };
+    const onExit = (code: number): void => {
+      cleanup();
+      reject(new Error(`sqlite writer thread exited with code ${code} while opening`));
+    };
+    const cleanup = (): void => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  }).catch(async (err: unknown) => {
+    await worker.terminate();
+    throw err;
+  });
+  let closing = false;
+  // `worker` is kept on the link for tests, which kill the thread to check that a lost writer fails
+  // every waiting write.
+  const link: WriterLink & { readonly worker: Worker } = {
+    worker,
+    send: (msg, transfer) => {
+      if (msg.type === 'close') closing = true;
+      worker.postMessage(msg, transfer);
+    },
+    setBusy: (busy) => (busy ? worker.ref() : worker.unref()),
+    exited: () => (exited ? Promise.resolve() : exit),
+    onMessage: () => undefined,
+    onLost: () => undefined,
+  };
+  worker.on('message', (msg: FromWriter) => link.onMessage(msg));
+  worker.on('messageerror', (err) => link.onLost(err));
+  worker.on('error', (err) => link.onLost(err));
+  worker.on('exit', (code) => {
+    if (!closing) link.onLost(new Error(`sqlite writer thread exited with code ${code}`));
+  });
+  worker.unref();
+  return { link, ...ready };
+}
+
+/** The same writer on this thread; replies are delivered as microtasks, never re-entrantly. */
+function startInProcessWriter(config: WriterConfig): { link: WriterLink; revision: number; compacted: number } {
+  const link: WriterLink = {
+    send: (msg) => core.handle(msg),
+    setBusy: () => undefined,
+    exited: () => Promise.resolve(),
+    onMessage: () => undefined,
+    onLost: () => undefined,
+  };
+  const core: WriterCore = WriterCore.open(config, (msg) => queueMicrotask(() => link.onMessage(msg)));
+  return { link, revision: core.currentRevision, compacted: core.compactedRevision };
 }
 
 type Statements = ReturnType<typeof prepareStatements>;
@@ -431,13 +637,6 @@ type Statements = ReturnType<typeof prepareStatements>;
 function prepareStatements(db: Database.Database) {
   return {
     getKv: db.prepare<[string], KvRow>('SELECT key, value, create_rev, mod_rev FROM kv WHERE key = ?'),
-    insertKv: db.prepare('INSERT INTO kv (key, value, create_rev, mod_rev) VALUES (?, ?, ?, ?)'),
-    updateKv: db.prepare('UPDATE kv SET value = ?, mod_rev = ? WHERE key = ?'),
-    deleteKv: db.prepare('DELETE FROM kv WHERE key = ?'),
-    insertLog: db.prepare(
-      'INSERT INTO log (rev, key, deleted, value, create_rev, prev_value, prev_create_rev, prev_mod_rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ),
-    setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
     getMeta: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE name = ?'),
     listLatest: db.prepare<{ from: string; end: string; limit: number }, KvRow>(
       'SELECT key, value, create_rev, mod_rev FROM kv WHERE key >= @from AND key < @end ORDER BY key LIMIT @limit',
@@ -449,8 +648,7 @@ function prepareStatements(db: Database.Database) {
     logAfter: db.prepare<{ after: number; upTo: number; from: string; end: string }, LogRow>(
       'SELECT * FROM log WHERE rev > @after AND rev <= @upTo AND key >= @from AND key < @end ORDER BY rev',
     ),
-    deleteLogChunk: db.prepare('DELETE FROM log WHERE rev IN (SELECT rev FROM log WHERE rev <= ? ORDER BY rev LIMIT ?)'),
-    minLogRev: db.prepare<[], { rev: number | null }>('SELECT MIN(rev) AS rev FROM log'),
+    ping: db.prepare('SELECT 1'),
   };
 }
 

@@ -1,0 +1,262 @@
+// The SQLite writer: owns the only write connection, assigns revisions inside each transaction and
+// reports every commit (with what changed) back to SqliteStorage. It runs in a worker thread
+// (writer-worker.ts) so that fsync never blocks the API server's event loop, or in-process when
+// `inProcessWriter` is set. It knows nothing about threads: it takes messages and calls `send`.
+import Database from 'better-sqlite3';
+import type { FromWriter, ToWriter, WireKv, WireOutcome, WireWrite, WriterConfig } from './protocol.js';
+
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS kv (
+  key TEXT PRIMARY KEY,
+  value BLOB NOT NULL,
+  create_rev INTEGER NOT NULL,
+  mod_rev INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS log (
+  rev INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  deleted INTEGER NOT NULL,
+  value BLOB NOT NULL,
+  create_rev INTEGER NOT NULL,
+  prev_value BLOB,
+  prev_create_rev INTEGER,
+  prev_mod_rev INTEGER
+);
+CREATE TABLE IF NOT EXISTS meta (
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+interface KvRow {
+  key: string;
+  value: Buffer;
+  create_rev: number;
+  mod_rev: number;
+}
+
+/** Opening failed; `busy` when another connection holds the writer lock. */
+export class WriterOpenError extends Error {
+  constructor(
+    message: string,
+    readonly busy: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export type Send = (msg: FromWriter, transfer?: ArrayBuffer[]) => void;
+
+/** The lock file next to the database; see WriterCore.open. */
+export function lockPath(path: string): string {
+  return `${path}-lock`;
+}
+
+export class WriterCore {
+  private revision: number;
+  private compacted: number;
+  private closed = false;
+  private compacting = false;
+  /** compact requests answered when the running deletion loop finishes. */
+  private compactWaiters: number[] = [];
+  private readonly stmt: ReturnType<typeof prepare>;
+
+  private constructor(
+    private readonly lock: Database.Database,
+    private readonly db: Database.Database,
+    private readonly config: WriterConfig,
+    private readonly send: Send,
+  ) {
+    this.stmt = prepare(db);
+    const maxLogRev = (db.prepare('SELECT MAX(rev) AS rev FROM log').get() as { rev: number | null }).rev ?? 0;
+    const metaRev = this.stmt.getMeta.get('revision')?.value ?? 0;
+    this.revision = Math.max(metaRev, maxLogRev);
+    // Readers on the main thread take the revision of their snapshot from `meta`, so it must be exact.
+    if (this.revision !== metaRev) this.stmt.setMeta.run('revision', this.revision);
+    this.compacted = this.stmt.getMeta.get('compacted')?.value ?? 0;
+    // A crash during compaction leaves log rows at or below the compacted revision; finish the job.
+    const minRev = this.stmt.minLogRev.get()?.rev;
+    if (minRev !== null && minRev !== undefined && minRev <= this.compacted) this.runCompaction();
+  }
+
+  /**
+   * Takes the writer lock, then opens the database in WAL mode with synchronous=FULL.
+   *
+   * The database itself is in normal locking mode, because SqliteStorage reads through a second
+   * connection (EXCLUSIVE locking would shut it out). A second writer is refused by a small lock
+   * database held in EXCLUSIVE locking mode for the life of this connection: SQLite enforces it
+   * between connections of one process and, through an OS file lock, between processes, and the OS
+   * drops it when the process dies, so a crash leaves no stale lock.
+   */
+  static open(config: WriterConfig, send: Send): WriterCore {
+    let lock: Database.Database | undefined;
+    let db: Database.Database | undefined;
+    try {
+      lock = new Database(lockPath(config.path), { timeout: 0 });
+      lock.pragma('locking_mode = EXCLUSIVE');
+      lock.exec('BEGIN EXCLUSIVE');
+      lock.exec('CREATE TABLE IF NOT EXISTS writer_lock (note TEXT)');
+      lock.exec('COMMIT');
+      db = new Database(config.path, { timeout: 5_000 });
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.exec('BEGIN IMMEDIATE');
+      db.exec(SCHEMA);
+      db.exec('COMMIT');
+      return new WriterCore(lock, db, config, send);
+    } catch (err) {
+      db?.close();
+      lock?.close();
+      throw new WriterOpenError((err as Error).message, (err as { code?: unknown }).code === 'SQLITE_BUSY');
+    }
+  }
+
+  get currentRevision(): number {
+    return this.revision;
+  }
+
+  get compactedRevision(): number {
+    return this.compacted;
+  }
+
+  handle(msg: ToWriter): void {
+    if (this.closed) return;
+    switch (msg.type) {
+      case 'batch':
+        this.commitBatch(msg.id, msg.writes, msg.values);
+        return;
+      case 'compact':
+        try {
+          // Persisted before any row goes, so a reader that misses a row also sees it is compacted.
+          if (msg.revision > this.compacted) {
+            this.stmt.setMeta.run('compacted', msg.revision);
+            this.compacted = msg.revision;
+          }
+        } catch (err) {
+          this.send({ type: 'compact-failed', id: msg.id, message: (err as Error).message });
+          return;
+        }
+        this.compactWaiters.push(msg.id);
+        this.runCompaction();
+        return;
+      case 'close':
+        this.closed = true;
+        this.db.close();
+        this.lock.close();
+        this.send({ type: 'closed' });
+        return;
+    }
+  }
+
+  private commitBatch(id: number, writes: WireWrite[], packed: Uint8Array): void {
+    const values = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength);
+    const outcomes: WireOutcome[] = [];
+    const out: Buffer[] = [];
+    let outLen = 0;
+    const wire = (row: KvRow): WireKv => {
+      const kv = { createRev: row.create_rev, modRev: row.mod_rev, off: outLen, len: row.value.byteLength };
+      out.push(row.value);
+      outLen += row.value.byteLength;
+      return kv;
+    };
+    const revisionBefore = this.revision;
+    try {
+      this.db
+        .transaction(() => {
+          for (const write of writes) outcomes.push(this.apply(write, values, wire));
+          if (this.revision !== revisionBefore) this.stmt.setMeta.run('revision', this.revision);
+        })
+        .immediate();
+    } catch (err) {
+      // Nothing of the batch was committed: hand its revisions out again.
+      this.revision = revisionBefore;
+      this.send({ type: 'batch', id, ok: false, message: (err as Error).message });
+      return;
+    }
+    const reply = new Uint8Array(outLen);
+    let off = 0;
+    for (const b of out) {
+      reply.set(b, off);
+      off += b.byteLength;
+    }
+    this.send({ type: 'batch', id, ok: true, revision: this.revision, outcomes, values: reply }, [reply.buffer]);
+  }
+
+  /** Runs inside the batch transaction. A failed precondition fails this write only. */
+  private apply(write: WireWrite, values: Buffer, wire: (row: KvRow) => WireKv): WireOutcome {
+    const { key } = write;
+    const row = this.stmt.getKv.get(key);
+    if (write.op === 'create') {
+      if (row !== undefined) return { ok: false, err: 'exists' };
+      const rev = this.revision + 1;
+      const blob = values.subarray(write.off, write.off + write.len);
+      this.stmt.insertKv.run(key, blob, rev, rev);
+      this.stmt.insertLog.run(rev, key, 0, blob, rev, null, null, null);
+      this.revision = rev;
+      return { ok: true, rev, createRev: rev };
+    }
+    if (row === undefined) return { ok: false, err: 'notfound' };
+    if (write.expected !== undefined && write.expected !== row.mod_rev) return { ok: false, err: 'conflict', current: wire(row) };
+    const rev = this.revision + 1;
+    if (write.op === 'update') {
+      const blob = values.subarray(write.off, write.off + write.len);
+      this.stmt.updateKv.run(blob, rev, key);
+      this.stmt.insertLog.run(rev, key, 0, blob, row.create_rev, row.value, row.create_rev, row.mod_rev);
+      this.revision = rev;
+      return { ok: true, rev, createRev: row.create_rev, prev: wire(row) };
+    }
+    this.stmt.deleteKv.run(key);
+    this.stmt.insertLog.run(rev, key, 1, row.value, row.create_rev, null, row.create_rev, row.mod_rev);
+    this.revision = rev;
+    return { ok: true, rev, createRev: row.create_rev, prev: wire(row) };
+  }
+
+  /**
+   * Deletes history at or below `compacted` in small transactions, yielding to this thread's event
+   * loop between them so that write batches interleave instead of waiting for the whole job.
+   */
+  private runCompaction(): void {
+    if (this.compacting) return;
+    this.compacting = true;
+    const step = (): void => {
+      if (this.closed) return;
+      let deleted: number;
+      try {
+        deleted = this.stmt.deleteLogChunk.run(this.compacted, this.config.compactionChunkRows).changes;
+      } catch (err) {
+        this.compacting = false;
+        const waiters = this.compactWaiters;
+        this.compactWaiters = [];
+        const message = (err as Error).message;
+        if (waiters.length === 0) this.send({ type: 'background-error', message: `sqlite compaction failed: ${message}` });
+        for (const id of waiters) this.send({ type: 'compact-failed', id, message });
+        return;
+      }
+      if (deleted >= this.config.compactionChunkRows) {
+        setImmediate(step);
+        return;
+      }
+      this.compacting = false;
+      const waiters = this.compactWaiters;
+      this.compactWaiters = [];
+      for (const id of waiters) this.send({ type: 'compact-done', id, compacted: this.compacted });
+    };
+    step();
+  }
+}
+
+function prepare(db: Database.Database) {
+  return {
+    getKv: db.prepare<[string], KvRow>('SELECT key, value, create_rev, mod_rev FROM kv WHERE key = ?'),
+    insertKv: db.prepare('INSERT INTO kv (key, value, create_rev, mod_rev) VALUES (?, ?, ?, ?)'),
+    updateKv: db.prepare('UPDATE kv SET value = ?, mod_rev = ? WHERE key = ?'),
+    deleteKv: db.prepare('DELETE FROM kv WHERE key = ?'),
+    insertLog: db.prepare(
+      'INSERT INTO log (rev, key, deleted, value, create_rev, prev_value, prev_create_rev, prev_mod_rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
+    getMeta: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE name = ?'),
+    deleteLogChunk: db.prepare('DELETE FROM log WHERE rev IN (SELECT rev FROM log WHERE rev <= ? ORDER BY rev LIMIT ?)'),
+    minLogRev: db.prepare<[], { rev: number | null }>('SELECT MIN(rev) AS rev FROM log'),
+  };
+}
