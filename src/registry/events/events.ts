@@ -7,37 +7,29 @@ import type { Strategy } from '../strategy.js';
 
 type Json = Record<string, unknown>;
 
-function move(from: Json, to: Json, a: string, b: string): void {
-  if (from[a] !== undefined) to[b] = from[a];
+/** events.k8s.io/v1 field → core/v1 field (upstream's conversion); unlisted fields keep their name. */
+const RENAMED: readonly (readonly [string, string])[] = [
+  ['regarding', 'involvedObject'],
+  ['note', 'message'],
+  ['deprecatedSource', 'source'],
+  ['deprecatedFirstTimestamp', 'firstTimestamp'],
+  ['deprecatedLastTimestamp', 'lastTimestamp'],
+  ['deprecatedCount', 'count'],
+  ['reportingController', 'reportingComponent'],
+];
+const SAME = ['reason', 'type', 'eventTime', 'series', 'action', 'related', 'reportingInstance'];
+
+function convert(obj: KubeObject, apiVersion: string, pairs: readonly (readonly [string, string])[]): KubeObject {
+  const src = obj as Json;
+  const out: Json = { apiVersion, kind: 'Event', metadata: obj.metadata };
+  for (const [from, to] of pairs) if (src[from] !== undefined) out[to] = src[from];
+  for (const k of SAME) if (src[k] !== undefined) out[k] = src[k];
+  return out as KubeObject;
 }
 
 export const eventsV1Converter: VersionConverter = {
-  toStorage(obj: KubeObject): KubeObject {
-    const src = obj as Json;
-    const out: Json = { apiVersion: 'v1', kind: 'Event', metadata: obj.metadata };
-    move(src, out, 'regarding', 'involvedObject');
-    move(src, out, 'note', 'message');
-    move(src, out, 'deprecatedSource', 'source');
-    move(src, out, 'deprecatedFirstTimestamp', 'firstTimestamp');
-    move(src, out, 'deprecatedLastTimestamp', 'lastTimestamp');
-    move(src, out, 'deprecatedCount', 'count');
-    move(src, out, 'reportingController', 'reportingComponent');
-    for (const k of ['reason', 'type', 'eventTime', 'series', 'action', 'related', 'reportingInstance']) move(src, out, k, k);
-    return out as KubeObject;
-  },
-  fromStorage(obj: KubeObject): KubeObject {
-    const src = obj as Json;
-    const out: Json = { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: obj.metadata };
-    move(src, out, 'involvedObject', 'regarding');
-    move(src, out, 'message', 'note');
-    move(src, out, 'source', 'deprecatedSource');
-    move(src, out, 'firstTimestamp', 'deprecatedFirstTimestamp');
-    move(src, out, 'lastTimestamp', 'deprecatedLastTimestamp');
-    move(src, out, 'count', 'deprecatedCount');
-    move(src, out, 'reportingComponent', 'reportingController');
-    for (const k of ['reason', 'type', 'eventTime', 'series', 'action', 'related', 'reportingInstance']) move(src, out, k, k);
-    return out as KubeObject;
-  },
+  toStorage: (obj) => convert(obj, 'v1', RENAMED),
+  fromStorage: (obj) => convert(obj, 'events.k8s.io/v1', RENAMED.map(([a, b]) => [b, a] as const)),
 };
 
 function asCore(o: KubeObject): KubeObject {
