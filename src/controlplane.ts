@@ -18,6 +18,8 @@ import { CachingStorage } from './storage/cacher/cacher.js';
 import { instrumentStorage } from './storage/instrumented.js';
 import { createLoopbackClient } from './client/loopback.js';
 import type { KubeClient } from './client/types.js';
+import { runControllers, type RunningControllers } from './controllers/index.js';
+import type { ControllerFactory } from './controllers/types.js';
 
 export { core, coordination, events, defaultModules } from './registry/modules.js';
 
@@ -48,6 +50,14 @@ export interface ControlPlaneOptions {
   /** How often idle watches with allowWatchBookmarks=true get a BOOKMARK (default 10,000 ms). */
   readonly watchBookmarkIntervalMs?: number;
   readonly log?: (msg: string) => void;
+  /** Controllers run in process over the loopback client once serving, e.g. `defaultControllers()`. */
+  readonly controllers?: readonly ControllerFactory[];
+  /**
+   * DELETE adds the `orphan`/`foregroundDeletion` finalizers for a garbage collector to clear
+   * (kube-apiserver's --enable-garbage-collector). Default: whether `controllers` has one; turn it
+   * on when the garbage collector runs in a separate `kplane controller-manager`.
+   */
+  readonly garbageCollection?: boolean;
 }
 
 export interface ControlPlane {
@@ -99,7 +109,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
   const cacher = opts.watchCache === false ? undefined : new CachingStorage(instrumented);
   const storage: Storage = cacher ?? instrumented;
-  const registry = new ApiRegistry(storage, cacher ? (prefix) => cacher.register(prefix) : undefined);
+  const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
+  const registry = new ApiRegistry(storage, cacher ? (prefix) => cacher.register(prefix) : undefined, { garbageCollection });
   const modules = opts.apis ?? defaultModules();
   const seenDefs = new Set<object>();
   for (const m of modules) {
@@ -138,6 +149,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     log,
   });
   let server: Http2SecureServer | undefined;
+  let controllers: RunningControllers | undefined;
   let objectCounter: NodeJS.Timeout | undefined;
   const sockets = new Set<import('node:net').Socket>();
   // apiserver_storage_objects, refreshed like kube-apiserver's storage object count tracker.
@@ -204,10 +216,15 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       objectCounter = setInterval(() => void countObjects(), 30_000);
       objectCounter.unref();
       await writeAdminKubeconfig(kubeconfigPath, { server: urlOf(), pki });
+      if (opts.controllers?.length) {
+        controllers = runControllers({ client: cp.loopbackClient(), controllers: opts.controllers, metrics: metrics.registry, log });
+      }
     },
     async stop() {
       health.markShuttingDown();
+      await controllers?.stop();
       apiServer.shutdown();
+      for (const m of modules) await m.shutdown?.();
       if (objectCounter) clearInterval(objectCounter);
       if (server) {
         const s = server;

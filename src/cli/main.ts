@@ -4,11 +4,14 @@ import { parseArgs } from 'node:util';
 import { createControlPlane } from '../controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { loadTokenFile } from '../server/filters/authentication.js';
+import { defaultControllers } from '../controllers/index.js';
+import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
 
 const USAGE = `Usage: kplane <command> [flags]
 
 Commands:
-  serve     Run the API server (embedded SQLite by default)
+  serve               Run the API server (embedded SQLite by default) with the built-in controllers
+  controller-manager  Run the built-in controllers against a server, with leader election
   version   Print the version
 
 kplane serve flags:
@@ -21,7 +24,9 @@ kplane serve flags:
   --token-auth-file FILE    static bearer tokens (token,user,uid,"group1,group2")
   --max-request-bytes N     largest request body accepted (default 3145728)
   --watch-cache=false       serve lists and watches from storage instead of memory
-`;
+  --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
+
+${CONTROLLER_MANAGER_USAGE}`;
 
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -36,6 +41,7 @@ async function serve(argv: string[]): Promise<void> {
       'token-auth-file': { type: 'string' },
       'max-request-bytes': { type: 'string' },
       'watch-cache': { type: 'string', default: 'true' },
+      controllers: { type: 'string', default: 'true' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -65,6 +71,9 @@ async function serve(argv: string[]): Promise<void> {
     ...(tokens ? { tokens } : {}),
     ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
     watchCache: values['watch-cache'] !== 'false',
+    // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
+    garbageCollection: true,
+    ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
     log: (m) => process.stderr.write(`${new Date().toISOString()} ${m}\n`),
   });
   await cp.start();
@@ -97,6 +106,8 @@ async function main(): Promise<void> {
   switch (cmd) {
     case 'serve':
       return serve(rest);
+    case 'controller-manager':
+      return controllerManager(rest);
     case 'version':
       process.stdout.write('kplane 0.1.0\n');
       return;

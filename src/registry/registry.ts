@@ -15,6 +15,16 @@ export interface ResourceRegistration {
   readonly converter?: VersionConverter;
   /** DELETE answers with the deleted object instead of a Success Status (namespaces). */
   readonly returnDeletedObject?: boolean;
+  /** Accepts strategic merge patch (default true; custom resources answer 415 for it). */
+  readonly strategicMergePatch?: boolean;
+  /**
+   * Drops the fields of a request body that the kind does not declare and returns their paths
+   * (`spec.foo`), for fieldValidation. Default: pruning against the OpenAPI definition
+   * (built-in kinds); custom resources prune with their structural schema.
+   */
+  readonly pruneUnknownFields?: (obj: KubeObject) => string[];
+  /** Warnings sent with every response of this resource (a deprecated custom resource version). */
+  readonly warnings?: readonly string[];
 }
 
 export interface UserInfo {
@@ -57,6 +67,8 @@ export interface ApiModule {
   readonly admission?: (ctx: ControlPlaneContext) => readonly AdmissionPlugin[];
   /** Runs once storage is up, before the server reports ready (e.g. system namespaces). */
   readonly bootstrap?: (ctx: ControlPlaneContext) => Promise<void>;
+  /** Stops what bootstrap started (background loops), before storage closes. */
+  readonly shutdown?: () => Promise<void>;
 }
 
 export interface RegisteredResource {
@@ -73,10 +85,14 @@ export class ApiRegistry {
   private readonly byGVR = new Map<string, RegisteredResource>();
   readonly resources: RegisteredResource[] = [];
   readonly definitions: Definitions = {};
+  private readonly listeners = new Set<() => void>();
+  private generationValue = 0;
 
   constructor(
     private readonly storage: Storage,
     private readonly onPrefix?: (prefix: string) => void,
+    /** garbageCollection: DELETE adds the orphan/foregroundDeletion finalizers (a GC runs). */
+    private readonly storeDefaults: { readonly garbageCollection?: boolean } = {},
   ) {}
 
   add(reg: ResourceRegistration): RegisteredResource {
@@ -89,15 +105,59 @@ export class ApiRegistry {
       storage: this.storage,
       keyPrefix,
       ...(reg.converter ? { converter: reg.converter } : {}),
+      ...(this.storeDefaults.garbageCollection ? { garbageCollection: true } : {}),
     });
     const r: RegisteredResource = { registration: reg, descriptor: d, store };
-    this.byGVR.set(gvrKey(d.group, d.version, d.plural), r);
-    this.resources.push(r);
+    const k = gvrKey(d.group, d.version, d.plural);
+    const existing = this.byGVR.get(k);
+    this.byGVR.set(k, r);
+    // Re-adding a resource (a CRD's new spec) replaces it in place, keeping discovery's order.
+    const at = existing ? this.resources.indexOf(existing) : -1;
+    if (at >= 0) this.resources[at] = r;
+    else this.resources.push(r);
+    this.changed();
     return r;
+  }
+
+  /**
+   * Stops serving a resource (at runtime, e.g. a CRD version removed). Its stored objects stay.
+   * Returns whether it was served.
+   */
+  remove(group: string, version: string, resource: string): boolean {
+    const k = gvrKey(group, version, resource);
+    const r = this.byGVR.get(k);
+    if (!r) return false;
+    this.byGVR.delete(k);
+    const at = this.resources.indexOf(r);
+    if (at >= 0) this.resources.splice(at, 1);
+    this.changed();
+    return true;
   }
 
   addDefinitions(defs: Definitions): void {
     Object.assign(this.definitions, defs);
+    this.changed();
+  }
+
+  removeDefinitions(names: Iterable<string>): void {
+    for (const n of names) delete this.definitions[n];
+    this.changed();
+  }
+
+  /** Increases whenever the served set or the definitions change (for caches such as OpenAPI). */
+  get generation(): number {
+    return this.generationValue;
+  }
+
+  /** Calls `fn` after every change of the served set or the definitions; returns an unsubscribe. */
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private changed(): void {
+    this.generationValue++;
+    for (const fn of this.listeners) fn();
   }
 
   lookup(group: string, version: string, resource: string): RegisteredResource | undefined {

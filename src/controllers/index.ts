@@ -1,0 +1,63 @@
+// The generic controllers (KEP-4080) and how to run them: `runControllers` starts a Manager over
+// any KubeClient — the loopback client inside `kplane serve`, the HTTPS client in
+// `kplane controller-manager` — so the same controller code runs in and out of process.
+import type { Registry } from 'prom-client';
+import type { KubeClient } from '../client/types.js';
+import { Manager, type ManagerLeaderElection } from './runtime/manager.js';
+import type { ControllerFactory } from './types.js';
+import { namespaceDeletion } from './namespace/index.js';
+import { garbageCollector } from './gc/index.js';
+
+export { namespaceDeletion } from './namespace/index.js';
+export type { NamespaceDeletionOptions } from './namespace/index.js';
+export { garbageCollector } from './gc/index.js';
+export type { GarbageCollectorOptions } from './gc/index.js';
+export { controllerFactory } from './types.js';
+export type { ControllerContext, ControllerFactory } from './types.js';
+
+/** The built-in controllers: namespace deletion and garbage collection. */
+export function defaultControllers(): ControllerFactory[] {
+  return [namespaceDeletion(), garbageCollector()];
+}
+
+export interface RunControllersOptions {
+  readonly client: KubeClient;
+  readonly controllers: readonly ControllerFactory[];
+  /** Without it every controller runs at once (one process, e.g. inside `kplane serve`). */
+  readonly leaderElection?: ManagerLeaderElection;
+  readonly metrics?: Registry;
+  readonly log?: (msg: string) => void;
+}
+
+export interface RunningControllers {
+  readonly manager: Manager;
+  /** Settles when the manager stops (rejects when a controller failed). */
+  readonly done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Builds every controller on one Manager and starts it. */
+export function runControllers(opts: RunControllersOptions): RunningControllers {
+  const log = opts.log ?? (() => {});
+  const manager = new Manager({
+    client: opts.client,
+    log,
+    ...(opts.leaderElection ? { leaderElection: opts.leaderElection } : {}),
+    ...(opts.metrics ? { registry: opts.metrics } : {}),
+  });
+  for (const f of opts.controllers) {
+    manager.add(f({ client: opts.client, manager, log, ...(opts.metrics ? { metrics: opts.metrics } : {}) }));
+  }
+  const abort = new AbortController();
+  const done = manager.start(abort.signal);
+  // An unobserved rejection must not crash the process; callers that care await `done`.
+  done.catch(() => {});
+  return {
+    manager,
+    done,
+    async stop() {
+      abort.abort();
+      await done.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,31 @@
+// What a built-in (or user) controller gets, and how it is handed to a control plane or to
+// `kplane controller-manager`: a factory from this context to a Runnable. The same factory runs
+// in process over the loopback client and out of process over the HTTPS client.
+import type { Registry } from 'prom-client';
+import type { KubeClient } from '../client/types.js';
+import type { Manager, Runnable } from './runtime/manager.js';
+
+export interface ControllerContext {
+  /** The only way to the API: loopback inside `kplane serve`, HTTPS in `kplane controller-manager`. */
+  readonly client: KubeClient;
+  /** Shared informers (ask for them in the factory, before the manager starts). */
+  readonly manager: Manager;
+  /** Metrics go here (the API server's registry in process, the controller-manager's otherwise). */
+  readonly metrics?: Registry;
+  readonly log: (msg: string) => void;
+}
+
+export interface ControllerFactory {
+  (ctx: ControllerContext): Runnable;
+  readonly controllerName: string;
+  /**
+   * The API server must add the `orphan`/`foregroundDeletion` finalizers on DELETE for this
+   * controller to clear (only the garbage collector sets it).
+   */
+  readonly garbageCollection?: boolean;
+}
+
+/** Names a factory function as a ControllerFactory. */
+export function controllerFactory(name: string, create: (ctx: ControllerContext) => Runnable, extra: { garbageCollection?: boolean } = {}): ControllerFactory {
+  return Object.assign((ctx: ControllerContext) => create(ctx), { controllerName: name, ...extra });
+}
