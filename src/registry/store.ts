@@ -555,6 +555,10 @@ export class GenericStore {
         const sub = this.strategy.subresources?.[opts.subresource];
         if (!sub) throw notFound(this.groupResource, name);
         obj = sub.merge(incoming, cloneObject(current));
+        // managedFields of a subresource write are the request path's (its field manager computed
+        // them against `current`); the merge itself keeps only what the subresource owns.
+        const managed = incoming.metadata?.managedFields;
+        if (managed?.length) (obj.metadata ??= {}).managedFields = managed;
       } else {
         obj = incoming;
       }

@@ -38,6 +38,12 @@ export interface Strategy {
   /** Warnings returned with a write (Warning headers). */
   warningsOnCreate?(obj: KubeObject): string[];
   warningsOnUpdate?(obj: KubeObject, old: KubeObject): string[];
+  /**
+   * Fields each endpoint resets, so that no field manager owns them there (upstream's
+   * ResetFieldsStrategy): key '' is the resource itself, other keys name subresources; each path
+   * is field names from the root, e.g. `{ '': [['status']], status: [['spec']] }`.
+   */
+  readonly resetFields?: Readonly<Record<string, readonly (readonly string[])[]>>;
   /** Hooks for subresources: what a write through `/status` (etc.) may change. */
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   /**

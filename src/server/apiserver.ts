@@ -19,6 +19,7 @@ import { resolveSchema, refTo } from '../apimachinery/schema.js';
 import { encodeWatchEvent, PROTOBUF_WATCH_MEDIA_TYPE, decodeObject } from '../apimachinery/protobuf/index.js';
 import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource } from '../apimachinery/types.js';
 import { applyPatch } from './patch.js';
+import { applyRequest, forceOf, managerOrUserAgent, trackUpdate, validatePatchOptions, type FieldManagerScope } from './fieldmanager.js';
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, ApiRegistry, RegisteredResource, UserInfo } from '../registry/registry.js';
 import type { DeleteOptions, ListOptions } from '../registry/store.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/table.js';
@@ -377,6 +378,7 @@ export class ApiServer {
     checkKind(obj, r);
     const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
     const attrs = (o: KubeObject, old?: KubeObject): AdmissionAttributes => this.attrs(ctx, r, 'CREATE', namespace, o.metadata?.name ?? '', o, old, opts.dryRun);
+    trackUpdate(this.fieldScope(r, ''), undefined, obj, managerOrUserAgent(opts.fieldManager, header(ctx.req, 'user-agent')));
     await this.admit(attrs(obj));
     const out = await r.store.create(namespace, obj, {
       dryRun: opts.dryRun,
@@ -395,11 +397,14 @@ export class ApiServer {
     defaultGroupVersionKind(obj, r.descriptor);
     checkKind(obj, r);
     const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
+    const fields = this.fieldScope(r, sub);
+    const manager = managerOrUserAgent(opts.fieldManager, header(ctx.req, 'user-agent'));
     const result = await r.store.update(
       namespace,
       name,
       async (current) => {
         const incoming = cloneObject(obj);
+        trackUpdate(fields, current, incoming, manager);
         await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, incoming, current, opts.dryRun, sub));
         return incoming;
       },
@@ -413,19 +418,29 @@ export class ApiServer {
   }
 
   private async patch(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
-    const opts = writeParams(ctx.query, 'patch');
     const patchType = patchTypeOf(header(ctx.req, 'content-type'));
+    validatePatchOptions(ctx.query, patchType);
+    const opts = writeParams(ctx.query, 'patch');
     const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
     const schema = this.schemaOf(r);
+    const fields = this.fieldScope(r, sub);
+    const manager = managerOrUserAgent(opts.fieldManager, header(ctx.req, 'user-agent'));
     let warnings: string[] = [];
     const result = await r.store.update(
       namespace,
       name,
       async (current) => {
-        if (!current && patchType !== 'apply') throw notFound(r.store.groupResource, name);
+        if (patchType === 'apply') {
+          const applied = applyRequest(fields, current, { body, manager, force: forceOf(ctx.query), fieldValidation: opts.fieldValidation });
+          warnings = applied.warnings;
+          await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, applied.object, current, opts.dryRun, sub));
+          return applied.object;
+        }
+        if (!current) throw notFound(r.store.groupResource, name);
         const patched = applyPatch(patchType, current, body, { schema, definitions: this.cfg.registry.definitions, kind: r.descriptor.kind, group: r.descriptor.group });
         checkKind(patched.object, r);
         warnings = this.checkFields(r, patched.object, patched.duplicateFields, opts.fieldValidation);
+        trackUpdate(fields, current, patched.object, manager);
         await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, patched.object, current, opts.dryRun, sub));
         return patched.object;
       },
@@ -611,6 +626,20 @@ export class ApiServer {
 
   private schemaOf(r: RegisteredResource) {
     return resolveSchema(this.cfg.registry.definitions, refTo(r.descriptor.definitionName));
+  }
+
+  /** What the field manager (server-side apply, managedFields) needs to know about an endpoint. */
+  private fieldScope(r: RegisteredResource, subresource: string): FieldManagerScope {
+    const d = r.descriptor;
+    return {
+      strategy: r.store.strategy,
+      schema: this.schemaOf(r),
+      definitions: this.cfg.registry.definitions,
+      apiVersion: apiVersionOf(d.group, d.version),
+      kind: d.kind,
+      groupResource: r.store.groupResource,
+      subresource,
+    };
   }
 
   /** fieldValidation: unknown and duplicate fields → error (Strict), Warning headers (Warn) or nothing. */

@@ -1,5 +1,5 @@
 // PATCH bodies applied to the current object: JSON patch, JSON merge patch, strategic merge patch.
-// (Server-side apply slots in here with the apply issue.)
+// Server-side apply (application/apply-patch+yaml) is the field manager's: see fieldmanager.ts.
 import { StatusError, badRequest, unsupportedMediaType } from '../apimachinery/errors.js';
 import { parseJson } from '../apimachinery/json.js';
 import { applyJsonPatch } from '../apimachinery/patch/json-patch.js';

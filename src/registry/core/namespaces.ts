@@ -70,6 +70,8 @@ export const namespaceStrategy: Strategy = {
   validate: validateNamespace,
   validateUpdate: validateNamespace,
   selectableFields: (o) => ({ 'status.phase': statusOf(o)?.phase ?? '' }),
+  // Status changes only through /status, spec finalizers only through /finalize.
+  resetFields: { '': [['status']], status: [['spec']], finalize: [['status']] },
   subresources: {
     status: {
       merge(incoming, current) {
