@@ -1,0 +1,349 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { issueString } from '../../apimachinery/errors.js';
+import type { JSONSchemaProps, ValidationRule } from '../schema/types.js';
+import { compileRules, evaluate, type CompileOptions, type EvaluateOptions } from './index.js';
+
+const P = 'spec.versions[0].schema.openAPIV3Schema';
+
+/** A CRD-like root schema whose `spec` carries `rules` and `props`. */
+function specSchema(rules: ValidationRule[], props: Record<string, JSONSchemaProps>, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps {
+  return {
+    type: 'object',
+    properties: { spec: { type: 'object', properties: props, 'x-kubernetes-validations': rules, ...extra } },
+  };
+}
+
+function compile(schema: JSONSchemaProps, opts: CompileOptions = {}) {
+  const r = compileRules(schema, { path: P, ...opts });
+  return { ...r, messages: r.issues.map(issueString) };
+}
+
+function run(schema: JSONSchemaProps, obj: unknown, old?: unknown, opts?: EvaluateOptions): string[] {
+  const r = compile(schema);
+  assert.deepEqual(r.messages, []);
+  return evaluate(r.compiled, obj, old, opts).map(issueString);
+}
+
+const replicas: Record<string, JSONSchemaProps> = {
+  minReplicas: { type: 'integer' },
+  maxReplicas: { type: 'integer' },
+  replicas: { type: 'integer' },
+  name: { type: 'string' },
+  items: { type: 'array', maxItems: 10, items: { type: 'object', properties: { name: { type: 'string', maxLength: 64 } } } },
+};
+
+describe('compileRules', () => {
+  it('reports rules that do not parse, with the cel-go error shape', () => {
+    const { messages } = compile(specSchema([{ rule: 'self.replicas +' }], replicas));
+    assert.equal(messages.length, 1);
+    assert.equal(
+      messages[0],
+      `${P}.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.replicas +", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:16: Syntax error: Unexpected token: EOF\n | self.replicas +\n | ...............^`,
+    );
+  });
+
+  it('type-checks against the schema: fields, overloads, result type', () => {
+    const { messages, issues } = compile(
+      specSchema([{ rule: 'self.replicas > "a"' }, { rule: 'self.nope > 1' }, { rule: 'self.replicas' }, { rule: 'self.replicas > 0' }, { rule: 'self.name.startsWith("x")' }], replicas),
+    );
+    assert.equal(issues.length, 3);
+    assert.ok(messages[0]!.includes(`compilation failed: ERROR: <input>:1:15: found no matching overload for '_>_' applied to '(int, string)'`), messages[0]);
+    assert.ok(messages[1]!.includes(`compilation failed: ERROR: <input>:1:6: undefined field 'nope'`), messages[1]);
+    assert.ok(messages[2]!.endsWith(': cel expression must evaluate to a bool'), messages[2]);
+    assert.ok(issues.every((i) => i.type === 'FieldValueInvalid'));
+  });
+
+  it('compiles messageExpression and checks it yields a string', () => {
+    const { messages } = compile(specSchema([{ rule: 'true', messageExpression: 'self.replicas' }, { rule: 'true', messageExpression: '"x" +' }], replicas));
+    assert.equal(messages.length, 2);
+    assert.match(messages[0]!, /x-kubernetes-validations\[0\]\.messageExpression: Invalid value: .*: messageExpression must evaluate to a string$/);
+    assert.match(messages[1]!, /x-kubernetes-validations\[1\]\.messageExpression: Invalid value: .*: messageExpression compilation failed: ERROR: <input>:1:6: Syntax error: /);
+  });
+
+  it('validates fieldPath against the schema', () => {
+    const { messages, compiled } = compile(specSchema([{ rule: 'true', fieldPath: '.nope' }, { rule: 'true', fieldPath: ".items" }, { rule: 'true', fieldPath: "['name']" }], replicas));
+    assert.deepEqual(messages, [`${P}.properties[spec].x-kubernetes-validations[0].fieldPath: Invalid value: ".nope": fieldPath must be a valid path: does not refer to a valid field`]);
+    const rules = compiled.root!.properties!.get('spec')!.rules;
+    assert.deepEqual(rules.map((r) => r.fieldPath), [undefined, 'items', 'name']);
+  });
+
+  it('optionalOldSelf needs oldSelf; oldSelf is refused inside uncorrelatable lists', () => {
+    const schema = specSchema([{ rule: 'self.replicas > 0', optionalOldSelf: true }], {
+      ...replicas,
+      atomic: { type: 'array', maxItems: 5, items: { type: 'object', properties: { a: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } } } },
+      keyed: {
+        type: 'array',
+        maxItems: 5,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['k'],
+        items: { type: 'object', required: ['k'], properties: { k: { type: 'string', maxLength: 5 }, v: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } } },
+      },
+    });
+    const { messages } = compile(schema);
+    assert.deepEqual(messages, [
+      `${P}.properties[spec].x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule`,
+      `${P}.properties[spec].properties[atomic].items.properties[a].x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ${P}.properties[spec].properties[atomic]`,
+    ]);
+  });
+
+  it('rejects an expensive rule on an unbounded list, as upstream', () => {
+    const schema: JSONSchemaProps = {
+      type: 'object',
+      properties: { spec: { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] } } } },
+    };
+    const { messages, issues } = compile(schema);
+    assert.equal(issues[0]!.type, 'FieldValueForbidden');
+    assert.equal(
+      messages[0],
+      `${P}.properties[spec].properties[tags].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    );
+    // Bounded, the same rule is fine.
+    const tags = schema.properties!.spec!.properties!.tags!;
+    tags.maxItems = 20;
+    tags.items = { type: 'string', maxLength: 63 };
+    assert.deepEqual(compile(schema).messages, []);
+  });
+
+  it('rejects a schema whose rules add up past the per-CRD limit', () => {
+    const schema: JSONSchemaProps = {
+      type: 'object',
+      properties: {
+        list: {
+          type: 'array',
+          items: { type: 'object', properties: { s: { type: 'string', maxLength: 10000 } }, 'x-kubernetes-validations': [{ rule: 'self.s.contains("a") && self.s.contains("b")' }] },
+        },
+      },
+    };
+    const { messages } = compile(schema);
+    assert.deepEqual(messages, [
+      `${P}.properties[list].items.x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule & messageExpression cost total exceeding cost limit`,
+      `${P}: Forbidden: x-kubernetes-validations estimated rule & messageExpression cost total for entire OpenAPIv3 schema exceeds budget by factor of 21.1x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    ]);
+  });
+
+  it('a schema without rules compiles to nothing', () => {
+    const r = compileRules({ type: 'object', properties: { a: { type: 'string' } } });
+    assert.equal(r.compiled.root, undefined);
+    assert.deepEqual(evaluate(r.compiled, { a: 'x' }), []);
+  });
+});
+
+describe('evaluate', () => {
+  it('self.minReplicas <= self.maxReplicas', () => {
+    const s = specSchema([{ rule: 'self.minReplicas <= self.maxReplicas' }], replicas);
+    assert.deepEqual(run(s, { spec: { minReplicas: 1, maxReplicas: 2 } }), []);
+    assert.deepEqual(run(s, { spec: { minReplicas: 3, maxReplicas: 2 } }), ['spec: Invalid value: failed rule: self.minReplicas <= self.maxReplicas']);
+  });
+
+  it('macros over lists: all, exists, exists_one, map, filter, has', () => {
+    const s = specSchema(
+      [
+        { rule: 'self.items.all(x, x.name.size() > 0)', message: 'names must be set' },
+        { rule: 'self.items.exists(x, x.name == "a")' },
+        { rule: 'self.items.exists_one(x, x.name == "b")' },
+        { rule: 'self.items.map(x, x.name).filter(n, n.startsWith("z")).size() == 0' },
+        { rule: '!has(self.name) || self.name != ""' },
+      ],
+      replicas,
+    );
+    assert.deepEqual(run(s, { spec: { items: [{ name: 'a' }, { name: 'b' }] } }), []);
+    assert.deepEqual(run(s, { spec: { name: '', items: [{ name: '' }, { name: 'b' }, { name: 'b' }, { name: 'zz' }] } }), [
+      'spec: Invalid value: names must be set',
+      'spec: Invalid value: failed rule: self.items.exists(x, x.name == "a")',
+      'spec: Invalid value: failed rule: self.items.exists_one(x, x.name == "b")',
+      'spec: Invalid value: failed rule: self.items.map(x, x.name).filter(n, n.startsWith("z")).size() == 0',
+      `spec: Invalid value: failed rule: !has(self.name) || self.name != ""`,
+    ]);
+  });
+
+  it('transition rules: immutability on update, skipped on create', () => {
+    const s: JSONSchemaProps = {
+      type: 'object',
+      properties: { spec: { type: 'object', properties: { name: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'name is immutable' }] } } } },
+    };
+    assert.deepEqual(run(s, { spec: { name: 'a' } }), []); // create: no oldSelf, rule skipped
+    assert.deepEqual(run(s, { spec: { name: 'a' } }, { spec: { name: 'a' } }), []);
+    assert.deepEqual(run(s, { spec: { name: 'b' } }, { spec: { name: 'a' } }), ['spec.name: Invalid value: "b": name is immutable']);
+    // Added on update where the old object had no value: still skipped.
+    assert.deepEqual(run(s, { spec: { name: 'b' } }, { spec: {} }), []);
+  });
+
+  it('whole-object equality of message types (self == oldSelf on an object)', () => {
+    const s = specSchema([{ rule: 'self == oldSelf', message: 'spec is immutable' }], replicas);
+    const spec = { minReplicas: 1, items: [{ name: 'a' }] };
+    assert.deepEqual(run(s, { spec }, { spec: structuredClone(spec) }), []);
+    assert.deepEqual(run(s, { spec: { ...spec, items: [{ name: 'b' }] } }, { spec }), ['spec: Invalid value: spec is immutable']);
+  });
+
+  it('optionalOldSelf runs on create with oldSelf as an optional', () => {
+    const s = specSchema([{ rule: '!oldSelf.hasValue() || self.replicas >= oldSelf.value().replicas', message: 'no scale down', optionalOldSelf: true }], replicas);
+    assert.deepEqual(run(s, { spec: { replicas: 1 } }), []);
+    assert.deepEqual(run(s, { spec: { replicas: 1 } }, { spec: { replicas: 2 } }), ['spec: Invalid value: no scale down']);
+  });
+
+  it('messageExpression, reason and fieldPath shape the error', () => {
+    const s = specSchema(
+      [
+        { rule: 'self.replicas < 10', messageExpression: '"replicas " + string(self.replicas) + " is too many"', fieldPath: '.replicas' },
+        { rule: 'has(self.name)', message: 'name is required', reason: 'FieldValueRequired', fieldPath: '.name' },
+        { rule: 'self.replicas != 12', message: 'twelve is forbidden', reason: 'FieldValueForbidden' },
+        { rule: 'false', messageExpression: '"\\n"', message: 'fallback message' },
+      ],
+      replicas,
+    );
+    assert.deepEqual(run(s, { spec: { replicas: 12 } }), [
+      'spec.replicas: Invalid value: replicas 12 is too many',
+      'spec.name: Required value: name is required',
+      'spec: Forbidden: twelve is forbidden',
+      'spec: Invalid value: fallback message',
+    ]);
+  });
+
+  it('scalar nodes print the bad value; the root prints as <nil>', () => {
+    const s: JSONSchemaProps = {
+      type: 'object',
+      'x-kubernetes-validations': [{ rule: 'self.metadata.name.startsWith("ok-")' }],
+      properties: { n: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self % 2 == 0', message: 'must be even' }] } },
+    };
+    assert.deepEqual(run(s, { apiVersion: 'x/v1', kind: 'K', metadata: { name: 'bad' }, n: 3 }), [
+      '<nil>: Invalid value: failed rule: self.metadata.name.startsWith("ok-")',
+      'n: Invalid value: 3: must be even',
+    ]);
+  });
+
+  it('runtime errors are reported per rule', () => {
+    const s = specSchema([{ rule: 'self.minReplicas / (self.maxReplicas - self.maxReplicas) > 0' }, { rule: 'self.items[5].name == ""' }], replicas);
+    const out = run(s, { spec: { minReplicas: 1, maxReplicas: 1, items: [] } });
+    assert.equal(out.length, 2);
+    assert.match(out[0]!, /^spec: Invalid value: "object": .*division by zero.* evaluating rule: self\.minReplicas/i);
+    assert.match(out[1]!, /^spec: Invalid value: "object": .*index out of bounds.* evaluating rule: self\.items\[5\]\.name == ""$/);
+  });
+
+  it('maps via additionalProperties, int-or-string, preserve-unknown-fields, escaped names', () => {
+    const s = specSchema(
+      [
+        { rule: 'self.labels.all(k, k.size() < 10 && self.labels[k] != "")' },
+        { rule: 'type(self.port) == int ? self.port > 0 : self.port.endsWith("%")' },
+        { rule: 'self.extra.deep.n == 1' },
+        { rule: 'self.foo__dash__bar == "x" && self.__namespace__ == "ns"' },
+      ],
+      {
+        labels: { type: 'object', maxProperties: 10, additionalProperties: { type: 'string', maxLength: 10 } },
+        port: { 'x-kubernetes-int-or-string': true },
+        extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        'foo-bar': { type: 'string' },
+        namespace: { type: 'string' },
+      },
+    );
+    assert.deepEqual(run(s, { spec: { labels: { a: 'b' }, port: 8080, extra: { deep: { n: 1 } }, 'foo-bar': 'x', namespace: 'ns' } }), []);
+    assert.deepEqual(run(s, { spec: { labels: { a: 'b' }, port: '50%', extra: { deep: { n: 1 } }, 'foo-bar': 'x', namespace: 'ns' } }), []);
+    assert.equal(run(s, { spec: { labels: { a: '' }, port: '50', extra: { deep: { n: 2 } }, 'foo-bar': 'y', namespace: 'ns' } }).length, 4);
+  });
+
+  it('list-type=map lists correlate old items by key for transition rules', () => {
+    const s: JSONSchemaProps = {
+      type: 'object',
+      properties: {
+        ports: {
+          type: 'array',
+          maxItems: 10,
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          items: {
+            type: 'object',
+            required: ['name'],
+            properties: { name: { type: 'string', maxLength: 10 }, port: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'port is immutable' }] } },
+          },
+        },
+      },
+    };
+    const old = { ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }] };
+    assert.deepEqual(run(s, { ports: [{ name: 'b', port: 2 }, { name: 'a', port: 1 }, { name: 'c', port: 3 }] }, old), []);
+    assert.deepEqual(run(s, { ports: [{ name: 'b', port: 5 }] }, old), ['ports[0].port: Invalid value: 5: port is immutable']);
+  });
+
+  it('kube libraries: lists, strings, regex (RE2), url, quantity', () => {
+    const s = specSchema(
+      [
+        { rule: 'self.nums.isSorted() && self.nums.sum() == 6 && self.nums.min() == 1 && self.nums.max() == 3' },
+        { rule: 'self.nums.indexOf(2) == 1 && self.nums.lastIndexOf(9) == -1' },
+        { rule: 'self.s.charAt(0) == "H" && self.s.lowerAscii() == "hello, world" && self.s.upperAscii() == "HELLO, WORLD"' },
+        { rule: 'self.s.replace("l", "L") == "HeLLo, WorLd" && self.s.split(", ") == ["Hello", "World"] && " x ".trim() == "x"' },
+        { rule: 'self.s.substring(7) == "World" && self.s.indexOf("o") == 4 && ["a", "b"].join("-") == "a-b"' },
+        { rule: 'self.s.matches("^H.*d$") && self.s.find("[A-Z][a-z]+") == "Hello" && self.s.findAll("o") == ["o", "o"]' },
+        { rule: 'url(self.u).getHost() == "example.com:8443" && url(self.u).getScheme() == "https" && isURL(self.u)' },
+        { rule: 'quantity(self.q).isGreaterThan(quantity("1Gi")) && quantity("500m").asApproximateFloat() == 0.5' },
+      ],
+      { nums: { type: 'array', maxItems: 5, items: { type: 'integer' } }, s: { type: 'string', maxLength: 20 }, u: { type: 'string', maxLength: 100 }, q: { type: 'string', maxLength: 20 } },
+    );
+    assert.deepEqual(run(s, { spec: { nums: [1, 2, 3], s: 'Hello, World', u: 'https://example.com:8443/x', q: '1.5Gi' } }), []);
+  });
+
+  it('regular expressions run in linear time (no catastrophic backtracking)', () => {
+    const s = specSchema([{ rule: 'self.s.matches("^(a+)+$")' }], { s: { type: 'string', maxLength: 100 } });
+    const t = performance.now();
+    const out = run(s, { spec: { s: 'a'.repeat(40) + '!' } });
+    assert.ok(performance.now() - t < 500);
+    assert.equal(out.length, 1);
+  });
+
+  it('a pathological rule is stopped by the per-call cost limit', () => {
+    const schema: JSONSchemaProps = {
+      type: 'object',
+      properties: {
+        l: { type: 'array', maxItems: 2000, items: { type: 'integer' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, self.all(z, x + y + z >= 0)))' }, { rule: 'false' }] },
+      },
+    };
+    const r = compileRules(schema, { path: P });
+    assert.match(issueString(r.issues[0]!), /estimated rule cost exceeds budget by factor of more than 100x/);
+    // Evaluate anyway (as if the limit had been raised): the runtime guard stops it.
+    const t = performance.now();
+    const out = evaluate(r.compiled, { l: Array.from({ length: 2000 }, (_, i) => i) }).map(issueString);
+    assert.ok(performance.now() - t < 2000, `took ${performance.now() - t} ms`);
+    assert.deepEqual(out, [
+      `l: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.all(x, self.all(y, self.all(z, x + y + z >= 0)))`,
+    ]);
+  });
+
+  it('the request budget and the wall-clock guard stop evaluation', () => {
+    const schema: JSONSchemaProps = {
+      type: 'object',
+      properties: { l: { type: 'array', maxItems: 2000, items: { type: 'integer' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x + y >= 0))' }] } },
+    };
+    const r = compileRules(schema, { path: P, perCallLimit: Number.POSITIVE_INFINITY });
+    const obj = { l: Array.from({ length: 2000 }, (_, i) => i) };
+    const budget = evaluate(r.compiled, obj, undefined, { budget: 1000 }).map(issueString);
+    assert.deepEqual(budget, ['l: Invalid value: "array": validation failed due to running out of cost budget, no further validation rules will be run']);
+    const t = performance.now();
+    const timed = evaluate(r.compiled, obj, undefined, { budget: Number.POSITIVE_INFINITY, timeoutMs: 30 }).map(issueString);
+    assert.ok(performance.now() - t < 1000);
+    assert.deepEqual(timed, budget);
+  });
+
+  it('microbenchmark: 2 rules on a 20-field object', () => {
+    const props: Record<string, JSONSchemaProps> = {};
+    const obj: Record<string, unknown> = {};
+    for (let i = 0; i < 16; i++) {
+      props[`f${i}`] = i % 2 ? { type: 'string', maxLength: 64 } : { type: 'integer' };
+      obj[`f${i}`] = i % 2 ? `value-${i}` : i;
+    }
+    Object.assign(props, { minReplicas: { type: 'integer' }, maxReplicas: { type: 'integer' }, image: { type: 'string', maxLength: 256 }, mode: { type: 'string', maxLength: 16 } });
+    Object.assign(obj, { minReplicas: 1, maxReplicas: 5, image: 'registry/app:v1', mode: 'fast' });
+    const schema: JSONSchemaProps = {
+      type: 'object',
+      properties: { spec: { type: 'object', properties: props, 'x-kubernetes-validations': [{ rule: 'self.minReplicas <= self.maxReplicas' }, { rule: 'self.image.contains(":") && self.mode in ["fast", "slow"]' }] } },
+    };
+    const r = compileRules(schema, { path: P });
+    assert.deepEqual(r.issues, []);
+    const cr = { apiVersion: 'x/v1', kind: 'K', metadata: { name: 'a' }, spec: obj };
+    for (let i = 0; i < 2000; i++) evaluate(r.compiled, cr);
+    const n = 20000;
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) evaluate(r.compiled, cr);
+    const us = Number(process.hrtime.bigint() - t) / n / 1000;
+    console.log(`# cel microbenchmark: ${us.toFixed(2)} µs per evaluation (2 rules, 20-field object; goal ≤ 20 µs)`);
+    assert.deepEqual(evaluate(r.compiled, cr), []);
+    assert.ok(us < 200, `${us} µs per evaluation`); // loose bound for slow CI machines; the goal is 20 µs
+  });
+});
