@@ -45,11 +45,12 @@ describe('compileRules', () => {
 
   it('type-checks against the schema: fields, overloads, result type', () => {
     const { messages, issues } = compile(
-      specSchema([{ rule: 'self.replicas > "a"' }, { rule: 'self.nope > 1' }, { rule: 'self.replicas' }, { rule: 'self.replicas > 0' }, { rule: 'self.name.startsWith("x")' }], replicas),
+      specSchema([{ rule: 'self.replicas > "a"' }, { rule: 'self.nope > 1' }, { rule: 'self.replicas' }, { rule: 'self.replicas > 0' }, { rule: 'self.name.startsWith("x")' }, { rule: 'has(self.zzz)' }], replicas),
     );
-    assert.equal(issues.length, 3);
+    assert.equal(issues.length, 4);
+    assert.ok(messages[3]!.includes(`compilation failed: ERROR: <input>:1:9: undefined field 'zzz'\n | has(self.zzz)\n | ........^`), messages[3]);
     assert.ok(messages[0]!.includes(`compilation failed: ERROR: <input>:1:15: found no matching overload for '_>_' applied to '(int, string)'`), messages[0]);
-    assert.ok(messages[1]!.includes(`compilation failed: ERROR: <input>:1:6: undefined field 'nope'`), messages[1]);
+    assert.ok(messages[1]!.includes(`compilation failed: ERROR: <input>:1:5: undefined field 'nope'`), messages[1]);
     assert.ok(messages[2]!.endsWith(': cel expression must evaluate to a bool'), messages[2]);
     assert.ok(issues.every((i) => i.type === 'FieldValueInvalid'));
   });

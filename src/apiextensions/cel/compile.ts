@@ -2,6 +2,13 @@
 // apiextensions-apiserver validation.go + pkg/apiserver/schema/cel/compilation.go): every rule and
 // messageExpression is parsed and type-checked against the CEL types of its schema node, its cost
 // is estimated, and the result is a tree of compiled nodes that evaluate() walks.
+//
+// Coupling to the evaluator's AST (why @marcbachmann/cel-js is pinned to an exact version): after
+// parsing we (1) rename `matches` calls to the RE2 implementation (rcall args[0]), (2) wrap each
+// macro-expanded comprehension's `args.condition` (reached through ASTNode.meta.alternate) so every
+// iteration charges the runtime meter, and (3) read `checkedType` for has() field checks. The
+// tests "regular expressions run in linear time" and "a pathological rule is stopped by the
+// per-call cost limit" fail if an upgrade changes any of these.
 import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
 import { fieldIssue, omitValue, type FieldIssue } from '../../apimachinery/errors.js';
 import { child, index, key } from '../schema/path.js';
@@ -93,6 +100,8 @@ export function celErrorText(src: string, e: unknown): string {
   let msg = err.summary ?? (err.message ?? String(e)).split('\n')[0] ?? '';
   msg = translateMessage(msg, err.code);
   let off = Math.max(0, Math.min(src.length, err.range?.start ?? err.node?.start ?? err.node?.pos ?? 0));
+  // cel-go locates a select at its dot.
+  if (err.code === 'no_such_key' && src[off - 1] === '.') off--;
   // cel-go points binary-operator errors at the operator, not at the left operand.
   const node = err.node as { op?: string; args?: unknown } | undefined;
   if (node?.op && OPS[node.op] && Array.isArray(node.args) && node.args.length === 2) {
@@ -234,7 +243,25 @@ function checkConstantPatterns(ast: ASTNode): string | undefined {
 
 type Compiled = { program: Program } | { error: string };
 
-function compileExpr(env: Environment, src: string, want: 'bool' | 'string', prefix: string): Compiled {
+/**
+ * has(x.f) on a message type with no field f: cel-go refuses it at compile time ("undefined
+ * field"); the evaluator would answer false. Needs the checked types, so runs after check().
+ */
+function checkHasFields(ast: ASTNode, fieldsOf: ReadonlyMap<string, ReadonlySet<string>>): { start: number; field: string } | undefined {
+  let bad: { start: number; field: string } | undefined;
+  walk(ast, (n) => {
+    const args = n.meta?.macro?.args;
+    if (bad || n.op !== 'call' || !Array.isArray(n.args) || n.args[0] !== 'has' || !args?.[0]) return;
+    const sel = args[0] as AnyNode & { start?: number; end?: number };
+    if (sel.op !== '.' || !Array.isArray(sel.args)) return;
+    const [recv, field] = sel.args as [{ checkedType?: { name?: string }; end?: number }, string];
+    const fields = recv.checkedType?.name ? fieldsOf.get(recv.checkedType.name) : undefined;
+    if (fields && !fields.has(field)) bad = { start: recv.end ?? sel.start ?? 0, field };
+  });
+  return bad;
+}
+
+function compileExpr(env: Environment, src: string, want: 'bool' | 'string', prefix: string, fieldsOf: ReadonlyMap<string, ReadonlySet<string>>): Compiled {
   let program: Program;
   try {
     program = env.parse(src);
@@ -246,6 +273,10 @@ function compileExpr(env: Environment, src: string, want: 'bool' | 'string', pre
   if (!checked.valid) return { error: `${prefix}compilation failed: ${celErrorText(src, checked.error)}` };
   if (checked.type !== want && checked.type !== 'dyn') {
     return { error: want === 'bool' ? 'cel expression must evaluate to a bool' : 'messageExpression must evaluate to a string' };
+  }
+  const badHas = checkHasFields(program.ast, fieldsOf);
+  if (badHas) {
+    return { error: `${prefix}compilation failed: ${celErrorText(src, { summary: `undefined field '${badHas.field}'`, range: { start: badHas.start, end: badHas.start } })}` };
   }
   const badPattern = checkConstantPatterns(program.ast);
   if (badPattern) return { error: `${prefix}${badPattern}` };
@@ -332,6 +363,7 @@ interface WalkState {
   issues: FieldIssue[];
   typesEnv: Environment;
   tb: TypeBuilder;
+  fieldsOf: Map<string, Set<string>>;
   ruleCount: number;
   totalCost: number;
   contributors: Array<{ path: string; cost: number }>;
@@ -370,7 +402,7 @@ function compileNodeRules(
       }
       e = optEnv;
     }
-    const r = compileExpr(e, src, 'bool', '');
+    const r = compileExpr(e, src, 'bool', '', st.fieldsOf);
     let ok = true;
     if ('error' in r) {
       st.issues.push(invalidRule(child(rp, 'rule'), rule, r.error));
@@ -379,7 +411,7 @@ function compileNodeRules(
     let messageProgram: Program | undefined;
     let messageCost = 0;
     if (rule.messageExpression !== undefined && rule.messageExpression.trim()) {
-      const m = compileExpr(e, rule.messageExpression, 'string', 'messageExpression ');
+      const m = compileExpr(e, rule.messageExpression, 'string', 'messageExpression ', st.fieldsOf);
       if ('error' in m) {
         st.issues.push(invalidRule(child(rp, 'messageExpression'), rule, m.error));
         ok = false;
@@ -499,6 +531,7 @@ export function compileRules(schema: Structural | JSONSchemaProps, opts: Compile
     issues: [],
     typesEnv: baseEnvironment().clone(),
     tb: new TypeBuilder(),
+    fieldsOf: new Map(),
     ruleCount: 0,
     totalCost: 0,
     contributors: [],
@@ -513,6 +546,7 @@ export function compileRules(schema: Structural | JSONSchemaProps, opts: Compile
 
   const rootDecl = st.tb.decl(s, 'Object', opts.isResourceRoot ?? true);
   st.tb.register(st.typesEnv);
+  for (const m of st.tb.messages) st.fieldsOf.set(m.name, new Set(Object.keys(m.fields)));
 
   const root = compileNode(s, rootDecl, path, 1, undefined, st, memo);
   if (st.totalCost > st.opts.crdCostLimit) {

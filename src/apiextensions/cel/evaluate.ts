@@ -102,7 +102,10 @@ function errText(e: unknown): string {
   if (e instanceof Error) {
     const s = (e as { summary?: string }).summary ?? e.message.split('\n')[0] ?? '';
     // cel-go spells these in lower case.
-    return s.replace(/^No such key/, 'no such key').replace(/^No such overload/, 'no such overload');
+    return s
+      .replace(/^No such key: index out of bounds, index (-?\d+).*$/, 'index out of bounds: $1')
+      .replace(/^No such key/, 'no such key')
+      .replace(/^No such overload/, 'no such overload');
   }
   return String(e);
 }
