@@ -26,11 +26,11 @@ export class HttpClient {
     this.agent = new Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, ca: creds.ca, cert: creds.cert, key: creds.key });
   }
 
-  send(method: string, path: string, body?: string): Promise<Response> {
+  send(method: string, path: string, body?: string, contentType = 'application/json'): Promise<Response> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { Accept: 'application/json' };
       if (body !== undefined) {
-        headers['Content-Type'] = 'application/json';
+        headers['Content-Type'] = contentType;
         headers['Content-Length'] = Buffer.byteLength(body);
       }
       const req = request(

@@ -14,8 +14,9 @@ import { Etcd3 } from 'etcd3';
 import { startEtcd, type RunningEtcd } from '../test/support/etcd.js';
 import { RpcClient, configMap, stats, type Credentials, type Memory, type StartedServer } from './common.js';
 import { HttpClient, Watchers, closedLoop, expectStatus, openLoop, type RoundResult } from './load.js';
+import { SSA_FIELDS, runSsa } from './ssa.js';
 
-const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd'] as const;
+const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Config {
@@ -338,6 +339,17 @@ async function scenarioOpenLoop(cfg: Config, servers: { kplane: ServerProc; bare
   }
 }
 
+// ---- scenario ssa: server-side apply of an unchanged object -----------------------------------
+
+async function scenarioSsa(cfg: Config, kplane: ServerProc, creds: Credentials): Promise<void> {
+  console.log(`\n[ssa] Server-side apply of an unchanged ${SSA_FIELDS}-field ConfigMap (PATCH application/apply-patch+yaml, fieldManager=bench; no write expected)`);
+  await kplane.ensureNamespace('bench-ssa');
+  const rounds = await runSsa(kplane.started.url, creds, { namespace: 'bench-ssa', concurrency: cfg.concurrency, warmMs: cfg.warmMs, measureMs: cfg.measureMs, maxOps: cfg.maxOps });
+  for (const r of rounds) addRound('ssa', 'kplane', 'apply unchanged', r.concurrency, r.result);
+  const c1 = rounds.find((r) => r.concurrency === 1);
+  if (c1) goal(`p99 apply of an unchanged ${SSA_FIELDS}-field object at c=1`, '≤ 10 ms', `${fmt(c1.p99, 2)} ms`, c1.p99 <= 10);
+}
+
 // ---- scenario 2: raw better-sqlite3 ----------------------------------------------------------------
 
 async function scenarioSqlite(cfg: Config, dataDir: string): Promise<void> {
@@ -579,7 +591,7 @@ async function main(): Promise<void> {
     // Every kplane server of the run shares dataDir, hence one PKI; the bare baseline serves
     // kplane's serving certificate; the load generator uses kplane's admin client certificate.
     const crudOps = OPS.filter((o) => args.only.has(o));
-    const needShared = crudOps.length > 0 || args.only.has('openloop') || args.only.has('list10k') || args.only.has('watch');
+    const needShared = crudOps.length > 0 || args.only.has('openloop') || args.only.has('list10k') || args.only.has('watch') || args.only.has('ssa');
     if (needShared) {
       const kplane = await ServerProc.start('kplane-sqlite', { dataDir: root, storageDir: join(root, 'db'), ...(cpuProfDir ? { cpuProfDir } : {}) });
       const kp = kplane.started.pki!;
@@ -597,6 +609,7 @@ async function main(): Promise<void> {
         if (args.only.has('openloop')) await scenarioOpenLoop(cfg, servers, creds);
         if (args.only.has('list10k')) await scenarioList10k(cfg, servers, creds);
         if (args.only.has('watch')) await scenarioWatch(cfg, kplane, creds);
+        if (args.only.has('ssa')) await scenarioSsa(cfg, kplane, creds);
       } finally {
         await kplane.stop();
         await bare.stop();
