@@ -81,6 +81,8 @@ interface WriterLink {
   setBusy(busy: boolean): void;
   /** Resolves when the writer is gone (after a `close` message, or at once if it already failed). */
   exited(): Promise<void>;
+  /** Stops a writer that can no longer be trusted (it broke the protocol). */
+  kill(): void;
   onMessage: (msg: FromWriter) => void;
   /** The writer died or broke the protocol; it will not answer again. */
   onLost: (err: unknown) => void;
@@ -521,6 +523,7 @@ export class SqliteStorage implements Storage {
     this.onWriterClosed?.();
     this.onWriterClosed = undefined;
     this.writer.setBusy(false);
+    this.writer.kill();
   }
 
   private updateBusy(): void {
@@ -606,6 +609,7 @@ async function startWorkerWriter(
     },
     setBusy: (busy) => (busy ? worker.ref() : worker.unref()),
     exited: () => (exited ? Promise.resolve() : exit),
+    kill: () => void worker.terminate(),
     onMessage: () => undefined,
     onLost: () => undefined,
   };
@@ -625,6 +629,7 @@ function startInProcessWriter(config: WriterConfig): { link: WriterLink; revisio
     send: (msg) => core.handle(msg),
     setBusy: () => undefined,
     exited: () => Promise.resolve(),
+    kill: () => undefined,
     onMessage: () => undefined,
     onLost: () => undefined,
   };
