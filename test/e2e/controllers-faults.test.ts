@@ -1,0 +1,215 @@
+// Faults for the out-of-process layout: `kplane serve --controllers=false` plus `kplane
+// controller-manager` child processes. A controller-manager killed with kill -9 in the middle of a
+// namespace deletion and started again finishes it without touching anything outside the
+// namespace; with two controller-managers only the Lease holder acts, and the other takes over
+// once the holder is killed.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { KubeObject } from '../../src/apimachinery/types.js';
+import { createHttpsClient } from '../../src/client/https.js';
+import type { GVR, KubeClient } from '../../src/client/types.js';
+import { repoRoot } from '../support/tools.js';
+
+const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
+const CM: GVR = { group: '', version: 'v1', resource: 'configmaps' };
+const SECRETS: GVR = { group: '', version: 'v1', resource: 'secrets' };
+const LEASES: GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
+const LEASE_DURATION_MS = 3000;
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly firstLine: string;
+  readonly exited: Promise<void>;
+  log(): string;
+}
+
+const children: ChildProcess[] = [];
+
+/** Starts `kplane <args>` and waits for a stdout line matching `ready`. */
+async function kplane(args: readonly string[], ready: RegExp): Promise<Proc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`kplane ${args[0]} did not start in 30 s: ${stderr}`));
+    }, 30_000);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[0]);
+      }
+    });
+    child.once('exit', (code, sig) => {
+      clearTimeout(timer);
+      reject(new Error(`kplane ${args[0]} exited (${code ?? sig}) before it was ready: ${stderr}`));
+    });
+  });
+  return { child, firstLine, exited, log: () => stderr };
+}
+
+let dataDir = '';
+let kubeconfig = '';
+let client: KubeClient;
+
+async function controllerManager(): Promise<Proc & { identity: string }> {
+  const p = await kplane(
+    ['controller-manager', '--kubeconfig', kubeconfig, '--leader-elect-lease-duration', `${LEASE_DURATION_MS}ms`, '--leader-elect-renew-deadline', '2s', '--leader-elect-retry-period', '300ms'],
+    /identity (\S+),/,
+  );
+  return { ...p, identity: /identity (\S+),/.exec(p.firstLine)![1]! };
+}
+
+async function kill9(p: Proc): Promise<void> {
+  p.child.kill('SIGKILL');
+  await p.exited;
+}
+
+async function eventually<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const until = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function holder(): Promise<string | undefined> {
+  try {
+    const l = await client.get<KubeObject & { spec?: { holderIdentity?: string } }>(LEASES, 'kube-system', 'kplane-controller-manager');
+    return l.spec?.holderIdentity || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function gone(gvr: GVR, ns: string | undefined, name: string): Promise<boolean> {
+  try {
+    await client.get(gvr, ns, name);
+    return false;
+  } catch (e) {
+    return (e as { code?: number }).code === 404;
+  }
+}
+
+/** uid@resourceVersion of every configmap, secret and namespace outside `except`. */
+async function outside(except: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const gvr of [CM, SECRETS, NS]) {
+    for (const o of (await client.list(gvr)).items) {
+      const m = o.metadata ?? {};
+      if (m.namespace === except || (gvr === NS && m.name === except)) continue;
+      out.set(`${gvr.resource}/${m.namespace ?? ''}/${m.name}`, `${m.uid}@${m.resourceVersion}`);
+    }
+  }
+  return out;
+}
+
+async function fill(ns: string, n: number): Promise<void> {
+  await client.create(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      await client.create(CM, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` } });
+      await client.create(SECRETS, ns, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s-${i}` } });
+    }),
+  );
+}
+
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'kplane-cm-faults-'));
+  await kplane(['serve', '--data-dir', dataDir, '--secure-port', '0', '--controllers=false'], /^kplane is serving on https:\/\/\S+/m);
+  kubeconfig = join(dataDir, 'admin.kubeconfig');
+  client = createHttpsClient(kubeconfig);
+  // Bystanders outside the namespaces that get deleted, some with owners, one owner in foreground-free use.
+  await client.create(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bystanders' } });
+  const owner = await client.create<KubeObject>(CM, 'bystanders', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' } });
+  for (let i = 0; i < 5; i++) {
+    await client.create(CM, 'bystanders', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `dep-${i}`, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid!, blockOwnerDeletion: true }] },
+    });
+  }
+  await client.create(CM, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bystander' } });
+});
+
+after(async () => {
+  await client?.close();
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('controller-manager faults', { timeout: 85_000 }, () => {
+  it('kill -9 in the middle of a namespace deletion, restart: the deletion completes, nothing outside is touched', async () => {
+    const ns = 'victim';
+    await fill(ns, 150);
+    // A finalizer that only this test removes keeps the namespace Terminating across the crash.
+    await client.create(CM, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', finalizers: ['example.com/hold'] } });
+    const before = await outside(ns);
+    const first = await controllerManager();
+    await eventually(10_000, 'the first controller-manager leads', async () => ((await holder()) === first.identity ? true : undefined));
+    await client.delete(NS, undefined, ns);
+    // Mid-deletion: the namespace controller has started emptying it.
+    await eventually(15_000, 'content deletion under way', async () => ((await client.list(SECRETS, ns, { limit: 1 })).items.length < 1 || (await client.list(CM, ns)).items.length < 151 ? true : undefined));
+    await kill9(first);
+    const nsNow = await client.get<KubeObject & { status?: { phase?: string }; spec?: { finalizers?: string[] } }>(NS, undefined, ns);
+    assert.equal(nsNow.status?.phase, 'Terminating');
+    assert.deepEqual(nsNow.spec?.finalizers, ['kubernetes']);
+    await client.patch(CM, ns, 'held', 'merge', { metadata: { finalizers: null } });
+    const second = await controllerManager();
+    const restarted = Date.now();
+    await eventually(LEASE_DURATION_MS + 10_000, 'the restarted controller-manager takes the Lease', async () => ((await holder()) === second.identity ? true : undefined));
+    await eventually(20_000, 'the namespace is gone', async () => ((await gone(NS, undefined, ns)) ? true : undefined));
+    assert.ok(Date.now() - restarted < LEASE_DURATION_MS + 20_000);
+    assert.deepEqual(await outside(ns), before, 'nothing outside the namespace changed');
+    second.child.kill('SIGTERM'); // graceful: releases the Lease
+    await second.exited;
+    await eventually(5_000, 'lease released', async () => ((await holder()) === undefined ? true : undefined));
+  });
+
+  it('two controller-managers: only the Lease holder acts; the other takes over when it is killed', async () => {
+    const a = await controllerManager();
+    const b = await controllerManager();
+    const lead = await eventually(10_000, 'a leader', async () => {
+      const h = await holder();
+      return h === a.identity || h === b.identity ? h : undefined;
+    });
+    const [leader, standby] = lead === a.identity ? [a, b] : [b, a];
+    await eventually(10_000, 'the leader runs its controllers', async () => (/controller namespace: starting/.test(leader.log()) ? true : undefined));
+    await fill('first', 10);
+    await client.delete(NS, undefined, 'first');
+    await eventually(15_000, 'namespace first gone (the leader acted)', async () => ((await gone(NS, undefined, 'first')) ? true : undefined));
+    assert.doesNotMatch(standby.log(), /controller namespace: starting|proceeding to collect garbage/, 'the standby runs no controller');
+    assert.equal(await holder(), leader.identity);
+
+    const before = await outside('second');
+    await fill('second', 20);
+    await kill9(leader);
+    const killed = Date.now();
+    await client.delete(NS, undefined, 'second');
+    await eventually(LEASE_DURATION_MS + 10_000, 'the standby takes the Lease', async () => ((await holder()) === standby.identity ? true : undefined));
+    const tookOver = Date.now() - killed;
+    assert.ok(tookOver < LEASE_DURATION_MS + 5_000, `took over after ${tookOver} ms`);
+    await eventually(20_000, 'namespace second gone (the new leader acted)', async () => ((await gone(NS, undefined, 'second')) ? true : undefined));
+    assert.match(standby.log(), /controller namespace: starting/);
+    assert.deepEqual(await outside('second'), before, 'nothing outside the namespace changed');
+    standby.child.kill('SIGTERM');
+    await standby.exited;
+  });
+});
