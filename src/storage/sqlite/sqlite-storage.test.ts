@@ -156,9 +156,10 @@ describe('sqlite storage', () => {
       assert.equal(await s.count('/registry/el/'), 5_001);
       console.log(`# 5,000 creates in one batch: longest event-loop stall ${gap.toFixed(1)} ms (writer thread), ${gapInProcess.toFixed(1)} ms (in-process writer)`);
       // What remains on this thread is issuing the creates, packing the batch and settling 5,000
-      // promises (~10 ms), not the transaction or its fsync; the bound leaves room for a busy
-      // shared machine, and the in-process writer (printed above) stalls for the whole commit.
-      assert.ok(gap < 50, `event loop stalled ${gap.toFixed(1)} ms`);
+      // promises (~10 ms on an idle machine), not the transaction or its fsync, for which the
+      // in-process writer stalls too. On a machine starved of CPU every figure stretches, so the
+      // in-process writer measured in the same conditions is the yardstick there.
+      assert.ok(gap < 50 || gap < gapInProcess / 2, `event loop stalled ${gap.toFixed(1)} ms (in-process ${gapInProcess.toFixed(1)} ms)`);
     } finally {
       await s.close();
       await inProcess.close();
