@@ -38,7 +38,7 @@ const bareObjects = new Map<string, Map<string, unknown>>();
 async function start(a: StartArgs): Promise<StartedServer> {
   if (a.kind === 'bare') return startBare(a.tls!);
   cp = await createControlPlane({
-    storage: a.kind === 'kplane-sqlite' ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db') }) : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
+    storage: a.kind === 'kplane-sqlite' ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db'), inProcessWriter: process.env.KPLANE_SQLITE_WRITER === 'inprocess' }) : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
     dataDir: a.dataDir,
     port: 0,
     log: (m) => process.stderr.write(`[kplane] ${m}\n`),

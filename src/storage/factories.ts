@@ -5,8 +5,11 @@ import { openEtcdStorage } from './etcd/etcd-storage.js';
 import { openMemoryStorage } from './memory/memory-storage.js';
 import { openSqliteStorage } from './sqlite/sqlite-storage.js';
 
-/** Embedded SQLite (the default): one file under `dir`; history compacted every minute. */
-export function sqlite(opts: { dir: string; retainRevisions?: number; compactIntervalMs?: number }): StorageFactory {
+/**
+ * Embedded SQLite (the default): one file under `dir`; history compacted every minute. Writes
+ * commit on a worker thread unless `inProcessWriter` (then the fsync runs on the event loop).
+ */
+export function sqlite(opts: { dir: string; retainRevisions?: number; compactIntervalMs?: number; inProcessWriter?: boolean }): StorageFactory {
   return {
     name: 'sqlite',
     open: () =>
@@ -14,6 +17,7 @@ export function sqlite(opts: { dir: string; retainRevisions?: number; compactInt
         path: join(opts.dir, 'kplane.db'),
         compactIntervalMs: opts.compactIntervalMs ?? 60_000,
         retainRevisions: opts.retainRevisions ?? 10_000,
+        ...(opts.inProcessWriter ? { inProcessWriter: true } : {}),
       }),
   };
 }
