@@ -1,7 +1,7 @@
 // kplane as a library: build a kube-compatible control plane in code (KEP-4080).
 export { createControlPlane, versionInfo, KPLANE_VERSION, KUBE_API_LEVEL } from './controlplane.js';
 export type { ControlPlane, ControlPlaneOptions, StorageFactory } from './controlplane.js';
-export { core, coordination, events, defaultModules } from './registry/modules.js';
+export { core, coordination, events, apiextensions, defaultModules } from './registry/modules.js';
 export type { ApiModule, AdmissionPlugin, AdmissionAttributes, ResourceRegistration, UserInfo } from './registry/registry.js';
 export { ApiRegistry } from './registry/registry.js';
 export { GenericStore } from './registry/store.js';

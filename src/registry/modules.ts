@@ -12,6 +12,7 @@ import { serviceAccountStrategy } from './core/serviceaccounts.js';
 import { leaseStrategy } from './coordination/leases.js';
 import { eventsV1Converter, eventsV1Strategy } from './events/events.js';
 import type { ApiModule } from './registry.js';
+import { apiextensions } from '../apiextensions/module.js';
 
 /** core/v1: namespaces, configmaps, secrets, serviceaccounts, events; NamespaceLifecycle; system namespaces. */
 export function core(): ApiModule {
@@ -58,7 +59,9 @@ export function coordination(): ApiModule {
   };
 }
 
-/** Everything issue-2 serves. */
+export { apiextensions };
+
+/** What `kplane serve` serves by default. */
 export function defaultModules(): ApiModule[] {
-  return [core(), events(), coordination()];
+  return [core(), events(), coordination(), apiextensions()];
 }

@@ -292,6 +292,7 @@ export class ApiServer {
     const sub = info.subresource;
     if (sub && !d.subresources.some((s) => s.name === sub)) throw pageNotFound(info.path);
     if (info.parts.length > 3) throw pageNotFound(info.path);
+    if (r.registration.warnings?.length) setWarnings(ctx.res, r.registration.warnings);
     // Namespaced resources need a namespace except for list/watch across all namespaces.
     const namespace = d.namespaced ? info.namespace || undefined : undefined;
     if (!d.namespaced && info.namespace && info.resource !== 'namespaces') throw pageNotFound(info.path);
@@ -301,6 +302,13 @@ export class ApiServer {
       const verbs = sub ? (d.subresources.find((s) => s.name === sub)?.verbs ?? []) : d.verbs;
       if (!verbs.includes(verb)) throw methodNotSupported(r.store.groupResource, verb);
     };
+    if (itemName && sub && r.store.strategy.subresources?.[sub]?.view && info.verb !== 'watch') {
+      if (method === 'GET' || method === 'HEAD') allowed('get');
+      else if (method === 'PUT') allowed('update');
+      else if (method === 'PATCH') allowed('patch');
+      else throw methodNotSupported(r.store.groupResource, method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : method.toLowerCase());
+      return this.serveView(ctx, r, namespace, itemName, sub);
+    }
     if (itemName) {
       switch (method) {
         case 'GET':
@@ -437,7 +445,12 @@ export class ApiServer {
           return applied.object;
         }
         if (!current) throw notFound(r.store.groupResource, name);
-        const patched = applyPatch(patchType, current, body, { schema, definitions: this.cfg.registry.definitions, kind: r.descriptor.kind, group: r.descriptor.group });
+        const patched = applyPatch(patchType, current, body, {
+          schema: r.registration.strategicMergePatch === false ? undefined : schema,
+          definitions: this.cfg.registry.definitions,
+          kind: r.descriptor.kind,
+          group: r.descriptor.group,
+        });
         checkKind(patched.object, r);
         warnings = this.checkFields(r, patched.object, patched.duplicateFields, opts.fieldValidation);
         trackUpdate(fields, current, patched.object, manager);
@@ -452,6 +465,65 @@ export class ApiServer {
       },
     );
     this.respondObject(ctx, r, result.created ? 201 : 200, result.object, [...warnings, ...result.warnings]);
+  }
+
+  /**
+   * GET/PUT/PATCH of a subresource with a kind of its own (scale: autoscaling/v1 Scale): bodies and
+   * answers are the subresource's view of the object; the strategy maps writes back onto it.
+   */
+  private async serveView(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
+    const view = r.store.strategy.subresources![sub]!.view!;
+    const sd = r.descriptor.subresources.find((s) => s.name === sub)!;
+    const gvk = { group: sd.group ?? r.descriptor.group, version: sd.version ?? r.descriptor.version, kind: sd.kind };
+    const method = ctx.req.method ?? 'GET';
+    if (method === 'GET' || method === 'HEAD') {
+      const rv = ctx.query.get('resourceVersion');
+      const obj = await r.store.get(namespace, name, rv ? { resourceVersion: rv } : {});
+      return writeNegotiated(ctx, 200, view(obj));
+    }
+    const patchType = method === 'PATCH' ? patchTypeOf(header(ctx.req, 'content-type')) : undefined;
+    const opts = writeParams(ctx.query, patchType ? 'patch' : 'update');
+    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    let warnings: string[] = [];
+    const definitionName = `io.k8s.api.${gvk.group || 'core'}.${gvk.version}.${gvk.kind}`;
+    const schema = resolveSchema(this.cfg.registry.definitions, refTo(definitionName));
+    const toObject = (o: KubeObject, duplicates: readonly string[]): KubeObject => {
+      defaultGroupVersionKind(o, gvk);
+      checkKind(o, { group: gvk.group, version: gvk.version, kind: gvk.kind });
+      const unknown = schema ? pruneUnknownFields(o, schema, this.cfg.registry.definitions) : [];
+      const problems = opts.fieldValidation === 'Ignore' ? [] : [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
+      if (problems.length && opts.fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+      warnings = problems;
+      return o;
+    };
+    const decoded = patchType ? undefined : decodeBody(header(ctx.req, 'content-type'), body);
+    const result = await r.store.update(
+      namespace,
+      name,
+      async (current) => {
+        if (!current) throw notFound(r.store.groupResource, name);
+        const base = view(current);
+        let incoming: KubeObject;
+        if (patchType) {
+          const patched = applyPatch(patchType, base, body, { schema, definitions: this.cfg.registry.definitions, kind: gvk.kind, group: gvk.group });
+          incoming = toObject(patched.object, patched.duplicateFields);
+        } else {
+          incoming = toObject(cloneObject(decoded!.object), decoded!.duplicateFields);
+          // Like upstream's scale update: without a resourceVersion the write is unconditional.
+          const m = (incoming.metadata ??= {});
+          if (!m.resourceVersion) m.resourceVersion = base.metadata?.resourceVersion;
+        }
+        await this.admit(this.attrs(ctx, r, 'UPDATE', namespace, name, incoming, current, opts.dryRun, sub));
+        return incoming;
+      },
+      {
+        dryRun: opts.dryRun,
+        subresource: sub,
+        validate: (o, old) => this.validateAdmission(this.attrs(ctx, r, 'UPDATE', namespace, name, o, old, opts.dryRun, sub)),
+      },
+    );
+    setWarnings(ctx.res, [...warnings, ...result.warnings]);
+    writeNegotiated(ctx, 200, view(result.object));
   }
 
   private async readDeleteOptions(ctx: RequestContext): Promise<DeleteOptions & { dryRun: boolean }> {
@@ -644,9 +716,10 @@ export class ApiServer {
 
   /** fieldValidation: unknown and duplicate fields → error (Strict), Warning headers (Warn) or nothing. */
   private checkFields(r: RegisteredResource, obj: KubeObject, duplicates: readonly string[], mode: string): string[] {
-    const schema = this.schemaOf(r);
+    const prune = r.registration.pruneUnknownFields;
+    const schema = prune ? undefined : this.schemaOf(r);
     // Fields the schema does not declare are never stored (upstream's typed decoding drops them).
-    const unknown = schema ? pruneUnknownFields(obj, schema, this.cfg.registry.definitions) : [];
+    const unknown = prune ? prune(obj) : schema ? pruneUnknownFields(obj, schema, this.cfg.registry.definitions) : [];
     // Time/MicroTime come back in Go's marshalled form (seconds; six fractional digits), as after kube's decode.
     if (schema) normalizeTimes(obj, schema, this.cfg.registry.definitions);
     if (mode === 'Ignore') return [];
@@ -814,8 +887,8 @@ function listOptionsFrom(q: URLSearchParams): ListOptions {
 }
 
 /** The body's apiVersion/kind must name the resource's kind (or be omitted where kube allows). */
-function checkKind(obj: KubeObject, r: RegisteredResource): void {
-  const d = r.descriptor;
+function checkKind(obj: KubeObject, r: RegisteredResource | { group: string; version: string; kind: string }): void {
+  const d = 'descriptor' in r ? r.descriptor : r;
   const want = apiVersionOf(d.group, d.version);
   if (obj.kind === undefined || obj.kind === '') {
     throw badRequest(`Object 'Kind' is missing in '${truncate(JSON.stringify(obj))}'`);
@@ -856,7 +929,10 @@ async function readBody(req: Request, limit: number): Promise<Uint8Array> {
 
 function setWarnings(res: Response, warnings: readonly string[]): void {
   if (!warnings.length) return;
-  res.setHeader('Warning', warnings.map(warningHeaderValue));
+  // Appends: a resource-wide warning (deprecated version) may already be set.
+  const prev = res.getHeader('Warning');
+  const before = prev === undefined ? [] : Array.isArray(prev) ? prev : [String(prev)];
+  res.setHeader('Warning', [...before, ...warnings.map(warningHeaderValue)]);
 }
 
 /**

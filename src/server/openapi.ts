@@ -9,11 +9,20 @@ import type { OpenAPIProvider, Request, Response, VersionInfo } from './apiserve
 export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo): OpenAPIProvider & { invalidate(): void } {
   let v2: OpenAPIV2Service | undefined;
   let v3: OpenAPIV3Service | undefined;
+  // Resources come and go at runtime (CRDs): documents are rebuilt after the registry changes.
+  let builtFor = registry.generation;
+  const fresh = (): void => {
+    if (builtFor === registry.generation) return;
+    builtFor = registry.generation;
+    v2 = undefined;
+    v3 = undefined;
+  };
   const input = () => ({
     resources: registry.resources.map((r) => r.descriptor),
     definitions: registry.definitions,
     version: { gitVersion: version.gitVersion },
     returnsDeletedObject: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.returnDeletedObject ?? false,
+    supportsStrategicMergePatch: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.strategicMergePatch !== false,
   });
   const send = (req: Request, res: Response, body: Buffer, contentType: string, etag: string): void => {
     res.setHeader('ETag', `"${etag}"`);
@@ -34,6 +43,7 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
     },
     handle(path: string, query: URLSearchParams, accept: string | undefined, res: Response, req: Request): boolean {
       const p = path.replace(/\/+$/, '');
+      fresh();
       if (p === '/openapi/v2') {
         const doc = (v2 ??= buildOpenAPIV2Service(input()));
         const n = negotiateOpenAPIV2(accept);

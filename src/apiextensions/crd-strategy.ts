@@ -1,0 +1,79 @@
+// The CustomResourceDefinition strategy (pkg/registry/customresourcedefinition/strategy.go):
+// status is the server's (reset on create, kept on spec writes, written through /status),
+// generation follows spec changes, storedVersions gains the storage version.
+import { badRequest, type FieldIssue } from '../apimachinery/errors.js';
+import type { KubeObject } from '../apimachinery/types.js';
+import { cloneObject } from '../registry/codec.js';
+import type { Strategy } from '../registry/strategy.js';
+import { defaultCRD, semanticEqual, validateCRD, validateCRDStatus, type CRDValidationHooks } from './validation.js';
+import type { CustomResourceDefinition } from './types.js';
+
+function addStorageVersion(crd: CustomResourceDefinition): void {
+  const storage = crd.spec?.versions?.find((v) => v?.storage)?.name;
+  if (!storage) return;
+  const status = (crd.status ??= {});
+  const stored = (status.storedVersions ??= []);
+  if (!stored.includes(storage)) stored.push(storage);
+}
+
+/** Validation must never turn a malformed body (a string where a list belongs) into a 500. */
+function guarded(fn: () => FieldIssue[]): FieldIssue[] {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof TypeError) throw badRequest(`CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: ${e.message}`);
+    throw e;
+  }
+}
+
+export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
+  return {
+    namespaced: false,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: false,
+    defaults(obj) {
+      defaultCRD(obj as CustomResourceDefinition);
+    },
+    prepareForCreate(obj) {
+      const crd = obj as CustomResourceDefinition;
+      crd.status = {};
+      crd.metadata!.generation = 1;
+      addStorageVersion(crd);
+    },
+    prepareForUpdate(obj, old) {
+      const crd = obj as CustomResourceDefinition;
+      const prev = old as CustomResourceDefinition;
+      if (prev.status === undefined) delete crd.status;
+      else crd.status = cloneObject(prev.status);
+      const gen = prev.metadata?.generation ?? 1;
+      crd.metadata!.generation = semanticEqual(crd.spec, prev.spec) ? gen : gen + 1;
+      addStorageVersion(crd);
+    },
+    validate: (obj) => guarded(() => validateCRD(obj as CustomResourceDefinition, undefined, hooks)),
+    validateUpdate: (obj, old) => guarded(() => validateCRD(obj as CustomResourceDefinition, old as CustomResourceDefinition, hooks)),
+    resetFields: { '': [['status']], status: [['metadata'], ['spec']] },
+    warningsOnCreate: (obj) => conversionWarnings(obj as CustomResourceDefinition),
+    warningsOnUpdate: (obj) => conversionWarnings(obj as CustomResourceDefinition),
+    subresources: {
+      status: {
+        merge(incoming: KubeObject, current: KubeObject): KubeObject {
+          const next = current as CustomResourceDefinition;
+          const status = (incoming as CustomResourceDefinition).status;
+          if (status === undefined) delete next.status;
+          else next.status = status;
+          return next;
+        },
+        validateUpdate: (obj) => guarded(() => validateCRDStatus(obj as CustomResourceDefinition)),
+      },
+    },
+  };
+}
+
+/** kplane serves every version with strategy None; a Webhook converter is accepted but not called. */
+function conversionWarnings(crd: CustomResourceDefinition): string[] {
+  const c = crd.spec?.conversion;
+  if (c?.strategy !== 'Webhook') return [];
+  const served = (crd.spec?.versions ?? []).filter((v) => v.served).length;
+  if (served < 2) return [];
+  return ['kplane does not call conversion webhooks yet: objects are converted between versions as with strategy None (only apiVersion changes)'];
+}

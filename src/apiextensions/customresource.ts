@@ -1,0 +1,357 @@
+// Serving one version of a custom resource: the descriptor (discovery, routing, OpenAPI), the
+// Strategy built from the CRD (structural validation, pruning, defaulting, generation, status and
+// scale subresources, printer columns, selectable fields), the apiVersion rewriting between served
+// and storage versions (conversion None), and the OpenAPI definitions of the kind and its list.
+import { fieldIssue, invalid, type FieldIssue } from '../apimachinery/errors.js';
+import { ALL_VERBS, type ResourceDescriptor, type SubresourceDescriptor } from '../apimachinery/resource.js';
+import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
+import { refTo } from '../apimachinery/schema.js';
+import { apiVersionOf, type KubeObject } from '../apimachinery/types.js';
+import { cloneObject } from '../registry/codec.js';
+import type { ResourceRegistration } from '../registry/registry.js';
+import type { VersionConverter } from '../registry/store.js';
+import type { Strategy, SubresourceStrategy, TableColumn } from '../registry/strategy.js';
+import { ageSince, nameColumn } from '../registry/table.js';
+import { META, apiVersionField, kindField, listMetaField } from '../api/definitions/util.js';
+import { compileJSONPath, getPath, setPath, simplePathFields, type CompiledJSONPath } from './jsonpath.js';
+import type { CompiledRules, ValidationRulesEngine } from './rules.js';
+import { applyDefaults, newStructural, prune, pruneNonNullableNullsWithoutDefaults, validateObject, type JSONSchemaProps, type Structural } from './schema/index.js';
+import type { CRDVersion, CustomResourceColumnDefinition, CustomResourceDefinition, ScaleSubresource } from './types.js';
+import { semanticEqual } from './validation.js';
+
+export interface CustomResourceOptions {
+  readonly rules?: ValidationRulesEngine | undefined;
+}
+
+export interface ServedVersion {
+  readonly registration: ResourceRegistration;
+  readonly definitions: Definitions;
+}
+
+/** `stable.example.com`, `v1`, `CronTab` → `com.example.stable.v1.CronTab`, as upstream names CR definitions. */
+export function customResourceDefinitionName(group: string, version: string, kind: string): string {
+  return `${group.split('.').reverse().join('.')}.${version}.${kind}`;
+}
+
+function hasDefaults(s: JSONSchemaProps | undefined): boolean {
+  if (!s || typeof s !== 'object') return false;
+  if (s.default !== undefined) return true;
+  for (const p of Object.values(s.properties ?? {})) if (hasDefaults(p)) return true;
+  if (s.items && !Array.isArray(s.items) && hasDefaults(s.items)) return true;
+  if (typeof s.additionalProperties === 'object' && hasDefaults(s.additionalProperties)) return true;
+  return false;
+}
+
+// ---- table -----------------------------------------------------------------------------------
+
+const ageColumnDef: CustomResourceColumnDefinition = {
+  name: 'Age',
+  type: 'date',
+  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  jsonPath: '.metadata.creationTimestamp',
+};
+
+interface Column {
+  readonly def: TableColumn;
+  readonly path: CompiledJSONPath | undefined;
+}
+
+function cellFor(type: string, value: unknown): unknown {
+  switch (type) {
+    case 'string':
+      if (typeof value === 'string') return value;
+      if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+      return value === null || value === undefined ? null : JSON.stringify(value);
+    case 'integer':
+      return typeof value === 'number' ? Math.trunc(value) : null;
+    case 'number':
+      return typeof value === 'number' ? value : null;
+    case 'boolean':
+      return typeof value === 'boolean' ? value : null;
+    case 'date':
+      // Upstream prints dates as the time since then, like the Age of built-in kinds.
+      if (typeof value !== 'string') return null;
+      return Number.isNaN(Date.parse(value)) ? '<invalid>' : ageSince(value);
+    default:
+      return null;
+  }
+}
+
+function tableOf(cols: readonly CustomResourceColumnDefinition[]): { columns: TableColumn[]; cells: (obj: KubeObject) => unknown[] } {
+  const list = (cols.length ? cols : [ageColumnDef]).map((c): Column => {
+    let path: CompiledJSONPath | undefined;
+    try {
+      path = compileJSONPath(c.jsonPath ?? '');
+    } catch {
+      path = undefined;
+    }
+    const def: TableColumn = {
+      name: c.name ?? '',
+      type: (c.type ?? 'string') as TableColumn['type'],
+      ...(c.format ? { format: c.format } : {}),
+      description: c.description ?? '',
+      priority: c.priority ?? 0,
+    };
+    return { def, path };
+  });
+  return {
+    columns: [nameColumn, ...list.map((c) => c.def)],
+    cells: (obj) => [
+      obj.metadata?.name ?? '',
+      ...list.map((c) => {
+        const found = c.path?.find(obj) ?? [];
+        return found.length === 0 ? null : cellFor(c.def.type, found[0]);
+      }),
+    ],
+  };
+}
+
+// ---- scale -----------------------------------------------------------------------------------
+
+function scaleSubresource(scale: ScaleSubresource): SubresourceStrategy {
+  const specPath = simplePathFields(scale.specReplicasPath ?? '');
+  const statusPath = simplePathFields(scale.statusReplicasPath ?? '');
+  const selectorPath = scale.labelSelectorPath ? simplePathFields(scale.labelSelectorPath) : undefined;
+  const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
+  return {
+    view(obj) {
+      const m = obj.metadata ?? {};
+      const spec = int(getPath(obj, specPath));
+      const selector = selectorPath ? getPath(obj, selectorPath) : undefined;
+      return {
+        kind: 'Scale',
+        apiVersion: 'autoscaling/v1',
+        metadata: {
+          name: m.name,
+          ...(m.namespace ? { namespace: m.namespace } : {}),
+          uid: m.uid,
+          resourceVersion: m.resourceVersion,
+          creationTimestamp: m.creationTimestamp,
+        },
+        spec: spec !== 0 ? { replicas: spec } : {},
+        status: { replicas: int(getPath(obj, statusPath)), ...(typeof selector === 'string' && selector ? { selector } : {}) },
+      };
+    },
+    merge(incoming, current) {
+      const replicas = (incoming as { spec?: { replicas?: unknown } }).spec?.replicas;
+      const issues: FieldIssue[] = [];
+      if (replicas !== undefined && replicas !== null && (typeof replicas !== 'number' || !Number.isInteger(replicas))) {
+        issues.push(fieldIssue.invalid('spec.replicas', replicas, 'must be an integer'));
+      } else if (typeof replicas === 'number' && replicas < 0) {
+        issues.push(fieldIssue.invalid('spec.replicas', replicas, 'must be greater than or equal to 0'));
+      }
+      if (issues.length) throw invalid({ group: 'autoscaling', kind: 'Scale' }, current.metadata?.name ?? '', issues);
+      const want = typeof replicas === 'number' ? replicas : 0;
+      if (getPath(current, specPath) !== want) setPath(current as unknown as Record<string, unknown>, specPath, want);
+      return current;
+    },
+    // A scale write changes spec: the main strategy's generation rule applies (upstream scales
+    // through the main store).
+    prepareForUpdate(obj, old) {
+      const m = (obj.metadata ??= {});
+      const gen = old.metadata?.generation ?? 1;
+      m.generation = semanticEqual((obj as Record<string, unknown>)['spec'], (old as Record<string, unknown>)['spec']) ? gen : gen + 1;
+    },
+  };
+}
+
+// ---- openapi ---------------------------------------------------------------------------------
+
+const KEEP = [
+  'description', 'type', 'format', 'title', 'required', 'enum', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
+  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'multipleOf', 'example',
+  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string', 'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
+] as const;
+
+/** A CRD schema as published in /openapi/v2 and v3 (junctors dropped, as upstream's v2 builder does). */
+export function toPublishedSchema(s: JSONSchemaProps): OpenAPISchema {
+  const out: Record<string, unknown> = {};
+  for (const k of KEEP) if (s[k] !== undefined) out[k] = s[k];
+  if (s.nullable) delete out['type'];
+  if (s.properties) out['properties'] = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toPublishedSchema(v)]));
+  if (s.items && !Array.isArray(s.items)) out['items'] = toPublishedSchema(s.items);
+  if (s.additionalProperties !== undefined) out['additionalProperties'] = typeof s.additionalProperties === 'boolean' ? s.additionalProperties : toPublishedSchema(s.additionalProperties);
+  return out as OpenAPISchema;
+}
+
+function definitionsFor(defName: string, group: string, version: string, kind: string, listKind: string, schema: JSONSchemaProps | undefined): Definitions {
+  const root = schema ? toPublishedSchema(schema) : ({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as OpenAPISchema);
+  const properties: Record<string, OpenAPISchema> = {
+    ...(root.properties ?? {}),
+    apiVersion: apiVersionField,
+    kind: kindField,
+    metadata: { ...refTo(META + 'ObjectMeta'), description: "Standard object's metadata." },
+  };
+  const sorted = Object.fromEntries(Object.entries(properties).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return {
+    [defName]: { ...root, type: 'object', properties: sorted, 'x-kubernetes-group-version-kind': [{ group, version, kind }] },
+    [defName + 'List']: {
+      description: `${listKind} is a list of ${kind}`,
+      type: 'object',
+      required: ['items'],
+      properties: {
+        apiVersion: apiVersionField,
+        items: { type: 'array', description: `List of ${kind.toLowerCase()}s. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md`, items: refTo(defName) },
+        kind: kindField,
+        metadata: listMetaField(),
+      },
+      'x-kubernetes-group-version-kind': [{ group, version, kind: listKind }],
+    },
+  };
+}
+
+// ---- the served version ----------------------------------------------------------------------
+
+function withoutMetaAndStatus(obj: KubeObject, dropStatus: boolean): Record<string, unknown> {
+  const { metadata: _m, ...rest } = obj as Record<string, unknown>;
+  if (dropStatus) delete rest['status'];
+  return rest;
+}
+
+/** Builds the registration of one served version of an established CRD. */
+export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion, opts: CustomResourceOptions = {}): ServedVersion {
+  const spec = crd.spec!;
+  const names = crd.status?.acceptedNames?.plural ? crd.status.acceptedNames : spec.names!;
+  const group = spec.group!;
+  const version = v.name!;
+  const kind = names.kind!;
+  const listKind = names.listKind ?? `${kind}List`;
+  const plural = names.plural!;
+  const namespaced = spec.scope === 'Namespaced';
+  // v1 CRDs carry schema, subresources, columns and selectable fields per version.
+  const settings = v;
+  const schema = settings.schema?.openAPIV3Schema;
+  let structural: Structural | undefined;
+  try {
+    structural = schema ? newStructural(schema) : undefined;
+  } catch {
+    structural = undefined;
+  }
+  const rules: CompiledRules | undefined = structural && opts.rules ? opts.rules.compile(structural) : undefined;
+  const statusEnabled = !!settings.subresources?.status;
+  const scale = settings.subresources?.scale;
+  const defName = customResourceDefinitionName(group, version, kind);
+  const storageVersion = spec.versions?.find((x) => x.storage)?.name ?? version;
+  const servedAPIVersion = apiVersionOf(group, version);
+  const storageAPIVersion = apiVersionOf(group, storageVersion);
+  const defaulting = hasDefaults(schema);
+  const table = tableOf(settings.additionalPrinterColumns ?? []);
+  const selectable = (settings.selectableFields ?? []).map((f) => ({ name: (f.jsonPath ?? '').replace(/^\./, ''), fields: simplePathFields(f.jsonPath ?? '') }));
+
+  const subresources: SubresourceDescriptor[] = [];
+  const subStrategies: Record<string, SubresourceStrategy> = {};
+  if (scale) {
+    subresources.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] });
+    subStrategies['scale'] = scaleSubresource(scale);
+  }
+  if (statusEnabled) {
+    subresources.push({ name: 'status', kind, verbs: ['get', 'patch', 'update'] });
+    subStrategies['status'] = {
+      merge(incoming, current) {
+        const status = (incoming as Record<string, unknown>)['status'];
+        const next = current as Record<string, unknown>;
+        if (status === undefined) delete next['status'];
+        else next['status'] = status;
+        return current;
+      },
+    };
+  }
+
+  const descriptor: ResourceDescriptor = {
+    group,
+    version,
+    kind,
+    listKind,
+    plural,
+    singular: names.singular ?? kind.toLowerCase(),
+    shortNames: names.shortNames ?? [],
+    categories: names.categories ?? [],
+    namespaced,
+    verbs: ALL_VERBS,
+    subresources,
+    definitionName: defName,
+  };
+
+  const validate = (obj: KubeObject, old: KubeObject | undefined): FieldIssue[] => {
+    if (!structural) return [];
+    const issues = validateObject(obj, structural);
+    if (rules) issues.push(...rules.validate(obj, old));
+    return issues;
+  };
+
+  const strategy: Strategy = {
+    namespaced,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: false,
+    defaults(obj) {
+      if (!structural) return;
+      applyDefaults(obj, structural);
+      pruneNonNullableNullsWithoutDefaults(obj, structural);
+    },
+    prepareForCreate(obj) {
+      if (statusEnabled) delete (obj as Record<string, unknown>)['status'];
+      obj.metadata!.generation = 1;
+    },
+    prepareForUpdate(obj, old) {
+      if (statusEnabled) {
+        const prev = (old as Record<string, unknown>)['status'];
+        if (prev === undefined) delete (obj as Record<string, unknown>)['status'];
+        else (obj as Record<string, unknown>)['status'] = cloneObject(prev);
+      }
+      const gen = old.metadata?.generation ?? 1;
+      obj.metadata!.generation = semanticEqual(withoutMetaAndStatus(obj, statusEnabled), withoutMetaAndStatus(old, statusEnabled)) ? gen : gen + 1;
+    },
+    validate: (obj) => validate(obj, undefined),
+    validateUpdate: (obj, old) => validate(obj, old),
+    ...(selectable.length
+      ? {
+          selectableFields(obj: KubeObject): Record<string, string> {
+            const out: Record<string, string> = {};
+            for (const f of selectable) {
+              const v = getPath(obj, f.fields);
+              out[f.name] = v === undefined || v === null ? '' : String(v);
+            }
+            return out;
+          },
+        }
+      : {}),
+    tableColumns: table.columns,
+    tableCells: table.cells,
+    subresources: subStrategies,
+    ...(statusEnabled ? { resetFields: { '': [['status']], status: [['metadata'], ['spec']] } } : {}),
+  };
+
+  const needsConversion = (spec.versions?.length ?? 0) > 1 || (crd.status?.storedVersions?.length ?? 0) > 1 || defaulting;
+  const converted = new WeakMap<KubeObject, KubeObject>();
+  const converter: VersionConverter = {
+    toStorage(obj) {
+      return obj.apiVersion === storageAPIVersion ? obj : { ...obj, apiVersion: storageAPIVersion };
+    },
+    fromStorage(stored) {
+      if (stored.apiVersion === servedAPIVersion && !defaulting) return stored;
+      let out = converted.get(stored);
+      if (out) return out;
+      out = cloneObject(stored);
+      out.apiVersion = servedAPIVersion;
+      if (defaulting && structural) {
+        applyDefaults(out, structural);
+        pruneNonNullableNullsWithoutDefaults(out, structural);
+      }
+      converted.set(stored, out);
+      return out;
+    },
+  };
+
+  const warning = v.deprecated ? (v.deprecationWarning ?? `${group}/${version} ${kind} is deprecated`) : undefined;
+  const registration: ResourceRegistration = {
+    descriptor,
+    strategy,
+    keyPrefix: `/registry/${group}/${plural}/`,
+    ...(needsConversion ? { converter } : {}),
+    strategicMergePatch: false,
+    pruneUnknownFields: (obj) => prune(obj, structural, { isResourceRoot: true, pruneRootMetadata: true }),
+    ...(warning ? { warnings: [warning] } : {}),
+  };
+  return { registration, definitions: definitionsFor(defName, group, version, kind, listKind, schema) };
+}

@@ -1,0 +1,49 @@
+// apiextensions.k8s.io/v1: CustomResourceDefinitions, and the custom resources they define,
+// served from the same registry and generic store as built-in kinds (see serving.ts).
+import { ALL_VERBS, type ResourceDescriptor } from '../apimachinery/resource.js';
+import type { ApiModule } from '../registry/registry.js';
+import { crdStrategy } from './crd-strategy.js';
+import { AX, apiextensionsDefinitions } from './definitions.js';
+import { celValidationRules, type ValidationRulesEngine } from './rules.js';
+import { CRDServing } from './serving.js';
+
+export const customResourceDefinitionsResource: ResourceDescriptor = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  listKind: 'CustomResourceDefinitionList',
+  plural: 'customresourcedefinitions',
+  singular: 'customresourcedefinition',
+  shortNames: ['crd', 'crds'],
+  categories: ['api-extensions'],
+  namespaced: false,
+  verbs: ALL_VERBS,
+  subresources: [{ name: 'status', kind: 'CustomResourceDefinition', verbs: ['get', 'patch', 'update'] }],
+  definitionName: AX + 'CustomResourceDefinition',
+};
+
+export interface ApiExtensionsOptions {
+  /** CEL for `x-kubernetes-validations` (default: src/apiextensions/cel); null: rules are shape-checked but not evaluated. */
+  readonly rules?: ValidationRulesEngine | null;
+  readonly log?: (msg: string) => void;
+}
+
+/** CustomResourceDefinitions and their custom resources. */
+export function apiextensions(opts: ApiExtensionsOptions = {}): ApiModule {
+  let serving: CRDServing | undefined;
+  const rules = opts.rules === null ? undefined : (opts.rules ?? celValidationRules());
+  return {
+    name: 'apiextensions.k8s.io',
+    definitions: apiextensionsDefinitions,
+    resources: [{ descriptor: customResourceDefinitionsResource, strategy: crdStrategy({ rules }) }],
+    async bootstrap(ctx) {
+      const crds = ctx.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
+      if (!crds) return;
+      serving = new CRDServing(ctx.registry, crds.store, { rules, ...(opts.log ? { log: opts.log } : {}) });
+      await serving.start();
+    },
+    async shutdown() {
+      await serving?.stop();
+    },
+  };
+}
