@@ -52,7 +52,17 @@ export interface StoreOptions {
   readonly converter?: VersionConverter;
   /** How long a list/get with resourceVersion N > current waits before 504 (ms). */
   readonly freshnessWaitMs?: number;
+  /**
+   * A garbage collector runs: DELETE adds or removes the `orphan` and `foregroundDeletion`
+   * finalizers per propagationPolicy/orphanDependents (upstream's EnableGarbageCollection).
+   */
+  readonly garbageCollection?: boolean;
 }
+
+/** rest.GarbageCollectionPolicy: what a DELETE without options does to dependents. */
+export type GarbageCollectionPolicy = 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
+export const FINALIZER_ORPHAN_DEPENDENTS = 'orphan';
+export const FINALIZER_DELETE_DEPENDENTS = 'foregroundDeletion';
 
 export interface ListOptions {
   readonly labelSelector?: string;
@@ -118,6 +128,7 @@ export class GenericStore {
   private readonly clock: () => Date;
   private readonly converter: VersionConverter | undefined;
   private readonly freshnessWaitMs: number;
+  private readonly garbageCollection: boolean;
   private readonly decoder = new StorageDecoder();
 
   constructor(opts: StoreOptions) {
@@ -128,6 +139,7 @@ export class GenericStore {
     this.clock = opts.clock ?? (() => new Date());
     this.converter = opts.converter;
     this.freshnessWaitMs = opts.freshnessWaitMs ?? 3000;
+    this.garbageCollection = opts.garbageCollection ?? false;
     this.groupResource = { group: opts.descriptor.group, resource: opts.descriptor.plural };
   }
 
@@ -572,6 +584,7 @@ export class GenericStore {
       om.resourceVersion = cm.resourceVersion;
       this.strategy.defaults?.(obj);
       if (!opts.subresource) this.strategy.prepareForUpdate(obj, current);
+      else this.strategy.subresources?.[opts.subresource]?.prepareForUpdate?.(obj, current);
       dropEmptyObjectMetaFields(om);
       this.validateUpdate(obj, current);
       const subIssues = opts.subresource ? this.strategy.subresources?.[opts.subresource]?.validateUpdate?.(obj, current) ?? [] : [];
@@ -638,6 +651,13 @@ export class GenericStore {
       } else if ((current.metadata?.finalizers?.length ?? 0) > 0) {
         next = cloneObject(current);
       }
+      const gcFinalizers = this.deletionFinalizersForGarbageCollection(current, opts);
+      if (gcFinalizers) {
+        next ??= cloneObject(current);
+        (next.metadata ??= {}).finalizers = gcFinalizers;
+        // Dropping the last (GC) finalizer of a plain object deletes it now.
+        if (!(hook && hook !== 'proceed') && gcFinalizers.length === 0) next = undefined;
+      }
       if (next) {
         const m = (next.metadata ??= {});
         if (m.deletionTimestamp && current.metadata?.deletionTimestamp && bytesEqual(this.toBytes(next), kv.value)) {
@@ -665,6 +685,41 @@ export class GenericStore {
       }
     }
     throw conflict(this.groupResource, name, 'too many concurrent updates; please try again');
+  }
+
+  /**
+   * The finalizer list a DELETE leaves for the garbage collector, or undefined when it stays as it
+   * is (upstream's deletionFinalizersForGarbageCollection): options first, then the finalizers the
+   * object already has, then the resource's default policy.
+   */
+  private deletionFinalizersForGarbageCollection(obj: KubeObject, opts: DeleteOptions): string[] | undefined {
+    if (!this.garbageCollection) return undefined;
+    const policy: GarbageCollectionPolicy = this.strategy.defaultGarbageCollectionPolicy ?? 'DeleteDependents';
+    if (policy === 'Unsupported') return undefined;
+    const current = obj.metadata?.finalizers ?? [];
+    const firstGCFinalizer = current.find((f) => f === FINALIZER_ORPHAN_DEPENDENTS || f === FINALIZER_DELETE_DEPENDENTS);
+    let orphan: boolean;
+    let foreground: boolean;
+    if (opts.orphanDependents !== undefined) {
+      orphan = opts.orphanDependents;
+      foreground = false;
+    } else if (opts.propagationPolicy !== undefined) {
+      orphan = opts.propagationPolicy === 'Orphan';
+      foreground = opts.propagationPolicy === 'Foreground';
+    } else if (firstGCFinalizer) {
+      orphan = firstGCFinalizer === FINALIZER_ORPHAN_DEPENDENTS;
+      foreground = firstGCFinalizer === FINALIZER_DELETE_DEPENDENTS;
+    } else {
+      orphan = policy === 'OrphanDependents';
+      foreground = false;
+    }
+    const next = current.filter((f) => f !== FINALIZER_ORPHAN_DEPENDENTS && f !== FINALIZER_DELETE_DEPENDENTS);
+    if (orphan) next.push(FINALIZER_ORPHAN_DEPENDENTS);
+    if (foreground) next.push(FINALIZER_DELETE_DEPENDENTS);
+    const a = new Set(current);
+    const b = new Set(next);
+    if (a.size === b.size && [...a].every((f) => b.has(f))) return undefined;
+    return next;
   }
 
   async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions = {}): Promise<KubeList> {

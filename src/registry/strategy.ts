@@ -53,10 +53,22 @@ export interface Strategy {
   beforeDelete?(obj: KubeObject): 'proceed' | { update: KubeObject };
   /** Whether an object with these finalizers/state may be removed from storage now. */
   canRemove?(obj: KubeObject): boolean;
+  /** What a DELETE without propagationPolicy does to dependents when a GC runs (default DeleteDependents). */
+  readonly defaultGarbageCollectionPolicy?: 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
 }
 
 export interface SubresourceStrategy {
-  /** Copy from `incoming` onto a copy of `current` only what this subresource owns. */
+  /**
+   * Copy from `incoming` onto a copy of `current` only what this subresource owns. With `view`,
+   * `incoming` is the subresource's own kind (a Scale), not the parent's.
+   */
   merge(incoming: KubeObject, current: KubeObject): KubeObject;
+  /**
+   * For subresources with a kind of their own (scale → autoscaling/v1 Scale): the object as the
+   * subresource shows it. GET answers with it, PUT bodies and PATCH bases are of this kind.
+   */
+  view?(obj: KubeObject): KubeObject;
+  /** Like Strategy.prepareForUpdate, for writes through this subresource (e.g. scale bumps generation). */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldIssue[];
 }
