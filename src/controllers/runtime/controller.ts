@@ -79,12 +79,12 @@ export class Controller {
   }
 
   /** Reconcile each object of this informer under its own key. */
-  for(informer: Informer<KubeObject>): this {
+  for<T extends KubeObject>(informer: Informer<T>): this {
     return this.watches(informer, (o) => [keyOf(o)]);
   }
 
   /** Reconcile the controlling owner (of `ownerKind`, same namespace) when an owned object changes. */
-  owns(informer: Informer<KubeObject>, ownerKind: string, ownerApiVersion?: string): this {
+  owns<T extends KubeObject>(informer: Informer<T>, ownerKind: string, ownerApiVersion?: string): this {
     return this.watches(informer, (o) => {
       const ref = o.metadata?.ownerReferences?.find((r: OwnerReference) => r.controller && r.kind === ownerKind && (!ownerApiVersion || r.apiVersion === ownerApiVersion));
       if (!ref) return [];
