@@ -1,8 +1,9 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from './server/openapi.js';
 import { ApiServer, type VersionInfo } from './server/apiserver.js';
@@ -20,6 +21,7 @@ import { createLoopbackClient } from './client/loopback.js';
 import type { KubeClient } from './client/types.js';
 import { runControllers, type RunningControllers } from './controllers/index.js';
 import type { ControllerFactory } from './controllers/types.js';
+import type { ManagerLeaderElection } from './controllers/runtime/manager.js';
 
 export { core, coordination, events, defaultModules } from './registry/modules.js';
 
@@ -58,7 +60,18 @@ export interface ControlPlaneOptions {
    * on when the garbage collector runs in a separate `kplane controller-manager`.
    */
   readonly garbageCollection?: boolean;
+  /**
+   * Run the in-process `controllers` only while this server holds the Lease
+   * `kube-system/kplane-controller-manager` (the one `kplane controller-manager` uses, so in- and
+   * out-of-process controllers never act at once either). Default: on when the storage is etcd,
+   * where several API servers share one store; off otherwise (one server per SQLite file). An
+   * object overrides the Lease's name, namespace, identity and timings.
+   */
+  readonly controllerLeaderElection?: boolean | Partial<ManagerLeaderElection>;
 }
+
+/** The Lease in-process controllers and `kplane controller-manager` campaign for. */
+export const CONTROLLER_LEASE = { namespace: 'kube-system', name: 'kplane-controller-manager' } as const;
 
 export interface ControlPlane {
   readonly registry: ApiRegistry;
@@ -75,6 +88,8 @@ export interface ControlPlane {
    * validation exactly like remote ones. For controllers running inside the server.
    */
   loopbackClient(): KubeClient;
+  /** Whether this server's in-process controllers are running now (false while another holds the Lease). */
+  controllersLeading(): boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -183,6 +198,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     },
     kubeconfigPath,
     loopbackClient: () => createLoopbackClient(apiServer.handle, loopbackToken),
+    controllersLeading: () => controllers?.manager.isLeading() ?? false,
     async start() {
       for (const m of modules) await m.bootstrap?.(ctx);
       bootstrapped = true;
@@ -217,7 +233,16 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       objectCounter.unref();
       await writeAdminKubeconfig(kubeconfigPath, { server: urlOf(), pki });
       if (opts.controllers?.length) {
-        controllers = runControllers({ client: cp.loopbackClient(), controllers: opts.controllers, metrics: metrics.registry, log });
+        const le = opts.controllerLeaderElection ?? opts.storage.name === 'etcd';
+        const leaderElection: ManagerLeaderElection | undefined = le
+          ? {
+              ...CONTROLLER_LEASE,
+              identity: `${hostname()}_${randomUUID()}`,
+              onNewLeader: (who) => log(`controllers: leader is now ${who}`),
+              ...(typeof le === 'object' ? le : {}),
+            }
+          : undefined;
+        controllers = runControllers({ client: cp.loopbackClient(), controllers: opts.controllers, metrics: metrics.registry, log, ...(leaderElection ? { leaderElection } : {}) });
       }
     },
     async stop() {
