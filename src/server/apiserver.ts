@@ -19,7 +19,7 @@ import { resolveSchema, refTo } from '../apimachinery/schema.js';
 import { encodeWatchEvent, PROTOBUF_WATCH_MEDIA_TYPE, decodeObject } from '../apimachinery/protobuf/index.js';
 import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource } from '../apimachinery/types.js';
 import { applyPatch } from './patch.js';
-import { applyRequest, forceOf, managerOrUserAgent, trackUpdate, validatePatchOptions, type FieldManagerScope } from './fieldmanager.js';
+import { applyRequest, forceOf, managerOrUserAgent, trackUpdate, trackViewUpdate, validatePatchOptions, type FieldManagerScope } from './fieldmanager.js';
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, ApiRegistry, RegisteredResource, UserInfo } from '../registry/registry.js';
 import type { DeleteOptions, ListOptions } from '../registry/store.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/table.js';
@@ -513,6 +513,9 @@ export class ApiServer {
           const m = (incoming.metadata ??= {});
           if (!m.resourceVersion) m.resourceVersion = base.metadata?.resourceVersion;
         }
+        // managedFields: what the write changes in the parent, owned by its manager.
+        const next = r.store.strategy.subresources![sub]!.merge(cloneObject(incoming), cloneObject(current));
+        trackViewUpdate(this.fieldScope(r, sub), current, next, incoming, managerOrUserAgent(opts.fieldManager, header(ctx.req, 'user-agent')));
         await this.admit(this.attrs(ctx, r, 'UPDATE', namespace, name, incoming, current, opts.dryRun, sub));
         return incoming;
       },

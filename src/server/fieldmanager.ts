@@ -131,6 +131,30 @@ export function trackUpdate(scope: FieldManagerScope, live: KubeObject | undefin
   alignMetadata(obj, live);
 }
 
+/**
+ * managedFields for a write through a subresource with a kind of its own (scale): `next` is the
+ * parent object as the write leaves it. The manager owns what it changed in the parent, recorded
+ * with the parent's apiVersion and the subresource's name (upstream's ScaleHandler maps the
+ * Scale's `.spec.replicas` onto the parent's replicas path the same way). The entries are set on
+ * `view`, the object the store merges into the parent. Mutates `next` and `view`.
+ */
+export function trackViewUpdate(scope: FieldManagerScope, live: KubeObject, next: KubeObject, view: KubeObject, manager: string): void {
+  normalise(scope, next);
+  const entries = update({
+    schema: scope.schema,
+    defs: scope.definitions,
+    apiVersion: scope.apiVersion,
+    subresource: scope.subresource || undefined,
+    resetFields: resetFieldsOf(scope.strategy, scope.subresource),
+    old: live,
+    new: next,
+    manager,
+  });
+  const meta = (view.metadata ??= {});
+  if (entries?.length) meta.managedFields = entries;
+  else delete meta.managedFields;
+}
+
 export interface ApplyRequest {
   readonly body: Uint8Array;
   readonly manager: string;
