@@ -16,7 +16,7 @@ import { RpcClient, configMap, stats, type Credentials, type Memory, type Starte
 import { HttpClient, Watchers, closedLoop, expectStatus, openLoop, type RoundResult } from './load.js';
 import { SSA_FIELDS, runSsa } from './ssa.js';
 
-const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa'] as const;
+const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'nsdelete', 'gc', 'idlecm'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Config {
@@ -36,6 +36,9 @@ interface Config {
   readonly rssObjects: number;
   readonly etcdConcurrency: readonly number[];
   readonly sqliteMs: number;
+  /** Object counts of the controller scenarios (nsdelete, gc, idlecm) × this. */
+  readonly controllerScale: number;
+  readonly idleMeasureMs: number;
 }
 
 const FULL: Config = {
@@ -55,6 +58,8 @@ const FULL: Config = {
   rssObjects: 100_000,
   etcdConcurrency: [16, 64],
   sqliteMs: 2000,
+  controllerScale: 1,
+  idleMeasureMs: 30_000,
 };
 
 const QUICK: Config = {
@@ -74,6 +79,8 @@ const QUICK: Config = {
   rssObjects: 10_000,
   etcdConcurrency: [16],
   sqliteMs: 500,
+  controllerScale: 0.1,
+  idleMeasureMs: 5_000,
 };
 
 // ---- command line ------------------------------------------------------------------------------
@@ -175,7 +182,7 @@ class ServerProc {
 
   static async start(
     kind: 'kplane-sqlite' | 'kplane-etcd' | 'bare',
-    opts: { dataDir: string; storageDir?: string; etcdEndpoint?: string; cpuProfDir?: string; tls?: { key: string; cert: string; ca: string } },
+    opts: { dataDir: string; storageDir?: string; etcdEndpoint?: string; cpuProfDir?: string; tls?: { key: string; cert: string; ca: string }; controllers?: boolean },
   ): Promise<ServerProc> {
     const execArgv = ['--import', 'tsx', '--expose-gc'];
     if (opts.cpuProfDir && kind !== 'bare') execArgv.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`);
@@ -572,6 +579,119 @@ async function scenarioEtcd(cfg: Config, dataDir: string, cpuProfDir: string | u
 
 // ---- main --------------------------------------------------------------------------------------------
 
+// ---- controller scenarios: namespace deletion, garbage collection, an idle controller-manager ------
+
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
+
+interface DeleteAndWait {
+  readonly ms: number;
+  readonly done: boolean;
+}
+
+async function scenarioNsDelete(cfg: Config, dataDir: string, cpuProfDir: string | undefined): Promise<void> {
+  const nCm = Math.round(10_000 * cfg.controllerScale);
+  const nCr = Math.round(1_000 * cfg.controllerScale);
+  console.log(`\n[7] Deleting a namespace holding ${nCm} ConfigMaps and ${nCr} custom resources (in-process controllers)`);
+  const srv = await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'nsdelete-db'), controllers: true, ...(cpuProfDir ? { cpuProfDir } : {}) });
+  try {
+    const widgets = await srv.rpc.call<{ group: string; version: string; resource: string }>('createCrd', { plural: 'widgets', kind: 'Widget' });
+    const a = await srv.rpc.call<{ ms: number }>('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-nsdelete', count: nCm, prefix: 'cm-' });
+    const b = await srv.rpc.call<{ ms: number }>('preloadObjects', { gvr: widgets, namespace: 'bench-nsdelete', count: nCr, prefix: 'w-' });
+    console.log(`  loaded in ${((a.ms + b.ms) / 1000).toFixed(1)} s through the store`);
+    const { result: r, cpu } = await withCpu(srv.started.pid, () =>
+      srv.rpc.call<DeleteAndWait>('deleteAndWait', { gvr: NAMESPACES, name: 'bench-nsdelete', until: { gvr: NAMESPACES, name: 'bench-nsdelete' }, timeoutMs: 120_000 }),
+    );
+    console.log(`  namespace gone ${r.done ? 'after' : 'NOT within'} ${(r.ms / 1000).toFixed(2)} s (${cpu})`);
+    rows.push({ scenario: '7-nsdelete', target: 'kplane', op: `delete namespace (${nCm} cm + ${nCr} CRs)`, concurrency: '-', value: `${(r.ms / 1000).toFixed(2)} s`, note: cpu });
+    if (cfg.controllerScale >= 1) goal(`namespace with ${nCm} ConfigMaps + ${nCr} CRs deleted`, '≤ 20 s', `${(r.ms / 1000).toFixed(1)} s`, r.done && r.ms <= 20_000);
+  } finally {
+    await srv.stop();
+  }
+}
+
+async function scenarioGc(cfg: Config, dataDir: string, cpuProfDir: string | undefined): Promise<void> {
+  const nDeps = Math.round(10_000 * cfg.controllerScale);
+  const nLevel = Math.round(1_000 * cfg.controllerScale);
+  console.log(`\n[8] Garbage collection: ${nDeps} dependents of one owner (background); foreground over 3 levels of ${nLevel}`);
+  const srv = await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'gc-db'), controllers: true, ...(cpuProfDir ? { cpuProfDir } : {}) });
+  const owners = (kind: string, names: string[], uids: string[], block = false) => ({ apiVersion: 'v1', kind, names, uids, blockOwnerDeletion: block });
+  try {
+    // Background: one owner, nDeps dependents.
+    const root = await srv.rpc.call<{ uids: string[] }>('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-gc', count: 1, prefix: 'owner-', returnUids: true });
+    await srv.rpc.call('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-gc', count: nDeps, prefix: 'dep-', labels: { set: 'bg' }, owners: owners('ConfigMap', ['owner-0'], root.uids) });
+    const { result: bg, cpu: bgCpu } = await withCpu(srv.started.pid, () =>
+      srv.rpc.call<DeleteAndWait>('deleteAndWait', { gvr: CONFIGMAPS, namespace: 'bench-gc', name: 'owner-0', propagationPolicy: 'Background', until: { gvr: CONFIGMAPS, namespace: 'bench-gc', labelSelector: 'set=bg' }, timeoutMs: 120_000 }),
+    );
+    console.log(`  background: ${nDeps} dependents gone ${bg.done ? 'after' : 'NOT within'} ${(bg.ms / 1000).toFixed(2)} s (${bgCpu})`);
+    rows.push({ scenario: '8-gc', target: 'kplane', op: `background, ${nDeps} dependents`, concurrency: '-', value: `${(bg.ms / 1000).toFixed(2)} s`, note: bgCpu });
+    if (cfg.controllerScale >= 1) goal(`GC of ${nDeps} dependents (background)`, '≤ 20 s', `${(bg.ms / 1000).toFixed(1)} s`, bg.done && bg.ms <= 20_000);
+
+    // Foreground: top → nLevel children → one grandchild each → one great-grandchild each, all blocking.
+    const top = await srv.rpc.call<{ uids: string[] }>('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-fg', count: 1, prefix: 'top-', returnUids: true });
+    const l1 = await srv.rpc.call<{ uids: string[] }>('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-fg', count: nLevel, prefix: 'l1-', labels: { set: 'fg' }, returnUids: true, owners: owners('ConfigMap', ['top-0'], top.uids, true) });
+    const names = (p: string): string[] => Array.from({ length: nLevel }, (_, i) => `${p}${i}`);
+    const l2 = await srv.rpc.call<{ uids: string[] }>('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-fg', count: nLevel, prefix: 'l2-', labels: { set: 'fg' }, returnUids: true, owners: owners('ConfigMap', names('l1-'), l1.uids, true) });
+    await srv.rpc.call('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-fg', count: nLevel, prefix: 'l3-', labels: { set: 'fg' }, owners: owners('ConfigMap', names('l2-'), l2.uids, true) });
+    const { result: fg, cpu: fgCpu } = await withCpu(srv.started.pid, () =>
+      srv.rpc.call<DeleteAndWait>('deleteAndWait', { gvr: CONFIGMAPS, namespace: 'bench-fg', name: 'top-0', propagationPolicy: 'Foreground', until: { gvr: CONFIGMAPS, namespace: 'bench-fg', name: 'top-0' }, timeoutMs: 180_000 }),
+    );
+    console.log(`  foreground: 3 levels of ${nLevel}, owner gone ${fg.done ? 'after' : 'NOT within'} ${(fg.ms / 1000).toFixed(2)} s (${fgCpu})`);
+    rows.push({ scenario: '8-gc', target: 'kplane', op: `foreground, 3 levels of ${nLevel}`, concurrency: '-', value: `${(fg.ms / 1000).toFixed(2)} s`, note: fgCpu });
+    if (cfg.controllerScale >= 1) goal(`GC foreground, 3 levels of ${nLevel}`, '≤ 30 s', `${(fg.ms / 1000).toFixed(1)} s`, fg.done && fg.ms <= 30_000);
+  } finally {
+    await srv.stop();
+  }
+}
+
+async function scenarioIdleCm(cfg: Config, dataDir: string): Promise<void> {
+  const n = Math.round(100_000 * cfg.controllerScale);
+  console.log(`\n[9] An idle kplane controller-manager (own process) with informers over ${n} ConfigMaps`);
+  const srv = await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'idlecm-db') });
+  let cm: ChildProcess | undefined;
+  try {
+    await srv.rpc.call('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-idle', count: n, prefix: 'cm-' });
+    const t0 = performance.now();
+    cm = spawn(process.execPath, ['--import', 'tsx', join(here, '..', 'src', 'cli', 'main.ts'), 'controller-manager', '--kubeconfig', join(dataDir, 'admin.kubeconfig'), '--leader-elect=false'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    children.add(cm);
+    const child = cm;
+    // Synced: the namespace controller's cache and every garbage-collector monitor.
+    await new Promise<void>((resolve, reject) => {
+      let err = '';
+      const timer = setTimeout(() => reject(new Error(`controller-manager not synced in 180 s: ${err.slice(-2000)}`)), 180_000);
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+        err += d;
+        if (/caches synced/.test(err) && /proceeding to collect garbage/.test(err)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (c) => reject(new Error(`controller-manager exited (${c}): ${err.slice(-2000)}`)));
+    });
+    const syncMs = performance.now() - t0;
+    const c0 = procCpuMs(child.pid!);
+    const s0 = procCpuMs(srv.started.pid);
+    const w0 = performance.now();
+    await new Promise((r) => setTimeout(r, cfg.idleMeasureMs));
+    const wall = performance.now() - w0;
+    const cpuPct = ((procCpuMs(child.pid!) - c0) / wall) * 100;
+    const srvPct = ((procCpuMs(srv.started.pid) - s0) / wall) * 100;
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN);
+    console.log(`  synced in ${(syncMs / 1000).toFixed(1)} s; then idle for ${(wall / 1000).toFixed(0)} s: controller-manager CPU ${cpuPct.toFixed(2)}% of a core, RSS ${(rssKb / 1024).toFixed(0)} MiB (server ${srvPct.toFixed(2)}%)`);
+    rows.push({ scenario: '9-idlecm', target: 'kplane controller-manager', op: `idle CPU, ${n} objects`, concurrency: '-', value: `${cpuPct.toFixed(2)}%`, note: `over ${(wall / 1000).toFixed(0)} s after sync (${(syncMs / 1000).toFixed(1)} s); server ${srvPct.toFixed(2)}%` });
+    rows.push({ scenario: '9-idlecm', target: 'kplane controller-manager', op: `RSS, ${n} objects`, concurrency: '-', value: `${(rssKb / 1024).toFixed(0)} MiB` });
+    if (cfg.controllerScale >= 1) goal(`idle controller-manager over ${n} objects`, 'CPU < 1%', `${cpuPct.toFixed(2)}%`, cpuPct < 1);
+  } finally {
+    if (cm && cm.exitCode === null) {
+      const exited = new Promise((r) => cm!.once('exit', r));
+      cm.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      cm.kill('SIGKILL');
+    }
+    await srv.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const base = args.quick ? QUICK : FULL;
@@ -618,6 +738,9 @@ async function main(): Promise<void> {
     if (args.only.has('sqlite')) await scenarioSqlite(cfg, root);
     if (args.only.has('rss')) await scenarioRss(cfg, root, cpuProfDir);
     if (args.only.has('etcd')) await scenarioEtcd(cfg, root, cpuProfDir);
+    if (args.only.has('nsdelete')) await scenarioNsDelete(cfg, root, cpuProfDir);
+    if (args.only.has('gc')) await scenarioGc(cfg, root, cpuProfDir);
+    if (args.only.has('idlecm')) await scenarioIdleCm(cfg, root);
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(root, { recursive: true, force: true });

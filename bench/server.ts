@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { createControlPlane, type ControlPlane } from '../src/controlplane.js';
 import { etcd, sqlite } from '../src/storage/factories.js';
 import type { KubeObject } from '../src/apimachinery/types.js';
+import type { GVR } from '../src/client/types.js';
+import { defaultControllers } from '../src/controllers/index.js';
 import { configMap, serveRpc, type Memory, type StartedServer } from './common.js';
 
 interface StartArgs {
@@ -20,6 +22,8 @@ interface StartArgs {
   readonly etcdEndpoint?: string;
   /** The bare server's TLS identity (kplane's serving certificate). */
   readonly tls?: { key: string; cert: string; ca: string };
+  /** Run the namespace and garbage-collector controllers in process (nsdelete, gc scenarios). */
+  readonly controllers?: boolean;
 }
 
 interface PreloadArgs {
@@ -41,6 +45,7 @@ async function start(a: StartArgs): Promise<StartedServer> {
     storage: a.kind === 'kplane-sqlite' ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db'), inProcessWriter: process.env.KPLANE_SQLITE_WRITER === 'inprocess' }) : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
     dataDir: a.dataDir,
     port: 0,
+    ...(a.controllers ? { controllers: defaultControllers() } : {}),
     log: (m) => process.stderr.write(`[kplane] ${m}\n`),
   });
   await cp.start();
@@ -148,7 +153,110 @@ async function stop(): Promise<void> {
   setTimeout(() => process.exit(0), 50);
 }
 
+// ---- controller scenarios (nsdelete, gc) ---------------------------------------------------------
+
+/** Creates a namespaced CRD (group bench.example.com) through the API and waits until it is served. */
+async function createCrd(a: { plural: string; kind: string }): Promise<GVR> {
+  const client = cp!.loopbackClient();
+  const group = 'bench.example.com';
+  await client.create({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' }, undefined, {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${a.plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: a.plural, singular: a.kind.toLowerCase(), kind: a.kind },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  } as KubeObject);
+  const until = Date.now() + 20_000;
+  while (!cp!.registry.lookup(group, 'v1', a.plural)) {
+    if (Date.now() > until) throw new Error(`CRD ${a.plural} not served in 20 s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { group, version: 'v1', resource: a.plural };
+}
+
+interface PreloadObjectsArgs {
+  readonly gvr: GVR;
+  readonly namespace: string;
+  readonly count: number;
+  readonly prefix: string;
+  readonly labels?: Record<string, string>;
+  /** Object i is owned by owners.uids[i % owners.uids.length] (named owners.names[same]). */
+  readonly owners?: { apiVersion: string; kind: string; names: string[]; uids: string[]; blockOwnerDeletion?: boolean };
+  readonly returnUids?: boolean;
+}
+
+/** Stores `count` objects of any served resource through its generic store (no HTTP), 256 in flight. */
+async function preloadObjects(a: PreloadObjectsArgs): Promise<{ ms: number; uids: string[] }> {
+  const t0 = performance.now();
+  await ensureNamespace(a.namespace);
+  const reg = cp!.registry.lookup(a.gvr.group, a.gvr.version, a.gvr.resource);
+  if (!reg) throw new Error(`${a.gvr.resource} is not served`);
+  const apiVersion = a.gvr.group ? `${a.gvr.group}/${a.gvr.version}` : a.gvr.version;
+  const kind = reg.descriptor.kind;
+  const uids: string[] = new Array<string>(a.count);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < a.count) {
+      const i = next++;
+      const o = a.owners;
+      const j = o ? i % o.uids.length : 0;
+      const base = kind === 'ConfigMap' ? (configMap(`${a.prefix}${i}`, a.namespace) as KubeObject) : ({ apiVersion, kind, metadata: { name: `${a.prefix}${i}`, namespace: a.namespace }, spec: { n: i } } as KubeObject);
+      base.metadata = {
+        ...base.metadata,
+        ...(a.labels ? { labels: a.labels } : {}),
+        ...(o ? { ownerReferences: [{ apiVersion: o.apiVersion, kind: o.kind, name: o.names[j]!, uid: o.uids[j]!, ...(o.blockOwnerDeletion ? { blockOwnerDeletion: true } : {}) }] } : {}),
+      };
+      const { object } = await reg.store.create(a.namespace, base);
+      uids[i] = object.metadata!.uid!;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(256, a.count) }, worker));
+  return { ms: performance.now() - t0, uids: a.returnUids ? uids : [] };
+}
+
+interface DeleteAndWaitArgs {
+  readonly gvr: GVR;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  /** Done when this object is gone, or (with labelSelector) when nothing matches in the namespace. */
+  readonly until: { gvr: GVR; namespace?: string; name?: string; labelSelector?: string };
+  readonly timeoutMs: number;
+}
+
+/** DELETE through the API (loopback client), then polls until the work is done: ms from the DELETE. */
+async function deleteAndWait(a: DeleteAndWaitArgs): Promise<{ ms: number; done: boolean }> {
+  const client = cp!.loopbackClient();
+  const t0 = performance.now();
+  await client.delete(a.gvr, a.namespace, a.name, a.propagationPolicy ? { propagationPolicy: a.propagationPolicy } : {});
+  const u = a.until;
+  for (;;) {
+    let done: boolean;
+    if (u.name !== undefined) {
+      try {
+        await client.get(u.gvr, u.namespace, u.name);
+        done = false;
+      } catch (e) {
+        if ((e as { code?: number }).code !== 404) throw e;
+        done = true;
+      }
+    } else {
+      done = (await client.list(u.gvr, u.namespace, { limit: 1, ...(u.labelSelector ? { labelSelector: u.labelSelector } : {}) })).items.length === 0;
+    }
+    const ms = performance.now() - t0;
+    if (done || ms > a.timeoutMs) return { ms, done };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 serveRpc({
+  createCrd: (a: { plural: string; kind: string }) => createCrd(a),
+  preloadObjects: (a: PreloadObjectsArgs) => preloadObjects(a),
+  deleteAndWait: (a: DeleteAndWaitArgs) => deleteAndWait(a),
   start: (a: StartArgs) => start(a),
   ensureNamespace: (a: { namespace: string }) => ensureNamespace(a.namespace),
   preload: (a: PreloadArgs) => preload(a),
