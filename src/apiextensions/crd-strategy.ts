@@ -5,6 +5,8 @@ import { badRequest, type FieldIssue } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { cloneObject } from '../registry/codec.js';
 import type { Strategy } from '../registry/strategy.js';
+import { rfc3339 } from '../registry/store.js';
+import { CUSTOM_RESOURCE_CLEANUP_FINALIZER, setCRDCondition } from './serving.js';
 import { defaultCRD, semanticEqual, validateCRD, validateCRDStatus, type CRDValidationHooks } from './validation.js';
 import type { CustomResourceDefinition } from './types.js';
 
@@ -51,6 +53,24 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
     },
     validate: (obj) => guarded(() => validateCRD(obj as CustomResourceDefinition, undefined, hooks)),
     validateUpdate: (obj, old) => guarded(() => validateCRD(obj as CustomResourceDefinition, old as CustomResourceDefinition, hooks)),
+    // Upstream's REST.Delete: the first DELETE adds the clean-up finalizer and
+    // Terminating=True/InstanceDeletionPending (the store sets deletionTimestamp); the clean-up in
+    // serving.ts deletes the instances and removes the finalizer. Later DELETEs change nothing.
+    beforeDelete(obj) {
+      const crd = obj as CustomResourceDefinition;
+      if (crd.metadata?.deletionTimestamp) return 'proceed';
+      const next = cloneObject(crd);
+      const meta = (next.metadata ??= {});
+      if (!meta.finalizers?.includes(CUSTOM_RESOURCE_CLEANUP_FINALIZER)) meta.finalizers = [...(meta.finalizers ?? []), CUSTOM_RESOURCE_CLEANUP_FINALIZER];
+      const status = (next.status ??= {});
+      const conditions = (status.conditions ??= []);
+      setCRDCondition(
+        conditions,
+        { type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' },
+        rfc3339(new Date()),
+      );
+      return { update: next };
+    },
     resetFields: { '': [['status']], status: [['metadata'], ['spec']] },
     warningsOnCreate: (obj) => conversionWarnings(obj as CustomResourceDefinition),
     warningsOnUpdate: (obj) => conversionWarnings(obj as CustomResourceDefinition),

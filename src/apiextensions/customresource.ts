@@ -2,7 +2,7 @@
 // Strategy built from the CRD (structural validation, pruning, defaulting, generation, status and
 // scale subresources, printer columns, selectable fields), the apiVersion rewriting between served
 // and storage versions (conversion None), and the OpenAPI definitions of the kind and its list.
-import { fieldIssue, invalid, type FieldIssue } from '../apimachinery/errors.js';
+import { fieldIssue, forbidden, invalid, type FieldIssue } from '../apimachinery/errors.js';
 import { ALL_VERBS, type ResourceDescriptor, type SubresourceDescriptor } from '../apimachinery/resource.js';
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { refTo } from '../apimachinery/schema.js';
@@ -21,6 +21,8 @@ import { semanticEqual } from './validation.js';
 
 export interface CustomResourceOptions {
   readonly rules?: ValidationRulesEngine | undefined;
+  /** Whether the CRD is being deleted now: creates are refused then (upstream's forbidCreateAdmission). */
+  readonly terminating?: (() => boolean) | undefined;
 }
 
 export interface ServedVersion {
@@ -290,6 +292,9 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
       pruneNonNullableNullsWithoutDefaults(obj, structural);
     },
     prepareForCreate(obj) {
+      if (opts.terminating?.()) {
+        throw forbidden({ group, resource: plural }, obj.metadata?.name ?? '', 'create not allowed while custom resource definition is terminating');
+      }
       if (statusEnabled) delete (obj as Record<string, unknown>)['status'];
       obj.metadata!.generation = 1;
     },

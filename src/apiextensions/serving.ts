@@ -1,16 +1,32 @@
-// What makes a CRD served, in process and without the controller runtime (a later issue moves this
-// into controllers talking to the API through a client):
-//  - naming: when spec.names differ from status.acceptedNames, the names are checked against the
-//    accepted names of the other CRDs of the group (upstream's NamingConditionController); names
-//    that do not conflict are accepted and the CRD gets NamesAccepted=True and, in the same status
-//    write, Established=True (upstream's EstablishingController does that step separately). A
-//    conflict gives NamesAccepted=False with upstream's reason and message. Protected groups get
-//    KubernetesAPIApprovalPolicyConformant. Status is written through the store's /status path.
-//  - serving: every established CRD's served versions are registered in the ApiRegistry (routing,
+// The CRD lifecycle, inside the API module like upstream's apiextensions-apiserver (its naming,
+// establishing and finalizer controllers run in the apiextensions server, not in
+// kube-controller-manager), so CRDs work with `kplane serve --controllers=false` too. One loop
+// lists and watches CRDs through the generic store (in process, no client: the module owns this
+// store, as upstream's controllers own theirs through a loopback clientset) and handles events one
+// at a time:
+//  - naming (upstream's NamingConditionController): when spec.names differ from
+//    status.acceptedNames, the names are checked against the accepted names of the other CRDs of
+//    the group; names that do not conflict are accepted. NamesAccepted=True/NoConflicts, or False
+//    with PluralConflict/SingularConflict/ShortNamesConflict/KindConflict/ListKindConflict and
+//    `"<name>" is already in use`; Established becomes False/Installing (or NotAccepted). After a
+//    status write the other CRDs of the group are looked at again (a name may have been freed).
+//    Protected groups get KubernetesAPIApprovalPolicyConformant.
+//  - establishing (upstream's EstablishingController): NamesAccepted=True and not Established →
+//    Established=True/InitialNamesAccepted, in a second status write.
+//  - serving: every Established CRD's served versions are registered in the ApiRegistry (routing,
 //    discovery, OpenAPI follow it); a changed CRD is re-registered, a removed version or a deleted
-//    CRD is unregistered. Stored custom resources are left alone (instance clean-up is a later
-//    issue), and no `customresourcecleanup` finalizer is added, so deleting a CRD is immediate.
-// One loop lists and watches CRDs through the generic store and handles events one at a time.
+//    CRD is unregistered. While the CRD is terminating its resources still serve get, list, watch,
+//    update, patch and delete, but creates are refused (upstream's forbidCreateAdmission).
+//  - deletion (upstream's CRDFinalizer): DELETE of a CRD adds the
+//    `customresourcecleanup.apiextensions.k8s.io` finalizer and Terminating=True/
+//    InstanceDeletionPending (crd-strategy.ts, upstream's REST.Delete); this loop then sets
+//    Terminating=True/InstanceDeletionInProgress, deletes the instances namespace by namespace
+//    through the store (instances' own finalizers are respected), waits until none is left (at most
+//    a minute per attempt, then InstanceDeletionCheck and a retry with backoff), sets
+//    Terminating=False/InstanceDeletionCompleted and removes the finalizer; the CRD goes and its
+//    resources stop being served. Failures give InstanceDeletionFailed and are retried.
+//    Upstream removes the finalizer through /status (its status strategy lets metadata through);
+//    here /status changes only status, so the finalizer goes in a second write to the resource.
 import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { ApiRegistry } from '../registry/registry.js';
@@ -21,6 +37,37 @@ import { canonicalJSON } from './schema/index.js';
 import { conditionOf, isConditionTrue, type CRDCondition, type CRDNames, type CustomResourceDefinition } from './types.js';
 import { apiApprovalState, isProtectedCommunityGroup, semanticEqual } from './validation.js';
 
+/** The finalizer DELETE adds and the clean-up removes (apiextensionsv1.CustomResourceCleanupFinalizer). */
+export const CUSTOM_RESOURCE_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+
+/** Built-in resources stored where a CRD of the same group/plural would be (OverlappingBuiltInResources). */
+const OVERLAPPING_BUILT_IN = new Set(['apiregistration.k8s.io/apiservices', 'apiextensions.k8s.io/customresourcedefinitions']);
+
+/** A CRD is terminating once it has a deletionTimestamp or Terminating=True (upstream's crdHandler). */
+export function isTerminating(crd: CustomResourceDefinition): boolean {
+  return !!crd.metadata?.deletionTimestamp || isConditionTrue(crd, 'Terminating');
+}
+
+/** apihelpers.SetCRDCondition: lastTransitionTime moves only when the status changes. */
+export function setCRDCondition(conditions: CRDCondition[], c: CRDCondition, now: string): void {
+  const i = conditions.findIndex((x) => x.type === c.type);
+  if (i < 0) {
+    conditions.push({ ...c, lastTransitionTime: c.lastTransitionTime ?? now });
+    return;
+  }
+  const old = conditions[i]!;
+  const changed = old.status !== c.status || !old.lastTransitionTime;
+  conditions[i] = { ...c, lastTransitionTime: changed ? (c.lastTransitionTime ?? now) : old.lastTransitionTime! };
+}
+
+export interface CRDServingOptions extends CustomResourceOptions {
+  readonly log?: (msg: string) => void;
+  /** How often the clean-up looks whether the instances are gone (upstream: 5 s; first look at once). */
+  readonly instancePollMs?: number;
+  /** How long one clean-up attempt waits for the instances (upstream: 1 min). */
+  readonly instanceWaitMs?: number;
+}
+
 interface Served {
   readonly key: string;
   readonly gvrs: { group: string; version: string; plural: string }[];
@@ -30,6 +77,11 @@ interface Served {
 export class CRDServing {
   private readonly crds = new Map<string, CustomResourceDefinition>();
   private readonly served = new Map<string, Served>();
+  private readonly terminating = new Set<string>();
+  /** CRD name → clean-up in flight; retries pending. */
+  private readonly finalizing = new Map<string, Promise<void>>();
+  private readonly retries = new Map<string, { timer: NodeJS.Timeout; failures: number }>();
+  private readonly failures = new Map<string, number>();
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
   private queue: Promise<void> = Promise.resolve();
@@ -37,7 +89,7 @@ export class CRDServing {
   constructor(
     private readonly registry: ApiRegistry,
     private readonly store: GenericStore,
-    private readonly opts: CustomResourceOptions & { log?: (msg: string) => void } = {},
+    private readonly opts: CRDServingOptions = {},
   ) {}
 
   /** Serves what is established now, then follows changes in the background. */
@@ -48,8 +100,11 @@ export class CRDServing {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    for (const r of this.retries.values()) clearTimeout(r.timer);
+    this.retries.clear();
     await this.loop?.catch(() => {});
     await this.queue.catch(() => {});
+    await Promise.all([...this.finalizing.values()].map((p) => p.catch(() => {})));
   }
 
   private async resync(): Promise<string> {
@@ -80,7 +135,7 @@ export class CRDServing {
         }
       } catch (e) {
         if (signal.aborted) return;
-        this.opts.log?.(`apiextensions: CRD watch ended: ${e instanceof Error ? e.message : String(e)}`);
+        this.opts.log?.(`apiextensions: CRD watch ended: ${errorText(e)}`);
         await new Promise((r) => setTimeout(r, 200).unref());
         if (signal.aborted) return;
         // A watch too far behind (410) or a storage hiccup: start over from a fresh list.
@@ -104,77 +159,105 @@ export class CRDServing {
 
   private async deleted(crd: CustomResourceDefinition): Promise<void> {
     const name = crd.metadata?.name ?? '';
-    this.crds.delete(name);
+    if (this.crds.get(name)?.metadata?.uid === crd.metadata?.uid) this.crds.delete(name);
+    this.terminating.delete(name);
     this.unserve(name);
-    // Names the deleted CRD held may now be free for another CRD of its group.
+    this.requeueGroup(crd);
+  }
+
+  /** requeueAllOtherGroupCRDs: names may have been freed for the other CRDs of the group. */
+  private requeueGroup(crd: CustomResourceDefinition): void {
     for (const other of [...this.crds.values()]) {
-      if (other.spec?.group === crd.spec?.group && !isConditionTrue(other, 'NamesAccepted')) await this.reconcile(other);
+      if (other.metadata?.name === crd.metadata?.name || other.spec?.group !== crd.spec?.group) continue;
+      if (semanticEqual(other.spec?.names, other.status?.acceptedNames) && isConditionTrue(other, 'NamesAccepted')) continue;
+      void this.enqueue(() => this.reconcile(this.crds.get(other.metadata?.name ?? '') ?? other));
     }
   }
 
   private async reconcile(input: CustomResourceDefinition): Promise<void> {
     let crd = input;
     const name = crd.metadata?.name ?? '';
+    const known = this.crds.get(name);
+    // An event older than what a status write of ours already returned changes nothing.
+    if (known && known.metadata?.uid === crd.metadata?.uid && Number(known.metadata?.resourceVersion) > Number(crd.metadata?.resourceVersion)) crd = known;
     this.crds.set(name, crd);
-    const status = this.desiredStatus(crd);
-    if (status) {
-      try {
-        const r = await this.store.update(
-          undefined,
-          name,
-          (current) => {
-            if (!current) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
-            const cur = current as CustomResourceDefinition;
-            if (cur.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'Conflict', code: 409, message: 'replaced' });
-            const next = this.desiredStatus(cur) ?? cur.status ?? {};
-            return { ...cur, status: next } as KubeObject;
-          },
-          { subresource: 'status' },
-        );
-        crd = r.object as CustomResourceDefinition;
-        this.crds.set(name, crd);
-      } catch (e) {
-        if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return;
-        throw e;
-      }
+    // Naming first, then establishing on what naming wrote (two status writes, as upstream's two controllers).
+    for (const step of [(c: CustomResourceDefinition) => this.namingStatus(c), (c: CustomResourceDefinition) => this.establishingStatus(c)]) {
+      if (!step(crd)) continue;
+      const written = await this.writeStatus(crd, step);
+      if (!written) return; // gone or changed meanwhile: its own event comes next
+      const namesChanged = !semanticEqual(written.status?.acceptedNames, crd.status?.acceptedNames);
+      crd = written;
+      this.crds.set(name, crd);
+      if (namesChanged) this.requeueGroup(crd);
     }
+    if (isTerminating(crd)) this.terminating.add(name);
+    else this.terminating.delete(name);
     this.serve(crd);
+    if (crd.metadata?.deletionTimestamp && crd.metadata.finalizers?.includes(CUSTOM_RESOURCE_CLEANUP_FINALIZER)) this.startCleanup(name);
   }
 
-  /** The status this CRD should have, or undefined when it already has it. */
-  private desiredStatus(crd: CustomResourceDefinition): CustomResourceDefinition['status'] | undefined {
+  /** Writes `step`'s status through /status (UpdateStatus with the object's resourceVersion). */
+  private async writeStatus(
+    crd: CustomResourceDefinition,
+    step: (c: CustomResourceDefinition) => CustomResourceDefinition['status'] | undefined,
+  ): Promise<CustomResourceDefinition | undefined> {
+    const name = crd.metadata?.name ?? '';
+    try {
+      const r = await this.store.update(
+        undefined,
+        name,
+        (current) => {
+          if (!current) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
+          const cur = current as CustomResourceDefinition;
+          if (cur.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'Conflict', code: 409, message: 'replaced' });
+          return { ...cur, status: step(cur) ?? cur.status ?? {} } as KubeObject;
+        },
+        { subresource: 'status' },
+      );
+      return r.object as CustomResourceDefinition;
+    } catch (e) {
+      if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return undefined;
+      throw e;
+    }
+  }
+
+  /** The naming controller's status for this CRD, or undefined when it has nothing to change. */
+  private namingStatus(crd: CustomResourceDefinition): CustomResourceDefinition['status'] | undefined {
     const spec = crd.spec ?? {};
     const status = crd.status ?? {};
-    const wanted = spec.names ?? {};
     const conditions: CRDCondition[] = (status.conditions ?? []).map((c) => ({ ...c }));
     const now = rfc3339(new Date());
-    const set = (c: CRDCondition): void => {
-      const i = conditions.findIndex((x) => x.type === c.type);
-      if (i < 0) conditions.push({ ...c, lastTransitionTime: now });
-      else {
-        const old = conditions[i]!;
-        conditions[i] = { ...c, lastTransitionTime: old.status !== c.status || !old.lastTransitionTime ? now : old.lastTransitionTime };
-      }
-    };
     let accepted: CRDNames = status.acceptedNames ?? { plural: '', kind: '' };
-    if (!semanticEqual(wanted, status.acceptedNames) || !conditionOf(crd, 'NamesAccepted') || !conditionOf(crd, 'Established')) {
+    // Upstream skips CRDs whose names are all accepted; a CRD written without our conditions
+    // (restored from a backup, say) is looked at too.
+    if (!semanticEqual(spec.names ?? {}, status.acceptedNames) || !conditionOf(crd, 'NamesAccepted') || !conditionOf(crd, 'Established')) {
       const r = this.namesFor(crd);
       accepted = r.names;
-      set(r.condition);
-      const established = conditionOf(crd, 'Established');
-      if (r.condition.status === 'True' && established?.status !== 'True') {
-        set({ type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' });
-      } else if (!established) {
-        set({ type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' });
+      setCRDCondition(conditions, r.condition, now);
+      // Established stays as it is once True; otherwise Installing (the establishing step turns
+      // it True) when the names are accepted, NotAccepted when it never had the condition.
+      let established: CRDCondition = conditionOf(crd, 'Established') ?? { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' };
+      if (established.status !== 'True' && r.condition.status === 'True') {
+        established = { type: 'Established', status: 'False', reason: 'Installing', message: 'the initial names have been accepted' };
       }
+      setCRDCondition(conditions, established, now);
     }
     if (isProtectedCommunityGroup(spec.group ?? '')) {
       const a = apiApprovalState(crd.metadata?.annotations);
       const reason = { Approved: 'ApprovedAnnotation', Bypassed: 'UnapprovedAnnotation', Missing: 'MissingAnnotation', Invalid: 'InvalidAnnotation' }[a.state];
-      set({ type: 'KubernetesAPIApprovalPolicyConformant', status: a.state === 'Approved' ? 'True' : 'False', reason, message: a.reason });
+      setCRDCondition(conditions, { type: 'KubernetesAPIApprovalPolicyConformant', status: a.state === 'Approved' ? 'True' : 'False', reason, message: a.reason }, now);
     }
     const next = { ...status, acceptedNames: accepted, conditions };
     return canonicalJSON(next) === canonicalJSON(status) ? undefined : next;
+  }
+
+  /** The establishing controller's status: Established once the names are accepted. */
+  private establishingStatus(crd: CustomResourceDefinition): CustomResourceDefinition['status'] | undefined {
+    if (!isConditionTrue(crd, 'NamesAccepted') || isConditionTrue(crd, 'Established')) return undefined;
+    const conditions: CRDCondition[] = (crd.status?.conditions ?? []).map((c) => ({ ...c }));
+    setCRDCondition(conditions, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, rfc3339(new Date()));
+    return { ...crd.status, conditions };
   }
 
   /** calculateNamesAndConditions of upstream's naming controller. */
@@ -189,27 +272,34 @@ export class CRDServing {
     }
     const req = crd.spec?.names ?? {};
     const acc = crd.status?.acceptedNames ?? {};
-    const names: CRDNames = { ...acc };
+    // plural and kind are not omitempty upstream: a name not accepted yet is "".
+    const names: CRDNames = { plural: '', kind: '', ...acc };
     let condition: CRDCondition | undefined;
     const conflict = (reason: string, name: string): void => {
       condition = { type: 'NamesAccepted', status: 'False', reason, message: `"${name}" is already in use` };
     };
-    const fresh = (requested: string | undefined, accepted: string | undefined, used: Set<string>): boolean => requested === accepted || !used.has(requested ?? '');
+    const fresh = (requested: string | undefined, accepted: string | undefined, used: Set<string>): boolean => (requested ?? '') === (accepted ?? '') || !used.has(requested ?? '');
     if (fresh(req.plural, acc.plural, resources)) names.plural = req.plural ?? '';
     else conflict('PluralConflict', req.plural ?? '');
-    if (fresh(req.singular, acc.singular, resources)) names.singular = req.singular ?? '';
-    else conflict('SingularConflict', req.singular ?? '');
+    if (fresh(req.singular, acc.singular, resources)) {
+      if (req.singular) names.singular = req.singular;
+      else delete names.singular;
+    } else conflict('SingularConflict', req.singular ?? '');
     if (!semanticEqual(req.shortNames, acc.shortNames)) {
       const existing = new Set(acc.shortNames ?? []);
-      const bad = (req.shortNames ?? []).filter((s) => !existing.has(s) && resources.has(s));
-      if (bad.length) condition = { type: 'NamesAccepted', status: 'False', reason: 'ShortNamesConflict', message: bad.map((b) => `"${b}" is already in use`).join(', ') };
+      const bad = (req.shortNames ?? []).filter((s) => !existing.has(s) && s !== acc.plural && s !== acc.singular && resources.has(s));
+      // utilerrors.NewAggregate: one error as is, several as "[a, b]".
+      const msgs = bad.map((b) => `"${b}" is already in use`);
+      if (bad.length) condition = { type: 'NamesAccepted', status: 'False', reason: 'ShortNamesConflict', message: msgs.length === 1 ? msgs[0]! : `[${msgs.join(', ')}]` };
       else if (req.shortNames) names.shortNames = req.shortNames;
       else delete names.shortNames;
     }
     if (fresh(req.kind, acc.kind, kinds)) names.kind = req.kind ?? '';
     else conflict('KindConflict', req.kind ?? '');
-    if (fresh(req.listKind, acc.listKind, kinds)) names.listKind = req.listKind ?? '';
-    else conflict('ListKindConflict', req.listKind ?? '');
+    if (fresh(req.listKind, acc.listKind, kinds)) {
+      if (req.listKind) names.listKind = req.listKind;
+      else delete names.listKind;
+    } else conflict('ListKindConflict', req.listKind ?? '');
     if (req.categories) names.categories = req.categories;
     else delete names.categories;
     return { names, condition: condition ?? { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' } };
@@ -226,17 +316,18 @@ export class CRDServing {
     const prev = this.served.get(name);
     const gvrs: Served['gvrs'] = [];
     const definitions: string[] = [];
+    const opts: CustomResourceOptions = { rules: this.opts.rules, terminating: () => this.terminating.has(name) };
     for (const v of crd.spec?.versions ?? []) {
       if (!v.served || !v.name) continue;
       try {
-        const built = buildServedVersion(crd, v, this.opts);
+        const built = buildServedVersion(crd, v, opts);
         const d = built.registration.descriptor;
         this.registry.addDefinitions(built.definitions);
         definitions.push(...Object.keys(built.definitions));
         this.registry.add(built.registration);
         gvrs.push({ group: d.group, version: d.version, plural: d.plural });
       } catch (e) {
-        this.opts.log?.(`apiextensions: cannot serve ${name} ${v.name}: ${e instanceof Error ? e.message : String(e)}`);
+        this.opts.log?.(`apiextensions: cannot serve ${name} ${v.name}: ${errorText(e)}`);
       }
     }
     if (prev) {
@@ -255,4 +346,175 @@ export class CRDServing {
     this.registry.removeDefinitions(prev.definitions);
     this.served.delete(name);
   }
+
+  // ---- deletion (CRDFinalizer) -----------------------------------------------------------------
+
+  /** Starts the clean-up of a deleted CRD unless one runs or waits for its retry already. */
+  private startCleanup(name: string): void {
+    if (this.abort.signal.aborted || this.finalizing.has(name) || this.retries.has(name)) return;
+    const run = this.cleanup(name)
+      .then(() => {
+        this.failures.delete(name);
+      })
+      .catch((e: unknown) => {
+        if (this.abort.signal.aborted) return;
+        // The workqueue's rate limiter: 5 ms doubling per failure, here from 500 ms up to 30 s.
+        const failures = (this.failures.get(name) ?? 0) + 1;
+        this.failures.set(name, failures);
+        const delay = Math.min(30_000, 500 * 2 ** (failures - 1));
+        this.opts.log?.(`apiextensions: clean-up of ${name} failed (retry in ${delay} ms): ${errorText(e)}`);
+        const timer = setTimeout(() => {
+          this.retries.delete(name);
+          const crd = this.crds.get(name);
+          if (crd) void this.enqueue(() => this.reconcile(this.crds.get(name) ?? crd));
+        }, delay);
+        timer.unref();
+        this.retries.set(name, { timer, failures });
+      })
+      .finally(() => this.finalizing.delete(name));
+    this.finalizing.set(name, run);
+  }
+
+  /** CRDFinalizer.sync: mark, delete the instances, wait for them, then let the CRD go. */
+  private async cleanup(name: string): Promise<void> {
+    let crd = this.crds.get(name);
+    if (!crd?.metadata?.deletionTimestamp || !crd.metadata.finalizers?.includes(CUSTOM_RESOURCE_CLEANUP_FINALIZER)) return;
+    const uid = crd.metadata.uid;
+    const withCondition = (c: CRDCondition) => (cur: CustomResourceDefinition): CustomResourceDefinition['status'] => {
+      const conditions = (cur.status?.conditions ?? []).map((x) => ({ ...x }));
+      setCRDCondition(conditions, c, rfc3339(new Date()));
+      return { ...cur.status, conditions };
+    };
+    // "This cleanup could take a while."
+    crd = await this.writeStatusRetrying(crd, withCondition({ type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }));
+    if (!crd) return;
+    let cond: CRDCondition;
+    const group = crd.spec?.group ?? '';
+    if (OVERLAPPING_BUILT_IN.has(`${group}/${crd.spec?.names?.plural ?? ''}`)) {
+      cond = { type: 'Terminating', status: 'False', reason: 'OverlappingBuiltInResource', message: 'instances overlap with built-in resources in storage' };
+    } else if (isConditionTrue(crd, 'Established')) {
+      const r = await this.deleteInstances(crd);
+      cond = r.condition;
+      if (r.error) {
+        await this.writeStatusRetrying(crd, withCondition(cond)).catch(() => undefined);
+        throw r.error;
+      }
+    } else {
+      cond = { type: 'Terminating', status: 'False', reason: 'NeverEstablished', message: 'resource was never established' };
+    }
+    crd = await this.writeStatusRetrying(crd, withCondition(cond));
+    if (!crd) return;
+    // CRDRemoveFinalizer. Once it is gone the store removes the CRD; its DELETED event unserves it.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await this.store.update(undefined, name, (current) => {
+          if (!current || current.metadata?.uid !== uid) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
+          const next = { ...current, metadata: { ...current.metadata } };
+          next.metadata.finalizers = (current.metadata?.finalizers ?? []).filter((f) => f !== CUSTOM_RESOURCE_CLEANUP_FINALIZER);
+          return next;
+        });
+        return;
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 404) return;
+        if (!(e instanceof StatusError && e.code === 409)) throw e;
+      }
+    }
+    throw new Error(`could not remove the ${CUSTOM_RESOURCE_CLEANUP_FINALIZER} finalizer: too many conflicts`);
+  }
+
+  /** writeStatus, retried on conflicts (the naming loop may write the same CRD meanwhile). */
+  private async writeStatusRetrying(
+    crd: CustomResourceDefinition,
+    step: (c: CustomResourceDefinition) => CustomResourceDefinition['status'],
+  ): Promise<CustomResourceDefinition | undefined> {
+    const name = crd.metadata?.name ?? '';
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const r = await this.store.update(
+          undefined,
+          name,
+          (current) => {
+            if (!current || current.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
+            const cur = current as CustomResourceDefinition;
+            return { ...cur, status: step(cur) } as KubeObject;
+          },
+          { subresource: 'status' },
+        );
+        return r.object as CustomResourceDefinition;
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 404) return undefined;
+        if (!(e instanceof StatusError && e.code === 409)) throw e;
+      }
+    }
+    throw new Error('too many conflicts writing the status');
+  }
+
+  /** CRDFinalizer.deleteInstances: DeleteCollection per namespace, then wait until none is left. */
+  private async deleteInstances(crd: CustomResourceDefinition): Promise<{ condition: CRDCondition; error?: Error }> {
+    const plural = crd.status?.acceptedNames?.plural ?? '';
+    const group = crd.spec?.group ?? '';
+    const failed = (message: string, error: Error): { condition: CRDCondition; error: Error } => ({
+      condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionFailed', message },
+      error,
+    });
+    // Every served version shares the storage prefix; any of them lists and deletes them all.
+    const served = this.served.get(crd.metadata?.name ?? '')?.gvrs ?? [];
+    const reg = served.map((g) => this.registry.lookup(g.group, g.version, g.plural)).find((r) => r !== undefined);
+    if (!reg) {
+      const err = new Error(`unable to find a custom resource client for ${plural}.${group}`);
+      return failed(`could not list instances: ${err.message}`, err);
+    }
+    const store = reg.store;
+    const namespaced = reg.descriptor.namespaced;
+    let items: KubeObject[];
+    try {
+      items = (await store.list(undefined)).items;
+    } catch (e) {
+      return failed(`could not list instances: ${errorText(e)}`, asError(e));
+    }
+    const namespaces = new Set<string>();
+    const errors: string[] = [];
+    for (const item of items) {
+      const ns = item.metadata?.namespace ?? '';
+      if (namespaces.has(ns)) continue;
+      // don't retry deleting the same namespace
+      namespaces.add(ns);
+      try {
+        await store.deleteCollection(namespaced ? ns : undefined, {});
+      } catch (e) {
+        errors.push(errorText(e));
+      }
+    }
+    if (errors.length) {
+      const msg = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
+      return failed(`could not issue all deletes: ${msg}`, new Error(msg));
+    }
+    // Now wait until all of them are gone (their own finalizers may hold them).
+    const pollMs = this.opts.instancePollMs ?? 500;
+    const until = Date.now() + (this.opts.instanceWaitMs ?? 60_000);
+    for (;;) {
+      let left: number;
+      try {
+        left = (await store.list(undefined)).items.length;
+      } catch (e) {
+        return { condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionCheck', message: `could not confirm zero CustomResources remaining: ${errorText(e)}` }, error: asError(e) };
+      }
+      if (left === 0) break;
+      if (this.abort.signal.aborted) return { condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, error: new Error('stopped') };
+      if (Date.now() >= until) {
+        const err = new Error('timed out waiting for the condition');
+        return { condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionCheck', message: `could not confirm zero CustomResources remaining: ${err.message}` }, error: err };
+      }
+      await new Promise((r) => setTimeout(r, pollMs).unref());
+    }
+    return { condition: { type: 'Terminating', status: 'False', reason: 'InstanceDeletionCompleted', message: 'removed all instances' } };
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
 }
