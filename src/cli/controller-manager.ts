@@ -2,9 +2,11 @@
 // kube-compatible server reached through a kubeconfig (HTTPS client), with leader election on a
 // coordination.k8s.io Lease so that several replicas can run and only one acts.
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Registry } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createHttpsClient } from '../client/https.js';
 import { defaultControllers, runControllers } from '../controllers/index.js';
 
@@ -17,6 +19,8 @@ export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --leader-elect-lease-duration DUR    how long a held Lease is respected by others (default 15s)
   --leader-elect-renew-deadline DUR    how long the leader retries renewing before giving up (default 10s)
   --leader-elect-retry-period DUR      time between attempts (default 2s)
+  --metrics-port PORT                  serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0 picks a free port; default off)
+  --metrics-bind-address ADDR          address of the metrics endpoint (default 127.0.0.1)
 `;
 
 function duration(flag: string, v: string): number {
@@ -38,6 +42,8 @@ export async function controllerManager(argv: string[]): Promise<void> {
       'leader-elect-lease-duration': { type: 'string', default: '15s' },
       'leader-elect-renew-deadline': { type: 'string', default: '10s' },
       'leader-elect-retry-period': { type: 'string', default: '2s' },
+      'metrics-port': { type: 'string' },
+      'metrics-bind-address': { type: 'string', default: '127.0.0.1' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -56,10 +62,36 @@ export async function controllerManager(argv: string[]): Promise<void> {
   const client = createHttpsClient(values.kubeconfig);
   const identity = `${hostname()}_${randomUUID()}`;
   const leaderElect = values['leader-elect'] !== 'false';
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  let metricsServer: Server | undefined;
+  let metricsNote = '';
+  if (values['metrics-port'] !== undefined) {
+    const port = Number(values['metrics-port']);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--metrics-port must be a port number, got "${values['metrics-port']}"`);
+    // Plain HTTP on loopback by default, like a Prometheus scrape target behind the node's firewall.
+    const srv = createServer((req, res) => {
+      if ((req.url ?? '').split('?')[0] !== '/metrics') {
+        res.writeHead(404).end('not found\n');
+        return;
+      }
+      registry.metrics().then(
+        (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body),
+        (e: unknown) => res.writeHead(500).end(String(e)),
+      );
+    });
+    await new Promise<void>((ok, fail) => {
+      srv.once('error', fail);
+      srv.listen(port, values['metrics-bind-address'], () => ok());
+    });
+    metricsServer = srv;
+    const a = srv.address() as AddressInfo;
+    metricsNote = `, metrics on http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/metrics`;
+  }
   const running = runControllers({
     client,
     controllers,
-    metrics: new Registry(),
+    metrics: registry,
     log,
     ...(leaderElect
       ? {
@@ -75,7 +107,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
         }
       : {}),
   });
-  process.stdout.write(`kplane controller-manager started: identity ${identity}, controllers ${names.join(',')}, leader election ${leaderElect ? `on Lease ${values['lease-namespace']}/${values['lease-name']}` : 'off'}\n`);
+  process.stdout.write(`kplane controller-manager started: identity ${identity}, controllers ${names.join(',')}, leader election ${leaderElect ? `on Lease ${values['lease-namespace']}/${values['lease-name']}` : 'off'}${metricsNote}\n`);
   let stopping = false;
   const stop = (sig: string): void => {
     if (stopping) return;
@@ -84,6 +116,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
     running
       .stop()
       .then(() => client.close())
+      .then(() => metricsServer?.close())
       .then(
         () => process.exit(0),
         (e: unknown) => {

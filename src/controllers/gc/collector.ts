@@ -10,6 +10,8 @@ import { discoverResources, gvrString, parseGroupVersion, type DiscoveredResourc
 import { realClock, sleep, type Clock } from '../runtime/clock.js';
 import { Informer } from '../runtime/informer.js';
 import type { Runnable } from '../runtime/manager.js';
+import type { Registry } from 'prom-client';
+import { controllerMetrics, type ControllerMetrics } from '../runtime/metrics.js';
 import { WorkQueue } from '../runtime/workqueue.js';
 import { BoundedSet, GraphNode, identityKey, identityString, sameIdentity, type Identity } from './graph.js';
 
@@ -27,6 +29,11 @@ export interface GarbageCollectorOptions {
   /** How long the first sync of all informers may take before the workers start anyway. */
   readonly initialSyncTimeoutMs?: number;
   readonly clock?: Clock;
+  /**
+   * Queue depth, latency and errors of the two queues go here, labelled
+   * `garbagecollector_attempt_to_delete` and `garbagecollector_attempt_to_orphan`.
+   */
+  readonly registry?: Registry;
 }
 
 interface Mapping {
@@ -90,8 +97,10 @@ export class GarbageCollector implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const del = new WorkQueue<string>({ clock: this.clock });
-    const orphan = new WorkQueue<string>({ clock: this.clock });
+    const delMetrics = controllerMetrics(this.opts.registry, 'garbagecollector_attempt_to_delete');
+    const orphanMetrics = controllerMetrics(this.opts.registry, 'garbagecollector_attempt_to_orphan');
+    const del = new WorkQueue<string>({ clock: this.clock, metrics: delMetrics.queue });
+    const orphan = new WorkQueue<string>({ clock: this.clock, metrics: orphanMetrics.queue });
     this.attemptToDelete = del;
     this.attemptToOrphan = orphan;
     const stopQueues = (): void => {
@@ -116,8 +125,10 @@ export class GarbageCollector implements Runnable {
       this.log(`all resource monitors have synced (${this.informers.size} resources); proceeding to collect garbage`);
       const workers = this.opts.workers ?? 20;
       const running: Promise<void>[] = [];
-      for (let i = 0; i < workers; i++) running.push(this.worker(del, (uid) => this.attemptToDeleteWorker(uid), signal));
-      running.push(this.worker(orphan, (uid) => this.attemptToOrphanWorker(uid), signal));
+      delMetrics.maxConcurrentReconciles(workers);
+      orphanMetrics.maxConcurrentReconciles(1);
+      for (let i = 0; i < workers; i++) running.push(this.worker(del, (uid) => this.attemptToDeleteWorker(uid), signal, delMetrics));
+      running.push(this.worker(orphan, (uid) => this.attemptToOrphanWorker(uid), signal, orphanMetrics));
       running.push(this.resyncLoop(signal));
       await Promise.all(running);
     } finally {
@@ -428,18 +439,26 @@ export class GarbageCollector implements Runnable {
 
   // ---- workers -----------------------------------------------------------------------------
 
-  private async worker(q: WorkQueue<string>, fn: (uid: string) => Promise<Outcome>, signal: AbortSignal): Promise<void> {
+  private async worker(q: WorkQueue<string>, fn: (uid: string) => Promise<Outcome>, signal: AbortSignal, metrics: ControllerMetrics): Promise<void> {
     for (;;) {
       const uid = await q.get();
       if (uid === undefined) return;
       try {
         if (signal.aborted) continue;
         let outcome: Outcome;
+        const started = this.clock.now();
+        metrics.activeWorkers(1);
         try {
           outcome = await fn(uid);
+          metrics.reconciled(outcome === 'forget' ? 'success' : 'requeue');
         } catch (e) {
           if (!signal.aborted) this.log(`error syncing item ${uid}: ${describe(e)}`);
+          metrics.reconciled('error');
+          metrics.reconcileError(false);
           outcome = 'requeue';
+        } finally {
+          metrics.reconcileSeconds((this.clock.now() - started) / 1000);
+          metrics.activeWorkers(-1);
         }
         if (outcome === 'forget') q.forget(uid);
         else q.addRateLimited(uid);

@@ -53,6 +53,11 @@ export function controllerMetrics(registry: Registry | undefined, controller: st
   for (const result of ['success', 'error', 'requeue', 'requeue_after']) total.inc({ controller, result }, 0);
   errors.inc(c, 0);
   terminal.inc(c, 0);
+  // Every queue shows up from the start (an idle queue is depth 0, not absent).
+  depth.set(q, 0);
+  adds.inc(q, 0);
+  retries.inc(q, 0);
+  active.set(c, 0);
   return {
     queue: {
       depth: (n) => depth.set(q, n),
