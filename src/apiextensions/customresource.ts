@@ -271,6 +271,8 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
     categories: names.categories ?? [],
     namespaced,
     verbs: ALL_VERBS,
+    // upstream's discovery controller: "if we're terminating we don't allow some verbs"
+    ...(opts.terminating?.() ? { discoveryVerbs: ['delete', 'deletecollection', 'get', 'list', 'watch'] } : {}),
     subresources,
     definitionName: defName,
   };
@@ -278,7 +280,12 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
   const validate = (obj: KubeObject, old: KubeObject | undefined): FieldIssue[] => {
     if (!structural) return [];
     const issues = validateObject(obj, structural);
-    if (rules) issues.push(...rules.validate(obj, old));
+    if (!rules) return issues;
+    // hasBlockingErr upstream: CEL rules only run on an object whose fields have the schema's
+    // types; otherwise one error says so in their place.
+    if (issues.some((i) => i.type === 'FieldValueTypeInvalid')) {
+      issues.push(fieldIssue.invalid('<nil>', 'null', 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation'));
+    } else issues.push(...rules.validate(obj, old));
     return issues;
   };
 

@@ -311,7 +311,8 @@ export class CRDServing {
       this.unserve(name);
       return;
     }
-    const key = canonicalJSON({ uid: crd.metadata?.uid, spec: crd.spec, names: crd.status.acceptedNames, stored: crd.status.storedVersions } as never);
+    // Terminating changes discovery's verbs: the resource is registered again.
+    const key = canonicalJSON({ uid: crd.metadata?.uid, spec: crd.spec, names: crd.status.acceptedNames, stored: crd.status.storedVersions, terminating: this.terminating.has(name) } as never);
     if (this.served.get(name)?.key === key) return;
     const prev = this.served.get(name);
     const gvrs: Served['gvrs'] = [];

@@ -24,6 +24,11 @@ export interface ResourceDescriptor {
   readonly namespaced: boolean;
   /** Discovery verbs: get, list, watch, create, update, patch, delete, deletecollection. */
   readonly verbs: readonly string[];
+  /**
+   * What discovery lists when it differs from what is served (a terminating CRD's resource lists
+   * delete, deletecollection, get, list, watch but still serves update and patch, as upstream).
+   */
+  readonly discoveryVerbs?: readonly string[];
   readonly subresources: readonly SubresourceDescriptor[];
   /** OpenAPI definition of the kind, e.g. `io.k8s.api.core.v1.ConfigMap`; its list is `<name>List`. */
   readonly definitionName: string;

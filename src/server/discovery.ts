@@ -72,7 +72,7 @@ export class Discovery {
         singularName: d.singular,
         namespaced: d.namespaced,
         kind: d.kind,
-        verbs: [...d.verbs],
+        verbs: [...(d.discoveryVerbs ?? d.verbs)],
         ...(d.shortNames.length ? { shortNames: [...d.shortNames] } : {}),
         ...(d.categories.length ? { categories: [...d.categories] } : {}),
         storageVersionHash: storageVersionHash(d.group, d.version, d.kind),
@@ -106,7 +106,7 @@ export class Discovery {
             responseKind: { group: d.group, version: d.version, kind: d.kind },
             scope: d.namespaced ? 'Namespaced' : 'Cluster',
             singularResource: d.singular,
-            verbs: [...d.verbs],
+            verbs: [...(d.discoveryVerbs ?? d.verbs)],
             ...(d.shortNames.length ? { shortNames: [...d.shortNames] } : {}),
             ...(d.categories.length ? { categories: [...d.categories] } : {}),
             ...(d.subresources.length

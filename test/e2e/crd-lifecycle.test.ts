@@ -185,6 +185,10 @@ describe('CRD deletion with an instance that has its own finalizer', { timeout: 
       assert.match(err.message ?? '', /gadgets\.held\.example\.com "late" is forbidden: create not allowed while custom resource definition is terminating/);
       return true;
     });
+    // Discovery lists only the verbs upstream keeps for a terminating CRD.
+    const lists = await client.discovery();
+    const listed = lists.find((l) => l.groupVersion === `${group}/v1`)?.resources.find((r) => r.name === 'gadgets');
+    assert.deepEqual([...(listed?.verbs ?? [])].sort(), ['delete', 'deletecollection', 'get', 'list', 'watch']);
     // A second DELETE changes nothing.
     const again = (await client.delete(CRDS, undefined, `gadgets.${group}`)) as CRD;
     assert.equal(again.metadata?.deletionTimestamp, first.metadata?.deletionTimestamp);
