@@ -119,6 +119,9 @@ const COMMA = Buffer.from(',');
 const CLOSE_LIST = Buffer.from(']}');
 const MAX_UPDATE_RETRIES = 16;
 
+/** Deletes in flight per deletecollection request. */
+const DELETE_COLLECTION_WORKERS = 32;
+
 export class GenericStore {
   readonly descriptor: ResourceDescriptor;
   readonly strategy: Strategy;
@@ -238,7 +241,7 @@ export class GenericStore {
       if (i > 0) parts.push(COMMA);
       const kv = r.kvs[i]!;
       const v = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
-      if (!this.converter && v.length > prefix.length + 1 && v.compare(prefix, 0, prefix.length, 0, prefix.length) === 0) {
+      if (this.servedAsStored(kv) && v.length > prefix.length + 1 && v.compare(prefix, 0, prefix.length, 0, prefix.length) === 0) {
         parts.push(prefix, Buffer.from(`"resourceVersion":"${kv.modRevision}"${v[prefix.length] === 0x7d ? '' : ','}`), v.subarray(prefix.length));
       } else {
         parts.push(Buffer.from(JSON.stringify(r.objects?.[i] ?? this.fromKV(kv))));
@@ -246,6 +249,16 @@ export class GenericStore {
     }
     parts.push(CLOSE_LIST);
     return Buffer.concat(parts);
+  }
+
+  /**
+   * Whether the stored value is served unchanged: no converter, or one that hands back the stored
+   * object itself (same version, nothing to default), so its bytes can be sent as they are.
+   */
+  private servedAsStored(kv: KV): boolean {
+    if (!this.converter) return true;
+    const stored = this.decoder.decode(kv);
+    return this.converter.fromStorage(stored) === stored;
   }
 
   /** Stored values of this resource start with these bytes (see encodeForStorage). */
@@ -725,19 +738,27 @@ export class GenericStore {
   async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions = {}): Promise<KubeList> {
     validateDeleteOptions(opts);
     const list = await this.list(namespace, { ...(listOpts.labelSelector ? { labelSelector: listOpts.labelSelector } : {}), ...(listOpts.fieldSelector ? { fieldSelector: listOpts.fieldSelector } : {}) });
-    const deleted: KubeObject[] = [];
-    for (const item of list.items) {
-      const m = item.metadata ?? {};
-      try {
-        const r = await this.delete(m.namespace, m.name ?? '', { ...opts, preconditions: { uid: m.uid ?? '' } });
-        deleted.push(r.object);
-      } catch (e) {
-        // Gone or replaced meanwhile: not ours to delete any more.
-        if (e instanceof StatusError && (e.code === 404 || e.code === 409)) continue;
-        throw e;
+    // Several deletes in flight (kube-apiserver's --delete-collection-workers): the storage
+    // group-commits them instead of one commit (one fsync) per object. Results keep list order.
+    const results: (KubeObject | undefined)[] = new Array<KubeObject | undefined>(list.items.length);
+    let next = 0;
+    let failure: unknown;
+    const worker = async (): Promise<void> => {
+      while (next < list.items.length && failure === undefined) {
+        const i = next++;
+        const m = list.items[i]!.metadata ?? {};
+        try {
+          results[i] = (await this.delete(m.namespace, m.name ?? '', { ...opts, preconditions: { uid: m.uid ?? '' } })).object;
+        } catch (e) {
+          // Gone or replaced meanwhile: not ours to delete any more.
+          if (e instanceof StatusError && (e.code === 404 || e.code === 409)) continue;
+          failure ??= e;
+        }
       }
-    }
-    return { ...list, items: deleted };
+    };
+    await Promise.all(Array.from({ length: Math.min(DELETE_COLLECTION_WORKERS, list.items.length) }, worker));
+    if (failure !== undefined) throw failure;
+    return { ...list, items: results.filter((o): o is KubeObject => o !== undefined) };
   }
 
   /** The Status a DELETE answers with when the object is gone (non-namespace kinds). */
