@@ -15,8 +15,9 @@ import { startEtcd, type RunningEtcd } from '../test/support/etcd.js';
 import { RpcClient, configMap, stats, type Credentials, type Memory, type StartedServer } from './common.js';
 import { HttpClient, Watchers, closedLoop, expectStatus, openLoop, type RoundResult } from './load.js';
 import { SSA_FIELDS, runSsa } from './ssa.js';
+import { CR_CEL_RULES, CR_OPS, CR_SCHEMA_FIELDS, runCr } from './cr.js';
 
-const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'nsdelete', 'gc', 'idlecm'] as const;
+const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'cr', 'nsdelete', 'gc', 'idlecm'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Config {
@@ -355,6 +356,28 @@ async function scenarioSsa(cfg: Config, kplane: ServerProc, creds: Credentials):
   for (const r of rounds) addRound('ssa', 'kplane', 'apply unchanged', r.concurrency, r.result);
   const c1 = rounds.find((r) => r.concurrency === 1);
   if (c1) goal(`p99 apply of an unchanged ${SSA_FIELDS}-field object at c=1`, '≤ 10 ms', `${fmt(c1.p99, 2)} ms`, c1.p99 <= 10);
+}
+
+// ---- scenario cr: custom resources vs configmaps ----------------------------------------------
+
+async function scenarioCr(cfg: Config, kplane: ServerProc, creds: Credentials): Promise<void> {
+  console.log(`\n[cr] Custom resources (${CR_SCHEMA_FIELDS}-field schema, ${CR_CEL_RULES} CEL rules, 1 KiB) vs 1 KiB ConfigMaps, same server, alternating rounds`);
+  for (const suffix of ['create', 'get', 'list']) await kplane.ensureNamespace(`bench-cr-${suffix}`);
+  const rounds = await runCr(kplane.started.url, creds, { namespace: 'bench-cr', ops: CR_OPS, concurrency: cfg.concurrency, warmMs: cfg.warmMs, measureMs: cfg.measureMs, maxOps: cfg.maxOps, pool: 500, listPool: cfg.listPool });
+  const ratios: number[] = [];
+  for (const r of rounds) {
+    const cm = addRound('cr', 'kplane configmap', r.op, r.concurrency, r.configmap, r.op === 'list' ? `${cfg.listPool} items/response` : undefined);
+    const cr = addRound('cr', 'kplane CR', r.op, r.concurrency, r.cr, r.op === 'list' ? `${cfg.listPool} items/response` : undefined);
+    const ratio = (cr.opsPerSec ?? 0) / (cm.opsPerSec ?? 1);
+    ratios.push(ratio);
+    rows.push({ scenario: 'cr', target: 'CR/configmap', op: r.op, concurrency: String(r.concurrency), value: `${(ratio * 100).toFixed(0)}%` });
+    console.log(`  ${'CR/configmap'.padEnd(14)} ${r.op.padEnd(18)} c=${String(r.concurrency).padEnd(5)} ${(ratio * 100).toFixed(0).padStart(6)}%`);
+  }
+  if (ratios.length) {
+    const worst = Math.min(...ratios);
+    const at = rounds[ratios.indexOf(worst)]!;
+    goal('custom resource throughput vs configmaps (worst op and concurrency)', '≥ 70%', `${(worst * 100).toFixed(0)}% (${at.op} at c=${at.concurrency})`, worst >= 0.7);
+  }
 }
 
 // ---- scenario 2: raw better-sqlite3 ----------------------------------------------------------------
@@ -711,7 +734,7 @@ async function main(): Promise<void> {
     // Every kplane server of the run shares dataDir, hence one PKI; the bare baseline serves
     // kplane's serving certificate; the load generator uses kplane's admin client certificate.
     const crudOps = OPS.filter((o) => args.only.has(o));
-    const needShared = crudOps.length > 0 || args.only.has('openloop') || args.only.has('list10k') || args.only.has('watch') || args.only.has('ssa');
+    const needShared = crudOps.length > 0 || args.only.has('openloop') || args.only.has('list10k') || args.only.has('watch') || args.only.has('ssa') || args.only.has('cr');
     if (needShared) {
       const kplane = await ServerProc.start('kplane-sqlite', { dataDir: root, storageDir: join(root, 'db'), ...(cpuProfDir ? { cpuProfDir } : {}) });
       const kp = kplane.started.pki!;
@@ -730,6 +753,7 @@ async function main(): Promise<void> {
         if (args.only.has('list10k')) await scenarioList10k(cfg, servers, creds);
         if (args.only.has('watch')) await scenarioWatch(cfg, kplane, creds);
         if (args.only.has('ssa')) await scenarioSsa(cfg, kplane, creds);
+        if (args.only.has('cr')) await scenarioCr(cfg, kplane, creds);
       } finally {
         await kplane.stop();
         await bare.stop();

@@ -15,7 +15,7 @@ import { ageSince, nameColumn } from '../registry/table.js';
 import { META, apiVersionField, kindField, listMetaField } from '../api/definitions/util.js';
 import { compileJSONPath, getPath, setPath, simplePathFields, type CompiledJSONPath } from './jsonpath.js';
 import type { CompiledRules, ValidationRulesEngine } from './rules.js';
-import { applyDefaults, newStructural, prune, pruneNonNullableNullsWithoutDefaults, validateObject, type JSONSchemaProps, type Structural } from './schema/index.js';
+import { applyDefaults, needsDefaulting, newStructural, prune, pruneNonNullableNullsWithoutDefaults, validateObject, type JSONSchemaProps, type Structural } from './schema/index.js';
 import type { CRDVersion, CustomResourceColumnDefinition, CustomResourceDefinition, ScaleSubresource } from './types.js';
 import { semanticEqual } from './validation.js';
 
@@ -344,6 +344,12 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
       if (stored.apiVersion === servedAPIVersion && !defaulting) return stored;
       let out = converted.get(stored);
       if (out) return out;
+      // Defaults were filled when the object was written, unless the schema gained some since:
+      // then the stored object is served as it is (no copy; the store can send its bytes).
+      if (stored.apiVersion === servedAPIVersion && !needsDefaulting(stored, structural)) {
+        converted.set(stored, stored);
+        return stored;
+      }
       out = cloneObject(stored);
       out.apiVersion = servedAPIVersion;
       if (defaulting && structural) {

@@ -39,6 +39,7 @@ import type { Strategy } from './strategy.js';
 export interface VersionConverter {
   /** Served version → storage version (e.g. events.k8s.io/v1 Event → core/v1 Event). */
   toStorage(obj: KubeObject): KubeObject;
+  /** Storage version → served version; returns `obj` itself when the served form is the stored one. */
   fromStorage(obj: KubeObject): KubeObject;
 }
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { issueString } from '../../apimachinery/errors.js';
-import { applyDefaults, pruneNonNullableNullsWithoutDefaults, validateDefaults } from './defaults.js';
+import { applyDefaults, needsDefaulting, pruneNonNullableNullsWithoutDefaults, validateDefaults } from './defaults.js';
 import { newStructural } from './structural.js';
 import type { JSONSchemaProps } from './types.js';
 
@@ -107,4 +107,39 @@ describe('validateDefaults', () => {
     });
     assert.deepEqual(out, [`${P}.properties[e].properties[metadata].properties[name].default: Invalid value: "a/b": must result in valid metadata: metadata.name: Invalid value: "a/b": may not contain '/'`]);
   });
+});
+
+describe('needsDefaulting', () => {
+  const schema = S({
+    type: 'object',
+    properties: {
+      a: { type: 'string', default: 'A' },
+      n: { type: 'object', nullable: true, properties: { x: { type: 'integer' } } },
+      list: { type: 'array', items: { type: 'object', default: { k: 1 }, properties: { k: { type: 'integer', default: 2 }, v: { type: 'string' } } } },
+      map: { type: 'object', additionalProperties: { type: 'object', properties: { d: { type: 'boolean', default: true } } } },
+      plain: { type: 'object', properties: { s: { type: 'string' } } },
+    },
+  });
+  const cases: [string, string][] = [
+    ['all defaults present', '{"a":"x","list":[{"k":1}],"map":{"m":{"d":false}}}'],
+    ['a missing', '{}'],
+    ['a null', '{"a":null}'],
+    ['nullable null kept', '{"a":"x","n":null}'],
+    ['non-nullable null without default pruned', '{"a":"x","plain":null}'],
+    ['nested null pruned', '{"a":"x","plain":{"s":null}}'],
+    ['list item default', '{"a":"x","list":[null]}'],
+    ['list item field default', '{"a":"x","list":[{"v":"y"}]}'],
+    ['map value default', '{"a":"x","map":{"m":{}}}'],
+    ['unknown field ignored', '{"a":"x","other":null}'],
+  ];
+  for (const [name, json] of cases) {
+    it(`agrees with applying the defaults: ${name}`, () => {
+      const obj = JSON.parse(json) as Record<string, unknown>;
+      const copy = structuredClone(obj);
+      applyDefaults(copy, schema);
+      pruneNonNullableNullsWithoutDefaults(copy, schema);
+      assert.equal(needsDefaulting(obj, schema), JSON.stringify(copy) !== JSON.stringify(obj));
+      assert.deepEqual(obj, JSON.parse(json), 'the object is not changed');
+    });
+  }
 });

@@ -66,6 +66,39 @@ export function pruneNonNullableNullsWithoutDefaults(x: unknown, s: Structural |
   }
 }
 
+/**
+ * Whether applyDefaults or pruneNonNullableNullsWithoutDefaults would change `x` (without changing
+ * it): read paths use this to serve a stored object as it is, without a copy, in the common case
+ * that its defaults were filled when it was written.
+ */
+export function needsDefaulting(x: unknown, s: Structural | undefined): boolean {
+  if (!s) return false;
+  if (Array.isArray(x)) {
+    const items = s.items;
+    if (!items) return false;
+    for (const v of x) if ((isNonNullableNull(v, items) && items.default !== undefined) || needsDefaulting(v, items)) return true;
+    return false;
+  }
+  if (!isObject(x)) return false;
+  const props = s.properties;
+  if (props) {
+    for (const [k, prop] of props) {
+      if (prop.default === undefined) continue;
+      if (!Object.prototype.hasOwnProperty.call(x, k) || isNonNullableNull(x[k], prop)) return true;
+    }
+  }
+  const ap = s.additionalProperties?.structural;
+  for (const k in x) {
+    const sub = props?.get(k) ?? ap;
+    if (!sub) continue;
+    const v = x[k];
+    // A null the schema does not allow: defaulted (applyDefaults) or dropped (the prune).
+    if (v === null && !sub.nullable) return true;
+    if (needsDefaulting(v, sub)) return true;
+  }
+  return false;
+}
+
 export interface ValidateDefaultsOptions {
   /** The schema is a resource's root schema (openAPIV3Schema). Default true. */
   isResourceRoot?: boolean;
