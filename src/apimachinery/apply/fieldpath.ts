@@ -281,18 +281,23 @@ export class FieldSet {
 
   /** The FieldsV1 trie, keys in upstream's order (so the JSON is byte-identical to kube's). */
   toFieldsV1(): JsonObject {
-    return this.emit(false);
+    return this.emit(false) ?? {};
   }
 
-  private emit(includeSelf: boolean): JsonObject {
-    const out: JsonObject = {};
-    const keys = new Set<PathElement>(this.members);
-    for (const [pe, c] of this.children) if (!c.empty()) keys.add(pe);
-    if (includeSelf && keys.size > 0) out['.'] = {};
-    for (const pe of [...keys].sort(comparePathElements)) {
-      const c = this.children.get(pe);
-      out[pe] = c && !c.empty() ? c.emit(this.members.has(pe)) : {};
+  // Bottom-up, so that each node is visited once: undefined for a subtree without paths.
+  private emit(includeSelf: boolean): JsonObject | undefined {
+    let below: Map<PathElement, JsonObject> | undefined;
+    for (const [pe, c] of this.children) {
+      const sub = c.emit(this.members.has(pe));
+      if (sub) (below ??= new Map()).set(pe, sub);
     }
+    if (this.members.size === 0 && !below) return undefined;
+    const keys: PathElement[] = [...this.members];
+    if (below) for (const pe of below.keys()) if (!this.members.has(pe)) keys.push(pe);
+    if (keys.length > 1) keys.sort(comparePathElements);
+    const out: JsonObject = {};
+    if (includeSelf) out['.'] = {};
+    for (const pe of keys) out[pe] = below?.get(pe) ?? {};
     return out;
   }
 
