@@ -19,6 +19,11 @@ import type {
   WriteOptions,
 } from './types.js';
 
+
+/** kube's metadata-only media types (what client-go's metadata client asks for). */
+const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface TransportRequest {
@@ -143,7 +148,7 @@ export class RestClient implements KubeClient {
   }
 
   /** One request/response with a JSON answer; non-2xx answers throw StatusError. */
-  async request<T>(method: HttpMethod, path: string, body?: Uint8Array, contentType?: string, opts?: RequestOptions): Promise<T> {
+  async request<T>(method: HttpMethod, path: string, body?: Uint8Array, contentType?: string, opts?: RequestOptions, accept?: string): Promise<T> {
     const local = new AbortController();
     const outer = opts?.signal;
     if (outer?.aborted) throw new ClientAbortError();
@@ -157,7 +162,7 @@ export class RestClient implements KubeClient {
             local.abort();
           }, this.requestTimeoutMs)
         : undefined;
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent };
+    const headers: Record<string, string> = { accept: accept ?? 'application/json', 'user-agent': this.userAgent };
     if (body) {
       headers['content-type'] = contentType ?? 'application/json';
       headers['content-length'] = String(body.byteLength);
@@ -196,7 +201,8 @@ export class RestClient implements KubeClient {
   }
 
   list<T extends KubeObject = KubeObject>(gvr: GVR, namespace?: string, opts?: ListOptions): Promise<KubeList<T>> {
-    return this.request<KubeList<T>>('GET', withQuery(resourcePath(gvr, namespace), listQuery(opts)), undefined, undefined, opts);
+    const accept = opts?.metadataOnly ? METADATA_LIST_ACCEPT : undefined;
+    return this.request<KubeList<T>>('GET', withQuery(resourcePath(gvr, namespace), listQuery(opts)), undefined, undefined, opts, accept);
   }
 
   watch<T extends KubeObject = KubeObject>(gvr: GVR, namespace: string | undefined, opts: WatchOptions): AsyncIterable<WatchEvent<T>> {
@@ -205,10 +211,11 @@ export class RestClient implements KubeClient {
     if (opts.allowWatchBookmarks) q.set('allowWatchBookmarks', 'true');
     if (opts.sendInitialEvents !== undefined) q.set('sendInitialEvents', String(opts.sendInitialEvents));
     const path = withQuery(resourcePath(gvr, namespace), q);
-    return { [Symbol.asyncIterator]: () => this.watchStream<T>(path, opts.signal) };
+    const accept = opts.metadataOnly ? METADATA_ACCEPT : 'application/json';
+    return { [Symbol.asyncIterator]: () => this.watchStream<T>(path, opts.signal, accept) };
   }
 
-  private async *watchStream<T extends KubeObject>(path: string, outer: AbortSignal): AsyncGenerator<WatchEvent<T>> {
+  private async *watchStream<T extends KubeObject>(path: string, outer: AbortSignal, accept: string): AsyncGenerator<WatchEvent<T>> {
     if (outer.aborted) return;
     // Our own controller so that leaving the loop early (break/return) also cancels the stream.
     const local = new AbortController();
@@ -217,7 +224,7 @@ export class RestClient implements KubeClient {
     let res: TransportResponse | undefined;
     try {
       try {
-        res = await this.transport.request({ method: 'GET', path, headers: { accept: 'application/json', 'user-agent': this.userAgent }, signal: local.signal });
+        res = await this.transport.request({ method: 'GET', path, headers: { accept, 'user-agent': this.userAgent }, signal: local.signal });
       } catch (e) {
         if (outer.aborted) return;
         throw e;

@@ -31,6 +31,8 @@ export interface ListOptions extends RequestOptions {
   readonly resourceVersion?: string;
   readonly resourceVersionMatch?: 'Exact' | 'NotOlderThan';
   readonly timeoutSeconds?: number;
+  /** Ask for PartialObjectMetadataList: items carry only metadata (what the garbage collector needs). */
+  readonly metadataOnly?: boolean;
 }
 
 export interface WatchOptions {
@@ -41,6 +43,8 @@ export interface WatchOptions {
   readonly timeoutSeconds?: number;
   readonly sendInitialEvents?: boolean;
   readonly resourceVersionMatch?: 'NotOlderThan';
+  /** Events carry PartialObjectMetadata instead of whole objects. */
+  readonly metadataOnly?: boolean;
   /** Ends the watch: the iterator finishes quietly (no error) once aborted. */
   readonly signal: AbortSignal;
 }

@@ -207,7 +207,8 @@ export class GarbageCollector implements Runnable {
 
   private startMonitor(id: string, r: DiscoveredResource): void {
     const gvr: GVR = { group: r.group, version: r.version, resource: r.resource };
-    const informer = new Informer<KubeObject>({ client: this.client, gvr, clock: this.clock, log: (m) => this.log(m) });
+    // Metadata is all the graph needs; upstream's GC uses metadata informers for the same reason.
+    const informer = new Informer<KubeObject>({ client: this.client, gvr, clock: this.clock, log: (m) => this.log(m), metadataOnly: true });
     const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
     informer.addEventHandler({
       onAdd: (o) => this.processGraphChange('add', undefined, o, gvr, apiVersion, r.kind),

@@ -125,6 +125,8 @@ export interface InformerOptions<T extends KubeObject> {
   readonly indexers?: Readonly<Record<string, IndexFunc<T>>>;
   /** Watch requests ask the server to end after a random time in [min, 2·min); default 300 s. */
   readonly minWatchTimeoutSeconds?: number;
+  /** Cache PartialObjectMetadata only (client-go's metadata informers): far less memory for big resources. */
+  readonly metadataOnly?: boolean;
   /** Backoff between failed list/watch attempts: initial (default 800 ms), doubling to max (30 s). */
   readonly backoffInitialMs?: number;
   readonly backoffMaxMs?: number;
@@ -246,10 +248,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     return `informer ${g.group ? `${g.resource}.${g.group}` : g.resource}${this.opts.namespace ? ` in ${this.opts.namespace}` : ''}`;
   }
 
-  private selectors(): { labelSelector?: string; fieldSelector?: string } {
+  private selectors(): { labelSelector?: string; fieldSelector?: string; metadataOnly?: boolean } {
     return {
       ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}),
       ...(this.opts.fieldSelector ? { fieldSelector: this.opts.fieldSelector } : {}),
+      ...(this.opts.metadataOnly ? { metadataOnly: true } : {}),
     };
   }
 
