@@ -10,6 +10,7 @@ import { garbageCollector, namespaceDeletion } from '../../src/controllers/index
 import { startEtcd, type RunningEtcd } from '../support/etcd.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools } from '../support/tools.js';
+import { eventually } from '../support/eventually.js';
 
 ensureTools();
 
@@ -45,20 +46,6 @@ after(async () => {
   await etcd?.stop();
 });
 
-async function eventually<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function gone(client: KubeClient, gvr: GVR, ns: string | undefined, name: string): Promise<true | undefined> {
   try {

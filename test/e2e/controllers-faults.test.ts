@@ -13,6 +13,7 @@ import type { KubeObject } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
 import { repoRoot } from '../support/tools.js';
+import { eventually } from '../support/eventually.js';
 
 const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
 const CM: GVR = { group: '', version: 'v1', resource: 'configmaps' };
@@ -75,20 +76,6 @@ async function kill9(p: Proc): Promise<void> {
   await p.exited;
 }
 
-async function eventually<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function holder(): Promise<string | undefined> {
   try {

@@ -14,6 +14,7 @@ import { namespaceDeletion, runControllers } from '../../src/controllers/index.j
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools } from '../support/tools.js';
+import { eventually } from '../support/eventually.js';
 
 ensureTools();
 
@@ -72,20 +73,6 @@ async function kubectl(bin: string, args: string[], input?: string, timeoutMs = 
   return r.stdout;
 }
 
-async function eventually<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function condition(crd: CRD, type: string): Condition | undefined {
   return crd.status?.conditions?.find((c) => c.type === type);

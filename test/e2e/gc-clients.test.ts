@@ -15,25 +15,12 @@ import * as k8s from '@kubernetes/client-node';
 import { garbageCollector, namespaceDeletion } from '../../src/controllers/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot, run, tools } from '../support/tools.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * Polls until `probe` returns a value, failing after `ms`. (The same shape as test/support/eventually.ts,
  * kept here so that this file depends only on committed helpers.)
  */
-async function eventually<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 let server: TestServer;
 let kc: k8s.KubeConfig;

@@ -10,6 +10,7 @@ import { garbageCollector, namespaceDeletion } from '../../src/controllers/index
 import type { Namespace } from '../../src/controllers/namespace/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools } from '../support/tools.js';
+import { eventually } from '../support/eventually.js';
 
 ensureTools();
 
@@ -30,20 +31,6 @@ after(async () => {
   await server?.stop();
 });
 
-async function eventually<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function fill(ns: string): Promise<void> {
   await client.create(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
