@@ -258,9 +258,16 @@ export class GenericStore {
    */
   private servedAsStored(kv: KV): boolean {
     if (!this.converter) return true;
-    const stored = this.decoder.decode(kv);
-    return this.converter.fromStorage(stored) === stored;
+    // Stored values are immutable and the cache keeps handing out the same KV: decide once.
+    let verdict = this.servedAsStoredMemo.get(kv);
+    if (verdict === undefined) {
+      const stored = this.decoder.decode(kv);
+      verdict = this.converter.fromStorage(stored) === stored;
+      this.servedAsStoredMemo.set(kv, verdict);
+    }
+    return verdict;
   }
+  private readonly servedAsStoredMemo = new WeakMap<KV, boolean>();
 
   /** Stored values of this resource start with these bytes (see encodeForStorage). */
   private get rawPrefix(): Buffer {
