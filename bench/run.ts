@@ -60,7 +60,7 @@ const FULL: Config = {
   etcdConcurrency: [16, 64],
   sqliteMs: 2000,
   controllerScale: 1,
-  idleMeasureMs: 30_000,
+  idleMeasureMs: Number(process.env.KPLANE_BENCH_IDLE_MS ?? 30_000),
 };
 
 const QUICK: Config = {
