@@ -4,14 +4,15 @@
 // of fields a manager stops applying, client-side apply (JSON merge patch, 3-way) twice and with a
 // field removed, migration client-side → server-side, and managedFields of /status and /scale.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ensureTools, run, tools, type RunResult } from '../support/tools.js';
+import { ensureTools, tools } from '../support/tools.js';
+import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
 
 ensureTools();
 
@@ -95,13 +96,13 @@ for (const kubectl of KUBECTLS) {
     let server: TestServer;
     let raw: RawClient;
     let dir: string;
-    let env: NodeJS.ProcessEnv;
+    let kc: KubectlSession;
 
     before(async () => {
       server = await startTestServer({ storage: 'memory' });
       raw = new RawClient(server.url, adminCredentials(server.dataDir));
       dir = await mkdtemp(join(tmpdir(), `kplane-crd-apply-${kubectl.name}-`));
-      env = { KUBECONFIG: server.kubeconfig, HOME: dir, KUBECACHEDIR: join(dir, 'cache') };
+      kc = kubectlSession(kubectl.bin, server.kubeconfig, dir);
     });
     after(async () => {
       raw?.close();
@@ -109,17 +110,9 @@ for (const kubectl of KUBECTLS) {
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
-    const k = (args: readonly string[]): Promise<RunResult> => run(kubectl.bin, args, { env, timeoutMs: 30_000 });
-    const ok = async (args: readonly string[]): Promise<string> => {
-      const r = await k(args);
-      assert.equal(r.code, 0, `kubectl ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-      return r.stdout;
-    };
-    const file = async (name: string, text: string): Promise<string> => {
-      const p = join(dir, name);
-      await writeFile(p, text);
-      return p;
-    };
+    const k: KubectlSession['k'] = (args, extraEnv) => kc.k(args, extraEnv);
+    const ok: KubectlSession['ok'] = (args, extraEnv) => kc.ok(args, extraEnv);
+    const file: KubectlSession['file'] = (name, text) => kc.file(name, text);
     const get = async (name: string): Promise<Widget> => parseYaml(await ok(['get', 'widget', name, '-o', 'yaml', ...kubectl.showManagedFields])) as Widget;
     const owners = (o: Widget): Record<string, Record<string, unknown>> =>
       Object.fromEntries((o.metadata.managedFields ?? []).map((e) => [`${e.manager}/${e.operation}${e.subresource ? '/' + e.subresource : ''}`, e.fieldsV1]));

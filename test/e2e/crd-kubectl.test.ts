@@ -3,13 +3,14 @@
 // CRD in the `all` category (a namespace holding only custom resources) and `explain` of a nested
 // field of the kind.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ensureTools, run, tools, type RunResult } from '../support/tools.js';
+import { ensureTools, tools } from '../support/tools.js';
+import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
 
 ensureTools();
 
@@ -56,13 +57,13 @@ for (const kubectl of KUBECTLS) {
     let server: TestServer;
     let raw: RawClient;
     let dir: string;
-    let env: NodeJS.ProcessEnv;
+    let kc: KubectlSession;
 
     before(async () => {
       server = await startTestServer({ storage: 'memory' });
       raw = new RawClient(server.url, adminCredentials(server.dataDir));
       dir = await mkdtemp(join(tmpdir(), `kplane-crd-kubectl-${kubectl.name}-`));
-      env = { KUBECONFIG: server.kubeconfig, HOME: dir, KUBECACHEDIR: join(dir, 'cache') };
+      kc = kubectlSession(kubectl.bin, server.kubeconfig, dir);
     });
     after(async () => {
       raw?.close();
@@ -70,17 +71,9 @@ for (const kubectl of KUBECTLS) {
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
-    const k = (args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<RunResult> => run(kubectl.bin, args, { env: { ...env, ...extraEnv }, timeoutMs: 30_000 });
-    const ok = async (args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> => {
-      const r = await k(args, extraEnv);
-      assert.equal(r.code, 0, `kubectl ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-      return r.stdout;
-    };
-    const file = async (name: string, text: string): Promise<string> => {
-      const p = join(dir, name);
-      await writeFile(p, text);
-      return p;
-    };
+    const k: KubectlSession['k'] = (args, extraEnv) => kc.k(args, extraEnv);
+    const ok: KubectlSession['ok'] = (args, extraEnv) => kc.ok(args, extraEnv);
+    const file: KubectlSession['file'] = (name, text) => kc.file(name, text);
 
     it('sets up the CRD and custom resources in a namespace of their own', async () => {
       await ok(['create', '-f', await file('crd.yaml', CRD)]);

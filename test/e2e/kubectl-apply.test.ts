@@ -3,13 +3,14 @@
 // --force-conflicts, removal of a key the manager stops applying, migration from client-side
 // apply, and managedFields as `kubectl get -o yaml` shows them.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ensureTools, run, tools, type RunResult } from '../support/tools.js';
+import { ensureTools, tools } from '../support/tools.js';
+import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
 
 ensureTools();
 
@@ -38,29 +39,21 @@ for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name} apply --server-side`, { timeout: 120_000 }, () => {
     let server: TestServer;
     let dir: string;
-    let env: NodeJS.ProcessEnv;
+    let kc: KubectlSession;
 
     before(async () => {
       server = await startTestServer();
       dir = await mkdtemp(join(tmpdir(), `kplane-ssa-${kubectl.name}-`));
-      env = { KUBECONFIG: server.kubeconfig, HOME: dir, KUBECACHEDIR: join(dir, 'cache') };
+      kc = kubectlSession(kubectl.bin, server.kubeconfig, dir);
     });
     after(async () => {
       await server?.stop();
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
-    const k = (args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<RunResult> => run(kubectl.bin, args, { env: { ...env, ...extraEnv }, timeoutMs: 30_000 });
-    const ok = async (args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> => {
-      const r = await k(args, extraEnv);
-      assert.equal(r.code, 0, `kubectl ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-      return r.stdout;
-    };
-    const file = async (name: string, text: string): Promise<string> => {
-      const p = join(dir, name);
-      await writeFile(p, text);
-      return p;
-    };
+    const k: KubectlSession['k'] = (args, extraEnv) => kc.k(args, extraEnv);
+    const ok: KubectlSession['ok'] = (args, extraEnv) => kc.ok(args, extraEnv);
+    const file: KubectlSession['file'] = (name, text) => kc.file(name, text);
     const getCM = async (ns: string, name: string): Promise<Obj> => parseYaml(await ok(['-n', ns, 'get', 'configmap', name, '-o', 'yaml', ...kubectl.showManagedFields])) as Obj;
     const owners = (o: Obj): Record<string, Record<string, unknown>> =>
       Object.fromEntries((o.metadata.managedFields ?? []).map((e) => [`${e.manager}/${e.operation}`, e.fieldsV1]));
