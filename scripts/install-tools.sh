@@ -10,6 +10,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/.tools"
 mkdir -p "$tools/bin" "$tools/debs"
+# Debian packages are unpacked (dpkg -x) under here, never installed; binaries are linked from it.
+unpacked_bin="$tools/root/usr/bin"
 log() { printf '[install-tools] %s\n' "$*" >&2; }
 
 apt_updated=0
@@ -35,14 +37,14 @@ deb_extract() { # $1 = package name; unpacks into .tools/root
 
 if [ ! -x "$tools/bin/kubectl-1.20" ]; then
   deb_extract kubernetes-client
-  ln -sf "$tools/root/usr/bin/kubectl" "$tools/bin/kubectl-1.20"
+  ln -sf "$unpacked_bin/kubectl" "$tools/bin/kubectl-1.20"
 fi
 
 if [ ! -x "$tools/bin/etcd" ]; then
   deb_extract etcd-server
   deb_extract etcd-client
-  ln -sf "$tools/root/usr/bin/etcd" "$tools/bin/etcd"
-  ln -sf "$tools/root/usr/bin/etcdctl" "$tools/bin/etcdctl"
+  ln -sf "$unpacked_bin/etcd" "$tools/bin/etcd"
+  ln -sf "$unpacked_bin/etcdctl" "$tools/bin/etcdctl"
 fi
 
 if [ ! -x "$tools/bin/kubectl" ] || [ ! -x "$tools/bin/helm" ]; then
