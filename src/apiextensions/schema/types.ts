@@ -17,7 +17,7 @@ export interface ValidationRule {
  * apiextensions.k8s.io/v1 JSONSchemaProps as it arrives in `openAPIV3Schema`. Fields that
  * CRDs reject (id, $ref, patternProperties, ...) are listed so that validation can name them.
  */
-export interface JSONSchemaProps {
+export interface JSONSchemaProps extends ValueBounds {
   id?: string;
   $schema?: string;
   $ref?: string;
@@ -26,21 +26,6 @@ export interface JSONSchemaProps {
   format?: string;
   title?: string;
   default?: JsonValue;
-  maximum?: number;
-  exclusiveMaximum?: boolean;
-  minimum?: number;
-  exclusiveMinimum?: boolean;
-  maxLength?: number;
-  minLength?: number;
-  pattern?: string;
-  maxItems?: number;
-  minItems?: number;
-  uniqueItems?: boolean;
-  multipleOf?: number;
-  enum?: JsonValue[];
-  maxProperties?: number;
-  minProperties?: number;
-  required?: string[];
   /** A schema; an array of schemas is forbidden for CRDs but representable so it can be reported. */
   items?: JSONSchemaProps | JSONSchemaProps[];
   allOf?: JSONSchemaProps[];
@@ -65,9 +50,8 @@ export interface JSONSchemaProps {
   'x-kubernetes-validations'?: ValidationRule[];
 }
 
-/** Schema fields that only constrain values, never the shape (upstream ValueValidation). */
-export interface ValueValidation {
-  format?: string;
+/** Value bounds shared by JSONSchemaProps and the structural ValueValidation. */
+export interface ValueBounds {
   maximum?: number;
   exclusiveMaximum?: boolean;
   minimum?: number;
@@ -83,6 +67,11 @@ export interface ValueValidation {
   maxProperties?: number;
   minProperties?: number;
   required?: string[];
+}
+
+/** Schema fields that only constrain values, never the shape (upstream ValueValidation). */
+export interface ValueValidation extends ValueBounds {
+  format?: string;
   allOf?: NestedValueValidation[];
   oneOf?: NestedValueValidation[];
   anyOf?: NestedValueValidation[];
