@@ -12,6 +12,7 @@ const USAGE = `Usage: kplane <command> [flags]
 Commands:
   serve               Run the API server (embedded SQLite by default) with the built-in controllers
   controller-manager  Run the built-in controllers against a server, with leader election
+  catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
   version   Print the version
 
 kplane serve flags:
@@ -108,6 +109,11 @@ async function main(): Promise<void> {
       return serve(rest);
     case 'controller-manager':
       return controllerManager(rest);
+    case 'catalog': {
+      const { catalog } = await import('../catalog/cli.js');
+      process.exitCode = await catalog(rest);
+      return;
+    }
     case 'version':
       process.stdout.write('kplane 0.1.0\n');
       return;

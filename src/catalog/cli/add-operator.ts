@@ -1,0 +1,7 @@
+// Placeholder until this subcommand lands.
+export const usage = 'Usage: kplane catalog add-operator (not implemented yet)\n';
+
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('kplane catalog add-operator: not implemented yet\n');
+  return 1;
+}
