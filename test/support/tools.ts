@@ -13,13 +13,20 @@ export const tools = {
   helm: join(toolsBin, 'helm'),
   etcd: join(toolsBin, 'etcd'),
   python: '/usr/bin/python3',
+  /** Debian's docker-registry (distribution 2.8); see test/support/registry.ts. */
+  registry: join(toolsBin, 'docker-registry'),
+  /** Debian's skopeo and umoci, to cross-check the images kplane builds and pushes. */
+  skopeo: join(toolsBin, 'skopeo'),
+  umoci: join(toolsBin, 'umoci'),
+  /** Debian's htpasswd (apache2-utils), for bcrypt htpasswd files. */
+  htpasswd: join(toolsBin, 'htpasswd'),
 };
 
 let ensured = false;
 /** Installs the tools once per process if any is missing (the script itself is idempotent). */
 export function ensureTools(): void {
   if (ensured) return;
-  const missing = [tools.kubectl120, tools.kubectl, tools.helm, tools.etcd].some((p) => !existsSync(p));
+  const missing = [tools.kubectl120, tools.kubectl, tools.helm, tools.etcd, tools.registry, tools.skopeo, tools.umoci, tools.htpasswd].some((p) => !existsSync(p));
   if (missing) execFileSync('bash', [join(repoRoot, 'scripts', 'install-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   ensured = true;
 }
