@@ -70,6 +70,13 @@ export interface Storage {
   watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent>;
   /** The newest revision (for consistent reads). */
   currentRevision(): Promise<number>;
+  /**
+   * Optional: true when currentRevision() is known in this process and covers every write any
+   * client of this data can have seen acknowledged (SQLite and memory: one process owns the data).
+   * A cache may then answer consistent reads once it has caught up with that revision, without a
+   * round trip. Never true for etcd, where other API servers write too.
+   */
+  readonly revisionIsLocal?: boolean;
   /** The oldest revision still answerable (compacted revision + 1). */
   oldestRevision(): Promise<number>;
   /** Forget history at or below `revision` (current values stay). */

@@ -51,7 +51,54 @@ class BreakableStorage extends MemoryStorage {
   }
 }
 
+/** A memory store where a write lands between the cacher's first list and its watch. */
+class WriteAfterFirstList extends MemoryStorage {
+  private done = false;
+  override async list(...args: Parameters<MemoryStorage['list']>): ReturnType<MemoryStorage['list']> {
+    const r = await super.list(...args);
+    if (!this.done) {
+      this.done = true;
+      await this.create('/registry/x/late', enc('v'));
+    }
+    return r;
+  }
+}
+
 describe('cacher', () => {
+  it('does not lose a write made between the list of an empty store (revision 0) and its watch', async () => {
+    const s = await cached(new WriteAfterFirstList());
+    try {
+      const got = await withTimeout(s.get('/registry/x/late'), 5_000);
+      assert.equal(dec(got), 'v');
+      assert.deepEqual((await s.list('/registry/x/')).items.map((kv) => kv.key), ['/registry/x/late']);
+      assert.equal(dec(s.peek('/registry/x/late')?.kv), 'v');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers consistent gets from memory once caught up, when the store revision is local', async () => {
+    const inner = new MemoryStorage();
+    const s = await cached(inner);
+    try {
+      const kv = await s.create('/registry/x/a', enc('1'));
+      let innerGets = 0;
+      const realGet = inner.get.bind(inner);
+      inner.get = (key: string) => {
+        innerGets++;
+        return realGet(key);
+      };
+      const got = await s.get('/registry/x/a');
+      assert.equal(got?.modRevision, kv.modRevision);
+      assert.equal(await s.get('/registry/x/missing'), undefined);
+      assert.equal(innerGets, 0, 'gets went to the inner store');
+      await s.update('/registry/x/a', enc('2'), kv.modRevision);
+      assert.equal(dec(await s.get('/registry/x/a')), '2', 'a get right after a write sees it');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('fans one event out to 1,000 watchers quickly', { timeout: 30_000 }, async () => {
     const s = await cached(new MemoryStorage());
     const ac = new AbortController();

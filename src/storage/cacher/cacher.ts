@@ -56,7 +56,22 @@ export class CachingStorage implements Storage {
     return cache.ready;
   }
 
-  get(key: string): Promise<KV | undefined> {
+  /**
+   * A consistent get. When the inner store's revision is local (SQLite, memory), a loaded cache
+   * that has applied everything up to that revision answers it from memory; otherwise, and while
+   * the cache loads or lags, the inner store does.
+   */
+  async get(key: string): Promise<KV | undefined> {
+    if (this.inner.revisionIsLocal) {
+      const cache = this.cacheFor(key);
+      if (cache !== undefined && cache.isLoaded()) {
+        const atLeast = await this.inner.currentRevision();
+        if (await cache.waitForRevision(atLeast, this.opts.consistentReadTimeoutMs ?? 3_000)) {
+          const peeked = cache.peek(key);
+          if (peeked !== undefined) return peeked.kv;
+        }
+      }
+    }
     return this.inner.get(key);
   }
 
@@ -160,7 +175,11 @@ class PrefixCache {
   }
 
   peek(key: string): { kv: KV | undefined } | undefined {
-    return this.loaded ? { kv: this.items.get(key) } : undefined;
+    return this.loaded && !this.stopper.signal.aborted ? { kv: this.items.get(key) } : undefined;
+  }
+
+  isLoaded(): boolean {
+    return this.loaded && !this.stopper.signal.aborted;
   }
 
   start(): void {
@@ -260,15 +279,30 @@ class PrefixCache {
           needList = false;
           this.markReady();
         }
+        const streamStop = new AbortController();
+        const stopStream = (): void => streamStop.abort();
+        signal.addEventListener('abort', stopStream, { once: true });
         const stream = this.inner.watch(this.prefix, {
           afterRevision: this.revision,
           progressIntervalMs: this.opts.innerProgressIntervalMs ?? 1_000,
-          signal,
+          signal: streamStop.signal,
         });
+        // A list of an empty store has revision 0, and a watch "after 0" means "from now on": a
+        // write between that list and this watch would be lost. Re-list if the store has moved.
+        if (this.revision === 0 && (await this.inner.currentRevision()) > 0) {
+          signal.removeEventListener('abort', stopStream);
+          streamStop.abort();
+          needList = true;
+          continue;
+        }
         this.innerStream = stream;
         // Waiters that arrived while no stream existed never asked for progress.
         if (this.revisionWaiters.length > 0 && isProgressRequestable(stream)) stream.requestProgress();
-        for await (const event of stream) this.apply(event);
+        try {
+          for await (const event of stream) this.apply(event);
+        } finally {
+          signal.removeEventListener('abort', stopStream);
+        }
       } catch (err) {
         if (signal.aborted) return;
         if (err instanceof ExpiredError) needList = true;

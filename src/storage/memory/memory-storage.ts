@@ -27,6 +27,7 @@ interface MemoryWatcher {
  * call order and a watcher registered in the same tick misses nothing.
  */
 export class MemoryStorage implements Storage {
+  readonly revisionIsLocal = true;
   private revision = 0;
   private compactedRevision = 0;
   private readonly current = new Map<string, KV>();

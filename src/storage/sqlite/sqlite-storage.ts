@@ -125,6 +125,8 @@ SELECT (SELECT COUNT(*) FROM kv WHERE key >= @from AND key < @end AND key NOT IN
  * and live events has neither gap nor duplicate.
  */
 export class SqliteStorage implements Storage {
+  /** One process owns the database (the `-lock` file): every acknowledged write passed through here. */
+  readonly revisionIsLocal = true;
   /** Highest revision whose commit has been reported here (and delivered to watchers). */
   private committedRevision: number;
   /** Compacted revision as last reported by the writer (reads check `meta` in their snapshot). */
