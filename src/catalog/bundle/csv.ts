@@ -1,0 +1,156 @@
+// The ClusterServiceVersion accessors opm's registry package uses (pkg/registry/csv.go): the spec
+// is read as a map of raw members (exact key match), and each member is then decoded into a Go
+// struct (case-insensitive field match), with the same failures.
+import { field, goKind, isObject, stringField } from './gojson.js';
+
+/** One entry of spec.customresourcedefinitions or spec.apiservicedefinitions (registry.DefinitionKey). */
+export interface DefinitionKey {
+  group: string;
+  kind: string;
+  name: string;
+  version: string;
+}
+
+/** registry.APIKey */
+export interface APIKey {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+}
+
+export function apiKeyString(k: APIKey): string {
+  return `${k.group}/${k.version}/${k.kind} (${k.plural})`;
+}
+
+export function apiKeyId(k: APIKey): string {
+  return JSON.stringify([k.group, k.version, k.kind, k.plural]);
+}
+
+export class CSV {
+  constructor(
+    /** the decoded CSV object */
+    readonly object: Record<string, unknown>,
+  ) {}
+
+  get name(): string {
+    const md = this.object['metadata'];
+    const n = isObject(md) ? md['name'] : undefined;
+    return typeof n === 'string' ? n : '';
+  }
+
+  get annotations(): Record<string, string> {
+    const md = this.object['metadata'];
+    const a = isObject(md) ? md['annotations'] : undefined;
+    const out: Record<string, string> = {};
+    if (isObject(a)) for (const [k, v] of Object.entries(a)) if (typeof v === 'string') out[k] = v;
+    return out;
+  }
+
+  /** json.Unmarshal(csv.Spec, &map[string]*json.RawMessage) */
+  spec(): Record<string, unknown> {
+    if (!('spec' in this.object)) throw new Error('unexpected end of JSON input');
+    const s = this.object['spec'];
+    if (s === null) return {};
+    if (!isObject(s)) throw new Error(`json: cannot unmarshal ${goKind(s)} into Go value of type map[string]*json.RawMessage`);
+    return s;
+  }
+
+  private specString(key: string): string {
+    const v = this.spec()[key];
+    if (v === undefined || v === null) return '';
+    if (typeof v !== 'string') throw new Error(`json: cannot unmarshal ${goKind(v)} into Go value of type string`);
+    return v;
+  }
+
+  version(): string {
+    return this.specString('version');
+  }
+
+  /** spec.release: a string, or a number formatted as Go's %d / %g. */
+  release(): string {
+    const v = this.spec()['release'];
+    if (v === undefined || v === null) return '';
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number') return Number.isInteger(v) ? v.toFixed(0) : goG(v);
+    throw new Error('release field must be a string or number');
+  }
+
+  /** GetCustomResourceDefintions: [owned, required] */
+  crdDefinitions(): [DefinitionKey[], DefinitionKey[]] {
+    return this.definitions('customresourcedefinitions', '');
+  }
+
+  /** GetApiServiceDefinitions: [owned, required] */
+  apiServiceDefinitions(): [DefinitionKey[], DefinitionKey[]] {
+    return this.definitions('apiservicedefinitions', 'error unmarshaling into object map: ');
+  }
+
+  private definitions(key: string, specErrPrefix: string): [DefinitionKey[], DefinitionKey[]] {
+    let spec: Record<string, unknown>;
+    try {
+      spec = this.spec();
+    } catch (e) {
+      throw new Error(`${specErrPrefix}${(e as Error).message}`);
+    }
+    const raw = spec[key];
+    if (raw === undefined || raw === null) return [[], []];
+    if (!isObject(raw)) throw new Error(`json: cannot unmarshal ${goKind(raw)} into Go value of type struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }`);
+    const list = (name: string): DefinitionKey[] => {
+      const v = field(raw, name);
+      if (v === undefined || v === null) return [];
+      if (!Array.isArray(v)) throw new Error(`json: cannot unmarshal ${goKind(v)} into Go struct field .${name} of type []*registry.DefinitionKey`);
+      return v.map((d) => ({
+        group: stringField(d, 'group', `.${name}`),
+        kind: stringField(d, 'kind', `.${name}`),
+        name: stringField(d, 'name', `.${name}`),
+        version: stringField(d, 'version', `.${name}`),
+      }));
+    };
+    return [list('owned'), list('required')];
+  }
+
+  /** spec.relatedImages as declcfg.RelatedImage values (name, image), duplicates kept. */
+  relatedImages(): Array<{ name: string; image: string }> {
+    const raw = this.spec()['relatedImages'];
+    if (raw === undefined || raw === null) return [];
+    if (!Array.isArray(raw)) throw new Error(`json: cannot unmarshal ${goKind(raw)} into Go value of type []declcfg.RelatedImage`);
+    return raw.map((r) => ({ name: stringField(r, 'name', 'RelatedImage'), image: stringField(r, 'image', 'RelatedImage') }));
+  }
+
+  /**
+   * GetOperatorImages: the images of every container and init container of the deployment install
+   * strategy (a set; empty when the strategy is not "deployment").
+   */
+  operatorImages(): Set<string> {
+    const spec = this.spec();
+    const images = new Set<string>();
+    const install = field(spec, 'install');
+    if (install !== undefined && install !== null && !isObject(install)) throw new Error(`json: cannot unmarshal ${goKind(install)} into Go struct field csvSpec.Install of type registry.strategy`);
+    if (stringField(install, 'strategy', 'strategy') !== 'deployment') return images;
+    const deployments = field(field(install, 'spec'), 'deployments');
+    if (deployments === undefined || deployments === null) return images;
+    if (!Array.isArray(deployments)) throw new Error(`json: cannot unmarshal ${goKind(deployments)} into Go struct field strategySpec.Install.spec.Deployments of type []registry.dep`);
+    for (const d of deployments) {
+      const podSpec = field(field(field(d, 'spec'), 'template'), 'spec');
+      for (const list of ['containers', 'initContainers']) {
+        const cs = field(podSpec, list);
+        if (cs === undefined || cs === null) continue;
+        if (!Array.isArray(cs)) throw new Error(`json: cannot unmarshal ${goKind(cs)} into Go struct field PodSpec.Install.spec.Deployments.Spec.template.spec.${list} of type []v1.Container`);
+        for (const c of cs) images.add(stringField(c, 'image', 'Container.Install.spec.Deployments.Spec.template.spec.containers'));
+      }
+    }
+    return images;
+  }
+}
+
+/** Go's %g for a float64 (shortest digits; exponent form when exp < -4 or >= 6). */
+function goG(v: number): string {
+  const exp = Math.floor(Math.log10(Math.abs(v)));
+  if (exp < -4 || exp >= 6) {
+    const [m, e] = v.toExponential().split('e') as [string, string];
+    const n = Number(e);
+    return `${m}e${n < 0 ? '-' : '+'}${String(Math.abs(n)).padStart(2, '0')}`;
+  }
+  return String(v);
+}
