@@ -9,15 +9,23 @@ import { parseProperties } from './properties.js';
 import type { Bundle, Channel, Deprecation, Icon, Model, Package } from './types.js';
 import { parseRange, versionHasBuild } from './version.js';
 
+/**
+ * A tree node for the problems found, or undefined when there are none. The summary is built only
+ * then: a valid catalog of 30,000 bundles creates no error objects at all.
+ */
+function tree(summary: () => string, subs: Error[]): ValidationError | undefined {
+  return subs.length === 0 ? undefined : new ValidationError(summary(), subs).orUndefined();
+}
+
 /** The model's problems as opm's tree, or undefined when it is valid. */
 export function validateModel(m: Model): ValidationError | undefined {
-  const result = new ValidationError('invalid index');
+  const subs: Error[] = [];
   for (const [name, pkg] of m) {
-    if (name !== pkg.name) result.subErrors.push(new Error(`package key ${goQuote(name)} does not match package name ${goQuote(pkg.name)}`));
+    if (name !== pkg.name) subs.push(new Error(`package key ${goQuote(name)} does not match package name ${goQuote(pkg.name)}`));
     const err = validatePackage(pkg);
-    if (err) result.subErrors.push(err);
+    if (err) subs.push(err);
   }
-  return result.orUndefined();
+  return tree(() => 'invalid index', subs);
 }
 
 function validateDeprecation(d: Deprecation | undefined): Error | undefined {
@@ -27,9 +35,9 @@ function validateDeprecation(d: Deprecation | undefined): Error | undefined {
 }
 
 export function validatePackage(p: Package): ValidationError | undefined {
-  const result = new ValidationError(`invalid package ${goQuote(p.name)}`);
+  const subs: Error[] = [];
   const add = (e: Error | undefined): void => {
-    if (e) result.subErrors.push(e);
+    if (e) subs.push(e);
   };
   if (p.name === '') add(new Error('package name must not be empty'));
   add(validateIcon(p.icon));
@@ -47,7 +55,7 @@ export function validatePackage(p: Package): ValidationError | undefined {
     add(new Error(`default channel ${goQuote(p.defaultChannel.name)} not found in channels list`));
   }
   add(validateDeprecation(p.deprecation));
-  return result.orUndefined();
+  return tree(() => `invalid package ${goQuote(p.name)}`, subs);
 }
 
 /** opm's Bundle.VersionString: the version, then "-" and the release when there is one. */
@@ -143,9 +151,9 @@ export function validateReplacesChain(c: Pick<Channel, 'bundles'>): Error | unde
 }
 
 export function validateChannel(c: Channel): ValidationError | undefined {
-  const result = new ValidationError(`invalid channel ${goQuote(c.name)}`);
+  const subs: Error[] = [];
   const add = (e: Error | undefined): void => {
-    if (e) result.subErrors.push(e);
+    if (e) subs.push(e);
   };
   if (c.name === '') add(new Error('channel name must not be empty'));
   if (c.package === undefined) add(new Error('package must be set'));
@@ -157,7 +165,7 @@ export function validateChannel(c: Channel): ValidationError | undefined {
     if (b.channel !== c) add(new Error(`bundle ${goQuote(b.name)} not correctly linked to parent channel`));
   }
   add(validateDeprecation(c.deprecation));
-  return result.orUndefined();
+  return tree(() => `invalid channel ${goQuote(c.name)}`, subs);
 }
 
 /** opm's normalizeName: a bundle with a release must be named <package>-v<version>-<release>. */
@@ -167,9 +175,9 @@ function normalizedBundleName(b: Bundle): string {
 }
 
 export function validateBundle(b: Bundle): ValidationError | undefined {
-  const result = new ValidationError(`invalid bundle ${goQuote(b.name)}`);
+  const subs: Error[] = [];
   const add = (e: Error | undefined): void => {
-    if (e) result.subErrors.push(e);
+    if (e) subs.push(e);
   };
   if (b.name === '') add(new Error('name must be set'));
   const normalized = normalizedBundleName(b);
@@ -202,12 +210,12 @@ export function validateBundle(b: Bundle): ValidationError | undefined {
   if (b.release && b.version !== '' && versionHasBuild(b.version)) {
     add(new Error('cannot use build metadata in version with a release version'));
   }
-  return result.orUndefined();
+  return tree(() => `invalid bundle ${goQuote(b.name)}`, subs);
 }
 
 /** opm's RelatedImage.Validate (which opm does not call from Bundle.Validate). */
 export function validateRelatedImage(r: { name: string; image: string }): ValidationError | undefined {
-  const result = new ValidationError('invalid related image');
-  if (r.image === '') result.subErrors.push(new Error('image must be set'));
-  return result.orUndefined();
+  const subs: Error[] = [];
+  if (r.image === '') subs.push(new Error('image must be set'));
+  return tree(() => 'invalid related image', subs);
 }
