@@ -1,7 +1,167 @@
-// Placeholder until this subcommand lands.
-export const usage = 'Usage: kplane catalog serve (not implemented yet)\n';
+// `kplane catalog serve DIR`: the registry gRPC API over a file-based catalog, as `opm serve` serves it.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { JsonCache, catalogFromDir } from '../serve/cache.js';
+import { createLogger, type Logger } from '../serve/log.js';
+import { createRegistryServer, listen, shutdown } from '../serve/server.js';
+import type { ServedCatalog } from '../serve/catalog.js';
 
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('kplane catalog serve: not implemented yet\n');
-  return 1;
+export const usage = `Usage: kplane catalog serve <source_path> [flags]
+
+Serves a file-based catalog over the registry gRPC API (api.Registry, grpc.health.v1.Health and
+server reflection), as "opm serve" does.
+
+NOTE: The catalog directory is loaded at startup. Changes made to it after the command starts are
+not reflected in the served content.
+
+Flags:
+  -p, --port PORT                   port number to serve on (default "50051")
+      --host HOST                   address to bind (default "127.0.0.1"; "0.0.0.0" for every interface)
+      --cache-dir DIR               if set, sync and persist the server cache directory (JSON per bundle,
+                                    read on demand)
+      --cache-only                  sync the serve cache and exit without serving
+      --cache-enforce-integrity     exit with error if the cache is not present or has been invalidated
+                                    (default: true when --cache-dir is set and --cache-only is not)
+      --debug                       enable debug logging (logs every call's start and finish)
+  -t, --termination-log FILE        path to a container termination log file (the fatal error is written there)
+  -h, --help                        help for serve
+`;
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+class FatalError extends Error {
+  override readonly name = 'FatalError';
+}
+
+interface Flags {
+  configDir: string;
+  port: number;
+  host: string;
+  cacheDir: string;
+  cacheOnly: boolean;
+  cacheEnforceIntegrity: boolean;
+  debug: boolean;
+  terminationLog: string;
+}
+
+function parseFlags(argv: string[]): Flags {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      port: { type: 'string', short: 'p', default: '50051' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'cache-dir': { type: 'string', default: '' },
+      'cache-only': { type: 'boolean', default: false },
+      'cache-enforce-integrity': { type: 'boolean' },
+      debug: { type: 'boolean', default: false },
+      'termination-log': { type: 'string', short: 't', default: '' },
+    },
+  });
+  if (positionals.length !== 1) throw new FatalError(`accepts 1 arg(s), received ${positionals.length}`);
+  const port = Number(values.port);
+  if (!/^\d+$/.test(values.port) || port > 65535) throw new FatalError(`failed to listen: listen tcp: address ${values.port}: invalid port`);
+  const cacheDir = values['cache-dir'];
+  const cacheOnly = values['cache-only'];
+  return {
+    configDir: positionals[0]!,
+    port,
+    host: values.host,
+    cacheDir,
+    cacheOnly,
+    // opm's default: enforce when a cache dir is given for serving (a pre-built cache must be intact)
+    cacheEnforceIntegrity: values['cache-enforce-integrity'] ?? (cacheDir !== '' && !cacheOnly),
+    debug: values.debug,
+    terminationLog: values['termination-log'],
+  };
+}
+
+async function loadServed(flags: Flags, logger: Logger): Promise<ServedCatalog> {
+  if (flags.cacheDir === '' && flags.cacheEnforceIntegrity) throw new FatalError('--cache-dir must be specified with --cache-enforce-integrity');
+  if (flags.cacheDir === '') {
+    // Without a cache dir opm builds a throw-away cache; we index the catalog in memory instead.
+    try {
+      return await catalogFromDir(flags.configDir);
+    } catch (err) {
+      throw new FatalError(`failed to load or rebuild cache: failed to rebuild cache: ${message(err)}`);
+    }
+  }
+  const cache = new JsonCache({ cacheDir: flags.cacheDir, configDir: flags.configDir, logger });
+  await cache.checkUsable();
+  if (flags.cacheEnforceIntegrity) {
+    try {
+      await cache.checkIntegrity();
+    } catch (err) {
+      throw new FatalError(`integrity check failed: ${message(err)}`);
+    }
+    try {
+      return await cache.load();
+    } catch (err) {
+      throw new FatalError(`failed to load cache: ${message(err)}`);
+    }
+  }
+  try {
+    return await cache.loadOrRebuild();
+  } catch (err) {
+    throw new FatalError(`failed to load or rebuild cache: ${message(err)}`);
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let flags: Flags;
+  try {
+    flags = parseFlags(argv);
+  } catch (err) {
+    process.stderr.write(`Error: ${message(err)}\n\n${usage}`);
+    return 1;
+  }
+  const root = createLogger({ write: (line) => process.stderr.write(line), level: flags.debug ? 'debug' : 'info' });
+  const logger = root.with({ configs: flags.configDir, ...(flags.cacheDir ? { cache: flags.cacheDir } : {}) });
+  const fatal = (err: unknown): number => {
+    logger.log('fatal', message(err));
+    if (flags.terminationLog) {
+      try {
+        writeFileSync(flags.terminationLog, message(err) + '\n');
+      } catch {
+        logger.warn('unable to set termination log path');
+      }
+    }
+    return 1;
+  };
+
+  let served: ServedCatalog;
+  try {
+    served = await loadServed(flags, logger);
+  } catch (err) {
+    return fatal(err);
+  }
+  if (flags.cacheOnly) return 0;
+
+  const server = createRegistryServer({ ...served, logger: root });
+  let port: number;
+  try {
+    port = await listen(server, flags.host, flags.port);
+  } catch (err) {
+    return fatal(new FatalError(`failed to listen: ${message(err)}`));
+  }
+  const address = flags.host.includes(':') ? `[${flags.host}]:${port}` : `${flags.host}:${port}`;
+  const serving = logger.with({ port, address });
+  serving.info('serving registry');
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      serving.info('shutting down server');
+      void shutdown(server, SHUTDOWN_GRACE_MS).then(resolve);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  return 0;
 }

@@ -1,0 +1,53 @@
+// Log lines in logrus's text format, which opm serve writes (and log collectors already parse):
+//   time="2026-11-22T02:20:47Z" level=info msg="serving registry" cache=/tmp/x configs=/catalog port=50051
+// Fields are sorted by key; values are quoted only when they need to be.
+
+export type Level = 'debug' | 'info' | 'warning' | 'error' | 'fatal';
+const ORDER: Record<Level, number> = { debug: 0, info: 1, warning: 2, error: 3, fatal: 4 };
+
+export type Fields = Record<string, string | number | boolean | undefined>;
+
+export interface Logger {
+  with(fields: Fields): Logger;
+  log(level: Level, msg: string, fields?: Fields): void;
+  info(msg: string, fields?: Fields): void;
+  debug(msg: string, fields?: Fields): void;
+  warn(msg: string, fields?: Fields): void;
+  error(msg: string, fields?: Fields): void;
+  enabled(level: Level): boolean;
+}
+
+function quote(v: string): string {
+  // logrus quotes anything outside [A-Za-z0-9-._/@^+]
+  return /^[A-Za-z0-9\-._/@^+]+$/.test(v) ? v : JSON.stringify(v);
+}
+
+export function formatLine(time: Date, level: Level, msg: string, fields: Fields): string {
+  const iso = time.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const parts = [`time="${iso}"`, `level=${level}`, `msg=${JSON.stringify(msg)}`];
+  for (const k of Object.keys(fields).sort()) {
+    const v = fields[k];
+    if (v === undefined) continue;
+    parts.push(`${k}=${quote(String(v))}`);
+  }
+  return parts.join(' ') + '\n';
+}
+
+export function createLogger(opts: { write: (line: string) => void; level?: Level; fields?: Fields; now?: () => Date }): Logger {
+  const min = ORDER[opts.level ?? 'info'];
+  const base = opts.fields ?? {};
+  const now = opts.now ?? (() => new Date());
+  const logger: Logger = {
+    with: (fields) => createLogger({ ...opts, fields: { ...base, ...fields } }),
+    log(level, msg, fields = {}) {
+      if (ORDER[level] < min) return;
+      opts.write(formatLine(now(), level, msg, { ...base, ...fields }));
+    },
+    info: (msg, f) => logger.log('info', msg, f),
+    debug: (msg, f) => logger.log('debug', msg, f),
+    warn: (msg, f) => logger.log('warning', msg, f),
+    error: (msg, f) => logger.log('error', msg, f),
+    enabled: (level) => ORDER[level] >= min,
+  };
+  return logger;
+}

@@ -1,0 +1,307 @@
+// The served catalog: a small index of packages, channels and bundle edges (opm's pkg/cache packageIndex)
+// in memory, and the API bundles behind it in a BundleStore (memory or a cache directory). Every query
+// answers as opm's cache does, with its error texts; answers are encoded protobuf bytes, and the ones
+// asked for most (channel heads) are encoded once and kept.
+import type { ApiBundle, ApiChannelEntry, ApiPackage, Deprecation, Encoders } from '../api/api.js';
+import { getEncoders } from '../api/api.js';
+import type { Channel, Model } from '../model/types.js';
+import { modelBundleToApi } from './api-bundle.js';
+
+/** A query that found nothing or could not answer: gRPC status UNKNOWN with this text, as opm returns plain errors. */
+export class RegistryQueryError extends Error {
+  override readonly name = 'RegistryQueryError';
+}
+
+export interface BundleKey {
+  packageName: string;
+  channelName: string;
+  name: string;
+}
+
+export interface IndexBundle extends BundleKey {
+  replaces: string;
+  skips: string[];
+  /** "group/version/kind" of each provided API (olm.gvk), for the provider queries */
+  provides: Set<string>;
+}
+
+export interface IndexChannel {
+  name: string;
+  head: string;
+  bundles: Map<string, IndexBundle>;
+  deprecation?: Deprecation;
+}
+
+export interface IndexPackage {
+  name: string;
+  description: string;
+  defaultChannel: string;
+  channels: Map<string, IndexChannel>;
+  deprecation?: Deprecation;
+}
+
+/** Where the API bundles live; `keys()` walks them in opm's order (channel, package, name). */
+export interface BundleStore {
+  get(key: BundleKey): Promise<ApiBundle>;
+  keys(): BundleKey[];
+}
+
+/** opm's bundle key order: channel name, then package name, then bundle name. */
+export function compareBundleKeys(a: BundleKey, b: BundleKey): number {
+  return cmp(a.channelName, b.channelName) || cmp(a.packageName, b.packageName) || cmp(a.name, b.name);
+}
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export const gvkKey = (group: string, version: string, kind: string): string => `${group}/${version}/${kind}`;
+
+/** opm's Channel.Head: the one bundle nothing in the channel replaces or skips. */
+export function channelHead(ch: Channel): string {
+  const incoming = new Set<string>();
+  for (const b of ch.bundles.values()) {
+    if (b.replaces !== '') incoming.add(b.replaces);
+    for (const s of b.skips) incoming.add(s);
+  }
+  const heads = [...ch.bundles.values()].filter((b) => !incoming.has(b.name)).map((b) => b.name);
+  if (heads.length === 0) throw new RegistryQueryError('no channel head found in graph');
+  if (heads.length > 1) throw new RegistryQueryError(`multiple channel heads found in graph: ${heads.sort().join(', ')}`);
+  return heads[0]!;
+}
+
+export class MemoryBundleStore implements BundleStore {
+  private readonly bundles = new Map<string, ApiBundle>();
+  private sortedKeys: BundleKey[] | undefined;
+
+  put(key: BundleKey, b: ApiBundle): void {
+    this.bundles.set(storeKey(key), b);
+    this.sortedKeys = undefined;
+  }
+
+  get(key: BundleKey): Promise<ApiBundle> {
+    const b = this.bundles.get(storeKey(key));
+    if (!b) return Promise.reject(new RegistryQueryError(`bundle ${key.packageName}/${key.channelName}/${key.name} not found`));
+    return Promise.resolve(b);
+  }
+
+  keys(): BundleKey[] {
+    this.sortedKeys ??= [...this.bundles.values()]
+      .map((b) => ({ packageName: b.packageName, channelName: b.channelName, name: b.csvName }))
+      .sort(compareBundleKeys);
+    return this.sortedKeys;
+  }
+}
+
+export function storeKey(k: BundleKey): string {
+  return `${k.packageName}\u0000${k.channelName}\u0000${k.name}`;
+}
+
+/** Builds the package index from a model; each bundle is converted to its API form and put in `put`. */
+export function indexFromModel(model: Model, put: (key: BundleKey, b: ApiBundle) => void): Map<string, IndexPackage> {
+  const pkgs = new Map<string, IndexPackage>();
+  for (const p of model.values()) {
+    const ip: IndexPackage = {
+      name: p.name,
+      description: p.description,
+      defaultChannel: p.defaultChannel?.name ?? '',
+      channels: new Map(),
+      ...(p.deprecation ? { deprecation: { message: p.deprecation.message } } : {}),
+    };
+    for (const ch of p.channels.values()) {
+      const ic: IndexChannel = {
+        name: ch.name,
+        head: channelHead(ch),
+        bundles: new Map(),
+        ...(ch.deprecation ? { deprecation: { message: ch.deprecation.message } } : {}),
+      };
+      for (const b of ch.bundles.values()) {
+        const api = modelBundleToApi(b);
+        const key: BundleKey = { packageName: p.name, channelName: ch.name, name: b.name };
+        ic.bundles.set(b.name, {
+          ...key,
+          replaces: b.replaces,
+          skips: b.skips,
+          provides: new Set(api.providedApis.map((g) => gvkKey(g.group, g.version, g.kind))),
+        });
+        put(key, api);
+      }
+      ip.channels.set(ch.name, ic);
+    }
+    pkgs.set(p.name, ip);
+  }
+  return pkgs;
+}
+
+const HEAD_CACHE_LIMIT = 4096;
+
+export class RegistryIndex {
+  private readonly enc: Encoders;
+  /** encoded trimmed bundles (replaces and skips cleared), by store key; heads first */
+  private readonly trimmed = new Map<string, Buffer>();
+  private readonly packageBytes = new Map<string, Buffer>();
+
+  constructor(
+    readonly packages: Map<string, IndexPackage>,
+    readonly store: BundleStore,
+  ) {
+    this.enc = getEncoders();
+  }
+
+  /** Encodes every channel head now, so the first GetBundleForChannel is as fast as the rest. */
+  async warm(): Promise<void> {
+    for (const p of this.packages.values()) {
+      for (const ch of p.channels.values()) await this.trimmedBytes({ packageName: p.name, channelName: ch.name, name: ch.head });
+    }
+  }
+
+  listPackages(): string[] {
+    return [...this.packages.keys()].sort(cmp);
+  }
+
+  getPackage(name: string): Buffer {
+    const cached = this.packageBytes.get(name);
+    if (cached) return cached;
+    const pkg = this.packages.get(name);
+    if (!pkg) throw new RegistryQueryError(`package ${JSON.stringify(name)} not found`);
+    const out: ApiPackage = {
+      name: pkg.name,
+      channels: [...pkg.channels.values()]
+        .map((ch) => ({ name: ch.name, csvName: ch.head, ...(ch.deprecation ? { deprecation: ch.deprecation } : {}) }))
+        .sort((a, b) => cmp(a.name, b.name)),
+      defaultChannelName: pkg.defaultChannel,
+      ...(pkg.deprecation ? { deprecation: pkg.deprecation } : {}),
+    };
+    const bytes = this.enc.package(out);
+    this.packageBytes.set(name, bytes);
+    return bytes;
+  }
+
+  private async trimmedBytes(key: BundleKey): Promise<Buffer> {
+    const k = storeKey(key);
+    const cached = this.trimmed.get(k);
+    if (cached) return cached;
+    const b = await this.store.get(key);
+    const bytes = this.enc.bundle({ ...b, replaces: '', skips: [] });
+    if (this.trimmed.size < HEAD_CACHE_LIMIT) this.trimmed.set(k, bytes);
+    return bytes;
+  }
+
+  private lookupChannel(pkgName: string, channelName: string, pkgQuote: boolean): [IndexPackage, IndexChannel] {
+    const pkg = this.packages.get(pkgName);
+    if (!pkg) throw new RegistryQueryError(pkgQuote ? `package ${JSON.stringify(pkgName)} not found` : `package ${pkgName} not found`);
+    const ch = pkg.channels.get(channelName);
+    if (!ch) throw new RegistryQueryError(`package ${JSON.stringify(pkgName)}, channel ${JSON.stringify(channelName)} not found`);
+    return [pkg, ch];
+  }
+
+  async getBundle(pkgName: string, channelName: string, csvName: string): Promise<Buffer> {
+    const [pkg, ch] = this.lookupChannel(pkgName, channelName, true);
+    const b = ch.bundles.get(csvName);
+    if (!b) {
+      throw new RegistryQueryError(
+        `package ${JSON.stringify(pkgName)}, channel ${JSON.stringify(channelName)}, bundle ${JSON.stringify(csvName)} not found`,
+      );
+    }
+    return this.trimmedBytes({ packageName: pkg.name, channelName: ch.name, name: b.name });
+  }
+
+  async getBundleForChannel(pkgName: string, channelName: string): Promise<Buffer> {
+    const [pkg, ch] = this.lookupChannel(pkgName, channelName, true);
+    return this.trimmedBytes({ packageName: pkg.name, channelName: ch.name, name: ch.head });
+  }
+
+  /** The head's encoded bytes when already known: lets the server answer without a promise. */
+  cachedBundleForChannel(pkgName: string, channelName: string): Buffer | undefined {
+    const ch = this.packages.get(pkgName)?.channels.get(channelName);
+    return ch ? this.trimmed.get(storeKey({ packageName: pkgName, channelName, name: ch.head })) : undefined;
+  }
+
+  getChannelEntriesThatReplace(name: string): ApiChannelEntry[] {
+    const entries: ApiChannelEntry[] = [];
+    for (const b of this.allBundles()) {
+      if (b.replaces === name) entries.push(entry(b, b.replaces));
+      for (const s of b.skips) if (s === name && s !== b.replaces) entries.push(entry(b, b.replaces));
+    }
+    if (entries.length === 0) throw new RegistryQueryError(`no channel entries found that replace ${name}`);
+    return entries;
+  }
+
+  async getBundleThatReplaces(name: string, pkgName: string, channelName: string): Promise<Buffer> {
+    const [pkg, ch] = this.lookupChannel(pkgName, channelName, false);
+    // opm walks a Go map here, so with several candidates its pick is arbitrary; ours is the first by name.
+    for (const b of sortedBundles(ch)) {
+      if (b.replaces === name || b.skips.includes(name)) return this.trimmedBytes({ packageName: pkg.name, channelName: ch.name, name: b.name });
+    }
+    throw new RegistryQueryError(`no entry found for package ${JSON.stringify(pkgName)}, channel ${JSON.stringify(channelName)}`);
+  }
+
+  getChannelEntriesThatProvide(group: string, version: string, kind: string): ApiChannelEntry[] {
+    const key = gvkKey(group, version, kind);
+    const entries: ApiChannelEntry[] = [];
+    for (const b of this.allBundles()) if (b.provides.has(key)) entries.push(...this.channelEntriesForBundle(b, true));
+    if (entries.length === 0) throw notProviding(group, version, kind, 'no channel entries found that provide');
+    return entries;
+  }
+
+  getLatestChannelEntriesThatProvide(group: string, version: string, kind: string): ApiChannelEntry[] {
+    const key = gvkKey(group, version, kind);
+    const entries: ApiChannelEntry[] = [];
+    for (const pkg of sortedValues(this.packages)) {
+      for (const ch of sortedValues(pkg.channels)) {
+        const b = ch.bundles.get(ch.head)!;
+        if (b.provides.has(key)) entries.push(...this.channelEntriesForBundle(b, false));
+      }
+    }
+    if (entries.length === 0) throw notProviding(group, version, kind, 'no channel entries found that provide');
+    return entries;
+  }
+
+  async getDefaultBundleThatProvides(group: string, version: string, kind: string): Promise<Buffer> {
+    const latest = this.getLatestChannelEntriesThatProvide(group, version, kind);
+    // Several packages may provide the API; the lexically first package whose default channel does wins.
+    latest.sort((a, b) => cmp(a.packageName, b.packageName));
+    for (const e of latest) {
+      const pkg = this.packages.get(e.packageName);
+      if (pkg && e.channelName === pkg.defaultChannel) return this.getBundle(e.packageName, e.channelName, e.bundleName);
+    }
+    throw notProviding(group, version, kind, 'no entry found that provides');
+  }
+
+  /** ListBundles: every bundle in opm's key order, with replaces and skips; csvJson and objects are dropped when the bundle has an image. */
+  async *listBundles(): AsyncGenerator<Buffer> {
+    for (const key of this.store.keys()) {
+      const b = await this.store.get(key);
+      yield this.enc.bundle(b.bundlePath !== '' ? { ...b, csvJson: '', object: [] } : b);
+    }
+  }
+
+  private *allBundles(): Generator<IndexBundle> {
+    for (const pkg of sortedValues(this.packages)) for (const ch of sortedValues(pkg.channels)) yield* sortedBundles(ch);
+  }
+
+  private channelEntriesForBundle(b: IndexBundle, ignoreChannel: boolean): ApiChannelEntry[] {
+    const out = [entry(b, b.replaces)];
+    const inChannel = this.packages.get(b.packageName)?.channels.get(b.channelName)?.bundles;
+    for (const s of b.skips) {
+      // skips that repeat replaces are left out; so are skips outside the channel unless asked for
+      if (s !== b.replaces && (ignoreChannel || inChannel?.has(s))) out.push(entry(b, s));
+    }
+    return out;
+  }
+}
+
+function entry(b: IndexBundle, replaces: string): ApiChannelEntry {
+  return { packageName: b.packageName, channelName: b.channelName, bundleName: b.name, replaces };
+}
+
+function notProviding(group: string, version: string, kind: string, prefix: string): RegistryQueryError {
+  return new RegistryQueryError(`${prefix} group:${JSON.stringify(group)} version:${JSON.stringify(version)} kind:${JSON.stringify(kind)}`);
+}
+
+function sortedValues<V>(m: Map<string, V>): V[] {
+  return [...m.entries()].sort((a, b) => cmp(a[0], b[0])).map((e) => e[1]);
+}
+
+function sortedBundles(ch: IndexChannel): IndexBundle[] {
+  return sortedValues(ch.bundles);
+}

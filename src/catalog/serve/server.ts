@@ -1,0 +1,214 @@
+// The gRPC server of `kplane catalog serve`: api.Registry and api.ExperimentalRegistry over a
+// RegistryIndex, grpc.health.v1.Health (always SERVING, as opm's), and server reflection v1 and v1alpha.
+//
+// Answers are protobuf bytes the index encoded (and, for channel heads, keeps), so the response
+// serializers pass Buffers through untouched and the hot path does no per-request encoding.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { ApiChannelEntry } from '../api/api.js';
+import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
+import type { Logger } from './log.js';
+import { MetaKeyError, type MetaStore } from './metas.js';
+import { RegistryQueryError, type RegistryIndex } from './registry-index.js';
+
+/** The experimental endpoints answer only callers that send this header with "true". */
+export const HEADER_ACKNOWLEDGE_EXPERIMENTAL = 'x-acknowledge-experimental';
+
+type Serialize = (value: unknown) => Buffer;
+
+/** The service with every response serializer accepting already-encoded bytes. */
+function passThroughResponses(def: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const out: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const [name, m] of Object.entries(def)) {
+    const encode = m.responseSerialize as Serialize;
+    out[name] = { ...m, responseSerialize: (v: unknown) => (Buffer.isBuffer(v) ? v : encode(v)) };
+  }
+  return out;
+}
+
+function statusError(code: grpc.status, details: string): Partial<grpc.StatusObject> {
+  return { code, details, metadata: new grpc.Metadata() };
+}
+
+/** A query error becomes what grpc-go makes of a plain Go error: UNKNOWN with the error's text. */
+function toStatus(err: unknown): Partial<grpc.StatusObject> {
+  if (err instanceof RegistryQueryError) return statusError(grpc.status.UNKNOWN, err.message);
+  if (err instanceof MetaKeyError) return statusError(grpc.status.INVALID_ARGUMENT, err.message);
+  return statusError(grpc.status.UNKNOWN, err instanceof Error ? err.message : String(err));
+}
+
+type Unary<Req> = grpc.handleUnaryCall<Req, Buffer>;
+type Stream<Req> = grpc.handleServerStreamingCall<Req, Buffer>;
+
+function unary<Req>(fn: (req: Req) => Buffer | Promise<Buffer>): Unary<Req> {
+  return (call, callback) => {
+    let out: Buffer | Promise<Buffer>;
+    try {
+      out = fn(call.request);
+    } catch (err) {
+      callback(toStatus(err));
+      return;
+    }
+    if (Buffer.isBuffer(out)) callback(null, out);
+    else out.then((b) => callback(null, b), (err: unknown) => callback(toStatus(err)));
+  };
+}
+
+async function writeAll(call: grpc.ServerWritableStream<unknown, Buffer>, items: Iterable<Buffer> | AsyncIterable<Buffer>): Promise<void> {
+  for await (const item of items) {
+    if (call.cancelled) return;
+    if (!call.write(item)) await new Promise<void>((resolve) => call.once('drain', resolve));
+  }
+}
+
+function streaming<Req>(fn: (req: Req, call: grpc.ServerWritableStream<Req, Buffer>) => Iterable<Buffer> | AsyncIterable<Buffer>): Stream<Req> {
+  return (call) => {
+    let items: Iterable<Buffer> | AsyncIterable<Buffer>;
+    try {
+      items = fn(call.request, call);
+    } catch (err) {
+      call.emit('error', toStatus(err));
+      return;
+    }
+    writeAll(call as grpc.ServerWritableStream<unknown, Buffer>, items).then(
+      () => call.end(),
+      (err: unknown) => call.emit('error', toStatus(err)),
+    );
+  };
+}
+
+interface NameRequest {
+  name: string;
+}
+interface BundleRequest {
+  pkgName: string;
+  channelName: string;
+  csvName: string;
+}
+interface GVKRequest {
+  group: string;
+  version: string;
+  kind: string;
+}
+interface CustomSchemasRequest {
+  schema: string;
+  packageName: string;
+}
+
+export interface RegistryServerOptions {
+  index: RegistryIndex;
+  metas: MetaStore;
+  /** request logs go here at debug level (opm logs every call's start and finish) */
+  logger: Logger;
+}
+
+const UNIMPLEMENTED = (method: string) => statusError(grpc.status.UNIMPLEMENTED, `method ${method} not implemented`);
+
+export function createRegistryServer(opts: RegistryServerOptions): grpc.Server {
+  const { index, metas } = opts;
+  const enc = getEncoders();
+  const def = loadPackageDefinition();
+  const entries = (list: ApiChannelEntry[]): Buffer[] => list.map(enc.channelEntry);
+
+  const registry: grpc.UntypedServiceImplementation = {
+    ListPackages: streaming<object>(() => index.listPackages().map(enc.packageName)),
+    GetPackage: unary<NameRequest>((req) => index.getPackage(req.name)),
+    GetBundle: unary<BundleRequest>((req) => index.getBundle(req.pkgName, req.channelName, req.csvName)),
+    GetBundleForChannel: unary<BundleRequest>(
+      (req) => index.cachedBundleForChannel(req.pkgName, req.channelName) ?? index.getBundleForChannel(req.pkgName, req.channelName),
+    ),
+    GetChannelEntriesThatReplace: streaming<{ csvName: string }>((req) => entries(index.getChannelEntriesThatReplace(req.csvName))),
+    GetBundleThatReplaces: unary<BundleRequest>((req) => index.getBundleThatReplaces(req.csvName, req.pkgName, req.channelName)),
+    GetChannelEntriesThatProvide: streaming<GVKRequest>((req) => entries(index.getChannelEntriesThatProvide(req.group, req.version, req.kind))),
+    GetLatestChannelEntriesThatProvide: streaming<GVKRequest>((req) =>
+      entries(index.getLatestChannelEntriesThatProvide(req.group, req.version, req.kind)),
+    ),
+    GetDefaultBundleThatProvides: unary<GVKRequest>((req) => index.getDefaultBundleThatProvides(req.group, req.version, req.kind)),
+    ListBundles: streaming<object>(() => index.listBundles()),
+  };
+
+  const experimental: grpc.UntypedServiceImplementation = {
+    ExperimentalListPackageCustomSchemas: streaming<CustomSchemasRequest>((req, call) => {
+      // Callers that did not acknowledge the endpoint get an empty stream, so unaware clients see no change.
+      if (call.metadata.get(HEADER_ACKNOWLEDGE_EXPERIMENTAL)[0] !== 'true') return [];
+      if (req.schema === '') throw new MetaKeyError('schema is required');
+      return metas.list(req.schema, req.packageName).map(enc.struct);
+    }),
+  };
+
+  const health: grpc.UntypedServiceImplementation = {
+    Check: (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => callback(null, { status: 'SERVING' }),
+    List: (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => callback(UNIMPLEMENTED('List')),
+    Watch: (call: grpc.ServerWritableStream<unknown, unknown>) => call.emit('error', UNIMPLEMENTED('Watch')),
+  };
+
+  const server = new grpc.Server({ interceptors: opts.logger.enabled('debug') ? [callLogger(opts.logger)] : [] });
+  server.addService(passThroughResponses(def['api.Registry'] as grpc.ServiceDefinition), registry);
+  server.addService(passThroughResponses(def['api.ExperimentalRegistry'] as grpc.ServiceDefinition), experimental);
+  server.addService(def['grpc.health.v1.Health'] as grpc.ServiceDefinition, health);
+  new ReflectionService(reflectionDefinition()).addToServer(server);
+  return server;
+}
+
+/** Reflection describes our services and, as grpc-go's does, the reflection services themselves. */
+function reflectionDefinition(): protoLoader.PackageDefinition {
+  const require = createRequire(import.meta.url);
+  const root = join(dirname(require.resolve('@grpc/reflection/package.json')), 'build', 'proto');
+  return protoLoader.loadSync(
+    [REGISTRY_PROTO, HEALTH_PROTO, join(root, 'grpc/reflection/v1/reflection.proto'), join(root, 'grpc/reflection/v1alpha/reflection.proto')],
+    { ...LOADER_OPTIONS, includeDirs: [root] },
+  );
+}
+
+/** opm logs "started call" and "finished call" per request; we do so at debug level. */
+function callLogger(logger: Logger): grpc.ServerInterceptor {
+  return (methodDescriptor, call) => {
+    const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(methodDescriptor.path) ?? [];
+    const fields = { 'grpc.service': service, 'grpc.method': method, 'grpc.method_type': methodType(methodDescriptor) };
+    const start = process.hrtime.bigint();
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) => {
+        logger.debug('started call', fields);
+        next();
+      },
+      sendStatus: (status, next) => {
+        const ms = Number(process.hrtime.bigint() - start) / 1e6;
+        logger.debug('finished call', { ...fields, 'grpc.code': grpc.status[status.code], 'grpc.time_ms': ms.toFixed(3), 'grpc.error': status.code === 0 ? undefined : status.details });
+        next(status);
+      },
+    });
+  };
+}
+
+function methodType(d: grpc.ServerMethodDefinition<unknown, unknown>): string {
+  if (d.requestStream && d.responseStream) return 'bidi_stream';
+  if (d.responseStream) return 'server_stream';
+  if (d.requestStream) return 'client_stream';
+  return 'unary';
+}
+
+/** Binds host:port (port 0 picks one) and resolves to the bound port. */
+export function listen(server: grpc.Server, host: string, port: number): Promise<number> {
+  const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Promise((resolve, reject) => {
+    server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+  });
+}
+
+/** Stops taking calls and waits for the ones in flight, then forces whatever is left after graceMs. */
+export function shutdown(server: grpc.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    timer.unref();
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
