@@ -1,0 +1,1245 @@
+// Loading file-based catalogs as opm's declcfg.LoadFS does: walk the tree in lexical order, skip
+// directories, .indexignore files and whatever the .indexignore patterns exclude, and read every
+// other file as a stream of JSON objects or of YAML documents (k8s.io/apimachinery's
+// YAMLOrJSONDecoder), each blob becoming a Package, Channel, Bundle, Deprecation or other Meta.
+// Blobs are re-encoded through a Go map as opm's Meta.UnmarshalJSON does, so objects inside them
+// (property values, other blobs) come out with their keys sorted, numbers as float64.
+// Messages are opm's, word for word; a LoadError also carries the file it came from in `path`.
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YAMLNode } from 'yaml';
+import { compareGoStrings, goJSON } from './gojson.js';
+import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
+import { goFmtV, goQuote, goStringList } from './gofmt.js';
+import {
+  SchemaBundle,
+  SchemaChannel,
+  SchemaDeprecation,
+  SchemaPackage,
+  emptyConfig,
+  type Bundle,
+  type Channel,
+  type ChannelEntry,
+  type DeclarativeConfig,
+  type Deprecation,
+  type DeprecationEntry,
+  type Icon,
+  type Meta,
+  type Package,
+  type Property,
+  type RelatedImage,
+} from './types.js';
+
+/** An error loading a catalog: opm's message; `path` names the file (relative to the root) when there is one. */
+export class LoadError extends Error {
+  override readonly name = 'LoadError';
+  readonly code = 'KPL_ERR_CATALOG_LOAD';
+  constructor(
+    message: string,
+    readonly path?: string,
+  ) {
+    super(message);
+  }
+}
+
+// ---- walking ----
+
+/** Every file under dir in fs.WalkDir order (entries sorted by name, directories entered in place). */
+async function walkFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const visit = async (rel: string): Promise<void> => {
+    const abs = rel === '' ? dir : join(dir, rel);
+    let entries;
+    try {
+      entries = await readdir(abs, { withFileTypes: true });
+    } catch (err) {
+      throw new LoadError(fsMessage(err, rel === '' ? '.' : rel), rel === '' ? undefined : rel);
+    }
+    entries.sort((a, b) => compareGoStrings(a.name, b.name));
+    for (const e of entries) {
+      const r = rel === '' ? e.name : `${rel}/${e.name}`;
+      if (e.isDirectory()) await visit(r);
+      else out.push(r);
+    }
+  };
+  await visit('');
+  return out;
+}
+
+function fsMessage(err: unknown, rel: string): string {
+  const e = err as NodeJS.ErrnoException;
+  const what =
+    e.code === 'ENOENT'
+      ? 'no such file or directory'
+      : e.code === 'ENOTDIR'
+        ? 'not a directory'
+        : e.code === 'EACCES'
+          ? 'permission denied'
+          : e.code === 'EISDIR'
+            ? 'is a directory'
+            : (e.message ?? String(err));
+  return `${e.syscall ?? 'open'} ${rel}: ${what}`;
+}
+
+/** The files LoadFS reads under dir (relative, `/`-separated), in its order, after .indexignore. */
+export async function catalogFiles(dir: string): Promise<string[]> {
+  let st;
+  try {
+    st = await stat(dir);
+  } catch (err) {
+    throw new LoadError(`${fsMessage(err, dir)}`);
+  }
+  if (!st.isDirectory()) throw new LoadError(`${JSON.stringify(dir)} is not a directory`);
+  const files = await walkFiles(dir);
+  const matcher = await IgnoreMatcher.fromFiles(dir, files);
+  return files.filter((f) => {
+    const base = f.slice(f.lastIndexOf('/') + 1);
+    return base !== INDEX_IGNORE_FILENAME && !matcher.match(f, false);
+  });
+}
+
+/** opm's declcfg.LoadFS over a directory. */
+export async function loadFS(dir: string): Promise<DeclarativeConfig> {
+  const files = await catalogFiles(dir);
+  const cfg = emptyConfig();
+  // read ahead a few files while parsing in order
+  const reads = new Map<number, Promise<Buffer>>();
+  const read = (i: number): Promise<Buffer> => {
+    let p = reads.get(i);
+    if (p === undefined) {
+      p = readFile(join(dir, files[i]!));
+      p.catch(() => undefined);
+      reads.set(i, p);
+    }
+    return p;
+  };
+  for (let i = 0; i < files.length; i++) {
+    for (let j = i; j < Math.min(files.length, i + 4); j++) void read(j);
+    let data: Buffer;
+    try {
+      data = await read(i);
+    } catch (err) {
+      throw new LoadError(fsMessage(err, files[i]!), files[i]);
+    } finally {
+      reads.delete(i);
+    }
+    parseInto(cfg, data, files[i]!);
+  }
+  return cfg;
+}
+
+/** opm's LoadFile: one file's blobs. */
+export async function loadFile(path: string): Promise<DeclarativeConfig> {
+  let data: Buffer;
+  try {
+    data = await readFile(path);
+  } catch (err) {
+    throw new LoadError(fsMessage(err, path), path);
+  }
+  const cfg = emptyConfig();
+  parseInto(cfg, data, path);
+  return cfg;
+}
+
+/** opm's LoadReader over text; path only names the source in errors. */
+export function parseBlobs(text: string | Buffer, path = ''): DeclarativeConfig {
+  const cfg = emptyConfig();
+  parseInto(cfg, typeof text === 'string' ? Buffer.from(text) : text, path);
+  return cfg;
+}
+
+function parseInto(cfg: DeclarativeConfig, data: Buffer, path: string): void {
+  walkMetas(data, path, (meta) => addMeta(cfg, meta, path));
+}
+
+// ---- metas: the blobs of a stream ----
+
+/** A blob as opm's Meta holds it after Meta.UnmarshalJSON, before it is typed. */
+export interface LoadedMeta {
+  schema: string;
+  package: string;
+  name: string;
+  /** the blob with its keys sorted (recursively), as re-encoded through a Go map; null for a `null` document */
+  blob: Record<string, unknown> | null;
+  /** no document at all (an empty YAML document): opm's zero Meta */
+  zero?: boolean;
+}
+
+/**
+ * opm's WalkMetasReader: each blob of a JSON stream or YAML stream, in order. Throws a LoadError
+ * with opm's message for the first bad blob.
+ */
+export function walkMetas(data: Buffer, path: string, fn: (meta: LoadedMeta) => void): void {
+  const text = data.toString('utf8');
+  // GuessJSONStream: the first non-space character within the first 4096 bytes is '{'
+  const head = data.length > 4096 ? data.subarray(0, 4096).toString('utf8') : text;
+  const first = head.search(/[^\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u);
+  let pos = 0;
+  if (first >= 0 && head[first] === '{') {
+    let count = 0;
+    while (true) {
+      const doc = nextJSONValue(text, pos);
+      if (doc === undefined) return; // EOF
+      let err: string | undefined;
+      let meta: LoadedMeta | undefined;
+      if (doc.error !== undefined) err = doc.error;
+      else {
+        try {
+          meta = metaFromValue(doc.value, text.slice(doc.start, doc.end));
+        } catch (e) {
+          if (!(e instanceof MetaError)) throw e;
+          err = e.message;
+        }
+      }
+      if (err === undefined) {
+        count++;
+        pos = doc.end;
+        fn(meta!);
+        continue;
+      }
+      if (count > 1) throw new LoadError(err, path);
+      // Ambiguous stream: read the rest as YAML, starting after whitespace up to the first newline.
+      const rest = consumeWhitespace(text, pos);
+      try {
+        walkYAML(text.slice(rest), fn, count);
+      } catch (e) {
+        if (e instanceof YAMLDocError && e.docIndex === 0) throw new LoadError(err, path);
+        if (e instanceof YAMLDocError) throw new LoadError(e.message, path);
+        throw e;
+      }
+      return;
+    }
+  }
+  try {
+    walkYAML(text, fn, 0);
+  } catch (e) {
+    if (e instanceof YAMLDocError) throw new LoadError(e.message, path);
+    throw e;
+  }
+}
+
+function consumeWhitespace(text: string, pos: number): number {
+  let i = pos;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (!/\s/u.test(c)) return i;
+    i++;
+    if (c === '\n') return i;
+  }
+  return i;
+}
+
+class MetaError extends Error {}
+class YAMLDocError extends Error {
+  constructor(
+    message: string,
+    readonly docIndex: number,
+  ) {
+    super(message);
+  }
+}
+
+// ---- JSON streams ----
+
+interface JSONDoc {
+  start: number;
+  end: number;
+  value?: unknown;
+  error?: string;
+}
+
+/** The next JSON value of a stream from pos (undefined at the end), parsed, or Go's error for it. */
+function nextJSONValue(text: string, pos: number): JSONDoc | undefined {
+  let i = pos;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+    else break;
+  }
+  if (i >= n) return undefined;
+  const start = i;
+  const end = scanJSONValueEnd(text, i);
+  if (end > 0) {
+    try {
+      return { start, end, value: JSON.parse(text.slice(start, end)) };
+    } catch {
+      // fall through to the exact error below
+    }
+  }
+  return { start, end: Math.max(end, start), error: goJSONStreamError(text, pos) };
+}
+
+/** End of the JSON value starting at i (exclusive), found by brackets and strings only; -1 if unterminated. */
+function scanJSONValueEnd(text: string, i: number): number {
+  const c0 = text.charCodeAt(i);
+  if (c0 !== 0x7b && c0 !== 0x5b) {
+    // a scalar: up to the next delimiter
+    if (c0 === 0x22) {
+      const q = stringEnd(text, i + 1);
+      return q < 0 ? -1 : q + 1;
+    }
+    let j = i;
+    while (j < text.length && !/[\s{}[\],:"]/.test(text[j]!)) j++;
+    return j;
+  }
+  let depth = 0;
+  const n = text.length;
+  for (let j = i; j < n; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 0x22) {
+      const q = stringEnd(text, j + 1);
+      if (q < 0) return -1;
+      j = q;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth === 0) return j + 1;
+    }
+  }
+  return -1;
+}
+
+/** Index of the closing quote of a string whose content starts at i; -1 if none. */
+function stringEnd(text: string, i: number): number {
+  let j = i;
+  for (;;) {
+    const q = text.indexOf('"', j);
+    if (q < 0) return -1;
+    let b = q - 1;
+    while (b >= i && text.charCodeAt(b) === 0x5c) b--;
+    if ((q - 1 - b) % 2 === 0) return q;
+    j = q + 1;
+  }
+}
+
+/**
+ * Go's json.Decoder error for the stream at pos: a SyntaxError as "json: offset N: ..." (N counting
+ * bytes from the start of the stream), or "unexpected EOF" for a value cut short.
+ */
+function goJSONStreamError(text: string, pos: number): string {
+  const bytesBefore = Buffer.byteLength(text.slice(0, pos));
+  const r = goJSONScan(Buffer.from(text.slice(pos)));
+  if (r.kind === 'eof') return 'unexpected EOF';
+  if (r.kind === 'ok') return 'unexpected EOF';
+  return `json: offset ${bytesBefore + r.offset}: ${r.message}`;
+}
+
+type ScanResult = { kind: 'ok'; end: number } | { kind: 'eof' } | { kind: 'error'; offset: number; message: string };
+
+/** Go's encoding/json scanner over one value (with leading space), for its error text and offset. */
+export function goJSONScan(buf: Uint8Array): ScanResult {
+  type Ctx = 'objKey' | 'objValue' | 'arrValue';
+  const stack: Ctx[] = [];
+  let i = 0;
+  const n = buf.length;
+  const err = (c: number, context: string): ScanResult => ({
+    kind: 'error',
+    offset: i + 1,
+    message: `invalid character ${quoteChar(c)} ${context}`,
+  });
+  const isSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+  // state: 'begin' (value expected), 'end' (after a value)
+  let state: 'begin' | 'beginOrEmptyObj' | 'beginOrEmptyArr' | 'beginKeyOrEmpty' | 'beginKey' | 'end' = 'begin';
+  while (i < n) {
+    let c = buf[i]!;
+    switch (state) {
+      case 'begin':
+      case 'beginOrEmptyArr':
+      case 'beginKeyOrEmpty':
+      case 'beginKey': {
+        if (isSpace(c)) {
+          i++;
+          continue;
+        }
+        if (state === 'beginOrEmptyArr' && c === 0x5d) {
+          stack.pop();
+          i++;
+          state = 'end';
+          break;
+        }
+        if (state === 'beginKeyOrEmpty' && c === 0x7d) {
+          stack.pop();
+          i++;
+          state = 'end';
+          break;
+        }
+        if (state === 'beginKey' || state === 'beginKeyOrEmpty') {
+          if (c !== 0x22) return err(c, 'looking for beginning of object key string');
+        }
+        if (c === 0x7b) {
+          stack.push('objKey');
+          state = 'beginKeyOrEmpty';
+          i++;
+          break;
+        }
+        if (c === 0x5b) {
+          stack.push('arrValue');
+          state = 'beginOrEmptyArr';
+          i++;
+          break;
+        }
+        if (c === 0x22) {
+          i++;
+          // string
+          for (;;) {
+            if (i >= n) return { kind: 'eof' };
+            c = buf[i]!;
+            if (c === 0x22) {
+              i++;
+              break;
+            }
+            if (c === 0x5c) {
+              i++;
+              if (i >= n) return { kind: 'eof' };
+              c = buf[i]!;
+              if ('bfnrt\\/"'.includes(String.fromCharCode(c))) {
+                i++;
+                continue;
+              }
+              if (c === 0x75) {
+                i++;
+                for (let k = 0; k < 4; k++) {
+                  if (i >= n) return { kind: 'eof' };
+                  c = buf[i]!;
+                  if (!/[0-9a-fA-F]/.test(String.fromCharCode(c))) return err(c, 'in \\u hexadecimal character escape');
+                  i++;
+                }
+                continue;
+              }
+              return err(c, 'in string escape code');
+            }
+            if (c < 0x20) return err(c, 'in string literal');
+            i++;
+          }
+          state = 'end';
+          break;
+        }
+        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+          if (c === 0x2d) {
+            i++;
+            if (i >= n) return { kind: 'eof' };
+            c = buf[i]!;
+            if (!(c >= 0x30 && c <= 0x39)) return err(c, 'in numeric literal');
+          }
+          if (c === 0x30) i++;
+          else while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
+          if (i < n && buf[i] === 0x2e) {
+            i++;
+            if (i >= n) return { kind: 'eof' };
+            if (!(buf[i]! >= 0x30 && buf[i]! <= 0x39)) return err(buf[i]!, 'after decimal point in numeric literal');
+            while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
+          }
+          if (i < n && (buf[i] === 0x65 || buf[i] === 0x45)) {
+            i++;
+            if (i < n && (buf[i] === 0x2b || buf[i] === 0x2d)) i++;
+            if (i >= n) return { kind: 'eof' };
+            if (!(buf[i]! >= 0x30 && buf[i]! <= 0x39)) return err(buf[i]!, 'in exponent of numeric literal');
+            while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
+          }
+          state = 'end';
+          if (stack.length === 0) return { kind: 'ok', end: i };
+          break;
+        }
+        const lits: Record<number, string> = { 0x74: 'true', 0x66: 'false', 0x6e: 'null' };
+        const lit = lits[c];
+        if (lit !== undefined) {
+          i++;
+          for (let k = 1; k < lit.length; k++) {
+            if (i >= n) return { kind: 'eof' };
+            if (buf[i] !== lit.charCodeAt(k)) return err(buf[i]!, `in literal ${lit} (expecting ${quoteChar(lit.charCodeAt(k))})`);
+            i++;
+          }
+          state = 'end';
+          break;
+        }
+        return err(c, 'looking for beginning of value');
+      }
+      case 'end': {
+        if (stack.length === 0) return { kind: 'ok', end: i };
+        if (isSpace(c)) {
+          i++;
+          continue;
+        }
+        const top = stack[stack.length - 1]!;
+        if (top === 'objKey') {
+          if (c === 0x3a) {
+            stack[stack.length - 1] = 'objValue';
+            state = 'begin';
+            i++;
+            break;
+          }
+          return err(c, 'after object key');
+        }
+        if (top === 'objValue') {
+          if (c === 0x2c) {
+            stack[stack.length - 1] = 'objKey';
+            state = 'beginKey';
+            i++;
+            break;
+          }
+          if (c === 0x7d) {
+            stack.pop();
+            i++;
+            state = 'end';
+            break;
+          }
+          return err(c, 'after object key:value pair');
+        }
+        if (c === 0x2c) {
+          state = 'begin';
+          i++;
+          break;
+        }
+        if (c === 0x5d) {
+          stack.pop();
+          i++;
+          state = 'end';
+          break;
+        }
+        return err(c, 'after array element');
+      }
+    }
+    if (state === 'end' && stack.length === 0) return { kind: 'ok', end: i };
+  }
+  return { kind: 'eof' };
+}
+
+function quoteChar(c: number): string {
+  if (c === 0x27) return `'\\''`;
+  if (c === 0x22) return `'"'`;
+  const s = goQuote(String.fromCharCode(c));
+  return "'" + s.slice(1, -1) + "'";
+}
+
+// ---- YAML streams ----
+
+/**
+ * apimachinery's YAMLReader: documents are separated by lines starting with `---` (followed by
+ * nothing but spaces or a comment); each non-empty chunk is one document for sigs.k8s.io/yaml.
+ */
+function splitYAMLDocuments(text: string): string[] {
+  const docs: string[] = [];
+  let buf = '';
+  let start = 0;
+  const n = text.length;
+  while (start < n) {
+    let nl = text.indexOf('\n', start);
+    const atEOF = nl < 0;
+    if (atEOF) nl = n;
+    const line = text.slice(start, nl) + '\n';
+    start = nl + 1;
+    if (line.startsWith('---')) {
+      const trimmed = line.slice(3).trim();
+      if (trimmed.length > 0 && trimmed[0] !== '#') {
+        throw new YAMLDocError(`invalid Yaml document separator: ${trimmed}`, docs.length);
+      }
+      if (buf.length !== 0) {
+        docs.push(buf);
+        buf = '';
+        continue;
+      }
+    }
+    buf += line;
+  }
+  if (buf.length !== 0) docs.push(buf);
+  return docs;
+}
+
+function walkYAML(text: string, fn: (meta: LoadedMeta) => void, _jsonCount: number): void {
+  let docs: string[];
+  try {
+    docs = splitYAMLDocuments(text);
+  } catch (e) {
+    if (e instanceof YAMLDocError) throw e;
+    throw e;
+  }
+  for (let i = 0; i < docs.length; i++) {
+    let value: unknown;
+    try {
+      value = yamlToValue(docs[i]!);
+    } catch (e) {
+      throw new YAMLDocError(`error converting YAML to JSON: ${(e as Error).message}`, i);
+    }
+    if (value === null || value === undefined) {
+      // a null (or empty) document sets the decode target to nil: opm's Meta stays at its zero value
+      fn({ schema: '', package: '', name: '', blob: null, zero: true });
+      continue;
+    }
+    let meta: LoadedMeta;
+    try {
+      meta = metaFromValue(value, undefined);
+    } catch (e) {
+      if (!(e instanceof MetaError)) throw e;
+      throw new YAMLDocError(`error unmarshaling JSON: while decoding JSON: ${e.message}`, i);
+    }
+    fn(meta);
+  }
+}
+
+// yaml.v2's resolve for plain scalars (see goyaml.ts for the emitter side of the same rules)
+const YAML_BOOL_TRUE = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']);
+const YAML_BOOL_FALSE = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']);
+const YAML_NULL = new Set(['', '~', 'null', 'Null', 'NULL']);
+const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
+const YAML_INT = /^([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)$/;
+
+function resolvePlain(s: string): unknown {
+  if (YAML_BOOL_TRUE.has(s)) return true;
+  if (YAML_BOOL_FALSE.has(s)) return false;
+  if (YAML_NULL.has(s)) return null;
+  if (s === '.nan' || s === '.NaN' || s === '.NAN') return NaN;
+  if (s === '.inf' || s === '.Inf' || s === '.INF' || s === '+.inf' || s === '+.Inf' || s === '+.INF') return Infinity;
+  if (s === '-.inf' || s === '-.Inf' || s === '-.INF') return -Infinity;
+  const c = s.charCodeAt(0);
+  if (c === 0x2e) {
+    if (/^\.[0-9]+([eE][+-]?[0-9]+)?$/.test(s)) {
+      const f = Number(s);
+      if (Number.isFinite(f)) return f;
+    }
+    return s;
+  }
+  if ((c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d) {
+    if (/^\d{4}-\d{1,2}-\d{1,2}/.test(s)) return s; // timestamps stay strings when decoded into interface{}
+    const plain = s.replaceAll('_', '');
+    const m = YAML_INT.exec(plain);
+    if (m !== null) {
+      const body = m[2]!;
+      let v: bigint;
+      if (/^0[oO]/.test(body)) v = BigInt('0o' + body.slice(2));
+      else if (/^0[0-7]+$/.test(body)) v = BigInt('0o' + body.slice(1));
+      else v = BigInt(body);
+      if (m[1] === '-') v = -v;
+      if (v >= -(1n << 63n) && v < 1n << 64n) return Number(v);
+    }
+    if (YAML_STYLE_FLOAT.test(plain)) {
+      const f = Number(plain);
+      if (Number.isFinite(f)) return f;
+    }
+    return s;
+  }
+  return s;
+}
+
+const TAG_PREFIX = 'tag:yaml.org,2002:';
+
+function scalarValue(node: YAMLNode): unknown {
+  if (!isScalar(node)) return undefined;
+  const raw = node.value;
+  const s = typeof raw === 'string' ? raw : String(raw);
+  const tag = node.tag;
+  if (tag !== undefined && tag !== null && tag !== '!') {
+    const t = tag.startsWith(TAG_PREFIX) ? tag.slice(TAG_PREFIX.length) : tag;
+    switch (t) {
+      case 'str':
+        return s;
+      case 'null':
+        return null;
+      case 'bool':
+      case 'int':
+      case 'float': {
+        const v = resolvePlain(s);
+        if (t === 'bool' ? typeof v !== 'boolean' : typeof v !== 'number') {
+          throw new Error(`yaml: cannot decode !!${typeof v === 'string' ? 'str' : typeof v} \`${s}\` as a !!${t}`);
+        }
+        return v;
+      }
+      case 'binary':
+        return Buffer.from(s.replace(/\s/g, ''), 'base64').toString('utf8');
+      default:
+        return node.type === 'PLAIN' ? resolvePlain(s) : s;
+    }
+  }
+  if (node.type === 'PLAIN') return resolvePlain(s);
+  return s;
+}
+
+/** A YAML map key as sigs.k8s.io/yaml turns it into a JSON object key. */
+function keyString(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : formatFloatKey(v);
+  if (v === null) return 'null';
+  throw new Error(`json: unsupported type: map[interface {}]interface {}`);
+}
+
+function formatFloatKey(v: number): string {
+  return String(v);
+}
+
+function toJSONValue(node: YAMLNode | null | undefined, anchors: Map<string, YAMLNode>, depth = 0): unknown {
+  if (node === null || node === undefined) return null;
+  if (depth > 10000) throw new Error('yaml: exceeded max depth');
+  if (isAlias(node)) {
+    const target = anchors.get(node.source);
+    if (target === undefined) throw new Error(`yaml: unknown anchor '${node.source}' referenced`);
+    return toJSONValue(target, anchors, depth + 1);
+  }
+  if (node.anchor) anchors.set(node.anchor, node);
+  if (isScalar(node)) {
+    const v = scalarValue(node);
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new Error(`json: unsupported value: ${Number.isNaN(v) ? 'NaN' : v > 0 ? '+Inf' : '-Inf'}`);
+    return v;
+  }
+  if (isSeq(node)) return node.items.map((it) => toJSONValue(it as YAMLNode, anchors, depth + 1));
+  if (isMap(node)) {
+    const out: Record<string, unknown> = {};
+    const merges: Record<string, unknown>[] = [];
+    for (const item of node.items) {
+      if (!isPair(item)) continue;
+      const keyNode = item.key as YAMLNode | null;
+      if (keyNode !== null && isScalar(keyNode) && keyNode.type === 'PLAIN' && keyNode.value === '<<' && !keyNode.tag) {
+        const v = toJSONValue(item.value as YAMLNode, anchors, depth + 1);
+        for (const m of Array.isArray(v) ? v : [v]) {
+          if (typeof m !== 'object' || m === null || Array.isArray(m)) throw new Error('yaml: map merge requires map or sequence of maps as the value');
+          merges.push(m as Record<string, unknown>);
+        }
+        continue;
+      }
+      const k = keyNode === null ? null : isScalar(keyNode) ? scalarValue(keyNode) : toJSONValue(keyNode, anchors, depth + 1);
+      out[keyString(k)] = toJSONValue(item.value as YAMLNode, anchors, depth + 1);
+    }
+    if (merges.length === 0) return out;
+    const merged: Record<string, unknown> = {};
+    for (const m of merges) for (const [k, v] of Object.entries(m)) if (!(k in merged)) merged[k] = v;
+    return Object.assign(merged, out);
+  }
+  return null;
+}
+
+/** One YAML document (a chunk from the reader) as sigs.k8s.io/yaml turns it into JSON; undefined when empty. */
+function yamlToValue(doc: string): unknown {
+  const d = parseDocument(doc, { schema: 'failsafe', uniqueKeys: false, version: '1.1', keepSourceTokens: false });
+  if (d.errors.length > 0) {
+    const e = d.errors[0]!;
+    const line = e.linePos?.[0]?.line;
+    throw new Error(`yaml: ${line !== undefined ? `line ${line}: ` : ''}${yamlMessage(e.message)}`);
+  }
+  if (d.contents === null) return null;
+  return toJSONValue(d.contents as YAMLNode, new Map());
+}
+
+function yamlMessage(m: string): string {
+  // eemeli/yaml messages carry a source excerpt after the first line
+  return m.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+}
+
+// ---- Meta.UnmarshalJSON ----
+
+function fold(s: string): string {
+  return s.toUpperCase().toLowerCase();
+}
+
+/**
+ * opm's Meta.UnmarshalJSON over a decoded document: it must be an object; no two keys may fold to
+ * the same text; schema, package and name (any case) must be strings when present.
+ */
+export function metaFromValue(value: unknown, raw: string | undefined): LoadedMeta {
+  if (value === null) return { schema: '', package: '', name: '', blob: null };
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new MetaError(notAnObjectMessage(value, raw));
+  }
+  const obj = value as Record<string, unknown>;
+  const keySets = new Map<string, string[]>();
+  const keys = Object.keys(obj);
+  for (const k of keys) {
+    const f = fold(k);
+    const set = keySets.get(f);
+    if (set === undefined) keySets.set(f, [k]);
+    else set.push(k);
+  }
+  if (keySets.size !== keys.length) {
+    const errs: string[] = [];
+    for (const [f, ks] of [...keySets].sort((a, b) => compareGoStrings(a[0], b[0]))) {
+      if (ks.length !== 1) errs.push(`duplicate keys for key ${goQuote(f)}: ${goStringList([...ks].sort(compareGoStrings))}`);
+    }
+    throw new MetaError(errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`);
+  }
+  const meta: LoadedMeta = { schema: '', package: '', name: '', blob: null };
+  for (const field of ['schema', 'package', 'name'] as const) {
+    const key = keySets.get(field)?.[0];
+    if (key === undefined) continue;
+    const v = obj[key];
+    if (typeof v !== 'string') {
+      throw new MetaError(`expected value for key ${goQuote(key)} to be a string, got ${goFmtT(v)}: ${goFmtV(v)}`);
+    }
+    meta[field] = v;
+  }
+  meta.blob = sortObject(obj);
+  return meta;
+}
+
+/** fmt's %t of a non-bool value (%!t(type=value)), or of a bool. */
+function goFmtT(v: unknown): string {
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (v === null || v === undefined) return '%!t(<nil>)';
+  const type =
+    typeof v === 'number' ? 'float64' : typeof v === 'string' ? 'string' : Array.isArray(v) ? '[]interface {}' : 'map[string]interface {}';
+  return `%!t(${type}=${goFmtV(v)})`;
+}
+
+function notAnObjectMessage(value: unknown, raw: string | undefined): string {
+  const kind = typeof value === 'string' ? 'string' : typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'bool' : 'array';
+  const base = `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`;
+  const data = raw ?? goJSON(value);
+  const offset = kind === 'array' ? 1 : Buffer.byteLength(data);
+  return prettyJSONError(base, data, offset);
+}
+
+/** opm's prettyunmarshaler JSONUnmarshalError.Pretty. */
+function prettyJSONError(message: string, data: string, offset: number): string {
+  const bytes = Buffer.from(data);
+  if (bytes.length === 0 || offset < 0 || offset > bytes.length) return message;
+  const marker = ' <==';
+  let out = `${message} at offset ${offset} (indicated by${marker})\n`;
+  let pretty: Buffer;
+  try {
+    pretty = Buffer.from(goJSON(JSON.parse(data), { indent: '    ' }));
+  } catch {
+    pretty = bytes;
+  }
+  if (offset === bytes.length) return out + pretty.toString() + marker;
+  let p = 0;
+  let pOffset = 0;
+  for (let d = 0; d < bytes.length; d++) {
+    if (d === offset) {
+      pOffset = p;
+      break;
+    }
+    while (pretty[p] !== bytes[d]) {
+      p++;
+      if (p >= pretty.length) return message;
+    }
+    p++;
+  }
+  out += pretty.subarray(0, pOffset).toString() + `${marker} ` + pretty.subarray(pOffset).toString();
+  return out;
+}
+
+/** Sorts keys recursively as a Go map[string]interface{} re-encoding does (keeps arrays' order). */
+function sortObject(obj: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(obj);
+  let sorted = true;
+  for (let i = 1; i < keys.length; i++) {
+    if (compareGoStrings(keys[i - 1]!, keys[i]!) > 0) {
+      sorted = false;
+      break;
+    }
+  }
+  if (!sorted) keys.sort(compareGoStrings);
+  const out: Record<string, unknown> = sorted ? obj : {};
+  for (const k of keys) {
+    const v = obj[k];
+    out[k] = sortValue(v);
+  }
+  return out;
+}
+
+function sortValue(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = sortValue(v[i]);
+    return v;
+  }
+  return sortObject(v as Record<string, unknown>);
+}
+
+// ---- fbcBuilder.addMeta: typed blobs ----
+
+/** opm's fbcBuilder.addMeta. */
+export function addMeta(cfg: DeclarativeConfig, meta: LoadedMeta, path?: string): void {
+  const blob = meta.blob ?? {};
+  try {
+    switch (meta.schema) {
+      case SchemaPackage:
+        cfg.packages.push(decodePackage(blob));
+        return;
+      case SchemaChannel:
+        cfg.channels.push(decodeChannel(blob));
+        return;
+      case SchemaBundle:
+        cfg.bundles.push(decodeBundle(blob));
+        return;
+      case SchemaDeprecation:
+        cfg.deprecations.push(decodeDeprecation(blob));
+        return;
+      case '': {
+        const text = meta.zero ? '' : meta.blob === null ? 'null\n' : goJSON(meta.blob) + '\n';
+        throw new LoadError(`object '${text}' is missing root schema field`, path);
+      }
+      default:
+        cfg.others.push({ schema: meta.schema, package: meta.package, name: meta.name, blob: meta.blob ?? {} });
+    }
+  } catch (e) {
+    if (e instanceof LoadError) throw e;
+    if (e instanceof DecodeError) throw new LoadError(e.message, path);
+    throw e;
+  }
+}
+
+class DecodeError extends Error {}
+
+/** Go's json.Unmarshal into one of the declcfg structs: first type error wins, as Go reports it. */
+class StructDecoder {
+  firstError: string | undefined;
+  private readonly stack: string[] = [];
+  private struct = '';
+
+  fail(kind: string, goType: string): void {
+    if (this.firstError !== undefined) return;
+    const field = this.stack.join('.');
+    this.firstError =
+      this.struct !== '' || field !== ''
+        ? `json: cannot unmarshal ${kind} into Go struct field ${this.struct}.${field} of type ${goType}`
+        : `json: cannot unmarshal ${kind} into Go value of type ${goType}`;
+  }
+
+  /** The object's members matched to fields (exact name first, else case-insensitively), in key order. */
+  fields(value: unknown, structName: string, goType: string, names: readonly string[], visit: (field: string, v: unknown) => void): boolean {
+    if (value === null || value === undefined) return false;
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      this.fail(kindOf(value), goType);
+      return false;
+    }
+    const obj = value as Record<string, unknown>;
+    const saved = this.struct;
+    for (const k of Object.keys(obj)) {
+      let field = names.includes(k) ? k : undefined;
+      if (field === undefined) {
+        const fk = fold(k);
+        field = names.find((n) => fold(n) === fk);
+      }
+      if (field === undefined) continue;
+      this.struct = structName;
+      this.stack.push(field);
+      visit(field, obj[k]);
+      this.stack.pop();
+      this.struct = saved;
+    }
+    this.struct = saved;
+    return true;
+  }
+
+  string(v: unknown): string | undefined {
+    if (v === null || v === undefined) return undefined;
+    if (typeof v !== 'string') {
+      this.fail(kindOf(v), 'string');
+      return undefined;
+    }
+    return v;
+  }
+
+  strings(v: unknown): string[] | undefined {
+    const items = this.slice(v, '[]string');
+    if (items === undefined) return undefined;
+    const out: string[] = [];
+    for (const it of items) out.push(this.string(it) ?? '');
+    return out;
+  }
+
+  slice(v: unknown, goType: string): unknown[] | undefined {
+    if (v === null || v === undefined) return undefined;
+    if (!Array.isArray(v)) {
+      this.fail(kindOf(v), goType);
+      return undefined;
+    }
+    return v;
+  }
+
+  bytes(v: unknown): string | undefined {
+    if (v === null || v === undefined) return undefined;
+    if (typeof v !== 'string') {
+      this.fail(kindOf(v), '[]uint8');
+      return undefined;
+    }
+    const bad = base64Error(v);
+    if (bad !== undefined) {
+      this.firstError ??= bad;
+      return undefined;
+    }
+    return v;
+  }
+}
+
+function kindOf(v: unknown): string {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'boolean') return 'bool';
+  if (Array.isArray(v)) return 'array';
+  return 'object';
+}
+
+/** base64.StdEncoding's error for s (ignoring \r and \n), or undefined when it decodes. */
+function base64Error(s: string): string | undefined {
+  if (/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return undefined;
+  const clean = s.replace(/[\r\n]/g, '');
+  if (clean !== s && base64Error(clean) === undefined) return undefined;
+  // the first byte that cannot be part of a valid encoding
+  let i = 0;
+  const valid = /[A-Za-z0-9+/]/;
+  while (i < s.length && valid.test(s[i]!)) i++;
+  if (i < s.length && s[i] === '=') {
+    const quantumPos = i % 4;
+    if (quantumPos < 2) return `illegal base64 data at input byte ${i}`;
+    return `illegal base64 data at input byte ${i}`;
+  }
+  if (i >= s.length) return `illegal base64 data at input byte ${s.length - (s.length % 4)}`;
+  return `illegal base64 data at input byte ${i}`;
+}
+
+function canonicalBase64(s: string): string {
+  return Buffer.from(s.replace(/[\r\n]/g, ''), 'base64').toString('base64');
+}
+
+function properties(d: StructDecoder, v: unknown): Property[] | undefined {
+  const items = d.slice(v, '[]property.Property');
+  if (items === undefined) return undefined;
+  const out: Property[] = [];
+  for (const it of items) {
+    const p: Property = { type: '', value: undefined };
+    d.fields(it, 'Property', 'property.Property', ['type', 'value'], (f, fv) => {
+      if (f === 'type') p.type = d.string(fv) ?? p.type;
+      else p.value = fv; // json.RawMessage: anything
+    });
+    out.push(p);
+  }
+  return out;
+}
+
+function finish<T>(d: StructDecoder, what: string, v: T): T {
+  if (d.firstError !== undefined) throw new DecodeError(`parse ${what}: ${d.firstError}`);
+  return v;
+}
+
+function decodePackage(blob: Record<string, unknown>): Package {
+  const d = new StructDecoder();
+  const p: Package = { schema: SchemaPackage, name: '', defaultChannel: '' };
+  d.fields(blob, 'Package', 'declcfg.Package', ['schema', 'name', 'defaultChannel', 'icon', 'description', 'properties'], (f, v) => {
+    switch (f) {
+      case 'schema':
+        p.schema = (d.string(v) ?? p.schema) as typeof SchemaPackage;
+        break;
+      case 'name':
+        p.name = d.string(v) ?? p.name;
+        break;
+      case 'defaultChannel':
+        p.defaultChannel = d.string(v) ?? p.defaultChannel;
+        break;
+      case 'icon': {
+        if (v === null) break;
+        const icon: Icon = p.icon ?? { base64data: '', mediatype: '' };
+        if (d.fields(v, 'Icon', 'declcfg.Icon', ['base64data', 'mediatype'], (g, gv) => {
+          if (g === 'base64data') {
+            const b = d.bytes(gv);
+            if (b !== undefined) icon.base64data = canonicalBase64(b);
+          } else icon.mediatype = d.string(gv) ?? icon.mediatype;
+        })) p.icon = icon;
+        break;
+      }
+      case 'description':
+        p.description = d.string(v) ?? p.description;
+        break;
+      case 'properties':
+        p.properties = properties(d, v);
+        break;
+    }
+  });
+  return finish(d, 'package', p);
+}
+
+function decodeChannel(blob: Record<string, unknown>): Channel {
+  const d = new StructDecoder();
+  const c: Channel = { schema: SchemaChannel, name: '', package: '', entries: [] };
+  d.fields(blob, 'Channel', 'declcfg.Channel', ['schema', 'name', 'package', 'entries', 'properties'], (f, v) => {
+    switch (f) {
+      case 'schema':
+        c.schema = (d.string(v) ?? c.schema) as typeof SchemaChannel;
+        break;
+      case 'name':
+        c.name = d.string(v) ?? c.name;
+        break;
+      case 'package':
+        c.package = d.string(v) ?? c.package;
+        break;
+      case 'entries': {
+        const items = d.slice(v, '[]declcfg.ChannelEntry');
+        if (items === undefined) {
+          if (v === null) c.entries = [];
+          break;
+        }
+        c.entries = items.map((it) => {
+          const e: ChannelEntry = { name: '' };
+          d.fields(it, 'ChannelEntry', 'declcfg.ChannelEntry', ['name', 'replaces', 'skips', 'skipRange'], (g, gv) => {
+            switch (g) {
+              case 'name':
+                e.name = d.string(gv) ?? e.name;
+                break;
+              case 'replaces': {
+                const s = d.string(gv);
+                if (s !== undefined) e.replaces = s;
+                break;
+              }
+              case 'skips': {
+                const s = d.strings(gv);
+                if (s !== undefined) e.skips = s;
+                else if (gv === null) delete e.skips;
+                break;
+              }
+              case 'skipRange': {
+                const s = d.string(gv);
+                if (s !== undefined) e.skipRange = s;
+                break;
+              }
+            }
+          });
+          return e;
+        });
+        break;
+      }
+      case 'properties':
+        c.properties = properties(d, v);
+        break;
+    }
+  });
+  return finish(d, 'channel', c);
+}
+
+function decodeBundle(blob: Record<string, unknown>): Bundle {
+  const d = new StructDecoder();
+  const b: Bundle = { schema: SchemaBundle, name: '', package: '', image: '' };
+  d.fields(blob, 'Bundle', 'declcfg.Bundle', ['schema', 'name', 'package', 'image', 'properties', 'relatedImages'], (f, v) => {
+    switch (f) {
+      case 'schema':
+        b.schema = (d.string(v) ?? b.schema) as typeof SchemaBundle;
+        break;
+      case 'name':
+        b.name = d.string(v) ?? b.name;
+        break;
+      case 'package':
+        b.package = d.string(v) ?? b.package;
+        break;
+      case 'image':
+        b.image = d.string(v) ?? b.image;
+        break;
+      case 'properties':
+        b.properties = properties(d, v);
+        break;
+      case 'relatedImages': {
+        const items = d.slice(v, '[]declcfg.RelatedImage');
+        if (items === undefined) {
+          if (v === null) delete b.relatedImages;
+          break;
+        }
+        b.relatedImages = items.map((it) => {
+          const r: RelatedImage = { name: '', image: '' };
+          d.fields(it, 'RelatedImage', 'declcfg.RelatedImage', ['name', 'image'], (g, gv) => {
+            if (g === 'name') r.name = d.string(gv) ?? r.name;
+            else r.image = d.string(gv) ?? r.image;
+          });
+          return r;
+        });
+        break;
+      }
+    }
+  });
+  finish(d, 'bundle', b);
+  readBundleObjects(b);
+  return b;
+}
+
+/** opm's readBundleObjects: olm.bundle.object properties as JSON manifests, and the CSV among them. */
+function readBundleObjects(b: Bundle): void {
+  const objects: string[] = [];
+  const props = b.properties ?? [];
+  for (let i = 0; i < props.length; i++) {
+    const p = props[i]!;
+    if (p.type !== 'olm.bundle.object') continue;
+    const d = new StructDecoder();
+    let data: string | undefined;
+    const v = p.value;
+    if (v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v))) {
+      d.fail(kindOf(v), 'property.BundleObject');
+    } else {
+      d.fields(v, 'BundleObject', 'property.BundleObject', ['data'], (_f, fv) => {
+        const s = d.bytes(fv);
+        if (s !== undefined) data = s;
+      });
+    }
+    if (d.firstError !== undefined) {
+      throw new DecodeError(
+        `read bundle objects: package ${goQuote(b.package)}, bundle ${goQuote(b.name)}: parse property at index ${i} as bundle object: ${d.firstError}`,
+      );
+    }
+    const text = data === undefined ? '' : Buffer.from(data.replace(/[\r\n]/g, ''), 'base64').toString('utf8');
+    let json: string;
+    if (/^\s*\{/u.test(text)) json = text;
+    else {
+      try {
+        const value = yamlToValue(text);
+        json = goJSON(value === undefined ? null : value, { escapeHTML: true });
+      } catch (e) {
+        throw new DecodeError(
+          `read bundle objects: package ${goQuote(b.package)}, bundle ${goQuote(b.name)}: convert bundle object property at index ${i} to JSON: ${(e as Error).message}`,
+        );
+      }
+    }
+    objects.push(json);
+  }
+  b.objects = objects;
+  b.csvJSON = extractCSV(objects);
+}
+
+function extractCSV(objects: string[]): string {
+  for (const o of objects) {
+    try {
+      const v = /^\s*\{/u.test(o) ? JSON.parse(o) : yamlToValue(o);
+      if (typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'ClusterServiceVersion') return o;
+    } catch {
+      // not an object: skipped, as opm does
+    }
+  }
+  return '';
+}
+
+function decodeDeprecation(blob: Record<string, unknown>): Deprecation {
+  const d = new StructDecoder();
+  const dep: Deprecation = { schema: SchemaDeprecation, package: '', entries: [] };
+  d.fields(blob, 'Deprecation', 'declcfg.Deprecation', ['schema', 'package', 'entries'], (f, v) => {
+    switch (f) {
+      case 'schema':
+        dep.schema = (d.string(v) ?? dep.schema) as typeof SchemaDeprecation;
+        break;
+      case 'package':
+        dep.package = d.string(v) ?? dep.package;
+        break;
+      case 'entries': {
+        const items = d.slice(v, '[]declcfg.DeprecationEntry');
+        if (items === undefined) break;
+        dep.entries = items.map((it) => {
+          const e: DeprecationEntry = { reference: { schema: '' }, message: '' };
+          d.fields(it, 'DeprecationEntry', 'declcfg.DeprecationEntry', ['reference', 'message'], (g, gv) => {
+            if (g === 'message') e.message = d.string(gv) ?? e.message;
+            else {
+              d.fields(gv, 'PackageScopedReference', 'declcfg.PackageScopedReference', ['schema', 'name'], (h, hv) => {
+                if (h === 'schema') e.reference.schema = d.string(hv) ?? e.reference.schema;
+                else {
+                  const s = d.string(hv);
+                  if (s !== undefined) e.reference.name = s;
+                }
+              });
+            }
+          });
+          return e;
+        });
+        break;
+      }
+    }
+  });
+  if (d.firstError !== undefined) throw new DecodeError(`parse deprecation: ${d.firstError}`);
+  return dep;
+}
+
+/** The Meta blobs of a config's others, as loaded (for callers that walk them). */
+export function metasOf(cfg: DeclarativeConfig): Meta[] {
+  return cfg.others;
+}
