@@ -13,6 +13,8 @@ import { assertJSONable, firstDocument, type FirstDocument } from './goyaml.js';
 export interface RawProperty {
   type: string;
   raw: string | undefined;
+  /** raw came from json.Marshal (YAML files): <, > and & are escaped in it, and stay so when written */
+  escaped?: boolean;
 }
 
 export interface BundleAnnotations {
@@ -318,7 +320,7 @@ function decodePropertyList(doc: FirstDocument, key: string, _what: string): Raw
         raw = goMarshal(value);
       }
     }
-    return { type, raw };
+    return doc.kind === 'yaml' ? { type, raw, escaped: true } : { type, raw };
   });
 }
 

@@ -2,8 +2,10 @@
 // (alpha/action/render.go, pkg/registry/registry_to_model.go): properties sorted by type then by
 // raw value, one olm.bundle.object per manifest (base64 of Go's json.Marshal of the object), and
 // related images from the CSV, the bundle image and the operator's container images.
+import { htmlEscaped } from '../declcfg/gojson.js';
 import { SchemaBundle, type Bundle, type Property, type RelatedImage } from '../declcfg/types.js';
 import { compareBytes, field, goKind, goMarshal, isObject, stringField } from './gojson.js';
+import { migrate } from './migrations.js';
 import { packageJSON, parseBundleDir, providedAPIs, requiredAPIs, type ParsedBundle, type RawProperty } from './parse.js';
 
 /** property.ParseError */
@@ -29,7 +31,6 @@ export interface RenderBundleDirOptions {
  * with bundle objects last and related images sorted, exactly as `opm render DIR` prints it.
  */
 export async function renderBundleDir(dir: string, opts: RenderBundleDirOptions = {}): Promise<Bundle> {
-  const { migrate } = await import('./migrations.js');
   const parsed = await parseBundleDir(dir, opts.warn);
   const bundle = bundleToDeclcfg(parsed, opts.image ?? '');
   finishBundle(bundle);
@@ -67,7 +68,8 @@ export function bundleToDeclcfg(b: ParsedBundle, image: string): Bundle {
 }
 
 function toProperty(p: RawProperty): Property {
-  return { type: p.type, value: p.raw === undefined ? null : (JSON.parse(p.raw) as unknown) };
+  const value = p.raw === undefined ? null : (JSON.parse(p.raw) as unknown);
+  return { type: p.type, value: p.escaped ? htmlEscaped(value) : value };
 }
 
 /** action.Render.Run's per-bundle tidying: bundle objects and CSV metadata last, related images by image. */
