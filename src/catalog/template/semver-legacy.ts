@@ -1,0 +1,231 @@
+// The semver template as opm v1.26.3 rendered it (`opm alpha render-veneer semver`,
+// alpha/veneer/semver/semver.go at tag v1.26.3). Catalogs made with opm v1.23.1–v1.26.4 were
+// rendered by this algorithm; the versions differ only around it:
+//  - v1.23.1 rendered only the Candidate images (a bundle listed only in Fast/Stable was "not
+//    found") and refused any build metadata; v1.24.0 instead refused versions that differ only by
+//    build metadata and added the duplicate-name check; v1.25.0 renders every listed image;
+//  - v1.26.3 rejects unknown keys (DisallowUnknownFields, #1043), where earlier versions ignored
+//    them; v1.26.4 only renamed "veneer" to "template";
+//  - v1.26.5 dropped AvoidSkipPatch and took the Y-stream algorithm that became today's.
+// So for valid input the output is that of every release from v1.25.0 to v1.26.4, and of v1.23.1
+// and v1.24.0 when Candidate lists every bundle; errors are v1.26.3's.
+//
+// The algorithm: no schema check; minor channels by default; every channel is linked on its own:
+// with AvoidSkipPatch each entry replaces the previous one; otherwise the head of each Y-stream
+// replaces the previous Y-stream's head and skips the rest of its own Y-stream. The default
+// channel is picked by a "high-water mark" that rises when an archetype is more stable OR a
+// version is higher (so a later candidate can outrank an earlier stable: kept as opm has it).
+
+import type { Channel, ChannelEntry, DeclarativeConfig } from '../declcfg/types.js';
+import { SchemaChannel, emptyConfig } from '../declcfg/types.js';
+import { Version, goQuote } from '../semver.js';
+import {
+  ARCHETYPES,
+  CHANNEL_PRIORITY,
+  TemplateError,
+  bundleVersion,
+  channelNameFromMajor,
+  channelNameFromMinor,
+  goCompare,
+  newPackage,
+  renderAll,
+  renderOne,
+  uniqueImages,
+  validateVersions,
+  type BundleRenderer,
+  type ChannelArchetype,
+} from './common.js';
+import { GoDecodeError, unmarshalYAMLInto, type GoType } from './godecode.js';
+
+const STR: GoType = { kind: 'string', goName: 'string' };
+const entryType: GoType = { kind: 'struct', goName: 'semver.semverVeneerBundleEntry', short: 'semverVeneerBundleEntry', fields: [{ name: 'image', type: STR }] };
+const listOf = (goName: string, short: string): GoType => ({
+  kind: 'struct',
+  goName,
+  short,
+  fields: [{ name: 'bundles', type: { kind: 'slice', goName: '[]semver.semverVeneerBundleEntry', elem: entryType } }],
+});
+/** v1.26.3's semverVeneer struct. */
+const LEGACY_TYPE: GoType = {
+  kind: 'struct',
+  goName: 'semver.semverVeneer',
+  short: 'semverVeneer',
+  fields: [
+    { name: 'schema', type: STR },
+    { name: 'generateMajorChannels', type: { kind: 'bool' } },
+    { name: 'generateMinorChannels', type: { kind: 'bool' } },
+    { name: 'avoidSkipPatch', type: { kind: 'bool' } },
+    { name: 'candidate', type: listOf('semver.candidateBundles', 'candidateBundles') },
+    { name: 'fast', type: listOf('semver.fastBundles', 'fastBundles') },
+    { name: 'stable', type: listOf('semver.stableBundles', 'stableBundles') },
+  ],
+};
+
+export interface LegacySemverTemplate {
+  schema: string;
+  generateMajorChannels: boolean;
+  generateMinorChannels: boolean;
+  avoidSkipPatch: boolean;
+  bundles: Record<ChannelArchetype, string[]>;
+}
+
+/** v1.26.3's readFile: YAML as go-yaml reads it (duplicate keys allowed), unknown fields refused. */
+export function readLegacySemverTemplate(input: string): LegacySemverTemplate {
+  let d: Record<string, unknown> | undefined;
+  try {
+    d = unmarshalYAMLInto(input, LEGACY_TYPE, { strictYAML: false, disallowUnknownFields: true });
+  } catch (err) {
+    if (err instanceof GoDecodeError) throw new TemplateError(err.message);
+    throw err;
+  }
+  const images = (arch: ChannelArchetype): string[] => ((d?.[arch] as { bundles?: { image?: string }[] } | undefined)?.bundles ?? []).map((b) => b.image ?? '');
+  return {
+    schema: (d?.['schema'] as string | undefined) ?? '',
+    // defaults: minor channels only, skips rather than replaces
+    generateMajorChannels: (d?.['generateMajorChannels'] as boolean | undefined) ?? false,
+    generateMinorChannels: (d?.['generateMinorChannels'] as boolean | undefined) ?? true,
+    avoidSkipPatch: (d?.['avoidSkipPatch'] as boolean | undefined) ?? false,
+    bundles: { candidate: images('candidate'), fast: images('fast'), stable: images('stable') },
+  };
+}
+
+export async function renderLegacySemverTemplate(input: string, opts: { renderBundle: BundleRenderer; concurrency?: number }): Promise<DeclarativeConfig> {
+  let t: LegacySemverTemplate;
+  try {
+    t = readLegacySemverTemplate(input);
+  } catch (err) {
+    throw new TemplateError(`semver-render: unable to read file: ${(err as Error).message}`);
+  }
+  const images = uniqueImages(ARCHETYPES.map((a) => t.bundles[a]));
+  const rendered = await renderAll(images, opts.concurrency ?? 4, (image) => renderOne(opts.renderBundle, image));
+  const out = emptyConfig();
+  for (const r of rendered) out.bundles.push(...r);
+  if (out.bundles.length === 0) throw new TemplateError('semver-render: no bundles specified or no bundles could be rendered');
+
+  const state = { pkg: '', defaultChannel: '' };
+  const versions = {} as Record<ChannelArchetype, Map<string, Version>>;
+  try {
+    for (const arch of ARCHETYPES) {
+      const entries = new Map<string, Version>();
+      for (const image of t.bundles[arch]) {
+        // v1.26 matches template images against the rendered bundles' images as written
+        const b = out.bundles.find((x) => x.image === image);
+        if (b === undefined) throw new TemplateError(`supplied bundle image name ${goQuote(image)} not found in rendered bundle images`);
+        const { pkg, version } = bundleVersion(b);
+        if (state.pkg !== '') {
+          if (pkg !== state.pkg) throw new TemplateError(`bundle ${goQuote(pkg)} does not belong to this package: ${goQuote(state.pkg)}`);
+        } else {
+          out.packages.push(newPackage(pkg));
+          state.pkg = pkg;
+        }
+        if (entries.has(b.name)) throw new TemplateError(`duplicate bundle name ${goQuote(b.name)}`);
+        entries.set(b.name, version);
+      }
+      validateVersions(entries);
+      versions[arch] = entries;
+    }
+  } catch (err) {
+    throw new TemplateError(`semver-render: unable to post-process bundle info: ${(err as Error).message}`);
+  }
+
+  out.channels = generateLegacyChannels(t, versions, state);
+  out.packages[0]!.defaultChannel = state.defaultChannel;
+  return out;
+}
+
+interface LegacyHighWater {
+  kind: ChannelArchetype;
+  version: Version;
+  name: string;
+}
+
+/** v1.26's comparison: a more stable archetype OR a higher version (not lexicographic). */
+function legacyGT(h: LegacyHighWater, ih: LegacyHighWater): boolean {
+  return CHANNEL_PRIORITY[h.kind] > CHANNEL_PRIORITY[ih.kind] || h.version.gt(ih.version);
+}
+
+/**
+ * Channels per archetype (candidate, fast, stable), major channels before minor ones; opm emits
+ * each group in Go map order, here they are sorted by name (the catalog writers sort anyway).
+ */
+export function generateLegacyChannels(
+  t: Pick<LegacySemverTemplate, 'generateMajorChannels' | 'generateMinorChannels' | 'avoidSkipPatch'>,
+  versions: Record<ChannelArchetype, Map<string, Version>>,
+  state: { pkg: string; defaultChannel: string },
+): Channel[] {
+  const out: Channel[] = [];
+  let hwc: LegacyHighWater = { kind: ARCHETYPES[0]!, version: new Version(0n, 0n, 0n), name: '' };
+  for (const arch of ARCHETYPES) {
+    const bundles = versions[arch];
+    if (bundles.size === 0) continue;
+    const names = [...bundles.keys()].sort((a, b) => bundles.get(a)!.compare(bundles.get(b)!));
+    const majors = new Map<string, Channel>();
+    const minors = new Map<string, Channel>();
+    const add = (group: Map<string, Channel>, cName: string, name: string, v: Version): void => {
+      let ch = group.get(cName);
+      if (ch === undefined) {
+        ch = { schema: SchemaChannel, name: cName, package: state.pkg, entries: [] };
+        group.set(cName, ch);
+      }
+      ch.entries.push({ name });
+      const cand: LegacyHighWater = { kind: arch, version: v, name: cName };
+      if (legacyGT(cand, hwc)) hwc = cand;
+    };
+    for (const name of names) {
+      const v = bundles.get(name)!;
+      if (t.generateMajorChannels) add(majors, channelNameFromMajor(arch, v), name, v);
+      if (t.generateMinorChannels) add(minors, channelNameFromMinor(arch, v), name, v);
+    }
+    out.push(...linkLegacyChannels(majors, bundles, t.avoidSkipPatch));
+    out.push(...linkLegacyChannels(minors, bundles, t.avoidSkipPatch));
+  }
+  state.defaultChannel = hwc.name;
+  return out;
+}
+
+function minorOf(v: Version): Version {
+  return new Version(v.major, v.minor, 0n);
+}
+
+/** Links each channel on its own (v1.26's linkChannels). */
+export function linkLegacyChannels(unlinked: ReadonlyMap<string, Channel>, versions: ReadonlyMap<string, Version>, avoidSkipPatch: boolean): Channel[] {
+  const out: Channel[] = [];
+  for (const name of [...unlinked.keys()].sort(goCompare)) {
+    const ch = unlinked.get(name)!;
+    const vOf = (e: ChannelEntry): Version => versions.get(e.name)!;
+    ch.entries.sort((a, b) => vOf(a).compare(vOf(b)));
+    const entries = ch.entries;
+    if (avoidSkipPatch) {
+      // a plain replaces chain through every version
+      for (let i = 1; i < entries.length; i++) entries[i] = { name: entries[i]!.name, replaces: entries[i - 1]!.name };
+    } else {
+      // from the top: the head of each Y-stream skips its own Y-stream and replaces the next
+      // lower Y-stream's head
+      let curIndex = entries.length - 1;
+      let curMinor = minorOf(vOf(entries[curIndex]!));
+      let curSkips = new Set<string>();
+      for (let i = entries.length - 2; i >= 0; i--) {
+        const thisName = entries[i]!.name;
+        const thisMinor = minorOf(vOf(entries[i]!));
+        if (thisMinor.eq(curMinor)) {
+          entries[i] = { name: thisName };
+          curSkips.add(thisName);
+        } else {
+          entries[curIndex] = withSkips({ name: entries[curIndex]!.name, replaces: thisName }, curSkips);
+          curSkips = new Set();
+          curIndex = i;
+          curMinor = thisMinor;
+        }
+      }
+      entries[curIndex] = withSkips({ name: entries[curIndex]!.name }, curSkips);
+    }
+    out.push(ch);
+  }
+  return out;
+}
+
+/** sets.String.List(): sorted; an empty list is left out (omitempty). */
+function withSkips(e: ChannelEntry, skips: ReadonlySet<string>): ChannelEntry {
+  if (skips.size > 0) e.skips = [...skips].sort(goCompare);
+  return e;
+}

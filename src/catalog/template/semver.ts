@@ -1,0 +1,429 @@
+// The semver template (`schema: olm.semver`), as opm renders it today (operator-registry HEAD,
+// alpha/template/semver): a list of bundle images per archetype (Candidate, Fast, Stable) becomes
+// a package, one channel per archetype and major (`stable-v1`) and/or minor (`stable-v1.2`)
+// version, and edges:
+//  - within a Y-stream only the highest Z gets edges (#1749: no edges to the same-Y max-Z);
+//  - that entry replaces the previous Y-stream's max-Z, also across minor channels (#1065), and
+//    skips every earlier version of the same archetype, kind and major (cumulative skips), except
+//    the one it replaces;
+//  - nothing crosses an archetype, a channel kind or a major version (edge-scoped, #1813);
+//  - the default channel is the most stable archetype's highest version, ties between a major
+//    and a minor channel going to DefaultChannelTypePreference (#1095);
+//  - the package takes its description and icon from the default channel head's CSV (#1933).
+// `legacy: true` selects opm v1.26.3's algorithm instead (./semver-legacy.ts).
+
+import type { Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, Package } from '../declcfg/types.js';
+import { SchemaChannel, emptyConfig } from '../declcfg/types.js';
+import { Version, goQuote } from '../semver.js';
+import {
+  ARCHETYPES,
+  CHANNEL_PRIORITY,
+  TemplateError,
+  bundleVersion,
+  channelNameFromMajor,
+  channelNameFromMinor,
+  goCompare,
+  newPackage,
+  renderAll,
+  renderOne,
+  uniqueImages,
+  validateVersions,
+  type BundleRenderer,
+  type ChannelArchetype,
+} from './common.js';
+import { GoDecodeError, decodeJSONInto, unmarshalYAMLInto, type GoType } from './godecode.js';
+import { renderLegacySemverTemplate } from './semver-legacy.js';
+
+export { TemplateError, type BundleRenderer } from './common.js';
+
+export const SEMVER_SCHEMA = 'olm.semver';
+
+export interface RenderSemverOptions {
+  /** opm v1.26.3's algorithm (render-veneer, AvoidSkipPatch) instead of today's */
+  legacy?: boolean;
+  renderBundle: BundleRenderer;
+  /** bundle renders in flight at once (default 4) */
+  concurrency?: number;
+}
+
+/** Renders a semver template (YAML or JSON text) into a file-based catalog. */
+export async function renderSemverTemplate(input: string, opts: RenderSemverOptions): Promise<DeclarativeConfig> {
+  if (opts.legacy === true) return renderLegacySemverTemplate(input, opts);
+  return renderCurrent(input, opts);
+}
+
+// ---- reading -------------------------------------------------------------------------------------
+
+export type StreamType = '' | 'minor' | 'major';
+const STREAM_PRIORITY: Readonly<Record<StreamType, number>> = { minor: 2, major: 1, '': 0 };
+
+const STR: GoType = { kind: 'string', goName: 'string' };
+const BUNDLE_LIST: GoType = {
+  kind: 'struct',
+  goName: 'semver.channelBundles',
+  short: 'channelBundles',
+  fields: [
+    {
+      name: 'bundles',
+      type: { kind: 'slice', goName: '[]semver.bundleEntry', elem: { kind: 'struct', goName: 'semver.bundleEntry', short: 'bundleEntry', fields: [{ name: 'image', type: STR }] } },
+    },
+  ],
+};
+/** SemverTemplateData, field for field. */
+const TEMPLATE_TYPE: GoType = {
+  kind: 'struct',
+  goName: 'semver.SemverTemplateData',
+  short: 'SemverTemplateData',
+  fields: [
+    { name: 'schema', type: STR },
+    { name: 'generateMajorChannels', type: { kind: 'bool' } },
+    { name: 'generateMinorChannels', type: { kind: 'bool' } },
+    { name: 'defaultChannelTypePreference', type: { kind: 'string', goName: 'semver.StreamType' } },
+    { name: 'candidate', type: BUNDLE_LIST },
+    { name: 'fast', type: BUNDLE_LIST },
+    { name: 'stable', type: BUNDLE_LIST },
+  ],
+};
+
+export interface SemverTemplate {
+  schema: string;
+  generateMajorChannels: boolean;
+  generateMinorChannels: boolean;
+  defaultChannelTypePreference: StreamType;
+  bundles: Record<ChannelArchetype, string[]>;
+}
+
+/** Image lists of the decoded channelBundles fields. */
+export function imagesOf(decoded: Record<string, unknown> | undefined, arch: ChannelArchetype): string[] {
+  const ch = decoded?.[arch] as { bundles?: { image?: string }[] } | undefined;
+  return (ch?.bundles ?? []).map((b) => b.image ?? '');
+}
+
+/** opm's readFile: strict YAML, strict fields, schema check, defaults and their contradictions. */
+export function readSemverTemplate(input: string): SemverTemplate {
+  let d: Record<string, unknown> | undefined;
+  try {
+    d = unmarshalYAMLInto(input, TEMPLATE_TYPE, { strictYAML: true, disallowUnknownFields: true });
+  } catch (err) {
+    if (err instanceof GoDecodeError) throw new TemplateError(err.message);
+    throw err;
+  }
+  const t: SemverTemplate = {
+    schema: (d?.['schema'] as string | undefined) ?? '',
+    generateMajorChannels: (d?.['generateMajorChannels'] as boolean | undefined) ?? false,
+    generateMinorChannels: (d?.['generateMinorChannels'] as boolean | undefined) ?? false,
+    defaultChannelTypePreference: ((d?.['defaultChannelTypePreference'] as string | undefined) ?? '') as StreamType,
+    bundles: { candidate: imagesOf(d, 'candidate'), fast: imagesOf(d, 'fast'), stable: imagesOf(d, 'stable') },
+  };
+  if (t.schema !== SEMVER_SCHEMA) throw new TemplateError(`readFile: input file has unknown schema, should be ${goQuote(SEMVER_SCHEMA)}`);
+  // with neither option set, minor channels are generated
+  if (!t.generateMajorChannels && !t.generateMinorChannels) t.generateMinorChannels = true;
+  switch (t.defaultChannelTypePreference as string) {
+    case '':
+      if (t.generateMinorChannels) t.defaultChannelTypePreference = 'minor';
+      else if (t.generateMajorChannels) t.defaultChannelTypePreference = 'major';
+      break;
+    case 'minor':
+      if (!t.generateMinorChannels) {
+        throw new TemplateError("schema attribute mismatch: DefaultChannelTypePreference set to 'minor' doesn't make sense if not generating minor-version channels");
+      }
+      break;
+    case 'major':
+      if (!t.generateMajorChannels) {
+        throw new TemplateError("schema attribute mismatch: DefaultChannelTypePreference set to 'major' doesn't make sense if not generating major-version channels");
+      }
+      break;
+    default:
+      throw new TemplateError(`unknown DefaultChannelTypePreference: ${goQuote(t.defaultChannelTypePreference)}\nValid values are 'major' or 'minor'`);
+  }
+  return t;
+}
+
+// ---- rendering -----------------------------------------------------------------------------------
+
+async function renderCurrent(input: string, opts: RenderSemverOptions): Promise<DeclarativeConfig> {
+  let t: SemverTemplate;
+  try {
+    t = readSemverTemplate(input);
+  } catch (err) {
+    throw new TemplateError(`render: unable to read file: ${(err as Error).message}`);
+  }
+
+  // each image once; the rendered bundle's own image is what the template entries are matched by
+  const images = uniqueImages(ARCHETYPES.map((a) => t.bundles[a]));
+  const renderedImage = new Map<string, string>();
+  const rendered = await renderAll(images, opts.concurrency ?? 4, async (image) => {
+    const bundles = await renderOne(opts.renderBundle, image);
+    if (bundles.length !== 1) throw new TemplateError(`bundle reference ${goQuote(image)} resulted in ${bundles.length} bundles, expected 1`);
+    return bundles;
+  });
+  const out = emptyConfig();
+  images.forEach((img, i) => {
+    renderedImage.set(img, rendered[i]![0]!.image);
+    out.bundles.push(...rendered[i]!);
+  });
+  if (out.bundles.length === 0) throw new TemplateError('render: no bundles specified or no bundles could be rendered');
+
+  const state: RenderState = { pkg: '', defaultChannel: '' };
+  let versions: Record<ChannelArchetype, Map<string, Version>>;
+  try {
+    versions = versionsFromStandardChannels(t, out, state, (img) => renderedImage.get(img) ?? '');
+  } catch (err) {
+    throw new TemplateError(`render: unable to post-process bundle info: ${(err as Error).message}`);
+  }
+  out.channels = generateChannels(t, versions, state);
+  out.packages[0]!.defaultChannel = state.defaultChannel;
+  populatePackageMetadata(out, state.defaultChannel);
+  return out;
+}
+
+export interface RenderState {
+  /** the package name, learned from the first bundle */
+  pkg: string;
+  /** the most stable channel head's channel */
+  defaultChannel: string;
+}
+
+/**
+ * Bundle name → version for each archetype, checking that every listed image rendered, belongs
+ * to one package, has one valid version, appears once per archetype, and that versions differ by
+ * more than build metadata. Adds the olm.package blob for the first package seen.
+ */
+export function versionsFromStandardChannels(
+  t: Pick<SemverTemplate, 'bundles'>,
+  cfg: DeclarativeConfig,
+  state: RenderState,
+  renderedImageOf: (templateImage: string) => string,
+): Record<ChannelArchetype, Map<string, Version>> {
+  const out = {} as Record<ChannelArchetype, Map<string, Version>>;
+  for (const arch of ARCHETYPES) {
+    const entries = versionsFromChannel(t.bundles[arch], cfg, state, renderedImageOf);
+    validateVersions(entries);
+    out[arch] = entries;
+  }
+  return out;
+}
+
+function versionsFromChannel(images: readonly string[], cfg: DeclarativeConfig, state: RenderState, renderedImageOf: (img: string) => string): Map<string, Version> {
+  const entries = new Map<string, Version>();
+  for (const image of images) {
+    const want = renderedImageOf(image);
+    const b = cfg.bundles.find((x) => x.image === want);
+    if (b === undefined) throw new TemplateError(`supplied bundle image name ${goQuote(image)} not found in rendered bundle images`);
+    const { pkg, version } = bundleVersion(b);
+    if (state.pkg !== '') {
+      if (pkg !== state.pkg) throw new TemplateError(`bundle ${goQuote(pkg)} does not belong to this package: ${goQuote(state.pkg)}`);
+    } else {
+      cfg.packages.push(newPackage(pkg));
+      state.pkg = pkg;
+    }
+    if (entries.has(b.name)) throw new TemplateError(`duplicate bundle name ${goQuote(b.name)}`);
+    entries.set(b.name, version);
+  }
+  return entries;
+}
+
+interface HighWater {
+  archetype: ChannelArchetype;
+  kind: StreamType;
+  version: Version;
+  name: string;
+}
+
+/** Prefer the more stable archetype, then the higher version, then the preferred kind, then minor over major. */
+function highWaterGT(h: HighWater, ih: HighWater, pref: StreamType): boolean {
+  if (CHANNEL_PRIORITY[h.archetype] !== CHANNEL_PRIORITY[ih.archetype]) return CHANNEL_PRIORITY[h.archetype] > CHANNEL_PRIORITY[ih.archetype];
+  if (h.version.ne(ih.version)) return h.version.gt(ih.version);
+  if (h.kind !== ih.kind) {
+    if (h.kind === pref) return true;
+    if (ih.kind === pref) return false;
+    return STREAM_PRIORITY[h.kind] > STREAM_PRIORITY[ih.kind];
+  }
+  return false;
+}
+
+/** A channel entry with what linking needs to know about it. */
+export interface EntryTuple {
+  arch: ChannelArchetype;
+  kind: StreamType;
+  /** the channel holding it */
+  parent: string;
+  name: string;
+  version: Version;
+  /** its index in the parent's entries */
+  index: number;
+}
+
+/** Builds the channels (entries in ascending version order), then links them; sorted by name. */
+export function generateChannels(
+  t: Pick<SemverTemplate, 'generateMajorChannels' | 'generateMinorChannels' | 'defaultChannelTypePreference'>,
+  versions: Record<ChannelArchetype, Map<string, Version>>,
+  state: RenderState,
+): Channel[] {
+  let hwc: HighWater = { archetype: ARCHETYPES[0]!, kind: '', version: new Version(0n, 0n, 0n), name: '' };
+  const unlinked = new Map<string, Channel>();
+  const edges: EntryTuple[] = [];
+  for (const arch of ARCHETYPES) {
+    const bundles = versions[arch];
+    if (bundles.size === 0) continue;
+    const names = [...bundles.keys()].sort((a, b) => bundles.get(a)!.compare(bundles.get(b)!));
+    for (const name of names) {
+      const v = bundles.get(name)!;
+      // opm walks a Go map of {kind: channel} here; the outcome does not depend on its order
+      const targets: [StreamType, string][] = [];
+      if (t.generateMajorChannels) targets.push(['major', channelNameFromMajor(arch, v)]);
+      if (t.generateMinorChannels) targets.push(['minor', channelNameFromMinor(arch, v)]);
+      for (const [kind, cName] of targets) {
+        let ch = unlinked.get(cName);
+        if (ch === undefined) {
+          ch = { schema: SchemaChannel, name: cName, package: state.pkg, entries: [] };
+          unlinked.set(cName, ch);
+          const cand: HighWater = { archetype: arch, kind, version: v, name: cName };
+          if (highWaterGT(cand, hwc, t.defaultChannelTypePreference)) hwc = cand;
+        }
+        ch.entries.push({ name });
+        edges.push({ arch, kind, parent: cName, name, version: v, index: ch.entries.length - 1 });
+      }
+    }
+  }
+  state.defaultChannel = hwc.name;
+  return linkChannels(unlinked, edges);
+}
+
+function majorOf(v: Version): Version {
+  return new Version(v.major, 0n, 0n);
+}
+function minorOf(v: Version): Version {
+  return new Version(v.major, v.minor, 0n);
+}
+
+/**
+ * Walks all entries ordered by archetype, kind and version. At each change of Y (or of anything
+ * larger) the entry before the change is the max-Z of its Y-stream: it replaces the previous
+ * Y-stream's max-Z and skips everything accumulated so far. Archetype, kind and X changes reset.
+ */
+export function linkChannels(unlinked: ReadonlyMap<string, Channel>, entries: EntryTuple[]): Channel[] {
+  entries.sort((a, b) => {
+    if (CHANNEL_PRIORITY[a.arch] !== CHANNEL_PRIORITY[b.arch]) return CHANNEL_PRIORITY[a.arch] - CHANNEL_PRIORITY[b.arch];
+    if (STREAM_PRIORITY[a.kind] !== STREAM_PRIORITY[b.kind]) return STREAM_PRIORITY[a.kind] - STREAM_PRIORITY[b.kind];
+    return a.version.compare(b.version);
+  });
+  const entryOf = (t: EntryTuple): ChannelEntry => unlinked.get(t.parent)!.entries[t.index]!;
+  const finish = (t: EntryTuple, replaces: string, skips: Set<string>): void => {
+    const e = entryOf(t);
+    setReplaces(e, replaces);
+    const list = [...skips].filter((s) => s !== replaces).sort(goCompare);
+    if (list.length > 0) e.skips = list;
+  };
+
+  let prevZMax = '';
+  let curSkips = new Set<string>();
+  for (let i = 1; i < entries.length; i++) {
+    const prev = entries[i - 1]!;
+    const cur = entries[i]!;
+    const archChange = cur.arch !== prev.arch;
+    const kindChange = cur.kind !== prev.kind;
+    const xChange = !majorOf(prev.version).eq(majorOf(cur.version));
+    const yChange = !minorOf(prev.version).eq(minorOf(cur.version));
+    if (archChange || kindChange || xChange || yChange) finish(prev, prevZMax, curSkips);
+    if (archChange || kindChange || xChange) {
+      curSkips = new Set();
+      prevZMax = '';
+    } else {
+      if (yChange) prevZMax = prev.name;
+      curSkips.add(prev.name);
+    }
+  }
+  if (entries.length > 1) {
+    const last = entries[entries.length - 1]!;
+    const penultimate = entries[entries.length - 2]!;
+    const sameStream = last.arch === penultimate.arch && last.kind === penultimate.kind && majorOf(penultimate.version).eq(majorOf(last.version));
+    if (sameStream) finish(last, prevZMax, curSkips);
+  }
+  return [...unlinked.values()].sort((a, b) => goCompare(a.name, b.name));
+}
+
+/** Sets `replaces` keeping the entry's key order name, replaces, skips (Go's struct order). */
+function setReplaces(e: ChannelEntry, replaces: string): void {
+  if (replaces === '') delete e.replaces;
+  else e.replaces = replaces;
+}
+
+// ---- package metadata from the default channel head -------------------------------------------
+
+const ICON_TYPE: GoType = {
+  kind: 'struct',
+  goName: 'registry.Icon',
+  short: 'Icon',
+  fields: [
+    { name: 'mediatype', type: { kind: 'string', goName: 'string' } },
+    { name: 'base64data', type: { kind: 'string', goName: '[]uint8' } },
+  ],
+};
+
+/**
+ * Description and icon of the package come from the CSV of the default channel's head (its last
+ * entry). Anything missing or malformed is skipped silently, as opm does.
+ */
+export function populatePackageMetadata(cfg: DeclarativeConfig, defaultChannel: string): void {
+  const pkg: Package | undefined = cfg.packages[0];
+  if (pkg === undefined) return;
+  const ch = cfg.channels.find((c) => c.name === defaultChannel);
+  if (ch === undefined || ch.entries.length === 0) return;
+  const head = ch.entries[ch.entries.length - 1]!.name;
+  const b: Bundle | undefined = cfg.bundles.find((x) => x.name === head);
+  if (b === undefined || b.csvJSON === undefined || b.csvJSON === '') return;
+  let spec: unknown;
+  try {
+    const csv = JSON.parse(b.csvJSON) as unknown;
+    if (csv === null || typeof csv !== 'object' || Array.isArray(csv)) return;
+    spec = (csv as Record<string, unknown>)['spec'];
+  } catch {
+    return;
+  }
+  if (spec === undefined) return; // json.RawMessage(nil) does not decode
+  if (spec !== null && (typeof spec !== 'object' || Array.isArray(spec))) return;
+  const specMap = (spec ?? {}) as Record<string, unknown>;
+
+  const desc = specMap['description'];
+  if (typeof desc === 'string' && desc !== '') pkg.description = desc;
+  const icon = headIcon(specMap['icon']);
+  if (icon !== undefined) pkg.icon = icon;
+  // keep declcfg.Package's field order: schema, name, defaultChannel, icon, description, properties
+  const { schema, name, defaultChannel: dc, icon: ic, description, properties, ...rest } = pkg;
+  cfg.packages[0] = {
+    schema,
+    name,
+    defaultChannel: dc,
+    ...(ic !== undefined ? { icon: ic } : {}),
+    ...(description !== undefined ? { description } : {}),
+    ...(properties !== undefined ? { properties } : {}),
+    ...rest,
+  };
+}
+
+/** registry.ClusterServiceVersion.GetIcons()[0], or undefined when absent or malformed. */
+function headIcon(icons: unknown): Icon | undefined {
+  if (icons === undefined || icons === null || !Array.isArray(icons) || icons.length === 0) return undefined;
+  const decoded: Icon[] = [];
+  for (const raw of icons) {
+    let d: Record<string, unknown> | undefined;
+    try {
+      d = decodeJSONInto(raw, ICON_TYPE);
+    } catch {
+      return undefined; // one bad icon fails the whole list in Go
+    }
+    const data = goBase64Decode((d?.['base64data'] as string | undefined) ?? '');
+    if (data === undefined) return undefined;
+    // declcfg.Icon holds the decoded bytes, so they are written re-encoded in standard base64
+    decoded.push({ base64data: data.toString('base64'), mediatype: (d?.['mediatype'] as string | undefined) ?? '' });
+  }
+  return decoded[0];
+}
+
+/** encoding/json's []byte decoding: standard base64 with padding; CR and LF are ignored. */
+function goBase64Decode(s: string): Buffer | undefined {
+  const t = s.replace(/[\r\n]/g, '');
+  if (t.length % 4 !== 0 || !/^[A-Za-z0-9+/]*(={0,2})$/.test(t)) return undefined;
+  return Buffer.from(t, 'base64');
+}
