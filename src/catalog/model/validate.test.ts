@@ -150,7 +150,7 @@ test('Replaces chain: a long chain is checked in linear time', () => {
   const bs = Array.from({ length: n }, (_, i) => bundle({ name: `b${i}`, replaces: i > 0 ? `b${i - 1}` : '' }));
   const t0 = performance.now();
   assert.equal(validateReplacesChain(channelOf(...bs)), undefined);
-  assert.ok(performance.now() - t0 < 3000); // ~50 ms here; a quadratic walk would take minutes
+  assert.ok(performance.now() - t0 < 5000); // well under 1 s; a quadratic walk would take minutes
 });
 
 // TestValidators
