@@ -87,6 +87,23 @@ export interface Credentials {
   readonly key: string;
 }
 
+/** Pauses in the server process over a measured round. */
+export interface Pauses {
+  readonly loopDelayP50Ms: number;
+  readonly loopDelayP99Ms: number;
+  readonly loopDelayMaxMs: number;
+  readonly gcCount: number;
+  readonly gcTotalMs: number;
+  readonly gcMaxMs: number;
+  readonly majorGcCount: number;
+  readonly majorGcMaxMs: number;
+}
+
+export function describePauses(p: Pauses): string {
+  const f = (n: number): string => n.toFixed(1);
+  return `server loop delay p99 ${f(p.loopDelayP99Ms)} ms, max ${f(p.loopDelayMaxMs)} ms; GC ${p.gcCount} pauses, ${f(p.gcTotalMs)} ms, max ${f(p.gcMaxMs)} ms (${p.majorGcCount} major, max ${f(p.majorGcMaxMs)} ms)`;
+}
+
 export interface StartedServer {
   readonly url: string;
   readonly pid: number;

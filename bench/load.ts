@@ -24,7 +24,16 @@ export class HttpClient {
     this.host = u.hostname;
     this.port = Number(u.port);
     this.agent = new Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, ca: creds.ca, cert: creds.cert, key: creds.key });
+    // Count TLS connections opened: each costs the server a full handshake (with a client certificate).
+    const create = this.agent.createConnection.bind(this.agent);
+    this.agent.createConnection = ((...args: Parameters<typeof create>) => {
+      this.connectionsOpened++;
+      return create(...args);
+    }) as typeof create;
   }
+
+  /** TLS connections this client has opened so far. */
+  connectionsOpened = 0;
 
   send(method: string, path: string, body?: string, contentType = 'application/json'): Promise<Response> {
     return new Promise((resolve, reject) => {

@@ -11,7 +11,8 @@ import { etcd, sqlite } from '../src/storage/factories.js';
 import type { KubeObject } from '../src/apimachinery/types.js';
 import type { GVR } from '../src/client/types.js';
 import { defaultControllers } from '../src/controllers/index.js';
-import { configMap, serveRpc, type Memory, type StartedServer } from './common.js';
+import { configMap, serveRpc, type Memory, type Pauses, type StartedServer } from './common.js';
+import { PerformanceObserver, constants, monitorEventLoopDelay, type PerformanceEntry } from 'node:perf_hooks';
 
 interface StartArgs {
   readonly kind: 'kplane-sqlite' | 'kplane-etcd' | 'bare';
@@ -253,7 +254,36 @@ async function deleteAndWait(a: DeleteAndWaitArgs): Promise<{ ms: number; done: 
   }
 }
 
+// Pauses seen by the server process: event-loop delay and V8 garbage-collection pauses, reset by
+// `pausesReset` and read by `pauses` around a measured round (explains latency tails).
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
+let gcPauses: { kind: number; ms: number }[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcPauses.push({ kind: (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0, ms: e.duration });
+}).observe({ entryTypes: ['gc'] });
+
+async function pauses(): Promise<Pauses> {
+  const ms = (ns: number): number => ns / 1e6;
+  const major = gcPauses.filter((g) => g.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
+  return {
+    loopDelayP50Ms: ms(loopDelay.percentile(50)),
+    loopDelayP99Ms: ms(loopDelay.percentile(99)),
+    loopDelayMaxMs: ms(loopDelay.max),
+    gcCount: gcPauses.length,
+    gcTotalMs: gcPauses.reduce((a, g) => a + g.ms, 0),
+    gcMaxMs: gcPauses.reduce((a, g) => Math.max(a, g.ms), 0),
+    majorGcCount: major.length,
+    majorGcMaxMs: major.reduce((a, g) => Math.max(a, g.ms), 0),
+  };
+}
+
 serveRpc({
+  pausesReset: async () => {
+    loopDelay.reset();
+    gcPauses = [];
+  },
+  pauses: () => pauses(),
   createCrd: (a: { plural: string; kind: string }) => createCrd(a),
   preloadObjects: (a: PreloadObjectsArgs) => preloadObjects(a),
   deleteAndWait: (a: DeleteAndWaitArgs) => deleteAndWait(a),
