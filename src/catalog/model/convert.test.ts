@@ -525,3 +525,34 @@ test('convertFromModel sorts packages, channels, bundles and de-duplicates bundl
   const dark = out.channels.find((c) => c.name === 'dark')!;
   assert.deepEqual(dark.entries[2], { name: 'anakin.v0.1.1', replaces: 'anakin.v0.0.1', skips: ['anakin.v0.1.0'] });
 });
+
+test('property values are type-checked as Go decodes them', () => {
+  const withProps = (...properties: { type: string; value?: unknown }[]): DeclarativeConfig =>
+    config({
+      packages: [foo()],
+      channels: [fooAlpha('foo.v0.1.0')],
+      bundles: [newTestBundle('foo', '0.1.0', (b) => (b.properties = properties as { type: string; value: unknown }[]))],
+    });
+  const message = (cfg: DeclarativeConfig): string => {
+    try {
+      convertToModel(cfg);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return '';
+  };
+  assert.equal(
+    message(withProps({ type: 'olm.package', value: { packageName: 'foo', version: 1 } })),
+    'parse properties for bundle "foo.v0.1.0": parse property[0] of type "olm.package": json: cannot unmarshal number into Go struct field Package.version of type string',
+  );
+  assert.equal(
+    message(withProps(packageProperty('foo', '0.1.0'), { type: 'olm.package.required', value: [] })),
+    'parse properties for bundle "foo.v0.1.0": parse property[1] of type "olm.package.required": json: cannot unmarshal array into Go value of type property.PackageRequired',
+  );
+  assert.equal(
+    message(withProps(packageProperty('foo', '0.1.0'), { type: 'zz.custom' })),
+    'parse properties for bundle "foo.v0.1.0": parse property[1] of type "zz.custom": unexpected end of JSON input',
+  );
+  // keys match case-insensitively, as encoding/json does
+  assert.equal(message(withProps({ type: 'olm.package', value: { PackageName: 'foo', VERSION: '0.1.0' } })), '');
+});

@@ -86,6 +86,8 @@ export function parseProperties(props: readonly Property[] | undefined): ParsedP
   };
   (props ?? []).forEach((p, i) => {
     try {
+      // a property without a value holds no JSON at all (Go's nil json.RawMessage)
+      if (p.value === undefined) throw new Error('unexpected end of JSON input');
       switch (p.type) {
         case PropertyPackage: {
           const v = decodeStruct(p.value, 'Package', { packageName: 'string', version: 'string', release: 'string' });
@@ -123,7 +125,6 @@ export function parseProperties(props: readonly Property[] | undefined): ParsedP
           break;
         }
         default:
-          if (p.value === undefined) throw new Error('unexpected end of JSON input');
           out.others.push(p);
       }
     } catch (err) {
