@@ -37,8 +37,12 @@ export interface RunningRegistry {
   /** The registry's storage root (filesystem driver), e.g. to corrupt a blob on purpose. */
   readonly storageDir: string;
   readonly users: Readonly<Record<string, string>>;
-  /** Requests the registry served so far, from its access log (the token issuer's are not counted). */
-  requests(): AccessLogEntry[];
+  /**
+   * Requests the registry served so far, from its access log (the token issuer's are not counted).
+   * The log is written after each response, so this first sends a marker request and waits for its
+   * line: every request answered before the call is then in the list.
+   */
+  requests(): Promise<AccessLogEntry[]>;
   /** The path of a stored blob's data file. */
   blobPath(digest: string): string;
   stop(): Promise<void>;
@@ -100,6 +104,8 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
 
   const child: ChildProcess = spawn(tools.registry, ['serve', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
   const access: AccessLogEntry[] = [];
+  const seenMarkers = new Set<string>();
+  let markers = 0;
   let pending = '';
   // The access log (combined log format) goes to stdout: `127.0.0.1 - - [...] "GET /v2/ HTTP/1.1" 401 87 ...`.
   child.stdout?.setEncoding('utf8').on('data', (d: string) => {
@@ -108,7 +114,8 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
     pending = lines.pop() ?? '';
     for (const line of lines) {
       const m = /"([A-Z]+) (\S+) HTTP\/[\d.]+" (\d{3})/.exec(line);
-      if (m && !line.includes(PROBE_AGENT)) access.push({ method: m[1]!, path: m[2]!, status: Number(m[3]) });
+      if (m && line.includes(MARKER_AGENT)) seenMarkers.add(m[2]!);
+      else if (m && !line.includes(PROBE_AGENT)) access.push({ method: m[1]!, path: m[2]!, status: Number(m[3]) });
     }
   });
   let stderr = '';
@@ -152,7 +159,16 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
     host,
     storageDir,
     users,
-    requests: () => [...access],
+    requests: async () => {
+      const marker = `/v2/_kplane_log_marker_${++markers}`;
+      const res = await fetch(`http://${host}${marker}`, { headers: { 'user-agent': MARKER_AGENT } });
+      await res.arrayBuffer();
+      for (const until = Date.now() + 5_000; !seenMarkers.has(marker); ) {
+        if (Date.now() > until) throw new Error(`registry access log did not show ${marker}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return [...access];
+    },
     blobPath: (digest: string) => {
       const [alg, hex] = digest.split(':') as [string, string];
       return join(storageDir, 'docker', 'registry', 'v2', 'blobs', alg, hex.slice(0, 2), hex, 'data');
@@ -163,6 +179,7 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
 
 /** The readiness probes' user agent: their access-log lines are not the test's requests. */
 const PROBE_AGENT = 'kplane-registry-readiness-probe';
+const MARKER_AGENT = 'kplane-registry-log-marker';
 const TOKEN_SERVICE = 'kplane-test-registry';
 const TOKEN_ISSUER = 'kplane-test-token-issuer';
 

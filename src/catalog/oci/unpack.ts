@@ -3,7 +3,7 @@
 // content), hard and symbolic links, and no entry or link ever reaching outside the directory.
 import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeSync, chmodSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
-import { join, posix } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { OciError } from './errors.js';
 import { TarReader } from './tar.js';
@@ -31,9 +31,10 @@ export function entryComponents(name: string): string[] {
 /**
  * Joins root-relative components onto `root`, resolving symbolic links met on the way as if `root`
  * were `/` (an absolute link target is taken from `root`, `..` stops at `root`), so a link planted by
- * one entry cannot send a later entry elsewhere on the host. The last component is not resolved.
+ * one entry cannot send a later entry elsewhere on the host. The last component is resolved only
+ * when asked (an entry replaces a link at its own path; it writes through links above it).
  */
-export function secureJoin(root: string, parts: readonly string[]): string {
+export function secureJoin(root: string, parts: readonly string[], resolveLast = false): string {
   const resolved: string[] = [];
   const queue = [...parts];
   let links = 0;
@@ -44,7 +45,7 @@ export function secureJoin(root: string, parts: readonly string[]): string {
       resolved.pop();
       continue;
     }
-    if (queue.length === 0) {
+    if (queue.length === 0 && !resolveLast) {
       resolved.push(c);
       break;
     }
@@ -111,7 +112,7 @@ function applyEntry(root: string, h: TarHeader, createdHere: Set<string>, dirMod
   const base = parts[parts.length - 1]!;
   const parentParts = parts.slice(0, -1);
   if (base === OPAQUE) {
-    const dir = secureJoin(root, parentParts);
+    const dir = secureJoin(root, parentParts, true);
     const rel = parentParts.join('/');
     let names: string[] = [];
     try {
@@ -129,9 +130,8 @@ function applyEntry(root: string, h: TarHeader, createdHere: Set<string>, dirMod
   }
   const rel = parts.join('/');
   createdHere.add(rel);
-  const parent = secureJoin(root, parentParts);
-  mkdirSync(parent, { recursive: true });
-  const dest = join(parent, base);
+  const dest = secureJoin(root, parts);
+  mkdirSync(dirname(dest), { recursive: true });
   const existing = lstatOrUndefined(dest);
   if (h.type === 'dir') {
     if (existing && !existing.isDirectory()) rmSync(dest, { force: true });

@@ -1,0 +1,344 @@
+// Bundle and catalog images against a real registry (Debian's docker-registry 2.8 on loopback):
+// build with `kplane catalog bundle build`, push, pull back by tag, by digest and through a
+// manifest list, through basic and token auth, with the cache, and every failure a user can meet.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { buildBundleImage, buildCatalogImage, pullImage, pushImage } from '../../src/catalog/oci/index.js';
+import { OciLayout } from '../../src/catalog/oci/layout.js';
+import { MediaType } from '../../src/catalog/oci/manifest.js';
+import { writeTar } from '../../src/catalog/oci/tar.js';
+import { startRegistry } from '../support/registry.js';
+import type { RunningRegistry } from '../support/registry.js';
+import { ensureTools, run, tools } from '../support/tools.js';
+
+const work = mkdtempSync(join(tmpdir(), 'kplane-catalog-oci-'));
+/** A HOME with no docker config, so the machine's credentials never leak into a test. */
+const home = join(work, 'home');
+mkdirSync(home);
+const baseEnv = { HOME: home, KPLANE_CACHE_DIR: join(work, 'default-cache'), REGISTRY_AUTH_FILE: '', DOCKER_CONFIG: join(home, '.docker'), XDG_RUNTIME_DIR: '' };
+
+function kplane(args: string[], env: NodeJS.ProcessEnv = {}) {
+  return run(process.execPath, ['bin/kplane.js', 'catalog', ...args], { env: { ...baseEnv, ...env }, timeoutMs: 60_000 });
+}
+
+const CSV = `apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: etcdoperator.v0.9.4
+spec:
+  version: 0.9.4
+  displayName: etcd
+`;
+const CRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: etcdclusters.etcd.database.coreos.com
+spec:
+  group: etcd.database.coreos.com
+`;
+const ANNOTATIONS = `annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: etcd
+  operators.operatorframework.io.bundle.channels.v1: alpha,stable
+  operators.operatorframework.io.bundle.channel.default.v1: stable
+`;
+
+function fixtureBundle(): string {
+  const dir = join(work, 'bundle');
+  mkdirSync(join(dir, 'manifests'), { recursive: true });
+  mkdirSync(join(dir, 'metadata'), { recursive: true });
+  writeFileSync(join(dir, 'manifests', 'etcdoperator.v0.9.4.clusterserviceversion.yaml'), CSV);
+  writeFileSync(join(dir, 'manifests', 'etcdclusters.etcd.database.coreos.com.crd.yaml'), CRD);
+  writeFileSync(join(dir, 'metadata', 'annotations.yaml'), ANNOTATIONS);
+  return dir;
+}
+
+function fixtureCatalog(): string {
+  const dir = join(work, 'catalog', 'etcd');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'catalog.yaml'), '---\nschema: olm.package\nname: etcd\ndefaultChannel: stable\n');
+  return join(work, 'catalog');
+}
+
+after(() => rmSync(work, { recursive: true, force: true }));
+
+const blobGets = async (r: RunningRegistry) => (await r.requests()).filter((q) => q.method === 'GET' && q.path.includes('/blobs/'));
+
+describe('catalog images against a real registry', { timeout: 180_000 }, () => {
+  let open: RunningRegistry;
+  let bundleDir: string;
+  let ref: string;
+  let digest: string;
+
+  before(async () => {
+    ensureTools();
+    bundleDir = fixtureBundle();
+    open = await startRegistry();
+    ref = `${open.host}/operators/etcd-bundle:v0.9.4`;
+    const built = await kplane(['bundle', 'build', bundleDir, '--tag', ref, '--oci-layout', join(work, 'layout'), '--push']);
+    assert.equal(built.code, 0, built.stderr);
+    digest = built.stdout.trim();
+    assert.match(digest, /^sha256:[a-f0-9]{64}$/);
+    assert.match(built.stderr, /pushed .*etcd-bundle:v0\.9\.4@sha256:/);
+  });
+  after(async () => {
+    await open?.stop();
+  });
+
+  test('build is deterministic: the same bundle directory gives the same digest', async () => {
+    assert.equal(buildBundleImage(bundleDir, { tag: 'again', layoutDir: join(work, 'layout2') }).digest, digest);
+    assert.notEqual(buildBundleImage(bundleDir, { tag: 'labelled', layoutDir: join(work, 'layout2'), labels: { extra: 'x' } }).digest, digest);
+  });
+
+  test('pull by tag, then by digest: same files, labels from annotations.yaml; the second pull is served by the cache', async () => {
+    const cache = join(work, 'cache-tag');
+    const first = await kplane(['bundle', 'pull', ref, '--cache-dir', cache]);
+    assert.equal(first.code, 0, first.stderr);
+    const img = JSON.parse(first.stdout) as { digest: string; root: string; labels: Record<string, string> };
+    assert.equal(img.digest, digest);
+    assert.equal(img.labels['operators.operatorframework.io.bundle.package.v1'], 'etcd');
+    assert.equal(img.labels['operators.operatorframework.io.bundle.channel.default.v1'], 'stable');
+    assert.equal(img.labels['operators.operatorframework.io.bundle.mediatype.v1'], 'registry+v1');
+    assert.deepEqual(readdirSync(img.root).sort(), ['manifests', 'metadata']);
+    assert.equal(readFileSync(join(img.root, 'manifests', 'etcdoperator.v0.9.4.clusterserviceversion.yaml'), 'utf8'), CSV);
+    assert.equal(readFileSync(join(img.root, 'metadata', 'annotations.yaml'), 'utf8'), ANNOTATIONS);
+    assert.ok((await blobGets(open)).length >= 2, 'the first pull downloads config and layer');
+
+    const before = (await open.requests()).length;
+    const byTag = await pullImage(ref, { cacheDir: cache });
+    const second = (await open.requests()).slice(before);
+    assert.deepEqual(second.filter((q) => q.path.includes('/blobs/')), [], 'no blob requests on a cache hit');
+    assert.ok(second.some((q) => q.path.endsWith('/manifests/v0.9.4')), 'a tag is still resolved by the registry');
+    assert.equal(byTag.root, img.root);
+
+    const mark = (await open.requests()).length;
+    const byDigest = await pullImage(`${open.host}/operators/etcd-bundle@${digest}`, { cacheDir: cache });
+    assert.equal(byDigest.digest, digest);
+    assert.deepEqual((await open.requests()).slice(mark), [], 'a digest reference with everything cached needs no request at all');
+  });
+
+  test('pull by digest into --output with a fresh cache; plain progress shows bytes per layer', async () => {
+    const out = join(work, 'unpacked');
+    const r = await kplane(['bundle', 'pull', `${open.host}/operators/etcd-bundle@${digest}`, '--cache-dir', join(work, 'cache-digest'), '--output', out, '--progress', 'plain']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(join(out, 'manifests', 'etcdclusters.etcd.database.coreos.com.crd.yaml'), 'utf8'), CRD);
+    assert.match(r.stderr, /^Pulling .*etcd-bundle@sha256:[a-f0-9]{64} \(sha256:[a-f0-9]{12}\): 1 layer, \d+ B\n/);
+    assert.match(r.stderr, /^sha256:[a-f0-9]{12} {2}(\d+) B \/ \1 B {2}done$/m);
+    // Not a terminal and no --progress: nothing on stderr.
+    const quiet = await kplane(['bundle', 'pull', ref, '--cache-dir', join(work, 'cache-quiet')]);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.equal(quiet.stderr, '');
+  });
+
+  test('skopeo inspects what we pushed; umoci and our puller read the layouts', async () => {
+    const inspect = await run(tools.skopeo, ['inspect', '--tls-verify=false', `docker://${ref}`]);
+    assert.equal(inspect.code, 0, inspect.stderr);
+    const info = JSON.parse(inspect.stdout) as { Digest: string; Labels: Record<string, string>; Architecture: string; Os: string; Layers: string[] };
+    assert.equal(info.Digest, digest);
+    assert.equal(info.Labels['operators.operatorframework.io.bundle.channels.v1'], 'alpha,stable');
+    assert.equal(info.Os, 'linux');
+    assert.equal(info.Architecture, 'amd64');
+    assert.equal(info.Layers.length, 1);
+
+    // umoci unpacks our layout (it checks every digest and the layout structure).
+    const bundle = join(work, 'umoci-bundle');
+    const unpack = await run(tools.umoci, ['unpack', '--rootless', '--image', `${join(work, 'layout')}:${ref}`, bundle]);
+    assert.equal(unpack.code, 0, unpack.stderr);
+    assert.equal(readFileSync(join(bundle, 'rootfs', 'manifests', 'etcdoperator.v0.9.4.clusterserviceversion.yaml'), 'utf8'), CSV);
+
+    // skopeo copies the image from the registry into its own OCI layout; we pull from that.
+    const skopeoLayout = join(work, 'skopeo-layout');
+    const copy = await run(tools.skopeo, ['copy', '--insecure-policy', '--src-tls-verify=false', `docker://${ref}`, `oci:${skopeoLayout}:v1`]);
+    assert.equal(copy.code, 0, copy.stderr);
+    const fromLayout = await kplane(['bundle', 'pull', `oci:${skopeoLayout}:v1`, '--cache-dir', join(work, 'cache-layout')]);
+    assert.equal(fromLayout.code, 0, fromLayout.stderr);
+    const img = JSON.parse(fromLayout.stdout) as { root: string; labels: Record<string, string> };
+    assert.equal(img.labels['operators.operatorframework.io.bundle.package.v1'], 'etcd');
+    assert.equal(readFileSync(join(img.root, 'metadata', 'annotations.yaml'), 'utf8'), ANNOTATIONS);
+    await assert.rejects(pullImage(`oci:${skopeoLayout}:v2`, { cacheDir: join(work, 'cache-layout') }), /has no image named "v2" \(it has: v1\)/);
+  });
+
+  test('a manifest list: the default pull takes linux/amd64, --platform picks another', async () => {
+    const listRef = `${open.host}/operators/etcd-bundle:multi`;
+    const built = await kplane(['bundle', 'build', bundleDir, '--tag', listRef, '--oci-layout', join(work, 'layout-multi'), '--platforms', 'linux/arm64,linux/amd64', '--push']);
+    assert.equal(built.code, 0, built.stderr);
+    const raw = await run(tools.skopeo, ['inspect', '--raw', '--tls-verify=false', `docker://${listRef}`]);
+    assert.equal(raw.code, 0, raw.stderr);
+    const index = JSON.parse(raw.stdout) as { mediaType: string; manifests: { digest: string; platform: { architecture: string } }[] };
+    assert.equal(index.mediaType, MediaType.ociIndex);
+    const byArch = Object.fromEntries(index.manifests.map((m) => [m.platform.architecture, m.digest]));
+
+    const cache = join(work, 'cache-multi');
+    const amd = await kplane(['bundle', 'pull', listRef, '--cache-dir', cache, '--platform', 'linux/amd64']);
+    assert.equal(amd.code, 0, amd.stderr);
+    const a = JSON.parse(amd.stdout) as { digest: string; manifestDigest: string; root: string };
+    assert.equal(a.digest, built.stdout.trim());
+    assert.equal((await pullImage(listRef, { cacheDir: cache, platform: { os: 'linux', architecture: 'amd64' } })).manifestDigest, byArch.amd64);
+    assert.equal(a.manifestDigest, byArch.amd64);
+    assert.equal(readFileSync(join(a.root, 'metadata', 'annotations.yaml'), 'utf8'), ANNOTATIONS);
+    assert.equal((await pullImage(listRef, { cacheDir: cache, platform: { os: 'linux', architecture: 'arm64' } })).manifestDigest, byArch.arm64);
+    const none = await pullImage(listRef, { cacheDir: cache, platform: { os: 'windows', architecture: 's390x' } });
+    assert.equal(none.manifestDigest, byArch.amd64, 'a platform that is not there falls back to linux/amd64');
+  });
+
+  test('a catalog image: the FBC under /configs and the configs label', async () => {
+    const catRef = `${open.host}/catalogs/dbaas:latest`;
+    const built = await kplane(['bundle', 'build', '--catalog', fixtureCatalog(), '--tag', catRef, '--push', '--cache-dir', join(work, 'store')]);
+    assert.equal(built.code, 0, built.stderr);
+    const img = await pullImage(catRef, { cacheDir: join(work, 'cache-catalog') });
+    assert.equal(img.labels['operators.operatorframework.io.index.configs.v1'], '/configs');
+    assert.match(readFileSync(join(img.root, 'configs', 'etcd', 'catalog.yaml'), 'utf8'), /schema: olm.package/);
+    // Built into the local store, then pushed again from there under another tag.
+    const again = await pushImage(catRef, `${open.host}/catalogs/dbaas:v2`, { cacheDir: join(work, 'store') });
+    assert.equal(again.digest, built.stdout.trim());
+    assert.equal(buildCatalogImage(fixtureCatalog(), { layoutDir: join(work, 'layout-cat') }).digest, again.digest, 'catalog builds are deterministic too');
+  });
+
+  test('errors: unknown tag, unreachable registry, bad reference', async () => {
+    const missing = await kplane(['bundle', 'pull', `${open.host}/operators/etcd-bundle:v9.9.9`, '--cache-dir', join(work, 'cache-err')]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^kplane catalog bundle: image 127\.0\.0\.1:\d+\/operators\/etcd-bundle:v9\.9\.9 not found \(MANIFEST_UNKNOWN: manifest unknown\): check the repository name and tag, and that it was pushed\n$/);
+
+    const port = await closedPort();
+    const unreachable = await kplane(['bundle', 'pull', `127.0.0.1:${port}/operators/etcd-bundle:v0.9.4`, '--cache-dir', join(work, 'cache-err')]);
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, new RegExp(`cannot reach the registry at http://127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\); check the host and port, that the registry is running`));
+    assert.doesNotMatch(unreachable.stderr, /\n {4}at /, 'no stack trace');
+
+    await assert.rejects(pullImage(`${open.host}/Operators/etcd:v1`, { cacheDir: join(work, 'cache-err') }), /invalid image reference ".*": repository name "Operators\/etcd" must be lowercase/);
+  });
+
+  test('a blob altered in the registry: digest mismatch, nothing cached', async () => {
+    const corruptRef = `${open.host}/operators/altered:v1`;
+    buildBundleImage(bundleDir, { tag: corruptRef, layoutDir: join(work, 'layout-altered'), labels: { purpose: 'altered' } });
+    await pushImage(`oci:${join(work, 'layout-altered')}:${corruptRef}`, corruptRef);
+    const layout = OciLayout.open(join(work, 'layout-altered'));
+    const manifest = JSON.parse(layout.readBlob(layout.resolve(corruptRef).digest, 'test').toString()) as { layers: { digest: string }[] };
+    const layerDigest = manifest.layers[0]!.digest;
+    const stored = open.blobPath(layerDigest);
+    const bytes = readFileSync(stored);
+    bytes[bytes.length - 10] ^= 0xff;
+    writeFileSync(stored, bytes);
+    const cache = join(work, 'cache-altered');
+    await assert.rejects(
+      pullImage(corruptRef, { cacheDir: cache }),
+      new RegExp(`layer ${layerDigest} of .*altered:v1: digest mismatch: expected ${layerDigest}, got sha256:[a-f0-9]{64}; .*push the image again`),
+    );
+    assert.equal(existsSync(join(cache, 'blobs', 'sha256', layerDigest.slice(7))), false);
+  });
+
+  test('a layer that is not a gzipped tar: corrupt layer', async () => {
+    // Built by hand: the layer's digest is right, its content is not an archive.
+    const dir = join(work, 'layout-garbage');
+    const layout = OciLayout.openOrInit(dir);
+    const garbage = gzipSync(Buffer.from('this is not a tar archive, though it is gzipped '.repeat(20)));
+    const notGzip = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.from('truncated gzip')]);
+    const cases: [string, Buffer, RegExp][] = [
+      ['badtar', garbage, /is corrupt: bad tar header checksum at entry 1/],
+      ['badgzip', notGzip, /is corrupt: not a valid gzip stream/],
+    ];
+    for (const [tag, layer] of cases) {
+      const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: { a: 'b' } }, rootfs: { type: 'layers', diff_ids: [] } }));
+      const manifest = Buffer.from(
+        JSON.stringify({
+          schemaVersion: 2,
+          mediaType: MediaType.ociManifest,
+          config: { mediaType: MediaType.ociConfig, digest: layout.writeBlob(config), size: config.length },
+          layers: [{ mediaType: MediaType.ociLayerGzip, digest: layout.writeBlob(layer), size: layer.length }],
+        }),
+      );
+      layout.tag({ mediaType: MediaType.ociManifest, digest: layout.writeBlob(manifest), size: manifest.length }, tag);
+      await pushImage(`oci:${dir}:${tag}`, `${open.host}/operators/broken:${tag}`);
+    }
+    for (const [tag, , message] of cases) {
+      const cache = join(work, `cache-${tag}`);
+      const r = await kplane(['bundle', 'pull', `${open.host}/operators/broken:${tag}`, '--cache-dir', cache]);
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(r.stderr, message);
+      assert.match(r.stderr, /the image is damaged: push it again/);
+      assert.doesNotMatch(r.stderr, /\n {4}at /, 'no stack trace');
+      assert.deepEqual(readdirSync(join(cache, 'roots')), [], 'no half-unpacked root is left behind');
+    }
+  });
+
+  test('a tar with a path escaping the root is refused', async () => {
+    const dir = join(work, 'layout-escape');
+    const layout = OciLayout.openOrInit(dir);
+    const layer = gzipSync(writeTar([{ path: 'manifests', type: 'dir' }, { path: 'manifests/../../escaped.txt', type: 'file', content: Buffer.from('x') }]));
+    const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [] } }));
+    const manifest = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        config: { mediaType: MediaType.ociConfig, digest: layout.writeBlob(config), size: config.length },
+        layers: [{ mediaType: MediaType.ociLayerGzip, digest: layout.writeBlob(layer), size: layer.length }],
+      }),
+    );
+    layout.tag({ mediaType: MediaType.ociManifest, digest: layout.writeBlob(manifest), size: manifest.length }, 'escape');
+    const out = join(work, 'escape-root', 'inner');
+    await assert.rejects(pullImage(`oci:${dir}:escape`, { dest: out, cacheDir: join(work, 'cache-escape') }), /layer entry "manifests\/\.\.\/\.\.\/escaped\.txt" points outside the image root/);
+    assert.equal(existsSync(join(work, 'escape-root', 'escaped.txt')), false);
+  });
+});
+
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+describe('catalog images behind basic and token auth', { timeout: 120_000 }, () => {
+  const regs: RunningRegistry[] = [];
+  after(async () => {
+    for (const r of regs) await r.stop();
+  });
+
+  for (const auth of ['basic', 'token'] as const) {
+    test(`${auth} auth: push and pull with credentials (flags and auth file); 401 without or with wrong ones`, async () => {
+      ensureTools();
+      const bundleDir = existsSync(join(work, 'bundle')) ? join(work, 'bundle') : fixtureBundle();
+      const reg = await startRegistry({ auth });
+      regs.push(reg);
+      const ref = `${reg.host}/private/etcd-bundle:v1`;
+      const noCreds = await kplane(['bundle', 'build', bundleDir, '--tag', ref, '--oci-layout', join(work, `layout-${auth}`), '--push']);
+      assert.equal(noCreds.code, 1);
+      assert.match(noCreds.stderr, /requires authentication \(401\) and no credentials were found; log in .* or pass --creds USER:PASSWORD/);
+
+      const push = await kplane(['bundle', 'push', ref, '--oci-layout', join(work, `layout-${auth}`), '--creds', 'tester:secret']);
+      assert.equal(push.code, 0, push.stderr);
+
+      const noFile = join(work, 'no-such-auth.json');
+      await assert.rejects(
+        pullImage(ref, { cacheDir: join(work, `cache-${auth}-wrong`), credentials: { username: 'tester', password: 'nope' } }),
+        /rejected the credentials for user "tester" \(401\); check the user name and password/,
+      );
+      await assert.rejects(pullImage(ref, { cacheDir: join(work, `cache-${auth}-anon`), authFile: noFile }), /cannot read the registry auth file/);
+      const emptyAuth = join(work, 'empty-auth.json');
+      writeFileSync(emptyAuth, '{"auths":{}}');
+      await assert.rejects(pullImage(ref, { cacheDir: join(work, `cache-${auth}-anon`), authFile: emptyAuth }), /requires authentication \(401\) and no credentials were found/);
+
+      // Credentials from a containers auth.json / docker config.json, as skopeo login writes them.
+      const authFile = join(work, `auth-${auth}.json`);
+      writeFileSync(authFile, JSON.stringify({ auths: { [reg.host]: { auth: Buffer.from('tester:secret').toString('base64') } } }));
+      const pulled = await kplane(['bundle', 'pull', ref, '--cache-dir', join(work, `cache-${auth}`)], { REGISTRY_AUTH_FILE: authFile });
+      assert.equal(pulled.code, 0, pulled.stderr);
+      const img = JSON.parse(pulled.stdout) as { root: string; labels: Record<string, string> };
+      assert.equal(img.labels['operators.operatorframework.io.bundle.package.v1'], 'etcd');
+      assert.equal(readFileSync(join(img.root, 'manifests', 'etcdoperator.v0.9.4.clusterserviceversion.yaml'), 'utf8'), CSV);
+
+      // skopeo, given the same credentials, sees the image we pushed.
+      const inspect = await run(tools.skopeo, ['inspect', '--tls-verify=false', '--creds', 'tester:secret', `docker://${ref}`]);
+      assert.equal(inspect.code, 0, inspect.stderr);
+      assert.equal((JSON.parse(inspect.stdout) as { Digest: string }).Digest, push.stdout.trim());
+    });
+  }
+});
