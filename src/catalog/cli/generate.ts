@@ -4,7 +4,11 @@
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname, join, normalize } from 'node:path';
 import { parseArgs } from 'node:util';
+import { registryFlagOptions, registryFlagsUsage, registryOptionsFromFlags } from '../oci/flags.js';
 import { DEFAULT_OPM_IMAGE, generateDockerfile, parseLabels } from '../repo/dockerfile.js';
+import { generate } from '../repo/generate.js';
+import { findRepoRoot } from '../repo/layout.js';
+import { defaultTools, parseMirror } from '../repo/toolkit.js';
 
 export const usage = `Usage:
   kplane catalog generate dockerfile <fbcRootDir> [flags]
@@ -25,18 +29,59 @@ file) changed since the last run, then validate the whole catalog.
       --operator string        render only this operator; repeat for several
       --legacy                 render with the opm v1.23-v1.26 algorithm (render-veneer)
       --mirror FROM=TO         pull images under FROM from TO instead (the catalog keeps FROM); repeatable
-      --insecure               plain HTTP for registries (loopback registries always are)
-      --cache-dir string       image content cache
-`;
+
+${registryFlagsUsage}`;
 
 export async function run(argv: string[]): Promise<number> {
   if (argv[0] === 'dockerfile') return dockerfile(argv.slice(1));
   return generateRepo(argv);
 }
 
-async function generateRepo(_argv: string[]): Promise<number> {
-  process.stderr.write('kplane catalog generate: rendering a repository is not implemented yet\n');
-  return 1;
+async function generateRepo(argv: string[]): Promise<number> {
+  const fail = (msg: string, code = 1): number => {
+    process.stderr.write(`kplane catalog generate: ${msg}\n`);
+    return code;
+  };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        ...registryFlagOptions,
+        force: { type: 'boolean' },
+        operator: { type: 'string', multiple: true },
+        legacy: { type: 'boolean' },
+        mirror: { type: 'string', multiple: true },
+      },
+    });
+  } catch (err) {
+    return fail((err as Error).message, 2);
+  }
+  if (parsed.positionals.length > 1) return fail(`accepts at most 1 arg(s), received ${parsed.positionals.length}`, 2);
+  try {
+    const root = await findRepoRoot(parsed.positionals[0]);
+    const v = parsed.values;
+    const tools = defaultTools({
+      legacy: v.legacy ?? false,
+      mirrors: (v.mirror ?? []).map(parseMirror),
+      pull: registryOptionsFromFlags(v),
+    });
+    const result = await generate({
+      root,
+      tools,
+      force: v.force ?? false,
+      ...(v.operator ? { operators: v.operator } : {}),
+      mode: v.legacy ? 'legacy' : 'default',
+      progress: (line) => process.stderr.write(`${line}\n`),
+    });
+    const failed = result.operators.filter((o) => o.status === 'failed');
+    for (const f of failed) process.stderr.write(`kplane catalog generate: ${f.operator}: ${f.error}\n`);
+    if (result.validationError !== undefined) process.stderr.write(`kplane catalog generate: ${result.validationError}\n`);
+    return result.ok ? 0 : 1;
+  } catch (err) {
+    return fail((err as Error).message);
+  }
 }
 
 async function dockerfile(argv: string[]): Promise<number> {

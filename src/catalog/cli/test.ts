@@ -1,7 +1,90 @@
-// Placeholder until this subcommand lands.
-export const usage = 'Usage: kplane catalog test (not implemented yet)\n';
+// kplane catalog test: the sanity, integration and interoperability layers of a catalog
+// repository (../repo/testing.ts), with a report per layer in text and JUnit XML.
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { registryFlagOptions, registryFlagsUsage, registryOptionsFromFlags } from '../oci/flags.js';
+import { PLATFORMS_DIR, exists, findRepoRoot } from '../repo/layout.js';
+import { countSuite, junitXML, suiteText } from '../repo/report.js';
+import { runRepoTests } from '../repo/testing.js';
+import { defaultTools, parseMirror } from '../repo/toolkit.js';
 
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('kplane catalog test: not implemented yet\n');
-  return 1;
+export const usage = `Usage: kplane catalog test [ROOT] [flags]
+
+Run the test layers of the catalog repository ROOT (default: the current directory):
+  sanity            each catalog/<operator>/veneer.yaml renders, names its own package, validates
+                    alone, and its catalog.yaml is what it renders to
+  integration       the whole catalog/ loads and validates
+  interoperability  no two packages provide the same group/kind unless declared (interop.yaml);
+                    every olm.package.required and olm.gvk.required is satisfiable inside the
+                    catalog in the same channel kind; each platform's channel heads install together
+Findings about candidate channels only are warnings and do not fail the run.
+Exit code: 0 when no test failed, 1 otherwise.
+
+Flags:
+      --platform FILE      a platform definition to check; repeatable
+                           (default: every platforms/*.yaml of the repository)
+      --junit FILE         write all layers as JUnit XML
+      --report-dir DIR     write <layer>.txt and <layer>.xml for each layer
+      --legacy             render templates with the opm v1.23-v1.26 algorithm
+      --mirror FROM=TO     pull images under FROM from TO instead; repeatable
+${registryFlagsUsage}`;
+
+export async function run(argv: string[]): Promise<number> {
+  const fail = (msg: string, code = 1): number => {
+    process.stderr.write(`kplane catalog test: ${msg}\n`);
+    return code;
+  };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        ...registryFlagOptions,
+        platform: { type: 'string', multiple: true },
+        junit: { type: 'string' },
+        'report-dir': { type: 'string' },
+        legacy: { type: 'boolean' },
+        mirror: { type: 'string', multiple: true },
+      },
+    });
+  } catch (err) {
+    return fail((err as Error).message, 2);
+  }
+  if (parsed.positionals.length > 1) return fail(`accepts at most 1 arg(s), received ${parsed.positionals.length}`, 2);
+  const v = parsed.values;
+  try {
+    const root = await findRepoRoot(parsed.positionals[0]);
+    let platforms = v.platform ?? [];
+    if (v.platform === undefined && (await exists(join(root, PLATFORMS_DIR)))) {
+      platforms = (await readdir(join(root, PLATFORMS_DIR)))
+        .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+        .sort()
+        .map((f) => join(root, PLATFORMS_DIR, f));
+    }
+    // --platform is both ours (platform files) and the registry flags' (OS/ARCH); ours wins here.
+    const { platform: _ignored, ...registryValues } = v;
+    const tools = defaultTools({ legacy: v.legacy ?? false, mirrors: (v.mirror ?? []).map(parseMirror), pull: registryOptionsFromFlags(registryValues) });
+    const suites = await runRepoTests({ root, tools, platforms, progress: (l) => process.stderr.write(`${l}\n`) });
+    for (const s of suites) process.stdout.write(suiteText(s) + '\n');
+    if (v.junit) {
+      await mkdir(dirname(v.junit), { recursive: true });
+      await writeFile(v.junit, junitXML(suites));
+    }
+    if (v['report-dir']) {
+      await mkdir(v['report-dir'], { recursive: true });
+      for (const s of suites) {
+        await writeFile(join(v['report-dir'], `${s.name}.txt`), suiteText(s));
+        await writeFile(join(v['report-dir'], `${s.name}.xml`), junitXML([s]));
+      }
+    }
+    const counts = suites.map(countSuite);
+    const failed = counts.reduce((a, c) => a + c.failed, 0);
+    const warnings = counts.reduce((a, c) => a + c.warnings, 0);
+    process.stdout.write(`${failed === 0 ? 'PASS' : 'FAIL'}: ${failed} failed, ${warnings} warnings\n`);
+    return failed === 0 ? 0 : 1;
+  } catch (err) {
+    return fail((err as Error).message);
+  }
 }

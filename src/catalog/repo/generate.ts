@@ -111,7 +111,7 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
       outcomes.push({ operator: op, status: 'rendered', bundles: cfg.bundles.length, channels: cfg.channels.length });
     } catch (err) {
       const msg = (err as Error).message;
-      say(`${tag}: FAILED: ${msg}`);
+      say(`${tag}: FAILED`);
       delete state.operators[op];
       outcomes.push({ operator: op, status: 'failed', error: msg });
     }

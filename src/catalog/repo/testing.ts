@@ -5,7 +5,7 @@
 //   interoperability  shared APIs, requirements satisfiable per channel kind, and for each
 //                     platform, its channel heads install together (./interop.ts)
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { DeclarativeConfig } from '../declcfg/types.js';
 import { listOperators } from './generate.js';
 import { checkPlatform, checkRequirements, checkSharedAPIs, indexBundles, loadInteropFile, type Finding, type SharedAPI } from './interop.js';
@@ -134,7 +134,7 @@ export async function runRepoTests(o: RepoTestOptions): Promise<TestSuite[]> {
     for (const [pkg, f] of reqs) add({ name: `${pkg}: requirements satisfiable in each channel kind`, ...outcome(f), durationMs: ms1 });
     for (const file of o.platforms) {
       add(
-        await runCase(`platform ${file}: channel heads install together`, async () => {
+        await runCase(`platform ${relative(o.root, file) || file}: channel heads install together`, async () => {
           const platform = await loadPlatform(file);
           const r = checkPlatform(cfg, bundles, platform, declared);
           const res = outcome(r.findings);
