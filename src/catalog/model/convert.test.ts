@@ -556,3 +556,25 @@ test('property values are type-checked as Go decodes them', () => {
   // keys match case-insensitively, as encoding/json does
   assert.equal(message(withProps({ type: 'olm.package', value: { PackageName: 'foo', VERSION: '0.1.0' } })), '');
 });
+
+test("only the last channel's entries are matched against bundle blobs (opm's quirk); earlier ones fail validation", () => {
+  const cfg = config({
+    packages: [foo()],
+    channels: [fooAlpha('foo.v0.1.0', 'foo.v0.2.0'), newTestChannel('foo', 'beta', { name: 'foo.v0.1.0' })],
+    bundles: [newTestBundle('foo', '0.1.0')],
+  });
+  assert.throws(() => convertToModel(cfg), {
+    message: [
+      'invalid index:',
+      '└── invalid package "foo":',
+      '    └── invalid channel "alpha":',
+      '        ├── multiple channel heads found in graph: foo.v0.1.0, foo.v0.2.0',
+      '        └── invalid bundle "foo.v0.2.0":',
+      '            ├── must be exactly one property with type "olm.package"',
+      '            └── bundle image must be set',
+    ].join('\n'),
+  });
+  // the same entry in the last channel is caught while converting
+  cfg.channels.reverse();
+  assert.throws(() => convertToModel(cfg), { message: 'no olm.bundle blobs found in package "foo" for olm.channel entries [foo.v0.2.0]' });
+});
