@@ -183,6 +183,8 @@ export function generateLegacyChannels(
   return out;
 }
 
+const ZERO = new Version(0n, 0n, 0n);
+
 function minorOf(v: Version): Version {
   return new Version(v.major, v.minor, 0n);
 }
@@ -192,7 +194,8 @@ export function linkLegacyChannels(unlinked: ReadonlyMap<string, Channel>, versi
   const out: Channel[] = [];
   for (const name of [...unlinked.keys()].sort(goCompare)) {
     const ch = unlinked.get(name)!;
-    const vOf = (e: ChannelEntry): Version => versions.get(e.name)!;
+    // a name without a version reads as 0.0.0, Go's zero value for a missing map key
+    const vOf = (e: ChannelEntry): Version => versions.get(e.name) ?? ZERO;
     ch.entries.sort((a, b) => vOf(a).compare(vOf(b)));
     const entries = ch.entries;
     if (avoidSkipPatch) {
