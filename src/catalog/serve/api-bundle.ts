@@ -32,16 +32,27 @@ function gvkOf(value: unknown): GroupVersionKind {
   return { group: str(o.group), version: str(o.version), kind: str(o.kind) };
 }
 
+/** opm's parseProperties checks: exactly one olm.package, at most one olm.csv.metadata. */
+export function checkBundleProperties(b: Bundle): void {
+  let packages = 0;
+  let csvMetadatas = 0;
+  for (const p of b.properties) {
+    if (p.type === PropertyPackage) packages++;
+    else if (p.type === PropertyCSVMetadata) csvMetadatas++;
+  }
+  if (packages !== 1) {
+    throw new BundleConversionError(`parse properties: expected exactly 1 property of type "${PropertyPackage}", found ${packages}`);
+  }
+  if (csvMetadatas > 1) {
+    throw new BundleConversionError(`parse properties: expected at most 1 property of type "${PropertyCSVMetadata}", found ${csvMetadatas}`);
+  }
+}
+
 export function modelBundleToApi(b: Bundle): ApiBundle {
+  checkBundleProperties(b);
   const props = b.properties;
   const packages = props.filter((p) => p.type === PropertyPackage);
   const csvMetadatas = props.filter((p) => p.type === PropertyCSVMetadata);
-  if (packages.length !== 1) {
-    throw new BundleConversionError(`parse properties: expected exactly 1 property of type "${PropertyPackage}", found ${packages.length}`);
-  }
-  if (csvMetadatas.length > 1) {
-    throw new BundleConversionError(`parse properties: expected at most 1 property of type "${PropertyCSVMetadata}", found ${csvMetadatas.length}`);
-  }
 
   let csvJson = b.csvJSON;
   let objects = b.objects;

@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ApiBundle, Deprecation } from '../api/api.js';
+import type { Bundle } from '../model/types.js';
+import { modelBundleToApi } from './api-bundle.js';
 import { catalogFromDir, type ServedCatalog } from './catalog.js';
 import { goJSON } from './gojson.js';
 import type { Logger } from './log.js';
@@ -291,11 +293,12 @@ export class JsonCache {
     await mkdir(dir, { recursive: true, mode: MODE_DIR });
 
     const { cfg, model } = await loadCatalog(configDir);
-    const writes: Promise<void>[] = [];
-    const pkgs = indexFromModel(model, (key, b) => {
-      writes.push(writeFile(bundleFile(cacheDir, key), bundleToJSON(b), { mode: MODE_FILE }));
-    });
-    await Promise.all(writes);
+    const keys: [BundleKey, Bundle][] = [];
+    const pkgs = indexFromModel(model, (key, b) => keys.push([key, b]));
+    // a few files in flight at a time: thousands of bundles must not mean thousands of open files
+    for (let i = 0; i < keys.length; i += 64) {
+      await Promise.all(keys.slice(i, i + 64).map(([key, b]) => writeFile(bundleFile(cacheDir, key), bundleToJSON(modelBundleToApi(b)), { mode: MODE_FILE })));
+    }
     for (const [schema, pkg, blobs] of MetaStore.fromMetas(cfg.others).entries()) {
       const metaDir = pkg === '' ? join(dir, METAS_DIR, schema) : join(dir, METAS_DIR, schema, pkg);
       await mkdir(metaDir, { recursive: true, mode: MODE_DIR });

@@ -4,8 +4,9 @@
 // asked for most (channel heads) are encoded once and kept.
 import type { ApiBundle, ApiChannelEntry, ApiPackage, Deprecation, Encoders } from '../api/api.js';
 import { getEncoders } from '../api/api.js';
-import type { Channel, Model } from '../model/types.js';
-import { modelBundleToApi } from './api-bundle.js';
+import { PropertyGVK } from '../declcfg/types.js';
+import type { Bundle, Channel, Model } from '../model/types.js';
+import { checkBundleProperties, modelBundleToApi } from './api-bundle.js';
 
 /** A query that found nothing or could not answer: gRPC status UNKNOWN with this text, as opm returns plain errors. */
 export class RegistryQueryError extends Error {
@@ -69,11 +70,15 @@ export function channelHead(ch: Channel): string {
   return heads[0]!;
 }
 
-export class MemoryBundleStore implements BundleStore {
-  private readonly bundles = new Map<string, ApiBundle>();
+/**
+ * Bundles straight from the model: each is converted to its API form when asked for (the index keeps
+ * the encoded answers it gives most), so start-up does not pay for 30,000 conversions up front.
+ */
+export class ModelBundleStore implements BundleStore {
+  private readonly bundles = new Map<string, Bundle>();
   private sortedKeys: BundleKey[] | undefined;
 
-  put(key: BundleKey, b: ApiBundle): void {
+  put(key: BundleKey, b: Bundle): void {
     this.bundles.set(storeKey(key), b);
     this.sortedKeys = undefined;
   }
@@ -81,12 +86,16 @@ export class MemoryBundleStore implements BundleStore {
   get(key: BundleKey): Promise<ApiBundle> {
     const b = this.bundles.get(storeKey(key));
     if (!b) return Promise.reject(new RegistryQueryError(`bundle ${key.packageName}/${key.channelName}/${key.name} not found`));
-    return Promise.resolve(b);
+    try {
+      return Promise.resolve(modelBundleToApi(b));
+    } catch (err) {
+      return Promise.reject(new RegistryQueryError((err as Error).message));
+    }
   }
 
   keys(): BundleKey[] {
     this.sortedKeys ??= [...this.bundles.values()]
-      .map((b) => ({ packageName: b.packageName, channelName: b.channelName, name: b.csvName }))
+      .map((b) => ({ packageName: b.package.name, channelName: b.channel.name, name: b.name }))
       .sort(compareBundleKeys);
     return this.sortedKeys;
   }
@@ -96,8 +105,11 @@ export function storeKey(k: BundleKey): string {
   return `${k.packageName}\u0000${k.channelName}\u0000${k.name}`;
 }
 
-/** Builds the package index from a model; each bundle is converted to its API form and put in `put`. */
-export function indexFromModel(model: Model, put: (key: BundleKey, b: ApiBundle) => void): Map<string, IndexPackage> {
+/**
+ * Builds the package index from a model and hands each bundle to `put`. What could make a bundle
+ * unservable (opm's property checks in ConvertModelBundleToAPIBundle) is checked here, at start-up.
+ */
+export function indexFromModel(model: Model, put: (key: BundleKey, b: Bundle) => void): Map<string, IndexPackage> {
   const pkgs = new Map<string, IndexPackage>();
   for (const p of model.values()) {
     const ip: IndexPackage = {
@@ -115,15 +127,16 @@ export function indexFromModel(model: Model, put: (key: BundleKey, b: ApiBundle)
         ...(ch.deprecation ? { deprecation: { message: ch.deprecation.message } } : {}),
       };
       for (const b of ch.bundles.values()) {
-        const api = modelBundleToApi(b);
+        checkBundleProperties(b);
         const key: BundleKey = { packageName: p.name, channelName: ch.name, name: b.name };
-        ic.bundles.set(b.name, {
-          ...key,
-          replaces: b.replaces,
-          skips: b.skips,
-          provides: new Set(api.providedApis.map((g) => gvkKey(g.group, g.version, g.kind))),
-        });
-        put(key, api);
+        const provides = new Set<string>();
+        for (const prop of b.properties) {
+          if (prop.type !== PropertyGVK) continue;
+          const g = (prop.value ?? {}) as { group?: unknown; version?: unknown; kind?: unknown };
+          provides.add(gvkKey(String(g.group ?? ''), String(g.version ?? ''), String(g.kind ?? '')));
+        }
+        ic.bundles.set(b.name, { ...key, replaces: b.replaces, skips: b.skips, provides });
+        put(key, b);
       }
       ip.channels.set(ch.name, ic);
     }
