@@ -190,6 +190,22 @@ test('-o json and -o yaml print the result on stdout; the exit code still tells'
   assert.deepEqual(gy, { code: 0, stdout: 'passed: true\n\n', stderr: '' });
 });
 
+test('-o json escapes <, > and & as Go does; -o yaml writes a tree as a literal block', async () => {
+  const dir = await catalog('html', {
+    'c.yaml': pkg('foo', 'alpha') + channel('foo', 'alpha', [{ name: 'foo.v0.1.0', skipRange: '<1.0.0 >=x' }]) + bundle('foo', '0.1.0'),
+  });
+  const [j, y] = await Promise.all([kplane('-o', 'json', dir), kplane('-o', 'yaml', dir)]);
+  assert.equal(j.code, 1);
+  assert.ok(j.stdout.includes(String.raw`invalid skipRange \"\u003c1.0.0 \u003e=x\"`), j.stdout);
+  assert.ok(!/[<>]/.test(j.stdout), j.stdout);
+  const parsed = JSON.parse(j.stdout) as { passed: boolean; error: { message: string } };
+  assert.equal(parsed.passed, false);
+  assert.ok(parsed.error.message.startsWith('invalid index:\n└── invalid package "foo":\n'));
+  assert.equal(y.code, 1);
+  assert.ok(y.stdout.startsWith('error:\n  message: |-\n    invalid index:\n    └── invalid package "foo":\n        └── invalid channel "alpha":\n'), y.stdout);
+  assert.ok(y.stdout.endsWith('\npassed: false\n\n'), y.stdout);
+});
+
 test('usage errors as cobra reports them', async () => {
   const good = await catalog('good-u', goodFiles);
   const file = join(good, 'foo', 'catalog.yaml');
