@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YAMLNode } from 'yaml';
 import { compareGoStrings, goJSON } from './gojson.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
+import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goQuote, goStringList } from './gofmt.js';
 import {
   SchemaBundle,
@@ -584,7 +585,8 @@ const YAML_NULL = new Set(['', '~', 'null', 'Null', 'NULL']);
 const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 const YAML_INT = /^([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)$/;
 
-function resolvePlain(s: string): unknown {
+/** go-yaml v2's value for a plain scalar, as it decodes into interface{} (timestamps stay strings). */
+export function resolvePlain(s: string): unknown {
   if (YAML_BOOL_TRUE.has(s)) return true;
   if (YAML_BOOL_FALSE.has(s)) return false;
   if (YAML_NULL.has(s)) return null;
@@ -709,6 +711,36 @@ function toJSONValue(node: YAMLNode | null | undefined, anchors: Map<string, YAM
 
 /** One YAML document (a chunk from the reader) as sigs.k8s.io/yaml turns it into JSON; undefined when empty. */
 function yamlToValue(doc: string): unknown {
+  let fast: unknown;
+  try {
+    fast = parseBlockYAML(doc, resolvePlainFinite);
+  } catch (e) {
+    if (!(e instanceof NotFinite)) throw e;
+    fast = UNSUPPORTED;
+  }
+  if (fast !== UNSUPPORTED) return fast;
+  return yamlToValueFull(doc);
+}
+
+class NotFinite extends Error {}
+
+/** resolvePlain for the fast reader: .inf and .nan go to the full path, which reports them. */
+function resolvePlainFinite(s: string): unknown {
+  const v = resolvePlain(s);
+  if (typeof v === 'number' && !Number.isFinite(v)) throw new NotFinite();
+  return v;
+}
+
+/**
+ * One YAML document as sigs.k8s.io/yaml turns it into a JSON value, read by the full parser
+ * (fast: false) or by the block-style reader when it can (the default); for tests.
+ */
+export function yamlDocumentValue(doc: string, opts: { fast?: boolean } = {}): unknown {
+  if (opts.fast === false) return yamlToValueFull(doc);
+  return yamlToValue(doc);
+}
+
+function yamlToValueFull(doc: string): unknown {
   const d = parseDocument(doc, { schema: 'failsafe', uniqueKeys: false, version: '1.1', keepSourceTokens: false });
   if (d.errors.length > 0) {
     const e = d.errors[0]!;
