@@ -591,6 +591,11 @@ describe('catalog serve: cache dir and start-up failures', () => {
     const r = run(join(testdata, 'deprecations'), '--cache-dir', foreign, '--cache-only');
     assert.equal(r.status, 1);
     assert.match(r.stderr, /level=fatal msg="cache directory has unexpected contents: cockroachdb.json,deprecations.yaml"/);
+    // serving with a cache dir enforces integrity by default: an empty one is not a cache yet
+    const empty = join(tmp, 'empty-cache');
+    const n = run(join(testdata, 'deprecations'), '--cache-dir', empty, '--port', '0');
+    assert.equal(n.status, 1);
+    assert.match(n.stderr, new RegExp(`level=fatal msg="integrity check failed: read existing cache digest: open ${empty}/digest: no such file or directory"`));
     const e = run(join(testdata, 'deprecations'), '--cache-enforce-integrity');
     assert.equal(e.status, 1);
     assert.match(e.stderr, /level=fatal msg="--cache-dir must be specified with --cache-enforce-integrity"/);

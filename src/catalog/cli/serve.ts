@@ -123,7 +123,7 @@ export async function run(argv: string[]): Promise<number> {
   const root = createLogger({ write: (line) => process.stderr.write(line), level: flags.debug ? 'debug' : 'info' });
   const logger = root.with({ configs: flags.configDir, ...(flags.cacheDir ? { cache: flags.cacheDir } : {}) });
   const fatal = (err: unknown): number => {
-    logger.log('fatal', message(err));
+    root.log('fatal', message(err)); // opm's logger.Fatal: the bare logger, no fields
     if (flags.terminationLog) {
       try {
         writeFileSync(flags.terminationLog, message(err) + '\n');

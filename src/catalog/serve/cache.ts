@@ -37,12 +37,29 @@ export class CacheError extends Error {
   override readonly name = 'CacheError';
 }
 
+const ERRNO_TEXT: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'not a directory',
+  EEXIST: 'file exists',
+};
+
+/** A Node file-system error in Go's *PathError words ("open PATH: no such file or directory"). */
+export function goFSError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e && typeof e.code === 'string' && typeof e.path === 'string' && typeof e.syscall === 'string') {
+    return `${e.syscall} ${e.path}: ${ERRNO_TEXT[e.code] ?? e.message}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
 async function entriesOf(dir: string): Promise<string[]> {
   try {
     return (await readdir(dir)).sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new CacheError(`detect cache format: read cache directory: ${(err as Error).message}`);
+    throw new CacheError(`detect cache format: read cache directory: ${goFSError(err)}`);
   }
 }
 
@@ -222,7 +239,7 @@ class DiskBundleStore implements BundleStore {
     try {
       return bundleFromJSON(await readFile(bundleFile(this.base, key), 'utf8'));
     } catch (err) {
-      throw new RegistryQueryError((err as Error).message);
+      throw new RegistryQueryError(goFSError(err));
     }
   }
 
@@ -269,13 +286,13 @@ export class JsonCache {
     try {
       existing = (await readFile(join(this.opts.cacheDir, DIGEST_FILE), 'utf8')).trim();
     } catch (err) {
-      throw new CacheError(`read existing cache digest: ${(err as Error).message}`);
+      throw new CacheError(`read existing cache digest: ${goFSError(err)}`);
     }
     let computed: string;
     try {
       computed = await computeDigest(this.opts.configDir, this.opts.cacheDir);
     } catch (err) {
-      throw new CacheError(`compute digest: ${(err as Error).message}`);
+      throw new CacheError(`compute digest: ${goFSError(err)}`);
     }
     if (existing !== computed) {
       this.opts.logger.warn('cache requires rebuild', { existingDigest: existing, computedDigest: computed });
@@ -318,7 +335,7 @@ export class JsonCache {
     try {
       pkgs = packagesFromJSON(JSON.parse(await readFile(join(dir, PACKAGES_FILE), 'utf8')) as Record<string, CachedPackage>);
     } catch (err) {
-      throw new CacheError(`get package index: ${(err as Error).message}`);
+      throw new CacheError(`get package index: ${goFSError(err)}`);
     }
     const metas = new MetaStore();
     const metasRoot = join(dir, METAS_DIR);
