@@ -10,6 +10,7 @@ import { goMarshal } from './bundle/gojson.js';
 import { yamlToValue } from './bundle/goyaml.js';
 import { parseBundleDir, type ParsedBundle } from './bundle/parse.js';
 import { migrate, migrationsFor } from './bundle/migrations.js';
+import { loadFS } from './declcfg/load.js';
 import { emptyConfig, mergeConfig, type Bundle, type DeclarativeConfig } from './declcfg/types.js';
 import { pullImage, type PullOptions } from './oci/index.js';
 
@@ -165,11 +166,7 @@ async function renderImage(ref: string, opts: RenderOptions): Promise<Declarativ
 }
 
 async function defaultLoadCatalog(dir: string): Promise<DeclarativeConfig> {
-  // declcfg/load.ts (H1) provides loadFS; resolved at run time so this module builds before it lands.
-  const spec: string = './declcfg/load.js';
-  const mod = (await import(spec)) as { loadFS?: (d: string) => Promise<DeclarativeConfig> };
-  if (!mod.loadFS) throw new Error('loading file-based catalogs is not available (declcfg/load.ts has no loadFS)');
-  const cfg = await mod.loadFS(dir);
+  const cfg = await loadFS(dir);
   fillBundleObjects(cfg);
   return cfg;
 }
