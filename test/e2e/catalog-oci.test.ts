@@ -189,6 +189,28 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     assert.equal(none.manifestDigest, byArch.amd64, 'a platform that is not there falls back to linux/amd64');
   });
 
+  test('Docker schema 2 images and manifest lists (written by skopeo) pull as well', async () => {
+    const dir = join(work, 'layout-docker');
+    buildBundleImage(bundleDir, { tag: 'single', layoutDir: dir });
+    buildBundleImage(bundleDir, { tag: 'multi', layoutDir: dir, platforms: [{ os: 'linux', architecture: 'arm64' }, { os: 'linux', architecture: 'amd64' }] });
+    const cache = join(work, 'cache-docker');
+    for (const [tag, all, want] of [
+      ['single', [], MediaType.dockerManifest],
+      ['multi', ['--all'], MediaType.dockerList],
+    ] as const) {
+      const dest = `${open.host}/docker/etcd-bundle:${tag}`;
+      const copy = await run(tools.skopeo, ['copy', '--insecure-policy', ...all, '--format', 'v2s2', '--dest-tls-verify=false', `oci:${dir}:${tag}`, `docker://${dest}`]);
+      assert.equal(copy.code, 0, copy.stderr);
+      const raw = await run(tools.skopeo, ['inspect', '--raw', '--tls-verify=false', `docker://${dest}`]);
+      const doc = JSON.parse(raw.stdout) as { mediaType: string; manifests?: { digest: string; platform: { architecture: string } }[] };
+      assert.equal(doc.mediaType, want);
+      const img = await pullImage(dest, { cacheDir: cache, platform: { os: 'linux', architecture: 'amd64' } });
+      assert.equal(img.labels['operators.operatorframework.io.bundle.package.v1'], 'etcd');
+      assert.equal(readFileSync(join(img.root, 'manifests', 'etcdoperator.v0.9.4.clusterserviceversion.yaml'), 'utf8'), CSV);
+      if (doc.manifests) assert.equal(img.manifestDigest, doc.manifests.find((m) => m.platform.architecture === 'amd64')!.digest);
+    }
+  });
+
   test('a catalog image: the FBC under /configs and the configs label', async () => {
     const catRef = `${open.host}/catalogs/dbaas:latest`;
     const built = await kplane(['bundle', 'build', '--catalog', fixtureCatalog(), '--tag', catRef, '--push', '--cache-dir', join(work, 'store')]);

@@ -27,11 +27,29 @@ export function sha256(data: Buffer | string): string {
   return `sha256:${createHash('sha256').update(data).digest('hex')}`;
 }
 
+/**
+ * One client per registry host and way of authenticating, shared by every pull and push of this
+ * process: the /v2/ ping and bearer tokens are learnt once, not once per image (a template with a
+ * hundred bundle images would otherwise pay three round trips per image). Only connection and auth
+ * state is shared; content always comes from the registry or the digest-checked cache.
+ */
+const clients = new Map<string, RegistryClient>();
+
+export function registryClient(host: string, opts: ClientOptions = {}): RegistryClient {
+  const key = JSON.stringify([host, opts.insecure ?? null, opts.credentials ?? null, opts.authFile ?? null, opts.timeoutMs ?? null, process.env.REGISTRY_AUTH_FILE ?? null, process.env.DOCKER_CONFIG ?? null]);
+  let c = clients.get(key);
+  if (!c) {
+    c = new RegistryClient(host, opts);
+    clients.set(key, c);
+  }
+  return c;
+}
+
 export class RegistryClient {
   readonly base: string;
   private readonly credentials: Credentials | undefined;
-  /** Bearer tokens by scope; Basic needs none. */
-  private readonly tokens = new Map<string, string>();
+  /** Bearer tokens by scope, with when they expire; Basic needs none. */
+  private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
   private challenge: Challenge | undefined;
   private pinged = false;
 
@@ -165,16 +183,16 @@ export class RegistryClient {
     if (!c) return {};
     if (c.scheme === 'basic') return this.credentials ? { authorization: basicHeader(this.credentials) } : {};
     if (c.scheme !== 'bearer') throw new OciError('UNSUPPORTED', `the registry ${this.host} asks for "${c.scheme}" authentication, which is not supported (Basic and Bearer are)`);
-    let token = renew ? undefined : this.tokens.get(scope);
-    if (token === undefined) {
-      token = await this.fetchToken(c, scope);
-      this.tokens.set(scope, token);
+    let held = renew ? undefined : this.tokens.get(scope);
+    if (held === undefined || held.expiresAt < Date.now() + 5_000) {
+      held = await this.fetchToken(c, scope);
+      this.tokens.set(scope, held);
     }
-    return token ? { authorization: `Bearer ${token}` } : {};
+    return held.token ? { authorization: `Bearer ${held.token}` } : {};
   }
 
   /** The token flow (https://distribution.github.io/distribution/spec/auth/token/): GET realm?service&scope, with basic credentials if any. */
-  private async fetchToken(c: Challenge, scope: string): Promise<string> {
+  private async fetchToken(c: Challenge, scope: string): Promise<{ token: string; expiresAt: number }> {
     const realm = c.params.realm;
     if (!realm) throw new OciError('REGISTRY_ERROR', `the registry ${this.host} asked for a bearer token but named no realm`);
     const url = new URL(realm);
@@ -200,8 +218,9 @@ export class RegistryClient {
       throw this.unauthorized(`token for ${scope}`);
     }
     if (!res.ok) throw new OciError('REGISTRY_ERROR', `the token server ${url.origin} answered ${res.status} for ${scope}: ${(await res.text()).slice(0, 200)}`);
-    const body = (await res.json()) as { token?: string; access_token?: string };
-    return body.token ?? body.access_token ?? '';
+    const body = (await res.json()) as { token?: string; access_token?: string; expires_in?: number };
+    // The spec's default lifetime is 60 s when the server does not say.
+    return { token: body.token ?? body.access_token ?? '', expiresAt: Date.now() + (body.expires_in ?? 60) * 1000 };
   }
 
   private async send(method: string, path: string, o: { headers?: Record<string, string>; body?: Buffer | undefined; absolute?: string | undefined }): Promise<Response> {

@@ -3,7 +3,8 @@
 // and an image already unpacked is not unpacked again.
 import { existsSync, renameSync, rmSync, mkdirSync } from 'node:fs';
 import { ContentCache } from './cache.js';
-import { RegistryClient } from './client.js';
+import { registryClient } from './client.js';
+import type { RegistryClient } from './client.js';
 import type { ClientOptions } from './client.js';
 import { OciError } from './errors.js';
 import { OciLayout } from './layout.js';
@@ -108,7 +109,7 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
 
 function registrySource(ref: RegistryReference, cache: ContentCache, opts: PullOptions): BlobSource {
   let client: RegistryClient | undefined;
-  const registry = (): RegistryClient => (client ??= new RegistryClient(ref.host, opts));
+  const registry = (): RegistryClient => (client ??= registryClient(ref.host, opts));
   const what = formatReference(ref);
   const fetchManifest = async (reference: string, mediaType?: string) => {
     // A manifest asked for by digest is immutable: the cache answers without the registry.

@@ -1,6 +1,6 @@
 // pushImage: an image from an OCI layout (ours or skopeo's/umoci's) into a registry: blobs the
 // registry lacks, then manifests children first, so every reference resolves when the top one lands.
-import { RegistryClient } from './client.js';
+import { registryClient } from './client.js';
 import type { ClientOptions } from './client.js';
 import { OciError } from './errors.js';
 import { OciLayout } from './layout.js';
@@ -36,7 +36,7 @@ export async function pushImage(source: string | PushSource, dest: string, opts:
   const layout = OciLayout.open(src.layoutDir);
   const top = layout.resolve(src.tag);
   const ref = parseRegistryReference(dest);
-  const client = new RegistryClient(ref.host, opts);
+  const client = registryClient(ref.host, opts);
   const what = `oci:${src.layoutDir}${src.tag ? `:${src.tag}` : ''}`;
 
   const pushManifestTree = async (d: Descriptor, reference: string): Promise<string> => {
