@@ -68,7 +68,7 @@ describe('cacher', () => {
   it('does not lose a write made between the list of an empty store (revision 0) and its watch', async () => {
     const s = await cached(new WriteAfterFirstList());
     try {
-      const got = await withTimeout(s.get('/registry/x/late'), 5_000);
+      const got = await withTimeout(s.get('/registry/x/late'), 5_000, 'get of the late key');
       assert.equal(dec(got), 'v');
       assert.deepEqual((await s.list('/registry/x/')).items.map((kv) => kv.key), ['/registry/x/late']);
       assert.equal(dec(s.peek('/registry/x/late')?.kv), 'v');
