@@ -131,4 +131,9 @@ const objects = literals.slice(1).filter((s) => s.startsWith('{'));
 objects.splice(2, 0, csvJson); // b.Object = {crd backups, crd clusters, b.CsvJson, crd restores}
 mkdirSync(join(out, 'expected'), { recursive: true });
 writeFileSync(join(out, 'expected', 'etcdoperator.v0.9.2.json'), JSON.stringify({ csvJson, object: objects }, null, 2) + '\n');
+// csvJson of etcdoperatorV0_9_2(..., includeManifestsCSVOnly): the CSV as json.Marshal writes a
+// v1alpha1.ClusterServiceVersion (struct field order, omitempty, HTML escaping), for the csv-metadata tests.
+const csvOnly = test.slice(test.indexOf('case includeManifestsCSVOnly:'), test.indexOf('b.Object = []string{b.CsvJson}', test.indexOf('case includeManifestsCSVOnly:')));
+const csvOnlyJson = JSON.parse(`"${/b\.CsvJson = "((?:[^"\\]|\\.)*)"/.exec(csvOnly)![1]}"`) as string;
+writeFileSync(join(out, 'expected', 'etcdoperator.v0.9.2.csv-only.json'), csvOnlyJson + '\n');
 console.log(`${packages.length} packages, ${channels.length} channels, ${bundles.length} bundles; expected objects: ${objects.length}`);
