@@ -8,7 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YAMLNode } from 'yaml';
-import { compareGoStrings, goJSON } from './gojson.js';
+import { compareGoStrings, goJSON, sortedKeysDeep } from './gojson.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goQuote, goStringList } from './gofmt.js';
@@ -90,7 +90,7 @@ export async function catalogFiles(dir: string): Promise<string[]> {
   } catch (err) {
     throw new LoadError(`${fsMessage(err, dir)}`);
   }
-  if (!st.isDirectory()) throw new LoadError(`${JSON.stringify(dir)} is not a directory`);
+  if (!st.isDirectory()) throw new LoadError(`${goQuote(dir)} is not a directory`);
   const files = await walkFiles(dir);
   const matcher = await IgnoreMatcher.fromFiles(dir, files);
   return files.filter((f) => {
@@ -1207,8 +1207,9 @@ function readBundleObjects(b: Bundle): void {
     if (/^\s*\{/u.test(text)) json = text;
     else {
       try {
+        // sigs.k8s.io/yaml.YAMLToJSON: json.Marshal of the decoded document (map keys sorted, HTML escaped)
         const value = yamlToValue(text);
-        json = goJSON(value === undefined ? null : value, { escapeHTML: true });
+        json = goJSON(sortedKeysDeep(value === undefined ? null : value), { escapeHTML: true });
       } catch (e) {
         throw new DecodeError(
           `read bundle objects: package ${goQuote(b.package)}, bundle ${goQuote(b.name)}: convert bundle object property at index ${i} to JSON: ${(e as Error).message}`,

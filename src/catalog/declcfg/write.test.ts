@@ -36,3 +36,33 @@ describe('declcfg writers (upstream write_test.go)', () => {
     assert.throws(() => writeMermaid(cfg(), { minEdgeName: 'nope' }), { message: 'unknown minimum edge name: "nope"' });
   });
 });
+
+describe('writeFS (upstream TestWriteFS)', () => {
+  it('per-package files carry their others and deprecations; package-less others go to the root file; loading gives them back', async () => {
+    const { mkdtempSync, readFileSync: read, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { loadFS } = await import('./load.js');
+    const { writeFS } = await import('./write.js');
+    const dir = mkdtempSync(join(tmpdir(), 'kplane-writefs-'));
+    try {
+      const cfg = validDeclarativeConfig({ includeUnrecognized: true, includeDeprecations: true });
+      assert.deepEqual(writeFS(cfg, dir, 'json'), ['anakin/catalog.json', 'boba-fett/catalog.json', 'catalog.json']);
+      const anakin = read(join(dir, 'anakin', 'catalog.json'), 'utf8');
+      assert.ok(anakin.includes('"schema": "custom.3"') && anakin.includes('"schema": "olm.deprecations"'));
+      assert.ok(read(join(dir, 'boba-fett', 'catalog.json'), 'utf8').includes('"schema": "custom.3"'));
+      const root = read(join(dir, 'catalog.json'), 'utf8');
+      assert.ok(root.includes('"schema": "custom.1"') && root.includes('"schema": "custom.2"'));
+      const loaded = await loadFS(dir);
+      assert.deepEqual(
+        loaded.others.map((o) => o.schema).sort(),
+        cfg.others.map((o) => o.schema).sort(),
+      );
+      assert.deepEqual(loaded.deprecations, cfg.deprecations);
+      assert.throws(() => writeFS({ ...cfg, packages: [{ schema: 'olm.package', name: '../x', defaultChannel: '' }] }, dir, 'yaml'), {
+        message: 'invalid package name "../x": must be a single local path element',
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -4,6 +4,8 @@
 // Blob order (writeToEncoder): packages by name; in each, its olm.package blobs, its channels by
 // name, its bundles by name, its other blobs by schema (stable), its deprecations; then the other
 // blobs that name no package, as given.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { goQuote, parse as parseSemver, parseRange, Version } from '../semver.js';
 import { compareGoStrings, goJSON } from './gojson.js';
 import { jsonToYAML } from './goyaml.js';
@@ -197,6 +199,45 @@ export type OutputFormat = 'json' | 'yaml';
 /** writeJSON or writeYAML by name. */
 export function writeFormat(cfg: DeclarativeConfig, format: OutputFormat): string {
   return format === 'json' ? writeJSON(cfg) : writeYAML(cfg);
+}
+
+// ---- files ----
+
+export class WriteError extends Error {
+  override readonly name = 'WriteError';
+}
+
+/**
+ * opm's WriteFS: each package's blobs into `<dir>/<package>/catalog<ext>`, blobs naming no
+ * package into `<dir>/catalog<ext>`. Package names must be single local path elements.
+ * Returns the files written (relative to dir).
+ */
+export function writeFS(cfg: DeclarativeConfig, dir: string, format: OutputFormat): string[] {
+  const ext = format === 'json' ? '.json' : '.yaml';
+  const { packageNames, byPackage, rootOthers } = configsByPackage(cfg);
+  const written: string[] = [];
+  mkdirSync(dir, { recursive: true });
+  for (const name of packageNames) {
+    if (!isLocalPath(name)) throw new WriteError(`invalid package name ${goQuote(name)}: must be a single local path element`);
+    mkdirSync(join(dir, name), { recursive: true });
+    const rel = `${name}/catalog${ext}`;
+    writeFileSync(join(dir, rel), writeFormat(byPackage.get(name)!, format));
+    written.push(rel);
+  }
+  if (rootOthers.length > 0) {
+    const rel = `catalog${ext}`;
+    writeFileSync(join(dir, rel), writeFormat({ packages: [], channels: [], bundles: [], deprecations: [], others: rootOthers }, format));
+    written.push(rel);
+  }
+  return written;
+}
+
+/** Go's filepath.IsLocal on Unix: relative, non-empty, and not escaping through "..". */
+function isLocalPath(path: string): boolean {
+  if (path === '' || path.startsWith('/')) return false;
+  let clean = path;
+  if (path.split('/').some((p) => p === '.' || p === '..')) clean = posix.normalize(path).replace(/\/$/, '');
+  return !(clean === '..' || clean.startsWith('../'));
 }
 
 // ---- mermaid ----
