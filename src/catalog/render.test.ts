@@ -2,7 +2,8 @@
 // byte with opm's expected output, images through a stand-in puller (the image's labels decide what
 // it is), the allowed-reference mask, and the errors opm gives.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -160,6 +161,32 @@ describe('render: images', () => {
     const file = join(testdata, 'README.md');
     await assert.rejects(render([file], { pullImage }), { message: `render reference "${file}": ref "${file}" is not a directory: not allowed` });
     await assert.rejects(render([join(testdata, 'foo-bundle-v0.1.0')], { pullImage, migrateLevel: 'bogus' }), { message: 'unknown migration level "bogus"' });
+  });
+});
+
+describe('render: the render cache for bundle images', () => {
+  it('renders an image digest once; the cached render is written the same, HTML escapes included', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'kplane-render-cache-'));
+    try {
+      const root = join(work, 'root');
+      await cp(join(testdata, 'foo-bundle-v0.2.0'), root, { recursive: true });
+      await writeFile(join(root, 'metadata', 'dependencies.yaml'), 'dependencies:\n- type: olm.constraint\n  value:\n    failureMessage: a & b\n');
+      const digest = `sha256:${'a'.repeat(64)}`;
+      const puller: ImagePuller = async () => ({ root, labels: { [PACKAGE_LABEL]: 'foo' }, manifestDigest: digest });
+      const opts = { pullImage: puller, pull: { cacheDir: join(work, 'cache') } };
+      const first = writeJSON(await render(['test.registry/foo:v1'], opts));
+      assert.match(first, /"failureMessage": "a \\u0026 b"/);
+      assert.equal((await readdir(join(work, 'cache', 'renders'))).length, 1);
+      await rm(root, { recursive: true }); // a second parse would now fail: only the cache can answer
+      assert.equal(writeJSON(await render(['test.registry/foo:v1'], opts)), first);
+      const migrated = await render(['test.registry/foo:v1'], { ...opts, migrateLevel: 'bundle-object-to-csv-metadata' });
+      assert.equal(migrated.bundles[0]!.properties!.at(-1)!.type, 'olm.csv.metadata');
+      // another reference to the same digest is its own entry (the image is part of the render)
+      await assert.rejects(render(['test.registry/foo:v2'], opts), /no such file or directory/);
+      await assert.rejects(render(['test.registry/foo:v1'], { ...opts, renderCache: false }), /no such file or directory/);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
   });
 });
 

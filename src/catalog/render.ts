@@ -12,7 +12,8 @@ import { parseBundleDir, type ParsedBundle } from './bundle/parse.js';
 import { migrate, migrationsFor } from './bundle/migrations.js';
 import { loadFS } from './declcfg/load.js';
 import { emptyConfig, mergeConfig, type Bundle, type DeclarativeConfig } from './declcfg/types.js';
-import { pullImage, type PullOptions } from './oci/index.js';
+import { defaultCacheDir, pullImage, type PullOptions } from './oci/index.js';
+import { readCachedRender, writeCachedRender } from './bundle/cache.js';
 
 /** Which kinds of reference may be rendered (action.RefType); RefAll (0) allows every kind. */
 export const RefBundleImage = 1;
@@ -41,7 +42,7 @@ export class RenderError extends Error {
 }
 
 /** Pulls an image: H5's pullImage, or a stand-in in tests. */
-export type ImagePuller = (ref: string, opts: PullOptions) => Promise<{ root: string; labels: Record<string, string> }>;
+export type ImagePuller = (ref: string, opts: PullOptions) => Promise<{ root: string; labels: Record<string, string>; manifestDigest?: string }>;
 
 /** Loads a file-based catalog directory (declcfg.LoadFS). */
 export type CatalogLoader = (dir: string) => Promise<DeclarativeConfig>;
@@ -61,6 +62,11 @@ export interface RenderOptions {
   loadCatalog?: CatalogLoader;
   /** the bundle parser's warnings (opm discards them) */
   warn?: (msg: string) => void;
+  /**
+   * keep rendered bundle images in <cache dir>/renders, keyed by manifest digest and reference, and
+   * reuse them (default true; the output is the same either way)
+   */
+  renderCache?: boolean;
 }
 
 /** action.Render.Run */
@@ -154,8 +160,16 @@ async function renderImage(ref: string, opts: RenderOptions): Promise<Declarativ
   }
   if (labels[PackageLabel] !== undefined) {
     if (!refAllowed(mask, RefBundleImage)) throw new RenderError('cannot render bundle image: not allowed', true);
+    const digest = opts.renderCache === false ? undefined : pulled.manifestDigest;
+    const cacheDir = opts.pull?.cacheDir ?? defaultCacheDir();
+    if (digest) {
+      const hit = await readCachedRender(cacheDir, digest, ref);
+      if (hit) return { ...emptyConfig(), bundles: [hit] };
+    }
     const parsed = await parseBundleDir(pulled.root, opts.warn);
-    return { ...emptyConfig(), bundles: [bundleToDeclcfg(parsed, ref)] };
+    const bundle = bundleToDeclcfg(parsed, ref);
+    if (digest) await writeCachedRender(cacheDir, digest, ref, bundle);
+    return { ...emptyConfig(), bundles: [bundle] };
   }
   if (labels[DbLocationLabel] !== undefined) {
     throw new RenderError(`render "${ref}": sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`, true);

@@ -51,59 +51,51 @@ export function goNumber(n: number): string {
 }
 
 const HEX = '0123456789abcdef';
+const NEEDS_ESCAPE_HTML = /["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/;
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029\ud800-\udfff]/;
+const ESCAPE_HTML_ALL = /["\\\u0000-\u001f<>&\u2028\u2029]|[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]/g;
+const ESCAPE_ALL = /["\\\u0000-\u001f\u2028\u2029]|[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]/g;
+
+function escapeChar(m: string): string {
+  if (m.length === 2) return m; // a valid surrogate pair: written as is
+  const c = m.charCodeAt(0);
+  switch (c) {
+    case 0x22:
+      return '\\"';
+    case 0x5c:
+      return '\\\\';
+    case 0x0a:
+      return '\\n';
+    case 0x0d:
+      return '\\r';
+    case 0x09:
+      return '\\t';
+    case 0x08:
+      return '\\b';
+    case 0x0c:
+      return '\\f';
+    case 0x2028:
+      return '\\u2028';
+    case 0x2029:
+      return '\\u2029';
+  }
+  // a lone surrogate is invalid UTF-8 once encoded: Go writes U+FFFD for it
+  if (c >= 0xd800 && c <= 0xdfff) return '\ufffd';
+  return `\\u00${HEX[c >> 4]}${HEX[c & 0xf]}`;
+}
 
 /** Go's string encoding (encoding/json encodeState.string). */
 export function goQuote(s: string, escapeHTML: boolean): string {
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (escapeHTML && (c === 0x3c || c === 0x3e || c === 0x26))) {
-      switch (c) {
-        case 0x22:
-          out += '\\"';
-          break;
-        case 0x5c:
-          out += '\\\\';
-          break;
-        case 0x0a:
-          out += '\\n';
-          break;
-        case 0x0d:
-          out += '\\r';
-          break;
-        case 0x09:
-          out += '\\t';
-          break;
-        case 0x08:
-          out += '\\b';
-          break;
-        case 0x0c:
-          out += '\\f';
-          break;
-        default:
-          out += `\\u00${HEX[c >> 4]}${HEX[c & 0xf]}`;
-      }
-    } else if (c === 0x2028 || c === 0x2029) {
-      out += c === 0x2028 ? '\\u2028' : '\\u2029';
-    } else if (c >= 0xd800 && c <= 0xdfff) {
-      // A lone surrogate is invalid UTF-8 once encoded; Go writes U+FFFD for it.
-      const next = s.charCodeAt(i + 1);
-      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-        out += s[i]! + s[i + 1]!;
-        i++;
-      } else {
-        out += '\ufffd';
-      }
-    } else {
-      out += s[i];
-    }
-  }
-  return out + '"';
+  if (!(escapeHTML ? NEEDS_ESCAPE_HTML : NEEDS_ESCAPE).test(s)) return `"${s}"`;
+  return `"${s.replace(escapeHTML ? ESCAPE_HTML_ALL : ESCAPE_ALL, escapeChar)}"`;
 }
 
-/** Go compares strings bytewise (UTF-8); UTF-16 order differs only above the BMP. */
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** Go compares strings bytewise (UTF-8); UTF-16 order differs only when surrogates are involved. */
 export function compareBytes(a: string, b: string): number {
   if (a === b) return 0;
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : 1;
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
