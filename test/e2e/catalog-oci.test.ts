@@ -310,6 +310,31 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
   });
 });
 
+describe('a registry over HTTPS with its own CA', { timeout: 60_000 }, () => {
+  test('untrusted certificate: a clear error; with NODE_EXTRA_CA_CERTS: push and pull over HTTPS', async () => {
+    ensureTools();
+    const bundleDir = existsSync(join(work, 'bundle')) ? join(work, 'bundle') : fixtureBundle();
+    const reg = await startRegistry({ tls: true });
+    try {
+      const ref = `${reg.host}/secure/etcd-bundle:v1`;
+      const layout = join(work, 'layout-tls');
+      buildBundleImage(bundleDir, { layoutDir: layout, tag: ref });
+      const untrusted = await kplane(['bundle', 'push', ref, '--oci-layout', layout]);
+      assert.equal(untrusted.code, 1);
+      assert.match(untrusted.stderr, new RegExp(`cannot reach the registry at https://${reg.host.replace(/\./g, '\\.')} \\(self-signed certificate\\); its TLS certificate is not trusted: add the registry's CA with NODE_EXTRA_CA_CERTS=FILE`));
+      const env = { NODE_EXTRA_CA_CERTS: reg.caFile! };
+      const push = await kplane(['bundle', 'push', ref, '--oci-layout', layout], env);
+      assert.equal(push.code, 0, push.stderr);
+      const pull = await kplane(['bundle', 'pull', ref, '--cache-dir', join(work, 'cache-tls')], env);
+      assert.equal(pull.code, 0, pull.stderr);
+      assert.equal((JSON.parse(pull.stdout) as { digest: string }).digest, push.stdout.trim());
+      assert.ok((await reg.requests()).some((q) => q.method === 'PUT' && q.path.endsWith('/manifests/v1')), 'the push went to the TLS registry');
+    } finally {
+      await reg.stop();
+    }
+  });
+});
+
 async function closedPort(): Promise<number> {
   const srv = createServer();
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));

@@ -4,9 +4,10 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { createServer, get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,8 @@ export interface StartRegistryOptions {
   /** Token auth: anonymous callers get pull access (default false: anonymous gets no access). */
   readonly anonymousPull?: boolean;
   readonly startTimeoutMs?: number;
+  /** Serve HTTPS with a self-made certificate for 127.0.0.1 (its CA is `caFile`). */
+  readonly tls?: boolean;
 }
 
 export interface AccessLogEntry {
@@ -37,6 +40,8 @@ export interface RunningRegistry {
   /** The registry's storage root (filesystem driver), e.g. to corrupt a blob on purpose. */
   readonly storageDir: string;
   readonly users: Readonly<Record<string, string>>;
+  /** With `tls`: the PEM file of the certificate the registry serves (self-signed: it is its own CA). */
+  readonly caFile?: string;
   /**
    * Requests the registry served so far, from its access log (the token issuer's are not counted).
    * The log is written after each response, so this first sends a marker request and waits for its
@@ -99,6 +104,16 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
       `    rootcertbundle: ${JSON.stringify(bundle)}`,
     );
   }
+  let caFile: string | undefined;
+  if (opts.tls) {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    caFile = join(dir, 'registry.crt');
+    await writeFile(caFile, selfSignedCert(keyPem, publicKey.export({ type: 'spki', format: 'pem' }).toString(), '127.0.0.1'));
+    await writeFile(join(dir, 'registry.key'), keyPem);
+    const httpAt = config.indexOf('http:');
+    config.splice(httpAt + 1, 0, '  tls:', `    certificate: ${JSON.stringify(caFile)}`, `    key: ${JSON.stringify(join(dir, 'registry.key'))}`);
+  }
   const configPath = join(dir, 'config.yml');
   await writeFile(configPath, config.join('\n') + '\n');
 
@@ -142,9 +157,8 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
       throw new Error(`docker-registry exited during start (${child.exitCode ?? child.signalCode}): ${stderr}`);
     }
     try {
-      const res = await fetch(`http://${host}/v2/`, { headers: { 'user-agent': PROBE_AGENT }, signal: AbortSignal.timeout(1_000) });
-      await res.arrayBuffer();
-      if (res.status === 200 || res.status === 401) break;
+      const status = await probe(`${opts.tls ? 'https' : 'http'}://${host}/v2/`, caFile, PROBE_AGENT);
+      if (status === 200 || status === 401) break;
     } catch {
       // not listening yet
     }
@@ -159,10 +173,10 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
     host,
     storageDir,
     users,
+    ...(caFile ? { caFile } : {}),
     requests: async () => {
       const marker = `/v2/_kplane_log_marker_${++markers}`;
-      const res = await fetch(`http://${host}${marker}`, { headers: { 'user-agent': MARKER_AGENT } });
-      await res.arrayBuffer();
+      await probe(`${opts.tls ? 'https' : 'http'}://${host}${marker}`, caFile, MARKER_AGENT);
       for (const until = Date.now() + 5_000; !seenMarkers.has(marker); ) {
         if (Date.now() > until) throw new Error(`registry access log did not show ${marker}`);
         await new Promise((r) => setTimeout(r, 10));
@@ -261,7 +275,20 @@ function libtrustKeyId(spkiDer: Buffer): string {
   return out.match(/.{4}/g)!.join(':');
 }
 
-function selfSignedCert(privateKeyPem: string, publicKeyPem: string): string {
+/** A GET with node:https/http (fetch cannot be given a CA per request); resolves to the status. */
+function probe(url: string, ca: string | undefined, agent: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const get = url.startsWith('https:') ? httpsGet : httpGet;
+    const req = get(url, { headers: { 'user-agent': agent }, timeout: 1_000, ...(ca ? { ca: readFileSync(ca) } : {}) }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+function selfSignedCert(privateKeyPem: string, publicKeyPem: string, ip?: string): string {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
   cert.serialNumber = '01';
@@ -270,7 +297,11 @@ function selfSignedCert(privateKeyPem: string, publicKeyPem: string): string {
   const subject = [{ name: 'commonName', value: 'kplane test token issuer' }];
   cert.setSubject(subject);
   cert.setIssuer(subject);
-  cert.setExtensions([{ name: 'basicConstraints', cA: true }, { name: 'keyUsage', keyCertSign: true, digitalSignature: true }]);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: true },
+    { name: 'keyUsage', keyCertSign: true, digitalSignature: true, keyEncipherment: true },
+    ...(ip ? [{ name: 'subjectAltName', altNames: [{ type: 7, ip }] }, { name: 'extKeyUsage', serverAuth: true }] : []),
+  ]);
   cert.sign(forge.pki.privateKeyFromPem(privateKeyPem), forge.md.sha256.create());
   // createPublicKey checks that forge wrote a certificate node can read back.
   createPublicKey(forge.pki.certificateToPem(cert));

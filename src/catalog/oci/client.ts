@@ -46,7 +46,7 @@ export function registryClient(host: string, opts: ClientOptions = {}): Registry
 }
 
 export class RegistryClient {
-  readonly base: string;
+  base: string;
   private readonly credentials: Credentials | undefined;
   /** Bearer tokens by scope, with when they expire; Basic needs none. */
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
@@ -65,7 +65,23 @@ export class RegistryClient {
   /** GET /v2/: learns how the registry wants to be authenticated (and whether it is there at all). */
   async ping(): Promise<void> {
     if (this.pinged) return;
-    const res = await this.send('GET', '/v2/', {});
+    // A loopback registry is tried over plain HTTP first (what tests and local registries speak);
+    // one that turns plain HTTP away gets HTTPS, as docker falls back for localhost.
+    const mayFallBack = this.opts.insecure === undefined && isLoopbackHost(this.host) && this.base.startsWith('http:');
+    let res: Response;
+    try {
+      res = await this.send('GET', '/v2/', {});
+    } catch (e) {
+      if (!mayFallBack || /ECONNREFUSED/.test(String((e as Error).message))) throw e;
+      this.base = `https://${apiHost(this.host)}`;
+      res = await this.send('GET', '/v2/', {});
+    }
+    if (mayFallBack && res.status === 400) {
+      // Go's TLS servers answer plain HTTP with 400 "Client sent an HTTP request to an HTTPS server".
+      await res.arrayBuffer();
+      this.base = `https://${apiHost(this.host)}`;
+      res = await this.send('GET', '/v2/', {});
+    }
     await res.arrayBuffer();
     if (res.status === 401) this.challenge = parseChallenge(res.headers.get('www-authenticate') ?? '');
     else if (res.status !== 200) throw new OciError('REGISTRY_ERROR', `${this.host} does not answer the registry API (GET /v2/ gave ${res.status}); is it a registry?`);
@@ -231,7 +247,11 @@ export class RegistryClient {
       return await fetch(url, { method, headers: { 'user-agent': USER_AGENT, ...o.headers }, ...(o.body ? { body: o.body } : {}), signal: ctl.signal });
     } catch (e) {
       const text = ctl.signal.aborted ? `no answer within ${this.opts.timeoutMs ?? 30_000} ms` : causeText(e);
-      const hint = /EPROTO|wrong version number|packet length too long/i.test(text) ? '; it may speak plain HTTP: pass --use-http' : '; check the host and port, that the registry is running, and --use-http for a plain-HTTP registry';
+      const hint = /EPROTO|wrong version number|packet length too long/i.test(text)
+        ? '; it may speak plain HTTP: pass --use-http'
+        : /certificate|CERT_|self.signed/i.test(text)
+          ? "; its TLS certificate is not trusted: add the registry's CA with NODE_EXTRA_CA_CERTS=FILE (or --use-http if it speaks plain HTTP)"
+          : '; check the host and port, that the registry is running, and --use-http for a plain-HTTP registry';
       throw new OciError('UNREACHABLE', `cannot reach the registry at ${this.base} (${text})${hint}`, { cause: e });
     } finally {
       clearTimeout(timer);
