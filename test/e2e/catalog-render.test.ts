@@ -67,6 +67,23 @@ describe('kplane catalog render: directories', { timeout: 120_000 }, () => {
   });
 });
 
+describe('kplane catalog render --platform FILE', { timeout: 120_000 }, () => {
+  test("keeps the platform's channels (the catalog of a platform branch); a bad definition fails", async () => {
+    const file = join(work, 'platform.yaml');
+    writeFileSync(file, 'schema: kplane.platform\nname: px\noperators:\n- package: foo\n  channel: stable\n');
+    const r = await kplane([join(testdata, 'foo-index-v0.2.0-declcfg'), '--platform', file]);
+    assert.equal(r.code, 0, r.stderr);
+    const docs = r.stdout.split(/\n(?=\{)/).map((t) => JSON.parse(t) as { schema: string; name: string });
+    assert.deepEqual(docs.filter((d) => d.schema === 'olm.channel').map((d) => d.name), ['stable']);
+    assert.ok(docs.some((d) => d.schema === 'olm.bundle' && d.name === 'foo.v0.2.0'));
+    writeFileSync(file, 'schema: kplane.platform\nname: px\noperators: []\n');
+    const bad = await kplane([join(testdata, 'foo-index-v0.2.0-declcfg'), '--platform', file]);
+    assert.equal(bad.code, 1);
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, fatal(`${file}: operators: must not be empty`));
+  });
+});
+
 describe('kplane catalog render: bad input', { timeout: 180_000 }, () => {
   function brokenBundle(name: string, change: (dir: string) => void): string {
     const dir = join(work, name);

@@ -16,6 +16,8 @@ function write(v: unknown, escapeHTML: boolean, out: string[]): void {
     out.push(goQuote(v, escapeHTML));
   } else if (typeof v === 'number') {
     out.push(goNumber(v));
+  } else if (typeof v === 'bigint') {
+    out.push(v.toString()); // an int64 beyond 2^53, kept exact
   } else if (typeof v === 'boolean') {
     out.push(v ? 'true' : 'false');
   } else if (Array.isArray(v)) {
@@ -118,6 +120,7 @@ export function goKind(v: unknown): string {
   if (v === null || v === undefined) return 'null';
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'bigint') return 'number';
   return typeof v;
 }
 
@@ -224,7 +227,7 @@ export function parseRawJSON(text: string, whole = true): RawValue {
     if (!m) fail('looking for beginning of value');
     i += m![0].length;
     const lit = m![0];
-    const v = lit === 'true' ? true : lit === 'false' ? false : lit === 'null' ? null : Number(lit);
+    const v = lit === 'true' ? true : lit === 'false' ? false : lit === 'null' ? null : jsonNumber(lit);
     return { value: v, raw: lit };
   };
   const str = (): string => {
@@ -245,6 +248,17 @@ export function parseRawJSON(text: string, whole = true): RawValue {
     if (i < text.length) fail('after top-level value');
   }
   return v;
+}
+
+/**
+ * A JSON number as the k8s decoder keeps it: an integer that fits int64 stays exact (a bigint
+ * beyond 2^53), anything else is a float64.
+ */
+export function jsonNumber(lit: string): number | bigint {
+  const n = Number(lit);
+  if (Number.isSafeInteger(n) || !/^-?\d+$/.test(lit)) return n;
+  const b = BigInt(lit);
+  return b >= -9223372036854775808n && b <= 9223372036854775807n ? b : n;
 }
 
 /** Removes insignificant whitespace from JSON text (Go's json.Compact, without escaping). */

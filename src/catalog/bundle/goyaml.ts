@@ -119,13 +119,17 @@ export function resolvePlain(s: string): unknown {
     if (int !== undefined) return int;
     if (YAML_FLOAT.test(plain)) return Number(plain);
     const bin = /^(-?)0b([01]+)$/.exec(plain);
-    if (bin) return (bin[1] ? -1 : 1) * parseInt(bin[2]!, 2);
+    if (bin) return parseGoInt(`${bin[1]}0b${bin[2]}`) ?? s;
   }
   return s;
 }
 
-/** strconv.ParseInt(s, 0, 64) (and ParseUint): sign, 0x / 0o / 0b / leading-0 octal, decimal. */
-function parseGoInt(s: string): number | undefined {
+/**
+ * strconv.ParseInt(s, 0, 64) (and ParseUint): sign, 0x / 0o / 0b / leading-0 octal, decimal. An
+ * int64 beyond 2^53 stays exact (bigint); a uint64 beyond int64 becomes a float64, as the k8s
+ * decoder reads it back.
+ */
+function parseGoInt(s: string): number | bigint | undefined {
   const m = /^([+-]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$/.exec(s);
   if (!m) return undefined;
   const body = m[2]!;
@@ -137,7 +141,9 @@ function parseGoInt(s: string): number | undefined {
   else v = BigInt(body);
   if (m[1] === '-') v = -v;
   if (v > 18446744073709551615n || v < -9223372036854775808n) return undefined;
-  return Number(v);
+  const n = Number(v);
+  if (Number.isSafeInteger(n) || v > 9223372036854775807n) return n;
+  return v;
 }
 
 /** go-yaml v2's parseTimestamp gate: four digits and '-', then one of its layouts. */
@@ -149,6 +155,7 @@ function looksLikeTimestamp(s: string): boolean {
 /** The JSON text sigs.k8s.io/yaml produces for a converted value (fails on NaN/Inf as json.Marshal does). */
 export function assertJSONable(v: unknown): void {
   if (typeof v === 'number') goNumber(v);
+  else if (typeof v === 'bigint') return;
   else if (Array.isArray(v)) v.forEach(assertJSONable);
   else if (v !== null && typeof v === 'object') Object.values(v).forEach(assertJSONable);
 }

@@ -293,6 +293,12 @@ describe('Go encodings', () => {
     assert.deepEqual(yamlToValue('base: &b {a: 1, b: 2}\nm:\n  <<: *b\n  b: 3\n'), { base: { a: 1, b: 2 }, m: { a: 1, b: 3 } });
   });
 
+  it('keeps int64 values exact and turns larger integers into float64, as the k8s decoder does', () => {
+    assert.equal(goMarshal(yamlToValue('a: 9223372036854775807\nb: -9007199254740993\nc: 18446744073709551615\nd: 0x7fffffffffffffff\n')), '{"a":9223372036854775807,"b":-9007199254740993,"c":18446744073709552000,"d":9223372036854775807}');
+    const j = firstDocument('{"a": 9223372036854775807, "c": 18446744073709551615, "f": 1.0}');
+    assert.equal(goMarshal(j.kind === 'json' ? j.value.value : undefined), '{"a":9223372036854775807,"c":18446744073709552000,"f":1}');
+  });
+
   it('decodes the first document, JSON when the text starts with {', () => {
     const j = firstDocument('  {"b": 1, "a": [1, 2]} trailing');
     assert.equal(j.kind, 'json');
