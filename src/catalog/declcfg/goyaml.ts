@@ -3,13 +3,83 @@
 // by go-yaml v2's emitter (libyaml's rules: 2-space indent, sequences in mappings not indented,
 // plain scalars unless they would read back as something else, line folding past column 80,
 // literal blocks for multi-line strings, double quotes with \x/\u/\U escapes for the rest).
-import { goNumber } from './gojson.js';
+import { goKeys, goNumber } from './gojson.js';
 
 /** One YAML document (no `---`) for a decoded JSON value, as JSONToYAML(json.Marshal(v)) gives it. */
 export function jsonToYAML(value: unknown): string {
+  checkReadable(value);
   const e = new Emitter();
-  e.document(value);
+  e.document(foldNEL(value));
   return e.out.join('');
+}
+
+/**
+ * go-yaml's reader refuses characters YAML does not allow in a stream; JSON leaves DEL, the C1
+ * controls (but NEL) and U+FFFE/U+FFFF unescaped, so JSONToYAML fails on them, and so does opm.
+ */
+const NOT_ALLOWED = /[\u007f-\u0084\u0086-\u009f\ufffe\uffff]/;
+function checkReadable(value: unknown): void {
+  const state = { breaks: 0 };
+  walkReadable(value, state);
+}
+
+/**
+ * In JSON text order: a string with a disallowed character fails the read; NEL is a line break to
+ * go-yaml, and a key spanning lines is no simple key, so the flow mapping fails to parse there.
+ */
+function walkReadable(value: unknown, state: { breaks: number }): void {
+  if (typeof value === 'string') {
+    if (NOT_ALLOWED.test(value)) throw new Error('yaml: control characters are not allowed');
+    state.breaks += countNEL(value);
+  } else if (Array.isArray(value)) {
+    for (const v of value) walkReadable(v, state);
+  } else if (typeof value === 'object' && value !== null) {
+    const obj = value as Record<string, unknown>;
+    for (const k of goKeys(obj)) {
+      if (obj[k] === undefined) continue;
+      if (NOT_ALLOWED.test(k)) throw new Error('yaml: control characters are not allowed');
+      const n = countNEL(k);
+      state.breaks += n;
+      if (n > 0) throw new Error(`yaml: line ${state.breaks}: did not find expected ',' or '}'`);
+      walkReadable(obj[k], state);
+    }
+  }
+}
+
+function countNEL(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf('\u0085'); i >= 0; i = s.indexOf('\u0085', i + 1)) n++;
+  return n;
+}
+
+/**
+ * Go's JSON leaves NEL (U+0085) unescaped; go-yaml reads the JSON strings as double-quoted scalars,
+ * where NEL is a line break: spaces before it are dropped, blanks after it skipped, and one break
+ * folds to a space, n breaks to n-1 newlines.
+ */
+function foldNEL(value: unknown): unknown {
+  if (typeof value === 'string') return value.includes('\u0085') ? value.replace(/ *\u0085[ \u0085]*/g, foldRun) : value;
+  if (Array.isArray(value)) return value.some(hasNEL) ? value.map(foldNEL) : value;
+  if (typeof value === 'object' && value !== null) {
+    if (!hasNEL(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[foldNEL(k) as string] = foldNEL(v);
+    return out;
+  }
+  return value;
+}
+
+function foldRun(run: string): string {
+  let n = 0;
+  for (const c of run) if (c === '\u0085') n++;
+  return n === 1 ? ' ' : '\n'.repeat(n - 1);
+}
+
+function hasNEL(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0085');
+  if (Array.isArray(value)) return value.some(hasNEL);
+  if (typeof value === 'object' && value !== null) return Object.entries(value).some(([k, v]) => k.includes('\u0085') || hasNEL(v));
+  return false;
 }
 
 // ---- scalars: what a Go value becomes after the JSON → yaml.v2 round trip ----
@@ -59,7 +129,7 @@ const RESOLVE_NON_STR = new Set([
   'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF',
   '', '~', 'null', 'Null', 'NULL',
   '.nan', '.NaN', '.NAN', '.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF', '-.inf', '-.Inf', '-.INF',
-  '<<',
+  // ("<<" is in go-yaml's table too, but '<' is no hint character, so it is never looked up)
 ]);
 const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 const BASE60_FLOAT = /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/;

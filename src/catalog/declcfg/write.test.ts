@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { validDeclarativeConfig } from './testdata/fixtures.js';
-import { writeJSON, writeMermaid, writeYAML } from './write.js';
+import { goJSON, jsonToYAML, sortedKeysDeep, writeJSON, writeMermaid, writeYAML } from './write.js';
 
 const testdata = join(fileURLToPath(import.meta.url), '..', 'testdata', 'write');
 const expected = (name: string): string => readFileSync(join(testdata, name), 'utf8');
@@ -63,6 +63,23 @@ describe('writeFS (upstream TestWriteFS)', () => {
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Go encoders, case by case', () => {
+  // Values with awkward strings, keys and numbers, and what Go's encoding/json (indent 4, no HTML
+  // escaping) and sigs.k8s.io/yaml's JSONToYAML (go-yaml v2.4.4) wrote for them; "ERR ..." where
+  // JSONToYAML failed. Values are decoded as Go decodes them (maps: sorted keys).
+  const cases = JSON.parse(readFileSync(join(testdata, 'go-encoder-cases.json'), 'utf8')) as { value: unknown; json: string; yaml: string }[];
+  it('JSON: every case byte for byte', () => {
+    for (const c of cases) assert.equal(goJSON(sortedKeysDeep(c.value), { indent: '    ' }) + '\n', c.json, JSON.stringify(c.value));
+  });
+  it('YAML: every case byte for byte (or the same error)', () => {
+    for (const c of cases) {
+      const v = sortedKeysDeep(c.value);
+      if (c.yaml.startsWith('ERR ')) assert.throws(() => jsonToYAML(v), { message: c.yaml.slice(4) }, JSON.stringify(c.value));
+      else assert.equal(jsonToYAML(v), c.yaml, JSON.stringify(c.value));
     }
   });
 });
