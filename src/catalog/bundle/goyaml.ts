@@ -11,7 +11,10 @@ export type FirstDocument = { kind: 'json'; value: RawValue } | { kind: 'yaml'; 
 
 /** The first document of a YAML or JSON stream (opm decodes only the first one of each file). */
 export function firstDocument(text: string): FirstDocument {
-  if (/^\s*\{/.test(text)) return { kind: 'json', value: parseRawJSON(text, false) };
+  // GuessJSONStream over the decoder's 30-byte buffer (opm's decodeFileFS asks for 30): JSON when
+  // the first non-space character within it is '{'
+  const head = Buffer.from(text.slice(0, 30), 'utf8').subarray(0, 30).toString('utf8');
+  if (/^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*\{/u.test(head)) return { kind: 'json', value: parseRawJSON(text, false) };
   const chunk = firstYAMLChunk(text);
   if (chunk === undefined) return { kind: 'empty' };
   return { kind: 'yaml', value: yamlToValue(chunk) };
