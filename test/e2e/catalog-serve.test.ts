@@ -406,6 +406,18 @@ describe('catalog serve: upstream server tests (simple catalog built from manife
     const file = await c.reflect('grpc.reflection.v1alpha.ServerReflection', { file_containing_symbol: 'api.Registry' });
     assert.ok(((file.file_descriptor_response as Msg).file_descriptor_proto as Buffer[]).length > 0);
   });
+  it('logs each call as opm does: started call, finished call with code and time (errors at level error)', async () => {
+    await c.unary(R, 'GetPackage', { name: 'prometheus' });
+    await rejectsWith(c.unary(R, 'GetPackage', { name: 'logged-missing' }), grpc.status.UNKNOWN, 'package "logged-missing" not found');
+    const lines = served.stderr().split('\n');
+    assert.ok(lines.some((l) => /level=info msg="started call" .*grpc\.method=GetPackage grpc\.method_type=unary grpc\.service=api\.Registry .*peer\.address="127\.0\.0\.1:\d+" protocol=grpc/.test(l)));
+    assert.ok(lines.some((l) => /level=info msg="finished call" grpc\.code=OK .*grpc\.method=GetPackage .*grpc\.time_ms=[\d.]+ /.test(l)));
+    assert.ok(
+      lines.some((l) =>
+        l.includes('level=error msg="finished call" grpc.code=Unknown grpc.component=server grpc.error="rpc error: code = Unknown desc = package \\"logged-missing\\" not found"'),
+      ),
+    );
+  });
 });
 
 describe('catalog serve: deprecations (upstream validFS)', () => {

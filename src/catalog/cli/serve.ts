@@ -22,7 +22,8 @@ Flags:
       --cache-only                  sync the serve cache and exit without serving
       --cache-enforce-integrity     exit with error if the cache is not present or has been invalidated
                                     (default: true when --cache-dir is set and --cache-only is not)
-      --debug                       enable debug logging (logs every call's start and finish)
+      --debug                       enable debug logging
+      --log-calls=false             do not log each call's start and finish (logged by default, as opm does)
   -t, --termination-log FILE        path to a container termination log file (the fatal error is written there)
   -h, --help                        help for serve
 `;
@@ -41,6 +42,7 @@ interface Flags {
   cacheOnly: boolean;
   cacheEnforceIntegrity: boolean;
   debug: boolean;
+  logCalls: boolean;
   terminationLog: string;
 }
 
@@ -56,6 +58,7 @@ function parseFlags(argv: string[]): Flags {
       'cache-only': { type: 'boolean', default: false },
       'cache-enforce-integrity': { type: 'boolean' },
       debug: { type: 'boolean', default: false },
+      'log-calls': { type: 'string', default: 'true' },
       'termination-log': { type: 'string', short: 't', default: '' },
     },
   });
@@ -73,8 +76,15 @@ function parseFlags(argv: string[]): Flags {
     // opm's default: enforce when a cache dir is given for serving (a pre-built cache must be intact)
     cacheEnforceIntegrity: values['cache-enforce-integrity'] ?? (cacheDir !== '' && !cacheOnly),
     debug: values.debug,
+    logCalls: parseBool('--log-calls', values['log-calls']),
     terminationLog: values['termination-log'],
   };
+}
+
+function parseBool(flag: string, v: string): boolean {
+  if (['true', '1', 't', 'T', 'TRUE', 'True'].includes(v)) return true;
+  if (['false', '0', 'f', 'F', 'FALSE', 'False'].includes(v)) return false;
+  throw new FatalError(`invalid argument ${JSON.stringify(v)} for "${flag}" flag: strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
 }
 
 async function loadServed(flags: Flags, logger: Logger): Promise<ServedCatalog> {
@@ -142,7 +152,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (flags.cacheOnly) return 0;
 
-  const server = createRegistryServer({ ...served, logger: root });
+  const server = createRegistryServer({ ...served, logger: root, logCalls: flags.logCalls });
   let port: number;
   try {
     port = await listen(server, flags.host, flags.port);

@@ -1,6 +1,6 @@
 // Serve benchmark (the issue's goal: a 300 × 100 = 30,000-bundle catalog; GetBundleForChannel p99
 // within 2 ms at 2,000 requests/s; load within 5 s and 1.5 GB). Standalone:
-//   node --import tsx src/catalog/serve/bench-serve.ts [--packages 300] [--bundles 100] [--rate 2000] [--seconds 10]
+//   node --import tsx src/catalog/serve/bench-serve.ts [--packages 300] [--bundles 100] [--rate 2000] [--seconds 10] [--log-calls=false]
 // Generates the catalog into a temp dir, starts `kplane catalog serve` as its own process, measures the
 // time to "serving registry" and the server's peak RSS, then sends GetBundleForChannel open-loop (at the
 // offered rate, whatever the answers' latency) from a grpc-js client and prints the latency percentiles,
@@ -23,12 +23,14 @@ const { values } = parseArgs({
     bundles: { type: 'string', default: '100' },
     rate: { type: 'string', default: '2000' },
     seconds: { type: 'string', default: '10' },
+    'log-calls': { type: 'string', default: 'true' },
   },
 });
 const PACKAGES = Number(values.packages);
 const BUNDLES = Number(values.bundles);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
+const LOG_CALLS = values['log-calls'] !== 'false';
 
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -88,10 +90,15 @@ async function main(): Promise<void> {
     console.log(`machine: ${process.platform} ${process.arch}, node ${process.version}; catalog: ${PACKAGES} packages × ${BUNDLES} bundles = ${PACKAGES * BUNDLES}`);
 
     const t0 = performance.now();
-    const proc = spawn(process.execPath, [join(root, 'bin/kplane.js'), 'catalog', 'serve', dir, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(process.execPath, [join(root, 'bin/kplane.js'), 'catalog', 'serve', dir, '--port', '0', ...(LOG_CALLS ? [] : ['--log-calls=false'])], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
+    let logBytes = 0;
     const port = await new Promise<number>((resolve, reject) => {
       proc.stderr!.on('data', (d: Buffer) => {
+        logBytes += d.length;
+        if (err.includes('serving registry')) return; // past start-up: the call logs are only drained
         err += d.toString();
         const m = /msg="serving registry".* port=(\d+)/.exec(err);
         if (m) resolve(Number(m[1]));
@@ -107,7 +114,7 @@ async function main(): Promise<void> {
     };
     const r = await load(port, RATE, SECONDS, pick);
     console.log(
-      `kplane GetBundleForChannel at ${RATE}/s offered: ${r.rps.toFixed(0)}/s achieved, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms (goal ≤ 2 ms), max ${r.max.toFixed(1)} ms, errors ${r.errors}; peak RSS ${(rssOf(proc.pid!) / 2 ** 20).toFixed(0)} MiB`,
+      `kplane GetBundleForChannel at ${RATE}/s offered: ${r.rps.toFixed(0)}/s achieved, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms (goal ≤ 2 ms), max ${r.max.toFixed(1)} ms, errors ${r.errors}; peak RSS ${(rssOf(proc.pid!) / 2 ** 20).toFixed(0)} MiB; call logs ${LOG_CALLS ? `on (${(logBytes / 2 ** 20).toFixed(1)} MiB)` : 'off'}`,
     );
     proc.kill('SIGTERM');
 

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
-import type { Logger } from './log.js';
+import type { Fields, Level, Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
 import { RegistryQueryError, type RegistryIndex } from './registry-index.js';
 
@@ -101,8 +101,10 @@ interface CustomSchemasRequest {
 export interface RegistryServerOptions {
   index: RegistryIndex;
   metas: MetaStore;
-  /** request logs go here at debug level (opm logs every call's start and finish) */
+  /** request logs go here (opm logs every call's start and finish) */
   logger: Logger;
+  /** log every call, as opm does (default true) */
+  logCalls?: boolean;
 }
 
 const UNIMPLEMENTED = (method: string) => statusError(grpc.status.UNIMPLEMENTED, `method ${method} not implemented`);
@@ -145,7 +147,7 @@ export function createRegistryServer(opts: RegistryServerOptions): grpc.Server {
     Watch: (call: grpc.ServerWritableStream<unknown, unknown>) => call.emit('error', UNIMPLEMENTED('Watch')),
   };
 
-  const server = new grpc.Server({ interceptors: opts.logger.enabled('debug') ? [callLogger(opts.logger)] : [] });
+  const server = new grpc.Server({ interceptors: opts.logCalls === false ? [] : [callLogger(opts.logger)] });
   server.addService(passThroughResponses(def['api.Registry'] as grpc.ServiceDefinition), registry);
   server.addService(passThroughResponses(def['api.ExperimentalRegistry'] as grpc.ServiceDefinition), experimental);
   server.addService(def['grpc.health.v1.Health'] as grpc.ServiceDefinition, health);
@@ -163,20 +165,68 @@ function reflectionDefinition(): protoLoader.PackageDefinition {
   );
 }
 
-/** opm logs "started call" and "finished call" per request; we do so at debug level. */
+/** go-grpc-middleware's DefaultServerCodeToLevel, which opm serve's request logging uses. */
+function levelOf(code: grpc.status): Level {
+  switch (code) {
+    case grpc.status.OK:
+    case grpc.status.NOT_FOUND:
+    case grpc.status.CANCELLED:
+    case grpc.status.ALREADY_EXISTS:
+    case grpc.status.INVALID_ARGUMENT:
+    case grpc.status.UNAUTHENTICATED:
+      return 'info';
+    case grpc.status.DEADLINE_EXCEEDED:
+    case grpc.status.PERMISSION_DENIED:
+    case grpc.status.RESOURCE_EXHAUSTED:
+    case grpc.status.FAILED_PRECONDITION:
+    case grpc.status.ABORTED:
+    case grpc.status.OUT_OF_RANGE:
+      return 'warning';
+    default:
+      return 'error';
+  }
+}
+
+/** grpc-go's names of status codes (codes.Code.String()). */
+const CODE_NAMES: Record<number, string> = {
+  0: 'OK', 1: 'Canceled', 2: 'Unknown', 3: 'InvalidArgument', 4: 'DeadlineExceeded', 5: 'NotFound', 6: 'AlreadyExists',
+  7: 'PermissionDenied', 8: 'ResourceExhausted', 9: 'FailedPrecondition', 10: 'Aborted', 11: 'OutOfRange', 12: 'Unimplemented',
+  13: 'Internal', 14: 'Unavailable', 15: 'DataLoss', 16: 'Unauthenticated',
+};
+
+/**
+ * opm serve logs every call twice, "started call" and "finished call", with go-grpc-middleware's
+ * fields (service, method, peer, start time, request metadata; then code, time and error).
+ */
 function callLogger(logger: Logger): grpc.ServerInterceptor {
   return (methodDescriptor, call) => {
     const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(methodDescriptor.path) ?? [];
-    const fields = { 'grpc.service': service, 'grpc.method': method, 'grpc.method_type': methodType(methodDescriptor) };
-    const start = process.hrtime.bigint();
+    const started = new Date();
+    const t0 = process.hrtime.bigint();
+    let fields: Fields = {
+      protocol: 'grpc',
+      'grpc.component': 'server',
+      'grpc.service': service,
+      'grpc.method': method,
+      'grpc.method_type': methodType(methodDescriptor),
+      'peer.address': call.getPeer().replace(/^ipv4:|^ipv6:/, ''),
+      'grpc.start_time': started.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
     return new grpc.ServerInterceptingCall(call, {
-      start: (next) => {
-        logger.debug('started call', fields);
-        next();
-      },
+      start: (next) =>
+        next({
+          onReceiveMetadata: (md, nextMd) => {
+            for (const [k, v] of Object.entries(md.getMap())) fields[k] = `[${String(v)}]`;
+            logger.info('started call', fields);
+            nextMd(md);
+          },
+        }),
       sendStatus: (status, next) => {
-        const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        logger.debug('finished call', { ...fields, 'grpc.code': grpc.status[status.code], 'grpc.time_ms': ms.toFixed(3), 'grpc.error': status.code === 0 ? undefined : status.details });
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        const code = status.code ?? grpc.status.OK;
+        fields = { ...fields, 'grpc.code': CODE_NAMES[code] ?? String(code), 'grpc.time_ms': String(Math.round(ms * 1000) / 1000) };
+        if (code !== grpc.status.OK) fields['grpc.error'] = `rpc error: code = ${CODE_NAMES[code] ?? code} desc = ${status.details ?? ''}`;
+        logger.log(levelOf(code), 'finished call', fields);
         next(status);
       },
     });
