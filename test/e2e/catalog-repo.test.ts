@@ -202,8 +202,8 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       [good + 'Bogus: true\n', /psmdb-operator: render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "Bogus"/],
       [good.replace('Schema: olm.semver', 'Schema: olm.template.basic'), /psmdb-operator: render: unable to read file: readFile: input file has unknown schema, should be "olm\.semver"/],
       [good.replace('psmdb-operator-bundle:v2.0.0', 'psmdb-operator-bundle:v9.9.9'), /failed to pull image "registry\.dbaas\.example\/bundles\/psmdb-operator-bundle:v9\.9\.9".*not found/],
-      // a duplicate version: two images of the same bundle in one channel
-      [good.replace('  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0', '  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0\n  - Image: ' + `${PROD}/bundles/pxc-operator-bundle:v1.0.0`), /psmdb-operator: /],
+      // a bundle of another package in the template
+      [good.replace('  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0', '  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0\n  - Image: ' + `${PROD}/bundles/pxc-operator-bundle:v1.0.0`), /psmdb-operator: render: unable to post-process bundle info: bundle "pxc-operator" does not belong to this package: "psmdb-operator"/],
     ];
     for (const [text, want] of cases) {
       writeFileSync(veneer, text);

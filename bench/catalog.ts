@@ -1,0 +1,273 @@
+// Catalog benchmarks (issue 5's speed goals), runnable alone or from bench/run.ts (--only catalog):
+//   1. load + validate a generated catalog of 300 packages × 100 bundles (30,000 bundles):
+//      within 5 s and 1.5 GB (a child process, so its peak RSS is its own);
+//   2. `kplane catalog serve` on that catalog: GetBundleForChannel p99 within 2 ms at 2,000
+//      requests/s open loop (latency from each request's scheduled time, so a stall is not
+//      hidden by the load generator waiting), beside a bare grpc-js server answering one canned
+//      bundle in the same run;
+//   3. rendering a 100-bundle semver template from a warm cache (bundle images in a loopback
+//      registry, pulled once): within 1 s.
+// Standalone: node --import tsx bench/catalog.ts [--quick]
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { getEncoders, loadPackageDefinition } from '../src/catalog/api/api.js';
+import { buildBundleImage, pushImage } from '../src/catalog/oci/index.js';
+import { defaultTools } from '../src/catalog/repo/toolkit.js';
+import { writeBenchCatalog } from '../src/catalog/serve/bench-catalog.js';
+import { startRegistry } from '../test/support/registry.js';
+import { stats, type Stats } from './common.js';
+import { openLoop } from './load.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const kplane = join(root, 'bin', 'kplane.js');
+
+export interface CatalogBenchOptions {
+  packages?: number;
+  bundles?: number;
+  /** GetBundleForChannel requests per second, offered */
+  rate?: number;
+  measureMs?: number;
+  warmMs?: number;
+  templateBundles?: number;
+  log?: (line: string) => void;
+}
+
+export const CATALOG_FULL: Required<Omit<CatalogBenchOptions, 'log'>> = { packages: 300, bundles: 100, rate: 2000, measureMs: 10_000, warmMs: 2000, templateBundles: 100 };
+export const CATALOG_QUICK: Required<Omit<CatalogBenchOptions, 'log'>> = { packages: 300, bundles: 100, rate: 2000, measureMs: 3000, warmMs: 1000, templateBundles: 100 };
+
+export interface CatalogBenchRow {
+  readonly scenario: 'catalog';
+  readonly target: string;
+  readonly op: string;
+  /** the measured figure, with its unit */
+  readonly value: string;
+  readonly goal: string;
+  readonly met: boolean;
+  readonly stats?: Stats;
+  readonly errors?: number;
+}
+
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
+function peakRss(pid: number): number {
+  try {
+    return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+interface GrpcClient {
+  GetBundleForChannel(req: object, cb: (err: Error | null) => void): void;
+  close(): void;
+}
+
+function registryClient(port: number): GrpcClient {
+  const def = loadPackageDefinition();
+  const Registry = grpc.makeGenericClientConstructor(def['api.Registry'] as grpc.ServiceDefinition, 'Registry');
+  return new Registry(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as GrpcClient;
+}
+
+async function getBundleForChannelLoad(port: number, o: Required<Omit<CatalogBenchOptions, 'log'>>): Promise<{ s: Stats; errors: number; firstError?: string }> {
+  const client = registryClient(port);
+  const call = (i: number): Promise<void> => {
+    const p = (i * 7919) % o.packages;
+    const req = { pkgName: `operator-${String(p).padStart(3, '0')}`, channelName: i % 2 ? 'stable' : 'fast' };
+    return new Promise((resolve, reject) => client.GetBundleForChannel(req, (err) => (err ? reject(err) : resolve())));
+  };
+  try {
+    await openLoop({ rate: o.rate, ms: o.warmMs, op: call });
+    const r = await openLoop({ rate: o.rate, ms: o.measureMs, op: call });
+    return { s: stats(r.latencies), errors: r.errors, ...(r.firstError ? { firstError: r.firstError } : {}) };
+  } finally {
+    client.close();
+  }
+}
+
+/** A bare grpc-js server answering GetBundleForChannel with one pre-encoded bundle: the floor. */
+async function bareServer(): Promise<{ port: number; stop(): void }> {
+  const canned = getEncoders().bundle({
+    csvName: 'x', packageName: 'x', channelName: 'x', csvJson: 'x'.repeat(2000), object: [], bundlePath: 'x', providedApis: [], requiredApis: [],
+    version: '1.0.0', skipRange: '', dependencies: [], properties: [], replaces: '', skips: [],
+  });
+  const svc = loadPackageDefinition()['api.Registry'] as grpc.ServiceDefinition;
+  const raw = Object.fromEntries(Object.entries(svc).map(([k, m]) => [k, { ...m, responseSerialize: (v: Buffer) => v }]));
+  const server = new grpc.Server();
+  server.addService(raw as grpc.ServiceDefinition, { GetBundleForChannel: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, canned) });
+  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+  return { port, stop: () => server.forceShutdown() };
+}
+
+/** A registry+v1 bundle directory of package "bench-operator" at version v. */
+function writeBundleDir(dir: string, v: string): void {
+  mkdirSync(join(dir, 'manifests'), { recursive: true });
+  mkdirSync(join(dir, 'metadata'), { recursive: true });
+  writeFileSync(
+    join(dir, 'manifests', 'bench-operator.clusterserviceversion.yaml'),
+    `apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: bench-operator.v${v}
+spec:
+  displayName: Bench Operator
+  description: A bundle of the template benchmark.
+  version: ${v}
+  customresourcedefinitions:
+    owned:
+    - {name: widgets.bench.example.com, version: v1, kind: Widget}
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: bench-operator
+        spec:
+          template:
+            spec:
+              containers:
+              - {name: manager, image: "registry.example.com/bench-operator:v${v}"}
+`,
+  );
+  writeFileSync(
+    join(dir, 'manifests', 'widgets.crd.yaml'),
+    `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.bench.example.com}
+spec:
+  group: bench.example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+`,
+  );
+  writeFileSync(
+    join(dir, 'metadata', 'annotations.yaml'),
+    `annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: bench-operator
+  operators.operatorframework.io.bundle.channels.v1: stable
+`,
+  );
+}
+
+async function templateRender(o: Required<Omit<CatalogBenchOptions, 'log'>>, work: string, log: (l: string) => void): Promise<CatalogBenchRow[]> {
+  let registry;
+  try {
+    registry = await startRegistry();
+  } catch (err) {
+    log(`template render: skipped (${(err as Error).message})`);
+    return [];
+  }
+  try {
+    const cacheDir = join(work, 'cache');
+    const layoutDir = join(work, 'layout');
+    const versions = Array.from({ length: o.templateBundles }, (_, i) => `1.${Math.floor(i / 10)}.${i % 10}`);
+    const images: string[] = [];
+    const t0 = performance.now();
+    for (const v of versions) {
+      const dir = join(work, 'bundles', v);
+      writeBundleDir(dir, v);
+      const ref = `${registry.host}/bench/bench-operator-bundle:v${v}`;
+      buildBundleImage(dir, { layoutDir, tag: ref, cacheDir });
+      await pushImage({ layoutDir, tag: ref }, ref, { cacheDir });
+      images.push(ref);
+    }
+    log(`template render: ${images.length} bundle images built and pushed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const list = (xs: string[]): string => `  Bundles:\n${xs.map((x) => `  - Image: ${x}\n`).join('')}`;
+    const template = `Schema: olm.semver\nGenerateMajorChannels: true\nGenerateMinorChannels: true\nCandidate:\n${list(images)}Fast:\n${list(images.slice(-50))}Stable:\n${list(images.filter((_, i) => i % 10 === 9))}`;
+    const tools = defaultTools({ pull: { cacheDir } });
+    const timed = async (): Promise<{ ms: number; bundles: number; channels: number }> => {
+      const s = performance.now();
+      const cfg = await tools.renderTemplate(template);
+      tools.writeYAML(cfg);
+      return { ms: performance.now() - s, bundles: cfg.bundles.length, channels: cfg.channels.length };
+    };
+    const cold = await timed();
+    const warm = [await timed(), await timed(), await timed()];
+    const best = Math.min(...warm.map((w) => w.ms));
+    const worst = Math.max(...warm.map((w) => w.ms));
+    log(`template render: ${cold.bundles} bundles, ${cold.channels} channels; cold ${(cold.ms / 1000).toFixed(2)} s, warm ${(best / 1000).toFixed(2)}-${(worst / 1000).toFixed(2)} s (goal ≤ 1 s)`);
+    return [
+      { scenario: 'catalog', target: 'kplane', op: `render ${o.templateBundles}-bundle template (cold cache)`, value: `${(cold.ms / 1000).toFixed(2)} s`, goal: '-', met: true },
+      { scenario: 'catalog', target: 'kplane', op: `render ${o.templateBundles}-bundle template (warm cache, worst of 3)`, value: `${(worst / 1000).toFixed(2)} s`, goal: '≤ 1 s', met: worst <= 1000 },
+    ];
+  } finally {
+    await registry.stop();
+  }
+}
+
+export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<CatalogBenchRow[]> {
+  const o = { ...CATALOG_FULL, ...Object.fromEntries(Object.entries(opts).filter(([k, v]) => k !== 'log' && v !== undefined)) } as Required<Omit<CatalogBenchOptions, 'log'>>;
+  const log = opts.log ?? ((l: string): void => void process.stderr.write(`${l}\n`));
+  const rows: CatalogBenchRow[] = [];
+  const work = mkdtempSync(join(tmpdir(), 'kplane-catalog-bench-'));
+  try {
+    const dir = join(work, 'catalog');
+    mkdirSync(dir);
+    writeBenchCatalog(dir, o.packages, o.bundles);
+    const n = o.packages * o.bundles;
+    log(`catalog: ${o.packages} packages × ${o.bundles} bundles = ${n} bundles; ${cpus().length} CPUs, node ${process.version}`);
+
+    // 1. load + validate, in a child of its own
+    const child = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench', 'catalog-validate.ts'), dir], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (child.status !== 0) throw new Error(`catalog-validate failed: ${child.stderr}`);
+    const v = JSON.parse(child.stdout) as { valid: boolean; loadMs: number; convertMs: number; validateMs: number; totalMs: number; maxRssBytes: number; bundles: number };
+    if (!v.valid || v.bundles !== n) throw new Error(`generated catalog did not validate: ${child.stdout}`);
+    log(`load ${(v.loadMs / 1000).toFixed(2)} s + convert ${(v.convertMs / 1000).toFixed(2)} s + validate ${(v.validateMs / 1000).toFixed(2)} s = ${(v.totalMs / 1000).toFixed(2)} s (goal ≤ 5 s); peak RSS ${mib(v.maxRssBytes)} (goal ≤ 1536 MiB)`);
+    rows.push({ scenario: 'catalog', target: 'kplane', op: `load + validate ${n} bundles`, value: `${(v.totalMs / 1000).toFixed(2)} s`, goal: '≤ 5 s', met: v.totalMs <= 5000 });
+    rows.push({ scenario: 'catalog', target: 'kplane', op: `load + validate ${n} bundles, peak RSS`, value: mib(v.maxRssBytes), goal: '≤ 1536 MiB', met: v.maxRssBytes <= 1.5 * 2 ** 30 });
+
+    // 2. serve, then GetBundleForChannel open loop
+    const t0 = performance.now();
+    const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', dir, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      let err = '';
+      const port = await new Promise<number>((resolve, reject) => {
+        proc.stderr!.on('data', (d: Buffer) => {
+          err += d.toString();
+          const m = /msg="serving registry".* port=(\d+)/.exec(err);
+          if (m) resolve(Number(m[1]));
+        });
+        proc.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+      });
+      const startMs = performance.now() - t0;
+      log(`serve: "serving registry" after ${(startMs / 1000).toFixed(2)} s (process start, load, validate, index), peak RSS ${mib(peakRss(proc.pid!))}`);
+      rows.push({ scenario: 'catalog', target: 'kplane', op: `serve start (${n} bundles)`, value: `${(startMs / 1000).toFixed(2)} s`, goal: '-', met: true });
+      const r = await getBundleForChannelLoad(port, o);
+      log(`kplane GetBundleForChannel at ${o.rate}/s: p50 ${r.s.p50.toFixed(2)} ms, p99 ${r.s.p99.toFixed(2)} ms (goal ≤ 2 ms), max ${r.s.max.toFixed(1)} ms, ${r.s.n} answered, ${r.errors} errors${r.firstError ? ` (${r.firstError})` : ''}; server peak RSS ${mib(peakRss(proc.pid!))}`);
+      rows.push({ scenario: 'catalog', target: 'kplane', op: `GetBundleForChannel p99 at ${o.rate}/s open loop`, value: `${r.s.p99.toFixed(2)} ms`, goal: '≤ 2 ms', met: r.s.p99 <= 2 && r.errors === 0, stats: r.s, errors: r.errors });
+    } finally {
+      proc.kill('SIGTERM');
+    }
+    const bare = await bareServer();
+    try {
+      const b = await getBundleForChannelLoad(bare.port, o);
+      log(`bare grpc-js (one canned bundle) at ${o.rate}/s: p50 ${b.s.p50.toFixed(2)} ms, p99 ${b.s.p99.toFixed(2)} ms`);
+      rows.push({ scenario: 'catalog', target: 'bare grpc-js', op: `GetBundleForChannel p99 at ${o.rate}/s open loop`, value: `${b.s.p99.toFixed(2)} ms`, goal: '-', met: true, stats: b.s, errors: b.errors });
+    } finally {
+      bare.stop();
+    }
+
+    // 3. template render from a warm cache
+    rows.push(...(await templateRender(o, join(work, 'template'), log)));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+export function catalogRowsText(rows: CatalogBenchRow[]): string {
+  const w = Math.max(...rows.map((r) => `${r.target}: ${r.op}`.length));
+  return rows.map((r) => `${`${r.target}: ${r.op}`.padEnd(w)}  ${r.value.padStart(10)}  goal ${r.goal}${r.goal === '-' ? '' : r.met ? '  met' : '  MISSED'}`).join('\n') + '\n';
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const quick = process.argv.includes('--quick');
+  const rows = await runCatalogBench(quick ? CATALOG_QUICK : CATALOG_FULL);
+  process.stdout.write(catalogRowsText(rows));
+}
