@@ -41,7 +41,7 @@ export function firstYAMLChunk(text: string): string | undefined {
 
 /** One YAML document converted as sigs.k8s.io/yaml's YAMLToJSON would (before json.Unmarshal). */
 export function yamlToValue(chunk: string): unknown {
-  const doc = parseDocument(chunk, { schema: 'failsafe', merge: false, uniqueKeys: false, version: '1.1', prettyErrors: false });
+  const doc = parseDocument(chunk, { schema: 'failsafe', merge: false, uniqueKeys: false, version: '1.1', prettyErrors: false, strict: false });
   if (doc.errors.length > 0) throw new Error(`error converting YAML to JSON: yaml: ${doc.errors[0]!.message.split('\n')[0]}`);
   return convert(doc.contents as YamlNode | null, doc, 0);
 }

@@ -239,11 +239,11 @@ async function readMetadata(dir: string, warn: (msg: string) => void): Promise<M
       if (a && (a.packageName !== '' || a.channels !== '' || a.defaultChannelName !== '')) annotations = a;
     }
     if (dependencies === undefined) {
-      const d = tryDecode(() => decodePropertyList(doc, 'dependencies', 'Dependency'));
+      const d = tryDecode(() => decodePropertyList(doc, 'dependencies'));
       if (d && d.length > 0) dependencies = d;
     }
     if (properties === undefined) {
-      const p = tryDecode(() => decodePropertyList(doc, 'properties', 'Property'));
+      const p = tryDecode(() => decodePropertyList(doc, 'properties'));
       if (p && p.length > 0) properties = p;
     }
   }
@@ -291,7 +291,7 @@ function decodeAnnotations(doc: FirstDocument): BundleAnnotations {
 }
 
 /** A DependenciesFile or PropertiesFile: a list of {type, value} with value kept as raw JSON. */
-function decodePropertyList(doc: FirstDocument, key: string, _what: string): RawProperty[] {
+function decodePropertyList(doc: FirstDocument, key: 'dependencies' | 'properties'): RawProperty[] {
   const v = docValue(doc);
   if (v !== null && !isObject(v)) throw new Error('not an object');
   const list = field(v, key);
