@@ -223,6 +223,21 @@ spec:
     assert.deepEqual(bundle.properties!.filter((p) => p.type === 'olm.package'), [{ type: 'olm.package', value: { packageName: 'foo', version: '1.1.0' } }]);
   });
 
+  it('finds the annotations in any metadata file (the first by name that has them), YAML or JSON', async () => {
+    const dir = await parserBundle({
+      'metadata/annotations.yaml': null,
+      'metadata/a-notes.txt': 'just text\n',
+      'metadata/b.json': '{"annotations": {"operators.operatorframework.io.bundle.package.v1": "from-json", "operators.operatorframework.io.bundle.channels.v1": "beta"}}',
+      'metadata/c.yaml': 'annotations:\n  operators.operatorframework.io.bundle.package.v1: later\n',
+    });
+    const b = await parseBundleDir(dir);
+    assert.equal(b.package, 'from-json');
+    assert.deepEqual(b.channels, ['beta']);
+    // numbers bound for string fields become their text when read from YAML (sigs.k8s.io/yaml)
+    const num = await parserBundle({ 'metadata/annotations.yaml': 'annotations:\n  operators.operatorframework.io.bundle.package.v1: 123\n' });
+    assert.equal((await parseBundleDir(num)).package, '123');
+  });
+
   it('fails like opm on missing pieces', async () => {
     await assert.rejects(parseBundleDir(await parserBundle({ 'metadata/annotations.yaml': null })), { message: 'Could not find annotations file' });
     await assert.rejects(parseBundleDir(await parserBundle({ 'manifests/csv.yaml': null })), { message: 'no csv in bundle' });
