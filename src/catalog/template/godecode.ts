@@ -90,15 +90,27 @@ function parseYAMLv2(text: string, strict: boolean): YValue {
     throw new Error(`yaml: line ${line}: ${e.message.split('\n')[0]}`);
   }
   const dups: string[] = [];
-  const v = fromNode(doc.contents as YAMLNode | null, doc, lc, strict ? dups : undefined, 0);
+  const v = fromNode(doc.contents as YAMLNode | null, { doc, lc, dups: strict ? dups : undefined, visited: 0 }, 0);
   if (dups.length > 0) throw new Error(`yaml: unmarshal errors:\n${dups.map((d) => `  ${d}`).join('\n')}`);
   return v;
 }
 
-function fromNode(node: YAMLNode | null | undefined, doc: Document, lc: LineCounter, dups: string[] | undefined, depth: number): YValue {
-  if (depth > 10_000) throw new Error('yaml: exceeded max depth');
+interface WalkContext {
+  readonly doc: Document;
+  readonly lc: LineCounter;
+  /** where duplicate keys are reported (strict mode), else undefined */
+  readonly dups: string[] | undefined;
+  /** nodes visited, aliases expanded: bounded like go-yaml's excessive-aliasing check */
+  visited: number;
+}
+
+const MAX_NODES = 1_000_000;
+
+function fromNode(node: YAMLNode | null | undefined, ctx: WalkContext, depth: number): YValue {
+  if (depth > 10_000) throw new Error('yaml: exceeded max depth of 10000');
+  if (++ctx.visited > MAX_NODES) throw new Error('yaml: document contains excessive aliasing');
   if (node === null || node === undefined) return null;
-  if (isAlias(node)) return fromNode(node.resolve(doc) ?? null, doc, lc, dups, depth + 1);
+  if (isAlias(node)) return fromNode(node.resolve(ctx.doc) ?? null, ctx, depth + 1);
   if (isScalar(node)) {
     const raw = node.value === null || node.value === undefined ? '' : String(node.value);
     const tag = node.tag;
@@ -111,10 +123,12 @@ function fromNode(node: YAMLNode | null | undefined, doc: Document, lc: LineCoun
     const seen: YValue[] = [];
     for (const pair of node.items) {
       const keyNode = pair.key as YAMLNode | null;
-      const k = fromNode(keyNode, doc, lc, dups, depth + 1);
+      const k = fromNode(keyNode, ctx, depth + 1);
       if (k === '<<' && isScalar(keyNode) && keyNode.type === 'PLAIN') {
         // merge key: the merged map's entries, unless set explicitly
-        const merged = fromNode(pair.value as YAMLNode | null, doc, lc, undefined, depth + 1);
+        const mergeCtx: WalkContext = { ...ctx, dups: undefined };
+        const merged = fromNode(pair.value as YAMLNode | null, mergeCtx, depth + 1);
+        ctx.visited = mergeCtx.visited;
         for (const m of Array.isArray(merged) ? merged : [merged]) {
           if (m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m !== 'bigint') {
             for (const [mk, mv] of m.entries) if (!seen.some((s) => sameKey(s, mk))) entries.push([mk, mv]);
@@ -122,12 +136,12 @@ function fromNode(node: YAMLNode | null | undefined, doc: Document, lc: LineCoun
         }
         continue;
       }
-      const v = fromNode(pair.value as YAMLNode | null, doc, lc, dups, depth + 1);
+      const v = fromNode(pair.value as YAMLNode | null, ctx, depth + 1);
       const i = seen.findIndex((s) => sameKey(s, k));
       if (i >= 0) {
-        if (dups !== undefined) {
+        if (ctx.dups !== undefined) {
           const offset = keyNode?.range?.[0] ?? 0;
-          dups.push(`line ${lc.linePos(offset).line}: key ${goSharpV(k)} already set in map`);
+          ctx.dups.push(`line ${ctx.lc.linePos(offset).line}: key ${goSharpV(k)} already set in map`);
         }
         const at = entries.findIndex(([ek]) => sameKey(ek, k));
         if (at >= 0) entries[at] = [k, v];
@@ -138,7 +152,7 @@ function fromNode(node: YAMLNode | null | undefined, doc: Document, lc: LineCoun
     }
     return { kind: 'map', entries };
   }
-  if (isSeq(node)) return node.items.map((it) => fromNode(it as YAMLNode | null, doc, lc, dups, depth + 1));
+  if (isSeq(node)) return node.items.map((it) => fromNode(it as YAMLNode | null, ctx, depth + 1));
   return null;
 }
 
@@ -227,7 +241,8 @@ type JValue = null | string | boolean | number | bigint | JValue[] | { [k: strin
 
 function toJSONable(v: YValue, target: GoType | undefined): JValue {
   if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-    const out: { [k: string]: JValue } = {};
+    // no prototype: a "__proto__" key is just a key
+    const out = Object.create(null) as { [k: string]: JValue };
     for (const [k, val] of v.entries) {
       const key = keyString(k, val);
       let fieldType: GoType | undefined;
@@ -288,7 +303,8 @@ export function formatFloat32G(f: number): string {
     }
   }
   const sign = x < 0 ? '-' : '';
-  if (exp < -4 || exp >= 21) {
+  // shortest formatting decides with precision 6, as strconv does
+  if (exp < -4 || exp >= 6) {
     // %e form: d.ddde±XX
     const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
     const es = Math.abs(exp).toString().padStart(2, '0');
