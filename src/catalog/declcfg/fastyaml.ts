@@ -44,12 +44,14 @@ const PLAIN_START_BAD = new Set(['#', ',', '[', ']', '{', '}', '&', '*', '!', '|
 
 class Reader {
   private readonly lines: Line[];
+  private readonly endsWithNewline: boolean;
   private i = 0;
 
   constructor(
     doc: string,
     private readonly resolvePlain: (s: string) => unknown,
   ) {
+    this.endsWithNewline = doc.endsWith('\n');
     const raw = doc.split('\n');
     if (raw.length > 0 && raw[raw.length - 1] === '') raw.pop();
     this.lines = raw.map((l) => {
@@ -441,6 +443,8 @@ class Reader {
       sawContent = true;
       this.i++;
     }
+    // the last line of a document without a final newline has no line break after it
+    if (this.i === this.lines.length && !this.endsWithNewline && this.lines.length > 0) trailing = Math.max(0, trailing - 1);
     let body = parts.join('');
     if (!sawContent) {
       // only empty lines
@@ -448,7 +452,6 @@ class Reader {
     }
     if (chomp === '-') return body;
     if (chomp === '+') return body + '\n'.repeat(trailing);
-    body += '\n';
-    return body;
+    return trailing > 0 ? body + '\n' : body;
   }
 }

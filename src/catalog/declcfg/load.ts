@@ -521,29 +521,36 @@ function quoteChar(c: number): string {
  */
 function splitYAMLDocuments(text: string): string[] {
   const docs: string[] = [];
-  let buf = '';
+  // the current document is text[bufStart, bufEnd): whole lines, kept as slices of the text
+  let bufStart = 0;
+  let bufEnd = 0;
+  const flush = (): void => {
+    const chunk = text.slice(bufStart, bufEnd);
+    docs.push(chunk.endsWith('\n') ? chunk : chunk + '\n');
+  };
   let start = 0;
   const n = text.length;
   while (start < n) {
     let nl = text.indexOf('\n', start);
-    const atEOF = nl < 0;
-    if (atEOF) nl = n;
-    const line = text.slice(start, nl) + '\n';
-    start = nl + 1;
-    if (line.startsWith('---')) {
-      const trimmed = line.slice(3).trim();
+    if (nl < 0) nl = n;
+    const lineEnd = nl < n ? nl + 1 : n;
+    if (text.startsWith('---', start)) {
+      const trimmed = text.slice(start + 3, nl).trim();
       if (trimmed.length > 0 && trimmed[0] !== '#') {
         throw new YAMLDocError(`invalid Yaml document separator: ${trimmed}`, docs.length);
       }
-      if (buf.length !== 0) {
-        docs.push(buf);
-        buf = '';
+      if (bufEnd > bufStart) {
+        flush();
+        bufStart = bufEnd = lineEnd;
+        start = lineEnd;
         continue;
       }
     }
-    buf += line;
+    if (bufEnd === bufStart) bufStart = start;
+    bufEnd = lineEnd;
+    start = lineEnd;
   }
-  if (buf.length !== 0) docs.push(buf);
+  if (bufEnd > bufStart) flush();
   return docs;
 }
 
@@ -582,11 +589,17 @@ function walkYAML(text: string, fn: (meta: LoadedMeta) => void, _jsonCount: numb
 const YAML_BOOL_TRUE = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']);
 const YAML_BOOL_FALSE = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']);
 const YAML_NULL = new Set(['', '~', 'null', 'Null', 'NULL']);
+const PLAIN_HINT_LETTERS = new Set([...'yYnNtTfFoO'].map((c) => c.charCodeAt(0)));
 const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 const YAML_INT = /^([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)$/;
 
 /** go-yaml v2's value for a plain scalar, as it decodes into interface{} (timestamps stay strings). */
 export function resolvePlain(s: string): unknown {
+  const c0 = s.charCodeAt(0);
+  // most scalars start with a letter that no other type starts with
+  if ((c0 >= 0x61 && c0 <= 0x7a) || (c0 >= 0x41 && c0 <= 0x5a)) {
+    if (!PLAIN_HINT_LETTERS.has(c0)) return s;
+  }
   if (YAML_BOOL_TRUE.has(s)) return true;
   if (YAML_BOOL_FALSE.has(s)) return false;
   if (YAML_NULL.has(s)) return null;
