@@ -130,6 +130,8 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     const r = await kplane(['bundle', 'pull', `${open.host}/operators/etcd-bundle@${digest}`, '--cache-dir', join(work, 'cache-digest'), '--output', out, '--progress', 'plain']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(readFileSync(join(out, 'manifests', 'etcdclusters.etcd.database.coreos.com.crd.yaml'), 'utf8'), CRD);
+    assert.deepEqual(readdirSync(work).filter((n) => n.startsWith('unpacked.tmp-')), [], 'no scratch directory left beside --output');
+    await assert.rejects(pullImage(ref, { dest: out, cacheDir: join(work, 'cache-digest') }), /cannot unpack .* into .*unpacked: the directory is not empty; give a new or empty one/);
     assert.match(r.stderr, /^Pulling .*etcd-bundle@sha256:[a-f0-9]{64} \(sha256:[a-f0-9]{12}\): 1 layer, \d+ B\n/);
     assert.match(r.stderr, /^sha256:[a-f0-9]{12} {2}(\d+) B \/ \1 B {2}done$/m);
     // Not a terminal and no --progress: nothing on stderr.
@@ -307,6 +309,7 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     const out = join(work, 'escape-root', 'inner');
     await assert.rejects(pullImage(`oci:${dir}:escape`, { dest: out, cacheDir: join(work, 'cache-escape') }), /layer entry "manifests\/\.\.\/\.\.\/escaped\.txt" points outside the image root/);
     assert.equal(existsSync(join(work, 'escape-root', 'escaped.txt')), false);
+    assert.deepEqual(readdirSync(join(work, 'escape-root')), [], 'a failed pull leaves no --output directory behind');
   });
 });
 

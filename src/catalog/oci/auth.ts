@@ -1,5 +1,6 @@
 // Registry credentials: explicit ones (flags), else a docker config.json / containers auth.json, and
 // the WWW-Authenticate challenges (Basic, Bearer) the distribution API answers 401 with.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +60,12 @@ export function credentialsFor(host: string, opts: AuthOptions = {}): Credential
     } catch (e) {
       throw new OciError('UNAUTHORIZED', `the registry auth file ${file} is not valid JSON (${(e as Error).message}); fix or remove it`);
     }
+    // docker's order: a helper for this host, then the default store, then the file's own entries.
+    const helper = hostKeys(host).map((k) => cfg.credHelpers?.[k]).find(Boolean) ?? cfg.credsStore;
+    if (helper) {
+      const fromHelper = credentialsFromHelper(helper, host);
+      if (fromHelper) return fromHelper;
+    }
     for (const key of hostKeys(host)) {
       const entry = cfg.auths?.[key];
       if (!entry) continue;
@@ -71,10 +78,33 @@ export function credentialsFor(host: string, opts: AuthOptions = {}): Credential
       }
       if (entry.username !== undefined && entry.password !== undefined) return { username: entry.username, password: entry.password };
     }
-    // The file exists: docker stops looking here too. Credential helpers are external programs we do not run.
+    // The file exists: docker stops looking here too.
     return undefined;
   }
   return undefined;
+}
+
+/**
+ * Asks a docker credential helper (`docker-credential-NAME get`, the server on stdin, JSON
+ * {Username, Secret} on stdout). A helper that is missing or knows nothing of the host gives no
+ * credentials, so public images still pull (the 401 message then says none were found).
+ */
+function credentialsFromHelper(name: string, host: string): Credentials | undefined {
+  const server = host === 'docker.io' || host === 'registry-1.docker.io' ? 'https://index.docker.io/v1/' : host;
+  let out: string;
+  try {
+    out = execFileSync(`docker-credential-${name}`, ['get'], { input: server, encoding: 'utf8', timeout: 10_000, stdio: ['pipe', 'pipe', 'ignore'] });
+  } catch {
+    return undefined;
+  }
+  try {
+    const r = JSON.parse(out) as { Username?: string; Secret?: string };
+    if (!r.Secret) return undefined;
+    // "<token>" marks an identity (refresh) token, as docker stores them.
+    return r.Username === '<token>' ? { identityToken: r.Secret } : { username: r.Username ?? '', password: r.Secret };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Parses `--creds USER[:PASSWORD]`. */

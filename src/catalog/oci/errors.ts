@@ -12,6 +12,7 @@ export type OciErrorCode =
   | 'UNSAFE_PATH' // a layer entry would land outside the unpack directory
   | 'UNSUPPORTED' // a media type, platform or schema we cannot use
   | 'REGISTRY_ERROR' // any other non-success answer from the registry
+  | 'OUTPUT' // the directory to unpack into cannot be used
   | 'LAYOUT' // an OCI image layout that is missing or malformed
   | 'BUILD'; // a bundle/catalog directory that cannot be built into an image
 

@@ -1,7 +1,8 @@
 // pullImage: an image reference (registry or oci:DIR[:TAG]) → its unpacked filesystem, its digest and
 // its labels, through the content cache: blobs are fetched once and checked against their digests,
 // and an image already unpacked is not unpacked again.
-import { existsSync, renameSync, rmSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ContentCache } from './cache.js';
 import { registryClient } from './client.js';
 import type { RegistryClient } from './client.js';
@@ -21,7 +22,7 @@ export interface PullOptions extends ClientOptions {
   readonly progress?: ((e: PullProgress) => void) | undefined;
   /** Which image of a manifest list / index (default: this machine's, then linux/amd64). */
   readonly platform?: Platform;
-  /** Unpack into this (new or empty) directory instead of the shared, cached root. */
+  /** Unpack into this new or empty directory instead of the shared, cached root (filled only on success). */
   readonly dest?: string;
 }
 
@@ -76,6 +77,10 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
     return { root: cachedRoot, digest: top.digest, manifestDigest, labels, config };
   }
 
+  const final = opts.dest ? resolve(opts.dest) : cachedRoot;
+  if (opts.dest && existsSync(final) && readdirSync(final).length > 0) {
+    throw new OciError('OUTPUT', `cannot unpack ${source.what} into ${opts.dest}: the directory is not empty; give a new or empty one`);
+  }
   opts.progress?.({ kind: 'resolved', ref: formatReference(parsed), digest: top.digest, layers: manifest.layers.map((l) => ({ digest: l.digest, size: l.size, cached: source.isLocal(l) })) });
   const files: string[] = [];
   for (const layer of manifest.layers) {
@@ -85,24 +90,28 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
     files.push(file);
   }
 
-  const target = opts.dest ?? cache.scratch();
-  if (opts.dest) mkdirSync(opts.dest, { recursive: true });
+  // Unpack beside the final place and rename into it: a failed pull leaves neither a half-filled
+  // --output directory nor a half-unpacked cached root.
+  let target: string;
+  if (opts.dest) {
+    mkdirSync(dirname(final), { recursive: true });
+    target = mkdtempSync(`${final}.tmp-`);
+  } else target = cache.scratch();
   try {
     for (let i = 0; i < files.length; i++) await applyLayer(target, { path: files[i]!, digest: manifest.layers[i]!.digest, mediaType: manifest.layers[i]!.mediaType });
   } catch (e) {
-    if (!opts.dest) rmSync(target, { recursive: true, force: true });
+    rmSync(target, { recursive: true, force: true });
     throw e;
   }
-  let root = target;
-  if (!opts.dest) {
-    try {
-      renameSync(target, cachedRoot);
-    } catch {
-      // Another pull of the same image won the race: use its root.
-      rmSync(target, { recursive: true, force: true });
-    }
-    root = cachedRoot;
+  if (opts.dest) rmSync(final, { recursive: true, force: true }); // empty, or absent
+  try {
+    renameSync(target, final);
+  } catch (e) {
+    rmSync(target, { recursive: true, force: true });
+    // Another pull of the same image won the race to the cache: use its root.
+    if (opts.dest || !existsSync(cachedRoot)) throw e;
   }
+  const root = final;
   opts.progress?.({ kind: 'unpacked', root });
   return { root, digest: top.digest, manifestDigest, labels, config };
 }
