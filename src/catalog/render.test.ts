@@ -190,6 +190,27 @@ describe('render: the render cache for bundle images', () => {
   });
 });
 
+describe('render: migration failures', () => {
+  it('a CSV version that is not semver fails the csv-metadata migration with blang\'s message', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'kplane-render-migrate-'));
+    try {
+      const root = join(work, 'root');
+      await cp(join(testdata, 'foo-bundle-v0.1.0'), root, { recursive: true });
+      const csvPath = join(root, 'manifests', 'foo.v0.1.0.csv.yaml');
+      await writeFile(csvPath, (await readFile(csvPath, 'utf8')).replace('version: 0.1.0', 'version: abc'));
+      const puller: ImagePuller = async () => ({ root, labels: { [PACKAGE_LABEL]: 'foo' } });
+      // without the migration the bundle renders (opm does not check the version there)
+      const plain = await render(['test.registry/foo:abc'], { pullImage: puller });
+      assert.deepEqual(plain.bundles[0]!.properties!.find((p) => p.type === 'olm.package')!.value, { packageName: 'foo', version: 'abc' });
+      await assert.rejects(render(['test.registry/foo:abc'], { pullImage: puller, migrateLevel: 'bundle-object-to-csv-metadata' }), {
+        message: 'migrate: Invalid character(s) found in major number "0abc"',
+      });
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('render: allowed reference kinds (TestAllowRefMask)', () => {
   const cases: Array<[string, string, number, boolean]> = [
     ['DeclcfgImage/Allowed', 'test.registry/foo-operator/foo-index-declcfg:v0.2.0', RefDCImage, true],

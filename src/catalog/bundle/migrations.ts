@@ -1,6 +1,7 @@
 // opm's catalog migrations (alpha/action/migrations): an ordered list; a level runs every
 // migration up to and including the named one ("all" runs them all).
 import type { Bundle, DeclarativeConfig, Property } from '../declcfg/types.js';
+import { newPRVersion, parseTolerant } from '../semver.js';
 import { compareBytes, field, goKind, isObject } from './gojson.js';
 
 interface Migration {
@@ -203,12 +204,27 @@ function appLink(v: unknown, where: string): Json {
   return out;
 }
 
+/**
+ * The typed decode fails on a version or release that is not semver (OperatorVersion and
+ * OperatorRelease parse themselves), with blang's message as is.
+ */
+function checkVersions(spec: Json): void {
+  for (const key of ['version', 'release']) {
+    const v = field(spec, key);
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string') throw new Error(`json: cannot unmarshal ${goKind(v)} into Go value of type string`);
+    if (key === 'version') parseTolerant(v);
+    else for (const segment of v.split('.')) newPRVersion(segment);
+  }
+}
+
 /** property.MustBuildCSVMetadata over the CSV decoded as v1alpha1.ClusterServiceVersion. */
 export function csvMetadata(csv: unknown): Json {
   const root = obj(csv, 'ClusterServiceVersion', 'v1alpha1.ClusterServiceVersion') ?? {};
   const md = obj(field(root, 'metadata'), 'ClusterServiceVersion.metadata', 'v1.ObjectMeta');
   const spec = obj(field(root, 'spec'), 'ClusterServiceVersion.spec', 'v1alpha1.ClusterServiceVersionSpec') ?? {};
   const where = 'ClusterServiceVersionSpec.spec';
+  checkVersions(spec);
   const out: Json = {};
   put(out, 'annotations', stringMap(field(md, 'annotations'), 'ObjectMeta.metadata.annotations'));
   out['apiServiceDefinitions'] = apiServiceDescriptions(field(spec, 'apiservicedefinitions'));
