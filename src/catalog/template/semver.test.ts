@@ -146,6 +146,13 @@ describe('semver template (current algorithm): upstream TestPopulatePackageMetad
     // beyond upstream's cases: Go decoding details
     { name: 'icon base64 that Go cannot decode leaves the icon out', cfg: one('{"description": "d", "icon": [{"base64data": "aGVsbG8", "mediatype": "image/png"}]}'), dc: 'stable', desc: 'd' },
     { name: 'icon keys match case-insensitively', cfg: one('{"icon": [{"Base64Data": "aGVsbG8=", "MediaType": "image/png"}]}'), dc: 'stable', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' } },
+    {
+      name: 'a CSV whose metadata does not decode (a boolean annotation) gives nothing',
+      cfg: pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', '{"metadata": {"annotations": {"certified": false}}, "spec": {"description": "d"}}')]),
+      dc: 'stable',
+    },
+    { name: 'spec is null', cfg: pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', '{"spec": null}')]), dc: 'stable' },
+    { name: 'the Spec key matches case-insensitively', cfg: pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', '{"Spec": {"description": "d"}}')]), dc: 'stable', desc: 'd' },
     { name: 'a description that is not a string is skipped', cfg: one('{"description": 7, "icon": [{"base64data": "aGVsbG8=", "mediatype": "image/png"}]}'), dc: 'stable', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' } },
   ];
   for (const c of cases) {

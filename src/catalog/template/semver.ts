@@ -373,15 +373,14 @@ export function populatePackageMetadata(cfg: DeclarativeConfig, defaultChannel: 
   const head = ch.entries[ch.entries.length - 1]!.name;
   const b: Bundle | undefined = cfg.bundles.find((x) => x.name === head);
   if (b === undefined || b.csvJSON === undefined || b.csvJSON === '') return;
-  let spec: unknown;
+  let csv: unknown;
   try {
-    const csv = JSON.parse(b.csvJSON) as unknown;
-    if (csv === null || typeof csv !== 'object' || Array.isArray(csv)) return;
-    spec = (csv as Record<string, unknown>)['spec'];
+    csv = JSON.parse(b.csvJSON) as unknown;
   } catch {
     return;
   }
-  if (spec === undefined) return; // json.RawMessage(nil) does not decode
+  const spec = csvSpec(csv);
+  if (spec === undefined) return; // the CSV does not decode, or has no spec (json.RawMessage(nil))
   if (spec !== null && (typeof spec !== 'object' || Array.isArray(spec))) return;
   const specMap = (spec ?? {}) as Record<string, unknown>;
 
@@ -400,6 +399,59 @@ export function populatePackageMetadata(cfg: DeclarativeConfig, defaultChannel: 
     ...(properties !== undefined ? { properties } : {}),
     ...rest,
   };
+}
+
+/** Go's case-insensitive field lookup over an object's keys, the last match winning (as decoding does). */
+function goField(obj: Record<string, unknown>, name: string): unknown {
+  let v: unknown;
+  for (const k of Object.keys(obj)) if (k.replaceAll('\u017f', 's').toLowerCase() === name.toLowerCase()) v = obj[k];
+  return v;
+}
+
+const isStr = (v: unknown): boolean => v === null || typeof v === 'string';
+const isInt = (v: unknown): boolean => v === null || (typeof v === 'number' && Number.isInteger(v));
+const isStrMap = (v: unknown): boolean => v === null || (typeof v === 'object' && !Array.isArray(v) && Object.values(v as object).every((x) => isStr(x)));
+const isStrList = (v: unknown): boolean => v === null || (Array.isArray(v) && v.every(isStr));
+const isList = (v: unknown): boolean => v === null || Array.isArray(v);
+const isTime = (v: unknown): boolean => v === null || (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v));
+
+/** ObjectMeta fields and what json.Unmarshal accepts for them. */
+const OBJECT_META: Record<string, (v: unknown) => boolean> = {
+  name: isStr,
+  generateName: isStr,
+  namespace: isStr,
+  selfLink: isStr,
+  uid: isStr,
+  resourceVersion: isStr,
+  generation: isInt,
+  creationTimestamp: isTime,
+  deletionTimestamp: isTime,
+  deletionGracePeriodSeconds: isInt,
+  labels: isStrMap,
+  annotations: isStrMap,
+  ownerReferences: isList,
+  finalizers: isStrList,
+  managedFields: isList,
+};
+
+/**
+ * The spec of a CSV, if the CSV decodes into opm's registry.ClusterServiceVersion (TypeMeta,
+ * ObjectMeta, raw spec): a metadata field of the wrong type (say a boolean annotation) makes the
+ * whole decode fail, and opm then leaves the package without description and icon.
+ */
+function csvSpec(csv: unknown): unknown {
+  if (csv === null || typeof csv !== 'object' || Array.isArray(csv)) return undefined;
+  const o = csv as Record<string, unknown>;
+  if (!isStr(goField(o, 'apiVersion') ?? null) || !isStr(goField(o, 'kind') ?? null)) return undefined;
+  const meta = goField(o, 'metadata');
+  if (meta !== undefined && meta !== null) {
+    if (typeof meta !== 'object' || Array.isArray(meta)) return undefined;
+    for (const [field, ok] of Object.entries(OBJECT_META)) {
+      const v = goField(meta as Record<string, unknown>, field);
+      if (v !== undefined && !ok(v)) return undefined;
+    }
+  }
+  return goField(o, 'spec');
 }
 
 /** registry.ClusterServiceVersion.GetIcons()[0], or undefined when absent or malformed. */
