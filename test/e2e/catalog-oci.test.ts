@@ -2,7 +2,8 @@
 // build with `kplane catalog bundle build`, push, pull back by tag, by digest and through a
 // manifest list, through basic and token auth, with the cache, and every failure a user can meet.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -291,6 +292,52 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
       assert.doesNotMatch(r.stderr, /\n {4}at /, 'no stack trace');
       assert.deepEqual(readdirSync(join(cache, 'roots')), [], 'no half-unpacked root is left behind');
     }
+  });
+
+  test('several layers with whiteouts: our unpacking matches umoci\'s', async () => {
+    const dir = join(work, 'layout-layers');
+    const layout = OciLayout.openOrInit(dir);
+    const f = (path: string, text: string) => ({ path, type: 'file' as const, content: Buffer.from(text) });
+    const layers = [
+      [{ path: 'manifests', type: 'dir' as const }, f('manifests/a.yaml', 'a1'), f('manifests/b.yaml', 'b1'), { path: 'metadata', type: 'dir' as const }, f('metadata/old.yaml', 'old'), { path: 'keep', type: 'dir' as const }, f('keep/k', 'k')],
+      [f('manifests/.wh.b.yaml', ''), f('manifests/a.yaml', 'a2'), f('metadata/new.yaml', 'new'), f('metadata/.wh..wh..opq', ''), { path: 'link', type: 'symlink' as const, linkpath: 'manifests/a.yaml' }],
+      [f('manifests/c.yaml', 'c3'), f('.wh.keep', '')],
+    ].map((entries) => {
+      const tar = writeTar(entries);
+      const gz = gzipSync(tar);
+      return { desc: { mediaType: MediaType.ociLayerGzip, digest: layout.writeBlob(gz), size: gz.length }, diffId: `sha256:${createHash('sha256').update(tar).digest('hex')}` };
+    });
+    const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: { layers: '3' } }, rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) } }));
+    const manifest = Buffer.from(
+      JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: { mediaType: MediaType.ociConfig, digest: layout.writeBlob(config), size: config.length }, layers: layers.map((l) => l.desc) }),
+    );
+    layout.tag({ mediaType: MediaType.ociManifest, digest: layout.writeBlob(manifest), size: manifest.length }, 'layers');
+    const dest = `${open.host}/operators/layered:v1`;
+    await pushImage(`oci:${dir}:layers`, dest);
+    const img = await pullImage(dest, { cacheDir: join(work, 'cache-layers') });
+
+    const bundle = join(work, 'umoci-layers');
+    const unpack = await run(tools.umoci, ['unpack', '--rootless', '--image', `${dir}:layers`, bundle]);
+    assert.equal(unpack.code, 0, unpack.stderr);
+    const tree = (root: string): string[] => {
+      const out: string[] = [];
+      const walk = (rel: string): void => {
+        for (const name of readdirSync(join(root, rel)).sort()) {
+          const p = rel ? `${rel}/${name}` : name;
+          const st = lstatSync(join(root, p));
+          if (st.isDirectory()) {
+            out.push(`${p}/`);
+            walk(p);
+          } else if (st.isSymbolicLink()) out.push(`${p} -> ${readlinkSync(join(root, p))}`);
+          else out.push(`${p} = ${readFileSync(join(root, p), 'utf8')}`);
+        }
+      };
+      walk('');
+      return out;
+    };
+    const ours = tree(img.root);
+    assert.deepEqual(ours, ['link -> manifests/a.yaml', 'manifests/', 'manifests/a.yaml = a2', 'manifests/c.yaml = c3', 'metadata/', 'metadata/new.yaml = new']);
+    assert.deepEqual(ours, tree(join(bundle, 'rootfs')));
   });
 
   test('a tar with a path escaping the root is refused', async () => {
