@@ -215,9 +215,11 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       assert.deepEqual(readdirSync(join(repo, 'catalog/psmdb-operator')).sort(), ['OWNERS', 'catalog.yaml', 'veneer.yaml'], 'no temporary files left');
     }
     writeFileSync(veneer, good);
-    // the failed runs recorded nothing: the restored template renders again, to the same file
+    // the failed runs kept the record of the last good render: the restored template is that one
     const r = await ok(['generate', ...mirror], repo);
-    assert.match(r.stderr, /\[4\/5\] psmdb-operator: rendered \(catalog\.yaml already up to date\)/);
+    assert.match(r.stderr, /\[4\/5\] psmdb-operator: unchanged/);
+    const forced = await ok(['generate', '--force', '--operator', 'psmdb-operator', ...mirror], repo);
+    assert.match(forced.stderr, /\[1\/1\] psmdb-operator: rendered \(catalog\.yaml already up to date\)/);
   });
 
   it('validate and test pass, with reports per layer; candidate-only findings are warnings', async () => {

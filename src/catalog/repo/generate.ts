@@ -112,7 +112,8 @@ export async function generate(o: GenerateOptions): Promise<GenerateResult> {
     } catch (err) {
       const msg = (err as Error).message;
       say(`${tag}: FAILED`);
-      delete state.operators[op];
+      // The state entry (if any) stays: catalog.yaml was not touched, so it still describes the
+      // file and the template that made it; a changed template shows by its hash next time.
       outcomes.push({ operator: op, status: 'failed', error: msg });
     }
   }
