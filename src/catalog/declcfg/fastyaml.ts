@@ -5,6 +5,8 @@
 // it gives up and the caller uses the full parser. Catalog files of tens of megabytes are common, and
 // a general YAML parser reads them at a few MB/s.
 
+import { setMember } from './gojson.js';
+
 /** Returned when the document uses something this reader does not handle. */
 export const UNSUPPORTED: unique symbol = Symbol('unsupported YAML');
 
@@ -138,7 +140,7 @@ class Reader {
       if (kv === undefined) bail();
       const [key, rest] = kv!;
       this.i++;
-      out[key] = this.value(rest, indent, true);
+      setMember(out, key, this.value(rest, indent, true));
     }
     return out;
   }

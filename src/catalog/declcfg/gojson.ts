@@ -104,13 +104,19 @@ export function goKeys(obj: Record<string, unknown>): string[] {
   return keys;
 }
 
+/** obj[key] = value, also for the key "__proto__" (an own member, as JSON.parse makes it). */
+export function setMember(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
 /** Sorts an object's keys (recursively) the way a Go map[string]interface{} is written. */
 export function sortedKeysDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeysDeep);
   if (typeof value !== 'object' || value === null) return value;
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(obj).sort(compareGoStrings)) out[k] = sortedKeysDeep(obj[k]);
+  for (const k of Object.keys(obj).sort(compareGoStrings)) setMember(out, k, sortedKeysDeep(obj[k]));
   return out;
 }
 

@@ -213,8 +213,21 @@ describe('blob checks (Meta.UnmarshalJSON)', () => {
     const cfg = parseBlobs('{"schema":"olm.package","name":"a",}\n');
     assert.deepEqual(cfg.packages.map((p) => p.name), ['a']);
   });
+  it('a "__proto__" key is an ordinary member, as for Go', () => {
+    const cfg = parseBlobs('{"schema":"x.y","__proto__":{"a":1},"b":2}\n');
+    assert.deepEqual(Object.keys(cfg.others[0]!.blob), ['__proto__', 'b', 'schema']);
+    assert.equal(Object.getPrototypeOf(cfg.others[0]!.blob), Object.prototype);
+    const y = parseBlobs('schema: x.y\n__proto__:\n  a: 1\n');
+    assert.deepEqual(JSON.parse(JSON.stringify(y.others[0]!.blob)), JSON.parse('{"__proto__":{"a":1},"schema":"x.y"}'));
+  });
   it('a broken JSON stream after two objects is a JSON error with the stream offset', () => {
     const text = '{"schema":"olm.package","name":"a"}\n{"schema":"olm.package","name":"b"}\n{"schema" "x"}\n';
     assert.equal(loadError(() => parseBlobs(text)), `json: offset ${text.indexOf('"x"') + 1}: invalid character '"' after object key`);
+  });
+});
+
+describe('streams that end oddly', () => {
+  it('a JSON stream followed by a lone `---` ends in an empty YAML document, as with opm', () => {
+    assert.equal(loadError(() => parseBlobs('{"schema":"olm.package","name":"a"}\n---\n')), "object '' is missing root schema field");
   });
 });

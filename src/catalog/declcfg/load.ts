@@ -8,7 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YAMLNode } from 'yaml';
-import { compareGoStrings, goJSON, sortedKeysDeep } from './gojson.js';
+import { compareGoStrings, goJSON, setMember, sortedKeysDeep } from './gojson.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goQuote, goStringList } from './gofmt.js';
@@ -54,6 +54,8 @@ async function walkFiles(dir: string): Promise<string[]> {
     try {
       entries = await readdir(abs, { withFileTypes: true });
     } catch (err) {
+      // os.DirFS reports a directory it cannot read as "open NAME: ..." (Node says scandir)
+      (err as NodeJS.ErrnoException).syscall = 'open';
       throw new LoadError(fsMessage(err, rel === '' ? '.' : rel), rel === '' ? undefined : rel);
     }
     entries.sort((a, b) => compareGoStrings(a.name, b.name));
@@ -712,12 +714,13 @@ function toJSONValue(node: YAMLNode | null | undefined, anchors: Map<string, YAM
         continue;
       }
       const k = keyNode === null ? null : isScalar(keyNode) ? scalarValue(keyNode) : toJSONValue(keyNode, anchors, depth + 1);
-      out[keyString(k)] = toJSONValue(item.value as YAMLNode, anchors, depth + 1);
+      setMember(out, keyString(k), toJSONValue(item.value as YAMLNode, anchors, depth + 1));
     }
     if (merges.length === 0) return out;
     const merged: Record<string, unknown> = {};
-    for (const m of merges) for (const [k, v] of Object.entries(m)) if (!(k in merged)) merged[k] = v;
-    return Object.assign(merged, out);
+    for (const m of merges) for (const [k, v] of Object.entries(m)) if (!Object.hasOwn(merged, k)) setMember(merged, k, v);
+    for (const [k, v] of Object.entries(out)) setMember(merged, k, v);
+    return merged;
   }
   return null;
 }
@@ -875,7 +878,8 @@ function sortObject(obj: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = sorted ? obj : {};
   for (const k of keys) {
     const v = obj[k];
-    out[k] = sortValue(v);
+    if (out === obj) obj[k] = sortValue(v);
+    else setMember(out, k, sortValue(v));
   }
   return out;
 }
