@@ -241,6 +241,24 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     await assert.rejects(pullImage(`${open.host}/Operators/etcd:v1`, { cacheDir: join(work, 'cache-err') }), /invalid image reference ".*": repository name "Operators\/etcd" must be lowercase/);
   });
 
+  test('build errors: not a bundle directory, bad annotations, missing catalog', async () => {
+    const notBundle = join(work, 'not-a-bundle');
+    mkdirSync(join(notBundle, 'manifests'), { recursive: true });
+    const r = await kplane(['bundle', 'build', notBundle, '--tag', `${open.host}/x/y:z`, '--oci-layout', join(work, 'layout-bad')]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^kplane catalog bundle: .*not-a-bundle is not a bundle directory: .*metadata\/annotations\.yaml is missing \(a registry\+v1 bundle has manifests\/ and metadata\/annotations\.yaml\)\n$/);
+    assert.equal(existsSync(join(work, 'layout-bad')), false, 'nothing written');
+    mkdirSync(join(notBundle, 'metadata'));
+    writeFileSync(join(notBundle, 'metadata', 'annotations.yaml'), 'labels: {}\n');
+    assert.throws(() => buildBundleImage(notBundle, { layoutDir: join(work, 'layout-bad') }), /annotations\.yaml: no "annotations" map/);
+    writeFileSync(join(notBundle, 'metadata', 'annotations.yaml'), 'annotations: [\n');
+    assert.throws(() => buildBundleImage(notBundle, { layoutDir: join(work, 'layout-bad') }), /annotations\.yaml: not valid YAML/);
+    assert.throws(() => buildCatalogImage(join(work, 'no-such-catalog'), { layoutDir: join(work, 'layout-bad') }), /catalog directory .*no-such-catalog does not exist/);
+    const usage = await kplane(['bundle', 'build', bundleDir]);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /build needs --tag REF/);
+  });
+
   test('a blob altered in the registry: digest mismatch, nothing cached', async () => {
     const corruptRef = `${open.host}/operators/altered:v1`;
     buildBundleImage(bundleDir, { tag: corruptRef, layoutDir: join(work, 'layout-altered'), labels: { purpose: 'altered' } });
