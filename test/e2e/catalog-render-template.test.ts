@@ -132,6 +132,18 @@ describe('kplane catalog render-template: bundle images from a real registry', {
       channel('stable-v0', [entry('foo.v0.2.0')]),
       channel('stable-v0.2', [entry('foo.v0.2.0')]),
     ]);
+    // v1.26 kept the bundle's objects in manifest order (CSV, then CRD); today's opm sorts them (CRD first)
+    const kinds = (text: string): string[][] =>
+      blobs(text)
+        .filter((b) => b['schema'] === 'olm.bundle')
+        .map((b) =>
+          (b['properties'] as { type: string; value: { data?: string } }[])
+            .filter((p) => p.type === 'olm.bundle.object')
+            .map((p) => (JSON.parse(Buffer.from(p.value.data!, 'base64').toString()) as { kind: string }).kind),
+        );
+    assert.deepEqual(kinds(r.stdout)[0], ['ClusterServiceVersion', 'CustomResourceDefinition']);
+    const current = await kplane('render-template', ['semver', join(work, 'veneer.yaml')]);
+    assert.deepEqual(kinds(current.stdout)[0], ['CustomResourceDefinition', 'ClusterServiceVersion']);
   });
 
   test('bad input: opm\'s message, exit 1, nothing on stdout', async () => {

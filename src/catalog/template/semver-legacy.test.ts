@@ -144,6 +144,19 @@ describe('semver template (legacy, opm v1.26.3): behaviour that differs from tod
     assert.equal((await render(input, two)).packages[0]!.defaultChannel, 'stable-v1');
     assert.equal((await renderSemverTemplate(input, { renderBundle: fixtureRenderer(two).render })).packages[0]!.defaultChannel, 'stable-v1.0');
   });
+  it('bundle objects keep the bundle\'s object order, as v1.26 rendered them (today: sorted by value)', async () => {
+    const csv = '{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion"}';
+    const crd = '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition"}';
+    const obj = (o: string) => ({ type: 'olm.bundle.object', value: { data: Buffer.from(o).toString('base64') } });
+    const b: Bundle = { ...aBundle('1.0.0'), objects: [csv, crd] };
+    b.properties = [{ type: 'olm.gvk', value: { group: 'g', kind: 'K', version: 'v1' } }, ...b.properties!, obj(crd), obj(csv)];
+    const input = `schema: olm.semver\nstable:\n  bundles:\n  - image: ${b.image}\n`;
+    const legacy = await render(input, [b]);
+    assert.deepEqual(legacy.bundles[0]!.properties!.map((p) => p.type), ['olm.gvk', 'olm.package', 'olm.bundle.object', 'olm.bundle.object']);
+    assert.deepEqual(legacy.bundles[0]!.properties!.slice(2), [obj(csv), obj(crd)]);
+    const current = await renderSemverTemplate(input, { renderBundle: fixtureRenderer([b]).render });
+    assert.deepEqual(current.bundles[0]!.properties!.slice(2), [obj(crd), obj(csv)]);
+  });
   it('errors carry the semver-render prefix', async () => {
     await assert.rejects(render('schema: olm.semver\nfoo: 1\n', []), { message: 'semver-render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "foo"' });
     await assert.rejects(render('schema: olm.semver\n', []), { message: 'semver-render: no bundles specified or no bundles could be rendered' });

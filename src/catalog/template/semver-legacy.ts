@@ -8,7 +8,8 @@
 //    them; v1.26.4 only renamed "veneer" to "template";
 //  - v1.26.5 dropped AvoidSkipPatch and took the Y-stream algorithm that became today's.
 // So for valid input the output is that of every release from v1.25.0 to v1.26.4, and of v1.23.1
-// and v1.24.0 when Candidate lists every bundle; errors are v1.26.3's.
+// and v1.24.0 when Candidate lists every bundle; errors are v1.26.3's. Bundles keep v1.26's
+// property order too (bundle objects in manifest order, see legacyBundleObjectOrder).
 //
 // The algorithm: no schema check; minor channels by default; every channel is linked on its own:
 // with AvoidSkipPatch each entry replaces the previous one; otherwise the head of each Y-stream
@@ -16,8 +17,8 @@
 // channel is picked by a "high-water mark" that rises when an archetype is more stable OR a
 // version is higher (so a later candidate can outrank an earlier stable: kept as opm has it).
 
-import type { Channel, ChannelEntry, DeclarativeConfig } from '../declcfg/types.js';
-import { SchemaChannel, emptyConfig } from '../declcfg/types.js';
+import type { Bundle, Channel, ChannelEntry, DeclarativeConfig } from '../declcfg/types.js';
+import { PropertyBundleObject, SchemaChannel, emptyConfig } from '../declcfg/types.js';
 import { Version, goQuote } from '../semver.js';
 import {
   ARCHETYPES,
@@ -99,7 +100,7 @@ export async function renderLegacySemverTemplate(input: string, opts: { renderBu
   const images = uniqueImages(ARCHETYPES.map((a) => t.bundles[a]));
   const rendered = await renderAll(images, opts.concurrency ?? 4, (image) => renderOne(opts.renderBundle, image));
   const out = emptyConfig();
-  for (const r of rendered) out.bundles.push(...r);
+  for (const r of rendered) out.bundles.push(...r.map(legacyBundleObjectOrder));
   if (out.bundles.length === 0) throw new TemplateError('semver-render: no bundles specified or no bundles could be rendered');
 
   const state = { pkg: '', defaultChannel: '' };
@@ -131,6 +132,22 @@ export async function renderLegacySemverTemplate(input: string, opts: { renderBu
   out.channels = generateLegacyChannels(t, versions, state);
   out.packages[0]!.defaultChannel = state.defaultChannel;
   return out;
+}
+
+/**
+ * v1.26.3's render put a bundle's olm.bundle.object properties last in the bundle's own object
+ * order (manifest file order: renderBundleObjects rebuilt them from Bundle.Objects); today's opm
+ * sorts them by value before moving them last (so a CRD's object usually precedes the CSV's).
+ * The other properties are sorted by type and value in both.
+ */
+export function legacyBundleObjectOrder(b: Bundle): Bundle {
+  const props = b.properties ?? [];
+  if (b.objects === undefined || b.objects.length === 0 || !props.some((p) => p.type === PropertyBundleObject)) return b;
+  b.properties = [
+    ...props.filter((p) => p.type !== PropertyBundleObject),
+    ...b.objects.map((o) => ({ type: PropertyBundleObject, value: { data: Buffer.from(o, 'utf8').toString('base64') } })),
+  ];
+  return b;
 }
 
 interface LegacyHighWater {
