@@ -157,6 +157,11 @@ describe('semver template (legacy, opm v1.26.3): behaviour that differs from tod
     const current = await renderSemverTemplate(input, { renderBundle: fixtureRenderer([b]).render });
     assert.deepEqual(current.bundles[0]!.properties!.slice(2), [obj(crd), obj(csv)]);
   });
+  it('olm.package carries no release (v1.26 had none)', async () => {
+    const b: Bundle = { ...aBundle('1.0.0'), properties: [{ type: 'olm.package', value: { packageName: 'a', version: '1.0.0', release: '2' } }] };
+    const input = `schema: olm.semver\nstable:\n  bundles:\n  - image: ${b.image}\n`;
+    assert.deepEqual((await render(input, [b])).bundles[0]!.properties, [{ type: 'olm.package', value: { packageName: 'a', version: '1.0.0' } }]);
+  });
   it('errors carry the semver-render prefix', async () => {
     await assert.rejects(render('schema: olm.semver\nfoo: 1\n', []), { message: 'semver-render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "foo"' });
     await assert.rejects(render('schema: olm.semver\n', []), { message: 'semver-render: no bundles specified or no bundles could be rendered' });

@@ -9,7 +9,7 @@
 //  - v1.26.5 dropped AvoidSkipPatch and took the Y-stream algorithm that became today's.
 // So for valid input the output is that of every release from v1.25.0 to v1.26.4, and of v1.23.1
 // and v1.24.0 when Candidate lists every bundle; errors are v1.26.3's. Bundles keep v1.26's
-// property order too (bundle objects in manifest order, see legacyBundleObjectOrder).
+// property order too (bundle objects in manifest order, see legacyBundle).
 //
 // The algorithm: no schema check; minor channels by default; every channel is linked on its own:
 // with AvoidSkipPatch each entry replaces the previous one; otherwise the head of each Y-stream
@@ -18,7 +18,7 @@
 // version is higher (so a later candidate can outrank an earlier stable: kept as opm has it).
 
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig } from '../declcfg/types.js';
-import { PropertyBundleObject, SchemaChannel, emptyConfig } from '../declcfg/types.js';
+import { PropertyBundleObject, PropertyPackage, SchemaChannel, emptyConfig } from '../declcfg/types.js';
 import { Version, goQuote } from '../semver.js';
 import {
   ARCHETYPES,
@@ -100,7 +100,7 @@ export async function renderLegacySemverTemplate(input: string, opts: { renderBu
   const images = uniqueImages(ARCHETYPES.map((a) => t.bundles[a]));
   const rendered = await renderAll(images, opts.concurrency ?? 4, (image) => renderOne(opts.renderBundle, image));
   const out = emptyConfig();
-  for (const r of rendered) out.bundles.push(...r.map(legacyBundleObjectOrder));
+  for (const r of rendered) out.bundles.push(...r.map(legacyBundle));
   if (out.bundles.length === 0) throw new TemplateError('semver-render: no bundles specified or no bundles could be rendered');
 
   const state = { pkg: '', defaultChannel: '' };
@@ -135,19 +135,33 @@ export async function renderLegacySemverTemplate(input: string, opts: { renderBu
 }
 
 /**
- * v1.26.3's render put a bundle's olm.bundle.object properties last in the bundle's own object
- * order (manifest file order: renderBundleObjects rebuilt them from Bundle.Objects); today's opm
- * sorts them by value before moving them last (so a CRD's object usually precedes the CSV's).
+ * A bundle as v1.26.3's render made it, from today's rendering:
+ *  - olm.bundle.object properties last in the bundle's own object order (manifest file order:
+ *    renderBundleObjects rebuilt them from Bundle.Objects); today's opm sorts them by value
+ *    before moving them last, so a CRD's object usually precedes the CSV's;
+ *  - olm.package without `release` (spec.release of the CSV arrived in v1.62).
  * The other properties are sorted by type and value in both.
  */
-export function legacyBundleObjectOrder(b: Bundle): Bundle {
-  const props = b.properties ?? [];
+export function legacyBundle(b: Bundle): Bundle {
+  let props = b.properties ?? [];
+  if (props.some((p) => p.type === PropertyPackage && hasRelease(p.value))) {
+    props = props.map((p) => {
+      if (p.type !== PropertyPackage || !hasRelease(p.value)) return p;
+      const { release: _release, ...rest } = p.value as Record<string, unknown>;
+      return { type: p.type, value: rest };
+    });
+    b.properties = props;
+  }
   if (b.objects === undefined || b.objects.length === 0 || !props.some((p) => p.type === PropertyBundleObject)) return b;
   b.properties = [
     ...props.filter((p) => p.type !== PropertyBundleObject),
     ...b.objects.map((o) => ({ type: PropertyBundleObject, value: { data: Buffer.from(o, 'utf8').toString('base64') } })),
   ];
   return b;
+}
+
+function hasRelease(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && 'release' in v;
 }
 
 interface LegacyHighWater {
