@@ -23,6 +23,21 @@ export function isHTMLEscaped(value: unknown): boolean {
   return typeof value === 'object' && value !== null && HTML_ESCAPED.has(value);
 }
 
+/**
+ * Go tells a nil slice (written as null) from an empty one (written as []). A loaded channel or
+ * deprecation without entries gets a nil slice: an empty array that the writers write as null.
+ * (Copies of the array are ordinary empty arrays.)
+ */
+const NIL_SLICES = new WeakSet<unknown[]>();
+export function nilSlice<T>(): T[] {
+  const a: T[] = [];
+  NIL_SLICES.add(a);
+  return a;
+}
+export function isNilSlice(a: unknown): boolean {
+  return Array.isArray(a) && a.length === 0 && NIL_SLICES.has(a);
+}
+
 const HEX = '0123456789abcdef';
 // Characters that need work: ", \, controls, <, >, &, U+2028, U+2029 and surrogates (lone ones are
 // invalid UTF-8 to Go, which writes U+FFFD for them).
@@ -158,7 +173,7 @@ function encode(value: unknown, indent: string, nl: string, escapeHTML: boolean,
   const inner = nl === '' ? '' : nl + indent;
   if (Array.isArray(value)) {
     if (value.length === 0) {
-      out.push('[]');
+      out.push(NIL_SLICES.has(value) ? 'null' : '[]');
       return;
     }
     out.push('[');

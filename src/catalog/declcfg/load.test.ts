@@ -54,7 +54,7 @@ describe('LoadReader (upstream load_test.go)', () => {
   it('Error/InvalidPackageJSON: name must be a string', () => {
     assert.equal(
       loadError(() => parseBlobs(readInvalid('invalid-package.json'))),
-      'expected value for key "name" to be a string, got %!t(map[string]interface {}=map[]): map[]',
+      'expected value for key "name" to be a string, got map[]: map[]',
     );
   });
   it('Error/InvalidBundleJSON: relatedImages must be a list', () => {
@@ -220,9 +220,28 @@ describe('blob checks (Meta.UnmarshalJSON)', () => {
     const y = parseBlobs('schema: x.y\n__proto__:\n  a: 1\n');
     assert.deepEqual(JSON.parse(JSON.stringify(y.others[0]!.blob)), JSON.parse('{"__proto__":{"a":1},"schema":"x.y"}'));
   });
-  it('a broken JSON stream after two objects is a JSON error with the stream offset', () => {
-    const text = '{"schema":"olm.package","name":"a"}\n{"schema":"olm.package","name":"b"}\n{"schema" "x"}\n';
-    assert.equal(loadError(() => parseBlobs(text)), `json: offset ${text.indexOf('"x"') + 1}: invalid character '"' after object key`);
+  it('a broken JSON stream: after two objects the decoder\'s error; after one, YAML is tried and the JSON error has the offset', () => {
+    const two = '{"schema":"olm.package","name":"a"}\n{"schema":"olm.package","name":"b"}\n{"schema" "x"}\n';
+    assert.equal(loadError(() => parseBlobs(two)), `invalid character '"' after object key`);
+    const one = '{"schema":"olm.package","name":"a"}\n{"schema" "x"}\n';
+    assert.equal(loadError(() => parseBlobs(one)), `json: offset ${one.indexOf('"x"') + 1}: invalid character '"' after object key`);
+  });
+  it('%t of slices and maps goes element by element, as fmt does', () => {
+    assert.equal(
+      loadError(() => parseBlobs('{"schema": {"b": 1, "a": [true, null, "s"]}}')),
+      'expected value for key "schema" to be a string, got map[%!t(string=a):[true %!t(<nil>) %!t(string=s)] %!t(string=b):%!t(float64=1)]: map[a:[true <nil> s] b:1]',
+    );
+  });
+  it('channels and deprecations without entries write them as null (a Go nil slice)', () => {
+    const cfg = parseBlobs('{"schema":"olm.channel","name":"c","package":"p"}{"schema":"olm.deprecations","package":"p","entries":null}');
+    assert.match(writeJSON(cfg), /"entries": null\n\}\n\{\n    "schema": "olm.deprecations",\n    "package": "p",\n    "entries": null\n/);
+    assert.equal(writeJSON(parseBlobs('{"schema":"olm.channel","name":"c","package":"p","entries":[]}')).includes('"entries": []'), true);
+  });
+  it('a bundle object property without a value', () => {
+    assert.equal(
+      loadError(() => parseBlobs('{"schema":"olm.bundle","name":"b","properties":[{"type":"olm.bundle.object"}]}')),
+      'read bundle objects: package "", bundle "b": parse property at index 0 as bundle object: unexpected end of JSON input',
+    );
   });
 });
 

@@ -8,7 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YAMLNode } from 'yaml';
-import { compareGoStrings, goJSON, setMember, sortedKeysDeep } from './gojson.js';
+import { compareGoStrings, goJSON, nilSlice, setMember, sortedKeysDeep } from './gojson.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goQuote, goStringList } from './gofmt.js';
@@ -184,8 +184,12 @@ export function walkMetas(data: Buffer, path: string, fn: (meta: LoadedMeta) => 
       const doc = nextJSONValue(text, pos);
       if (doc === undefined) return; // EOF
       let err: string | undefined;
+      let rawErr: string | undefined;
       let meta: LoadedMeta | undefined;
-      if (doc.error !== undefined) err = doc.error;
+      if (doc.error !== undefined) {
+        err = doc.error;
+        rawErr = doc.rawError;
+      }
       else {
         try {
           meta = metaFromValue(doc.value, text.slice(doc.start, doc.end));
@@ -200,7 +204,8 @@ export function walkMetas(data: Buffer, path: string, fn: (meta: LoadedMeta) => 
         fn(meta!);
         continue;
       }
-      if (count > 1) throw new LoadError(err, path);
+      // past two objects the stream is JSON for sure: the decoder's own error, without the offset
+      if (count > 1) throw new LoadError(rawErr ?? err, path);
       // Ambiguous stream: read the rest as YAML, starting after whitespace up to the first newline.
       const rest = consumeWhitespace(text, pos);
       try {
@@ -248,7 +253,10 @@ interface JSONDoc {
   start: number;
   end: number;
   value?: unknown;
+  /** the error as YAMLOrJSONDecoder reports it for an ambiguous stream (JSONSyntaxError: with the offset) */
   error?: string;
+  /** json.Decoder's own error */
+  rawError?: string;
 }
 
 /** The next JSON value of a stream from pos (undefined at the end), parsed, or Go's error for it. */
@@ -270,7 +278,8 @@ function nextJSONValue(text: string, pos: number): JSONDoc | undefined {
       // fall through to the exact error below
     }
   }
-  return { start, end: Math.max(end, start), error: goJSONStreamError(text, pos) };
+  const e = goJSONStreamError(text, pos);
+  return { start, end: Math.max(end, start), error: e.wrapped, rawError: e.raw };
 }
 
 /** End of the JSON value starting at i (exclusive), found by brackets and strings only; -1 if unterminated. */
@@ -320,12 +329,11 @@ function stringEnd(text: string, i: number): number {
  * Go's json.Decoder error for the stream at pos: a SyntaxError as "json: offset N: ..." (N counting
  * bytes from the start of the stream), or "unexpected EOF" for a value cut short.
  */
-function goJSONStreamError(text: string, pos: number): string {
+function goJSONStreamError(text: string, pos: number): { wrapped: string; raw: string } {
   const bytesBefore = Buffer.byteLength(text.slice(0, pos));
   const r = goJSONScan(Buffer.from(text.slice(pos)));
-  if (r.kind === 'eof') return 'unexpected EOF';
-  if (r.kind === 'ok') return 'unexpected EOF';
-  return `json: offset ${bytesBefore + r.offset}: ${r.message}`;
+  if (r.kind !== 'error') return { wrapped: 'unexpected EOF', raw: 'unexpected EOF' };
+  return { wrapped: `json: offset ${bytesBefore + r.offset}: ${r.message}`, raw: r.message };
 }
 
 type ScanResult = { kind: 'ok'; end: number } | { kind: 'eof' } | { kind: 'error'; offset: number; message: string };
@@ -817,13 +825,16 @@ export function metaFromValue(value: unknown, raw: string | undefined): LoadedMe
   return meta;
 }
 
-/** fmt's %t of a non-bool value (%!t(type=value)), or of a bool. */
+/** fmt's %t of a decoded value: bools as such, others %!t(type=value), element by element in slices and maps. */
 function goFmtT(v: unknown): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (v === null || v === undefined) return '%!t(<nil>)';
-  const type =
-    typeof v === 'number' ? 'float64' : typeof v === 'string' ? 'string' : Array.isArray(v) ? '[]interface {}' : 'map[string]interface {}';
-  return `%!t(${type}=${goFmtV(v)})`;
+  if (typeof v === 'number') return `%!t(float64=${goFmtV(v)})`;
+  if (typeof v === 'string') return `%!t(string=${v})`;
+  if (Array.isArray(v)) return `[${v.map(goFmtT).join(' ')}]`;
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj).sort(compareGoStrings);
+  return `map[${keys.map((k) => `${goFmtT(k)}:${goFmtT(obj[k])}`).join(' ')}]`;
 }
 
 function notAnObjectMessage(value: unknown, raw: string | undefined): string {
@@ -1098,7 +1109,7 @@ function decodePackage(blob: Record<string, unknown>): Package {
 
 function decodeChannel(blob: Record<string, unknown>): Channel {
   const d = new StructDecoder();
-  const c: Channel = { schema: SchemaChannel, name: '', package: '', entries: [] };
+  const c: Channel = { schema: SchemaChannel, name: '', package: '', entries: nilSlice() };
   d.fields(blob, 'Channel', 'declcfg.Channel', ['schema', 'name', 'package', 'entries', 'properties'], (f, v) => {
     switch (f) {
       case 'schema':
@@ -1113,7 +1124,7 @@ function decodeChannel(blob: Record<string, unknown>): Channel {
       case 'entries': {
         const items = d.slice(v, '[]declcfg.ChannelEntry');
         if (items === undefined) {
-          if (v === null) c.entries = [];
+          if (v === null) c.entries = nilSlice();
           break;
         }
         c.entries = items.map((it) => {
@@ -1206,7 +1217,13 @@ function readBundleObjects(b: Bundle): void {
     const d = new StructDecoder();
     let data: string | undefined;
     const v = p.value;
-    if (v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v))) {
+    if (v === undefined) {
+      // no value at all: json.Unmarshal of an empty RawMessage
+      throw new DecodeError(
+        `read bundle objects: package ${goQuote(b.package)}, bundle ${goQuote(b.name)}: parse property at index ${i} as bundle object: unexpected end of JSON input`,
+      );
+    }
+    if (v !== null && (typeof v !== 'object' || Array.isArray(v))) {
       d.fail(kindOf(v), 'property.BundleObject');
     } else {
       d.fields(v, 'BundleObject', 'property.BundleObject', ['data'], (_f, fv) => {
@@ -1253,7 +1270,7 @@ function extractCSV(objects: string[]): string {
 
 function decodeDeprecation(blob: Record<string, unknown>): Deprecation {
   const d = new StructDecoder();
-  const dep: Deprecation = { schema: SchemaDeprecation, package: '', entries: [] };
+  const dep: Deprecation = { schema: SchemaDeprecation, package: '', entries: nilSlice() };
   d.fields(blob, 'Deprecation', 'declcfg.Deprecation', ['schema', 'package', 'entries'], (f, v) => {
     switch (f) {
       case 'schema':
@@ -1264,7 +1281,10 @@ function decodeDeprecation(blob: Record<string, unknown>): Deprecation {
         break;
       case 'entries': {
         const items = d.slice(v, '[]declcfg.DeprecationEntry');
-        if (items === undefined) break;
+        if (items === undefined) {
+          if (v === null) dep.entries = nilSlice();
+          break;
+        }
         dep.entries = items.map((it) => {
           const e: DeprecationEntry = { reference: { schema: '' }, message: '' };
           d.fields(it, 'DeprecationEntry', 'declcfg.DeprecationEntry', ['reference', 'message'], (g, gv) => {

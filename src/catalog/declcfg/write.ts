@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { goQuote, parse as parseSemver, parseRange, Version } from '../semver.js';
-import { compareGoStrings, goJSON } from './gojson.js';
+import { compareGoStrings, goJSON, isNilSlice } from './gojson.js';
 import { jsonToYAML } from './goyaml.js';
 import {
   PropertyPackage,
@@ -24,7 +24,7 @@ import {
   type Property,
 } from './types.js';
 
-export { compareGoStrings, goJSON, goNumber, goString, htmlEscaped, sortedKeysDeep } from './gojson.js';
+export { compareGoStrings, goJSON, goNumber, goString, htmlEscaped, isNilSlice, nilSlice, sortedKeysDeep } from './gojson.js';
 export type { GoJSONOptions } from './gojson.js';
 export { jsonToYAML } from './goyaml.js';
 
@@ -64,7 +64,7 @@ export function channelBlob(c: Channel): Record<string, unknown> {
     schema: c.schema ?? '',
     name: c.name ?? '',
     package: c.package ?? '',
-    entries: c.entries == null ? null : c.entries.map(entryBlob),
+    entries: c.entries == null || isNilSlice(c.entries) ? null : c.entries.map(entryBlob),
     properties: properties(c.properties),
   };
 }
@@ -88,7 +88,7 @@ export function deprecationBlob(d: Deprecation): Record<string, unknown> {
     schema: d.schema ?? '',
     package: d.package ?? '',
     entries:
-      d.entries == null
+      d.entries == null || isNilSlice(d.entries)
         ? null
         : d.entries.map((e) => ({
             reference: { schema: e.reference?.schema ?? '', name: nonEmpty(e.reference?.name) },
