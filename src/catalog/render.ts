@@ -11,6 +11,7 @@ import { yamlToValue } from './bundle/goyaml.js';
 import { parseBundleDir, type ParsedBundle } from './bundle/parse.js';
 import { migrate, migrationsFor } from './bundle/migrations.js';
 import { loadFS } from './declcfg/load.js';
+import { goQuote as q } from './semver.js';
 import { emptyConfig, mergeConfig, type Bundle, type DeclarativeConfig } from './declcfg/types.js';
 import { defaultCacheDir, pullImage, type PullOptions } from './oci/index.js';
 import { readCachedRender, writeCachedRender } from './bundle/cache.js';
@@ -79,7 +80,7 @@ export async function render(refs: readonly string[], opts: RenderOptions = {}):
     try {
       cfg = await renderReference(ref, opts);
     } catch (e) {
-      throw new RenderError(`render reference "${ref}": ${(e as Error).message}`, e instanceof RenderError && e.code === 'KPL_ERR_CATALOG_NOT_ALLOWED');
+      throw new RenderError(`render reference ${q(ref)}: ${(e as Error).message}`, e instanceof RenderError && e.code === 'KPL_ERR_CATALOG_NOT_ALLOWED');
     }
     for (const b of cfg.bundles) finishBundle(b);
     if (opts.migrateLevel) {
@@ -101,7 +102,7 @@ export async function render(refs: readonly string[], opts: RenderOptions = {}):
 export async function renderBundleImage(image: string, opts: RenderOptions = {}): Promise<Bundle> {
   const cfg = await render([image], { ...opts, allowedRefMask: RefBundleImage });
   const b = cfg.bundles[0];
-  if (!b) throw new RenderError(`render reference "${image}": no bundle in image`);
+  if (!b) throw new RenderError(`render reference ${q(image)}: no bundle in image`);
   return b;
 }
 
@@ -118,16 +119,16 @@ async function renderReference(ref: string, opts: RenderOptions): Promise<Declar
   } catch {
     return renderImage(ref, opts);
   }
-  if (!st.isDirectory()) throw new RenderError(`ref "${ref}" is not a directory: not allowed`, true);
+  if (!st.isDirectory()) throw new RenderError(`ref ${q(ref)} is not a directory: not allowed`, true);
   if (await isBundleDir(ref)) {
-    if (!refAllowed(mask, RefBundleDir)) throw new RenderError(`cannot render bundle directory "${ref}": not allowed`, true);
+    if (!refAllowed(mask, RefBundleDir)) throw new RenderError(`cannot render bundle directory ${q(ref)}: not allowed`, true);
     const parsed = await parseBundleDir(ref, opts.warn);
     let image = '';
     if (opts.imageRefTemplate !== undefined) {
       try {
         image = executeImageRefTemplate(opts.imageRefTemplate, parsed);
       } catch (e) {
-        throw new Error(`failed templating image reference from bundle for "${ref}": ${(e as Error).message}`);
+        throw new Error(`failed templating image reference from bundle for ${q(ref)}: ${(e as Error).message}`);
       }
     }
     return { ...emptyConfig(), bundles: [bundleToDeclcfg(parsed, image)] };
@@ -150,7 +151,7 @@ async function renderImage(ref: string, opts: RenderOptions): Promise<Declarativ
   try {
     pulled = await pull(ref, opts.pull ?? {});
   } catch (e) {
-    throw new Error(`failed to pull image "${ref}": ${(e as Error).message}`);
+    throw new Error(`failed to pull image ${q(ref)}: ${(e as Error).message}`);
   }
   const labels = pulled.labels;
   const configsDir = labels[ConfigsLocationLabel];
@@ -172,11 +173,11 @@ async function renderImage(ref: string, opts: RenderOptions): Promise<Declarativ
     return { ...emptyConfig(), bundles: [bundle] };
   }
   if (labels[DbLocationLabel] !== undefined) {
-    throw new RenderError(`render "${ref}": sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`, true);
+    throw new RenderError(`render ${q(ref)}: sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`, true);
   }
   const keys = Object.keys(labels).sort();
-  if (keys.length > 0) throw new Error(`render "${ref}": image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join('\n')}`);
-  throw new Error(`render "${ref}": image type could not be determined: image has no labels`);
+  if (keys.length > 0) throw new Error(`render ${q(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join('\n')}`);
+  throw new Error(`render ${q(ref)}: image type could not be determined: image has no labels`);
 }
 
 async function defaultLoadCatalog(dir: string): Promise<DeclarativeConfig> {

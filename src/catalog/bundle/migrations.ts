@@ -1,7 +1,7 @@
 // opm's catalog migrations (alpha/action/migrations): an ordered list; a level runs every
 // migration up to and including the named one ("all" runs them all).
 import type { Bundle, DeclarativeConfig, Property } from '../declcfg/types.js';
-import { newPRVersion, parseTolerant } from '../semver.js';
+import { goQuote, newPRVersion, parseTolerant } from '../semver.js';
 import { compareBytes, field, goKind, isObject } from './gojson.js';
 
 interface Migration {
@@ -22,7 +22,7 @@ export class UnknownMigrationError extends Error {
   override readonly name = 'UnknownMigrationError';
   readonly code = 'KPL_ERR_CATALOG_MIGRATION';
   constructor(level: string) {
-    super(`unknown migration level "${level}"`);
+    super(`unknown migration level ${goQuote(level)}`);
   }
 }
 

@@ -5,6 +5,7 @@
 import { htmlEscaped } from '../declcfg/gojson.js';
 import { SchemaBundle, type Bundle, type Property, type RelatedImage } from '../declcfg/types.js';
 import { compareBytes, field, goKind, goMarshal, isObject, stringField } from './gojson.js';
+import { goQuote } from '../semver.js';
 import { migrate } from './migrations.js';
 import { packageJSON, parseBundleDir, providedAPIs, requiredAPIs, type ParsedBundle, type RawProperty } from './parse.js';
 
@@ -13,7 +14,7 @@ export class PropertyParseError extends Error {
   override readonly name = 'PropertyParseError';
   readonly code = 'KPL_ERR_CATALOG_PROPERTY';
   constructor(index: number, type: string, cause: string) {
-    super(`parse property[${index}] of type "${type}": ${cause}`);
+    super(`parse property[${index}] of type ${goQuote(type)}: ${cause}`);
   }
 }
 
@@ -45,13 +46,13 @@ export function bundleToDeclcfg(b: ParsedBundle, image: string): Bundle {
   try {
     ({ objects, props } = objectsAndProperties(b));
   } catch (e) {
-    throw new Error(`get properties for bundle "${b.name}": ${(e as Error).message}`);
+    throw new Error(`get properties for bundle ${goQuote(b.name)}: ${(e as Error).message}`);
   }
   let relatedImages: RelatedImage[];
   try {
     relatedImages = getRelatedImages(b, image);
   } catch (e) {
-    throw new Error(`get related images for bundle "${b.name}": ${(e as Error).message}`);
+    throw new Error(`get related images for bundle ${goQuote(b.name)}: ${(e as Error).message}`);
   }
   const bundle: Bundle = {
     schema: SchemaBundle,

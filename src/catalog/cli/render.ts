@@ -7,6 +7,7 @@ import { writeJSON, writeYAML } from '../declcfg/write.js';
 import { migrationsFor, migrationsHelpText } from '../bundle/migrations.js';
 import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.js';
 import { render, type RenderOptions } from '../render.js';
+import { goQuote } from '../semver.js';
 
 export const usage = `Generate a stream of file-based catalog objects to stdout from the provided
 catalog images, file-based catalog directories, bundle images, and bundle directories.
@@ -75,7 +76,7 @@ const BOOL_FLAGS = new Set(['migrate', 'skip-tls-verify', 'skip-tls', 'use-http'
 function parseBool(name: string, v: string): boolean {
   if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v)) return true;
   if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(v)) return false;
-  throw new UsageError(`invalid argument "${v}" for "--${name}" flag: strconv.ParseBool: parsing "${v}": invalid syntax`);
+  throw new UsageError(`invalid argument ${goQuote(v)} for "--${name}" flag: strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax`);
 }
 
 export function parseRenderArgs(argv: readonly string[]): RenderFlags {
@@ -174,7 +175,7 @@ export async function renderToText(flags: RenderFlags): Promise<string> {
   let write: (cfg: DeclarativeConfig) => string;
   if (flags.output === 'json') write = writeJSON;
   else if (flags.output === 'yaml') write = writeYAML;
-  else throw new FatalError(`invalid --output value "${flags.output}", expected (json|yaml)`);
+  else throw new FatalError(`invalid --output value ${goQuote(flags.output)}, expected (json|yaml)`);
 
   const level = flags.migrateAll ? 'all' : flags.migrateLevel;
   if (level) migrationsFor(level); // unknown levels fail before anything is pulled
