@@ -229,7 +229,7 @@ describe('blob checks (Meta.UnmarshalJSON)', () => {
   it('%t of slices and maps goes element by element, as fmt does', () => {
     assert.equal(
       loadError(() => parseBlobs('{"schema": {"b": 1, "a": [true, null, "s"]}}')),
-      'expected value for key "schema" to be a string, got map[%!t(string=a):[true %!t(<nil>) %!t(string=s)] %!t(string=b):%!t(float64=1)]: map[a:[true <nil> s] b:1]',
+      'expected value for key "schema" to be a string, got map[%!t(string=a):[true <nil> %!t(string=s)] %!t(string=b):%!t(float64=1)]: map[a:[true <nil> s] b:1]',
     );
   });
   it('channels and deprecations without entries write them as null (a Go nil slice)', () => {

@@ -826,15 +826,16 @@ export function metaFromValue(value: unknown, raw: string | undefined): LoadedMe
 }
 
 /** fmt's %t of a decoded value: bools as such, others %!t(type=value), element by element in slices and maps. */
-function goFmtT(v: unknown): string {
+function goFmtT(v: unknown, nested = false): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (v === null || v === undefined) return '%!t(<nil>)';
+  // a nil element inside a slice or map prints as <nil> whatever the verb
+  if (v === null || v === undefined) return nested ? '<nil>' : '%!t(<nil>)';
   if (typeof v === 'number') return `%!t(float64=${goFmtV(v)})`;
   if (typeof v === 'string') return `%!t(string=${v})`;
-  if (Array.isArray(v)) return `[${v.map(goFmtT).join(' ')}]`;
+  if (Array.isArray(v)) return `[${v.map((e) => goFmtT(e, true)).join(' ')}]`;
   const obj = v as Record<string, unknown>;
   const keys = Object.keys(obj).sort(compareGoStrings);
-  return `map[${keys.map((k) => `${goFmtT(k)}:${goFmtT(obj[k])}`).join(' ')}]`;
+  return `map[${keys.map((k) => `${goFmtT(k, true)}:${goFmtT(obj[k], true)}`).join(' ')}]`;
 }
 
 function notAnObjectMessage(value: unknown, raw: string | undefined): string {
