@@ -12,12 +12,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { startEtcd, type RunningEtcd } from '../test/support/etcd.js';
+import { CATALOG_FULL, CATALOG_QUICK, runCatalogBench } from './catalog.js';
 import { RpcClient, configMap, describePauses, stats, type Credentials, type Memory, type Pauses, type StartedServer } from './common.js';
 import { HttpClient, Watchers, closedLoop, expectStatus, openLoop, type RoundResult } from './load.js';
 import { SSA_FIELDS, runSsa } from './ssa.js';
 import { CR_CEL_RULES, CR_OPS, CR_SCHEMA_FIELDS, runCr } from './cr.js';
 
-const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'cr', 'nsdelete', 'gc', 'idlecm'] as const;
+const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'cr', 'nsdelete', 'gc', 'idlecm', 'catalog'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Config {
@@ -803,6 +804,7 @@ async function main(): Promise<void> {
     if (args.only.has('nsdelete')) await scenarioNsDelete(cfg, root, cpuProfDir);
     if (args.only.has('gc')) await scenarioGc(cfg, root, cpuProfDir);
     if (args.only.has('idlecm')) await scenarioIdleCm(cfg, root);
+    if (args.only.has('catalog')) await scenarioCatalog(args.quick);
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(root, { recursive: true, force: true });
@@ -811,6 +813,26 @@ async function main(): Promise<void> {
   if (args.json) {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(args.json, JSON.stringify({ date: started.toISOString(), quick: args.quick, machine: { cpus: cpu.length, model: cpu[0]?.model, node: process.version }, rows, goals }, null, 2));
+  }
+}
+
+// ---- scenario catalog: a 30,000-bundle file-based catalog (bench/catalog.ts) -------------------
+
+async function scenarioCatalog(quick: boolean): Promise<void> {
+  console.log('\n[catalog] 300 packages × 100 bundles: load + validate, kplane catalog serve GetBundleForChannel, template render');
+  const catalogRows = await runCatalogBench({ ...(quick ? CATALOG_QUICK : CATALOG_FULL), log: (line) => console.log(`  ${line}`) });
+  for (const r of catalogRows) {
+    const s = r.stats;
+    rows.push({
+      scenario: 'catalog',
+      target: r.target,
+      op: r.op,
+      concurrency: '-',
+      ...(s ? { p50: s.p50, p99: s.p99, max: s.max, n: s.n } : {}),
+      ...(r.errors ? { errors: r.errors } : {}),
+      value: r.value,
+    });
+    if (r.goal !== '-') goal(`${r.target}: ${r.op}`, r.goal, r.value, r.met);
   }
 }
 
