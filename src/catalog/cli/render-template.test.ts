@@ -29,6 +29,10 @@ describe('kplane catalog render-template: arguments', () => {
     const m = await text([major, '-o', 'mermaid']);
     assert.match(m, /^graph LR\n/);
     assert.match(m, /candidate-v0/);
+    // --legacy draws as v1.26.3 did: no class definitions, "replace" edges
+    const lm = await text([major, '-o', 'mermaid', '--legacy']);
+    assert.ok(lm.startsWith('graph LR\n  %% package "testoperator"\n  subgraph "testoperator"\n    %% channel "candidate-v0"\n'), lm.slice(0, 200));
+    assert.match(lm, /-- replace -->/);
   });
 
   it('--legacy renders with opm v1.26.3', async () => {

@@ -13,6 +13,7 @@ import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.
 import { bundleImageRenderer, type RenderOptions } from '../render.js';
 import { goQuote } from '../semver.js';
 import { TEMPLATE_SCHEMAS, TEMPLATE_TYPES, detectSchema, typeOfSchema } from '../template/detect.js';
+import { writeLegacyMermaid } from '../template/mermaid-legacy.js';
 import { renderSemverTemplate, type BundleRenderer } from '../template/semver.js';
 
 export const usage = `Render a catalog template (auto-detects type from schema if TYPE not specified)
@@ -200,7 +201,8 @@ export async function renderTemplateToText(flags: RenderTemplateFlags, renderBun
       write = writeYAML;
       break;
     case 'mermaid':
-      write = (cfg) => writeMermaid(cfg);
+      // v1.26 drew a simpler graph than today's writer
+      write = flags.legacy ? (cfg) => writeLegacyMermaid(cfg) : (cfg) => writeMermaid(cfg);
       break;
     default:
       throw new CommandError(flags.legacy ? `invalid output format ${goQuote(flags.output)}` : `invalid --output value ${goQuote(flags.output)}, expected (json|yaml|mermaid)`);

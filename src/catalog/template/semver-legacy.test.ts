@@ -170,3 +170,28 @@ describe('semver template (legacy, opm v1.26.3): behaviour that differs from tod
     await assert.rejects(render(`stable:\n  bundles:\n  - image: ${dup[0]!.image}\n  - image: other\n`, dup), { message: 'semver-render: unable to post-process bundle info: duplicate bundle name "a-v1.0.0"' });
   });
 });
+
+describe('semver template (legacy, opm v1.26.3): -o mermaid as v1.26.3 drew it', () => {
+  it('upstream TestWriteMermaidChannels/SuccessNoFilters (v1.26.3)', async () => {
+    const { validDeclarativeConfig } = await import('../declcfg/testdata/fixtures.js');
+    const { writeLegacyMermaid } = await import('./mermaid-legacy.js');
+    assert.equal(writeLegacyMermaid(validDeclarativeConfig({ includeUnrecognized: true })), fixture('legacy/mermaid-no-filters.mmd'));
+  });
+  it('skipRange edges, and a warning for a skipRange that does not parse', async () => {
+    const { writeLegacyMermaid } = await import('./mermaid-legacy.js');
+    const bs = ['1.0.0', '1.1.0', '1.2.0'].map(aBundle);
+    const cfg: DeclarativeConfig = {
+      packages: [],
+      channels: [{ schema: 'olm.channel', name: 's', package: 'a', entries: [{ name: 'a-v1.0.0' }, { name: 'a-v1.1.0', skipRange: '<1.1.0' }, { name: 'a-v1.2.0', skipRange: 'bad' }] }],
+      bundles: bs,
+      deprecations: [],
+      others: [],
+    };
+    const warnings: string[] = [];
+    assert.equal(
+      writeLegacyMermaid(cfg, (l) => warnings.push(l)),
+      'graph LR\n  %% package "a"\n  subgraph "a"\n    %% channel "s"\n    subgraph a-s["s"]\n      a-s-a-v1.0.0["a-v1.0.0"]\n      a-s-a-v1.1.0["a-v1.1.0"]\n      a-s-a-v1.0.0["a-v1.0.0"]-- "skipRange(<1.1.0)" --> a-s-a-v1.1.0["a-v1.1.0"]\n      a-s-a-v1.2.0["a-v1.2.0"]\n    end\n  end\n',
+    );
+    assert.deepEqual(warnings, ['warning: ignoring invalid SkipRange for package/edge "a"/"a-v1.2.0": Could not get version from string: "bad"\n']);
+  });
+});
