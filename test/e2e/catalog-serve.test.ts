@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { eventually } from '../support/eventually.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const testdata = join(root, 'src/catalog/serve/testdata');
@@ -29,7 +30,7 @@ interface Served {
 async function serve(dir: string, ...flags: string[]): Promise<Served> {
   const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', dir, '--port', '0', ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code))); // after stderr is drained
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start:\n${err}`)), 60_000);
     proc.stderr!.on('data', (d: Buffer) => {
@@ -409,14 +410,12 @@ describe('catalog serve: upstream server tests (simple catalog built from manife
   it('logs each call as opm does: started call, finished call with code and time (errors at level error)', async () => {
     await c.unary(R, 'GetPackage', { name: 'prometheus' });
     await rejectsWith(c.unary(R, 'GetPackage', { name: 'logged-missing' }), grpc.status.UNKNOWN, 'package "logged-missing" not found');
+    // the server writes its log once per event-loop turn: wait for the lines to arrive
+    const errorLine = 'level=error msg="finished call" grpc.code=Unknown grpc.component=server grpc.error="rpc error: code = Unknown desc = package \\"logged-missing\\" not found"';
+    await eventually(10_000, 'the error call logged', async () => (served.stderr().includes(errorLine) ? true : undefined));
     const lines = served.stderr().split('\n');
     assert.ok(lines.some((l) => /level=info msg="started call" .*grpc\.method=GetPackage grpc\.method_type=unary grpc\.service=api\.Registry .*peer\.address="127\.0\.0\.1:\d+" protocol=grpc/.test(l)));
     assert.ok(lines.some((l) => /level=info msg="finished call" grpc\.code=OK .*grpc\.method=GetPackage .*grpc\.time_ms=[\d.]+ /.test(l)));
-    assert.ok(
-      lines.some((l) =>
-        l.includes('level=error msg="finished call" grpc.code=Unknown grpc.component=server grpc.error="rpc error: code = Unknown desc = package \\"logged-missing\\" not found"'),
-      ),
-    );
   });
 });
 

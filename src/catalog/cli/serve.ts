@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { JsonCache, catalogFromDir } from '../serve/cache.js';
-import { createLogger, type Logger } from '../serve/log.js';
+import { bufferedWriter, createLogger, type Logger } from '../serve/log.js';
 import { createRegistryServer, listen, shutdown } from '../serve/server.js';
 import type { ServedCatalog } from '../serve/catalog.js';
 
@@ -130,10 +130,12 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`Error: ${message(err)}\n\n${usage}`);
     return 1;
   }
-  const root = createLogger({ write: (line) => process.stderr.write(line), level: flags.debug ? 'debug' : 'info' });
+  const out = bufferedWriter((chunk) => process.stderr.write(chunk));
+  const root = createLogger({ write: out.write, level: flags.debug ? 'debug' : 'info' });
   const logger = root.with({ configs: flags.configDir, ...(flags.cacheDir ? { cache: flags.cacheDir } : {}) });
   const fatal = (err: unknown): number => {
     root.log('fatal', message(err)); // opm's logger.Fatal: the bare logger, no fields
+    out.flush();
     if (flags.terminationLog) {
       try {
         writeFileSync(flags.terminationLog, message(err) + '\n');
@@ -150,6 +152,7 @@ export async function run(argv: string[]): Promise<number> {
   } catch (err) {
     return fatal(err);
   }
+  out.flush();
   if (flags.cacheOnly) return 0;
 
   const server = createRegistryServer({ ...served, logger: root, logCalls: flags.logCalls });
@@ -162,13 +165,17 @@ export async function run(argv: string[]): Promise<number> {
   const address = flags.host.includes(':') ? `[${flags.host}]:${port}` : `${flags.host}:${port}`;
   const serving = logger.with({ port, address });
   serving.info('serving registry');
+  out.flush();
 
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
       serving.info('shutting down server');
-      void shutdown(server, SHUTDOWN_GRACE_MS).then(resolve);
+      void shutdown(server, SHUTDOWN_GRACE_MS).then(() => {
+        out.flush();
+        resolve();
+      });
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { getEncoders, loadPackageDefinition } from '../api/api.js';
@@ -17,7 +17,9 @@ import { writeBenchCatalog } from './bench-catalog.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 const { values } = parseArgs({
+  args: isMain ? process.argv.slice(2) : [],
   options: {
     packages: { type: 'string', default: '300' },
     bundles: { type: 'string', default: '100' },
@@ -37,7 +39,7 @@ function percentile(sorted: number[], q: number): number {
 }
 
 /** Open-loop load: a request every 1/rate s regardless of answers; latency measured per request. */
-async function load(port: number, rate: number, seconds: number, pick: (i: number) => { pkgName: string; channelName: string }) {
+export async function load(port: number, rate: number, seconds: number, pick: (i: number) => { pkgName: string; channelName: string }) {
   const def = loadPackageDefinition();
   const Registry = grpc.makeGenericClientConstructor(def['api.Registry'] as grpc.ServiceDefinition, 'Registry');
   const client = new Registry(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as {
@@ -72,6 +74,16 @@ async function load(port: number, rate: number, seconds: number, pick: (i: numbe
   client.close();
   lat.sort((a, b) => a - b);
   return { rps: total / elapsed, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), max: lat[lat.length - 1]!, errors };
+}
+
+/** CPU seconds (user + system) the process has used so far. */
+function cpuOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return 0;
+  }
 }
 
 function rssOf(pid: number): number {
@@ -112,9 +124,11 @@ async function main(): Promise<void> {
       const p = (i * 7919) % PACKAGES;
       return { pkgName: `operator-${String(p).padStart(3, '0')}`, channelName: i % 2 ? 'stable' : 'fast' };
     };
+    const cpu0 = cpuOf(proc.pid!);
     const r = await load(port, RATE, SECONDS, pick);
+    const cpuPerCall = ((cpuOf(proc.pid!) - cpu0) / (RATE * SECONDS + 200)) * 1e6;
     console.log(
-      `kplane GetBundleForChannel at ${RATE}/s offered: ${r.rps.toFixed(0)}/s achieved, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms (goal ≤ 2 ms), max ${r.max.toFixed(1)} ms, errors ${r.errors}; peak RSS ${(rssOf(proc.pid!) / 2 ** 20).toFixed(0)} MiB; call logs ${LOG_CALLS ? `on (${(logBytes / 2 ** 20).toFixed(1)} MiB)` : 'off'}`,
+      `kplane GetBundleForChannel at ${RATE}/s offered: ${r.rps.toFixed(0)}/s achieved, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms (goal ≤ 2 ms), max ${r.max.toFixed(1)} ms, errors ${r.errors}; peak RSS ${(rssOf(proc.pid!) / 2 ** 20).toFixed(0)} MiB; call logs ${LOG_CALLS ? `on (${(logBytes / 2 ** 20).toFixed(1)} MiB)` : 'off'}; server CPU ${cpuPerCall.toFixed(0)} µs per call (${((cpuPerCall * RATE) / 1e4).toFixed(0)}% of a core at ${RATE}/s)`,
     );
     proc.kill('SIGTERM');
 
@@ -137,4 +151,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (isMain) await main();

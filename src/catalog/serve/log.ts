@@ -51,3 +51,29 @@ export function createLogger(opts: { write: (line: string) => void; level?: Leve
   };
   return logger;
 }
+
+/**
+ * Lines gathered and written once per turn of the event loop: under load the call log is two lines
+ * per request, and one write per line would cost a system call each.
+ */
+export function bufferedWriter(write: (chunk: string) => void): { write: (line: string) => void; flush: () => void } {
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const chunk = pending.join('');
+    pending = [];
+    write(chunk);
+  };
+  return {
+    write(line) {
+      pending.push(line);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
