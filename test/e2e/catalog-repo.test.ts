@@ -7,14 +7,14 @@
 // serve, with a @grpc/grpc-js client calling every api.Registry method on the served catalogs.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { buildBundleImage, pushImage } from '../../src/catalog/oci/index.js';
+import { buildBundleImage, buildCatalogImage, pushImage } from '../../src/catalog/oci/index.js';
 import { startRegistry, type RunningRegistry } from '../support/registry.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -113,6 +113,70 @@ async function serve(dir: string): Promise<Served> {
   return { proc, port, exited };
 }
 
+// operator-registry generate_dockerfile_test.go's Scratch/Success/WithExtraLabels, for IndexDir "configs"
+const SCRATCH_DOCKERFILE = `# The builder image is expected to contain
+# /bin/opm (with serve subcommand)
+FROM foo as builder
+
+# Copy FBC root into image at /configs and pre-populate serve cache
+ADD configs /configs
+RUN ["/bin/opm", "serve", "/configs", "--cache-dir=/tmp/cache", "--cache-only"]
+
+FROM scratch
+# OLMv0 CatalogSources that use binary-less images must set:
+# spec:
+#   grpcPodConfig:
+#     extractContent:
+#       catalogDir: /configs
+#       cacheDir: /tmp/cache
+
+COPY --from=builder /configs /configs
+COPY --from=builder /tmp/cache /tmp/cache
+
+# Set FBC-specific label for the location of the FBC root directory
+# in the image
+LABEL operators.operatorframework.io.index.configs.v1=/configs
+
+# Set other custom labels
+LABEL "key1"="value1"
+LABEL "key2"="value2"
+`;
+
+const LEGACY_CYCLE = `---
+defaultChannel: stable
+name: legacy-operator
+schema: olm.package
+---
+entries:
+- name: legacy-operator.v1.0.0
+  replaces: legacy-operator.v1.1.0
+- name: legacy-operator.v1.1.0
+  replaces: legacy-operator.v1.0.0
+name: stable
+package: legacy-operator
+schema: olm.channel
+---
+image: registry.dbaas.example/bundles/legacy-operator-bundle:v1.0.0
+name: legacy-operator.v1.0.0
+package: legacy-operator
+properties:
+- type: olm.package
+  value:
+    packageName: legacy-operator
+    version: 1.0.0
+schema: olm.bundle
+---
+image: registry.dbaas.example/bundles/legacy-operator-bundle:v1.1.0
+name: legacy-operator.v1.1.0
+package: legacy-operator
+properties:
+- type: olm.package
+  value:
+    packageName: legacy-operator
+    version: 1.1.0
+schema: olm.bundle
+`;
+
 // ---- the workflow ---------------------------------------------------------------------------
 
 describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600_000 }, () => {
@@ -138,6 +202,23 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
         await pushImage({ layoutDir, tag: ref }, ref);
       }
     }
+    // bad bundles: psmdb-operator 1.2.0 again under another name, once with build metadata added
+    // to its version and once with the same version; and a catalog image where a bundle belongs
+    for (const [tag, name, version] of [
+      ['v1.2.0-rebuild', 'psmdb-operator.v1.2.0-rebuild', '1.2.0+rebuild.1'],
+      ['v1.2.0-copy', 'psmdb-operator.v1.2.0-copy', '1.2.0'],
+    ] as const) {
+      const dir = join(work, 'bad-bundles', tag);
+      cpSync(join(example, 'bundles/psmdb-operator/1.2.0'), dir, { recursive: true });
+      const csv = join(dir, 'manifests/psmdb-operator.clusterserviceversion.yaml');
+      writeFileSync(csv, readFileSync(csv, 'utf8').replace('name: psmdb-operator.v1.2.0', `name: ${name}`).replace(/^ {2}version: 1\.2\.0$/m, `  version: ${version}`));
+      const ref = `${registry.host}/bundles/psmdb-operator-bundle:${tag}`;
+      buildBundleImage(dir, { layoutDir, tag: ref });
+      await pushImage({ layoutDir, tag: ref }, ref);
+    }
+    const notBundle = `${registry.host}/bundles/not-a-bundle:v1`;
+    buildCatalogImage(join(example, 'catalog'), { layoutDir, tag: notBundle });
+    await pushImage({ layoutDir, tag: notBundle }, notBundle);
     // the repository under test: the example without its rendered catalogs
     repo = join(work, 'dbaas-catalog');
     cpSync(example, repo, { recursive: true, filter: (src) => !src.includes(`${join(example, 'bundles')}`) });
@@ -156,6 +237,12 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     for (const f of ['catalog/.indexignore', 'catalog/README.md', 'catalog.Dockerfile', '.github/workflows/catalog.yaml']) assert.ok(existsSync(join(fresh, f)), f);
     assert.match(readFileSync(join(fresh, 'catalog.Dockerfile'), 'utf8'), /^LABEL operators\.operatorframework\.io\.index\.configs\.v1=\/configs$/m);
     assert.match(readFileSync(join(fresh, '.github/workflows/catalog.yaml'), 'utf8'), /kplane catalog test --junit/);
+    const exists = await kp(['generate', 'dockerfile', 'catalog'], fresh);
+    assert.equal(exists.code, 1);
+    assert.equal(exists.stderr, 'kplane catalog generate dockerfile: path "catalog.Dockerfile": file already exists\n');
+    mkdirSync(join(work, 'df', 'configs'), { recursive: true });
+    await ok(['generate', 'dockerfile', 'configs/', '-i', 'scratch', '-b', 'foo', '-l', 'key2=value2', '-l', 'key1=value1'], join(work, 'df'));
+    assert.equal(readFileSync(join(work, 'df', 'configs.Dockerfile'), 'utf8'), SCRATCH_DOCKERFILE);
     await ok(['add-operator', 'pg-operator', '--image', `${PROD}/bundles/pg-operator-bundle:v2.3.0`, '--channel', 'stable', '--owner', 'dave'], fresh);
     await ok(['add-bundle', 'pg-operator', '--image', `${PROD}/bundles/pg-operator-bundle:v2.4.0`, '--channel', 'candidate', '--channel', 'stable'], fresh);
     const dup = await kp(['add-bundle', 'pg-operator', '--image', `${PROD}/bundles/pg-operator-bundle:v2.4.0`, '--channel', 'stable'], fresh);
@@ -198,10 +285,17 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     const catalog = join(repo, 'catalog/psmdb-operator/catalog.yaml');
     const good = readFileSync(veneer, 'utf8');
     const before = readFileSync(catalog, 'utf8');
+    const withImage = (image: string): string =>
+      good.replace('  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0', `  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0\n  - Image: ${PROD}/bundles/${image}`);
     const cases: [string, RegExp][] = [
       [good + 'Bogus: true\n', /psmdb-operator: render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "Bogus"/],
       [good.replace('Schema: olm.semver', 'Schema: olm.template.basic'), /psmdb-operator: render: unable to read file: readFile: input file has unknown schema, should be "olm\.semver"/],
       [good.replace('psmdb-operator-bundle:v2.0.0', 'psmdb-operator-bundle:v9.9.9'), /failed to pull image "registry\.dbaas\.example\/bundles\/psmdb-operator-bundle:v9\.9\.9".*not found/],
+      // versions that differ only in build metadata, and the same version twice
+      [withImage('psmdb-operator-bundle:v1.2.0-rebuild'), /psmdb-operator: render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version "1\.2\.0\+rebuild\.1" cannot be compared to "1\.2\.0"/],
+      [withImage('psmdb-operator-bundle:v1.2.0-copy'), /psmdb-operator: render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version "1\.2\.0" cannot be compared to "1\.2\.0"/],
+      // an image that is not a bundle
+      [withImage('not-a-bundle:v1'), /psmdb-operator: render reference "registry\.dbaas\.example\/bundles\/not-a-bundle:v1": cannot render declarative config image: not allowed/],
       // a bundle of another package in the template
       [good.replace('  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0', '  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0\n  - Image: ' + `${PROD}/bundles/pxc-operator-bundle:v1.0.0`), /psmdb-operator: render: unable to post-process bundle info: bundle "pxc-operator" does not belong to this package: "psmdb-operator"/],
     ];
@@ -220,6 +314,17 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     assert.match(r.stderr, /\[4\/5\] psmdb-operator: unchanged/);
     const forced = await ok(['generate', '--force', '--operator', 'psmdb-operator', ...mirror], repo);
     assert.match(forced.stderr, /\[1\/1\] psmdb-operator: rendered \(catalog\.yaml already up to date\)/);
+    // a hand-written catalog with a replaces cycle (no template): the tree validation fails with opm's tree
+    const legacy = join(repo, 'catalog/legacy-operator');
+    mkdirSync(legacy);
+    writeFileSync(join(legacy, 'catalog.yaml'), LEGACY_CYCLE);
+    try {
+      const cyc = await kp(['generate', ...mirror], repo);
+      assert.equal(cyc.code, 1);
+      assert.match(cyc.stderr, /kplane catalog generate: invalid index:\n└── invalid package "legacy-operator":\n {4}└── invalid channel "stable":\n {8}└── no channel head found in graph\n/);
+    } finally {
+      rmSync(legacy, { recursive: true });
+    }
   });
 
   it('validate and test pass, with reports per layer; candidate-only findings are warnings', async () => {
@@ -239,7 +344,7 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     assert.match(junit, /<system-out>warning: warning: bundle psmdb-operator\.v2\.0\.0/);
   });
 
-  it('test fails on an undeclared shared API, an unsatisfiable stable requirement and a platform that does not install', async () => {
+  it('test fails on an undeclared shared API and on platforms whose heads do not install together', async () => {
     const interop = join(repo, 'interop.yaml');
     const saved = readFileSync(interop, 'utf8');
     writeFileSync(interop, 'sharedAPIs: []\n');
