@@ -421,7 +421,7 @@ describe('catalog images behind basic and token auth', { timeout: 120_000 }, () 
     test(`${auth} auth: push and pull with credentials (flags and auth file); 401 without or with wrong ones`, async () => {
       ensureTools();
       const bundleDir = existsSync(join(work, 'bundle')) ? join(work, 'bundle') : fixtureBundle();
-      const reg = await startRegistry({ auth });
+      const reg = await startRegistry({ auth, identityTokens: { 'kplane-identity-token': 'tester' } });
       regs.push(reg);
       const ref = `${reg.host}/private/etcd-bundle:v1`;
       const noCreds = await kplane(['bundle', 'build', bundleDir, '--tag', ref, '--oci-layout', join(work, `layout-${auth}`), '--push']);
@@ -449,6 +449,16 @@ describe('catalog images behind basic and token auth', { timeout: 120_000 }, () 
       const img = JSON.parse(pulled.stdout) as { root: string; labels: Record<string, string> };
       assert.equal(img.labels['operators.operatorframework.io.bundle.package.v1'], 'etcd');
       assert.equal(readFileSync(join(img.root, 'manifests', 'etcdoperator.v0.9.4.clusterserviceversion.yaml'), 'utf8'), CSV);
+
+      if (auth === 'token') {
+        // An identity (refresh) token in the auth file is traded at the token server (OAuth2 POST).
+        const idFile = join(work, 'auth-identity.json');
+        writeFileSync(idFile, JSON.stringify({ auths: { [reg.host]: { identitytoken: 'kplane-identity-token' } } }));
+        const viaIdentity = await pullImage(ref, { cacheDir: join(work, 'cache-identity'), authFile: idFile });
+        assert.equal(viaIdentity.digest, push.stdout.trim());
+        writeFileSync(idFile, JSON.stringify({ auths: { [reg.host]: { identitytoken: 'stale' } } }));
+        await assert.rejects(pullImage(ref, { cacheDir: join(work, 'cache-identity-bad'), authFile: idFile }), /rejected the credentials for user "\(identity token\)" \(401\)/);
+      }
 
       // skopeo, given the same credentials, sees the image we pushed.
       const inspect = await run(tools.skopeo, ['inspect', '--tls-verify=false', '--creds', 'tester:secret', `docker://${ref}`]);

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,8 @@ export interface StartRegistryOptions {
   readonly auth?: RegistryAuth;
   /** Users for basic and token auth (default { tester: 'secret' }). */
   readonly users?: Readonly<Record<string, string>>;
+  /** Token auth: OAuth2 refresh tokens (docker's "identitytoken") the issuer accepts, each for a user. */
+  readonly identityTokens?: Readonly<Record<string, string>>;
   /** Token auth: anonymous callers get pull access (default false: anonymous gets no access). */
   readonly anonymousPull?: boolean;
   readonly startTimeoutMs?: number;
@@ -91,7 +93,7 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
     await writeFile(htpasswd, lines.join('\n') + '\n');
     config.push('auth:', '  htpasswd:', '    realm: kplane-test', `    path: ${JSON.stringify(htpasswd)}`);
   } else if (auth === 'token') {
-    const issuer = await startTokenIssuer(users, opts.anonymousPull ?? false);
+    const issuer = await startTokenIssuer(users, opts.identityTokens ?? {}, opts.anonymousPull ?? false);
     tokenServer = issuer.server;
     const bundle = join(dir, 'token-ca.crt');
     await writeFile(bundle, issuer.certPem);
@@ -209,28 +211,40 @@ interface TokenIssuer {
  * { token, access_token, expires_in, issued_at }. Known users get what they ask for; anonymous
  * callers get pull when `anonymousPull`, else nothing (the registry then answers 401).
  */
-async function startTokenIssuer(users: Readonly<Record<string, string>>, anonymousPull: boolean): Promise<TokenIssuer> {
+async function startTokenIssuer(users: Readonly<Record<string, string>>, identityTokens: Readonly<Record<string, string>>, anonymousPull: boolean): Promise<TokenIssuer> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const certPem = selfSignedCert(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey.export({ type: 'spki', format: 'pem' }).toString());
   const kid = libtrustKeyId(publicKey.export({ type: 'spki', format: 'der' }));
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://token');
+    let body = '';
+    req.setEncoding('utf8').on('data', (d: string) => (body += d));
+    req.on('end', () => answer(req.method ?? 'GET', req.url ?? '/', req.headers.authorization ?? '', body, res));
+  });
+  const deny = (res: ServerResponse, why: string): void => {
+    res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ details: why }));
+  };
+  const answer = (method: string, rawUrl: string, authz: string, body: string, res: ServerResponse): void => {
+    const url = new URL(rawUrl, 'http://token');
     if (url.pathname !== '/token') {
       res.writeHead(404).end();
       return;
     }
     let subject = '';
-    const authz = req.headers.authorization ?? '';
-    if (authz.startsWith('Basic ')) {
+    // GET with optional basic auth (the docker token flow), or POST with a refresh token (OAuth2,
+    // what clients holding an identity token do).
+    const params = method === 'POST' ? new URLSearchParams(body) : url.searchParams;
+    if (method === 'POST') {
+      if (params.get('grant_type') !== 'refresh_token') return deny(res, 'unsupported grant_type');
+      const user = identityTokens[params.get('refresh_token') ?? ''];
+      if (user === undefined) return deny(res, 'invalid refresh token');
+      subject = user;
+    } else if (authz.startsWith('Basic ')) {
       const [user, ...rest] = Buffer.from(authz.slice(6), 'base64').toString().split(':');
-      if (user === undefined || users[user] === undefined || users[user] !== rest.join(':')) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ details: 'invalid username or password' }));
-        return;
-      }
+      if (user === undefined || users[user] === undefined || users[user] !== rest.join(':')) return deny(res, 'invalid username or password');
       subject = user;
     }
     const access: { type: string; name: string; actions: string[] }[] = [];
-    for (const scope of url.searchParams.getAll('scope')) {
+    for (const scope of params.getAll('scope')) {
       for (const one of scope.split(' ')) {
         const parts = one.split(':');
         if (parts.length < 3) continue;
@@ -241,12 +255,13 @@ async function startTokenIssuer(users: Readonly<Record<string, string>>, anonymo
       }
     }
     const now = Math.floor(Date.now() / 1000);
-    const claims = { iss: TOKEN_ISSUER, sub: subject, aud: url.searchParams.get('service') ?? TOKEN_SERVICE, exp: now + 300, nbf: now - 10, iat: now, jti: randomBytes(8).toString('hex'), access };
+    const claims = { iss: TOKEN_ISSUER, sub: subject, aud: params.get('service') ?? TOKEN_SERVICE, exp: now + 300, nbf: now - 10, iat: now, jti: randomBytes(8).toString('hex'), access };
     const header = { typ: 'JWT', alg: 'RS256', kid };
     const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
     const token = `${input}.${b64url(sign('sha256', Buffer.from(input), privateKey))}`;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() }));
-  });
+    const reply = method === 'POST' ? { access_token: token, expires_in: 300, issued_at: new Date().toISOString() } : { token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { server, realm: `http://127.0.0.1:${port}/token`, certPem };

@@ -90,6 +90,15 @@ export function credentialsFor(host: string, opts: AuthOptions = {}): Credential
  * credentials, so public images still pull (the 401 message then says none were found).
  */
 function credentialsFromHelper(name: string, host: string): Credentials | undefined {
+  // A helper is a process (and may prompt a keychain): ask it once per server and process.
+  const key = `${name}\u0000${host}`;
+  if (!helperAnswers.has(key)) helperAnswers.set(key, askHelper(name, host));
+  return helperAnswers.get(key);
+}
+
+const helperAnswers = new Map<string, Credentials | undefined>();
+
+function askHelper(name: string, host: string): Credentials | undefined {
   const server = host === 'docker.io' || host === 'registry-1.docker.io' ? 'https://index.docker.io/v1/' : host;
   let out: string;
   try {

@@ -36,10 +36,12 @@ export function sha256(data: Buffer | string): string {
 const clients = new Map<string, RegistryClient>();
 
 export function registryClient(host: string, opts: ClientOptions = {}): RegistryClient {
-  const key = JSON.stringify([host, opts.insecure ?? null, opts.credentials ?? null, opts.authFile ?? null, opts.timeoutMs ?? null, process.env.REGISTRY_AUTH_FILE ?? null, process.env.DOCKER_CONFIG ?? null]);
+  // Keyed by the credentials as they are now (auth files are read again each time: a new login counts).
+  const credentials = credentialsFor(host, opts);
+  const key = JSON.stringify([host, opts.insecure ?? null, opts.timeoutMs ?? null, credentials ?? null]);
   let c = clients.get(key);
   if (!c) {
-    c = new RegistryClient(host, opts);
+    c = new RegistryClient(host, { ...opts, ...(credentials ? { credentials } : {}) });
     clients.set(key, c);
   }
   return c;
