@@ -28,7 +28,8 @@ Flags:
       --report-dir DIR     write <layer>.txt and <layer>.xml for each layer
       --legacy             render templates with the opm v1.23-v1.26 algorithm
       --mirror FROM=TO     pull images under FROM from TO instead; repeatable
-${registryFlagsUsage}`;
+
+${registryFlagsUsage.split('\n').filter((l) => !l.trimStart().startsWith('--platform')).join('\n')}`;
 
 export async function run(argv: string[]): Promise<number> {
   const fail = (msg: string, code = 1): number => {
