@@ -152,12 +152,33 @@ export class RegistryIndex {
   /** encoded trimmed bundles (replaces and skips cleared), by store key; heads first */
   private readonly trimmed = new Map<string, Buffer>();
   private readonly packageBytes = new Map<string, Buffer>();
+  /** lookups built once, in (package, channel, bundle) name order, so queries cost what they return */
+  private readonly byReplaced = new Map<string, IndexBundle[]>();
+  private readonly byProvided = new Map<string, IndexBundle[]>();
+  private readonly headsByProvided = new Map<string, IndexBundle[]>();
 
   constructor(
     readonly packages: Map<string, IndexPackage>,
     readonly store: BundleStore,
   ) {
     this.enc = getEncoders();
+    const add = (m: Map<string, IndexBundle[]>, k: string, b: IndexBundle): void => {
+      const list = m.get(k);
+      if (list) {
+        if (list[list.length - 1] !== b) list.push(b);
+      } else m.set(k, [b]);
+    };
+    for (const pkg of sortedValues(packages)) {
+      for (const ch of sortedValues(pkg.channels)) {
+        for (const b of sortedValues(ch.bundles)) {
+          if (b.replaces !== '') add(this.byReplaced, b.replaces, b);
+          for (const s of b.skips) add(this.byReplaced, s, b);
+          for (const g of b.provides) add(this.byProvided, g, b);
+        }
+        const head = ch.bundles.get(ch.head);
+        if (head) for (const g of head.provides) add(this.headsByProvided, g, head);
+      }
+    }
   }
 
   /** Encodes every channel head now, so the first GetBundleForChannel is as fast as the rest. */
@@ -231,7 +252,7 @@ export class RegistryIndex {
 
   getChannelEntriesThatReplace(name: string): ApiChannelEntry[] {
     const entries: ApiChannelEntry[] = [];
-    for (const b of this.allBundles()) {
+    for (const b of this.byReplaced.get(name) ?? []) {
       if (b.replaces === name) entries.push(entry(b, b.replaces));
       for (const s of b.skips) if (s === name && s !== b.replaces) entries.push(entry(b, b.replaces));
     }
@@ -251,7 +272,7 @@ export class RegistryIndex {
   getChannelEntriesThatProvide(group: string, version: string, kind: string): ApiChannelEntry[] {
     const key = gvkKey(group, version, kind);
     const entries: ApiChannelEntry[] = [];
-    for (const b of this.allBundles()) if (b.provides.has(key)) entries.push(...this.channelEntriesForBundle(b, true));
+    for (const b of this.byProvided.get(key) ?? []) entries.push(...this.channelEntriesForBundle(b, true));
     if (entries.length === 0) throw notProviding(group, version, kind, 'no channel entries found that provide');
     return entries;
   }
@@ -259,12 +280,7 @@ export class RegistryIndex {
   getLatestChannelEntriesThatProvide(group: string, version: string, kind: string): ApiChannelEntry[] {
     const key = gvkKey(group, version, kind);
     const entries: ApiChannelEntry[] = [];
-    for (const pkg of sortedValues(this.packages)) {
-      for (const ch of sortedValues(pkg.channels)) {
-        const b = ch.bundles.get(ch.head)!;
-        if (b.provides.has(key)) entries.push(...this.channelEntriesForBundle(b, false));
-      }
-    }
+    for (const b of this.headsByProvided.get(key) ?? []) entries.push(...this.channelEntriesForBundle(b, false));
     if (entries.length === 0) throw notProviding(group, version, kind, 'no channel entries found that provide');
     return entries;
   }
@@ -286,10 +302,6 @@ export class RegistryIndex {
       const b = await this.store.get(key);
       yield this.enc.bundle(b.bundlePath !== '' ? { ...b, csvJson: '', object: [] } : b);
     }
-  }
-
-  private *allBundles(): Generator<IndexBundle> {
-    for (const pkg of sortedValues(this.packages)) for (const ch of sortedValues(pkg.channels)) yield* sortedBundles(ch);
   }
 
   private channelEntriesForBundle(b: IndexBundle, ignoreChannel: boolean): ApiChannelEntry[] {

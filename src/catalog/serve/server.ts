@@ -57,10 +57,20 @@ function unary<Req>(fn: (req: Req) => Buffer | Promise<Buffer>): Unary<Req> {
   };
 }
 
+/** A long stream (ListBundles over 30,000 bundles) gives the event loop back this often, so unary calls keep their latency. */
+const STREAM_SLICE_MS = 1;
+
 async function writeAll(call: grpc.ServerWritableStream<unknown, Buffer>, items: Iterable<Buffer> | AsyncIterable<Buffer>): Promise<void> {
+  let sliceStart = performance.now();
   for await (const item of items) {
     if (call.cancelled) return;
-    if (!call.write(item)) await new Promise<void>((resolve) => call.once('drain', resolve));
+    if (!call.write(item)) {
+      await new Promise<void>((resolve) => call.once('drain', resolve));
+      sliceStart = performance.now();
+    } else if (performance.now() - sliceStart > STREAM_SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
   }
 }
 
