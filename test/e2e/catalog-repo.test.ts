@@ -342,6 +342,10 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       assert.ok(existsSync(join(repo, 'reports', `${layer}.txt`)) && existsSync(join(repo, 'reports', `${layer}.xml`)), layer);
     }
     assert.match(junit, /<system-out>warning: warning: bundle psmdb-operator\.v2\.0\.0/);
+    // --platform names the platforms to check instead of every platforms/*.yaml
+    const one = await ok(['test', ...mirror, '--platform', 'platforms/platformy.yaml'], repo);
+    assert.match(one.stdout, /PASS {2}platform platforms\/platformy\.yaml: channel heads install together\n {8}platform platformy installs: pg-operator pg-operator\.v2\.4\.1 \(stable-v2\), monitoring-operator monitoring-operator\.v1\.1\.0 \(stable-v1\)/);
+    assert.doesNotMatch(one.stdout, /platformx/);
   });
 
   it('test fails on an undeclared shared API and on platforms whose heads do not install together', async () => {
