@@ -102,6 +102,12 @@ test('platform: parse strictly, resolve kinds to the newest channel, check heads
   assert.equal(resolveChannel(cfg, 'mon', 'fast').name, 'fast-v1');
   assert.throws(() => resolveChannel(cfg, 'mon', 'beta'), { message: 'package "mon" has no channel "beta" (channels: candidate-v1, fast-v0, fast-v1, stable-v1)' });
   assert.throws(() => resolveChannel(cfg, 'nope', 'stable'), { message: 'package "nope" is not in the catalog' });
+  // the newest major wins, and a major channel before its minor channels
+  const m = fixture();
+  m.channels.push(chan('mon', 'fast-v2.0', ['1.1.0']), chan('mon', 'fast-v2', ['1.1.0']), chan('mon', 'fast-v2.3', ['1.1.0']), chan('mon', 'fast-v1.9', ['1.0.0']));
+  assert.equal(resolveChannel(m, 'mon', 'fast').name, 'fast-v2');
+  m.channels = m.channels.filter((c) => c.name !== 'fast-v2');
+  assert.equal(resolveChannel(m, 'mon', 'fast').name, 'fast-v2.3');
 
   const b = indexBundles(cfg);
   const px = parsePlatform('schema: kplane.platform\nname: px\noperators:\n- {package: db, channel: stable-v1}\n- {package: mon, channel: fast}\n', 'px.yaml');

@@ -129,7 +129,7 @@ function channelVersion(name: string): number[] | undefined {
 /**
  * The channel a platform entry names: the channel of that name, or for a bare kind (candidate,
  * fast, stable) with no channel of that name, the package's channel of that kind with the highest
- * version (a major channel stable-v2 before its minor channels stable-v2.1).
+ * version: the newest major's major channel (stable-v2), else its newest minor channel (stable-v2.3).
  */
 export function resolveChannel(cfg: DeclarativeConfig, pkg: string, spec: string): Channel {
   const channels = cfg.channels.filter((c) => c.package === pkg);
@@ -140,7 +140,9 @@ export function resolveChannel(cfg: DeclarativeConfig, pkg: string, spec: string
     ofKind.sort((a, b) => {
       const va = channelVersion(a.name)!;
       const vb = channelVersion(b.name)!;
-      return vb[0]! - va[0]! || va[1]! - vb[1]!; // newest major first; its major channel before minors
+      if (va[0] !== vb[0]) return vb[0]! - va[0]!; // the newest major
+      if (va[1] === -1 || vb[1] === -1) return va[1]! - vb[1]!; // its major channel before its minors
+      return vb[1]! - va[1]!; // else its newest minor
     });
     if (ofKind[0]) return ofKind[0];
   }
