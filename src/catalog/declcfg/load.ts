@@ -12,6 +12,7 @@ import { compareGoStrings, goJSON, nilSlice, setMember, sortedKeysDeep } from '.
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goQuote, goStringList } from './gofmt.js';
+import { goYAMLError } from './yamlerrors.js';
 import {
   SchemaBundle,
   SchemaChannel,
@@ -768,6 +769,8 @@ function yamlToValueFull(doc: string): unknown {
   const d = parseDocument(doc, { schema: 'failsafe', uniqueKeys: false, version: '1.1', keepSourceTokens: false });
   if (d.errors.length > 0) {
     const e = d.errors[0]!;
+    const known = goYAMLError(doc, { code: e.code, message: e.message, offset: e.pos[0] });
+    if (known !== undefined) throw new Error(known);
     const line = e.linePos?.[0]?.line;
     throw new Error(`yaml: ${line !== undefined ? `line ${line}: ` : ''}${yamlMessage(e.message)}`);
   }
