@@ -267,15 +267,40 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     const manifest = JSON.parse(layout.readBlob(layout.resolve(corruptRef).digest, 'test').toString()) as { layers: { digest: string }[] };
     const layerDigest = manifest.layers[0]!.digest;
     const stored = open.blobPath(layerDigest);
-    const bytes = readFileSync(stored);
+    const good = readFileSync(stored);
+    const bytes = Buffer.from(good);
     bytes[bytes.length - 10] ^= 0xff;
     writeFileSync(stored, bytes);
-    const cache = join(work, 'cache-altered');
-    await assert.rejects(
-      pullImage(corruptRef, { cacheDir: cache }),
-      new RegExp(`layer ${layerDigest} of .*altered:v1: digest mismatch: expected ${layerDigest}, got sha256:[a-f0-9]{64}; .*push the image again`),
-    );
-    assert.equal(existsSync(join(cache, 'blobs', 'sha256', layerDigest.slice(7))), false);
+    try {
+      const cache = join(work, 'cache-altered');
+      await assert.rejects(
+        pullImage(corruptRef, { cacheDir: cache }),
+        new RegExp(`layer ${layerDigest} of .*altered:v1: digest mismatch: expected ${layerDigest}, got sha256:[a-f0-9]{64}; .*push the image again`),
+      );
+      assert.equal(existsSync(join(cache, 'blobs', 'sha256', layerDigest.slice(7))), false);
+    } finally {
+      // The registry stores each blob once for every repository: the other tests share this layer.
+      writeFileSync(stored, good);
+    }
+  });
+
+  test('a cached layer damaged on disk: reported, dropped from the cache, downloaded afresh by the next pull', async () => {
+    const cache = join(work, 'cache-damaged');
+    const first = await pullImage(ref, { cacheDir: cache });
+    const layout = OciLayout.open(join(work, 'layout'));
+    const manifest = JSON.parse(layout.readBlob(layout.resolve(ref).digest, 'test').toString()) as { layers: { digest: string }[] };
+    const layerDigest = manifest.layers[0]!.digest;
+    const cached = join(cache, 'blobs', 'sha256', layerDigest.slice(7));
+    const bytes = readFileSync(cached);
+    bytes[20] ^= 0xff;
+    writeFileSync(cached, bytes);
+    rmSync(first.root, { recursive: true });
+    await assert.rejects(pullImage(ref, { cacheDir: cache }), new RegExp(`layer ${layerDigest} read from .* hashes to sha256:[a-f0-9]{64}: the stored copy is damaged in the cache .*; it was removed: pull again`));
+    assert.equal(existsSync(cached), false);
+    const mark = (await open.requests()).length;
+    const again = await pullImage(ref, { cacheDir: cache });
+    assert.equal(readFileSync(join(again.root, 'metadata', 'annotations.yaml'), 'utf8'), ANNOTATIONS);
+    assert.ok((await open.requests()).slice(mark).some((q) => q.path.endsWith(`/blobs/${layerDigest}`)), 'the layer was downloaded again');
   });
 
   test('a layer that is not a gzipped tar: corrupt layer', async () => {

@@ -7,7 +7,7 @@ import { ContentCache } from './cache.js';
 import { registryClient } from './client.js';
 import type { RegistryClient } from './client.js';
 import type { ClientOptions } from './client.js';
-import { OciError } from './errors.js';
+import { OciError, isOciError } from './errors.js';
 import { OciLayout } from './layout.js';
 import { currentPlatform, parseManifest, selectPlatform } from './manifest.js';
 import type { Descriptor, ImageConfig, ImageManifest, Platform } from './manifest.js';
@@ -44,6 +44,8 @@ interface BlobSource {
   /** Ensures the blob is in a local file (downloading it if needed) and returns that file. */
   blobFile(d: Descriptor, onBytes: (n: number) => void): Promise<string>;
   isLocal(d: Descriptor): boolean;
+  /** A stored layer turned out not to hash to its digest: what to tell the user (and tidy up). */
+  damaged(e: OciError): OciError;
   readBlob(d: Descriptor): Promise<Buffer>;
 }
 
@@ -107,7 +109,7 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
     for (let i = 0; i < files.length; i++) await applyLayer(target, { path: files[i]!, digest: manifest.layers[i]!.digest, mediaType: manifest.layers[i]!.mediaType });
   } catch (e) {
     rmSync(target, { recursive: true, force: true });
-    throw e;
+    throw isOciError(e, 'DIGEST_MISMATCH') ? source.damaged(e) : e;
   }
   if (opts.dest) rmSync(final, { recursive: true, force: true }); // empty, or absent
   try {
@@ -137,6 +139,12 @@ function registrySource(ref: RegistryReference, cache: ContentCache, opts: PullO
     what,
     manifest: (digest, mediaType) => fetchManifest(digest ?? manifestReference(ref), mediaType),
     isLocal: (d) => cache.has(d.digest),
+    damaged: (e) => {
+      // Blobs are checked before they enter the cache, so this copy was damaged on disk since: drop it.
+      const digest = /layer (\S+)/.exec(e.message)?.[1];
+      if (digest) rmSync(cache.blobPath(digest), { force: true });
+      return new OciError('DIGEST_MISMATCH', `${e.message} in the cache ${cache.dir}; it was removed: pull again to download it afresh`);
+    },
     async blobFile(d, onBytes) {
       if (cache.has(d.digest)) return cache.blobPath(d.digest);
       const blob = await registry().getBlob(ref.repository, d.digest);
@@ -162,9 +170,10 @@ function layoutSource(dir: string, tag: string | undefined): BlobSource {
       return { body: layout.readBlob(d.digest, what), mediaType: d.mediaType || undefined, digest: d.digest };
     },
     isLocal: () => true,
+    damaged: (e) => new OciError('DIGEST_MISMATCH', `${e.message}: OCI layout ${dir} is damaged; build or copy it again`),
     async blobFile(d) {
-      // Layers are checked while unpacking would be too late to refuse cleanly: check them first.
-      layout.readBlob(d.digest, `layer ${d.digest} of ${what}`);
+      // The layer is hashed while it is unpacked (a mismatch then throws, and nothing is kept).
+      if (!layout.has(d.digest)) throw new OciError('NOT_FOUND', `${what}: layer ${d.digest} is missing from OCI layout ${dir}`);
       return layout.blobPath(d.digest);
     },
     readBlob: async (d) => layout.readBlob(d.digest, what),

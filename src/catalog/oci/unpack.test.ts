@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,15 +14,16 @@ const work = mkdtempSync(join(tmpdir(), 'kplane-unpack-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 let n = 0;
 
-function layerFile(entries: TarWriteEntry[], gzip = true): string {
+function layerFile(entries: TarWriteEntry[], gzip = true): { path: string; digest: string } {
   const p = join(work, `layer-${++n}`);
   const tar = writeTar(entries);
-  writeFileSync(p, gzip ? gzipSync(tar) : tar);
-  return p;
+  const data = gzip ? gzipSync(tar) : tar;
+  writeFileSync(p, data);
+  return { path: p, digest: `sha256:${createHash('sha256').update(data).digest('hex')}` };
 }
 
 async function apply(root: string, entries: TarWriteEntry[], gzip = true): Promise<void> {
-  await applyLayer(root, { path: layerFile(entries, gzip), digest: `sha256:${'0'.repeat(64)}`, mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip' });
+  await applyLayer(root, { ...layerFile(entries, gzip), mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip' });
 }
 
 test('tar round trip: long names (pax), ustar prefix, symlinks, content split across chunks', () => {
@@ -114,10 +116,17 @@ test('plain (uncompressed) tar layers and garbage', async () => {
   await apply(root, [{ path: 'configs/x.json', type: 'file', content: Buffer.from('{}') }], false);
   assert.equal(readFileSync(join(root, 'configs', 'x.json'), 'utf8'), '{}');
   const garbage = join(work, 'garbage');
-  writeFileSync(garbage, 'not a tar at all '.repeat(40));
+  const bytes = Buffer.from('not a tar at all '.repeat(40));
+  writeFileSync(garbage, bytes);
+  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  await assert.rejects(
+    applyLayer(root, { path: garbage, digest, mediaType: 'application/vnd.oci.image.layer.v1.tar' }),
+    (e: unknown) => isOciError(e, 'CORRUPT_LAYER') && e.message.startsWith(`layer ${digest} is corrupt: bad tar header checksum`),
+  );
+  // The same bytes under another digest: a damaged stored copy, whatever tar makes of it.
   await assert.rejects(
     applyLayer(root, { path: garbage, digest: `sha256:${'1'.repeat(64)}`, mediaType: 'application/vnd.oci.image.layer.v1.tar' }),
-    (e: unknown) => isOciError(e, 'CORRUPT_LAYER') && /layer sha256:1{64} is corrupt: bad tar header checksum/.test(e.message),
+    (e: unknown) => isOciError(e, 'DIGEST_MISMATCH') && e.message.includes(`hashes to ${digest}: the stored copy is damaged`),
   );
   assert.equal(existsSync(join(root, 'configs')), true);
 });

@@ -1,7 +1,8 @@
 // Applies image layers to a directory as a container runtime would: entries in order, whiteouts
 // (`.wh.NAME` deletes NAME from lower layers, `.wh..wh..opq` empties a directory of lower-layer
 // content), hard and symbolic links, and no entry or link ever reaching outside the directory.
-import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeSync, chmodSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, readFileSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeSync, chmodSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { createGunzip } from 'node:zlib';
@@ -75,30 +76,52 @@ export interface LayerSource {
 }
 
 /** Unpacks one layer blob (gzip or plain tar, told apart by content) onto `root`. */
+/**
+ * Unpacks one layer blob (gzip or plain tar, told apart by content) onto `root`, hashing the blob as
+ * it is read: a blob that does not hash to its digest (a damaged cache entry or layout) is reported
+ * as DIGEST_MISMATCH rather than as whatever the damage looks like to gunzip or tar.
+ */
 export async function applyLayer(root: string, layer: LayerSource): Promise<void> {
   if (/zstd/.test(layer.mediaType)) throw new OciError('UNSUPPORTED', `layer ${layer.digest} is zstd-compressed (${layer.mediaType}), which is not supported`);
   const createdHere = new Set<string>();
   const dirModes: [string, number][] = [];
   const reader = new TarReader((h) => applyEntry(root, h, createdHere, dirModes));
   const corrupt = (why: string, cause?: unknown): OciError =>
-    new OciError('CORRUPT_LAYER', `layer ${layer.digest} is corrupt: ${why}; the image is damaged: push it again (a cached copy can be removed with --cache-dir cleanup)`, { cause });
-  const raw = createReadStream(layer.path);
+    new OciError('CORRUPT_LAYER', `layer ${layer.digest} is corrupt: ${why}; the image is damaged: push it again`, { cause });
+  const alg = layer.digest.split(':')[0]!;
+  const hash = createHash(alg);
   const head = await firstBytes(layer.path);
   const gz = head[0] === 0x1f && head[1] === 0x8b;
+  // The hashing listener and the pipe are attached in one tick: a 'data' listener starts the flow.
+  const raw = createReadStream(layer.path);
+  raw.on('data', (c) => hash.update(c));
   const stream = gz ? raw.pipe(createGunzip()) : raw;
   if (gz) raw.on('error', (e) => stream.destroy(e));
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) reader.write(chunk);
     reader.end();
   } catch (e) {
+    raw.destroy();
+    checkDigest(layer, fileDigest(layer.path, alg));
     if (e instanceof OciError) throw e.code === 'CORRUPT_LAYER' ? corrupt(e.message, e) : e;
     const code = (e as { code?: string }).code ?? '';
     if (code.startsWith('Z_')) throw corrupt(`not a valid gzip stream (${(e as Error).message})`, e);
     throw e;
   }
+  // gunzip may stop before the end of the file (data after the gzip member): then hash the file again.
+  checkDigest(layer, raw.readableEnded ? `${alg}:${hash.digest('hex')}` : fileDigest(layer.path, alg));
+  raw.destroy();
   if (reader.entries === 0 && !gz && head.length > 0) throw corrupt('not a tar archive');
   // Directory modes last, so a read-only directory did not stop its own content from being written.
   for (const [p, mode] of dirModes.reverse()) chmodSync(p, (mode & 0o777) | 0o700);
+}
+
+function fileDigest(path: string, alg: string): string {
+  return `${alg}:${createHash(alg).update(readFileSync(path)).digest('hex')}`;
+}
+
+function checkDigest(layer: LayerSource, got: string): void {
+  if (got !== layer.digest) throw new OciError('DIGEST_MISMATCH', `layer ${layer.digest} read from ${layer.path} hashes to ${got}: the stored copy is damaged`);
 }
 
 async function firstBytes(path: string): Promise<Buffer> {
