@@ -1,10 +1,10 @@
 // `kplane catalog serve DIR`: the registry gRPC API over a file-based catalog, as `opm serve` serves it.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { JsonCache, catalogFromDir } from '../serve/cache.js';
+import { JsonCache } from '../serve/cache.js';
+import { catalogFromDir, type ServedCatalog } from '../serve/catalog.js';
 import { bufferedWriter, createLogger, type Logger } from '../serve/log.js';
 import { createRegistryServer, listen, shutdown } from '../serve/server.js';
-import type { ServedCatalog } from '../serve/catalog.js';
 
 export const usage = `Usage: kplane catalog serve <source_path> [flags]
 
