@@ -623,10 +623,13 @@ describe('catalog serve: cache dir and start-up failures', () => {
     assert.match(r.stderr, /level=fatal msg="failed to load or rebuild cache: failed to rebuild cache: build package index: process package \\"cockroachdb\\": /);
     assert.match(r.stderr, /multiple channel heads found in graph: cockroachdb.v5.0.3, cockroachdb.v5.0.4/);
     assert.doesNotMatch(r.stderr, /\n\s+at /);
-    const missing = run(join(tmp, 'does-not-exist'), '--port', '0');
+    const termination = join(tmp, 'termination-log');
+    const missing = run(join(tmp, 'does-not-exist'), '--port', '0', '-t', termination);
     assert.equal(missing.status, 1);
-    assert.match(missing.stderr, /level=fatal msg="failed to load or rebuild cache: /);
+    const why = `failed to load or rebuild cache: failed to rebuild cache: stat ${join(tmp, 'does-not-exist')}: no such file or directory`;
+    assert.match(missing.stderr, new RegExp(`level=fatal msg="${why}"`));
     assert.doesNotMatch(missing.stderr, /\n\s+at /);
+    assert.equal(readFileSync(termination, 'utf8'), `${why}\n`, 'the termination log holds the fatal error');
   });
 
   it('usage errors: no directory, a bad port', () => {

@@ -1,7 +1,7 @@
 // `kplane catalog serve DIR`: the registry gRPC API over a file-based catalog, as `opm serve` serves it.
-import { writeFileSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { JsonCache } from '../serve/cache.js';
+import { JsonCache, goFSError } from '../serve/cache.js';
 import { catalogFromDir, type ServedCatalog } from '../serve/catalog.js';
 import { bufferedWriter, createLogger, type Logger } from '../serve/log.js';
 import { createRegistryServer, listen, shutdown } from '../serve/server.js';
@@ -24,7 +24,8 @@ Flags:
                                     (default: true when --cache-dir is set and --cache-only is not)
       --debug                       enable debug logging
       --log-calls=false             do not log each call's start and finish (logged by default, as opm does)
-  -t, --termination-log FILE        path to a container termination log file (the fatal error is written there)
+  -t, --termination-log FILE        path to a container termination log file (opm's default is
+                                    /dev/termination-log; ours is none); the fatal error is written there
   -h, --help                        help for serve
 `;
 
@@ -133,16 +134,20 @@ export async function run(argv: string[]): Promise<number> {
   const out = bufferedWriter((chunk) => process.stderr.write(chunk));
   const root = createLogger({ write: out.write, level: flags.debug ? 'debug' : 'info' });
   const logger = root.with({ configs: flags.configDir, ...(flags.cacheDir ? { cache: flags.cacheDir } : {}) });
+  // Set up first, as opm does: a path that cannot be opened is only a warning.
+  let terminationLog: number | undefined;
+  if (flags.terminationLog) {
+    try {
+      terminationLog = openSync(flags.terminationLog, 'w', 0o644);
+    } catch (err) {
+      root.warn('unable to set termination log path', { error: goFSError(err) });
+    }
+  }
   const fatal = (err: unknown): number => {
     root.log('fatal', message(err)); // opm's logger.Fatal: the bare logger, no fields
     out.flush();
-    if (flags.terminationLog) {
-      try {
-        writeFileSync(flags.terminationLog, message(err) + '\n');
-      } catch {
-        logger.warn('unable to set termination log path');
-      }
-    }
+    // Kubernetes shows this file as the container's termination message
+    if (terminationLog !== undefined) writeSync(terminationLog, message(err) + '\n');
     return 1;
   };
 
