@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { validDeclarativeConfig } from './testdata/fixtures.js';
+import type { DeclarativeConfig } from './types.js';
 import { goJSON, jsonToYAML, sortedKeysDeep, writeJSON, writeMermaid, writeYAML } from './write.js';
 
 const testdata = join(fileURLToPath(import.meta.url), '..', 'testdata', 'write');
@@ -80,6 +81,29 @@ describe('Go encoders, case by case', () => {
       const v = sortedKeysDeep(c.value);
       if (c.yaml.startsWith('ERR ')) assert.throws(() => jsonToYAML(v), { message: c.yaml.slice(4) }, JSON.stringify(c.value));
       else assert.equal(jsonToYAML(v), c.yaml, JSON.stringify(c.value));
+    }
+  });
+});
+
+describe('mermaid, case by case', () => {
+  // Random catalogs (one or two packages, replaces/skips/skipRange edges, deprecations, minimum
+  // edge and package filters) and what opm's MermaidWriter wrote for them, recorded from the reference.
+  const cases = JSON.parse(readFileSync(join(testdata, 'go-mermaid-cases.json'), 'utf8')) as {
+    cfg: Omit<DeclarativeConfig, 'packages' | 'others'>;
+    minEdge: string;
+    pkg: string;
+    expected: string;
+  }[];
+  it(`${cases.length} recorded graphs byte for byte`, () => {
+    for (const c of cases) {
+      const cfg: DeclarativeConfig = { packages: [], others: [], ...c.cfg };
+      let out: string;
+      try {
+        out = writeMermaid(cfg, { minEdgeName: c.minEdge, specifiedPackageName: c.pkg, warn: () => undefined });
+      } catch (e) {
+        out = `ERR ${(e as Error).message}`;
+      }
+      assert.equal(out, c.expected, JSON.stringify(c));
     }
   });
 });
