@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -440,6 +441,58 @@ describe('catalog images behind basic and token auth', { timeout: 120_000 }, () 
   const regs: RunningRegistry[] = [];
   after(async () => {
     for (const r of regs) await r.stop();
+  });
+
+  test('blob redirects to another host (as to S3 or a CDN) are followed without the registry credentials', async () => {
+    ensureTools();
+    const bundleDir = existsSync(join(work, 'bundle')) ? join(work, 'bundle') : fixtureBundle();
+    const reg = await startRegistry({ auth: 'basic' });
+    regs.push(reg);
+    const creds = { username: 'tester', password: 'secret' };
+    const layout = join(work, 'layout-redirect');
+    buildBundleImage(bundleDir, { layoutDir: layout, tag: 'r' });
+    await pushImage(`oci:${layout}:r`, `${reg.host}/redirect/etcd-bundle:v1`, { credentials: creds });
+    // "storage" serves blobs on another origin; it records what each request carried.
+    const seen: { path: string; authorization: string | undefined }[] = [];
+    const registryAuth = `Basic ${Buffer.from('tester:secret').toString('base64')}`;
+    const storage = createHttpServer((req, res) => {
+      seen.push({ path: req.url ?? '', authorization: req.headers.authorization });
+      void fetch(`http://${reg.host}${req.url}`, { headers: { authorization: registryAuth } }).then(async (r) => res.writeHead(r.status).end(Buffer.from(await r.arrayBuffer())));
+    });
+    // "front" is the registry as clients see it: everything proxied, except blob GETs, which redirect to storage.
+    const front = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.method === 'GET' && /\/blobs\/sha256:/.test(req.url ?? '')) {
+          res.writeHead(307, { location: `http://127.0.0.1:${(storage.address() as AddressInfo).port}${req.url}` }).end();
+          return;
+        }
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host') headers[k] = v;
+        void fetch(`http://${reg.host}${req.url}`, { method: req.method ?? 'GET', headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) }).then(async (r) => {
+          const out: Record<string, string> = {};
+          r.headers.forEach((v, k) => {
+            if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'content-encoding') out[k] = v;
+          });
+          res.writeHead(r.status, out).end(Buffer.from(await r.arrayBuffer()));
+        });
+      });
+    });
+    await new Promise<void>((r) => storage.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    try {
+      const host = `127.0.0.1:${(front.address() as AddressInfo).port}`;
+      const img = await pullImage(`${host}/redirect/etcd-bundle:v1`, { cacheDir: join(work, 'cache-redirect'), credentials: creds });
+      assert.equal(readFileSync(join(img.root, 'manifests', 'etcdoperator.v0.9.4.clusterserviceversion.yaml'), 'utf8'), CSV);
+      assert.equal(seen.length, 2, 'config and layer came from storage');
+      assert.deepEqual(seen.map((x) => x.authorization), [undefined, undefined], 'no credentials went to the other host');
+    } finally {
+      front.closeAllConnections();
+      storage.closeAllConnections();
+      await new Promise((r) => front.close(r));
+      await new Promise((r) => storage.close(r));
+    }
   });
 
   for (const auth of ['basic', 'token'] as const) {

@@ -22,6 +22,7 @@ export interface FetchedManifest {
 }
 
 const USER_AGENT = 'kplane-catalog/0.1';
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 export function sha256(data: Buffer | string): string {
   return `sha256:${createHash('sha256').update(data).digest('hex')}`;
@@ -186,6 +187,19 @@ export class RegistryClient {
       await res.arrayBuffer();
       throw this.unauthorized(o.what);
     }
+    // Blob GETs are often redirected to storage (S3, a CDN) under a signed URL. The credentials meant
+    // for the registry go only to the registry's own origin, never to another host.
+    let url = o.absolute ?? this.base + path;
+    for (let hops = 0; REDIRECT.has(res.status) && (method === 'GET' || method === 'HEAD'); hops++) {
+      const location = res.headers.get('location');
+      await res.arrayBuffer();
+      if (!location || hops >= 10) throw new OciError('REGISTRY_ERROR', `${o.what}: ${location ? 'too many redirects' : `redirect (${res.status}) without a location`}`);
+      const next = new URL(location, url);
+      const sameOrigin = next.origin === new URL(this.base).origin;
+      const headers = sameOrigin ? { ...o.headers, ...(await this.authHeader(o.scope, false)) } : { ...o.headers };
+      url = next.toString();
+      res = await this.send(method, '', { headers, absolute: url });
+    }
     return res;
   }
 
@@ -246,7 +260,8 @@ export class RegistryClient {
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), this.opts.timeoutMs ?? 30_000);
     try {
-      return await fetch(url, { method, headers: { 'user-agent': USER_AGENT, ...o.headers }, ...(o.body ? { body: o.body } : {}), signal: ctl.signal });
+      // Redirects are followed by `request`, which decides what headers the next hop may see.
+      return await fetch(url, { method, redirect: 'manual', headers: { 'user-agent': USER_AGENT, ...o.headers }, ...(o.body ? { body: o.body } : {}), signal: ctl.signal });
     } catch (e) {
       const text = ctl.signal.aborted ? `no answer within ${this.opts.timeoutMs ?? 30_000} ms` : causeText(e);
       const hint = /EPROTO|wrong version number|packet length too long/i.test(text)
@@ -254,7 +269,8 @@ export class RegistryClient {
         : /certificate|CERT_|self.signed/i.test(text)
           ? "; its TLS certificate is not trusted: add the registry's CA with NODE_EXTRA_CA_CERTS=FILE (or --use-http if it speaks plain HTTP)"
           : '; check the host and port, that the registry is running, and --use-http for a plain-HTTP registry';
-      throw new OciError('UNREACHABLE', `cannot reach the registry at ${this.base} (${text})${hint}`, { cause: e });
+      const where = o.absolute && new URL(o.absolute).origin !== new URL(this.base).origin ? `${new URL(o.absolute).origin}, where ${this.base} redirected,` : this.base;
+      throw new OciError('UNREACHABLE', `cannot reach the registry at ${where} (${text})${hint}`, { cause: e });
     } finally {
       clearTimeout(timer);
     }
