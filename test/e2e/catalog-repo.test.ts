@@ -341,7 +341,7 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       assert.match(junit, new RegExp(`<testsuite name="${layer}"`));
       assert.ok(existsSync(join(repo, 'reports', `${layer}.txt`)) && existsSync(join(repo, 'reports', `${layer}.xml`)), layer);
     }
-    assert.match(junit, /<system-out>warning: warning: bundle psmdb-operator\.v2\.0\.0/);
+    assert.match(junit, /<system-out>warning: bundle psmdb-operator\.v2\.0\.0/);
     // --platform names the platforms to check instead of every platforms/*.yaml
     const one = await ok(['test', ...mirror, '--platform', 'platforms/platformy.yaml'], repo);
     assert.match(one.stdout, /PASS {2}platform platforms\/platformy\.yaml: channel heads install together\n {8}platform platformy installs: pg-operator pg-operator\.v2\.4\.1 \(stable-v2\), monitoring-operator monitoring-operator\.v1\.1\.0 \(stable-v1\)/);

@@ -97,7 +97,7 @@ export function junitXML(suites: TestSuite[], name = 'kplane catalog test'): str
       const msg = t.message ?? '';
       if (t.status === 'fail') out.push(`      <failure message="${attr(firstLine(msg))}" type="failure">${text(msg)}</failure>`);
       else if (t.status === 'skip') out.push(`      <skipped message="${attr(firstLine(msg))}"/>`);
-      else if (t.status === 'warn') out.push(`      <system-out>${text(msg.split('\n').map((l) => `warning: ${l}`).join('\n'))}</system-out>`);
+      else if (t.status === 'warn') out.push(`      <system-out>${text(msg.split('\n').map((l) => (/^(warning|error): /.test(l) ? l : `warning: ${l}`)).join('\n'))}</system-out>`);
       else out.push(`      <system-out>${text(msg)}</system-out>`);
       out.push(`    </testcase>`);
     }
