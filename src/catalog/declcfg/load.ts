@@ -825,6 +825,7 @@ export function metaFromValue(value: unknown, raw: string | undefined): LoadedMe
     meta[field] = v;
   }
   meta.blob = sortObject(obj);
+  if (raw !== undefined && /[eE]/.test(raw) && !allFinite(meta.blob)) throw new MetaError(overflowMessage(raw));
   return meta;
 }
 
@@ -841,6 +842,25 @@ function goFmtT(v: unknown, nested = false): string {
   return `map[${keys.map((k) => `${goFmtT(k, true)}:${goFmtT(obj[k], true)}`).join(' ')}]`;
 }
 
+function allFinite(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (Array.isArray(v)) return v.every(allFinite);
+  if (typeof v === 'object' && v !== null) return Object.values(v).every(allFinite);
+  return true;
+}
+
+/** Go's error for a number too big for a float64 (JSON.parse makes it Infinity). */
+function overflowMessage(raw: string): string {
+  const re = /"(?:[^"\\]|\\.)*"|(-?\d+(?:\.\d+)?[eE][+-]?\d+)/g;
+  for (let m = re.exec(raw); m !== null; m = re.exec(raw)) {
+    if (m[1] !== undefined && !Number.isFinite(Number(m[1]))) {
+      const end = Buffer.byteLength(raw.slice(0, m.index + m[1].length));
+      return prettyJSONError(`json: cannot unmarshal number ${m[1]} into Go value of type float64`, raw, end);
+    }
+  }
+  return 'json: cannot unmarshal number into Go value of type float64';
+}
+
 function notAnObjectMessage(value: unknown, raw: string | undefined): string {
   const kind = typeof value === 'string' ? 'string' : typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'bool' : 'array';
   const base = `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`;
@@ -849,18 +869,72 @@ function notAnObjectMessage(value: unknown, raw: string | undefined): string {
   return prettyJSONError(base, data, offset);
 }
 
+/**
+ * Go's json.Indent over JSON text: tokens copied as they are, insignificant space dropped, a line
+ * per member and element; empty objects and arrays stay {} and []. undefined for invalid JSON.
+ */
+export function goIndent(src: string, indent: string): string | undefined {
+  const out: string[] = [];
+  let depth = 0;
+  let needIndent = false; // after an opening bracket, until we know it is not empty
+  const newline = (): string => '\n' + indent.repeat(depth);
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') continue;
+    if (needIndent && c !== ']' && c !== '}') {
+      needIndent = false;
+      depth++;
+      out.push(newline());
+    }
+    if (c === '"') {
+      let j = i + 1;
+      for (; j < src.length; j++) {
+        if (src[j] === '\\') j++;
+        else if (src[j] === '"') break;
+      }
+      if (j >= src.length) return undefined;
+      out.push(src.slice(i, j + 1));
+      i = j;
+      continue;
+    }
+    switch (c) {
+      case '{':
+      case '[':
+        out.push(c);
+        needIndent = true;
+        break;
+      case ',':
+        out.push(c, newline());
+        break;
+      case ':':
+        out.push(c, ' ');
+        break;
+      case '}':
+      case ']':
+        if (needIndent) {
+          needIndent = false; // empty: stays compact
+        } else {
+          depth--;
+          out.push(newline());
+        }
+        out.push(c);
+        break;
+      default:
+        out.push(c);
+    }
+  }
+  if (depth !== 0 || needIndent) return undefined;
+  return out.join('');
+}
+
 /** opm's prettyunmarshaler JSONUnmarshalError.Pretty. */
 function prettyJSONError(message: string, data: string, offset: number): string {
   const bytes = Buffer.from(data);
   if (bytes.length === 0 || offset < 0 || offset > bytes.length) return message;
   const marker = ' <==';
   let out = `${message} at offset ${offset} (indicated by${marker})\n`;
-  let pretty: Buffer;
-  try {
-    pretty = Buffer.from(goJSON(JSON.parse(data), { indent: '    ' }));
-  } catch {
-    pretty = bytes;
-  }
+  const indented = goIndent(data, '    ');
+  const pretty = indented === undefined ? bytes : Buffer.from(indented);
   if (offset === bytes.length) return out + pretty.toString() + marker;
   let p = 0;
   let pOffset = 0;
