@@ -28,6 +28,8 @@ export interface StartRegistryOptions {
   readonly startTimeoutMs?: number;
   /** Serve HTTPS with a self-made certificate for 127.0.0.1 (its CA is `caFile`). */
   readonly tls?: boolean;
+  /** Internal: how many times a start lost its port to another process. */
+  readonly attempt?: number;
 }
 
 export interface AccessLogEntry {
@@ -156,6 +158,8 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       await cleanup();
+      // The free port was taken between our probe and the registry's listen: try another one.
+      if (/address already in use/.test(stderr) && (opts.attempt ?? 0) < 3) return startRegistry({ ...opts, attempt: (opts.attempt ?? 0) + 1 });
       throw new Error(`docker-registry exited during start (${child.exitCode ?? child.signalCode}): ${stderr}`);
     }
     try {
