@@ -10,7 +10,7 @@ import { parseReference } from '../oci/reference.js';
 export const usage = `Usage:
   kplane catalog bundle build DIR --tag REF [--oci-layout DIR] [--push] [--label KEY=VALUE ...]
   kplane catalog bundle build --catalog DIR --tag REF [--oci-layout DIR] [--push]
-  kplane catalog bundle push REF [--from oci:DIR[:TAG]]
+  kplane catalog bundle push REF [--from oci:DIR[:TAG] | --oci-layout DIR]
   kplane catalog bundle pull REF [--output DIR]
 
 build   Builds a registry+v1 bundle directory (manifests/, metadata/annotations.yaml) into an OCI
@@ -20,6 +20,7 @@ build   Builds a registry+v1 bundle directory (manifests/, metadata/annotations.
         The image goes into --oci-layout DIR (named REF there), else into the local image store;
         --push pushes it to REF right away. Prints the image digest.
 push    Pushes an image to REF: from --from oci:DIR[:TAG] (any OCI layout: ours, skopeo's, umoci's),
+        from --oci-layout DIR (the image named REF there, as "bundle build --oci-layout" names it),
         else the image "bundle build --tag REF" put into the local image store.
 pull    Pulls REF (HOST/REPO[:TAG][@DIGEST] or oci:DIR[:TAG]) through the content cache and prints
         its digest and labels; --output DIR unpacks its filesystem into DIR.
@@ -31,6 +32,7 @@ Build flags:
       --label KEY=VALUE     an extra label (repeatable)
       --platforms LIST      build an image index with one image per platform, e.g. linux/amd64,linux/arm64
       --push                push to --tag after building
+
 ${registryFlagsUsage}`;
 
 function fail(msg: string, code = 1): number {
