@@ -26,6 +26,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '2000' },
     seconds: { type: 'string', default: '10' },
     'log-calls': { type: 'string', default: 'true' },
+    'bare-server': { type: 'boolean', default: false },
   },
 });
 const PACKAGES = Number(values.packages);
@@ -132,23 +133,38 @@ async function main(): Promise<void> {
     );
     proc.kill('SIGTERM');
 
-    // baseline: bare grpc-js answering one canned, pre-encoded bundle
-    const canned = getEncoders().bundle({
-      csvName: 'x', packageName: 'x', channelName: 'x', csvJson: 'x'.repeat(2000), object: [], bundlePath: 'x', providedApis: [], requiredApis: [],
-      version: '1.0.0', skipRange: '', dependencies: [], properties: [], replaces: '', skips: [],
+    // baseline: bare grpc-js in its own process, answering one canned, pre-encoded bundle
+    const bare = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--bare-server'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const barePort = await new Promise<number>((resolve, reject) => {
+      bare.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+      bare.on('exit', (code) => reject(new Error(`bare server exited ${code}`)));
     });
-    const def = loadPackageDefinition();
-    const svc = def['api.Registry'] as grpc.ServiceDefinition;
-    const bare = new grpc.Server();
-    const raw = Object.fromEntries(Object.entries(svc).map(([k, m]) => [k, { ...m, responseSerialize: (v: Buffer) => v }]));
-    bare.addService(raw as grpc.ServiceDefinition, { GetBundleForChannel: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, canned) });
-    const barePort = await new Promise<number>((res, rej) => bare.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+    const bareCpu0 = cpuOf(bare.pid!);
     const b = await load(barePort, RATE, SECONDS, pick);
-    bare.forceShutdown();
-    console.log(`bare grpc-js (same process as the client) at ${RATE}/s: p50 ${b.p50.toFixed(2)} ms, p99 ${b.p99.toFixed(2)} ms; kplane/bare p99 ratio ${(r.p99 / b.p99).toFixed(2)}x`);
+    const bareCpuPerCall = ((cpuOf(bare.pid!) - bareCpu0) / (RATE * SECONDS + 200)) * 1e6;
+    bare.kill('SIGTERM');
+    console.log(
+      `bare grpc-js server at ${RATE}/s: p50 ${b.p50.toFixed(2)} ms, p99 ${b.p99.toFixed(2)} ms, server CPU ${bareCpuPerCall.toFixed(0)} µs per call; ` +
+        `kplane/bare: p99 ${(r.p99 / b.p99).toFixed(2)}x, CPU per call ${(cpuPerCall / bareCpuPerCall).toFixed(2)}x`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (isMain) await main();
+/** The baseline server: grpc-js with no logic, answering GetBundleForChannel with fixed bytes. */
+async function bareServer(): Promise<void> {
+  const canned = getEncoders().bundle({
+    csvName: 'x', packageName: 'x', channelName: 'x', csvJson: 'x'.repeat(2000), object: [], bundlePath: 'x', providedApis: [], requiredApis: [],
+    version: '1.0.0', skipRange: '', dependencies: [], properties: [], replaces: '', skips: [],
+  });
+  const svc = loadPackageDefinition()['api.Registry'] as grpc.ServiceDefinition;
+  const raw = Object.fromEntries(Object.entries(svc).map(([k, m]) => [k, { ...m, responseSerialize: (v: Buffer) => v }]));
+  const server = new grpc.Server();
+  server.addService(raw as grpc.ServiceDefinition, { GetBundleForChannel: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, canned) });
+  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+  process.stdout.write(`${port}\n`);
+  process.on('SIGTERM', () => server.forceShutdown());
+}
+
+if (isMain) await (values['bare-server'] ? bareServer() : main());
