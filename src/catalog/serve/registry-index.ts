@@ -5,6 +5,7 @@
 import type { ApiBundle, ApiChannelEntry, ApiPackage, Deprecation, Encoders } from '../api/api.js';
 import { getEncoders } from '../api/api.js';
 import { PropertyGVK } from '../declcfg/types.js';
+import { channelHead as modelChannelHead } from '../model/graph.js';
 import type { Bundle, Channel, Model } from '../model/types.js';
 import { checkBundleProperties, modelBundleToApi } from './api-bundle.js';
 
@@ -57,17 +58,13 @@ function cmp(a: string, b: string): number {
 
 export const gvkKey = (group: string, version: string, kind: string): string => `${group}/${version}/${kind}`;
 
-/** opm's Channel.Head: the one bundle nothing in the channel replaces or skips. */
+/** The channel head's name (model/graph.ts, opm's Channel.Head), its errors as query errors. */
 export function channelHead(ch: Channel): string {
-  const incoming = new Set<string>();
-  for (const b of ch.bundles.values()) {
-    if (b.replaces !== '') incoming.add(b.replaces);
-    for (const s of b.skips) incoming.add(s);
+  try {
+    return modelChannelHead(ch).name;
+  } catch (err) {
+    throw new RegistryQueryError((err as Error).message);
   }
-  const heads = [...ch.bundles.values()].filter((b) => !incoming.has(b.name)).map((b) => b.name);
-  if (heads.length === 0) throw new RegistryQueryError('no channel head found in graph');
-  if (heads.length > 1) throw new RegistryQueryError(`multiple channel heads found in graph: ${heads.sort().join(', ')}`);
-  return heads[0]!;
 }
 
 /**
