@@ -206,7 +206,57 @@ function resolvesToStr(s: string): boolean {
 const LETTER = /^\p{L}$/u;
 const DIGIT = /^\p{Nd}$/u;
 
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** yamlKeyLess for ASCII strings, on char codes. */
+function isAsciiLetter(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+}
+function isAsciiDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+function asciiKeyLess(a: string, b: string): boolean {
+  const isLetter = isAsciiLetter;
+  const isDigit = isAsciiDigit;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const al = isLetter(x);
+    const bl = isLetter(y);
+    if (al && bl) return x < y;
+    if (al || bl) return bl;
+    let an = 0;
+    let bn = 0;
+    if (x === 0x30 || y === 0x30) {
+      for (let j = i - 1; j >= 0 && isDigit(a.charCodeAt(j)); j--) {
+        if (a.charCodeAt(j) !== 0x30) {
+          an = 1;
+          bn = 1;
+          break;
+        }
+      }
+    }
+    let ai = i;
+    for (; ai < a.length && isDigit(a.charCodeAt(ai)); ai++) an = an * 10 + (a.charCodeAt(ai) - 48);
+    let bi = i;
+    for (; bi < b.length && isDigit(b.charCodeAt(bi)); bi++) bn = bn * 10 + (b.charCodeAt(bi) - 48);
+    if (ai - i > 15 || bi - i > 15) return slowKeyLess(a, b); // beyond exact doubles: int64 arithmetic
+    if (an !== bn) return an < bn;
+    if (ai !== bi) return ai < bi;
+    return x < y;
+  }
+  return a.length < b.length;
+}
+
 export function yamlKeyLess(a: string, b: string): boolean {
+  if (ASCII.test(a) && ASCII.test(b)) return asciiKeyLess(a, b);
+  return slowKeyLess(a, b);
+}
+
+function slowKeyLess(a: string, b: string): boolean {
   const ar = Array.from(a);
   const br = Array.from(b);
   for (let i = 0; i < ar.length && i < br.length; i++) {
@@ -246,6 +296,8 @@ function yamlKeyCompare(a: string, b: string): number {
 type Style = 'plain' | 'single' | 'double' | 'literal';
 
 interface ScalarAnalysis {
+  /** the scalar's text (lone surrogates, which Go's JSON turns into U+FFFD, replaced) */
+  text: string;
   chars: number[]; // code points
   multiline: boolean;
   flowPlainAllowed: boolean;
@@ -272,6 +324,17 @@ function isPrintable(c: number): boolean {
   );
 }
 
+/** Index of the last space that is neither the first nor the last character (a fold point), or -1. */
+function innerLastSpace(v: number[]): number {
+  for (let i = v.length - 2; i > 0; i--) if (v[i] === 0x20) return i;
+  return -1;
+}
+
+/** A character written as itself inside double quotes. */
+function plainInQuotes(c: number): boolean {
+  return isPrintable(c) && !isBreak(c) && c !== 0x22 && c !== 0x5c;
+}
+
 function codePoints(s: string): number[] {
   const out: number[] = [];
   for (let i = 0; i < s.length; i++) {
@@ -289,9 +352,19 @@ function codePoints(s: string): number[] {
   return out;
 }
 
+// indicator characters: at the start of a scalar (both contexts), later on (flow context)
+const FIRST_BOTH = 1;
+const LATER_FLOW = 2;
+const OTHER = 4;
+const INDICATOR = new Uint8Array(128);
+for (const ch of '#,[]{}&*!|>\'"%@`') INDICATOR[ch.charCodeAt(0)]! |= FIRST_BOTH;
+for (const ch of ',?[]{}') INDICATOR[ch.charCodeAt(0)]! |= LATER_FLOW;
+for (const ch of '?:-#') INDICATOR[ch.charCodeAt(0)]! |= OTHER;
+
 function analyzeScalar(s: string): ScalarAnalysis {
   const v = codePoints(s);
   const a: ScalarAnalysis = {
+    text: /[\ud800-\udfff]/.test(s) ? String.fromCodePoint(...v) : s,
     chars: v,
     multiline: false,
     flowPlainAllowed: false,
@@ -320,26 +393,28 @@ function analyzeScalar(s: string): ScalarAnalysis {
   for (let i = 0; i < v.length; i++) {
     const c = v[i]!;
     const followedByWhitespace = i + 1 >= v.length || isBlank(v[i + 1]);
-    const ch = String.fromCodePoint(c);
-    if (i === 0) {
-      if ('#,[]{}&*!|>\'"%@`'.includes(ch)) {
+    if (c < 0x80 && INDICATOR[c] !== 0) {
+      const kind = INDICATOR[c]!;
+      if (i === 0) {
+        if (kind & FIRST_BOTH) {
+          flowIndicators = true;
+          blockIndicators = true;
+        } else if (c === 0x3f /* ? */ || c === 0x3a /* : */) {
+          flowIndicators = true;
+          if (followedByWhitespace) blockIndicators = true;
+        } else if (c === 0x2d /* - */ && followedByWhitespace) {
+          flowIndicators = true;
+          blockIndicators = true;
+        }
+      } else if (kind & LATER_FLOW) {
         flowIndicators = true;
-        blockIndicators = true;
-      } else if (ch === '?' || ch === ':') {
+      } else if (c === 0x3a) {
         flowIndicators = true;
         if (followedByWhitespace) blockIndicators = true;
-      } else if (ch === '-' && followedByWhitespace) {
+      } else if (c === 0x23 /* # */ && precededByWhitespace) {
         flowIndicators = true;
         blockIndicators = true;
       }
-    } else if (',?[]{}'.includes(ch)) {
-      flowIndicators = true;
-    } else if (ch === ':') {
-      flowIndicators = true;
-      if (followedByWhitespace) blockIndicators = true;
-    } else if (ch === '#' && precededByWhitespace) {
-      flowIndicators = true;
-      blockIndicators = true;
     }
     if (!isPrintable(c)) specialCharacters = true;
     if (c === 0x20) {
@@ -457,7 +532,10 @@ class Emitter {
   private writeIndent(): void {
     const indent = this.indent < 0 ? 0 : this.indent;
     if (!this.indention || this.column > indent || (this.column === indent && !this.whitespace)) this.putBreak();
-    while (this.column < indent) this.put(' ');
+    if (this.column < indent) {
+      this.out.push(' '.repeat(indent - this.column));
+      this.column = indent;
+    }
     this.whitespace = true;
     this.indention = true;
   }
@@ -544,13 +622,13 @@ class Emitter {
     const allowBreaks = !this.simpleKeyContext;
     switch (style) {
       case 'plain':
-        this.writePlain(a.chars, allowBreaks);
+        this.writePlain(a.chars, allowBreaks, a.text);
         break;
       case 'single':
-        this.writeSingleQuoted(a.chars, allowBreaks);
+        this.writeSingleQuoted(a.chars, allowBreaks, a.text);
         break;
       case 'double':
-        this.writeDoubleQuoted(a.chars, allowBreaks);
+        this.writeDoubleQuoted(a.chars, allowBreaks, a.text);
         break;
       case 'literal':
         this.writeLiteral(a.chars);
@@ -559,8 +637,16 @@ class Emitter {
     this.popIndent();
   }
 
-  private writePlain(v: number[], allowBreaks: boolean): void {
+  private writePlain(v: number[], allowBreaks: boolean, text: string): void {
     if (!this.whitespace) this.put(' ');
+    // no space past the fold column: the text goes out as it is
+    if (!allowBreaks || this.column + v.lastIndexOf(0x20) <= BEST_WIDTH) {
+      this.out.push(text);
+      this.column += v.length;
+      this.whitespace = false;
+      this.indention = false;
+      return;
+    }
     let spaces = false;
     let breaks = false;
     for (let i = 0; i < v.length; i++) {
@@ -587,8 +673,15 @@ class Emitter {
     void this.rootContext;
   }
 
-  private writeSingleQuoted(v: number[], allowBreaks: boolean): void {
+  private writeSingleQuoted(v: number[], allowBreaks: boolean, text: string): void {
     this.writeIndicator("'", true, false, false);
+    if (!text.includes("'") && !v.some(isBreak) && (!allowBreaks || this.column + innerLastSpace(v) <= BEST_WIDTH)) {
+      this.out.push(text, "'");
+      this.column += v.length + 1;
+      this.whitespace = false;
+      this.indention = false;
+      return;
+    }
     let spaces = false;
     let breaks = false;
     for (let i = 0; i < v.length; i++) {
@@ -616,8 +709,15 @@ class Emitter {
     this.indention = false;
   }
 
-  private writeDoubleQuoted(v: number[], allowBreaks: boolean): void {
+  private writeDoubleQuoted(v: number[], allowBreaks: boolean, text: string): void {
     this.writeIndicator('"', true, false, false);
+    if (v[0] !== 0xfeff && v.every(plainInQuotes) && (!allowBreaks || this.column + innerLastSpace(v) <= BEST_WIDTH)) {
+      this.out.push(text, '"');
+      this.column += v.length + 1;
+      this.whitespace = false;
+      this.indention = false;
+      return;
+    }
     let spaces = false;
     // libyaml's is_bom looks at the start of the value, not at position i
     const startsWithBOM = v[0] === 0xfeff;
