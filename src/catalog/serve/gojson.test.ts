@@ -14,3 +14,10 @@ describe('goJSON', () => {
     assert.equal(goString('\n\t\u0001"\\'), '"\\n\\t\\u0001\\"\\\\"');
   });
 });
+
+describe('goJSON edge cases', () => {
+  it('writes a lone surrogate as U+FFFD (invalid UTF-8 to Go) and sorts keys by code point', () => {
+    assert.equal(goString('a\ud800b'), '"a\ufffdb"');
+    assert.equal(goJSON({ '\u{1F600}': 1, '\uffff': 2 }), '{"\uffff":2,"\u{1F600}":1}');
+  });
+});

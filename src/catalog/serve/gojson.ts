@@ -1,20 +1,16 @@
-// JSON text as Go's encoding/json writes it, where the registry API carries JSON in strings:
-// objects decoded into Go maps come out with sorted keys; json.Marshal escapes <, > and & unless
-// the encoder was told not to (SetEscapeHTML(false), as opm's declcfg and property packages do);
-// U+2028 and U+2029 are always escaped.
+// JSON text as Go's encoding/json writes it where the registry API carries JSON in strings: values
+// decoded into Go maps come out with their keys sorted (whatever order they were built in here);
+// json.Marshal escapes <, > and & unless the encoder was told not to (SetIndent/SetEscapeHTML(false),
+// as opm's declcfg and property packages do). Strings and numbers are written by declcfg/gojson.ts.
+import { compareGoStrings, goNumber, goString as declcfgGoString } from '../declcfg/gojson.js';
 
 export interface GoJSONOptions {
   /** escape <, > and & as \u003c, \u003e, \u0026 (json.Marshal's default) */
   escapeHTML?: boolean;
 }
 
-const HTML = /[<>&\u2028\u2029]/g;
-const LINE_SEPARATORS = /[\u2028\u2029]/g;
-const HEX: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
-
 export function goString(s: string, opts: GoJSONOptions = {}): string {
-  const text = JSON.stringify(s);
-  return text.replace(opts.escapeHTML ? HTML : LINE_SEPARATORS, (c) => HEX[c]!);
+  return declcfgGoString(s, opts.escapeHTML ?? false);
 }
 
 /** A decoded JSON value re-encoded the way Go encodes an interface{} holding it (map keys sorted). */
@@ -24,13 +20,13 @@ export function goJSON(value: unknown, opts: GoJSONOptions = {}): string {
     case 'string':
       return goString(value, opts);
     case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+      return Number.isFinite(value) ? goNumber(value) : 'null';
     case 'boolean':
       return value ? 'true' : 'false';
     case 'object': {
       if (Array.isArray(value)) return `[${value.map((v) => goJSON(v, opts)).join(',')}]`;
       const obj = value as Record<string, unknown>;
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareBytes);
+      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareGoStrings);
       return `{${keys.map((k) => `${goString(k, opts)}:${goJSON(obj[k], opts)}`).join(',')}}`;
     }
     default:
@@ -38,15 +34,9 @@ export function goJSON(value: unknown, opts: GoJSONOptions = {}): string {
   }
 }
 
-/** Go sorts map keys by their UTF-8 bytes; for strings without astral characters that is UTF-16 order. */
-export function compareBytes(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /**
- * Writes a struct the way Go does: fields in declaration order, each given as
- * [name, value, omitEmpty]; an omitempty field is left out when it is "", 0, false, null or an
- * empty array or map. Values are already-encoded JSON text (see goJSON/goString) or undefined.
+ * Writes a struct the way Go does: fields in declaration order, each given as [name, encoded value];
+ * a field whose value is undefined is left out (omitempty decided by the caller).
  */
 export function goStruct(fields: [string, string | undefined][]): string {
   const parts: string[] = [];
