@@ -38,6 +38,16 @@ export function isNilSlice(a: unknown): boolean {
   return Array.isArray(a) && a.length === 0 && NIL_SLICES.has(a);
 }
 
+/** Objects whose []byte field Go holds as nil (an icon without base64data: written as null). */
+const NIL_BYTES = new WeakSet<object>();
+export function markNilBytes<T extends object>(o: T): T {
+  NIL_BYTES.add(o);
+  return o;
+}
+export function hasNilBytes(o: object): boolean {
+  return NIL_BYTES.has(o);
+}
+
 const HEX = '0123456789abcdef';
 // Characters that need work: ", \, controls, <, >, &, U+2028, U+2029 and surrogates (lone ones are
 // invalid UTF-8 to Go, which writes U+FFFD for them).

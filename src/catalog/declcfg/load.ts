@@ -8,7 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YAMLNode } from 'yaml';
-import { compareGoStrings, goJSON, nilSlice, setMember, sortedKeysDeep } from './gojson.js';
+import { compareGoStrings, goJSON, hasNilBytes, markNilBytes, nilSlice, setMember, sortedKeysDeep } from './gojson.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goQuote, goStringList } from './gofmt.js';
@@ -1166,12 +1166,19 @@ function decodePackage(blob: Record<string, unknown>): Package {
       case 'icon': {
         if (v === null) break;
         const icon: Icon = p.icon ?? { base64data: '', mediatype: '' };
+        let data = p.icon !== undefined && !hasNilBytes(p.icon);
         if (d.fields(v, 'Icon', 'declcfg.Icon', ['base64data', 'mediatype'], (g, gv) => {
           if (g === 'base64data') {
             const b = d.bytes(gv);
-            if (b !== undefined) icon.base64data = canonicalBase64(b);
+            if (b !== undefined) {
+              icon.base64data = canonicalBase64(b);
+              data = true;
+            }
           } else icon.mediatype = d.string(gv) ?? icon.mediatype;
-        })) p.icon = icon;
+        })) {
+          // no base64data (or null): Go's Data stays nil and is written as null
+          p.icon = data ? icon : markNilBytes(icon);
+        }
         break;
       }
       case 'description':

@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { goQuote, parse as parseSemver, parseRange, Version } from '../semver.js';
-import { compareGoStrings, goJSON, isNilSlice } from './gojson.js';
+import { compareGoStrings, goJSON, hasNilBytes, isNilSlice } from './gojson.js';
 import { jsonToYAML } from './goyaml.js';
 import {
   PropertyPackage,
@@ -44,7 +44,10 @@ export function packageBlob(p: Package): Record<string, unknown> {
     schema: p.schema ?? '',
     name: p.name ?? '',
     defaultChannel: p.defaultChannel ?? '',
-    icon: p.icon == null ? undefined : { base64data: p.icon.base64data ?? null, mediatype: p.icon.mediatype ?? '' },
+    icon:
+      p.icon == null
+        ? undefined
+        : { base64data: hasNilBytes(p.icon) ? null : (p.icon.base64data ?? null), mediatype: p.icon.mediatype ?? '' },
     description: nonEmpty(p.description),
     properties: properties(p.properties),
   };
