@@ -81,7 +81,12 @@ class Reader {
     else if (this.mappingKey(first.text) !== undefined) v = this.mapping(first.indent);
     else bail();
     this.skipBlank();
-    if (this.i < this.lines.length) bail();
+    if (this.i < this.lines.length) {
+      // content left of an indented root starts another (implicit) document, which go-yaml's
+      // Unmarshal never reads; anything else left over is a syntax error for the full parser
+      if (first.indent > 0 && this.lines[this.i]!.indent < first.indent) return v;
+      bail();
+    }
     return v;
   }
 
