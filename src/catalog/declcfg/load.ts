@@ -26,7 +26,6 @@ import {
   type Deprecation,
   type DeprecationEntry,
   type Icon,
-  type Meta,
   type Package,
   type Property,
   type RelatedImage,
@@ -1392,9 +1391,4 @@ function decodeDeprecation(blob: Record<string, unknown>): Deprecation {
   });
   if (d.firstError !== undefined) throw new DecodeError(`parse deprecation: ${d.firstError}`);
   return dep;
-}
-
-/** The Meta blobs of a config's others, as loaded (for callers that walk them). */
-export function metasOf(cfg: DeclarativeConfig): Meta[] {
-  return cfg.others;
 }
