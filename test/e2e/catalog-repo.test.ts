@@ -332,11 +332,11 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     const r = await ok(['test', ...mirror, '--junit', 'reports/junit.xml', '--report-dir', 'reports'], repo);
     assert.match(r.stdout, /^sanity: 20 passed, 0 failed, 0 warnings, 0 skipped/m);
     assert.match(r.stdout, /^integration: 3 passed, 0 failed/m);
-    assert.match(r.stdout, /^interoperability: 7 passed, 0 failed, 1 warnings/m);
+    assert.match(r.stdout, /^interoperability: 9 passed, 0 failed, 1 warnings/m);
     assert.match(r.stdout, /WARN {2}psmdb-operator: requirements satisfiable in each channel kind\n {8}warning: bundle psmdb-operator\.v2\.0\.0 \(candidate-v2\) requires package logging-operator >=1\.0\.0, which is not in the catalog/);
     assert.match(r.stdout, /PASS {2}platform platforms\/platformx\.yaml: channel heads install together\n {8}platform platformx installs: pxc-operator pxc-operator\.v1\.2\.0 \(stable-v1\), psmdb-operator psmdb-operator\.v1\.1\.0 \(stable-v1\), monitoring-operator monitoring-operator\.v1\.2\.0 \(fast-v1\), cloud-provider-operator cloud-provider-operator\.v0\.2\.0 \(stable-v0\)/);
     const junit = readFileSync(join(repo, 'reports/junit.xml'), 'utf8');
-    assert.match(junit, /<testsuites name="kplane catalog test" tests="31" failures="0" errors="0" skipped="0"/);
+    assert.match(junit, /<testsuites name="kplane catalog test" tests="33" failures="0" errors="0" skipped="0"/);
     for (const layer of ['sanity', 'integration', 'interoperability']) {
       assert.match(junit, new RegExp(`<testsuite name="${layer}"`));
       assert.ok(existsSync(join(repo, 'reports', `${layer}.txt`)) && existsSync(join(repo, 'reports', `${layer}.xml`)), layer);
@@ -346,6 +346,7 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     const one = await ok(['test', ...mirror, '--platform', 'platforms/platformy.yaml'], repo);
     assert.match(one.stdout, /PASS {2}platform platforms\/platformy\.yaml: channel heads install together\n {8}platform platformy installs: pg-operator pg-operator\.v2\.4\.1 \(stable-v2\), monitoring-operator monitoring-operator\.v1\.1\.0 \(stable-v1\)/);
     assert.doesNotMatch(one.stdout, /platformx/);
+    assert.match(one.stdout, /PASS {2}platform platforms\/platformy\.yaml: branch catalog validates/);
   });
 
   it('test fails on an undeclared shared API and on platforms whose heads do not install together', async () => {

@@ -10,7 +10,7 @@ import type { DeclarativeConfig } from '../declcfg/types.js';
 import { listOperators } from './generate.js';
 import { checkPlatform, checkRequirements, checkSharedAPIs, indexBundles, loadInteropFile, type Finding, type SharedAPI } from './interop.js';
 import { CATALOG_DIR, CATALOG_FILE, INTEROP_FILE, VENEER_FILE } from './layout.js';
-import { loadPlatform } from './platform.js';
+import { PlatformError, filterCatalogForPlatform, loadPlatform, type Platform } from './platform.js';
 import { errorText, runCase, type CaseStatus, type TestCase, type TestSuite } from './report.js';
 import type { CatalogTools } from './tools.js';
 
@@ -133,13 +133,31 @@ export async function runRepoTests(o: RepoTestOptions): Promise<TestSuite[]> {
     const ms1 = (performance.now() - t1) / Math.max(1, reqs.size);
     for (const [pkg, f] of reqs) add({ name: `${pkg}: requirements satisfiable in each channel kind`, ...outcome(f), durationMs: ms1 });
     for (const file of o.platforms) {
+      const rel = relative(o.root, file) || file;
+      let platform: Platform | undefined;
       add(
-        await runCase(`platform ${relative(o.root, file) || file}: channel heads install together`, async () => {
-          const platform = await loadPlatform(file);
+        await runCase(`platform ${rel}: channel heads install together`, async () => {
+          platform = await loadPlatform(file);
           const r = checkPlatform(cfg, bundles, platform, declared);
           const res = outcome(r.findings);
           const installs = r.heads.map((h) => `${h.package} ${h.bundle.bundle.name} (${h.channel})`).join(', ');
           return { status: res.status, message: [`platform ${platform.name} installs: ${installs || 'nothing'}`, ...(res.message ? [res.message] : [])].join('\n') };
+        }),
+      );
+      const p = platform;
+      if (!p) continue;
+      // what `kplane catalog render --platform` gives the platform branch must itself be valid
+      add(
+        await runCase(`platform ${rel}: branch catalog validates`, async () => {
+          let branch: DeclarativeConfig;
+          try {
+            branch = filterCatalogForPlatform(cfg, p);
+          } catch (err) {
+            if (err instanceof PlatformError) return { status: 'skip', message: `its channels do not resolve: ${err.message}` };
+            throw err;
+          }
+          o.tools.validate(branch);
+          return undefined;
         }),
       );
     }
