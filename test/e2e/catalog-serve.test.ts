@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -630,6 +631,19 @@ describe('catalog serve: cache dir and start-up failures', () => {
     assert.match(missing.stderr, new RegExp(`level=fatal msg="${why}"`));
     assert.doesNotMatch(missing.stderr, /\n\s+at /);
     assert.equal(readFileSync(termination, 'utf8'), `${why}\n`, 'the termination log holds the fatal error');
+  });
+
+  it("a port in use: opm's listen error, no other output", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const r = run(join(testdata, 'deprecations'), '--port', String(port), '--log-calls=false');
+      assert.equal(r.status, 1);
+      assert.equal(r.stderr.replace(/^time="[^"]+" /, ''), `level=fatal msg="failed to listen: listen tcp 127.0.0.1:${port}: bind: address already in use"\n`);
+    } finally {
+      blocker.close();
+    }
   });
 
   it('usage errors: no directory, a bad port', () => {

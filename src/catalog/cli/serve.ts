@@ -1,6 +1,7 @@
 // `kplane catalog serve DIR`: the registry gRPC API over a file-based catalog, as `opm serve` serves it.
 import { openSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
 import { JsonCache, goFSError } from '../serve/cache.js';
 import { catalogFromDir, type ServedCatalog } from '../serve/catalog.js';
 import { bufferedWriter, createLogger, type Logger } from '../serve/log.js';
@@ -131,6 +132,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`Error: ${message(err)}\n\n${usage}`);
     return 1;
   }
+  // grpc-js would print its own error lines; every failure is reported once, as opm's log line
+  grpc.setLogVerbosity(grpc.logVerbosity.NONE);
   const out = bufferedWriter((chunk) => process.stderr.write(chunk));
   const root = createLogger({ write: out.write, level: flags.debug ? 'debug' : 'info' });
   const logger = root.with({ configs: flags.configDir, ...(flags.cacheDir ? { cache: flags.cacheDir } : {}) });

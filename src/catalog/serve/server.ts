@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
@@ -250,8 +251,28 @@ function methodType(d: grpc.ServerMethodDefinition<unknown, unknown>): string {
   return 'unary';
 }
 
+const BIND_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'address already in use',
+  EACCES: 'permission denied',
+  EADDRNOTAVAIL: 'cannot assign requested address',
+};
+
+/** Whether host:port can be bound, with Go's words when not ("listen tcp H:P: bind: address already in use"). */
+function probeListen(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+      const why = err.code && BIND_ERRORS[err.code] ? `bind: ${BIND_ERRORS[err.code]}` : err.message;
+      reject(new Error(`listen tcp ${addr}: ${why}`));
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 /** Binds host:port (port 0 picks one) and resolves to the bound port. */
-export function listen(server: grpc.Server, host: string, port: number): Promise<number> {
+export async function listen(server: grpc.Server, host: string, port: number): Promise<number> {
+  if (port !== 0) await probeListen(host, port);
   const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   return new Promise((resolve, reject) => {
     server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
