@@ -1,6 +1,7 @@
 // File-based catalog (FBC) blobs, as operator-registry's declcfg package defines them.
 // Field order in these interfaces is the order opm writes them in JSON; keep it.
-// A property's value keeps the key order of its source (opm holds it as raw JSON).
+// Loaded catalogs are re-encoded as opm re-encodes them (through Go maps: keys sorted, numbers as
+// float64); values built in memory (rendered bundles) keep their order, see declcfg/write.ts.
 
 export const SchemaPackage = 'olm.package';
 export const SchemaChannel = 'olm.channel';
