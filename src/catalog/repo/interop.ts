@@ -148,6 +148,15 @@ export function checkRequirements(bundles: BundleInfo[]): Map<string, Finding[]>
     else byPackage.set(b.bundle.package, [b]);
   }
   const inKind = (c: BundleInfo, k: Kind): boolean => k === 'other' || c.kinds.has(k) || c.kinds.has('other');
+  // providers by group/version/kind, so a catalog of many bundles is not scanned per requirement
+  const providers = new Map<string, BundleInfo[]>();
+  for (const b of bundles) {
+    for (const g of new Set(b.provides.map(gvkText))) {
+      const l = providers.get(g);
+      if (l) l.push(b);
+      else providers.set(g, [b]);
+    }
+  }
   const out = new Map<string, Finding[]>();
   for (const pkg of [...byPackage.keys()].sort()) out.set(pkg, []);
   for (const b of bundles) {
@@ -174,7 +183,7 @@ export function checkRequirements(bundles: BundleInfo[]): Map<string, Finding[]>
         }
       }
       for (const g of b.requiresGVKs) {
-        const ok = bundles.some((c) => inKind(c, k) && c.provides.some((p) => p.group === g.group && p.version === g.version && p.kind === g.kind));
+        const ok = (providers.get(gvkText(g)) ?? []).some((c) => inKind(c, k));
         if (!ok) findings.push({ severity, message: `${where} requires API ${gvkText(g)}: no bundle in a ${kindText} channel provides it` });
       }
     }
