@@ -170,6 +170,36 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     await assert.rejects(pullImage(`oci:${skopeoLayout}:v2`, { cacheDir: join(work, 'cache-layout') }), /has no image named "v2" \(it has: v1\)/);
   });
 
+  test('a bundle image built by umoci (two layers, labels by umoci config), pushed by skopeo and by us, pulls the same', async () => {
+    const layout = join(work, 'umoci-layout');
+    const image = `${layout}:v1`;
+    const steps: string[][] = [
+      ['init', '--layout', layout],
+      ['new', '--image', image],
+      ['insert', '--rootless', '--image', image, join(bundleDir, 'manifests'), '/manifests'],
+      ['insert', '--rootless', '--image', image, join(bundleDir, 'metadata'), '/metadata'],
+      ['config', '--image', image, '--config.label', 'operators.operatorframework.io.bundle.mediatype.v1=registry+v1', '--config.label', 'operators.operatorframework.io.bundle.package.v1=etcd'],
+    ];
+    for (const args of steps) {
+      const r = await run(tools.umoci, args);
+      assert.equal(r.code, 0, `umoci ${args.join(' ')}: ${r.stderr}`);
+    }
+    const bySkopeo = `${open.host}/umoci/etcd-bundle:skopeo`;
+    const copy = await run(tools.skopeo, ['copy', '--insecure-policy', '--dest-tls-verify=false', `oci:${image}`, `docker://${bySkopeo}`]);
+    assert.equal(copy.code, 0, copy.stderr);
+    const byUs = `${open.host}/umoci/etcd-bundle:kplane`;
+    const pushed = await pushImage(`oci:${image}`, byUs);
+    for (const ref of [bySkopeo, byUs]) {
+      const r = await kplane(['bundle', 'pull', ref, '--cache-dir', join(work, 'cache-umoci')]);
+      assert.equal(r.code, 0, r.stderr);
+      const img = JSON.parse(r.stdout) as { digest: string; root: string; labels: Record<string, string> };
+      assert.equal(img.digest, pushed.digest, 'skopeo and kplane push the same manifest');
+      assert.equal(img.labels['operators.operatorframework.io.bundle.package.v1'], 'etcd');
+      assert.equal(readFileSync(join(img.root, 'manifests', 'etcdclusters.etcd.database.coreos.com.crd.yaml'), 'utf8'), CRD);
+      assert.equal(readFileSync(join(img.root, 'metadata', 'annotations.yaml'), 'utf8'), ANNOTATIONS);
+    }
+  });
+
   test('a manifest list: the default pull takes linux/amd64, --platform picks another', async () => {
     const listRef = `${open.host}/operators/etcd-bundle:multi`;
     const built = await kplane(['bundle', 'build', bundleDir, '--tag', listRef, '--oci-layout', join(work, 'layout-multi'), '--platforms', 'linux/arm64,linux/amd64', '--push']);
