@@ -280,6 +280,18 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     assert.doesNotMatch(readFileSync(join(repo, 'catalog/pg-operator/catalog.yaml'), 'utf8'), /# edited/);
   });
 
+  it('generate --legacy renders with the opm v1.23-v1.26 algorithm; switching modes renders everything again', async () => {
+    const legacy = await ok(['generate', '--legacy', ...mirror], repo);
+    assert.equal(legacy.stderr.match(/: unchanged/g), null, legacy.stderr);
+    assert.match(legacy.stderr, /catalog\/ is valid: 5 packages, 16 channels, 16 bundles/);
+    assert.equal((await ok(['generate', '--legacy', ...mirror], repo)).stderr.match(/: unchanged/g)?.length, 5);
+    const back = await ok(['generate', ...mirror], repo);
+    assert.equal(back.stderr.match(/: unchanged/g), null, back.stderr);
+    for (const op of OPERATORS.filter((x) => x !== 'pg-operator')) {
+      assert.equal(readFileSync(join(repo, 'catalog', op, 'catalog.yaml'), 'utf8'), readFileSync(join(example, 'catalog', op, 'catalog.yaml'), 'utf8'), op);
+    }
+  });
+
   it('bad templates and images fail with a clear message and leave catalog.yaml as it was', async () => {
     const veneer = join(repo, 'catalog/psmdb-operator/veneer.yaml');
     const catalog = join(repo, 'catalog/psmdb-operator/catalog.yaml');
