@@ -332,6 +332,14 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     const again = await pullImage(ref, { cacheDir: cache });
     assert.equal(readFileSync(join(again.root, 'metadata', 'annotations.yaml'), 'utf8'), ANNOTATIONS);
     assert.ok((await open.requests()).slice(mark).some((q) => q.path.endsWith(`/blobs/${layerDigest}`)), 'the layer was downloaded again');
+
+    // A damaged cached manifest is dropped and fetched again, silently: it is only a copy.
+    writeFileSync(join(cache, 'blobs', 'sha256', digest.slice(7)), '{"schemaVersion": 2, "damaged": true}');
+    rmSync(again.root, { recursive: true });
+    const mark2 = (await open.requests()).length;
+    const byDigest = await pullImage(`${open.host}/operators/etcd-bundle@${digest}`, { cacheDir: cache });
+    assert.equal(byDigest.digest, digest);
+    assert.ok((await open.requests()).slice(mark2).some((q) => q.path.endsWith(`/manifests/${digest}`)), 'the manifest was fetched again');
   });
 
   test('a layer that is not a gzipped tar: corrupt layer', async () => {

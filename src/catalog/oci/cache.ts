@@ -38,6 +38,23 @@ export class ContentCache {
     return readFileSync(this.blobPath(digest));
   }
 
+  /**
+   * A small cached blob (manifest, config), checked again: a copy damaged on disk since it was cached
+   * is dropped (undefined), so the caller downloads it afresh. Layers are checked as they unpack.
+   */
+  readChecked(digest: string): Buffer | undefined {
+    let data: Buffer;
+    try {
+      data = this.read(digest);
+    } catch {
+      return undefined;
+    }
+    const { alg } = hexOf(digest);
+    if (`${alg}:${createHash(alg).update(data).digest('hex')}` === digest) return data;
+    rmSync(this.blobPath(digest), { force: true });
+    return undefined;
+  }
+
   /** Stores a buffer after checking it hashes to `digest`. */
   put(digest: string, data: Buffer, what: string): string {
     const { alg } = hexOf(digest);

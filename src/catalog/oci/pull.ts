@@ -130,7 +130,8 @@ function registrySource(ref: RegistryReference, cache: ContentCache, opts: PullO
   const what = formatReference(ref);
   const fetchManifest = async (reference: string, mediaType?: string) => {
     // A manifest asked for by digest is immutable: the cache answers without the registry.
-    if (reference.includes(':') && cache.has(reference)) return { body: cache.read(reference), mediaType, digest: reference };
+    const cached = reference.includes(':') ? cache.readChecked(reference) : undefined;
+    if (cached) return { body: cached, mediaType, digest: reference };
     const m = await registry().getManifest(ref.repository, reference);
     cache.put(m.digest, m.body, `manifest of ${what}`);
     return m;
@@ -151,10 +152,10 @@ function registrySource(ref: RegistryReference, cache: ContentCache, opts: PullO
       return cache.putStream(d.digest, blob.body, { what: `layer ${d.digest} of ${what}`, size: d.size, onBytes });
     },
     async readBlob(d) {
-      if (!cache.has(d.digest)) {
-        const blob = await registry().getBlob(ref.repository, d.digest);
-        await cache.putStream(d.digest, blob.body, { what: `blob ${d.digest} of ${what}`, size: d.size });
-      }
+      const cached = cache.readChecked(d.digest);
+      if (cached) return cached;
+      const blob = await registry().getBlob(ref.repository, d.digest);
+      await cache.putStream(d.digest, blob.body, { what: `blob ${d.digest} of ${what}`, size: d.size });
       return cache.read(d.digest);
     },
   };
