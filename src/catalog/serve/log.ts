@@ -22,8 +22,21 @@ function quote(v: string): string {
   return /^[A-Za-z0-9\-._/@^+]+$/.test(v) ? v : JSON.stringify(v);
 }
 
+let lastSecond = -1;
+let lastStamp = '';
+
+/** RFC 3339 to the second (logrus's default timestamp), formatted once per second. */
+export function rfc3339(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastStamp = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return lastStamp;
+}
+
 export function formatLine(time: Date, level: Level, msg: string, fields: Fields): string {
-  const iso = time.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const iso = rfc3339(time.getTime());
   const parts = [`time="${iso}"`, `level=${level}`, `msg=${JSON.stringify(msg)}`];
   for (const k of Object.keys(fields).sort()) {
     const v = fields[k];

@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
-import type { Fields, Level, Logger } from './log.js';
+import { rfc3339, type Fields, type Level, type Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
 import { RegistryQueryError, type RegistryIndex } from './registry-index.js';
 
@@ -212,7 +212,6 @@ const CODE_NAMES: Record<number, string> = {
 function callLogger(logger: Logger): grpc.ServerInterceptor {
   return (methodDescriptor, call) => {
     const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(methodDescriptor.path) ?? [];
-    const started = new Date();
     const t0 = process.hrtime.bigint();
     let fields: Fields = {
       protocol: 'grpc',
@@ -221,7 +220,7 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
       'grpc.method': method,
       'grpc.method_type': methodType(methodDescriptor),
       'peer.address': call.getPeer().replace(/^ipv4:|^ipv6:/, ''),
-      'grpc.start_time': started.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      'grpc.start_time': rfc3339(Date.now()),
     };
     return new grpc.ServerInterceptingCall(call, {
       start: (next) =>
