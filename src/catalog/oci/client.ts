@@ -2,6 +2,8 @@
 // /v2/ ping, manifests by tag or digest, blobs, uploads, and the auth dance in front of them
 // (WWW-Authenticate Bearer → token from the realm, or Basic). One client per registry host.
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { OciError } from './errors.js';
 import { basicHeader, credentialsFor, parseChallenge } from './auth.js';
 import type { AuthOptions, Challenge, Credentials } from './auth.js';
@@ -22,6 +24,9 @@ export interface FetchedManifest {
 }
 
 const USER_AGENT = 'kplane-catalog/0.1';
+
+/** A request body: bytes, or a file streamed from disk (opened anew if the request is sent again). */
+export type RequestBody = Buffer | { readonly path: string; readonly size: number };
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 export function sha256(data: Buffer | string): string {
@@ -134,8 +139,11 @@ export class RegistryClient {
     return true;
   }
 
-  /** Monolithic upload: POST /blobs/uploads/ then PUT <location>?digest=. */
-  async putBlob(repository: string, digest: string, data: Buffer): Promise<void> {
+  /**
+   * Monolithic upload: POST /blobs/uploads/ then PUT <location>?digest=. A file is streamed, not
+   * read into memory; the registry checks the digest of what it received.
+   */
+  async putBlob(repository: string, digest: string, data: RequestBody): Promise<void> {
     const scope = `repository:${repository}:pull,push`;
     const what = `upload of ${digest} to ${this.host}/${repository}`;
     const start = await this.request('POST', `/v2/${repository}/blobs/uploads/`, { scope, what, headers: { 'content-length': '0' } });
@@ -145,13 +153,21 @@ export class RegistryClient {
     if (!location) throw new OciError('REGISTRY_ERROR', `${what}: the registry gave no upload location`);
     const url = new URL(location, this.base);
     url.searchParams.set('digest', digest);
+    const size = Buffer.isBuffer(data) ? data.length : data.size;
     const put = await this.request('PUT', url.pathname + url.search, {
       scope,
       what,
       body: data,
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(data.length) },
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
       absolute: url.origin === new URL(this.base).origin ? undefined : url.toString(),
+      // The deadline is for the answer after the upload: allow for the upload itself at 1 MiB/s.
+      timeoutMs: (this.opts.timeoutMs ?? 30_000) + Math.ceil(size / 1024),
     });
+    if (put.status === 400) {
+      const err = await registryError(put);
+      if (/DIGEST_INVALID/.test(err)) throw new OciError('DIGEST_MISMATCH', `${what}: the registry found the uploaded content does not hash to ${digest}: the image being pushed is damaged; build it again`);
+      throw new OciError('REGISTRY_ERROR', `${what}: the registry answered 400 (${err})`);
+    }
     await this.ensureOk(put, what);
     await put.arrayBuffer();
   }
@@ -173,15 +189,15 @@ export class RegistryClient {
   private async request(
     method: string,
     path: string,
-    o: { scope: string; what: string; headers?: Record<string, string>; body?: Buffer; absolute?: string | undefined },
+    o: { scope: string; what: string; headers?: Record<string, string>; body?: RequestBody; absolute?: string | undefined; timeoutMs?: number },
   ): Promise<Response> {
     await this.ping();
-    let res = await this.send(method, path, { headers: { ...o.headers, ...(await this.authHeader(o.scope, false)) }, body: o.body, absolute: o.absolute });
+    let res = await this.send(method, path, { headers: { ...o.headers, ...(await this.authHeader(o.scope, false)) }, body: o.body, absolute: o.absolute, timeoutMs: o.timeoutMs });
     if (res.status === 401) {
       const fresh = parseChallenge(res.headers.get('www-authenticate') ?? '');
       await res.arrayBuffer();
       if (fresh) this.challenge = fresh;
-      res = await this.send(method, path, { headers: { ...o.headers, ...(await this.authHeader(o.scope, true)) }, body: o.body, absolute: o.absolute });
+      res = await this.send(method, path, { headers: { ...o.headers, ...(await this.authHeader(o.scope, true)) }, body: o.body, absolute: o.absolute, timeoutMs: o.timeoutMs });
     }
     if (res.status === 401) {
       await res.arrayBuffer();
@@ -255,15 +271,27 @@ export class RegistryClient {
     return { token: body.token ?? body.access_token ?? '', expiresAt: Date.now() + (body.expires_in ?? 60) * 1000 };
   }
 
-  private async send(method: string, path: string, o: { headers?: Record<string, string>; body?: Buffer | undefined; absolute?: string | undefined }): Promise<Response> {
+  private async send(
+    method: string,
+    path: string,
+    o: { headers?: Record<string, string>; body?: RequestBody | undefined; absolute?: string | undefined; timeoutMs?: number | undefined },
+  ): Promise<Response> {
     const url = o.absolute ?? this.base + path;
     const ctl = new AbortController();
-    const timer = setTimeout(() => ctl.abort(), this.opts.timeoutMs ?? 30_000);
+    const timeoutMs = o.timeoutMs ?? this.opts.timeoutMs ?? 30_000;
+    const timer = setTimeout(() => ctl.abort(), timeoutMs);
+    let body: RequestInit['body'] | undefined;
+    if (Buffer.isBuffer(o.body)) body = o.body;
+    else if (o.body) body = Readable.toWeb(createReadStream(o.body.path)) as ReadableStream<Uint8Array>;
     try {
       // Redirects are followed by `request`, which decides what headers the next hop may see.
-      return await fetch(url, { method, redirect: 'manual', headers: { 'user-agent': USER_AGENT, ...o.headers }, ...(o.body ? { body: o.body } : {}), signal: ctl.signal });
+      // `duplex: 'half'` is what fetch wants for a streamed body (not yet in lib.dom's RequestInit).
+      const init: RequestInit & { duplex?: 'half' } = { method, redirect: 'manual', headers: { 'user-agent': USER_AGENT, ...o.headers }, signal: ctl.signal };
+      if (body !== undefined) init.body = body;
+      if (body !== undefined && !Buffer.isBuffer(body)) init.duplex = 'half';
+      return await fetch(url, init);
     } catch (e) {
-      const text = ctl.signal.aborted ? `no answer within ${this.opts.timeoutMs ?? 30_000} ms` : causeText(e);
+      const text = ctl.signal.aborted ? `no answer within ${timeoutMs} ms` : causeText(e);
       const hint = /EPROTO|wrong version number|packet length too long/i.test(text)
         ? '; it may speak plain HTTP: pass --use-http'
         : /certificate|CERT_|self.signed/i.test(text)

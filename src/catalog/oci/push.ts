@@ -2,6 +2,7 @@
 // registry lacks, then manifests children first, so every reference resolves when the top one lands.
 import { registryClient } from './client.js';
 import type { ClientOptions } from './client.js';
+import { statSync } from 'node:fs';
 import { OciError } from './errors.js';
 import { OciLayout } from './layout.js';
 import { parseManifest } from './manifest.js';
@@ -50,7 +51,8 @@ export async function pushImage(source: string | PushSource, dest: string, opts:
           opts.onBlob?.({ digest: blob.digest, size: blob.size, uploaded: false });
           continue;
         }
-        await client.putBlob(ref.repository, blob.digest, layout.readBlob(blob.digest, what));
+        if (!layout.has(blob.digest)) throw new OciError('NOT_FOUND', `${what}: blob ${blob.digest} is missing from the layout`);
+        await client.putBlob(ref.repository, blob.digest, { path: layout.blobPath(blob.digest), size: statSync(layout.blobPath(blob.digest)).size });
         opts.onBlob?.({ digest: blob.digest, size: blob.size, uploaded: true });
       }
     }
