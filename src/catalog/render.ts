@@ -6,7 +6,7 @@ import { stat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { finishBundle, bundleToDeclcfg, kindOf } from './bundle/render.js';
-import { goMarshal } from './bundle/gojson.js';
+import { goMarshal } from './golang/json.js';
 import { yamlToValue } from './bundle/goyaml.js';
 import { parseBundleDir, type ParsedBundle } from './bundle/parse.js';
 import { migrate, migrationsFor } from './bundle/migrations.js';

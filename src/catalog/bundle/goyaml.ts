@@ -4,7 +4,7 @@
 // octal ints, underscores in numbers; timestamps stay strings) and converts the result to JSON.
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node as YamlNode } from 'yaml';
 
-import { goNumber, parseRawJSON, type RawValue } from './gojson.js';
+import { goNumber, parseRawJSON, type RawValue } from '../golang/json.js';
 
 /** The first document of a file as the decoder yields it, or an error (the file is then skipped). */
 export type FirstDocument = { kind: 'json'; value: RawValue } | { kind: 'yaml'; value: unknown } | { kind: 'empty' };

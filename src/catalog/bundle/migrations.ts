@@ -2,7 +2,7 @@
 // migration up to and including the named one ("all" runs them all).
 import type { Bundle, DeclarativeConfig, Property } from '../declcfg/types.js';
 import { goQuote, newPRVersion, parseTolerant } from '../semver.js';
-import { compareBytes, field, goKind, isObject } from './gojson.js';
+import { compareGoStrings, field, jsonKind, isObject } from '../golang/json.js';
 
 interface Migration {
   readonly token: string;
@@ -74,7 +74,7 @@ function convertBundle(b: Bundle): void {
 type Json = Record<string, unknown>;
 
 function typeError(v: unknown, where: string, goType: string): Error {
-  return new Error(`json: cannot unmarshal ${goKind(v)} into Go struct field ${where} of type ${goType}`);
+  return new Error(`json: cannot unmarshal ${jsonKind(v)} into Go struct field ${where} of type ${goType}`);
 }
 
 function str(obj: unknown, name: string, where: string): string {
@@ -100,7 +100,7 @@ function stringMap(v: unknown, where: string): Json | undefined {
   const m = obj(v, where, 'map[string]string');
   if (!m) return undefined;
   const out: Json = {};
-  for (const k of Object.keys(m).sort(compareBytes)) {
+  for (const k of Object.keys(m).sort(compareGoStrings)) {
     const s = m[k];
     if (s === null) out[k] = '';
     else if (typeof s !== 'string') throw typeError(s, where, 'string');
@@ -212,7 +212,7 @@ function checkVersions(spec: Json): void {
   for (const key of ['version', 'release']) {
     const v = field(spec, key);
     if (v === undefined || v === null) continue;
-    if (typeof v !== 'string') throw new Error(`json: cannot unmarshal ${goKind(v)} into Go value of type string`);
+    if (typeof v !== 'string') throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
     if (key === 'version') parseTolerant(v);
     else for (const segment of v.split('.')) newPRVersion(segment);
   }

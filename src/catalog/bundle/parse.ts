@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { CSV, apiKeyId, apiKeyString, type APIKey } from './csv.js';
-import { compareBytes, field, goKind, goMarshal, isObject, parseRawJSON, type RawValue } from './gojson.js';
+import { compareGoStrings, field, jsonKind, goMarshal, isObject, parseRawJSON, type RawValue } from '../golang/json.js';
 import { assertJSONable, firstDocument, type FirstDocument } from './goyaml.js';
 
 /** A property or dependency as opm holds it: a type and the raw JSON of its value (undefined: nil). */
@@ -79,7 +79,7 @@ async function readDirSorted(dir: string): Promise<Array<{ name: string; isDir: 
     const err = e as NodeJS.ErrnoException;
     throw new BundleParseError(`open .: ${err.code === 'ENOENT' ? 'no such file or directory' : err.code === 'ENOTDIR' ? 'not a directory' : err.message}`);
   }
-  return entries.map((e) => ({ name: e.name, isDir: e.isDirectory() })).sort((a, b) => compareBytes(a.name, b.name));
+  return entries.map((e) => ({ name: e.name, isDir: e.isDirectory() })).sort((a, b) => compareGoStrings(a.name, b.name));
 }
 
 async function decodeFile(path: string): Promise<FirstDocument> {
@@ -108,9 +108,9 @@ async function readManifests(dir: string, warn: (msg: string) => void): Promise<
   if (objects.length === 0) throw new BundleParseError('no bundle objects found');
   if (!csv) throw new BundleParseError('no csv in bundle');
   const md = csv.object['metadata'];
-  if (md !== undefined && md !== null && !isObject(md)) throw new BundleParseError(`json: cannot unmarshal ${goKind(md)} into Go struct field .metadata of type v1.ObjectMeta`);
+  if (md !== undefined && md !== null && !isObject(md)) throw new BundleParseError(`json: cannot unmarshal ${jsonKind(md)} into Go struct field .metadata of type v1.ObjectMeta`);
   if (isObject(md) && md['name'] !== undefined && md['name'] !== null && typeof md['name'] !== 'string') {
-    throw new BundleParseError(`json: cannot unmarshal ${goKind(md['name'])} into Go struct field .metadata.name of type string`);
+    throw new BundleParseError(`json: cannot unmarshal ${jsonKind(md['name'])} into Go struct field .metadata.name of type string`);
   }
   return { objects, csv };
 }
@@ -120,7 +120,7 @@ function toUnstructured(doc: FirstDocument): Record<string, unknown> {
   if (doc.kind === 'empty') throw new Error('EOF');
   const value = doc.kind === 'json' ? doc.value.value : doc.value;
   if (doc.kind === 'yaml') assertJSONable(value);
-  if (value !== null && !isObject(value)) throw new Error(`json: cannot unmarshal ${goKind(value)} into Go value of type map[string]interface {}`);
+  if (value !== null && !isObject(value)) throw new Error(`json: cannot unmarshal ${jsonKind(value)} into Go value of type map[string]interface {}`);
   const kind = value === null ? undefined : value['kind'];
   if (typeof kind !== 'string' || kind === '') throw new Error(`Object 'Kind' is missing in '${doc.kind === 'json' ? doc.value.raw : goMarshal(value)}'`);
   return value as Record<string, unknown>;
@@ -173,7 +173,7 @@ function strIn(obj: unknown, key: string, crdVersion: string): string {
   if (!isObject(obj)) return '';
   const v = obj[key];
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new Error(`error decoding ${crdVersion} CRD: json: cannot unmarshal ${goKind(v)} into Go value of type string`);
+  if (typeof v !== 'string') throw new Error(`error decoding ${crdVersion} CRD: json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
   return v;
 }
 
@@ -209,7 +209,7 @@ function allProvidedAPIsInBundle(csv: CSV, objects: Record<string, unknown>[]): 
     if (!provided.has(apiKeyId(key))) {
       // fmt prints a map with its keys sorted (by struct fields in order)
       const found = [...provided.values()].sort(
-        (a, b) => compareBytes(a.group, b.group) || compareBytes(a.version, b.version) || compareBytes(a.kind, b.kind) || compareBytes(a.plural, b.plural),
+        (a, b) => compareGoStrings(a.group, b.group) || compareGoStrings(a.version, b.version) || compareGoStrings(a.kind, b.kind) || compareGoStrings(a.plural, b.plural),
       );
       throw new Error(`couldn't find ${apiKeyString(key)} in bundle. found: map[${found.map((k) => `${apiKeyString(k)}:{}`).join(' ')}]`);
     }
@@ -269,7 +269,7 @@ function goString(v: unknown, fromYAML: boolean): string {
   if (v === undefined || v === null) return '';
   if (typeof v === 'string') return v;
   if (fromYAML && (typeof v === 'number' || typeof v === 'boolean')) return String(v);
-  throw new Error(`json: cannot unmarshal ${goKind(v)} into Go value of type string`);
+  throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
 }
 
 function docValue(doc: FirstDocument): unknown {
@@ -375,9 +375,9 @@ export function packageJSON(name: string, version: string, release: string, esca
 function parseRawPropertyArray(text: string): RawProperty[] {
   const parsed = parseRawJSON(text, true);
   if (parsed.value === null) return [];
-  if (!Array.isArray(parsed.value)) throw new Error(`json: cannot unmarshal ${goKind(parsed.value)} into Go value of type []registry.Property`);
+  if (!Array.isArray(parsed.value)) throw new Error(`json: cannot unmarshal ${jsonKind(parsed.value)} into Go value of type []registry.Property`);
   return (parsed.items ?? []).map((item) => {
-    if (item.value !== null && !isObject(item.value)) throw new Error(`json: cannot unmarshal ${goKind(item.value)} into Go value of type registry.Property`);
+    if (item.value !== null && !isObject(item.value)) throw new Error(`json: cannot unmarshal ${jsonKind(item.value)} into Go value of type registry.Property`);
     let type = '';
     let raw: string | undefined;
     for (const [k, m] of item.members ?? []) {

@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 
 import { writeJSON, writeYAML } from '../declcfg/write.js';
 import { emptyConfig, type Bundle } from '../declcfg/types.js';
-import { goMarshal, goNumber, goQuote } from './gojson.js';
+import { goMarshal, goNumber, goString as goQuote } from '../golang/json.js';
 import { firstDocument, resolvePlain, yamlToValue } from './goyaml.js';
 import { migrationsFor, migrationsHelpText } from './migrations.js';
 import { parseBundleDir } from './parse.js';

@@ -2,9 +2,8 @@
 // (alpha/action/render.go, pkg/registry/registry_to_model.go): properties sorted by type then by
 // raw value, one olm.bundle.object per manifest (base64 of Go's json.Marshal of the object), and
 // related images from the CSV, the bundle image and the operator's container images.
-import { htmlEscaped } from '../declcfg/gojson.js';
 import { SchemaBundle, type Bundle, type Property, type RelatedImage } from '../declcfg/types.js';
-import { compareBytes, field, goKind, goMarshal, isObject, stringField } from './gojson.js';
+import { compareGoStrings, field, goMarshal, htmlEscaped, isObject, jsonKind, stringField } from '../golang/json.js';
 import { goQuote } from '../semver.js';
 import { migrate } from './migrations.js';
 import { packageJSON, parseBundleDir, providedAPIs, requiredAPIs, type ParsedBundle, type RawProperty } from './parse.js';
@@ -80,7 +79,7 @@ export function finishBundle(b: Bundle): void {
     const objs = b.properties.filter((p) => p.type === 'olm.bundle.object' || p.type === 'olm.csv.metadata');
     b.properties = [...others, ...objs];
   }
-  if (b.relatedImages) b.relatedImages.sort((x, y) => compareBytes(x.image, y.image));
+  if (b.relatedImages) b.relatedImages.sort((x, y) => compareGoStrings(x.image, y.image));
 }
 
 interface GVK {
@@ -103,7 +102,7 @@ function decodeFields<K extends string>(raw: string | undefined, names: readonly
   } catch (e) {
     throw new Error((e as Error).message);
   }
-  if (v !== null && !isObject(v)) throw new Error(`json: cannot unmarshal ${goKind(v)} into Go value of type ${goType}`);
+  if (v !== null && !isObject(v)) throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goType}`);
   const out = {} as Record<K, string>;
   for (const n of names) out[n] = stringField(v, n, goType.replace(/^property\./, ''));
   return out;
@@ -196,7 +195,7 @@ export function objectsAndProperties(b: ParsedBundle): { objects: string[]; prop
   for (const g of required.values()) props.push({ type: 'olm.gvk.required', raw: gvkJSON(g) });
   props.push(...packageRequired, ...others);
 
-  props.sort((x, y) => compareBytes(x.type, y.type) || compareBytes(x.raw ?? '', y.raw ?? ''));
+  props.sort((x, y) => compareGoStrings(x.type, y.type) || compareGoStrings(x.raw ?? '', y.raw ?? ''));
   return { objects, props };
 }
 

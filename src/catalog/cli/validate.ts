@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 
 import { loadFS } from '../declcfg/load.js';
-import { goJSON } from '../declcfg/gojson.js';
+import { goJSON } from '../golang/json.js';
 import { jsonToYAML } from '../declcfg/goyaml.js';
 import { convertToModel } from '../model/convert.js';
 import { goQuote } from '../model/errors.js';

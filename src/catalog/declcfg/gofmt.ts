@@ -1,7 +1,7 @@
 // fmt's %v and %q for the values opm's messages print (decoded JSON: string, float64, bool, nil,
 // []interface{}, map[string]interface{}).
 import { goQuote } from '../semver.js';
-import { compareGoStrings } from './gojson.js';
+import { compareGoStrings } from '../golang/json.js';
 import { formatG } from './goyaml.js';
 
 export { goQuote };

@@ -3,7 +3,7 @@
 // by go-yaml v2's emitter (libyaml's rules: 2-space indent, sequences in mappings not indented,
 // plain scalars unless they would read back as something else, line folding past column 80,
 // literal blocks for multi-line strings, double quotes with \x/\u/\U escapes for the rest).
-import { goKeys, goNumber, setMember } from './gojson.js';
+import { goKeys, goNumber, setMember } from '../golang/json.js';
 
 /** One YAML document (no `---`) for a decoded JSON value, as JSONToYAML(json.Marshal(v)) gives it. */
 export function jsonToYAML(value: unknown): string {

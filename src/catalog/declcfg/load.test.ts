@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { goJSON, sortedKeysDeep } from './gojson.js';
+import { goJSON, sortedKeysDeep } from '../golang/json.js';
 import { loadFS, LoadError, parseBlobs, yamlDocumentValue } from './load.js';
 import { bundleBlob, channelBlob, deprecationBlob, packageBlob, writeJSON, writeYAML } from './write.js';
 import { goQuote } from './gofmt.js';

@@ -8,7 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YAMLNode } from 'yaml';
-import { compareGoStrings, goJSON, hasNilBytes, markNilBytes, nilSlice, setMember, sortedKeysDeep } from './gojson.js';
+import { compareGoStrings, foldName, goJSON, hasNilBytes, jsonKind, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../golang/json.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goQuote, goStringList } from './gofmt.js';
@@ -784,7 +784,8 @@ function yamlMessage(m: string): string {
 
 // ---- Meta.UnmarshalJSON ----
 
-function fold(s: string): string {
+/** golang.org/x/text/cases.Fold, as Meta.UnmarshalJSON folds keys (full case folding: ß is ss). */
+function caseFold(s: string): string {
   return s.toUpperCase().toLowerCase();
 }
 
@@ -801,7 +802,7 @@ export function metaFromValue(value: unknown, raw: string | undefined): LoadedMe
   const keySets = new Map<string, string[]>();
   const keys = Object.keys(obj);
   for (const k of keys) {
-    const f = fold(k);
+    const f = caseFold(k);
     const set = keySets.get(f);
     if (set === undefined) keySets.set(f, [k]);
     else set.push(k);
@@ -1035,7 +1036,7 @@ class StructDecoder {
   fields(value: unknown, structName: string, goType: string, names: readonly string[], visit: (field: string, v: unknown) => void): boolean {
     if (value === null || value === undefined) return false;
     if (typeof value !== 'object' || Array.isArray(value)) {
-      this.fail(kindOf(value), goType);
+      this.fail(jsonKind(value), goType);
       return false;
     }
     const obj = value as Record<string, unknown>;
@@ -1043,8 +1044,8 @@ class StructDecoder {
     for (const k of Object.keys(obj)) {
       let field = names.includes(k) ? k : undefined;
       if (field === undefined) {
-        const fk = fold(k);
-        field = names.find((n) => fold(n) === fk);
+        const fk = foldName(k);
+        field = names.find((n) => foldName(n) === fk);
       }
       if (field === undefined) continue;
       this.struct = structName;
@@ -1060,7 +1061,7 @@ class StructDecoder {
   string(v: unknown): string | undefined {
     if (v === null || v === undefined) return undefined;
     if (typeof v !== 'string') {
-      this.fail(kindOf(v), 'string');
+      this.fail(jsonKind(v), 'string');
       return undefined;
     }
     return v;
@@ -1077,7 +1078,7 @@ class StructDecoder {
   slice(v: unknown, goType: string): unknown[] | undefined {
     if (v === null || v === undefined) return undefined;
     if (!Array.isArray(v)) {
-      this.fail(kindOf(v), goType);
+      this.fail(jsonKind(v), goType);
       return undefined;
     }
     return v;
@@ -1086,7 +1087,7 @@ class StructDecoder {
   bytes(v: unknown): string | undefined {
     if (v === null || v === undefined) return undefined;
     if (typeof v !== 'string') {
-      this.fail(kindOf(v), '[]uint8');
+      this.fail(jsonKind(v), '[]uint8');
       return undefined;
     }
     const bad = base64Error(v);
@@ -1096,14 +1097,6 @@ class StructDecoder {
     }
     return v;
   }
-}
-
-function kindOf(v: unknown): string {
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number') return 'number';
-  if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
 }
 
 /** base64.StdEncoding's error for s (ignoring \r and \n), or undefined when it decodes. */
@@ -1308,7 +1301,7 @@ function readBundleObjects(b: Bundle): void {
       );
     }
     if (v !== null && (typeof v !== 'object' || Array.isArray(v))) {
-      d.fail(kindOf(v), 'property.BundleObject');
+      d.fail(jsonKind(v), 'property.BundleObject');
     } else {
       d.fields(v, 'BundleObject', 'property.BundleObject', ['data'], (_f, fv) => {
         const s = d.bytes(fv);

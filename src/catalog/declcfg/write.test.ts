@@ -5,7 +5,9 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { validDeclarativeConfig } from './testdata/fixtures.js';
 import type { DeclarativeConfig } from './types.js';
-import { goJSON, jsonToYAML, sortedKeysDeep, writeJSON, writeMermaid, writeYAML } from './write.js';
+import { goJSON, sortedKeysDeep } from '../golang/json.js';
+import { jsonToYAML } from './goyaml.js';
+import { writeJSON, writeMermaid, writeYAML } from './write.js';
 
 const testdata = join(fileURLToPath(import.meta.url), '..', 'testdata', 'write');
 const expected = (name: string): string => readFileSync(join(testdata, name), 'utf8');

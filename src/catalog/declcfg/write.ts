@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { goQuote, parse as parseSemver, parseRange, Version } from '../semver.js';
-import { compareGoStrings, goJSON, hasNilBytes, isNilSlice } from './gojson.js';
+import { compareGoStrings, goJSON, hasNilBytes, isNilSlice } from '../golang/json.js';
 import { jsonToYAML } from './goyaml.js';
 import {
   PropertyPackage,
@@ -23,10 +23,6 @@ import {
   type Package,
   type Property,
 } from './types.js';
-
-export { compareGoStrings, goJSON, goNumber, goString, htmlEscaped, isNilSlice, nilSlice, sortedKeysDeep } from './gojson.js';
-export type { GoJSONOptions } from './gojson.js';
-export { jsonToYAML } from './goyaml.js';
 
 // ---- blobs as Go marshals the declcfg structs (field order, omitempty) ----
 

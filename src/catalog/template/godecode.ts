@@ -11,6 +11,7 @@
 // JSON: json: unknown field \"x\"", "json: cannot unmarshal string into Go struct field ...".
 
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YAMLNode } from 'yaml';
+import { compareGoStrings, foldName, jsonKind } from '../golang/json.js';
 import { goQuote } from '../semver.js';
 
 /** The Go type a template field decodes into (only the kinds templates use). */
@@ -318,29 +319,11 @@ export function formatFloat32G(f: number): string {
 
 // ---- step 3: encoding/json -------------------------------------------------------------------
 
-/** Go's key folding for field matching (bytes.EqualFold on ASCII names, plus ſ and the Kelvin sign). */
-function fold(s: string): string {
-  return s.replaceAll('\u017f', 's').toLowerCase();
-}
-
 function findField(t: Extract<GoType, { kind: 'struct' }>, key: string): GoField | undefined {
   const exact = t.fields.find((f) => f.name === key);
   if (exact !== undefined) return exact;
-  const k = fold(key);
-  return t.fields.find((f) => fold(f.name) === k);
-}
-
-/** Go orders map keys by their UTF-8 bytes. */
-function goKeyOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-function jsonKind(v: JValue): string {
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'number' || typeof v === 'bigint') return 'number';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
+  const k = foldName(key);
+  return t.fields.find((f) => foldName(f.name) === k);
 }
 
 class Decoder {
@@ -394,7 +377,7 @@ class Decoder {
         }
         const out: Record<string, unknown> = { ...((existing as Record<string, unknown> | undefined) ?? {}) };
         const keys = Object.keys(jv);
-        if (this.sortKeys) keys.sort(goKeyOrder);
+        if (this.sortKeys) keys.sort(compareGoStrings);
         for (const key of keys) {
           const f = findField(t, key);
           if (f === undefined) {

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { compareGoStrings, field, goMarshal, goNumber, jsonKind, stringField } from './json.js';
+
+// Cases where the copies this module replaces disagreed; each expectation is what Go 1.19's
+// encoding/json printed for the same input.
+describe('golang/json', () => {
+  it('fails on NaN and infinities with json.Marshal words (+Inf, not Infinity)', () => {
+    assert.throws(() => goNumber(Infinity), { message: 'json: unsupported value: +Inf' });
+    assert.throws(() => goNumber(-Infinity), { message: 'json: unsupported value: -Inf' });
+    assert.throws(() => goNumber(NaN), { message: 'json: unsupported value: NaN' });
+    assert.throws(() => goMarshal({ a: [Infinity] }), { message: 'json: unsupported value: +Inf' });
+  });
+
+  it('orders a lone surrogate as U+FFFD, which is what Go decodes it to', () => {
+    // Go sorts the decoded keys of {"\ud800":1,"\uffff":2,"a\ud800":3} as ["a\ufffd" "\ufffd" "\uffff"]
+    assert.deepEqual(['\uffff', '\ud800', 'a\ud800'].sort(compareGoStrings), ['a\ud800', '\ud800', '\uffff']);
+    assert.ok(compareGoStrings('\u{1F600}', '\uffff') > 0);
+    assert.ok(compareGoStrings('\ud800', '\ud800\udc00') < 0);
+    assert.ok(compareGoStrings('\ud800a', '\ud800\udc00') < 0);
+    assert.equal(compareGoStrings('ab', 'ab'), 0);
+  });
+
+  it('matches struct fields as encoding/json folds names (ſ is s, K is k, ß is not ss)', () => {
+    assert.equal(field({ ſchema: 'x' }, 'schema'), 'x');
+    assert.equal(field({ '\u212aind': 'x' }, 'kind'), 'x');
+    assert.equal(field({ 'meßage': 'x' }, 'message'), undefined);
+    assert.equal(field({ SCHEMA: 'x', schema: 'y' }, 'schema'), 'y');
+    assert.equal(field({ schema: 'y', SCHEMA: 'x' }, 'schema'), 'x');
+    assert.throws(() => stringField({ Name: 1 }, 'name', 'T'), { message: 'json: cannot unmarshal number into Go struct field T.name of type string' });
+  });
+
+  it('names JSON kinds as the decoder does', () => {
+    assert.deepEqual([null, 'a', 1, 2n, true, [], {}].map(jsonKind), ['null', 'string', 'number', 'number', 'bool', 'array', 'object']);
+  });
+});
