@@ -1,5 +1,5 @@
 // `kplane catalog serve DIR`: the registry gRPC API over a file-based catalog, as `opm serve` serves it.
-import { openSync, writeSync } from 'node:fs';
+import { createWriteStream, openSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { JsonCache, goFSError } from '../serve/cache.js';
@@ -134,7 +134,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   // grpc-js would print its own error lines; every failure is reported once, as opm's log line
   grpc.setLogVerbosity(grpc.logVerbosity.NONE);
-  const out = bufferedWriter((chunk) => process.stderr.write(chunk));
+  // Until the server is up, lines go out synchronously (a fatal error must be written before exit).
+  let sink = (chunk: string): void => void process.stderr.write(chunk);
+  const out = bufferedWriter((chunk) => sink(chunk));
   const root = createLogger({ write: out.write, level: flags.debug ? 'debug' : 'info' });
   const logger = root.with({ configs: flags.configDir, ...(flags.cacheDir ? { cache: flags.cacheDir } : {}) });
   // Set up first, as opm does: a path that cannot be opened is only a warning.
@@ -174,6 +176,10 @@ export async function run(argv: string[]): Promise<number> {
   const serving = logger.with({ port, address });
   serving.info('serving registry');
   out.flush();
+  // From here on every call is logged: write through libuv's thread pool, so a log reader that falls
+  // behind (a full pipe) holds up neither the event loop nor the answers.
+  const callLog = createWriteStream('/dev/stderr', { fd: 2, autoClose: false });
+  sink = (chunk) => void callLog.write(chunk);
 
   await new Promise<void>((resolve) => {
     const stop = (): void => {
@@ -182,7 +188,7 @@ export async function run(argv: string[]): Promise<number> {
       serving.info('shutting down server');
       void shutdown(server, SHUTDOWN_GRACE_MS).then(() => {
         out.flush();
-        resolve();
+        callLog.end(() => resolve());
       });
     };
     process.on('SIGTERM', stop);
