@@ -11,7 +11,7 @@ import { yamlToValue } from './bundle/goyaml.js';
 import { parseBundleDir, type ParsedBundle } from './bundle/parse.js';
 import { migrate, migrationsFor } from './bundle/migrations.js';
 import { loadFS } from './declcfg/load.js';
-import { goQuote as q } from './semver.js';
+import { goQuote as q } from './golang/strconv.js';
 import { emptyConfig, mergeConfig, type Bundle, type DeclarativeConfig } from './declcfg/types.js';
 import { defaultCacheDir, pullImage, type PullOptions } from './oci/index.js';
 import { readCachedRender, writeCachedRender } from './bundle/cache.js';

@@ -3,6 +3,7 @@
 // `skipRange` in validation, so every quirk matters: the error texts, the uint64 range of numbers,
 // build metadata ignored by compare, and ParseRange's tokenizer (which drops one-byte tokens and keeps
 // an operator glued to the version after it). Numbers are bigint because blang's are uint64.
+import { goQuote } from './golang/strconv.js';
 
 export class SemverError extends Error {
   override readonly name = 'SemverError';
@@ -466,27 +467,3 @@ export function goTrimSpace(s: string): string {
   return s.replace(GO_SPACE, '');
 }
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/** Go's %q of a string (strconv.Quote): the quoting opm's messages use. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += '\\' + ch;
-    else if (cp < 0x80 && cp >= 0x20 && cp !== 0x7f) out += ch;
-    else if (ch === '\u0007') out += '\\a';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\v') out += '\\v';
-    else if (cp < 0x80) out += '\\x' + cp.toString(16).padStart(2, '0');
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd'; // lone surrogate: Go sees invalid UTF-8
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x10000) out += '\\u' + cp.toString(16).padStart(4, '0');
-    else out += '\\U' + cp.toString(16).padStart(8, '0');
-  }
-  return out + '"';
-}

@@ -4,7 +4,7 @@
 // related images from the CSV, the bundle image and the operator's container images.
 import { SchemaBundle, type Bundle, type Property, type RelatedImage } from '../declcfg/types.js';
 import { compareGoStrings, field, goMarshal, htmlEscaped, isObject, jsonKind, stringField } from '../golang/json.js';
-import { goQuote } from '../semver.js';
+import { goQuote } from '../golang/strconv.js';
 import { migrate } from './migrations.js';
 import { packageJSON, parseBundleDir, providedAPIs, requiredAPIs, type ParsedBundle, type RawProperty } from './parse.js';
 

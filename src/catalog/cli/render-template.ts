@@ -11,7 +11,7 @@ import type { DeclarativeConfig } from '../declcfg/types.js';
 import { writeJSON, writeMermaid, writeYAML } from '../declcfg/write.js';
 import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.js';
 import { bundleImageRenderer, type RenderOptions } from '../render.js';
-import { goQuote } from '../semver.js';
+import { goQuote } from '../golang/strconv.js';
 import { TEMPLATE_SCHEMAS, TEMPLATE_TYPES, detectSchema, typeOfSchema } from '../template/detect.js';
 import { writeLegacyMermaid } from '../template/mermaid-legacy.js';
 import { renderSemverTemplate, type BundleRenderer } from '../template/semver.js';

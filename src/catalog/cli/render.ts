@@ -7,7 +7,7 @@ import { writeJSON, writeYAML } from '../declcfg/write.js';
 import { migrationsFor, migrationsHelpText } from '../bundle/migrations.js';
 import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.js';
 import { render, type RenderOptions } from '../render.js';
-import { goQuote } from '../semver.js';
+import { goQuote } from '../golang/strconv.js';
 
 export const usage = `Generate a stream of file-based catalog objects to stdout from the provided
 catalog images, file-based catalog directories, bundle images, and bundle directories.

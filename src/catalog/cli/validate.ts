@@ -9,7 +9,7 @@ import { loadFS } from '../declcfg/load.js';
 import { goJSON } from '../golang/json.js';
 import { jsonToYAML } from '../declcfg/goyaml.js';
 import { convertToModel } from '../model/convert.js';
-import { goQuote } from '../model/errors.js';
+import { goQuote } from '../golang/strconv.js';
 
 export const usage = `Validate the declarative config JSON file(s) in a given directory
 

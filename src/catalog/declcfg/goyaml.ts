@@ -4,6 +4,7 @@
 // plain scalars unless they would read back as something else, line folding past column 80,
 // literal blocks for multi-line strings, double quotes with \x/\u/\U escapes for the rest).
 import { goKeys, goNumber, setMember } from '../golang/json.js';
+import { formatFloat64 } from '../golang/strconv.js';
 
 /** One YAML document (no `---`) for a decoded JSON value, as JSONToYAML(json.Marshal(v)) gives it. */
 export function jsonToYAML(value: unknown): string {
@@ -95,33 +96,7 @@ function numberScalar(n: number): string {
     const b = BigInt(text);
     if ((b >= INT64_MIN && b <= INT64_MAX) || (b >= 0n && b <= UINT64_MAX)) return b.toString();
   }
-  return formatG(n);
-}
-
-/** strconv.FormatFloat(f, 'g', -1, 64). */
-export function formatG(f: number): string {
-  if (Number.isNaN(f)) return '.nan';
-  if (f === Infinity) return '.inf';
-  if (f === -Infinity) return '-.inf';
-  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
-  const neg = f < 0;
-  const [mant, expStr] = Math.abs(f).toExponential().split('e') as [string, string];
-  const digits = mant.replace('.', '');
-  const exp = Number(expStr);
-  let s: string;
-  if (exp < -4 || exp >= 6) {
-    // %e with the shortest digits and at least two exponent digits
-    const m = digits.length > 1 ? digits[0] + '.' + digits.slice(1) : digits;
-    const a = Math.abs(exp);
-    s = m + 'e' + (exp < 0 ? '-' : '+') + (a < 10 ? '0' + a : String(a));
-  } else if (exp < 0) {
-    s = '0.' + '0'.repeat(-exp - 1) + digits;
-  } else if (digits.length <= exp + 1) {
-    s = digits + '0'.repeat(exp + 1 - digits.length);
-  } else {
-    s = digits.slice(0, exp + 1) + '.' + digits.slice(exp + 1);
-  }
-  return neg ? '-' + s : s;
+  return formatFloat64(n); // JSON numbers are finite
 }
 
 const RESOLVE_NON_STR = new Set([

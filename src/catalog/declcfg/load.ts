@@ -11,8 +11,9 @@ import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YA
 import { compareGoStrings, foldName, goJSON, hasNilBytes, jsonKind, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../golang/json.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
-import { goFmtV, goQuote, goStringList } from './gofmt.js';
-import { goYAMLError } from './yamlerrors.js';
+import { goFmtV, goStringList } from '../golang/fmt.js';
+import { goQuote } from '../golang/strconv.js';
+import { goYAMLError } from '../golang/yamlerrors.js';
 import {
   SchemaBundle,
   SchemaChannel,

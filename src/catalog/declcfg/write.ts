@@ -6,7 +6,8 @@
 // blobs that name no package, as given.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { goQuote, parse as parseSemver, parseRange, Version } from '../semver.js';
+import { goQuote } from '../golang/strconv.js';
+import { parse as parseSemver, parseRange, Version } from '../semver.js';
 import { compareGoStrings, goJSON, hasNilBytes, isNilSlice } from '../golang/json.js';
 import { jsonToYAML } from './goyaml.js';
 import {

@@ -14,7 +14,9 @@ import {
   type PackageScopedReference,
   type Property,
 } from '../declcfg/types.js';
-import { goQuote, goStringSlice, ModelConversionError } from './errors.js';
+import { goStringList } from '../golang/fmt.js';
+import { goQuote } from '../golang/strconv.js';
+import { ModelConversionError } from './errors.js';
 import { parseProperties } from './properties.js';
 import { pullSpecError } from './pullspec.js';
 import type { Channel, Model, Package } from './types.js';
@@ -48,7 +50,7 @@ export function convertToModel(cfg: DeclarativeConfig): Model {
     if (!p.name) fail('config contains package with no name');
     if (model.has(p.name)) fail(`duplicate package ${goQuote(p.name)}`);
     const errs = isDNS1123Label(p.name);
-    if (errs.length > 0) fail(`invalid package name ${goQuote(p.name)}: ${goStringSlice(errs)}`);
+    if (errs.length > 0) fail(`invalid package name ${goQuote(p.name)}: ${goStringList(errs)}`);
     const pkg: Package = { name: p.name, description: p.description ?? '', channels: new Map() };
     if (p.icon) pkg.icon = { data: decodeBase64(p.icon.base64data ?? ''), mediatype: p.icon.mediatype ?? '' };
     defaultChannels.set(p.name, p.defaultChannel ?? '');
@@ -152,7 +154,7 @@ export function convertToModel(cfg: DeclarativeConfig): Model {
 
   for (const [pkgName, entries] of channelDefinedEntries) {
     if (entries.size > 0) {
-      fail(`no olm.bundle blobs found in package ${goQuote(pkgName)} for olm.channel entries ${goStringSlice([...entries].sort())}`);
+      fail(`no olm.bundle blobs found in package ${goQuote(pkgName)} for olm.channel entries ${goStringList([...entries].sort())}`);
     }
   }
 

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { goQuote, ValidationError } from './errors.js';
+import { goQuote } from '../golang/strconv.js';
+import { ValidationError } from './errors.js';
 
 const e = (m: string): Error => new Error(m);
 

@@ -3,7 +3,8 @@
 // ("invalid index" → "invalid package" → "invalid channel" → "invalid bundle"). Children are visited
 // in insertion order (opm walks Go maps, whose order is random), so output is stable run to run.
 import { PropertyPackage } from '../declcfg/types.js';
-import { goQuote, ValidationError } from './errors.js';
+import { goQuote } from '../golang/strconv.js';
+import { ValidationError } from './errors.js';
 import { channelHead } from './graph.js';
 import { parseProperties } from './properties.js';
 import type { Bundle, Channel, Deprecation, Icon, Model, Package } from './types.js';

@@ -4,7 +4,8 @@
 
 import type { Bundle, DeclarativeConfig, Package } from '../declcfg/types.js';
 import { PropertyPackage, SchemaPackage } from '../declcfg/types.js';
-import { goQuote, parse as parseVersion, type Version } from '../semver.js';
+import { goQuote } from '../golang/strconv.js';
+import { parse as parseVersion, type Version } from '../semver.js';
 import { decodeJSONInto, type GoType } from './godecode.js';
 
 /**

@@ -2,7 +2,8 @@
 // encoding/json's decoding, each with Go's messages.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeJSONInto, formatFloat32G, resolvePlain, unmarshalYAMLInto, type GoType } from './godecode.js';
+import { formatFloat32 as formatFloat32G } from '../golang/strconv.js';
+import { decodeJSONInto, resolvePlain, unmarshalYAMLInto, type GoType } from './godecode.js';
 
 const T: GoType = {
   kind: 'struct',

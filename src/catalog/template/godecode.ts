@@ -12,7 +12,7 @@
 
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YAMLNode } from 'yaml';
 import { compareGoStrings, foldName, jsonKind } from '../golang/json.js';
-import { goQuote } from '../semver.js';
+import { formatFloat32, goQuote } from '../golang/strconv.js';
 
 /** The Go type a template field decodes into (only the kinds templates use). */
 export type GoType =
@@ -260,7 +260,7 @@ function toJSONable(v: YValue, target: GoType | undefined): JValue {
     if (typeof v === 'boolean') return v ? 'true' : 'false';
     if (typeof v === 'bigint') return v.toString();
     if (Number.isInteger(v) && Math.abs(v) < 2 ** 63) return v.toString(); // go-yaml gave an int
-    return formatFloat32G(v);
+    return formatFloat32(v);
   }
   return v;
 }
@@ -271,7 +271,7 @@ function keyString(k: YValue, v: YValue): string {
   if (typeof k === 'bigint') return k.toString();
   if (typeof k === 'number') {
     if (Number.isInteger(k)) return k.toString();
-    const s = formatFloat32G(k);
+    const s = formatFloat32(k);
     return s === '+Inf' ? '.inf' : s === '-Inf' ? '-.inf' : s === 'NaN' ? '.nan' : s;
   }
   throw new Error(`unsupported map key of type: ${k === null ? '<nil>' : Array.isArray(k) ? '[]interface {}' : 'map[interface {}]interface {}'}, key: ${k === null ? '<nil>' : '...'}, value: ${v === null ? '<nil>' : '...'}`);
@@ -282,39 +282,6 @@ function checkMarshalable(v: JValue): void {
   if (typeof v === 'number' && !Number.isFinite(v)) throw new Error(`json: unsupported value: ${Number.isNaN(v) ? 'NaN' : v > 0 ? '+Inf' : '-Inf'}`);
   if (Array.isArray(v)) v.forEach(checkMarshalable);
   else if (v !== null && typeof v === 'object') Object.values(v).forEach(checkMarshalable);
-}
-
-/** strconv.FormatFloat(f, 'g', -1, 32). */
-export function formatFloat32G(f: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (f === Infinity) return '+Inf';
-  if (f === -Infinity) return '-Inf';
-  const x = Math.fround(f);
-  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-  // shortest decimal that reads back as the same float32
-  let digits = '';
-  let exp = 0;
-  for (let p = 1; p <= 9; p++) {
-    const s = Math.abs(x).toExponential(p - 1);
-    if (Math.fround(Number(s)) === Math.abs(x)) {
-      const [mant, e] = s.split('e') as [string, string];
-      digits = mant.replace('.', '').replace(/0+$/, '') || '0';
-      exp = Number(e);
-      break;
-    }
-  }
-  const sign = x < 0 ? '-' : '';
-  // shortest formatting decides with precision 6, as strconv does
-  if (exp < -4 || exp >= 6) {
-    // %e form: d.ddde±XX
-    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    const es = Math.abs(exp).toString().padStart(2, '0');
-    return `${sign}${m}e${exp < 0 ? '-' : '+'}${es}`;
-  }
-  // %f form
-  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
-  if (digits.length <= exp + 1) return sign + digits + '0'.repeat(exp + 1 - digits.length);
-  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
 }
 
 // ---- step 3: encoding/json -------------------------------------------------------------------

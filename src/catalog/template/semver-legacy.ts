@@ -19,7 +19,8 @@
 
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig } from '../declcfg/types.js';
 import { PropertyBundleObject, PropertyPackage, SchemaChannel, emptyConfig } from '../declcfg/types.js';
-import { Version, goQuote } from '../semver.js';
+import { goQuote } from '../golang/strconv.js';
+import { Version } from '../semver.js';
 import {
   ARCHETYPES,
   CHANNEL_PRIORITY,

@@ -14,7 +14,8 @@
 
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, Package } from '../declcfg/types.js';
 import { SchemaChannel, emptyConfig } from '../declcfg/types.js';
-import { Version, goQuote } from '../semver.js';
+import { goQuote } from '../golang/strconv.js';
+import { Version } from '../semver.js';
 import {
   ARCHETYPES,
   CHANNEL_PRIORITY,
