@@ -1,8 +1,8 @@
 // JSON text as Go's encoding/json writes it where the registry API carries JSON in strings: values
 // decoded into Go maps come out with their keys sorted (whatever order they were built in here);
 // json.Marshal escapes <, > and & unless the encoder was told not to (SetIndent/SetEscapeHTML(false),
-// as opm's declcfg and property packages do). Strings and numbers are written by declcfg/gojson.ts.
-import { compareGoStrings, goNumber, goString as declcfgGoString } from '../declcfg/gojson.js';
+// as opm's declcfg and property packages do). Strings and numbers are written by golang/json.ts.
+import { compareGoStrings, goNumber, goString as goStringOf } from '../golang/json.js';
 
 export interface GoJSONOptions {
   /** escape <, > and & as \u003c, \u003e, \u0026 (json.Marshal's default) */
@@ -10,7 +10,7 @@ export interface GoJSONOptions {
 }
 
 export function goString(s: string, opts: GoJSONOptions = {}): string {
-  return declcfgGoString(s, opts.escapeHTML ?? false);
+  return goStringOf(s, opts.escapeHTML ?? false);
 }
 
 /** A decoded JSON value re-encoded the way Go encodes an interface{} holding it (map keys sorted). */
