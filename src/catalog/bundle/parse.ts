@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import { CSV, apiKeyId, apiKeyString, type APIKey } from './csv.js';
 import { compareGoStrings, field, jsonKind, goMarshal, isObject, parseRawJSON, type RawValue } from '../golang/json.js';
-import { assertJSONable, firstDocument, type FirstDocument } from './goyaml.js';
+import { firstDocument, type FirstDocument } from './goyaml.js';
 
 /** A property or dependency as opm holds it: a type and the raw JSON of its value (undefined: nil). */
 export interface RawProperty {
@@ -119,7 +119,6 @@ async function readManifests(dir: string, warn: (msg: string) => void): Promise<
 function toUnstructured(doc: FirstDocument): Record<string, unknown> {
   if (doc.kind === 'empty') throw new Error('EOF');
   const value = doc.kind === 'json' ? doc.value.value : doc.value;
-  if (doc.kind === 'yaml') assertJSONable(value);
   if (value !== null && !isObject(value)) throw new Error(`json: cannot unmarshal ${jsonKind(value)} into Go value of type map[string]interface {}`);
   const kind = value === null ? undefined : value['kind'];
   if (typeof kind !== 'string' || kind === '') throw new Error(`Object 'Kind' is missing in '${doc.kind === 'json' ? doc.value.raw : goMarshal(value)}'`);
@@ -315,10 +314,7 @@ function decodePropertyList(doc: FirstDocument, key: 'dependencies' | 'propertie
       for (const [k, m] of members) if (k === 'value' || k.toLowerCase() === 'value') raw = m.raw;
     } else {
       const value = field(item, 'value');
-      if (value !== undefined) {
-        assertJSONable(value);
-        raw = goMarshal(value);
-      }
+      if (value !== undefined) raw = goMarshal(value);
     }
     return doc.kind === 'yaml' ? { type, raw, escaped: true } : { type, raw };
   });

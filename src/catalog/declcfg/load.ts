@@ -7,13 +7,12 @@
 // Messages are opm's, word for word; a LoadError also carries the file it came from in `path`.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Node as YAMLNode } from 'yaml';
 import { compareGoStrings, foldName, goJSON, hasNilBytes, jsonKind, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../golang/json.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goStringList } from '../golang/fmt.js';
 import { goQuote } from '../golang/strconv.js';
-import { goYAMLError } from '../golang/yamlerrors.js';
+import { readGoYAML, resolvePlain as goResolvePlain, splitYAMLDocuments, toJSONValue, YAMLSeparatorError } from '../golang/yaml-read.js';
 import {
   SchemaBundle,
   SchemaChannel,
@@ -210,7 +209,7 @@ export function walkMetas(data: Buffer, path: string, fn: (meta: LoadedMeta) => 
       // Ambiguous stream: read the rest as YAML, starting after whitespace up to the first newline.
       const rest = consumeWhitespace(text, pos);
       try {
-        walkYAML(text.slice(rest), fn, count);
+        walkYAML(text.slice(rest), fn);
       } catch (e) {
         if (e instanceof YAMLDocError && e.docIndex === 0) throw new LoadError(err, path);
         if (e instanceof YAMLDocError) throw new LoadError(e.message, path);
@@ -220,7 +219,7 @@ export function walkMetas(data: Buffer, path: string, fn: (meta: LoadedMeta) => 
     }
   }
   try {
-    walkYAML(text, fn, 0);
+    walkYAML(text, fn);
   } catch (e) {
     if (e instanceof YAMLDocError) throw new LoadError(e.message, path);
     throw e;
@@ -526,51 +525,12 @@ function quoteChar(c: number): string {
 
 // ---- YAML streams ----
 
-/**
- * apimachinery's YAMLReader: documents are separated by lines starting with `---` (followed by
- * nothing but spaces or a comment); each non-empty chunk is one document for sigs.k8s.io/yaml.
- */
-function splitYAMLDocuments(text: string): string[] {
-  const docs: string[] = [];
-  // the current document is text[bufStart, bufEnd): whole lines, kept as slices of the text
-  let bufStart = 0;
-  let bufEnd = 0;
-  const flush = (): void => {
-    const chunk = text.slice(bufStart, bufEnd);
-    docs.push(chunk.endsWith('\n') ? chunk : chunk + '\n');
-  };
-  let start = 0;
-  const n = text.length;
-  while (start < n) {
-    let nl = text.indexOf('\n', start);
-    if (nl < 0) nl = n;
-    const lineEnd = nl < n ? nl + 1 : n;
-    if (text.startsWith('---', start)) {
-      const trimmed = text.slice(start + 3, nl).trim();
-      if (trimmed.length > 0 && trimmed[0] !== '#') {
-        throw new YAMLDocError(`invalid Yaml document separator: ${trimmed}`, docs.length);
-      }
-      if (bufEnd > bufStart) {
-        flush();
-        bufStart = bufEnd = lineEnd;
-        start = lineEnd;
-        continue;
-      }
-    }
-    if (bufEnd === bufStart) bufStart = start;
-    bufEnd = lineEnd;
-    start = lineEnd;
-  }
-  if (bufEnd > bufStart) flush();
-  return docs;
-}
-
-function walkYAML(text: string, fn: (meta: LoadedMeta) => void, _jsonCount: number): void {
+function walkYAML(text: string, fn: (meta: LoadedMeta) => void): void {
   let docs: string[];
   try {
     docs = splitYAMLDocuments(text);
   } catch (e) {
-    if (e instanceof YAMLDocError) throw e;
+    if (e instanceof YAMLSeparatorError) throw new YAMLDocError(e.message, e.docIndex);
     throw e;
   }
   for (let i = 0; i < docs.length; i++) {
@@ -596,145 +556,13 @@ function walkYAML(text: string, fn: (meta: LoadedMeta) => void, _jsonCount: numb
   }
 }
 
-// yaml.v2's resolve for plain scalars (see goyaml.ts for the emitter side of the same rules)
-const YAML_BOOL_TRUE = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']);
-const YAML_BOOL_FALSE = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']);
-const YAML_NULL = new Set(['', '~', 'null', 'Null', 'NULL']);
-const PLAIN_HINT_LETTERS = new Set([...'yYnNtTfFoO'].map((c) => c.charCodeAt(0)));
-const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
-const YAML_INT = /^([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)$/;
-
-/** go-yaml v2's value for a plain scalar, as it decodes into interface{} (timestamps stay strings). */
+/** A plain scalar as the loader reads it: go-yaml v2's value, an int as the float64 JSON gives back. */
 export function resolvePlain(s: string): unknown {
-  const c0 = s.charCodeAt(0);
-  // most scalars start with a letter that no other type starts with
-  if ((c0 >= 0x61 && c0 <= 0x7a) || (c0 >= 0x41 && c0 <= 0x5a)) {
-    if (!PLAIN_HINT_LETTERS.has(c0)) return s;
-  }
-  if (YAML_BOOL_TRUE.has(s)) return true;
-  if (YAML_BOOL_FALSE.has(s)) return false;
-  if (YAML_NULL.has(s)) return null;
-  if (s === '.nan' || s === '.NaN' || s === '.NAN') return NaN;
-  if (s === '.inf' || s === '.Inf' || s === '.INF' || s === '+.inf' || s === '+.Inf' || s === '+.INF') return Infinity;
-  if (s === '-.inf' || s === '-.Inf' || s === '-.INF') return -Infinity;
-  const c = s.charCodeAt(0);
-  if (c === 0x2e) {
-    if (/^\.[0-9]+([eE][+-]?[0-9]+)?$/.test(s)) {
-      const f = Number(s);
-      if (Number.isFinite(f)) return f;
-    }
-    return s;
-  }
-  if ((c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d) {
-    if (/^\d{4}-\d{1,2}-\d{1,2}/.test(s)) return s; // timestamps stay strings when decoded into interface{}
-    const plain = s.replaceAll('_', '');
-    const m = YAML_INT.exec(plain);
-    if (m !== null) {
-      const body = m[2]!;
-      let v: bigint;
-      if (/^0[oO]/.test(body)) v = BigInt('0o' + body.slice(2));
-      else if (/^0[0-7]+$/.test(body)) v = BigInt('0o' + body.slice(1));
-      else v = BigInt(body);
-      if (m[1] === '-') v = -v;
-      if (v >= -(1n << 63n) && v < 1n << 64n) return Number(v);
-    }
-    if (YAML_STYLE_FLOAT.test(plain)) {
-      const f = Number(plain);
-      if (Number.isFinite(f)) return f;
-    }
-    return s;
-  }
-  return s;
+  const v = goResolvePlain(s);
+  return typeof v === 'bigint' ? Number(v) : v;
 }
 
-const TAG_PREFIX = 'tag:yaml.org,2002:';
-
-function scalarValue(node: YAMLNode): unknown {
-  if (!isScalar(node)) return undefined;
-  const raw = node.value;
-  const s = typeof raw === 'string' ? raw : String(raw);
-  const tag = node.tag;
-  if (tag !== undefined && tag !== null && tag !== '!') {
-    const t = tag.startsWith(TAG_PREFIX) ? tag.slice(TAG_PREFIX.length) : tag;
-    switch (t) {
-      case 'str':
-        return s;
-      case 'null':
-        return null;
-      case 'bool':
-      case 'int':
-      case 'float': {
-        const v = resolvePlain(s);
-        if (t === 'bool' ? typeof v !== 'boolean' : typeof v !== 'number') {
-          throw new Error(`yaml: cannot decode !!${typeof v === 'string' ? 'str' : typeof v} \`${s}\` as a !!${t}`);
-        }
-        return v;
-      }
-      case 'binary':
-        return Buffer.from(s.replace(/\s/g, ''), 'base64').toString('utf8');
-      default:
-        return node.type === 'PLAIN' ? resolvePlain(s) : s;
-    }
-  }
-  if (node.type === 'PLAIN') return resolvePlain(s);
-  return s;
-}
-
-/** A YAML map key as sigs.k8s.io/yaml turns it into a JSON object key. */
-function keyString(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : formatFloatKey(v);
-  if (v === null) return 'null';
-  throw new Error(`json: unsupported type: map[interface {}]interface {}`);
-}
-
-function formatFloatKey(v: number): string {
-  return String(v);
-}
-
-function toJSONValue(node: YAMLNode | null | undefined, anchors: Map<string, YAMLNode>, depth = 0): unknown {
-  if (node === null || node === undefined) return null;
-  if (depth > 10000) throw new Error('yaml: exceeded max depth');
-  if (isAlias(node)) {
-    const target = anchors.get(node.source);
-    if (target === undefined) throw new Error(`yaml: unknown anchor '${node.source}' referenced`);
-    return toJSONValue(target, anchors, depth + 1);
-  }
-  if (node.anchor) anchors.set(node.anchor, node);
-  if (isScalar(node)) {
-    const v = scalarValue(node);
-    if (typeof v === 'number' && !Number.isFinite(v)) throw new Error(`json: unsupported value: ${Number.isNaN(v) ? 'NaN' : v > 0 ? '+Inf' : '-Inf'}`);
-    return v;
-  }
-  if (isSeq(node)) return node.items.map((it) => toJSONValue(it as YAMLNode, anchors, depth + 1));
-  if (isMap(node)) {
-    const out: Record<string, unknown> = {};
-    const merges: Record<string, unknown>[] = [];
-    for (const item of node.items) {
-      if (!isPair(item)) continue;
-      const keyNode = item.key as YAMLNode | null;
-      if (keyNode !== null && isScalar(keyNode) && keyNode.type === 'PLAIN' && keyNode.value === '<<' && !keyNode.tag) {
-        const v = toJSONValue(item.value as YAMLNode, anchors, depth + 1);
-        for (const m of Array.isArray(v) ? v : [v]) {
-          if (typeof m !== 'object' || m === null || Array.isArray(m)) throw new Error('yaml: map merge requires map or sequence of maps as the value');
-          merges.push(m as Record<string, unknown>);
-        }
-        continue;
-      }
-      const k = keyNode === null ? null : isScalar(keyNode) ? scalarValue(keyNode) : toJSONValue(keyNode, anchors, depth + 1);
-      setMember(out, keyString(k), toJSONValue(item.value as YAMLNode, anchors, depth + 1));
-    }
-    if (merges.length === 0) return out;
-    const merged: Record<string, unknown> = {};
-    for (const m of merges) for (const [k, v] of Object.entries(m)) if (!Object.hasOwn(merged, k)) setMember(merged, k, v);
-    for (const [k, v] of Object.entries(out)) setMember(merged, k, v);
-    return merged;
-  }
-  return null;
-}
-
-/** One YAML document (a chunk from the reader) as sigs.k8s.io/yaml turns it into JSON; undefined when empty. */
+/** One YAML document (a chunk from the reader) as sigs.k8s.io/yaml turns it into JSON, read back as float64s. */
 function yamlToValue(doc: string): unknown {
   let fast: unknown;
   try {
@@ -766,21 +594,7 @@ export function yamlDocumentValue(doc: string, opts: { fast?: boolean } = {}): u
 }
 
 function yamlToValueFull(doc: string): unknown {
-  const d = parseDocument(doc, { schema: 'failsafe', uniqueKeys: false, version: '1.1', keepSourceTokens: false });
-  if (d.errors.length > 0) {
-    const e = d.errors[0]!;
-    const known = goYAMLError(doc, { code: e.code, message: e.message, offset: e.pos[0] });
-    if (known !== undefined) throw new Error(known);
-    const line = e.linePos?.[0]?.line;
-    throw new Error(`yaml: ${line !== undefined ? `line ${line}: ` : ''}${yamlMessage(e.message)}`);
-  }
-  if (d.contents === null) return null;
-  return toJSONValue(d.contents as YAMLNode, new Map());
-}
-
-function yamlMessage(m: string): string {
-  // eemeli/yaml messages carry a source excerpt after the first line
-  return m.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  return toJSONValue(readGoYAML(doc));
 }
 
 // ---- Meta.UnmarshalJSON ----

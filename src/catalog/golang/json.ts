@@ -313,6 +313,17 @@ export function field(obj: unknown, name: string): unknown {
   return found;
 }
 
+/**
+ * The struct field a JSON key decodes into: the one named exactly so, else the first whose name
+ * matches folded (encoding/json, and sigs.k8s.io/yaml when it looks for string fields).
+ */
+export function findField<F extends { readonly name: string }>(fields: readonly F[], key: string): F | undefined {
+  const exact = fields.find((f) => f.name === key);
+  if (exact !== undefined) return exact;
+  const k = foldName(key);
+  return fields.find((f) => foldName(f.name) === k);
+}
+
 /** A string field decoded as Go would: absent or null is "", another type is an error. */
 export function stringField(obj: unknown, name: string, where: string): string {
   const v = field(obj, name);

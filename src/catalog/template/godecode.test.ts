@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatFloat32 as formatFloat32G } from '../golang/strconv.js';
-import { decodeJSONInto, resolvePlain, unmarshalYAMLInto, type GoType } from './godecode.js';
+import { resolvePlain } from '../golang/yaml-read.js';
+import { decodeJSONInto, unmarshalYAMLInto, type GoType } from './godecode.js';
 
 const T: GoType = {
   kind: 'struct',
