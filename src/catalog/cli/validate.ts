@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 
 import { loadFS } from '../declcfg/load.js';
 import { goJSON } from '../golang/json.js';
-import { jsonToYAML } from '../declcfg/goyaml.js';
+import { jsonToYAML } from '../golang/yaml-write.js';
 import { convertToModel } from '../model/convert.js';
 import { goQuote } from '../golang/strconv.js';
 

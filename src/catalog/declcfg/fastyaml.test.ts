@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
-import { jsonToYAML } from './goyaml.js';
+import { jsonToYAML } from '../golang/yaml-write.js';
 import { resolvePlain, yamlDocumentValue } from './load.js';
 
 // The block-style reader must agree with the full YAML parser wherever it does not give up.

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { validDeclarativeConfig } from './testdata/fixtures.js';
 import type { DeclarativeConfig } from './types.js';
 import { goJSON, sortedKeysDeep } from '../golang/json.js';
-import { jsonToYAML } from './goyaml.js';
+import { jsonToYAML } from '../golang/yaml-write.js';
 import { writeJSON, writeMermaid, writeYAML } from './write.js';
 
 const testdata = join(fileURLToPath(import.meta.url), '..', 'testdata', 'write');

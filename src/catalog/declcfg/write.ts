@@ -9,7 +9,7 @@ import { join, posix } from 'node:path';
 import { goQuote } from '../golang/strconv.js';
 import { parse as parseSemver, parseRange, Version } from '../semver.js';
 import { compareGoStrings, goJSON, hasNilBytes, isNilSlice } from '../golang/json.js';
-import { jsonToYAML } from './goyaml.js';
+import { jsonToYAML } from '../golang/yaml-write.js';
 import {
   PropertyPackage,
   SchemaBundle,

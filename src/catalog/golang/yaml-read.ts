@@ -130,7 +130,8 @@ export function isTimestamp(s: string): boolean {
     if (day > (month === 2 && !leap ? 28 : DAYS[month - 1]!)) continue;
     if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59)) continue;
     const zone = m[8];
-    if (zone !== undefined && zone !== 'Z' && (Number(zone.slice(1, 3)) > 24 || Number(zone.slice(4, 6)) > 59)) continue;
+    // (time.Parse's zone check is > 24 and > 60: some people write +24:00)
+    if (zone !== undefined && zone !== 'Z' && (Number(zone.slice(1, 3)) > 24 || Number(zone.slice(4, 6)) > 60)) continue;
     return true;
   }
   return false;
@@ -171,6 +172,7 @@ function resolveUntagged(s: string, timestamps: boolean): [YAMLTag, GoYAMLValue]
 
 /** The tag go-yaml v2 resolves a plain, untagged scalar to. */
 export function plainTag(s: string): YAMLTag {
+  if (s !== '' && hint(s.charCodeAt(0)) === undefined) return 'str'; // most strings: words
   return resolveUntagged(s, true)[0];
 }
 
@@ -213,6 +215,7 @@ function decodeBinary(s: string): string {
  * is a safe integer (a bigint beyond). Most scalars are words, answered without a lookup.
  */
 export function resolvePlain(s: string): unknown {
+  if (s !== '' && hint(s.charCodeAt(0)) === undefined) return s;
   const v = resolveUntagged(s, false)[1];
   if (typeof v !== 'bigint') return v;
   const n = Number(v);

@@ -3,8 +3,9 @@
 // by go-yaml v2's emitter (libyaml's rules: 2-space indent, sequences in mappings not indented,
 // plain scalars unless they would read back as something else, line folding past column 80,
 // literal blocks for multi-line strings, double quotes with \x/\u/\U escapes for the rest).
-import { goKeys, goNumber, setMember } from '../golang/json.js';
-import { formatFloat64 } from '../golang/strconv.js';
+import { goKeys, goNumber, setMember } from './json.js';
+import { formatFloat64 } from './strconv.js';
+import { plainTag } from './yaml-read.js';
 
 /** One YAML document (no `---`) for a decoded JSON value, as JSONToYAML(json.Marshal(v)) gives it. */
 export function jsonToYAML(value: unknown): string {
@@ -99,81 +100,11 @@ function numberScalar(n: number): string {
   return formatFloat64(n); // JSON numbers are finite
 }
 
-const RESOLVE_NON_STR = new Set([
-  'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON',
-  'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF',
-  '', '~', 'null', 'Null', 'NULL',
-  '.nan', '.NaN', '.NAN', '.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF', '-.inf', '-.Inf', '-.INF',
-  // ("<<" is in go-yaml's table too, but '<' is no hint character, so it is never looked up)
-]);
-const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 const BASE60_FLOAT = /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$/;
-
-/** Go's strconv.ParseInt(s, 0, 64) or ParseUint(s, 0, 64) succeeds. */
-function goParsesAsInt(s: string): boolean {
-  const m = /^([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)$/.exec(s);
-  if (m === null) return false;
-  const body = m[2]!;
-  let v: bigint;
-  if (/^0[oO]/.test(body)) v = BigInt('0o' + body.slice(2));
-  else if (/^0[0-7]+$/.test(body)) v = BigInt('0o' + body.slice(1));
-  else v = BigInt(body);
-  if (m[1] === '-') v = -v;
-  if (v >= INT64_MIN && v <= INT64_MAX) return true;
-  return m[1] === '' && v >= 0n && v <= UINT64_MAX;
-}
-
-/** Go's strconv.ParseFloat(s, 64) succeeds (decimal forms; overflow is an error). */
-function goParsesAsFloat(s: string): boolean {
-  if (!/^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/.test(s)) {
-    return /^[+-]?(inf|infinity|nan)$/i.test(s);
-  }
-  return Number.isFinite(Number(s));
-}
-
-const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-const TIMESTAMP = [
-  // 2006-1-2T15:4:5.999999999Z07:00 (also with t), 2006-1-2 15:4:5.999999999, 2006-1-2
-  /^(\d{4})-(\d{1,2})-(\d{1,2})[Tt](\d{1,2}):(\d{1,2}):(\d{1,2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/,
-  /^(\d{4})-(\d{1,2})-(\d{1,2}) (\d{1,2}):(\d{1,2}):(\d{1,2})(\.\d+)?$/,
-  /^(\d{4})-(\d{1,2})-(\d{1,2})$/,
-];
-
-/** yaml.v2's parseTimestamp (time.Parse with its four layouts). */
-function isTimestamp(s: string): boolean {
-  for (const re of TIMESTAMP) {
-    const m = re.exec(s);
-    if (m === null) continue;
-    const year = Number(m[1]);
-    const month = Number(m[2]);
-    const day = Number(m[3]);
-    if (month < 1 || month > 12 || day < 1) continue;
-    const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-    if (day > (month === 2 && !leap ? 28 : DAYS[month - 1]!)) continue;
-    if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59)) continue;
-    const zone = m[8];
-    if (zone !== undefined && zone !== 'Z' && (Number(zone.slice(1, 3)) > 24 || Number(zone.slice(4, 6)) > 59)) continue;
-    return true;
-  }
-  return false;
-}
 
 /** yaml.v2 resolve("", s) gives !!str, and s is no base-60 float: the string may go unquoted. */
 function resolvesToStr(s: string): boolean {
-  if (RESOLVE_NON_STR.has(s)) return false;
-  const c = s.charCodeAt(0);
-  if (c === 0x2e /* . */) return !goParsesAsFloat(s);
-  const digit = c >= 0x30 && c <= 0x39;
-  if (digit || c === 0x2b || c === 0x2d) {
-    if (isTimestamp(s)) return false;
-    const plain = s.replaceAll('_', '');
-    if (goParsesAsInt(plain)) return false;
-    if (YAML_STYLE_FLOAT.test(plain) && goParsesAsFloat(plain)) return false;
-    if (plain.startsWith('0b') && /^0b[01]+$/.test(plain) && goParsesAsInt(plain)) return false;
-    if (plain.startsWith('-0b') && /^-0b[01]+$/.test(plain)) return false;
-    if (BASE60_FLOAT.test(s)) return false;
-  }
-  return true;
+  return plainTag(s) === 'str' && !BASE60_FLOAT.test(s);
 }
 
 // ---- yaml.v2 key order (sorter.go keyList.Less, for string keys) ----
