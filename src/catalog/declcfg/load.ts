@@ -12,7 +12,7 @@ import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goStringList } from '../golang/fmt.js';
 import { goQuote } from '../golang/strconv.js';
-import { readGoYAML, resolvePlain as goResolvePlain, splitYAMLDocuments, toJSONValue, YAMLSeparatorError } from '../golang/yaml-read.js';
+import { looksLikeJSON, readGoYAML, resolvePlain as goResolvePlain, splitYAMLDocuments, toJSONValue, YAMLSeparatorError } from '../golang/yaml-read.js';
 import {
   SchemaBundle,
   SchemaChannel,
@@ -174,11 +174,9 @@ export interface LoadedMeta {
  */
 export function walkMetas(data: Buffer, path: string, fn: (meta: LoadedMeta) => void): void {
   const text = data.toString('utf8');
-  // GuessJSONStream: the first non-space character within the first 4096 bytes is '{'
-  const head = data.length > 4096 ? data.subarray(0, 4096).toString('utf8') : text;
-  const first = head.search(/[^\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u);
   let pos = 0;
-  if (first >= 0 && head[first] === '{') {
+  // opm's decoder guesses from its 4096-byte buffer
+  if (looksLikeJSON(text, 4096)) {
     let count = 0;
     while (true) {
       const doc = nextJSONValue(text, pos);

@@ -425,7 +425,8 @@ function jsonKey(k: GoYAMLValue, value: GoYAMLValue): string {
  * within them is '{'.
  */
 export function looksLikeJSON(text: string, size: number): boolean {
-  const head = text.length > size ? Buffer.from(text.slice(0, size), 'utf8').subarray(0, size).toString('utf8') : text;
+  // the first `size` bytes lie within the first `size` characters
+  const head = Buffer.from(text.slice(0, size), 'utf8').subarray(0, size).toString('utf8');
   return /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*\{/u.test(head);
 }
 
