@@ -75,6 +75,9 @@ on:
   pull_request:
   push:
     branches: [main]
+env:
+  # Where kplane comes from: anything \`npm install\` takes (a git URL or a tarball of a kplane checkout).
+  KPLANE_PACKAGE: github:your-org/kplane
 jobs:
   catalog:
     runs-on: ubuntu-latest
@@ -84,7 +87,7 @@ jobs:
         with:
           node-version: 20
       - name: Install kplane
-        run: npm install --global kplane
+        run: npm install --global "$KPLANE_PACKAGE"
       - name: Render every veneer.yaml into its catalog.yaml
         run: kplane catalog generate
       - name: Rendered catalogs are committed
