@@ -11,6 +11,7 @@ import type { DeclarativeConfig } from '../declcfg/types.js';
 import { writeJSON, writeMermaid, writeYAML } from '../declcfg/write.js';
 import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.js';
 import { bundleImageRenderer, type RenderOptions } from '../render.js';
+import { parseFlags, UsageError, type FlagSpec } from '../golang/pflag.js';
 import { goQuote } from '../golang/strconv.js';
 import { TEMPLATE_SCHEMAS, TEMPLATE_TYPES, detectSchema, typeOfSchema } from '../template/detect.js';
 import { writeLegacyMermaid } from '../template/mermaid-legacy.js';
@@ -48,11 +49,6 @@ Registry flags:
       --progress MODE          auto (on a terminal only), tty, plain or none
 `;
 
-/** A mistake in how the command was called: "Error: ..." and the usage, as cobra reports it. */
-class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
 /** A failure of the command itself: "Error: ..." (opm's RunE error), or the legacy log.Fatal line. */
 class CommandError extends Error {
   override readonly name = 'CommandError';
@@ -68,50 +64,15 @@ export interface RenderTemplateFlags {
   registry: RegistryFlagValues;
 }
 
-const VALUE_FLAGS = new Set(['output', 'migrate-level', 'cache-dir', 'creds', 'username', 'password', 'authfile', 'image-platform', 'progress']);
-const BOOL_FLAGS = new Set(['legacy', 'skip-tls-verify', 'use-http', 'skip-tls']);
-
-function parseBool(name: string, v: string): boolean {
-  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v)) return true;
-  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(v)) return false;
-  throw new UsageError(`invalid argument ${goQuote(v)} for "--${name}" flag: strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax`);
-}
+const FLAGS: FlagSpec = {
+  values: new Set(['output', 'migrate-level', 'cache-dir', 'creds', 'username', 'password', 'authfile', 'image-platform', 'progress']),
+  bools: new Set(['legacy', 'skip-tls-verify', 'use-http', 'skip-tls']),
+  output: true,
+};
 
 /** Flags as pflag reads them (anywhere among the arguments; "-" is an argument). */
 export function parseRenderTemplateArgs(argv: readonly string[]): RenderTemplateFlags {
-  const args: string[] = [];
-  const values: Record<string, string> = {};
-  const bools: Record<string, boolean> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      args.push(...argv.slice(i + 1));
-      break;
-    }
-    if (a.startsWith('-o')) {
-      if (a === '-o') {
-        if (i + 1 >= argv.length) throw new UsageError("flag needs an argument: 'o' in -o");
-        values['output'] = argv[++i]!;
-      } else values['output'] = a.slice(a[2] === '=' ? 3 : 2);
-      continue;
-    }
-    if (a.startsWith('--') && a.length > 2) {
-      const eq = a.indexOf('=');
-      const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
-      if (name === 'output' || VALUE_FLAGS.has(name)) {
-        if (eq >= 0) values[name] = a.slice(eq + 1);
-        else {
-          if (i + 1 >= argv.length) throw new UsageError(`flag needs an argument: --${name}`);
-          values[name] = argv[++i]!;
-        }
-      } else if (BOOL_FLAGS.has(name)) {
-        bools[name] = eq < 0 ? true : parseBool(name, a.slice(eq + 1));
-      } else throw new UsageError(`unknown flag: --${name}`);
-      continue;
-    }
-    if (a.startsWith('-') && a.length > 1) throw new UsageError(`unknown shorthand flag: '${a[1]}' in ${a}`);
-    args.push(a);
-  }
+  const { args, values, bools } = parseFlags(argv, FLAGS);
   if (args.length > 2) throw new UsageError(`accepts between 0 and 2 arg(s), received ${args.length}`);
   const skipTLS = bools['skip-tls'] === true;
   const useHTTPFlag = bools['use-http'] === true;

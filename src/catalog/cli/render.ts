@@ -7,6 +7,7 @@ import { writeJSON, writeYAML } from '../declcfg/write.js';
 import { migrationsFor, migrationsHelpText } from '../bundle/migrations.js';
 import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.js';
 import { render, type RenderOptions } from '../render.js';
+import { parseFlags, UsageError, type FlagSpec } from '../golang/pflag.js';
 import { goQuote } from '../golang/strconv.js';
 
 export const usage = `Generate a stream of file-based catalog objects to stdout from the provided
@@ -39,11 +40,6 @@ Registry flags:
       --progress MODE                     auto (on a terminal only), tty, plain or none
 `;
 
-/** A mistake in how the command was called: reported as cobra does, with the usage. */
-class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
 /** The parsed command line. */
 export interface RenderFlags {
   refs: string[];
@@ -58,66 +54,14 @@ export interface RenderFlags {
   registry: RegistryFlagValues;
 }
 
-const VALUE_FLAGS: Record<string, string> = {
-  output: 'output',
-  'migrate-level': 'migrate-level',
-  'alpha-image-ref-template': 'alpha-image-ref-template',
-  platform: 'platform',
-  'cache-dir': 'cache-dir',
-  creds: 'creds',
-  username: 'username',
-  password: 'password',
-  authfile: 'authfile',
-  'image-platform': 'image-platform',
-  progress: 'progress',
+const FLAGS: FlagSpec = {
+  values: new Set(['output', 'migrate-level', 'alpha-image-ref-template', 'platform', 'cache-dir', 'creds', 'username', 'password', 'authfile', 'image-platform', 'progress']),
+  bools: new Set(['migrate', 'skip-tls-verify', 'skip-tls', 'use-http']),
+  output: true,
 };
-const BOOL_FLAGS = new Set(['migrate', 'skip-tls-verify', 'skip-tls', 'use-http']);
-
-function parseBool(name: string, v: string): boolean {
-  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v)) return true;
-  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(v)) return false;
-  throw new UsageError(`invalid argument ${goQuote(v)} for "--${name}" flag: strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax`);
-}
 
 export function parseRenderArgs(argv: readonly string[]): RenderFlags {
-  const refs: string[] = [];
-  const values: Record<string, string> = {};
-  const bools: Record<string, boolean> = {};
-  const changed = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      refs.push(...argv.slice(i + 1));
-      break;
-    }
-    if (a === '-o' || a.startsWith('-o')) {
-      if (a === '-o') {
-        if (i + 1 >= argv.length) throw new UsageError(`flag needs an argument: 'o' in -o`);
-        values['output'] = argv[++i]!;
-      } else values['output'] = a.slice(a[2] === '=' ? 3 : 2);
-      continue;
-    }
-    if (a.startsWith('--') && a.length > 2) {
-      const eq = a.indexOf('=');
-      const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
-      if (VALUE_FLAGS[name] !== undefined) {
-        if (eq >= 0) values[name] = a.slice(eq + 1);
-        else {
-          if (i + 1 >= argv.length) throw new UsageError(`flag needs an argument: --${name}`);
-          values[name] = argv[++i]!;
-        }
-        changed.add(name);
-      } else if (BOOL_FLAGS.has(name)) {
-        bools[name] = eq < 0 ? true : parseBool(name, a.slice(eq + 1));
-        changed.add(name);
-      } else {
-        throw new UsageError(`unknown flag: --${name}`);
-      }
-      continue;
-    }
-    if (a.startsWith('-') && a.length > 1) throw new UsageError(`unknown shorthand flag: '${a[1]}' in ${a}`);
-    refs.push(a);
-  }
+  const { args: refs, values, bools, changed } = parseFlags(argv, FLAGS);
   if (changed.has('migrate') && changed.has('migrate-level')) {
     throw new UsageError('if any flags in the group [migrate migrate-level] are set none of the others can be; [migrate migrate-level] were all set');
   }

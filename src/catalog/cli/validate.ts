@@ -9,6 +9,7 @@ import { loadFS } from '../declcfg/load.js';
 import { goJSON } from '../golang/json.js';
 import { jsonToYAML } from '../golang/yaml-write.js';
 import { convertToModel } from '../model/convert.js';
+import { parseFlags, UsageError } from '../golang/pflag.js';
 import { goQuote } from '../golang/strconv.js';
 
 export const usage = `Validate the declarative config JSON file(s) in a given directory
@@ -20,11 +21,6 @@ Flags:
   -h, --help            help for validate
   -o, --output string   Output format for validation results (json|yaml)
 `;
-
-/** A mistake in how the command was called: cobra prints it with the usage. */
-class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
 
 /** Loads, converts and validates the catalog in dir; resolves to the first problem, if any. */
 export async function validateCatalogDir(dir: string): Promise<Error | undefined> {
@@ -42,23 +38,8 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const positional: string[] = [];
-  let output = '';
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      positional.push(...argv.slice(i + 1));
-      break;
-    }
-    if (a === '-o' || a === '--output') {
-      if (i + 1 >= argv.length) throw new UsageError(`flag needs an argument: ${a === '-o' ? "'o' in -o" : '--output'}`);
-      output = argv[++i]!;
-    } else if (a.startsWith('--output=')) output = a.slice('--output='.length);
-    else if (a.startsWith('-o')) output = a.slice(a[2] === '=' ? 3 : 2);
-    else if (a.startsWith('--') && a.length > 2) throw new UsageError(`unknown flag: ${a.split('=')[0]}`);
-    else if (a.startsWith('-') && a.length > 1) throw new UsageError(`unknown shorthand flag: '${a[1]}' in ${a}`);
-    else positional.push(a);
-  }
+  const { args: positional, values } = parseFlags(argv, { values: new Set(['output']), bools: new Set(), output: true });
+  const output = values['output'] ?? '';
   if (positional.length !== 1) throw new UsageError(`accepts 1 arg(s), received ${positional.length}`);
   return { directory: positional[0]!, output };
 }
