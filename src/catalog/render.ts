@@ -6,7 +6,7 @@ import { stat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { finishBundle, bundleToDeclcfg, kindOf } from './bundle/render.js';
-import { goMarshal } from './golang/json.js';
+import { compareGoStrings, goMarshal } from './golang/json.js';
 import { yamlToValue } from './bundle/goyaml.js';
 import { parseBundleDir, type ParsedBundle } from './bundle/parse.js';
 import { migrate, migrationsFor } from './bundle/migrations.js';
@@ -175,7 +175,7 @@ async function renderImage(ref: string, opts: RenderOptions): Promise<Declarativ
   if (labels[DbLocationLabel] !== undefined) {
     throw new RenderError(`render ${q(ref)}: sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`, true);
   }
-  const keys = Object.keys(labels).sort();
+  const keys = Object.keys(labels).sort(compareGoStrings);
   if (keys.length > 0) throw new Error(`render ${q(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join('\n')}`);
   throw new Error(`render ${q(ref)}: image type could not be determined: image has no labels`);
 }

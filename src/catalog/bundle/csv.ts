@@ -1,7 +1,8 @@
 // The ClusterServiceVersion accessors opm's registry package uses (pkg/registry/csv.go): the spec
 // is read as a map of raw members (exact key match), and each member is then decoded into a Go
 // struct (case-insensitive field match), with the same failures.
-import { field, jsonKind, isObject, stringField } from '../golang/json.js';
+import { field, isObject, jsonKind, stringField } from '../golang/json.js';
+import { formatFloat64 } from '../golang/strconv.js';
 
 /** One entry of spec.customresourcedefinitions or spec.apiservicedefinitions (registry.DefinitionKey). */
 export interface DefinitionKey {
@@ -72,7 +73,7 @@ export class CSV {
     const v = this.spec()['release'];
     if (v === undefined || v === null) return '';
     if (typeof v === 'string') return v;
-    if (typeof v === 'number') return Number.isInteger(v) ? v.toFixed(0) : goG(v);
+    if (typeof v === 'number') return Number.isInteger(v) ? v.toFixed(0) : formatFloat64(v);
     throw new Error('release field must be a string or number');
   }
 
@@ -142,15 +143,4 @@ export class CSV {
     }
     return images;
   }
-}
-
-/** Go's %g for a float64 (shortest digits; exponent form when exp < -4 or >= 6). */
-function goG(v: number): string {
-  const exp = Math.floor(Math.log10(Math.abs(v)));
-  if (exp < -4 || exp >= 6) {
-    const [m, e] = v.toExponential().split('e') as [string, string];
-    const n = Number(e);
-    return `${m}e${n < 0 ? '-' : '+'}${String(Math.abs(n)).padStart(2, '0')}`;
-  }
-  return String(v);
 }

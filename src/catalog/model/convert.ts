@@ -22,6 +22,7 @@ import { pullSpecError } from './pullspec.js';
 import type { Channel, Model, Package } from './types.js';
 import { parseRelease, parseVersion } from './version.js';
 import { validateModel } from './validate.js';
+import { compareGoStrings } from '../golang/json.js';
 
 function fail(message: string): never {
   throw new ModelConversionError(message);
@@ -154,7 +155,7 @@ export function convertToModel(cfg: DeclarativeConfig): Model {
 
   for (const [pkgName, entries] of channelDefinedEntries) {
     if (entries.size > 0) {
-      fail(`no olm.bundle blobs found in package ${goQuote(pkgName)} for olm.channel entries ${goStringList([...entries].sort())}`);
+      fail(`no olm.bundle blobs found in package ${goQuote(pkgName)} for olm.channel entries ${goStringList([...entries].sort(compareGoStrings))}`);
     }
   }
 

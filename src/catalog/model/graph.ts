@@ -1,5 +1,6 @@
 // Graph questions about a channel, shared by validation and the registry gRPC server.
 import type { Bundle, Channel, Model } from './types.js';
+import { compareGoStrings } from '../golang/json.js';
 
 /**
  * The channel head: the one bundle no other bundle replaces or skips (opm's Channel.Head).
@@ -14,7 +15,7 @@ export function channelHead(c: Pick<Channel, 'bundles'>): Bundle {
   const heads: Bundle[] = [];
   for (const b of c.bundles.values()) if (!incoming.has(b.name)) heads.push(b);
   if (heads.length === 0) throw new Error('no channel head found in graph');
-  if (heads.length > 1) throw new Error(`multiple channel heads found in graph: ${heads.map((h) => h.name).sort().join(', ')}`);
+  if (heads.length > 1) throw new Error(`multiple channel heads found in graph: ${heads.map((h) => h.name).sort(compareGoStrings).join(', ')}`);
   return heads[0]!;
 }
 

@@ -9,6 +9,7 @@ import { channelHead } from './graph.js';
 import { parseProperties } from './properties.js';
 import type { Bundle, Channel, Deprecation, Icon, Model, Package } from './types.js';
 import { parseRange, versionHasBuild } from './version.js';
+import { compareGoStrings } from '../golang/json.js';
 
 /**
  * A tree node for the problems found, or undefined when there are none. The summary is built only
@@ -75,8 +76,8 @@ function validateUniqueBundleVersions(p: Package): Error | undefined {
     }
   }
   const dups: string[] = [];
-  for (const v of [...byVersion.keys()].sort()) {
-    const names = [...byVersion.get(v)!].sort();
+  for (const v of [...byVersion.keys()].sort(compareGoStrings)) {
+    const names = [...byVersion.get(v)!].sort(compareGoStrings);
     if (names.length > 1) dups.push(`{${v}: [${names.join(', ')}]}`);
   }
   if (dups.length === 0) return undefined;
@@ -146,7 +147,7 @@ export function validateReplacesChain(c: Pick<Channel, 'bundles'>): Error | unde
     chain.push(cur.replaces);
     cur = c.bundles.get(cur.replaces);
   }
-  const stranded = [...c.bundles.keys()].filter((n) => !position.has(n) && !skipped.has(n)).sort();
+  const stranded = [...c.bundles.keys()].filter((n) => !position.has(n) && !skipped.has(n)).sort(compareGoStrings);
   if (stranded.length > 0) return new Error(`channel contains one or more stranded bundles: ${stranded.join(', ')}`);
   return undefined;
 }

@@ -34,14 +34,6 @@ export function newPackage(name: string): Package {
   return { schema: SchemaPackage, name, defaultChannel: '' };
 }
 
-/** Go's string order (UTF-8 bytes), which sets.List and cmp.Compare use. */
-export function goCompare(a: string, b: string): number {
-  if (a === b) return 0;
-  // for ASCII, UTF-16 order is byte order
-  if (/^[\x00-\x7f]*$/.test(a) && /^[\x00-\x7f]*$/.test(b)) return a < b ? -1 : 1;
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
 /** k8s.io/apimachinery's errors.NewAggregate(errs).Error(): one message, or "[a, b]" deduplicated. */
 export function aggregateMessage(msgs: readonly string[]): string {
   if (msgs.length === 1) return msgs[0]!;

@@ -3,9 +3,10 @@
 // labels, entries below 0.0.0 (pre-releases of 0.0.0) left out. Today's drawing is
 // declcfg/write.ts's writeMermaid.
 import type { DeclarativeConfig } from '../declcfg/types.js';
+import { compareGoStrings } from '../golang/json.js';
 import { goQuote } from '../golang/strconv.js';
 import { Version, parseRange } from '../semver.js';
-import { bundleVersion, goCompare } from './common.js';
+import { bundleVersion } from './common.js';
 
 const ZERO = new Version(0n, 0n, 0n);
 
@@ -16,7 +17,7 @@ export function writeLegacyMermaid(cfg: DeclarativeConfig, warn: (line: string) 
   const v = (name: string): Version => versions.get(name) ?? ZERO;
 
   const pkgs = new Map<string, string[]>();
-  for (const c of [...cfg.channels].sort((a, b) => goCompare(a.name, b.name))) {
+  for (const c of [...cfg.channels].sort((a, b) => compareGoStrings(a.name, b.name))) {
     let out = pkgs.get(c.package);
     if (out === undefined) pkgs.set(c.package, (out = []));
     const channelID = `${c.package}-${c.name}`;
@@ -44,7 +45,7 @@ export function writeLegacyMermaid(cfg: DeclarativeConfig, warn: (line: string) 
   }
 
   const parts = ['graph LR\n'];
-  for (const name of [...pkgs.keys()].sort(goCompare)) {
+  for (const name of [...pkgs.keys()].sort(compareGoStrings)) {
     parts.push(`  %% package ${goQuote(name)}\n`, `  subgraph ${goQuote(name)}\n`, ...pkgs.get(name)!, '  end\n');
   }
   return parts.join('');

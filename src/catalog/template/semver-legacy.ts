@@ -19,6 +19,7 @@
 
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig } from '../declcfg/types.js';
 import { PropertyBundleObject, PropertyPackage, SchemaChannel, emptyConfig } from '../declcfg/types.js';
+import { compareGoStrings } from '../golang/json.js';
 import { goQuote } from '../golang/strconv.js';
 import { Version } from '../semver.js';
 import {
@@ -28,7 +29,6 @@ import {
   bundleVersion,
   channelNameFromMajor,
   channelNameFromMinor,
-  goCompare,
   newPackage,
   renderAll,
   renderOne,
@@ -224,7 +224,7 @@ function minorOf(v: Version): Version {
 /** Links each channel on its own (v1.26's linkChannels). */
 export function linkLegacyChannels(unlinked: ReadonlyMap<string, Channel>, versions: ReadonlyMap<string, Version>, avoidSkipPatch: boolean): Channel[] {
   const out: Channel[] = [];
-  for (const name of [...unlinked.keys()].sort(goCompare)) {
+  for (const name of [...unlinked.keys()].sort(compareGoStrings)) {
     const ch = unlinked.get(name)!;
     // a name without a version reads as 0.0.0, Go's zero value for a missing map key
     const vOf = (e: ChannelEntry): Version => versions.get(e.name) ?? ZERO;
@@ -261,6 +261,6 @@ export function linkLegacyChannels(unlinked: ReadonlyMap<string, Channel>, versi
 
 /** sets.String.List(): sorted; an empty list is left out (omitempty). */
 function withSkips(e: ChannelEntry, skips: ReadonlySet<string>): ChannelEntry {
-  if (skips.size > 0) e.skips = [...skips].sort(goCompare);
+  if (skips.size > 0) e.skips = [...skips].sort(compareGoStrings);
   return e;
 }

@@ -14,6 +14,7 @@
 
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, Package } from '../declcfg/types.js';
 import { SchemaChannel, emptyConfig } from '../declcfg/types.js';
+import { compareGoStrings } from '../golang/json.js';
 import { goQuote } from '../golang/strconv.js';
 import { Version } from '../semver.js';
 import {
@@ -23,7 +24,6 @@ import {
   bundleVersion,
   channelNameFromMajor,
   channelNameFromMinor,
-  goCompare,
   newPackage,
   renderAll,
   renderOne,
@@ -313,7 +313,7 @@ export function linkChannels(unlinked: ReadonlyMap<string, Channel>, entries: En
   const finish = (t: EntryTuple, replaces: string, skips: Set<string>): void => {
     const e = entryOf(t);
     setReplaces(e, replaces);
-    const list = [...skips].filter((s) => s !== replaces).sort(goCompare);
+    const list = [...skips].filter((s) => s !== replaces).sort(compareGoStrings);
     if (list.length > 0) e.skips = list;
   };
 
@@ -341,7 +341,7 @@ export function linkChannels(unlinked: ReadonlyMap<string, Channel>, entries: En
     const sameStream = last.arch === penultimate.arch && last.kind === penultimate.kind && majorOf(penultimate.version).eq(majorOf(last.version));
     if (sameStream) finish(last, prevZMax, curSkips);
   }
-  return [...unlinked.values()].sort((a, b) => goCompare(a.name, b.name));
+  return [...unlinked.values()].sort((a, b) => compareGoStrings(a.name, b.name));
 }
 
 /** Sets `replaces` keeping the entry's key order name, replaces, skips (Go's struct order). */
