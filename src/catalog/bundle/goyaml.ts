@@ -2,7 +2,7 @@
 // text starts with '{', else the first YAML document, converted by sigs.k8s.io/yaml) and the k8s
 // decoder's numbers (int64 kept exact, larger integers float64). The Go encodings are golang/'s.
 import { int64OrFloat, parseRawJSON, type RawValue } from '../golang/json.js';
-import { looksLikeJSON, readGoYAML, splitYAMLDocuments, toJSONValue } from '../golang/yaml-read.js';
+import { looksLikeJSON, splitYAMLDocuments, yamlToJSON } from '../golang/yaml-read.js';
 
 /** The first document of a file as the decoder yields it, or an error (the file is then skipped). */
 export type FirstDocument = { kind: 'json'; value: RawValue } | { kind: 'yaml'; value: unknown } | { kind: 'empty' };
@@ -19,7 +19,7 @@ export function firstDocument(text: string): FirstDocument {
 /** One YAML document as sigs.k8s.io/yaml converts it, read back by the k8s decoder. */
 export function yamlToValue(chunk: string): unknown {
   try {
-    return toJSONValue(readGoYAML(chunk), { int: int64OrFloat });
+    return yamlToJSON(chunk, { int: int64OrFloat });
   } catch (e) {
     throw new Error(`error converting YAML to JSON: ${(e as Error).message}`);
   }

@@ -9,10 +9,9 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareGoStrings, foldName, goJSON, hasNilBytes, jsonKind, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../golang/json.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
-import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
 import { goFmtV, goStringList } from '../golang/fmt.js';
 import { goQuote } from '../golang/strconv.js';
-import { looksLikeJSON, readGoYAML, resolvePlain as goResolvePlain, splitYAMLDocuments, toJSONValue, YAMLSeparatorError } from '../golang/yaml-read.js';
+import { looksLikeJSON, splitYAMLDocuments, yamlToJSON, YAMLSeparatorError } from '../golang/yaml-read.js';
 import {
   SchemaBundle,
   SchemaChannel,
@@ -554,32 +553,9 @@ function walkYAML(text: string, fn: (meta: LoadedMeta) => void): void {
   }
 }
 
-/** A plain scalar as the loader reads it: go-yaml v2's value, an int as the float64 JSON gives back. */
-export function resolvePlain(s: string): unknown {
-  const v = goResolvePlain(s);
-  return typeof v === 'bigint' ? Number(v) : v;
-}
-
 /** One YAML document (a chunk from the reader) as sigs.k8s.io/yaml turns it into JSON, read back as float64s. */
 function yamlToValue(doc: string): unknown {
-  let fast: unknown;
-  try {
-    fast = parseBlockYAML(doc, resolvePlainFinite);
-  } catch (e) {
-    if (!(e instanceof NotFinite)) throw e;
-    fast = UNSUPPORTED;
-  }
-  if (fast !== UNSUPPORTED) return fast;
-  return yamlToValueFull(doc);
-}
-
-class NotFinite extends Error {}
-
-/** resolvePlain for the fast reader: .inf and .nan go to the full path, which reports them. */
-function resolvePlainFinite(s: string): unknown {
-  const v = resolvePlain(s);
-  if (typeof v === 'number' && !Number.isFinite(v)) throw new NotFinite();
-  return v;
+  return yamlToJSON(doc);
 }
 
 /**
@@ -587,12 +563,7 @@ function resolvePlainFinite(s: string): unknown {
  * (fast: false) or by the block-style reader when it can (the default); for tests.
  */
 export function yamlDocumentValue(doc: string, opts: { fast?: boolean } = {}): unknown {
-  if (opts.fast === false) return yamlToValueFull(doc);
-  return yamlToValue(doc);
-}
-
-function yamlToValueFull(doc: string): unknown {
-  return toJSONValue(readGoYAML(doc));
+  return yamlToJSON(doc, opts);
 }
 
 // ---- Meta.UnmarshalJSON ----

@@ -12,6 +12,7 @@
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YAMLNode } from 'yaml';
 import { findField, goNumber } from './json.js';
 import { formatFloat32, formatFloat64, goQuote } from './strconv.js';
+import { parseBlockYAML, UNSUPPORTED } from './yaml-block.js';
 import { goYAMLError } from './yamlerrors.js';
 
 // ---- step 1: scalars (resolve.go) ----
@@ -416,6 +417,36 @@ function jsonKey(k: GoYAMLValue, value: GoYAMLValue): string {
   }
   const type = k === null ? '%!s(<nil>)' : 'uint64';
   throw new Error(`unsupported map key of type: ${type}, key: ${goSharpV(k)}, value: ${goSharpV(value)}`);
+}
+
+// ---- steps 1 and 2 for block-style documents, fast ----
+
+class NotFinite extends Error {}
+
+/**
+ * One YAML document as sigs.k8s.io/yaml's YAMLToJSON makes it JSON, read back with `int` (float64
+ * by default): by the block-style reader when it can (catalog files of tens of megabytes are
+ * common, and a general YAML parser reads them at a few MB/s), else by the full parser, which is
+ * also where .inf and .nan are reported. `fast: false` always takes the full parser.
+ */
+export function yamlToJSON(doc: string, opts: { int?: (v: bigint) => unknown; fast?: boolean } = {}): unknown {
+  const int = opts.int ?? Number;
+  if (opts.fast !== false) {
+    let fast: unknown;
+    try {
+      fast = parseBlockYAML(doc, (s) => {
+        const v = resolvePlain(s);
+        if (typeof v === 'bigint') return int(v);
+        if (typeof v === 'number' && !Number.isFinite(v)) throw new NotFinite();
+        return v;
+      });
+    } catch (e) {
+      if (!(e instanceof NotFinite)) throw e;
+      fast = UNSUPPORTED;
+    }
+    if (fast !== UNSUPPORTED) return fast;
+  }
+  return toJSONValue(readGoYAML(doc), { int });
 }
 
 // ---- the stream: k8s.io/apimachinery's YAMLReader and YAMLOrJSONDecoder ----

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseBlockYAML, UNSUPPORTED } from './fastyaml.js';
-import { jsonToYAML } from '../golang/yaml-write.js';
-import { resolvePlain, yamlDocumentValue } from './load.js';
+import { parseBlockYAML, UNSUPPORTED } from './yaml-block.js';
+import { resolvePlain, yamlToJSON } from './yaml-read.js';
+import { jsonToYAML } from './yaml-write.js';
 
 // The block-style reader must agree with the full YAML parser wherever it does not give up.
 function both(doc: string): { fast: unknown; full: unknown } {
   let full: unknown;
   try {
-    full = yamlDocumentValue(doc, { fast: false });
+    full = yamlToJSON(doc, { fast: false });
   } catch (e) {
     full = `error: ${(e as Error).message}`;
   }

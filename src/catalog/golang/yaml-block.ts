@@ -5,7 +5,7 @@
 // it gives up and the caller uses the full parser. Catalog files of tens of megabytes are common, and
 // a general YAML parser reads them at a few MB/s.
 
-import { setMember } from '../golang/json.js';
+import { setMember } from './json.js';
 
 /** Returned when the document uses something this reader does not handle. */
 export const UNSUPPORTED: unique symbol = Symbol('unsupported YAML');
