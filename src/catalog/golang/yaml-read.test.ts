@@ -49,6 +49,10 @@ describe('golang/yaml-read: go-yaml v2 and sigs.k8s.io/yaml as Go runs them', ()
     assert.throws(() => strict('a: 1\n<<: {a: 2}\n'), { message: 'yaml: unmarshal errors:\n  line 2: key "a" already set in map' });
     assert.throws(() => strict('b: &b {image: x}\n<<: *b\nimage: y\n'), { message: 'yaml: unmarshal errors:\n  line 3: key "image" already set in map' });
     assert.throws(() => strict('<<: [{a: 1}, {a: 2, b: 3}]\n'), { message: 'yaml: unmarshal errors:\n  line 1: key "a" already set in map' });
+    assert.throws(() => strict('a: 1\n<<:\n  x: 0\n  a: 2\n'), { message: 'yaml: unmarshal errors:\n  line 4: key "a" already set in map' });
+    assert.throws(() => strict('<<: [{a: 1}, &m {b: 2, <<: {c: 3}}]\n<<: *m\n'), { message: 'yaml: unmarshal errors:\n  line 1: key "b" already set in map\n  line 1: key "c" already set in map' });
+    assert.equal(yamlToJSON('<<: [{a: 1}, &m {b: 2, <<: {c: 3}}]\n<<: *m\n'), '{"a":1,"b":2,"c":3}');
+    assert.equal(yamlToJSON('b: &b\n  x: 0\n  image: x\nc:\n  <<: *b\n  image: y\n'), '{"b":{"image":"x","x":0},"c":{"image":true,"x":0}}');
     assert.doesNotThrow(() => strict('1: a\n1.0: b\n')); // an int and a float are different keys
     assert.equal(yamlToJSON('1: a\n1.0: b\n'), '{"1":"b"}');
   });

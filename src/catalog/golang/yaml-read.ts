@@ -9,7 +9,7 @@
 //  3. the caller decodes the JSON (into float64s, the k8s decoder's int64s, or a struct).
 // k8s.io/apimachinery's YAMLReader, which cuts a stream into documents at `---` lines, is here too.
 // The parsing itself is eemeli/yaml's; its errors are turned into go-yaml's words by yamlerrors.ts.
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YAMLNode } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node as YAMLNode, type YAMLMap } from 'yaml';
 import { findField, goNumber } from './json.js';
 import { formatFloat32, formatFloat64, goQuote } from './strconv.js';
 import { parseBlockYAML, UNSUPPORTED } from './yaml-block.js';
@@ -282,20 +282,25 @@ function fromNode(node: YAMLNode | null | undefined, ctx: WalkContext, depth: nu
   if (isSeq(node)) return node.items.map((it) => fromNode(it as YAMLNode | null, ctx, depth + 1));
   if (isMap(node)) {
     const m: GoYAMLMap = { kind: 'map', entries: [] };
-    for (const pair of node.items) {
-      const keyNode = pair.key as YAMLNode | null;
-      const valueNode = pair.value as YAMLNode | null;
-      if (isMergeKey(keyNode)) {
-        merge(m, valueNode, ctx, depth + 1);
-        continue;
-      }
-      const k = fromNode(keyNode, ctx, depth + 1);
-      if (Array.isArray(k) || isGoYAMLMap(k)) throw new Error(`yaml: invalid map key: ${goSharpV(k)}`);
-      set(m, k, fromNode(valueNode, ctx, depth + 1), valueNode ?? keyNode, ctx);
-    }
+    fillMap(m, node, ctx, depth);
     return m;
   }
   return null;
+}
+
+/** decoder.mapping into m: each pair set in order; a `<<` merges its maps into m right there. */
+function fillMap(m: GoYAMLMap, node: YAMLMap, ctx: WalkContext, depth: number): void {
+  for (const pair of node.items) {
+    const keyNode = pair.key as YAMLNode | null;
+    const valueNode = pair.value as YAMLNode | null;
+    if (isMergeKey(keyNode)) {
+      merge(m, valueNode, ctx, depth + 1);
+      continue;
+    }
+    const k = fromNode(keyNode, ctx, depth + 1);
+    if (Array.isArray(k) || isGoYAMLMap(k)) throw new Error(`yaml: invalid map key: ${goSharpV(k)}`);
+    set(m, k, fromNode(valueNode, ctx, depth + 1), valueNode ?? keyNode, ctx);
+  }
 }
 
 /** A `<<` key: plain (or tagged !!merge), not quoted. */
@@ -304,7 +309,7 @@ function isMergeKey(node: YAMLNode | null): boolean {
   return node.tag === TAG_PREFIX + 'merge' || ((node.type === 'PLAIN' || node.type === undefined) && (node.tag === undefined || node.tag === '!'));
 }
 
-/** decoder.merge: a map, or a list of maps applied last to first (so earlier ones win among the list). */
+/** decoder.merge: a map, or a list of maps applied last to first (so earlier ones win among the list), each as if written here. */
 function merge(m: GoYAMLMap, node: YAMLNode | null, ctx: WalkContext, depth: number): void {
   const wantMap = (): never => {
     throw new Error('yaml: map merge requires map or sequence of maps as the value');
@@ -313,9 +318,11 @@ function merge(m: GoYAMLMap, node: YAMLNode | null, ctx: WalkContext, depth: num
   const sources = isSeq(node) ? [...(node.items as (YAMLNode | null)[])].reverse() : [node];
   if (!isSeq(node) && !isMap(target(node))) wantMap();
   for (const src of sources) {
-    if (!isMap(target(src))) wantMap();
-    const v = fromNode(src, ctx, depth);
-    for (const [k, val] of (v as GoYAMLMap).entries) set(m, k, val, target(src), ctx);
+    const t = target(src);
+    if (!isMap(t)) wantMap();
+    if (depth > MAX_DEPTH) throw new Error(`yaml: exceeded max depth of ${MAX_DEPTH}`);
+    if (++ctx.visited > MAX_NODES) throw new Error('yaml: document contains excessive aliasing');
+    fillMap(m, t as YAMLMap, ctx, depth + 1);
   }
 }
 
