@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { goMarshal } from './json.js';
 import { formatFloat32, goQuote } from './strconv.js';
-import { plainTag, readGoYAML, resolvePlain, toJSONValue, type JSONTarget } from './yaml-read.js';
+import { plainTag, readGoYAML, resolvePlain, toJSONValue, yamlToJSON as readYAMLToJSON, type JSONTarget } from './yaml-read.js';
 
 // Where the readers this module replaces (bundle/goyaml.ts, template/godecode.ts, declcfg/load.ts)
 // disagreed with each other or with Go. Every expectation was printed by go.yaml.in/yaml/v2 v2.4.4 and
@@ -77,5 +78,24 @@ describe('golang/yaml-read: go-yaml v2 and sigs.k8s.io/yaml as Go runs them', ()
 
   it("quotes as strconv.Quote: what IsPrint rejects is escaped", () => {
     assert.deepEqual(['\u00a0', '\u200b', '\u00ad', '\ufffd', '\u3000', '\u{e0001}', '\u0378', 'é😀'].map(goQuote), ['"\\u00a0"', '"\\u200b"', '"\\u00ad"', '"\ufffd"', '"\\u3000"', '"\\U000e0001"', '"\\u0378"', '"é😀"']);
+  });
+});
+
+describe('golang/yaml-read: randomly made documents, as Go read them', () => {
+  // testdata/go-yaml-random.json: numbers, booleans, timestamps, tags, flow collections and merges
+  // in every combination a fixed-seed generator made, with Go's YAMLToJSON output or error.
+  const { cases } = JSON.parse(readFileSync(new URL('./testdata/go-yaml-random.json', import.meta.url), 'utf8')) as { cases: { doc: string; json?: string; error?: string }[] };
+  it(`${cases.length} documents: the same JSON text or the same error, by either reader`, () => {
+    for (const c of cases) {
+      for (const fast of [true, false]) {
+        let got: string;
+        try {
+          got = goMarshal(readYAMLToJSON(c.doc, { fast, int: (v) => v }));
+        } catch (e) {
+          got = `error: ${(e as Error).message}`;
+        }
+        assert.equal(got, c.json ?? `error: ${c.error}`, `${JSON.stringify(c.doc)} (fast: ${fast})`);
+      }
+    }
   });
 });
