@@ -144,6 +144,20 @@ describe('GenericStore', () => {
     assert.ok(all.items.every((o) => Number(o.metadata!.resourceVersion) > 0));
   });
 
+  it('getJSON splices the stored bytes into the object get() returns, or hands back the object', async () => {
+    const { cms, storage } = stores();
+    await cms.create('ns', cm('g1', { quote: 'a "quoted" value, \u00e9 and \u2028' }, { app: 'x' }));
+    await storage.create('/registry/configmaps/ns/g2', Buffer.from('{"data":{"x":"y"},"metadata":{"name":"g2","namespace":"ns"},"kind":"ConfigMap","apiVersion":"v1"}'));
+    const spliced = await cms.getJSON('ns', 'g1');
+    assert.ok('json' in spliced, 'a value in the storage layout is sent as stored');
+    assert.equal(spliced.json.at(-1), 0x0a, 'ends in a newline, as the JSON encoder writes it');
+    assert.deepEqual(JSON.parse(spliced.json.toString('utf8')), JSON.parse(JSON.stringify(await cms.get('ns', 'g1'))));
+    const decoded = await cms.getJSON('ns', 'g2');
+    assert.ok('object' in decoded, 'another key order takes the decode path');
+    assert.deepEqual(decoded.object, await cms.get('ns', 'g2'));
+    await rejectsWith(cms.getJSON('ns', 'missing'), 404, 'NotFound', /configmaps "missing" not found/);
+  });
+
   it('list with resourceVersionMatch=Exact reads an older revision', async () => {
     const { cms } = stores();
     const a = (await cms.create('ns', cm('a'))).object;

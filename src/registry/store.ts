@@ -118,6 +118,7 @@ export type UpdateFn = (current: KubeObject | undefined) => KubeObject | Promise
 const CONTINUE_VERSION = 'meta.k8s.io/v1';
 const COMMA = Buffer.from(',');
 const CLOSE_LIST = Buffer.from(']}');
+const NEWLINE = Buffer.from('\n');
 const MAX_UPDATE_RETRIES = 16;
 
 /** Deletes in flight per deletecollection request. */
@@ -187,6 +188,21 @@ export class GenericStore {
 
   /** GET; with resourceVersion N the answer is at least as new as N (kube's NotOlderThan for get). */
   async get(namespace: string | undefined, name: string, opts: { resourceVersion?: string } = {}): Promise<KubeObject> {
+    return this.fromKV(await this.getKV(namespace, name, opts));
+  }
+
+  /**
+   * The object as JSON bytes (with a final newline, as the JSON encoder writes it) spliced from the
+   * stored value when it is served as stored, without parsing it; otherwise the decoded object.
+   * The hot path of a GET: no JSON.parse and no JSON.stringify per request.
+   */
+  async getJSON(namespace: string | undefined, name: string, opts: { resourceVersion?: string } = {}): Promise<{ json: Buffer } | { object: KubeObject }> {
+    const kv = await this.getKV(namespace, name, opts);
+    const json = this.splicedJSON(kv);
+    return json ? { json: Buffer.concat([...json, NEWLINE]) } : { object: this.fromKV(kv) };
+  }
+
+  private async getKV(namespace: string | undefined, name: string, opts: { resourceVersion?: string }): Promise<KV> {
     const rv = parseResourceVersion(opts.resourceVersion);
     let kv: KV | undefined;
     try {
@@ -196,7 +212,15 @@ export class GenericStore {
       throw this.storageError(e, name);
     }
     if (!kv) throw notFound(this.groupResource, name);
-    return this.fromKV(kv);
+    return kv;
+  }
+
+  /** The stored bytes with metadata.resourceVersion spliced in, or undefined when they cannot be sent as stored. */
+  private splicedJSON(kv: KV): Buffer[] | undefined {
+    const prefix = this.rawPrefix;
+    const v = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
+    if (!this.servedAsStored(kv) || v.length <= prefix.length + 1 || v.compare(prefix, 0, prefix.length, 0, prefix.length) !== 0) return undefined;
+    return [prefix, Buffer.from(`"resourceVersion":"${kv.modRevision}"${v[prefix.length] === 0x7d ? '' : ','}`), v.subarray(prefix.length)];
   }
 
   /**
@@ -237,16 +261,12 @@ export class GenericStore {
     const r = await this.listKVs(namespace, opts);
     const head = Buffer.from(`{"kind":${JSON.stringify(this.descriptor.listKind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":${JSON.stringify(r.metadata)},"items":[`);
     const parts: Buffer[] = [head];
-    const prefix = this.rawPrefix;
     for (let i = 0; i < r.kvs.length; i++) {
       if (i > 0) parts.push(COMMA);
       const kv = r.kvs[i]!;
-      const v = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
-      if (this.servedAsStored(kv) && v.length > prefix.length + 1 && v.compare(prefix, 0, prefix.length, 0, prefix.length) === 0) {
-        parts.push(prefix, Buffer.from(`"resourceVersion":"${kv.modRevision}"${v[prefix.length] === 0x7d ? '' : ','}`), v.subarray(prefix.length));
-      } else {
-        parts.push(Buffer.from(JSON.stringify(r.objects?.[i] ?? this.fromKV(kv))));
-      }
+      const spliced = this.splicedJSON(kv);
+      if (spliced) parts.push(...spliced);
+      else parts.push(Buffer.from(JSON.stringify(r.objects?.[i] ?? this.fromKV(kv))));
     }
     parts.push(CLOSE_LIST);
     return Buffer.concat(parts);

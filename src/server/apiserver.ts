@@ -358,8 +358,17 @@ export class ApiServer {
 
   private async get(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string): Promise<void> {
     const rv = ctx.query.get('resourceVersion');
-    const obj = await r.store.get(namespace, name, rv ? { resourceVersion: rv } : {});
-    this.respondObject(ctx, r, 200, obj);
+    const opts = rv ? { resourceVersion: rv } : {};
+    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
+    if (choice.format === 'json' && choice.transform === 'none' && !queryBool(ctx.query.get('pretty'))) {
+      const got = await r.store.getJSON(namespace, name, opts);
+      if ('object' in got) return this.respondObject(ctx, r, 200, got.object);
+      ctx.res.statusCode = 200;
+      ctx.res.setHeader('Content-Type', 'application/json');
+      ctx.res.end(got.json);
+      return;
+    }
+    this.respondObject(ctx, r, 200, await r.store.get(namespace, name, opts));
   }
 
   private async list(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
