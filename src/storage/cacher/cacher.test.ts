@@ -77,7 +77,7 @@ describe('cacher', () => {
     }
   });
 
-  it('answers consistent gets from memory once caught up, when the store revision is local', async () => {
+  it('answers consistent gets and counts from memory once caught up, when the store revision is local', async () => {
     const inner = new MemoryStorage();
     const s = await cached(inner);
     try {
@@ -92,6 +92,17 @@ describe('cacher', () => {
       assert.equal(got?.modRevision, kv.modRevision);
       assert.equal(await s.get('/registry/x/missing'), undefined);
       assert.equal(innerGets, 0, 'gets went to the inner store');
+      let innerCounts = 0;
+      const realCount = inner.count.bind(inner);
+      inner.count = (prefix: string) => {
+        innerCounts++;
+        return realCount(prefix);
+      };
+      await s.create('/registry/x/b', enc('1'));
+      await s.create('/registry/y/c', enc('1'));
+      assert.equal(await s.count('/registry/x/'), 2);
+      assert.equal(await s.count('/registry/'), 3);
+      assert.equal(innerCounts, 0, 'counts went to the inner store');
       await s.update('/registry/x/a', enc('2'), kv.modRevision);
       assert.equal(dec(await s.get('/registry/x/a')), '2', 'a get right after a write sees it');
     } finally {
