@@ -62,17 +62,8 @@ export class CachingStorage implements Storage {
    * the cache loads or lags, the inner store does.
    */
   async get(key: string): Promise<KV | undefined> {
-    if (this.inner.revisionIsLocal) {
-      const cache = this.cacheFor(key);
-      if (cache !== undefined && cache.isLoaded()) {
-        const atLeast = await this.inner.currentRevision();
-        if (await cache.waitForRevision(atLeast, this.opts.consistentReadTimeoutMs ?? 3_000)) {
-          const peeked = cache.peek(key);
-          if (peeked !== undefined) return peeked.kv;
-        }
-      }
-    }
-    return this.inner.get(key);
+    const peeked = (await this.localCacheCaughtUp(key))?.peek(key);
+    return peeked !== undefined ? peeked.kv : this.inner.get(key);
   }
 
   peek(key: string): { kv: KV | undefined } | undefined {
@@ -82,9 +73,7 @@ export class CachingStorage implements Storage {
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     const cache = this.cacheFor(prefix);
     if (cache === undefined || (opts.revision !== undefined && opts.revision > 0)) return this.inner.list(prefix, opts);
-    const atLeast = await this.inner.currentRevision();
-    if (!(await cache.waitForRevision(atLeast, this.opts.consistentReadTimeoutMs ?? 3_000))) return this.inner.list(prefix, opts);
-    return cache.list(prefix, opts);
+    return (await this.caughtUp(cache)) ? cache.list(prefix, opts) : this.inner.list(prefix, opts);
   }
 
   /**
@@ -93,17 +82,24 @@ export class CachingStorage implements Storage {
    * metric was refreshed.
    */
   async count(prefix: string): Promise<number> {
-    if (this.inner.revisionIsLocal) {
-      const cache = this.cacheFor(prefix);
-      if (cache !== undefined && cache.isLoaded()) {
-        const atLeast = await this.inner.currentRevision();
-        if (await cache.waitForRevision(atLeast, this.opts.consistentReadTimeoutMs ?? 3_000)) {
-          const n = cache.count(prefix);
-          if (n !== undefined) return n;
-        }
-      }
-    }
-    return this.inner.count(prefix);
+    return (await this.localCacheCaughtUp(prefix))?.count(prefix) ?? this.inner.count(prefix);
+  }
+
+  /** Whether `cache` has applied everything up to the store's current revision (waits a while for it). */
+  private async caughtUp(cache: PrefixCache): Promise<boolean> {
+    const atLeast = await this.inner.currentRevision();
+    return cache.waitForRevision(atLeast, this.opts.consistentReadTimeoutMs ?? 3_000);
+  }
+
+  /**
+   * The loaded cache covering `keyOrPrefix`, once caught up, when the store's revision is local;
+   * undefined otherwise (etcd: other API servers write too, so only a round trip is consistent).
+   */
+  private async localCacheCaughtUp(keyOrPrefix: string): Promise<PrefixCache | undefined> {
+    if (!this.inner.revisionIsLocal) return undefined;
+    const cache = this.cacheFor(keyOrPrefix);
+    if (cache === undefined || !cache.isLoaded()) return undefined;
+    return (await this.caughtUp(cache)) ? cache : undefined;
   }
 
   create(key: string, value: Uint8Array): Promise<KV> {
@@ -190,7 +186,7 @@ class PrefixCache {
   }
 
   peek(key: string): { kv: KV | undefined } | undefined {
-    return this.loaded && !this.stopper.signal.aborted ? { kv: this.items.get(key) } : undefined;
+    return this.isLoaded() ? { kv: this.items.get(key) } : undefined;
   }
 
   /** Keys under `prefix` now, or undefined when not loaded. */
