@@ -115,7 +115,13 @@ export function trackUpdate(scope: FieldManagerScope, live: KubeObject | undefin
   let next = obj;
   const sub = scope.subresource ? scope.strategy.subresources?.[scope.subresource] : undefined;
   if (sub && live) next = normalise(scope, sub.merge(cloneObject(obj), cloneObject(live)));
-  const entries = update({
+  setManagedFields(obj, updatedEntries(scope, live, next, manager));
+  alignMetadata(obj, live);
+}
+
+/** The managedFields after `manager` wrote `next` over `live`, with the scope's schema and reset fields. */
+function updatedEntries(scope: FieldManagerScope, live: KubeObject | undefined, next: KubeObject, manager: string): ReturnType<typeof update> {
+  return update({
     schema: scope.schema,
     defs: scope.definitions,
     apiVersion: scope.apiVersion,
@@ -125,10 +131,12 @@ export function trackUpdate(scope: FieldManagerScope, live: KubeObject | undefin
     new: next,
     manager,
   });
+}
+
+function setManagedFields(obj: KubeObject, entries: ReturnType<typeof update>): void {
   const meta = (obj.metadata ??= {});
   if (entries?.length) meta.managedFields = entries;
   else delete meta.managedFields;
-  alignMetadata(obj, live);
 }
 
 /**
@@ -140,19 +148,7 @@ export function trackUpdate(scope: FieldManagerScope, live: KubeObject | undefin
  */
 export function trackViewUpdate(scope: FieldManagerScope, live: KubeObject, next: KubeObject, view: KubeObject, manager: string): void {
   normalise(scope, next);
-  const entries = update({
-    schema: scope.schema,
-    defs: scope.definitions,
-    apiVersion: scope.apiVersion,
-    subresource: scope.subresource || undefined,
-    resetFields: resetFieldsOf(scope.strategy, scope.subresource),
-    old: live,
-    new: next,
-    manager,
-  });
-  const meta = (view.metadata ??= {});
-  if (entries?.length) meta.managedFields = entries;
-  else delete meta.managedFields;
+  setManagedFields(view, updatedEntries(scope, live, next, manager));
 }
 
 export interface ApplyRequest {
