@@ -362,7 +362,7 @@ export class ApiServer {
     const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
     if (choice.format === 'json' && choice.transform === 'none' && !queryBool(ctx.query.get('pretty'))) {
       const got = await r.store.getJSON(namespace, name, opts);
-      if ('object' in got) return this.respondObject(ctx, r, 200, got.object);
+      if ('object' in got) return this.respondObject(ctx, r, 200, got.object, [], choice);
       ctx.res.statusCode = 200;
       ctx.res.setHeader('Content-Type', 'application/json');
       ctx.res.end(got.json);
@@ -776,9 +776,15 @@ export class ApiServer {
     for (const p of this.cfg.admission) if (p.validate) await p.validate(a);
   }
 
-  private respondObject(ctx: RequestContext, r: RegisteredResource, code: number, obj: KubeObject, warnings: readonly string[] = []): void {
+  private respondObject(
+    ctx: RequestContext,
+    r: RegisteredResource,
+    code: number,
+    obj: KubeObject,
+    warnings: readonly string[] = [],
+    choice: OutputChoice = chooseOutput(ctx.accept, { protobufOk: true, list: false }),
+  ): void {
     setWarnings(ctx.res, warnings);
-    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
     let out: unknown = obj;
     if (choice.transform === 'Table') {
       out = toTable(r.store.strategy, [obj], {
