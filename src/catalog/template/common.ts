@@ -2,11 +2,11 @@
 // olm.package property of a rendered bundle, build-metadata collision checks, channel names, and
 // the Go error-aggregation format opm prints.
 
-import type { Bundle, DeclarativeConfig, Package } from '../declcfg/types.js';
-import { PropertyPackage, SchemaPackage } from '../declcfg/types.js';
+import type { Bundle, Channel, DeclarativeConfig, Package } from '../declcfg/types.js';
+import { PropertyPackage, SchemaChannel, SchemaPackage } from '../declcfg/types.js';
 import { goQuote } from '../golang/strconv.js';
-import { parse as parseVersion, type Version } from '../semver.js';
-import { decodeJSONInto, type GoType } from './godecode.js';
+import { Version, parse as parseVersion } from '../semver.js';
+import { GoDecodeError, decodeJSONInto, unmarshalYAMLInto, type GoType } from './godecode.js';
 
 /**
  * Renders one bundle reference from a template. A Bundle is the usual answer; a DeclarativeConfig
@@ -73,16 +73,18 @@ export async function renderAll<T>(images: readonly string[], concurrency: numbe
   return results;
 }
 
-const PACKAGE_PROPERTY: GoType = {
-  kind: 'struct',
-  goName: 'property.Package',
-  short: 'Package',
-  fields: [
-    { name: 'packageName', type: { kind: 'string', goName: 'string' } },
-    { name: 'version', type: { kind: 'string', goName: 'string' } },
-    { name: 'release', type: { kind: 'string', goName: 'string' } },
-  ],
-};
+export const GO_STRING: GoType = { kind: 'string', goName: 'string' };
+
+/** A Go struct type; `short` is its name without the package. */
+export function goStruct(goName: string, fields: { name: string; type: GoType }[]): GoType {
+  return { kind: 'struct', goName, short: goName.slice(goName.lastIndexOf('.') + 1), fields };
+}
+
+const PACKAGE_PROPERTY = goStruct('property.Package', [
+  { name: 'packageName', type: GO_STRING },
+  { name: 'version', type: GO_STRING },
+  { name: 'release', type: GO_STRING },
+]);
 
 export interface PackageProperty {
   packageName: string;
@@ -147,4 +149,93 @@ export function uniqueImages(channels: readonly (readonly string[])[]): string[]
   const out: string[] = [];
   for (const list of channels) for (const img of list) if (!seen.has(img)) (seen.add(img), out.push(img));
   return out;
+}
+
+// ---- reading and post-processing a template ------------------------------------------------------
+
+/** Decodes template YAML into a Go type, opm's decode errors becoming TemplateErrors. */
+export function decodeTemplate(input: string, type: GoType, opts: { strictYAML: boolean; disallowUnknownFields: boolean }): Record<string, unknown> | undefined {
+  try {
+    return unmarshalYAMLInto(input, type, opts);
+  } catch (err) {
+    if (err instanceof GoDecodeError) throw new TemplateError(err.message);
+    throw err;
+  }
+}
+
+/** Image lists of the decoded bundle-list fields. */
+export function imagesOf(decoded: Record<string, unknown> | undefined, arch: ChannelArchetype): string[] {
+  const ch = decoded?.[arch] as { bundles?: { image?: string }[] } | undefined;
+  return (ch?.bundles ?? []).map((b) => b.image ?? '');
+}
+
+export interface RenderState {
+  /** the package name, learned from the first bundle */
+  pkg: string;
+  /** the most stable channel head's channel */
+  defaultChannel: string;
+}
+
+/**
+ * Bundle name → version for each archetype, checking that every listed image rendered, belongs
+ * to one package, has one valid version, appears once per archetype, and that versions differ by
+ * more than build metadata. Adds the olm.package blob for the first package seen.
+ */
+export function versionsFromStandardChannels(
+  t: { bundles: Record<ChannelArchetype, string[]> },
+  cfg: DeclarativeConfig,
+  state: RenderState,
+  renderedImageOf: (templateImage: string) => string,
+): Record<ChannelArchetype, Map<string, Version>> {
+  const out = {} as Record<ChannelArchetype, Map<string, Version>>;
+  for (const arch of ARCHETYPES) {
+    const entries = versionsFromChannel(t.bundles[arch], cfg, state, renderedImageOf);
+    validateVersions(entries);
+    out[arch] = entries;
+  }
+  return out;
+}
+
+function versionsFromChannel(images: readonly string[], cfg: DeclarativeConfig, state: RenderState, renderedImageOf: (img: string) => string): Map<string, Version> {
+  const entries = new Map<string, Version>();
+  for (const image of images) {
+    const want = renderedImageOf(image);
+    const b = cfg.bundles.find((x) => x.image === want);
+    if (b === undefined) throw new TemplateError(`supplied bundle image name ${goQuote(image)} not found in rendered bundle images`);
+    const { pkg, version } = bundleVersion(b);
+    if (state.pkg !== '') {
+      if (pkg !== state.pkg) throw new TemplateError(`bundle ${goQuote(pkg)} does not belong to this package: ${goQuote(state.pkg)}`);
+    } else {
+      cfg.packages.push(newPackage(pkg));
+      state.pkg = pkg;
+    }
+    if (entries.has(b.name)) throw new TemplateError(`duplicate bundle name ${goQuote(b.name)}`);
+    entries.set(b.name, version);
+  }
+  return entries;
+}
+
+// ---- building channels ---------------------------------------------------------------------------
+
+/** Bundle names in ascending version order. */
+export function namesByVersion(bundles: ReadonlyMap<string, Version>): string[] {
+  return [...bundles.keys()].sort((a, b) => bundles.get(a)!.compare(bundles.get(b)!));
+}
+
+/** The channel named `name` in `group`, created empty (and `created` true) if missing. */
+export function channelIn(group: Map<string, Channel>, name: string, pkg: string): { ch: Channel; created: boolean } {
+  const ch = group.get(name);
+  if (ch !== undefined) return { ch, created: false };
+  const created: Channel = { schema: SchemaChannel, name, package: pkg, entries: [] };
+  group.set(name, created);
+  return { ch: created, created: true };
+}
+
+export const ZERO_VERSION = new Version(0n, 0n, 0n);
+
+export function majorOf(v: Version): Version {
+  return new Version(v.major, 0n, 0n);
+}
+export function minorOf(v: Version): Version {
+  return new Version(v.major, v.minor, 0n);
 }

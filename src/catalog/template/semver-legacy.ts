@@ -18,50 +18,45 @@
 // version is higher (so a later candidate can outrank an earlier stable: kept as opm has it).
 
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig } from '../declcfg/types.js';
-import { PropertyBundleObject, PropertyPackage, SchemaChannel, emptyConfig } from '../declcfg/types.js';
+import { PropertyBundleObject, PropertyPackage, emptyConfig } from '../declcfg/types.js';
 import { compareGoStrings } from '../golang/json.js';
-import { goQuote } from '../golang/strconv.js';
-import { Version } from '../semver.js';
+import type { Version } from '../semver.js';
 import {
   ARCHETYPES,
   CHANNEL_PRIORITY,
+  GO_STRING,
   TemplateError,
-  bundleVersion,
+  ZERO_VERSION,
+  channelIn,
   channelNameFromMajor,
   channelNameFromMinor,
-  newPackage,
+  decodeTemplate,
+  goStruct,
+  imagesOf,
+  minorOf,
+  namesByVersion,
   renderAll,
   renderOne,
   uniqueImages,
-  validateVersions,
+  versionsFromStandardChannels,
   type BundleRenderer,
   type ChannelArchetype,
+  type RenderState,
 } from './common.js';
-import { GoDecodeError, unmarshalYAMLInto, type GoType } from './godecode.js';
+import type { GoType } from './godecode.js';
 
-const STR: GoType = { kind: 'string', goName: 'string' };
-const entryType: GoType = { kind: 'struct', goName: 'semver.semverVeneerBundleEntry', short: 'semverVeneerBundleEntry', fields: [{ name: 'image', type: STR }] };
-const listOf = (goName: string, short: string): GoType => ({
-  kind: 'struct',
-  goName,
-  short,
-  fields: [{ name: 'bundles', type: { kind: 'slice', goName: '[]semver.semverVeneerBundleEntry', elem: entryType } }],
-});
+const entryType = goStruct('semver.semverVeneerBundleEntry', [{ name: 'image', type: GO_STRING }]);
+const listOf = (goName: string): GoType => goStruct(goName, [{ name: 'bundles', type: { kind: 'slice', goName: '[]semver.semverVeneerBundleEntry', elem: entryType } }]);
 /** v1.26.3's semverVeneer struct. */
-const LEGACY_TYPE: GoType = {
-  kind: 'struct',
-  goName: 'semver.semverVeneer',
-  short: 'semverVeneer',
-  fields: [
-    { name: 'schema', type: STR },
-    { name: 'generateMajorChannels', type: { kind: 'bool' } },
-    { name: 'generateMinorChannels', type: { kind: 'bool' } },
-    { name: 'avoidSkipPatch', type: { kind: 'bool' } },
-    { name: 'candidate', type: listOf('semver.candidateBundles', 'candidateBundles') },
-    { name: 'fast', type: listOf('semver.fastBundles', 'fastBundles') },
-    { name: 'stable', type: listOf('semver.stableBundles', 'stableBundles') },
-  ],
-};
+const LEGACY_TYPE = goStruct('semver.semverVeneer', [
+  { name: 'schema', type: GO_STRING },
+  { name: 'generateMajorChannels', type: { kind: 'bool' } },
+  { name: 'generateMinorChannels', type: { kind: 'bool' } },
+  { name: 'avoidSkipPatch', type: { kind: 'bool' } },
+  { name: 'candidate', type: listOf('semver.candidateBundles') },
+  { name: 'fast', type: listOf('semver.fastBundles') },
+  { name: 'stable', type: listOf('semver.stableBundles') },
+]);
 
 export interface LegacySemverTemplate {
   schema: string;
@@ -73,21 +68,14 @@ export interface LegacySemverTemplate {
 
 /** v1.26.3's readFile: YAML as go-yaml reads it (duplicate keys allowed), unknown fields refused. */
 export function readLegacySemverTemplate(input: string): LegacySemverTemplate {
-  let d: Record<string, unknown> | undefined;
-  try {
-    d = unmarshalYAMLInto(input, LEGACY_TYPE, { strictYAML: false, disallowUnknownFields: true });
-  } catch (err) {
-    if (err instanceof GoDecodeError) throw new TemplateError(err.message);
-    throw err;
-  }
-  const images = (arch: ChannelArchetype): string[] => ((d?.[arch] as { bundles?: { image?: string }[] } | undefined)?.bundles ?? []).map((b) => b.image ?? '');
+  const d = decodeTemplate(input, LEGACY_TYPE, { strictYAML: false, disallowUnknownFields: true });
   return {
     schema: (d?.['schema'] as string | undefined) ?? '',
     // defaults: minor channels only, skips rather than replaces
     generateMajorChannels: (d?.['generateMajorChannels'] as boolean | undefined) ?? false,
     generateMinorChannels: (d?.['generateMinorChannels'] as boolean | undefined) ?? true,
     avoidSkipPatch: (d?.['avoidSkipPatch'] as boolean | undefined) ?? false,
-    bundles: { candidate: images('candidate'), fast: images('fast'), stable: images('stable') },
+    bundles: { candidate: imagesOf(d, 'candidate'), fast: imagesOf(d, 'fast'), stable: imagesOf(d, 'stable') },
   };
 }
 
@@ -104,28 +92,11 @@ export async function renderLegacySemverTemplate(input: string, opts: { renderBu
   for (const r of rendered) out.bundles.push(...r.map(legacyBundle));
   if (out.bundles.length === 0) throw new TemplateError('semver-render: no bundles specified or no bundles could be rendered');
 
-  const state = { pkg: '', defaultChannel: '' };
-  const versions = {} as Record<ChannelArchetype, Map<string, Version>>;
+  const state: RenderState = { pkg: '', defaultChannel: '' };
+  let versions: Record<ChannelArchetype, Map<string, Version>>;
   try {
-    for (const arch of ARCHETYPES) {
-      const entries = new Map<string, Version>();
-      for (const image of t.bundles[arch]) {
-        // v1.26 matches template images against the rendered bundles' images as written
-        const b = out.bundles.find((x) => x.image === image);
-        if (b === undefined) throw new TemplateError(`supplied bundle image name ${goQuote(image)} not found in rendered bundle images`);
-        const { pkg, version } = bundleVersion(b);
-        if (state.pkg !== '') {
-          if (pkg !== state.pkg) throw new TemplateError(`bundle ${goQuote(pkg)} does not belong to this package: ${goQuote(state.pkg)}`);
-        } else {
-          out.packages.push(newPackage(pkg));
-          state.pkg = pkg;
-        }
-        if (entries.has(b.name)) throw new TemplateError(`duplicate bundle name ${goQuote(b.name)}`);
-        entries.set(b.name, version);
-      }
-      validateVersions(entries);
-      versions[arch] = entries;
-    }
+    // v1.26 matches template images against the rendered bundles' images as written
+    versions = versionsFromStandardChannels(t, out, state, (image) => image);
   } catch (err) {
     throw new TemplateError(`semver-render: unable to post-process bundle info: ${(err as Error).message}`);
   }
@@ -183,27 +154,21 @@ function legacyGT(h: LegacyHighWater, ih: LegacyHighWater): boolean {
 export function generateLegacyChannels(
   t: Pick<LegacySemverTemplate, 'generateMajorChannels' | 'generateMinorChannels' | 'avoidSkipPatch'>,
   versions: Record<ChannelArchetype, Map<string, Version>>,
-  state: { pkg: string; defaultChannel: string },
+  state: RenderState,
 ): Channel[] {
   const out: Channel[] = [];
-  let hwc: LegacyHighWater = { kind: ARCHETYPES[0]!, version: new Version(0n, 0n, 0n), name: '' };
+  let hwc: LegacyHighWater = { kind: ARCHETYPES[0]!, version: ZERO_VERSION, name: '' };
   for (const arch of ARCHETYPES) {
     const bundles = versions[arch];
     if (bundles.size === 0) continue;
-    const names = [...bundles.keys()].sort((a, b) => bundles.get(a)!.compare(bundles.get(b)!));
     const majors = new Map<string, Channel>();
     const minors = new Map<string, Channel>();
     const add = (group: Map<string, Channel>, cName: string, name: string, v: Version): void => {
-      let ch = group.get(cName);
-      if (ch === undefined) {
-        ch = { schema: SchemaChannel, name: cName, package: state.pkg, entries: [] };
-        group.set(cName, ch);
-      }
-      ch.entries.push({ name });
+      channelIn(group, cName, state.pkg).ch.entries.push({ name });
       const cand: LegacyHighWater = { kind: arch, version: v, name: cName };
       if (legacyGT(cand, hwc)) hwc = cand;
     };
-    for (const name of names) {
+    for (const name of namesByVersion(bundles)) {
       const v = bundles.get(name)!;
       if (t.generateMajorChannels) add(majors, channelNameFromMajor(arch, v), name, v);
       if (t.generateMinorChannels) add(minors, channelNameFromMinor(arch, v), name, v);
@@ -215,19 +180,13 @@ export function generateLegacyChannels(
   return out;
 }
 
-const ZERO = new Version(0n, 0n, 0n);
-
-function minorOf(v: Version): Version {
-  return new Version(v.major, v.minor, 0n);
-}
-
 /** Links each channel on its own (v1.26's linkChannels). */
 export function linkLegacyChannels(unlinked: ReadonlyMap<string, Channel>, versions: ReadonlyMap<string, Version>, avoidSkipPatch: boolean): Channel[] {
   const out: Channel[] = [];
   for (const name of [...unlinked.keys()].sort(compareGoStrings)) {
     const ch = unlinked.get(name)!;
     // a name without a version reads as 0.0.0, Go's zero value for a missing map key
-    const vOf = (e: ChannelEntry): Version => versions.get(e.name) ?? ZERO;
+    const vOf = (e: ChannelEntry): Version => versions.get(e.name) ?? ZERO_VERSION;
     ch.entries.sort((a, b) => vOf(a).compare(vOf(b)));
     const entries = ch.entries;
     if (avoidSkipPatch) {

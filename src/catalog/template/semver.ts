@@ -13,29 +13,37 @@
 // `legacy: true` selects opm v1.26.3's algorithm instead (./semver-legacy.ts).
 
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, Package } from '../declcfg/types.js';
-import { SchemaChannel, emptyConfig } from '../declcfg/types.js';
+import { emptyConfig } from '../declcfg/types.js';
 import { compareGoStrings } from '../golang/json.js';
 import { goQuote } from '../golang/strconv.js';
-import { Version } from '../semver.js';
+import type { Version } from '../semver.js';
 import {
   ARCHETYPES,
   CHANNEL_PRIORITY,
+  GO_STRING,
   TemplateError,
-  bundleVersion,
+  ZERO_VERSION,
+  channelIn,
   channelNameFromMajor,
   channelNameFromMinor,
-  newPackage,
+  decodeTemplate,
+  goStruct,
+  imagesOf,
+  majorOf,
+  minorOf,
+  namesByVersion,
   renderAll,
   renderOne,
   uniqueImages,
-  validateVersions,
+  versionsFromStandardChannels,
   type BundleRenderer,
   type ChannelArchetype,
+  type RenderState,
 } from './common.js';
-import { GoDecodeError, decodeJSONInto, unmarshalYAMLInto, type GoType } from './godecode.js';
+import { decodeJSONInto } from './godecode.js';
 import { renderLegacySemverTemplate } from './semver-legacy.js';
 
-export { TemplateError, type BundleRenderer } from './common.js';
+export { TemplateError, imagesOf, versionsFromStandardChannels, type BundleRenderer, type RenderState } from './common.js';
 
 export const SEMVER_SCHEMA = 'olm.semver';
 
@@ -58,33 +66,19 @@ export async function renderSemverTemplate(input: string, opts: RenderSemverOpti
 export type StreamType = '' | 'minor' | 'major';
 const STREAM_PRIORITY: Readonly<Record<StreamType, number>> = { minor: 2, major: 1, '': 0 };
 
-const STR: GoType = { kind: 'string', goName: 'string' };
-const BUNDLE_LIST: GoType = {
-  kind: 'struct',
-  goName: 'semver.channelBundles',
-  short: 'channelBundles',
-  fields: [
-    {
-      name: 'bundles',
-      type: { kind: 'slice', goName: '[]semver.bundleEntry', elem: { kind: 'struct', goName: 'semver.bundleEntry', short: 'bundleEntry', fields: [{ name: 'image', type: STR }] } },
-    },
-  ],
-};
+const BUNDLE_LIST = goStruct('semver.channelBundles', [
+  { name: 'bundles', type: { kind: 'slice', goName: '[]semver.bundleEntry', elem: goStruct('semver.bundleEntry', [{ name: 'image', type: GO_STRING }]) } },
+]);
 /** SemverTemplateData, field for field. */
-const TEMPLATE_TYPE: GoType = {
-  kind: 'struct',
-  goName: 'semver.SemverTemplateData',
-  short: 'SemverTemplateData',
-  fields: [
-    { name: 'schema', type: STR },
-    { name: 'generateMajorChannels', type: { kind: 'bool' } },
-    { name: 'generateMinorChannels', type: { kind: 'bool' } },
-    { name: 'defaultChannelTypePreference', type: { kind: 'string', goName: 'semver.StreamType' } },
-    { name: 'candidate', type: BUNDLE_LIST },
-    { name: 'fast', type: BUNDLE_LIST },
-    { name: 'stable', type: BUNDLE_LIST },
-  ],
-};
+const TEMPLATE_TYPE = goStruct('semver.SemverTemplateData', [
+  { name: 'schema', type: GO_STRING },
+  { name: 'generateMajorChannels', type: { kind: 'bool' } },
+  { name: 'generateMinorChannels', type: { kind: 'bool' } },
+  { name: 'defaultChannelTypePreference', type: { kind: 'string', goName: 'semver.StreamType' } },
+  { name: 'candidate', type: BUNDLE_LIST },
+  { name: 'fast', type: BUNDLE_LIST },
+  { name: 'stable', type: BUNDLE_LIST },
+]);
 
 export interface SemverTemplate {
   schema: string;
@@ -94,21 +88,9 @@ export interface SemverTemplate {
   bundles: Record<ChannelArchetype, string[]>;
 }
 
-/** Image lists of the decoded channelBundles fields. */
-export function imagesOf(decoded: Record<string, unknown> | undefined, arch: ChannelArchetype): string[] {
-  const ch = decoded?.[arch] as { bundles?: { image?: string }[] } | undefined;
-  return (ch?.bundles ?? []).map((b) => b.image ?? '');
-}
-
 /** opm's readFile: strict YAML, strict fields, schema check, defaults and their contradictions. */
 export function readSemverTemplate(input: string): SemverTemplate {
-  let d: Record<string, unknown> | undefined;
-  try {
-    d = unmarshalYAMLInto(input, TEMPLATE_TYPE, { strictYAML: true, disallowUnknownFields: true });
-  } catch (err) {
-    if (err instanceof GoDecodeError) throw new TemplateError(err.message);
-    throw err;
-  }
+  const d = decodeTemplate(input, TEMPLATE_TYPE, { strictYAML: true, disallowUnknownFields: true });
   const t: SemverTemplate = {
     schema: (d?.['schema'] as string | undefined) ?? '',
     generateMajorChannels: (d?.['generateMajorChannels'] as boolean | undefined) ?? false,
@@ -178,52 +160,6 @@ async function renderCurrent(input: string, opts: RenderSemverOptions): Promise<
   return out;
 }
 
-export interface RenderState {
-  /** the package name, learned from the first bundle */
-  pkg: string;
-  /** the most stable channel head's channel */
-  defaultChannel: string;
-}
-
-/**
- * Bundle name → version for each archetype, checking that every listed image rendered, belongs
- * to one package, has one valid version, appears once per archetype, and that versions differ by
- * more than build metadata. Adds the olm.package blob for the first package seen.
- */
-export function versionsFromStandardChannels(
-  t: Pick<SemverTemplate, 'bundles'>,
-  cfg: DeclarativeConfig,
-  state: RenderState,
-  renderedImageOf: (templateImage: string) => string,
-): Record<ChannelArchetype, Map<string, Version>> {
-  const out = {} as Record<ChannelArchetype, Map<string, Version>>;
-  for (const arch of ARCHETYPES) {
-    const entries = versionsFromChannel(t.bundles[arch], cfg, state, renderedImageOf);
-    validateVersions(entries);
-    out[arch] = entries;
-  }
-  return out;
-}
-
-function versionsFromChannel(images: readonly string[], cfg: DeclarativeConfig, state: RenderState, renderedImageOf: (img: string) => string): Map<string, Version> {
-  const entries = new Map<string, Version>();
-  for (const image of images) {
-    const want = renderedImageOf(image);
-    const b = cfg.bundles.find((x) => x.image === want);
-    if (b === undefined) throw new TemplateError(`supplied bundle image name ${goQuote(image)} not found in rendered bundle images`);
-    const { pkg, version } = bundleVersion(b);
-    if (state.pkg !== '') {
-      if (pkg !== state.pkg) throw new TemplateError(`bundle ${goQuote(pkg)} does not belong to this package: ${goQuote(state.pkg)}`);
-    } else {
-      cfg.packages.push(newPackage(pkg));
-      state.pkg = pkg;
-    }
-    if (entries.has(b.name)) throw new TemplateError(`duplicate bundle name ${goQuote(b.name)}`);
-    entries.set(b.name, version);
-  }
-  return entries;
-}
-
 interface HighWater {
   archetype: ChannelArchetype;
   kind: StreamType;
@@ -261,24 +197,21 @@ export function generateChannels(
   versions: Record<ChannelArchetype, Map<string, Version>>,
   state: RenderState,
 ): Channel[] {
-  let hwc: HighWater = { archetype: ARCHETYPES[0]!, kind: '', version: new Version(0n, 0n, 0n), name: '' };
+  let hwc: HighWater = { archetype: ARCHETYPES[0]!, kind: '', version: ZERO_VERSION, name: '' };
   const unlinked = new Map<string, Channel>();
   const edges: EntryTuple[] = [];
   for (const arch of ARCHETYPES) {
     const bundles = versions[arch];
     if (bundles.size === 0) continue;
-    const names = [...bundles.keys()].sort((a, b) => bundles.get(a)!.compare(bundles.get(b)!));
-    for (const name of names) {
+    for (const name of namesByVersion(bundles)) {
       const v = bundles.get(name)!;
       // opm walks a Go map of {kind: channel} here; the outcome does not depend on its order
       const targets: [StreamType, string][] = [];
       if (t.generateMajorChannels) targets.push(['major', channelNameFromMajor(arch, v)]);
       if (t.generateMinorChannels) targets.push(['minor', channelNameFromMinor(arch, v)]);
       for (const [kind, cName] of targets) {
-        let ch = unlinked.get(cName);
-        if (ch === undefined) {
-          ch = { schema: SchemaChannel, name: cName, package: state.pkg, entries: [] };
-          unlinked.set(cName, ch);
+        const { ch, created } = channelIn(unlinked, cName, state.pkg);
+        if (created) {
           const cand: HighWater = { archetype: arch, kind, version: v, name: cName };
           if (highWaterGT(cand, hwc, t.defaultChannelTypePreference)) hwc = cand;
         }
@@ -289,13 +222,6 @@ export function generateChannels(
   }
   state.defaultChannel = hwc.name;
   return linkChannels(unlinked, edges);
-}
-
-function majorOf(v: Version): Version {
-  return new Version(v.major, 0n, 0n);
-}
-function minorOf(v: Version): Version {
-  return new Version(v.major, v.minor, 0n);
 }
 
 /**
@@ -352,15 +278,10 @@ function setReplaces(e: ChannelEntry, replaces: string): void {
 
 // ---- package metadata from the default channel head -------------------------------------------
 
-const ICON_TYPE: GoType = {
-  kind: 'struct',
-  goName: 'registry.Icon',
-  short: 'Icon',
-  fields: [
-    { name: 'mediatype', type: { kind: 'string', goName: 'string' } },
-    { name: 'base64data', type: { kind: 'string', goName: '[]uint8' } },
-  ],
-};
+const ICON_TYPE = goStruct('registry.Icon', [
+  { name: 'mediatype', type: GO_STRING },
+  { name: 'base64data', type: { kind: 'string', goName: '[]uint8' } },
+]);
 
 /**
  * Description and icon of the package come from the CSV of the default channel's head (its last
