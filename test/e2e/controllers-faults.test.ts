@@ -4,7 +4,6 @@
 // namespace; with two controller-managers only the Lease holder acts, and the other takes over
 // once the holder is killed.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
-import { repoRoot } from '../support/tools.js';
+import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
 import { eventually } from '../support/eventually.js';
 
 const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
@@ -21,43 +20,9 @@ const SECRETS: GVR = { group: '', version: 'v1', resource: 'secrets' };
 const LEASES: GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
 const LEASE_DURATION_MS = 3000;
 
-interface Proc {
-  readonly child: ChildProcess;
-  readonly firstLine: string;
-  readonly exited: Promise<void>;
-  log(): string;
-}
-
-const children: ChildProcess[] = [];
-
-/** Starts `kplane <args>` and waits for a stdout line matching `ready`. */
-async function kplane(args: readonly string[], ready: RegExp): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const firstLine = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kplane ${args[0]} did not start in 30 s: ${stderr}`));
-    }, 30_000);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const m = ready.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[0]);
-      }
-    });
-    child.once('exit', (code, sig) => {
-      clearTimeout(timer);
-      reject(new Error(`kplane ${args[0]} exited (${code ?? sig}) before it was ready: ${stderr}`));
-    });
-  });
-  return { child, firstLine, exited, log: () => stderr };
-}
+type Proc = KplaneProcess;
+const procs = kplaneProcesses();
+const kplane = procs.start;
 
 let dataDir = '';
 let kubeconfig = '';
@@ -75,7 +40,6 @@ async function kill9(p: Proc): Promise<void> {
   p.child.kill('SIGKILL');
   await p.exited;
 }
-
 
 async function holder(): Promise<string | undefined> {
   try {
@@ -138,7 +102,7 @@ before(async () => {
 
 after(async () => {
   await client?.close();
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  procs.killAll();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 

@@ -3,7 +3,7 @@
 // before the server stops (SIGTERM) and right after it is back on the same data dir and port are
 // all acted on: informers resume (watch from their resourceVersion, or relist) and nothing is missed.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,46 +12,17 @@ import { after, before, it } from 'node:test';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
-import { repoRoot } from '../support/tools.js';
+import { eventually as pollUntil } from '../support/eventually.js';
+import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
 
 const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
 const CM: GVR = { group: '', version: 'v1', resource: 'configmaps' };
 const SECRETS: GVR = { group: '', version: 'v1', resource: 'secrets' };
 
-interface Proc {
-  readonly child: ChildProcess;
-  readonly exited: Promise<void>;
-  log(): string;
-}
-
-const children: ChildProcess[] = [];
-
-async function kplane(args: readonly string[], ready: RegExp): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kplane ${args[0]} did not start in 30 s: ${stderr}`));
-    }, 30_000);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (ready.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code, sig) => {
-      clearTimeout(timer);
-      reject(new Error(`kplane ${args[0]} exited (${code ?? sig}) before it was ready: ${stderr}`));
-    });
-  });
-  return { child, exited, log: () => stderr };
-}
+type Proc = KplaneProcess;
+const procs = kplaneProcesses();
+const { children } = procs;
+const kplane = procs.start;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -64,20 +35,9 @@ function freePort(): Promise<number> {
   });
 }
 
-async function eventually<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ''}\ncontroller-manager log:\n${cm?.log().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** test/support/eventually.ts, polling every 100 ms and showing the controller-manager's log on failure. */
+const eventually = <T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> =>
+  pollUntil(ms, what, probe, { intervalMs: 100, context: () => `controller-manager log:\n${cm?.log().slice(-3000)}` });
 
 let dataDir = '';
 let port = 0;
@@ -120,7 +80,7 @@ before(async () => {
 
 after(async () => {
   await client?.close();
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  procs.killAll();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 

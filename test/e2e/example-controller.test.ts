@@ -10,6 +10,7 @@ import type { KubeObject } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
 import { garbageCollector, namespaceDeletion } from '../../src/controllers/index.js';
+import { eventually as pollUntil } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, repoRoot, run, tools } from '../support/tools.js';
 
@@ -39,20 +40,9 @@ after(async () => {
   await server?.stop();
 });
 
-async function eventually<T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}${last ? ` (last error: ${String(last)})` : ''}\ncontroller log:\n${controllerLog}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** test/support/eventually.ts, polling every 100 ms and showing the controller's log on failure. */
+const eventually = <T>(ms: number, what: string, probe: () => Promise<T | undefined>): Promise<T> =>
+  pollUntil(ms, what, probe, { intervalMs: 100, context: () => `controller log:\n${controllerLog}` });
 
 const kubectl = (...args: string[]) => run(tools.kubectl, ['--kubeconfig', server.kubeconfig, ...args], { timeoutMs: 30_000 });
 

@@ -17,11 +17,6 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot, run, tools } from '../support/tools.js';
 import { eventually } from '../support/eventually.js';
 
-/**
- * Polls until `probe` returns a value, failing after `ms`. (The same shape as test/support/eventually.ts,
- * kept here so that this file depends only on committed helpers.)
- */
-
 let server: TestServer;
 let kc: k8s.KubeConfig;
 let core: k8s.CoreV1Api;
