@@ -38,100 +38,73 @@ function raw(v: unknown): string | undefined {
   return v === undefined ? undefined : goJSON(v, esc);
 }
 
-function descriptor(d: unknown): string {
-  const o = obj(d);
-  return goStruct([
-    ['path', s(o.path)],
-    ['displayName', so(o.displayName)],
-    ['description', so(o.description)],
-    ['x-descriptors', list(o['x-descriptors'], s)],
-    ['value', raw(o.value)],
-  ]);
-}
+/** how one struct field is written from its JSON value; undefined leaves it out (omitempty) */
+type FieldWriter = (v: unknown) => string | undefined;
 
-function resource(r: unknown): string {
-  const o = obj(r);
-  return goStruct([
-    ['name', s(o.name)],
-    ['kind', s(o.kind)],
-    ['version', s(o.version)],
-  ]);
+/** a struct writer: the fields in declaration order, each read from the object's same-named key */
+function struct(fields: [string, FieldWriter][]): (v: unknown) => string {
+  return (v) => {
+    const o = obj(v);
+    return goStruct(fields.map(([name, f]) => [name, f(o[name])]));
+  };
 }
+const listOf = (f: (x: unknown) => string): FieldWriter => (v) => list(v, f);
 
-function crdDescription(d: unknown): string {
-  const o = obj(d);
-  return goStruct([
-    ['name', s(o.name)],
-    ['version', s(o.version)],
-    ['kind', s(o.kind)],
-    ['displayName', so(o.displayName)],
-    ['description', so(o.description)],
-    ['resources', list(o.resources, resource)],
-    ['statusDescriptors', list(o.statusDescriptors, descriptor)],
-    ['specDescriptors', list(o.specDescriptors, descriptor)],
-    ['actionDescriptors', list(o.actionDescriptors, descriptor)],
+const descriptor = struct([
+  ['path', s],
+  ['displayName', so],
+  ['description', so],
+  ['x-descriptors', listOf(s)],
+  ['value', raw],
+]);
+const resource = struct([
+  ['name', s],
+  ['kind', s],
+  ['version', s],
+]);
+/** the fields CRDDescription and APIServiceDescription end with */
+const describedFields: [string, FieldWriter][] = [
+  ['displayName', so],
+  ['description', so],
+  ['resources', listOf(resource)],
+  ['statusDescriptors', listOf(descriptor)],
+  ['specDescriptors', listOf(descriptor)],
+  ['actionDescriptors', listOf(descriptor)],
+];
+const crdDescription = struct([['name', s], ['version', s], ['kind', s], ...describedFields]);
+/** an int32 with omitempty */
+const port: FieldWriter = (v) => (typeof v === 'number' && v !== 0 ? String(Math.trunc(v)) : undefined);
+const apiServiceDescription = struct([['name', s], ['group', s], ['version', s], ['kind', s], ['deploymentName', so], ['containerPort', port], ...describedFields]);
+const ownedRequired = (f: (x: unknown) => string): ((v: unknown) => string) =>
+  struct([
+    ['owned', listOf(f)],
+    ['required', listOf(f)],
   ]);
-}
-
-function apiServiceDescription(d: unknown): string {
-  const o = obj(d);
-  const port = typeof o.containerPort === 'number' && o.containerPort !== 0 ? String(Math.trunc(o.containerPort)) : undefined;
-  return goStruct([
-    ['name', s(o.name)],
-    ['group', s(o.group)],
-    ['version', s(o.version)],
-    ['kind', s(o.kind)],
-    ['deploymentName', so(o.deploymentName)],
-    ['containerPort', port],
-    ['displayName', so(o.displayName)],
-    ['description', so(o.description)],
-    ['resources', list(o.resources, resource)],
-    ['statusDescriptors', list(o.statusDescriptors, descriptor)],
-    ['specDescriptors', list(o.specDescriptors, descriptor)],
-    ['actionDescriptors', list(o.actionDescriptors, descriptor)],
-  ]);
-}
-
-function ownedRequired(v: unknown, f: (x: unknown) => string): string {
-  const o = obj(v);
-  return goStruct([
-    ['owned', list(o.owned, f)],
-    ['required', list(o.required, f)],
-  ]);
-}
-
-function appLink(v: unknown): string {
-  const o = obj(v);
-  return goStruct([
-    ['name', so(o.name)],
-    ['url', so(o.url)],
-  ]);
-}
-
-function maintainer(v: unknown): string {
-  const o = obj(v);
-  return goStruct([
-    ['name', so(o.name)],
-    ['email', so(o.email)],
-  ]);
-}
-
-function installMode(v: unknown): string {
-  const o = obj(v);
-  return goStruct([
-    ['type', s(o.type)],
-    ['supported', o.supported === true ? 'true' : 'false'],
-  ]);
-}
-
-function gvk(v: unknown): string {
-  const o = obj(v);
-  return goStruct([
-    ['group', s(o.group)],
-    ['version', s(o.version)],
-    ['kind', s(o.kind)],
-  ]);
-}
+const appLink = struct([
+  ['name', so],
+  ['url', so],
+]);
+const maintainer = struct([
+  ['name', so],
+  ['email', so],
+]);
+const installMode = struct([
+  ['type', s],
+  ['supported', (v) => (v === true ? 'true' : 'false')],
+]);
+const gvk = struct([
+  ['group', s],
+  ['version', s],
+  ['kind', s],
+]);
+const icon = struct([
+  ['base64data', s],
+  ['mediatype', s],
+]);
+const relatedImage = struct([
+  ['name', s],
+  ['image', s],
+]);
 
 export interface CsvFromMetadataInput {
   /** the olm.csv.metadata property's value */
@@ -147,29 +120,12 @@ export interface CsvFromMetadataInput {
 export function csvFromMetadata(input: CsvFromMetadataInput): string {
   const m = obj(input.metadata);
   const description = str(m.description) === '' ? input.packageDescription : str(m.description);
-  const icon = input.icon
-    ? `[${goStruct([
-        ['base64data', s(input.icon.base64data)],
-        ['mediatype', s(input.icon.mediatype)],
-      ])}]`
-    : undefined;
-  const related =
-    input.relatedImages.length === 0
-      ? undefined
-      : `[${input.relatedImages
-          .map((r) =>
-            goStruct([
-              ['name', s(r.name)],
-              ['image', s(r.image)],
-            ]),
-          )
-          .join(',')}]`;
   const spec = goStruct([
     ['install', '{"strategy":"deployment","spec":{"deployments":null}}'],
     ['version', s(input.version)],
     ['maturity', so(m.maturity)],
-    ['customresourcedefinitions', ownedRequired(m.crdDescriptions, crdDescription)],
-    ['apiservicedefinitions', ownedRequired(m.apiServiceDefinitions, apiServiceDescription)],
+    ['customresourcedefinitions', ownedRequired(crdDescription)(m.crdDescriptions)],
+    ['apiservicedefinitions', ownedRequired(apiServiceDescription)(m.apiServiceDefinitions)],
     ['nativeAPIs', list(m.nativeAPIs, gvk)],
     ['minKubeVersion', so(m.minKubeVersion)],
     ['displayName', s(m.displayName)],
@@ -178,10 +134,10 @@ export function csvFromMetadata(input: CsvFromMetadataInput): string {
     ['maintainers', list(m.maintainers, maintainer)],
     ['provider', appLink(m.provider)],
     ['links', list(m.links, appLink)],
-    ['icon', icon],
+    ['icon', input.icon ? `[${icon(input.icon)}]` : undefined],
     ['installModes', list(m.installModes, installMode)],
     ['cleanup', '{"enabled":false}'],
-    ['relatedImages', related],
+    ['relatedImages', list(input.relatedImages, relatedImage)],
   ]);
   const metadata = goStruct([
     ['name', s(input.name)],
