@@ -4,15 +4,10 @@
 // of fields a manager stops applying, client-side apply (JSON merge patch, 3-way) twice and with a
 // field removed, migration client-side → server-side, and managedFields of /status and /scale.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { adminCredentials, RawClient } from '../support/https.js';
-import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, tools } from '../support/tools.js';
-import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
+import { useKubectlServer, type KubectlSession } from '../support/kubectl.js';
 
 ensureTools();
 
@@ -93,26 +88,11 @@ const widget = (name: string, spec: string): string => `apiVersion: apply.exampl
 
 for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name} apply on custom resources`, { concurrency: false, timeout: 85_000 }, () => {
-    let server: TestServer;
-    let raw: RawClient;
-    let dir: string;
-    let kc: KubectlSession;
+    const env = useKubectlServer(kubectl.bin, `kplane-crd-apply-${kubectl.name}-`);
 
-    before(async () => {
-      server = await startTestServer({ storage: 'memory' });
-      raw = new RawClient(server.url, adminCredentials(server.dataDir));
-      dir = await mkdtemp(join(tmpdir(), `kplane-crd-apply-${kubectl.name}-`));
-      kc = kubectlSession(kubectl.bin, server.kubeconfig, dir);
-    });
-    after(async () => {
-      raw?.close();
-      await server?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    const k: KubectlSession['k'] = (args, extraEnv) => kc.k(args, extraEnv);
-    const ok: KubectlSession['ok'] = (args, extraEnv) => kc.ok(args, extraEnv);
-    const file: KubectlSession['file'] = (name, text) => kc.file(name, text);
+    const k: KubectlSession['k'] = (args, extraEnv) => env.kc.k(args, extraEnv);
+    const ok: KubectlSession['ok'] = (args, extraEnv) => env.kc.ok(args, extraEnv);
+    const file: KubectlSession['file'] = (name, text) => env.kc.file(name, text);
     const get = async (name: string): Promise<Widget> => parseYaml(await ok(['get', 'widget', name, '-o', 'yaml', ...kubectl.showManagedFields])) as Widget;
     const owners = (o: Widget): Record<string, Record<string, unknown>> =>
       Object.fromEntries((o.metadata.managedFields ?? []).map((e) => [`${e.manager}/${e.operation}${e.subresource ? '/' + e.subresource : ''}`, e.fieldsV1]));
@@ -122,7 +102,7 @@ for (const kubectl of KUBECTLS) {
       await ok(['wait', '--for', 'condition=established', '--timeout=10s', 'crd/widgets.apply.example.com']);
       // Discovery may lag the condition by a moment: wait until the resource answers.
       const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && (await raw.request({ path: '/apis/apply.example.com/v1/namespaces/default/widgets' })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+      while (Date.now() < deadline && (await env.raw.request({ path: '/apis/apply.example.com/v1/namespaces/default/widgets' })).status !== 200) await new Promise((r) => setTimeout(r, 50));
     });
 
     it('apply --server-side creates, records list-map/set/atomic fields by schema, re-applies without a write', async () => {
@@ -186,14 +166,14 @@ for (const kubectl of KUBECTLS) {
     });
 
     it('status and scale writes record their managers; apply to /status ignores spec', async () => {
-      const st = await raw.request({
+      const st = await env.raw.request({
         method: 'PATCH',
         path: '/apis/apply.example.com/v1/namespaces/default/widgets/w1/status?fieldManager=ctrl',
         headers: { 'content-type': 'application/apply-patch+yaml' },
         body: 'apiVersion: apply.example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {image: ignored}\nstatus: {replicas: 2, phase: Ready}\n',
       });
       assert.equal(st.status, 200, st.text());
-      const scale = await raw.request({
+      const scale = await env.raw.request({
         method: 'PATCH',
         path: '/apis/apply.example.com/v1/namespaces/default/widgets/w1/scale?fieldManager=scaler',
         headers: { 'content-type': 'application/merge-patch+json' },
@@ -209,7 +189,7 @@ for (const kubectl of KUBECTLS) {
       assert.deepEqual(own['scaler/Update/scale'], { 'f:spec': { 'f:replicas': {} } });
       assert.equal((own['kubectl/Apply']!['f:spec'] as Record<string, unknown>)['f:replicas'], undefined, 'the scaler took replicas');
       // Apply to the main resource ignores status (a reset field) and so does not conflict on it.
-      const main = await raw.request({
+      const main = await env.raw.request({
         method: 'PATCH',
         path: '/apis/apply.example.com/v1/namespaces/default/widgets/w1?fieldManager=ctrl',
         headers: { 'content-type': 'application/apply-patch+yaml' },
@@ -222,7 +202,7 @@ for (const kubectl of KUBECTLS) {
     it('a changed CRD schema changes how apply merges (atomic list → set)', async () => {
       const path = '/apis/apply.example.com/v1/namespaces/default/widgets/lists';
       const applyArgs = (manager: string, args: string[]) =>
-        raw.request({ method: 'PATCH', path: `${path}?fieldManager=${manager}`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: JSON.stringify({ apiVersion: 'apply.example.com/v1', kind: 'Widget', metadata: { name: 'lists' }, spec: { args } }) });
+        env.raw.request({ method: 'PATCH', path: `${path}?fieldManager=${manager}`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: JSON.stringify({ apiVersion: 'apply.example.com/v1', kind: 'Widget', metadata: { name: 'lists' }, spec: { args } }) });
       assert.equal((await applyArgs('a', ['--one'])).status, 201);
       const clash = await applyArgs('b', ['--two']);
       assert.equal(clash.status, 409, 'args is an atomic list: one owner');

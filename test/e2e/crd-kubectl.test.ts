@@ -3,14 +3,11 @@
 // CRD in the `all` category (a namespace holding only custom resources) and `explain` of a nested
 // field of the kind.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { adminCredentials, RawClient } from '../support/https.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { describe, it } from 'node:test';
 import { ensureTools, tools } from '../support/tools.js';
-import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
+import { useKubectlServer, type KubectlSession } from '../support/kubectl.js';
 
 ensureTools();
 
@@ -54,39 +51,24 @@ const gadget = (name: string, color: string, width = 10): string =>
 
 for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name} diff, edit, get all and explain on custom resources`, { concurrency: false, timeout: 85_000 }, () => {
-    let server: TestServer;
-    let raw: RawClient;
-    let dir: string;
-    let kc: KubectlSession;
+    const env = useKubectlServer(kubectl.bin, `kplane-crd-kubectl-${kubectl.name}-`);
 
-    before(async () => {
-      server = await startTestServer({ storage: 'memory' });
-      raw = new RawClient(server.url, adminCredentials(server.dataDir));
-      dir = await mkdtemp(join(tmpdir(), `kplane-crd-kubectl-${kubectl.name}-`));
-      kc = kubectlSession(kubectl.bin, server.kubeconfig, dir);
-    });
-    after(async () => {
-      raw?.close();
-      await server?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    const k: KubectlSession['k'] = (args, extraEnv) => kc.k(args, extraEnv);
-    const ok: KubectlSession['ok'] = (args, extraEnv) => kc.ok(args, extraEnv);
-    const file: KubectlSession['file'] = (name, text) => kc.file(name, text);
+    const k: KubectlSession['k'] = (args, extraEnv) => env.kc.k(args, extraEnv);
+    const ok: KubectlSession['ok'] = (args, extraEnv) => env.kc.ok(args, extraEnv);
+    const file: KubectlSession['file'] = (name, text) => env.kc.file(name, text);
 
     it('sets up the CRD and custom resources in a namespace of their own', async () => {
       await ok(['create', '-f', await file('crd.yaml', CRD)]);
       await ok(['wait', '--for', 'condition=established', '--timeout=10s', 'crd/gadgets.tools.example.com']);
       const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && (await raw.request({ path: '/apis/tools.example.com/v1/gadgets' })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+      while (Date.now() < deadline && (await env.raw.request({ path: '/apis/tools.example.com/v1/gadgets' })).status !== 200) await new Promise((r) => setTimeout(r, 50));
       await ok(['create', 'namespace', 'only-crs']);
       await ok(['apply', '-f', await file('g1.yaml', gadget('g1', 'red'))]);
       await ok(['apply', '-f', await file('g2.yaml', gadget('g2', 'blue'))]);
     });
 
     it('diff: no output and exit 0 when unchanged, a unified diff and exit 1 when changed', async () => {
-      const same = await k(['diff', '-f', join(dir, 'g1.yaml')]);
+      const same = await k(['diff', '-f', join(env.dir, 'g1.yaml')]);
       assert.equal(same.code, 0, same.stderr);
       assert.equal(same.stdout, '');
       const changed = await k(['diff', '-f', await file('g1-changed.yaml', gadget('g1', 'green', 12))]);
@@ -102,7 +84,7 @@ for (const kubectl of KUBECTLS) {
       const fresh = await k(['diff', '-f', await file('g3.yaml', gadget('g3', 'red'))]);
       assert.equal(fresh.code, 1, fresh.stderr);
       assert.match(fresh.stdout, /^\+kind: Gadget$/m);
-      assert.equal((await raw.request({ path: '/apis/tools.example.com/v1/namespaces/only-crs/gadgets/g3' })).status, 404);
+      assert.equal((await env.raw.request({ path: '/apis/tools.example.com/v1/namespaces/only-crs/gadgets/g3' })).status, 404);
     });
 
     it('edit with an EDITOR script changes the custom resource', async () => {
