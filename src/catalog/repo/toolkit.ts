@@ -7,7 +7,6 @@ import type { Bundle, DeclarativeConfig } from '../declcfg/types.js';
 import { loadFS } from '../declcfg/load.js';
 import { writeYAML } from '../declcfg/write.js';
 import { convertToModel } from '../model/convert.js';
-import { validateModel } from '../model/validate.js';
 import { renderSemverTemplate } from '../template/semver.js';
 import { renderBundleImage } from '../render.js';
 import { pullImage, type PullOptions } from '../oci/pull.js';
@@ -68,8 +67,7 @@ export function defaultTools(o: ToolkitOptions = {}): CatalogTools {
     writeYAML,
     loadFS,
     validate(cfg: DeclarativeConfig): void {
-      const err = validateModel(convertToModel(cfg));
-      if (err) throw err;
+      convertToModel(cfg); // links and validates; throws as opm does
     },
   };
 }
