@@ -2,9 +2,9 @@
 // semver template and OWNERS.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CATALOG_DIR, OWNERS_FILE, VENEER_FILE, exists, findRepoRoot } from '../repo/layout.js';
-import { CHANNEL_KINDS, checkImageRef, checkOperatorName, isChannelKind, newOwners, newVeneer, type ChannelKind } from '../repo/veneer.js';
+import { checkImageRef, checkOperatorName, newOwners, newVeneer } from '../repo/veneer.js';
+import { failer, operatorArgs, parseCommandArgs } from './common.js';
 
 export const usage = `Usage: kplane catalog add-operator NAME --image IMG [flags]
 
@@ -21,34 +21,23 @@ Flags:
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  const fail = (msg: string, code = 1): number => {
-    process.stderr.write(`kplane catalog add-operator: ${msg}\n`);
-    return code;
-  };
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        image: { type: 'string' },
-        channel: { type: 'string', multiple: true },
-        owner: { type: 'string', multiple: true },
-        'minor-channels': { type: 'boolean' },
-        'no-major-channels': { type: 'boolean' },
-        root: { type: 'string' },
-      },
-    });
-  } catch (err) {
-    return fail((err as Error).message, 2);
-  }
-  const [name, ...extra] = parsed.positionals;
-  if (name === undefined || extra.length > 0) return fail(`expected exactly one operator NAME\n\n${usage}`, 2);
-  const image = parsed.values.image;
-  if (image === undefined) return fail('--image is required', 2);
-  const channels = parsed.values.channel ?? ['candidate'];
-  const bad = channels.find((c) => !isChannelKind(c));
-  if (bad !== undefined) return fail(`invalid channel "${bad}": use one of ${CHANNEL_KINDS.join(', ')}`, 2);
+  const fail = failer('add-operator');
+  const parsed = parseCommandArgs(
+    argv,
+    {
+      image: { type: 'string' },
+      channel: { type: 'string', multiple: true },
+      owner: { type: 'string', multiple: true },
+      'minor-channels': { type: 'boolean' },
+      'no-major-channels': { type: 'boolean' },
+      root: { type: 'string' },
+    },
+    fail,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const args = operatorArgs(usage, fail, parsed.positionals, parsed.values.image, parsed.values.channel ?? ['candidate']);
+  if (typeof args === 'number') return args;
+  const { name, image, channels } = args;
   try {
     checkOperatorName(name);
     checkImageRef(image);
@@ -58,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
     const major = !parsed.values['no-major-channels'];
     const minor = parsed.values['minor-channels'] ?? false;
     if (!major && !minor) return fail('--no-major-channels needs --minor-channels: the template would generate no channels', 2);
-    const veneer = newVeneer({ image, channels: channels as ChannelKind[], generateMajorChannels: major, generateMinorChannels: minor });
+    const veneer = newVeneer({ image, channels, generateMajorChannels: major, generateMinorChannels: minor });
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, VENEER_FILE), veneer, { flag: 'wx' });
     await writeFile(join(dir, OWNERS_FILE), newOwners(parsed.values.owner ?? []), { flag: 'wx' });

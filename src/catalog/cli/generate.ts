@@ -3,12 +3,11 @@
 // repository into its catalog.yaml (only what changed) and validates the whole catalog.
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname, join, normalize } from 'node:path';
-import { parseArgs } from 'node:util';
-import { registryFlagOptions, registryFlagsUsage, registryOptionsFromFlags } from '../oci/flags.js';
+import { registryFlagOptions, registryFlagsUsage } from '../oci/flags.js';
 import { DEFAULT_OPM_IMAGE, generateDockerfile, parseLabels } from '../repo/dockerfile.js';
 import { generate } from '../repo/generate.js';
 import { findRepoRoot } from '../repo/layout.js';
-import { defaultTools, parseMirror } from '../repo/toolkit.js';
+import { atMostOneArg, failer, parseCommandArgs, toolFlagOptions, toolsFromFlags } from './common.js';
 
 export const usage = `Usage:
   kplane catalog generate dockerfile <fbcRootDir> [flags]
@@ -38,35 +37,19 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 async function generateRepo(argv: string[]): Promise<number> {
-  const fail = (msg: string, code = 1): number => {
-    process.stderr.write(`kplane catalog generate: ${msg}\n`);
-    return code;
-  };
-  let parsed;
+  const fail = failer('generate');
+  const parsed = parseCommandArgs(
+    argv,
+    { ...registryFlagOptions, force: { type: 'boolean' }, operator: { type: 'string', multiple: true }, ...toolFlagOptions },
+    fail,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const arg = atMostOneArg(parsed.positionals, fail);
+  if (typeof arg === 'number') return arg;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...registryFlagOptions,
-        force: { type: 'boolean' },
-        operator: { type: 'string', multiple: true },
-        legacy: { type: 'boolean' },
-        mirror: { type: 'string', multiple: true },
-      },
-    });
-  } catch (err) {
-    return fail((err as Error).message, 2);
-  }
-  if (parsed.positionals.length > 1) return fail(`accepts at most 1 arg(s), received ${parsed.positionals.length}`, 2);
-  try {
-    const root = await findRepoRoot(parsed.positionals[0]);
+    const root = await findRepoRoot(arg);
     const v = parsed.values;
-    const tools = defaultTools({
-      legacy: v.legacy ?? false,
-      mirrors: (v.mirror ?? []).map(parseMirror),
-      pull: registryOptionsFromFlags(v),
-    });
+    const tools = toolsFromFlags(v, v);
     const result = await generate({
       root,
       tools,
@@ -85,25 +68,18 @@ async function generateRepo(argv: string[]): Promise<number> {
 }
 
 async function dockerfile(argv: string[]): Promise<number> {
-  const fail = (msg: string, code = 1): number => {
-    process.stderr.write(`kplane catalog generate dockerfile: ${msg}\n`);
-    return code;
-  };
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'base-image': { type: 'string', short: 'i', default: DEFAULT_OPM_IMAGE },
-        'binary-image': { type: 'string' },
-        'builder-image': { type: 'string', short: 'b' },
-        'extra-labels': { type: 'string', short: 'l', multiple: true, default: [] },
-      },
-    });
-  } catch (err) {
-    return fail((err as Error).message, 2);
-  }
+  const fail = failer('generate dockerfile');
+  const parsed = parseCommandArgs(
+    argv,
+    {
+      'base-image': { type: 'string', short: 'i', default: DEFAULT_OPM_IMAGE },
+      'binary-image': { type: 'string' },
+      'builder-image': { type: 'string', short: 'b' },
+      'extra-labels': { type: 'string', short: 'l', multiple: true, default: [] },
+    },
+    fail,
+  );
+  if (typeof parsed === 'number') return parsed;
   if (parsed.positionals.length !== 1) return fail(`accepts 1 arg(s), received ${parsed.positionals.length}`, 2);
   const v = parsed.values;
   if (v['binary-image'] !== undefined && argv.some((a) => a === '-i' || a.startsWith('--base-image'))) {

@@ -15,6 +15,7 @@ import { parseFlags, UsageError, type FlagSpec } from '../golang/pflag.js';
 import { goQuote } from '../golang/strconv.js';
 import { TEMPLATE_SCHEMAS, TEMPLATE_TYPES, detectSchema, typeOfSchema } from '../template/detect.js';
 import { writeLegacyMermaid } from '../template/mermaid-legacy.js';
+import { renderRegistryFlags } from './common.js';
 import { renderSemverTemplate, type BundleRenderer } from '../template/semver.js';
 
 export const usage = `Render a catalog template (auto-detects type from schema if TYPE not specified)
@@ -87,15 +88,7 @@ export function parseRenderTemplateArgs(argv: readonly string[]): RenderTemplate
     legacy: bools['legacy'] === true,
     skipTLSVerify,
     useHTTP: useHTTPFlag || skipTLS,
-    registry: {
-      'cache-dir': values['cache-dir'],
-      creds: values['creds'],
-      username: values['username'],
-      password: values['password'],
-      authfile: values['authfile'],
-      platform: values['image-platform'],
-      progress: values['progress'],
-    },
+    registry: renderRegistryFlags(values),
   };
   if (values['migrate-level'] !== undefined && values['migrate-level'] !== '') flags.migrateLevel = values['migrate-level'];
   return flags;

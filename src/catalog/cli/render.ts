@@ -9,6 +9,7 @@ import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.
 import { render, type RenderOptions } from '../render.js';
 import { parseFlags, UsageError, type FlagSpec } from '../golang/pflag.js';
 import { goQuote } from '../golang/strconv.js';
+import { renderRegistryFlags } from './common.js';
 
 export const usage = `Generate a stream of file-based catalog objects to stdout from the provided
 catalog images, file-based catalog directories, bundle images, and bundle directories.
@@ -73,15 +74,7 @@ export function parseRenderArgs(argv: readonly string[]): RenderFlags {
     skipTLSVerify: bools['skip-tls-verify'] === true,
     skipTLS: bools['skip-tls'] === true,
     useHTTP: bools['use-http'] === true,
-    registry: {
-      'cache-dir': values['cache-dir'],
-      creds: values['creds'],
-      username: values['username'],
-      password: values['password'],
-      authfile: values['authfile'],
-      platform: values['image-platform'],
-      progress: values['progress'],
-    },
+    registry: renderRegistryFlags(values),
   };
   if (values['migrate-level'] !== undefined) flags.migrateLevel = values['migrate-level'];
   if (values['alpha-image-ref-template'] !== undefined) flags.imageRefTemplate = values['alpha-image-ref-template'];

@@ -2,12 +2,11 @@
 // repository (../repo/testing.ts), with a report per layer in text and JUnit XML.
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { registryFlagOptions, registryFlagsUsage, registryOptionsFromFlags } from '../oci/flags.js';
+import { registryFlagOptions, registryFlagsUsage } from '../oci/flags.js';
 import { PLATFORMS_DIR, exists, findRepoRoot } from '../repo/layout.js';
 import { countSuite, junitXML, suiteText } from '../repo/report.js';
 import { runRepoTests } from '../repo/testing.js';
-import { defaultTools, parseMirror } from '../repo/toolkit.js';
+import { atMostOneArg, failer, parseCommandArgs, toolFlagOptions, toolsFromFlags } from './common.js';
 
 export const usage = `Usage: kplane catalog test [ROOT] [flags]
 
@@ -32,31 +31,24 @@ Flags:
 ${registryFlagsUsage.split('\n').filter((l) => !l.trimStart().startsWith('--platform')).join('\n')}`;
 
 export async function run(argv: string[]): Promise<number> {
-  const fail = (msg: string, code = 1): number => {
-    process.stderr.write(`kplane catalog test: ${msg}\n`);
-    return code;
-  };
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...registryFlagOptions,
-        platform: { type: 'string', multiple: true },
-        junit: { type: 'string' },
-        'report-dir': { type: 'string' },
-        legacy: { type: 'boolean' },
-        mirror: { type: 'string', multiple: true },
-      },
-    });
-  } catch (err) {
-    return fail((err as Error).message, 2);
-  }
-  if (parsed.positionals.length > 1) return fail(`accepts at most 1 arg(s), received ${parsed.positionals.length}`, 2);
+  const fail = failer('test');
+  const parsed = parseCommandArgs(
+    argv,
+    {
+      ...registryFlagOptions,
+      platform: { type: 'string', multiple: true },
+      junit: { type: 'string' },
+      'report-dir': { type: 'string' },
+      ...toolFlagOptions,
+    },
+    fail,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const arg = atMostOneArg(parsed.positionals, fail);
+  if (typeof arg === 'number') return arg;
   const v = parsed.values;
   try {
-    const root = await findRepoRoot(parsed.positionals[0]);
+    const root = await findRepoRoot(arg);
     let platforms = v.platform ?? [];
     if (v.platform === undefined && (await exists(join(root, PLATFORMS_DIR)))) {
       platforms = (await readdir(join(root, PLATFORMS_DIR)))
@@ -66,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     // --platform is both ours (platform files) and the registry flags' (OS/ARCH); ours wins here.
     const { platform: _ignored, ...registryValues } = v;
-    const tools = defaultTools({ legacy: v.legacy ?? false, mirrors: (v.mirror ?? []).map(parseMirror), pull: registryOptionsFromFlags(registryValues) });
+    const tools = toolsFromFlags(v, registryValues);
     const suites = await runRepoTests({ root, tools, platforms, progress: (l) => process.stderr.write(`${l}\n`) });
     for (const s of suites) process.stdout.write(suiteText(s) + '\n');
     if (v.junit) {
