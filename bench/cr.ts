@@ -4,6 +4,7 @@
 // 2 CEL rules, so every write pays for structural validation, pruning, defaulting and CEL.
 import type { Credentials } from './common.js';
 import { configMap } from './common.js';
+import { crdObject as crdFixture, PHASE_STATUS } from '../test/support/crd.js';
 import { HttpClient, closedLoop, expectStatus, type RoundResult } from './load.js';
 
 export const CR_GROUP = 'bench.example.com';
@@ -11,67 +12,49 @@ export const CR_PLURAL = 'benchwidgets';
 export const CR_SCHEMA_FIELDS = 20;
 export const CR_CEL_RULES = 2;
 
-export const crdObject = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${CR_PLURAL}.${CR_GROUP}` },
+export const crdObject = crdFixture({
+  group: CR_GROUP,
+  plural: CR_PLURAL,
+  singular: 'benchwidget',
+  kind: 'BenchWidget',
+  subresources: { status: {} },
   spec: {
-    group: CR_GROUP,
-    scope: 'Namespaced',
-    names: { plural: CR_PLURAL, singular: 'benchwidget', kind: 'BenchWidget' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: {
-                type: 'object',
-                required: ['image', 'replicas'],
-                'x-kubernetes-validations': [
-                  { rule: 'self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas', message: 'replicas must lie within [minReplicas, maxReplicas]' },
-                  { rule: "!has(self.schedule) || self.schedule.size() > 0", message: 'schedule must not be empty' },
-                ],
-                properties: {
-                  image: { type: 'string', maxLength: 256 },
-                  replicas: { type: 'integer', minimum: 0, maximum: 1000 },
-                  minReplicas: { type: 'integer', minimum: 0, default: 0 },
-                  maxReplicas: { type: 'integer', minimum: 0, default: 100 },
-                  schedule: { type: 'string', pattern: '^(\\S+ ){4}\\S+$' },
-                  tier: { type: 'string', enum: ['frontend', 'backend', 'batch'] },
-                  owner: { type: 'string', format: 'email' },
-                  paused: { type: 'boolean' },
-                  priority: { type: 'integer', minimum: -10, maximum: 10 },
-                  ratio: { type: 'number' },
-                  region: { type: 'string', maxLength: 64 },
-                  zone: { type: 'string', maxLength: 64 },
-                  timeoutSeconds: { type: 'integer', minimum: 1 },
-                  retries: { type: 'integer', minimum: 0, maximum: 10 },
-                  command: { type: 'array', items: { type: 'string' } },
-                  tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
-                  ports: {
-                    type: 'array',
-                    'x-kubernetes-list-type': 'map',
-                    'x-kubernetes-list-map-keys': ['name'],
-                    items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer', minimum: 1, maximum: 65535 } } },
-                  },
-                  resources: { type: 'object', properties: { cpu: { type: 'string' }, memory: { type: 'string' } } },
-                  env: { type: 'object', additionalProperties: { type: 'string' } },
-                  notes: { type: 'string' },
-                },
-              },
-              status: { type: 'object', properties: { phase: { type: 'string' } } },
-            },
-          },
-        },
-      },
+    type: 'object',
+    required: ['image', 'replicas'],
+    'x-kubernetes-validations': [
+      { rule: 'self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas', message: 'replicas must lie within [minReplicas, maxReplicas]' },
+      { rule: "!has(self.schedule) || self.schedule.size() > 0", message: 'schedule must not be empty' },
     ],
+    properties: {
+      image: { type: 'string', maxLength: 256 },
+      replicas: { type: 'integer', minimum: 0, maximum: 1000 },
+      minReplicas: { type: 'integer', minimum: 0, default: 0 },
+      maxReplicas: { type: 'integer', minimum: 0, default: 100 },
+      schedule: { type: 'string', pattern: '^(\\S+ ){4}\\S+$' },
+      tier: { type: 'string', enum: ['frontend', 'backend', 'batch'] },
+      owner: { type: 'string', format: 'email' },
+      paused: { type: 'boolean' },
+      priority: { type: 'integer', minimum: -10, maximum: 10 },
+      ratio: { type: 'number' },
+      region: { type: 'string', maxLength: 64 },
+      zone: { type: 'string', maxLength: 64 },
+      timeoutSeconds: { type: 'integer', minimum: 1 },
+      retries: { type: 'integer', minimum: 0, maximum: 10 },
+      command: { type: 'array', items: { type: 'string' } },
+      tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+      ports: {
+        type: 'array',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+        items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer', minimum: 1, maximum: 65535 } } },
+      },
+      resources: { type: 'object', properties: { cpu: { type: 'string' }, memory: { type: 'string' } } },
+      env: { type: 'object', additionalProperties: { type: 'string' } },
+      notes: { type: 'string' },
+    },
   },
-};
+  status: PHASE_STATUS,
+});
 
 /** A custom resource that sets all 20 fields, padded (`notes`) to the ConfigMap's 1 KiB. */
 export function customResource(name: string, namespace: string, tag = ''): Record<string, unknown> {

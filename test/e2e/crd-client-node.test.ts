@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
+import { crdObject, PHASE_STATUS } from '../support/crd.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -39,33 +40,16 @@ before(async () => {
   kc.loadFromFile(server.kubeconfig);
   ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
   custom = kc.makeApiClient(k8s.CustomObjectsApi);
-  await ext.createCustomResourceDefinition({
-    body: {
-      metadata: { name: 'widgets.widgets.example.com' },
-      spec: {
-        group: G.group,
-        scope: 'Namespaced',
-        names: { plural: 'widgets', kind: 'Widget' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: {
-              openAPIV3Schema: {
-                type: 'object',
-                properties: {
-                  spec: { type: 'object', properties: { size: { type: 'integer', maximum: 10 }, color: { type: 'string', _default: 'blue' } } },
-                  status: { type: 'object', properties: { phase: { type: 'string' } } },
-                },
-              },
-            },
-          },
-        ],
-      },
-    },
+  const crd = crdObject({
+    group: G.group,
+    plural: 'widgets',
+    kind: 'Widget',
+    subresources: { status: {} },
+    // `_default`: client-node's name for the schema's `default` (its serializer writes `default`).
+    spec: { type: 'object', properties: { size: { type: 'integer', maximum: 10 }, color: { type: 'string', _default: 'blue' } } },
+    status: PHASE_STATUS,
   });
+  await ext.createCustomResourceDefinition({ body: crd as k8s.V1CustomResourceDefinition });
   await eventually('the CRD to be established', async () => {
     const crd = await ext.readCustomResourceDefinition({ name: 'widgets.widgets.example.com' });
     return !!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { crdObject, PHASE_STATUS } from '../support/crd.js';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, repoRoot, run, tools } from '../support/tools.js';
@@ -14,33 +15,15 @@ ensureTools();
 let server: TestServer;
 let raw: RawClient;
 
-const CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.py.example.com' },
-  spec: {
-    group: 'py.example.com',
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { size: { type: 'integer', minimum: 0 }, color: { type: 'string' } } },
-              status: { type: 'object', properties: { phase: { type: 'string' } } },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+const CRD = crdObject({
+  group: 'py.example.com',
+  plural: 'widgets',
+  singular: 'widget',
+  kind: 'Widget',
+  subresources: { status: {} },
+  spec: { type: 'object', properties: { size: { type: 'integer', minimum: 0 }, color: { type: 'string' } } },
+  status: PHASE_STATUS,
+});
 
 before(async () => {
   server = await startTestServer({ storage: 'memory' });
