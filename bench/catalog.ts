@@ -15,10 +15,11 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { getEncoders, loadPackageDefinition } from '../src/catalog/api/api.js';
+import { loadPackageDefinition } from '../src/catalog/api/api.js';
 import { buildBundleImage, pushImage } from '../src/catalog/oci/index.js';
 import { defaultTools } from '../src/catalog/repo/toolkit.js';
 import { writeBenchCatalog } from '../src/catalog/serve/bench-catalog.js';
+import { startBareServer } from '../src/catalog/serve/bench-serve.js';
 import { startRegistry } from '../test/support/registry.js';
 import { stats, type Stats } from './common.js';
 import { openLoop } from './load.js';
@@ -107,20 +108,6 @@ async function getBundleForChannelLoad(port: number, o: Required<Omit<CatalogBen
   } finally {
     client.close();
   }
-}
-
-/** A bare grpc-js server answering GetBundleForChannel with one pre-encoded bundle: the floor. */
-async function bareServer(): Promise<{ port: number; stop(): void }> {
-  const canned = getEncoders().bundle({
-    csvName: 'x', packageName: 'x', channelName: 'x', csvJson: 'x'.repeat(2000), object: [], bundlePath: 'x', providedApis: [], requiredApis: [],
-    version: '1.0.0', skipRange: '', dependencies: [], properties: [], replaces: '', skips: [],
-  });
-  const svc = loadPackageDefinition()['api.Registry'] as grpc.ServiceDefinition;
-  const raw = Object.fromEntries(Object.entries(svc).map(([k, m]) => [k, { ...m, responseSerialize: (v: Buffer) => v }]));
-  const server = new grpc.Server();
-  server.addService(raw as grpc.ServiceDefinition, { GetBundleForChannel: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, canned) });
-  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
-  return { port, stop: () => server.forceShutdown() };
 }
 
 /** A registry+v1 bundle directory of package "bench-operator" at version v. */
@@ -278,7 +265,7 @@ export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<C
     } finally {
       proc.kill('SIGTERM');
     }
-    const bare = await bareServer();
+    const bare = await startBareServer();
     try {
       const b = await getBundleForChannelLoad(bare.port, o);
       log(`bare grpc-js (one canned bundle) at ${o.rate}/s: from send p50 ${b.s.p50.toFixed(2)} ms, p99 ${b.s.p99.toFixed(2)} ms; from schedule p99 ${b.scheduled.p99.toFixed(2)} ms`);

@@ -106,15 +106,27 @@ async function main(): Promise<void> {
     const proc = spawn(process.execPath, [join(root, 'bin/kplane.js'), 'catalog', 'serve', dir, '--port', '0', ...(LOG_CALLS ? [] : ['--log-calls=false'])], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+    // start-up output, kept for the error message; each chunk's complete lines are scanned once
     let err = '';
+    let partialLine = '';
+    let started = false;
     let logBytes = 0;
     const port = await new Promise<number>((resolve, reject) => {
       proc.stderr!.on('data', (d: Buffer) => {
         logBytes += d.length;
-        if (err.includes('serving registry')) return; // past start-up: the call logs are only drained
-        err += d.toString();
-        const m = /msg="serving registry".* port=(\d+)/.exec(err);
-        if (m) resolve(Number(m[1]));
+        if (started) return; // past start-up: the call logs are only drained
+        const text = d.toString();
+        err += text;
+        const lines = (partialLine + text).split('\n');
+        partialLine = lines.pop()!;
+        for (const line of lines) {
+          const m = /msg="serving registry".* port=(\d+)/.exec(line);
+          if (m) {
+            started = true;
+            resolve(Number(m[1]));
+            return;
+          }
+        }
       });
       proc.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
     });
@@ -152,8 +164,8 @@ async function main(): Promise<void> {
   }
 }
 
-/** The baseline server: grpc-js with no logic, answering GetBundleForChannel with fixed bytes. */
-async function bareServer(): Promise<void> {
+/** The baseline server: grpc-js with no logic, answering GetBundleForChannel with one pre-encoded bundle. */
+export async function startBareServer(): Promise<{ port: number; stop(): void }> {
   const canned = getEncoders().bundle({
     csvName: 'x', packageName: 'x', channelName: 'x', csvJson: 'x'.repeat(2000), object: [], bundlePath: 'x', providedApis: [], requiredApis: [],
     version: '1.0.0', skipRange: '', dependencies: [], properties: [], replaces: '', skips: [],
@@ -163,8 +175,14 @@ async function bareServer(): Promise<void> {
   const server = new grpc.Server();
   server.addService(raw as grpc.ServiceDefinition, { GetBundleForChannel: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, canned) });
   const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+  return { port, stop: () => server.forceShutdown() };
+}
+
+/** --bare-server: the baseline in a process of its own, printing its port. */
+async function bareServer(): Promise<void> {
+  const { port, stop } = await startBareServer();
   process.stdout.write(`${port}\n`);
-  process.on('SIGTERM', () => server.forceShutdown());
+  process.on('SIGTERM', stop);
 }
 
 if (isMain) await (values['bare-server'] ? bareServer() : main());
