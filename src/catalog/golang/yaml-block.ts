@@ -131,15 +131,20 @@ class Reader {
     return [key, text.slice(j + 1)];
   }
 
+  /** The next non-blank line, if it sits at column indent: undefined at the end or at a shallower line. */
+  private lineAt(indent: number): Line | undefined {
+    this.skipBlank();
+    if (this.i >= this.lines.length) return undefined;
+    const line = this.lines[this.i]!;
+    if (line.indent < indent) return undefined;
+    if (line.indent > indent) bail();
+    return line;
+  }
+
   /** A block mapping whose keys sit at column indent. */
   private mapping(indent: number): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (;;) {
-      this.skipBlank();
-      if (this.i >= this.lines.length) break;
-      const line = this.lines[this.i]!;
-      if (line.indent < indent) break;
-      if (line.indent > indent) bail();
+    for (let line = this.lineAt(indent); line !== undefined; line = this.lineAt(indent)) {
       if (this.isSeqItem(line.text)) break; // an indentless sequence ends; the caller decides
       const kv = this.mappingKey(line.text);
       if (kv === undefined) bail();
@@ -153,12 +158,7 @@ class Reader {
   /** A block sequence whose `-` sit at column indent. */
   private sequence(indent: number): unknown[] {
     const out: unknown[] = [];
-    for (;;) {
-      this.skipBlank();
-      if (this.i >= this.lines.length) break;
-      const line = this.lines[this.i]!;
-      if (line.indent < indent) break;
-      if (line.indent > indent) bail();
+    for (let line = this.lineAt(indent); line !== undefined; line = this.lineAt(indent)) {
       if (!this.isSeqItem(line.text)) break;
       const rest = line.text.slice(1);
       let k = 0;
