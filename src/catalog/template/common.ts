@@ -153,6 +153,15 @@ export function uniqueImages(channels: readonly (readonly string[])[]): string[]
 
 // ---- reading and post-processing a template ------------------------------------------------------
 
+/** Runs f, prefixing the message of anything it throws as opm wraps errors (`prefix: message`). */
+export function wrapErrors<T>(prefix: string, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    throw new TemplateError(`${prefix}: ${(err as Error).message}`);
+  }
+}
+
 /** Decodes template YAML into a Go type, opm's decode errors becoming TemplateErrors. */
 export function decodeTemplate(input: string, type: GoType, opts: { strictYAML: boolean; disallowUnknownFields: boolean }): Record<string, unknown> | undefined {
   try {

@@ -39,6 +39,7 @@ import {
   renderOne,
   uniqueImages,
   versionsFromStandardChannels,
+  wrapErrors,
   type BundleRenderer,
   type ChannelArchetype,
   type RenderState,
@@ -80,12 +81,7 @@ export function readLegacySemverTemplate(input: string): LegacySemverTemplate {
 }
 
 export async function renderLegacySemverTemplate(input: string, opts: { renderBundle: BundleRenderer; concurrency?: number }): Promise<DeclarativeConfig> {
-  let t: LegacySemverTemplate;
-  try {
-    t = readLegacySemverTemplate(input);
-  } catch (err) {
-    throw new TemplateError(`semver-render: unable to read file: ${(err as Error).message}`);
-  }
+  const t = wrapErrors('semver-render: unable to read file', () => readLegacySemverTemplate(input));
   const images = uniqueImages(ARCHETYPES.map((a) => t.bundles[a]));
   const rendered = await renderAll(images, opts.concurrency ?? 4, (image) => renderOne(opts.renderBundle, image));
   const out = emptyConfig();
@@ -93,13 +89,8 @@ export async function renderLegacySemverTemplate(input: string, opts: { renderBu
   if (out.bundles.length === 0) throw new TemplateError('semver-render: no bundles specified or no bundles could be rendered');
 
   const state: RenderState = { pkg: '', defaultChannel: '' };
-  let versions: Record<ChannelArchetype, Map<string, Version>>;
-  try {
-    // v1.26 matches template images against the rendered bundles' images as written
-    versions = versionsFromStandardChannels(t, out, state, (image) => image);
-  } catch (err) {
-    throw new TemplateError(`semver-render: unable to post-process bundle info: ${(err as Error).message}`);
-  }
+  // v1.26 matches template images against the rendered bundles' images as written
+  const versions = wrapErrors('semver-render: unable to post-process bundle info', () => versionsFromStandardChannels(t, out, state, (image) => image));
 
   out.channels = generateLegacyChannels(t, versions, state);
   out.packages[0]!.defaultChannel = state.defaultChannel;

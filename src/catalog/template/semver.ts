@@ -36,6 +36,7 @@ import {
   renderOne,
   uniqueImages,
   versionsFromStandardChannels,
+  wrapErrors,
   type BundleRenderer,
   type ChannelArchetype,
   type RenderState,
@@ -125,12 +126,7 @@ export function readSemverTemplate(input: string): SemverTemplate {
 // ---- rendering -----------------------------------------------------------------------------------
 
 async function renderCurrent(input: string, opts: RenderSemverOptions): Promise<DeclarativeConfig> {
-  let t: SemverTemplate;
-  try {
-    t = readSemverTemplate(input);
-  } catch (err) {
-    throw new TemplateError(`render: unable to read file: ${(err as Error).message}`);
-  }
+  const t = wrapErrors('render: unable to read file', () => readSemverTemplate(input));
 
   // each image once; the rendered bundle's own image is what the template entries are matched by
   const images = uniqueImages(ARCHETYPES.map((a) => t.bundles[a]));
@@ -148,12 +144,7 @@ async function renderCurrent(input: string, opts: RenderSemverOptions): Promise<
   if (out.bundles.length === 0) throw new TemplateError('render: no bundles specified or no bundles could be rendered');
 
   const state: RenderState = { pkg: '', defaultChannel: '' };
-  let versions: Record<ChannelArchetype, Map<string, Version>>;
-  try {
-    versions = versionsFromStandardChannels(t, out, state, (img) => renderedImage.get(img) ?? '');
-  } catch (err) {
-    throw new TemplateError(`render: unable to post-process bundle info: ${(err as Error).message}`);
-  }
+  const versions = wrapErrors('render: unable to post-process bundle info', () => versionsFromStandardChannels(t, out, state, (img) => renderedImage.get(img) ?? ''));
   out.channels = generateChannels(t, versions, state);
   out.packages[0]!.defaultChannel = state.defaultChannel;
   populatePackageMetadata(out, state.defaultChannel);
