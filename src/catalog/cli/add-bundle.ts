@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CATALOG_DIR, VENEER_FILE, exists, findRepoRoot } from '../repo/layout.js';
 import { writeFileAtomic } from '../repo/atomic.js';
-import { addBundleToVeneer, checkImageRef, checkOperatorName } from '../repo/veneer.js';
+import { addBundleToVeneer } from '../repo/veneer.js';
 import { failer, operatorArgs, parseCommandArgs } from './common.js';
 
 export const usage = `Usage: kplane catalog add-bundle NAME --image IMG --channel KIND [flags]
@@ -26,8 +26,6 @@ export async function run(argv: string[]): Promise<number> {
   if (typeof args === 'number') return args;
   const { name, image, channels } = args;
   try {
-    checkOperatorName(name);
-    checkImageRef(image);
     const root = await findRepoRoot(parsed.values.root);
     const path = join(root, CATALOG_DIR, name, VENEER_FILE);
     if (!(await exists(path))) return fail(`operator "${name}" not found: no ${join(CATALOG_DIR, name, VENEER_FILE)} (add it with "kplane catalog add-operator")`);

@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CATALOG_DIR, OWNERS_FILE, VENEER_FILE, exists, findRepoRoot } from '../repo/layout.js';
-import { checkImageRef, checkOperatorName, newOwners, newVeneer } from '../repo/veneer.js';
+import { newOwners, newVeneer } from '../repo/veneer.js';
 import { failer, operatorArgs, parseCommandArgs } from './common.js';
 
 export const usage = `Usage: kplane catalog add-operator NAME --image IMG [flags]
@@ -39,8 +39,6 @@ export async function run(argv: string[]): Promise<number> {
   if (typeof args === 'number') return args;
   const { name, image, channels } = args;
   try {
-    checkOperatorName(name);
-    checkImageRef(image);
     const root = await findRepoRoot(parsed.values.root);
     const dir = join(root, CATALOG_DIR, name);
     if (await exists(dir)) return fail(`operator "${name}" already exists (${dir})`);

@@ -1,11 +1,11 @@
 // kplane catalog bundle build|push|pull: bundle and catalog images without a container engine
 // (../oci/: OCI layouts, the distribution API).
-import { parseArgs } from 'node:util';
 import { OciError } from '../oci/errors.js';
 import { registryFlagOptions, registryFlagsUsage, registryOptionsFromFlags } from '../oci/flags.js';
 import { buildBundleImage, buildCatalogImage, localStoreDir, parsePlatform, pullImage, pushImage } from '../oci/index.js';
 import type { BuildOptions } from '../oci/index.js';
 import { parseReference } from '../oci/reference.js';
+import { failer, parseCommandArgs } from './common.js';
 
 export const usage = `Usage:
   kplane catalog bundle build DIR --tag REF [--oci-layout DIR] [--push] [--label KEY=VALUE ...]
@@ -35,34 +35,27 @@ Build flags:
 
 ${registryFlagsUsage}`;
 
-function fail(msg: string, code = 1): number {
-  process.stderr.write(`kplane catalog bundle: ${msg}\n`);
-  return code;
-}
+const fail = failer('bundle');
 
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'build' && sub !== 'push' && sub !== 'pull') return fail(`want a subcommand: build, push or pull\n\n${usage}`, 2);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: {
-        ...registryFlagOptions,
-        tag: { type: 'string', short: 't' },
-        catalog: { type: 'string' },
-        'oci-layout': { type: 'string' },
-        label: { type: 'string', multiple: true },
-        platforms: { type: 'string' },
-        push: { type: 'boolean' },
-        from: { type: 'string' },
-        output: { type: 'string', short: 'o' },
-      },
-    });
-  } catch (err) {
-    return fail((err as Error).message, 2);
-  }
+  const parsed = parseCommandArgs(
+    rest,
+    {
+      ...registryFlagOptions,
+      tag: { type: 'string', short: 't' },
+      catalog: { type: 'string' },
+      'oci-layout': { type: 'string' },
+      label: { type: 'string', multiple: true },
+      platforms: { type: 'string' },
+      push: { type: 'boolean' },
+      from: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+    },
+    fail,
+  );
+  if (typeof parsed === 'number') return parsed;
   const v = parsed.values;
   try {
     const reg = registryOptionsFromFlags(v);

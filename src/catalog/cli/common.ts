@@ -4,7 +4,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.js';
 import { defaultTools, parseMirror } from '../repo/toolkit.js';
 import type { CatalogTools } from '../repo/tools.js';
-import { CHANNEL_KINDS, isChannelKind, type ChannelKind } from '../repo/veneer.js';
+import { CHANNEL_KINDS, checkImageRef, checkOperatorName, isChannelKind, type ChannelKind } from '../repo/veneer.js';
 
 /** Reports msg and gives the exit code to return. */
 export type Fail = (msg: string, code?: number) => number;
@@ -42,8 +42,9 @@ export interface OperatorArgs {
 }
 
 /**
- * NAME, --image and --channel of add-operator and add-bundle, checked in that order, or the exit
- * code; channels undefined means --channel was required and not given.
+ * NAME, --image and --channel of add-operator and add-bundle, checked in that order (usage errors,
+ * exit code 2; then a bad NAME or image, exit code 1), or the exit code; channels undefined means
+ * --channel was required and not given.
  */
 export function operatorArgs(
   usage: string,
@@ -58,6 +59,12 @@ export function operatorArgs(
   if (channels === undefined) return fail(`--channel is required (${CHANNEL_KINDS.join(', ')})`, 2);
   const bad = channels.find((c) => !isChannelKind(c));
   if (bad !== undefined) return fail(`invalid channel "${bad}": use one of ${CHANNEL_KINDS.join(', ')}`, 2);
+  try {
+    checkOperatorName(name);
+    checkImageRef(image);
+  } catch (err) {
+    return fail((err as Error).message);
+  }
   return { name, image, channels: channels as ChannelKind[] };
 }
 

@@ -1,7 +1,7 @@
 // kplane catalog init [DIR]: lays out a platform catalog repository (./../repo/layout.ts).
-import { parseArgs } from 'node:util';
 import { initRepo } from '../repo/layout.js';
 import { DEFAULT_OPM_IMAGE } from '../repo/dockerfile.js';
+import { atMostOneArg, failer, parseCommandArgs } from './common.js';
 
 export const usage = `Usage: kplane catalog init [DIR] [flags]
 
@@ -20,27 +20,14 @@ Flags:
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { 'base-image': { type: 'string', short: 'i' }, 'builder-image': { type: 'string', short: 'b' } },
-    });
-  } catch (err) {
-    process.stderr.write(`kplane catalog init: ${(err as Error).message}\n`);
-    return 2;
-  }
-  if (parsed.positionals.length > 1) {
-    process.stderr.write(`kplane catalog init: accepts at most 1 arg(s), received ${parsed.positionals.length}\n`);
-    return 2;
-  }
-  const root = parsed.positionals[0] ?? '.';
+  const fail = failer('init');
+  const parsed = parseCommandArgs(argv, { 'base-image': { type: 'string', short: 'i' }, 'builder-image': { type: 'string', short: 'b' } }, fail);
+  if (typeof parsed === 'number') return parsed;
+  const arg = atMostOneArg(parsed.positionals, fail);
+  if (typeof arg === 'number') return arg;
+  const root = arg ?? '.';
   const builder = parsed.values['builder-image'];
-  if (builder === 'scratch') {
-    process.stderr.write(`kplane catalog init: invalid builder image: "scratch"\n`);
-    return 1;
-  }
+  if (builder === 'scratch') return fail('invalid builder image: "scratch"');
   try {
     const r = await initRepo(root, {
       ...(parsed.values['base-image'] !== undefined ? { baseImage: parsed.values['base-image'] } : {}),
@@ -50,7 +37,6 @@ export async function run(argv: string[]): Promise<number> {
     for (const f of r.skipped) process.stdout.write(`kept    ${f} (exists)\n`);
     return 0;
   } catch (err) {
-    process.stderr.write(`kplane catalog init: ${(err as Error).message}\n`);
-    return 1;
+    return fail((err as Error).message);
   }
 }
