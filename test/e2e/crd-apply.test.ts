@@ -6,15 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { ensureTools, tools } from '../support/tools.js';
-import { useKubectlServer, type KubectlSession } from '../support/kubectl.js';
+import { ensureTools } from '../support/tools.js';
+import { KUBECTLS, useKubectlServer } from '../support/kubectl.js';
 
 ensureTools();
-
-const KUBECTLS = [
-  { name: '1.20', bin: tools.kubectl120, showManagedFields: [] as string[] },
-  { name: '1.33', bin: tools.kubectl, showManagedFields: ['--show-managed-fields'] },
-] as const;
 
 const CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -90,9 +85,7 @@ for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name} apply on custom resources`, { concurrency: false, timeout: 85_000 }, () => {
     const env = useKubectlServer(kubectl.bin, `kplane-crd-apply-${kubectl.name}-`);
 
-    const k: KubectlSession['k'] = (args, extraEnv) => env.kc.k(args, extraEnv);
-    const ok: KubectlSession['ok'] = (args, extraEnv) => env.kc.ok(args, extraEnv);
-    const file: KubectlSession['file'] = (name, text) => env.kc.file(name, text);
+    const { k, ok, file } = env;
     const get = async (name: string): Promise<Widget> => parseYaml(await ok(['get', 'widget', name, '-o', 'yaml', ...kubectl.showManagedFields])) as Widget;
     const owners = (o: Widget): Record<string, Record<string, unknown>> =>
       Object.fromEntries((o.metadata.managedFields ?? []).map((e) => [`${e.manager}/${e.operation}${e.subresource ? '/' + e.subresource : ''}`, e.fieldsV1]));

@@ -6,15 +6,10 @@ import assert from 'node:assert/strict';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ensureTools, tools } from '../support/tools.js';
-import { useKubectlServer, type KubectlSession } from '../support/kubectl.js';
+import { ensureTools } from '../support/tools.js';
+import { KUBECTLS, useKubectlServer } from '../support/kubectl.js';
 
 ensureTools();
-
-const KUBECTLS = [
-  { name: '1.20', bin: tools.kubectl120 },
-  { name: '1.33', bin: tools.kubectl },
-] as const;
 
 const CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -53,9 +48,7 @@ for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name} diff, edit, get all and explain on custom resources`, { concurrency: false, timeout: 85_000 }, () => {
     const env = useKubectlServer(kubectl.bin, `kplane-crd-kubectl-${kubectl.name}-`);
 
-    const k: KubectlSession['k'] = (args, extraEnv) => env.kc.k(args, extraEnv);
-    const ok: KubectlSession['ok'] = (args, extraEnv) => env.kc.ok(args, extraEnv);
-    const file: KubectlSession['file'] = (name, text) => env.kc.file(name, text);
+    const { k, ok, file } = env;
 
     it('sets up the CRD and custom resources in a namespace of their own', async () => {
       await ok(['create', '-f', await file('crd.yaml', CRD)]);

@@ -6,14 +6,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ensureTools, run, tools, type RunResult } from '../support/tools.js';
+import { KUBECTLS } from '../support/kubectl.js';
+import { ensureTools, run, type RunResult } from '../support/tools.js';
 
 ensureTools();
-
-const KUBECTLS = [
-  { name: '1.20', bin: tools.kubectl120 },
-  { name: '1.33', bin: tools.kubectl },
-] as const;
 
 const CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

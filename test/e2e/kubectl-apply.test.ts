@@ -3,21 +3,13 @@
 // --force-conflicts, removal of a key the manager stops applying, migration from client-side
 // apply, and managedFields as `kubectl get -o yaml` shows them.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { chmod } from 'node:fs/promises';
+import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { ensureTools, tools } from '../support/tools.js';
-import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
+import { ensureTools } from '../support/tools.js';
+import { KUBECTLS, useKubectlServer } from '../support/kubectl.js';
 
 ensureTools();
-
-const KUBECTLS = [
-  { name: '1.20', bin: tools.kubectl120, showManagedFields: [] as string[] },
-  { name: '1.33', bin: tools.kubectl, showManagedFields: ['--show-managed-fields'] },
-] as const;
 
 interface Entry {
   manager: string;
@@ -37,23 +29,7 @@ const cmYaml = (name: string, data: Record<string, string>, labels?: Record<stri
 
 for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name} apply --server-side`, { timeout: 120_000 }, () => {
-    let server: TestServer;
-    let dir: string;
-    let kc: KubectlSession;
-
-    before(async () => {
-      server = await startTestServer();
-      dir = await mkdtemp(join(tmpdir(), `kplane-ssa-${kubectl.name}-`));
-      kc = kubectlSession(kubectl.bin, server.kubeconfig, dir);
-    });
-    after(async () => {
-      await server?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    const k: KubectlSession['k'] = (args, extraEnv) => kc.k(args, extraEnv);
-    const ok: KubectlSession['ok'] = (args, extraEnv) => kc.ok(args, extraEnv);
-    const file: KubectlSession['file'] = (name, text) => kc.file(name, text);
+    const { k, ok, file } = useKubectlServer(kubectl.bin, `kplane-ssa-${kubectl.name}-`, { storage: 'sqlite' });
     const getCM = async (ns: string, name: string): Promise<Obj> => parseYaml(await ok(['-n', ns, 'get', 'configmap', name, '-o', 'yaml', ...kubectl.showManagedFields])) as Obj;
     const owners = (o: Obj): Record<string, Record<string, unknown>> =>
       Object.fromEntries((o.metadata.managedFields ?? []).map((e) => [`${e.manager}/${e.operation}`, e.fieldsV1]));

@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { adminCredentials, RawClient } from './https.js';
 import { startTestServer, type TestServer } from './server.js';
-import { run, type RunResult } from './tools.js';
+import { run, tools, type RunResult } from './tools.js';
+
+/** The two kubectl versions the e2e tests run (oldest and newest supported), with the flag to show managedFields. */
+export const KUBECTLS = [
+  { name: '1.20', bin: tools.kubectl120, showManagedFields: [] as string[] },
+  { name: '1.33', bin: tools.kubectl, showManagedFields: ['--show-managed-fields'] },
+] as const;
 
 export interface KubectlSession {
   readonly env: NodeJS.ProcessEnv;
@@ -36,7 +42,7 @@ export function kubectlSession(bin: string, kubeconfig: string, dir: string, tim
   };
 }
 
-export interface KubectlServer {
+export interface KubectlServer extends Pick<KubectlSession, 'k' | 'ok' | 'file'> {
   readonly server: TestServer;
   /** Raw HTTPS as the admin, for what kubectl does not expose. */
   readonly raw: RawClient;
@@ -46,17 +52,18 @@ export interface KubectlServer {
 }
 
 /**
- * Registers before/after hooks in the current describe: a server (memory storage), a RawClient as
- * admin and a kubectl session from a temp dir named `<tmpPrefix>…`; all stopped/removed after.
- * The fields are valid inside tests (after `before` ran).
+ * Registers before/after hooks in the current describe: a server (memory storage unless told), a
+ * RawClient as admin and a kubectl session from a temp dir named `<tmpPrefix>…`; all stopped and
+ * removed after. The fields are valid inside tests (after `before` ran); k/ok/file may be
+ * destructured at once.
  */
-export function useKubectlServer(bin: string, tmpPrefix: string): KubectlServer {
+export function useKubectlServer(bin: string, tmpPrefix: string, opts: { storage?: 'memory' | 'sqlite' } = {}): KubectlServer {
   let server: TestServer | undefined;
   let raw: RawClient | undefined;
   let kc: KubectlSession | undefined;
   let dir = '';
   before(async () => {
-    server = await startTestServer({ storage: 'memory' });
+    server = await startTestServer({ storage: opts.storage ?? 'memory' });
     raw = new RawClient(server.url, adminCredentials(server.dataDir));
     dir = await mkdtemp(join(tmpdir(), tmpPrefix));
     kc = kubectlSession(bin, server.kubeconfig, dir);
@@ -67,6 +74,9 @@ export function useKubectlServer(bin: string, tmpPrefix: string): KubectlServer 
     if (dir) await rm(dir, { recursive: true, force: true });
   });
   return {
+    k: (args, extraEnv) => kc!.k(args, extraEnv),
+    ok: (args, extraEnv) => kc!.ok(args, extraEnv),
+    file: (name, text) => kc!.file(name, text),
     get server() {
       return server!;
     },
