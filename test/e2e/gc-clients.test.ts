@@ -170,6 +170,14 @@ const CHAIN: readonly [kind: string, name: string][] = [
   ['Lease', 'lease'],
 ];
 
+/** Waits for the chain's four DELETED events and stops the watches: all events in order, their log, the DELETED ones as kind/name. */
+async function chainDeleted(w: KindWatches): Promise<{ all: Seen[]; log: string; deleted: string[] }> {
+  await eventually(15_000, 'four DELETED events', async () => (CHAIN.every(([k, n]) => w.deleted(k, n)) ? true : undefined));
+  w.stop();
+  const all = w.sorted();
+  return { all, log: show(all), deleted: all.filter((e) => e.type === 'DELETED').map((e) => `${e.kind}/${e.name}`) };
+}
+
 describe('client-node: owner chain across kinds', { timeout: 60_000 }, () => {
   it('foreground: owners wait with foregroundDeletion, dependents go bottom-up, each step seen through watches', async () => {
     const ns = await newNamespace();
@@ -284,12 +292,9 @@ describe('client-node: owner chain across kinds', { timeout: 60_000 }, () => {
     try {
       await chain(ns);
       await core.deleteNamespacedConfigMap({ name: 'root', namespace: ns, propagationPolicy: 'Foreground' });
-      await eventually(15_000, 'four DELETED events', async () => (CHAIN.every(([k, n]) => w.deleted(k, n)) ? true : undefined));
-      w.stop();
-      const all = w.sorted();
-      const log = show(all);
+      const { all, log, deleted } = await chainDeleted(w);
       assert.deepEqual(
-        all.filter((e) => e.type === 'DELETED').map((e) => `${e.kind}/${e.name}`),
+        deleted,
         ['Lease/lease', 'ServiceAccount/sa', 'Secret/s', 'ConfigMap/root'],
         log,
       );
@@ -308,12 +313,9 @@ describe('client-node: owner chain across kinds', { timeout: 60_000 }, () => {
       await chain(ns);
       await core.deleteNamespacedConfigMap({ name: 'root', namespace: ns, propagationPolicy: 'Background' });
       assert.equal(await readOrUndefined(() => core.readNamespacedConfigMap({ name: 'root', namespace: ns })), undefined, 'the root is gone when the call returns');
-      await eventually(15_000, 'four DELETED events', async () => (CHAIN.every(([k, n]) => w.deleted(k, n)) ? true : undefined));
-      w.stop();
-      const all = w.sorted();
-      const log = show(all);
+      const { all, log, deleted } = await chainDeleted(w);
       assert.deepEqual(
-        all.filter((e) => e.type === 'DELETED').map((e) => `${e.kind}/${e.name}`),
+        deleted,
         ['ConfigMap/root', 'Secret/s', 'ServiceAccount/sa', 'Lease/lease'],
         log,
       );
