@@ -11,6 +11,7 @@ import {
   PropertyPackageRequired,
   type Property,
 } from '../declcfg/types.js';
+import { jsonKind } from '../golang/json.js';
 import type { ParsedProperties } from './types.js';
 
 /** opm's property.ParseError. */
@@ -24,13 +25,6 @@ export class PropertyParseError extends Error {
   ) {
     super(`parse property[${index}] of type "${type}": ${cause}`);
   }
-}
-
-function jsonKind(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'boolean') return 'bool';
-  return typeof v; // string, number, object
 }
 
 type FieldKind = 'string' | 'bytes' | 'object';
