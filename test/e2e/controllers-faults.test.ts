@@ -11,13 +11,10 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
+import { NS, CM, SECRETS, LEASES } from '../support/gvrs.js';
 import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
 import { eventually } from '../support/eventually.js';
 
-const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
-const CM: GVR = { group: '', version: 'v1', resource: 'configmaps' };
-const SECRETS: GVR = { group: '', version: 'v1', resource: 'secrets' };
-const LEASES: GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
 const LEASE_DURATION_MS = 3000;
 
 type Proc = KplaneProcess;

@@ -12,12 +12,10 @@ import { after, before, it } from 'node:test';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
+import { NS, CM, SECRETS } from '../support/gvrs.js';
 import { eventually as pollUntil } from '../support/eventually.js';
 import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
 
-const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
-const CM: GVR = { group: '', version: 'v1', resource: 'configmaps' };
-const SECRETS: GVR = { group: '', version: 'v1', resource: 'secrets' };
 
 type Proc = KplaneProcess;
 const procs = kplaneProcesses();

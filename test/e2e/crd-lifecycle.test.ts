@@ -12,14 +12,13 @@ import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
 import { namespaceDeletion, runControllers } from '../../src/controllers/index.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
+import { CRDS, NS } from '../support/gvrs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools } from '../support/tools.js';
 import { eventually } from '../support/eventually.js';
 
 ensureTools();
 
-const CRDS: GVR = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
-const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
 
 interface Condition {
   type: string;

@@ -10,6 +10,7 @@ import type { KubeObject } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
 import { garbageCollector, namespaceDeletion } from '../../src/controllers/index.js';
+import { CM } from '../support/gvrs.js';
 import { eventually as pollUntil } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, repoRoot, run, tools } from '../support/tools.js';
@@ -17,7 +18,6 @@ import { ensureTools, repoRoot, run, tools } from '../support/tools.js';
 ensureTools();
 
 const GREETINGS: GVR = { group: 'example.com', version: 'v1', resource: 'greetings' };
-const CM: GVR = { group: '', version: 'v1', resource: 'configmaps' };
 
 let server: TestServer;
 let client: KubeClient;

@@ -8,16 +8,13 @@ import type { KubeObject, OwnerReference } from '../../src/apimachinery/types.js
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient, WatchEvent } from '../../src/client/types.js';
 import { garbageCollector, namespaceDeletion } from '../../src/controllers/index.js';
+import { NS, CM, SECRETS, EVENTS } from '../support/gvrs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools } from '../support/tools.js';
 import { eventually } from '../support/eventually.js';
 
 ensureTools();
 
-const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
-const CM: GVR = { group: '', version: 'v1', resource: 'configmaps' };
-const SECRETS: GVR = { group: '', version: 'v1', resource: 'secrets' };
-const EVENTS: GVR = { group: '', version: 'v1', resource: 'events' };
 
 let server: TestServer;
 let client: KubeClient;

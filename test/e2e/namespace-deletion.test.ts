@@ -5,19 +5,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createHttpsClient } from '../../src/client/https.js';
-import type { GVR, KubeClient } from '../../src/client/types.js';
+import type { KubeClient } from '../../src/client/types.js';
 import { garbageCollector, namespaceDeletion } from '../../src/controllers/index.js';
 import type { Namespace } from '../../src/controllers/namespace/index.js';
+import { NS, CM, SECRETS, LEASES } from '../support/gvrs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools } from '../support/tools.js';
 import { eventually } from '../support/eventually.js';
 
 ensureTools();
 
-const NS: GVR = { group: '', version: 'v1', resource: 'namespaces' };
-const CM: GVR = { group: '', version: 'v1', resource: 'configmaps' };
-const SECRETS: GVR = { group: '', version: 'v1', resource: 'secrets' };
-const LEASES: GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
 
 let server: TestServer;
 let client: KubeClient;
