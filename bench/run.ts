@@ -13,12 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { startEtcd, type RunningEtcd } from '../test/support/etcd.js';
 import { CATALOG_FULL, CATALOG_QUICK, runCatalogBench } from './catalog.js';
+import { runMicroBench } from './micro.js';
 import { RpcClient, configMap, describePauses, stats, type Credentials, type Memory, type Pauses, type StartedServer } from './common.js';
 import { HttpClient, Watchers, closedLoop, expectStatus, openLoop, type RoundResult } from './load.js';
 import { SSA_FIELDS, runSsa } from './ssa.js';
 import { CR_CEL_RULES, CR_OPS, CR_SCHEMA_FIELDS, runCr } from './cr.js';
 
-const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'cr', 'nsdelete', 'gc', 'idlecm', 'catalog'] as const;
+const SCENARIOS = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'cr', 'nsdelete', 'gc', 'idlecm', 'catalog', 'micro'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Config {
@@ -805,6 +806,7 @@ async function main(): Promise<void> {
     if (args.only.has('gc')) await scenarioGc(cfg, root, cpuProfDir);
     if (args.only.has('idlecm')) await scenarioIdleCm(cfg, root);
     if (args.only.has('catalog')) await scenarioCatalog(args.quick);
+    if (args.only.has('micro')) scenarioMicro();
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(root, { recursive: true, force: true });
@@ -833,6 +835,16 @@ async function scenarioCatalog(quick: boolean): Promise<void> {
       value: r.value,
     });
     if (r.goal !== '-') goal(`${r.target}: ${r.op}`, r.goal, r.value, r.met);
+  }
+}
+
+// ---- scenario micro: in-process microbenchmarks (bench/micro.ts) ---------------------------------
+
+function scenarioMicro(): void {
+  console.log('\n[micro] parseJson vs JSON.parse, CEL evaluation (in this process)');
+  for (const r of runMicroBench()) {
+    console.log(`  ${r.op}: ${r.value}`);
+    rows.push({ scenario: 'micro', target: 'kplane', op: r.op, concurrency: '-', value: r.value });
   }
 }
 

@@ -322,7 +322,7 @@ describe('evaluate', () => {
     assert.deepEqual(timed, budget);
   });
 
-  it('microbenchmark: 2 rules on a 20-field object', () => {
+  it('2 rules on a 20-field object pass (its timing: npm run bench -- --only micro)', () => {
     const props: Record<string, JSONSchemaProps> = {};
     const obj: Record<string, unknown> = {};
     for (let i = 0; i < 16; i++) {
@@ -338,13 +338,7 @@ describe('evaluate', () => {
     const r = compileRules(schema, { path: P });
     assert.deepEqual(r.issues, []);
     const cr = { apiVersion: 'x/v1', kind: 'K', metadata: { name: 'a' }, spec: obj };
-    for (let i = 0; i < 2000; i++) evaluate(r.compiled, cr);
-    const n = 20000;
-    const t = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) evaluate(r.compiled, cr);
-    const us = Number(process.hrtime.bigint() - t) / n / 1000;
-    console.log(`# cel microbenchmark: ${us.toFixed(2)} µs per evaluation (2 rules, 20-field object; goal ≤ 20 µs)`);
     assert.deepEqual(evaluate(r.compiled, cr), []);
-    assert.ok(us < 200, `${us} µs per evaluation`); // loose bound for slow CI machines; the goal is 20 µs
+    assert.equal(evaluate(r.compiled, { ...cr, spec: { ...obj, minReplicas: 9 } }).length, 1, 'minReplicas > maxReplicas breaks the first rule');
   });
 });
