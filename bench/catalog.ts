@@ -3,9 +3,10 @@
 //      within 5 s and 1.5 GB (a child process, so its peak RSS is its own);
 //   2. `kplane catalog serve` on that catalog: GetBundleForChannel p99 within 2 ms at 2,000
 //      requests/s open loop (requests go out on schedule whether or not earlier ones were
-//      answered, so a slow server queues them), measured from each request's send (the goal) and
-//      from its scheduled time (adds the generator's timer lag), beside a bare grpc-js server
-//      answering one canned bundle in the same run;
+//      answered, so a slow server queues them). The load comes from h2load (bench/h2load.ts), a C
+//      load generator, so its own pauses are not counted. In the same run, the same load against
+//      three baselines: grpc-js answering one canned bundle, node:http2 answering a canned gRPC
+//      message (no gRPC library), and nghttpd (C) serving a static file: what the machine allows;
 //   3. rendering a 100-bundle semver template from a warm cache (bundle images in a loopback
 //      registry, pulled once): within 1 s.
 // Standalone: node --import tsx bench/catalog.ts [--quick] [--rate N] [--template-bundles N]
@@ -19,10 +20,9 @@ import { loadPackageDefinition } from '../src/catalog/api/api.js';
 import { buildBundleImage, pushImage } from '../src/catalog/oci/index.js';
 import { defaultTools } from '../src/catalog/repo/toolkit.js';
 import { writeBenchCatalog } from '../src/catalog/serve/bench-catalog.js';
-import { startBareServer } from '../src/catalog/serve/bench-serve.js';
 import { startRegistry } from '../test/support/registry.js';
-import { stats, type Stats } from './common.js';
-import { openLoop } from './load.js';
+import type { Stats } from './common.js';
+import { h2load, h2loadMany, startNghttpd, type H2LoadResult } from './h2load.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const kplane = join(root, 'bin', 'kplane.js');
@@ -64,7 +64,7 @@ function peakRss(pid: number): number {
 }
 
 interface GrpcClient {
-  GetBundleForChannel(req: object, cb: (err: Error | null) => void): void;
+  GetBundleForChannel(req: object, cb: (err: Error | null, res?: { csvName?: string }) => void): void;
   close(): void;
 }
 
@@ -74,43 +74,77 @@ function registryClient(port: number): GrpcClient {
   return new Registry(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as GrpcClient;
 }
 
-interface LoadResult {
-  /** latency from the moment each request was sent: the server's (and the network's) share */
-  s: Stats;
-  /** latency from each request's scheduled time: adds the load generator's own timer lag */
-  scheduled: Stats;
-  /** requests sent per second over the round (the offered rate, if the generator kept up) */
-  sentPerSec: number;
-  errors: number;
-  firstError?: string;
+/** The requests of the load: packages spread over the catalog, both channels. */
+function requestsOf(packages: number): { pkgName: string; channelName: string }[] {
+  return Array.from({ length: LOAD_BODIES }, (_, i) => ({ pkgName: `operator-${String((i * 7919) % packages).padStart(3, '0')}`, channelName: i % 2 ? 'stable' : 'fast' }));
+}
+/** h2load sends one body per process, so the load is this many processes, one request each. */
+const LOAD_BODIES = 4;
+
+/** A GetBundleInChannelRequest (pkgName = 1, channelName = 2) in gRPC's length-prefixed framing. */
+function grpcFrame(req: { pkgName: string; channelName: string }): Buffer {
+  const field = (no: number, v: string): Buffer => {
+    const b = Buffer.from(v);
+    if (b.length > 127) throw new Error('long field');
+    return Buffer.concat([Buffer.from([(no << 3) | 2, b.length]), b]);
+  };
+  const msg = Buffer.concat([field(1, req.pkgName), field(2, req.channelName)]);
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(msg.length, 1);
+  return Buffer.concat([head, msg]);
 }
 
-async function getBundleForChannelLoad(port: number, o: Required<Omit<CatalogBenchOptions, 'log'>>): Promise<LoadResult> {
+/** Checks through grpc-js that every request of the load is answered with a bundle. */
+async function checkRequests(port: number, packages: number): Promise<void> {
   const client = registryClient(port);
-  let sent: number[] = [];
-  const call = (i: number): Promise<void> => {
-    const p = (i * 7919) % o.packages;
-    const req = { pkgName: `operator-${String(p).padStart(3, '0')}`, channelName: i % 2 ? 'stable' : 'fast' };
-    const t = performance.now();
-    return new Promise((resolve, reject) =>
-      client.GetBundleForChannel(req, (err) => {
-        if (err) return reject(err);
-        sent.push(performance.now() - t);
-        resolve();
-      }),
-    );
-  };
   try {
-    await openLoop({ rate: o.rate, ms: o.warmMs, op: call });
-    sent = [];
-    const r = await openLoop({ rate: o.rate, ms: o.measureMs, op: call });
-    return { s: stats(sent), scheduled: stats(r.latencies), sentPerSec: (r.ops + r.errors) / r.seconds, errors: r.errors, ...(r.firstError ? { firstError: r.firstError } : {}) };
+    for (const req of requestsOf(packages)) {
+      const res = await new Promise<{ csvName?: string }>((resolve, reject) => client.GetBundleForChannel(req, (err, r) => (err ? reject(err) : resolve(r ?? {}))));
+      if (!res.csvName) throw new Error(`GetBundleForChannel(${JSON.stringify(req)}) answered no bundle`);
+    }
   } finally {
     client.close();
   }
 }
 
-/** A registry+v1 bundle directory of package "bench-operator" at version v. */
+/** GetBundleForChannel open loop from h2load: LOAD_BODIES processes share the rate. */
+function getBundleForChannelLoad(port: number, o: Required<Omit<CatalogBenchOptions, 'log'>>): Promise<H2LoadResult> {
+  const reqs = requestsOf(o.packages);
+  return h2loadMany(
+    reqs.map((req) => ({
+      url: `http://127.0.0.1:${port}/api.Registry/GetBundleForChannel`,
+      rate: o.rate / reqs.length,
+      seconds: o.measureMs / 1000,
+      warmSeconds: o.warmMs / 1000,
+      body: grpcFrame(req),
+      headers: ['content-type: application/grpc', 'te: trailers'],
+    })),
+  );
+}
+
+/** Starts a baseline of bench-serve.ts as its own process; resolves with its port. */
+async function startBaseline(flag: '--bare-server' | '--http2-floor'): Promise<{ port: number; pid: number; stop(): void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'catalog', 'serve', 'bench-serve.ts'), flag], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`bench-serve.ts ${flag} exited ${code}`)));
+  });
+  return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
+}
+
+/** CPU time (user+system, µs) of a process so far. */
+function cpuMicros(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) * 1e4;
+  } catch {
+    return NaN;
+  }
+}
+
+const describe = (r: H2LoadResult): string =>
+  `p50 ${r.latency.p50.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms, max ${r.latency.max.toFixed(1)} ms; ${r.answered} answered at ${r.sentPerSec.toFixed(0)}/s, ${r.errors} errors`;
+
 function writeBundleDir(dir: string, v: string): void {
   mkdirSync(join(dir, 'manifests'), { recursive: true });
   mkdirSync(join(dir, 'metadata'), { recursive: true });
@@ -256,22 +290,36 @@ export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<C
       const startMs = performance.now() - t0;
       log(`serve: "serving registry" after ${(startMs / 1000).toFixed(2)} s (process start, load, validate, index), peak RSS ${mib(peakRss(proc.pid!))}`);
       rows.push({ scenario: 'catalog', target: 'kplane', op: `serve start (${n} bundles)`, value: `${(startMs / 1000).toFixed(2)} s`, goal: '-', met: true });
+      await checkRequests(port, o.packages);
+      const cpu0 = cpuMicros(proc.pid!);
       const r = await getBundleForChannelLoad(port, o);
-      log(
-        `kplane GetBundleForChannel at ${o.rate}/s offered (${r.sentPerSec.toFixed(0)}/s over the round): from send p50 ${r.s.p50.toFixed(2)} ms, p99 ${r.s.p99.toFixed(2)} ms (goal ≤ 2 ms), max ${r.s.max.toFixed(1)} ms; from schedule p50 ${r.scheduled.p50.toFixed(2)} ms, p99 ${r.scheduled.p99.toFixed(2)} ms; ${r.s.n} answered, ${r.errors} errors${r.firstError ? ` (${r.firstError})` : ''}; server peak RSS ${mib(peakRss(proc.pid!))}`,
-      );
-      rows.push({ scenario: 'catalog', target: 'kplane', op: `GetBundleForChannel p99 at ${o.rate}/s open loop`, value: `${r.s.p99.toFixed(2)} ms`, goal: '≤ 2 ms', met: r.s.p99 <= 2 && r.errors === 0, stats: r.s, errors: r.errors });
-      rows.push({ scenario: 'catalog', target: 'kplane', op: `GetBundleForChannel p99 from schedule`, value: `${r.scheduled.p99.toFixed(2)} ms`, goal: '-', met: true, stats: r.scheduled });
+      const perCall = (cpuMicros(proc.pid!) - cpu0) / (r.sentPerSec * ((o.measureMs + o.warmMs) / 1000));
+      // Every call is logged (as opm does): the server's own count of failed calls.
+      const log2 = readFileSync(logFile, 'utf8');
+      const failed = (log2.match(/msg="finished call"(?![^\n]*grpc\.code=OK)[^\n]*/g) ?? []).length;
+      log(`kplane GetBundleForChannel at ${o.rate}/s offered (h2load, ${LOAD_BODIES} connections): ${describe(r)}, ${failed} failed calls in the server's log; ~${perCall.toFixed(0)} µs of server CPU per call; server peak RSS ${mib(peakRss(proc.pid!))}`);
+      rows.push({ scenario: 'catalog', target: 'kplane', op: `GetBundleForChannel p99 at ${o.rate}/s open loop`, value: `${r.latency.p99.toFixed(2)} ms`, goal: '≤ 2 ms', met: r.latency.p99 <= 2 && r.errors === 0 && failed === 0, stats: r.latency, errors: r.errors + failed });
     } finally {
       proc.kill('SIGTERM');
     }
-    const bare = await startBareServer();
+    // Baselines under the same load: what grpc-js, Node's HTTP/2 and a C HTTP/2 server manage here.
+    for (const [target, flag] of [['bare grpc-js (one canned bundle)', '--bare-server'], ['node:http2 (canned gRPC answer)', '--http2-floor']] as const) {
+      const base = await startBaseline(flag);
+      try {
+        const b = await getBundleForChannelLoad(base.port, o);
+        log(`${target} at ${o.rate}/s: ${describe(b)}`);
+        rows.push({ scenario: 'catalog', target, op: `GetBundleForChannel p99 at ${o.rate}/s open loop`, value: `${b.latency.p99.toFixed(2)} ms`, goal: '-', met: true, stats: b.latency, errors: b.errors });
+      } finally {
+        base.stop();
+      }
+    }
+    const floor = await startNghttpd(2700);
     try {
-      const b = await getBundleForChannelLoad(bare.port, o);
-      log(`bare grpc-js (one canned bundle) at ${o.rate}/s: from send p50 ${b.s.p50.toFixed(2)} ms, p99 ${b.s.p99.toFixed(2)} ms; from schedule p99 ${b.scheduled.p99.toFixed(2)} ms`);
-      rows.push({ scenario: 'catalog', target: 'bare grpc-js', op: `GetBundleForChannel p99 at ${o.rate}/s open loop`, value: `${b.s.p99.toFixed(2)} ms`, goal: '-', met: true, stats: b.s, errors: b.errors });
+      const f = await h2load({ url: floor.url, rate: o.rate, seconds: o.measureMs / 1000, warmSeconds: o.warmMs / 1000, connections: LOAD_BODIES });
+      log(`nghttpd (C, a static 2.7 KB file) at ${o.rate}/s: ${describe(f)}`);
+      rows.push({ scenario: 'catalog', target: 'nghttpd (C)', op: `GET p99 at ${o.rate}/s open loop`, value: `${f.latency.p99.toFixed(2)} ms`, goal: '-', met: true, stats: f.latency, errors: f.errors });
     } finally {
-      bare.stop();
+      floor.stop();
     }
 
     // 3. template render from a warm cache

@@ -81,6 +81,9 @@ export function serveRpc(handlers: Record<string, (args: never) => Promise<unkno
   });
 }
 
+/** The bearer token kplane accepts in benchmarks (h2load cannot present a client certificate). */
+export const BENCH_TOKEN = 'kplane-bench-token';
+
 export interface Credentials {
   readonly ca: string;
   readonly cert: string;

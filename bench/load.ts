@@ -1,5 +1,6 @@
 // The load generator (runs in bench/run.ts's process, never in the server's): HTTPS keep-alive
-// clients, closed-loop and open-loop (fixed arrival rate) rounds, and HTTP/2 watchers.
+// clients, closed-loop rounds, and HTTP/2 watchers. Open-loop rounds (fixed arrival rate) come from
+// h2load, a C load generator (bench/h2load.ts).
 import { Agent, request } from 'node:https';
 import { connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import type { Credentials } from './common.js';
@@ -97,47 +98,6 @@ export async function closedLoop(opts: { concurrency: number; maxOps: number; ma
   await Promise.all(Array.from({ length: opts.concurrency }, worker));
   const seconds = (performance.now() - t0) / 1000;
   return { ops: latencies.length, errors, seconds, latencies, ...(firstError ? { firstError } : {}) };
-}
-
-/**
- * Open loop: requests are issued on a fixed schedule (`rate` per second for `ms`), whether or not
- * earlier ones were answered, and each latency counts from its scheduled time (no coordinated
- * omission). Gives up waiting `graceMs` after the last scheduled send.
- */
-export async function openLoop(opts: { rate: number; ms: number; graceMs?: number; op: (i: number) => Promise<void> }): Promise<RoundResult> {
-  const total = Math.round((opts.rate * opts.ms) / 1000);
-  const latencies: number[] = [];
-  let errors = 0;
-  let firstError: string | undefined;
-  let sent = 0;
-  const pending: Promise<void>[] = [];
-  const t0 = performance.now();
-  await new Promise<void>((done) => {
-    const tick = (): void => {
-      const now = performance.now();
-      while (sent < total && t0 + (sent * 1000) / opts.rate <= now) {
-        const i = sent++;
-        const scheduled = t0 + (i * 1000) / opts.rate;
-        pending.push(
-          opts.op(i).then(
-            () => void latencies.push(performance.now() - scheduled),
-            (e: unknown) => {
-              errors++;
-              firstError ??= e instanceof Error ? e.message : String(e);
-            },
-          ),
-        );
-      }
-      if (sent >= total) done();
-      else setTimeout(tick, 1);
-    };
-    tick();
-  });
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.all(pending), new Promise((r) => (timer = setTimeout(r, opts.graceMs ?? 10_000)))]);
-  clearTimeout(timer);
-  const seconds = (performance.now() - t0) / 1000;
-  return { ops: latencies.length, errors: errors + (total - latencies.length - errors), seconds, latencies, ...(firstError ? { firstError } : {}) };
 }
 
 export function expectStatus(r: Response, want: number): void {

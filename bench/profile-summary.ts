@@ -20,7 +20,7 @@ interface Profile {
 const args = process.argv.slice(2);
 const topIdx = args.indexOf('--top');
 const top = topIdx >= 0 ? Number(args[topIdx + 1]) : 25;
-const files = args.filter((a, i) => !a.startsWith('--') && i !== topIdx + 1);
+const files = args.filter((a, i) => !a.startsWith('--') && (topIdx < 0 || i !== topIdx + 1));
 
 for (const file of files) {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;

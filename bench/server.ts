@@ -1,9 +1,11 @@
 // The server under test, in its own process (forked by bench/run.ts, driven over IPC).
 //   kplane-sqlite | kplane-etcd: createControlPlane, HTTPS (HTTP/2 with HTTP/1.1 fallback) on 127.0.0.1
-//   bare: a node:https server with the same certificate that parses each JSON body and answers it,
-//         keeping objects in a Map: the ceiling of node's HTTP stack plus JSON, without kplane.
-import { createServer, type Server } from 'node:https';
+//   bare: a node:http2 secure server (HTTP/1.1 allowed, as kplane's) with the same certificate
+//         that parses each JSON body and answers it, keeping objects in a Map: the ceiling of
+//         node's HTTP stack plus JSON, without kplane.
+import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createControlPlane, type ControlPlane } from '../src/controlplane.js';
@@ -11,7 +13,7 @@ import { etcd, sqlite } from '../src/storage/factories.js';
 import type { KubeObject } from '../src/apimachinery/types.js';
 import type { GVR } from '../src/client/types.js';
 import { defaultControllers } from '../src/controllers/index.js';
-import { configMap, serveRpc, type Memory, type Pauses, type StartedServer } from './common.js';
+import { BENCH_TOKEN, configMap, serveRpc, type Memory, type Pauses, type StartedServer } from './common.js';
 import { PerformanceObserver, constants, monitorEventLoopDelay, type PerformanceEntry } from 'node:perf_hooks';
 
 interface StartArgs {
@@ -36,7 +38,8 @@ interface PreloadArgs {
 }
 
 let cp: ControlPlane | undefined;
-let bare: Server | undefined;
+let bare: Http2SecureServer | undefined;
+const bareSockets = new Set<Socket>();
 /** The bare server's objects: namespace → name → object. */
 const bareObjects = new Map<string, Map<string, unknown>>();
 
@@ -46,6 +49,8 @@ async function start(a: StartArgs): Promise<StartedServer> {
     storage: a.kind === 'kplane-sqlite' ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db'), inProcessWriter: process.env.KPLANE_SQLITE_WRITER === 'inprocess' }) : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
     dataDir: a.dataDir,
     port: 0,
+    // h2load (bench/h2load.ts) sends a bearer token; the Node load generator a client certificate.
+    tokens: new Map([[BENCH_TOKEN, { name: 'bench', groups: ['system:masters'] }]]),
     ...(a.controllers ? { controllers: defaultControllers() } : {}),
     log: (m) => process.stderr.write(`[kplane] ${m}\n`),
   });
@@ -55,15 +60,20 @@ async function start(a: StartArgs): Promise<StartedServer> {
 }
 
 async function startBare({ key, cert, ca }: { key: string; cert: string; ca: string }): Promise<StartedServer> {
-  const srv = createServer({ key, cert, ca, requestCert: true, rejectUnauthorized: false }, bareHandler);
-  srv.keepAliveTimeout = 0;
+  const srv = createSecureServer({ key, cert, ca, requestCert: true, rejectUnauthorized: false, allowHTTP1: true }, bareHandler);
   srv.setTimeout(0);
+  srv.on('connection', (so: Socket) => {
+    bareSockets.add(so);
+    so.once('close', () => bareSockets.delete(so));
+  });
   await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
   bare = srv;
   return { url: `https://127.0.0.1:${(srv.address() as AddressInfo).port}`, pid: process.pid };
 }
 
-function bareHandler(req: IncomingMessage, res: ServerResponse): void {
+let bareGenerated = 0;
+
+function bareHandler(req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void {
   // /api/v1/namespaces/{ns}/configmaps[/{name}]
   const path = (req.url ?? '/').split('?')[0]!;
   const parts = path.split('/');
@@ -86,7 +96,7 @@ function bareHandler(req: IncomingMessage, res: ServerResponse): void {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const obj = JSON.parse(Buffer.concat(chunks).toString('utf8')) as KubeObject;
-    const n = name ?? obj.metadata?.name ?? '';
+    const n = name ?? (obj.metadata?.name || (obj.metadata?.generateName !== undefined ? (obj.metadata.name = `${obj.metadata.generateName}${(bareGenerated++).toString(36)}`) : ''));
     objs.set(n, obj);
     send(req.method === 'POST' ? 201 : 200, obj);
   });
@@ -148,7 +158,7 @@ async function memory(): Promise<Memory> {
 
 async function stop(): Promise<void> {
   if (cp) await cp.stop();
-  if (bare) bare.closeAllConnections();
+  for (const so of bareSockets) so.destroy();
   bare?.close();
   // A normal exit, so that --cpu-prof writes its profile.
   setTimeout(() => process.exit(0), 50);

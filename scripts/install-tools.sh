@@ -8,6 +8,9 @@
 #   .tools/bin/docker-registry  Debian's docker-registry (distribution 2.8), for the catalog image tests
 #   .tools/bin/skopeo, umoci    Debian's skopeo and umoci, to cross-check the images kplane builds and pushes
 #   .tools/bin/htpasswd       Debian's apache2-utils htpasswd (bcrypt files for the registry's basic auth)
+#   .tools/bin/h2load, nghttpd  Debian's nghttp2-client / nghttp2-server: the benchmarks' open-loop load
+#                             generator (C, so the generator's own pauses do not count as the server's
+#                             latency) and a C HTTP/2 server that shows the machine's latency floor
 # Safe to run again: each part is skipped when already present.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -106,6 +109,15 @@ if [ ! -x "$tools/bin/htpasswd" ]; then
   wrap htpasswd "$unpacked_bin/htpasswd"
 fi
 
+if [ ! -x "$tools/bin/h2load" ] || [ ! -x "$tools/bin/nghttpd" ]; then
+  deb_extract nghttp2-client
+  deb_extract nghttp2-server
+  deb_extract libev4      # the two libraries nghttp2's tools link that a slim Debian lacks
+  deb_extract libjemalloc2
+  wrap h2load "$unpacked_bin/h2load"
+  wrap nghttpd "$tools/root/usr/sbin/nghttpd"
+fi
+
 if ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then
   apt_update_once
   log "apt-get install python3-kubernetes"
@@ -121,3 +133,4 @@ log "python3-kubernetes: $(/usr/bin/python3 -c 'import kubernetes; print(kuberne
 log "docker-registry: $("$tools/bin/docker-registry" --version 2>/dev/null)"
 log "skopeo: $("$tools/bin/skopeo" --version 2>/dev/null)"
 log "umoci: $("$tools/bin/umoci" --version 2>/dev/null)"
+log "h2load: $("$tools/bin/h2load" --version 2>/dev/null | head -1)"
