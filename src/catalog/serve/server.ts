@@ -158,7 +158,9 @@ export function createRegistryServer(opts: RegistryServerOptions): grpc.Server {
     Watch: (call: grpc.ServerWritableStream<unknown, unknown>) => call.emit('error', UNIMPLEMENTED('Watch')),
   };
 
-  const server = new grpc.Server({ interceptors: opts.logCalls === false ? [] : [callLogger(opts.logger)] });
+  // Channelz (grpc-js's per-call and per-socket bookkeeping for its debug service) is off: kplane
+  // does not serve that service, as opm does not, and it costs every call.
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0, interceptors: opts.logCalls === false ? [] : [callLogger(opts.logger)] });
   server.addService(passThroughResponses(def['api.Registry'] as grpc.ServiceDefinition), registry);
   server.addService(passThroughResponses(def['api.ExperimentalRegistry'] as grpc.ServiceDefinition), experimental);
   server.addService(def['grpc.health.v1.Health'] as grpc.ServiceDefinition, health);
