@@ -10,6 +10,7 @@ import type { Definitions, OpenAPISchema } from '../schema.js';
 import { parseApiVersion, type JsonValue, type KubeObject, type ManagedFieldsEntry } from '../types.js';
 import { typeOf, type TypeRef } from './atoms.js';
 import { compareTyped } from './compare.js';
+import { createdFieldsV1 } from './created.js';
 import { ApplyConflicts, conflictError } from './conflict.js';
 import { FieldSet, makePath } from './fieldpath.js';
 import {
@@ -20,6 +21,7 @@ import {
   formatTime,
   isResetManagedFields,
   managerIdentifier,
+  parseManagerIdentifier,
   type Managed,
 } from './managed-fields.js';
 import { TypedError, fieldSetOf, validateTyped } from './typed.js';
@@ -154,8 +156,15 @@ export function update(opts: UpdateOptions): ManagedFieldsEntry[] | undefined {
   const type = typeOf(opts.schema, opts.defs);
   const ctx: Context = { type, opts, now: formatTime(opts.now) };
   const managed = opts.managedFields !== undefined ? decodeOrEmpty(opts.managedFields) : managedForUpdate(opts.old, opts.new, Boolean(opts.subresource));
-  const oldObj = withoutManagedFields(opts.old ?? {});
   const newObj = withoutManagedFields(opts.new);
+  if (managed.fields.size === 0 && opts.old === undefined) {
+    try {
+      return createdEntries(newObj, opts.manager, ctx);
+    } catch {
+      // the general path below decides, as it would have without this shortcut
+    }
+  }
+  const oldObj = withoutManagedFields(opts.old ?? {});
   // skipNonApplied: an existing object without managedFields is not tracked until applied to.
   if (managed.fields.size === 0 && opts.old?.metadata?.uid) return undefined;
   try {
@@ -169,6 +178,40 @@ interface Context {
   readonly type: TypeRef;
   readonly opts: Common;
   readonly now: string;
+}
+
+/**
+ * updateManaged + encodeManagedFields for a create (no old object, no entries to start from): the
+ * manager owns every field of the new object but the reset and stripped ones, in one entry.
+ */
+function createdEntries(newObj: JsonValue, manager: string, ctx: Context): ManagedFieldsEntry[] | undefined {
+  const fieldsV1 = createdFieldsV1(newObj, ctx.type, ctx.opts.resetFields, STRIP_SET);
+  if (!fieldsV1) return undefined;
+  const ident = updateIdentity(manager || 'unknown', ctx.opts.apiVersion, ctx.opts.subresource);
+  const e: ManagedFieldsEntry = {};
+  if (ident.manager) e.manager = ident.manager;
+  e.operation = 'Update';
+  e.apiVersion = ctx.opts.apiVersion;
+  if (ctx.now) e.time = ctx.now;
+  e.fieldsType = 'FieldsV1';
+  e.fieldsV1 = fieldsV1;
+  if (ident.subresource) e.subresource = ident.subresource;
+  return [e];
+}
+
+// The manager and subresource an Update entry is written with: its identifier read back, as
+// encodeManagedFields does (Go's JSON of the name, e.g. of invalid UTF-16, is what is recorded).
+const identities = new Map<string, ReturnType<typeof parseManagerIdentifier>>();
+
+function updateIdentity(manager: string, apiVersion: string, subresource: string | undefined): ReturnType<typeof parseManagerIdentifier> {
+  const key = `${manager}\0${apiVersion}\0${subresource ?? ''}`;
+  let ident = identities.get(key);
+  if (!ident) {
+    ident = parseManagerIdentifier(managerIdentifier({ manager, operation: 'Update', apiVersion, subresource }));
+    if (identities.size >= 1000) identities.clear();
+    identities.set(key, ident);
+  }
+  return ident;
 }
 
 function decodeOrEmpty(entries: readonly ManagedFieldsEntry[] | undefined | null): Managed {
