@@ -230,6 +230,15 @@ function writeOp(w: Writer, op: RequestOp, bodySize: number): void {
   }
 }
 
+/** RequestOps as field `no` of a TxnRequest. (Module-level, not a closure: tsx's keepNames wraps named closures on every call.) */
+function writeOps(w: Writer, no: number, list: readonly RequestOp[], sizes: number[]): void {
+  for (let i = 0; i < list.length; i++) {
+    const body = sizes[i] as number;
+    w.lenHeader(no, lenLen(2, body));
+    writeOp(w, list[i] as RequestOp, body);
+  }
+}
+
 export function encodeRangeRequest(r: RangeRequest): Buffer {
   const w = new Writer(rangeSize(r));
   writeRange(w, r);
@@ -246,18 +255,12 @@ export function encodeTxnRequest(t: TxnRequest): Buffer {
   for (const s of successSizes) size += lenLen(2, lenLen(2, s));
   for (const s of failureSizes) size += lenLen(3, lenLen(2, s));
   const w = new Writer(size);
-  t.compare.forEach((c, i) => {
+  for (let i = 0; i < t.compare.length; i++) {
     w.lenHeader(1, cmpSizes[i] as number);
-    writeCompare(w, c);
-  });
-  const ops = (no: number, list: readonly RequestOp[], sizes: number[]): void =>
-    list.forEach((op, i) => {
-      const body = sizes[i] as number;
-      w.lenHeader(no, lenLen(2, body));
-      writeOp(w, op, body);
-    });
-  ops(2, t.success, successSizes);
-  ops(3, t.failure, failureSizes);
+    writeCompare(w, t.compare[i] as Compare);
+  }
+  writeOps(w, 2, t.success, successSizes);
+  writeOps(w, 3, t.failure, failureSizes);
   return w.finish();
 }
 
