@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startEtcd } from '../../../test/support/etcd.js';
 import type { RunningEtcd } from '../../../test/support/etcd.js';
@@ -47,6 +48,52 @@ describe('etcd storage', () => {
     await assert.rejects(dead.ping(), StorageUnavailableError);
     assert.ok(Date.now() - started < 2_000);
     await dead.close();
+  });
+
+  it('tries the next endpoint when one refuses connections', async () => {
+    const s = await openEtcdStorage({ endpoints: ['http://127.0.0.1:1', etcd.endpoint], prefix: '/endpoints' });
+    try {
+      const kv = await s.create('/registry/x/a', enc('1'));
+      assert.equal(dec(await s.get('/registry/x/a')), '1');
+      await s.update('/registry/x/a', enc('2'), kv.modRevision);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a dropped connection fails the watch with StorageUnavailableError; later calls reconnect', async () => {
+    // A TCP proxy in front of etcd whose connections can be cut.
+    const upstream = new URL(etcd.endpoint);
+    const sockets = new Set<Socket>();
+    const proxy: Server = createServer((down) => {
+      const up = connect(Number(upstream.port), upstream.hostname);
+      for (const sock of [down, up]) {
+        sockets.add(sock);
+        sock.on('close', () => sockets.delete(sock));
+        sock.on('error', () => undefined);
+      }
+      down.pipe(up).pipe(down);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const port = (proxy.address() as { port: number }).port;
+    const s = await openEtcdStorage({ endpoints: [`http://127.0.0.1:${port}`], prefix: '/dropped' });
+    const stop = new AbortController();
+    try {
+      const first = await s.create('/registry/x/a', enc('1'));
+      const events = s.watch('/registry/x/', { afterRevision: first.modRevision - 1, signal: stop.signal })[Symbol.asyncIterator]();
+      const seen = await events.next();
+      assert.equal(seen.done, false);
+      for (const sock of sockets) sock.destroy();
+      await assert.rejects(events.next(), StorageUnavailableError);
+      const second = await s.create('/registry/x/b', enc('2'));
+      assert.ok(second.modRevision > first.modRevision);
+      assert.equal(dec(await s.get('/registry/x/b')), '2');
+    } finally {
+      stop.abort();
+      await s.close();
+      for (const sock of sockets) sock.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
   });
 
   it('coordinated compaction: of two servers only one compacts per round, one round behind', async () => {
