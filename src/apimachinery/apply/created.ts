@@ -7,6 +7,7 @@ import type { JsonObject, JsonValue } from '../types.js';
 import { DEDUCED, shapeFor, type ListAtom, type MapAtom, type TypeRef } from './atoms.js';
 import { comparePathElements, type FieldSet, type PathElement } from './fieldpath.js';
 import { listItemElement } from './typed.js';
+import { compareStrings } from './values.js';
 
 type Obj = { readonly [k: string]: JsonValue | undefined };
 type Entry = readonly [PathElement, JsonObject];
@@ -24,7 +25,7 @@ const byElement = (a: Entry, b: Entry): number => comparePathElements(a[0], b[0]
 
 // compareNode(undefined, v) of compare.ts: a leaf (scalar, atomic or empty container) is one path;
 // a granular container is its own path (`.`) plus its entries'. `member` says whether this node's
-// path survives the filters (the parent checked them).
+// path survives the filters (the parent checked them). Entries come back in upstream's order.
 function node(v: JsonValue | undefined, type: TypeRef, ignored: FieldSet | undefined, strip: FieldSet | undefined, member: boolean): JsonObject | undefined {
   const atom = type.atom;
   const shape = shapeFor(atom, v);
@@ -37,26 +38,45 @@ function node(v: JsonValue | undefined, type: TypeRef, ignored: FieldSet | undef
     if (!map.atomic && v !== null && typeof v === 'object' && !Array.isArray(v)) entries = mapEntries(map, v, ignored, strip);
   }
   if (entries === undefined || entries.length === 0) return member ? {} : undefined;
-  if (entries.length > 1) entries.sort(byElement);
   const out: JsonObject = {};
   if (member) out['.'] = {};
-  for (const [pe, sub] of entries) out[pe] = sub;
+  for (let i = 0; i < entries.length; i++) out[entries[i]![0]] = entries[i]![1];
   return out;
 }
 
+// The declared fields of a map type by name, with their rank in upstream's order of `f:` elements
+// (compareStrings of the names): entries of declared fields are put in order without comparing.
+const fieldRanks = new WeakMap<MapAtom, Map<string, number>>();
+
+function ranksOf(map: MapAtom): Map<string, number> {
+  let r = fieldRanks.get(map);
+  if (!r) {
+    r = new Map([...map.fields.keys()].sort(compareStrings).map((n, i) => [n, i]));
+    fieldRanks.set(map, r);
+  }
+  return r;
+}
+
 function mapEntries(map: MapAtom, m: Obj, ignored: FieldSet | undefined, strip: FieldSet | undefined): Entry[] | undefined {
-  let out: Entry[] | undefined;
+  const ranks = map.fields.size > 0 ? ranksOf(map) : undefined;
+  let slots: (Entry | undefined)[] | undefined;
+  let others: Entry[] | undefined;
   for (const k in m) {
     const v = m[k];
     if (v === undefined) continue;
     const pe = 'f:' + k;
     if (ignored?.members.has(pe)) continue;
     const sub = node(v, map.fields.get(k) ?? map.elem ?? DEDUCED, ignored?.children.get(pe), strip?.children.get(pe), !strip?.members.has(pe));
-    if (sub) (out ??= []).push([pe, sub]);
+    if (!sub) continue;
+    const rank = ranks?.get(k);
+    if (rank === undefined) (others ??= []).push([pe, sub]);
+    else (slots ??= new Array<Entry | undefined>(ranks!.size))[rank] = [pe, sub];
   }
-  // An empty map is a leaf, a map whose entries were all filtered out a path without children:
-  // both come out as `{}` (or nothing when the path itself was filtered).
-  return out;
+  if (!slots) return others && others.length > 1 ? others.sort(byElement) : others;
+  const out: Entry[] = [];
+  for (let i = 0; i < slots.length; i++) if (slots[i]) out.push(slots[i]!);
+  // Undeclared keys among declared ones (a schema that allows both): compare them all.
+  return others ? out.concat(others).sort(byElement) : out;
 }
 
 // compareListItems with nothing on the left: items are grouped by their path element (items that
@@ -81,5 +101,5 @@ function listEntries(list: ListAtom, items: readonly JsonValue[], ignored: Field
     const sub = g.length === 1 ? node(g[0], list.elem, ignored?.children.get(pe), strip?.children.get(pe), member) : member ? {} : undefined;
     if (sub) out.push([pe, sub]);
   }
-  return out;
+  return out.length > 1 ? out.sort(byElement) : out;
 }
