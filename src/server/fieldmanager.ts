@@ -40,6 +40,8 @@ export interface FieldManagerScope {
 export function managerOrUserAgent(fieldManager: string | undefined, userAgent: string | undefined): string {
   if (fieldManager) return fieldManager;
   const prefix = (userAgent ?? '').split('/')[0]!;
+  // The common case, printable ASCII that fits: nothing to drop or cut.
+  if (prefix.length <= FIELD_MANAGER_MAX_LENGTH && PRINTABLE_ASCII.test(prefix)) return prefix;
   let out = '';
   let bytes = 0;
   for (const ch of prefix) {
@@ -51,6 +53,8 @@ export function managerOrUserAgent(fieldManager: string | undefined, userAgent: 
   }
   return out;
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 // Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
 function isPrintable(ch: string): boolean {
