@@ -208,10 +208,11 @@ export class GrpcClient {
     const timeoutMs = this.opts.keepaliveTimeoutMs ?? 10_000;
     const timer = setTimeout(() => session.destroy(new Error(`etcd connection: no answer to a keepalive ping within ${timeoutMs} ms`)), timeoutMs);
     timer.unref();
-    session.ping((err) => {
+    const sent = session.ping((err) => {
       clearTimeout(timer);
       if (err !== null && !session.destroyed) session.destroy(err);
     });
+    if (!sent) clearTimeout(timer); // too many pings outstanding: the earlier ones still guard it
   }
 }
 
