@@ -1,3 +1,5 @@
+import { Etcd3, WatchClient } from 'etcd3';
+import type { IKeyValue, IRangeResponse, IWatchRequest, IWatchResponse, ITxnResponse } from 'etcd3';
 import {
   ConflictError,
   ExpiredError,
@@ -9,21 +11,6 @@ import {
 } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
 import { WatchChannel } from '../cacher/watch-channel.js';
-import {
-  CompareResult,
-  CompareTarget,
-  EMPTY_REQUEST,
-  WATCH_PROGRESS_REQUEST,
-  decodeRangeResponse,
-  decodeTxnResponse,
-  decodeWatchResponse,
-  encodeCompactionRequest,
-  encodeRangeRequest,
-  encodeTxnRequest,
-  encodeWatchCreateRequest,
-} from './etcd-proto.js';
-import type { RangeRequest, RawKeyValue, TxnRequest, TxnResponse, WatchResponse } from './etcd-proto.js';
-import { GrpcClient, type GrpcStream } from './grpc-client.js';
 
 export interface EtcdStorageOptions {
   readonly endpoints: string[];
@@ -42,33 +29,31 @@ export interface EtcdStorageOptions {
 }
 
 type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
-
-const RANGE = '/etcdserverpb.KV/Range';
-const TXN = '/etcdserverpb.KV/Txn';
-const COMPACT = '/etcdserverpb.KV/Compact';
-const WATCH = '/etcdserverpb.Watch/Watch';
-const STATUS = '/etcdserverpb.Maintenance/Status';
+type WatchStream = Awaited<ReturnType<WatchClient['watch']>>;
 
 /**
  * etcd backend. Every precondition is checked by etcd inside a transaction and every watch is an
  * etcd watch, so several kplane servers can share one etcd: nothing relies on in-process state.
  */
 export class EtcdStorage implements Storage {
-  private readonly client: GrpcClient;
+  private readonly client: Etcd3;
+  private readonly watchClient: WatchClient;
   private readonly prefix: string;
-  /** Byte length of the prefix in stored keys. */
-  private readonly prefixBytes: number;
-  private readonly streams = new Set<GrpcStream>();
+  private readonly streams = new Set<WatchStream>();
   private closed = false;
 
   constructor(private readonly opts: EtcdStorageOptions) {
-    this.client = new GrpcClient({ endpoints: opts.endpoints });
+    this.client = new Etcd3({ hosts: opts.endpoints });
+    // etcd3's own watch manager neither forwards progress responses nor lets us send progress
+    // requests, and it silently resumes after errors; we drive the Watch RPC ourselves instead.
+    // The connection pool is private in the typings, hence the cast.
+    const pool = (this.client as unknown as { pool: ConstructorParameters<typeof WatchClient>[0] }).pool;
+    this.watchClient = new WatchClient(pool);
     this.prefix = opts.prefix ?? '';
-    this.prefixBytes = Buffer.byteLength(this.prefix);
   }
 
   async get(key: string): Promise<KV | undefined> {
-    const res = await this.range({ key: this.k(key) });
+    const res = await this.call(() => this.client.kv.range({ key: this.k(key) }));
     const kv = res.kvs[0];
     return kv === undefined ? undefined : this.kvOf(kv);
   }
@@ -77,75 +62,87 @@ export class EtcdStorage implements Storage {
     const requested = opts.revision !== undefined && opts.revision > 0 ? opts.revision : 0;
     const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : 0;
     const from = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
-    const res = await this.range(
-      { key: this.k(from), rangeEnd: this.k(prefixEnd(prefix)), revision: requested, limit, sortByKey: true },
+    const res = await this.call(
+      () =>
+        this.client.kv.range({
+          key: this.k(from),
+          range_end: this.k(prefixEnd(prefix)),
+          revision: requested,
+          limit,
+          sort_order: 'Ascend',
+          sort_target: 'Key',
+        }),
       requested,
     );
     const items = res.kvs.map((kv) => this.kvOf(kv));
-    const revision = requested > 0 ? requested : res.revision;
+    const revision = requested > 0 ? requested : Number(res.header.revision);
     if (!res.more) return { items, revision, more: false };
-    return { items, revision, more: true, remaining: res.count - items.length };
+    return { items, revision, more: true, remaining: Number(res.count) - items.length };
   }
 
   async count(prefix: string): Promise<number> {
-    const res = await this.range({ key: this.k(prefix), rangeEnd: this.k(prefixEnd(prefix)), countOnly: true });
-    return res.count;
+    const res = await this.call(() => this.client.kv.range({ key: this.k(prefix), range_end: this.k(prefixEnd(prefix)), count_only: true }));
+    return Number(res.count);
   }
 
   async create(key: string, value: Uint8Array): Promise<KV> {
     const k = this.k(key);
-    const res = await this.txn({
-      compare: [{ key: k, target: CompareTarget.Create, result: CompareResult.Equal, value: 0 }],
-      success: [{ put: { key: k, value } }],
-      failure: [],
-    });
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
+        success: [{ request_put: { key: k, value: toBuffer(value) } }],
+        failure: [],
+      }),
+    );
     if (!res.succeeded) throw new KeyExistsError(key);
-    const rev = res.revision;
+    const rev = Number(res.header.revision);
     return { key, value, createRevision: rev, modRevision: rev };
   }
 
   async update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KV> {
     const k = this.k(key);
-    const res = await this.txn({
-      compare: [
-        { key: k, target: CompareTarget.Mod, result: CompareResult.Equal, value: expectedModRevision },
-        // Without this an expected revision of 0 would "update" a missing key into existence.
-        { key: k, target: CompareTarget.Create, result: CompareResult.Greater, value: 0 },
-      ],
-      success: [{ put: { key: k, value, prevKv: true } }],
-      failure: [{ range: { key: k } }],
-    });
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [
+          { key: k, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision },
+          // Without this an expected revision of 0 would "update" a missing key into existence.
+          { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
+        ],
+        success: [{ request_put: { key: k, value: toBuffer(value), prev_kv: true } }],
+        failure: [{ request_range: { key: k } }],
+      }),
+    );
     if (!res.succeeded) throw this.preconditionFailure(key, res);
-    const op = res.responses[0];
-    const prev = op?.kind === 'put' ? op.prevKv : undefined;
-    const rev = res.revision;
-    return { key, value, createRevision: prev ? prev.createRevision : rev, modRevision: rev };
+    const prev = res.responses[0]?.response_put?.prev_kv;
+    const rev = Number(res.header.revision);
+    return { key, value, createRevision: prev ? Number(prev.create_revision) : rev, modRevision: rev };
   }
 
   async delete(key: string, expectedModRevision?: number): Promise<{ kv: KV; revision: number }> {
     const k = this.k(key);
-    const res = await this.txn({
-      compare: [
-        { key: k, target: CompareTarget.Create, result: CompareResult.Greater, value: 0 },
-        ...(expectedModRevision === undefined ? [] : [{ key: k, target: CompareTarget.Mod, result: CompareResult.Equal, value: expectedModRevision }]),
-      ],
-      success: [{ deleteRange: { key: k, prevKv: true } }],
-      failure: [{ range: { key: k } }],
-    });
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [
+          { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
+          ...(expectedModRevision === undefined ? [] : [{ key: k, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expectedModRevision }]),
+        ],
+        success: [{ request_delete_range: { key: k, prev_kv: true } }],
+        failure: [{ request_range: { key: k } }],
+      }),
+    );
     if (!res.succeeded) throw this.preconditionFailure(key, res);
-    const op = res.responses[0];
-    const prev = op?.kind === 'delete' ? op.prevKvs[0] : undefined;
+    const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
     // Another writer deleted it between compare and delete is impossible inside one txn.
     if (prev === undefined) throw new KeyNotFoundError(key);
-    return { kv: this.kvOf(prev), revision: res.revision };
+    return { kv: this.kvOf(prev), revision: Number(res.header.revision) };
   }
 
   watch(prefix: string, opts: WatchOptions): WatchChannel<WatchEvent> {
-    let stream: GrpcStream | undefined;
+    let stream: WatchStream | undefined;
     let lastMessageAt = Date.now();
     let progressTimer: NodeJS.Timeout | undefined;
-    const send = (framed: Buffer): void => {
-      if (stream !== undefined && !channel.isClosed) stream.write(framed);
+    const send = (req: IWatchRequest): void => {
+      if (stream !== undefined && !channel.isClosed) stream.write(req);
     };
     const channel = new WatchChannel<WatchEvent>({
       prefix,
@@ -155,41 +152,41 @@ export class EtcdStorage implements Storage {
         if (progressTimer !== undefined) clearInterval(progressTimer);
         if (stream !== undefined) this.endStream(stream);
       },
-      onRequestProgress: () => send(WATCH_PROGRESS_REQUEST),
+      onRequestProgress: () => send({ progress_request: {} }),
     });
     if (channel.isClosed) return channel;
 
     const start = async (): Promise<void> => {
       if (this.closed) throw new StorageUnavailableError('etcd storage is closed');
       if (opts.afterRevision > 0) await this.assertNotCompacted(opts.afterRevision);
-      if (channel.isClosed) return;
-      const s = this.client.stream(WATCH, {
-        onMessage: (message) => {
-          lastMessageAt = Date.now();
-          this.onWatchResponse(decodeWatchResponse(message), opts.afterRevision, channel);
-        },
-        onEnd: (err) => {
-          this.streams.delete(s);
-          channel.fail(new StorageUnavailableError(`etcd watch on ${prefix} broke: ${err.message}`, { cause: err }));
-        },
-      });
+      const s = await this.watchClient.watch();
+      if (channel.isClosed) {
+        this.endStream(s);
+        return;
+      }
       stream = s;
       this.streams.add(s);
-      s.write(
-        encodeWatchCreateRequest({
+      s.on('data', (res: IWatchResponse) => {
+        lastMessageAt = Date.now();
+        this.onWatchResponse(res, opts.afterRevision, channel);
+      });
+      s.on('error', (err: unknown) => channel.fail(new StorageUnavailableError(`etcd watch on ${prefix} broke: ${String(err)}`, { cause: err })));
+      s.on('end', () => channel.fail(new StorageUnavailableError(`etcd watch stream on ${prefix} ended`)));
+      s.write({
+        create_request: {
           key: this.k(prefix),
-          rangeEnd: this.k(prefixEnd(prefix)),
-          startRevision: opts.afterRevision > 0 ? opts.afterRevision + 1 : 0,
-          prevKv: true,
-          progressNotify: true,
-        }),
-      );
+          range_end: this.k(prefixEnd(prefix)),
+          ...(opts.afterRevision > 0 ? { start_revision: opts.afterRevision + 1 } : {}),
+          prev_kv: true,
+          progress_notify: true,
+        },
+      });
       if (opts.progressIntervalMs !== undefined && opts.progressIntervalMs > 0) {
         const intervalMs = opts.progressIntervalMs;
         // etcd's own progress_notify interval is a server setting (10 min by default), so idle
         // watchers ask for progress themselves.
         progressTimer = setInterval(() => {
-          if (Date.now() - lastMessageAt >= intervalMs) send(WATCH_PROGRESS_REQUEST);
+          if (Date.now() - lastMessageAt >= intervalMs) send({ progress_request: {} });
         }, intervalMs);
         progressTimer.unref();
       }
@@ -199,8 +196,8 @@ export class EtcdStorage implements Storage {
   }
 
   async currentRevision(): Promise<number> {
-    const res = await this.range({ key: this.k('/'), countOnly: true });
-    return res.revision;
+    const res = await this.call(() => this.client.kv.range({ key: this.k('/'), count_only: true }));
+    return Number(res.header.revision);
   }
 
   /**
@@ -225,7 +222,7 @@ export class EtcdStorage implements Storage {
     const target = Math.min(revision, current);
     if (target <= 0) return;
     try {
-      await this.client.unary(COMPACT, encodeCompactionRequest(target, true));
+      await this.client.kv.compact({ revision: target, physical: true });
     } catch (err) {
       // Someone (another kplane server, etcd's auto-compaction) already compacted at or past it.
       if (isCompactedError(err)) return;
@@ -238,7 +235,7 @@ export class EtcdStorage implements Storage {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        this.client.unary(STATUS, EMPTY_REQUEST, { timeoutMs, idempotent: true }),
+        this.client.maintenance.status({ deadline: Date.now() + timeoutMs }),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
         }),
@@ -272,16 +269,15 @@ export class EtcdStorage implements Storage {
   async compactRound(): Promise<void> {
     const key = Buffer.from(COMPACT_REV_KEY);
     const { version, revision } = this.compactState;
-    const res = await this.txn({
-      compare: [{ key, target: CompareTarget.Version, result: CompareResult.Equal, value: version }],
-      success: [{ put: { key, value: Buffer.from(String(revision)) } }],
-      failure: [{ range: { key } }],
+    const res = await this.client.kv.txn({
+      compare: [{ key, target: 'Version', result: 'Equal', version }],
+      success: [{ request_put: { key, value: Buffer.from(String(revision)) } }],
+      failure: [{ request_range: { key } }],
     });
-    const current = res.revision;
+    const current = Number(res.header.revision);
     if (!res.succeeded) {
-      const op = res.responses[0];
-      const kv = op?.kind === 'range' ? op.kvs[0] : undefined;
-      this.compactState = { version: kv?.version ?? 0, revision: current };
+      const kv = res.responses[0]?.response_range?.kvs[0];
+      this.compactState = { version: Number(kv?.version ?? 0), revision: current };
       return;
     }
     this.compactState = { version: version + 1, revision: current };
@@ -296,36 +292,35 @@ export class EtcdStorage implements Storage {
     this.client.close();
   }
 
-  private onWatchResponse(res: WatchResponse, afterRevision: number, channel: WatchChannel<WatchEvent>): void {
+  private onWatchResponse(res: IWatchResponse, afterRevision: number, channel: WatchChannel<WatchEvent>): void {
     if (res.canceled) {
-      const compacted = res.compactRevision;
+      const compacted = Number(res.compact_revision);
       channel.fail(
         compacted > 0
           ? new ExpiredError(afterRevision, compacted + 1)
-          : new StorageUnavailableError(`etcd canceled the watch: ${res.cancelReason}`),
+          : new StorageUnavailableError(`etcd canceled the watch: ${res.cancel_reason}`),
       );
       return;
     }
     if (res.created) return;
     if (res.events.length === 0) {
       // A progress response: every later event on this stream has a higher revision.
-      channel.push({ type: 'progress', revision: res.revision });
+      channel.push({ type: 'progress', revision: Number(res.header.revision) });
       return;
     }
     for (const ev of res.events) {
-      if (ev.kv === undefined) continue;
-      const event = this.eventOf(ev.type, ev.kv, ev.prevKv);
+      const event = this.eventOf(ev.type, ev.kv, ev.prev_kv);
       if (event.revision > afterRevision && !channel.push(event)) return;
     }
   }
 
-  private eventOf(type: number, raw: RawKeyValue, rawPrev: RawKeyValue | undefined): ChangeEvent {
-    const revision = raw.modRevision;
+  private eventOf(type: string, raw: IKeyValue, rawPrev: IKeyValue | undefined | null): ChangeEvent {
+    const revision = Number(raw.mod_revision);
     const prevKv = rawPrev ? this.kvOf(rawPrev) : undefined;
-    if (type === EVENT_DELETE) {
+    if (type === 'Delete') {
       // etcd's delete event carries only the key; the object's last state is the previous KV.
       const kv: KV = {
-        key: raw.key.toString('utf8', this.prefixBytes),
+        key: this.unk(raw.key),
         value: prevKv?.value ?? new Uint8Array(0),
         createRevision: prevKv?.createRevision ?? 0,
         modRevision: revision,
@@ -344,7 +339,7 @@ export class EtcdStorage implements Storage {
   /** False when `revision` is compacted; a future revision counts as readable. */
   private async readableAt(revision: number): Promise<boolean> {
     try {
-      await this.client.unary(RANGE, encodeRangeRequest({ key: this.k('/'), revision, countOnly: true }), { idempotent: true });
+      await this.client.kv.range({ key: this.k('/'), revision, count_only: true });
       return true;
     } catch (err) {
       if (isCompactedError(err)) return false;
@@ -353,33 +348,31 @@ export class EtcdStorage implements Storage {
     }
   }
 
-  private preconditionFailure(key: string, res: TxnResponse): StorageError {
-    const op = res.responses[0];
-    const current = op?.kind === 'range' ? op.kvs[0] : undefined;
+  private preconditionFailure(key: string, res: ITxnResponse): StorageError {
+    const current = res.responses[0]?.response_range?.kvs[0];
     return current === undefined ? new KeyNotFoundError(key) : new ConflictError(key, this.kvOf(current));
   }
 
-  /** A Range, with compaction turned into ExpiredError and everything else into StorageUnavailableError. */
-  private range(req: RangeRequest, revision = 0): Promise<ReturnType<typeof decodeRangeResponse>> {
-    return this.call(RANGE, encodeRangeRequest(req), true, revision).then(decodeRangeResponse);
-  }
-
-  private txn(req: TxnRequest): Promise<TxnResponse> {
-    return this.call(TXN, encodeTxnRequest(req), false, 0).then(decodeTxnResponse);
-  }
-
-  private async call(path: string, framed: Buffer, idempotent: boolean, revision: number): Promise<Buffer> {
+  /** Runs an etcd call, turning compaction into ExpiredError and everything else into StorageUnavailableError. */
+  private async call<T extends IRangeResponse | ITxnResponse>(fn: () => Promise<T>, revision = 0): Promise<T> {
     if (this.closed) throw new StorageUnavailableError('etcd storage is closed');
     try {
-      return await this.client.unary(path, framed, { idempotent });
+      return await fn();
     } catch (err) {
       if (isCompactedError(err)) throw new ExpiredError(revision, await this.oldestRevision());
       throw unavailable(err);
     }
   }
 
-  private endStream(s: GrpcStream): void {
+  private endStream(s: WatchStream): void {
     this.streams.delete(s);
+    // The typings omit EventEmitter's methods; the object is a grpc-js ClientDuplexStream.
+    const emitter = s as unknown as NodeJS.EventEmitter;
+    emitter.removeAllListeners('data');
+    emitter.removeAllListeners('end');
+    emitter.removeAllListeners('error');
+    // A cancelled call still emits 'error' (CANCELLED); nobody listens any more.
+    emitter.on('error', () => undefined);
     s.cancel();
   }
 
@@ -387,12 +380,16 @@ export class EtcdStorage implements Storage {
     return Buffer.from(this.prefix + key);
   }
 
-  private kvOf(raw: RawKeyValue): KV {
+  private unk(raw: Buffer): string {
+    return raw.toString('utf8').slice(this.prefix.length);
+  }
+
+  private kvOf(raw: IKeyValue): KV {
     return {
-      key: raw.key.toString('utf8', this.prefixBytes),
+      key: this.unk(raw.key),
       value: raw.value,
-      createRevision: raw.createRevision,
-      modRevision: raw.modRevision,
+      createRevision: Number(raw.create_revision),
+      modRevision: Number(raw.mod_revision),
     };
   }
 }
@@ -402,9 +399,6 @@ export async function openEtcdStorage(opts: EtcdStorageOptions): Promise<EtcdSto
   if (opts.compactIntervalMs) s.startAutoCompaction(opts.compactIntervalMs);
   return s;
 }
-
-/** mvccpb.Event.EventType DELETE (PUT is 0). */
-const EVENT_DELETE = 1;
 
 /** The key kube-apiserver's compactor uses; sharing it lets kplane and kube servers coordinate. */
 const COMPACT_REV_KEY = 'compact_rev_key';
@@ -422,3 +416,6 @@ function unavailable(err: unknown): StorageUnavailableError {
   return new StorageUnavailableError(`etcd request failed: ${(err as Error | undefined)?.message ?? String(err)}`, { cause: err });
 }
 
+function toBuffer(value: Uint8Array): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
