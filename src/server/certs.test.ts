@@ -31,7 +31,6 @@ describe('ensurePki', () => {
     const elapsedMs = performance.now() - startedMs;
     t.diagnostic(`first-start PKI generation took ${elapsedMs.toFixed(0)} ms`);
     assert.deepEqual(pki.generated, ['ca', 'serving', 'admin']);
-    assert.ok(elapsedMs < 5000, `PKI generation took ${elapsedMs} ms`);
 
     const ca = new X509Certificate(pki.caCertPem);
     assert.equal(ca.ca, true);

