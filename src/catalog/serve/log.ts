@@ -66,26 +66,35 @@ export function createLogger(opts: { write: (line: string) => void; level?: Leve
 }
 
 /**
- * Lines gathered and written once per turn of the event loop: under load the call log is two lines
- * per request, and one write per line would cost a system call each.
+ * Lines gathered and written together: under load the call log is two lines per request, and one
+ * write per line (or per turn of the event loop) would cost a system call and a wake-up each. Lines
+ * go out at most `maxDelayMs` after they were logged, or as soon as `maxBytes` are pending; `flush`
+ * writes whatever is pending now (before exit, or before a fatal error).
  */
-export function bufferedWriter(write: (chunk: string) => void): { write: (line: string) => void; flush: () => void } {
+export function bufferedWriter(write: (chunk: string) => void, opts: { maxDelayMs?: number; maxBytes?: number } = {}): { write: (line: string) => void; flush: () => void } {
+  const maxDelayMs = opts.maxDelayMs ?? 0;
+  const maxBytes = opts.maxBytes ?? 64 * 1024;
   let pending: string[] = [];
-  let scheduled = false;
+  let bytes = 0;
+  let timer: NodeJS.Immediate | NodeJS.Timeout | undefined;
   const flush = (): void => {
-    scheduled = false;
+    if (timer !== undefined) {
+      if (maxDelayMs > 0) clearTimeout(timer as NodeJS.Timeout);
+      else clearImmediate(timer as NodeJS.Immediate);
+      timer = undefined;
+    }
     if (pending.length === 0) return;
     const chunk = pending.join('');
     pending = [];
+    bytes = 0;
     write(chunk);
   };
   return {
     write(line) {
       pending.push(line);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      bytes += line.length;
+      if (bytes >= maxBytes) flush();
+      else if (timer === undefined) timer = maxDelayMs > 0 ? setTimeout(flush, maxDelayMs) : setImmediate(flush);
     },
     flush,
   };
