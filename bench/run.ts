@@ -188,7 +188,8 @@ class ServerProc {
     kind: 'kplane-sqlite' | 'kplane-etcd' | 'bare',
     opts: { dataDir: string; storageDir?: string; etcdEndpoint?: string; cpuProfDir?: string; tls?: { key: string; cert: string; ca: string }; controllers?: boolean },
   ): Promise<ServerProc> {
-    const execArgv = ['--import', 'tsx', '--expose-gc'];
+    // KPLANE_BENCH_NODE_FLAGS: extra node flags for the servers under test (e.g. GC settings)
+    const execArgv = ['--import', 'tsx', '--expose-gc', ...(process.env.KPLANE_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')];
     if (opts.cpuProfDir && kind !== 'bare') execArgv.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`);
     const child = fork(join(here, 'server.ts'), [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.add(child);
