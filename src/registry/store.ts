@@ -170,6 +170,12 @@ export class GenericStore {
     return this.converter ? this.converter.fromStorage(stored) : stored;
   }
 
+  /** fromKV for the value a write just stored (the answer to the write): not remembered, see StorageDecoder. */
+  private fromWrittenKV(kv: KV, revision?: number): KubeObject {
+    const stored = this.decoder.decode(kv, revision, false);
+    return this.converter ? this.converter.fromStorage(stored) : stored;
+  }
+
   private toBytes(obj: KubeObject): Uint8Array {
     return encodeForStorage(this.converter ? this.converter.toStorage(obj) : obj);
   }
@@ -548,7 +554,7 @@ export class GenericStore {
       }
       try {
         const kv = await this.storage.create(this.key(namespace, obj.metadata.name), this.toBytes(obj));
-        return { object: this.fromKV(kv), warnings };
+        return { object: this.fromWrittenKV(kv), warnings };
       } catch (e) {
         // A generated name that collides is retried with a new suffix (kube's RetryGenerateName).
         if (e instanceof KeyExistsError && usesGenerateName && attempt < 7) {
@@ -646,7 +652,7 @@ export class GenericStore {
           return { object: out, created: false, warnings };
         }
         const next = await this.storage.update(key, bytes, kv.modRevision);
-        return { object: this.fromKV(next), created: false, warnings };
+        return { object: this.fromWrittenKV(next), created: false, warnings };
       } catch (e) {
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
           if (rvGiven) throw e instanceof KeyNotFoundError ? notFound(this.groupResource, name) : conflict(this.groupResource, name);
@@ -709,7 +715,7 @@ export class GenericStore {
         if (opts.dryRun) return { object: next, deleted: false };
         try {
           const updated = await this.storage.update(key, this.toBytes(next), kv.modRevision);
-          return { object: this.fromKV(updated), deleted: false };
+          return { object: this.fromWrittenKV(updated), deleted: false };
         } catch (e) {
           if (e instanceof ConflictError) continue;
           throw this.storageError(e, name);
@@ -718,7 +724,7 @@ export class GenericStore {
       if (opts.dryRun) return { object: current, deleted: true };
       try {
         const del = await this.storage.delete(key, kv.modRevision);
-        return { object: this.fromKV(del.kv, del.revision), deleted: true };
+        return { object: this.fromWrittenKV(del.kv, del.revision), deleted: true };
       } catch (e) {
         if (e instanceof ConflictError) continue;
         if (e instanceof KeyNotFoundError) throw notFound(this.groupResource, name);
