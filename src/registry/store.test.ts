@@ -158,6 +158,21 @@ describe('GenericStore', () => {
     await rejectsWith(cms.getJSON('ns', 'missing'), 404, 'NotFound', /configmaps "missing" not found/);
   });
 
+  it("create's json() is the stored bytes with the resourceVersion spliced in; object decodes the same", async () => {
+    const { cms } = stores();
+    const out = await cms.create('ns', cm('c1', { quote: 'a "quoted" value, \u00e9 and \u2028' }, { app: 'x' }));
+    const json = out.json?.();
+    assert.ok(json, 'a created value in the storage layout is answered as stored');
+    assert.equal(json.at(-1), 0x0a);
+    const got = await cms.getJSON('ns', 'c1');
+    assert.ok('json' in got);
+    assert.deepEqual(json, got.json, 'the create answer is byte for byte what a GET answers');
+    assert.deepEqual(JSON.parse(json.toString('utf8')), JSON.parse(JSON.stringify(out.object)));
+    assert.equal(out.object, out.object, 'decoded once');
+    const dry = await cms.create('ns', cm('c2'), { dryRun: true });
+    assert.equal(dry.json, undefined, 'a dry run has no stored bytes');
+  });
+
   it('list with resourceVersionMatch=Exact reads an older revision', async () => {
     const { cms } = stores();
     const a = (await cms.create('ns', cm('a'))).object;

@@ -530,7 +530,12 @@ export class GenericStore {
     return obj;
   }
 
-  async create(namespace: string | undefined, input: KubeObject, opts: WriteOptions = {}): Promise<{ object: KubeObject; warnings: string[] }> {
+  /**
+   * Creates the object. `json()` gives the answer as JSON bytes without decoding it (the stored
+   * bytes with the resourceVersion spliced in, as `getJSON`), or undefined when it cannot be sent as
+   * stored; `object` decodes on first use.
+   */
+  async create(namespace: string | undefined, input: KubeObject, opts: WriteOptions = {}): Promise<{ object: KubeObject; warnings: string[]; json?: () => Buffer | undefined }> {
     const usesGenerateName = !input.metadata?.name && !!input.metadata?.generateName;
     for (let attempt = 0; ; attempt++) {
       const obj = this.prepareCreate(attempt === 0 ? input : cloneObject(input), namespace);
@@ -554,7 +559,18 @@ export class GenericStore {
       }
       try {
         const kv = await this.storage.create(this.key(namespace, obj.metadata.name), this.toBytes(obj));
-        return { object: this.fromWrittenKV(kv), warnings };
+        let decoded: KubeObject | undefined;
+        const store = this; // the getter's own `this` is the result object
+        return {
+          get object(): KubeObject {
+            return (decoded ??= store.fromWrittenKV(kv));
+          },
+          json: () => {
+            const parts = store.splicedJSON(kv);
+            return parts ? Buffer.concat([...parts, NEWLINE]) : undefined;
+          },
+          warnings,
+        };
       } catch (e) {
         // A generated name that collides is retried with a new suffix (kube's RetryGenerateName).
         if (e instanceof KeyExistsError && usesGenerateName && attempt < 7) {

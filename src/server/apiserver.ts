@@ -402,7 +402,19 @@ export class ApiServer {
       ...(opts.fieldManager ? { fieldManager: opts.fieldManager } : {}),
       validate: (o) => this.validateAdmission(attrs(o)),
     });
-    this.respondObject(ctx, r, 201, out.object, [...warnings, ...out.warnings]);
+    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
+    if (choice.format === 'json' && choice.transform === 'none' && !queryBool(ctx.query.get('pretty'))) {
+      // As GET: the stored bytes with the resourceVersion spliced in, no parse and no stringify.
+      const json = out.json?.();
+      if (json) {
+        setWarnings(ctx.res, [...warnings, ...out.warnings]);
+        ctx.res.statusCode = 201;
+        ctx.res.setHeader('Content-Type', 'application/json');
+        ctx.res.end(json);
+        return;
+      }
+    }
+    this.respondObject(ctx, r, 201, out.object, [...warnings, ...out.warnings], choice);
   }
 
   private async update(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
