@@ -461,6 +461,16 @@ describe('a registry over HTTPS with its own CA', { timeout: 60_000 }, () => {
       assert.equal(pull.code, 0, pull.stderr);
       assert.equal((JSON.parse(pull.stdout) as { digest: string }).digest, push.stdout.trim());
       assert.ok((await reg.requests()).some((q) => q.method === 'PUT' && q.path.endsWith('/manifests/v1')), 'the push went to the TLS registry');
+
+      // render --skip-tls-verify: this registry's clients skip verification, nothing else does
+      const cold = join(work, 'cache-tls-render');
+      const refused = await kplane(['render', ref, '--cache-dir', cold]);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /its TLS certificate is not trusted/);
+      const rendered = await kplane(['render', ref, '--skip-tls-verify', '--cache-dir', cold, '-o', 'json']);
+      assert.equal(rendered.code, 0, rendered.stderr);
+      assert.equal((JSON.parse(rendered.stdout) as { schema: string; image: string }).image, ref);
+      assert.doesNotMatch(rendered.stderr, /NODE_TLS_REJECT_UNAUTHORIZED/, 'verification is not turned off for the whole process');
     } finally {
       await reg.stop();
     }

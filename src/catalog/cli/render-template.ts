@@ -183,9 +183,10 @@ export async function renderTemplateToText(flags: RenderTemplateFlags, renderBun
 
   let renderBundle = renderBundleOverride;
   if (renderBundle === undefined) {
-    const opts: RenderOptions = { pull: registryOptionsFromFlags({ ...flags.registry, 'use-http': flags.useHTTP }) };
+    const pull = registryOptionsFromFlags({ ...flags.registry, 'use-http': flags.useHTTP });
+    if (flags.skipTLSVerify) pull.skipTLSVerify = true;
+    const opts: RenderOptions = { pull };
     if (flags.migrateLevel !== undefined) opts.migrateLevel = flags.migrateLevel;
-    if (flags.skipTLSVerify) process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
     renderBundle = bundleImageRenderer(opts);
   }
   let cfg: DeclarativeConfig;

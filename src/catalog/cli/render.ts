@@ -117,7 +117,7 @@ export async function renderToText(flags: RenderFlags): Promise<string> {
   const level = flags.migrateAll ? 'all' : flags.migrateLevel;
   if (level) migrationsFor(level); // unknown levels fail before anything is pulled
   const reg = registryOptionsFromFlags({ ...flags.registry, 'use-http': flags.useHTTP || flags.skipTLS });
-  if (flags.skipTLSVerify) process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+  if (flags.skipTLSVerify) reg.skipTLSVerify = true;
   const opts: RenderOptions = { pull: reg };
   if (level) opts.migrateLevel = level;
   if (flags.imageRefTemplate !== undefined) opts.imageRefTemplate = flags.imageRefTemplate;

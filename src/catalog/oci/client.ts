@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
 import { OciError } from './errors.js';
 import { basicHeader, credentialsFor, parseChallenge } from './auth.js';
 import type { AuthOptions, Challenge, Credentials } from './auth.js';
@@ -15,7 +16,21 @@ export interface ClientOptions extends AuthOptions {
   readonly insecure?: boolean;
   /** Deadline for a response's headers (bodies stream as long as they flow). */
   readonly timeoutMs?: number;
+  /**
+   * Do not verify the registry's TLS certificate (--skip-tls-verify). Applies to this client's
+   * requests only (the registry, its token server, redirects), never to the rest of the process.
+   */
+  readonly skipTLSVerify?: boolean;
 }
+
+let unverifiedAgent: Agent | undefined;
+/** One connection pool for every client that skips verification (fetch's `dispatcher`). */
+function unverified(): Agent {
+  return (unverifiedAgent ??= new Agent({ connect: { rejectUnauthorized: false } }));
+}
+
+/** fetch's init with undici's `dispatcher`, which lib.dom's RequestInit does not declare. */
+type FetchInit = RequestInit & { duplex?: 'half'; dispatcher?: Dispatcher };
 
 export interface FetchedManifest {
   readonly body: Buffer;
@@ -44,7 +59,7 @@ const clients = new Map<string, RegistryClient>();
 export function registryClient(host: string, opts: ClientOptions = {}): RegistryClient {
   // Keyed by the credentials as they are now (auth files are read again each time: a new login counts).
   const credentials = credentialsFor(host, opts);
-  const key = JSON.stringify([host, opts.insecure ?? null, opts.timeoutMs ?? null, credentials ?? null]);
+  const key = JSON.stringify([host, opts.insecure ?? null, opts.timeoutMs ?? null, opts.skipTLSVerify === true, credentials ?? null]);
   let c = clients.get(key);
   if (!c) {
     c = new RegistryClient(host, { ...opts, ...(credentials ? { credentials } : {}) });
@@ -68,6 +83,15 @@ export class RegistryClient {
     const http = opts.insecure ?? isLoopbackHost(host);
     this.base = `${http ? 'http' : 'https'}://${apiHost(host)}`;
     this.credentials = credentialsFor(host, opts);
+    if (opts.skipTLSVerify) this.dispatcher = unverified();
+  }
+
+  private readonly dispatcher: Dispatcher | undefined;
+
+  /** fetch, through the unverified pool when --skip-tls-verify. */
+  private fetch(url: string | URL, init: FetchInit): Promise<Response> {
+    if (this.dispatcher) init.dispatcher = this.dispatcher;
+    return fetch(url, init);
   }
 
   /** GET /v2/: learns how the registry wants to be authenticated (and whether it is there at all). */
@@ -252,11 +276,11 @@ export class RegistryClient {
       if (creds?.identityToken) {
         const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.identityToken, client_id: 'kplane', scope });
         if (c.params.service) form.set('service', c.params.service);
-        res = await fetch(realm, { method: 'POST', body: form, headers: { 'user-agent': USER_AGENT }, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000) });
+        res = await this.fetch(realm, { method: 'POST', body: form, headers: { 'user-agent': USER_AGENT }, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000) });
       } else {
         const headers: Record<string, string> = { 'user-agent': USER_AGENT };
         if (creds?.username !== undefined) headers.authorization = basicHeader(creds);
-        res = await fetch(url, { headers, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000) });
+        res = await this.fetch(url, { headers, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000) });
       }
     } catch (e) {
       throw new OciError('UNREACHABLE', `cannot reach the token server ${url.origin} of the registry ${this.host} (${causeText(e)}); check the network`, { cause: e });
@@ -286,10 +310,10 @@ export class RegistryClient {
     try {
       // Redirects are followed by `request`, which decides what headers the next hop may see.
       // `duplex: 'half'` is what fetch wants for a streamed body (not yet in lib.dom's RequestInit).
-      const init: RequestInit & { duplex?: 'half' } = { method, redirect: 'manual', headers: { 'user-agent': USER_AGENT, ...o.headers }, signal: ctl.signal };
+      const init: FetchInit = { method, redirect: 'manual', headers: { 'user-agent': USER_AGENT, ...o.headers }, signal: ctl.signal };
       if (body !== undefined) init.body = body;
       if (body !== undefined && !Buffer.isBuffer(body)) init.duplex = 'half';
-      return await fetch(url, init);
+      return await this.fetch(url, init);
     } catch (e) {
       const text = ctl.signal.aborted ? `no answer within ${timeoutMs} ms` : causeText(e);
       const hint = /EPROTO|wrong version number|packet length too long/i.test(text)

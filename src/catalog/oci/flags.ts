@@ -42,6 +42,8 @@ export interface RegistryFlagValues {
 export interface RegistryFlagOptions {
   cacheDir?: string;
   insecure?: boolean;
+  /** --skip-tls-verify (render, render-template): for the registry clients only. */
+  skipTLSVerify?: boolean;
   credentials?: Credentials;
   authFile?: string;
   platform?: Platform;
