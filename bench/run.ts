@@ -621,6 +621,19 @@ async function scenarioEtcd(cfg: Config, dataDir: string, cpuProfDir: string | u
       const ratio = (k.opsPerSec ?? 0) / (p.opsPerSec ?? 1);
       rows.push({ scenario: '6-etcd', target: 'kplane/etcd3 put', op: 'create', concurrency: String(c), value: `${(ratio * 100).toFixed(0)}%` });
       goal(`etcd create at c=${c} vs raw etcd3 put`, '≥ 60%', `${(ratio * 100).toFixed(0)}% (${fmt(k.opsPerSec)} vs ${fmt(p.opsPerSec)} ops/s)`, ratio >= 0.6);
+      // For reference: the same creates from h2load (C), c streams on one HTTP/2 connection, so the
+      // load generator's own CPU (a Node HTTPS client above) is left to kplane and etcd.
+      const h2 = {
+        url: `${srv.started.url}/api/v1/namespaces/bench-etcd/configmaps`,
+        seconds: cfg.measureMs / 1000,
+        warmSeconds: cfg.warmMs / 1000,
+        maxStreams: c,
+        body: JSON.stringify(configMap('', 'bench-etcd')).replace('"name":""', '"generateName":"cm-h2-"'),
+        headers: [`authorization: Bearer ${BENCH_TOKEN}`, 'content-type: application/json', 'accept: application/json'],
+      };
+      const hr = await withCpu(srv.started.pid, () => h2load(h2));
+      const hk = addRound('6-etcd', 'kplane+etcd', 'create (h2load)', c, { ops: hr.result.answered, errors: hr.result.errors, seconds: cfg.measureMs / 1000, latencies: hr.result.latency.samples }, `reference, not the goal's figure; ${hr.cpu}`);
+      rows.push({ scenario: '6-etcd', target: 'kplane (h2load)/etcd3 put', op: 'create', concurrency: String(c), value: `${(((hk.opsPerSec ?? 0) / (p.opsPerSec ?? 1)) * 100).toFixed(0)}%` });
     }
   } finally {
     client3.c?.close();
