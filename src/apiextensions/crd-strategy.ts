@@ -5,7 +5,7 @@ import { badRequest, type FieldIssue } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { cloneObject } from '../registry/codec.js';
 import type { Strategy } from '../registry/strategy.js';
-import { rfc3339 } from '../registry/store.js';
+import { rfc3339 } from '../apimachinery/times.js';
 import { CUSTOM_RESOURCE_CLEANUP_FINALIZER, setCRDCondition } from './serving.js';
 import { defaultCRD, semanticEqual, validateCRD, validateCRDStatus, type CRDValidationHooks } from './validation.js';
 import type { CustomResourceDefinition } from './types.js';

@@ -31,7 +31,7 @@ import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { GenericStore } from '../registry/store.js';
-import { rfc3339 } from '../registry/store.js';
+import { rfc3339 } from '../apimachinery/times.js';
 import { buildServedVersion, type CustomResourceOptions } from './customresource.js';
 import { canonicalJSON } from './schema/index.js';
 import { conditionOf, isConditionTrue, type CRDCondition, type CRDNames, type CustomResourceDefinition } from './types.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Definitions } from './schema.js';
 import { refTo } from './schema.js';
-import { normalizeTimes } from './times.js';
+import { normalizeTimes, rfc3339 } from './times.js';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 const defs: Definitions = {
@@ -51,4 +51,13 @@ test('a time that does not parse is a 400, as in kube\'s decoder', () => {
     return true;
   });
   assert.throws(() => norm({ times: ['2025-01-02T03:04:05Z', 'junk'] }), /parsing time "junk"/);
+});
+
+test('rfc3339: second precision, UTC, the right text after the second changes', () => {
+  assert.equal(rfc3339(new Date('2026-11-22T06:59:59.999Z')), '2026-11-22T06:59:59Z');
+  assert.equal(rfc3339(new Date('2026-11-22T06:59:59.001Z')), '2026-11-22T06:59:59Z', 'the same second, kept text');
+  assert.equal(rfc3339(new Date('2026-11-22T07:00:00.000Z')), '2026-11-22T07:00:00Z');
+  assert.equal(rfc3339(new Date('2026-11-22T06:59:59.500Z')), '2026-11-22T06:59:59Z', 'an earlier second again');
+  assert.equal(rfc3339(new Date(-1500)), '1969-12-31T23:59:58Z', 'before the epoch: the second it falls in');
+  assert.throws(() => rfc3339(new Date(Number.NaN)), RangeError);
 });

@@ -63,3 +63,19 @@ function walk(value: JsonValue | undefined, schemaRef: OpenAPISchema | undefined
     else walk(v, sub, defs, depth + 1);
   }
 }
+
+let rfcSecond = Number.NaN;
+let rfcText = '';
+
+/**
+ * RFC 3339 with second precision, as metav1.Time serialises. Every create stamps its
+ * creationTimestamp, so the text is kept for the second it was made for.
+ */
+export function rfc3339(d: Date): string {
+  const second = Math.floor(d.getTime() / 1000);
+  if (second !== rfcSecond) {
+    rfcText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    rfcSecond = second;
+  }
+  return rfcText;
+}

@@ -18,6 +18,7 @@ import {
   type FieldIssue,
 } from '../apimachinery/errors.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
+import { rfc3339 } from '../apimachinery/times.js';
 import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Status } from '../apimachinery/types.js';
 import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
 import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
@@ -879,11 +880,6 @@ function decodeContinue(token: string): { rv: number; start: string } {
     throw badRequest(e instanceof Error && e.message.startsWith('continue') ? e.message : 'continue key is not valid: illegal base64 data');
   }
   throw badRequest('continue key is not valid: illegal base64 data');
-}
-
-/** RFC 3339 with second precision, as metav1.Time serialises. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {

@@ -4,6 +4,7 @@
 // conditions say what is left, and finally the `kubernetes` finalizer is removed through
 // /finalize, after which the API server removes the namespace.
 import { isStatusError } from '../../apimachinery/errors.js';
+import { rfc3339 } from '../../apimachinery/times.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { discoverResources, type DiscoveredResource } from '../discovery.js';
@@ -80,9 +81,6 @@ function gvrString(g: GVR): string {
   return `${g.group}/${g.version}, Resource=${g.resource}`;
 }
 
-function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export class NamespacedResourcesDeleter {
   private readonly client: KubeClient;
