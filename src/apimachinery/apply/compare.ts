@@ -95,7 +95,12 @@ function compareMapEntries(map: MapAtom, l: Obj | undefined, r: Obj | undefined,
   if (r) for (const k in r) if (r[k] !== undefined && (l === undefined || l[k] === undefined)) visit(k);
 }
 
-function groupItems(list: ListAtom, items: readonly JsonValue[], order: PathElement[], seenOrder: Set<PathElement> | undefined): Map<PathElement, JsonValue[]> {
+/**
+ * A list's items by their path element, in order of first appearance (also appended to `order`,
+ * unless already in `seenOrder`); items without one are skipped. Items sharing an element are a
+ * duplicate, which callers treat as one leaf.
+ */
+export function groupItems(list: ListAtom, items: readonly JsonValue[], order?: PathElement[], seenOrder?: Set<PathElement>): Map<PathElement, JsonValue[]> {
   const groups = new Map<PathElement, JsonValue[]>();
   for (const item of items) {
     let pe: PathElement;
@@ -108,7 +113,7 @@ function groupItems(list: ListAtom, items: readonly JsonValue[], order: PathElem
     if (g) g.push(item);
     else {
       groups.set(pe, [item]);
-      if (!seenOrder?.has(pe)) order.push(pe);
+      if (order && !seenOrder?.has(pe)) order.push(pe);
     }
   }
   return groups;

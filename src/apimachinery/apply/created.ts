@@ -5,8 +5,8 @@
 // intermediate sets and the trie. created.test.ts checks both paths agree byte for byte.
 import type { JsonObject, JsonValue } from '../types.js';
 import { DEDUCED, shapeFor, type ListAtom, type MapAtom, type TypeRef } from './atoms.js';
+import { groupItems } from './compare.js';
 import { comparePathElements, type FieldSet, type PathElement } from './fieldpath.js';
-import { listItemElement } from './typed.js';
 import { compareStrings } from './values.js';
 
 type Obj = { readonly [k: string]: JsonValue | undefined };
@@ -82,20 +82,8 @@ function mapEntries(map: MapAtom, m: Obj, ignored: FieldSet | undefined, strip: 
 // compareListItems with nothing on the left: items are grouped by their path element (items that
 // have none are skipped); a duplicated element is one leaf.
 function listEntries(list: ListAtom, items: readonly JsonValue[], ignored: FieldSet | undefined, strip: FieldSet | undefined): Entry[] {
-  const groups = new Map<PathElement, JsonValue[]>();
-  for (const item of items) {
-    let pe: PathElement;
-    try {
-      pe = listItemElement(list, item);
-    } catch {
-      continue;
-    }
-    const g = groups.get(pe);
-    if (g) g.push(item);
-    else groups.set(pe, [item]);
-  }
   const out: Entry[] = [];
-  for (const [pe, g] of groups) {
+  for (const [pe, g] of groupItems(list, items)) {
     if (ignored?.members.has(pe)) continue;
     const member = !strip?.members.has(pe);
     const sub = g.length === 1 ? node(g[0], list.elem, ignored?.children.get(pe), strip?.children.get(pe), member) : member ? {} : undefined;
