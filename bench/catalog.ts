@@ -21,7 +21,7 @@ import { buildBundleImage, pushImage } from '../src/catalog/oci/index.js';
 import { defaultTools } from '../src/catalog/repo/toolkit.js';
 import { writeBenchCatalog } from '../src/catalog/serve/bench-catalog.js';
 import { startRegistry } from '../test/support/registry.js';
-import type { Stats } from './common.js';
+import { procCpuMs, type Stats } from './common.js';
 import { h2load, h2loadMany, startNghttpd, type H2LoadResult } from './h2load.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -130,16 +130,6 @@ async function startBaseline(flag: '--bare-server' | '--http2-floor'): Promise<{
     child.once('exit', (code) => reject(new Error(`bench-serve.ts ${flag} exited ${code}`)));
   });
   return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
-}
-
-/** CPU time (user+system, µs) of a process so far. */
-function cpuMicros(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) * 1e4;
-  } catch {
-    return NaN;
-  }
 }
 
 const describe = (r: H2LoadResult): string =>
@@ -291,9 +281,9 @@ export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<C
       log(`serve: "serving registry" after ${(startMs / 1000).toFixed(2)} s (process start, load, validate, index), peak RSS ${mib(peakRss(proc.pid!))}`);
       rows.push({ scenario: 'catalog', target: 'kplane', op: `serve start (${n} bundles)`, value: `${(startMs / 1000).toFixed(2)} s`, goal: '-', met: true });
       await checkRequests(port, o.packages);
-      const cpu0 = cpuMicros(proc.pid!);
+      const cpu0 = procCpuMs(proc.pid!);
       const r = await getBundleForChannelLoad(port, o);
-      const perCall = (cpuMicros(proc.pid!) - cpu0) / (r.sentPerSec * ((o.measureMs + o.warmMs) / 1000));
+      const perCall = ((procCpuMs(proc.pid!) - cpu0) * 1000) / (r.sentPerSec * ((o.measureMs + o.warmMs) / 1000));
       // Every call is logged (as opm does): the server's own count of failed calls.
       const log2 = readFileSync(logFile, 'utf8');
       const failed = (log2.match(/msg="finished call"(?![^\n]*grpc\.code=OK)[^\n]*/g) ?? []).length;

@@ -1,5 +1,6 @@
 // Shared by the benchmark driver (bench/run.ts, the load generator) and its child processes.
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** A 1 KiB (serialized) ConfigMap, the unit of every scenario. */
 export function configMap(name: string, namespace: string | undefined, payloadTag = ''): Record<string, unknown> {
@@ -120,3 +121,15 @@ export interface Memory {
   readonly external: number;
   readonly arrayBuffers: number;
 }
+
+/** CPU time (user+system, ms) a process has used so far, from /proc (Linux); NaN once it is gone. */
+export function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+const CLK_TCK = 100;

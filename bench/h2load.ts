@@ -10,6 +10,7 @@
 // together fire together (bursts of `connections`), so rounds here use as few as the rate allows.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +55,8 @@ export interface H2LoadResult {
   readonly statuses: Readonly<Record<string, number>>;
   /** requests started per second over the measured round */
   readonly sentPerSec: number;
+  /** CPU time h2load itself used (user + system, s), warm-up included; with several rounds, their sum */
+  readonly cpuSeconds: number;
 }
 
 /** Runs one h2load round; resolves when h2load exits. */
@@ -74,18 +77,27 @@ export async function h2load(r: H2LoadRound): Promise<H2LoadResult> {
       writeFileSync(join(dir, 'uris'), r.uris.map((p) => `${base.origin}${p}`).join('\n') + '\n');
       args.push('-i', join(dir, 'uris'));
     } else args.push(r.url);
+    // bash's `times` prints the CPU its children used once h2load has exited: the generator's own cost.
     const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(H2LOAD, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', '"$0" "$@"; s=$?; times; exit $s', H2LOAD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
       let text = '';
       child.stdout.on('data', (d: Buffer) => (text += d.toString()));
       child.stderr.on('data', (d: Buffer) => (text += d.toString()));
       child.on('error', reject);
       child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`h2load exited ${code}: ${text.slice(-2000)}`))));
     });
-    return parseLog(readFileSync(join(dir, 'log'), 'utf8'), r.seconds, out);
+    return { ...parseLog(readFileSync(join(dir, 'log'), 'utf8'), r.seconds, out), cpuSeconds: childCpuSeconds(out) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The children's line of bash's `times` (the last line: `0m0.123s 0m0.045s`), user + system in s. */
+function childCpuSeconds(output: string): number {
+  const last = output.trim().split('\n').at(-1) ?? '';
+  const m = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(last.trim());
+  if (!m) throw new Error(`h2load: no CPU times in its output: ${output.slice(-500)}`);
+  return Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]);
 }
 
 /** Several h2load rounds at once (e.g. one per request body), merged as one. */
@@ -95,13 +107,15 @@ export async function h2loadMany(rounds: readonly H2LoadRound[]): Promise<H2Load
   const statuses: Record<string, number> = {};
   let errors = 0;
   let sentPerSec = 0;
+  let cpuSeconds = 0;
   for (const x of results) {
     all.push(...x.latency.samples);
     errors += x.errors;
     sentPerSec += x.sentPerSec;
+    cpuSeconds += x.cpuSeconds;
     for (const [k, v] of Object.entries(x.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
   }
-  return { latency: withSamples(all), answered: all.length, errors, statuses, sentPerSec };
+  return { latency: withSamples(all), answered: all.length, errors, statuses, sentPerSec, cpuSeconds };
 }
 
 export type StatsWithSamples = Stats & { readonly samples: number[] };
@@ -116,7 +130,7 @@ function withSamples(samples: number[]): StatsWithSamples {
  * flight when the warm-up ends are logged first, with status 0, and are not counted; a status of 0
  * anywhere else, or any non-2xx status, is an error.
  */
-export function parseLog(text: string, seconds: number, output = ''): H2LoadResult {
+export function parseLog(text: string, seconds: number, output = ''): Omit<H2LoadResult, 'cpuSeconds'> {
   const rows: { start: number; status: number; dur: number }[] = [];
   for (const line of text.split('\n')) {
     const [start, status, dur] = line.split('\t');
@@ -151,7 +165,6 @@ export async function startNghttpd(bytes: number): Promise<Floor> {
   const dir = mkdtempSync(join(tmpdir(), 'kplane-nghttpd-'));
   writeFileSync(join(dir, 'x'), Buffer.alloc(bytes, 'x'));
   // nghttpd takes a port, not 0: pick a free one by binding it first.
-  const { createServer } = await import('node:net');
   const port = await new Promise<number>((resolve) => {
     const s = createServer();
     s.listen(0, '127.0.0.1', () => {
@@ -161,7 +174,6 @@ export async function startNghttpd(bytes: number): Promise<Floor> {
   });
   const child = spawn(NGHTTPD, ['--no-tls', '-a', '127.0.0.1', '-d', dir, String(port)], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}/x`;
-  const { connect } = await import('node:net');
   for (let i = 0; ; i++) {
     const up = await new Promise<boolean>((resolve) => {
       const s = connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));

@@ -4,7 +4,7 @@
 // They were timing assertions in unit tests; timing lives here, where a slow machine cannot fail CI.
 import { parseJson } from '../src/apimachinery/json.js';
 import { compileRules, evaluate } from '../src/apiextensions/cel/index.js';
-import type { JSONSchemaProps } from '../src/apiextensions/schema/types.js';
+import { twentyFieldRules } from '../test/support/cel-bench-schema.js';
 
 /** Mean ns per call over `n` calls after a warm-up. */
 function nsPerCall(f: () => void, n = 20_000): number {
@@ -29,18 +29,7 @@ export function runMicroBench(): MicroRow[] {
   const base = nsPerCall(() => JSON.parse(body));
   const ours = nsPerCall(() => parseJson(body));
 
-  const props: Record<string, JSONSchemaProps> = {};
-  const obj: Record<string, unknown> = {};
-  for (let i = 0; i < 16; i++) {
-    props[`f${i}`] = i % 2 ? { type: 'string', maxLength: 64 } : { type: 'integer' };
-    obj[`f${i}`] = i % 2 ? `value-${i}` : i;
-  }
-  Object.assign(props, { minReplicas: { type: 'integer' }, maxReplicas: { type: 'integer' }, image: { type: 'string', maxLength: 256 }, mode: { type: 'string', maxLength: 16 } });
-  Object.assign(obj, { minReplicas: 1, maxReplicas: 5, image: 'registry/app:v1', mode: 'fast' });
-  const schema: JSONSchemaProps = {
-    type: 'object',
-    properties: { spec: { type: 'object', properties: props, 'x-kubernetes-validations': [{ rule: 'self.minReplicas <= self.maxReplicas' }, { rule: 'self.image.contains(":") && self.mode in ["fast", "slow"]' }] } },
-  };
+  const { schema, spec: obj } = twentyFieldRules();
   const rules = compileRules(schema, { path: 'spec.versions[0].schema.openAPIV3Schema' });
   if (rules.issues.length) throw new Error(`micro bench: CEL rules do not compile: ${JSON.stringify(rules.issues)}`);
   const cr = { apiVersion: 'x/v1', kind: 'K', metadata: { name: 'a' }, spec: obj };

@@ -15,7 +15,7 @@ import { startEtcd, type RunningEtcd } from '../test/support/etcd.js';
 import { CATALOG_FULL, CATALOG_QUICK, runCatalogBench } from './catalog.js';
 import { runMicroBench } from './micro.js';
 import { h2load, type H2LoadResult } from './h2load.js';
-import { BENCH_TOKEN, RpcClient, configMap, describePauses, stats, type Credentials, type Memory, type Pauses, type StartedServer } from './common.js';
+import { BENCH_TOKEN, RpcClient, configMap, describePauses, procCpuMs, stats, type Credentials, type Memory, type Pauses, type StartedServer } from './common.js';
 import { HttpClient, Watchers, closedLoop, expectStatus, type RoundResult } from './load.js';
 import { SSA_FIELDS, runSsa } from './ssa.js';
 import { CR_CEL_RULES, CR_OPS, CR_SCHEMA_FIELDS, runCr } from './cr.js';
@@ -227,20 +227,12 @@ class ServerProc {
   }
 }
 
-/** CPU time (user+system, ms) a process has used so far, from /proc (Linux). */
-function procCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-  } catch {
-    return NaN;
-  }
-}
-const CLK_TCK = 100;
 
-/** Runs `fn` and tells how busy the server process and this load generator were meanwhile (% of one core). */
-async function withCpu<T>(serverPid: number, fn: () => Promise<T>): Promise<{ result: T; cpu: string }> {
+/**
+ * Runs `fn` and tells how busy the server process and the load generator were meanwhile (% of one
+ * core). The load generator is this process, or for h2load rounds h2load itself (`generatorCpuMs`).
+ */
+async function withCpu<T>(serverPid: number, fn: () => Promise<T>, generatorCpuMs?: (result: T) => number): Promise<{ result: T; cpu: string }> {
   const s0 = procCpuMs(serverPid);
   const g0 = process.cpuUsage();
   const t0 = performance.now();
@@ -248,9 +240,11 @@ async function withCpu<T>(serverPid: number, fn: () => Promise<T>): Promise<{ re
   const wall = performance.now() - t0;
   const g = process.cpuUsage(g0);
   const srv = ((procCpuMs(serverPid) - s0) / wall) * 100;
+  if (generatorCpuMs) return { result, cpu: `server ${srv.toFixed(0)}%, h2load ${((generatorCpuMs(result) / wall) * 100).toFixed(0)}%` };
   const gen = ((g.user + g.system) / 1000 / wall) * 100;
   return { result, cpu: `server ${srv.toFixed(0)}%, loadgen ${gen.toFixed(0)}%` };
 }
+const h2loadCpuMs = (r: H2LoadResult): number => r.cpuSeconds * 1000;
 
 function credsOf(srv: ServerProc): Credentials {
   const p = srv.started.pki;
@@ -347,6 +341,7 @@ async function scenarioOpenLoop(cfg: Config, servers: { kplane: ServerProc; bare
     srv.withPauses(() =>
       withCpu(srv.started.pid, () =>
         h2load({ url: `${srv.started.url}${r.path}`, rate: cfg.openRate, seconds: cfg.openMs / 1000, warmSeconds: cfg.openWarmMs / 1000, headers, ...(r.body !== undefined ? { body: r.body } : {}), ...(r.uris ? { uris: r.uris } : {}) }),
+        h2loadCpuMs,
       ),
     );
   const asRound = (h: H2LoadResult): RoundResult => ({ ops: h.answered, errors: h.errors, seconds: cfg.openMs / 1000, latencies: h.latency.samples, ...(h.errors ? { firstError: `statuses ${JSON.stringify(h.statuses)}` } : {}) });
@@ -631,7 +626,7 @@ async function scenarioEtcd(cfg: Config, dataDir: string, cpuProfDir: string | u
         body: JSON.stringify(configMap('', 'bench-etcd')).replace('"name":""', '"generateName":"cm-h2-"'),
         headers: [`authorization: Bearer ${BENCH_TOKEN}`, 'content-type: application/json', 'accept: application/json'],
       };
-      const hr = await withCpu(srv.started.pid, () => h2load(h2));
+      const hr = await withCpu(srv.started.pid, () => h2load(h2), h2loadCpuMs);
       const hk = addRound('6-etcd', 'kplane+etcd', 'create (h2load)', c, { ops: hr.result.answered, errors: hr.result.errors, seconds: cfg.measureMs / 1000, latencies: hr.result.latency.samples }, `reference, not the goal's figure; ${hr.cpu}`);
       rows.push({ scenario: '6-etcd', target: 'kplane (h2load)/etcd3 put', op: 'create', concurrency: String(c), value: `${(((hk.opsPerSec ?? 0) / (p.opsPerSec ?? 1)) * 100).toFixed(0)}%` });
     }

@@ -166,14 +166,9 @@ export class GenericStore {
   // ---- decoding -------------------------------------------------------------------------
 
   /** Stored value → served object (shared, read-only). */
-  private fromKV(kv: KV, revision?: number): KubeObject {
-    const stored = this.decoder.decode(kv, revision);
-    return this.converter ? this.converter.fromStorage(stored) : stored;
-  }
-
-  /** fromKV for the value a write just stored (the answer to the write): not remembered, see StorageDecoder. */
-  private fromWrittenKV(kv: KV, revision?: number): KubeObject {
-    const stored = this.decoder.decode(kv, revision, false);
+  /** `remember: false` for the answer to a write (see StorageDecoder). */
+  private fromKV(kv: KV, revision?: number, remember = true): KubeObject {
+    const stored = this.decoder.decode(kv, revision, remember);
     return this.converter ? this.converter.fromStorage(stored) : stored;
   }
 
@@ -564,7 +559,7 @@ export class GenericStore {
         const store = this; // the getter's own `this` is the result object
         return {
           get object(): KubeObject {
-            return (decoded ??= store.fromWrittenKV(kv));
+            return (decoded ??= store.fromKV(kv, undefined, false));
           },
           json: () => {
             const parts = store.splicedJSON(kv);
@@ -669,7 +664,7 @@ export class GenericStore {
           return { object: out, created: false, warnings };
         }
         const next = await this.storage.update(key, bytes, kv.modRevision);
-        return { object: this.fromWrittenKV(next), created: false, warnings };
+        return { object: this.fromKV(next, undefined, false), created: false, warnings };
       } catch (e) {
         if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
           if (rvGiven) throw e instanceof KeyNotFoundError ? notFound(this.groupResource, name) : conflict(this.groupResource, name);
@@ -732,7 +727,7 @@ export class GenericStore {
         if (opts.dryRun) return { object: next, deleted: false };
         try {
           const updated = await this.storage.update(key, this.toBytes(next), kv.modRevision);
-          return { object: this.fromWrittenKV(updated), deleted: false };
+          return { object: this.fromKV(updated, undefined, false), deleted: false };
         } catch (e) {
           if (e instanceof ConflictError) continue;
           throw this.storageError(e, name);
@@ -741,7 +736,7 @@ export class GenericStore {
       if (opts.dryRun) return { object: current, deleted: true };
       try {
         const del = await this.storage.delete(key, kv.modRevision);
-        return { object: this.fromWrittenKV(del.kv, del.revision), deleted: true };
+        return { object: this.fromKV(del.kv, del.revision, false), deleted: true };
       } catch (e) {
         if (e instanceof ConflictError) continue;
         if (e instanceof KeyNotFoundError) throw notFound(this.groupResource, name);

@@ -360,13 +360,10 @@ export class ApiServer {
     const rv = ctx.query.get('resourceVersion');
     const opts = rv ? { resourceVersion: rv } : {};
     const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
-    if (choice.format === 'json' && choice.transform === 'none' && !queryBool(ctx.query.get('pretty'))) {
+    if (plainJSON(ctx, choice)) {
       const got = await r.store.getJSON(namespace, name, opts);
       if ('object' in got) return this.respondObject(ctx, r, 200, got.object, [], choice);
-      ctx.res.statusCode = 200;
-      ctx.res.setHeader('Content-Type', 'application/json');
-      ctx.res.end(got.json);
-      return;
+      return sendJSON(ctx, 200, got.json, []);
     }
     this.respondObject(ctx, r, 200, await r.store.get(namespace, name, opts));
   }
@@ -374,13 +371,7 @@ export class ApiServer {
   private async list(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
     const q = ctx.query;
     const choice = chooseOutput(ctx.accept, { protobufOk: true, list: true });
-    if (choice.format === 'json' && choice.transform === 'none' && !queryBool(q.get('pretty'))) {
-      const body = await r.store.listJSON(namespace, listOptionsFrom(q));
-      ctx.res.statusCode = 200;
-      ctx.res.setHeader('Content-Type', 'application/json');
-      ctx.res.end(body);
-      return;
-    }
+    if (plainJSON(ctx, choice)) return sendJSON(ctx, 200, await r.store.listJSON(namespace, listOptionsFrom(q)), []);
     const list = await r.store.list(namespace, listOptionsFrom(q));
     this.respondList(ctx, r, list, choice);
   }
@@ -403,17 +394,9 @@ export class ApiServer {
       validate: (o) => this.validateAdmission(attrs(o)),
     });
     const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
-    if (choice.format === 'json' && choice.transform === 'none' && !queryBool(ctx.query.get('pretty'))) {
-      // As GET: the stored bytes with the resourceVersion spliced in, no parse and no stringify.
-      const json = out.json?.();
-      if (json) {
-        setWarnings(ctx.res, [...warnings, ...out.warnings]);
-        ctx.res.statusCode = 201;
-        ctx.res.setHeader('Content-Type', 'application/json');
-        ctx.res.end(json);
-        return;
-      }
-    }
+    // As GET: the stored bytes with the resourceVersion spliced in, no parse and no stringify.
+    const json = plainJSON(ctx, choice) ? out.json?.() : undefined;
+    if (json) return sendJSON(ctx, 201, json, [...warnings, ...out.warnings]);
     this.respondObject(ctx, r, 201, out.object, [...warnings, ...out.warnings], choice);
   }
 
@@ -824,6 +807,19 @@ export class ApiServer {
     }
     writeBody(ctx.res, 200, out as KubeObject, choice, queryBool(ctx.query.get('pretty')));
   }
+}
+
+/** Whether the answer may be JSON bytes as stored: plain JSON, no transform, not pretty-printed. */
+function plainJSON(ctx: RequestContext, choice: OutputChoice): boolean {
+  return choice.format === 'json' && choice.transform === 'none' && !queryBool(ctx.query.get('pretty'));
+}
+
+/** Sends JSON bytes that are already the answer (the store's stored-bytes fast paths). */
+function sendJSON(ctx: RequestContext, code: number, body: Buffer, warnings: readonly string[]): void {
+  setWarnings(ctx.res, warnings);
+  ctx.res.statusCode = code;
+  ctx.res.setHeader('Content-Type', 'application/json');
+  ctx.res.end(body);
 }
 
 interface RequestContext {

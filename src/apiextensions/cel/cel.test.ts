@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { issueString } from '../../apimachinery/errors.js';
 import type { JSONSchemaProps, ValidationRule } from '../schema/types.js';
+import { twentyFieldRules } from '../../../test/support/cel-bench-schema.js';
 import { compileRules, evaluate, type CompileOptions, type EvaluateOptions } from './index.js';
 
 const P = 'spec.versions[0].schema.openAPIV3Schema';
@@ -319,18 +320,7 @@ describe('evaluate', () => {
   });
 
   it('2 rules on a 20-field object pass (its timing: npm run bench -- --only micro)', () => {
-    const props: Record<string, JSONSchemaProps> = {};
-    const obj: Record<string, unknown> = {};
-    for (let i = 0; i < 16; i++) {
-      props[`f${i}`] = i % 2 ? { type: 'string', maxLength: 64 } : { type: 'integer' };
-      obj[`f${i}`] = i % 2 ? `value-${i}` : i;
-    }
-    Object.assign(props, { minReplicas: { type: 'integer' }, maxReplicas: { type: 'integer' }, image: { type: 'string', maxLength: 256 }, mode: { type: 'string', maxLength: 16 } });
-    Object.assign(obj, { minReplicas: 1, maxReplicas: 5, image: 'registry/app:v1', mode: 'fast' });
-    const schema: JSONSchemaProps = {
-      type: 'object',
-      properties: { spec: { type: 'object', properties: props, 'x-kubernetes-validations': [{ rule: 'self.minReplicas <= self.maxReplicas' }, { rule: 'self.image.contains(":") && self.mode in ["fast", "slow"]' }] } },
-    };
+    const { schema, spec: obj } = twentyFieldRules();
     const r = compileRules(schema, { path: P });
     assert.deepEqual(r.issues, []);
     const cr = { apiVersion: 'x/v1', kind: 'K', metadata: { name: 'a' }, spec: obj };

@@ -397,12 +397,11 @@ class Emitter {
   private whitespace = true;
   private indention = true;
   private flowLevel = 0;
-  private rootContext = false;
   private mappingContext = false;
   private simpleKeyContext = false;
 
   document(value: unknown): void {
-    this.node(value, true, false, false, false);
+    this.node(value, false, false, false);
     // document end: implicit, so only the final line break
     this.writeIndent();
   }
@@ -453,8 +452,7 @@ class Emitter {
   }
 
   // -- nodes --
-  private node(value: unknown, root: boolean, sequence: boolean, mapping: boolean, simpleKey: boolean, scalar?: Scalar): void {
-    this.rootContext = root;
+  private node(value: unknown, sequence: boolean, mapping: boolean, simpleKey: boolean, scalar?: Scalar): void {
     this.mappingContext = mapping;
     this.simpleKeyContext = simpleKey;
     void sequence;
@@ -485,7 +483,7 @@ class Emitter {
     for (const item of items) {
       this.writeIndent();
       this.writeIndicator('-', true, false, true);
-      this.node(item, false, true, false, false);
+      this.node(item, true, false, false);
     }
     this.popIndent();
   }
@@ -499,15 +497,15 @@ class Emitter {
       // check_simple_key: a one-line scalar of at most 128 bytes
       const simple = !key.analysis.multiline && Buffer.byteLength(k) <= 128;
       if (simple) {
-        this.node(k, false, false, true, true, key);
+        this.node(k, false, true, true, key);
         this.writeIndicator(':', false, false, false);
       } else {
         this.writeIndicator('?', true, false, true);
-        this.node(k, false, false, true, false, key);
+        this.node(k, false, true, false, key);
         this.writeIndent();
         this.writeIndicator(':', true, false, true);
       }
-      this.node(obj[k], false, false, true, false);
+      this.node(obj[k], false, true, false);
     }
     this.popIndent();
   }
@@ -576,7 +574,6 @@ class Emitter {
     }
     this.whitespace = false;
     this.indention = false;
-    void this.rootContext;
   }
 
   private writeSingleQuoted(v: number[], allowBreaks: boolean, text: string): void {
