@@ -84,7 +84,8 @@ export async function h2load(r: H2LoadRound): Promise<H2LoadResult> {
       child.stdout.on('data', (d: Buffer) => (text += d.toString()));
       child.stderr.on('data', (d: Buffer) => (text += d.toString()));
       child.on('error', reject);
-      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`h2load exited ${code}: ${text.slice(-2000)}`))));
+      // 'close', not 'exit': 'exit' may come before the last of stdout (the `times` line) was read.
+      child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`h2load exited ${code}: ${text.slice(-2000)}`))));
     });
     return { ...parseLog(readFileSync(join(dir, 'log'), 'utf8'), r.seconds, out), cpuSeconds: childCpuSeconds(out) };
   } finally {

@@ -93,9 +93,10 @@ class Client {
     return c;
   }
 
-  unary(service: string, method: string, req: Msg): Promise<Msg> {
-    const c = this.client(service) as unknown as Record<string, (req: Msg, cb: (err: grpc.ServiceError | null, out: Msg) => void) => void>;
-    return new Promise((resolve, reject) => c[method]!.call(c, req, (err, out) => (err ? reject(err) : resolve(out))));
+  unary(service: string, method: string, req: Msg, options: grpc.CallOptions = {}): Promise<Msg> {
+    type Call = (req: Msg, md: grpc.Metadata, options: grpc.CallOptions, cb: (err: grpc.ServiceError | null, out: Msg) => void) => void;
+    const c = this.client(service) as unknown as Record<string, Call>;
+    return new Promise((resolve, reject) => c[method]!.call(c, req, new grpc.Metadata(), options, (err, out) => (err ? reject(err) : resolve(out))));
   }
 
   stream(service: string, method: string, req: Msg, metadata?: grpc.Metadata, cancelFirst = false): Promise<Msg[]> {
@@ -417,6 +418,18 @@ describe('catalog serve: upstream server tests (simple catalog built from manife
     const lines = served.stderr().split('\n');
     assert.ok(lines.some((l) => /level=info msg="started call" .*grpc\.method=GetPackage grpc\.method_type=unary grpc\.service=api\.Registry .*peer\.address="127\.0\.0\.1:\d+" protocol=grpc/.test(l)));
     assert.ok(lines.some((l) => /level=info msg="finished call" grpc\.code=OK .*grpc\.method=GetPackage .*grpc\.time_ms=[\d.]+ /.test(l)));
+  });
+  it('logs a call\'s deadline as grpc.request.deadline (RFC 3339), as go-grpc-middleware does', async () => {
+    const deadline = new Date(Date.now() + 3_600_000);
+    await c.unary(R, 'GetPackage', { name: 'etcd' }, { deadline });
+    const stamp = new Date(Math.floor(deadline.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    // the client sends the time left (grpc-timeout), so the server's deadline may differ by a second
+    const stamps = [stamp, new Date(Date.parse(stamp) - 1000).toISOString().replace('.000Z', 'Z'), new Date(Date.parse(stamp) + 1000).toISOString().replace('.000Z', 'Z')];
+    await eventually(10_000, 'the call with a deadline logged', async () =>
+      served.stderr().split('\n').some((l) => l.includes('msg="finished call"') && stamps.some((s) => l.includes(`grpc.request.deadline="${s}"`))) ? true : undefined,
+    );
+    const started = served.stderr().split('\n').filter((l) => l.includes('msg="started call"') && l.includes('grpc.request.deadline='));
+    assert.ok(started.length > 0, 'the started line carries the deadline too');
   });
 });
 

@@ -1,6 +1,7 @@
 // Log lines in logrus's text format, which opm serve writes (and log collectors already parse):
 //   time="2026-11-22T02:20:47Z" level=info msg="serving registry" cache=/tmp/x configs=/catalog port=50051
-// Fields are sorted by key; values are quoted only when they need to be.
+// Fields are sorted by key; values are quoted (Go's %q) only when they need to be.
+import { goQuote } from '../golang/strconv.js';
 
 export type Level = 'debug' | 'info' | 'warning' | 'error' | 'fatal';
 const ORDER: Record<Level, number> = { debug: 0, info: 1, warning: 2, error: 3, fatal: 4 };
@@ -10,6 +11,8 @@ export type Fields = Record<string, string | number | boolean | undefined>;
 export interface Logger {
   with(fields: Fields): Logger;
   log(level: Level, msg: string, fields?: Fields): void;
+  /** Logs fields given as entries sorted by key with their printed values (the call log's fast path). */
+  logEntries(level: Level, msg: string, entries: readonly Entry[]): void;
   info(msg: string, fields?: Fields): void;
   debug(msg: string, fields?: Fields): void;
   warn(msg: string, fields?: Fields): void;
@@ -17,9 +20,15 @@ export interface Logger {
   enabled(level: Level): boolean;
 }
 
-function quote(v: string): string {
-  // logrus quotes anything outside [A-Za-z0-9-._/@^+]
-  return /^[A-Za-z0-9\-._/@^+]+$/.test(v) ? v : JSON.stringify(v);
+/** logrus's quoting of a value: bare when every character is one of [A-Za-z0-9-._/@^+] (an empty value too), else Go's %q. */
+export function quote(v: string): string {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    const bare =
+      (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x5f || c === 0x2f || c === 0x40 || c === 0x5e || c === 0x2b;
+    if (!bare) return goQuote(v);
+  }
+  return v;
 }
 
 let lastSecond = -1;
@@ -36,8 +45,7 @@ export function rfc3339(ms: number): string {
 }
 
 export function formatLine(time: Date, level: Level, msg: string, fields: Fields): string {
-  const iso = rfc3339(time.getTime());
-  const parts = [`time="${iso}"`, `level=${level}`, `msg=${JSON.stringify(msg)}`];
+  const parts = [`time="${rfc3339(time.getTime())}"`, `level=${level}`, `msg=${quote(msg)}`];
   for (const k of Object.keys(fields).sort()) {
     const v = fields[k];
     if (v === undefined) continue;
@@ -46,15 +54,53 @@ export function formatLine(time: Date, level: Level, msg: string, fields: Fields
   return parts.join(' ') + '\n';
 }
 
+/** A field already in its printed form: key and quoted value. */
+export type Entry = readonly [key: string, printed: string];
+
+/**
+ * Adds `key=printed` to a list sorted by key (logrus prints fields sorted), replacing an entry of the
+ * same key as an assignment to a fields object would. Lists are short (a dozen), so this is a scan.
+ */
+export function putEntry(list: Entry[], key: string, printed: string): void {
+  let i = list.length;
+  while (i > 0 && list[i - 1]![0] > key) i--;
+  if (i > 0 && list[i - 1]![0] === key) list[i - 1] = [key, printed];
+  else list.splice(i, 0, [key, printed]);
+}
+
+/** The line formatLine would print for these fields, from entries already sorted and quoted. */
+export function formatEntries(ms: number, level: Level, msg: string, entries: readonly Entry[]): string {
+  const parts = new Array<string>(entries.length + 3);
+  parts[0] = `time="${rfc3339(ms)}"`;
+  parts[1] = `level=${level}`;
+  parts[2] = `msg=${quote(msg)}`;
+  for (let i = 0; i < entries.length; i++) parts[i + 3] = `${entries[i]![0]}=${entries[i]![1]}`;
+  return parts.join(' ') + '\n';
+}
+
 export function createLogger(opts: { write: (line: string) => void; level?: Level; fields?: Fields; now?: () => Date }): Logger {
   const min = ORDER[opts.level ?? 'info'];
   const base = opts.fields ?? {};
   const now = opts.now ?? (() => new Date());
+  const hasBase = Object.values(base).some((v) => v !== undefined);
   const logger: Logger = {
     with: (fields) => createLogger({ ...opts, fields: { ...base, ...fields } }),
     log(level, msg, fields = {}) {
       if (ORDER[level] < min) return;
       opts.write(formatLine(now(), level, msg, { ...base, ...fields }));
+    },
+    logEntries(level, msg, entries) {
+      if (ORDER[level] < min) return;
+      if (!hasBase && opts.now === undefined) {
+        opts.write(formatEntries(Date.now(), level, msg, entries));
+        return;
+      }
+      const fields: Fields = {};
+      for (const [k, v] of entries) fields[k] = v;
+      // the printed values are final: format them as given (quote() leaves a quoted value quoted again, so bypass it)
+      const merged = [...Object.entries(base).filter(([k, v]) => v !== undefined && !(k in fields)).map(([k, v]) => [k, quote(String(v))] as const), ...entries];
+      merged.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      opts.write(formatEntries(now().getTime(), level, msg, merged));
     },
     info: (msg, f) => logger.log('info', msg, f),
     debug: (msg, f) => logger.log('debug', msg, f),

@@ -11,7 +11,8 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
-import { rfc3339, type Fields, type Level, type Logger } from './log.js';
+import { formatFloat32 } from '../golang/strconv.js';
+import { putEntry, quote, rfc3339, type Entry, type Level, type Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
 import { RegistryQueryError, type RegistryIndex } from './registry-index.js';
 
@@ -209,40 +210,75 @@ const CODE_NAMES: Record<number, string> = {
 
 /**
  * opm serve logs every call twice, "started call" and "finished call", with go-grpc-middleware's
- * fields (service, method, peer, start time, request metadata; then code, time and error).
+ * fields (service, method, peer, start time, deadline, request metadata; then code, time and error).
+ * Under load this runs twice per request, so the fields are kept as entries sorted by key with their
+ * printed values: the per-method ones are made once, and a call adds only its own.
  */
 function callLogger(logger: Logger): grpc.ServerInterceptor {
+  const perMethod = new Map<string, Entry[]>();
+  const methodEntries = (d: grpc.ServerMethodDefinition<unknown, unknown>): Entry[] => {
+    let list = perMethod.get(d.path);
+    if (list === undefined) {
+      const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(d.path) ?? [];
+      list = [];
+      for (const [k, v] of [['protocol', 'grpc'], ['grpc.component', 'server'], ['grpc.service', service], ['grpc.method', method], ['grpc.method_type', methodType(d)]] as const) {
+        putEntry(list, k, quote(v));
+      }
+      perMethod.set(d.path, list);
+    }
+    return list;
+  };
   return (methodDescriptor, call) => {
-    const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(methodDescriptor.path) ?? [];
-    const t0 = process.hrtime.bigint();
-    let fields: Fields = {
-      protocol: 'grpc',
-      'grpc.component': 'server',
-      'grpc.service': service,
-      'grpc.method': method,
-      'grpc.method_type': methodType(methodDescriptor),
-      'peer.address': call.getPeer().replace(/^ipv4:|^ipv6:/, ''),
-      'grpc.start_time': rfc3339(Date.now()),
-    };
+    const t0 = performance.now();
+    const entries = methodEntries(methodDescriptor).slice();
+    putEntry(entries, 'peer.address', quote(peerAddress(call.getPeer())));
+    putEntry(entries, 'grpc.start_time', quote(rfc3339(Date.now())));
+    const deadline = call.getDeadline();
+    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+    if (Number.isFinite(deadlineMs)) putEntry(entries, 'grpc.request.deadline', quote(rfc3339Of(deadlineMs)));
     return new grpc.ServerInterceptingCall(call, {
       start: (next) =>
         next({
           onReceiveMetadata: (md, nextMd) => {
-            for (const [k, v] of Object.entries(md.getMap())) fields[k] = `[${String(v)}]`;
-            logger.info('started call', fields);
+            const map = md.getMap();
+            for (const k in map) putEntry(entries, k, quote(`[${String(map[k])}]`));
+            logger.logEntries('info', 'started call', entries);
             nextMd(md);
           },
         }),
       sendStatus: (status, next) => {
-        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
         const code = status.code ?? grpc.status.OK;
-        fields = { ...fields, 'grpc.code': CODE_NAMES[code] ?? String(code), 'grpc.time_ms': String(Math.round(ms * 1000) / 1000) };
-        if (code !== grpc.status.OK) fields['grpc.error'] = `rpc error: code = ${CODE_NAMES[code] ?? code} desc = ${status.details ?? ''}`;
-        logger.log(levelOf(code), 'finished call', fields);
+        const done = entries.slice();
+        putEntry(done, 'grpc.code', quote(CODE_NAMES[code] ?? String(code)));
+        putEntry(done, 'grpc.time_ms', quote(goMilliseconds(performance.now() - t0)));
+        if (code !== grpc.status.OK) putEntry(done, 'grpc.error', quote(`rpc error: code = ${CODE_NAMES[code] ?? code} desc = ${status.details ?? ''}`));
+        logger.logEntries(levelOf(code), 'finished call', done);
         next(status);
       },
     });
   };
+}
+
+/** grpc-js's peer ("ipv4:127.0.0.1:5000") as Go's net.Addr.String() ("127.0.0.1:5000"). */
+function peerAddress(peer: string): string {
+  return peer.startsWith('ipv4:') || peer.startsWith('ipv6:') ? peer.slice(5) : peer;
+}
+
+/** RFC 3339 to the second, in UTC, of any time (the call log's deadline). */
+function rfc3339Of(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * go-grpc-middleware's grpc.time_ms: fmt's %v of float32(duration.Nanoseconds()/1000) / 1000, i.e.
+ * whole microseconds as milliseconds in a float32's shortest digits.
+ */
+export function goMilliseconds(ms: number): string {
+  const us = Math.trunc(ms * 1000);
+  // Below 10 s the value has at most 7 significant digits, which a float32 tells apart: its shortest
+  // form is the decimal itself, as JavaScript prints it.
+  if (us >= 0 && us < 10_000_000) return String(us / 1000);
+  return formatFloat32(Math.fround(Math.fround(us) / 1000));
 }
 
 function methodType(d: grpc.ServerMethodDefinition<unknown, unknown>): string {
