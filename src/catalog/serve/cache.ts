@@ -19,7 +19,6 @@ import { MetaStore } from './metas.js';
 import {
   RegistryIndex,
   RegistryQueryError,
-  compareBundleKeys,
   indexFromModel,
   type BundleKey,
   type BundleStore,
@@ -228,16 +227,7 @@ function bundleFromJSON(text: string): ApiBundle {
 }
 
 class DiskBundleStore implements BundleStore {
-  private readonly sorted: BundleKey[];
-
-  constructor(
-    private readonly base: string,
-    pkgs: Map<string, IndexPackage>,
-  ) {
-    const keys: BundleKey[] = [];
-    for (const p of pkgs.values()) for (const ch of p.channels.values()) for (const b of ch.bundles.values()) keys.push(b);
-    this.sorted = keys.sort(compareBundleKeys);
-  }
+  constructor(private readonly base: string) {}
 
   async get(key: BundleKey): Promise<ApiBundle> {
     try {
@@ -245,10 +235,6 @@ class DiskBundleStore implements BundleStore {
     } catch (err) {
       throw new RegistryQueryError(goFSError(err));
     }
-  }
-
-  keys(): BundleKey[] {
-    return this.sorted;
   }
 }
 
@@ -353,7 +339,7 @@ export class JsonCache {
         metas.add(schema, pkg, JSON.parse(await readFile(join(metasRoot, schema, f), 'utf8')) as Record<string, unknown>);
       }
     }
-    const index = new RegistryIndex(pkgs, new DiskBundleStore(cacheDir, pkgs));
+    const index = new RegistryIndex(pkgs, new DiskBundleStore(cacheDir));
     await index.warm();
     return { index, metas };
   }

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
 import { REGISTRY_PROTO } from '../api/api.js';
 import type { Bundle, Channel, Model, Package } from '../model/types.js';
-import { ModelBundleStore, RegistryIndex, RegistryQueryError, channelHead, indexFromModel } from './registry-index.js';
+import { packedIndexFromModel } from './catalog.js';
+import { RegistryIndex, RegistryQueryError, channelHead } from './registry-index.js';
 
 const root = protobuf.loadSync(REGISTRY_PROTO);
 const Bundle = root.lookupType('api.Bundle');
@@ -45,8 +46,7 @@ function model(spec: Record<string, Record<string, { name: string; replaces?: st
 }
 
 function index(m: Model): RegistryIndex {
-  const store = new ModelBundleStore();
-  return new RegistryIndex(indexFromModel(m, (k, b) => store.put(k, b)), store);
+  return packedIndexFromModel(m);
 }
 
 describe('RegistryIndex', () => {

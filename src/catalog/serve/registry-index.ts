@@ -1,13 +1,19 @@
-// The served catalog: a small index of packages, channels and bundle edges (opm's pkg/cache packageIndex)
-// in memory, and the API bundles behind it in a BundleStore (memory or a cache directory). Every query
-// answers as opm's cache does, with its error texts; answers are encoded protobuf bytes, and the ones
-// asked for most (channel heads) are encoded once and kept.
+// The served catalog: an index of packages, channels and bundle edges (opm's pkg/cache packageIndex),
+// and the API bundles behind it, either packed in memory as encoded bytes (packed-bundles.ts) or in a
+// BundleStore (the cache directory's JSON files). Every query answers as opm's cache does, with its
+// error texts; answers are encoded protobuf bytes, and channel heads are kept ready to send.
+//
+// The index is compact: bundles are numbered in (package, channel, name) order and their names,
+// replaces, skips and the provider and replacement lookups live in typed arrays over one table of
+// interned strings, so 30,000 bundles cost the heap a few tens of thousands of objects (their names),
+// not several per bundle.
 import type { ApiBundle, ApiChannelEntry, ApiPackage, Deprecation, Encoders } from '../api/api.js';
 import { getEncoders } from '../api/api.js';
 import { PropertyGVK } from '../declcfg/types.js';
 import { channelHead as modelChannelHead } from '../model/graph.js';
 import type { Bundle, Channel, Model } from '../model/types.js';
-import { checkBundleProperties, modelBundleToApi } from './api-bundle.js';
+import { checkBundleProperties } from './api-bundle.js';
+import { PackedBundleError, PackedBundles } from './packed-bundles.js';
 
 /** A query that found nothing or could not answer: gRPC status UNKNOWN with this text, as opm returns plain errors. */
 export class RegistryQueryError extends Error {
@@ -20,11 +26,14 @@ export interface BundleKey {
   name: string;
 }
 
+/** A bundle as the index is built from it (indexFromModel, the cache's packages.json). */
 export interface IndexBundle extends BundleKey {
   replaces: string;
   skips: string[];
   /** "group/version/kind" of each provided API (olm.gvk), for the provider queries */
   provides: Set<string>;
+  /** its record in the PackedBundles the index serves from, when it serves from one */
+  slot?: number;
 }
 
 export interface IndexChannel {
@@ -42,10 +51,9 @@ export interface IndexPackage {
   deprecation?: Deprecation;
 }
 
-/** Where the API bundles live; `keys()` walks them in opm's order (channel, package, name). */
+/** API bundles kept outside the index (the cache directory), read when asked for. */
 export interface BundleStore {
   get(key: BundleKey): Promise<ApiBundle>;
-  keys(): BundleKey[];
 }
 
 /** opm's bundle key order: channel name, then package name, then bundle name. */
@@ -68,45 +76,11 @@ export function channelHead(ch: Channel): string {
 }
 
 /**
- * Bundles straight from the model: each is converted to its API form when asked for (the index keeps
- * the encoded answers it gives most), so start-up does not pay for 30,000 conversions up front.
+ * Builds the package index from a model and hands each bundle to `visit` (which may pack it and note
+ * its slot). What could make a bundle unservable (opm's property checks in
+ * ConvertModelBundleToAPIBundle) is checked here, at start-up.
  */
-export class ModelBundleStore implements BundleStore {
-  private readonly bundles = new Map<string, Bundle>();
-  private sortedKeys: BundleKey[] | undefined;
-
-  put(key: BundleKey, b: Bundle): void {
-    this.bundles.set(storeKey(key), b);
-    this.sortedKeys = undefined;
-  }
-
-  get(key: BundleKey): Promise<ApiBundle> {
-    const b = this.bundles.get(storeKey(key));
-    if (!b) return Promise.reject(new RegistryQueryError(`bundle ${key.packageName}/${key.channelName}/${key.name} not found`));
-    try {
-      return Promise.resolve(modelBundleToApi(b));
-    } catch (err) {
-      return Promise.reject(new RegistryQueryError((err as Error).message));
-    }
-  }
-
-  keys(): BundleKey[] {
-    this.sortedKeys ??= [...this.bundles.values()]
-      .map((b) => ({ packageName: b.package.name, channelName: b.channel.name, name: b.name }))
-      .sort(compareBundleKeys);
-    return this.sortedKeys;
-  }
-}
-
-export function storeKey(k: BundleKey): string {
-  return `${k.packageName}\u0000${k.channelName}\u0000${k.name}`;
-}
-
-/**
- * Builds the package index from a model and hands each bundle to `put`. What could make a bundle
- * unservable (opm's property checks in ConvertModelBundleToAPIBundle) is checked here, at start-up.
- */
-export function indexFromModel(model: Model, put: (key: BundleKey, b: Bundle) => void): Map<string, IndexPackage> {
+export function indexFromModel(model: Model, visit: (key: BundleKey, b: Bundle, ib: IndexBundle) => void): Map<string, IndexPackage> {
   const pkgs = new Map<string, IndexPackage>();
   for (const p of model.values()) {
     const ip: IndexPackage = {
@@ -132,8 +106,9 @@ export function indexFromModel(model: Model, put: (key: BundleKey, b: Bundle) =>
           const g = (prop.value ?? {}) as { group?: unknown; version?: unknown; kind?: unknown };
           provides.add(gvkKey(String(g.group ?? ''), String(g.version ?? ''), String(g.kind ?? '')));
         }
-        ic.bundles.set(b.name, { ...key, replaces: b.replaces, skips: b.skips, provides });
-        put(key, b);
+        const ib: IndexBundle = { ...key, replaces: b.replaces, skips: b.skips, provides };
+        ic.bundles.set(b.name, ib);
+        visit(key, b, ib);
       }
       ip.channels.set(ch.name, ic);
     }
@@ -142,58 +117,226 @@ export function indexFromModel(model: Model, put: (key: BundleKey, b: Bundle) =>
   return pkgs;
 }
 
+/** At most this many channel heads are kept encoded (and, serving from a store, other bundles read). */
 const HEAD_CACHE_LIMIT = 4096;
+
+interface PackageRec {
+  name: string;
+  defaultChannel: string;
+  channels: Map<string, ChannelRec>;
+  deprecation?: Deprecation;
+  /** the encoded api.Package, once asked for */
+  bytes?: Buffer;
+}
+
+interface ChannelRec {
+  pkg: PackageRec;
+  name: string;
+  head: string;
+  /** the head's bundle number, or -1 when the channel has no bundle of that name */
+  headId: number;
+  /** its bundles are numbers first..end-1, in name order */
+  first: number;
+  end: number;
+  /** bundle name → number */
+  ids: Map<string, number>;
+  deprecation?: Deprecation;
+  /** the head's trimmed bytes, once encoded */
+  headBytes?: Buffer;
+}
+
+/** key → ids lists built in order, then flattened to offsets (`at`, one more than keys) and ids */
+class ListsBuilder {
+  private readonly lists: number[][] = [];
+
+  /** Adds id under key unless it was the last one added there. */
+  add(key: number, id: number): void {
+    const list = (this.lists[key] ??= []);
+    if (list[list.length - 1] !== id) list.push(id);
+  }
+
+  finish(keys: number): { at: Uint32Array; ids: Uint32Array } {
+    const at = new Uint32Array(keys + 1);
+    let n = 0;
+    for (let k = 0; k < keys; k++) {
+      at[k] = n;
+      n += this.lists[k]?.length ?? 0;
+    }
+    at[keys] = n;
+    const ids = new Uint32Array(n);
+    for (let k = 0; k < keys; k++) {
+      const list = this.lists[k];
+      if (list) ids.set(list, at[k]);
+    }
+    return { at, ids };
+  }
+}
 
 export class RegistryIndex {
   private readonly enc: Encoders;
-  /** encoded trimmed bundles (replaces and skips cleared), by store key; heads first */
-  private readonly trimmed = new Map<string, Buffer>();
-  private readonly packageBytes = new Map<string, Buffer>();
-  /** lookups built once, in (package, channel, bundle) name order, so queries cost what they return */
-  private readonly byReplaced = new Map<string, IndexBundle[]>();
-  private readonly byProvided = new Map<string, IndexBundle[]>();
-  private readonly headsByProvided = new Map<string, IndexBundle[]>();
+  private readonly packed: PackedBundles | undefined;
+  private readonly store: BundleStore | undefined;
+  private readonly packages = new Map<string, PackageRec>();
+  private readonly packageNames: string[];
+  /** every channel, in (package, channel) name order */
+  private readonly channels: ChannelRec[] = [];
+  private headsCached = 0;
+  /** serving from a store: trimmed bytes of bundles other than heads, by number, up to the limit */
+  private readonly trimmedCache = new Map<number, Buffer>();
 
-  constructor(
-    readonly packages: Map<string, IndexPackage>,
-    readonly store: BundleStore,
-  ) {
+  /** interned names (bundles, replaces, skips) and their numbers */
+  private readonly strs: string[] = [];
+  private readonly strIds = new Map<string, number>();
+
+  // per bundle, by number
+  private readonly channelOf: Uint32Array;
+  private readonly nameOf: Uint32Array;
+  private readonly replacesOf: Uint32Array;
+  /** skips of bundle i: skipIds[skipsAt[i]..skipsAt[i+1]] */
+  private readonly skipsAt: Uint32Array;
+  private readonly skipIds: Uint32Array;
+  /** its record in `packed` */
+  private readonly slotOf: Uint32Array;
+  /** bundle numbers in opm's key order (channel, package, name): ListBundles */
+  private readonly listOrder: Uint32Array;
+
+  /** by name number: the bundles that replace or skip it, in (package, channel, bundle) name order */
+  private readonly replacedAt: Uint32Array;
+  private readonly replacedIds: Uint32Array;
+  /** by API ("group/version/kind") number: the bundles that provide it, and the channel heads that do */
+  private readonly gvkIds = new Map<string, number>();
+  private readonly providedAt: Uint32Array;
+  private readonly providedIds: Uint32Array;
+  private readonly headsAt: Uint32Array;
+  private readonly headsIds: Uint32Array;
+
+  /**
+   * Indexes packages (which are not kept) over their bundles: packed ones (every IndexBundle then has
+   * its slot) or a store read by key.
+   */
+  constructor(packages: Map<string, IndexPackage>, bundles: PackedBundles | BundleStore) {
     this.enc = getEncoders();
-    const add = (m: Map<string, IndexBundle[]>, k: string, b: IndexBundle): void => {
-      const list = m.get(k);
-      if (list) {
-        if (list[list.length - 1] !== b) list.push(b);
-      } else m.set(k, [b]);
-    };
-    for (const pkg of sortedValues(packages)) {
-      for (const ch of sortedValues(pkg.channels)) {
-        for (const b of sortedValues(ch.bundles)) {
-          if (b.replaces !== '') add(this.byReplaced, b.replaces, b);
-          for (const s of b.skips) add(this.byReplaced, s, b);
-          for (const g of b.provides) add(this.byProvided, g, b);
-        }
-        const head = ch.bundles.get(ch.head);
-        if (head) for (const g of head.provides) add(this.headsByProvided, g, head);
+    if (bundles instanceof PackedBundles) this.packed = bundles;
+    else this.store = bundles;
+
+    let count = 0;
+    let skipCount = 0;
+    for (const p of packages.values()) {
+      for (const ch of p.channels.values()) {
+        count += ch.bundles.size;
+        for (const b of ch.bundles.values()) skipCount += b.skips.length;
       }
+    }
+    this.channelOf = new Uint32Array(count);
+    this.nameOf = new Uint32Array(count);
+    this.replacesOf = new Uint32Array(count);
+    this.skipsAt = new Uint32Array(count + 1);
+    this.skipIds = new Uint32Array(skipCount);
+    this.slotOf = new Uint32Array(this.packed ? count : 0);
+
+    const replaced = new ListsBuilder();
+    const provided = new ListsBuilder();
+    const heads = new ListsBuilder();
+    let id = 0;
+    let skipAt = 0;
+    for (const ip of sortedValues(packages)) {
+      const pkg: PackageRec = {
+        name: ip.name,
+        defaultChannel: ip.defaultChannel,
+        channels: new Map(),
+        ...(ip.deprecation ? { deprecation: { message: ip.deprecation.message } } : {}),
+      };
+      this.packages.set(ip.name, pkg);
+      for (const ic of sortedValues(ip.channels)) {
+        const ch: ChannelRec = {
+          pkg,
+          name: ic.name,
+          head: ic.head,
+          headId: -1,
+          first: id,
+          end: id,
+          ids: new Map(),
+          ...(ic.deprecation ? { deprecation: { message: ic.deprecation.message } } : {}),
+        };
+        const chIndex = this.channels.length;
+        this.channels.push(ch);
+        pkg.channels.set(ic.name, ch);
+        for (const [bundleName, b] of sortedEntries(ic.bundles)) {
+          ch.ids.set(this.strs[this.intern(bundleName)]!, id);
+          this.channelOf[id] = chIndex;
+          this.nameOf[id] = this.intern(b.name);
+          const replaces = this.intern(b.replaces);
+          this.replacesOf[id] = replaces;
+          if (b.replaces !== '') replaced.add(replaces, id);
+          this.skipsAt[id] = skipAt;
+          for (const s of b.skips) {
+            const sk = this.intern(s);
+            this.skipIds[skipAt++] = sk;
+            replaced.add(sk, id);
+          }
+          for (const g of b.provides) provided.add(this.gvk(g), id);
+          if (this.packed) {
+            if (b.slot === undefined) throw new Error(`bundle ${b.packageName}/${b.channelName}/${b.name} has no packed record`);
+            this.slotOf[id] = b.slot;
+          }
+          id++;
+        }
+        ch.end = id;
+        const head = ic.bundles.get(ic.head);
+        if (head) {
+          ch.headId = ch.ids.get(ic.head)!;
+          for (const g of head.provides) heads.add(this.gvk(g), ch.headId);
+        }
+      }
+    }
+    this.skipsAt[count] = skipAt;
+    this.packageNames = [...this.packages.keys()].sort(cmp);
+
+    ({ at: this.replacedAt, ids: this.replacedIds } = replaced.finish(this.strs.length));
+    ({ at: this.providedAt, ids: this.providedIds } = provided.finish(this.gvkIds.size));
+    ({ at: this.headsAt, ids: this.headsIds } = heads.finish(this.gvkIds.size));
+
+    // opm's key order is channel, package, bundle name: the channels in (channel, package) order, each
+    // one's bundles already in name order
+    this.listOrder = new Uint32Array(count);
+    let at = 0;
+    for (const ch of this.channels.slice().sort((a, b) => cmp(a.name, b.name) || cmp(a.pkg.name, b.pkg.name))) {
+      for (let i = ch.first; i < ch.end; i++) this.listOrder[at++] = i;
     }
   }
 
-  /** Encodes every channel head now, so the first GetBundleForChannel is as fast as the rest. */
+  private intern(s: string): number {
+    let n = this.strIds.get(s);
+    if (n === undefined) {
+      n = this.strs.length;
+      this.strs.push(s);
+      this.strIds.set(s, n);
+    }
+    return n;
+  }
+
+  private gvk(key: string): number {
+    let n = this.gvkIds.get(key);
+    if (n === undefined) this.gvkIds.set(key, (n = this.gvkIds.size));
+    return n;
+  }
+
+  /** Encodes every channel head now (up to the limit), so the first GetBundleForChannel is as fast as the rest. */
   async warm(): Promise<void> {
-    for (const p of this.packages.values()) {
-      for (const ch of p.channels.values()) await this.trimmedBytes({ packageName: p.name, channelName: ch.name, name: ch.head });
+    for (const ch of this.channels) {
+      if (this.headsCached >= HEAD_CACHE_LIMIT) return;
+      await this.headBytes(ch);
     }
   }
 
   listPackages(): string[] {
-    return [...this.packages.keys()].sort(cmp);
+    return this.packageNames.slice();
   }
 
   getPackage(name: string): Buffer {
-    const cached = this.packageBytes.get(name);
-    if (cached) return cached;
     const pkg = this.packages.get(name);
     if (!pkg) throw new RegistryQueryError(`package ${JSON.stringify(name)} not found`);
+    if (pkg.bytes) return pkg.bytes;
     const out: ApiPackage = {
       name: pkg.name,
       channels: [...pkg.channels.values()]
@@ -202,82 +345,137 @@ export class RegistryIndex {
       defaultChannelName: pkg.defaultChannel,
       ...(pkg.deprecation ? { deprecation: pkg.deprecation } : {}),
     };
-    const bytes = this.enc.package(out);
-    this.packageBytes.set(name, bytes);
-    return bytes;
+    pkg.bytes = this.enc.package(out);
+    return pkg.bytes;
   }
 
-  private async trimmedBytes(key: BundleKey): Promise<Buffer> {
-    const k = storeKey(key);
-    const cached = this.trimmed.get(k);
+  private keyOf(id: number): BundleKey {
+    const ch = this.channels[this.channelOf[id]!]!;
+    return { packageName: ch.pkg.name, channelName: ch.name, name: this.strs[this.nameOf[id]!]! };
+  }
+
+  /** Bundle `id` with replaces and skips cleared, encoded. */
+  private trimmedBytes(id: number): Buffer | Promise<Buffer> {
+    if (this.packed) {
+      try {
+        return this.packed.trimmed(this.slotOf[id]!);
+      } catch (err) {
+        throw queryError(err);
+      }
+    }
+    const cached = this.trimmedCache.get(id);
     if (cached) return cached;
-    const b = await this.store.get(key);
-    const bytes = this.enc.bundle({ ...b, replaces: '', skips: [] });
-    if (this.trimmed.size < HEAD_CACHE_LIMIT) this.trimmed.set(k, bytes);
+    return this.readTrimmed(this.keyOf(id)).then((bytes) => {
+      if (this.headsCached + this.trimmedCache.size < HEAD_CACHE_LIMIT) this.trimmedCache.set(id, bytes);
+      return bytes;
+    });
+  }
+
+  private async readTrimmed(key: BundleKey): Promise<Buffer> {
+    const b = await this.store!.get(key);
+    return this.enc.bundle({ ...b, replaces: '', skips: [] });
+  }
+
+  private async headBytes(ch: ChannelRec): Promise<Buffer> {
+    if (ch.headBytes) return ch.headBytes;
+    let bytes: Buffer;
+    if (ch.headId >= 0) bytes = await this.trimmedBytes(ch.headId);
+    else if (this.store) bytes = await this.readTrimmed({ packageName: ch.pkg.name, channelName: ch.name, name: ch.head });
+    else throw new RegistryQueryError(`bundle ${ch.pkg.name}/${ch.name}/${ch.head} not found`);
+    if (this.headsCached < HEAD_CACHE_LIMIT) {
+      ch.headBytes = bytes;
+      this.headsCached++;
+      if (ch.headId >= 0) this.trimmedCache.delete(ch.headId);
+    }
     return bytes;
   }
 
-  private lookupChannel(pkgName: string, channelName: string, pkgQuote: boolean): [IndexPackage, IndexChannel] {
+  private lookupChannel(pkgName: string, channelName: string, pkgQuote: boolean): ChannelRec {
     const pkg = this.packages.get(pkgName);
     if (!pkg) throw new RegistryQueryError(pkgQuote ? `package ${JSON.stringify(pkgName)} not found` : `package ${pkgName} not found`);
     const ch = pkg.channels.get(channelName);
     if (!ch) throw new RegistryQueryError(`package ${JSON.stringify(pkgName)}, channel ${JSON.stringify(channelName)} not found`);
-    return [pkg, ch];
+    return ch;
   }
 
   async getBundle(pkgName: string, channelName: string, csvName: string): Promise<Buffer> {
-    const [pkg, ch] = this.lookupChannel(pkgName, channelName, true);
-    const b = ch.bundles.get(csvName);
-    if (!b) {
+    const ch = this.lookupChannel(pkgName, channelName, true);
+    const id = ch.ids.get(csvName);
+    if (id === undefined) {
       throw new RegistryQueryError(
         `package ${JSON.stringify(pkgName)}, channel ${JSON.stringify(channelName)}, bundle ${JSON.stringify(csvName)} not found`,
       );
     }
-    return this.trimmedBytes({ packageName: pkg.name, channelName: ch.name, name: b.name });
+    return id === ch.headId ? this.headBytes(ch) : this.trimmedBytes(id);
   }
 
   async getBundleForChannel(pkgName: string, channelName: string): Promise<Buffer> {
-    const [pkg, ch] = this.lookupChannel(pkgName, channelName, true);
-    return this.trimmedBytes({ packageName: pkg.name, channelName: ch.name, name: ch.head });
+    return this.headBytes(this.lookupChannel(pkgName, channelName, true));
   }
 
   /** The head's encoded bytes when already known: lets the server answer without a promise. */
   cachedBundleForChannel(pkgName: string, channelName: string): Buffer | undefined {
-    const ch = this.packages.get(pkgName)?.channels.get(channelName);
-    return ch ? this.trimmed.get(storeKey({ packageName: pkgName, channelName, name: ch.head })) : undefined;
+    return this.packages.get(pkgName)?.channels.get(channelName)?.headBytes;
+  }
+
+  private entry(id: number, replaces: number): ApiChannelEntry {
+    const ch = this.channels[this.channelOf[id]!]!;
+    return { packageName: ch.pkg.name, channelName: ch.name, bundleName: this.strs[this.nameOf[id]!]!, replaces: this.strs[replaces]! };
   }
 
   getChannelEntriesThatReplace(name: string): ApiChannelEntry[] {
     const entries: ApiChannelEntry[] = [];
-    for (const b of this.byReplaced.get(name) ?? []) {
-      if (b.replaces === name) entries.push(entry(b, b.replaces));
-      for (const s of b.skips) if (s === name && s !== b.replaces) entries.push(entry(b, b.replaces));
+    const n = this.strIds.get(name);
+    if (n !== undefined) {
+      for (let i = this.replacedAt[n]!; i < this.replacedAt[n + 1]!; i++) {
+        const id = this.replacedIds[i]!;
+        const replaces = this.replacesOf[id]!;
+        if (replaces === n) entries.push(this.entry(id, replaces));
+        for (let j = this.skipsAt[id]!; j < this.skipsAt[id + 1]!; j++) {
+          if (this.skipIds[j] === n && n !== replaces) entries.push(this.entry(id, replaces));
+        }
+      }
     }
     if (entries.length === 0) throw new RegistryQueryError(`no channel entries found that replace ${name}`);
     return entries;
   }
 
   async getBundleThatReplaces(name: string, pkgName: string, channelName: string): Promise<Buffer> {
-    const [pkg, ch] = this.lookupChannel(pkgName, channelName, false);
+    const ch = this.lookupChannel(pkgName, channelName, false);
+    const n = this.strIds.get(name);
     // opm walks a Go map here, so with several candidates its pick is arbitrary; ours is the first by name.
-    for (const b of sortedBundles(ch)) {
-      if (b.replaces === name || b.skips.includes(name)) return this.trimmedBytes({ packageName: pkg.name, channelName: ch.name, name: b.name });
+    if (n !== undefined) {
+      for (let id = ch.first; id < ch.end; id++) {
+        if (this.replacesOf[id] === n || this.skips(id, n)) {
+          return id === ch.headId ? this.headBytes(ch) : this.trimmedBytes(id);
+        }
+      }
     }
     throw new RegistryQueryError(`no entry found for package ${JSON.stringify(pkgName)}, channel ${JSON.stringify(channelName)}`);
   }
 
+  /** Whether bundle `id` skips name number n. */
+  private skips(id: number, n: number): boolean {
+    for (let j = this.skipsAt[id]!; j < this.skipsAt[id + 1]!; j++) if (this.skipIds[j] === n) return true;
+    return false;
+  }
+
   getChannelEntriesThatProvide(group: string, version: string, kind: string): ApiChannelEntry[] {
-    const key = gvkKey(group, version, kind);
+    const g = this.gvkIds.get(gvkKey(group, version, kind));
     const entries: ApiChannelEntry[] = [];
-    for (const b of this.byProvided.get(key) ?? []) entries.push(...this.channelEntriesForBundle(b, true));
+    if (g !== undefined) {
+      for (let i = this.providedAt[g]!; i < this.providedAt[g + 1]!; i++) this.channelEntriesForBundle(this.providedIds[i]!, true, entries);
+    }
     if (entries.length === 0) throw notProviding(group, version, kind, 'no channel entries found that provide');
     return entries;
   }
 
   getLatestChannelEntriesThatProvide(group: string, version: string, kind: string): ApiChannelEntry[] {
-    const key = gvkKey(group, version, kind);
+    const g = this.gvkIds.get(gvkKey(group, version, kind));
     const entries: ApiChannelEntry[] = [];
-    for (const b of this.headsByProvided.get(key) ?? []) entries.push(...this.channelEntriesForBundle(b, false));
+    if (g !== undefined) {
+      for (let i = this.headsAt[g]!; i < this.headsAt[g + 1]!; i++) this.channelEntriesForBundle(this.headsIds[i]!, false, entries);
+    }
     if (entries.length === 0) throw notProviding(group, version, kind, 'no channel entries found that provide');
     return entries;
   }
@@ -295,35 +493,45 @@ export class RegistryIndex {
 
   /** ListBundles: every bundle in opm's key order, with replaces and skips; csvJson and objects are dropped when the bundle has an image. */
   async *listBundles(): AsyncGenerator<Buffer> {
-    for (const key of this.store.keys()) {
-      const b = await this.store.get(key);
+    const packed = this.packed;
+    for (const id of this.listOrder) {
+      if (packed) {
+        try {
+          yield packed.listed(this.slotOf[id]!);
+        } catch (err) {
+          throw queryError(err);
+        }
+        continue;
+      }
+      const b = await this.store!.get(this.keyOf(id));
       yield this.enc.bundle(b.bundlePath !== '' ? { ...b, csvJson: '', object: [] } : b);
     }
   }
 
-  private channelEntriesForBundle(b: IndexBundle, ignoreChannel: boolean): ApiChannelEntry[] {
-    const out = [entry(b, b.replaces)];
-    const inChannel = this.packages.get(b.packageName)?.channels.get(b.channelName)?.bundles;
-    for (const s of b.skips) {
-      // skips that repeat replaces are left out; so are skips outside the channel unless asked for
-      if (s !== b.replaces && (ignoreChannel || inChannel?.has(s))) out.push(entry(b, s));
+  /** The entries of bundle `id`: one for its replaces, one per skip (those repeating replaces left out; so are skips outside the channel unless asked for). */
+  private channelEntriesForBundle(id: number, ignoreChannel: boolean, out: ApiChannelEntry[]): void {
+    const replaces = this.replacesOf[id]!;
+    out.push(this.entry(id, replaces));
+    const inChannel = this.channels[this.channelOf[id]!]!.ids;
+    for (let j = this.skipsAt[id]!; j < this.skipsAt[id + 1]!; j++) {
+      const s = this.skipIds[j]!;
+      if (s !== replaces && (ignoreChannel || inChannel.has(this.strs[s]!))) out.push(this.entry(id, s));
     }
-    return out;
   }
 }
 
-function entry(b: IndexBundle, replaces: string): ApiChannelEntry {
-  return { packageName: b.packageName, channelName: b.channelName, bundleName: b.name, replaces };
+function queryError(err: unknown): unknown {
+  return err instanceof PackedBundleError ? new RegistryQueryError(err.message) : err;
 }
 
 function notProviding(group: string, version: string, kind: string, prefix: string): RegistryQueryError {
   return new RegistryQueryError(`${prefix} group:${JSON.stringify(group)} version:${JSON.stringify(version)} kind:${JSON.stringify(kind)}`);
 }
 
-function sortedValues<V>(m: Map<string, V>): V[] {
-  return [...m.entries()].sort((a, b) => cmp(a[0], b[0])).map((e) => e[1]);
+function sortedEntries<V>(m: Map<string, V>): [string, V][] {
+  return [...m.entries()].sort((a, b) => cmp(a[0], b[0]));
 }
 
-function sortedBundles(ch: IndexChannel): IndexBundle[] {
-  return sortedValues(ch.bundles);
+function sortedValues<V>(m: Map<string, V>): V[] {
+  return sortedEntries(m).map((e) => e[1]);
 }
