@@ -34,6 +34,7 @@ import {
   type WatchEvent,
 } from '../storage/storage.js';
 import { StorageDecoder, cloneObject, encodeForStorage } from './codec.js';
+import { splicable, splicedLength, writeSpliced } from './json-splice.js';
 import { compilePredicate, type Predicate } from './predicate.js';
 import type { Strategy } from './strategy.js';
 
@@ -117,10 +118,10 @@ export interface UpdateResult {
 export type UpdateFn = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
 const CONTINUE_VERSION = 'meta.k8s.io/v1';
-const COMMA = Buffer.from(',');
-const CLOSE_LIST = Buffer.from(']}');
-const NEWLINE = Buffer.from('\n');
+const NEWLINE = 0x0a;
 const MAX_UPDATE_RETRIES = 16;
+
+const allocUnsafe = (size: number): Buffer => Buffer.allocUnsafe(size);
 
 /** Deletes in flight per deletecollection request. */
 const DELETE_COLLECTION_WORKERS = 32;
@@ -201,7 +202,7 @@ export class GenericStore {
   async getJSON(namespace: string | undefined, name: string, opts: { resourceVersion?: string } = {}): Promise<{ json: Buffer } | { object: KubeObject }> {
     const kv = await this.getKV(namespace, name, opts);
     const json = this.splicedJSON(kv);
-    return json ? { json: Buffer.concat([...json, NEWLINE]) } : { object: this.fromKV(kv) };
+    return json ? { json } : { object: this.fromKV(kv) };
   }
 
   private async getKV(namespace: string | undefined, name: string, opts: { resourceVersion?: string }): Promise<KV> {
@@ -217,12 +218,16 @@ export class GenericStore {
     return kv;
   }
 
-  /** The stored bytes with metadata.resourceVersion spliced in, or undefined when they cannot be sent as stored. */
-  private splicedJSON(kv: KV): Buffer[] | undefined {
+  /**
+   * The stored bytes with metadata.resourceVersion spliced in and a final newline (as the JSON
+   * encoder writes an object), or undefined when they cannot be sent as stored.
+   */
+  private splicedJSON(kv: KV): Buffer | undefined {
+    if (!this.sendableAsStored(kv)) return undefined;
     const prefix = this.rawPrefix;
-    const v = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
-    if (!this.servedAsStored(kv) || v.length <= prefix.length + 1 || v.compare(prefix, 0, prefix.length, 0, prefix.length) !== 0) return undefined;
-    return [prefix, Buffer.from(`"resourceVersion":"${kv.modRevision}"${v[prefix.length] === 0x7d ? '' : ','}`), v.subarray(prefix.length)];
+    const out = Buffer.allocUnsafe(splicedLength(kv.value, prefix.length, kv.modRevision) + 1);
+    out[writeSpliced(out, 0, kv.value, prefix, kv.modRevision)] = NEWLINE;
+    return out;
   }
 
   /**
@@ -258,38 +263,72 @@ export class GenericStore {
   /**
    * The list as JSON bytes, spliced from the stored values without parsing them when nothing needs
    * the parsed form (the hot path of a large list: a parse plus a re-serialisation per object).
+   *
+   * The bytes are written once, into one buffer of exactly their length taken from `alloc` (a new
+   * one by default; a caller may hand out reused memory, see BodyBuffers): no Buffer per item and
+   * no concatenation. A buffer from `alloc` may be longer; the answer is then its start.
    */
-  async listJSON(namespace: string | undefined, opts: ListOptions = {}): Promise<Buffer> {
-    const r = await this.listKVs(namespace, opts);
-    const head = Buffer.from(`{"kind":${JSON.stringify(this.descriptor.listKind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":${JSON.stringify(r.metadata)},"items":[`);
-    const parts: Buffer[] = [head];
-    for (let i = 0; i < r.kvs.length; i++) {
-      if (i > 0) parts.push(COMMA);
-      const kv = r.kvs[i]!;
-      const spliced = this.splicedJSON(kv);
-      if (spliced) parts.push(...spliced);
-      else parts.push(Buffer.from(JSON.stringify(r.objects?.[i] ?? this.fromKV(kv))));
+  async listJSON(namespace: string | undefined, opts: ListOptions = {}, alloc: (size: number) => Buffer = allocUnsafe): Promise<Buffer> {
+    return this.encodeListJSON(await this.listKVs(namespace, opts), alloc);
+  }
+
+  private encodeListJSON(r: { kvs: KV[]; objects?: KubeObject[]; metadata: KubeList['metadata'] }, alloc: (size: number) => Buffer): Buffer {
+    const head = `{"kind":${JSON.stringify(this.descriptor.listKind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":${JSON.stringify(r.metadata)},"items":[`;
+    const prefix = this.rawPrefix;
+    const kvs = r.kvs;
+    const n = kvs.length;
+    // Items that cannot be sent as stored, as JSON text by index (the others are spliced).
+    let encoded: (string | undefined)[] | undefined;
+    // '{...,"items":[' + items + commas between them + ']}'
+    let size = Buffer.byteLength(head) + (n > 1 ? n - 1 : 0) + 2;
+    for (let i = 0; i < n; i++) {
+      const kv = kvs[i]!;
+      if (this.sendableAsStored(kv)) {
+        size += splicedLength(kv.value, prefix.length, kv.modRevision);
+      } else {
+        const text = JSON.stringify(r.objects?.[i] ?? this.fromKV(kv));
+        (encoded ??= new Array<string | undefined>(n))[i] = text;
+        size += Buffer.byteLength(text);
+      }
     }
-    parts.push(CLOSE_LIST);
-    return Buffer.concat(parts);
+    const buf = alloc(size);
+    let pos = buf.write(head, 0);
+    for (let i = 0; i < n; i++) {
+      if (i > 0) buf[pos++] = 0x2c; // ,
+      const text = encoded?.[i];
+      if (text !== undefined) pos += buf.write(text, pos);
+      else {
+        const kv = kvs[i]!;
+        pos = writeSpliced(buf, pos, kv.value, prefix, kv.modRevision);
+      }
+    }
+    buf[pos++] = 0x5d; // ]
+    buf[pos++] = 0x7d; // }
+    // Every byte up to `size` is written (reused memory must not leak its old contents).
+    if (pos !== size) throw internalError(new Error(`list encoding wrote ${pos} bytes, expected ${size}`));
+    return buf.length === size ? buf : buf.subarray(0, size);
   }
 
   /**
-   * Whether the stored value is served unchanged: no converter, or one that hands back the stored
-   * object itself (same version, nothing to default), so its bytes can be sent as they are.
+   * Whether the stored value can be sent as it is, with its resourceVersion spliced in: it starts
+   * with the resource's own opening (kind, apiVersion, metadata) and is served unchanged (no
+   * converter, or one that hands back the stored object itself: same version, nothing to default).
    */
-  private servedAsStored(kv: KV): boolean {
-    if (!this.converter) return true;
+  private sendableAsStored(kv: KV): boolean {
+    if (!this.converter) return splicable(kv.value, this.rawPrefix);
     // Stored values are immutable and the cache keeps handing out the same KV: decide once.
-    let verdict = this.servedAsStoredMemo.get(kv);
+    let verdict = this.sendableMemo.get(kv);
     if (verdict === undefined) {
-      const stored = this.decoder.decode(kv);
-      verdict = this.converter.fromStorage(stored) === stored;
-      this.servedAsStoredMemo.set(kv, verdict);
+      verdict = splicable(kv.value, this.rawPrefix);
+      if (verdict) {
+        const stored = this.decoder.decode(kv);
+        verdict = this.converter.fromStorage(stored) === stored;
+      }
+      this.sendableMemo.set(kv, verdict);
     }
     return verdict;
   }
-  private readonly servedAsStoredMemo = new WeakMap<KV, boolean>();
+  private readonly sendableMemo = new WeakMap<KV, boolean>();
 
   /** Stored values of this resource start with these bytes (see encodeForStorage). */
   private get rawPrefix(): Buffer {
@@ -561,10 +600,7 @@ export class GenericStore {
           get object(): KubeObject {
             return (decoded ??= store.fromKV(kv, undefined, false));
           },
-          json: () => {
-            const parts = store.splicedJSON(kv);
-            return parts ? Buffer.concat([...parts, NEWLINE]) : undefined;
-          },
+          json: () => store.splicedJSON(kv),
           warnings,
         };
       } catch (e) {

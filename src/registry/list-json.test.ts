@@ -1,0 +1,142 @@
+// listJSON and getJSON write the same bytes as the encoder they replaced (kept below as the
+// reference): stored values spliced with their resourceVersion, other items re-serialised.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { configMapsResource } from '../api/resources.js';
+import type { KubeObject } from '../apimachinery/types.js';
+import { MemoryStorage } from '../storage/memory/memory-storage.js';
+import type { KV } from '../storage/storage.js';
+import { configMapStrategy } from './core/configmaps.js';
+import { GenericStore, type ListOptions, type VersionConverter } from './store.js';
+
+const PREFIX = '/registry/configmaps/';
+const RAW_PREFIX = Buffer.from('{"kind":"ConfigMap","apiVersion":"v1","metadata":{');
+
+/**
+ * Served form differs from the stored one for objects labelled `convert` (as a CR whose schema
+ * defaults a field, or a served version other than the storage version): those must be
+ * re-serialised, the others are served as stored.
+ */
+const converter: VersionConverter = {
+  toStorage: (obj) => obj,
+  fromStorage: (obj) => (obj.metadata?.labels?.['convert'] ? { ...obj, data: { ...(obj['data'] as object), defaulted: 'yes ✓' } } : obj),
+};
+
+function setup(withConverter: boolean) {
+  const storage = new MemoryStorage();
+  const store = new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage, keyPrefix: PREFIX, ...(withConverter ? { converter } : {}) });
+  return { storage, store };
+}
+
+const cm = (name: string, data: Record<string, string>, labels?: Record<string, string>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...(labels ? { labels } : {}) },
+  data,
+});
+
+async function fill(store: GenericStore, storage: MemoryStorage): Promise<void> {
+  await store.create('ns', cm('a-plain', { k: 'v' }, { app: 'x' }));
+  await store.create('ns', cm('b-utf8', { text: 'héllo 日本語 🎉 \u2028 "quoted" \\ back', lone: '\ud800' }, { app: 'x' }));
+  await store.create('ns', cm('c-converted', { k: 'v' }, { convert: 'yes', app: 'y' }));
+  await store.create('ns', cm('d-big', { payload: 'ж'.repeat(3000) + 'x'.repeat(2000) }));
+  // Another key order (an older layout): parsed and re-serialised.
+  await storage.create(`${PREFIX}ns/e-other-order`, Buffer.from('{"data":{"x":"ÿ"},"metadata":{"name":"e-other-order","namespace":"ns","labels":{"app":"x"}},"kind":"ConfigMap","apiVersion":"v1"}'));
+  // Empty metadata in the storage layout (no comma after the spliced resourceVersion).
+  await storage.create(`${PREFIX}ns/f-empty-meta`, Buffer.from('{"kind":"ConfigMap","apiVersion":"v1","metadata":{},"data":{"a":"b"}}'));
+  for (let i = 0; i < 20; i++) await store.create('ns', cm(`g-${String(i).padStart(2, '0')}`, { i: String(i), s: 'ü'.repeat(i * 7) }, { app: i % 2 ? 'x' : 'y' }));
+  await store.create('other', cm('z-elsewhere', { k: 'v' }));
+}
+
+/** The list encoder store.ts had before (parts per item and one Buffer.concat), on the same items. */
+async function referenceListJSON(store: GenericStore, storage: MemoryStorage, withConverter: boolean, ns: string | undefined, opts: ListOptions): Promise<Buffer> {
+  const list = await store.list(ns, opts);
+  const parts: Buffer[] = [Buffer.from(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":${JSON.stringify(list.metadata)},"items":[`)];
+  for (let i = 0; i < list.items.length; i++) {
+    if (i > 0) parts.push(Buffer.from(','));
+    const item = list.items[i]!;
+    // (f-empty-meta's object names nothing: its key does.)
+    const kv = (await storage.get(item.metadata?.name ? `${PREFIX}${item.metadata.namespace}/${item.metadata.name}` : `${PREFIX}ns/f-empty-meta`)) as KV;
+    const v = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
+    const servedAsStored = !withConverter || !item.metadata?.labels?.['convert'];
+    if (servedAsStored && v.length > RAW_PREFIX.length + 1 && v.compare(RAW_PREFIX, 0, RAW_PREFIX.length, 0, RAW_PREFIX.length) === 0) {
+      parts.push(RAW_PREFIX, Buffer.from(`"resourceVersion":"${kv.modRevision}"${v[RAW_PREFIX.length] === 0x7d ? '' : ','}`), v.subarray(RAW_PREFIX.length));
+    } else {
+      parts.push(Buffer.from(JSON.stringify(item)));
+    }
+  }
+  parts.push(Buffer.from(']}'));
+  return Buffer.concat(parts);
+}
+
+describe('listJSON bytes', () => {
+  for (const withConverter of [false, true]) {
+    it(`are the reference encoder's, ${withConverter ? 'with' : 'without'} a converter`, async () => {
+      const { store, storage } = setup(withConverter);
+      await fill(store, storage);
+      const cases: ListOptions[] = [{}, { labelSelector: 'app=x' }, { labelSelector: 'app=nothing' }, { fieldSelector: 'metadata.name=b-utf8' }, { limit: 1 }, { limit: 5 }, { limit: 5, labelSelector: 'app=x' }];
+      for (const opts of cases) {
+        const want = await referenceListJSON(store, storage, withConverter, 'ns', opts);
+        const got = await store.listJSON('ns', opts);
+        assert.equal(got.toString('utf8'), want.toString('utf8'), JSON.stringify(opts));
+        assert.ok(got.equals(want), JSON.stringify(opts));
+        // Every page of a paged list, too.
+        if (opts.limit) {
+          let cont = JSON.parse(got.toString('utf8')).metadata.continue as string | undefined;
+          while (cont) {
+            const o = { ...opts, continue: cont };
+            const page = await store.listJSON('ns', o);
+            assert.ok(page.equals(await referenceListJSON(store, storage, withConverter, 'ns', o)), JSON.stringify(o));
+            cont = JSON.parse(page.toString('utf8')).metadata.continue as string | undefined;
+          }
+        }
+      }
+      assert.ok((await store.listJSON('empty')).equals(await referenceListJSON(store, storage, withConverter, 'empty', {})));
+      // Across namespaces.
+      const all = await store.listJSON(undefined);
+      assert.ok(all.equals(await referenceListJSON(store, storage, withConverter, undefined, {})));
+      assert.equal((JSON.parse(all.toString('utf8')) as { items: unknown[] }).items.length, 27);
+    });
+  }
+
+  it('fill every byte of a longer, dirty buffer from alloc and answer its start', async () => {
+    const { store, storage } = setup(true);
+    await fill(store, storage);
+    const want = await store.listJSON('ns');
+    const dirty = Buffer.alloc(want.length + 4096, 0xff);
+    let asked = 0;
+    const got = await store.listJSON('ns', {}, (size) => {
+      asked = size;
+      return dirty;
+    });
+    assert.equal(asked, want.length);
+    assert.ok(got.equals(want));
+    assert.equal(got.buffer, dirty.buffer);
+    assert.equal(got.byteOffset, dirty.byteOffset);
+    // An exact fit is answered as it is.
+    const exact = Buffer.alloc(want.length, 0xff);
+    assert.equal(await store.listJSON('ns', {}, () => exact), exact);
+    assert.ok(exact.equals(want));
+  });
+
+  it('getJSON is the stored bytes spliced plus a newline, or the decoded object', async () => {
+    for (const withConverter of [false, true]) {
+      const { store, storage } = setup(withConverter);
+      await fill(store, storage);
+      const list = await store.list('ns');
+      for (const item of list.items) {
+        const name = item.metadata?.name ?? 'f-empty-meta';
+        const got = await store.getJSON('ns', name);
+        const ref = await referenceListJSON(store, storage, withConverter, 'ns', { fieldSelector: `metadata.name=${item.metadata?.name ?? ''}` });
+        const head = Buffer.from(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"${list.metadata.resourceVersion}"},"items":[`);
+        const refItem = ref.subarray(head.length, ref.length - 2);
+        if ('json' in got) {
+          assert.ok(Buffer.concat([refItem, Buffer.from('\n')]).equals(got.json), name);
+        } else {
+          assert.equal(JSON.stringify(got.object), refItem.toString('utf8'), name);
+          assert.ok(name === 'e-other-order' || (withConverter && name === 'c-converted'), `${name} is served as stored`);
+        }
+      }
+    }
+  });
+});
