@@ -25,6 +25,7 @@ import type { DeleteOptions, ListOptions } from '../registry/store.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/table.js';
 import { cloneObject } from '../registry/codec.js';
 import { Discovery, AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1 } from './discovery.js';
+import { BodyBuffers, finishedWhenSent } from './body-buffers.js';
 import type { ApiMetrics } from './metrics.js';
 import { requestMetricLabels } from './metrics.js';
 import {
@@ -101,6 +102,8 @@ export class ApiServer {
   private inFlight = 0;
   private shuttingDown = false;
   private readonly openWatches = new Set<AbortController>();
+  /** Memory for list bodies, reused once a response has sent its body (see BodyBuffers). */
+  private readonly listBodies = new BodyBuffers();
 
   constructor(private readonly cfg: ApiServerConfig) {
     this.discovery = new Discovery(cfg.registry);
@@ -371,7 +374,16 @@ export class ApiServer {
   private async list(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
     const q = ctx.query;
     const choice = chooseOutput(ctx.accept, { protobufOk: true, list: true });
-    if (plainJSON(ctx, choice)) return sendJSON(ctx, 200, await r.store.listJSON(namespace, listOptionsFrom(q)), []);
+    if (plainJSON(ctx, choice)) {
+      const sent = finishedWhenSent(ctx.res);
+      if (!sent) return sendJSON(ctx, 200, await r.store.listJSON(namespace, listOptionsFrom(q)), []);
+      const lease: { buf?: Buffer } = {};
+      const body = await r.store.listJSON(namespace, listOptionsFrom(q), (size) => (lease.buf = this.listBodies.take(size)));
+      // Given back only once the response has sent it (never after an abort).
+      const buf = lease.buf;
+      if (buf) sent.once('finish', () => this.listBodies.give(buf));
+      return sendJSON(ctx, 200, body, []);
+    }
     const list = await r.store.list(namespace, listOptionsFrom(q));
     this.respondList(ctx, r, list, choice);
   }
