@@ -319,6 +319,14 @@ describe('BundlePacker', () => {
       skips: ['\udfff'],
       replaces: `${long}é`,
     }],
+    ['text whose length in bytes needs a longer prefix than its length in characters', {
+      ...base,
+      csvName: 'é'.repeat(39),
+      csvJson: 'é'.repeat(100),
+      object: ['ü'.repeat(100), 'é'.repeat(100)],
+      properties: [{ type: 'ü'.repeat(60), value: '✓'.repeat(50) }],
+      deprecation: { message: '✓'.repeat(45) },
+    }],
     ['large fields (multi-byte lengths)', { ...base, csvJson: 'c'.repeat(300_000), object: ['c'.repeat(300_000), 'o'.repeat(20_000)] }],
     ['unset strings left out', { ...base, bundlePath: undefined as unknown as string, version: null as unknown as string }],
   ];

@@ -99,16 +99,15 @@ export function indexFromModel(model: Model, visit: (key: BundleKey, b: Bundle, 
       };
       for (const b of ch.bundles.values()) {
         checkBundleProperties(b);
-        const key: BundleKey = { packageName: p.name, channelName: ch.name, name: b.name };
         const provides = new Set<string>();
         for (const prop of b.properties) {
           if (prop.type !== PropertyGVK) continue;
           const g = (prop.value ?? {}) as { group?: unknown; version?: unknown; kind?: unknown };
           provides.add(gvkKey(String(g.group ?? ''), String(g.version ?? ''), String(g.kind ?? '')));
         }
-        const ib: IndexBundle = { ...key, replaces: b.replaces, skips: b.skips, provides };
+        const ib: IndexBundle = { packageName: p.name, channelName: ch.name, name: b.name, replaces: b.replaces, skips: b.skips, provides };
         ic.bundles.set(b.name, ib);
-        visit(key, b, ib);
+        visit(ib, b, ib);
       }
       ip.channels.set(ch.name, ic);
     }
@@ -145,30 +144,52 @@ interface ChannelRec {
   headBytes?: Buffer;
 }
 
-/** key → ids lists built in order, then flattened to offsets (`at`, one more than keys) and ids */
-class ListsBuilder {
-  private readonly lists: number[][] = [];
+/**
+ * Lists of bundle numbers by key, flattened: key k's numbers are ids[at[k]..at[k+1]]. Made from
+ * pairs (keys[i], bundles[i]) in order; a number repeated under a key is kept once.
+ */
+function flatLists(keyCount: number, keys: Uint32Array, bundles: Uint32Array, n: number): { at: Uint32Array; ids: Uint32Array } {
+  const at = new Uint32Array(keyCount + 1);
+  const last = new Int32Array(keyCount).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const k = keys[i]!;
+    if (last[k] === bundles[i]) continue;
+    last[k] = bundles[i]!;
+    at[k + 1]!++;
+  }
+  for (let k = 0; k < keyCount; k++) at[k + 1]! += at[k]!;
+  const ids = new Uint32Array(at[keyCount]!);
+  const next = at.slice(0, keyCount);
+  last.fill(-1);
+  for (let i = 0; i < n; i++) {
+    const k = keys[i]!;
+    if (last[k] === bundles[i]) continue;
+    last[k] = bundles[i]!;
+    ids[next[k]!++] = bundles[i]!;
+  }
+  return { at, ids };
+}
 
-  /** Adds id under key unless it was the last one added there. */
-  add(key: number, id: number): void {
-    const list = (this.lists[key] ??= []);
-    if (list[list.length - 1] !== id) list.push(id);
+/** Growable lists of (key, bundle number) pairs. */
+class Pairs {
+  keys = new Uint32Array(1024);
+  bundles = new Uint32Array(1024);
+  length = 0;
+  push(key: number, id: number): void {
+    if (this.length === this.keys.length) {
+      const keys = new Uint32Array(this.length * 2);
+      keys.set(this.keys);
+      this.keys = keys;
+      const bundles = new Uint32Array(this.length * 2);
+      bundles.set(this.bundles);
+      this.bundles = bundles;
+    }
+    this.keys[this.length] = key;
+    this.bundles[this.length++] = id;
   }
 
-  finish(keys: number): { at: Uint32Array; ids: Uint32Array } {
-    const at = new Uint32Array(keys + 1);
-    let n = 0;
-    for (let k = 0; k < keys; k++) {
-      at[k] = n;
-      n += this.lists[k]?.length ?? 0;
-    }
-    at[keys] = n;
-    const ids = new Uint32Array(n);
-    for (let k = 0; k < keys; k++) {
-      const list = this.lists[k];
-      if (list) ids.set(list, at[k]);
-    }
-    return { at, ids };
+  flatten(keyCount: number): { at: Uint32Array; ids: Uint32Array } {
+    return flatLists(keyCount, this.keys, this.bundles, this.length);
   }
 }
 
@@ -234,9 +255,10 @@ export class RegistryIndex {
     this.skipIds = new Uint32Array(skipCount);
     this.slotOf = new Uint32Array(this.packed ? count : 0);
 
-    const replaced = new ListsBuilder();
-    const provided = new ListsBuilder();
-    const heads = new ListsBuilder();
+    // (name, bundle) for each replaces and skip, (API, bundle) for each provided API and head that provides it
+    const replaced = new Pairs();
+    const provided = new Pairs();
+    const heads = new Pairs();
     let id = 0;
     let skipAt = 0;
     for (const ip of sortedValues(packages)) {
@@ -262,19 +284,20 @@ export class RegistryIndex {
         this.channels.push(ch);
         pkg.channels.set(ic.name, ch);
         for (const [bundleName, b] of sortedEntries(ic.bundles)) {
-          ch.ids.set(this.strs[this.intern(bundleName)]!, id);
+          const name = this.intern(b.name);
+          ch.ids.set(bundleName === b.name ? this.strs[name]! : this.strs[this.intern(bundleName)]!, id);
           this.channelOf[id] = chIndex;
-          this.nameOf[id] = this.intern(b.name);
+          this.nameOf[id] = name;
           const replaces = this.intern(b.replaces);
           this.replacesOf[id] = replaces;
-          if (b.replaces !== '') replaced.add(replaces, id);
+          if (b.replaces !== '') replaced.push(replaces, id);
           this.skipsAt[id] = skipAt;
           for (const s of b.skips) {
-            const sk = this.intern(s);
-            this.skipIds[skipAt++] = sk;
-            replaced.add(sk, id);
+            const skip = this.intern(s);
+            this.skipIds[skipAt++] = skip;
+            replaced.push(skip, id);
           }
-          for (const g of b.provides) provided.add(this.gvk(g), id);
+          for (const g of b.provides) provided.push(this.gvk(g), id);
           if (this.packed) {
             if (b.slot === undefined) throw new Error(`bundle ${b.packageName}/${b.channelName}/${b.name} has no packed record`);
             this.slotOf[id] = b.slot;
@@ -285,16 +308,16 @@ export class RegistryIndex {
         const head = ic.bundles.get(ic.head);
         if (head) {
           ch.headId = ch.ids.get(ic.head)!;
-          for (const g of head.provides) heads.add(this.gvk(g), ch.headId);
+          for (const g of head.provides) heads.push(this.gvk(g), ch.headId);
         }
       }
     }
     this.skipsAt[count] = skipAt;
     this.packageNames = [...this.packages.keys()].sort(cmp);
-
-    ({ at: this.replacedAt, ids: this.replacedIds } = replaced.finish(this.strs.length));
-    ({ at: this.providedAt, ids: this.providedIds } = provided.finish(this.gvkIds.size));
-    ({ at: this.headsAt, ids: this.headsIds } = heads.finish(this.gvkIds.size));
+    // in bundle number order, i.e. (package, channel, bundle) name order
+    ({ at: this.replacedAt, ids: this.replacedIds } = replaced.flatten(this.strs.length));
+    ({ at: this.providedAt, ids: this.providedIds } = provided.flatten(this.gvkIds.size));
+    ({ at: this.headsAt, ids: this.headsIds } = heads.flatten(this.gvkIds.size));
 
     // opm's key order is channel, package, bundle name: the channels in (channel, package) order, each
     // one's bundles already in name order
