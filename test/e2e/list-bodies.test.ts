@@ -168,6 +168,17 @@ describe('list bodies in reused memory', { timeout: 120_000 }, () => {
     const head = await client.request({ method: 'HEAD', path: path('big'), headers: { accept: 'application/json' } });
     assert.equal(head.status, 200);
     assert.equal(head.body.length, 0);
+    const h2head = await new Promise<{ status: number; bytes: number }>((resolve, reject) => {
+      const st = session.request({ ':method': 'HEAD', ':path': path('big'), accept: 'application/json' });
+      let status = 0;
+      let bytes = 0;
+      st.on('response', (h) => (status = Number(h[':status'])));
+      st.on('data', (c: Buffer) => (bytes += c.length));
+      st.on('end', () => resolve({ status, bytes }));
+      st.on('error', reject);
+      st.end();
+    });
+    assert.deepEqual(h2head, { status: 200, bytes: 0 });
     assert.ok(items((await client.request({ path: path('big'), headers: { accept: 'application/json' } })).body).equals(expected.get('big')!));
   });
 });
