@@ -7,7 +7,18 @@ import type { Credentials } from './common.js';
 
 export interface Response {
   readonly status: number;
+  /** the body; with `discardBody`, only its first chunk (enough for an error message) */
   readonly body: Buffer;
+  /** bytes of body received */
+  readonly bytes: number;
+}
+
+export interface SendOptions {
+  /**
+   * Count the body's bytes instead of keeping them: for large answers the generator does not read
+   * (lists), so its own copying and garbage collection do not cap what it measures.
+   */
+  readonly discardBody?: boolean;
 }
 
 /** HTTP/1.1 keep-alive client for one base URL; `maxSockets` = the round's concurrency. */
@@ -36,7 +47,7 @@ export class HttpClient {
   /** TLS connections this client has opened so far. */
   connectionsOpened = 0;
 
-  send(method: string, path: string, body?: string, contentType = 'application/json'): Promise<Response> {
+  send(method: string, path: string, body?: string, contentType = 'application/json', opts: SendOptions = {}): Promise<Response> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { Accept: 'application/json' };
       if (body !== undefined) {
@@ -47,8 +58,12 @@ export class HttpClient {
         { host: this.host, port: this.port, method, path, headers, agent: this.agent, ca: this.creds.ca, cert: this.creds.cert, key: this.creds.key },
         (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+          let bytes = 0;
+          res.on('data', (c: Buffer) => {
+            bytes += c.length;
+            if (!opts.discardBody || chunks.length === 0) chunks.push(c);
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), bytes }));
           res.on('error', reject);
         },
       );
