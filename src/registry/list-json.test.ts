@@ -140,3 +140,29 @@ describe('listJSON bytes', () => {
     }
   });
 });
+
+describe('create answers (decided on the object in hand, not on a parse of the stored bytes)', () => {
+  /** A converter that defaults a top-level `filled` on read when it is missing, as a CR schema default would. */
+  const defaulting: VersionConverter = {
+    toStorage: (obj) => obj,
+    fromStorage: (obj) => (Object.hasOwn(obj, 'filled') ? obj : { ...obj, filled: 'default' }),
+  };
+  for (const [what, obj] of [
+    ['served as stored', { ...cm('as-stored', { k: 'v' }), filled: 'x' }],
+    ['defaulted on read', cm('defaulted', { k: 'v' })],
+    // in memory `filled` is present (undefined); in the stored JSON it is absent, so a read defaults it
+    ['an undefined property the read defaults', { ...cm('undef', { k: 'v' }), filled: undefined }],
+  ] as const) {
+    it(`${what}: the create's JSON is what a GET serves`, async () => {
+      const storage = new MemoryStorage();
+      const store = new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage, keyPrefix: PREFIX, converter: defaulting });
+      const created = await store.create('ns', obj);
+      const answer = created.json?.();
+      const got = await store.getJSON('ns', obj.metadata!.name!);
+      const getBytes = 'json' in got ? got.json.toString() : JSON.stringify(got.object) + '\n';
+      const createBytes = answer ? Buffer.concat(Array.isArray(answer) ? answer : [answer]).toString() : JSON.stringify(created.object);
+      assert.deepEqual(JSON.parse(createBytes), JSON.parse(getBytes));
+      assert.equal((JSON.parse(createBytes) as { filled?: string }).filled, what === 'served as stored' ? 'x' : 'default');
+    });
+  }
+});

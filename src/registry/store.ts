@@ -330,6 +330,7 @@ export class GenericStore {
   }
   private readonly sendableMemo = new WeakMap<KV, boolean>();
 
+
   /** Stored values of this resource start with these bytes (see encodeForStorage). */
   private get rawPrefix(): Buffer {
     return (this.rawPrefixCache ??= Buffer.from(`{"kind":${JSON.stringify(this.descriptor.kind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":{`));
@@ -593,7 +594,11 @@ export class GenericStore {
         return { object: obj, warnings };
       }
       try {
-        const kv = await this.storage.create(this.key(namespace, obj.metadata.name), this.toBytes(obj));
+        const storedForm = this.converter ? this.converter.toStorage(obj) : obj;
+        const kv = await this.storage.create(this.key(namespace, obj.metadata.name), encodeForStorage(storedForm));
+        // The answer is the stored bytes when reading them back would serve them unchanged; with a
+        // converter that is decided on the object in hand instead of parsing what was just written.
+        if (this.converter && jsonClean(storedForm)) this.sendableMemo.set(kv, splicable(kv.value, this.rawPrefix) && this.converter.fromStorage(storedForm) === storedForm);
         let decoded: KubeObject | undefined;
         const store = this; // the getter's own `this` is the result object
         return {
@@ -916,4 +921,19 @@ function decodeContinue(token: string): { rv: number; start: string } {
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   return Buffer.compare(a, b) === 0;
+}
+
+/**
+ * Whether an object reads back from its JSON unchanged as far as defaulting can tell: no property
+ * holds `undefined` (JSON drops it, and a dropped property with a default would be filled on read).
+ */
+function jsonClean(v: unknown): boolean {
+  if (v === undefined) return false;
+  if (v === null || typeof v !== 'object') return true;
+  if (Array.isArray(v)) {
+    for (const x of v) if (!jsonClean(x)) return false;
+    return true;
+  }
+  for (const k in v as Record<string, unknown>) if (!jsonClean((v as Record<string, unknown>)[k])) return false;
+  return true;
 }
