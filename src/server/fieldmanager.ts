@@ -12,7 +12,7 @@ import type { JsonValue, KubeObject } from '../apimachinery/types.js';
 import { dropEmptyObjectMetaFields } from '../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../registry/codec.js';
 import type { Strategy } from '../registry/strategy.js';
-import { decodeYaml, type PatchType } from './negotiation.js';
+import { decodeYaml, goJsonType, type PatchType } from './negotiation.js';
 import { queryBool } from './requestinfo.js';
 
 /** Longest fieldManager (and user-agent-derived manager name) accepted, as upstream. */
@@ -288,16 +288,3 @@ function firstNonSpace(b: Uint8Array): number {
   return -1;
 }
 
-function goJsonType(v: JsonValue): string {
-  if (Array.isArray(v)) return 'array';
-  switch (typeof v) {
-    case 'string':
-      return 'string';
-    case 'number':
-      return 'number';
-    case 'boolean':
-      return 'bool';
-    default:
-      return 'object';
-  }
-}

@@ -4,7 +4,7 @@ import { isMap, isScalar, isSeq, parseAllDocuments, stringify as yamlStringify }
 import { badRequest, notAcceptable, unsupportedMediaType } from '../apimachinery/errors.js';
 import { parseJson } from '../apimachinery/json.js';
 import { decodeObject, encodeObject, isProtobufKind, PROTOBUF_MEDIA_TYPE } from '../apimachinery/protobuf/index.js';
-import type { KubeObject } from '../apimachinery/types.js';
+import type { JsonValue, KubeObject } from '../apimachinery/types.js';
 import { isJsonObject } from '../apimachinery/types.js';
 
 export const JSON_MEDIA_TYPE = 'application/json';
@@ -136,8 +136,31 @@ export function decodeBody(contentType: string | undefined, body: Uint8Array): D
   if (!isJsonObject(value)) {
     throw badRequest(`Object 'Kind' is missing in '${truncate(textDecoder.decode(body.subarray(0, 200)))}'`);
   }
+  // Go's decoder refuses an ObjectMeta that is not an object (null decodes to an empty one).
+  const meta = value['metadata'];
+  if (meta !== undefined && meta !== null && !isJsonObject(meta)) {
+    const kind = typeof value['kind'] === 'string' ? value['kind'] : '';
+    const version = typeof value['apiVersion'] === 'string' ? value['apiVersion'].split('/').pop()! : '';
+    throw badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: json: cannot unmarshal ${goJsonType(meta as JsonValue)} into Go struct field ${kind}.metadata of type v1.ObjectMeta`);
+  }
   return { object: value as KubeObject, duplicateFields };
 }
+
+/** The JSON type as Go's encoding/json names it in its errors. */
+export function goJsonType(v: JsonValue): string {
+  if (Array.isArray(v)) return 'array';
+  switch (typeof v) {
+    case 'string':
+      return 'string';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'bool';
+    default:
+      return 'object';
+  }
+}
+
 
 export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields: string[] } {
   const text = textDecoder.decode(body);

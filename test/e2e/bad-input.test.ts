@@ -65,6 +65,23 @@ describe('bad input', { timeout: 90_000 }, () => {
     assertStatus(await post('null'), 400, 'BadRequest');
   });
 
+  it('metadata that is not an object → 400 BadRequest with Go\'s decode error (found by the fuzz test)', async () => {
+    const yaml = { 'content-type': 'application/yaml', accept: 'application/json' };
+    for (const [body, headers, type] of [
+      ['apiVersion: v1\nkind: ConfigMap\nmetadata:\n  n', yaml, 'string'],
+      ['{"apiVersion":"v1","kind":"ConfigMap","metadata":"n"}', undefined, 'string'],
+      ['{"apiVersion":"v1","kind":"ConfigMap","metadata":[1]}', undefined, 'array'],
+      ['{"apiVersion":"v1","kind":"ConfigMap","metadata":7}', undefined, 'number'],
+    ] as const) {
+      assertStatus(
+        await post(body, headers),
+        400,
+        'BadRequest',
+        `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal ${type} into Go struct field ConfigMap.metadata of type v1.ObjectMeta`,
+      );
+    }
+  });
+
   it('empty body → 400 BadRequest', async () => {
     assertStatus(await post(''), 400, 'BadRequest');
   });
