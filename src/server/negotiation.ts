@@ -136,14 +136,17 @@ export function decodeBody(contentType: string | undefined, body: Uint8Array): D
   if (!isJsonObject(value)) {
     throw badRequest(`Object 'Kind' is missing in '${truncate(textDecoder.decode(body.subarray(0, 200)))}'`);
   }
-  // Go's decoder refuses an ObjectMeta that is not an object (null decodes to an empty one).
-  const meta = value['metadata'];
-  if (meta !== undefined && meta !== null && !isJsonObject(meta)) {
-    const kind = typeof value['kind'] === 'string' ? value['kind'] : '';
-    const version = typeof value['apiVersion'] === 'string' ? value['apiVersion'].split('/').pop()! : '';
-    throw badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: json: cannot unmarshal ${goJsonType(meta as JsonValue)} into Go struct field ${kind}.metadata of type v1.ObjectMeta`);
-  }
+  checkObjectMeta(value);
   return { object: value as KubeObject, duplicateFields };
+}
+
+/** Go's decoder refuses an ObjectMeta that is not an object (null decodes to an empty one): a 400 with its words. */
+export function checkObjectMeta(value: Record<string, unknown>): void {
+  const meta = value['metadata'];
+  if (meta === undefined || meta === null || isJsonObject(meta)) return;
+  const kind = typeof value['kind'] === 'string' ? value['kind'] : '';
+  const version = typeof value['apiVersion'] === 'string' ? value['apiVersion'].split('/').pop()! : '';
+  throw badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: json: cannot unmarshal ${goJsonType(meta as JsonValue)} into Go struct field ${kind}.metadata of type v1.ObjectMeta`);
 }
 
 /** The JSON type as Go's encoding/json names it in its errors. */

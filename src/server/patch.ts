@@ -7,7 +7,7 @@ import { mergePatch } from '../apimachinery/patch/merge-patch.js';
 import { strategicMergePatch } from '../apimachinery/patch/strategic-merge.js';
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { isJsonObject, type JsonValue, type KubeObject } from '../apimachinery/types.js';
-import { PATCH_MEDIA_TYPES, type PatchType } from './negotiation.js';
+import { PATCH_MEDIA_TYPES, checkObjectMeta, type PatchType } from './negotiation.js';
 
 export interface PatchContext {
   readonly schema: OpenAPISchema | undefined;
@@ -24,6 +24,7 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
   if (type === 'json') {
     const result = applyJsonPatch(original, body);
     if (!isJsonObject(result)) throw badRequest('the patched object is not a JSON object');
+    checkObjectMeta(result);
     return { object: result as KubeObject, duplicateFields: [] };
   }
   const parsed = parseJson(body, { messagePrefix: '' });
@@ -47,5 +48,6 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
       break;
   }
   if (!isJsonObject(result)) throw badRequest('the patched object is not a JSON object');
+  checkObjectMeta(result);
   return { object: result as KubeObject, duplicateFields: parsed.duplicateFields };
 }

@@ -82,6 +82,17 @@ describe('bad input', { timeout: 90_000 }, () => {
     }
   });
 
+  it('a patch that makes metadata a string → 400 BadRequest, not a 500 (the kept object unchanged)', async () => {
+    for (const [ct, body] of [
+      ['application/merge-patch+json', '{"metadata":"n"}'],
+      ['application/strategic-merge-patch+json', '{"metadata":"n"}'],
+      ['application/json-patch+json', '[{"op":"replace","path":"/metadata","value":"n"}]'],
+    ] as const) {
+      const r = await client.request({ method: 'PATCH', path: `${CM_PATH}/pristine`, headers: { 'content-type': ct, accept: 'application/json' }, body });
+      assertStatus(r, 400, 'BadRequest', 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta');
+    }
+  });
+
   it('empty body → 400 BadRequest', async () => {
     assertStatus(await post(''), 400, 'BadRequest');
   });
