@@ -67,14 +67,20 @@ function walk(value: JsonValue | undefined, schemaRef: OpenAPISchema | undefined
 let rfcSecond = Number.NaN;
 let rfcText = '';
 
+/** RFC 3339 in UTC with second precision (the second the time falls in), as metav1.Time serialises. */
+export function formatRfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 /**
- * RFC 3339 with second precision, as metav1.Time serialises. Every create stamps its
- * creationTimestamp, so the text is kept for the second it was made for.
+ * formatRfc3339 for the current time: every create stamps its creationTimestamp and every logged
+ * call its start, so the text is kept for the second it was made for.
  */
-export function rfc3339(d: Date): string {
-  const second = Math.floor(d.getTime() / 1000);
+export function rfc3339(at: Date | number): string {
+  const ms = typeof at === 'number' ? at : at.getTime();
+  const second = Math.floor(ms / 1000);
   if (second !== rfcSecond) {
-    rfcText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    rfcText = formatRfc3339(ms);
     rfcSecond = second;
   }
   return rfcText;

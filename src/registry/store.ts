@@ -173,8 +173,13 @@ export class GenericStore {
     return this.converter ? this.converter.fromStorage(stored) : stored;
   }
 
+  /** The object as it is stored: in the storage version when a converter says so. */
+  private storedForm(obj: KubeObject): KubeObject {
+    return this.converter ? this.converter.toStorage(obj) : obj;
+  }
+
   private toBytes(obj: KubeObject): Uint8Array {
-    return encodeForStorage(this.converter ? this.converter.toStorage(obj) : obj);
+    return encodeForStorage(this.storedForm(obj));
   }
 
   private storageError(e: unknown, name: string): StatusError {
@@ -594,7 +599,7 @@ export class GenericStore {
         return { object: obj, warnings };
       }
       try {
-        const storedForm = this.converter ? this.converter.toStorage(obj) : obj;
+        const storedForm = this.storedForm(obj);
         const kv = await this.storage.create(this.key(namespace, obj.metadata.name), encodeForStorage(storedForm));
         // The answer is the stored bytes when reading them back would serve them unchanged; with a
         // converter that is decided on the object in hand instead of parsing what was just written.

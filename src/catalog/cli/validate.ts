@@ -11,6 +11,7 @@ import { jsonToYAML } from '../golang/yaml-write.js';
 import { convertToModel } from '../model/convert.js';
 import { parseFlags, UsageError } from '../golang/pflag.js';
 import { goQuote } from '../golang/strconv.js';
+import { quote } from '../serve/log.js';
 
 export const usage = `Validate the declarative config JSON file(s) in a given directory
 
@@ -52,11 +53,6 @@ function rfc3339(d: Date): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${zone}`;
 }
 
-/** logrus's TextFormatter: a value is quoted unless it is made only of these characters. */
-function logrusValue(s: string): string {
-  return /^[A-Za-z0-9\-._/@^+]*$/.test(s) ? s : goQuote(s);
-}
-
 /** The line logrus writes for logger.Fatal(err): colored and short on a terminal, key=value otherwise. */
 export function fatalLine(message: string, opts: { tty: boolean; now?: Date; startedAt?: number }): string {
   const now = opts.now ?? new Date();
@@ -64,7 +60,7 @@ export function fatalLine(message: string, opts: { tty: boolean; now?: Date; sta
     const secs = Math.max(0, Math.floor((now.getTime() - (opts.startedAt ?? now.getTime())) / 1000));
     return `\x1b[31mFATA\x1b[0m[${String(secs).padStart(4, '0')}] ${message.replace(/\n$/, '').padEnd(44)} \n`;
   }
-  return `time=${logrusValue(rfc3339(now))} level=fatal msg=${logrusValue(message)}\n`;
+  return `time=${quote(rfc3339(now))} level=fatal msg=${quote(message)}\n`;
 }
 
 function goErrorText(err: NodeJS.ErrnoException, path: string): string {

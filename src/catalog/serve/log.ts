@@ -1,6 +1,7 @@
 // Log lines in logrus's text format, which opm serve writes (and log collectors already parse):
 //   time="2026-11-22T02:20:47Z" level=info msg="serving registry" cache=/tmp/x configs=/catalog port=50051
 // Fields are sorted by key; values are quoted (Go's %q) only when they need to be.
+import { rfc3339 } from '../../apimachinery/times.js';
 import { goQuote } from '../golang/strconv.js';
 
 export type Level = 'debug' | 'info' | 'warning' | 'error' | 'fatal';
@@ -31,18 +32,6 @@ export function quote(v: string): string {
   return v;
 }
 
-let lastSecond = -1;
-let lastStamp = '';
-
-/** RFC 3339 to the second (logrus's default timestamp), formatted once per second. */
-export function rfc3339(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== lastSecond) {
-    lastSecond = second;
-    lastStamp = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  }
-  return lastStamp;
-}
 
 export function formatLine(time: Date, level: Level, msg: string, fields: Fields): string {
   const parts = [`time="${rfc3339(time.getTime())}"`, `level=${level}`, `msg=${quote(msg)}`];
@@ -82,7 +71,10 @@ export function createLogger(opts: { write: (line: string) => void; level?: Leve
   const min = ORDER[opts.level ?? 'info'];
   const base = opts.fields ?? {};
   const now = opts.now ?? (() => new Date());
-  const hasBase = Object.values(base).some((v) => v !== undefined);
+  const nowMs = opts.now ? () => opts.now!().getTime() : Date.now;
+  // the logger's own fields as entries, under which a call's entries are put
+  const baseEntries: Entry[] = [];
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) putEntry(baseEntries, k, quote(String(v)));
   const logger: Logger = {
     with: (fields) => createLogger({ ...opts, fields: { ...base, ...fields } }),
     log(level, msg, fields = {}) {
@@ -91,16 +83,13 @@ export function createLogger(opts: { write: (line: string) => void; level?: Leve
     },
     logEntries(level, msg, entries) {
       if (ORDER[level] < min) return;
-      if (!hasBase && opts.now === undefined) {
-        opts.write(formatEntries(Date.now(), level, msg, entries));
-        return;
+      let all = entries;
+      if (baseEntries.length > 0) {
+        const merged = baseEntries.slice();
+        for (const [k, v] of entries) putEntry(merged, k, v);
+        all = merged;
       }
-      const fields: Fields = {};
-      for (const [k, v] of entries) fields[k] = v;
-      // the printed values are final: format them as given (quote() leaves a quoted value quoted again, so bypass it)
-      const merged = [...Object.entries(base).filter(([k, v]) => v !== undefined && !(k in fields)).map(([k, v]) => [k, quote(String(v))] as const), ...entries];
-      merged.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-      opts.write(formatEntries(now().getTime(), level, msg, merged));
+      opts.write(formatEntries(nowMs(), level, msg, all));
     },
     info: (msg, f) => logger.log('info', msg, f),
     debug: (msg, f) => logger.log('debug', msg, f),

@@ -12,7 +12,8 @@ import { dirname, join } from 'node:path';
 import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
 import { formatFloat32 } from '../golang/strconv.js';
-import { putEntry, quote, rfc3339, type Entry, type Level, type Logger } from './log.js';
+import { formatRfc3339, rfc3339 } from '../../apimachinery/times.js';
+import { putEntry, quote, type Entry, type Level, type Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
 import { RegistryQueryError, type RegistryIndex } from './registry-index.js';
 
@@ -235,7 +236,7 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
     putEntry(entries, 'grpc.start_time', quote(rfc3339(Date.now())));
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
-    if (Number.isFinite(deadlineMs)) putEntry(entries, 'grpc.request.deadline', quote(rfc3339Of(deadlineMs)));
+    if (Number.isFinite(deadlineMs)) putEntry(entries, 'grpc.request.deadline', quote(formatRfc3339(deadlineMs)));
     return new grpc.ServerInterceptingCall(call, {
       start: (next) =>
         next({
@@ -262,11 +263,6 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
 /** grpc-js's peer ("ipv4:127.0.0.1:5000") as Go's net.Addr.String() ("127.0.0.1:5000"). */
 function peerAddress(peer: string): string {
   return peer.startsWith('ipv4:') || peer.startsWith('ipv6:') ? peer.slice(5) : peer;
-}
-
-/** RFC 3339 to the second, in UTC, of any time (the call log's deadline). */
-function rfc3339Of(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**
