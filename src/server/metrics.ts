@@ -1,7 +1,8 @@
 // Prometheus metrics for one API server, with upstream's names, labels and buckets
 // (k8s.io/apiserver/pkg/endpoints/metrics/metrics.go) so kube dashboards and alerts work unchanged.
 // Every server owns its Registry: prom-client's global registry would mix two servers in one process.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
 
 /** The component label upstream uses for the generic API server. */
 export const APISERVER_COMPONENT = 'apiserver';
@@ -33,18 +34,26 @@ export type RequestKind = 'readOnly' | 'mutating';
 
 export interface ApiMetrics {
   readonly registry: Registry;
-  readonly requestTotal: Counter<'verb' | 'dry_run' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component' | 'code'>;
-  readonly requestDurationSeconds: Histogram<'verb' | 'dry_run' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component'>;
+  /** apiserver_request_total: labels verb, dry_run, group, version, resource, subresource, scope, component, code. */
+  readonly requestTotal: SeriesCounter;
+  /** apiserver_request_duration_seconds: labels verb, dry_run, group, version, resource, subresource, scope, component. */
+  readonly requestDurationSeconds: SeriesHistogram;
   readonly longRunningRequests: Gauge<'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component'>;
   readonly registeredWatchers: Gauge<'group' | 'version' | 'kind'>;
   readonly watchEventsTotal: Counter<'group' | 'version' | 'kind'>;
   readonly storageObjects: Gauge<'resource'>;
-  readonly storageRequestDurationSeconds: Histogram<'operation' | 'backend'>;
+  /** kplane_storage_request_duration_seconds: labels operation, backend. */
+  readonly storageRequestDurationSeconds: SeriesHistogram;
   readonly storageRequestErrorsTotal: Counter<'operation' | 'backend'>;
   readonly currentInflightRequests: Gauge<'request_kind'>;
 
   /** Records one finished request (call once per request, after the response is written). */
   observeRequest(o: RequestLabels & { readonly code: number; readonly durationSeconds: number }): void;
+  /**
+   * The same for a request in RequestInfo's terms, its labels derived as requestMetricLabels derives
+   * them (upstream's rules) without building them as objects: the API server calls this per request.
+   */
+  recordRequest(method: string, info: RequestInfoForMetrics, query: URLSearchParams | undefined, contentType: string | undefined, code: number, durationSeconds: number): void;
   /** Counts an open long-running request (watch, exec, proxy); call the returned function when it ends. */
   trackLongRunning(labels: LongRunningLabels): () => void;
   /** Counts an open watcher of a kind; call the returned function when it closes. */
@@ -77,19 +86,19 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
   const registry = new Registry();
   const registers = [registry];
 
-  const requestTotal = new Counter({
-    name: 'apiserver_request_total',
-    help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
-    labelNames: ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'] as const,
-    registers,
-  });
-  const requestDurationSeconds = new Histogram({
-    name: 'apiserver_request_duration_seconds',
-    help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
-    labelNames: ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const,
-    buckets: [...REQUEST_DURATION_BUCKETS_SECONDS],
-    registers,
-  });
+  // The two per-request metrics (and the per-storage-call histogram) are recorded by key, without
+  // garbage: see series-metrics.ts.
+  const requestTotal = new SeriesCounter(
+    'apiserver_request_total',
+    'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
+    registry,
+  );
+  const requestDurationSeconds = new SeriesHistogram(
+    'apiserver_request_duration_seconds',
+    'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+    REQUEST_DURATION_BUCKETS_SECONDS,
+    registry,
+  );
   const longRunningRequests = new Gauge({
     name: 'apiserver_longrunning_requests',
     help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.',
@@ -114,13 +123,12 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     labelNames: ['resource'] as const,
     registers,
   });
-  const storageRequestDurationSeconds = new Histogram({
-    name: 'kplane_storage_request_duration_seconds',
-    help: 'Storage backend call latency in seconds for each operation and backend. Watches are counted when opened, not timed.',
-    labelNames: ['operation', 'backend'] as const,
-    buckets: [...STORAGE_DURATION_BUCKETS_SECONDS],
-    registers,
-  });
+  const storageRequestDurationSeconds = new SeriesHistogram(
+    'kplane_storage_request_duration_seconds',
+    'Storage backend call latency in seconds for each operation and backend. Watches are counted when opened, not timed.',
+    STORAGE_DURATION_BUCKETS_SECONDS,
+    registry,
+  );
   const storageRequestErrorsTotal = new Counter({
     name: 'kplane_storage_request_errors_total',
     help: 'Storage backend calls that failed, for each operation and backend.',
@@ -136,16 +144,27 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
 
   if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
 
-  const requestLabelValues = (l: RequestLabels) => ({
-    verb: l.verb,
-    dry_run: l.dryRun ?? '',
-    group: l.group,
-    version: l.version,
-    resource: l.resource,
-    subresource: l.subresource,
-    scope: l.scope,
-    component: l.component ?? APISERVER_COMPONENT,
-  });
+  /** One request in both request metrics; the key names the label values, the labels object is made once per series. */
+  const record = (
+    verb: string,
+    dryRun: string,
+    group: string,
+    version: string,
+    resource: string,
+    subresource: string,
+    scope: string,
+    component: string,
+    code: number,
+    seconds: number,
+  ): void => {
+    const key = `${verb}\0${dryRun}\0${group}\0${version}\0${resource}\0${subresource}\0${scope}\0${component}`;
+    let series = requestDurationSeconds.find(key);
+    if (series === undefined) {
+      series = requestDurationSeconds.add(key, { verb, dry_run: dryRun, group, version, resource, subresource, scope, component });
+    }
+    if (!requestTotal.inc(key, code)) requestTotal.add(key, code, { ...series.labels, code: String(code) });
+    requestDurationSeconds.observe(series, seconds);
+  };
 
   /** Returns a release function that decrements exactly once, however often it is called. */
   const holdGauge = <L extends string>(gauge: Gauge<L>, labels: Partial<Record<L, string>>): (() => void) => {
@@ -170,9 +189,16 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     storageRequestErrorsTotal,
     currentInflightRequests,
     observeRequest(o) {
-      const labels = requestLabelValues(o);
-      requestTotal.inc({ ...labels, code: String(o.code) });
-      requestDurationSeconds.observe(labels, o.durationSeconds);
+      record(o.verb, o.dryRun ?? '', o.group, o.version, o.resource, o.subresource, o.scope, o.component ?? APISERVER_COMPONENT, o.code, o.durationSeconds);
+    },
+    recordRequest(method, r, query, contentType, code, seconds) {
+      const scope = metricsScope(r);
+      const verb = reportedVerb(method, r.verb, query, contentType, scope);
+      if (r.isResourceRequest) {
+        record(verb, metricsDryRun(query), r.apiGroup ?? '', r.apiVersion ?? '', r.resource ?? '', r.subresource ?? '', scope, APISERVER_COMPONENT, code, seconds);
+      } else {
+        record(verb, metricsDryRun(query), '', '', '', r.path, scope, APISERVER_COMPONENT, code, seconds);
+      }
     },
     trackLongRunning(l) {
       return holdGauge(longRunningRequests, {
@@ -195,9 +221,12 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
       storageObjects.set({ resource }, count);
     },
     observeStorage(o) {
-      const labels = { operation: o.operation, backend: o.backend };
-      if (o.durationSeconds !== undefined) storageRequestDurationSeconds.observe(labels, o.durationSeconds);
-      if (o.failed) storageRequestErrorsTotal.inc(labels);
+      if (o.durationSeconds !== undefined) {
+        const key = `${o.operation}\0${o.backend}`;
+        const series = storageRequestDurationSeconds.find(key) ?? storageRequestDurationSeconds.add(key, { operation: o.operation, backend: o.backend });
+        storageRequestDurationSeconds.observe(series, o.durationSeconds);
+      }
+      if (o.failed) storageRequestErrorsTotal.inc({ operation: o.operation, backend: o.backend });
     },
     setInflightRequests(kind, count) {
       currentInflightRequests.set({ request_kind: kind }, count);
@@ -223,6 +252,9 @@ export interface RequestForMetrics {
   readonly contentType?: string;
   readonly component?: string;
 }
+
+/** The RequestInfo fields the request metrics read. */
+export type RequestInfoForMetrics = Pick<RequestForMetrics, 'verb' | 'isResourceRequest' | 'path' | 'apiGroup' | 'apiVersion' | 'resource' | 'subresource' | 'namespace' | 'name'>;
 
 const VALID_REPORTED_VERBS = new Set([
   'APPLY',
@@ -258,7 +290,8 @@ export function metricsScope(r: Pick<RequestForMetrics, 'name' | 'verb' | 'names
 
 /** cleanDryRun upstream: `` when absent, sorted unique values, `invalid` for anything but `All`. */
 export function metricsDryRun(query: URLSearchParams | undefined): string {
-  const values = query?.getAll('dryRun') ?? [];
+  if (query === undefined || !query.has('dryRun')) return '';
+  const values = query.getAll('dryRun');
   if (values.length === 0) return '';
   if (values.some((v) => v !== 'All')) return 'invalid';
   return [...new Set(values)].sort().join(',');
@@ -270,13 +303,17 @@ export function metricsDryRun(query: URLSearchParams | undefined): string {
  * and `other` for anything unexpected so odd methods cannot blow up the label cardinality.
  */
 export function metricsVerb(r: Pick<RequestForMetrics, 'method' | 'verb' | 'query' | 'contentType'>, scope: string): string {
-  const method = r.method.toUpperCase();
+  return reportedVerb(r.method, r.verb, r.query, r.contentType, scope);
+}
+
+function reportedVerb(httpMethod: string, infoVerb: string, query: URLSearchParams | undefined, contentType: string | undefined, scope: string): string {
+  const method = httpMethod.toUpperCase();
   let verb = method;
   if (method === 'GET' || method === 'HEAD') verb = scope !== 'resource' && scope !== '' ? 'LIST' : 'GET';
-  const suggested = r.verb.toUpperCase();
-  if (suggested === 'WATCH' || suggested === 'WATCHLIST' || ((method === 'GET' || method === 'LIST') && isWatchQuery(r.query))) {
+  const suggested = infoVerb.toUpperCase();
+  if (suggested === 'WATCH' || suggested === 'WATCHLIST' || ((method === 'GET' || method === 'LIST') && isWatchQuery(query))) {
     verb = 'WATCH';
-  } else if (verb === 'PATCH' && r.contentType?.split(';')[0]?.trim().toLowerCase() === APPLY_PATCH_CONTENT_TYPE) {
+  } else if (verb === 'PATCH' && contentType?.split(';')[0]?.trim().toLowerCase() === APPLY_PATCH_CONTENT_TYPE) {
     verb = 'APPLY';
   } else if (verb === 'WATCHLIST') {
     verb = 'WATCH';
