@@ -4,6 +4,16 @@ const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
 /** strconv.Quote (fmt's %q of a string): printable Unicode is kept (strconv.IsPrint), the rest escaped. */
 export function goQuote(s: string): string {
+  // Most values (times, addresses, header values) are printable ASCII without quotes or backslashes.
+  let plain = true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c >= 0x7f || c === 0x22 || c === 0x5c) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return '"' + s + '"';
   let out = '"';
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { formatFloat32 } from '../golang/strconv.js';
-import { createLogger, formatEntries, formatLine, putEntry, quote, type Entry, type Fields } from './log.js';
+import { createLogger, formatEntries, formatLine, newEntry, putEntry, quote, type Entry, type Fields } from './log.js';
 import { goMilliseconds } from './server.js';
 
 describe('catalog serve log lines (logrus text format)', () => {
@@ -30,7 +30,7 @@ describe('catalog serve log lines (logrus text format)', () => {
         const entries: Entry[] = [];
         for (const [k, v] of assignments) {
           fields[k] = v; // later assignments win, as in a fields object
-          putEntry(entries, k, quote(v));
+          putEntry(entries, newEntry(k, quote(v)));
         }
         assert.equal(formatEntries(ms, 'warning', 'finished call', entries), formatLine(new Date(ms), 'warning', 'finished call', fields));
       }),
@@ -42,8 +42,8 @@ describe('catalog serve log lines (logrus text format)', () => {
     const lines: string[] = [];
     const base = createLogger({ write: (l) => lines.push(l), now: () => new Date(0) }).with({ port: 1, 'grpc.code': 'base' });
     const entries: Entry[] = [];
-    putEntry(entries, 'grpc.code', quote('OK'));
-    putEntry(entries, 'a', quote('x y'));
+    putEntry(entries, newEntry('grpc.code', quote('OK')));
+    putEntry(entries, newEntry('a', quote('x y')));
     base.logEntries('info', 'finished call', entries);
     base.log('info', 'finished call', { 'grpc.code': 'OK', a: 'x y' });
     assert.equal(lines[0], lines[1]);

@@ -43,28 +43,42 @@ export function formatLine(time: Date, level: Level, msg: string, fields: Fields
   return parts.join(' ') + '\n';
 }
 
-/** A field already in its printed form: key and quoted value. */
-export type Entry = readonly [key: string, printed: string];
+/** A field already in its printed form: key, quoted value, and the two as printed in a line (`key=value`). */
+export type Entry = readonly [key: string, printed: string, text: string];
+
+/** The entry of a key and its printed (quoted) value. */
+export function newEntry(key: string, printed: string): Entry {
+  return [key, printed, `${key}=${printed}`];
+}
 
 /**
- * Adds `key=printed` to a list sorted by key (logrus prints fields sorted), replacing an entry of the
+ * Adds an entry to a list sorted by key (logrus prints fields sorted), replacing an entry of the
  * same key as an assignment to a fields object would. Lists are short (a dozen), so this is a scan.
  */
-export function putEntry(list: Entry[], key: string, printed: string): void {
+export function putEntry(list: Entry[], entry: Entry): void {
+  const key = entry[0];
   let i = list.length;
   while (i > 0 && list[i - 1]![0] > key) i--;
-  if (i > 0 && list[i - 1]![0] === key) list[i - 1] = [key, printed];
-  else list.splice(i, 0, [key, printed]);
+  if (i > 0 && list[i - 1]![0] === key) list[i - 1] = entry;
+  else list.splice(i, 0, entry);
 }
 
 /** The line formatLine would print for these fields, from entries already sorted and quoted. */
 export function formatEntries(ms: number, level: Level, msg: string, entries: readonly Entry[]): string {
-  const parts = new Array<string>(entries.length + 3);
-  parts[0] = `time="${rfc3339(ms)}"`;
-  parts[1] = `level=${level}`;
-  parts[2] = `msg=${quote(msg)}`;
-  for (let i = 0; i < entries.length; i++) parts[i + 3] = `${entries[i]![0]}=${entries[i]![1]}`;
-  return parts.join(' ') + '\n';
+  let line = `time="${rfc3339(ms)}" level=${level} msg=${quotedMessage(msg)}`;
+  for (let i = 0; i < entries.length; i++) line += ' ' + entries[i]![2];
+  return line + '\n';
+}
+
+/** quote(msg) for the few messages a server logs again and again ("started call", "finished call"). */
+const quotedMessages = new Map<string, string>();
+function quotedMessage(msg: string): string {
+  let q = quotedMessages.get(msg);
+  if (q === undefined) {
+    q = quote(msg);
+    if (quotedMessages.size < 64) quotedMessages.set(msg, q);
+  }
+  return q;
 }
 
 export function createLogger(opts: { write: (line: string) => void; level?: Level; fields?: Fields; now?: () => Date }): Logger {
@@ -74,7 +88,7 @@ export function createLogger(opts: { write: (line: string) => void; level?: Leve
   const nowMs = opts.now ? () => opts.now!().getTime() : Date.now;
   // the logger's own fields as entries, under which a call's entries are put
   const baseEntries: Entry[] = [];
-  for (const [k, v] of Object.entries(base)) if (v !== undefined) putEntry(baseEntries, k, quote(String(v)));
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) putEntry(baseEntries, newEntry(k, quote(String(v))));
   const logger: Logger = {
     with: (fields) => createLogger({ ...opts, fields: { ...base, ...fields } }),
     log(level, msg, fields = {}) {
@@ -86,7 +100,7 @@ export function createLogger(opts: { write: (line: string) => void; level?: Leve
       let all = entries;
       if (baseEntries.length > 0) {
         const merged = baseEntries.slice();
-        for (const [k, v] of entries) putEntry(merged, k, v);
+        for (const e of entries) putEntry(merged, e);
         all = merged;
       }
       opts.write(formatEntries(nowMs(), level, msg, all));

@@ -13,7 +13,7 @@ import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
 import { formatFloat32 } from '../golang/strconv.js';
 import { formatRfc3339, rfc3339 } from '../../apimachinery/times.js';
-import { putEntry, quote, type Entry, type Level, type Logger } from './log.js';
+import { newEntry, putEntry, quote, type Entry, type Level, type Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
 import { RegistryQueryError, type RegistryIndex } from './registry-index.js';
 
@@ -223,26 +223,44 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
       const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(d.path) ?? [];
       list = [];
       for (const [k, v] of [['protocol', 'grpc'], ['grpc.component', 'server'], ['grpc.service', service], ['grpc.method', method], ['grpc.method_type', methodType(d)]] as const) {
-        putEntry(list, k, quote(v));
+        putEntry(list, newEntry(k, quote(v)));
       }
       perMethod.set(d.path, list);
     }
     return list;
   };
+  // Field values repeat from call to call (the client's address and headers, the start time within
+  // a second, the status code): their printed entries are kept, so a call makes only its own.
+  const known = new Map<string, Map<string, Entry>>();
+  const entryOf = (key: string, value: string): Entry => {
+    let byValue = known.get(key);
+    if (byValue === undefined) known.set(key, (byValue = new Map()));
+    let e = byValue.get(value);
+    if (e === undefined) {
+      if (byValue.size >= 256) byValue.clear();
+      const printed = quote(value);
+      e = [key, printed, `${key}=${printed}`];
+      byValue.set(value, e);
+    }
+    return e;
+  };
   return (methodDescriptor, call) => {
     const t0 = performance.now();
     const entries = methodEntries(methodDescriptor).slice();
-    putEntry(entries, 'peer.address', quote(peerAddress(call.getPeer())));
-    putEntry(entries, 'grpc.start_time', quote(rfc3339(Date.now())));
+    putEntry(entries, entryOf('peer.address', peerAddress(call.getPeer())));
+    putEntry(entries, entryOf('grpc.start_time', rfc3339(Date.now())));
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
-    if (Number.isFinite(deadlineMs)) putEntry(entries, 'grpc.request.deadline', quote(formatRfc3339(deadlineMs)));
+    if (Number.isFinite(deadlineMs)) putEntry(entries, entryOf('grpc.request.deadline', formatRfc3339(deadlineMs)));
     return new grpc.ServerInterceptingCall(call, {
       start: (next) =>
         next({
           onReceiveMetadata: (md, nextMd) => {
             const map = md.getMap();
-            for (const k in map) putEntry(entries, k, quote(`[${String(map[k])}]`));
+            for (const k in map) {
+              const v = map[k];
+              putEntry(entries, entryOf(k, `[${typeof v === 'string' ? v : String(v)}]`));
+            }
             logger.logEntries('info', 'started call', entries);
             nextMd(md);
           },
@@ -250,9 +268,9 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
       sendStatus: (status, next) => {
         const code = status.code ?? grpc.status.OK;
         const done = entries.slice();
-        putEntry(done, 'grpc.code', quote(CODE_NAMES[code] ?? String(code)));
-        putEntry(done, 'grpc.time_ms', quote(goMilliseconds(performance.now() - t0)));
-        if (code !== grpc.status.OK) putEntry(done, 'grpc.error', quote(`rpc error: code = ${CODE_NAMES[code] ?? code} desc = ${status.details ?? ''}`));
+        putEntry(done, entryOf('grpc.code', CODE_NAMES[code] ?? String(code)));
+        putEntry(done, newEntry('grpc.time_ms', quote(goMilliseconds(performance.now() - t0))));
+        if (code !== grpc.status.OK) putEntry(done, newEntry('grpc.error', quote(`rpc error: code = ${CODE_NAMES[code] ?? code} desc = ${status.details ?? ''}`)));
         logger.logEntries(levelOf(code), 'finished call', done);
         next(status);
       },
