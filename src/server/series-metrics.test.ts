@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry, type RegistryContentType } from 'prom-client';
 import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
 import { REQUEST_DURATION_BUCKETS_SECONDS, createApiMetrics, requestMetricLabels, type RequestForMetrics } from './metrics.js';
 
@@ -18,10 +18,16 @@ describe('SeriesCounter and SeriesHistogram', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(observation, { maxLength: 60 }), fc.boolean(), async (obs, openMetrics) => {
         const contentType = openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE;
-        const theirs = new Registry(contentType);
+        const registryOf = (): Registry => {
+          const r = new Registry();
+          // prom-client's types bind a registry to one content type; the test runs both through one variable.
+          (r as unknown as Registry<RegistryContentType>).setContentType(contentType);
+          return r;
+        };
+        const theirs = registryOf();
         const counter = new Counter({ name: 'req_total', help: 'requests "quoted" \\ help', labelNames: [...LABELS, 'code'], registers: [theirs] });
         const histogram = new Histogram({ name: 'req_seconds', help: 'latency', labelNames: [...LABELS], buckets: [...REQUEST_DURATION_BUCKETS_SECONDS], registers: [theirs] });
-        const ours = new Registry(contentType);
+        const ours = registryOf();
         const c = new SeriesCounter('req_total', 'requests "quoted" \\ help', ours);
         const h = new SeriesHistogram('req_seconds', 'latency', REQUEST_DURATION_BUCKETS_SECONDS, ours);
         for (const o of obs) {
