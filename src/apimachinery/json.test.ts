@@ -29,6 +29,18 @@ test('duplicate keys are reported with their full path; the last value wins', ()
   assert.deepEqual(parseJson('{"a\\u0062":1,"ab":2,"s":"x\\"{[,","t":"\\\\"}').duplicateFields, ['ab']);
 });
 
+test('duplicates are found whatever the keys and strings hold (the key-count shortcut falls back to the scan)', () => {
+  assert.deepEqual(parseJson('{"a:b":1,"c":"x:y","d":{"e":"\\":"}}').duplicateFields, []);
+  assert.deepEqual(parseJson('{"__proto__":1,"__proto__":2}').duplicateFields, ['__proto__']);
+  assert.deepEqual(parseJson('{"a":{"b":1,"c":2},"a":{"b":1}}').duplicateFields, ['a']);
+  assert.deepEqual(parseJson('[{"1":1,"0":0,"1":2},{"x":[]}]').duplicateFields, ['[0].1']);
+  fc.assert(
+    fc.property(fc.json(), (j) => {
+      assert.deepEqual(parseJson(j).duplicateFields, []);
+    }),
+  );
+});
+
 test('strict mode fails on duplicates with upstream wording', () => {
   assert.equal(messageOf(() => parseJson('{"a":1,"a":2}', { strict: true })), 'strict decoding error: duplicate field "a"');
 });

@@ -34,7 +34,11 @@ export function parseJson(input: string | Uint8Array, opts: ParseJsonOptions = {
   } catch {
     throw badRequest(prefix + describeJsonSyntaxError(text, maxDepth));
   }
-  const scan = scanStructure(text, maxDepth);
+  // Most bodies have neither duplicate keys nor excessive depth: counting keys (a colon outside
+  // strings is a key) and comparing with the parsed value proves it without the full scan, which
+  // keeps a set of keys per object. Each duplicate makes the parsed value hold fewer keys.
+  const keys = countTextKeys(text, maxDepth);
+  const scan = keys >= 0 && keys === countKeys(value) ? { duplicates: [], depthExceededAt: -1 } : scanStructure(text, maxDepth);
   if (scan.depthExceededAt >= 0) throw badRequest(prefix + withLocation(text, scan.depthExceededAt, `invalid character ${quoteChar(text[scan.depthExceededAt]!)} exceeded max depth of ${maxDepth}`));
   if (opts.strict && scan.duplicates.length) throw strictDecodingError(scan.duplicates.map(duplicateFieldMessage));
   return { value, duplicateFields: scan.duplicates };
@@ -81,6 +85,47 @@ function stringEnd(text: string, start: number): number {
     if ((j - 1 - k) % 2 === 0) return j;
     j = text.indexOf('"', j + 1);
   }
+}
+
+/** The number of object keys in `text`, or -1 when it nests deeper than `maxDepth`. */
+function countTextKeys(text: string, maxDepth: number): number {
+  let keys = 0;
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) i = stringEnd(text, i);
+    else if (c === 58) keys++; // :
+    else if (c === 123 || c === 91) {
+      if (depth >= maxDepth) return -1;
+      depth++;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return keys;
+}
+
+/** The number of keys of all objects in a parsed value (iterative: nesting may be deep). */
+function countKeys(v: JsonValue): number {
+  if (v === null || typeof v !== 'object') return 0;
+  let keys = 0;
+  const stack: JsonValue[] = [v];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    if (Array.isArray(x)) {
+      for (let i = 0; i < x.length; i++) {
+        const e = x[i]!;
+        if (e !== null && typeof e === 'object') stack.push(e);
+      }
+    } else {
+      const o = x as { [k: string]: JsonValue };
+      for (const k in o) {
+        keys++;
+        const e = o[k]!;
+        if (e !== null && typeof e === 'object') stack.push(e);
+      }
+    }
+  }
+  return keys;
 }
 
 function scanStructure(text: string, maxDepth: number): StructureScan {
