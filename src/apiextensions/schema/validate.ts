@@ -95,18 +95,41 @@ function finish(n: VNode, type: string, intOrString: boolean, format: string | u
   return n;
 }
 
+// Every node starts with every field, in one order, so that all nodes share one hidden class and
+// the validator's property reads stay monomorphic (conditionally added fields made them megamorphic).
 function blank(): VNode {
   return {
     types: [],
     typeLabel: '',
     nullable: false,
     format: '',
+    formatCheck: undefined,
     numType: '',
     numFormat: '',
+    multipleOf: undefined,
+    maximum: undefined,
     exclusiveMaximum: false,
+    minimum: undefined,
     exclusiveMinimum: false,
     hasNumberChecks: false,
+    maxLength: undefined,
+    minLength: undefined,
+    pattern: undefined,
+    compiled: undefined,
+    items: undefined,
+    maxItems: undefined,
+    minItems: undefined,
     uniqueItems: false,
+    enum: undefined,
+    maxProperties: undefined,
+    minProperties: undefined,
+    required: undefined,
+    properties: undefined,
+    additional: undefined,
+    allOf: undefined,
+    anyOf: undefined,
+    oneOf: undefined,
+    not: undefined,
   };
 }
 
