@@ -135,11 +135,11 @@ export async function run(argv: string[]): Promise<number> {
   // grpc-js would print its own error lines; every failure is reported once, as opm's log line
   grpc.setLogVerbosity(grpc.logVerbosity.NONE);
   // Until the server is up, lines go out synchronously (a fatal error must be written before exit).
-  let sink = (chunk: string): void => void process.stderr.write(chunk);
+  let sink = (chunk: Buffer): void => void process.stderr.write(chunk);
   // Lines reach stderr within 50 ms (or at 64 KiB): at 2,000 calls/s that is 20 writes a second
   // instead of one per turn of the event loop, each a wake-up of the thread pool and of this thread.
   const out = bufferedWriter((chunk) => sink(chunk), { maxDelayMs: 50 });
-  const root = createLogger({ write: out.write, level: flags.debug ? 'debug' : 'info' });
+  const root = createLogger({ write: out.write, pieces: out, level: flags.debug ? 'debug' : 'info' });
   const logger = root.with({ configs: flags.configDir, ...(flags.cacheDir ? { cache: flags.cacheDir } : {}) });
   // Set up first, as opm does: a path that cannot be opened is only a warning.
   let terminationLog: number | undefined;

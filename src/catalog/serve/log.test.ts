@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { formatFloat32 } from '../golang/strconv.js';
-import { createLogger, formatEntries, formatLine, newEntry, putEntry, quote, type Entry, type Fields } from './log.js';
+import { bufferedWriter, createLogger, formatEntries, formatLine, newEntry, putEntry, quote, type Entry, type Fields } from './log.js';
 import { goMilliseconds } from './server.js';
 
 describe('catalog serve log lines (logrus text format)', () => {
@@ -35,6 +35,41 @@ describe('catalog serve log lines (logrus text format)', () => {
         assert.equal(formatEntries(ms, 'warning', 'finished call', entries), formatLine(new Date(ms), 'warning', 'finished call', fields));
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it("logEntries with more entries, through a logger's own fields and the piecewise buffered writer, prints what formatLine prints", () => {
+    const key = fc.constantFrom('protocol', 'grpc.code', 'grpc.time_ms', 'peer.address', 'user-agent', 'a', 'zz', 'configs', 'é');
+    const value = fc.oneof(fc.string(), fc.constantFrom('', 'OK', 'a b', '[x]', 'ü"\\\n', '😀'));
+    const sorted = (pairs: [string, string][]): Entry[] => {
+      const list: Entry[] = [];
+      for (const [k, v] of pairs) putEntry(list, newEntry(k, quote(v)));
+      return list;
+    };
+    const last = (pairs: [string, string][]): Fields => Object.fromEntries(pairs);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(key, value), { maxLength: 4 }),
+        fc.array(fc.tuple(key, value), { maxLength: 10 }),
+        fc.array(fc.tuple(key, value), { maxLength: 4 }),
+        fc.integer({ min: 0, max: 4e12 }),
+        (base, call, more, ms) => {
+          const expected = formatLine(new Date(ms), 'error', 'finished call', { ...last(base), ...last(call), ...last(more) });
+          const plain: string[] = [];
+          createLogger({ write: (l) => plain.push(l), now: () => new Date(ms) })
+            .with(last(base))
+            .logEntries('error', 'finished call', sorted(call), sorted(more));
+          const chunks: Buffer[] = [];
+          const out = bufferedWriter((c) => chunks.push(Buffer.from(c)), { maxBytes: 16 });
+          createLogger({ write: out.write, pieces: out, now: () => new Date(ms) })
+            .with(last(base))
+            .logEntries('error', 'finished call', sorted(call), sorted(more));
+          out.flush();
+          assert.equal(plain.join(''), expected);
+          assert.equal(Buffer.concat(chunks).toString('utf8'), expected);
+        },
+      ),
+      { numRuns: 400 },
     );
   });
 

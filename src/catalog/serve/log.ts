@@ -12,8 +12,11 @@ export type Fields = Record<string, string | number | boolean | undefined>;
 export interface Logger {
   with(fields: Fields): Logger;
   log(level: Level, msg: string, fields?: Fields): void;
-  /** Logs fields given as entries sorted by key with their printed values (the call log's fast path). */
-  logEntries(level: Level, msg: string, entries: readonly Entry[]): void;
+  /**
+   * Logs fields given as entries sorted by key with their printed values (the call log's fast
+   * path), and `more` sorted the same way, merged in (an entry of `more` replaces one of the same key).
+   */
+  logEntries(level: Level, msg: string, entries: readonly Entry[], more?: readonly Entry[]): void;
   info(msg: string, fields?: Fields): void;
   debug(msg: string, fields?: Fields): void;
   warn(msg: string, fields?: Fields): void;
@@ -65,9 +68,55 @@ export function putEntry(list: Entry[], entry: Entry): void {
 
 /** The line formatLine would print for these fields, from entries already sorted and quoted. */
 export function formatEntries(ms: number, level: Level, msg: string, entries: readonly Entry[]): string {
-  let line = `time="${rfc3339(ms)}" level=${level} msg=${quotedMessage(msg)}`;
+  let line = linePrefix(ms, level, msg);
   for (let i = 0; i < entries.length; i++) line += ' ' + entries[i]![2];
   return line + '\n';
+}
+
+const NO_ENTRIES: readonly Entry[] = [];
+
+/** `time="…" level=… msg=…`, kept for the current second, level and message (a call logs the same few). */
+let prefixMs = -1;
+const prefixes = new Map<string, string>();
+function linePrefix(ms: number, level: Level, msg: string): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== prefixMs) {
+    prefixes.clear();
+    prefixMs = second;
+  }
+  const key = level + '\0' + msg;
+  let p = prefixes.get(key);
+  if (p === undefined) {
+    p = `time="${rfc3339(ms)}" level=${level} msg=${quotedMessage(msg)}`;
+    if (prefixes.size < 64) prefixes.set(key, p);
+  }
+  return p;
+}
+
+/**
+ * The texts of three lists sorted by key, merged in key order; of entries with the same key the
+ * one from the later list is printed (as later assignments to a fields object win).
+ */
+function forEachMerged(a: readonly Entry[], b: readonly Entry[], c: readonly Entry[], emit: (text: string) => void): void {
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length || j < b.length || k < c.length) {
+    const ka = i < a.length ? a[i]![0] : undefined;
+    const kb = j < b.length ? b[j]![0] : undefined;
+    const kc = k < c.length ? c[k]![0] : undefined;
+    let min = ka;
+    if (kb !== undefined && (min === undefined || kb < min)) min = kb;
+    if (kc !== undefined && (min === undefined || kc < min)) min = kc;
+    let text: string;
+    if (kc === min) text = c[k]![2];
+    else if (kb === min) text = b[j]![2];
+    else text = a[i]![2];
+    if (ka === min) i++;
+    if (kb === min) j++;
+    if (kc === min) k++;
+    emit(text);
+  }
 }
 
 /** quote(msg) for the few messages a server logs again and again ("started call", "finished call"). */
@@ -81,7 +130,14 @@ function quotedMessage(msg: string): string {
   return q;
 }
 
-export function createLogger(opts: { write: (line: string) => void; level?: Level; fields?: Fields; now?: () => Date }): Logger {
+/** Where lines can also be written piece by piece, without making each line a string first (bufferedWriter). */
+export interface PieceSink {
+  append(piece: string): void;
+  /** The line is complete. */
+  end(): void;
+}
+
+export function createLogger(opts: { write: (line: string) => void; pieces?: PieceSink; level?: Level; fields?: Fields; now?: () => Date }): Logger {
   const min = ORDER[opts.level ?? 'info'];
   const base = opts.fields ?? {};
   const now = opts.now ?? (() => new Date());
@@ -95,15 +151,22 @@ export function createLogger(opts: { write: (line: string) => void; level?: Leve
       if (ORDER[level] < min) return;
       opts.write(formatLine(now(), level, msg, { ...base, ...fields }));
     },
-    logEntries(level, msg, entries) {
+    logEntries(level, msg, entries, more = NO_ENTRIES) {
       if (ORDER[level] < min) return;
-      let all = entries;
-      if (baseEntries.length > 0) {
-        const merged = baseEntries.slice();
-        for (const e of entries) putEntry(merged, e);
-        all = merged;
+      const sink = opts.pieces;
+      if (sink !== undefined) {
+        sink.append(linePrefix(nowMs(), level, msg));
+        forEachMerged(baseEntries, entries, more, (text) => {
+          sink.append(' ');
+          sink.append(text);
+        });
+        sink.append('\n');
+        sink.end();
+        return;
       }
-      opts.write(formatEntries(nowMs(), level, msg, all));
+      let line = linePrefix(nowMs(), level, msg);
+      forEachMerged(baseEntries, entries, more, (text) => (line += ' ' + text));
+      opts.write(line + '\n');
     },
     info: (msg, f) => logger.log('info', msg, f),
     debug: (msg, f) => logger.log('debug', msg, f),
@@ -120,11 +183,16 @@ export function createLogger(opts: { write: (line: string) => void; level?: Leve
  * go out at most `maxDelayMs` after they were logged, or as soon as `maxBytes` are pending; `flush`
  * writes whatever is pending now (before exit, or before a fatal error).
  */
-export function bufferedWriter(write: (chunk: string) => void, opts: { maxDelayMs?: number; maxBytes?: number } = {}): { write: (line: string) => void; flush: () => void } {
+export function bufferedWriter(
+  write: (chunk: Buffer) => void,
+  opts: { maxDelayMs?: number; maxBytes?: number } = {},
+): { write: (line: string) => void; append: (piece: string) => void; end: () => void; flush: () => void } {
   const maxDelayMs = opts.maxDelayMs ?? 0;
   const maxBytes = opts.maxBytes ?? 64 * 1024;
-  let pending: string[] = [];
-  let bytes = 0;
+  // Lines are written as UTF-8 straight into this buffer; a flush hands it to `write` and starts a
+  // new one (the write may still be in flight).
+  let buf = Buffer.allocUnsafe(maxBytes * 2);
+  let used = 0;
   let timer: NodeJS.Immediate | NodeJS.Timeout | undefined;
   const flush = (): void => {
     if (timer !== undefined) {
@@ -132,19 +200,32 @@ export function bufferedWriter(write: (chunk: string) => void, opts: { maxDelayM
       else clearImmediate(timer as NodeJS.Immediate);
       timer = undefined;
     }
-    if (pending.length === 0) return;
-    const chunk = pending.join('');
-    pending = [];
-    bytes = 0;
+    if (used === 0) return;
+    const chunk = buf.subarray(0, used);
+    buf = Buffer.allocUnsafe(maxBytes * 2);
+    used = 0;
     write(chunk);
+  };
+  const append = (piece: string): void => {
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8.
+    if (used + piece.length * 3 > buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, used + piece.length * 3));
+      buf.copy(bigger, 0, 0, used);
+      buf = bigger;
+    }
+    used += buf.write(piece, used, 'utf8');
+  };
+  const end = (): void => {
+    if (used >= maxBytes) flush();
+    else if (timer === undefined) timer = maxDelayMs > 0 ? setTimeout(flush, maxDelayMs) : setImmediate(flush);
   };
   return {
     write(line) {
-      pending.push(line);
-      bytes += line.length;
-      if (bytes >= maxBytes) flush();
-      else if (timer === undefined) timer = maxDelayMs > 0 ? setTimeout(flush, maxDelayMs) : setImmediate(flush);
+      append(line);
+      end();
     },
+    append,
+    end,
     flush,
   };
 }

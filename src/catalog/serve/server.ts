@@ -232,14 +232,14 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
   // Field values repeat from call to call (the client's address and headers, the start time within
   // a second, the status code): their printed entries are kept, so a call makes only its own.
   const known = new Map<string, Map<string, Entry>>();
-  const entryOf = (key: string, value: string): Entry => {
-    let byValue = known.get(key);
-    if (byValue === undefined) known.set(key, (byValue = new Map()));
+  /** The entry of key=value, made once; with `bracket`, the value printed as `[value]` (a metadata value). */
+  const entryOf = (key: string, value: string, bracket = false): Entry => {
+    let byValue = known.get(bracket ? `md:${key}` : key);
+    if (byValue === undefined) known.set(bracket ? `md:${key}` : key, (byValue = new Map()));
     let e = byValue.get(value);
     if (e === undefined) {
       if (byValue.size >= 256) byValue.clear();
-      const printed = quote(value);
-      e = [key, printed, `${key}=${printed}`];
+      e = newEntry(key, quote(bracket ? `[${value}]` : value));
       byValue.set(value, e);
     }
     return e;
@@ -259,7 +259,7 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
             const map = md.getMap();
             for (const k in map) {
               const v = map[k];
-              putEntry(entries, entryOf(k, `[${typeof v === 'string' ? v : String(v)}]`));
+              putEntry(entries, entryOf(k, typeof v === 'string' ? v : String(v), true));
             }
             logger.logEntries('info', 'started call', entries);
             nextMd(md);
@@ -267,11 +267,14 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
         }),
       sendStatus: (status, next) => {
         const code = status.code ?? grpc.status.OK;
-        const done = entries.slice();
-        putEntry(done, entryOf('grpc.code', CODE_NAMES[code] ?? String(code)));
-        putEntry(done, newEntry('grpc.time_ms', quote(goMilliseconds(performance.now() - t0))));
-        if (code !== grpc.status.OK) putEntry(done, newEntry('grpc.error', quote(`rpc error: code = ${CODE_NAMES[code] ?? code} desc = ${status.details ?? ''}`)));
-        logger.logEntries(levelOf(code), 'finished call', done);
+        const time = newEntry('grpc.time_ms', quote(goMilliseconds(performance.now() - t0)));
+        const codeEntry = entryOf('grpc.code', CODE_NAMES[code] ?? String(code));
+        // sorted by key: grpc.code < grpc.error < grpc.time_ms
+        const more =
+          code === grpc.status.OK
+            ? [codeEntry, time]
+            : [codeEntry, newEntry('grpc.error', quote(`rpc error: code = ${CODE_NAMES[code] ?? code} desc = ${status.details ?? ''}`)), time];
+        logger.logEntries(levelOf(code), 'finished call', entries, more);
         next(status);
       },
     });
