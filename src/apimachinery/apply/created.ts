@@ -27,6 +27,8 @@ const byElement = (a: Entry, b: Entry): number => comparePathElements(a[0], b[0]
 // a granular container is its own path (`.`) plus its entries'. `member` says whether this node's
 // path survives the filters (the parent checked them). Entries come back in upstream's order.
 function node(v: JsonValue | undefined, type: TypeRef, ignored: FieldSet | undefined, strip: FieldSet | undefined, member: boolean): JsonObject | undefined {
+  // A scalar or null is a leaf whatever the type says (no shape of it has entries).
+  if (v === null || typeof v !== 'object') return member ? {} : undefined;
   const atom = type.atom;
   const shape = shapeFor(atom, v);
   let entries: Entry[] | undefined;
@@ -35,7 +37,7 @@ function node(v: JsonValue | undefined, type: TypeRef, ignored: FieldSet | undef
     if (!list.atomic && Array.isArray(v) && v.length > 0) entries = listEntries(list, v, ignored, strip);
   } else if (shape === 'map') {
     const map = atom.map!;
-    if (!map.atomic && v !== null && typeof v === 'object' && !Array.isArray(v)) entries = mapEntries(map, v, ignored, strip);
+    if (!map.atomic && !Array.isArray(v)) entries = mapEntries(map, v, ignored, strip);
   }
   if (entries === undefined || entries.length === 0) return member ? {} : undefined;
   const out: JsonObject = {};
@@ -44,33 +46,40 @@ function node(v: JsonValue | undefined, type: TypeRef, ignored: FieldSet | undef
   return out;
 }
 
-// The declared fields of a map type by name, with their rank in upstream's order of `f:` elements
-// (compareStrings of the names): entries of declared fields are put in order without comparing.
-const fieldRanks = new WeakMap<MapAtom, Map<string, number>>();
+/** A declared field of a map type: its path element, its rank in upstream's order of `f:` elements, its type. */
+interface Field {
+  readonly pe: PathElement;
+  readonly rank: number;
+  readonly type: TypeRef;
+}
 
-function ranksOf(map: MapAtom): Map<string, number> {
-  let r = fieldRanks.get(map);
+// The declared fields of a map type by name, ranked by compareStrings of the names: entries of
+// declared fields are put in order without comparing, and their path elements are made once.
+const fieldsByMap = new WeakMap<MapAtom, Map<string, Field>>();
+
+function fieldsOf(map: MapAtom): Map<string, Field> {
+  let r = fieldsByMap.get(map);
   if (!r) {
-    r = new Map([...map.fields.keys()].sort(compareStrings).map((n, i) => [n, i]));
-    fieldRanks.set(map, r);
+    r = new Map([...map.fields.keys()].sort(compareStrings).map((n, i): [string, Field] => [n, { pe: 'f:' + n, rank: i, type: map.fields.get(n)! }]));
+    fieldsByMap.set(map, r);
   }
   return r;
 }
 
 function mapEntries(map: MapAtom, m: Obj, ignored: FieldSet | undefined, strip: FieldSet | undefined): Entry[] | undefined {
-  const ranks = map.fields.size > 0 ? ranksOf(map) : undefined;
+  const fields = map.fields.size > 0 ? fieldsOf(map) : undefined;
   let slots: (Entry | undefined)[] | undefined;
   let others: Entry[] | undefined;
   for (const k in m) {
     const v = m[k];
     if (v === undefined) continue;
-    const pe = 'f:' + k;
+    const f = fields?.get(k);
+    const pe = f ? f.pe : 'f:' + k;
     if (ignored?.members.has(pe)) continue;
-    const sub = node(v, map.fields.get(k) ?? map.elem ?? DEDUCED, ignored?.children.get(pe), strip?.children.get(pe), !strip?.members.has(pe));
+    const sub = node(v, f ? f.type : (map.elem ?? DEDUCED), ignored?.children.get(pe), strip?.children.get(pe), !strip?.members.has(pe));
     if (!sub) continue;
-    const rank = ranks?.get(k);
-    if (rank === undefined) (others ??= []).push([pe, sub]);
-    else (slots ??= new Array<Entry | undefined>(ranks!.size))[rank] = [pe, sub];
+    if (f === undefined) (others ??= []).push([pe, sub]);
+    else (slots ??= new Array<Entry | undefined>(fields!.size))[f.rank] = [pe, sub];
   }
   if (!slots) return others && others.length > 1 ? others.sort(byElement) : others;
   const out: Entry[] = [];
