@@ -139,6 +139,7 @@ export function goQuote(s: string): string {
 }
 
 const HTML_UNSAFE = /[<>&\u2028\u2029]/g;
+const HAS_HTML_UNSAFE = /[<>&\u2028\u2029]/;
 const htmlEscape = (c: string): string => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
 
 /**
@@ -147,7 +148,13 @@ const htmlEscape = (c: string): string => '\\u' + c.charCodeAt(0).toString(16).p
  * same field serializes to the same FieldsV1 key as on a kube-apiserver.
  */
 export function goJson(v: JsonValue): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v).replace(HTML_UNSAFE, htmlEscape);
+  // Numbers, booleans and null never hold characters to escape; most strings do not either.
+  if (typeof v === 'string') {
+    const j = JSON.stringify(v);
+    return HAS_HTML_UNSAFE.test(j) ? j.replace(HTML_UNSAFE, htmlEscape) : j;
+  }
+  if (v === null || typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
+  if (typeof v !== 'object') return JSON.stringify(v).replace(HTML_UNSAFE, htmlEscape);
   if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
   const keys = definedKeys(v).sort(compareStrings);
   return `{${keys.map((k) => `${goJson(k)}:${goJson(v[k] as JsonValue)}`).join(',')}}`;
