@@ -769,6 +769,10 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
  * GetObjectMeta without dropping malformed fields: json.Unmarshal into metav1.ObjectMeta, with
  * encoding/json's wording for type mismatches. Unknown fields are ignored, as non-strict decoding does.
  */
+function badMetaField(k: string, t: string, what: string): { error: string } {
+  return { error: `json: cannot unmarshal ${what} into Go struct field ObjectMeta.${k} of type ${t === 'Time' ? 'string' : t === 'list' ? 'array' : t}` };
+}
+
 export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: string } {
   if (v === null || v === undefined) return { meta: {} };
   if (!isObject(v)) return { error: `json: cannot unmarshal ${jsonKind(v)} into Go value of type v1.ObjectMeta` };
@@ -777,32 +781,31 @@ export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: strin
     const t = META_FIELD_TYPES[k];
     const val = v[k];
     if (!t || val === null) continue;
-    const bad = (what: string): { error: string } => ({ error: `json: cannot unmarshal ${what} into Go struct field ObjectMeta.${k} of type ${t === 'Time' ? 'string' : t === 'list' ? 'array' : t}` });
     switch (t) {
       case 'string':
-        if (typeof val !== 'string') return bad(jsonKind(val));
+        if (typeof val !== 'string') return badMetaField(k, t, jsonKind(val));
         break;
       case 'int64':
-        if (typeof val !== 'number') return bad(jsonKind(val));
-        if (!isInt64(val)) return bad(`number ${goFloat(val)}`);
+        if (typeof val !== 'number') return badMetaField(k, t, jsonKind(val));
+        if (!isInt64(val)) return badMetaField(k, t, `number ${goFloat(val)}`);
         break;
       case 'Time':
-        if (typeof val !== 'string') return bad(jsonKind(val));
+        if (typeof val !== 'string') return badMetaField(k, t, jsonKind(val));
         if (val !== '' && !RFC3339.test(val)) return { error: `parsing time ${JSON.stringify(val)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(val)} as "2006"` };
         break;
       case 'map[string]string':
-        if (!isObject(val)) return bad(jsonKind(val));
+        if (!isObject(val)) return badMetaField(k, t, jsonKind(val));
         for (const mk in val) {
           const mv = val[mk];
           if (mv !== null && typeof mv !== 'string') return { error: `json: cannot unmarshal ${jsonKind(mv)} into Go struct field ObjectMeta.${k} of type string` };
         }
         break;
       case '[]string':
-        if (!Array.isArray(val)) return bad(jsonKind(val));
+        if (!Array.isArray(val)) return badMetaField(k, t, jsonKind(val));
         for (const e of val) if (e !== null && typeof e !== 'string') return { error: `json: cannot unmarshal ${jsonKind(e)} into Go struct field ObjectMeta.${k} of type string` };
         break;
       case 'list':
-        if (!Array.isArray(val)) return bad(jsonKind(val));
+        if (!Array.isArray(val)) return badMetaField(k, t, jsonKind(val));
         break;
     }
     meta[k] = val;
