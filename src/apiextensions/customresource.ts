@@ -15,7 +15,7 @@ import { ageSince, nameColumn } from '../registry/table.js';
 import { META, apiVersionField, kindField, listMetaField } from '../api/definitions/util.js';
 import { compileJSONPath, getPath, setPath, simplePathFields, type CompiledJSONPath } from './jsonpath.js';
 import type { CompiledRules, ValidationRulesEngine } from './rules.js';
-import { applyDefaults, needsDefaulting, newStructural, prune, pruneNonNullableNullsWithoutDefaults, validateObject, type JSONSchemaProps, type Structural } from './schema/index.js';
+import { defaultAndPruneNulls, needsDefaulting, newStructural, prune, validateObject, type JSONSchemaProps, type Structural } from './schema/index.js';
 import type { CRDVersion, CustomResourceColumnDefinition, CustomResourceDefinition, ScaleSubresource } from './types.js';
 import { semanticEqual } from './validation.js';
 
@@ -294,9 +294,7 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: false,
     defaults(obj) {
-      if (!structural) return;
-      applyDefaults(obj, structural);
-      pruneNonNullableNullsWithoutDefaults(obj, structural);
+      if (structural) defaultAndPruneNulls(obj, structural);
     },
     prepareForCreate(obj) {
       if (opts.terminating?.()) {
@@ -353,8 +351,7 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
       out = cloneObject(stored);
       out.apiVersion = servedAPIVersion;
       if (defaulting && structural) {
-        applyDefaults(out, structural);
-        pruneNonNullableNullsWithoutDefaults(out, structural);
+        defaultAndPruneNulls(out, structural);
       }
       converted.set(stored, out);
       return out;

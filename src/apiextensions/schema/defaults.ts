@@ -67,6 +67,51 @@ export function pruneNonNullableNullsWithoutDefaults(x: unknown, s: Structural |
 }
 
 /**
+ * applyDefaults then pruneNonNullableNullsWithoutDefaults, in one walk (what a custom resource
+ * strategy does to every object it is given): the result is the same because defaulting a key
+ * and dropping a null one only look at that key, so each subtree can be finished in turn.
+ */
+export function defaultAndPruneNulls(x: unknown, s: Structural | undefined): void {
+  if (!s) return;
+  if (Array.isArray(x)) {
+    const items = s.items;
+    if (!items) return;
+    for (let i = 0; i < x.length; i++) {
+      if (isNonNullableNull(x[i], items) && items.default !== undefined) x[i] = deepCopyJSON(items.default);
+      defaultAndPruneNulls(x[i], items);
+    }
+    return;
+  }
+  if (!isObject(x)) return;
+  const props = s.properties;
+  if (props) {
+    for (const [k, prop] of props) {
+      if (prop.default === undefined) continue;
+      const has = Object.prototype.hasOwnProperty.call(x, k);
+      if (!has || isNonNullableNull(x[k], prop)) x[k] = deepCopyJSON(prop.default);
+    }
+  }
+  const ap = s.additionalProperties?.structural;
+  if (!props && !ap) return;
+  // for-in tolerates deleting the current key
+  for (const k in x) {
+    const prop = props?.get(k);
+    const sub = prop ?? ap;
+    if (!sub) continue;
+    let v = x[k];
+    if (v === null && !sub.nullable) {
+      if (sub.default === undefined) {
+        delete x[k];
+        continue;
+      }
+      // a property's default was filled above; an additionalProperties one is filled here
+      if (!prop) x[k] = v = deepCopyJSON(sub.default);
+    }
+    defaultAndPruneNulls(v, sub);
+  }
+}
+
+/**
  * Whether applyDefaults or pruneNonNullableNullsWithoutDefaults would change `x` (without changing
  * it): read paths use this to serve a stored object as it is, without a copy, in the common case
  * that its defaults were filled when it was written.
