@@ -37,32 +37,45 @@ export function listItemElement(list: ListAtom, item: JsonValue | undefined): Pa
   if (list.keys.length > 0) {
     if (item === null || item === undefined) throw new Error('associative list with keys may not have a null element');
     if (typeof item !== 'object' || Array.isArray(item)) throw new Error('associative list with keys may not have non-map elements');
+    // One key field (the common case): keyElement's text without the key object and the sort.
+    if (list.keys.length === 1 && list.keys[0] !== '__proto__') {
+      const name = list.keys[0]!;
+      const v = keyFieldValue(list, item, name);
+      if (v === undefined) throw omitsAllKeys(list);
+      return `k:{${goJson(name)}:${goJson(v)}}`;
+    }
     const key: Record<string, JsonValue> = {};
     let found = 0;
     for (const name of list.keys) {
-      let v = item[name];
-      if (v === undefined) {
-        const m = list.elem.atom.map;
-        if (!m) throw new Error(`couldn't find default value for ${name}: associative list may not have non-map types`);
-        // A default of null means "no default", as a nil interface does upstream.
-        v = (m.defaults.get(name) ?? undefined) as JsonValue | undefined;
-      }
+      const v = keyFieldValue(list, item, name);
       if (v !== undefined) {
         key[name] = v;
         found++;
       }
     }
-    if (found === 0) {
-      throw new Error(
-        `associative list with keys has an element that omits all key fields [${list.keys.map((k) => goJson(k)).join(' ')}] (and doesn't have default values for any key fields)`,
-      );
-    }
+    if (found === 0) throw omitsAllKeys(list);
     return keyElement(key);
   }
   if (item === null || item === undefined) throw new Error("associative list without keys has an element that's an explicit null");
   if (Array.isArray(item)) throw new Error('not supported: associative list with lists as elements');
   if (typeof item === 'object') throw new Error("associative list without keys has an element that's a map type");
   return valueElement(item);
+}
+
+/** A list-map item's key field, or its schema default when the item leaves it out. */
+function keyFieldValue(list: ListAtom, item: JsonObject, name: string): JsonValue | undefined {
+  const v = item[name];
+  if (v !== undefined) return v;
+  const m = list.elem.atom.map;
+  if (!m) throw new Error(`couldn't find default value for ${name}: associative list may not have non-map types`);
+  // A default of null means "no default", as a nil interface does upstream.
+  return (m.defaults.get(name) ?? undefined) as JsonValue | undefined;
+}
+
+function omitsAllKeys(list: ListAtom): Error {
+  return new Error(
+    `associative list with keys has an element that omits all key fields [${list.keys.map((k) => goJson(k)).join(' ')}] (and doesn't have default values for any key fields)`,
+  );
 }
 
 function tryItemElement(list: ListAtom, item: JsonValue): PathElement | undefined {
