@@ -23,7 +23,7 @@ import {
   estimateCost,
 } from './cost.js';
 import { RE2_MATCHES, baseEnvironment, charge, compileRE2 } from './library.js';
-import { TypeBuilder, maxSize, type Converter, type DeclType } from './types.js';
+import { TypeBuilder, fieldsConverter, maxSize, type Converter, type DeclType } from './types.js';
 
 export interface CompileOptions {
   /** Field path of the schema root, e.g. `spec.versions[0].schema.openAPIV3Schema`. */
@@ -184,6 +184,43 @@ function walk(n: unknown, f: (n: AnyNode) => void): void {
       walk(c.step, f);
     }
   }
+}
+
+/**
+ * The fields of `self` and `oldSelf` that the programs read, when they only ever select fields of
+ * them (`self.a`, `has(oldSelf.b)`); undefined when either variable is used any other way (passed
+ * to a function, compared, iterated, optionally selected) or the AST holds something unexpected.
+ * Every object reachable from the ASTs is searched (also `meta`, whatever its enumerability), so
+ * an occurrence the evaluator could reach is not missed.
+ */
+export function selectedSelfFields(asts: readonly unknown[]): Set<string> | undefined {
+  const fields = new Set<string>();
+  const selected = new Set<object>();
+  const uses: object[] = [];
+  const seen = new Set<object>();
+  const stack: unknown[] = [...asts];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (typeof x !== 'object' || x === null || seen.has(x)) continue;
+    seen.add(x);
+    if (Array.isArray(x)) {
+      for (const e of x) stack.push(e);
+      continue;
+    }
+    const n = x as { op?: unknown; args?: unknown; meta?: unknown };
+    if (n.op === 'id' && (n.args === 'self' || n.args === 'oldSelf')) uses.push(n);
+    if (n.op === '.' && Array.isArray(n.args) && n.args.length === 2 && typeof n.args[1] === 'string') {
+      const recv = n.args[0] as { op?: unknown; args?: unknown } | undefined;
+      if (recv && recv.op === 'id' && (recv.args === 'self' || recv.args === 'oldSelf')) {
+        selected.add(recv);
+        fields.add(n.args[1]);
+      }
+    }
+    if (n.meta !== undefined) stack.push(n.meta);
+    for (const k of Object.keys(n)) if (k !== 'checkedType') stack.push((n as Record<string, unknown>)[k]);
+  }
+  for (const u of uses) if (!selected.has(u)) return undefined;
+  return fields;
 }
 
 /** Replaces the evaluator's backtracking-RegExp `matches` with the RE2 one, before type checking. */
@@ -491,6 +528,12 @@ function compileNode(
     items?: CompiledNode;
     additionalProperties?: CompiledNode;
   } = { schema: s, type: s.type, rules, convert: decl.convert };
+  // self and oldSelf are converted once per visit; when the rules only select some of their
+  // fields, only those are converted (the rest would be converted for nothing).
+  if (decl.fields && rules.length) {
+    const used = selectedSelfFields(rules.flatMap((r) => (r.messageProgram ? [r.program.ast, r.messageProgram.ast] : [r.program.ast])));
+    if (used) node.convert = fieldsConverter(decl, used);
+  }
   if (s.properties) {
     const props = new Map<string, CompiledNode>();
     for (const [name, c] of s.properties) {

@@ -191,21 +191,10 @@ export class TypeBuilder {
       };
       fields.set('metadata', { prop: 'metadata', decl: { type: metaName, convert: metaConvert, ctor: metaCtor }, schema: undefined });
     }
-    const list = [...fields].map(([esc, f]) => [f.prop, esc, f.decl.convert] as const);
     const fieldTypes: Record<string, string> = {};
     for (const [esc, f] of fields) fieldTypes[esc] = f.decl.type;
     this.messages.push({ name: typeName, ctor, fields: fieldTypes });
-    const convert: Converter = (v) => {
-      if (!isObject(v)) return v;
-      const o = new ctor() as Record<string, unknown>;
-      for (let i = 0; i < list.length; i++) {
-        const [prop, esc, c] = list[i]!;
-        const x = v[prop];
-        if (x !== undefined && x !== null) o[esc] = c(x);
-      }
-      return o;
-    };
-    return { type: typeName, convert, fields, ctor };
+    return { type: typeName, convert: messageConverter(ctor, fields, undefined), fields, ctor };
   }
 
   /** Registers every message type (and its equality) on `env`, which must still be open. */
@@ -215,6 +204,32 @@ export class TypeBuilder {
       env.registerOperator(`${m.name} == ${m.name}`, (a: unknown, b: unknown) => celEqual(a, b));
     }
   }
+}
+
+type Fields = NonNullable<DeclType['fields']>;
+
+/** A message type's converter: an instance of `ctor` with the set fields (those in `only`, if given) converted. */
+function messageConverter(ctor: new () => object, fields: Fields, only: ReadonlySet<string> | undefined): Converter {
+  const list = [...fields].filter(([esc]) => !only || only.has(esc)).map(([esc, f]) => [f.prop, esc, f.decl.convert] as const);
+  return (v) => {
+    if (!isObject(v)) return v;
+    const o = new ctor() as Record<string, unknown>;
+    for (let i = 0; i < list.length; i++) {
+      const [prop, esc, c] = list[i]!;
+      const x = v[prop];
+      if (x !== undefined && x !== null) o[esc] = c(x);
+    }
+    return o;
+  };
+}
+
+/**
+ * The converter of a message type limited to the CEL fields in `only` (all a node's rules read):
+ * the value has no other fields, which those rules cannot tell.
+ */
+export function fieldsConverter(d: DeclType, only: ReadonlySet<string>): Converter {
+  if (!d.fields || !d.ctor) return d.convert;
+  return messageConverter(d.ctor, d.fields, only);
 }
 
 /** Minimum serialized size of a value of schema `s` (upstream estimateMinSizeJSON). */
