@@ -129,12 +129,13 @@ const listMemo = new WeakMap<Structural, boolean>();
 
 function walkObject(p: string, s: Structural | undefined, obj: Record<string, unknown>, errs: FieldIssue[], depth: number): void {
   if (!s || depth > MAX_DEPTH || !subtreeHas(s, hasListInvariant, listMemo)) return;
+  // Paths are built only on the way to a subtree that has list invariants.
   const ap = s.additionalProperties?.structural;
-  if (ap) for (const k in obj) walk(key(p, k), ap, obj[k], errs, depth + 1);
+  if (ap && subtreeHas(ap, hasListInvariant, listMemo)) for (const k in obj) walk(key(p, k), ap, obj[k], errs, depth + 1);
   if (s.properties) {
     for (const k in obj) {
       const sub = s.properties.get(k);
-      if (sub) walk(child(p, k), sub, obj[k], errs, depth + 1);
+      if (sub && subtreeHas(sub, hasListInvariant, listMemo)) walk(child(p, k), sub, obj[k], errs, depth + 1);
     }
   }
 }
@@ -151,7 +152,7 @@ function walkArray(p: string, s: Structural, arr: unknown[], errs: FieldIssue[],
   } else if (s.xListType === 'map') {
     validateListMap(p, s, arr, errs);
   }
-  if (s.items && depth <= MAX_DEPTH) for (let i = 0; i < arr.length; i++) walk(index(p, i), s.items, arr[i], errs, depth + 1);
+  if (s.items && depth <= MAX_DEPTH && subtreeHas(s.items, hasListInvariant, listMemo)) for (let i = 0; i < arr.length; i++) walk(index(p, i), s.items, arr[i], errs, depth + 1);
 }
 
 /** Stands for "this element has no value for the key"; distinct from a null key. */
