@@ -37,7 +37,7 @@ function node(v: JsonValue | undefined, type: TypeRef, ignored: FieldSet | undef
     if (!list.atomic && Array.isArray(v) && v.length > 0) entries = listEntries(list, v, ignored, strip);
   } else if (shape === 'map') {
     const map = atom.map!;
-    if (!map.atomic && !Array.isArray(v)) entries = mapEntries(map, v, ignored, strip);
+    if (!map.atomic && !Array.isArray(v)) return mapNode(map, v, ignored, strip, member);
   }
   if (entries === undefined || entries.length === 0) return member ? {} : undefined;
   const out: JsonObject = {};
@@ -53,39 +53,59 @@ interface Field {
   readonly type: TypeRef;
 }
 
-// The declared fields of a map type by name, ranked by compareStrings of the names: entries of
-// declared fields are put in order without comparing, and their path elements are made once.
-const fieldsByMap = new WeakMap<MapAtom, Map<string, Field>>();
+interface Fields {
+  readonly byName: ReadonlyMap<string, Field>;
+  readonly byRank: readonly Field[];
+}
 
-function fieldsOf(map: MapAtom): Map<string, Field> {
+// The declared fields of a map type, ranked by compareStrings of their names: entries of declared
+// fields are put in order without comparing, and their path elements are made once.
+const fieldsByMap = new WeakMap<MapAtom, Fields>();
+
+function fieldsOf(map: MapAtom): Fields {
   let r = fieldsByMap.get(map);
   if (!r) {
-    r = new Map([...map.fields.keys()].sort(compareStrings).map((n, i): [string, Field] => [n, { pe: 'f:' + n, rank: i, type: map.fields.get(n)! }]));
+    const byRank = [...map.fields.keys()].sort(compareStrings).map((n, i): Field => ({ pe: 'f:' + n, rank: i, type: map.fields.get(n)! }));
+    r = { byName: new Map(byRank.map((f) => [f.pe.slice(2), f])), byRank };
     fieldsByMap.set(map, r);
   }
   return r;
 }
 
-function mapEntries(map: MapAtom, m: Obj, ignored: FieldSet | undefined, strip: FieldSet | undefined): Entry[] | undefined {
+// A granular map: its entries written straight into the node, declared fields by rank (no
+// comparisons, no entry pairs); undeclared keys among them are sorted in with the declared ones.
+function mapNode(map: MapAtom, m: Obj, ignored: FieldSet | undefined, strip: FieldSet | undefined, member: boolean): JsonObject | undefined {
   const fields = map.fields.size > 0 ? fieldsOf(map) : undefined;
-  let slots: (Entry | undefined)[] | undefined;
+  let slots: (JsonObject | undefined)[] | undefined;
   let others: Entry[] | undefined;
   for (const k in m) {
     const v = m[k];
     if (v === undefined) continue;
-    const f = fields?.get(k);
+    const f = fields?.byName.get(k);
     const pe = f ? f.pe : 'f:' + k;
     if (ignored?.members.has(pe)) continue;
     const sub = node(v, f ? f.type : (map.elem ?? DEDUCED), ignored?.children.get(pe), strip?.children.get(pe), !strip?.members.has(pe));
     if (!sub) continue;
     if (f === undefined) (others ??= []).push([pe, sub]);
-    else (slots ??= new Array<Entry | undefined>(fields!.size))[f.rank] = [pe, sub];
+    else (slots ??= new Array<JsonObject | undefined>(fields!.byRank.length))[f.rank] = sub;
   }
-  if (!slots) return others && others.length > 1 ? others.sort(byElement) : others;
-  const out: Entry[] = [];
-  for (let i = 0; i < slots.length; i++) if (slots[i]) out.push(slots[i]!);
-  // Undeclared keys among declared ones (a schema that allows both): compare them all.
-  return others ? out.concat(others).sort(byElement) : out;
+  if (!slots && !others) return member ? {} : undefined;
+  const out: JsonObject = {};
+  if (member) out['.'] = {};
+  if (!others) {
+    const byRank = fields!.byRank;
+    for (let i = 0; i < slots!.length; i++) if (slots![i]) out[byRank[i]!.pe] = slots![i]!;
+    return out;
+  }
+  let entries = others;
+  if (slots) {
+    const declared: Entry[] = [];
+    for (let i = 0; i < slots.length; i++) if (slots[i]) declared.push([fields!.byRank[i]!.pe, slots[i]!]);
+    entries = declared.concat(others);
+  }
+  if (entries.length > 1) entries.sort(byElement);
+  for (let i = 0; i < entries.length; i++) out[entries[i]![0]] = entries[i]![1];
+  return out;
 }
 
 // compareListItems with nothing on the left: items are grouped by their path element (items that
