@@ -115,10 +115,13 @@ function isRequestURI(s: string): boolean {
   return s.startsWith('/') && !/%(?![0-9a-fA-F]{2})/.test(s);
 }
 
+const ANGLE_ADDR = /^(?:"[^"]*"|[^<>"]*)\s*<([^<>]+)>$/;
+
 /** net/mail.ParseAddress, for the common `local@domain` and `Name <local@domain>` spellings. */
 function isEmail(s: string): boolean {
   const t = s.trim();
-  const angle = /^(?:"[^"]*"|[^<>"]*)\s*<([^<>]+)>$/.exec(t);
+  // The `Name <addr>` spelling ends with '>'; most addresses are plain and skip its regexp.
+  const angle = t.endsWith('>') ? ANGLE_ADDR.exec(t) : null;
   const addr = angle ? angle[1]! : t;
   return rxEmailAddr.test(addr);
 }
