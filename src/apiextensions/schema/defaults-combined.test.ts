@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyDefaults, defaultAndPruneNulls, pruneNonNullableNullsWithoutDefaults } from './defaults.js';
+import { applyDefaults, defaultAndPruneNulls, needsDefaulting, pruneNonNullableNullsWithoutDefaults } from './defaults.js';
 import { newStructural } from './structural.js';
 import type { JSONSchemaProps } from './types.js';
 
@@ -37,7 +37,7 @@ const json = fc.letrec((tie) => ({
 })).obj;
 
 describe('defaultAndPruneNulls', () => {
-  it('equals applyDefaults then pruneNonNullableNullsWithoutDefaults', () => {
+  it('equals applyDefaults then pruneNonNullableNullsWithoutDefaults; needsDefaulting says whether they change anything', () => {
     fc.assert(
       fc.property(json, (obj) => {
         const want = structuredClone(obj);
@@ -47,6 +47,9 @@ describe('defaultAndPruneNulls', () => {
         defaultAndPruneNulls(got, s);
         assert.deepStrictEqual(got, want);
         assert.equal(JSON.stringify(got), JSON.stringify(want));
+        // needsDefaulting tells exactly whether the two steps change anything
+        assert.equal(needsDefaulting(obj, s), JSON.stringify(want) !== JSON.stringify(obj));
+        assert.equal(needsDefaulting(got, s), false);
       }),
       { numRuns: 2000 },
     );

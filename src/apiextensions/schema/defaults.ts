@@ -67,31 +67,65 @@ export function pruneNonNullableNullsWithoutDefaults(x: unknown, s: Structural |
 }
 
 /**
+ * What defaulting needs of one schema node, in one shape for every node (Structural objects come
+ * in many shapes, which makes a walk's property reads megamorphic). Made once per Structural node
+ * (schemas are immutable; a changed CRD brings new Structural objects, hence new nodes).
+ */
+interface DNode {
+  readonly nullable: boolean;
+  readonly default: JsonValue | undefined;
+  readonly properties: ReadonlyMap<string, DNode> | undefined;
+  /** The properties that have a default. */
+  readonly defaulted: readonly (readonly [string, DNode])[];
+  readonly items: DNode | undefined;
+  readonly additionalProperties: DNode | undefined;
+}
+
+const dnodes = new WeakMap<Structural, DNode>();
+
+function dnodeOf(s: Structural): DNode {
+  let n = dnodes.get(s);
+  if (n) return n;
+  const properties = s.properties ? new Map([...s.properties].map(([k, p]) => [k, dnodeOf(p)] as const)) : undefined;
+  n = {
+    nullable: s.nullable,
+    default: s.default,
+    properties,
+    defaulted: properties ? [...properties].filter(([, p]) => p.default !== undefined) : [],
+    items: s.items ? dnodeOf(s.items) : undefined,
+    additionalProperties: s.additionalProperties?.structural ? dnodeOf(s.additionalProperties.structural) : undefined,
+  };
+  dnodes.set(s, n);
+  return n;
+}
+
+/**
  * applyDefaults then pruneNonNullableNullsWithoutDefaults, in one walk (what a custom resource
  * strategy does to every object it is given): the result is the same because defaulting a key
  * and dropping a null one only look at that key, so each subtree can be finished in turn.
  */
 export function defaultAndPruneNulls(x: unknown, s: Structural | undefined): void {
-  if (!s) return;
+  if (s) defaultNode(x, dnodeOf(s));
+}
+
+function defaultNode(x: unknown, s: DNode): void {
   if (Array.isArray(x)) {
     const items = s.items;
     if (!items) return;
     for (let i = 0; i < x.length; i++) {
-      if (isNonNullableNull(x[i], items) && items.default !== undefined) x[i] = deepCopyJSON(items.default);
-      defaultAndPruneNulls(x[i], items);
+      if (x[i] === null && !items.nullable && items.default !== undefined) x[i] = deepCopyJSON(items.default);
+      if (typeof x[i] === 'object' && x[i] !== null) defaultNode(x[i], items);
     }
     return;
   }
   if (!isObject(x)) return;
-  const props = s.properties;
-  if (props) {
-    for (const [k, prop] of props) {
-      if (prop.default === undefined) continue;
-      const has = Object.prototype.hasOwnProperty.call(x, k);
-      if (!has || isNonNullableNull(x[k], prop)) x[k] = deepCopyJSON(prop.default);
-    }
+  const defaulted = s.defaulted;
+  for (let i = 0; i < defaulted.length; i++) {
+    const [k, prop] = defaulted[i]!;
+    if (!Object.prototype.hasOwnProperty.call(x, k) || (x[k] === null && !prop.nullable)) x[k] = deepCopyJSON(prop.default!);
   }
-  const ap = s.additionalProperties?.structural;
+  const props = s.properties;
+  const ap = s.additionalProperties;
   if (!props && !ap) return;
   // for-in tolerates deleting the current key
   for (const k in x) {
@@ -99,7 +133,8 @@ export function defaultAndPruneNulls(x: unknown, s: Structural | undefined): voi
     const sub = prop ?? ap;
     if (!sub) continue;
     let v = x[k];
-    if (v === null && !sub.nullable) {
+    if (v === null) {
+      if (sub.nullable) continue;
       if (sub.default === undefined) {
         delete x[k];
         continue;
@@ -107,7 +142,7 @@ export function defaultAndPruneNulls(x: unknown, s: Structural | undefined): voi
       // a property's default was filled above; an additionalProperties one is filled here
       if (!prop) x[k] = v = deepCopyJSON(sub.default);
     }
-    defaultAndPruneNulls(v, sub);
+    if (typeof v === 'object' && v !== null) defaultNode(v, sub);
   }
 }
 
@@ -117,29 +152,35 @@ export function defaultAndPruneNulls(x: unknown, s: Structural | undefined): voi
  * that its defaults were filled when it was written.
  */
 export function needsDefaulting(x: unknown, s: Structural | undefined): boolean {
-  if (!s) return false;
+  return s ? nodeNeedsDefaulting(x, dnodeOf(s)) : false;
+}
+
+function nodeNeedsDefaulting(x: unknown, s: DNode): boolean {
   if (Array.isArray(x)) {
     const items = s.items;
     if (!items) return false;
-    for (const v of x) if ((isNonNullableNull(v, items) && items.default !== undefined) || needsDefaulting(v, items)) return true;
+    for (const v of x) if ((v === null && !items.nullable && items.default !== undefined) || nodeNeedsDefaulting(v, items)) return true;
     return false;
   }
   if (!isObject(x)) return false;
-  const props = s.properties;
-  if (props) {
-    for (const [k, prop] of props) {
-      if (prop.default === undefined) continue;
-      if (!Object.prototype.hasOwnProperty.call(x, k) || isNonNullableNull(x[k], prop)) return true;
-    }
+  const defaulted = s.defaulted;
+  for (let i = 0; i < defaulted.length; i++) {
+    const [k, prop] = defaulted[i]!;
+    if (!Object.prototype.hasOwnProperty.call(x, k) || (x[k] === null && !prop.nullable)) return true;
   }
-  const ap = s.additionalProperties?.structural;
+  const props = s.properties;
+  const ap = s.additionalProperties;
+  if (!props && !ap) return false;
   for (const k in x) {
     const sub = props?.get(k) ?? ap;
     if (!sub) continue;
     const v = x[k];
     // A null the schema does not allow: defaulted (applyDefaults) or dropped (the prune).
-    if (v === null && !sub.nullable) return true;
-    if (needsDefaulting(v, sub)) return true;
+    if (v === null) {
+      if (!sub.nullable) return true;
+      continue;
+    }
+    if (typeof v === 'object' && nodeNeedsDefaulting(v, sub)) return true;
   }
   return false;
 }
