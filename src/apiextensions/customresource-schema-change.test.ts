@@ -11,7 +11,7 @@ import type { CustomResourceDefinition } from './types.js';
 import type { JSONSchemaProps } from './schema/index.js';
 
 function served(spec: JSONSchemaProps) {
-  const crd = crdObject({ group: 'x.example.com', plural: 'things', kind: 'Thing', spec }) as unknown as CustomResourceDefinition;
+  const crd = crdObject({ group: 'x.example.com', plural: 'things', kind: 'Thing', spec: spec as never }) as unknown as CustomResourceDefinition;
   crd.status = { acceptedNames: { plural: 'things', kind: 'Thing' }, storedVersions: ['v1'] };
   return buildServedVersion(crd, crd.spec!.versions![0]!, { rules: celValidationRules() }).registration;
 }

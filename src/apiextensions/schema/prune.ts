@@ -37,6 +37,50 @@ function joinPath(segs: readonly Seg[], last?: string): string {
   return s;
 }
 
+/**
+ * What pruning reads of one schema node, in one shape for every node (Structural objects come in
+ * many shapes, which makes the walk's reads megamorphic). Made once per Structural node; schemas
+ * are immutable and a changed CRD brings new Structural objects.
+ */
+interface PNode {
+  readonly preserveUnknown: boolean;
+  readonly embedded: boolean;
+  readonly properties: ReadonlyMap<string, PNode> | undefined;
+  /** additionalProperties is set (true, false or a schema). */
+  readonly hasAdditional: boolean;
+  readonly additional: PNode | undefined;
+  readonly items: PNode | undefined;
+}
+
+const pnodes = new WeakMap<Structural, PNode>();
+/** The node of a resource root that is not itself an embedded resource: treated as one. */
+const rootPnodes = new WeakMap<Structural, PNode>();
+
+function pnodeOf(s: Structural): PNode {
+  let n = pnodes.get(s);
+  if (n) return n;
+  n = {
+    preserveUnknown: s.xPreserveUnknownFields,
+    embedded: s.xEmbeddedResource,
+    properties: s.properties ? new Map([...s.properties].map(([k, p]) => [k, pnodeOf(p)] as const)) : undefined,
+    hasAdditional: s.additionalProperties !== undefined,
+    additional: s.additionalProperties?.structural ? pnodeOf(s.additionalProperties.structural) : undefined,
+    items: s.items ? pnodeOf(s.items) : undefined,
+  };
+  pnodes.set(s, n);
+  return n;
+}
+
+const EMPTY_ROOT: PNode = { preserveUnknown: false, embedded: true, properties: undefined, hasAdditional: false, additional: undefined, items: undefined };
+
+function rootPnodeOf(s: Structural | undefined): PNode {
+  if (!s) return EMPTY_ROOT;
+  if (s.xEmbeddedResource) return pnodeOf(s);
+  let n = rootPnodes.get(s);
+  if (!n) rootPnodes.set(s, (n = { ...pnodeOf(s), embedded: true }));
+  return n;
+}
+
 class Pruner {
   readonly pruned: string[] = [];
   readonly segs: Seg[] = [];
@@ -45,8 +89,8 @@ class Pruner {
     this.pruned.push(joinPath(this.segs, k));
   }
 
-  prune(x: unknown, s: Structural | undefined): void {
-    if (s?.xPreserveUnknownFields) {
+  prune(x: unknown, s: PNode | undefined): void {
+    if (s?.preserveUnknown) {
       this.skipPrune(x, s);
       return;
     }
@@ -71,10 +115,9 @@ class Pruner {
       return;
     }
     const props = s.properties;
-    const ap = s.additionalProperties;
     // for-in tolerates deleting the current key, and avoids a key array per object
     for (const k in x) {
-      if (s.xEmbeddedResource && META_FIELDS.has(k)) continue;
+      if (s.embedded && META_FIELDS.has(k)) continue;
       const prop = props?.get(k);
       if (prop) {
         const v = x[k];
@@ -83,9 +126,9 @@ class Pruner {
           this.prune(v, prop);
           this.segs.pop();
         }
-      } else if (ap) {
+      } else if (s.hasAdditional) {
         this.segs.push(k);
-        this.prune(x[k], ap.structural);
+        this.prune(x[k], s.additional);
         this.segs.pop();
       } else {
         if (!META_FIELDS.has(k) || this.segs.length > 0) this.record(k);
@@ -94,7 +137,7 @@ class Pruner {
     }
   }
 
-  private skipPrune(x: unknown, s: Structural | undefined): void {
+  private skipPrune(x: unknown, s: PNode | undefined): void {
     if (!s) return;
     if (Array.isArray(x)) {
       for (let i = 0; i < x.length; i++) {
@@ -106,18 +149,17 @@ class Pruner {
     }
     if (!isObject(x)) return;
     const props = s.properties;
-    const ap = s.additionalProperties;
-    if (!props && !ap) return;
+    if (!props && !s.hasAdditional) return;
     for (const k of Object.keys(x)) {
-      if (s.xEmbeddedResource && META_FIELDS.has(k)) continue;
+      if (s.embedded && META_FIELDS.has(k)) continue;
       const prop = props?.get(k);
       if (prop) {
         this.segs.push(k);
         this.prune(x[k], prop);
         this.segs.pop();
-      } else if (ap) {
+      } else if (s.hasAdditional) {
         this.segs.push(k);
-        this.prune(x[k], ap.structural);
+        this.prune(x[k], s.additional);
         this.segs.pop();
       }
     }
@@ -162,13 +204,8 @@ class Pruner {
  * (`unknown field "spec.foo"`). Never throws.
  */
 export function prune(obj: unknown, schema: Structural | undefined, opts: PruneOptions = {}): string[] {
-  let s = schema;
-  if (opts.isResourceRoot) {
-    s ??= { type: '', description: '', title: '', nullable: false, xPreserveUnknownFields: false, xEmbeddedResource: false, xIntOrString: false };
-    if (!s.xEmbeddedResource) s = { ...s, xEmbeddedResource: true };
-  }
   const p = new Pruner();
-  p.prune(obj, s);
+  p.prune(obj, opts.isResourceRoot ? rootPnodeOf(schema) : schema && pnodeOf(schema));
   const out = p.pruned;
   if ((opts.pruneEmbeddedMetadata ?? true) && subtreeHas(schema, isEmbedded, embeddedMemo)) pruneEmbeddedMetadata(obj, schema, '', out);
   if (opts.pruneRootMetadata && isObject(obj) && isObject(obj['metadata'])) out.push(...pruneObjectMeta(obj['metadata'], 'metadata'));
