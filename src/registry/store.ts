@@ -600,17 +600,22 @@ export class GenericStore {
       }
       try {
         const storedForm = this.storedForm(obj);
-        const kv = await this.storage.create(this.key(namespace, obj.metadata.name), encodeForStorage(storedForm));
         // The answer is the stored bytes when reading them back would serve them unchanged; with a
-        // converter that is decided on the object in hand instead of parsing what was just written.
-        if (this.converter && jsonClean(storedForm)) this.sendableMemo.set(kv, splicable(kv.value, this.rawPrefix) && this.converter.fromStorage(storedForm) === storedForm);
+        // converter that is decided on the object in hand instead of parsing what was just written
+        // (before the write's await, while the object is still in the CPU's caches).
+        const servedAsStored = this.converter && jsonClean(storedForm) ? this.converter.fromStorage(storedForm) === storedForm : undefined;
+        const kv = await this.storage.create(this.key(namespace, obj.metadata.name), encodeForStorage(storedForm));
+        if (servedAsStored !== undefined) this.sendableMemo.set(kv, servedAsStored && splicable(kv.value, this.rawPrefix));
         let decoded: KubeObject | undefined;
         const store = this; // the getter's own `this` is the result object
         return {
           get object(): KubeObject {
             return (decoded ??= store.fromKV(kv, undefined, false));
           },
-          json: () => store.splicedJSON(kv),
+          // a method, not an arrow in a property: tsx names those with a defineProperty call each time
+          json() {
+            return store.splicedJSON(kv);
+          },
           warnings,
         };
       } catch (e) {
