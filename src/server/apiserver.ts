@@ -121,27 +121,19 @@ export class ApiServer {
     res.setHeader('Audit-Id', header(req, 'audit-id') || randomUUID());
     res.setHeader('Cache-Control', 'no-cache, private');
     let info: RequestInfo | undefined;
-    let query = new URLSearchParams();
-    const done = (code: number): void => {
-      const m = this.cfg.metrics;
-      if (!m || !info) return;
-      m.recordRequest(req.method ?? 'GET', info, query, header(req, 'content-type'), code, (performance.now() - started) / 1000);
-    };
-    // Once per request: at 'finish', or at 'close' for a stream the client ended (a watch), as upstream counts those too.
-    let recorded = false;
-    const record = (): void => {
-      if (recorded) return;
-      recorded = true;
-      done(res.statusCode);
-    };
-    res.on('finish', record);
-    res.on('close', record);
+    let query: URLSearchParams | undefined;
     let longRunning = false;
     try {
       const url = new URL(req.url ?? '/', 'https://kplane.invalid');
       query = url.searchParams;
       const path = decodePath(url.pathname);
       info = parseRequestInfo(req.method ?? 'GET', path, query);
+      // Once per request: at 'finish', or at 'close' for a stream the client ended (a watch), as upstream counts those too.
+      if (this.cfg.metrics) {
+        const record = recordOnce(this.cfg.metrics, req, res, info, query, started);
+        res.on('finish', record);
+        res.on('close', record);
+      }
       longRunning = info.verb === 'watch';
       const limit = this.cfg.maxInFlight ?? 0;
       if (!longRunning && limit > 0 && this.inFlight >= limit) {
@@ -427,7 +419,7 @@ export class ApiServer {
       {
         dryRun: opts.dryRun,
         ...(sub ? { subresource: sub } : {}),
-        validate: (o, old) => this.validateAdmission(this.attrs(ctx, r, old ? 'UPDATE' : 'CREATE', namespace, name, o, old, opts.dryRun, sub)),
+        validate: this.validator(ctx, r, undefined, namespace, name, opts.dryRun, sub),
       },
     );
     this.respondObject(ctx, r, result.created ? 201 : 200, result.object, [...warnings, ...result.warnings]);
@@ -469,7 +461,7 @@ export class ApiServer {
         dryRun: opts.dryRun,
         ...(sub ? { subresource: sub } : {}),
         ...(patchType === 'apply' ? { forceAllowCreate: true } : {}),
-        validate: (o, old) => this.validateAdmission(this.attrs(ctx, r, old ? 'UPDATE' : 'CREATE', namespace, name, o, old, opts.dryRun, sub)),
+        validate: this.validator(ctx, r, undefined, namespace, name, opts.dryRun, sub),
       },
     );
     this.respondObject(ctx, r, result.created ? 201 : 200, result.object, [...warnings, ...result.warnings]);
@@ -530,7 +522,7 @@ export class ApiServer {
       {
         dryRun: opts.dryRun,
         subresource: sub,
-        validate: (o, old) => this.validateAdmission(this.attrs(ctx, r, 'UPDATE', namespace, name, o, old, opts.dryRun, sub)),
+        validate: this.validator(ctx, r, 'UPDATE', namespace, name, opts.dryRun, sub),
       },
     );
     setWarnings(ctx.res, [...warnings, ...result.warnings]);
@@ -771,6 +763,23 @@ export class ApiServer {
     for (const p of this.cfg.admission) if (p.admit) await p.admit(a);
   }
 
+  /**
+   * The store's validate hook for a write: validating admission of the object (an UPDATE when there
+   * is an old object, else a CREATE, unless `operation` says). An unnamed arrow returned by a
+   * method: tsx names a property arrow made per request with a defineProperty call.
+   */
+  private validator(
+    ctx: RequestContext,
+    r: RegisteredResource,
+    operation: AdmissionOperation | undefined,
+    namespace: string | undefined,
+    name: string,
+    dryRun: boolean,
+    sub: string,
+  ): (o: KubeObject, old?: KubeObject) => Promise<void> {
+    return (o, old) => this.validateAdmission(this.attrs(ctx, r, operation ?? (old ? 'UPDATE' : 'CREATE'), namespace, name, o, old, dryRun, sub));
+  }
+
   private async validateAdmission(a: AdmissionAttributes): Promise<void> {
     for (const p of this.cfg.admission) if (p.validate) await p.validate(a);
   }
@@ -833,6 +842,20 @@ interface RequestContext {
   readonly query: URLSearchParams;
   readonly user: UserInfo;
   readonly accept: string | undefined;
+}
+
+/**
+ * The request's metrics, recorded the first time the returned function runs. A module function
+ * returning an unnamed arrow: tsx (esbuild's keepNames) would name a `const` arrow made per request
+ * with a defineProperty call.
+ */
+function recordOnce(m: ApiMetrics, req: Request, res: Response, info: RequestInfo, query: URLSearchParams, started: number): () => void {
+  let recorded = false;
+  return () => {
+    if (recorded) return;
+    recorded = true;
+    m.recordRequest(req.method ?? 'GET', info, query, header(req, 'content-type'), res.statusCode, (performance.now() - started) / 1000);
+  };
 }
 
 function header(req: Request, name: string): string | undefined {
