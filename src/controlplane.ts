@@ -2,6 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import { keepStreamTablesYoung } from './server/http2-stream-tables.js';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -216,6 +217,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       );
       // Idle keep-alive connections stay open like kube-apiserver's (clients reuse them).
       server.setTimeout(0);
+      keepStreamTablesYoung(server);
       await new Promise<void>((ok, fail) => {
         server!.once('error', fail);
         server!.listen(port, host, () => {

@@ -7,11 +7,14 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { createRequire } from 'node:module';
+import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
+import { types } from 'node:util';
 import { dirname, join } from 'node:path';
 import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
 import { formatFloat32 } from '../golang/strconv.js';
+import { keepStreamTablesYoung } from '../../server/http2-stream-tables.js';
 import { formatRfc3339, rfc3339 } from '../../apimachinery/times.js';
 import { newEntry, putEntry, quote, type Entry, type Level, type Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
@@ -328,9 +331,22 @@ function probeListen(host: string, port: number): Promise<void> {
 export async function listen(server: grpc.Server, host: string, port: number): Promise<number> {
   if (port !== 0) await probeListen(host, port);
   const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  return new Promise((resolve, reject) => {
-    server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
+  keepGrpcStreamTablesYoung(server);
+  return bound;
+}
+
+/**
+ * grpc-js answers through node:http2 servers that it keeps in a private Map; they get the same
+ * stream-table workaround as the API server (see server/http2-stream-tables.ts). A grpc-js without
+ * that Map is left as it is.
+ */
+function keepGrpcStreamTablesYoung(server: grpc.Server): void {
+  const servers = (server as unknown as { http2Servers?: unknown }).http2Servers;
+  if (!types.isMap(servers)) return;
+  for (const s of servers.keys()) if (s instanceof EventEmitter) keepStreamTablesYoung(s);
 }
 
 /** Stops taking calls and waits for the ones in flight, then forces whatever is left after graceMs. */
