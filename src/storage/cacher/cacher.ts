@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExpiredError, StorageUnavailableError, isProgressRequestable, prefixEnd } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
+import { SortedKeys } from './sorted-keys.js';
 import { WatchChannel } from './watch-channel.js';
 
 export interface CachingStorageOptions {
@@ -159,7 +160,7 @@ class PrefixCache {
   readonly ready: Promise<void>;
   private markReady!: () => void;
   private readonly items = new Map<string, KV>();
-  private sortedKeys: string[] = [];
+  private sortedKeys = new SortedKeys();
   private revision = 0;
   private loaded = false;
   /** The ring holds every event after this revision. */
@@ -192,7 +193,7 @@ class PrefixCache {
   /** Keys under `prefix` now, or undefined when not loaded. */
   count(prefix: string): number | undefined {
     if (!this.isLoaded()) return undefined;
-    return lowerBound(this.sortedKeys, prefixEnd(prefix)) - lowerBound(this.sortedKeys, prefix);
+    return this.sortedKeys.rank(prefixEnd(prefix)) - this.sortedKeys.rank(prefix);
   }
 
   isLoaded(): boolean {
@@ -234,12 +235,12 @@ class PrefixCache {
 
   list(prefix: string, opts: ListOptions): ListResult {
     const from = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
-    const first = lowerBound(this.sortedKeys, from);
-    const end = lowerBound(this.sortedKeys, prefixEnd(prefix));
+    const first = this.sortedKeys.rank(from);
+    const end = this.sortedKeys.rank(prefixEnd(prefix));
     const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : Infinity;
-    const stop = Math.min(end, first + limit);
+    const stop = Math.max(first, Math.min(end, first + limit));
     const items: KV[] = [];
-    for (let i = first; i < stop; i++) items.push(this.items.get(this.sortedKeys[i] as string) as KV);
+    for (const key of this.sortedKeys.from(from, stop - first)) items.push(this.items.get(key) as KV);
     const remaining = end - stop;
     return remaining > 0 ? { items, revision: this.revision, more: true, remaining } : { items, revision: this.revision, more: false };
   }
@@ -344,7 +345,7 @@ class PrefixCache {
     const wasLoaded = this.loaded;
     this.items.clear();
     for (const kv of items) this.items.set(kv.key, kv);
-    this.sortedKeys = items.map((kv) => kv.key);
+    this.sortedKeys = new SortedKeys(items.map((kv) => kv.key));
     this.ring.fill(undefined);
     this.ringStart = 0;
     this.ringSize = 0;
@@ -368,10 +369,10 @@ class PrefixCache {
     if (event.revision <= this.revision) return;
     const key = event.kv.key;
     if (event.type === 'put') {
-      if (!this.items.has(key)) this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
+      if (!this.items.has(key)) this.sortedKeys.add(key);
       this.items.set(key, event.kv);
     } else if (this.items.delete(key)) {
-      this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 1);
+      this.sortedKeys.delete(key);
     }
     if (this.ringSize === this.ring.length) this.dropOldest();
     this.ring[(this.ringStart + this.ringSize) % this.ring.length] = event;
@@ -439,13 +440,3 @@ class PrefixCache {
   }
 }
 
-function lowerBound(sorted: readonly string[], key: string): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if ((sorted[mid] as string) < key) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
