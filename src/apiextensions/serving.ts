@@ -31,6 +31,8 @@ import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { GenericStore } from '../registry/store.js';
+import { refTo, resolveSchema } from '../apimachinery/schema.js';
+import { trackUpdate, type FieldManagerScope } from '../server/fieldmanager.js';
 import { rfc3339 } from '../apimachinery/times.js';
 import { buildServedVersion, type CustomResourceOptions } from './customresource.js';
 import { canonicalJSON } from './schema/index.js';
@@ -197,6 +199,26 @@ export class CRDServing {
     if (crd.metadata?.deletionTimestamp && crd.metadata.finalizers?.includes(CUSTOM_RESOURCE_CLEANUP_FINALIZER)) this.startCleanup(name);
   }
 
+  /**
+   * `next` with its managedFields updated for this loop's write over `live`, as upstream's
+   * controllers' writes are recorded: manager `kube-apiserver` (their client's user agent),
+   * operation Update, with the subresource they wrote. Mutates and returns `next`.
+   */
+  private tracked(live: KubeObject, next: KubeObject, subresource: '' | 'status'): KubeObject {
+    const d = this.store.descriptor;
+    const scope: FieldManagerScope = {
+      strategy: this.store.strategy,
+      schema: resolveSchema(this.registry.definitions, refTo(d.definitionName)),
+      definitions: this.registry.definitions,
+      apiVersion: `${d.group}/${d.version}`,
+      kind: d.kind,
+      groupResource: this.store.groupResource,
+      subresource,
+    };
+    trackUpdate(scope, live, next, 'kube-apiserver');
+    return next;
+  }
+
   /** Writes `step`'s status through /status (UpdateStatus with the object's resourceVersion). */
   private async writeStatus(
     crd: CustomResourceDefinition,
@@ -211,7 +233,7 @@ export class CRDServing {
           if (!current) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
           const cur = current as CustomResourceDefinition;
           if (cur.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'Conflict', code: 409, message: 'replaced' });
-          return { ...cur, status: step(cur) ?? cur.status ?? {} } as KubeObject;
+          return this.tracked(current, { ...cur, metadata: { ...cur.metadata }, status: step(cur) ?? cur.status ?? {} } as KubeObject, 'status');
         },
         { subresource: 'status' },
       );
@@ -412,7 +434,7 @@ export class CRDServing {
           if (!current || current.metadata?.uid !== uid) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
           const next = { ...current, metadata: { ...current.metadata } };
           next.metadata.finalizers = (current.metadata?.finalizers ?? []).filter((f) => f !== CUSTOM_RESOURCE_CLEANUP_FINALIZER);
-          return next;
+          return this.tracked(current, next, '');
         });
         return;
       } catch (e) {
@@ -437,7 +459,7 @@ export class CRDServing {
           (current) => {
             if (!current || current.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
             const cur = current as CustomResourceDefinition;
-            return { ...cur, status: step(cur) } as KubeObject;
+            return this.tracked(current, { ...cur, metadata: { ...cur.metadata }, status: step(cur) } as KubeObject, 'status');
           },
           { subresource: 'status' },
         );

@@ -115,6 +115,14 @@ for (const k of [
       assert.equal(condition(crd, 'NamesAccepted')?.reason, 'NoConflicts');
       assert.equal(condition(crd, 'Established')?.reason, 'InitialNamesAccepted');
       assert.deepEqual(crd.metadata?.finalizers ?? [], [], 'the clean-up finalizer comes with DELETE, as upstream');
+      // The naming and establishing loops' status writes are recorded as upstream's controllers' are.
+      const byServer = (crd.metadata?.managedFields ?? []).filter((m) => m.manager === 'kube-apiserver');
+      assert.deepEqual(
+        byServer.map((m) => ({ operation: m.operation, subresource: m.subresource, apiVersion: m.apiVersion })),
+        [{ operation: 'Update', subresource: 'status', apiVersion: 'apiextensions.k8s.io/v1' }],
+      );
+      const statusFields = (byServer[0]?.fieldsV1 as Record<string, Record<string, unknown>> | undefined)?.['f:status'] ?? {};
+      assert.ok('f:acceptedNames' in statusFields && 'f:conditions' in statusFields, JSON.stringify(byServer[0]?.fieldsV1));
 
       await createInstances(gvr, 'Widget', [`a-${tag}`, `b-${tag}`]);
       assert.equal((await storedKeys(group, 'widgets')).length, 6);
