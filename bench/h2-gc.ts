@@ -15,22 +15,14 @@
 // streams, get old tables once a full GC has promoted the current one, and replaced old tables keep
 // the streams they held. The third round runs the HTTP/2 server with kplane's workaround
 // (src/server/http2-stream-tables.ts), which swaps those tables for young copies every 64 streams:
-// after the full GC ~50 KB per scavenge and ~0.35 ms pauses, against ~760 KB and ~1.4 ms without.
-import { execFileSync } from 'node:child_process';
+// after the full GC 33–52 KB per scavenge and 0.34–0.55 ms pauses, against 713–761 KB and 1.4–2.3 ms
+// without (two runs, 2026-11-22).
 import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { PerformanceObserver } from 'node:perf_hooks';
-import v8 from 'node:v8';
 import { h2load } from './h2load.js';
+import { ScavengeGrowth, roundsInOwnProcesses } from './scavenge-growth.js';
 import { keepStreamTablesYoung } from '../src/server/http2-stream-tables.js';
-
-const exposed = (globalThis as { gc?: () => void }).gc;
-if (!exposed) throw new Error('run with node --expose-gc');
-const gc: () => void = exposed;
-
-const oldSpaceUsed = (): number => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')!.space_used_size;
 
 async function round(kind: 'http2' | 'http' | 'http2+tables'): Promise<void> {
   const body = Buffer.alloc(1300, 'x');
@@ -47,46 +39,13 @@ async function round(kind: 'http2' | 'http' | 'http2+tables'): Promise<void> {
   if (kind === 'http2+tables') keepStreamTablesYoung(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  const growth: Record<'before' | 'after', number[]> = { before: [], after: [] };
-  const pauses: Record<'before' | 'after', number[]> = { before: [], after: [] };
-  let phase: 'before' | 'after' = 'before';
-  let last = oldSpaceUsed();
-  const obs = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
-      const now = oldSpaceUsed();
-      if ((e as unknown as { detail: { kind: number } }).detail.kind === 1) {
-        growth[phase].push(now - last);
-        pauses[phase].push(e.duration);
-      }
-      last = now;
-    }
-  });
-  obs.observe({ entryTypes: ['gc'] });
-  const timer = setTimeout(() => {
-    phase = 'after';
-    gc();
-    last = oldSpaceUsed();
-  }, 6000);
+  const gcs = new ScavengeGrowth();
+  const timer = setTimeout(() => gcs.fullGc(), 6000);
   await h2load({ url, rate: 1000, seconds: 10, warmSeconds: 2, headers: [], h1: kind === 'http' });
   clearTimeout(timer);
-  obs.disconnect();
+  gcs.stop();
   server.close();
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-  for (const p of ['before', 'after'] as const) {
-    console.log(
-      `${kind.padEnd(12)} ${p} the full GC: ${growth[p].length} scavenges, old generation +${(median(growth[p]) / 1024).toFixed(0)} KB per scavenge (median), pause median ${median(pauses[p]).toFixed(2)} ms`,
-    );
-  }
+  for (const p of ['before', 'after'] as const) console.log(`${kind.padEnd(12)} ${p} the full GC: ${gcs.summary(p)}`);
 }
 
-// Each round in a process of its own: an earlier round's heap growth changes a later one's scavenges.
-const kinds = ['http2', 'http', 'http2+tables'] as const;
-const only = process.argv[2] as (typeof kinds)[number] | undefined;
-if (only !== undefined) {
-  if (!kinds.includes(only)) throw new Error(`unknown round ${only}; one of ${kinds.join(', ')}`);
-  await round(only);
-} else {
-  for (const kind of kinds) {
-    execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), kind], { stdio: 'inherit' });
-  }
-}
+await roundsInOwnProcesses(import.meta.url, ['http2', 'http', 'http2+tables'] as const, round);

@@ -31,8 +31,7 @@ import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { GenericStore } from '../registry/store.js';
-import { refTo, resolveSchema } from '../apimachinery/schema.js';
-import { trackUpdate, type FieldManagerScope } from '../server/fieldmanager.js';
+import { fieldManagerScope, trackUpdate } from '../server/fieldmanager.js';
 import { rfc3339 } from '../apimachinery/times.js';
 import { buildServedVersion, type CustomResourceOptions } from './customresource.js';
 import { canonicalJSON } from './schema/index.js';
@@ -205,17 +204,7 @@ export class CRDServing {
    * operation Update, with the subresource they wrote. Mutates and returns `next`.
    */
   private tracked(live: KubeObject, next: KubeObject, subresource: '' | 'status'): KubeObject {
-    const d = this.store.descriptor;
-    const scope: FieldManagerScope = {
-      strategy: this.store.strategy,
-      schema: resolveSchema(this.registry.definitions, refTo(d.definitionName)),
-      definitions: this.registry.definitions,
-      apiVersion: `${d.group}/${d.version}`,
-      kind: d.kind,
-      groupResource: this.store.groupResource,
-      subresource,
-    };
-    trackUpdate(scope, live, next, 'kube-apiserver');
+    trackUpdate(fieldManagerScope(this.registry.definitions, this.store, subresource), live, next, 'kube-apiserver');
     return next;
   }
 

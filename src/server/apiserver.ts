@@ -19,7 +19,7 @@ import { resolveSchema, refTo } from '../apimachinery/schema.js';
 import { encodeWatchEvent, PROTOBUF_WATCH_MEDIA_TYPE, decodeObject } from '../apimachinery/protobuf/index.js';
 import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource } from '../apimachinery/types.js';
 import { applyPatch } from './patch.js';
-import { applyRequest, forceOf, managerOrUserAgent, trackUpdate, trackViewUpdate, validatePatchOptions, type FieldManagerScope } from './fieldmanager.js';
+import { applyRequest, fieldManagerScope, forceOf, managerOrUserAgent, trackUpdate, trackViewUpdate, validatePatchOptions, type FieldManagerScope } from './fieldmanager.js';
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, ApiRegistry, RegisteredResource, UserInfo } from '../registry/registry.js';
 import type { DeleteOptions, ListOptions } from '../registry/store.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/table.js';
@@ -705,16 +705,7 @@ export class ApiServer {
 
   /** What the field manager (server-side apply, managedFields) needs to know about an endpoint. */
   private fieldScope(r: RegisteredResource, subresource: string): FieldManagerScope {
-    const d = r.descriptor;
-    return {
-      strategy: r.store.strategy,
-      schema: this.schemaOf(r),
-      definitions: this.cfg.registry.definitions,
-      apiVersion: apiVersionOf(d.group, d.version),
-      kind: d.kind,
-      groupResource: r.store.groupResource,
-      subresource,
-    };
+    return fieldManagerScope(this.cfg.registry.definitions, r.store, subresource);
   }
 
   /** fieldValidation: unknown and duplicate fields → error (Strict), Warning headers (Warn) or nothing. */

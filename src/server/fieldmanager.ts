@@ -6,11 +6,12 @@
 import { StatusError, badRequest, conflict, fieldIssue, invalid, type FieldIssue } from '../apimachinery/errors.js';
 import { apply, update, FieldSet, makePath } from '../apimachinery/apply/index.js';
 import { parseJson } from '../apimachinery/json.js';
-import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
+import { refTo, resolveSchema, type Definitions, type OpenAPISchema } from '../apimachinery/schema.js';
 import { normalizeTimes } from '../apimachinery/times.js';
-import type { JsonValue, KubeObject } from '../apimachinery/types.js';
+import { apiVersionOf, type JsonValue, type KubeObject } from '../apimachinery/types.js';
 import { dropEmptyObjectMetaFields } from '../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../registry/codec.js';
+import type { GenericStore } from '../registry/store.js';
 import type { Strategy } from '../registry/strategy.js';
 import { decodeYaml, goJsonType, type PatchType } from './negotiation.js';
 import { queryBool } from './requestinfo.js';
@@ -31,6 +32,20 @@ export interface FieldManagerScope {
   readonly groupResource: { readonly group: string; readonly resource: string };
   /** '' for the resource itself, else the subresource (`status`). */
   readonly subresource: string;
+}
+
+/** The scope of writes to `store`'s resource (or its `subresource`), as served at its own version. */
+export function fieldManagerScope(definitions: Definitions, store: GenericStore, subresource: string): FieldManagerScope {
+  const d = store.descriptor;
+  return {
+    strategy: store.strategy,
+    schema: resolveSchema(definitions, refTo(d.definitionName)),
+    definitions,
+    apiVersion: apiVersionOf(d.group, d.version),
+    kind: d.kind,
+    groupResource: store.groupResource,
+    subresource,
+  };
 }
 
 /**

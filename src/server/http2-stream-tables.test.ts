@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { keepStreamTablesYoung, swapStreamTables } from './http2-stream-tables.js';
+import { keepStreamTablesYoung, streamTablesOf, swapStreamTables } from './http2-stream-tables.js';
 
 /** The session's stream Map as node:http2 keeps it (the object this module swaps). */
 function streamsMap(session: object): Map<unknown, unknown> {
-  const sym = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state');
-  assert.ok(sym, 'node:http2 session has no state symbol');
-  return (session as Record<symbol, { streams: Map<unknown, unknown> }>)[sym].streams;
+  const tables = streamTablesOf(session);
+  assert.ok(tables, 'the workaround does not recognise this Node version: it is off');
+  return tables.streams;
 }
 
 async function listen(server: http2.Http2Server): Promise<string> {

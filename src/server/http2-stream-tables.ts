@@ -28,7 +28,7 @@ import { types } from 'node:util';
 /** Streams of a session between two swaps. */
 const DEFAULT_EVERY = 64;
 
-interface StreamTables {
+export interface StreamTables {
   streams: Map<unknown, unknown>;
   pendingStreams: Set<unknown>;
 }
@@ -36,7 +36,7 @@ interface StreamTables {
 const kCount = Symbol('kplane.streamsSinceSwap');
 
 /** The session's internal state object, when it has the Map and Set this module swaps. */
-function tablesOf(session: object): StreamTables | undefined {
+export function streamTablesOf(session: object): StreamTables | undefined {
   for (const sym of Object.getOwnPropertySymbols(session)) {
     if (sym.description !== 'state') continue;
     const st = (session as Record<symbol, unknown>)[sym];
@@ -50,7 +50,7 @@ function tablesOf(session: object): StreamTables | undefined {
 
 /** Replaces the session's stream Map and pending-stream Set with copies (same classes, same entries). */
 export function swapStreamTables(session: object): boolean {
-  const t = tablesOf(session);
+  const t = streamTablesOf(session);
   if (t === undefined) return false;
   // Node's SafeMap/SafeSet: the copy keeps the class, so every method node:http2 calls is the same.
   const MapClass = t.streams.constructor as new (entries: Iterable<[unknown, unknown]>) => Map<unknown, unknown>;
@@ -73,7 +73,7 @@ export function keepStreamTablesYoung(server: EventEmitter, every = DEFAULT_EVER
   if (installed.has(server) || process.env.KPLANE_HTTP2_YOUNG_TABLES === '0') return;
   installed.add(server);
   server.on('session', (session: Session) => {
-    if (tablesOf(session) === undefined) return;
+    if (streamTablesOf(session) === undefined) return;
     session[kCount] = 0;
     session.on('stream', () => {
       const n = (session[kCount] ?? 0) + 1;
