@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { keepStreamTablesYoung } from './server/http2-stream-tables.js';
+import { disableAllocationSitePretenuring } from './server/v8-pretenuring.js';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -114,6 +115,9 @@ export function versionInfo(): VersionInfo {
 }
 
 export async function createControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+  // Process-wide, once: V8 would otherwise pretenure literals that per-request objects share with
+  // long-lived ones (see server/v8-pretenuring.ts; KPLANE_V8_PRETENURING=1 keeps V8's default).
+  disableAllocationSitePretenuring();
   const log = opts.log ?? (() => {});
   const dataDir = resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
