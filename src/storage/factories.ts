@@ -9,7 +9,14 @@ import { openSqliteStorage } from './sqlite/sqlite-storage.js';
  * Embedded SQLite (the default): one file under `dir`; history compacted every minute. Writes
  * commit on a worker thread unless `inProcessWriter` (then the fsync runs on the event loop).
  */
-export function sqlite(opts: { dir: string; retainRevisions?: number; compactIntervalMs?: number; inProcessWriter?: boolean }): StorageFactory {
+export function sqlite(opts: {
+  dir: string;
+  retainRevisions?: number;
+  compactIntervalMs?: number;
+  inProcessWriter?: boolean;
+  /** See SqliteStorageOptions.walAutoCheckpointPages (default 500). */
+  walAutoCheckpointPages?: number;
+}): StorageFactory {
   return {
     name: 'sqlite',
     open: () =>
@@ -18,6 +25,7 @@ export function sqlite(opts: { dir: string; retainRevisions?: number; compactInt
         compactIntervalMs: opts.compactIntervalMs ?? 60_000,
         retainRevisions: opts.retainRevisions ?? 10_000,
         ...(opts.inProcessWriter ? { inProcessWriter: true } : {}),
+        ...(opts.walAutoCheckpointPages !== undefined ? { walAutoCheckpointPages: opts.walAutoCheckpointPages } : {}),
       }),
   };
 }

@@ -43,4 +43,6 @@ export type FromWriter =
 export interface WriterConfig {
   readonly path: string;
   readonly compactionChunkRows: number;
+  /** SQLite's wal_autocheckpoint: WAL pages after which a commit also checkpoints. */
+  readonly walAutoCheckpointPages: number;
 }

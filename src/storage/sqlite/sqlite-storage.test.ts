@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,6 +98,26 @@ describe('sqlite storage', () => {
     } finally {
       await s2.close();
     }
+  });
+
+  it('walAutoCheckpointPages bounds the WAL: the writer checkpoints once it holds that many pages', async () => {
+    // 600 creates of 1 KiB, one at a time, write a few thousand WAL pages. The WAL file keeps its
+    // largest size, so it shows how far the WAL grew between checkpoints.
+    const walBytes = async (pages: number): Promise<number> => {
+      const path = freshPath();
+      const s = await openSqliteStorage({ path, walAutoCheckpointPages: pages });
+      try {
+        for (let i = 0; i < 600; i++) await s.create(`/registry/configmaps/ns/cm-${i}`, enc(JSON.stringify({ data: 'x'.repeat(1024), i })));
+        return statSync(`${path}-wal`).size;
+      } finally {
+        await s.close();
+      }
+    };
+    const small = await walBytes(50);
+    const large = await walBytes(100_000);
+    const page = 4096 + 24; // a WAL frame: page plus frame header
+    assert.ok(small < 100 * page, `with 50 pages the WAL grew to ${small} bytes`);
+    assert.ok(large > 1_000 * page, `without checkpoints the WAL should hold every page written (${large} bytes)`);
   });
 
   it('refuses a second writer on the same file with a clear error', async () => {

@@ -34,6 +34,16 @@ export interface SqliteStorageOptions {
    * loop). For comparisons and environments without worker threads. Default false.
    */
   readonly inProcessWriter?: boolean;
+  /**
+   * WAL pages after which a commit also copies the WAL into the database (SQLite's
+   * wal_autocheckpoint; 0 = never, then the WAL grows without bound). SQLite runs that checkpoint
+   * inside the commit that crosses the mark, so that commit, and every write waiting for the next
+   * one, waits for it: at SQLite's default of 1,000 pages (~220 ConfigMap creates here) a
+   * checkpoint took 11-15 ms and set the p99 of creates at 1,000/s to 16-39 ms; at 500 pages
+   * checkpoints are half as long and twice as frequent (p99 14-15 ms; 250 pages cost ~15 % of the
+   * create throughput at 64 concurrent clients). Default 500.
+   */
+  readonly walAutoCheckpointPages?: number;
 }
 
 type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
@@ -170,7 +180,11 @@ export class SqliteStorage implements Storage {
 
   static async open(opts: SqliteStorageOptions): Promise<SqliteStorage> {
     mkdirSync(dirname(opts.path), { recursive: true });
-    const config: WriterConfig = { path: opts.path, compactionChunkRows: opts.compactionChunkRows ?? 1_000 };
+    const config: WriterConfig = {
+      path: opts.path,
+      compactionChunkRows: opts.compactionChunkRows ?? 1_000,
+      walAutoCheckpointPages: opts.walAutoCheckpointPages ?? 500,
+    };
     let started: { link: WriterLink; revision: number; compacted: number };
     try {
       started = opts.inProcessWriter ? startInProcessWriter(config) : await startWorkerWriter(config, opts.onBackgroundError);

@@ -100,6 +100,7 @@ export class WriterCore {
       db = new Database(config.path, { timeout: 5_000 });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
+      db.pragma(`wal_autocheckpoint = ${config.walAutoCheckpointPages}`);
       db.exec('BEGIN IMMEDIATE');
       db.exec(SCHEMA);
       db.exec('COMMIT');
