@@ -118,6 +118,7 @@ describe('sqlite storage', () => {
     const page = 4096 + 24; // a WAL frame: page plus frame header
     assert.ok(small < 100 * page, `with 50 pages the WAL grew to ${small} bytes`);
     assert.ok(large > 1_000 * page, `without checkpoints the WAL should hold every page written (${large} bytes)`);
+    for (const bad of [-1, 1.5, Number.NaN]) await assert.rejects(openSqliteStorage({ path: freshPath(), walAutoCheckpointPages: bad }), /walAutoCheckpointPages must be a whole number/);
   });
 
   it('refuses a second writer on the same file with a clear error', async () => {
