@@ -5,10 +5,9 @@
 // long-lived objects and from then on allocates its objects directly in the old generation. V8
 // takes that back only after a full GC that frees over 90 % of the old generation, which does not
 // happen in a server whose old generation is its watch cache. A literal that serves long-lived and
-// short-lived objects alike
-// then puts the short-lived ones in the old generation too, and an old object that points to a
-// young one keeps it alive through every scavenge (the scavenger treats old-to-young pointers as
-// roots) until the next full GC, dead or not.
+// short-lived objects alike then puts the short-lived ones in the old generation too, and an old
+// object that points to a young one keeps it alive through every scavenge (the scavenger treats
+// old-to-young pointers as roots) until the next full GC, dead or not.
 //
 // node:streams is such a case: every Readable and Writable gets its `_events` table from one
 // literal. Once enough long-lived streams existed (sockets of many keep-alive clients, watch
@@ -26,8 +25,8 @@
 //
 // V8 reads the flag when it processes survival feedback, so setting it once the process runs takes
 // effect from then on; sites already decided stay decided, hence this runs as early as possible
-// (the CLI calls it first; createControlPlane and the catalog server call it again, which is a
-// no-op). KPLANE_V8_PRETENURING=1 in the environment keeps V8's default (for comparisons).
+// (the CLI calls it first; createControlPlane and serveCatalog, the library entries, call it again,
+// which is then a no-op). KPLANE_V8_PRETENURING=1 in the environment keeps V8's default (for comparisons).
 import v8 from 'node:v8';
 
 let applied = false;

@@ -15,7 +15,6 @@ import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
 import { formatFloat32 } from '../golang/strconv.js';
 import { keepStreamTablesYoung } from '../../server/http2-stream-tables.js';
-import { disableAllocationSitePretenuring } from '../../server/v8-pretenuring.js';
 import { formatRfc3339, rfc3339 } from '../../apimachinery/times.js';
 import { newEntry, putEntry, quote, type Entry, type Level, type Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
@@ -330,7 +329,6 @@ function probeListen(host: string, port: number): Promise<void> {
 
 /** Binds host:port (port 0 picks one) and resolves to the bound port. */
 export async function listen(server: grpc.Server, host: string, port: number): Promise<number> {
-  disableAllocationSitePretenuring(); // as the API server does (server/v8-pretenuring.ts)
   if (port !== 0) await probeListen(host, port);
   const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const bound = await new Promise<number>((resolve, reject) => {

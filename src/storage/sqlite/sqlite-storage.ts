@@ -38,8 +38,8 @@ export interface SqliteStorageOptions {
    * WAL pages after which a commit also copies the WAL into the database (SQLite's
    * wal_autocheckpoint; 0 = never, then the WAL grows without bound). SQLite runs that checkpoint
    * inside the commit that crosses the mark, so that commit, and every write waiting for the next
-   * one, waits for it: at SQLite's default of 1,000 pages (~220 ConfigMap creates here) a
-   * checkpoint took 11-15 ms and set the p99 of creates at 1,000/s to 16-39 ms; at 500 pages
+   * one, waits for it: at SQLite's default of 1,000 pages (~220 ConfigMap creates here) the commits
+   * that ran one took 11-15 ms and set the p99 of creates at 1,000/s to 16-39 ms; at 500 pages
    * checkpoints cover half as many pages, twice as often (p99 13-22 ms; 250 pages cost ~15 % of
    * the create throughput at 64 concurrent clients). Default 500.
    */
