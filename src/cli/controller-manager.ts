@@ -6,9 +6,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry } from 'prom-client';
 import { createHttpsClient } from '../client/https.js';
 import { defaultControllers, runControllers } from '../controllers/index.js';
+import { collectProcessMetrics } from '../server/metrics.js';
 
 export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --kubeconfig FILE                    the server to manage and the credentials to use (required)
@@ -63,7 +64,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
   const identity = `${hostname()}_${randomUUID()}`;
   const leaderElect = values['leader-elect'] !== 'false';
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectProcessMetrics(registry);
   let metricsServer: Server | undefined;
   let metricsNote = '';
   if (values['metrics-port'] !== undefined) {

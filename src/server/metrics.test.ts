@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import perfHooks from 'node:perf_hooks';
 import { describe, it } from 'node:test';
-import { createApiMetrics, metricsHandler, requestMetricLabels } from './metrics.js';
+import { Registry } from 'prom-client';
+import { EVENT_LOOP_LAG_RESOLUTION_MS, collectProcessMetrics, createApiMetrics, metricsHandler, requestMetricLabels } from './metrics.js';
 
 const podsList = {
   verb: 'LIST',
@@ -76,6 +78,25 @@ describe('createApiMetrics', () => {
     assert.doesNotMatch(await b.registry.metrics(), /apiserver_request_total\{/);
     assert.match(await b.registry.metrics(), /process_cpu_user_seconds_total/);
     assert.match(await b.registry.metrics(), /nodejs_eventloop_lag_seconds/);
+  });
+
+  it('samples the event loop every 100 ms, not at prom-client\'s 10 ms that keeps an idle process awake', async () => {
+    // prom-client asks node:perf_hooks for its lag monitor when the metrics are registered.
+    const hooks = perfHooks as { monitorEventLoopDelay: typeof perfHooks.monitorEventLoopDelay };
+    const original = hooks.monitorEventLoopDelay;
+    const resolutions: (number | undefined)[] = [];
+    hooks.monitorEventLoopDelay = (o) => {
+      resolutions.push(o?.resolution);
+      return original(o);
+    };
+    try {
+      createApiMetrics();
+      collectProcessMetrics(new Registry()); // the controller-manager's
+    } finally {
+      hooks.monitorEventLoopDelay = original;
+    }
+    assert.equal(EVENT_LOOP_LAG_RESOLUTION_MS, 100);
+    assert.deepEqual(resolutions, [100, 100]);
   });
 });
 
