@@ -80,7 +80,7 @@ describe('createApiMetrics', () => {
     assert.match(await b.registry.metrics(), /nodejs_eventloop_lag_seconds/);
   });
 
-  it('samples the event loop every 100 ms, not at prom-client\'s 10 ms that keeps an idle process awake', async () => {
+  it('samples the event loop every 100 ms, not at prom-client\'s 10 ms that keeps an idle process awake', () => {
     // prom-client asks node:perf_hooks for its lag monitor when the metrics are registered.
     const hooks = perfHooks as { monitorEventLoopDelay: typeof perfHooks.monitorEventLoopDelay };
     const original = hooks.monitorEventLoopDelay;
