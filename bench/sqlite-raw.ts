@@ -1,5 +1,5 @@
 // Storage baseline, in its own process: raw better-sqlite3 writes at kplane's durability (WAL,
-// synchronous=FULL, exclusive locking), same tables (kv + log, 1 KiB values), no HTTP, no JSON.
+// synchronous=FULL, exclusive locking), same tables (log holds each value once, kv points at it; 1 KiB values), no HTTP, no JSON.
 // Prints one JSON line per mode: one transaction (one fsync) per write, and group commit of
 // `batch` writes per transaction.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,10 +18,10 @@ try {
   db.pragma('locking_mode = EXCLUSIVE');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
-  db.exec(`CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;
+  db.exec(`CREATE TABLE kv (key TEXT PRIMARY KEY, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE log (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, deleted INTEGER NOT NULL, value BLOB NOT NULL, create_rev INTEGER NOT NULL,
   prev_value BLOB, prev_create_rev INTEGER, prev_mod_rev INTEGER);`);
-  const insertKv = db.prepare('INSERT INTO kv (key, value, create_rev, mod_rev) VALUES (?, ?, ?, ?)');
+  const insertKv = db.prepare('INSERT INTO kv (key, create_rev, mod_rev) VALUES (?, ?, ?)');
   const insertLog = db.prepare('INSERT INTO log (rev, key, deleted, value, create_rev) VALUES (?, ?, 0, ?, ?)');
   const value = Buffer.alloc(1024, 'x');
   let rev = 0;
@@ -29,7 +29,7 @@ CREATE TABLE log (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, deleted INTEGER NO
     for (let i = 0; i < n; i++) {
       rev++;
       const key = `/registry/configmaps/raw/cm-${rev}`;
-      insertKv.run(key, value, rev, rev);
+      insertKv.run(key, rev, rev);
       insertLog.run(rev, key, value, rev);
     }
   });

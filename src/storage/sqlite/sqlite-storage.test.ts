@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
 import { ConflictError, KeyExistsError, StorageUnavailableError } from '../storage.js';
 import { dec, enc, storageConformance } from '../conformance/conformance.js';
 import { openSqliteStorage } from './sqlite-storage.js';
+import type { WatchEvent } from '../storage.js';
 
 let dir: string;
 let n = 0;
@@ -273,6 +275,123 @@ describe('sqlite storage', () => {
       assert.ok(n === 1 || n === 501, `${n} keys`);
     } finally {
       await s2.close();
+    }
+  });
+
+  it('stores each value once: kv points at the log row of the current revision', async () => {
+    const path = freshPath();
+    const s = await openSqliteStorage({ path });
+    try {
+      const a = await s.create('/registry/once/a', enc('a0'));
+      await s.update('/registry/once/a', enc('a1'), a.modRevision);
+      await s.create('/registry/once/b', enc('b0'));
+    } finally {
+      await s.close();
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      const columns = db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all().map((c) => c.name);
+      assert.deepEqual(columns, ['key', 'create_rev', 'mod_rev']);
+      const rows = db.prepare<[], { key: string; value: Buffer }>('SELECT kv.key, l.value FROM kv JOIN log l ON l.rev = kv.mod_rev ORDER BY kv.key').all();
+      assert.deepEqual(rows.map((r) => [r.key, r.value.toString()]), [['/registry/once/a', 'a1'], ['/registry/once/b', 'b0']]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('compaction keeps the current value of a key written long before, and drops it once replaced', async () => {
+    const path = freshPath();
+    const s = await openSqliteStorage({ path, compactionChunkRows: 16 });
+    let hotRev = 0;
+    try {
+      const old = await s.create('/registry/keep/old', enc('old'));
+      const gone = await s.create('/registry/keep/gone', enc('gone'));
+      let kv = await s.create('/registry/keep/hot', enc('0'));
+      for (let i = 1; i <= 100; i++) kv = await s.update('/registry/keep/hot', enc(String(i)), kv.modRevision);
+      await s.delete('/registry/keep/gone', gone.modRevision);
+      await s.compact(kv.modRevision);
+      hotRev = kv.modRevision;
+      assert.equal(dec(await s.get('/registry/keep/old')), 'old');
+      assert.equal((await s.get('/registry/keep/old'))?.modRevision, old.modRevision);
+      assert.equal(await s.get('/registry/keep/gone'), undefined);
+      const listed = await s.list('/registry/keep/');
+      assert.deepEqual(listed.items.map((x) => [x.key, dec(x)]), [['/registry/keep/hot', '100'], ['/registry/keep/old', 'old']]);
+      // At the compacted revision `gone` still existed: its value comes from its delete's log row.
+      const atCompacted = await s.list('/registry/keep/', { revision: kv.modRevision });
+      assert.deepEqual(atCompacted.items.map((x) => dec(x)), ['gone', '100', 'old']);
+      // Replacing the old value after compaction passed its revision removes its row at once.
+      const replaced = await s.update('/registry/keep/old', enc('new'), old.modRevision);
+      const events: WatchEvent[] = [];
+      const ac = new AbortController();
+      const it = s.watch('/registry/keep/', { afterRevision: kv.modRevision, signal: ac.signal })[Symbol.asyncIterator]();
+      for (let i = 0; i < 2; i++) {
+        const r = await it.next();
+        if (!r.done) events.push(r.value);
+      }
+      ac.abort();
+      assert.deepEqual(events.map((e) => [e.type, e.revision]), [['delete', kv.modRevision + 1], ['put', replaced.modRevision]]);
+      assert.equal(events[1]?.type === 'put' ? dec(events[1].prevKv!) : '', 'old');
+    } finally {
+      await s.close();
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      const revs = db.prepare<[], { rev: number }>('SELECT rev FROM log ORDER BY rev').all().map((r) => r.rev);
+      // Left: the hot key's current row (compacted exactly at it), gone's delete and old's update.
+      assert.deepEqual(revs, [hotRev, hotRev + 1, hotRev + 2]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('opens a database of the earlier layout (value in kv), keeping every value and its history', async () => {
+    const path = freshPath();
+    await mkdir(dirname(path), { recursive: true });
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec(`
+CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE log (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, deleted INTEGER NOT NULL, value BLOB NOT NULL, create_rev INTEGER NOT NULL,
+  prev_value BLOB, prev_create_rev INTEGER, prev_mod_rev INTEGER);
+CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+-- a (rev 1) and b (rev 2, updated at 4) with history compacted at 3: rows 1-3 were deleted, but the
+-- compaction had not finished: row 3 (c's create, deleted at 5) is still there.
+INSERT INTO kv VALUES ('/registry/mig/a', X'6130', 1, 1), ('/registry/mig/b', X'6231', 2, 4);
+INSERT INTO log VALUES (3, '/registry/mig/c', 0, X'6330', 3, NULL, NULL, NULL),
+  (4, '/registry/mig/b', 0, X'6231', 2, X'6230', 2, 2),
+  (5, '/registry/mig/c', 1, X'6330', 3, NULL, 3, 3);
+INSERT INTO meta VALUES ('revision', 5), ('compacted', 3);`);
+    db.close();
+    const s = await openSqliteStorage({ path });
+    try {
+      assert.equal(await s.currentRevision(), 5);
+      assert.equal(await s.oldestRevision(), 4);
+      const listed = await s.list('/registry/mig/');
+      assert.deepEqual(listed.items.map((x) => [x.key, dec(x), x.createRevision, x.modRevision]), [
+        ['/registry/mig/a', 'a0', 1, 1],
+        ['/registry/mig/b', 'b1', 2, 4],
+      ]);
+      const at3 = await s.list('/registry/mig/', { revision: 3 });
+      assert.deepEqual(at3.items.map((x) => [x.key, dec(x)]), [['/registry/mig/a', 'a0'], ['/registry/mig/b', 'b0'], ['/registry/mig/c', 'c0']]);
+      const ac = new AbortController();
+      const it = s.watch('/registry/mig/', { afterRevision: 3, signal: ac.signal })[Symbol.asyncIterator]();
+      const e4 = (await it.next()).value as WatchEvent;
+      const e5 = (await it.next()).value as WatchEvent;
+      ac.abort();
+      assert.deepEqual([e4.type, e4.revision, e5.type, e5.revision], ['put', 4, 'delete', 5]);
+      const a = await s.update('/registry/mig/a', enc('a1'), 1);
+      assert.equal(dec(await s.get('/registry/mig/a')), 'a1');
+      assert.equal(a.modRevision, 6);
+    } finally {
+      await s.close();
+    }
+    const check = new Database(path, { readonly: true });
+    try {
+      assert.deepEqual(check.prepare<[], { name: string }>('PRAGMA table_info(kv)').all().map((c) => c.name), ['key', 'create_rev', 'mod_rev']);
+      // The unfinished compaction was finished (row 3 gone); a's restored row went when a was updated.
+      assert.deepEqual(check.prepare<[], { rev: number }>('SELECT rev FROM log ORDER BY rev').all().map((r) => r.rev), [4, 5, 6]);
+    } finally {
+      check.close();
     }
   });
 

@@ -104,8 +104,8 @@ const CHANGED_AFTER = `WITH changed AS (
   SELECT key, MIN(rev) AS first_rev FROM log WHERE rev > @rev AND key >= @from AND key < @end GROUP BY key
 )`;
 const STATE_AT = `${CHANGED_AFTER}
-SELECT key, value, create_rev, mod_rev FROM kv
-  WHERE key >= @from AND key < @end AND key NOT IN (SELECT key FROM changed)
+SELECT kv.key AS key, l.value AS value, kv.create_rev AS create_rev, kv.mod_rev AS mod_rev FROM kv JOIN log l ON l.rev = kv.mod_rev
+  WHERE kv.key >= @from AND kv.key < @end AND kv.key NOT IN (SELECT key FROM changed)
 UNION ALL
 SELECT l.key, COALESCE(l.prev_value, l.value) AS value, l.prev_create_rev AS create_rev, l.prev_mod_rev AS mod_rev
   FROM changed c JOIN log l ON l.rev = c.first_rev WHERE l.prev_mod_rev IS NOT NULL
@@ -115,9 +115,10 @@ SELECT (SELECT COUNT(*) FROM kv WHERE key >= @from AND key < @end AND key NOT IN
      + (SELECT COUNT(*) FROM changed c JOIN log l ON l.rev = c.first_rev WHERE l.prev_mod_rev IS NOT NULL) AS n`;
 
 /**
- * SQLite backend: WAL with synchronous=FULL, a `kv` table with current state (lists never scan
- * history) and a `log` table with one row per revision and the previous value inline, for watches
- * and reads at older revisions.
+ * SQLite backend: WAL with synchronous=FULL, a `log` table with one row per revision (its value,
+ * and the previous value inline, for watches and reads at older revisions) and a `kv` table that
+ * points each live key at the log row of its current revision (lists never scan history; each
+ * value is stored once, see writer-core.ts).
  *
  * Writes go to a writer (writer-core.ts) in a worker thread that owns the only write connection, so
  * commits and their fsyncs never block this event loop. One batch is in flight at a time; writes
@@ -659,10 +660,10 @@ type Statements = ReturnType<typeof prepareStatements>;
 
 function prepareStatements(db: Database.Database) {
   return {
-    getKv: db.prepare<[string], KvRow>('SELECT key, value, create_rev, mod_rev FROM kv WHERE key = ?'),
+    getKv: db.prepare<[string], KvRow>('SELECT kv.key, l.value, kv.create_rev, kv.mod_rev FROM kv JOIN log l ON l.rev = kv.mod_rev WHERE kv.key = ?'),
     getMeta: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE name = ?'),
     listLatest: db.prepare<{ from: string; end: string; limit: number }, KvRow>(
-      'SELECT key, value, create_rev, mod_rev FROM kv WHERE key >= @from AND key < @end ORDER BY key LIMIT @limit',
+      'SELECT kv.key, l.value, kv.create_rev, kv.mod_rev FROM kv JOIN log l ON l.rev = kv.mod_rev WHERE kv.key >= @from AND kv.key < @end ORDER BY kv.key LIMIT @limit',
     ),
     countRange: db.prepare<[string, string], { n: number }>('SELECT COUNT(*) AS n FROM kv WHERE key >= ? AND key < ?'),
     countAfter: db.prepare<[string, string], { n: number }>('SELECT COUNT(*) AS n FROM kv WHERE key > ? AND key < ?'),
