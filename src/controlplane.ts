@@ -30,7 +30,8 @@ export { core, coordination, events, defaultModules } from './registry/modules.j
 /** A storage backend to open when the control plane starts. */
 export interface StorageFactory {
   readonly name: string;
-  open(): Promise<Storage>;
+  /** `log` tells the operator about long work while opening (e.g. converting a database's layout). */
+  open(ctx?: { readonly log?: (message: string) => void }): Promise<Storage>;
 }
 
 export interface ControlPlaneOptions {
@@ -125,7 +126,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // ensurePki puts its files under `<dir>/pki/`.
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
   const metrics = createApiMetrics();
-  const raw = await opts.storage.open();
+  const raw = await opts.storage.open({ log });
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
   const cacher = opts.watchCache === false ? undefined : new CachingStorage(instrumented);
   const storage: Storage = cacher ?? instrumented;

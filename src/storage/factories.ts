@@ -19,9 +19,10 @@ export function sqlite(opts: {
 }): StorageFactory {
   return {
     name: 'sqlite',
-    open: () =>
+    open: (ctx) =>
       openSqliteStorage({
         path: join(opts.dir, 'kplane.db'),
+        ...(ctx?.log ? { onNotice: ctx.log } : {}),
         compactIntervalMs: opts.compactIntervalMs ?? 60_000,
         retainRevisions: opts.retainRevisions ?? 10_000,
         ...(opts.inProcessWriter ? { inProcessWriter: true } : {}),

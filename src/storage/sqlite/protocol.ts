@@ -38,6 +38,8 @@ export type FromWriter =
   | { readonly type: 'compact-done'; readonly id: number; readonly compacted: number }
   | { readonly type: 'compact-failed'; readonly id: number; readonly message: string }
   | { readonly type: 'background-error'; readonly message: string }
+  /** Something the operator should hear about (long work while opening). */
+  | { readonly type: 'notice'; readonly message: string }
   | { readonly type: 'closed' };
 
 export interface WriterConfig {

@@ -362,8 +362,12 @@ INSERT INTO log VALUES (3, '/registry/mig/c', 0, X'6330', 3, NULL, NULL, NULL),
   (5, '/registry/mig/c', 1, X'6330', 3, NULL, 3, 3);
 INSERT INTO meta VALUES ('revision', 5), ('compacted', 3);`);
     db.close();
-    const s = await openSqliteStorage({ path });
+    const notices: string[] = [];
+    const s = await openSqliteStorage({ path, onNotice: (m) => notices.push(m) });
     try {
+      assert.equal(notices.length, 2, notices.join('\n'));
+      assert.match(notices[0]!, /^sqlite: converting 2 keys to the current storage layout/);
+      assert.match(notices[1]!, /^sqlite: converted 2 keys in \d+\.\d s$/);
       assert.equal(await s.currentRevision(), 5);
       assert.equal(await s.oldestRevision(), 4);
       const listed = await s.list('/registry/mig/');

@@ -29,6 +29,8 @@ export interface SqliteStorageOptions {
   readonly watchBufferCapacity?: number;
   /** Told about failures of background work (automatic compaction). */
   readonly onBackgroundError?: (err: unknown) => void;
+  /** Told about long work while opening (converting a database of an earlier layout). */
+  readonly onNotice?: (message: string) => void;
   /**
    * Commit on the calling thread instead of a worker thread (each fsync then blocks the event
    * loop). For comparisons and environments without worker threads. Default false.
@@ -190,7 +192,7 @@ export class SqliteStorage implements Storage {
     };
     let started: { link: WriterLink; revision: number; compacted: number };
     try {
-      started = opts.inProcessWriter ? startInProcessWriter(config) : await startWorkerWriter(config, opts.onBackgroundError);
+      started = opts.inProcessWriter ? startInProcessWriter(config, opts.onNotice) : await startWorkerWriter(config, opts.onBackgroundError, opts.onNotice);
     } catch (err) {
       if (err instanceof WriterOpenError && err.busy) {
         throw new StorageUnavailableError(
@@ -451,6 +453,9 @@ export class SqliteStorage implements Storage {
       case 'background-error':
         this.opts.onBackgroundError?.(new StorageUnavailableError(msg.message));
         break;
+      case 'notice':
+        this.opts.onNotice?.(msg.message);
+        break;
       case 'closed':
         this.onWriterClosed?.();
         break;
@@ -573,6 +578,7 @@ export class SqliteStorage implements Storage {
 async function startWorkerWriter(
   config: WriterConfig,
   onBackgroundError: ((err: unknown) => void) | undefined,
+  onNotice: ((message: string) => void) | undefined,
 ): Promise<{ link: WriterLink; revision: number; compacted: number }> {
   const ts = import.meta.url.endsWith('.ts');
   const script = new URL(ts ? './writer-worker.ts' : './writer-worker.js', import.meta.url).href;
@@ -590,6 +596,10 @@ async function startWorkerWriter(
     const onMessage = (msg: FromWriter): void => {
       if (msg.type === 'background-error') {
         onBackgroundError?.(new StorageUnavailableError(msg.message));
+        return;
+      }
+      if (msg.type === 'notice') {
+        onNotice?.(msg.message);
         return;
       }
       cleanup();
@@ -643,7 +653,7 @@ async function startWorkerWriter(
 }
 
 /** The same writer on this thread; replies are delivered as microtasks, never re-entrantly. */
-function startInProcessWriter(config: WriterConfig): { link: WriterLink; revision: number; compacted: number } {
+function startInProcessWriter(config: WriterConfig, onNotice: ((message: string) => void) | undefined): { link: WriterLink; revision: number; compacted: number } {
   const link: WriterLink = {
     send: (msg) => core.handle(msg),
     setBusy: () => undefined,
@@ -652,7 +662,13 @@ function startInProcessWriter(config: WriterConfig): { link: WriterLink; revisio
     onMessage: () => undefined,
     onLost: () => undefined,
   };
-  const core: WriterCore = WriterCore.open(config, (msg) => queueMicrotask(() => link.onMessage(msg)));
+  let opened = false;
+  const core: WriterCore = WriterCore.open(config, (msg) => {
+    // While opening nobody listens on the link yet.
+    if (!opened && msg.type === 'notice') onNotice?.(msg.message);
+    else queueMicrotask(() => link.onMessage(msg));
+  });
+  opened = true;
   return { link, revision: core.currentRevision, compacted: core.compactedRevision };
 }
 

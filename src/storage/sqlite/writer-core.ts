@@ -36,13 +36,16 @@ CREATE TABLE IF NOT EXISTS meta (
 /**
  * Databases written before the value moved out of `kv` (a `value` column there) are rewritten in
  * one transaction on open: a current value whose log row was compacted away gets that row back,
- * then `kv` loses the column. Returns how far compaction had got (`compaction_done`): the old
- * compaction deleted log rows from the oldest up, so an unfinished one left rows at or below
- * `compacted`.
+ * then `kv` loses the column. It also records how far compaction had got (`compaction_done`): the
+ * old compaction deleted log rows from the oldest up, so an unfinished one left rows at or below
+ * `compacted`. The operator is told before and after (it takes seconds for 100,000 keys).
  */
-function migrateV1(db: Database.Database): void {
+function migrateV1(db: Database.Database, send: Send): void {
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all();
   if (!columns.some((c) => c.name === 'value')) return;
+  const keys = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM kv').get()?.n ?? 0;
+  const started = performance.now();
+  send({ type: 'notice', message: `sqlite: converting ${keys} keys to the current storage layout (each value stored once); this happens once and takes about 3 s per 100,000 keys` });
   db.transaction(() => {
     const compacted = (db.prepare<[], { value: number }>("SELECT value FROM meta WHERE name = 'compacted'").get()?.value ?? 0);
     const minRev = db.prepare<[], { rev: number | null }>('SELECT MIN(rev) AS rev FROM log').get()?.rev ?? null;
@@ -56,6 +59,7 @@ DROP TABLE kv;
 ALTER TABLE kv_v2 RENAME TO kv;`);
     db.prepare("INSERT INTO meta (name, value) VALUES ('compaction_done', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value").run(done);
   }).immediate();
+  send({ type: 'notice', message: `sqlite: converted ${keys} keys in ${((performance.now() - started) / 1000).toFixed(1)} s` });
 }
 
 interface KvRow {
@@ -138,7 +142,7 @@ export class WriterCore {
       db.exec('BEGIN IMMEDIATE');
       db.exec(SCHEMA);
       db.exec('COMMIT');
-      migrateV1(db);
+      migrateV1(db, send);
       return new WriterCore(lock, db, config, send);
     } catch (err) {
       db?.close();
