@@ -44,6 +44,7 @@ export type FromWriter =
 
 export interface WriterConfig {
   readonly path: string;
+  /** Revisions one compaction transaction covers. */
   readonly compactionChunkRows: number;
   /** SQLite's wal_autocheckpoint: WAL pages after which a commit also checkpoints. */
   readonly walAutoCheckpointPages: number;

@@ -23,7 +23,7 @@ export interface SqliteStorageOptions {
   readonly compactIntervalMs?: number;
   /** History kept by automatic compaction. Default 10,000 revisions. */
   readonly retainRevisions?: number;
-  /** Log rows deleted per compaction step; writes interleave between steps. Default 1,000. */
+  /** Revisions of history one compaction step (one transaction) covers; writes interleave between steps. Default 1,000. */
   readonly compactionChunkRows?: number;
   /** Events a watcher may fall behind before it is cut off with WatchOverflowError. Default 100,000. */
   readonly watchBufferCapacity?: number;

@@ -270,14 +270,17 @@ export class WriterCore {
     this.compacting = true;
     const step = (): void => {
       if (this.closed) return;
-      const to = Math.min(this.compacted, this.compactionDone + this.config.compactionChunkRows);
-      if (to > this.compactionDone) try {
-        this.db
-          .transaction(() => {
-            this.stmt.deleteLogWindow.run(this.compactionDone, to);
-            this.stmt.setMeta.run('compaction_done', to);
-          })
-          .immediate();
+      const from = this.compactionDone;
+      const to = Math.max(from, Math.min(this.compacted, from + this.config.compactionChunkRows));
+      try {
+        if (to > from) {
+          this.db
+            .transaction(() => {
+              this.stmt.deleteLogWindow.run(from, to);
+              this.stmt.setMeta.run('compaction_done', to);
+            })
+            .immediate();
+        }
       } catch (err) {
         this.compacting = false;
         const waiters = this.compactWaiters;
