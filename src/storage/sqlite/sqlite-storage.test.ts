@@ -344,6 +344,17 @@ describe('sqlite storage', () => {
     }
   });
 
+  it('the in-process writer tells about the conversion too', async () => {
+    const notices: string[] = [];
+    const s = await openSqliteStorage({ path: await writeEarlierLayout(), inProcessWriter: true, onNotice: (m) => notices.push(m) });
+    try {
+      assert.deepEqual(notices.map((m) => m.split(' ').slice(0, 3).join(' ')), ['sqlite: converting 2', 'sqlite: converted 2']);
+      assert.equal(dec(await s.get('/registry/mig/a')), 'a0');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a compaction cut short (by a crash) is finished at the next open', async () => {
     const path = freshPath();
     const s = await openSqliteStorage({ path });
@@ -388,23 +399,7 @@ describe('sqlite storage', () => {
   });
 
   it('opens a database of the earlier layout (value in kv), keeping every value and its history', async () => {
-    const path = freshPath();
-    await mkdir(dirname(path), { recursive: true });
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.exec(`
-CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE log (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, deleted INTEGER NOT NULL, value BLOB NOT NULL, create_rev INTEGER NOT NULL,
-  prev_value BLOB, prev_create_rev INTEGER, prev_mod_rev INTEGER);
-CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
--- a (rev 1) and b (rev 2, updated at 4) with history compacted at 3: rows 1-3 were deleted, but the
--- compaction had not finished: row 3 (c's create, deleted at 5) is still there.
-INSERT INTO kv VALUES ('/registry/mig/a', X'6130', 1, 1), ('/registry/mig/b', X'6231', 2, 4);
-INSERT INTO log VALUES (3, '/registry/mig/c', 0, X'6330', 3, NULL, NULL, NULL),
-  (4, '/registry/mig/b', 0, X'6231', 2, X'6230', 2, 2),
-  (5, '/registry/mig/c', 1, X'6330', 3, NULL, 3, 3);
-INSERT INTO meta VALUES ('revision', 5), ('compacted', 3);`);
-    db.close();
+    const path = await writeEarlierLayout();
     const notices: string[] = [];
     const s = await openSqliteStorage({ path, onNotice: (m) => notices.push(m) });
     try {
@@ -478,6 +473,30 @@ INSERT INTO meta VALUES ('revision', 5), ('compacted', 3);`);
     }
   });
 });
+
+/**
+ * A database of the layout before 2026-11-27 (the value also in kv): a (rev 1) and b (rev 2,
+ * updated at 4) with history compacted at 3; rows 1-3 were deleted, but the compaction had not
+ * finished: row 3 (c's create, deleted at 5) is still there.
+ */
+async function writeEarlierLayout(): Promise<string> {
+  const path = freshPath();
+  await mkdir(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec(`
+CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE log (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, deleted INTEGER NOT NULL, value BLOB NOT NULL, create_rev INTEGER NOT NULL,
+  prev_value BLOB, prev_create_rev INTEGER, prev_mod_rev INTEGER);
+CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO kv VALUES ('/registry/mig/a', X'6130', 1, 1), ('/registry/mig/b', X'6231', 2, 4);
+INSERT INTO log VALUES (3, '/registry/mig/c', 0, X'6330', 3, NULL, NULL, NULL),
+  (4, '/registry/mig/b', 0, X'6231', 2, X'6230', 2, 2),
+  (5, '/registry/mig/c', 1, X'6330', 3, NULL, 3, 3);
+INSERT INTO meta VALUES ('revision', 5), ('compacted', 3);`);
+  db.close();
+  return path;
+}
 
 function runNode(source: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {

@@ -105,8 +105,10 @@ interface WriterLink {
 const CHANGED_AFTER = `WITH changed AS (
   SELECT key, MIN(rev) AS first_rev FROM log WHERE rev > @rev AND key >= @from AND key < @end GROUP BY key
 )`;
+// Current rows with their values (each value lives in the log row of the revision that wrote it).
+const CURRENT = 'SELECT kv.key AS key, l.value AS value, kv.create_rev AS create_rev, kv.mod_rev AS mod_rev FROM kv JOIN log l ON l.rev = kv.mod_rev';
 const STATE_AT = `${CHANGED_AFTER}
-SELECT kv.key AS key, l.value AS value, kv.create_rev AS create_rev, kv.mod_rev AS mod_rev FROM kv JOIN log l ON l.rev = kv.mod_rev
+${CURRENT}
   WHERE kv.key >= @from AND kv.key < @end AND kv.key NOT IN (SELECT key FROM changed)
 UNION ALL
 SELECT l.key, COALESCE(l.prev_value, l.value) AS value, l.prev_create_rev AS create_rev, l.prev_mod_rev AS mod_rev
@@ -662,13 +664,8 @@ function startInProcessWriter(config: WriterConfig, onNotice: ((message: string)
     onMessage: () => undefined,
     onLost: () => undefined,
   };
-  let opened = false;
-  const core: WriterCore = WriterCore.open(config, (msg) => {
-    // While opening nobody listens on the link yet.
-    if (!opened && msg.type === 'notice') onNotice?.(msg.message);
-    else queueMicrotask(() => link.onMessage(msg));
-  });
-  opened = true;
+  // Notices come while opening too, before anyone listens on the link: they go straight out.
+  const core: WriterCore = WriterCore.open(config, (msg) => (msg.type === 'notice' ? onNotice?.(msg.message) : queueMicrotask(() => link.onMessage(msg))));
   return { link, revision: core.currentRevision, compacted: core.compactedRevision };
 }
 
@@ -676,10 +673,10 @@ type Statements = ReturnType<typeof prepareStatements>;
 
 function prepareStatements(db: Database.Database) {
   return {
-    getKv: db.prepare<[string], KvRow>('SELECT kv.key, l.value, kv.create_rev, kv.mod_rev FROM kv JOIN log l ON l.rev = kv.mod_rev WHERE kv.key = ?'),
+    getKv: db.prepare<[string], KvRow>(`${CURRENT} WHERE kv.key = ?`),
     getMeta: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE name = ?'),
     listLatest: db.prepare<{ from: string; end: string; limit: number }, KvRow>(
-      'SELECT kv.key, l.value, kv.create_rev, kv.mod_rev FROM kv JOIN log l ON l.rev = kv.mod_rev WHERE kv.key >= @from AND kv.key < @end ORDER BY kv.key LIMIT @limit',
+      `${CURRENT} WHERE kv.key >= @from AND kv.key < @end ORDER BY kv.key LIMIT @limit`,
     ),
     countRange: db.prepare<[string, string], { n: number }>('SELECT COUNT(*) AS n FROM kv WHERE key >= ? AND key < ?'),
     countAfter: db.prepare<[string, string], { n: number }>('SELECT COUNT(*) AS n FROM kv WHERE key > ? AND key < ?'),

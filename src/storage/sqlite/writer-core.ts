@@ -8,7 +8,7 @@ import type { FromWriter, ToWriter, WireKv, WireOutcome, WireWrite, WriterConfig
 // Every value is stored once, in `log`, the row of the revision that wrote it; `kv` indexes the
 // current revision of each live key. (Until 2026-11 `kv` held a second copy of each value: with
 // 1 KiB values only ~3 rows fit a 4 KiB page, so a create into a random place of the key order
-// split pages and wrote ~2.7 times as many WAL bytes and ~2.5 times the writer CPU.) The current
+// split pages and wrote ~2.7 times the bytes and took ~2.5 times the CPU per create in a raw micro.) The current
 // row of a live key is never compacted away; a row stops being current when its key is written
 // again, and compaction removes it once its revision is at or below the compacted revision.
 export const SCHEMA = `
