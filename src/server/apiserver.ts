@@ -7,6 +7,7 @@ import {
   badRequest,
   fieldIssue,
   invalid,
+  isStatusError,
   methodNotSupported,
   notFound,
   requestEntityTooLarge,
@@ -166,7 +167,7 @@ export class ApiServer {
 
   private fail(res: Response, e: unknown, ctx: RequestContext | undefined): void {
     const err = toStatusError(e);
-    if (err.code >= 500 && this.cfg.log) this.cfg.log(`${ctx?.req.method ?? ''} ${ctx?.req.url ?? ''}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    if (err.code >= 500 && this.cfg.log) this.cfg.log(`${ctx?.req.method ?? ''} ${ctx?.req.url ?? ''}: ${e instanceof ClientWentAway ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     if (res.headersSent) {
       res.destroy?.();
       return;
@@ -960,15 +961,32 @@ async function readBody(req: Request, limit: number): Promise<Uint8Array> {
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw requestEntityTooLarge(limit);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        req.resume();
+        throw requestEntityTooLarge(limit);
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (e) {
+    // The request stream fails only when the client's connection or stream went away mid-body.
+    if (isStatusError(e)) throw e;
+    throw new ClientWentAway(size, e);
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+/**
+ * A request whose client closed its connection (HTTP/1.1) or cancelled its stream (HTTP/2) before
+ * the body was complete. Like kube-apiserver it becomes a 500 (nobody reads it); the log gets one
+ * line, not a stack trace, since nothing in the server failed.
+ */
+class ClientWentAway extends Error {
+  constructor(received: number, cause: unknown) {
+    super(`the client closed the request before its body was complete (${received} bytes received: ${cause instanceof Error ? cause.message : String(cause)})`);
+  }
 }
 
 function setWarnings(res: Response, warnings: readonly string[]): void {

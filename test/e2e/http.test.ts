@@ -2,7 +2,8 @@
 // transforms (PartialObjectMetadata, Table), YAML and protobuf, protobuf watch frames, exact-RV
 // lists, expired continue tokens, bookmarks and watch timeouts.
 import assert from 'node:assert/strict';
-import { connect } from 'node:http2';
+import { connect, constants as h2 } from 'node:http2';
+import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { decodeObject, decodeWatchFrames, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
@@ -30,6 +31,7 @@ function ok(res: RawResponse, code = 200): Obj {
 describe('HTTP surface', { timeout: 90_000 }, () => {
   let server: TestServer;
   let client: RawClient;
+  const logged: string[] = [];
 
   const create = async (name: string, data: Record<string, string> = { a: '1' }, ns = NS): Promise<Obj> =>
     ok(await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }) }), 201);
@@ -40,7 +42,7 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
   };
 
   before(async () => {
-    server = await startTestServer({ watchBookmarkIntervalMs: 300 });
+    server = await startTestServer({ watchBookmarkIntervalMs: 300, log: (line) => logged.push(line) });
     client = new RawClient(server.url, adminCredentials(server.dataDir));
   });
   after(async () => {
@@ -311,5 +313,47 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     assert.ok(took >= 900 && took < 4_000, `ended after ${took} ms`);
     // It delivered the initial state before it ended.
     assert.ok(watchLines(w.data()).some((e) => e.type === 'ADDED'));
+  });
+
+  it('a client that goes away part-way through a body: one log line without a stack, nothing stored, the server serves on', async () => {
+    const creds = adminCredentials(server.dataDir);
+    const path = `${CMS}`;
+    const partial = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"half-sent"},"data":{"a":"';
+    const before = logged.length;
+    // HTTP/1.1: Content-Length promises more than is sent, then the socket closes.
+    await new Promise<void>((resolve, reject) => {
+      const sock = tlsConnect({ host: '127.0.0.1', port: Number(new URL(server.url).port), ca: creds.ca, cert: creds.cert, key: creds.key, ALPNProtocols: ['http/1.1'], servername: 'localhost' }, () => {
+        sock.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n${partial}`);
+        setTimeout(() => {
+          sock.destroy();
+          resolve();
+        }, 200);
+      });
+      sock.on('error', reject);
+    });
+    // HTTP/2: the stream is cancelled (RST_STREAM) after part of the body.
+    const session = connect(server.url, { ca: creds.ca, cert: creds.cert, key: creds.key });
+    try {
+      await new Promise<void>((resolve) => {
+        const st = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json', 'content-length': '1000' }, { endStream: false });
+        st.on('error', () => undefined);
+        st.write(partial, () => setTimeout(() => {
+          st.close(h2.NGHTTP2_CANCEL);
+          resolve();
+        }, 200));
+      });
+    } finally {
+      session.close();
+    }
+    const deadline = Date.now() + 5_000;
+    while (logged.length < before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const lines = logged.slice(before);
+    assert.equal(lines.length, 2, lines.join('\n'));
+    for (const line of lines) {
+      assert.match(line, /^POST \/api\/v1\/namespaces\/default\/configmaps: the client closed the request before its body was complete/);
+      assert.doesNotMatch(line, /\n\s+at /, 'no stack trace for a client that went away');
+    }
+    assert.equal((await client.request({ path: `${CMS}/half-sent` })).status, 404);
+    assert.equal(ok(await client.request({ path: CMS })).kind, 'ConfigMapList');
   });
 });
