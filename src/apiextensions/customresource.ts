@@ -365,6 +365,7 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
     keyPrefix: `/registry/${group}/${plural}/`,
     ...(needsConversion ? { converter } : {}),
     strategicMergePatch: false,
+    exactIntegers: true,
     pruneUnknownFields: (obj) => prune(obj, structural, { isResourceRoot: true, pruneRootMetadata: true }),
     ...(warning ? { warnings: [warning] } : {}),
   };

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { StatusError, isStatusError } from './errors.js';
-import { describeJsonSyntaxError, parseJson } from './json.js';
+import { describeJsonSyntaxError, inexactJsonIntegers, isInexactInteger, parseJson } from './json.js';
 
 const messageOf = (f: () => unknown): string => {
   try {
@@ -104,3 +104,37 @@ test('property: agrees with JSON.parse on valid JSON', () => {
   );
 });
 
+
+test('inexact integers: int64 values whose double is written back as another number, with their paths', () => {
+  assert.deepEqual(inexactJsonIntegers('{"spec":{"a":9007199254740993,"b":[1,9007199254740992,-9007199254740993,1152921504606846976,92233720368547758070,1.5e300,9007199254740993.0,9007199254740993e0],"c":"9007199254740993"},"x\\"y":{"z":12345678901234567}}'), [
+    { path: 'spec.a', literal: '9007199254740993' },
+    { path: 'spec.b[2]', literal: '-9007199254740993' },
+    // 2^60 is a double, but its shortest text is 1152921504606847000.
+    { path: 'spec.b[3]', literal: '1152921504606846976' },
+    { path: 'x"y.z', literal: '12345678901234567' },
+  ]);
+  assert.deepEqual(inexactJsonIntegers('[{"op":"add","value":-9223372036854775808},{"value":9223372036854775807},{"value":9223372036854775808}]'), [
+    // -2^63 is a double written as -9223372036854776000; 2^63 is past int64 (a float64 in Go too).
+    { path: '[0].value', literal: '-9223372036854775808' },
+    { path: '[1].value', literal: '9223372036854775807' },
+  ]);
+  assert.deepEqual(inexactJsonIntegers('{"a":"12345678901234567890","b":9007199254740991}'), []);
+  assert.equal(inexactJsonIntegers('{"a":9007199254740993'), undefined, 'not JSON: the decoder says why');
+  assert.equal(isInexactInteger('0x20000000000001'), true);
+  assert.equal(isInexactInteger('0o400000000000000001'), true);
+  assert.equal(isInexactInteger('+9007199254740993'), true);
+  assert.equal(isInexactInteger('0x20000000000000'), false);
+});
+
+test('inexact integers (property): flagged exactly when a parse and stringify would change the value', () => {
+  const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
+  fc.assert(
+    fc.property(fc.oneof(fc.bigInt(INT64), fc.bigInt({ min: -(2n ** 60n), max: 2n ** 60n }), fc.bigInt({ min: 2n ** 53n - 50n, max: 2n ** 53n + 50n })), fc.jsonValue(), (x, other) => {
+      const text = `{"a":${JSON.stringify(other)},"b":[${x}],"c":"${x}"}`;
+      const roundTrip = JSON.stringify(JSON.parse(text)).match(/"b":\[(-?\d+)\]/)![1]!;
+      const changed = BigInt(roundTrip) !== x;
+      assert.deepEqual(inexactJsonIntegers(text), changed ? [{ path: 'b[0]', literal: String(x) }] : []);
+    }),
+    { numRuns: 2000 },
+  );
+});

@@ -180,6 +180,112 @@ function scanStructure(text: string, maxDepth: number): StructureScan {
   return { duplicates, depthExceededAt: -1 };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Integers a double cannot hold. kube-apiserver keeps a custom resource's integers as int64;
+// JavaScript's numbers are doubles, exact only up to 2^53 - 1 in magnitude.
+
+export interface InexactInteger {
+  /** Dotted path of the value, as duplicate fields are reported (`spec.sizes[2]`). */
+  readonly path: string;
+  /** The integer as the body wrote it. */
+  readonly literal: string;
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * True when `literal` (an integer in decimal, or hex/octal as YAML writes them) is in int64's range,
+ * where Go keeps it exactly, and the number kplane would write back for it (the shortest text of the
+ * nearest double) has another value: 9007199254740993 becomes ...992, and 2^60 (exact as a double)
+ * is written 1152921504606847000. Beyond int64 Go falls back to float64 too.
+ */
+export function isInexactInteger(literal: string): boolean {
+  let big: bigint;
+  try {
+    const neg = literal.startsWith('-');
+    const digits = neg || literal.startsWith('+') ? literal.slice(1) : literal;
+    big = BigInt(digits.startsWith('0o') ? `0o${digits.slice(2)}` : digits);
+    if (neg) big = -big;
+  } catch {
+    return false;
+  }
+  if (big < INT64_MIN || big > INT64_MAX) return false;
+  // Below 1e21 a double's shortest text is its integer digits.
+  return BigInt(String(Number(big))) !== big;
+}
+
+/**
+ * 16 digits in a row, or 14 hex digits after 0x (YAML): any integer past 2^53 is written so, and few
+ * bodies hold either otherwise.
+ */
+const LONG_DIGIT_RUN = /[0-9]{16}|0x[0-9a-fA-F]{14}/;
+
+/** Whether `text` may hold an integer past 2^53 (a cheap test before a scan). */
+export function mayHoldLongIntegers(text: string): boolean {
+  return LONG_DIGIT_RUN.test(text);
+}
+
+/**
+ * The integers of a JSON text that a double would round (only inside int64's range; see
+ * isInexactInteger); undefined for text that is not valid JSON.
+ */
+export function inexactJsonIntegers(text: string): InexactInteger[] | undefined {
+  if (!LONG_DIGIT_RUN.test(text)) return [];
+  try {
+    JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const found: InexactInteger[] = [];
+  const stack: Frame[] = [];
+  let expectKey = false;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
+      if (expectKey) {
+        const raw = text.slice(i + 1, end);
+        stack[stack.length - 1]!.at = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 123 || c === 91) {
+      stack.push({ isObject: c === 123, at: c === 123 ? '' : 0, keys: undefined });
+      expectKey = c === 123;
+    } else if (c === 125 || c === 93) {
+      stack.pop();
+    } else if (c === 44) {
+      const frame = stack[stack.length - 1]!;
+      if (frame.isObject) expectKey = true;
+      else frame.at = (frame.at as number) + 1;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      // A number (strings are skipped whole; true, false and null hold no digit or '-').
+      let j = i + 1;
+      let integral = true;
+      for (; j < n; j++) {
+        const d = text.charCodeAt(j);
+        if (d >= 48 && d <= 57) continue;
+        if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45) integral = false;
+        else break;
+      }
+      const literal = text.slice(i, j);
+      if (integral && literal.length >= 16 && isInexactInteger(literal)) found.push({ path: pathOf(stack), literal });
+      i = j - 1;
+    }
+  }
+  return found;
+}
+
+/** The 400 for a custom resource body with integers a double would round. */
+export function inexactIntegerError(found: readonly InexactInteger[]): StatusError {
+  const list = found.map((f) => (f.path ? `${f.path}: ${f.literal}` : f.literal)).join(', ');
+  return badRequest(
+    `integers beyond ±9007199254740991 cannot be stored exactly (${list}): kplane keeps numbers as 64-bit floating point, where kube-apiserver keeps a custom resource's integers as int64; send such a value as a string, or as a number within that range`,
+  );
+}
+
 function pathOf(stack: readonly Frame[]): string {
   let s = '';
   for (const f of stack) {

@@ -23,6 +23,12 @@ export interface ResourceRegistration {
    * (built-in kinds); custom resources prune with their structural schema.
    */
   readonly pruneUnknownFields?: (obj: KubeObject) => string[];
+  /**
+   * Refuses request bodies holding integers in int64's range that a double cannot hold exactly (a
+   * 400 naming them). Custom resources: kube-apiserver keeps their integers as int64, and rounding
+   * one silently would change the stored data.
+   */
+  readonly exactIntegers?: boolean;
   /** Warnings sent with every response of this resource (a deprecated custom resource version). */
   readonly warnings?: readonly string[];
 }

@@ -25,6 +25,7 @@ import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, ApiRegis
 import type { DeleteOptions, ListOptions } from '../registry/store.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/table.js';
 import { cloneObject } from '../registry/codec.js';
+import { inexactIntegerError } from '../apimachinery/json.js';
 import { Discovery, AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1 } from './discovery.js';
 import { BodyBuffers, finishedWhenSent } from './body-buffers.js';
 import type { ApiMetrics } from './metrics.js';
@@ -32,6 +33,7 @@ import {
   chooseOutput,
   contentTypeOf,
   decodeBody,
+  inexactIntegers,
   parseAccept,
   patchTypeOf,
   toYaml,
@@ -163,6 +165,16 @@ export class ApiServer {
     const d = r.descriptor;
     const verbs = sub ? (d.subresources.find((s) => s.name === sub)?.verbs ?? []) : d.verbs;
     if (!verbs.includes(verb)) throw methodNotSupported(r.store.groupResource, verb);
+  }
+
+  /** The body of a create, update or patch; custom resources refuse integers a double would round. */
+  private async readObjectBody(ctx: RequestContext, r: RegisteredResource): Promise<Uint8Array> {
+    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    if (r.registration.exactIntegers) {
+      const found = inexactIntegers(header(ctx.req, 'content-type'), body);
+      if (found.length) throw inexactIntegerError(found);
+    }
+    return body;
   }
 
   private fail(res: Response, e: unknown, ctx: RequestContext | undefined): void {
@@ -371,7 +383,7 @@ export class ApiServer {
 
   private async create(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
     const opts = writeParams(ctx.query, 'create');
-    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    const body = await this.readObjectBody(ctx, r);
     const decoded = decodeBody(header(ctx.req, 'content-type'), body);
     const obj = decoded.object;
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
@@ -399,7 +411,7 @@ export class ApiServer {
 
   private async update(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
     const opts = writeParams(ctx.query, 'update');
-    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    const body = await this.readObjectBody(ctx, r);
     const decoded = decodeBody(header(ctx.req, 'content-type'), body);
     const obj = decoded.object;
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
@@ -430,7 +442,7 @@ export class ApiServer {
     const patchType = patchTypeOf(header(ctx.req, 'content-type'));
     validatePatchOptions(ctx.query, patchType);
     const opts = writeParams(ctx.query, 'patch');
-    const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
+    const body = await this.readObjectBody(ctx, r);
     const schema = this.schemaOf(r);
     const fields = this.fieldScope(r, sub);
     const manager = managerOrUserAgent(opts.fieldManager, header(ctx.req, 'user-agent'));

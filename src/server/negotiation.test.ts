@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StatusError } from '../apimachinery/errors.js';
 import { encodeObject } from '../apimachinery/protobuf/index.js';
-import { chooseOutput, decodeBody, patchTypeOf } from './negotiation.js';
+import { chooseOutput, decodeBody, inexactIntegers, patchTypeOf } from './negotiation.js';
 
 const status = (fn: () => unknown): StatusError => {
   try {
@@ -50,5 +50,25 @@ describe('negotiation', () => {
     assert.equal(patchTypeOf('application/merge-patch+json; charset=utf-8'), 'merge');
     assert.equal(patchTypeOf('application/json-patch+json'), 'json');
     assert.equal(status(() => patchTypeOf('application/json')).code, 415);
+  });
+});
+
+describe('inexactIntegers', () => {
+  const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+  it('finds them in JSON whatever the content type says, and in YAML only when it says YAML', () => {
+    const json = '{"spec":{"a":9007199254740993}}';
+    assert.deepEqual(inexactIntegers('application/json', enc(json)), [{ path: 'spec.a', literal: '9007199254740993' }]);
+    assert.deepEqual(inexactIntegers('application/merge-patch+json', enc(json)), [{ path: 'spec.a', literal: '9007199254740993' }]);
+    const yaml = 'spec:\n  a: 9007199254740993\n  b: [1, 0x20000000000001, -9007199254740993, "9007199254740993"]\n  9007199254740993: k\n  l:\n  - x: 0o400000000000000001\n';
+    assert.deepEqual(inexactIntegers('application/yaml', enc(yaml)), [
+      { path: 'spec.a', literal: '9007199254740993' },
+      { path: 'spec.b[1]', literal: '0x20000000000001' },
+      { path: 'spec.b[2]', literal: '-9007199254740993' },
+      { path: 'spec.l[0].x', literal: '0o400000000000000001' },
+    ]);
+    assert.deepEqual(inexactIntegers('application/apply-patch+yaml', enc('spec: {a: 9007199254740993}')), [{ path: 'spec.a', literal: '9007199254740993' }]);
+    assert.deepEqual(inexactIntegers('application/json', enc(yaml)), [], 'a JSON body that is not JSON: its decoder says why');
+    assert.deepEqual(inexactIntegers('application/yaml', enc('a: [unclosed 9007199254740993')), []);
+    assert.deepEqual(inexactIntegers('application/yaml', enc('a: 9007199254740992\nb: 1.5e300\n')), []);
   });
 });

@@ -1,8 +1,8 @@
 // Content negotiation: request bodies in (JSON, YAML, protobuf; patch types) and responses out
 // (JSON, YAML, protobuf; Table and PartialObjectMetadata transformations via Accept parameters).
-import { isMap, isScalar, isSeq, parseAllDocuments, stringify as yamlStringify } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, parseAllDocuments, stringify as yamlStringify, visit, type Document } from 'yaml';
 import { badRequest, notAcceptable, unsupportedMediaType } from '../apimachinery/errors.js';
-import { parseJson } from '../apimachinery/json.js';
+import { inexactJsonIntegers, isInexactInteger, mayHoldLongIntegers, parseJson, type InexactInteger } from '../apimachinery/json.js';
 import { decodeObject, encodeObject, isProtobufKind, PROTOBUF_MEDIA_TYPE } from '../apimachinery/protobuf/index.js';
 import type { JsonValue, KubeObject } from '../apimachinery/types.js';
 import { isJsonObject } from '../apimachinery/types.js';
@@ -184,6 +184,51 @@ export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields:
     throw badRequest(`error converting YAML to JSON: yaml: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`);
   }
   return { value: js, duplicateFields };
+}
+
+/**
+ * The integers of a request body (JSON, or YAML when the content type says so) that a double would
+ * round while Go would keep them as int64. Bodies that do not parse give none: their decoder says why.
+ */
+export function inexactIntegers(contentType: string | undefined, body: Uint8Array): InexactInteger[] {
+  const text = textDecoder.decode(body);
+  if (!mayHoldLongIntegers(text)) return [];
+  const json = inexactJsonIntegers(text);
+  if (json) return json;
+  const mt = contentType ? parseMediaType(contentType) : undefined;
+  if (!mt || !/(^|[+/-])yaml$/.test(mt.subtype)) return [];
+  const found: InexactInteger[] = [];
+  for (const doc of parseAllDocuments(text, { uniqueKeys: false }) as Document[]) {
+    if (doc.errors.length) return [];
+    visit(doc, {
+      Scalar(key, node, ancestors) {
+        // A key is a string to Go's YAML decoder (sigs.k8s.io/yaml), whatever it looks like.
+        if (key === 'key') return;
+        const v = node.value;
+        if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && node.source !== undefined && isInexactInteger(node.source)) {
+          found.push({ path: yamlPath([...ancestors, node]), literal: node.source });
+        }
+      },
+    });
+  }
+  return found;
+}
+
+/** The dotted path of a YAML node from its ancestors (maps and sequences; pairs name the key). */
+function yamlPath(ancestors: readonly unknown[]): string {
+  let s = '';
+  for (let i = 0; i < ancestors.length; i++) {
+    const a = ancestors[i];
+    if (isPair(a)) {
+      const key = isScalar(a.key) ? String(a.key.value) : String(a.key);
+      s += s === '' ? key : `.${key}`;
+    } else if (isSeq(a)) {
+      const next = ancestors[i + 1];
+      const idx = a.items.indexOf(next as never);
+      if (idx >= 0) s += `[${idx}]`;
+    }
+  }
+  return s;
 }
 
 /** Duplicate mapping keys, reported with their field paths like the JSON decoder does. */

@@ -159,6 +159,45 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
     assert.equal(otherKind.reason, 'BadRequest');
   });
 
+  it('integers a double would round → 400 naming them (create, update, merge and JSON patch, apply); exact ones round-trip', async () => {
+    // The CRD itself is a built-in kind, whose maximum is a float64 in kube too: it is accepted.
+    const schema = { type: 'object', properties: { spec: { type: 'object', properties: { n: { type: 'integer' }, f: { type: 'number' }, g: { type: 'number', maximum: 9223372036854775807 }, list: { type: 'array', items: { type: 'integer' } } } } } };
+    const made0 = await post(CRDS, crd('big', schema).replace('"maximum":9223372036854776000', '"maximum":9223372036854775807'));
+    assert.equal(made0.status, 201, made0.text());
+    const bigs = '/apis/bad.example.com/v1/namespaces/default/bigs';
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && (await raw.request({ path: bigs })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+    const obj = (spec: string): string => `{"apiVersion":"bad.example.com/v1","kind":"Big","metadata":{"name":"b"},"spec":${spec}}`;
+    const rejected = (r: RawResponse, fields: string): void => {
+      const st = status(r, 400);
+      assert.equal(st.reason, 'BadRequest');
+      assert.equal(
+        st.message,
+        `integers beyond ±9007199254740991 cannot be stored exactly (${fields}): kplane keeps numbers as 64-bit floating point, where kube-apiserver keeps a custom resource's integers as int64; send such a value as a string, or as a number within that range`,
+      );
+    };
+    rejected(await post(bigs, obj('{"n":9007199254740993,"list":[1,-12345678901234567]}')), 'spec.n: 9007199254740993, spec.list[1]: -12345678901234567');
+    // Exact ones: the largest safe integer, 2^53 (a double holds it), and a number past int64 (a float64 in kube too).
+    const exact = '{"n":9007199254740991,"f":10000000000000000000,"list":[-9007199254740991,9007199254740992]}';
+    const made = await post(bigs, obj(exact));
+    assert.equal(made.status, 201, made.text());
+    const stored = (await raw.request({ path: `${bigs}/b` })).text();
+    assert.match(stored, /"spec":\{"n":9007199254740991,"f":10000000000000000000,"list":\[-9007199254740991,9007199254740992\]\}/);
+    const path = `${bigs}/b`;
+    rejected(await raw.request({ method: 'PUT', path, headers: { 'content-type': 'application/json' }, body: obj('{"n":9223372036854775807}') }), 'spec.n: 9223372036854775807');
+    rejected(await raw.request({ method: 'PATCH', path, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"spec":{"n":12345678901234567}}' }), 'spec.n: 12345678901234567');
+    rejected(await raw.request({ method: 'PATCH', path, headers: { 'content-type': 'application/json-patch+json' }, body: '[{"op":"replace","path":"/spec/n","value":-9007199254740993}]' }), '[0].value: -9007199254740993');
+    rejected(
+      await raw.request({ method: 'PATCH', path: `${path}?fieldManager=t`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: 'apiVersion: bad.example.com/v1\nkind: Big\nmetadata: {name: b}\nspec:\n  list:\n  - 0x20000000000001\n' }),
+      'spec.list[0]: 0x20000000000001',
+    );
+    // A string holding the digits is a string, and a long digit run in a string is not a number.
+    assert.equal((await raw.request({ method: 'PATCH', path, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"metadata":{"annotations":{"id":"9007199254740993"}}}' })).status, 200);
+    const after = (await raw.request({ path })).text();
+    assert.match(after, /"spec":\{"n":9007199254740991,"f":10000000000000000000,"list":\[-9007199254740991,9007199254740992\]\}/);
+    assert.match(after, /"id":"9007199254740993"/);
+  });
+
   it('the server is still up and the stored object unchanged', async () => {
     const r = await raw.request({ path: `${base}/ok` });
     assert.equal(r.status, 200);
