@@ -247,6 +247,19 @@ export function serviceUnavailable(message: string): StatusError {
   return new StatusError({ reason: 'ServiceUnavailable', code: 503, message });
 }
 
+/**
+ * storage.NewTooLargeResourceVersionError: a read at a resourceVersion the server has not reached
+ * in time. client-go's reflector recognises it by the cause and relists from the latest state.
+ */
+export function tooLargeResourceVersion(requested: number, current: number, retryAfterSeconds = 1): StatusError {
+  return new StatusError({
+    reason: 'Timeout',
+    code: 504,
+    message: `Timeout: Too large resource version: ${requested}, current: ${current}`,
+    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds },
+  });
+}
+
 export function timeout(message: string, retryAfterSeconds = 1): StatusError {
   return new StatusError({ reason: 'Timeout', code: 504, message: `Timeout: ${message}`, details: { retryAfterSeconds } });
 }

@@ -13,7 +13,7 @@ import {
   notFound,
   resourceExpired,
   serviceUnavailable,
-  timeout,
+  tooLargeResourceVersion,
   tooOldResourceVersion,
   type FieldIssue,
 } from '../apimachinery/errors.js';
@@ -255,7 +255,7 @@ export class GenericStore {
     for (;;) {
       const current = await this.storage.currentRevision();
       if (current >= rv) return;
-      if (Date.now() >= deadline) throw timeout(`Too large resource version: ${rv}, current: ${current}`);
+      if (Date.now() >= deadline) throw tooLargeResourceVersion(rv, current);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

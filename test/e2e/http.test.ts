@@ -262,6 +262,33 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     assert.equal(bad.status, 422, bad.text());
   });
 
+  it('a read at a resourceVersion not reached yet waits for it, then 504 with the ResourceVersionTooLarge cause', async () => {
+    const rv = Number(ok(await client.request({ path: CMS })).metadata.resourceVersion);
+    // A write during the wait lets the read through.
+    const started = Date.now();
+    const waiting = client.request({ path: `${CMS}?resourceVersion=${rv + 1}&resourceVersionMatch=NotOlderThan` });
+    await new Promise((r) => setTimeout(r, 300));
+    await create('arrives-while-waiting');
+    const list = ok(await waiting);
+    assert.ok(Number(list.metadata.resourceVersion) >= rv + 1);
+    assert.ok(list.items?.some((i) => i.metadata.name === 'arrives-while-waiting'));
+    assert.ok(Date.now() - started < 2_500, `answered after ${Date.now() - started} ms`);
+    // None comes: after the wait (3 s, as kube's cacher), the Status client-go's reflector recognises.
+    const far = Number(list.metadata.resourceVersion) + 1000;
+    const [l, g] = await Promise.all([
+      client.request({ path: `${CMS}?resourceVersion=${far}&resourceVersionMatch=NotOlderThan` }),
+      client.request({ path: `${CMS}/arrives-while-waiting?resourceVersion=${far}` }),
+    ]);
+    for (const r of [l, g]) {
+      assert.equal(r.status, 504, r.text());
+      const st = r.json<KubeStatus & { details?: { causes?: unknown[]; retryAfterSeconds?: number } }>();
+      assert.equal(st.reason, 'Timeout');
+      assert.match(st.message ?? '', new RegExp(`^Timeout: Too large resource version: ${far}, current: \\d+$`));
+      assert.deepEqual(st.details, { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 });
+      assert.equal(r.headers['retry-after'], '1');
+    }
+  });
+
   it('a continue token whose revision was compacted → 410 Expired', async () => {
     const ns = 'paging';
     ok(await client.request({ method: 'POST', path: '/api/v1/namespaces', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) }), 201);
