@@ -256,7 +256,8 @@ export function tooLargeResourceVersion(requested: number, current: number, retr
     reason: 'Timeout',
     code: 504,
     message: `Timeout: Too large resource version: ${requested}, current: ${current}`,
-    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds },
+    // Go's omitempty: a 0 (etcd's future-revision error) leaves the field out.
+    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], ...(retryAfterSeconds ? { retryAfterSeconds } : {}) },
   });
 }
 

@@ -74,6 +74,8 @@ export interface ListOptions {
   readonly continue?: string;
   readonly resourceVersion?: string;
   readonly resourceVersionMatch?: string;
+  /** Only validated: upstream forbids it for lists (a 422). */
+  readonly sendInitialEvents?: boolean;
 }
 
 export interface WatchOptions {
@@ -83,6 +85,7 @@ export interface WatchOptions {
   readonly resourceVersionMatch?: string;
   readonly allowWatchBookmarks?: boolean;
   readonly sendInitialEvents?: boolean;
+  readonly continue?: string;
   readonly signal: AbortSignal;
   readonly progressIntervalMs?: number;
 }
@@ -187,7 +190,8 @@ export class GenericStore {
     if (e instanceof KeyNotFoundError) return notFound(this.groupResource, name);
     if (e instanceof KeyExistsError) return alreadyExists(this.groupResource, name);
     if (e instanceof ConflictError) return conflict(this.groupResource, name);
-    if (e instanceof ExpiredError) return tooOldResourceVersion(e.requested, e.oldest);
+    // Upstream names the lowest resourceVersion a watch may still start from (one below the oldest event).
+    if (e instanceof ExpiredError) return tooOldResourceVersion(e.requested, e.oldest - 1);
     if (e instanceof StorageUnavailableError) return serviceUnavailable(`storage is unavailable: ${e.message}`);
     return internalError(e);
   }
@@ -344,8 +348,11 @@ export class GenericStore {
 
   /** Reads a list's KVs; `objects` holds the parsed items when a selector needed them anyway. */
   private async listKVs(namespace: string | undefined, opts: ListOptions): Promise<{ kvs: KV[]; objects?: KubeObject[]; metadata: KubeList['metadata'] }> {
+    const issues = validateListOptions(opts, false);
+    if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', issues);
     const pred = this.predicate(opts.labelSelector, opts.fieldSelector);
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    // The watch cache answers resourceVersion=0 whole: kube ignores the limit there (computeListLimit).
+    const limit = opts.limit && opts.limit > 0 && (opts.resourceVersion !== '0' || opts.continue) ? opts.limit : 0;
     const prefix = this.listPrefix(namespace);
     let readRevision: number | undefined;
     let startKey: string | undefined;
@@ -361,15 +368,15 @@ export class GenericStore {
     } else {
       const rv = parseResourceVersion(opts.resourceVersion);
       const match = opts.resourceVersionMatch ?? '';
-      // ValidateListOptions upstream: 422 Invalid on ListOptions.meta.k8s.io.
-      const issues = [];
-      if (match && !opts.resourceVersion) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
-      if (match && match !== 'Exact' && match !== 'NotOlderThan') issues.push(fieldIssue.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
-      if (match === 'Exact' && opts.resourceVersion === '0') issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
-      if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', issues);
-      // Exact, or a legacy paged list at a given revision, reads at that revision; NotOlderThan waits.
-      if (rv > 0 && (match === 'Exact' || (match === '' && limit > 0))) readRevision = rv;
-      else if (rv > 0) await this.waitForRevision(rv);
+      // Exact, or a legacy paged list at a given revision, reads at that revision (a revision not
+      // reached yet is etcd's ErrFutureRev: 504 at once); NotOlderThan waits for it.
+      if (rv > 0 && (match === 'Exact' || (match === '' && limit > 0))) {
+        const current = await this.storage.currentRevision().catch((e: unknown) => {
+          throw this.storageError(e, '');
+        });
+        if (rv > current) throw tooLargeResourceVersion(rv, current, 0);
+        readRevision = rv;
+      } else if (rv > 0) await this.waitForRevision(rv);
     }
 
     const kvs: KV[] = [];
@@ -442,11 +449,8 @@ export class GenericStore {
     let after: number;
     const initial: KubeObject[] = [];
     const wantsInitial = opts.sendInitialEvents ?? (rvParam === undefined || rvParam === '' || rv === 0);
-    if (opts.sendInitialEvents !== undefined && opts.resourceVersionMatch !== 'NotOlderThan') {
-      throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [
-        fieldIssue.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan'),
-      ]);
-    }
+    const issues = validateListOptions(opts, true);
+    if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', issues);
     try {
       if (wantsInitial) {
         if (rv > 0) await this.waitForRevision(rv);
@@ -463,7 +467,8 @@ export class GenericStore {
       throw this.storageError(e, '');
     }
     for (const obj of initial) yield { type: 'ADDED', object: obj };
-    if (opts.sendInitialEvents) {
+    // The end of the initial events is a bookmark, so only for a client that asked for bookmarks.
+    if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
       yield { type: 'BOOKMARK', object: this.bookmark(after, true) };
     }
     let events: AsyncIterable<WatchEvent>;
@@ -504,7 +509,8 @@ export class GenericStore {
     const prevMatches = ev.prevKv ? pred.matches(this.fromKV(ev.prevKv)) : false;
     if (curMatches && prevMatches) return { type: 'MODIFIED', object: cur };
     if (curMatches) return { type: 'ADDED', object: cur };
-    if (prevMatches) return { type: 'DELETED', object: cur };
+    // Leaving the selector: the object as it was (what matched), at the event's resourceVersion.
+    if (prevMatches) return { type: 'DELETED', object: this.fromKV(ev.prevKv!, ev.revision) };
     return undefined;
   }
 
@@ -903,10 +909,41 @@ function validateDeleteOptions(opts: DeleteOptions): void {
 
 export function parseResourceVersion(rv: string | undefined): number {
   if (rv === undefined || rv === '') return 0;
-  if (!/^\d+$/.test(rv)) {
-    throw badRequest(`invalid resource version "${rv}"`); // kube: storage.NewInvalidError → 400 for list/watch params
-  }
+  // The versioner's strconv.ParseUint error inside a field.Invalid, as upstream's ValidateListOptions words it.
+  const why = !/^\d+$/.test(rv) ? 'invalid syntax' : BigInt(rv) > 18446744073709551615n ? 'value out of range' : '';
+  if (why) throw badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: ${why}`);
   return Number(rv);
+}
+
+/**
+ * metainternalversion validation's ValidateListOptions (`watch` false) and validateWatchOptions,
+ * with the WatchList feature on: the causes of the 422 on ListOptions.meta.k8s.io.
+ */
+export function validateListOptions(
+  opts: { readonly resourceVersion?: string; readonly resourceVersionMatch?: string; readonly continue?: string; readonly sendInitialEvents?: boolean },
+  watch: boolean,
+): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const match = opts.resourceVersionMatch ?? '';
+  if (watch) {
+    if (opts.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+      issues.push(fieldIssue.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    }
+    if (match) {
+      if (opts.sendInitialEvents === undefined) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+      if (match !== 'NotOlderThan') issues.push(fieldIssue.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+      if (opts.continue) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    }
+    return issues;
+  }
+  if (match) {
+    if (!opts.resourceVersion) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    if (opts.continue) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    if (match !== 'Exact' && match !== 'NotOlderThan') issues.push(fieldIssue.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+    if (match === 'Exact' && opts.resourceVersion === '0') issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  }
+  if (opts.sendInitialEvents !== undefined) issues.push(fieldIssue.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  return issues;
 }
 
 function encodeContinue(rv: number, start: string): string {
@@ -923,9 +960,9 @@ function decodeContinue(token: string): { rv: number; start: string } {
       return { rv: t.rv, start: t.start };
     }
   } catch (e) {
-    throw badRequest(e instanceof Error && e.message.startsWith('continue') ? e.message : 'continue key is not valid: illegal base64 data');
+    throw badRequest(`invalid continue token: ${e instanceof Error && e.message.startsWith('continue') ? e.message : 'continue key is not valid: illegal base64 data'}`);
   }
-  throw badRequest('continue key is not valid: illegal base64 data');
+  throw badRequest('invalid continue token: continue key is not valid: illegal base64 data');
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {

@@ -30,7 +30,8 @@ export interface Table {
   kind: 'Table';
   apiVersion: string;
   metadata: ListMeta;
-  columnDefinitions: TableColumn[];
+  /** null in watch events after the first (Go's nil slice), as upstream's watch encoder sends them. */
+  columnDefinitions: TableColumn[] | null;
   rows: { cells: unknown[]; object?: KubeObject }[];
 }
 
@@ -96,8 +97,8 @@ export function toTable(
     kind: 'Table',
     apiVersion,
     metadata: opts.listMeta ?? {},
-    // Watch events after the first carry no column definitions (kubectl sends ?... and merges).
-    columnDefinitions: opts.noHeaders ? [] : [...columnsOf(strategy)],
+    // Watch events after the first carry no column definitions (TableOptions.NoHeaders upstream).
+    columnDefinitions: opts.noHeaders ? null : [...columnsOf(strategy)],
     rows: objects.map((o) => {
       const row: { cells: unknown[]; object?: KubeObject } = { cells: cellsOf(strategy, o) };
       if (include === 'Object') row.object = o;

@@ -9,6 +9,7 @@ import {
   invalid,
   isStatusError,
   methodNotSupported,
+  notAcceptable,
   notFound,
   requestEntityTooLarge,
   toStatusError,
@@ -34,6 +35,7 @@ import {
   contentTypeOf,
   decodeBody,
   inexactIntegers,
+  NOT_ACCEPTABLE_STREAM,
   parseAccept,
   patchTypeOf,
   toYaml,
@@ -311,7 +313,7 @@ export class ApiServer {
         case 'HEAD':
           if (info.verb === 'watch') {
             this.allowed(r, sub, 'watch');
-            return this.watch(ctx, r, namespace, `metadata.name=${itemName}`);
+            return this.watch(ctx, r, namespace, itemName);
           }
           this.allowed(r, sub, 'get');
           return this.get(ctx, r, namespace, itemName);
@@ -601,16 +603,24 @@ export class ApiServer {
 
   // ---- watch ---------------------------------------------------------------------------------
 
-  private async watch(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, nameSelector: string | undefined): Promise<void> {
+  private async watch(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string | undefined): Promise<void> {
     const q = ctx.query;
     const { req, res } = ctx;
     if (this.shuttingDown) throw new StatusError({ reason: 'ServiceUnavailable', code: 503, message: 'the server is shutting down' });
     const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
-    const fieldSelector = [q.get('fieldSelector') ?? '', nameSelector ?? ''].filter((s) => s).join(',');
+    // YAML has no stream serializer upstream: a watch cannot be negotiated to it.
+    if (choice.format === 'yaml') throw notAcceptable(NOT_ACCEPTABLE_STREAM);
+    let fieldSelector = q.get('fieldSelector') ?? '';
+    if (name !== undefined) {
+      // A watch of one object allows no field selector but one naming that object (get.go ListResource).
+      if (fieldSelector && exactNameOf(fieldSelector) !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+      fieldSelector = `metadata.name=${name}`;
+    }
+    // Go's int64 parameter: 0 (or none) is the server's default; a negative one ends the watch at once.
     const timeoutParam = q.get('timeoutSeconds');
+    const requested = timeoutParam ? parseInt64Param(timeoutParam) : 0;
     const minTimeout = this.cfg.minRequestTimeoutSeconds ?? 1800;
-    const timeoutSeconds = timeoutParam ? Number(timeoutParam) : minTimeout * (1 + Math.random());
-    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds "${timeoutParam}"`);
+    const timeoutSeconds = requested !== 0 ? Math.max(0, requested) : minTimeout * (1 + Math.random());
     const sendInitial = q.get('sendInitialEvents');
     const abort = new AbortController();
     this.openWatches.add(abort);
@@ -632,11 +642,22 @@ export class ApiServer {
       if ('flushHeaders' in res && typeof res.flushHeaders === 'function') res.flushHeaders();
     };
     const includeObject = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
+    // Like upstream's watchEmbeddedEncoder: only the first Table carries the column definitions.
+    let tableHeadersSent = false;
     const encodeEvent = (type: string, obj: KubeObject): Uint8Array | string => {
       let out: KubeObject = obj;
-      if (type !== 'ERROR' && type !== 'BOOKMARK') {
-        if (choice.transform === 'Table') out = toTable(r.store.strategy, [obj], { includeObject, apiVersion: `meta.k8s.io/${choice.transformVersion}` }) as unknown as KubeObject;
-        else if (choice.transform === 'PartialObjectMetadata') out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
+      // Bookmarks are transformed too (a metadata-only client must be able to decode them).
+      if (type !== 'ERROR') {
+        if (choice.transform === 'Table') {
+          const table = toTable(r.store.strategy, [obj], {
+            includeObject,
+            apiVersion: `meta.k8s.io/${choice.transformVersion}`,
+            listMeta: obj.metadata?.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {},
+            noHeaders: tableHeadersSent,
+          });
+          tableHeadersSent = true;
+          out = table as unknown as KubeObject;
+        } else if (choice.transform === 'PartialObjectMetadata') out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
       }
       if (protobuf) return encodeWatchEvent(type as 'ADDED', out);
       if (choice.format === 'yaml') return `---\n${toYaml({ type, object: out })}`;
@@ -657,6 +678,7 @@ export class ApiServer {
         allowWatchBookmarks: queryBool(q.get('allowWatchBookmarks')),
         ...(this.cfg.watchBookmarkIntervalMs !== undefined ? { progressIntervalMs: this.cfg.watchBookmarkIntervalMs } : {}),
         ...(sendInitial !== null ? { sendInitialEvents: queryBool(sendInitial) } : {}),
+        ...(q.get('continue') ? { continue: q.get('continue')! } : {}),
         signal: abort.signal,
       });
       const it = events[Symbol.asyncIterator]();
@@ -928,19 +950,35 @@ function writeParams(q: URLSearchParams, op: 'create' | 'update' | 'patch'): Wri
 
 function listOptionsFrom(q: URLSearchParams): ListOptions {
   const limit = q.get('limit');
-  let n: number | undefined;
-  if (limit !== null && limit !== '') {
-    n = Number(limit);
-    if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid limit "${limit}"`);
-  }
+  // An int64 as Go's parameter codec reads it; zero or less means no limit.
+  const n = limit !== null && limit !== '' ? parseInt64Param(limit) : 0;
+  const sendInitial = q.get('sendInitialEvents');
   return {
+    ...(sendInitial !== null ? { sendInitialEvents: queryBool(sendInitial) } : {}),
     ...(q.get('labelSelector') ? { labelSelector: q.get('labelSelector')! } : {}),
     ...(q.get('fieldSelector') ? { fieldSelector: q.get('fieldSelector')! } : {}),
-    ...(n ? { limit: n } : {}),
+    ...(n > 0 ? { limit: n } : {}),
     ...(q.get('continue') ? { continue: q.get('continue')! } : {}),
     ...(q.has('resourceVersion') ? { resourceVersion: q.get('resourceVersion')! } : {}),
     ...(q.get('resourceVersionMatch') ? { resourceVersionMatch: q.get('resourceVersionMatch')! } : {}),
   };
+}
+
+/**
+ * strconv.ParseInt(s, 10, 64) as the query parameter codec runs it, with its error as the 400's text.
+ * Numbers past 2^53 are not exact here; no parameter needs them.
+ */
+function parseInt64Param(s: string): number {
+  if (!/^[+-]?\d+$/.test(s)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(s)}: invalid syntax`);
+  const big = BigInt(s);
+  if (big > 9223372036854775807n || big < -9223372036854775808n) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(s)}: value out of range`);
+  return Number(big);
+}
+
+/** The name a field selector requires exactly (`metadata.name=x` or `==`), if it is only that. */
+function exactNameOf(selector: string): string | undefined {
+  const m = /^metadata\.name(?:==?)(.*)$/.exec(selector.trim());
+  return m && !m[1]!.includes(',') ? m[1]! : undefined;
 }
 
 /** The body's apiVersion/kind must name the resource's kind (or be omitted where kube allows). */

@@ -66,6 +66,8 @@ export interface OutputChoice {
 }
 
 const NOT_ACCEPTABLE = 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
+/** NegotiateOutputMediaTypeStream's 406: the media types with a stream serializer (YAML has none). */
+export const NOT_ACCEPTABLE_STREAM = 'only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch';
 
 /**
  * Picks the response encoding from Accept. `protobufOk` says whether the object kind has a
