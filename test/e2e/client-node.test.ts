@@ -297,11 +297,17 @@ describe('client-node CRUD', () => {
     assert.deepEqual(list.items.map((e) => e.metadata?.name).sort(), ['ev-core', 'ev-new']);
     const byReason = await core.listNamespacedEvent({ namespace: NS, fieldSelector: 'reason=TestedNew' });
     assert.deepEqual(byReason.items.map((e) => e.metadata?.name), ['ev-new']);
-    // Update through events.k8s.io, delete through core.
-    asNew.note = 'changed';
+    // Update through events.k8s.io (a label; the note is immutable there, as upstream), delete through core.
+    const noteChanged = { ...asNew, note: 'changed' };
+    await assert.rejects(eventsV1.replaceNamespacedEvent({ name: 'ev-core', namespace: NS, body: noteChanged }), (e: unknown) => {
+      const body = String((e as { body?: unknown }).body ?? e);
+      assert.match(body, /message: Invalid value: \\?"changed\\?": field is immutable/);
+      return true;
+    });
+    asNew.metadata = { ...asNew.metadata, labels: { ...(asNew.metadata?.labels ?? {}), updated: 'yes' } };
     const upd = await eventsV1.replaceNamespacedEvent({ name: 'ev-core', namespace: NS, body: asNew });
-    assert.equal(upd.note, 'changed');
-    assert.equal((await core.readNamespacedEvent({ name: 'ev-core', namespace: NS })).message, 'changed');
+    assert.equal(upd.metadata?.labels?.['updated'], 'yes');
+    assert.equal((await core.readNamespacedEvent({ name: 'ev-core', namespace: NS })).metadata?.labels?.['updated'], 'yes');
     await core.deleteNamespacedEvent({ name: 'ev-core', namespace: NS });
     await eventsV1.deleteNamespacedEvent({ name: 'ev-new', namespace: NS });
     assert.equal((await core.listNamespacedEvent({ namespace: NS })).items.length, 0);

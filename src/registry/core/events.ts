@@ -1,10 +1,14 @@
 // core/v1 Event, which is also the storage form of events.k8s.io/v1 Event (see events/events.ts).
+// Validation follows upstream's pkg/apis/core/validation/events.go, which checks the internal
+// (core) Event for both APIs: legacyValidateEvent here, the stricter events.k8s.io/v1 rules in
+// events/events.ts. Field paths are core's (involvedObject, message, count, ...) for both APIs.
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
+import { isDNS1123Subdomain, isQualifiedName, nameIsPathSegment } from '../../apimachinery/validation/names.js';
 import type { Strategy } from '../strategy.js';
 import { ageSince, nameColumn } from '../table.js';
 
-interface ObjectRef {
+export interface ObjectRef {
   kind?: string;
   namespace?: string;
   name?: string;
@@ -23,32 +27,63 @@ export interface CoreEventShape {
   count?: number;
   type?: string;
   eventTime?: string | null;
-  series?: { count?: number; lastObservedTime?: string };
+  series?: { count?: number; lastObservedTime?: string | null } | null;
   action?: string;
-  related?: ObjectRef;
+  related?: ObjectRef | null;
   reportingComponent?: string;
   reportingInstance?: string;
 }
 
-const ev = (o: KubeObject): CoreEventShape => o as CoreEventShape;
+export const ev = (o: KubeObject): CoreEventShape => o as CoreEventShape;
 
-function validateEvent(o: KubeObject): FieldIssue[] {
+/** The API a write came through: upstream's requestVersion, which picks the rules (and one field name). */
+export type EventRequestVersion = 'v1' | 'events.k8s.io/v1';
+
+const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
+const ACTION_LENGTH_LIMIT = 128;
+const REASON_LENGTH_LIMIT = 128;
+const NOTE_LENGTH_LIMIT = 1024;
+
+/** Go's len(): limits count bytes. */
+const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/** A metav1.Time / MicroTime is "set" unless null or absent (Go's zero time). */
+export const timeIsSet = (t: string | null | undefined): t is string => typeof t === 'string' && t !== '';
+
+const atMost = (path: string, limit: number): FieldIssue =>
+  fieldIssue.invalid(path, '', `can have at most ${limit} characters`);
+
+/** legacyValidateEvent: the checks every Event write passes, whichever API it came through. */
+export function legacyValidateEvent(o: KubeObject, requestVersion: EventRequestVersion): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const e = ev(o);
   const ns = o.metadata?.namespace ?? '';
-  const involvedNs = e.involvedObject?.namespace;
-  if (involvedNs && ns && involvedNs !== ns) {
-    issues.push(fieldIssue.invalid('involvedObject.namespace', involvedNs, 'does not match event.namespace'));
+  const involvedNs = e.involvedObject?.namespace ?? '';
+  // Since 1.25 the error names the field as the core/v1 request spelled it (kubernetes#111506).
+  const reportingField = requestVersion === 'v1' ? 'reportingComponent' : 'reportingController';
+  if (!timeIsSet(e.eventTime)) {
+    // Old-style events: the namespaces agree, or both are empty ("default" for old clients).
+    const mismatch = involvedNs === '' ? ns !== '' && ns !== 'default' : ns !== involvedNs;
+    if (mismatch) issues.push(fieldIssue.invalid('involvedObject.namespace', involvedNs, 'does not match event.namespace'));
+  } else {
+    if (involvedNs === '' && ns !== 'default' && ns !== 'kube-system') {
+      issues.push(fieldIssue.invalid('involvedObject.namespace', involvedNs, 'does not match event.namespace'));
+    }
+    const controller = e.reportingComponent ?? '';
+    if (controller === '') issues.push(fieldIssue.required(reportingField));
+    for (const m of isQualifiedName(controller)) issues.push(fieldIssue.invalid(reportingField, controller, m));
+    const instance = e.reportingInstance ?? '';
+    if (instance === '') issues.push(fieldIssue.required('reportingInstance'));
+    if (byteLength(instance) > REPORTING_INSTANCE_LENGTH_LIMIT) issues.push(atMost('reportingInstance', REPORTING_INSTANCE_LENGTH_LIMIT));
+    const action = e.action ?? '';
+    if (action === '') issues.push(fieldIssue.required('action'));
+    if (byteLength(action) > ACTION_LENGTH_LIMIT) issues.push(atMost('action', ACTION_LENGTH_LIMIT));
+    const reason = e.reason ?? '';
+    if (reason === '') issues.push(fieldIssue.required('reason'));
+    if (byteLength(reason) > REASON_LENGTH_LIMIT) issues.push(atMost('reason', REASON_LENGTH_LIMIT));
+    if (byteLength(e.message ?? '') > NOTE_LENGTH_LIMIT) issues.push(atMost('message', NOTE_LENGTH_LIMIT));
   }
-  if (e.type !== undefined && e.type !== '' && e.type !== 'Normal' && e.type !== 'Warning') {
-    issues.push(fieldIssue.notSupported('type', e.type, ['Normal', 'Warning']));
-  }
-  if (e.eventTime && !e.reportingComponent) {
-    issues.push(fieldIssue.required('reportingComponent', ''));
-  }
-  if (typeof e.message === 'string' && e.message.length > 4096 && e.eventTime) {
-    issues.push(fieldIssue.tooLong('message', '', 4096));
-  }
+  for (const m of isDNS1123Subdomain(ns)) issues.push(fieldIssue.invalid('namespace', ns, m));
   return issues;
 }
 
@@ -66,10 +101,16 @@ export const coreEventStrategy: Strategy = {
   namespaced: true,
   allowCreateOnUpdate: true,
   allowUnconditionalUpdate: true,
+  // Upstream's event strategy has no name rule of its own: only the generic path-segment check applies.
+  nameValidator: nameIsPathSegment,
+  // DELETE never adds orphan/foregroundDeletion finalizers to events, whatever propagationPolicy says
+  // (upstream's event strategy answers rest.Unsupported).
+  defaultGarbageCollectionPolicy: 'Unsupported',
   prepareForCreate() {},
   prepareForUpdate() {},
-  validate: validateEvent,
-  validateUpdate: validateEvent,
+  // core/v1 (like events.k8s.io/v1beta1) keeps only the legacy checks, for old clients' sake.
+  validate: (o) => legacyValidateEvent(o, 'v1'),
+  validateUpdate: (o) => legacyValidateEvent(o, 'v1'),
   selectableFields(o) {
     const e = ev(o);
     const io = e.involvedObject ?? {};
