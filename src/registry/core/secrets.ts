@@ -1,18 +1,27 @@
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
+import { MAX_JSON_DEPTH, describeJsonSyntaxError } from '../../apimachinery/json.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
-import { MAX_DATA_BYTES, configKeyIssues, immutableDataIssues } from './configmaps.js';
+import {
+  MAX_DATA_BYTES,
+  configKeyIssues,
+  decodeError,
+  decodeErrorOf,
+  decodeStdBase64,
+  immutableDataIssues,
+  normalizeDecoded,
+  type FieldCodec,
+} from './configmaps.js';
 
-const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const REDACTED = '<secret contents redacted>';
 
-/** Keys each well-known secret type must carry (core/v1 validation). */
-const requiredKeys: Record<string, { anyOf?: string[]; allOf?: string[] }> = {
-  'kubernetes.io/dockercfg': { allOf: ['.dockercfg'] },
-  'kubernetes.io/dockerconfigjson': { allOf: ['.dockerconfigjson'] },
-  'kubernetes.io/basic-auth': { anyOf: ['username', 'password'] },
-  'kubernetes.io/ssh-auth': { allOf: ['ssh-privatekey'] },
-  'kubernetes.io/tls': { allOf: ['tls.crt', 'tls.key'] },
+/** The v1.Secret fields encoding/json decodes with a type of their own (see decodeErrorOf). */
+const SECRET_FIELDS: Readonly<Record<string, FieldCodec>> = {
+  data: { codec: 'bytes-map', goType: 'map[string][]uint8' },
+  stringData: { codec: 'string-map', goType: 'map[string]string' },
+  type: { codec: 'string', goType: 'v1.SecretType' },
+  immutable: { codec: 'bool', goType: 'bool' },
 };
 
 function dataOf(obj: KubeObject): Record<string, string> {
@@ -20,39 +29,89 @@ function dataOf(obj: KubeObject): Record<string, string> {
   return d && typeof d === 'object' && !Array.isArray(d) ? (d as Record<string, string>) : {};
 }
 
+/** A data value's bytes (after prepare every value is canonical base64). */
+function bytesOf(v: unknown): Buffer | undefined {
+  if (typeof v !== 'string') return undefined;
+  const r = decodeStdBase64(v);
+  return typeof r === 'number' ? undefined : r;
+}
+
+/**
+ * err.Error() of Go's `json.Unmarshal(b, &map[string]interface{}{})`, or undefined when it
+ * succeeds: the scanner's syntax error (without a position), or the type error for a top-level
+ * value that is not an object (null is accepted).
+ */
+export function goUnmarshalMapError(b: Buffer): string | undefined {
+  // Go's scanner works on bytes: latin1 gives one character per byte, so a bad byte is named
+  // as Go's quoteChar names it ('Ã' for the first byte of "é"), and offsets line up.
+  const text = b.toString('latin1');
+  const goDepth = (m: string): string => m.replace(/ exceeded max depth of \d+$/, ' exceeded max depth');
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    const m = describeJsonSyntaxError(text, MAX_JSON_DEPTH, false);
+    // At the end of input Go's scanner steps once more with a space (scanner.eof), so a cut-off
+    // literal reads "invalid character ' ' in literal true (expecting 'e')".
+    return goDepth(m === 'unexpected end of JSON input' ? describeJsonSyntaxError(`${text} `, MAX_JSON_DEPTH, false) : m);
+  }
+  // JSON.parse has no nesting limit; Go's scanner stops past 10000 levels.
+  if (text.length > MAX_JSON_DEPTH * 2) {
+    const m = describeJsonSyntaxError(text, MAX_JSON_DEPTH, false);
+    if (m.includes('exceeded max depth')) return goDepth(m);
+  }
+  if (v === null || (typeof v === 'object' && !Array.isArray(v))) return undefined;
+  const kind = Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v === 'number' ? 'number' : 'string';
+  return `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`;
+}
+
+/** The per-type rules of ValidateSecret. */
+function typeIssues(obj: KubeObject, data: Record<string, string>): FieldIssue[] {
+  const has = (k: string): boolean => Object.prototype.hasOwnProperty.call(data, k);
+  const type = typeof obj.type === 'string' ? obj.type : 'Opaque';
+  switch (type) {
+    case 'kubernetes.io/service-account-token':
+      // Only the annotation is required; data[token] etc. come later from the token controller.
+      if (!obj.metadata?.annotations?.['kubernetes.io/service-account.name']) {
+        return [fieldIssue.required('metadata.annotations[kubernetes.io/service-account.name]')];
+      }
+      return [];
+    case 'kubernetes.io/dockercfg':
+    case 'kubernetes.io/dockerconfigjson': {
+      const key = type === 'kubernetes.io/dockercfg' ? '.dockercfg' : '.dockerconfigjson';
+      if (!has(key)) return [fieldIssue.required(`data[${key}]`)];
+      // The content must be well-formed JSON (an object or null), with Go's error text.
+      const err = goUnmarshalMapError(bytesOf(data[key]) ?? Buffer.alloc(0));
+      return err === undefined ? [] : [fieldIssue.invalid(`data[${key}]`, REDACTED, err)];
+    }
+    case 'kubernetes.io/basic-auth':
+      // Either may be empty, but one of them must be present; upstream then names both.
+      if (!has('username') && !has('password')) return [fieldIssue.required('data[username]'), fieldIssue.required('data[password]')];
+      return [];
+    case 'kubernetes.io/ssh-auth':
+      // Upstream checks the length, so a present but empty key is missing too.
+      return (bytesOf(data['ssh-privatekey'])?.length ?? 0) === 0 ? [fieldIssue.required('data[ssh-privatekey]')] : [];
+    case 'kubernetes.io/tls':
+      return ['tls.crt', 'tls.key'].filter((k) => !has(k)).map((k) => fieldIssue.required(`data[${k}]`));
+    default:
+      return [];
+  }
+}
+
+/** ValidateSecret (metadata aside). The size limit counts decoded values only, not keys. */
 function validateSecret(obj: KubeObject): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const raw = obj.data;
-  if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw))) {
-    return [fieldIssue.typeInvalid('data', raw, 'must be a map of base64-encoded strings')];
-  }
   const data = dataOf(obj);
   let total = 0;
   for (const [k, v] of Object.entries(data)) {
     issues.push(...configKeyIssues(`data[${k}]`, k));
-    if (typeof v !== 'string' || !BASE64_RE.test(v)) {
-      issues.push(fieldIssue.invalid(`data[${k}]`, '<secret contents redacted>', 'must be a base64-encoded string'));
-      continue;
-    }
-    total += Math.floor((v.length * 3) / 4);
+    const b = bytesOf(v);
+    // Not reachable through the store (prepare rejects such bodies with a 400); kept for direct callers.
+    if (b === undefined) issues.push(fieldIssue.invalid(`data[${k}]`, REDACTED, 'must be a base64-encoded string'));
+    else total += b.length;
   }
-  if (total > MAX_DATA_BYTES) issues.push({ type: 'FieldValueTooLong', field: 'data', detail: `must have at most ${MAX_DATA_BYTES} bytes` });
-  const type = typeof obj.type === 'string' ? obj.type : 'Opaque';
-  const rule = requiredKeys[type];
-  if (rule?.allOf) for (const k of rule.allOf) if (!(k in data)) issues.push(fieldIssue.required(`data[${k}]`));
-  if (rule?.anyOf && !rule.anyOf.some((k) => k in data)) {
-    issues.push(fieldIssue.required(`data[${rule.anyOf[0]}]`));
-  }
-  if (type === 'kubernetes.io/service-account-token' && !obj.metadata?.annotations?.['kubernetes.io/service-account.name']) {
-    issues.push(fieldIssue.required('metadata.annotations[kubernetes.io/service-account.name]'));
-  }
-  if (type === 'kubernetes.io/dockerconfigjson' && typeof data['.dockerconfigjson'] === 'string') {
-    try {
-      JSON.parse(Buffer.from(data['.dockerconfigjson'], 'base64').toString('utf8'));
-    } catch (e) {
-      issues.push(fieldIssue.invalid('data[.dockerconfigjson]', '<secret contents redacted>', (e as Error).message));
-    }
-  }
+  if (total > MAX_DATA_BYTES) issues.push(fieldIssue.tooLong('data', '', MAX_DATA_BYTES));
+  issues.push(...typeIssues(obj, data));
   return issues;
 }
 
@@ -67,20 +126,30 @@ function foldStringData(obj: KubeObject): void {
   delete obj.stringData;
 }
 
+/** Decode as kube-apiserver does (a 400 for what does not decode), then fold stringData. */
+function prepareSecret(obj: KubeObject): void {
+  const err = decodeErrorOf(obj, 'Secret', SECRET_FIELDS);
+  if (err !== undefined) throw decodeError('Secret', err);
+  normalizeDecoded(obj, SECRET_FIELDS);
+  foldStringData(obj);
+}
+
 export const secretStrategy: Strategy = {
   namespaced: true,
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
   defaults(obj) {
-    if (obj.type === undefined || obj.type === '') obj.type = 'Opaque';
+    // null decodes to the zero value "", which SetDefaults_Secret turns into Opaque.
+    if (obj.type === undefined || obj.type === null || obj.type === '') obj.type = 'Opaque';
   },
-  prepareForCreate: foldStringData,
-  prepareForUpdate: foldStringData,
+  prepareForCreate: prepareSecret,
+  prepareForUpdate: prepareSecret,
   validate: validateSecret,
   validateUpdate(obj, old) {
-    const issues = validateSecret(obj);
+    // ValidateSecretUpdate's order: type, then the immutable rules, then ValidateSecret.
+    const issues: FieldIssue[] = [];
     if ((obj.type ?? 'Opaque') !== (old.type ?? 'Opaque')) issues.push(fieldIssue.invalid('type', obj.type, 'field is immutable'));
-    return [...issues, ...immutableDataIssues(obj, old, ['data'])];
+    return [...issues, ...immutableDataIssues(obj, old, ['data']), ...validateSecret(obj)];
   },
   selectableFields: (o) => ({ type: typeof o.type === 'string' ? o.type : 'Opaque' }),
   tableColumns: [
