@@ -366,6 +366,7 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
     ...(needsConversion ? { converter } : {}),
     strategicMergePatch: false,
     exactIntegers: true,
+    customResource: true,
     pruneUnknownFields: (obj) => prune(obj, structural, { isResourceRoot: true, pruneRootMetadata: true }),
     ...(warning ? { warnings: [warning] } : {}),
   };

@@ -29,6 +29,8 @@ export interface ResourceRegistration {
    * one silently would change the stored data.
    */
   readonly exactIntegers?: boolean;
+  /** Served by the CRD handler upstream (its 405s name the verb and kind; built-ins' come from the router). */
+  readonly customResource?: boolean;
   /** Warnings sent with every response of this resource (a deprecated custom resource version). */
   readonly warnings?: readonly string[];
 }

@@ -93,7 +93,7 @@ describe('GenericStore', () => {
   it('delete preconditions on uid and resourceVersion', async () => {
     const { cms } = stores();
     await cms.create('ns', cm('p'));
-    await rejectsWith(cms.delete('ns', 'p', { preconditions: { uid: 'nope' } }), 409, 'Conflict', /Precondition failed: UID in precondition: nope/);
+    await rejectsWith(cms.delete('ns', 'p', { preconditions: { uid: 'nope' } }), 409, 'Conflict', /^Operation cannot be fulfilled on ConfigMap "p": the UID in the precondition \(nope\) does not match the UID in record/);
     await rejectsWith(cms.delete('ns', 'p', { propagationPolicy: 'Sideways' }), 422, 'Invalid', /propagationPolicy: Unsupported value: "Sideways"/);
     assert.equal((await cms.delete('ns', 'p', { propagationPolicy: 'Background' })).deleted, true);
   });

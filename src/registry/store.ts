@@ -583,6 +583,11 @@ export class GenericStore {
    * stored; `object` decodes on first use.
    */
   async create(namespace: string | undefined, input: KubeObject, opts: WriteOptions = {}): Promise<{ object: KubeObject; warnings: string[]; json?: () => Buffer | undefined }> {
+    if (!opts.dryRun && input.metadata?.resourceVersion) {
+      // etcd3 store.Create's plain error, which the handlers turn into a 500 without a reason (a dry
+      // run never reaches it). kubectl users meet it with `create -f` of an object read back.
+      throw new StatusError({ code: 500, message: 'resourceVersion should not be set on objects to be created' });
+    }
     const usesGenerateName = !input.metadata?.name && !!input.metadata?.generateName;
     for (let attempt = 0; ; attempt++) {
       const obj = this.prepareCreate(attempt === 0 ? input : cloneObject(input), namespace);
@@ -658,10 +663,9 @@ export class GenericStore {
       if (!kv || !current) {
         if (!(this.strategy.allowCreateOnUpdate || opts.forceAllowCreate) || opts.subresource) throw notFound(this.groupResource, name);
         this.checkNamespaceAndName(incoming, namespace, name);
-        if (incoming.metadata?.resourceVersion) {
-          // PUT-create with a resourceVersion: the object it refers to does not exist.
-          throw notFound(this.groupResource, name);
-        }
+        // Creating through an update ignores a resourceVersion in the body (upstream's GuaranteedUpdate
+        // prepares the object for storage, which clears it), unlike a POST.
+        delete incoming.metadata!.resourceVersion;
         incoming.metadata!.name = name;
         const created = await this.create(namespace, incoming, opts);
         return { object: created.object, created: true, warnings: created.warnings };
@@ -674,7 +678,8 @@ export class GenericStore {
         throw conflict(this.groupResource, name);
       }
       if (!rvGiven && !this.strategy.allowUnconditionalUpdate) {
-        throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, name, [
+        // Upstream names the resource here, not the kind (store.go Update: "leases.coordination.k8s.io").
+        throw invalid({ group: this.descriptor.group, kind: this.descriptor.plural }, name, [
           fieldIssue.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
         ]);
       }
@@ -750,15 +755,27 @@ export class GenericStore {
       if (!kv) throw notFound(this.groupResource, name);
       const current = this.fromKV(kv);
       const pre = opts.preconditions;
-      if (pre?.uid && pre.uid !== current.metadata?.uid) {
-        throw conflict(this.groupResource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`);
-      }
-      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
-        throw conflict(
-          this.groupResource,
-          name,
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
-        );
+      if (this.descriptor.group === '' && this.descriptor.kind === 'Namespace') {
+        // The namespace REST's own check (storage's Preconditions.Check wording).
+        if (pre?.uid && pre.uid !== current.metadata?.uid) {
+          throw conflict(this.groupResource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`);
+        }
+        if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
+          throw conflict(
+            this.groupResource,
+            name,
+            `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
+          );
+        }
+      } else {
+        // rest.BeforeDelete: the kind stands where the resource would (Operation cannot be fulfilled on ConfigMap "x").
+        const byKind = { group: this.descriptor.group, resource: this.descriptor.kind };
+        if (pre?.uid && pre.uid !== current.metadata?.uid) {
+          throw conflict(byKind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${current.metadata?.uid ?? ''}). The object might have been deleted and then recreated`);
+        }
+        if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
+          throw conflict(byKind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${current.metadata?.resourceVersion ?? ''}). The object might have been modified`);
+        }
       }
       let next: KubeObject | undefined;
       const hook = this.strategy.beforeDelete?.(current);
@@ -864,8 +881,8 @@ export class GenericStore {
     return { ...list, items: results.filter((o): o is KubeObject => o !== undefined) };
   }
 
-  /** The Status a DELETE answers with when the object is gone (non-namespace kinds). */
-  deletedStatus(obj: KubeObject): Status {
+  /** The Status a DELETE answers with when the object is gone (non-namespace kinds); like upstream's finalizeDelete, without a code. */
+  deletedStatus(obj: KubeObject): Omit<Status, 'code'> {
     return {
       kind: 'Status',
       apiVersion: 'v1',
@@ -877,7 +894,6 @@ export class GenericStore {
         kind: this.descriptor.plural,
         ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}),
       },
-      code: 200,
     };
   }
 
@@ -900,9 +916,6 @@ function validateDeleteOptions(opts: DeleteOptions): void {
   }
   if (p !== undefined && opts.orphanDependents !== undefined) {
     issues.push(fieldIssue.invalid('propagationPolicy', p, 'orphanDependents and deletionPropagation cannot be both set'));
-  }
-  if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0) {
-    issues.push(fieldIssue.invalid('gracePeriodSeconds', opts.gracePeriodSeconds, 'must be greater than or equal to 0'));
   }
   if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', issues);
 }

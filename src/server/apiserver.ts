@@ -14,6 +14,7 @@ import {
   requestEntityTooLarge,
   toStatusError,
   tooManyRequests,
+  type FieldIssue,
 } from '../apimachinery/errors.js';
 import { pruneUnknownFields } from '../apimachinery/unknown-fields.js';
 import { normalizeTimes } from '../apimachinery/times.js';
@@ -21,7 +22,7 @@ import { resolveSchema, refTo } from '../apimachinery/schema.js';
 import { encodeWatchEvent, PROTOBUF_WATCH_MEDIA_TYPE, decodeObject } from '../apimachinery/protobuf/index.js';
 import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource } from '../apimachinery/types.js';
 import { applyPatch } from './patch.js';
-import { applyRequest, fieldManagerScope, forceOf, managerOrUserAgent, trackUpdate, trackViewUpdate, validatePatchOptions, type FieldManagerScope } from './fieldmanager.js';
+import { applyRequest, fieldManagerScope, forceOf, managerOrUserAgent, trackUpdate, trackViewUpdate, patchOptionsIssues, type FieldManagerScope } from './fieldmanager.js';
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, ApiRegistry, RegisteredResource, UserInfo } from '../registry/registry.js';
 import type { DeleteOptions, ListOptions } from '../registry/store.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/table.js';
@@ -166,7 +167,7 @@ export class ApiServer {
   private allowed(r: RegisteredResource, sub: string, verb: string): void {
     const d = r.descriptor;
     const verbs = sub ? (d.subresources.find((s) => s.name === sub)?.verbs ?? []) : d.verbs;
-    if (!verbs.includes(verb)) throw methodNotSupported(r.store.groupResource, verb);
+    if (!verbs.includes(verb)) throw methodNotAllowed(r, verb);
   }
 
   /** The body of a create, update or patch; custom resources refuse integers a double would round. */
@@ -181,7 +182,8 @@ export class ApiServer {
 
   private fail(res: Response, e: unknown, ctx: RequestContext | undefined): void {
     const err = toStatusError(e);
-    if (err.code >= 500 && this.cfg.log) this.cfg.log(`${ctx?.req.method ?? ''} ${ctx?.req.url ?? ''}: ${e instanceof ClientWentAway ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    // A Status made on purpose is logged by its message; anything else that failed, with its stack.
+    if (err.code >= 500 && this.cfg.log) this.cfg.log(`${ctx?.req.method ?? ''} ${ctx?.req.url ?? ''}: ${e instanceof ClientWentAway || e instanceof StatusError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     if (res.headersSent) {
       res.destroy?.();
       return;
@@ -304,7 +306,7 @@ export class ApiServer {
       if (method === 'GET' || method === 'HEAD') this.allowed(r, sub, 'get');
       else if (method === 'PUT') this.allowed(r, sub, 'update');
       else if (method === 'PATCH') this.allowed(r, sub, 'patch');
-      else throw methodNotSupported(r.store.groupResource, method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : method.toLowerCase());
+      else throw methodNotAllowed(r, method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : method.toLowerCase());
       return this.serveView(ctx, r, namespace, itemName, sub);
     }
     if (itemName) {
@@ -324,13 +326,13 @@ export class ApiServer {
           this.allowed(r, sub, 'patch');
           return this.patch(ctx, r, namespace, itemName, sub);
         case 'DELETE':
-          if (sub) throw methodNotSupported(r.store.groupResource, 'delete');
+          if (sub) throw methodNotAllowed(r, 'delete');
           this.allowed(r, sub, 'delete');
           return this.delete(ctx, r, namespace, itemName);
         case 'POST':
-          throw methodNotSupported(r.store.groupResource, 'create');
+          throw methodNotAllowed(r, 'create');
         default:
-          throw methodNotSupported(r.store.groupResource, method.toLowerCase());
+          throw methodNotAllowed(r, method.toLowerCase());
       }
     }
     if (d.namespaced && !namespace && (method === 'POST' || method === 'DELETE')) throw pageNotFound(info.path);
@@ -350,7 +352,7 @@ export class ApiServer {
         this.allowed(r, sub, 'deletecollection');
         return this.deleteCollection(ctx, r, namespace);
       default:
-        throw methodNotSupported(r.store.groupResource, method.toLowerCase());
+        throw methodNotAllowed(r, method.toLowerCase());
     }
   }
 
@@ -419,6 +421,9 @@ export class ApiServer {
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
     defaultGroupVersionKind(obj, r.descriptor);
     checkKind(obj, r);
+    // checkName (handlers/rest.go): the body must name the object of the URL; an empty name does not.
+    const bodyName = obj.metadata?.name ?? '';
+    if (bodyName !== name) throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
     const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
     const fields = this.fieldScope(r, sub);
     const manager = managerOrUserAgent(opts.fieldManager, header(ctx.req, 'user-agent'));
@@ -442,8 +447,7 @@ export class ApiServer {
 
   private async patch(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
     const patchType = patchTypeOf(header(ctx.req, 'content-type'));
-    validatePatchOptions(ctx.query, patchType);
-    const opts = writeParams(ctx.query, 'patch');
+    const opts = writeParams(ctx.query, 'patch', patchOptionsIssues(ctx.query, patchType));
     const body = await this.readObjectBody(ctx, r);
     const schema = this.schemaOf(r);
     const fields = this.fieldScope(r, sub);
@@ -547,7 +551,8 @@ export class ApiServer {
   private async readDeleteOptions(ctx: RequestContext): Promise<DeleteOptions & { dryRun: boolean }> {
     const q = ctx.query;
     const body = await readBody(ctx.req, this.cfg.maxRequestBodyBytes);
-    let fromBody: Record<string, unknown> = {};
+    // Upstream reads DeleteOptions from the body when there is one, and from the query only otherwise.
+    let from: { dryRun: string[]; grace: unknown; propagation: string | undefined; orphan: unknown; pre: DeleteOptions['preconditions'] | undefined };
     if (body.length > 0) {
       const ct = header(ctx.req, 'content-type');
       const obj = ct?.startsWith('application/vnd.kubernetes.protobuf') ? decodeObject(body) : decodeBody(ct, body).object;
@@ -555,20 +560,39 @@ export class ApiServer {
       if (obj.kind !== undefined && obj.kind !== 'DeleteOptions') {
         throw badRequest(`${String(obj.kind)} in version "${String(obj.apiVersion ?? '')}" cannot be handled as a DeleteOptions`);
       }
-      fromBody = obj as Record<string, unknown>;
+      const o = obj as Record<string, unknown>;
+      from = {
+        dryRun: Array.isArray(o.dryRun) ? o.dryRun.map(String) : [],
+        grace: o.gracePeriodSeconds,
+        propagation: typeof o.propagationPolicy === 'string' ? o.propagationPolicy : undefined,
+        orphan: o.orphanDependents,
+        pre: (o.preconditions ?? undefined) as DeleteOptions['preconditions'] | undefined,
+      };
+    } else {
+      from = {
+        dryRun: q.getAll('dryRun'),
+        grace: q.has('gracePeriodSeconds') ? parseInt64Param(q.get('gracePeriodSeconds')!) : undefined,
+        propagation: q.get('propagationPolicy') ?? undefined,
+        orphan: q.has('orphanDependents') ? queryBool(q.get('orphanDependents')) : undefined,
+        pre: undefined,
+      };
     }
-    const dryRunValues = q.getAll('dryRun').length ? q.getAll('dryRun') : ((fromBody.dryRun as string[] | undefined) ?? []);
-    validateDryRun(dryRunValues);
-    const grace = q.get('gracePeriodSeconds') ?? (fromBody.gracePeriodSeconds as number | undefined);
-    const propagation = q.get('propagationPolicy') ?? (fromBody.propagationPolicy as string | undefined);
-    const orphan = q.get('orphanDependents') ?? (fromBody.orphanDependents as boolean | undefined);
-    const pre = (fromBody.preconditions ?? undefined) as DeleteOptions['preconditions'] | undefined;
+    // ValidateDeleteOptions, in upstream's order.
+    const issues: FieldIssue[] = [];
+    const p = from.propagation;
+    const orphanSet = from.orphan !== undefined && from.orphan !== null;
+    if (orphanSet && p !== undefined) issues.push(fieldIssue.invalid('propagationPolicy', p, 'orphanDependents and deletionPropagation cannot be both set'));
+    if (p !== undefined && p !== 'Orphan' && p !== 'Background' && p !== 'Foreground') issues.push(fieldIssue.notSupported('propagationPolicy', p, ['Foreground', 'Background', 'Orphan', 'nil']));
+    issues.push(...dryRunIssues(from.dryRun));
+    if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', issues);
+    const grace = typeof from.grace === 'number' ? from.grace : undefined;
     return {
-      dryRun: dryRunValues.includes('All'),
-      ...(grace !== undefined && grace !== null ? { gracePeriodSeconds: Number(grace) } : {}),
-      ...(propagation ? { propagationPolicy: propagation } : {}),
-      ...(orphan !== undefined && orphan !== null ? { orphanDependents: typeof orphan === 'string' ? queryBool(orphan) : orphan === true } : {}),
-      ...(pre ? { preconditions: pre } : {}),
+      dryRun: from.dryRun.includes('All'),
+      // rest.BeforeDelete: a negative grace period is treated as 1 second, not refused.
+      ...(grace !== undefined ? { gracePeriodSeconds: grace < 0 ? 1 : grace } : {}),
+      ...(p ? { propagationPolicy: p } : {}),
+      ...(orphanSet ? { orphanDependents: from.orphan === true } : {}),
+      ...(from.pre ? { preconditions: from.pre } : {}),
     };
   }
 
@@ -897,6 +921,16 @@ function decodePath(p: string): string {
   }
 }
 
+/**
+ * 405 for a method a resource does not serve. Built-in resources answer from go-restful's router
+ * upstream (NewGenericServerResponse: a fixed message, empty details); custom resources from the
+ * CRD handler (NewMethodNotSupported: `create is not supported on resources of kind ...`).
+ */
+function methodNotAllowed(r: RegisteredResource, action: string): StatusError {
+  if (r.registration.customResource) return methodNotSupported(r.store.groupResource, action);
+  return new StatusError({ reason: 'MethodNotAllowed', code: 405, message: 'the server does not allow this method on the requested resource', details: {} });
+}
+
 function pageNotFound(path: string): StatusError {
   return new StatusError({ reason: 'NotFound', code: 404, message: 'the server could not find the requested resource', details: { causes: [{ reason: 'UnexpectedServerResponse', message: `404 page not found: ${path}` }] } });
 }
@@ -913,12 +947,27 @@ function pickAggregated(accept: string | undefined): 'v2' | 'v2beta1' | undefine
   return undefined;
 }
 
-function validateDryRun(values: readonly string[]): void {
-  for (const v of values) {
-    if (v !== 'All') {
-      throw invalid({ group: 'meta.k8s.io', kind: 'CreateOptions' }, '', [fieldIssue.notSupported('dryRun', v, ['All'])]);
+/** ValidateDryRun: every value must be All; the whole list is the bad value. */
+function dryRunIssues(values: readonly string[]): FieldIssue[] {
+  return values.every((v) => v === 'All') ? [] : [fieldIssue.notSupported('dryRun', values, ['All'])];
+}
+
+/** unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+const PRINTABLE = /[\p{L}\p{M}\p{N}\p{P}\p{S} ]/u;
+
+/** ValidateFieldManager: at most 128 bytes, printable runes only (each other one named with its byte offset). */
+function fieldManagerIssues(fieldManager: string, path = 'fieldManager'): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  if (Buffer.byteLength(fieldManager) > 128) issues.push(fieldIssue.tooLong(path, fieldManager, 128));
+  let offset = 0;
+  for (const ch of fieldManager) {
+    if (!PRINTABLE.test(ch)) {
+      const cp = ch.codePointAt(0)!;
+      issues.push(fieldIssue.invalid(path, fieldManager, `invalid character U+${cp.toString(16).toUpperCase().padStart(4, '0')} (at position ${offset})`));
     }
+    offset += Buffer.byteLength(ch);
   }
+  return issues;
 }
 
 interface WriteParams {
@@ -927,25 +976,22 @@ interface WriteParams {
   fieldValidation: 'Strict' | 'Warn' | 'Ignore';
 }
 
-function writeParams(q: URLSearchParams, op: 'create' | 'update' | 'patch'): WriteParams {
+const OPTIONS_KIND = { create: 'CreateOptions', update: 'UpdateOptions', patch: 'PatchOptions' } as const;
+
+/** Validate{Create,Update,Patch}Options: all issues in one 422 on the verb's options kind. */
+function writeParams(q: URLSearchParams, op: 'create' | 'update' | 'patch', extra: readonly FieldIssue[] = []): WriteParams {
   const dryRun = q.getAll('dryRun');
-  validateDryRun(dryRun);
   const fieldManager = q.get('fieldManager') ?? undefined;
-  if (fieldManager !== undefined) {
-    if (fieldManager.length > 128) {
-      throw invalid({ group: 'meta.k8s.io', kind: op === 'create' ? 'CreateOptions' : op === 'update' ? 'UpdateOptions' : 'PatchOptions' }, '', [
-        fieldIssue.tooLong('fieldManager', fieldManager, 128),
-      ]);
-    }
-    if (!/^[\x20-\x7e]*$/.test(fieldManager)) {
-      throw invalid({ group: 'meta.k8s.io', kind: 'CreateOptions' }, '', [fieldIssue.invalid('fieldManager', fieldManager, 'must only contain printable characters')]);
-    }
-  }
-  const fv = q.get('fieldValidation') ?? 'Warn';
-  if (fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore') {
-    throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
-  }
-  return { dryRun: dryRun.includes('All'), fieldManager, fieldValidation: fv };
+  // An empty fieldValidation is the default, Warn (the handlers' fieldValidation()).
+  const fv = q.get('fieldValidation') || 'Warn';
+  const issues = [
+    ...extra,
+    ...fieldManagerIssues(fieldManager ?? ''),
+    ...dryRunIssues(dryRun),
+    ...(fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore' ? [fieldIssue.notSupported('fieldValidation', fv, ['', 'Ignore', 'Strict', 'Warn'])] : []),
+  ];
+  if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: OPTIONS_KIND[op] }, '', issues);
+  return { dryRun: dryRun.includes('All'), fieldManager, fieldValidation: fv as WriteParams['fieldValidation'] };
 }
 
 function listOptionsFrom(q: URLSearchParams): ListOptions {

@@ -80,13 +80,19 @@ function isPrintable(ch: string): boolean {
  * ValidatePatchOptions' apply-specific rules: `force` only for apply, `fieldManager` required for
  * apply. 422 on PatchOptions.meta.k8s.io like upstream.
  */
-export function validatePatchOptions(query: URLSearchParams, patchType: PatchType): void {
+/** The apply-specific part of ValidatePatchOptions (the rest is every write's: see the API server). */
+export function patchOptionsIssues(query: URLSearchParams, patchType: PatchType): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (patchType !== 'apply') {
     if (query.has('force')) issues.push(fieldIssue.forbidden('force', 'may not be specified for non-apply patch'));
   } else if (!query.get('fieldManager')) {
     issues.push(fieldIssue.required('fieldManager', 'is required for apply patch'));
   }
+  return issues;
+}
+
+export function validatePatchOptions(query: URLSearchParams, patchType: PatchType): void {
+  const issues = patchOptionsIssues(query, patchType);
   if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'PatchOptions' }, '', issues);
 }
 

@@ -239,7 +239,13 @@ describe('bad input', { timeout: 90_000 }, () => {
     assertStatus(await post(yaml, { 'content-type': 'application/yaml' }, `${CM_PATH}?fieldValidation=Strict`), 400, 'BadRequest', 'strict decoding error: unknown field "metadata.labelz", unknown field "foo"');
     const dup = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"strict-dup"},"data":{"a":"1"},"data":{"b":"2"}}';
     assertStatus(await post(dup, JSON_CT, `${CM_PATH}?fieldValidation=Strict`), 400, 'BadRequest', 'strict decoding error: duplicate field "data"');
-    assertStatus(await post(JSON.stringify(cm('fv-bad')), JSON_CT, `${CM_PATH}?fieldValidation=Sometimes`), 400, 'BadRequest', /fieldValidation/);
+    // ValidateCreateOptions: a 422 on CreateOptions, as upstream.
+    assertStatus(
+      await post(JSON.stringify(cm('fv-bad')), JSON_CT, `${CM_PATH}?fieldValidation=Sometimes`),
+      422,
+      'Invalid',
+      'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Sometimes": supported values: "", "Ignore", "Strict", "Warn"',
+    );
   });
 
   it('fieldValidation=Warn: 201 with a Warning header', async () => {

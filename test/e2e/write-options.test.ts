@@ -1,0 +1,142 @@
+// Write and delete requests as kube-apiserver answers them: options validation (one 422 on the
+// verb's options kind with every cause), DeleteOptions from the body or else the query, delete
+// preconditions, the DELETE Status, the 405 of built-in resources, the name check of PUT, and
+// a resourceVersion on create.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { adminCredentials, RawClient, type KubeStatus, type RawResponse } from '../support/https.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const NS = 'default';
+const CMS = `/api/v1/namespaces/${NS}/configmaps`;
+const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
+const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
+
+type Status = KubeStatus & { details?: { name?: string; group?: string; kind?: string; causes?: { reason?: string; message?: string; field?: string }[] } };
+interface Obj {
+  metadata: { name?: string; uid?: string; resourceVersion?: string };
+}
+
+describe('write and delete options', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  let client: RawClient;
+
+  const req = (method: string, path: string, body?: unknown, headers: Record<string, string> = JSON_CT): Promise<RawResponse> =>
+    client.request({ method, path, headers, ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}) });
+  const status = (r: RawResponse, code: number): Status => {
+    assert.equal(r.status, code, r.text().slice(0, 600));
+    const st = r.json<Status>();
+    assert.equal(st.kind, 'Status');
+    return st;
+  };
+  const cm = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...extra }, data: { a: '1' } });
+  const create = async (name: string): Promise<Obj> => {
+    const r = await req('POST', CMS, cm(name));
+    assert.equal(r.status, 201, r.text());
+    return r.json<Obj>();
+  };
+  const causes = (st: Status): string[] => (st.details?.causes ?? []).map((c) => `${c.field}: ${c.message}`);
+
+  before(async () => {
+    server = await startTestServer({ storage: 'memory' });
+    client = new RawClient(server.url, adminCredentials(server.dataDir));
+  });
+  after(async () => {
+    client?.close();
+    await server?.stop();
+  });
+
+  it('options: every cause in one 422 on the verb\'s kind; an empty fieldValidation is the default; printable Unicode managers', async () => {
+    await create('opts');
+    const put = status(await req('PUT', `${CMS}/opts?fieldValidation=foo&dryRun=foo&fieldManager=%01x`, cm('opts')), 422);
+    assert.equal(st(put).kind, 'UpdateOptions');
+    assert.deepEqual(causes(put), [
+      'fieldManager: Invalid value: "\\u0001x": invalid character U+0001 (at position 0)',
+      'dryRun: Unsupported value: ["foo"]: supported values: "All"',
+      'fieldValidation: Unsupported value: "foo": supported values: "", "Ignore", "Strict", "Warn"',
+    ]);
+    const patch = status(await req('PATCH', `${CMS}/opts?force=true&dryRun=All&dryRun=x`, '{}', { 'content-type': 'application/merge-patch+json' }), 422);
+    assert.equal(st(patch).kind, 'PatchOptions');
+    assert.deepEqual(causes(patch), ['force: Forbidden: may not be specified for non-apply patch', 'dryRun: Unsupported value: ["All","x"]: supported values: "All"']);
+    assert.equal(st(status(await req('POST', `${CMS}?fieldValidation=nope`, cm('x')), 422)).kind, 'CreateOptions');
+    assert.equal((await req('POST', `${CMS}?fieldValidation=&fieldManager=${encodeURIComponent('été')}`, cm('empty-fv'))).status, 201);
+  });
+
+  it('DeleteOptions: from the body when there is one (the query is then ignored), else the query; upstream\'s order of causes', async () => {
+    await create('body-wins');
+    // The body says nothing about dryRun: the delete is real.
+    assert.equal((await req('DELETE', `${CMS}/body-wins?dryRun=All`, {})).status, 200);
+    assert.equal((await req('GET', `${CMS}/body-wins`)).status, 404);
+    await create('query-dry');
+    assert.equal((await req('DELETE', `${CMS}/query-dry?dryRun=All`)).status, 200);
+    assert.equal((await req('GET', `${CMS}/query-dry`)).status, 200);
+    const both = status(await req('DELETE', `${CMS}/query-dry`, { kind: 'DeleteOptions', apiVersion: 'v1', orphanDependents: true, propagationPolicy: 'Sideways', dryRun: ['x'] }), 422);
+    assert.equal(st(both).kind, 'DeleteOptions');
+    assert.deepEqual(causes(both), [
+      'propagationPolicy: Invalid value: "Sideways": orphanDependents and deletionPropagation cannot be both set',
+      'propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
+      'dryRun: Unsupported value: ["x"]: supported values: "All"',
+    ]);
+    // A negative grace period is one second, not an error.
+    assert.equal((await req('DELETE', `${CMS}/query-dry?gracePeriodSeconds=-5`)).status, 200);
+    assert.equal((await req('GET', `${CMS}/query-dry`)).status, 404);
+  });
+
+  it('DELETE: preconditions name the kind (rest.BeforeDelete); the Status of a deleted object has no code', async () => {
+    const made = await create('pre');
+    const uid = status(await req('DELETE', `${CMS}/pre`, { preconditions: { uid: 'x' } }), 409);
+    assert.equal(uid.reason, 'Conflict');
+    assert.equal(uid.message, `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (x) does not match the UID in record (${made.metadata.uid}). The object might have been deleted and then recreated`);
+    assert.deepEqual(uid.details, { name: 'pre', kind: 'ConfigMap' });
+    const rv = status(await req('DELETE', `${CMS}/pre`, { preconditions: { resourceVersion: '1' } }), 409);
+    assert.equal(rv.message, `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${made.metadata.resourceVersion}). The object might have been modified`);
+    const lease = await req('POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l1' }, spec: {} });
+    assert.equal(lease.status, 201, lease.text());
+    const leaseUid = status(await req('DELETE', `${LEASES}/l1`, { preconditions: { uid: 'x' } }), 409);
+    assert.match(leaseUid.message ?? '', /^Operation cannot be fulfilled on Lease\.coordination\.k8s\.io "l1": the UID in the precondition \(x\)/);
+    assert.deepEqual(leaseUid.details, { name: 'l1', group: 'coordination.k8s.io', kind: 'Lease' });
+    const deleted = await req('DELETE', `${CMS}/pre`);
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(deleted.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'pre', kind: 'configmaps', uid: made.metadata.uid } });
+  });
+
+  it('405 for a method a built-in resource does not serve is the router\'s', async () => {
+    await create('m');
+    for (const [method, path] of [
+      ['POST', `${CMS}/m`],
+      ['PUT', CMS],
+      ['POST', '/api/v1/namespaces/default/finalize'],
+      ['DELETE', '/api/v1/namespaces'],
+    ] as const) {
+      const r = status(await req(method, path, method === 'DELETE' ? undefined : cm('m')), 405);
+      assert.equal(r.reason, 'MethodNotAllowed');
+      assert.equal(r.message, 'the server does not allow this method on the requested resource', `${method} ${path}`);
+      assert.deepEqual(r.details, {});
+    }
+  });
+
+  it('PUT: the body must name the URL\'s object; a lease without resourceVersion names the resource', async () => {
+    await create('named');
+    assert.equal(status(await req('PUT', `${CMS}/named`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: {}, data: {} }), 400).message, 'the name of the object () does not match the name on the URL (named)');
+    const lease = (await req('GET', `${LEASES}/l1`)).json<Obj & Record<string, unknown>>();
+    delete lease.metadata.resourceVersion;
+    const noRv = status(await req('PUT', `${LEASES}/l1`, lease), 422);
+    assert.equal(noRv.message, 'leases.coordination.k8s.io "l1" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update');
+    assert.deepEqual({ group: noRv.details?.group, kind: noRv.details?.kind }, { group: 'coordination.k8s.io', kind: 'leases' });
+  });
+
+  it('a resourceVersion on create: 500 as etcd3 store.Create (not on a dry run, nor when a PUT creates)', async () => {
+    const r = await req('POST', CMS, cm('with-rv', { resourceVersion: '5' }));
+    assert.equal(r.status, 500);
+    assert.deepEqual(r.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'resourceVersion should not be set on objects to be created', code: 500 });
+    assert.equal((await req('GET', `${CMS}/with-rv`)).status, 404);
+    assert.equal((await req('POST', `${CMS}?dryRun=All`, cm('with-rv', { resourceVersion: '5' }))).status, 201);
+    const putCreate = await req('PUT', `${LEASES}/l2`, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l2', resourceVersion: '12345' }, spec: {} });
+    assert.equal(putCreate.status, 201, putCreate.text());
+    assert.notEqual(putCreate.json<Obj>().metadata.resourceVersion, '12345');
+  });
+});
+
+function st(s: Status): { group?: string; kind?: string } {
+  return { ...(s.details?.group !== undefined ? { group: s.details.group } : {}), ...(s.details?.kind !== undefined ? { kind: s.details.kind } : {}) };
+}
