@@ -291,6 +291,7 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
 
   const strategy: Strategy = {
     namespaced,
+    finalizerNames: 'custom-resource',
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: false,
     defaults(obj) {

@@ -22,7 +22,7 @@ import { rfc3339 } from '../apimachinery/times.js';
 import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Status } from '../apimachinery/types.js';
 import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
 import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
-import { dropEmptyObjectMetaFields, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../apimachinery/validation/objectmeta.js';
+import { dropEmptyObjectMetaFields, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate, type FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
 import {
   ConflictError,
   ExpiredError,
@@ -540,7 +540,7 @@ export class GenericStore {
 
   private validateCreate(obj: KubeObject): void {
     const issues: FieldIssue[] = [
-      ...validateObjectMetaCreate(obj.metadata ?? {}, { namespaced: this.strategy.namespaced, nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain }),
+      ...validateObjectMetaCreate(obj.metadata ?? {}, { namespaced: this.strategy.namespaced, nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain, finalizerNames: this.strategy.finalizerNames }),
       ...this.strategy.validate(obj),
     ];
     if (issues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, obj.metadata?.name ?? '', issues);
@@ -548,7 +548,7 @@ export class GenericStore {
 
   private validateUpdate(obj: KubeObject, old: KubeObject): void {
     const issues: FieldIssue[] = [
-      ...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}, { namespaced: this.strategy.namespaced, nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain }),
+      ...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}, { namespaced: this.strategy.namespaced, nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain, finalizerNames: this.strategy.finalizerNames }),
       ...this.strategy.validateUpdate(obj, old),
     ];
     if (issues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, obj.metadata?.name ?? '', issues);
@@ -596,7 +596,7 @@ export class GenericStore {
           fieldIssue.required('metadata.name', 'name or generateName is required'),
         ]);
       }
-      const warnings = [...finalizerWarnings(obj.metadata?.finalizers), ...(this.strategy.warningsOnCreate?.(obj) ?? [])];
+      const warnings = [...finalizerWarnings(obj.metadata?.finalizers, this.strategy.finalizerNames ?? 'generic'), ...(this.strategy.warningsOnCreate?.(obj) ?? [])];
       await opts.validate?.(obj, undefined);
       if (opts.dryRun) {
         // DryRunnableStorage.Create: a dry run reports the conflict a real create would hit.
@@ -710,7 +710,7 @@ export class GenericStore {
       this.validateUpdate(obj, current);
       const subIssues = opts.subresource ? this.strategy.subresources?.[opts.subresource]?.validateUpdate?.(obj, current) ?? [] : [];
       if (subIssues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, name, subIssues);
-      const warnings = [...newFinalizerWarnings(om.finalizers, cm.finalizers), ...(this.strategy.warningsOnUpdate?.(obj, current) ?? [])];
+      const warnings = [...newFinalizerWarnings(om.finalizers, cm.finalizers, this.strategy.finalizerNames ?? 'generic'), ...(this.strategy.warningsOnUpdate?.(obj, current) ?? [])];
       await opts.validate?.(obj, current);
       // An update that changes nothing is not written: no new revision, no watch event.
       const bytes = this.toBytes(obj);
@@ -903,9 +903,9 @@ export class GenericStore {
 }
 
 /** Warnings only for finalizers the update adds (upstream warns about new names only). */
-function newFinalizerWarnings(next: string[] | undefined, prev: string[] | undefined): string[] {
+function newFinalizerWarnings(next: string[] | undefined, prev: string[] | undefined, policy: FinalizerNamePolicy): string[] {
   const old = new Set(prev ?? []);
-  return finalizerWarnings((next ?? []).filter((f) => !old.has(f)));
+  return finalizerWarnings((next ?? []).filter((f) => !old.has(f)), policy);
 }
 
 function validateDeleteOptions(opts: DeleteOptions): void {

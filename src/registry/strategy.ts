@@ -2,6 +2,7 @@
 import type { FieldIssue } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { NameValidator } from '../apimachinery/validation/names.js';
+import type { FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
 
 export interface TableColumn {
   readonly name: string;
@@ -20,6 +21,11 @@ export interface Strategy {
   readonly allowUnconditionalUpdate: boolean;
   /** Rules for metadata.name (default: DNS-1123 subdomain). */
   readonly nameValidator?: NameValidator;
+  /**
+   * How metadata.finalizers names are judged (default `generic`): `kube` for kinds whose upstream
+   * validation goes through core's ValidateObjectMeta wrapper, `custom-resource` for the warning.
+   */
+  readonly finalizerNames?: FinalizerNamePolicy;
   /** Normalise a new object (status reset, defaults, generation). Mutates `obj`. */
   prepareForCreate(obj: KubeObject): void;
   /** Normalise an update against the stored object (e.g. keep status on a spec write). Mutates `obj`. */

@@ -263,6 +263,18 @@ for (const k of KUBECTLS) {
       assert.equal(warn.json<{ spec: Record<string, unknown> }>().spec['extra'], undefined);
     });
 
+    it('a finalizer name without a domain is accepted on a custom resource with upstream\'s warning', async () => {
+      const body = JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'finalized', finalizers: ['foo'] }, spec: { image: 'a' } });
+      const made = await raw.request({ method: 'POST', path: base, headers: { 'content-type': 'application/json' }, body });
+      assert.equal(made.status, 201, made.text());
+      assert.equal(
+        made.headers['warning'],
+        '299 - "metadata.finalizers: \\"foo\\": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"',
+      );
+      const patched = await raw.request({ method: 'PATCH', path: `${base}/finalized`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' });
+      assert.equal(patched.status, 200, patched.text());
+    });
+
     it('several versions: apiVersion rewritten, deprecated version warns', async () => {
       const r = await raw.request({ path: '/apis/stable.example.com/v1beta1/namespaces/default/crontabs/daily' });
       assert.equal(r.status, 200);

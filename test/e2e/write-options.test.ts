@@ -135,6 +135,15 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     assert.equal(putCreate.status, 201, putCreate.text());
     assert.notEqual(putCreate.json<Obj>().metadata.resourceVersion, '12345');
   });
+
+  it('finalizer names: core kinds need a standard or domain-qualified one; leases take any qualified name', async () => {
+    const bad = status(await req('POST', CMS, cm('fin', { finalizers: ['foo'] })), 422);
+    assert.equal(bad.message, 'ConfigMap "fin" is invalid: metadata.finalizers[0]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified');
+    assert.equal((await req('POST', CMS, cm('fin', { finalizers: ['example.com/foo', 'kubernetes'] }))).status, 201);
+    const lease = await req('POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'fin', finalizers: ['foo'] }, spec: {} });
+    assert.equal(lease.status, 201, lease.text());
+    assert.equal(lease.headers['warning'], undefined);
+  });
 });
 
 function st(s: Status): { group?: string; kind?: string } {

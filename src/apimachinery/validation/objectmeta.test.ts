@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { issueString, type FieldIssue } from '../errors.js';
 import type { ObjectMeta } from '../types.js';
 import { nameIsDNSSubdomain } from './names.js';
-import { dropEmptyObjectMetaFields, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from './objectmeta.js';
+import {
+  dropEmptyObjectMetaFields,
+  finalizerWarnings,
+  prepareObjectMetaForUpdate,
+  validateFinalizerName,
+  validateObjectMetaCreate,
+  validateObjectMetaUpdate,
+} from './objectmeta.js';
 
 const strings = (issues: FieldIssue[]): string[] => issues.map(issueString);
 const ns = { namespaced: true, nameValidator: nameIsDNSSubdomain };
@@ -54,6 +61,54 @@ test('finalizers: qualified names, orphan vs foreground, warnings for unqualifie
   assert.deepEqual(finalizerWarnings(['kubernetes', 'example.com/x', 'mine']), [
     'metadata.finalizers: "mine": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers',
   ]);
+});
+
+test('finalizers: the kube policy refuses unqualified non-standard names on create, at their index, after the generic issues', () => {
+  const meta: ObjectMeta = { name: 'a', namespace: 'n', finalizers: ['foo', 'kubernetes', 'orphan', 'example.com/x', 'Bad_'] };
+  assert.deepEqual(validateObjectMetaCreate({ ...meta, finalizers: ['kubernetes', 'orphan', 'example.com/x'] }, { ...ns, finalizerNames: 'kube' }), []);
+  const issues = strings(validateObjectMetaCreate(meta, { ...ns, finalizerNames: 'kube' }));
+  assert.equal(issues.length, 3);
+  assert.ok(issues[0]!.startsWith('metadata.finalizers: Invalid value: "Bad_": name part must consist of'));
+  assert.deepEqual(issues.slice(1), [
+    'metadata.finalizers[0]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified',
+    'metadata.finalizers[4]: Invalid value: "Bad_": name is neither a standard finalizer name nor is it fully qualified',
+  ]);
+  // generic (leases, core/v1 events, CRDs) and custom resources accept the name; the default is generic.
+  assert.deepEqual(validateObjectMetaCreate({ ...meta, finalizers: ['foo'] }, ns), []);
+  assert.deepEqual(validateObjectMetaCreate({ ...meta, finalizers: ['foo'] }, { ...ns, finalizerNames: 'generic' }), []);
+  assert.deepEqual(validateObjectMetaCreate({ ...meta, finalizers: ['foo'] }, { ...ns, finalizerNames: 'custom-resource' }), []);
+});
+
+test('finalizers: the kube policy checks every finalizer on update, the others none', () => {
+  const old: ObjectMeta = { name: 'a', namespace: 'n', uid: 'u', resourceVersion: '5', finalizers: ['example.com/x'] };
+  const next: ObjectMeta = { ...old, finalizers: ['example.com/x', 'foo'] };
+  assert.deepEqual(strings(validateObjectMetaUpdate(next, old, { finalizerNames: 'kube' })), [
+    'metadata.finalizers[1]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified',
+  ]);
+  assert.deepEqual(validateObjectMetaUpdate(next, old), []);
+  assert.deepEqual(validateObjectMetaUpdate(next, old, { finalizerNames: 'custom-resource' }), []);
+});
+
+test('finalizer warnings are for custom resources only', () => {
+  assert.deepEqual(finalizerWarnings(['foo', 'example.com/x'], 'custom-resource'), [
+    'metadata.finalizers: "foo": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers',
+  ]);
+  assert.deepEqual(finalizerWarnings(['foo'], 'kube'), []);
+  assert.deepEqual(finalizerWarnings(['foo'], 'generic'), []);
+});
+
+test('validateFinalizerName (namespace spec.finalizers): qualified name, then standard-or-qualified, both at the given path', () => {
+  assert.deepEqual(validateFinalizerName('kubernetes', 'spec.finalizers'), []);
+  assert.deepEqual(validateFinalizerName('example.com/x', 'spec.finalizers'), []);
+  assert.deepEqual(strings(validateFinalizerName('foo', 'spec.finalizers')), [
+    'spec.finalizers: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified',
+  ]);
+  const bad = strings(validateFinalizerName('a/b/c', 'spec.finalizers[2]'));
+  assert.equal(bad.length, 1);
+  assert.ok(bad[0]!.startsWith('spec.finalizers[2]: Invalid value: "a/b/c": a qualified name must consist of'));
+  const empty = strings(validateFinalizerName('', 'spec.finalizers[0]'));
+  assert.equal(empty[0], 'spec.finalizers[0]: Invalid value: "": name part must be non-empty');
+  assert.equal(empty.at(-1), 'spec.finalizers[0]: Invalid value: "": name is neither a standard finalizer name nor is it fully qualified');
 });
 
 test('ownerReferences: required fields, banned Event owner, one controller', () => {

@@ -11,12 +11,24 @@ export const FINALIZER_ORPHAN_DEPENDENTS = 'orphan';
 export const FINALIZER_DELETE_DEPENDENTS = 'foregroundDeletion';
 const IS_NEGATIVE_MESSAGE = 'must be greater than or equal to 0';
 
+/**
+ * How a kind judges `metadata.finalizers` names beyond the qualified-name rule every kind shares:
+ * - `generic`: only that rule (apimachinery's ValidateObjectMeta: leases, core/v1 events, CRDs);
+ * - `kube`: core validation's ValidateObjectMeta wrapper (configmaps, secrets, namespaces,
+ *   serviceaccounts, events.k8s.io/v1 events) also refuses a name without a `/` that is not a
+ *   standard finalizer, on create and on every update;
+ * - `custom-resource`: custom resources accept such a name with a warning ({@link finalizerWarnings}).
+ */
+export type FinalizerNamePolicy = 'generic' | 'kube' | 'custom-resource';
+
 export interface ObjectMetaValidationOptions {
   namespaced: boolean;
   /** Checks `name` (prefix=false) and `generateName` (prefix=true). */
   nameValidator: NameValidator;
   /** Root of the field paths; `metadata` unless validating an embedded template. */
   path?: string;
+  /** Default `generic`. */
+  finalizerNames?: FinalizerNamePolicy;
 }
 
 /**
@@ -109,16 +121,43 @@ export function validateFinalizers(finalizers: string[] | undefined, path: strin
   return issues;
 }
 
+/** The finalizer names kube itself uses (core helper's standardFinalizers). */
 const STANDARD_FINALIZERS = new Set(['kubernetes', FINALIZER_ORPHAN_DEPENDENTS, FINALIZER_DELETE_DEPENDENTS]);
 
+export function isStandardFinalizerName(name: string): boolean {
+  return STANDARD_FINALIZERS.has(name);
+}
+
+/** Core validation's validateKubeFinalizerName: a name without a `/` must be a standard one. */
+export function validateKubeFinalizerName(name: string, path: string): FieldIssue[] {
+  if (name.includes('/') || isStandardFinalizerName(name)) return [];
+  return [fieldIssue.invalid(path, name, 'name is neither a standard finalizer name nor is it fully qualified')];
+}
+
 /**
- * Upstream accepts a finalizer without a domain prefix but warns (Warning header), since two
- * controllers picking the same short name would release each other's objects.
+ * Core validation's validateFinalizerName, used for a namespace's `spec.finalizers`: the
+ * qualified-name rule, then {@link validateKubeFinalizerName}, both at `path`.
  */
-export function finalizerWarnings(finalizers: string[] | undefined, path = 'metadata.finalizers'): string[] {
+export function validateFinalizerName(name: string, path: string): FieldIssue[] {
+  return [...isQualifiedName(name).map((m) => fieldIssue.invalid(path, name, m)), ...validateKubeFinalizerName(name, path)];
+}
+
+/** What the `kube` policy adds, per finalizer at its index (upstream appends it after the rest of metadata). */
+function kubeFinalizerIssues(meta: ObjectMeta, opts: Partial<ObjectMetaValidationOptions>, path: string): FieldIssue[] {
+  if (opts.finalizerNames !== 'kube') return [];
+  return (meta.finalizers ?? []).flatMap((f, i) => validateKubeFinalizerName(f, `${path}.finalizers[${i}]`));
+}
+
+/**
+ * Custom resources accept a finalizer without a domain prefix but warn (Warning header), since two
+ * controllers picking the same short name would release each other's objects. Built-in kinds never
+ * warn: `kube` kinds refuse such names instead and `generic` kinds accept them silently.
+ */
+export function finalizerWarnings(finalizers: string[] | undefined, policy: FinalizerNamePolicy = 'custom-resource', path = 'metadata.finalizers'): string[] {
   const warnings: string[] = [];
+  if (policy !== 'custom-resource') return warnings;
   for (const f of finalizers ?? []) {
-    if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
+    if (!f.includes('/') && !isStandardFinalizerName(f)) {
       warnings.push(`${path}: ${JSON.stringify(f)}: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers`);
     }
   }
@@ -164,6 +203,7 @@ export function validateObjectMetaCreate(meta: ObjectMeta, opts: ObjectMetaValid
   if (!meta.name) issues.push(fieldIssue.required(`${path}.name`, 'name or generateName is required'));
   else for (const m of opts.nameValidator(meta.name, false)) issues.push(fieldIssue.invalid(`${path}.name`, meta.name, m));
   issues.push(...validateCommon(meta, opts, path));
+  issues.push(...kubeFinalizerIssues(meta, opts, path));
   return issues;
 }
 
@@ -204,6 +244,8 @@ export function validateObjectMetaUpdate(newMeta: ObjectMeta, oldMeta: ObjectMet
   issues.push(...validateAnnotations(newMeta.annotations, `${path}.annotations`));
   issues.push(...validateOwnerReferences(newMeta.ownerReferences, `${path}.ownerReferences`));
   issues.push(...validateManagedFields(newMeta.managedFields, `${path}.managedFields`));
+  // Only the `kube` policy looks at finalizer names on update (apimachinery's update check does not).
+  issues.push(...kubeFinalizerIssues(newMeta, opts, path));
   return issues;
 }
 

@@ -255,6 +255,7 @@ export function immutableDataIssues(obj: KubeObject, old: KubeObject, fields: re
 }
 
 export const configMapStrategy: Strategy = {
+  finalizerNames: 'kube',
   namespaced: true,
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,

@@ -1,6 +1,7 @@
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { nameIsDNSLabel } from '../../apimachinery/validation/names.js';
+import { validateFinalizerName } from '../../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../codec.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
@@ -23,23 +24,32 @@ function statusOf(o: KubeObject): NamespaceShape['status'] {
   return (o as NamespaceShape).status;
 }
 
-function validateFinalizers(o: KubeObject): FieldIssue[] {
+/**
+ * ValidateNamespace / ValidateNamespaceFinalizeUpdate: each spec finalizer is a qualified name and,
+ * without a `/`, a standard one. Upstream reports them at `spec.finalizers` on create but at
+ * `spec.finalizers[i]` through /finalize, so `indexed` picks the path.
+ */
+function validateSpecFinalizers(o: KubeObject, indexed: boolean): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const fins = specOf(o)?.finalizers ?? [];
-  fins.forEach((f, i) => {
-    if (typeof f !== 'string' || f === '') issues.push(fieldIssue.invalid(`spec.finalizers[${i}]`, f, 'name part must be non-empty'));
+  (specOf(o)?.finalizers ?? []).forEach((f, i) => {
+    const path = indexed ? `spec.finalizers[${i}]` : 'spec.finalizers';
+    // A non-string cannot reach Go's validation (decoding fails); refuse it without crashing here.
+    if (typeof f !== 'string') issues.push(fieldIssue.typeInvalid(path, f, 'must be a string'));
+    else issues.push(...validateFinalizerName(f, path));
   });
   return issues;
 }
 
-function validateNamespace(o: KubeObject): FieldIssue[] {
-  const issues: FieldIssue[] = [];
-  issues.push(...validateFinalizers(o));
-  const phase = statusOf(o)?.phase;
-  if (phase !== undefined && phase !== 'Active' && phase !== 'Terminating') {
-    issues.push(fieldIssue.notSupported('status.phase', phase, ['Active', 'Terminating']));
+/**
+ * ValidateNamespaceStatusUpdate: the phase follows deletionTimestamp. The path's capital `Phase`
+ * is upstream's (field.NewPath("status", "Phase")).
+ */
+function validateStatusUpdate(o: KubeObject): FieldIssue[] {
+  const phase = statusOf(o)?.phase ?? '';
+  if (!o.metadata?.deletionTimestamp) {
+    return phase === 'Active' ? [] : [fieldIssue.invalid('status.Phase', phase, "may only be 'Active' if `deletionTimestamp` is empty")];
   }
-  return issues;
+  return phase === 'Terminating' ? [] : [fieldIssue.invalid('status.Phase', phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")];
 }
 
 export const namespaceStrategy: Strategy = {
@@ -47,9 +57,14 @@ export const namespaceStrategy: Strategy = {
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
   nameValidator: nameIsDNSLabel,
+  finalizerNames: 'kube',
   defaults(o) {
     const meta = (o.metadata ??= {});
     if (meta.name) meta.labels = { ...(meta.labels ?? {}), [NAME_LABEL]: meta.name };
+    // SetDefaults_NamespaceStatus: decoding gives every namespace a phase, so a /status write
+    // without one means Active.
+    const n = o as KubeObject & NamespaceShape;
+    if (!n.status?.phase) n.status = { ...(n.status ?? {}), phase: 'Active' };
   },
   prepareForCreate(o) {
     const n = o as KubeObject & NamespaceShape;
@@ -67,8 +82,11 @@ export const namespaceStrategy: Strategy = {
     if (status) n.status = cloneObject(status);
     else delete n.status;
   },
-  validate: validateNamespace,
-  validateUpdate: validateNamespace,
+  // The status is Active on create (prepareForCreate), and an update keeps the stored spec and
+  // status (prepareForUpdate): ValidateNamespaceUpdate checks only metadata. Subresources check
+  // what they change.
+  validate: (o) => validateSpecFinalizers(o, false),
+  validateUpdate: () => [],
   selectableFields: (o) => ({ 'status.phase': statusOf(o)?.phase ?? '' }),
   // Status changes only through /status, spec finalizers only through /finalize.
   resetFields: { '': [['status']], status: [['spec']], finalize: [['status']] },
@@ -81,6 +99,7 @@ export const namespaceStrategy: Strategy = {
         else delete out.status;
         return withMeta(out, incoming);
       },
+      validateUpdate: validateStatusUpdate,
     },
     finalize: {
       merge(incoming, current) {
@@ -88,6 +107,7 @@ export const namespaceStrategy: Strategy = {
         out.spec = { ...(out.spec ?? {}), finalizers: specOf(incoming)?.finalizers ?? [] };
         return withMeta(out, incoming);
       },
+      validateUpdate: (o) => validateSpecFinalizers(o, true),
     },
   },
   beforeDelete(o) {

@@ -135,6 +135,7 @@ function prepareSecret(obj: KubeObject): void {
 }
 
 export const secretStrategy: Strategy = {
+  finalizerNames: 'kube',
   namespaced: true,
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,

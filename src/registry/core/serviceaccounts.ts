@@ -2,6 +2,8 @@ import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
 
 export const serviceAccountStrategy: Strategy = {
+  // ValidateServiceAccount goes through core's ValidateObjectMeta wrapper.
+  finalizerNames: 'kube',
   namespaced: true,
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,

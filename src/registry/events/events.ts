@@ -161,6 +161,9 @@ export function validateEventUpdate(o: KubeObject, old: KubeObject): FieldIssue[
 
 export const eventsV1Strategy: Strategy = {
   ...coreEventStrategy,
+  // Only events.k8s.io/v1 writes get core's ValidateObjectMeta wrapper (ValidateEventCreate/Update);
+  // core/v1 events keep the generic rules.
+  finalizerNames: 'kube',
   // ValidateEventCreate checks ObjectMeta with NameIsDNSSubdomain for this API (not path segments as core/v1).
   nameValidator: nameIsDNSSubdomain,
   validate: (o) => validateEventCreate(asCore(o)),
