@@ -205,12 +205,12 @@ export function notAcceptable(message: string): StatusError {
   return new StatusError({ reason: 'NotAcceptable', code: 406, message });
 }
 
-export function unsupportedMediaType(contentType: string, accepted: readonly string[]): StatusError {
+/** negotiation's errUnsupportedMediaType (no details). */
+export function unsupportedMediaType(_contentType: string, accepted: readonly string[]): StatusError {
   return new StatusError({
     reason: 'UnsupportedMediaType',
     code: 415,
     message: `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-    details: { causes: [{ reason: 'UnexpectedServerResponse', message: contentType }] },
   });
 }
 

@@ -41,6 +41,7 @@ import {
   patchTypeOf,
   toYaml,
   type OutputChoice,
+  type PatchType,
 } from './negotiation.js';
 import { parseRequestInfo, queryBool, type RequestInfo } from './requestinfo.js';
 import { defaultGroupVersionKind } from './gvk.js';
@@ -143,7 +144,7 @@ export class ApiServer {
       longRunning = info.verb === 'watch';
       const limit = this.cfg.maxInFlight ?? 0;
       if (!longRunning && limit > 0 && this.inFlight >= limit) {
-        throw tooManyRequests('Too many requests, please try again later.');
+        throw new PlainTextError(tooManyRequests('Too many requests, please try again later.'), 'Too many requests, please try again later.');
       }
       if (!longRunning) {
         this.inFlight++;
@@ -189,6 +190,14 @@ export class ApiServer {
       return;
     }
     if (err.status.details?.retryAfterSeconds) res.setHeader('Retry-After', String(err.status.details.retryAfterSeconds));
+    if (e instanceof PlainTextError) {
+      // Go's http.Error, as upstream's not-found handler and max-in-flight filter answer.
+      res.statusCode = e.code;
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.end(`${e.text}\n`);
+      return;
+    }
     // An HTTP/1.1 body refused part-way is still on the wire: close the connection after the answer
     // so that its remaining bytes are not read as the next request (Go's server does the same).
     if (err.code === 413 && ctx?.req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
@@ -230,11 +239,16 @@ export class ApiServer {
         if (this.serveDiscovery(ctx, path)) return;
       }
       if (path === '/') return writeJson(res, 200, { paths: this.rootPaths() });
-      throw pageNotFound(path);
+      throw notFoundPage();
     }
     if ((ctx.req.method === 'GET' || ctx.req.method === 'HEAD') && info.resource === '' && this.serveDiscovery(ctx, path)) return;
     const r = this.cfg.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
-    if (!r) throw pageNotFound(path);
+    if (!r) {
+      // Inside a group/version with built-in resources, go-restful answers with a Status; anywhere
+      // else (no such group/version, or one only custom resources serve) the not-found handler's text.
+      const builtIn = this.cfg.registry.resources.some((x) => !x.registration.customResource && x.descriptor.group === info.apiGroup && x.descriptor.version === info.apiVersion);
+      throw builtIn ? pageNotFound(path) : notFoundPage();
+    }
     await this.serveResource(ctx, r);
   }
 
@@ -388,7 +402,7 @@ export class ApiServer {
   private async create(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
     const opts = writeParams(ctx.query, 'create');
     const body = await this.readObjectBody(ctx, r);
-    const decoded = decodeBody(header(ctx.req, 'content-type'), body);
+    const decoded = decodeObjectBody(header(ctx.req, 'content-type'), body, r.descriptor.kind);
     const obj = decoded.object;
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
     defaultGroupVersionKind(obj, r.descriptor);
@@ -416,7 +430,7 @@ export class ApiServer {
   private async update(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
     const opts = writeParams(ctx.query, 'update');
     const body = await this.readObjectBody(ctx, r);
-    const decoded = decodeBody(header(ctx.req, 'content-type'), body);
+    const decoded = decodeObjectBody(header(ctx.req, 'content-type'), body, r.descriptor.kind);
     const obj = decoded.object;
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
     defaultGroupVersionKind(obj, r.descriptor);
@@ -446,7 +460,17 @@ export class ApiServer {
   }
 
   private async patch(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
-    const patchType = patchTypeOf(header(ctx.req, 'content-type'));
+    let patchType: PatchType;
+    try {
+      patchType = patchTypeOf(header(ctx.req, 'content-type'));
+    } catch (e) {
+      // A built-in PATCH route consumes only the patch types: go-restful refuses any other with a
+      // body before the handler runs (its own 415 words, empty details).
+      if (!r.registration.customResource && Number(header(ctx.req, 'content-length') ?? 0) > 0) {
+        throw new StatusError({ reason: 'UnsupportedMediaType', code: 415, message: '415: Unsupported Media Type', details: {} });
+      }
+      throw e;
+    }
     const opts = writeParams(ctx.query, 'patch', patchOptionsIssues(ctx.query, patchType));
     const body = await this.readObjectBody(ctx, r);
     const schema = this.schemaOf(r);
@@ -931,8 +955,47 @@ function methodNotAllowed(r: RegisteredResource, action: string): StatusError {
   return new StatusError({ reason: 'MethodNotAllowed', code: 405, message: 'the server does not allow this method on the requested resource', details: {} });
 }
 
-function pageNotFound(path: string): StatusError {
-  return new StatusError({ reason: 'NotFound', code: 404, message: 'the server could not find the requested resource', details: { causes: [{ reason: 'UnexpectedServerResponse', message: `404 page not found: ${path}` }] } });
+/**
+ * decodeBody for a create or update: a body that does not parse at all is named the way upstream's
+ * transformDecodeError does (the kind it must be, and the start of the data).
+ */
+function decodeObjectBody(contentType: string | undefined, body: Uint8Array, kind: string): ReturnType<typeof decodeBody> {
+  try {
+    return decodeBody(contentType, body);
+  } catch (e) {
+    if (!(e instanceof StatusError) || e.code !== 400) throw e;
+    const base = e.message === 'the body of the request was empty' ? "couldn't get version/kind; json parse error: unexpected end of JSON input" : e.message;
+    if (!base.startsWith("couldn't get version/kind; json parse error: ") && !base.startsWith('error converting YAML to JSON: ')) throw e;
+    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): ${base} (${summarizeData(body, 30)})`);
+  }
+}
+
+/** handlers' summarizeData: `<empty>`, a JSON object's start as text, anything else in hex. */
+function summarizeData(data: Uint8Array, max: number): string {
+  if (data.length === 0) return '<empty>';
+  const cut = data.length > max;
+  const head = Buffer.from(data.subarray(0, max));
+  return (data[0] === 0x7b ? head.toString('utf8') : head.toString('hex')) + (cut ? ' ...' : '');
+}
+
+/** go-restful's 404 for a path its web service does not route (NewGenericServerResponse: empty details). */
+function pageNotFound(_path: string): StatusError {
+  return new StatusError({ reason: 'NotFound', code: 404, message: 'the server could not find the requested resource', details: {} });
+}
+
+/** An error answered as Go's http.Error writes it: `text` and a newline, text/plain. */
+class PlainTextError extends StatusError {
+  constructor(
+    status: StatusError,
+    readonly text: string,
+  ) {
+    super(status.status);
+  }
+}
+
+/** The not-found handler's answer for a path no API group serves: `404 page not found`. */
+function notFoundPage(): PlainTextError {
+  return new PlainTextError(new StatusError({ reason: 'NotFound', code: 404, message: 'the server could not find the requested resource', details: {} }), '404 page not found');
 }
 
 function pickAggregated(accept: string | undefined): 'v2' | 'v2beta1' | undefined {

@@ -383,4 +383,65 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     assert.equal((await client.request({ path: `${CMS}/half-sent` })).status, 404);
     assert.equal(ok(await client.request({ path: CMS })).kind, 'ConfigMapList');
   });
+
+  it('paths nobody serves get the not-found handler\'s text; unknown resources of a built-in group the router\'s Status', async () => {
+    for (const path of ['/apis/nogroup/v1/foos', '/nothing', '/apis/nogroup']) {
+      const r = await client.request({ path });
+      assert.equal(r.status, 404, path);
+      assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.equal(r.headers['x-content-type-options'], 'nosniff');
+      assert.equal(r.text(), '404 page not found\n');
+    }
+    for (const path of ['/api/v1/foos', `${CMS}/a/foo`]) {
+      const r = await client.request({ path });
+      assert.equal(r.status, 404, path);
+      assert.deepEqual(r.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 });
+    }
+  });
+
+  it('415: a built-in PATCH with a body of another type is the router\'s; a create names the accepted types, without details', async () => {
+    await create('patch-415');
+    const patch = await client.request({ method: 'PATCH', path: `${CMS}/patch-415`, headers: { 'content-type': 'application/json' }, body: '{"data":{"a":"2"}}' });
+    assert.equal(patch.status, 415);
+    assert.deepEqual(patch.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: '415: Unsupported Media Type', reason: 'UnsupportedMediaType', details: {}, code: 415 });
+    const post = await client.request({ method: 'POST', path: CMS, headers: { 'content-type': 'text/plain' }, body: 'x' });
+    assert.equal(post.status, 415);
+    assert.deepEqual(post.json(), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+      reason: 'UnsupportedMediaType',
+      code: 415,
+    });
+  });
+});
+
+describe('max requests in flight', { timeout: 30_000 }, () => {
+  it('a request over the limit gets 429 as text with Retry-After, as upstream\'s filter answers', async () => {
+    const server = await startTestServer({ storage: 'memory', maxInFlight: 1 });
+    const creds = adminCredentials(server.dataDir);
+    const client = new RawClient(server.url, creds);
+    const session = connect(server.url, { ca: creds.ca, cert: creds.cert, key: creds.key });
+    try {
+      // Holds the one slot: a create whose body never finishes.
+      const held = session.request({ ':method': 'POST', ':path': CMS, 'content-type': 'application/json', 'content-length': '1000' }, { endStream: false });
+      held.on('error', () => undefined);
+      held.write('{"apiVersion":"v1"');
+      await new Promise((r) => setTimeout(r, 200));
+      const r = await client.request({ path: CMS });
+      assert.equal(r.status, 429, r.text());
+      assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.equal(r.headers['retry-after'], '1');
+      assert.equal(r.text(), 'Too many requests, please try again later.\n');
+      held.close(h2.NGHTTP2_CANCEL);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal((await client.request({ path: CMS })).status, 200);
+    } finally {
+      session.close();
+      client.close();
+      await server.stop();
+    }
+  });
 });
