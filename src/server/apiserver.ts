@@ -143,6 +143,12 @@ export class ApiServer {
       }
       longRunning = info.verb === 'watch';
       const limit = this.cfg.maxInFlight ?? 0;
+      // WithRequestDeadline: a timeout that is not a Go duration is refused before anything else.
+      const timeoutParam = longRunning ? null : query.get('timeout');
+      if (timeoutParam) {
+        const why = goDurationError(timeoutParam);
+        if (why) throw badRequest(`invalid timeout specified in the request URL - ${why}`);
+      }
       if (!longRunning && limit > 0 && this.inFlight >= limit) {
         throw new PlainTextError(tooManyRequests('Too many requests, please try again later.'), 'Too many requests, please try again later.');
       }
@@ -207,7 +213,7 @@ export class ApiServer {
     } catch {
       choice = { format: 'json', transform: 'none', transformVersion: 'v1', pretty: false };
     }
-    writeBody(res, err.code, err.status as unknown as KubeObject, choice);
+    writeBody(res, err.code, err.status as unknown as KubeObject, choice, ctx ? isPrettyPrint(ctx.req, ctx.query) : false);
   }
 
   private async route(ctx: RequestContext): Promise<void> {
@@ -877,7 +883,7 @@ export class ApiServer {
     } else if (choice.transform === 'PartialObjectMetadata') {
       out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
     }
-    writeBody(ctx.res, code, out as KubeObject, choice, queryBool(ctx.query.get('pretty')));
+    writeBody(ctx.res, code, out as KubeObject, choice, isPrettyPrint(ctx.req, ctx.query));
   }
 
   private respondList(ctx: RequestContext, r: RegisteredResource, list: KubeList, choice: OutputChoice): void {
@@ -892,13 +898,13 @@ export class ApiServer {
       const v = `meta.k8s.io/${choice.transformVersion}`;
       out = { kind: 'PartialObjectMetadataList', apiVersion: v, metadata: list.metadata, items: list.items.map((i) => partialObjectMetadata(i, v)) };
     }
-    writeBody(ctx.res, 200, out as KubeObject, choice, queryBool(ctx.query.get('pretty')));
+    writeBody(ctx.res, 200, out as KubeObject, choice, isPrettyPrint(ctx.req, ctx.query));
   }
 }
 
 /** Whether the answer may be JSON bytes as stored: plain JSON, no transform, not pretty-printed. */
 function plainJSON(ctx: RequestContext, choice: OutputChoice): boolean {
-  return choice.format === 'json' && choice.transform === 'none' && !queryBool(ctx.query.get('pretty'));
+  return choice.format === 'json' && choice.transform === 'none' && !isPrettyPrint(ctx.req, ctx.query);
 }
 
 /** Sends JSON bytes that are already the answer (the store's stored-bytes fast paths). */
@@ -1174,7 +1180,36 @@ function writeJson(res: Response, code: number, obj: unknown): void {
 
 function writeNegotiated(ctx: RequestContext, code: number, obj: unknown): void {
   const choice = chooseOutput(ctx.accept, { protobufOk: false, list: false, allowTransforms: false });
-  writeBody(ctx.res, code, obj as KubeObject, choice, queryBool(ctx.query.get('pretty')));
+  writeBody(ctx.res, code, obj as KubeObject, choice, isPrettyPrint(ctx.req, ctx.query));
+}
+
+/** time.ParseDuration's error for `s`, or undefined when it is a duration ("300ms", "-1.5h", "2h45m", "0"). */
+export function goDurationError(s: string): string | undefined {
+  const q = JSON.stringify(s);
+  let rest = s.replace(/^[-+]/, '');
+  if (rest === '0') return undefined;
+  if (rest === '') return `time: invalid duration ${q}`;
+  while (rest !== '') {
+    const num = /^(\d*)(\.\d*)?/.exec(rest)!;
+    if (num[0] === '' || num[0] === '.') return `time: invalid duration ${q}`;
+    rest = rest.slice(num[0].length);
+    const unit = /^[^\d.]*/.exec(rest)![0];
+    if (unit === '') return `time: missing unit in duration ${q}`;
+    if (!['ns', 'us', 'µs', 'μs', 'ms', 's', 'm', 'h'].includes(unit)) return `time: unknown unit ${JSON.stringify(unit)} in duration ${q}`;
+    rest = rest.slice(unit.length);
+  }
+  return undefined;
+}
+
+/**
+ * negotiation's isPrettyPrint: `pretty` as strconv.ParseBool reads it when given, otherwise pretty for
+ * the user agents of browsers and command-line HTTP tools (curl, Wget).
+ */
+function isPrettyPrint(req: Request, query: URLSearchParams): boolean {
+  const p = query.get('pretty');
+  if (p) return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(p);
+  const ua = header(req, 'user-agent') ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }
 
 function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputChoice, pretty = false): void {
@@ -1182,7 +1217,8 @@ function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputC
   let body: Uint8Array | string;
   let format = choice.format;
   try {
-    body = format === 'json' ? (pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj)) + '\n' : format === 'yaml' ? toYaml(obj) : encodeProtobuf(obj);
+    // json.MarshalIndent for pretty output (no newline after it), json.Encoder otherwise.
+    body = format === 'json' ? (pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj) + '\n') : format === 'yaml' ? toYaml(obj) : encodeProtobuf(obj);
   } catch {
     // Kinds without a protobuf form (discovery documents, Status of foreign groups) fall back to JSON.
     format = 'json';

@@ -416,6 +416,31 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
       code: 415,
     });
   });
+
+  it('?timeout= must be a Go duration (not checked for watches); pretty as upstream reads it, also by user agent', async () => {
+    for (const [t, why] of [
+      ['bogus', 'time: invalid duration "bogus"'],
+      ['5', 'time: missing unit in duration "5"'],
+      ['5x', 'time: unknown unit "x" in duration "5x"'],
+    ] as const) {
+      const r = await client.request({ path: `/api/v1/namespaces?timeout=${t}` });
+      assert.equal(r.status, 400, t);
+      assert.equal(r.json<KubeStatus>().message, `invalid timeout specified in the request URL - ${why}`);
+    }
+    for (const t of ['32s', '1m30s', '1.5h', '0', '-1s', '300ms']) assert.equal((await client.request({ path: `/api/v1/namespaces?timeout=${t}` })).status, 200, t);
+    const w = await client.stream({ path: `${CMS}?watch=1&timeoutSeconds=1&timeout=bogus` });
+    assert.equal(w.status, 200);
+    await w.ended;
+    const path = '/api/v1/namespaces/default';
+    const pretty = (await client.request({ path: `${path}?pretty=true` })).text();
+    assert.match(pretty, /^\{\n  "kind": "Namespace",/);
+    assert.ok(!pretty.endsWith('\n'), 'json.MarshalIndent writes no newline after it');
+    assert.match((await client.request({ path: `${path}?pretty=yes` })).text(), /^\{"kind":"Namespace"/, 'strconv.ParseBool("yes") is false');
+    assert.match((await client.request({ path, headers: { 'user-agent': 'curl/8.5.0' } })).text(), /^\{\n  "kind": "Namespace",/);
+    assert.match((await client.request({ path: '/api/v1/namespaces/nope', headers: { 'user-agent': 'curl/8.5.0' } })).text(), /^\{\n  "kind": "Status",/);
+    assert.match((await client.request({ path, headers: { 'user-agent': 'curl/8.5.0' } })).text(), /"name": "default"/);
+    assert.match((await client.request({ path: `${path}?pretty=0`, headers: { 'user-agent': 'curl/8.5.0' } })).text(), /^\{"kind":"Namespace"/);
+  });
 });
 
 describe('max requests in flight', { timeout: 30_000 }, () => {
