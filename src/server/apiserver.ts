@@ -414,8 +414,12 @@ export class ApiServer {
     defaultGroupVersionKind(obj, r.descriptor);
     checkKind(obj, r);
     const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
+    // rest.WipeObjectMetaSystemFields: what the server sets is not the client's, nor its managed fields'.
+    wipeObjectMetaSystemFields(obj);
+    dedupOwnerReferences(obj, false, warnings);
     trackUpdate(this.fieldScope(r, ''), undefined, obj, managerOrUserAgent(opts.fieldManager, header(ctx.req, 'user-agent')));
     await this.admit(this.attrs(ctx, r, 'CREATE', namespace, obj.metadata?.name ?? '', obj, undefined, opts.dryRun));
+    dedupOwnerReferences(obj, true, warnings);
     // Methods, not arrow functions in properties: tsx (esbuild's keepNames) names each of those with
     // a defineProperty call when it is made, ~0.5 µs per request.
     const server = this;
@@ -447,6 +451,8 @@ export class ApiServer {
     const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
     const fields = this.fieldScope(r, sub);
     const manager = managerOrUserAgent(opts.fieldManager, header(ctx.req, 'user-agent'));
+    const dedupWarnings: string[] = [];
+    dedupOwnerReferences(obj, false, dedupWarnings);
     const result = await r.store.update(
       namespace,
       name,
@@ -454,6 +460,7 @@ export class ApiServer {
         const incoming = cloneObject(obj);
         trackUpdate(fields, current, incoming, manager);
         await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, incoming, current, opts.dryRun, sub));
+        dedupOwnerReferences(incoming, true, dedupWarnings);
         return incoming;
       },
       {
@@ -462,7 +469,7 @@ export class ApiServer {
         validate: this.validator(ctx, r, undefined, namespace, name, opts.dryRun, sub),
       },
     );
-    this.respondObject(ctx, r, result.created ? 201 : 200, result.object, [...warnings, ...result.warnings]);
+    this.respondObject(ctx, r, result.created ? 201 : 200, result.object, [...warnings, ...dedupWarnings, ...result.warnings]);
   }
 
   private async patch(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
@@ -491,6 +498,8 @@ export class ApiServer {
           const applied = applyRequest(fields, current, { body, manager, force: forceOf(ctx.query), fieldValidation: opts.fieldValidation });
           warnings = applied.warnings;
           await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, applied.object, current, opts.dryRun, sub));
+          // A patch is deduplicated only after mutating admission (patch.go).
+          dedupOwnerReferences(applied.object, true, warnings);
           return applied.object;
         }
         if (!current) throw notFound(r.store.groupResource, name);
@@ -504,6 +513,7 @@ export class ApiServer {
         warnings = this.checkFields(r, patched.object, patched.duplicateFields, opts.fieldValidation);
         trackUpdate(fields, current, patched.object, manager);
         await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, patched.object, current, opts.dryRun, sub));
+        dedupOwnerReferences(patched.object, true, warnings);
         return patched.object;
       },
       {
@@ -982,6 +992,42 @@ function summarizeData(data: Uint8Array, max: number): string {
   const cut = data.length > max;
   const head = Buffer.from(data.subarray(0, max));
   return (data[0] === 0x7b ? head.toString('utf8') : head.toString('hex')) + (cut ? ' ...' : '');
+}
+
+/** rest.WipeObjectMetaSystemFields, run on a create before the field manager and admission. */
+function wipeObjectMetaSystemFields(obj: KubeObject): void {
+  const m = obj.metadata;
+  if (!m) return;
+  delete m.creationTimestamp;
+  delete m.uid;
+  delete m.deletionTimestamp;
+  delete m.deletionGracePeriodSeconds;
+  delete (m as { selfLink?: string }).selfLink;
+}
+
+/**
+ * dedupOwnerReferencesAndAddWarning (handlers/rest.go): an owner reference equal to an earlier one
+ * with the same uid is dropped, and the request gets a warning naming the uids.
+ */
+function dedupOwnerReferences(obj: KubeObject, afterMutatingAdmission: boolean, warnings: string[]): void {
+  const refs = obj.metadata?.ownerReferences;
+  if (!refs || refs.length < 2) return;
+  const kept: typeof refs = [];
+  const duplicates: string[] = [];
+  const seen = new Set<string>();
+  const canonical = (x: object): string => JSON.stringify(Object.entries(x).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  for (const ref of refs) {
+    if (seen.has(ref.uid) && kept.some((k) => canonical(k) === canonical(ref))) {
+      duplicates.push(ref.uid);
+      continue;
+    }
+    seen.add(ref.uid);
+    kept.push(ref);
+  }
+  if (!duplicates.length) return;
+  obj.metadata!.ownerReferences = kept;
+  const after = afterMutatingAdmission ? ' after mutating admission happens' : '';
+  warnings.push(`.metadata.ownerReferences contains duplicate entries${after}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ${duplicates.join(', ')}`);
 }
 
 /** go-restful's 404 for a path its web service does not route (NewGenericServerResponse: empty details). */

@@ -144,6 +144,25 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     assert.equal(lease.status, 201, lease.text());
     assert.equal(lease.headers['warning'], undefined);
   });
+
+  it('owner references: exact duplicates dropped with upstream\'s warning; system fields sent on create are not the client\'s', async () => {
+    const owner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u-1' };
+    const warning = (after: boolean): string =>
+      `299 - ".metadata.ownerReferences contains duplicate entries${after ? ' after mutating admission happens' : ''}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: u-1"`;
+    const made = await req('POST', CMS, cm('owned', { ownerReferences: [owner, owner, { ...owner, name: 'other' }], deletionTimestamp: '2020-01-01T00:00:00Z', uid: 'mine' }));
+    assert.equal(made.status, 201, made.text());
+    assert.equal(made.headers['warning'], warning(false));
+    const obj = made.json<{ metadata: { uid: string; deletionTimestamp?: string; ownerReferences: unknown[]; managedFields: { fieldsV1: Record<string, unknown> }[] } }>();
+    // Same uid, different name: not a duplicate (only equal references are).
+    assert.equal(obj.metadata.ownerReferences.length, 2);
+    assert.notEqual(obj.metadata.uid, 'mine');
+    assert.equal(obj.metadata.deletionTimestamp, undefined);
+    assert.deepEqual(Object.keys(obj.metadata.managedFields[0]!.fieldsV1['f:metadata'] as object).sort(), ['f:ownerReferences']);
+    const patched = await req('PATCH', `${CMS}/owned`, JSON.stringify({ metadata: { ownerReferences: [owner, owner] } }), { 'content-type': 'application/merge-patch+json' });
+    assert.equal(patched.status, 200, patched.text());
+    assert.equal(patched.headers['warning'], warning(true));
+    assert.equal(patched.json<{ metadata: { ownerReferences: unknown[] } }>().metadata.ownerReferences.length, 1);
+  });
 });
 
 function st(s: Status): { group?: string; kind?: string } {
