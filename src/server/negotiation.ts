@@ -117,16 +117,19 @@ export interface DecodedBody {
 
 /** Decodes a create/update body by its Content-Type. */
 export function decodeBody(contentType: string | undefined, body: Uint8Array): DecodedBody {
+  // NegotiateInputSerializer: no Content-Type is JSON; one that does not parse, or names a media type
+  // without a serializer (application/x-yaml, text/yaml), is a 415.
   const mt = contentType ? parseMediaType(contentType) : undefined;
+  if (contentType && !mt) throw unsupportedMediaType(contentType, BODY_MEDIA_TYPES);
   const full = mt ? `${mt.type}/${mt.subtype}` : JSON_MEDIA_TYPE;
   if (body.length === 0) throw badRequest('the body of the request was empty');
   let value: unknown;
   let duplicateFields: string[] = [];
-  if (full === JSON_MEDIA_TYPE || (!contentType)) {
+  if (full === JSON_MEDIA_TYPE) {
     const r = parseJson(body);
     value = r.value;
     duplicateFields = r.duplicateFields;
-  } else if (full === YAML_MEDIA_TYPE || full === 'application/x-yaml' || full === 'text/yaml') {
+  } else if (full === YAML_MEDIA_TYPE) {
     const r = decodeYaml(body);
     value = r.value;
     duplicateFields = r.duplicateFields;

@@ -221,6 +221,15 @@ describe('bad input', { timeout: 90_000 }, () => {
       'UnsupportedMediaType',
       'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
     );
+    // A Content-Type that does not parse, or a YAML alias without a serializer, is no JSON either.
+    for (const ct of ['garbage', 'application/x-yaml', 'text/yaml']) {
+      assertStatus(
+        await post(body, { 'content-type': ct, accept: 'application/json' }),
+        415,
+        'UnsupportedMediaType',
+        'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+      );
+    }
     // A built-in PATCH route consumes only the patch types: go-restful's own 415 (it runs before the handler).
     assertStatus(await client.request({ method: 'PATCH', path: `${CM_PATH}/pristine`, headers: JSON_CT, body: '{"data":{"a":"changed"}}' }), 415, 'UnsupportedMediaType', '415: Unsupported Media Type');
     // A merge patch body that is not JSON is a 400, and changes nothing.
