@@ -274,6 +274,8 @@ export class ApiServer {
         const etag = d.etag(body);
         ctx.res.setHeader('ETag', etag);
         ctx.res.setHeader('Vary', 'Accept');
+        // ServeHTTPWithETag: a cacheable document (clients revalidate with If-None-Match).
+        ctx.res.setHeader('Cache-Control', 'public');
         if (header(ctx.req, 'if-none-match') === etag) {
           ctx.res.statusCode = 304;
           ctx.res.end();

@@ -126,8 +126,9 @@ export class Discovery {
     return JSON.stringify({ kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${version}`, metadata: {}, items });
   }
 
+  /** aggregated discovery's ETag: the whole SHA-512 of the document in upper-case hex, quoted. */
   etag(body: string): string {
-    return `"${createHash('sha512').update(body).digest('hex').slice(0, 32).toUpperCase()}"`;
+    return `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"`;
   }
 }
 

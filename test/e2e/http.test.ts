@@ -441,6 +441,26 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     assert.match((await client.request({ path, headers: { 'user-agent': 'curl/8.5.0' } })).text(), /"name": "default"/);
     assert.match((await client.request({ path: `${path}?pretty=0`, headers: { 'user-agent': 'curl/8.5.0' } })).text(), /^\{"kind":"Namespace"/);
   });
+
+  it('aggregated discovery v2: its media type, a full SHA-512 ETag, Cache-Control public, 304 on If-None-Match', async () => {
+    const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+    for (const path of ['/api', '/apis']) {
+      const r = await client.request({ path, headers: { accept } });
+      assert.equal(r.status, 200, path);
+      assert.equal(r.headers['content-type'], 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+      assert.match(String(r.headers['etag']), /^"[0-9A-F]{128}"$/);
+      assert.equal(r.headers['cache-control'], 'public');
+      assert.equal(r.headers['vary'], 'Accept');
+      const list = r.json<{ kind: string; items: { metadata: { name: string } }[] }>();
+      assert.equal(list.kind, 'APIGroupDiscoveryList');
+      if (path === '/apis') assert.ok(list.items.some((g) => g.metadata.name === 'coordination.k8s.io'));
+      const again = await client.request({ path, headers: { accept, 'if-none-match': String(r.headers['etag']) } });
+      assert.equal(again.status, 304);
+      assert.equal(again.text(), '');
+    }
+    // Without the aggregated media type: the legacy documents.
+    assert.equal((await client.request({ path: '/apis' })).json<{ kind: string }>().kind, 'APIGroupList');
+  });
 });
 
 describe('max requests in flight', { timeout: 30_000 }, () => {
