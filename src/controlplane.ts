@@ -105,6 +105,11 @@ export function versionInfo(): VersionInfo {
   return {
     major: KUBE_API_LEVEL.major,
     minor: KUBE_API_LEVEL.minor,
+    // Compatibility versions (KEP-4330), as a 1.33 kube-apiserver reports them by default.
+    emulationMajor: KUBE_API_LEVEL.major,
+    emulationMinor: KUBE_API_LEVEL.minor,
+    minCompatibilityMajor: KUBE_API_LEVEL.major,
+    minCompatibilityMinor: String(Number(KUBE_API_LEVEL.minor) - 1),
     gitVersion: `v${KUBE_API_LEVEL.major}.${KUBE_API_LEVEL.minor}.0+kplane.${KPLANE_VERSION}`,
     gitCommit: '',
     gitTreeState: '',

@@ -53,6 +53,10 @@ export type Response = ServerResponse;
 export interface VersionInfo {
   major: string;
   minor: string;
+  emulationMajor?: string;
+  emulationMinor?: string;
+  minCompatibilityMajor?: string;
+  minCompatibilityMinor?: string;
   gitVersion: string;
   gitCommit: string;
   gitTreeState: string;
@@ -220,7 +224,14 @@ export class ApiServer {
     const { info, res, query } = ctx;
     const path = info.path;
     if (!info.isResourceRequest) {
-      if (path === '/version' || path === '/version/') return writeJson(res, 200, this.cfg.version);
+      if (path === '/version' || path === '/version/') {
+        // A GET-only web service upstream; WriteRawJSON pretty-prints (json.MarshalIndent, no newline).
+        if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw new StatusError({ reason: 'MethodNotAllowed', code: 405, message: 'the server does not allow this method on the requested resource', details: {} });
+        res.statusCode = 200;
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify(this.cfg.version, null, 2));
+        return;
+      }
       if (this.cfg.health) {
         const h = await this.cfg.health.handle(path, query);
         if (h) {

@@ -86,9 +86,14 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
   });
 
   it('/version, /healthz, /livez, /readyz', async () => {
-    const v = ok(await client.request({ path: '/version' }));
+    const version = await client.request({ path: '/version' });
+    const v = ok(version);
     assert.equal(v.major, '1');
     assert.match(String(v.minor), /^\d+$/);
+    assert.equal(v.emulationMinor, v.minor);
+    assert.equal(Number(v.minCompatibilityMinor), Number(v.minor) - 1);
+    assert.match(version.text(), /^\{\n  "major": "1",\n  "minor": "\d+",\n  "emulationMajor": "1",/);
+    assert.equal((await client.request({ method: 'POST', path: '/version', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 405);
     assert.match(String(v.gitVersion), /^v1\.\d+\.\d+/);
     assert.match(String(v.platform), /^\w+\/\w+$/);
     for (const p of ['/healthz', '/livez', '/readyz']) {
