@@ -1,6 +1,6 @@
 // List/watch filtering: a label selector and a field selector compiled against one resource.
 import type { GroupResource, KubeObject } from '../apimachinery/types.js';
-import { checkSupportedFields, matchesFields, parseFieldSelector, isEmptyFieldSelector } from '../apimachinery/fields.js';
+import { checkSupportedFields, matchesFields, parseFieldSelector, isEmptyFieldSelector, unknownDefaultFieldSelectorMessage } from '../apimachinery/fields.js';
 import { isEmptySelector, matchesLabels, parseLabelSelector } from '../apimachinery/labels.js';
 import type { Strategy } from './strategy.js';
 
@@ -19,8 +19,16 @@ export function compilePredicate(labelSelector: string | undefined, fieldSelecto
   const hasFields = !!fields && !isEmptyFieldSelector(fields);
   if (!hasLabels && !hasFields) return everything;
   if (fields && hasFields) {
-    const supported = new Set(['metadata.name', 'metadata.namespace', ...Object.keys(strategy.selectableFields?.({}) ?? {})]);
-    checkSupportedFields(fields, supported);
+    if (strategy.selectableFields) {
+      // A kind with field labels of its own registers a conversion function upstream (Secret, Event,
+      // Namespace, custom resources with selectableFields): its labels, metadata.name, and
+      // metadata.namespace when namespaced; anything else is "field label not supported".
+      const own = Object.keys(strategy.selectableFields({}));
+      checkSupportedFields(fields, new Set(['metadata.name', ...(strategy.namespaced ? ['metadata.namespace'] : []), ...own]));
+    } else {
+      // Others go through runtime.DefaultMetaV1FieldSelectorConversion.
+      checkSupportedFields(fields, new Set(['metadata.name', 'metadata.namespace']), unknownDefaultFieldSelectorMessage);
+    }
   }
   return {
     empty: false,

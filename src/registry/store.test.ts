@@ -123,7 +123,7 @@ describe('GenericStore', () => {
     assert.deepEqual([...page1.items, ...page2.items, ...page3.items].map((o) => o.metadata!.name), ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6']);
     assert.equal(page3.metadata.continue, undefined);
     assert.equal(page2.metadata.resourceVersion, page1.metadata.resourceVersion);
-    await rejectsWith(cms.list('ns', { fieldSelector: 'spec.x=y' }), 400, 'BadRequest', /^field label not supported: spec.x$/);
+    await rejectsWith(cms.list('ns', { fieldSelector: 'spec.x=y' }), 400, 'BadRequest', /^"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"$/);
     await rejectsWith(cms.list('ns', { continue: 'garbage!' }), 400, 'BadRequest', /continue key is not valid/);
   });
 

@@ -223,7 +223,8 @@ for (const kubectl of KUBECTLS) {
       assert.equal(none.stdout, '');
       assert.equal(none.stderr, `No resources found in ${n} namespace.\n`);
 
-      await fails(['-n', n, 'get', 'cm', '--field-selector', 'data.a=1'], /field label not supported: data\.a/);
+      await fails(['-n', n, 'get', 'cm', '--field-selector', 'data.a=1'], /"data\.a" is not a known field selector: only "metadata\.name", "metadata\.namespace"/);
+      await fails(['-n', n, 'get', 'secrets', '--field-selector', 'data.a=1'], /field label not supported: data\.a/);
       await fails(['-n', n, 'get', 'cm', '-l', 'a b'], /unable to parse requirement|couldn't parse the selector/);
 
       const namespaces = (await ok(['get', 'ns'])).trim().split('\n');

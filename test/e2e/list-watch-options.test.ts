@@ -215,4 +215,31 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     assert.equal(ev?.type, 'ERROR');
     assert.equal((ev?.object as { message?: string }).message, `too old resource version: ${compactedTo - 1} (${compactedTo})`);
   });
+
+  it('field labels per kind: each kind\'s own (with upstream\'s words), events.k8s.io\'s names, the source fallback', async () => {
+    assert.equal(status(await get(`${CMS}?fieldSelector=data.a%3D1`), 400).message, '"data.a" is not a known field selector: only "metadata.name", "metadata.namespace"');
+    assert.equal(status(await get('/api/v1/namespaces?fieldSelector=metadata.namespace%3D'), 400).message, 'field label not supported: metadata.namespace');
+    assert.equal((await get('/api/v1/namespaces?fieldSelector=status.phase%3DActive')).status, 200);
+    const ev = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: 'ev-sel' },
+      eventTime: '2025-03-04T05:06:07.000000Z',
+      regarding: { kind: 'ConfigMap', namespace: NS, name: 'seed-0' },
+      reason: 'Tested',
+      action: 'Testing',
+      type: 'Normal',
+      reportingController: 'example.com/ctl',
+      reportingInstance: 'i-1',
+      note: 'n',
+    };
+    const made = await client.request({ method: 'POST', path: `/apis/events.k8s.io/v1/namespaces/${NS}/events`, headers: JSON_CT, body: JSON.stringify(ev) });
+    assert.equal(made.status, 201, made.text());
+    const v1 = `/apis/events.k8s.io/v1/namespaces/${NS}/events`;
+    assert.equal(status(await get(`${v1}?fieldSelector=involvedObject.name%3Dseed-0`), 400).message, 'field label not supported: involvedObject.name');
+    assert.deepEqual((await get(`${v1}?fieldSelector=regarding.name%3Dseed-0`)).json<Obj>().items?.map((i) => i.metadata.name), ['ev-sel']);
+    // core/v1 `source` is the source component, or the reporting controller when there is none.
+    assert.deepEqual((await get(`/api/v1/namespaces/${NS}/events?fieldSelector=source%3Dexample.com%2Fctl`)).json<Obj>().items?.map((i) => i.metadata.name), ['ev-sel']);
+  });
 });
+

@@ -124,7 +124,8 @@ export const coreEventStrategy: Strategy = {
       'involvedObject.fieldPath': io.fieldPath ?? '',
       reason: e.reason ?? '',
       reportingComponent: e.reportingComponent ?? '',
-      source: e.source?.component ?? '',
+      // ToSelectableFields: the source component, or the reporting controller when there is none.
+      source: e.source?.component || e.reportingComponent || '',
       type: e.type ?? '',
     };
   },

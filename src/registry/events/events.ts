@@ -168,9 +168,11 @@ export const eventsV1Strategy: Strategy = {
   nameValidator: nameIsDNSSubdomain,
   validate: (o) => validateEventCreate(asCore(o)),
   validateUpdate: (o, old) => validateEventUpdate(asCore(o), asCore(old)),
+  // AddFieldLabelConversionsForEvent (events/v1): this API's names only (regarding.*, reportingController),
+  // not core's involvedObject.* or reportingComponent.
   selectableFields(o) {
     const core = coreEventStrategy.selectableFields!(asCore(o));
-    const out: Record<string, string> = { ...core };
+    const out: Record<string, string> = { reason: core.reason ?? '', type: core.type ?? '', source: core.source ?? '' };
     for (const [k, v] of Object.entries(core)) {
       if (k.startsWith('involvedObject.')) out['regarding.' + k.slice('involvedObject.'.length)] = v;
     }
