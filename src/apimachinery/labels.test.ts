@@ -85,6 +85,22 @@ test('parseLabelSelector throws a 400', () => {
   }
 });
 
+test('empty values between commas: the second of two commas is consumed, as upstream parseIdentifiersList does', () => {
+  const msg = (sel: string): string => {
+    try {
+      parseLabelSelector(sel);
+    } catch (e) {
+      return isStatusError(e) ? e.status.message ?? '' : String(e);
+    }
+    return 'parsed';
+  };
+  assert.equal(msg('app in (x,,)'), "unable to parse requirement: found ')', expected: ',', or identifier");
+  assert.equal(msg('app in (,,)'), "unable to parse requirement: found ')', expected: ',', or identifier");
+  assert.equal(msg('app in (a,,b)'), 'parsed');
+  assert.equal(msg('app in (,,,)'), 'parsed');
+  assert.ok(matchesLabels(parseLabelSelector('app in (a,,b)'), { app: '' }));
+});
+
 test('matching semantics (upstream TestSelectorMatches)', () => {
   const m = (sel: string, labels: Record<string, string>): boolean => matchesLabels(parseLabelSelector(sel), labels);
   assert.ok(m('', { x: 'y' }));

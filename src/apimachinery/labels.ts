@@ -476,7 +476,12 @@ class Parser {
             s.add('');
             return [...s];
           }
-          if (t2.tok === Tok.Comma) s.add('');
+          if (t2.tok === Tok.Comma) {
+            // Upstream consumes the second comma here, so "(x,,)" ends on ")" where an identifier
+            // or a comma must come: a parse error, as in kube.
+            this.consume(true);
+            s.add('');
+          }
           break;
         }
         default:
