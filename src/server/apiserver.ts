@@ -523,6 +523,8 @@ export class ApiServer {
           group: r.descriptor.group,
         });
         checkKind(patched.object, r);
+        // checkName: a patch that leaves the object without a name (null, "", or no metadata) names nothing.
+        if (!patched.object.metadata?.name) throw badRequest(`the name of the object (${name} based on URL) was undeterminable: name must be provided`);
         warnings = this.checkFields(r, patched.object, patched.duplicateFields, opts.fieldValidation);
         trackUpdate(fields, current, patched.object, manager);
         await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, patched.object, current, opts.dryRun, sub));

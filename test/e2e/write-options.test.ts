@@ -163,6 +163,24 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     assert.equal(patched.headers['warning'], warning(true));
     assert.equal(patched.json<{ metadata: { ownerReferences: unknown[] } }>().metadata.ownerReferences.length, 1);
   });
+
+  it('PATCH: a patch that leaves no name is refused (checkName); JSON patch replace of a missing key sets it (json-patch v4)', async () => {
+    await create('unnamed');
+    const undeterminable = 'the name of the object (unnamed based on URL) was undeterminable: name must be provided';
+    for (const [ct, body] of [
+      ['application/merge-patch+json', '{"metadata":{"name":null}}'],
+      ['application/strategic-merge-patch+json', '{"metadata":null}'],
+      ['application/json-patch+json', '[{"op":"remove","path":"/metadata"}]'],
+      ['application/json-patch+json', '[{"op":"replace","path":"/metadata/name","value":""}]'],
+    ] as const) {
+      assert.equal(status(await req('PATCH', `${CMS}/unnamed`, body, { 'content-type': ct }), 400).message, undeterminable, `${ct} ${body}`);
+    }
+    const replaced = await req('PATCH', `${CMS}/unnamed`, '[{"op":"replace","path":"/metadata/labels","value":{"l":"1"}},{"op":"replace","path":"/data/new","value":"n"}]', { 'content-type': 'application/json-patch+json' });
+    assert.equal(replaced.status, 200, replaced.text());
+    const obj = replaced.json<{ metadata: { labels?: Record<string, string> }; data: Record<string, string> }>();
+    assert.deepEqual(obj.metadata.labels, { l: '1' });
+    assert.deepEqual(obj.data, { a: '1', new: 'n' });
+  });
 });
 
 function st(s: Status): { group?: string; kind?: string } {

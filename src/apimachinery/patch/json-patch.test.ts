@@ -55,6 +55,21 @@ test('json patch errors match upstream (TestJSONPatch)', () => {
   assert.deepEqual(applyJsonPatch(pod, 'null'), pod);
 });
 
+test('json patch as json-patch v4 (kube\'s) reads it: replace of a missing key sets it, null test of a missing key passes, negative indices', () => {
+  const doc = { metadata: { name: 'a', finalizers: ['x', 'y', 'z'] }, data: { k: 'v' } };
+  assert.deepEqual(applyJsonPatch(doc, '[{"op":"replace","path":"/data/new","value":"n"}]'), { ...doc, data: { k: 'v', new: 'n' } });
+  assert.deepEqual(applyJsonPatch(doc, '[{"op":"replace","path":"/metadata/labels","value":{"l":"1"}}]'), { ...doc, metadata: { ...doc.metadata, labels: { l: '1' } } });
+  assert.deepEqual(applyJsonPatch(doc, '[{"op":"test","path":"/data/missing","value":null}]'), doc);
+  assert.deepEqual(applyJsonPatch(doc, '[{"op":"remove","path":"/metadata/finalizers/-1"}]'), { ...doc, metadata: { name: 'a', finalizers: ['x', 'y'] } });
+  assert.deepEqual(applyJsonPatch(doc, '[{"op":"replace","path":"/metadata/finalizers/-3","value":"w"}]'), { ...doc, metadata: { name: 'a', finalizers: ['w', 'y', 'z'] } });
+  const invalid = { code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' };
+  // Still errors: an index out of range (also counted from the end), a missing parent, a test of a missing key with a value.
+  assert.deepEqual(failure(() => applyJsonPatch(doc, '[{"op":"remove","path":"/metadata/finalizers/-4"}]')), invalid);
+  assert.deepEqual(failure(() => applyJsonPatch(doc, '[{"op":"replace","path":"/nope/x","value":1}]')), invalid);
+  assert.deepEqual(failure(() => applyJsonPatch(doc, '[{"op":"test","path":"/data/missing","value":"v"}]')), invalid);
+  assert.deepEqual(doc.data, { k: 'v' });
+});
+
 test('merge patch (RFC 7386 appendix A cases)', () => {
   const cases: [unknown, unknown, unknown][] = [
     [{ a: 'b' }, { a: 'c' }, { a: 'c' }],
