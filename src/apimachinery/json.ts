@@ -128,13 +128,32 @@ function countKeys(v: JsonValue): number {
   return keys;
 }
 
-function scanStructure(text: string, maxDepth: number): StructureScan {
+/**
+ * One pass over valid JSON text: duplicate keys with their paths, the depth limit, and (when
+ * `inexact` is given) the integers a double would write back as another number.
+ */
+function scanStructure(text: string, maxDepth: number, inexact?: InexactInteger[]): StructureScan {
   const duplicates: string[] = [];
   const stack: Frame[] = [];
   let expectKey = false;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
+    if (inexact && (c === 45 || (c >= 48 && c <= 57))) {
+      // A number (strings are skipped whole; true, false and null hold no digit or '-').
+      let j = i + 1;
+      let integral = true;
+      for (; j < n; j++) {
+        const d = text.charCodeAt(j);
+        if (d >= 48 && d <= 57) continue;
+        if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45) integral = false;
+        else break;
+      }
+      const literal = text.slice(i, j);
+      if (integral && literal.length >= 16 && isInexactInteger(literal)) inexact.push({ path: pathOf(stack), literal });
+      i = j - 1;
+      continue;
+    }
     switch (c) {
       case QUOTE: {
         const end = stringEnd(text, i);
@@ -238,43 +257,7 @@ export function inexactJsonIntegers(text: string): InexactInteger[] | undefined 
     return undefined;
   }
   const found: InexactInteger[] = [];
-  const stack: Frame[] = [];
-  let expectKey = false;
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      const end = stringEnd(text, i);
-      if (expectKey) {
-        const raw = text.slice(i + 1, end);
-        stack[stack.length - 1]!.at = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
-        expectKey = false;
-      }
-      i = end;
-    } else if (c === 123 || c === 91) {
-      stack.push({ isObject: c === 123, at: c === 123 ? '' : 0, keys: undefined });
-      expectKey = c === 123;
-    } else if (c === 125 || c === 93) {
-      stack.pop();
-    } else if (c === 44) {
-      const frame = stack[stack.length - 1]!;
-      if (frame.isObject) expectKey = true;
-      else frame.at = (frame.at as number) + 1;
-    } else if (c === 45 || (c >= 48 && c <= 57)) {
-      // A number (strings are skipped whole; true, false and null hold no digit or '-').
-      let j = i + 1;
-      let integral = true;
-      for (; j < n; j++) {
-        const d = text.charCodeAt(j);
-        if (d >= 48 && d <= 57) continue;
-        if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45) integral = false;
-        else break;
-      }
-      const literal = text.slice(i, j);
-      if (integral && literal.length >= 16 && isInexactInteger(literal)) found.push({ path: pathOf(stack), literal });
-      i = j - 1;
-    }
-  }
+  scanStructure(text, Number.POSITIVE_INFINITY, found);
   return found;
 }
 
