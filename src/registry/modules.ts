@@ -20,11 +20,11 @@ export function core(): ApiModule {
     name: 'core',
     definitions: builtinDefinitions,
     resources: [
-      { descriptor: namespacesResource, strategy: namespaceStrategy, returnDeletedObject: true },
+      { descriptor: namespacesResource, strategy: namespaceStrategy, returnDeletedObject: true, goTypedBody: true },
       { descriptor: configMapsResource, strategy: configMapStrategy },
       { descriptor: secretsResource, strategy: secretStrategy },
-      { descriptor: serviceAccountsResource, strategy: serviceAccountStrategy, returnDeletedObject: true },
-      { descriptor: eventsResource, strategy: coreEventStrategy, keyPrefix: '/registry/events/' },
+      { descriptor: serviceAccountsResource, strategy: serviceAccountStrategy, returnDeletedObject: true, goTypedBody: true },
+      { descriptor: eventsResource, strategy: coreEventStrategy, keyPrefix: '/registry/events/', goTypedBody: true },
     ],
     admission: (ctx) => [namespaceLifecycle(ctx.registry)],
     async bootstrap(ctx) {
@@ -46,7 +46,7 @@ export function events(): ApiModule {
   return {
     name: 'events.k8s.io',
     definitions: builtinDefinitions,
-    resources: [{ descriptor: eventsV1EventsResource, strategy: eventsV1Strategy, keyPrefix: '/registry/events/', converter: eventsV1Converter }],
+    resources: [{ descriptor: eventsV1EventsResource, strategy: eventsV1Strategy, keyPrefix: '/registry/events/', converter: eventsV1Converter, goTypedBody: true }],
   };
 }
 
@@ -55,7 +55,7 @@ export function coordination(): ApiModule {
   return {
     name: 'coordination.k8s.io',
     definitions: builtinDefinitions,
-    resources: [{ descriptor: leasesResource, strategy: leaseStrategy, keyPrefix: '/registry/leases/' }],
+    resources: [{ descriptor: leasesResource, strategy: leaseStrategy, keyPrefix: '/registry/leases/', goTypedBody: true }],
   };
 }
 

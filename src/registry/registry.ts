@@ -29,6 +29,12 @@ export interface ResourceRegistration {
    * one silently would change the stored data.
    */
   readonly exactIntegers?: boolean;
+  /**
+   * Request bodies are checked as Go's JSON decoder would decode them into the kind's struct
+   * (src/apimachinery/gotypes.ts), so a field of the wrong type is refused as upstream refuses it
+   * instead of being stored. ConfigMaps and Secrets check their few fields in their strategies.
+   */
+  readonly goTypedBody?: boolean;
   /** Served by the CRD handler upstream (its 405s name the verb and kind; built-ins' come from the router). */
   readonly customResource?: boolean;
   /** Warnings sent with every response of this resource (a deprecated custom resource version). */

@@ -28,6 +28,7 @@ import type { DeleteOptions, ListOptions } from '../registry/store.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/table.js';
 import { cloneObject } from '../registry/codec.js';
 import { inexactIntegerError } from '../apimachinery/json.js';
+import { goTypeError } from '../apimachinery/gotypes.js';
 import { Discovery, AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1 } from './discovery.js';
 import { BodyBuffers, finishedWhenSent } from './body-buffers.js';
 import type { ApiMetrics } from './metrics.js';
@@ -179,6 +180,22 @@ export class ApiServer {
     const d = r.descriptor;
     const verbs = sub ? (d.subresources.find((s) => s.name === sub)?.verbs ?? []) : d.verbs;
     if (!verbs.includes(verb)) throw methodNotAllowed(r, verb);
+  }
+
+  /**
+   * A body (or a patch's result) with a field of the wrong type for the kind's Go struct: the
+   * decoder's 400 for a create or update, as upstream; after a patch a 422 on `patch`, as upstream's
+   * patch handler reports a result that does not decode.
+   */
+  private checkGoTypes(r: RegisteredResource, obj: KubeObject, patched = false): void {
+    if (!r.registration.goTypedBody) return;
+    const why = goTypeError(obj, r.descriptor.definitionName, this.cfg.registry.definitions);
+    if (why === undefined) return;
+    if (!patched) {
+      const d = r.descriptor;
+      throw badRequest(`${d.kind} in version "${d.version}" cannot be handled as a ${d.kind}: ${why}`);
+    }
+    throw invalid({ group: '', kind: '' }, '', [fieldIssue.invalid('patch', JSON.stringify(obj), why)]);
   }
 
   /** The body of a create, update or patch; custom resources refuse integers a double would round. */
@@ -426,6 +443,7 @@ export class ApiServer {
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
     defaultGroupVersionKind(obj, r.descriptor);
     checkKind(obj, r);
+    this.checkGoTypes(r, obj);
     const warnings = this.checkFields(r, obj, decoded.duplicateFields, opts.fieldValidation);
     // rest.WipeObjectMetaSystemFields: what the server sets is not the client's, nor its managed fields'.
     wipeObjectMetaSystemFields(obj);
@@ -458,6 +476,7 @@ export class ApiServer {
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
     defaultGroupVersionKind(obj, r.descriptor);
     checkKind(obj, r);
+    this.checkGoTypes(r, obj);
     // checkName (handlers/rest.go): the body must name the object of the URL; an empty name does not.
     const bodyName = obj.metadata?.name ?? '';
     if (bodyName !== name) throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
@@ -509,6 +528,7 @@ export class ApiServer {
       async (current) => {
         if (patchType === 'apply') {
           const applied = applyRequest(fields, current, { body, manager, force: forceOf(ctx.query), fieldValidation: opts.fieldValidation });
+          this.checkGoTypes(r, applied.object, true);
           warnings = applied.warnings;
           await this.admit(this.attrs(ctx, r, current ? 'UPDATE' : 'CREATE', namespace, name, applied.object, current, opts.dryRun, sub));
           // A patch is deduplicated only after mutating admission (patch.go).
@@ -523,6 +543,7 @@ export class ApiServer {
           group: r.descriptor.group,
         });
         checkKind(patched.object, r);
+        this.checkGoTypes(r, patched.object, true);
         // checkName: a patch that leaves the object without a name (null, "", or no metadata) names nothing.
         if (!patched.object.metadata?.name) throw badRequest(`the name of the object (${name} based on URL) was undeterminable: name must be provided`);
         warnings = this.checkFields(r, patched.object, patched.duplicateFields, opts.fieldValidation);

@@ -181,6 +181,33 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     assert.deepEqual(obj.metadata.labels, { l: '1' });
     assert.deepEqual(obj.data, { a: '1', new: 'n' });
   });
+
+  it('fields of the wrong type are refused as Go\'s decoder refuses them, never stored (create, update, patch, apply)', async () => {
+    const lease = (spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'typed' }, spec });
+    assert.equal(
+      status(await req('POST', LEASES, lease({ holderIdentity: 5 })), 400).message,
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go struct field LeaseSpec.spec.holderIdentity of type string',
+    );
+    assert.equal(
+      status(await req('POST', LEASES, lease({ leaseDurationSeconds: 1.5 })), 400).message,
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
+    assert.equal(
+      status(await req('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'sa-typed' }, secrets: 'x' }), 400).message,
+      'ServiceAccount in version "v1" cannot be handled as a ServiceAccount: json: cannot unmarshal string into Go struct field ServiceAccount.secrets of type []v1.ObjectReference',
+    );
+    const made = await req('POST', LEASES, lease({ holderIdentity: 'me', leaseDurationSeconds: 10 }));
+    assert.equal(made.status, 201, made.text());
+    const put = lease({ holderIdentity: true });
+    assert.equal(status(await req('PUT', `${LEASES}/typed`, put), 400).message, 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal bool into Go struct field LeaseSpec.spec.holderIdentity of type string');
+    const patched = status(await req('PATCH', `${LEASES}/typed`, '{"spec":{"leaseDurationSeconds":"10"}}', { 'content-type': 'application/merge-patch+json' }), 422);
+    assert.equal(patched.reason, 'Invalid');
+    assert.deepEqual(causes(patched).map((c) => c.replace(/Invalid value: ".*": /, 'Invalid value: …: ')), ['patch: Invalid value: …: json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32']);
+    const applied = await req('PATCH', `${LEASES}/typed?fieldManager=t`, 'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: typed}\nspec: {leaseTransitions: abc}\n', { 'content-type': 'application/apply-patch+yaml' });
+    assert.equal(applied.status, 422, applied.text());
+    const stored = (await req('GET', `${LEASES}/typed`)).json<{ spec: Record<string, unknown> }>();
+    assert.deepEqual(stored.spec, { holderIdentity: 'me', leaseDurationSeconds: 10 });
+  });
 });
 
 function st(s: Status): { group?: string; kind?: string } {

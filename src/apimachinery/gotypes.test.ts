@@ -1,0 +1,258 @@
+// Expected messages were produced by sigs.k8s.io/json (the decoder kube-apiserver uses) decoding
+// into Go structs that mirror the k8s.io/api types, except where noted as Go 1.24 time.Parse
+// behaviour (read from Go 1.24's time/format.go; the cross-check ran Go 1.19's time package).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { builtinDefinitions } from '../api/definitions/index.js';
+import { goTypeError, parseQuantityError, parseTimeError } from './gotypes.js';
+import type { Definitions } from './schema.js';
+
+const LEASE = 'io.k8s.api.coordination.v1.Lease';
+const SA = 'io.k8s.api.core.v1.ServiceAccount';
+const EVENT = 'io.k8s.api.core.v1.Event';
+const EVENTS_V1 = 'io.k8s.api.events.v1.Event';
+const NS = 'io.k8s.api.core.v1.Namespace';
+const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+const CORE = 'io.k8s.api.core.v1.';
+
+const check = (def: string, body: string, want: string | undefined, defs: Definitions = builtinDefinitions) =>
+  assert.equal(goTypeError(JSON.parse(body), def, defs), want, body);
+
+const ref = (d: string) => ({ $ref: '#/definitions/' + d });
+/** A synthetic kind for what the five built-in kinds do not use. */
+const widgetDefs: Definitions = {
+  ...builtinDefinitions,
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': { type: 'string', format: 'int-or-string' },
+  'io.k8s.apimachinery.pkg.api.resource.Quantity': { type: 'string' },
+  [CORE + 'Widget']: {
+    type: 'object',
+    properties: {
+      ios: ref('io.k8s.apimachinery.pkg.util.intstr.IntOrString'),
+      crdIos: { 'x-kubernetes-int-or-string': true },
+      qty: ref('io.k8s.apimachinery.pkg.api.resource.Quantity'),
+      data: { type: 'string', format: 'byte' },
+      f64: { type: 'number', format: 'double' },
+      f32: { type: 'number', format: 'float' },
+      counts: { type: 'object', additionalProperties: { type: 'integer', format: 'int32' } },
+      nested: { type: 'array', items: { type: 'array', items: { type: 'string' } } },
+      raw: ref('io.k8s.apimachinery.pkg.runtime.RawExtension'),
+      refs: { type: 'object', additionalProperties: ref(CORE + 'ObjectReference') },
+      times: { type: 'array', items: ref(META + 'Time') },
+      blobs: { type: 'object', additionalProperties: { type: 'string', format: 'byte' } },
+      any: {},
+      obj: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      inner: ref(CORE + 'Widget'),
+      flag: { type: 'boolean' },
+    },
+  },
+};
+const W = CORE + 'Widget';
+
+describe('goTypeError: coordination/v1 Lease', () => {
+  it('accepts well-typed bodies, nulls and unknown (or wrongly cased) fields', () => {
+    check(LEASE, '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"a","labels":{"a":"b"}},"spec":{"holderIdentity":"x","leaseDurationSeconds":15,"acquireTime":"2024-01-02T03:04:05.123456Z","renewTime":null,"leaseTransitions":0}}', undefined);
+    check(LEASE, '{"spec":{"holderIdentity":null,"leaseDurationSeconds":null,"renewTime":null},"metadata":null}', undefined);
+    check(LEASE, '{"Spec":{"holderIdentity":5},"spec":{"HolderIdentity":5,"bogus":[1]}}', undefined);
+    check(LEASE, '{"spec":{"leaseDurationSeconds":-0}}', undefined);
+    check(LEASE, 'null', undefined);
+  });
+  it('names the innermost struct and the full JSON path', () => {
+    check(LEASE, '{"spec":{"holderIdentity":5}}', 'json: cannot unmarshal number into Go struct field LeaseSpec.spec.holderIdentity of type string');
+    check(LEASE, '{"spec":{"leaseDurationSeconds":"5"}}', 'json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    check(LEASE, '{"spec":{"strategy":false}}', 'json: cannot unmarshal bool into Go struct field LeaseSpec.spec.strategy of type v1.CoordinatedLeaseStrategy');
+    check(LEASE, '{"spec":5}', 'json: cannot unmarshal number into Go struct field Lease.spec of type v1.LeaseSpec');
+    check(LEASE, '{"spec":[]}', 'json: cannot unmarshal array into Go struct field Lease.spec of type v1.LeaseSpec');
+    check(LEASE, '{"kind":5}', 'json: cannot unmarshal number into Go struct field Lease.kind of type string');
+  });
+  it('reports a number that does not fit an int with its literal', () => {
+    check(LEASE, '{"spec":{"leaseDurationSeconds":3000000000}}', 'json: cannot unmarshal number 3000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    check(LEASE, '{"spec":{"leaseTransitions":-2147483649}}', 'json: cannot unmarshal number -2147483649 into Go struct field LeaseSpec.spec.leaseTransitions of type int32');
+    check(LEASE, '{"spec":{"leaseTransitions":2147483647}}', undefined);
+    check(LEASE, '{"spec":{"leaseDurationSeconds":1.5}}', 'json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    check(LEASE, '{"metadata":{"generation":9007199254740991}}', undefined);
+    check(LEASE, '{"metadata":{"generation":-0.5}}', 'json: cannot unmarshal number -0.5 into Go struct field ObjectMeta.metadata.generation of type int64');
+    assert.equal(
+      goTypeError({ metadata: { generation: 9223372036854775808n } }, LEASE, builtinDefinitions),
+      'json: cannot unmarshal number 9223372036854775808 into Go struct field ObjectMeta.metadata.generation of type int64',
+    );
+    assert.equal(goTypeError({ metadata: { generation: 9223372036854775807n } }, LEASE, builtinDefinitions), undefined);
+  });
+  it('keeps the first soft error, in document order', () => {
+    check(LEASE, '{"spec":{"leaseTransitions":"x","holderIdentity":5}}', 'json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseTransitions of type int32');
+    check(LEASE, '{"metadata":{"name":1},"spec":5}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name of type string');
+  });
+  it('lets a MicroTime error abort the decode and win over an earlier type error', () => {
+    check(LEASE, '{"spec":{"holderIdentity":5,"renewTime":"x"}}', 'parsing time "x" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "x" as "2006"');
+    check(LEASE, '{"spec":{"holderIdentity":5,"renewTime":5}}', 'json: cannot unmarshal number into Go struct field LeaseSpec.spec.renewTime of type string');
+    check(LEASE, '{"spec":{"renewTime":{}}}', 'json: cannot unmarshal object into Go struct field LeaseSpec.spec.renewTime of type string');
+    check(LEASE, '{"spec":{"acquireTime":"2024-01-01T00:00:00Z"}}', 'parsing time "2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"');
+  });
+  it('checks ObjectMeta: maps, owner references, managed fields, timestamps', () => {
+    check(LEASE, '{"metadata":{"labels":{"a":5,"b":true}}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string');
+    check(LEASE, '{"metadata":{"annotations":[]}}', 'json: cannot unmarshal array into Go struct field ObjectMeta.metadata.annotations of type map[string]string');
+    check(LEASE, '{"metadata":{"ownerReferences":[{"uid":5}]}}', 'json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID');
+    check(LEASE, '{"metadata":{"ownerReferences":[{"controller":"yes"}]}}', 'json: cannot unmarshal string into Go struct field OwnerReference.metadata.ownerReferences.controller of type bool');
+    check(LEASE, '{"metadata":{"ownerReferences":{}}}', 'json: cannot unmarshal object into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference');
+    check(LEASE, '{"metadata":{"finalizers":[1]}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.finalizers of type string');
+    check(LEASE, '{"metadata":{"uid":1}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.uid of type types.UID');
+    check(LEASE, '{"metadata":{"managedFields":[{"operation":5}]}}', 'json: cannot unmarshal number into Go struct field ManagedFieldsEntry.metadata.managedFields.operation of type v1.ManagedFieldsOperationType');
+    check(LEASE, '{"metadata":{"managedFields":[{"fieldsV1":5,"time":"bad"}]}}', 'parsing time "bad" as "2006-01-02T15:04:05Z07:00": cannot parse "bad" as "2006"');
+    check(LEASE, '{"metadata":{"managedFields":[{"fieldsV1":{"f:metadata":{}}}]}}', undefined);
+    check(LEASE, '{"metadata":{"creationTimestamp":5}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string');
+    check(LEASE, '{"metadata":{"creationTimestamp":"2024-01-01T00:00:00.123Z","deletionTimestamp":"2024-01-01T00:00:00+01:00"}}', undefined);
+  });
+  it('reports a value that is not an object at the root without a field', () => {
+    check(LEASE, '[1]', 'json: cannot unmarshal array into Go value of type v1.Lease');
+    check(LEASE, '"x"', 'json: cannot unmarshal string into Go value of type v1.Lease');
+  });
+});
+
+describe('goTypeError: core/v1 ServiceAccount', () => {
+  it('checks slices of structs and their elements', () => {
+    check(SA, '{"secrets":[{"name":"a"}],"imagePullSecrets":[{"name":"b"}],"automountServiceAccountToken":false}', undefined);
+    check(SA, '{"secrets":"x"}', 'json: cannot unmarshal string into Go struct field ServiceAccount.secrets of type []v1.ObjectReference');
+    check(SA, '{"secrets":[5]}', 'json: cannot unmarshal number into Go struct field ServiceAccount.secrets of type v1.ObjectReference');
+    check(SA, '{"secrets":[null,{"name":5}],"automountServiceAccountToken":"true"}', 'json: cannot unmarshal number into Go struct field ObjectReference.secrets.name of type string');
+    check(SA, '{"automountServiceAccountToken":"true"}', 'json: cannot unmarshal string into Go struct field ServiceAccount.automountServiceAccountToken of type bool');
+    check(SA, '{"imagePullSecrets":{"name":"x"}}', 'json: cannot unmarshal object into Go struct field ServiceAccount.imagePullSecrets of type []v1.LocalObjectReference');
+  });
+});
+
+describe('goTypeError: core/v1 Event', () => {
+  it('checks counts, series, references and both time types', () => {
+    check(EVENT, '{"involvedObject":{"kind":"Pod","name":"p"},"count":2,"firstTimestamp":"2024-01-01T00:00:00Z","eventTime":"2024-01-01T00:00:00.000001Z","series":{"count":3,"lastObservedTime":"2024-01-01T00:00:00.000000Z"}}', undefined);
+    check(EVENT, '{"count":"x"}', 'json: cannot unmarshal string into Go struct field Event.count of type int32');
+    check(EVENT, '{"series":{"count":1.5}}', 'json: cannot unmarshal number 1.5 into Go struct field EventSeries.series.count of type int32');
+    check(EVENT, '{"series":5}', 'json: cannot unmarshal number into Go struct field Event.series of type v1.EventSeries');
+    check(EVENT, '{"reportingComponent":5}', 'json: cannot unmarshal number into Go struct field Event.reportingComponent of type string');
+    check(EVENT, '{"source":{"host":[]}}', 'json: cannot unmarshal array into Go struct field EventSource.source.host of type string');
+    check(EVENT, '{"involvedObject":{"uid":5},"firstTimestamp":"2024-01-01T00:00:00.5Z"}', 'json: cannot unmarshal number into Go struct field ObjectReference.involvedObject.uid of type types.UID');
+    check(EVENT, '{"eventTime":"2024-01-01T00:00:00Z"}', 'parsing time "2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"');
+    check(EVENT, '{"series":{"lastObservedTime":5}}', 'json: cannot unmarshal number into Go struct field EventSeries.series.lastObservedTime of type string');
+    check(EVENT, '{"lastTimestamp":"2024-02-30T00:00:00Z"}', 'parsing time "2024-02-30T00:00:00Z": day out of range');
+  });
+});
+
+describe('goTypeError: events.k8s.io/v1 Event', () => {
+  it('checks its own field names and types', () => {
+    check(EVENTS_V1, '{"eventTime":"2024-01-01T00:00:00.000000Z","regarding":{"kind":"Pod"},"note":"n","deprecatedCount":1}', undefined);
+    check(EVENTS_V1, '{"deprecatedCount":2147483648}', 'json: cannot unmarshal number 2147483648 into Go struct field Event.deprecatedCount of type int32');
+    check(EVENTS_V1, '{"regarding":[],"note":5}', 'json: cannot unmarshal array into Go struct field Event.regarding of type v1.ObjectReference');
+    check(EVENTS_V1, '{"series":{"count":"1"}}', 'json: cannot unmarshal string into Go struct field EventSeries.series.count of type int32');
+    check(EVENTS_V1, '{"deprecatedSource":{"component":true}}', 'json: cannot unmarshal bool into Go struct field EventSource.deprecatedSource.component of type string');
+    check(EVENTS_V1, '{"deprecatedFirstTimestamp":"2024-01-01"}', 'parsing time "2024-01-01" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "T"');
+  });
+});
+
+describe('goTypeError: core/v1 Namespace', () => {
+  it('names the Go named types the schema shows as strings', () => {
+    check(NS, '{"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active","conditions":[{"type":"X","status":"True"}]}}', undefined);
+    check(NS, '{"spec":{"finalizers":"kubernetes"}}', 'json: cannot unmarshal string into Go struct field NamespaceSpec.spec.finalizers of type []v1.FinalizerName');
+    check(NS, '{"spec":{"finalizers":[5]}}', 'json: cannot unmarshal number into Go struct field NamespaceSpec.spec.finalizers of type v1.FinalizerName');
+    check(NS, '{"status":{"phase":5}}', 'json: cannot unmarshal number into Go struct field NamespaceStatus.status.phase of type v1.NamespacePhase');
+    check(NS, '{"status":{"conditions":[{"status":true}]}}', 'json: cannot unmarshal bool into Go struct field NamespaceCondition.status.conditions.status of type v1.ConditionStatus');
+    check(NS, '{"status":{"conditions":{"status":true}}}', 'json: cannot unmarshal object into Go struct field NamespaceStatus.status.conditions of type []v1.NamespaceCondition');
+  });
+});
+
+describe('goTypeError: custom unmarshalers, []byte, floats, maps', () => {
+  it('IntOrString takes a string or an int32; other values fail as json.Unmarshal into int32', () => {
+    check(W, '{"ios":"50%","crdIos":5}', undefined, widgetDefs);
+    check(W, '{"ios":1.5}', 'json: cannot unmarshal number 1.5 into Go struct field Widget.ios of type int32', widgetDefs);
+    check(W, '{"ios":3000000000}', 'json: cannot unmarshal number 3000000000 into Go struct field Widget.ios of type int32', widgetDefs);
+    check(W, '{"flag":5,"ios":true}', 'json: cannot unmarshal bool into Go struct field Widget.ios of type int32', widgetDefs);
+    check(W, '{"crdIos":{}}', 'json: cannot unmarshal object into Go struct field Widget.crdIos of type int32', widgetDefs);
+  });
+  it('Quantity takes a string or a number and reports ParseQuantity errors', () => {
+    check(W, '{"qty":"100m","flag":1}', 'json: cannot unmarshal number into Go struct field Widget.flag of type bool', widgetDefs);
+    check(W, '{"qty":1.5}', undefined, widgetDefs);
+    check(W, '{"flag":1,"qty":"1i"}', "unable to parse quantity's suffix", widgetDefs);
+    check(W, '{"qty":"1x"}', "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'", widgetDefs);
+    check(W, '{"qty":true}', "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'", widgetDefs);
+    check(W, '{"qty":{}}', "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'", widgetDefs);
+  });
+  it('RawExtension, FieldsV1, untyped and preserve-unknown-fields nodes take anything (objects for maps)', () => {
+    check(W, '{"raw":5,"any":[1]}', undefined, widgetDefs);
+    check(W, '{"obj":5}', 'json: cannot unmarshal number into Go struct field Widget.obj of type map[string]interface {}', widgetDefs);
+  });
+  it('[]byte takes base64 strings or arrays of uint8', () => {
+    check(W, '{"data":"YWJj","blobs":{"a":"YQ==","b":[1,2]}}', undefined, widgetDefs);
+    check(W, '{"data":"YQ="}', 'illegal base64 data at input byte 3', widgetDefs);
+    check(W, '{"data":5}', 'json: cannot unmarshal number into Go struct field Widget.data of type []uint8', widgetDefs);
+    check(W, '{"data":[1,256]}', 'json: cannot unmarshal number 256 into Go struct field Widget.data of type uint8', widgetDefs);
+    check(W, '{"data":[1,-1]}', 'json: cannot unmarshal number -1 into Go struct field Widget.data of type uint8', widgetDefs);
+    check(W, '{"data":[1,"a"]}', 'json: cannot unmarshal string into Go struct field Widget.data of type uint8', widgetDefs);
+    check(W, '{"blobs":{"a":5}}', 'json: cannot unmarshal number into Go struct field Widget.blobs of type []uint8', widgetDefs);
+  });
+  it('floats, nested slices, maps of ints and of structs, slices of Time, recursion', () => {
+    check(W, '{"f32":1e39}', 'json: cannot unmarshal number 1e+39 into Go struct field Widget.f32 of type float32', widgetDefs);
+    check(W, '{"f32":3.4028235e38,"f64":1e300}', undefined, widgetDefs);
+    check(W, '{"f64":"x"}', 'json: cannot unmarshal string into Go struct field Widget.f64 of type float64', widgetDefs);
+    check(W, '{"counts":{"a":1.5}}', 'json: cannot unmarshal number 1.5 into Go struct field Widget.counts of type int32', widgetDefs);
+    check(W, '{"counts":5}', 'json: cannot unmarshal number into Go struct field Widget.counts of type map[string]int32', widgetDefs);
+    check(W, '{"nested":[["a",5]]}', 'json: cannot unmarshal number into Go struct field Widget.nested of type string', widgetDefs);
+    check(W, '{"nested":[5]}', 'json: cannot unmarshal number into Go struct field Widget.nested of type []string', widgetDefs);
+    check(W, '{"refs":{"a":{"uid":5}}}', 'json: cannot unmarshal number into Go struct field ObjectReference.refs.uid of type types.UID', widgetDefs);
+    check(W, '{"refs":{"a":5}}', 'json: cannot unmarshal number into Go struct field Widget.refs of type v1.ObjectReference', widgetDefs);
+    check(W, '{"times":[5]}', 'json: cannot unmarshal number into Go struct field Widget.times of type string', widgetDefs);
+    check(W, '{"times":5}', 'json: cannot unmarshal number into Go struct field Widget.times of type []v1.Time', widgetDefs);
+    check(W, '{"inner":{"inner":{"flag":5}}}', 'json: cannot unmarshal number into Go struct field Widget.inner.inner.flag of type bool', widgetDefs);
+    check(W, '{"inner":{"inner":5}}', 'json: cannot unmarshal number into Go struct field Widget.inner.inner of type v1.Widget', widgetDefs);
+  });
+});
+
+describe('parseTimeError (time.Parse of Go 1.24 with the metav1 layouts)', () => {
+  const T = (s: string) => parseTimeError(s, false);
+  const M = (s: string) => parseTimeError(s, true);
+  const L3339 = '"2006-01-02T15:04:05Z07:00"';
+  it('accepts RFC 3339 with optional fraction (Time) and exactly six fraction digits (MicroTime)', () => {
+    for (const s of ['2024-01-02T03:04:05Z', '2024-01-02T03:04:05.123Z', '2024-01-02T03:04:05,5+01:00', '2024-01-01T1:00:00Z', '2024-02-29T00:00:00Z', '2000-02-29T00:00:00Z', '2024-01-01T00:00:00+24:00'])
+      assert.equal(T(s), undefined, s);
+    for (const s of ['2024-01-02T03:04:05.123456Z', '2024-01-02T03:04:05,000001-07:00', '2024-01-01T00:00:00.+12345Z', '2024-01-01T00:00:00.-00000Z']) assert.equal(M(s), undefined, s);
+  });
+  it('reports the element that failed, or the range', () => {
+    assert.equal(T(''), `parsing time "" as ${L3339}: cannot parse "" as "2006"`);
+    assert.equal(T('2024-1-01T00:00:00Z'), `parsing time "2024-1-01T00:00:00Z" as ${L3339}: cannot parse "1-01T00:00:00Z" as "01"`);
+    assert.equal(T('2024-01-01 00:00:00Z'), `parsing time "2024-01-01 00:00:00Z" as ${L3339}: cannot parse " 00:00:00Z" as "T"`);
+    assert.equal(T('2024-01-01T00:00:00'), `parsing time "2024-01-01T00:00:00" as ${L3339}: cannot parse "" as "Z07:00"`);
+    assert.equal(T('2024-01-01T00:00:00+0100'), `parsing time "2024-01-01T00:00:00+0100" as ${L3339}: cannot parse "+0100" as "Z07:00"`);
+    assert.equal(T('2024-01-01T00:00:00Zx'), 'parsing time "2024-01-01T00:00:00Zx": extra text: "x"');
+    assert.equal(T('2024-13-01T00:00:00Z'), 'parsing time "2024-13-01T00:00:00Z": month out of range');
+    assert.equal(T('2024-01-01T24:00:00Z'), 'parsing time "2024-01-01T24:00:00Z": hour out of range');
+    assert.equal(T('2024-01-01T00:60:00Z'), 'parsing time "2024-01-01T00:60:00Z": minute out of range');
+    assert.equal(T('2024-01-01T00:00:60Z'), 'parsing time "2024-01-01T00:00:60Z": second out of range');
+    assert.equal(T('2023-02-29T00:00:00Z'), 'parsing time "2023-02-29T00:00:00Z": day out of range');
+    assert.equal(T('1900-02-29T00:00:00Z'), 'parsing time "1900-02-29T00:00:00Z": day out of range');
+    assert.equal(M('2024-01-01T00:00:00.12345Z'), `parsing time "2024-01-01T00:00:00.12345Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".12345Z" as ".000000"`);
+    assert.equal(M('2024-01-01T00:00:00.1234567Z'), `parsing time "2024-01-01T00:00:00.1234567Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "7Z" as "Z07:00"`);
+    assert.equal(M('2024-01-01T00:00:00.-12345Z'), 'parsing time "2024-01-01T00:00:00.-12345Z": fractional second out of range');
+  });
+  it('follows Go 1.24 where it differs from Go 1.19 (the element before it was consumed; offset checks)', () => {
+    assert.equal(T('20a4-01-01T00:00:00Z'), `parsing time "20a4-01-01T00:00:00Z" as ${L3339}: cannot parse "20a4-01-01T00:00:00Z" as "2006"`);
+    assert.equal(M('2024-01-01T00:00:00.12a456Z'), `parsing time "2024-01-01T00:00:00.12a456Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".12a456Z" as ".000000"`);
+    assert.equal(T('2024-01-01T00:00:00x01:00'), `parsing time "2024-01-01T00:00:00x01:00" as ${L3339}: cannot parse "x01:00" as "Z07:00"`);
+    assert.equal(T('2024-01-01T00:00:00+-1:00'), `parsing time "2024-01-01T00:00:00+-1:00" as ${L3339}: cannot parse "+-1:00" as "Z07:00"`);
+    assert.equal(T('2024-01-01T00:00:00+25:00'), 'parsing time "2024-01-01T00:00:00+25:00": time zone offset hour out of range');
+    assert.equal(T('2024-01-01T00:00:00+01:61'), 'parsing time "2024-01-01T00:00:00+01:61": time zone offset minute out of range');
+  });
+  it('quotes as time.quote does: bytes outside printable ASCII in hex', () => {
+    assert.equal(T('\ud800'), `parsing time "\\xef\\xbf\\xbd" as ${L3339}: cannot parse "\\xef\\xbf\\xbd" as "2006"`);
+    assert.equal(T('2024-01-01T00:00:00Zé"'), 'parsing time "2024-01-01T00:00:00Z\\xc3\\xa9\\"": extra text: "\\xc3\\xa9\\""');
+  });
+});
+
+describe('parseQuantityError', () => {
+  it('accepts what ParseQuantity accepts', () => {
+    for (const s of ['0', '1', '-1', '+1.5', '.5', '1.', '100m', '1Ki', '1.5Gi', '1e3', '1E-3', '1e+9', '1E', '000', '-', '1.k']) assert.equal(parseQuantityError(s), undefined, s);
+  });
+  it('reports format, suffix and numeric errors', () => {
+    const FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    assert.equal(parseQuantityError(''), FORMAT);
+    assert.equal(parseQuantityError('abc'), FORMAT);
+    assert.equal(parseQuantityError('1Mx'), FORMAT);
+    assert.equal(parseQuantityError('1i'), "unable to parse quantity's suffix");
+    assert.equal(parseQuantityError('1e'), "unable to parse quantity's suffix");
+    assert.equal(parseQuantityError('1KiB'), FORMAT);
+    assert.equal(parseQuantityError('.e-10'), 'unable to parse numeric part of quantity');
+  });
+});

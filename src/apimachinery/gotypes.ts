@@ -1,0 +1,743 @@
+// Go decode errors for built-in kinds. kube-apiserver decodes a request body into the typed Go
+// struct with sigs.k8s.io/json (a fork of encoding/json synced with Go 1.23, case-sensitive), so a
+// field of the wrong JSON type fails the decode with a 400 such as
+//   Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go
+//   struct field LeaseSpec.spec.holderIdentity of type string
+// goTypeError reproduces the message from kplane's OpenAPI v2 definitions of the kind, by walking
+// the value along the schema (no allocation unless an error is reported).
+//
+// What encoding/json does, and this module mirrors:
+// - Type mismatches are "soft": the decoder records the FIRST one (d.savedError) and carries on.
+//   The message is `json: cannot unmarshal <kind> into Go struct field <Struct>.<path> of type
+//   <Type>`, where Struct is the innermost struct holding the field, path the JSON names of the
+//   struct fields from the root joined by "." (no array indices, no map keys) and Type the Go
+//   type of the value decoded at that point (a slice or map element type inside them; pointers
+//   are followed). At the root (nothing entered yet) it says `into Go value of type v1.Lease`.
+// - <kind> is number, string, bool, array or object; `number <literal>` when a number does not fit
+//   an integer type (strconv.ParseInt of the literal fails: a fraction, an exponent, overflow).
+// - null decodes into anything (the zero value).
+// - Types with their own UnmarshalJSON (metav1.Time and MicroTime, resource.Quantity,
+//   intstr.IntOrString) return "hard" errors: they abort the decode at once and win over an
+//   earlier soft error. Their messages come from time.Parse (Go 1.24), ParseQuantity, or the
+//   standard library's json.Unmarshal into a string / int32; sigs.k8s.io/json aliases the
+//   standard UnmarshalTypeError, so the last gets the field context too ("... into Go struct
+//   field LeaseSpec.spec.renewTime of type string").
+//   runtime.RawExtension, metav1.FieldsV1 and apiextensions JSON accept any value.
+// - Unknown fields are ignored (fieldValidation is handled elsewhere); matching is case-sensitive.
+//
+// Limits: the value is the output of JSON.parse, so the literal of a number is rebuilt from the
+// parsed double (String(n), the shortest form that Go, JS and most encoders emit); a number written
+// as `1.0` or `1e3` is an integer here, though Go rejects it for an int field. bigint values (from a
+// lossless parser) are taken as exact integer literals. Duplicate keys (JSON.parse keeps the last)
+// and integer-like map keys (JS orders them first) can change which error is the first.
+
+import type { Definitions, OpenAPISchema } from './schema.js';
+
+const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+const CORE = 'io.k8s.api.core.v1.';
+const REF_PREFIX = '#/definitions/';
+
+// ---------------------------------------------------------------------------------------------
+// Go types the OpenAPI schema does not spell out: named string types (v1.NamespacePhase,
+// types.UID, ...) and named maps. Keyed by definition, then JSON field name; the value is the
+// reflect type string of the field (pointers dropped, as encoding/json reports the element).
+
+const GO_FIELD_TYPES: Record<string, Record<string, string>> = {
+  [META + 'ObjectMeta']: { uid: 'types.UID' },
+  [META + 'OwnerReference']: { uid: 'types.UID' },
+  [META + 'ManagedFieldsEntry']: { operation: 'v1.ManagedFieldsOperationType' },
+  [META + 'StatusDetails']: { uid: 'types.UID' },
+  [META + 'StatusCause']: { reason: 'v1.CauseType' },
+  [META + 'Status']: { reason: 'v1.StatusReason' },
+  [META + 'LabelSelectorRequirement']: { operator: 'v1.LabelSelectorOperator' },
+  [META + 'DeleteOptions']: { propagationPolicy: 'v1.DeletionPropagation' },
+  [META + 'Preconditions']: { uid: 'types.UID' },
+  [CORE + 'ObjectReference']: { uid: 'types.UID' },
+  [CORE + 'NamespaceSpec']: { finalizers: '[]v1.FinalizerName' },
+  [CORE + 'NamespaceStatus']: { phase: 'v1.NamespacePhase' },
+  [CORE + 'NamespaceCondition']: { type: 'v1.NamespaceConditionType', status: 'v1.ConditionStatus' },
+  [CORE + 'Secret']: { type: 'v1.SecretType' },
+  ['io.k8s.api.coordination.v1.LeaseSpec']: { strategy: 'v1.CoordinatedLeaseStrategy' },
+};
+
+/**
+ * Declares the Go types of fields whose OpenAPI form loses them (a named string type shows as
+ * `string`, a named map as `object`): `setGoFieldTypes('io.k8s.api.core.v1.PodSpec', { restartPolicy:
+ * 'v1.RestartPolicy' })`. A slice or map type string also names its element (`[]v1.FinalizerName`).
+ */
+export function setGoFieldTypes(definitionName: string, fields: Record<string, string>): void {
+  GO_FIELD_TYPES[definitionName] = { ...GO_FIELD_TYPES[definitionName], ...fields };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema classification
+
+const enum K {
+  Any, // interface{}, RawExtension, FieldsV1, apiextensions JSON: anything decodes
+  Struct,
+  Map,
+  Slice,
+  String,
+  Bytes,
+  Bool,
+  Int,
+  Float,
+  Time,
+  MicroTime,
+  IntOrString,
+  Quantity,
+}
+
+const SPECIAL: Record<string, K> = {
+  [META + 'Time']: K.Time,
+  [META + 'MicroTime']: K.MicroTime,
+  [META + 'FieldsV1']: K.Any,
+  'io.k8s.apimachinery.pkg.runtime.RawExtension': K.Any,
+  'io.k8s.apimachinery.pkg.api.resource.Quantity': K.Quantity,
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': K.IntOrString,
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON': K.Any,
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.JSON': K.Any,
+};
+
+/** Go reflect names of the special kinds, for slice/map type strings. */
+const SPECIAL_GO_TYPE: Record<string, string> = {
+  [META + 'Time']: 'v1.Time',
+  [META + 'MicroTime']: 'v1.MicroTime',
+  [META + 'FieldsV1']: 'v1.FieldsV1',
+  'io.k8s.apimachinery.pkg.runtime.RawExtension': 'runtime.RawExtension',
+  'io.k8s.apimachinery.pkg.api.resource.Quantity': 'resource.Quantity',
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': 'intstr.IntOrString',
+};
+
+interface Target {
+  kind: K;
+  schema: OpenAPISchema | undefined;
+  /** definition name when reached through a $ref (named Go type) */
+  name: string | undefined;
+}
+
+function refName(ref: string): string {
+  return ref.startsWith(REF_PREFIX) ? ref.slice(REF_PREFIX.length) : ref.replace(/^#\/components\/schemas\//, '');
+}
+
+/** Resolves `schema` and says how Go decodes into it. Reuses `out` (no allocation). */
+function classify(schema: OpenAPISchema | undefined, defs: Definitions, out: Target): Target {
+  let s = schema;
+  let name: string | undefined;
+  for (let hops = 0; s?.$ref !== undefined && hops < 32; hops++) {
+    name = refName(s.$ref);
+    const special = SPECIAL[name];
+    if (special !== undefined) {
+      out.kind = special;
+      out.schema = defs[name];
+      out.name = name;
+      return out;
+    }
+    s = defs[name];
+  }
+  out.schema = s;
+  out.name = name;
+  if (s === undefined) out.kind = K.Any;
+  else if (s['x-kubernetes-int-or-string'] === true || s.format === 'int-or-string') out.kind = K.IntOrString;
+  else {
+    switch (s.type) {
+      case 'object':
+        if (s.properties !== undefined) out.kind = K.Struct;
+        else if (typeof s.additionalProperties === 'object') out.kind = K.Map;
+        else if (name !== undefined && s['x-kubernetes-preserve-unknown-fields'] !== true) out.kind = K.Struct;
+        else out.kind = K.Map; // map[string]interface {}
+        break;
+      case 'array':
+        out.kind = K.Slice;
+        break;
+      case 'string':
+        out.kind = s.format === 'byte' ? K.Bytes : s.format === 'date-time' && name !== undefined ? K.Time : K.String;
+        break;
+      case 'integer':
+        out.kind = K.Int;
+        break;
+      case 'number':
+        out.kind = K.Float;
+        break;
+      case 'boolean':
+        out.kind = K.Bool;
+        break;
+      default:
+        out.kind = K.Any;
+    }
+  }
+  return out;
+}
+
+/** Go's package name for a definition: the segment before the type name (`v1`, `resource`). */
+function goNamed(name: string): string {
+  const special = SPECIAL_GO_TYPE[name];
+  if (special !== undefined) return special;
+  const parts = name.split('.');
+  const type = parts[parts.length - 1]!;
+  return parts.length > 1 ? `${parts[parts.length - 2]}.${type}` : type;
+}
+
+function structName(name: string | undefined): string {
+  if (name === undefined) return '';
+  const i = name.lastIndexOf('.');
+  return i < 0 ? name : name.slice(i + 1);
+}
+
+/** The reflect type string of `schema` as Go would print it in an UnmarshalTypeError. */
+function goTypeString(schema: OpenAPISchema | undefined, defs: Definitions): string {
+  const t = classify(schema, defs, { kind: K.Any, schema: undefined, name: undefined });
+  if (t.name !== undefined && (t.kind === K.Struct || SPECIAL_GO_TYPE[t.name] !== undefined)) return goNamed(t.name);
+  const s = t.schema;
+  switch (t.kind) {
+    case K.Struct:
+      return t.name !== undefined ? goNamed(t.name) : 'struct {}';
+    case K.Map:
+      return `map[string]${typeof s?.additionalProperties === 'object' ? goTypeString(s.additionalProperties, defs) : 'interface {}'}`;
+    case K.Slice:
+      return `[]${goTypeString(s?.items, defs)}`;
+    case K.Bytes:
+      return '[]uint8';
+    case K.Bool:
+      return 'bool';
+    case K.Int:
+      return s?.format === 'int32' ? 'int32' : 'int64';
+    case K.Float:
+      return s?.format === 'float' ? 'float32' : 'float64';
+    case K.String:
+      return 'string';
+    case K.Time:
+      return 'v1.Time';
+    case K.MicroTime:
+      return 'v1.MicroTime';
+    case K.IntOrString:
+      return 'intstr.IntOrString';
+    case K.Quantity:
+      return 'resource.Quantity';
+    default:
+      return 'interface {}';
+  }
+}
+
+/** The element type named by a slice or map type string (`[]v1.X` → `v1.X`). */
+function elemOf(goType: string | undefined): string | undefined {
+  if (goType === undefined) return undefined;
+  if (goType.startsWith('[]')) return goType.slice(2);
+  if (goType.startsWith('map[')) {
+    let depth = 0;
+    for (let i = 3; i < goType.length; i++) {
+      if (goType[i] === '[') depth++;
+      else if (goType[i] === ']' && --depth === 0) return goType.slice(i + 1);
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The walk
+
+/** A JSON value's kind as encoding/json names it. */
+function jsonKind(v: unknown): string {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number' || typeof v === 'bigint') return 'number';
+  if (typeof v === 'boolean') return 'bool';
+  if (Array.isArray(v)) return 'array';
+  return 'object';
+}
+
+/** The number's literal as a client would have written it (see the module comment). */
+function numberLiteral(v: number | bigint): string {
+  if (typeof v === 'bigint') return v.toString();
+  return Object.is(v, -0) ? '-0' : String(v);
+}
+
+class HardError {
+  constructor(readonly message: string) {}
+}
+
+interface State {
+  readonly defs: Definitions;
+  /** JSON names of the struct fields entered, from the root */
+  readonly path: string[];
+  first: string | undefined;
+}
+
+/** UnmarshalTypeError.Error() with the decoder's context (addErrorContext) at this point. */
+function typeError(st: State, struct: string | undefined, what: string, goType: string): string {
+  return struct === undefined
+    ? `json: cannot unmarshal ${what} into Go value of type ${goType}`
+    : `json: cannot unmarshal ${what} into Go struct field ${struct}.${st.path.join('.')} of type ${goType}`;
+}
+
+function soft(st: State, struct: string | undefined, value: unknown, goType: string, valueText?: string): void {
+  if (st.first === undefined) st.first = typeError(st, struct, valueText ?? jsonKind(value), goType);
+}
+
+/**
+ * The message of the first error Go's decoder (sigs.k8s.io/json, as kube-apiserver uses it) reports
+ * decoding `value` into the Go type of definition `definitionName`, or undefined when it decodes.
+ */
+export function goTypeError(value: unknown, definitionName: string, definitions: Definitions): string | undefined {
+  const st: State = { defs: definitions, path: [], first: undefined };
+  try {
+    decode(st, value, { $ref: REF_PREFIX + definitionName }, undefined, undefined);
+  } catch (e) {
+    if (e instanceof HardError) return e.message;
+    throw e;
+  }
+  return st.first;
+}
+
+/**
+ * Decodes `v` into the type of `schema`. `struct` is the innermost struct whose field is being
+ * decoded (undefined at the root), `goType` the field's Go type when the schema cannot tell it.
+ */
+function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, struct: string | undefined, goType: string | undefined): void {
+  if (v === null || v === undefined) return;
+  const t = classify(schema, st.defs, { kind: K.Any, schema: undefined, name: undefined });
+  const s = t.schema;
+  switch (t.kind) {
+    case K.Any:
+      return;
+    case K.Struct: {
+      if (typeof v !== 'object' || Array.isArray(v)) {
+        soft(st, struct, v, goType ?? goTypeString(schema, st.defs));
+        return;
+      }
+      const props = s?.properties;
+      if (props === undefined) return;
+      const own = t.name !== undefined ? structName(t.name) : '';
+      const overrides = t.name !== undefined ? GO_FIELD_TYPES[t.name] : undefined;
+      const obj = v as Record<string, unknown>;
+      for (const key in obj) {
+        if (!Object.prototype.hasOwnProperty.call(props, key)) continue;
+        const fv = obj[key];
+        if (fv === null) continue;
+        st.path.push(key);
+        decode(st, fv, props[key], own, overrides?.[key]);
+        st.path.pop();
+      }
+      return;
+    }
+    case K.Map: {
+      if (typeof v !== 'object' || Array.isArray(v)) {
+        soft(st, struct, v, goType ?? goTypeString(schema, st.defs));
+        return;
+      }
+      const ap = s?.additionalProperties;
+      if (typeof ap !== 'object') return; // map[string]interface {}
+      const elemType = elemOf(goType);
+      const obj = v as Record<string, unknown>;
+      for (const key in obj) {
+        const ev = obj[key];
+        if (ev !== null) decode(st, ev, ap, struct, elemType);
+      }
+      return;
+    }
+    case K.Slice: {
+      if (!Array.isArray(v)) {
+        soft(st, struct, v, goType ?? goTypeString(schema, st.defs));
+        return;
+      }
+      const elemType = elemOf(goType);
+      for (let i = 0; i < v.length; i++) {
+        const ev = v[i];
+        if (ev !== null) decode(st, ev, s?.items, struct, elemType);
+      }
+      return;
+    }
+    case K.String:
+    case K.Bool:
+      if (typeof v !== (t.kind === K.String ? 'string' : 'boolean')) soft(st, struct, v, goType ?? goTypeString(schema, st.defs));
+      return;
+    case K.Bytes:
+      decodeBytes(st, v, struct, goType ?? '[]uint8');
+      return;
+    case K.Int:
+      if (typeof v === 'number' || typeof v === 'bigint') {
+        const type = goType ?? (s?.format === 'int32' ? 'int32' : 'int64');
+        if (!fitsInt(v, type)) soft(st, struct, v, type, 'number ' + numberLiteral(v));
+      } else {
+        soft(st, struct, v, goType ?? (s?.format === 'int32' ? 'int32' : 'int64'));
+      }
+      return;
+    case K.Float:
+      if (typeof v === 'number' || typeof v === 'bigint') {
+        const n = Number(v);
+        const f32 = s?.format === 'float';
+        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n)))) soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), 'number ' + numberLiteral(v));
+      } else {
+        soft(st, struct, v, goType ?? (s?.format === 'float' ? 'float32' : 'float64'));
+      }
+      return;
+    case K.Time:
+    case K.MicroTime:
+      // json.Unmarshal(b, &str) inside UnmarshalJSON: the standard library's UnmarshalTypeError,
+      // which sigs.k8s.io/json aliases, so the outer decoder adds its field context to it.
+      if (typeof v !== 'string') throw new HardError(typeError(st, struct, jsonKind(v), 'string'));
+      {
+        const err = parseTimeError(v, t.kind === K.MicroTime);
+        if (err !== undefined) throw new HardError(err);
+      }
+      return;
+    case K.IntOrString:
+      if (typeof v === 'string') return;
+      if (typeof v === 'number' || typeof v === 'bigint') {
+        if (!fitsInt(v, 'int32')) throw new HardError(typeError(st, struct, 'number ' + numberLiteral(v), 'int32'));
+        return;
+      }
+      throw new HardError(typeError(st, struct, jsonKind(v), 'int32'));
+    case K.Quantity: {
+      const err = quantityError(v);
+      if (err !== undefined) throw new HardError(err);
+      return;
+    }
+  }
+}
+
+const INT_RANGES: Record<string, readonly [bigint, bigint]> = {
+  int8: [-(2n ** 7n), 2n ** 7n - 1n],
+  int16: [-(2n ** 15n), 2n ** 15n - 1n],
+  int32: [-(2n ** 31n), 2n ** 31n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  int: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint8: [0n, 2n ** 8n - 1n],
+  uint16: [0n, 2n ** 16n - 1n],
+  uint32: [0n, 2n ** 32n - 1n],
+  uint64: [0n, 2n ** 64n - 1n],
+  uint: [0n, 2n ** 64n - 1n],
+};
+
+/**
+ * Whether strconv.ParseInt/ParseUint of the number's literal succeeds and fits `goType` (a named
+ * integer type not in the table is taken as int64).
+ */
+function fitsInt(v: number | bigint, goType: string): boolean {
+  const range = INT_RANGES[goType] ?? INT_RANGES.int64!;
+  if (typeof v === 'bigint') return v >= range[0] && v <= range[1];
+  if (!Number.isInteger(v)) return false;
+  if (Object.is(v, -0)) return range[0] < 0n; // ParseUint("-0") fails
+  if (Math.abs(v) >= 1e21) return false; // written with an exponent
+  if (Number.isSafeInteger(v)) return v >= Number(range[0]) && v <= Number(range[1]);
+  // Beyond 2^53 the double stands for several literals; 2^63 (the double of int64's max) and
+  // 2^64 (uint64's max) are taken to have been written as the maximum.
+  const b = BigInt(v);
+  return b >= range[0] && (b <= range[1] || b === range[1] + 1n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// []byte: a base64 string (base64.StdEncoding), or a JSON array of uint8 numbers.
+
+function decodeBytes(st: State, v: unknown, struct: string | undefined, goType: string): void {
+  if (typeof v === 'string') {
+    const at = base64ErrorOffset(v);
+    if (at >= 0 && st.first === undefined) st.first = `illegal base64 data at input byte ${at}`;
+    return;
+  }
+  if (Array.isArray(v)) {
+    for (const e of v) {
+      if (e === null) continue;
+      if (typeof e === 'number' || typeof e === 'bigint') {
+        if (!fitsInt(e, 'uint8')) soft(st, struct, e, 'uint8', 'number ' + numberLiteral(e));
+      } else {
+        soft(st, struct, e, 'uint8');
+      }
+    }
+    return;
+  }
+  soft(st, struct, v, goType);
+}
+
+const B64 = new Int16Array(256).fill(-1);
+for (let i = 0; i < 64; i++) B64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
+const B64_PLAIN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The offset base64.StdEncoding.Decode reports (CorruptInputError, in bytes of the UTF-8 text), or
+ * -1 when the text decodes. A port of Go's decodeQuantum: \r and \n are skipped, padding is
+ * required, trailing bits are ignored.
+ */
+function base64ErrorOffset(text: string): number {
+  if (B64_PLAIN.test(text)) return -1;
+  const src = Buffer.from(text, 'utf8');
+  let si = 0;
+  while (si < src.length) {
+    for (let j = 0; j < 4; j++) {
+      if (si === src.length) return j === 0 ? -1 : si - j;
+      const c = src[si++]!;
+      if (B64[c]! >= 0) continue;
+      if (c === 10 || c === 13) {
+        j--;
+        continue;
+      }
+      if (c !== 61 || j < 2) return si - 1;
+      if (j === 2) {
+        while (si < src.length && (src[si] === 10 || src[si] === 13)) si++;
+        if (si === src.length) return src.length;
+        if (src[si] !== 61) return si - 1;
+        si++;
+      }
+      while (si < src.length && (src[si] === 10 || src[si] === 13)) si++;
+      return si < src.length ? si : -1;
+    }
+  }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// metav1.Time / MicroTime: time.Parse(time.RFC3339 | RFC3339Micro, s) of Go 1.24, errors only.
+
+const TIME_RE = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[.,]\d+)?(?:Z|[+-](\d\d):(\d\d))$/;
+const MICRO_RE = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)[.,]\d{6}(?:Z|[+-](\d\d):(\d\d))$/;
+const RFC3339 = '2006-01-02T15:04:05Z07:00';
+const RFC3339_MICRO = '2006-01-02T15:04:05.000000Z07:00';
+
+/** time.quote: bytes outside printable ASCII as \xNN, `"` and `\` escaped. */
+function goQuote(b: Uint8Array, from = 0, to = b.length): string {
+  let out = '"';
+  for (let i = from; i < to; i++) {
+    const c = b[i]!;
+    if (c >= 0x80 || c < 0x20) out += '\\x' + (c < 16 ? '0' : '') + c.toString(16);
+    else if (c === 0x22 || c === 0x5c) out += '\\' + String.fromCharCode(c);
+    else out += String.fromCharCode(c);
+  }
+  return out + '"';
+}
+
+const isDigitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 48 && b[i]! <= 57;
+
+/**
+ * The error of time.Parse(layout, s) for the RFC 3339 layouts metav1 uses, or undefined. Go
+ * parses the UTF-8 bytes; ParseError.Error() quotes the value, the layout and the elements.
+ */
+export function parseTimeError(s: string, micro: boolean): string | undefined {
+  // Fast path: the usual well-formed value, checked without building the byte view.
+  const m = (micro ? MICRO_RE : TIME_RE).exec(s);
+  if (m !== null) {
+    const month = +m[2]!;
+    const day = +m[3]!;
+    if (month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month, +m[1]!) && +m[4]! < 24 && +m[5]! < 60 && +m[6]! < 60 && (m[7] === undefined || (+m[7] <= 24 && +m[8]! <= 60))) return undefined;
+  }
+  const b = Buffer.from(s, 'utf8');
+  const layout = micro ? RFC3339_MICRO : RFC3339;
+  const parseErr = (layoutElem: string, at: number): string =>
+    `parsing time ${goQuote(b)} as "${layout}": cannot parse ${goQuote(b, at)} as "${layoutElem}"`;
+  const msgErr = (message: string): string => `parsing time ${goQuote(b)}${message}`;
+  const rangeErr = (what: string): string => msgErr(`: ${what} out of range`);
+
+  let p = 0; // the remaining value is b[p:]
+  const prefix = (ch: number, elem: string): string | undefined => {
+    if (p >= b.length || b[p] !== ch) return parseErr(elem, p);
+    p++;
+    return undefined;
+  };
+  // getnum(value, fixed): one or two digits (two when fixed); -1 on error.
+  const getnum = (fixed: boolean): number => {
+    if (!isDigitAt(b, p)) return -1;
+    if (!isDigitAt(b, p + 1)) {
+      if (fixed) return -1;
+      return b[p++]! - 48;
+    }
+    const n = (b[p]! - 48) * 10 + (b[p + 1]! - 48);
+    p += 2;
+    return n;
+  };
+
+  // 2006
+  let hold = p;
+  if (b.length - p < 4 || !isDigitAt(b, p) || !isDigitAt(b, p + 1) || !isDigitAt(b, p + 2) || !isDigitAt(b, p + 3)) return parseErr('2006', hold);
+  const year = (b[p]! - 48) * 1000 + (b[p + 1]! - 48) * 100 + (b[p + 2]! - 48) * 10 + (b[p + 3]! - 48);
+  p += 4;
+  let e = prefix(45, '-');
+  if (e) return e;
+  // 01
+  hold = p;
+  const month = getnum(true);
+  if (month < 0) return parseErr('01', hold);
+  if (month === 0 || month > 12) return rangeErr('month');
+  e = prefix(45, '-');
+  if (e) return e;
+  // 02 (validated against the month at the end)
+  hold = p;
+  const day = getnum(true);
+  if (day < 0) return parseErr('02', hold);
+  e = prefix(84, 'T');
+  if (e) return e;
+  // 15
+  hold = p;
+  const hour = getnum(false);
+  if (hour < 0) return parseErr('15', hold);
+  if (hour >= 24) return rangeErr('hour');
+  e = prefix(58, ':');
+  if (e) return e;
+  // 04
+  hold = p;
+  const min = getnum(true);
+  if (min < 0) return parseErr('04', hold);
+  if (min >= 60) return rangeErr('minute');
+  e = prefix(58, ':');
+  if (e) return e;
+  // 05, and a fraction the layout does not have (".123" or ",123")
+  hold = p;
+  const sec = getnum(true);
+  if (sec < 0) return parseErr('05', hold);
+  if (sec >= 60) return rangeErr('second');
+  const commaOrPeriod = (i: number): boolean => i < b.length && (b[i] === 46 || b[i] === 44);
+  if (!micro && commaOrPeriod(p) && isDigitAt(b, p + 1)) {
+    p += 2;
+    while (isDigitAt(b, p)) p++;
+  }
+  if (micro) {
+    // .000000: exactly a separator and six characters, read by atoi (which allows a sign)
+    hold = p;
+    if (b.length - p < 7) return parseErr('.000000', hold);
+    const ok = commaOrPeriod(p);
+    p += 7;
+    if (!ok) return parseErr('.000000', hold);
+    let q = hold + 1;
+    let neg = false;
+    if (b[q] === 45 || b[q] === 43) {
+      neg = b[q] === 45;
+      q++;
+    }
+    if (q === p) {
+      // atoi("") / atoi("-"): leadingInt reads nothing, which is not an error; the value is 0
+    } else {
+      for (let i = q; i < p; i++) if (!isDigitAt(b, i)) return parseErr('.000000', hold);
+    }
+    if (neg && q < p) {
+      let nonZero = false;
+      for (let i = q; i < p; i++) if (b[i] !== 48) nonZero = true;
+      if (nonZero) return rangeErr('fractional second');
+    }
+  }
+  // Z07:00
+  hold = p;
+  if (p < b.length && b[p] === 90) {
+    p++;
+  } else {
+    if (b.length - p < 6 || b[p + 3] !== 58) return parseErr('Z07:00', hold);
+    const sign = b[p]!;
+    const hh = p + 1;
+    const mm = p + 4;
+    p += 6;
+    const hDigits = isDigitAt(b, hh) && isDigitAt(b, hh + 1);
+    const mDigits = hDigits && isDigitAt(b, mm) && isDigitAt(b, mm + 1);
+    const hr = hDigits ? (b[hh]! - 48) * 10 + (b[hh + 1]! - 48) : 0;
+    const mi = mDigits ? (b[mm]! - 48) * 10 + (b[mm + 1]! - 48) : 0;
+    if (mi > 60) return rangeErr('time zone offset minute');
+    if (hr > 24) return rangeErr('time zone offset hour');
+    if (!mDigits || (sign !== 43 && sign !== 45)) return parseErr('Z07:00', hold);
+  }
+  if (p < b.length) return msgErr(`: extra text: ${goQuote(b, p)}`);
+  if (day < 1 || day > daysIn(month, year)) return msgErr(': day out of range');
+  return undefined;
+}
+
+function daysIn(month: number, year: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+// ---------------------------------------------------------------------------------------------
+// resource.Quantity: UnmarshalJSON strips the quotes of a string (without unescaping), trims
+// spaces and calls ParseQuantity.
+
+const ERR_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+const ERR_NUMERIC = 'unable to parse numeric part of quantity';
+const ERR_SUFFIX = "unable to parse quantity's suffix";
+const DEC_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BIN_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+// strings.TrimSpace: Unicode White_Space
+const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const TRIM_RE = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
+// characters a JSON encoder escapes inside a string (so the raw text Go sees differs)
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
+function quantityError(v: unknown): string | undefined {
+  let raw: string;
+  if (typeof v === 'string') raw = NEEDS_ESCAPE.test(v) ? JSON.stringify(v).slice(1, -1) : v;
+  else if (typeof v === 'number' || typeof v === 'bigint') raw = numberLiteral(v);
+  else return ERR_FORMAT_WRONG; // true, false, {...}, [...]
+  return parseQuantityError(raw.replace(TRIM_RE, ''));
+}
+
+const isD = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
+
+/** The error of resource.ParseQuantity(str), or undefined. */
+export function parseQuantityError(str: string): string | undefined {
+  if (str.length === 0) return ERR_FORMAT_WRONG;
+  if (str === '0') return undefined;
+  // parseQuantityString
+  let pos = 0;
+  const end = str.length;
+  if (str[0] === '-' || str[0] === '+') pos++;
+  while (pos < end && str[pos] === '0') pos++;
+  if (pos >= end) return undefined; // all zeros
+  let i = pos;
+  while (i < end && isD(str[i])) i++;
+  let num = str.slice(pos, i);
+  if (i >= end) return checkQuantity(str, num, '', '');
+  pos = i;
+  if (num.length === 0) num = '0';
+  let denom = '';
+  if (str[pos] === '.') {
+    pos++;
+    i = pos;
+    while (i < end && isD(str[i])) i++;
+    denom = str.slice(pos, i);
+    if (i >= end) return checkQuantity(str, num, denom, '');
+    pos = i;
+  }
+  const value = str.slice(0, pos);
+  const suffixStart = pos;
+  i = pos;
+  while (i < end && 'eEinumkKMGTP'.includes(str[i]!)) i++;
+  if (i >= end) return checkQuantity(value, num, denom, str.slice(suffixStart));
+  pos = i;
+  if (str[pos] === '-' || str[pos] === '+') pos++;
+  for (i = pos; i < end; i++) if (!isD(str[i])) return ERR_FORMAT_WRONG;
+  return checkQuantity(value, num, denom, str.slice(suffixStart));
+}
+
+function checkQuantity(value: string, num: string, denom: string, suffix: string): string | undefined {
+  let exponent: number;
+  let binary = false;
+  if (suffix in DEC_SUFFIX) {
+    exponent = DEC_SUFFIX[suffix]!;
+  } else if (suffix in BIN_SUFFIX) {
+    exponent = BIN_SUFFIX[suffix]!;
+    binary = true;
+  } else if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E')) {
+    const rest = suffix.slice(1);
+    if (!/^[+-]?[0-9]+$/.test(rest)) return ERR_SUFFIX;
+    const n = BigInt(rest);
+    if (n < -(2n ** 63n) || n > 2n ** 63n - 1n) return ERR_SUFFIX;
+    exponent = Number(BigInt.asIntN(32, n)); // int32(parsed)
+  } else {
+    return ERR_SUFFIX;
+  }
+  // The int64 fast path (always succeeds when taken); otherwise inf.Dec.SetString(value), which
+  // needs at least one digit.
+  let precision: number;
+  let scale: number;
+  let mantissa = 1n;
+  if (!binary) {
+    scale = exponent;
+    precision = 18 - (num.length + denom.length);
+  } else {
+    scale = 0;
+    if (exponent >= 0 && denom.length === 0) {
+      mantissa = 1n << BigInt(exponent);
+      precision = 15 - num.length - Math.trunc((exponent * 3) / 10) - 1;
+    } else precision = -1;
+  }
+  if (precision >= 0) {
+    scale -= denom.length;
+    if (scale >= -9) {
+      const r = BigInt(num + denom) * mantissa;
+      if (r <= 2n ** 63n - 1n) return undefined;
+    }
+  }
+  return /[0-9]/.test(value) ? undefined : ERR_NUMERIC;
+}
