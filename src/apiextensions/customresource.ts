@@ -5,7 +5,7 @@
 import { fieldIssue, forbidden, invalid, type FieldIssue } from '../apimachinery/errors.js';
 import { ALL_VERBS, type ResourceDescriptor, type SubresourceDescriptor } from '../apimachinery/resource.js';
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
-import { refTo } from '../apimachinery/schema.js';
+import { CUSTOM_RESOURCE_SCHEMA, refTo } from '../apimachinery/schema.js';
 import { apiVersionOf, type KubeObject } from '../apimachinery/types.js';
 import { cloneObject } from '../registry/codec.js';
 import type { ResourceRegistration } from '../registry/registry.js';
@@ -161,16 +161,18 @@ function scaleSubresource(scale: ScaleSubresource): SubresourceStrategy {
 
 const KEEP = [
   'description', 'type', 'format', 'title', 'required', 'enum', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
-  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'multipleOf', 'example',
+  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'multipleOf', 'nullable',
   'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string', 'x-kubernetes-list-type',
   'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
 ] as const;
 
-/** A CRD schema as published in /openapi/v2 and v3 (junctors dropped, as upstream's v2 builder does). */
+/**
+ * A CRD schema as published in /openapi/v3 (junctors and examples dropped, as the structural schema
+ * has none); /openapi/v2 derives its form from this one (openapi/v2.ts: structuralToV2).
+ */
 export function toPublishedSchema(s: JSONSchemaProps): OpenAPISchema {
   const out: Record<string, unknown> = {};
   for (const k of KEEP) if (s[k] !== undefined) out[k] = s[k];
-  if (s.nullable) delete out['type'];
   if (s.properties) out['properties'] = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toPublishedSchema(v)]));
   if (s.items && !Array.isArray(s.items)) out['items'] = toPublishedSchema(s.items);
   if (s.additionalProperties !== undefined) out['additionalProperties'] = typeof s.additionalProperties === 'boolean' ? s.additionalProperties : toPublishedSchema(s.additionalProperties);
@@ -187,7 +189,8 @@ function definitionsFor(defName: string, group: string, version: string, kind: s
   };
   const sorted = Object.fromEntries(Object.entries(properties).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return {
-    [defName]: { ...root, type: 'object', properties: sorted, 'x-kubernetes-group-version-kind': [{ group, version, kind }] },
+    // CUSTOM_RESOURCE_SCHEMA marks the kind for the v2 builder (stripped from both documents).
+    [defName]: { ...root, type: 'object', properties: sorted, 'x-kubernetes-group-version-kind': [{ group, version, kind }], [CUSTOM_RESOURCE_SCHEMA]: true },
     [defName + 'List']: {
       description: `${listKind} is a list of ${kind}`,
       type: 'object',

@@ -13,6 +13,8 @@ export interface OpenAPISchema {
   required?: string[];
   enum?: unknown[];
   default?: unknown;
+  /** OpenAPI 3 (a custom resource's schema); /openapi/v2 drops it with the node's type. */
+  nullable?: boolean;
   'x-kubernetes-patch-strategy'?: string;
   'x-kubernetes-patch-merge-key'?: string;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
@@ -25,6 +27,12 @@ export interface OpenAPISchema {
   'x-kubernetes-unions'?: unknown[];
   [ext: `x-${string}`]: unknown;
 }
+
+/**
+ * Marks the definition of a custom resource's kind: /openapi/v2 publishes it as upstream's CRD
+ * builder does for v2 (structuralToV2); neither document shows the marker.
+ */
+export const CUSTOM_RESOURCE_SCHEMA = 'x-kplane-custom-resource-schema';
 
 /** Named definitions, keyed like upstream (`io.k8s.api.core.v1.ConfigMap`), refs as `#/definitions/<name>`. */
 export type Definitions = Record<string, OpenAPISchema>;

@@ -4,7 +4,7 @@
 // of a path whose operations carry `x-kubernetes-group-version-kind`).
 
 import type { ResourceDescriptor } from '../resource.js';
-import type { Definitions, OpenAPISchema } from '../schema.js';
+import { CUSTOM_RESOURCE_SCHEMA, type Definitions, type OpenAPISchema } from '../schema.js';
 import type { Operation, Param, Route, RouteOptions } from './routes.js';
 import { META_PREFIX, buildRoutes, splitCommonParams } from './routes.js';
 
@@ -157,6 +157,50 @@ export function v2Paths(routes: readonly Route[]): Record<string, SwaggerPathIte
   return paths;
 }
 
+/**
+ * A custom resource's kind as upstream's CRD builder publishes it in v2 (buildKubeNative with
+ * ToStructuralOpenAPIV2), for the sake of kubectl's client-side validation, which treats every
+ * listed property set as closed: a root that preserves unknown fields is a bare object; nodes that
+ * are nullable lose their type (and properties, items); nodes that preserve unknown fields lose
+ * their properties and items; an array left without items loses its type; nullable properties
+ * leave `required`; defaults are pruned.
+ */
+export function structuralToV2(def: OpenAPISchema): OpenAPISchema {
+  const { [CUSTOM_RESOURCE_SCHEMA]: _marker, ...rest } = def;
+  if (rest['x-kubernetes-preserve-unknown-fields']) {
+    return { type: 'object', ...(rest['x-kubernetes-group-version-kind'] ? { 'x-kubernetes-group-version-kind': rest['x-kubernetes-group-version-kind'] } : {}) };
+  }
+  const walk = (s: OpenAPISchema): OpenAPISchema => {
+    if (s.$ref !== undefined) return s;
+    const out: OpenAPISchema = { ...s };
+    delete out.default;
+    if (out.nullable) {
+      delete out.type;
+      delete out.nullable;
+      delete out.items;
+      delete out.properties;
+    }
+    if (out['x-kubernetes-preserve-unknown-fields']) {
+      delete out.items;
+      delete out.properties;
+    }
+    if (out.type === 'array' && out.items === undefined) delete out.type;
+    if (out.properties) {
+      const props = out.properties;
+      if (out.required) {
+        const required = out.required.filter((f) => !props[f]?.nullable);
+        if (required.length) out.required = required;
+        else delete out.required;
+      }
+      out.properties = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, walk(v)]));
+    }
+    if (out.items) out.items = walk(out.items);
+    if (out.additionalProperties && typeof out.additionalProperties === 'object') out.additionalProperties = walk(out.additionalProperties);
+    return out;
+  };
+  return walk(rest);
+}
+
 export function buildOpenAPIV2(input: OpenAPIV2Input): SwaggerDocument {
   const routes = buildRoutes(input.resources, input);
   const defs = addSharedKindGroupVersions(
@@ -168,7 +212,7 @@ export function buildOpenAPIV2(input: OpenAPIV2Input): SwaggerDocument {
   const roots = new Set([...routeSchemas(routes), ...input.resources.flatMap((r) => [r.definitionName, r.definitionName + 'List'])]);
   const keep = [...reachableDefinitions(defs, roots)].sort();
   const definitions: Definitions = {};
-  for (const name of keep) definitions[name] = defs[name]!;
+  for (const name of keep) definitions[name] = defs[name]![CUSTOM_RESOURCE_SCHEMA] ? structuralToV2(defs[name]!) : defs[name]!;
   return {
     swagger: '2.0',
     info: { title: 'Kubernetes', version: input.version.gitVersion },

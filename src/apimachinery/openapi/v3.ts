@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import type { ResourceDescriptor } from '../resource.js';
-import type { Definitions, OpenAPISchema } from '../schema.js';
+import { CUSTOM_RESOURCE_SCHEMA, type Definitions, type OpenAPISchema } from '../schema.js';
 import type { Operation, Param, Route, RouteOptions } from './routes.js';
 import { buildRoutes, splitCommonParams } from './routes.js';
 import { DEFINITIONS_REF_PREFIX, addSharedKindGroupVersions, reachableDefinitions, routeSchemas } from './v2.js';
@@ -101,7 +101,7 @@ export function v3DocumentKey(path: string): string {
  * `$ref` — the same rewrite kube-openapi applies.
  */
 export function toV3Schema(s: OpenAPISchema): V3Schema {
-  const { $ref, properties, items, additionalProperties, ...rest } = s;
+  const { $ref, properties, items, additionalProperties, [CUSTOM_RESOURCE_SCHEMA]: _marker, ...rest } = s;
   const out: V3Schema = { ...rest };
   if (properties !== undefined) out.properties = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, toV3Schema(v)]));
   if (items !== undefined) out.items = toV3Schema(items);
