@@ -185,6 +185,13 @@ export class GenericStore {
     return encodeForStorage(this.storedForm(obj));
   }
 
+  /** AlreadyExists, prefixed as upstream's Create does when the object in the way is being deleted. */
+  private alreadyExistsFor(existing: KV, name: string): StatusError {
+    const err = alreadyExists(this.groupResource, name);
+    if (this.fromKV(existing).metadata?.deletionTimestamp) err.status.message = `object is being deleted: ${err.status.message ?? ''}`;
+    return err;
+  }
+
   private storageError(e: unknown, name: string): StatusError {
     if (e instanceof StatusError) return e;
     if (e instanceof KeyNotFoundError) return notFound(this.groupResource, name);
@@ -606,7 +613,7 @@ export class GenericStore {
         } catch (e) {
           throw this.storageError(e, obj.metadata.name);
         }
-        if (existing) throw alreadyExists(this.groupResource, obj.metadata.name);
+        if (existing) throw this.alreadyExistsFor(existing, obj.metadata.name);
         return { object: obj, warnings };
       }
       try {
@@ -634,6 +641,10 @@ export class GenericStore {
         if (e instanceof KeyExistsError && usesGenerateName && attempt < 7) {
           if (attempt === 0) input = cloneObject({ ...obj, metadata: { ...obj.metadata, name: undefined } });
           continue;
+        }
+        if (e instanceof KeyExistsError) {
+          const existing = await this.storage.get(this.key(namespace, obj.metadata.name)).catch(() => undefined);
+          if (existing) throw this.alreadyExistsFor(existing, obj.metadata.name);
         }
         throw this.storageError(e, obj.metadata.name);
       }
@@ -797,7 +808,8 @@ export class GenericStore {
           return { object: current, deleted: false }; // already terminating: nothing to change
         }
         m.deletionTimestamp ??= rfc3339(this.clock());
-        m.deletionGracePeriodSeconds ??= 0;
+        // A strategy's own delete (the namespace REST) sets the timestamp only.
+        if (!(hook && hook !== 'proceed')) m.deletionGracePeriodSeconds ??= 0;
         if (opts.dryRun) return { object: next, deleted: false };
         try {
           const updated = await this.storage.update(key, this.toBytes(next), kv.modRevision);

@@ -89,7 +89,7 @@ describe('an object with its own finalizer', { timeout: 60_000 }, () => {
         ['NamespaceDeletionGroupVersionParsingFailure', 'False', 'ParsedGroupVersions', 'All legacy kube types successfully parsed'],
         ['NamespaceDeletionContentFailure', 'False', 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization'],
         ['NamespaceContentRemaining', 'True', 'SomeResourcesRemain', 'Some resources are remaining: configmaps. has 1 resource instances'],
-        ['NamespaceFinalizersRemaining', 'True', 'SomeFinalizerRemain', 'Some finalizers are remaining: example.com/hold in 1 resource instances'],
+        ['NamespaceFinalizersRemaining', 'True', 'SomeFinalizersRemain', 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances'],
       ],
     );
     assert.ok(terminating.spec?.finalizers?.includes('kubernetes'));

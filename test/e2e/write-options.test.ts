@@ -208,6 +208,22 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     const stored = (await req('GET', `${LEASES}/typed`)).json<{ spec: Record<string, unknown> }>();
     assert.deepEqual(stored.spec, { holderIdentity: 'me', leaseDurationSeconds: 10 });
   });
+
+  it('creating over an object that is being deleted says so; a terminating namespace has no grace period', async () => {
+    assert.equal((await req('POST', CMS, cm('held', { finalizers: ['example.com/hold'] }))).status, 201);
+    assert.equal((await req('DELETE', `${CMS}/held`)).status, 200);
+    const again = status(await req('POST', CMS, cm('held')), 409);
+    assert.equal(again.reason, 'AlreadyExists');
+    assert.equal(again.message, 'object is being deleted: configmaps "held" already exists');
+    assert.equal(status(await req('POST', CMS, cm('opts')), 409).message, 'configmaps "opts" already exists');
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'going' } };
+    assert.equal((await req('POST', '/api/v1/namespaces', ns)).status, 201);
+    const deleted = (await req('DELETE', '/api/v1/namespaces/going')).json<{ metadata: Record<string, unknown>; status: { phase: string } }>();
+    assert.equal(deleted.status.phase, 'Terminating');
+    assert.ok(deleted.metadata['deletionTimestamp']);
+    assert.equal(deleted.metadata['deletionGracePeriodSeconds'], undefined);
+    assert.equal(status(await req('POST', '/api/v1/namespaces', ns), 409).message, 'object is being deleted: namespaces "going" already exists');
+  });
 });
 
 function st(s: Status): { group?: string; kind?: string } {

@@ -42,6 +42,7 @@ describe('NamespacedResourcesDeleter', () => {
     const c = await conditions('d-fail');
     assert.deepEqual(c.NamespaceDeletionDiscoveryFailure, ['True', 'DiscoveryFailed', 'the server is currently unable to handle the request']);
     assert.deepEqual(c.NamespaceDeletionContentFailure, ['False', 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization']);
+    assert.deepEqual(c.NamespaceFinalizersRemaining, ['False', 'ContentHasNoFinalizers', 'All content-preserving finalizers finished']);
     // A working client then finishes the job and the conditions turn back.
     await new NamespacedResourcesDeleter({ client }).delete('d-fail');
     await assert.rejects(client.get(NS, undefined, 'd-fail'), { code: 404 });

@@ -40,14 +40,14 @@ const OK_MESSAGES: Record<ConditionType, string> = {
   NamespaceDeletionGroupVersionParsingFailure: 'All legacy kube types successfully parsed',
   NamespaceDeletionContentFailure: 'All content successfully deleted, may be waiting on finalization',
   NamespaceContentRemaining: 'All content successfully removed',
-  NamespaceFinalizersRemaining: 'All content successfully removed',
+  NamespaceFinalizersRemaining: 'All content-preserving finalizers finished',
 };
 const OK_REASONS: Record<ConditionType, string> = {
   NamespaceDeletionDiscoveryFailure: 'ResourcesDiscovered',
   NamespaceDeletionGroupVersionParsingFailure: 'ParsedGroupVersions',
   NamespaceDeletionContentFailure: 'ContentDeleted',
   NamespaceContentRemaining: 'ContentRemoved',
-  NamespaceFinalizersRemaining: 'ContentRemoved',
+  NamespaceFinalizersRemaining: 'ContentHasNoFinalizers',
 };
 
 /** Some content is still going away (ResourcesRemainingError): try again in `estimateSeconds / 2`. */
@@ -193,7 +193,7 @@ export class NamespacedResourcesDeleter {
     }
     if (finalizersRemaining.size) {
       const parts = [...finalizersRemaining].map(([f, n]) => `${f} in ${n} resource instances`).sort();
-      newConditions.push(this.condition('NamespaceFinalizersRemaining', 'SomeFinalizerRemain', `Some finalizers are remaining: ${parts.join(', ')}`));
+      newConditions.push(this.condition('NamespaceFinalizersRemaining', 'SomeFinalizersRemain', `Some content in the namespace has finalizers remaining: ${parts.join(', ')}`));
     }
     if (contentErrors.length && !newConditions.some((c) => c.type === 'NamespaceDeletionContentFailure')) {
       const msgs = contentErrors.map((e) => e.message).sort();
