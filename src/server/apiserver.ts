@@ -20,7 +20,7 @@ import { pruneUnknownFields } from '../apimachinery/unknown-fields.js';
 import { normalizeTimes } from '../apimachinery/times.js';
 import { resolveSchema, refTo } from '../apimachinery/schema.js';
 import { encodeWatchEvent, PROTOBUF_WATCH_MEDIA_TYPE, decodeObject } from '../apimachinery/protobuf/index.js';
-import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource } from '../apimachinery/types.js';
+import { apiVersionOf, isJsonObject, type KubeObject, type KubeList, type GroupVersionResource, type ObjectMeta } from '../apimachinery/types.js';
 import { applyPatch } from './patch.js';
 import { applyRequest, fieldManagerScope, forceOf, managerOrUserAgent, trackUpdate, trackViewUpdate, patchOptionsIssues, type FieldManagerScope } from './fieldmanager.js';
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, ApiRegistry, RegisteredResource, UserInfo } from '../registry/registry.js';
@@ -1032,13 +1032,14 @@ function summarizeData(data: Uint8Array, max: number): string {
 
 /** rest.WipeObjectMetaSystemFields, run on a create before the field manager and admission. */
 function wipeObjectMetaSystemFields(obj: KubeObject): void {
-  const m = obj.metadata;
+  const m = obj.metadata as (ObjectMeta & { selfLink?: string }) | undefined;
   if (!m) return;
-  delete m.creationTimestamp;
-  delete m.uid;
-  delete m.deletionTimestamp;
-  delete m.deletionGracePeriodSeconds;
-  delete (m as { selfLink?: string }).selfLink;
+  // Only what is there: a delete changes the object's shape, which the create path need not pay.
+  if (m.creationTimestamp !== undefined) delete m.creationTimestamp;
+  if (m.uid !== undefined) delete m.uid;
+  if (m.deletionTimestamp !== undefined) delete m.deletionTimestamp;
+  if (m.deletionGracePeriodSeconds !== undefined) delete m.deletionGracePeriodSeconds;
+  if (m.selfLink !== undefined) delete m.selfLink;
 }
 
 /**
