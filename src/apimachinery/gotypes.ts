@@ -31,6 +31,7 @@
 // lossless parser) are taken as exact integer literals. Duplicate keys (JSON.parse keeps the last)
 // and integer-like map keys (JS orders them first) can change which error is the first.
 
+import { base64ErrorOffset } from './gobase64.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
@@ -446,42 +447,6 @@ function decodeBytes(st: State, v: unknown, struct: string | undefined, goType: 
     return;
   }
   soft(st, struct, v, goType);
-}
-
-const B64 = new Int16Array(256).fill(-1);
-for (let i = 0; i < 64; i++) B64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
-const B64_PLAIN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-/**
- * The offset base64.StdEncoding.Decode reports (CorruptInputError, in bytes of the UTF-8 text), or
- * -1 when the text decodes. A port of Go's decodeQuantum: \r and \n are skipped, padding is
- * required, trailing bits are ignored.
- */
-function base64ErrorOffset(text: string): number {
-  if (B64_PLAIN.test(text)) return -1;
-  const src = Buffer.from(text, 'utf8');
-  let si = 0;
-  while (si < src.length) {
-    for (let j = 0; j < 4; j++) {
-      if (si === src.length) return j === 0 ? -1 : si - j;
-      const c = src[si++]!;
-      if (B64[c]! >= 0) continue;
-      if (c === 10 || c === 13) {
-        j--;
-        continue;
-      }
-      if (c !== 61 || j < 2) return si - 1;
-      if (j === 2) {
-        while (si < src.length && (src[si] === 10 || src[si] === 13)) si++;
-        if (si === src.length) return src.length;
-        if (src[si] !== 61) return si - 1;
-        si++;
-      }
-      while (si < src.length && (src[si] === 10 || src[si] === 13)) si++;
-      return si < src.length ? si : -1;
-    }
-  }
-  return -1;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import { partialObjectMetadata, toTable, type IncludeObject } from '../registry/
 import { cloneObject } from '../registry/codec.js';
 import { inexactIntegerError } from '../apimachinery/json.js';
 import { goTypeError } from '../apimachinery/gotypes.js';
+import { exactMetadataName, parseFieldSelector } from '../apimachinery/fields.js';
 import { Discovery, AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1 } from './discovery.js';
 import { BodyBuffers, finishedWhenSent } from './body-buffers.js';
 import type { ApiMetrics } from './metrics.js';
@@ -155,7 +156,8 @@ export class ApiServer {
         if (why) throw badRequest(`invalid timeout specified in the request URL - ${why}`);
       }
       if (!longRunning && limit > 0 && this.inFlight >= limit) {
-        throw new PlainTextError(tooManyRequests('Too many requests, please try again later.'), 'Too many requests, please try again later.');
+        const tooMany = tooManyRequests('Too many requests, please try again later.');
+        throw new PlainTextError(tooMany.status, tooMany.message);
       }
       if (!longRunning) {
         this.inFlight++;
@@ -243,7 +245,7 @@ export class ApiServer {
     if (!info.isResourceRequest) {
       if (path === '/version' || path === '/version/') {
         // A GET-only web service upstream; WriteRawJSON pretty-prints (json.MarshalIndent, no newline).
-        if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw new StatusError({ reason: 'MethodNotAllowed', code: 405, message: 'the server does not allow this method on the requested resource', details: {} });
+        if (ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD') throw routerMethodNotAllowed();
         res.statusCode = 200;
         res.setHeader('Content-Type', 'application/json');
         res.end(JSON.stringify(this.cfg.version, null, 2));
@@ -281,7 +283,7 @@ export class ApiServer {
       // Inside a group/version with built-in resources, go-restful answers with a Status; anywhere
       // else (no such group/version, or one only custom resources serve) the not-found handler's text.
       const builtIn = this.cfg.registry.resources.some((x) => !x.registration.customResource && x.descriptor.group === info.apiGroup && x.descriptor.version === info.apiVersion);
-      throw builtIn ? pageNotFound(path) : notFoundPage();
+      throw builtIn ? pageNotFound() : notFoundPage();
     }
     await this.serveResource(ctx, r);
   }
@@ -344,13 +346,13 @@ export class ApiServer {
     const d = r.descriptor;
     const itemName = info.parts[1] ?? '';
     const sub = info.subresource;
-    if (sub && !d.subresources.some((s) => s.name === sub)) throw pageNotFound(info.path);
-    if (info.parts.length > 3) throw pageNotFound(info.path);
+    if (sub && !d.subresources.some((s) => s.name === sub)) throw pageNotFound();
+    if (info.parts.length > 3) throw pageNotFound();
     if (r.registration.warnings?.length) setWarnings(ctx.res, r.registration.warnings);
     // Namespaced resources need a namespace except for list/watch across all namespaces.
     const namespace = d.namespaced ? info.namespace || undefined : undefined;
-    if (!d.namespaced && info.namespace && info.resource !== 'namespaces') throw pageNotFound(info.path);
-    if (d.namespaced && !namespace && itemName) throw pageNotFound(info.path);
+    if (!d.namespaced && info.namespace && info.resource !== 'namespaces') throw pageNotFound();
+    if (d.namespaced && !namespace && itemName) throw pageNotFound();
     const method = ctx.req.method ?? 'GET';
     if (itemName && sub && r.store.strategy.subresources?.[sub]?.view && info.verb !== 'watch') {
       if (method === 'GET' || method === 'HEAD') this.allowed(r, sub, 'get');
@@ -385,7 +387,7 @@ export class ApiServer {
           throw methodNotAllowed(r, method.toLowerCase());
       }
     }
-    if (d.namespaced && !namespace && (method === 'POST' || method === 'DELETE')) throw pageNotFound(info.path);
+    if (d.namespaced && !namespace && (method === 'POST' || method === 'DELETE')) throw pageNotFound();
     switch (method) {
       case 'GET':
       case 'HEAD':
@@ -713,7 +715,7 @@ export class ApiServer {
     let fieldSelector = q.get('fieldSelector') ?? '';
     if (name !== undefined) {
       // A watch of one object allows no field selector but one naming that object (get.go ListResource).
-      if (fieldSelector && exactNameOf(fieldSelector) !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+      if (fieldSelector && exactMetadataName(parseFieldSelector(fieldSelector)) !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
       fieldSelector = `metadata.name=${name}`;
     }
     // Go's int64 parameter: 0 (or none) is the server's default; a negative one ends the watch at once.
@@ -1003,7 +1005,11 @@ function decodePath(p: string): string {
  * CRD handler (NewMethodNotSupported: `create is not supported on resources of kind ...`).
  */
 function methodNotAllowed(r: RegisteredResource, action: string): StatusError {
-  if (r.registration.customResource) return methodNotSupported(r.store.groupResource, action);
+  return r.registration.customResource ? methodNotSupported(r.store.groupResource, action) : routerMethodNotAllowed();
+}
+
+/** go-restful's 405 (NewGenericServerResponse: a fixed message, empty details). */
+function routerMethodNotAllowed(): StatusError {
   return new StatusError({ reason: 'MethodNotAllowed', code: 405, message: 'the server does not allow this method on the requested resource', details: {} });
 }
 
@@ -1068,23 +1074,23 @@ function dedupOwnerReferences(obj: KubeObject, afterMutatingAdmission: boolean, 
 }
 
 /** go-restful's 404 for a path its web service does not route (NewGenericServerResponse: empty details). */
-function pageNotFound(_path: string): StatusError {
+function pageNotFound(): StatusError {
   return new StatusError({ reason: 'NotFound', code: 404, message: 'the server could not find the requested resource', details: {} });
 }
 
 /** An error answered as Go's http.Error writes it: `text` and a newline, text/plain. */
 class PlainTextError extends StatusError {
   constructor(
-    status: StatusError,
+    status: StatusError['status'],
     readonly text: string,
   ) {
-    super(status.status);
+    super(status);
   }
 }
 
 /** The not-found handler's answer for a path no API group serves: `404 page not found`. */
 function notFoundPage(): PlainTextError {
-  return new PlainTextError(new StatusError({ reason: 'NotFound', code: 404, message: 'the server could not find the requested resource', details: {} }), '404 page not found');
+  return new PlainTextError(pageNotFound().status, '404 page not found');
 }
 
 function pickAggregated(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
@@ -1171,12 +1177,6 @@ function parseInt64Param(s: string): number {
   const big = BigInt(s);
   if (big > 9223372036854775807n || big < -9223372036854775808n) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(s)}: value out of range`);
   return Number(big);
-}
-
-/** The name a field selector requires exactly (`metadata.name=x` or `==`), if it is only that. */
-function exactNameOf(selector: string): string | undefined {
-  const m = /^metadata\.name(?:==?)(.*)$/.exec(selector.trim());
-  return m && !m[1]!.includes(',') ? m[1]! : undefined;
 }
 
 /** The body's apiVersion/kind must name the resource's kind (or be omitted where kube allows). */

@@ -4,6 +4,7 @@
 // of fields a manager stops applying, client-side apply (JSON merge patch, 3-way) twice and with a
 // field removed, migration client-side → server-side, and managedFields of /status and /scale.
 import assert from 'node:assert/strict';
+import { waitServed } from '../support/crd.js';
 import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { ensureTools } from '../support/tools.js';
@@ -94,8 +95,7 @@ for (const kubectl of KUBECTLS) {
       await ok(['apply', '--server-side', '-f', await file('crd.yaml', CRD)]);
       await ok(['wait', '--for', 'condition=established', '--timeout=10s', 'crd/widgets.apply.example.com']);
       // Discovery may lag the condition by a moment: wait until the resource answers.
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && (await env.raw.request({ path: '/apis/apply.example.com/v1/namespaces/default/widgets' })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+      await waitServed(env.raw, '/apis/apply.example.com/v1/namespaces/default/widgets');
     });
 
     it('apply --server-side creates, records list-map/set/atomic fields by schema, re-applies without a write', async () => {

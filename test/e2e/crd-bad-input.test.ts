@@ -3,6 +3,7 @@
 // the schema (create, merge patch and server-side apply), and apply bodies that are not objects.
 // Each gets a precise 400/422 Status, and the server keeps serving afterwards.
 import assert from 'node:assert/strict';
+import { waitServed } from '../support/crd.js';
 import { after, before, describe, it } from 'node:test';
 import { adminCredentials, RawClient, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -109,8 +110,7 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
       },
     };
     assert.equal((await post(CRDS, crd('thing', schema))).status, 201);
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && (await raw.request({ path: base })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+    await waitServed(raw, base);
     assert.equal((await raw.request({ path: base })).status, 200);
     assert.equal((await post(base, JSON.stringify({ apiVersion: 'bad.example.com/v1', kind: 'Thing', metadata: { name: 'ok' }, spec: { min: 1, max: 2 } }))).status, 201);
   });
@@ -165,8 +165,7 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
     const made0 = await post(CRDS, crd('big', schema).replace('"maximum":9223372036854776000', '"maximum":9223372036854775807'));
     assert.equal(made0.status, 201, made0.text());
     const bigs = '/apis/bad.example.com/v1/namespaces/default/bigs';
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && (await raw.request({ path: bigs })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+    await waitServed(raw, bigs);
     const obj = (spec: string): string => `{"apiVersion":"bad.example.com/v1","kind":"Big","metadata":{"name":"b"},"spec":${spec}}`;
     const rejected = (r: RawResponse, fields: string): void => {
       const st = status(r, 400);

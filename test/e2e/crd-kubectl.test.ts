@@ -3,6 +3,7 @@
 // CRD in the `all` category (a namespace holding only custom resources) and `explain` of a nested
 // field of the kind.
 import assert from 'node:assert/strict';
+import { waitServed } from '../support/crd.js';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -53,8 +54,7 @@ for (const kubectl of KUBECTLS) {
     it('sets up the CRD and custom resources in a namespace of their own', async () => {
       await ok(['create', '-f', await file('crd.yaml', CRD)]);
       await ok(['wait', '--for', 'condition=established', '--timeout=10s', 'crd/gadgets.tools.example.com']);
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && (await env.raw.request({ path: '/apis/tools.example.com/v1/gadgets' })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+      await waitServed(env.raw, '/apis/tools.example.com/v1/gadgets');
       await ok(['create', 'namespace', 'only-crs']);
       await ok(['apply', '-f', await file('g1.yaml', gadget('g1', 'red'))]);
       await ok(['apply', '-f', await file('g2.yaml', gadget('g2', 'blue'))]);

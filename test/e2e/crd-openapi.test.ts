@@ -3,6 +3,7 @@
 // validates objects client-side against v2 (which must not close what the schema leaves open:
 // nullable fields, preserved unknown fields, a version whose root preserves unknown fields).
 import assert from 'node:assert/strict';
+import { waitServed } from '../support/crd.js';
 import { describe, it } from 'node:test';
 import { ensureTools } from '../support/tools.js';
 import { KUBECTLS, useKubectlServer } from '../support/kubectl.js';
@@ -61,8 +62,7 @@ for (const kubectl of KUBECTLS) {
     it('sets up the CRD', async () => {
       await ok(['create', '-f', await file('crd.yaml', CRD)]);
       await ok(['wait', '--for', 'condition=established', '--timeout=10s', 'crd/things.oapi.example.com']);
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && (await env.raw.request({ path: '/apis/oapi.example.com/v1/things' })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+      await waitServed(env.raw, '/apis/oapi.example.com/v1/things');
     });
 
     it('objects the schema allows pass client-side validation: null in a nullable required field, unknown fields where preserved, any field under a root that preserves them', async () => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { crdObject, PHASE_STATUS } from '../support/crd.js';
+import { crdObject, PHASE_STATUS, waitServed } from '../support/crd.js';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, repoRoot, run, tools } from '../support/tools.js';
@@ -31,8 +31,7 @@ before(async () => {
   const json = { 'content-type': 'application/json' };
   assert.equal((await raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', headers: json, body: JSON.stringify(CRD) })).status, 201);
   assert.equal((await raw.request({ method: 'POST', path: '/api/v1/namespaces', headers: json, body: JSON.stringify({ metadata: { name: 'py-custom' } }) })).status, 201);
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline && (await raw.request({ path: '/apis/py.example.com/v1/widgets' })).status !== 200) await new Promise((r) => setTimeout(r, 50));
+  await waitServed(raw, '/apis/py.example.com/v1/widgets');
 });
 
 after(async () => {

@@ -1,5 +1,7 @@
 // CustomResourceDefinition fixtures shared by the e2e tests and bench/cr.ts: one served, stored
 // version whose schema has `spec` (and optionally `status`) under a structural object root.
+import type { RawClient } from './https.js';
+import { eventually } from './eventually.js';
 
 export type Schema = Record<string, unknown>;
 
@@ -42,3 +44,9 @@ export function crdObject(f: CrdFixture) {
     },
   };
 }
+
+/** Waits (up to 10 s, failing after) until `path` answers 200: a CRD's resource is being served. */
+export async function waitServed(raw: RawClient, path: string): Promise<void> {
+  await eventually(10_000, `${path} served`, async () => ((await raw.request({ path })).status === 200 ? true : undefined));
+}
+

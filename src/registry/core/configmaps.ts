@@ -1,5 +1,6 @@
 import { badRequest, fieldIssue, type FieldIssue, type StatusError } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
+import { decodeStdBase64 } from '../../apimachinery/gobase64.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
 
@@ -38,67 +39,6 @@ function goKind(v: unknown): string {
   if (typeof v === 'boolean') return 'bool';
   if (Array.isArray(v)) return 'array';
   return 'object';
-}
-
-const STD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-const DECODE_MAP = new Int16Array(256).fill(-1);
-for (let i = 0; i < STD_ALPHABET.length; i++) DECODE_MAP[STD_ALPHABET.charCodeAt(i)] = i;
-const PADDED_BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const CR = 13;
-const LF = 10;
-const PAD = 61; // '='
-
-/**
- * base64.StdEncoding.Decode, as encoding/json applies it to a []byte field: the bytes, or the
- * offset its CorruptInputError reports ("illegal base64 data at input byte N"). A port of Go's
- * decodeQuantum: \r and \n are skipped anywhere, padding is required, trailing bits are ignored
- * (not Strict), and offsets count UTF-8 bytes of the string.
- */
-export function decodeStdBase64(text: string): Buffer | number {
-  // Newline-free, correctly padded input: Node's decoder gives the same bytes.
-  if (PADDED_BASE64_RE.test(text)) return Buffer.from(text, 'base64');
-  const src = Buffer.from(text, 'utf8');
-  const dst = Buffer.alloc(Math.floor(src.length / 4) * 3 + 3);
-  const dbuf = [0, 0, 0, 0];
-  let n = 0;
-  let si = 0;
-  while (si < src.length) {
-    dbuf.fill(0);
-    let dlen = 4;
-    for (let j = 0; j < 4; j++) {
-      if (si === src.length) {
-        if (j === 0) return dst.subarray(0, n);
-        return si - j; // an incomplete quantum: the padding is missing
-      }
-      const c = src[si++]!;
-      const v = DECODE_MAP[c]!;
-      if (v >= 0) {
-        dbuf[j] = v;
-        continue;
-      }
-      if (c === LF || c === CR) {
-        j--;
-        continue;
-      }
-      if (c !== PAD || j < 2) return si - 1; // a foreign byte, or padding too early
-      if (j === 2) {
-        // "==" is expected; the first '=' is consumed.
-        while (si < src.length && (src[si] === LF || src[si] === CR)) si++;
-        if (si === src.length) return src.length;
-        if (src[si] !== PAD) return si - 1;
-        si++;
-      }
-      while (si < src.length && (src[si] === LF || src[si] === CR)) si++;
-      if (si < src.length) return si; // trailing garbage after the padding
-      dlen = j;
-      break;
-    }
-    const val = (dbuf[0]! << 18) | (dbuf[1]! << 12) | (dbuf[2]! << 6) | dbuf[3]!;
-    dst[n++] = (val >> 16) & 0xff;
-    if (dlen >= 3) dst[n++] = (val >> 8) & 0xff;
-    if (dlen === 4) dst[n++] = val & 0xff;
-  }
-  return dst.subarray(0, n);
 }
 
 /**

@@ -8,11 +8,11 @@ import {
   configKeyIssues,
   decodeError,
   decodeErrorOf,
-  decodeStdBase64,
   immutableDataIssues,
   normalizeDecoded,
   type FieldCodec,
 } from './configmaps.js';
+import { decodeStdBase64 } from '../../apimachinery/gobase64.js';
 
 const REDACTED = '<secret contents redacted>';
 
