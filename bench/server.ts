@@ -3,11 +3,15 @@
 //   bare: a node:http2 secure server (HTTP/1.1 allowed, as kplane's) with the same certificate
 //         that parses each JSON body and answers it, keeping objects in a Map: the ceiling of
 //         node's HTTP stack plus JSON, without kplane.
+//   bare-etcd: the same server, but a create is etcd3's transaction create-if-absent of the JSON
+//         (what kplane's create sends to etcd) before the answer: the ceiling of a Node server
+//         that writes through the etcd3 client, without kplane.
 import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
 import { createControlPlane, type ControlPlane } from '../src/controlplane.js';
 import { etcd, sqlite } from '../src/storage/factories.js';
 import type { KubeObject } from '../src/apimachinery/types.js';
@@ -17,7 +21,7 @@ import { BENCH_TOKEN, configMap, serveRpc, type Memory, type Pauses, type Starte
 import { PerformanceObserver, constants, monitorEventLoopDelay, type PerformanceEntry } from 'node:perf_hooks';
 
 interface StartArgs {
-  readonly kind: 'kplane-sqlite' | 'kplane-etcd' | 'bare';
+  readonly kind: 'kplane-sqlite' | 'kplane-etcd' | 'bare' | 'bare-etcd';
   /** Holds pki/ (shared by every server of a run, so all serve the same certificate). */
   readonly dataDir: string;
   /** Where the SQLite file goes (kplane-sqlite). */
@@ -39,12 +43,18 @@ interface PreloadArgs {
 
 let cp: ControlPlane | undefined;
 let bare: Http2SecureServer | undefined;
+/** bare-etcd: the client its creates go through. */
+let bareEtcd: Etcd3 | undefined;
 const bareSockets = new Set<Socket>();
 /** The bare server's objects: namespace → name → object. */
 const bareObjects = new Map<string, Map<string, unknown>>();
 
 async function start(a: StartArgs): Promise<StartedServer> {
   if (a.kind === 'bare') return startBare(a.tls!);
+  if (a.kind === 'bare-etcd') {
+    bareEtcd = new Etcd3({ hosts: [a.etcdEndpoint ?? ''] });
+    return startBare(a.tls!);
+  }
   cp = await createControlPlane({
     storage: a.kind === 'kplane-sqlite' ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db'), inProcessWriter: process.env.KPLANE_SQLITE_WRITER === 'inprocess' }) : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
     dataDir: a.dataDir,
@@ -97,6 +107,18 @@ function bareHandler(req: IncomingMessage | Http2ServerRequest, res: ServerRespo
   req.on('end', () => {
     const obj = JSON.parse(Buffer.concat(chunks).toString('utf8')) as KubeObject;
     const n = name ?? (obj.metadata?.name || (obj.metadata?.generateName !== undefined ? (obj.metadata.name = `${obj.metadata.generateName}${(bareGenerated++).toString(36)}`) : ''));
+    if (bareEtcd && req.method === 'POST') {
+      const key = `/bare/configmaps/${ns}/${n}`;
+      bareEtcd
+        .if(key, 'Create', '==', 0)
+        .then(bareEtcd.put(key).value(JSON.stringify(obj)))
+        .commit()
+        .then(
+          (r) => send(r.succeeded ? 201 : 409, obj),
+          (e: Error) => send(500, { kind: 'Status', code: 500, message: e.message }),
+        );
+      return;
+    }
     objs.set(n, obj);
     send(req.method === 'POST' ? 201 : 200, obj);
   });
@@ -158,6 +180,7 @@ async function memory(): Promise<Memory> {
 
 async function stop(): Promise<void> {
   if (cp) await cp.stop();
+  bareEtcd?.close();
   for (const so of bareSockets) so.destroy();
   bare?.close();
   // A normal exit, so that --cpu-prof writes its profile.
