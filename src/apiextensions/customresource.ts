@@ -166,27 +166,59 @@ const KEEP = [
   'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
 ] as const;
 
+const INT_OR_STRING = '[{"type":"integer"},{"type":"string"}]';
+const isIntOrString = (anyOf: readonly JSONSchemaProps[] | undefined) => anyOf !== undefined && JSON.stringify(anyOf) === INT_OR_STRING;
+
 /**
- * A CRD schema as published in /openapi/v3 (junctors and examples dropped, as the structural schema
- * has none); /openapi/v2 derives its form from this one (openapi/v2.ts: structuralToV2).
+ * A CRD schema as published in /openapi/v3, as upstream's builder publishes the structural schema
+ * (Structural.Unfold, then ToKubeOpenAPI, then addEmbeddedProperties): value validations with their
+ * junctors (allOf/anyOf/oneOf/not, whose nodes are `nested`: no unfolding, no embedded
+ * properties), `x-kubernetes-int-or-string` unfolded into `anyOf: [integer, string]` (under a
+ * leading `allOf` when the node has an anyOf of its own), and embedded resources given apiVersion,
+ * kind and metadata (required: kind, apiVersion). Examples and other non-structural keywords are
+ * dropped. /openapi/v2 derives its form from this one (openapi/v2.ts: structuralToV2).
  */
-export function toPublishedSchema(s: JSONSchemaProps): OpenAPISchema {
+export function toPublishedSchema(s: JSONSchemaProps, nested = false): OpenAPISchema {
   const out: Record<string, unknown> = {};
-  for (const k of KEEP) if (s[k] !== undefined) out[k] = s[k];
-  if (s.properties) out['properties'] = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toPublishedSchema(v)]));
-  if (s.items && !Array.isArray(s.items)) out['items'] = toPublishedSchema(s.items);
-  if (s.additionalProperties !== undefined) out['additionalProperties'] = typeof s.additionalProperties === 'boolean' ? s.additionalProperties : toPublishedSchema(s.additionalProperties);
+  for (const k of KEEP) {
+    const v = s[k];
+    // Upstream's schema type omits false flags, empty strings and empty lists (`default` aside).
+    if (v !== undefined && (k === 'default' || (v !== false && v !== '' && !(Array.isArray(v) && v.length === 0)))) out[k] = v;
+  }
+  if (s.properties) out['properties'] = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, toPublishedSchema(v, nested)]));
+  if (s.items && !Array.isArray(s.items)) out['items'] = toPublishedSchema(s.items, nested);
+  if (s.additionalProperties !== undefined) {
+    out['additionalProperties'] = typeof s.additionalProperties === 'boolean' ? s.additionalProperties : toPublishedSchema(s.additionalProperties, nested);
+  }
+  const junctor = (list: readonly JSONSchemaProps[] | undefined) => list?.map((x) => toPublishedSchema(x, true));
+  let allOf = junctor(s.allOf);
+  let anyOf = junctor(s.anyOf);
+  if (!nested && s['x-kubernetes-int-or-string'] && !isIntOrString(s.anyOf) && !isIntOrString(s.allOf?.[0]?.anyOf)) {
+    const intOrString: OpenAPISchema[] = [{ type: 'integer' }, { type: 'string' }];
+    if (anyOf === undefined) anyOf = intOrString;
+    else allOf = [{ anyOf: intOrString }, ...(allOf ?? [])];
+  }
+  if (allOf) out['allOf'] = allOf;
+  if (s.oneOf) out['oneOf'] = junctor(s.oneOf);
+  if (anyOf) out['anyOf'] = anyOf;
+  if (s.not) out['not'] = toPublishedSchema(s.not, true);
+  if (!nested && s['x-kubernetes-embedded-resource']) {
+    out['properties'] = { ...(out['properties'] as Record<string, OpenAPISchema> | undefined), ...embeddedResourceProperties() };
+    const required = [...(s.required ?? [])];
+    for (const f of ['kind', 'apiVersion']) if (!required.includes(f)) required.push(f);
+    out['required'] = required;
+  }
   return out as OpenAPISchema;
 }
 
-function definitionsFor(defName: string, group: string, version: string, kind: string, listKind: string, schema: JSONSchemaProps | undefined): Definitions {
+/** apiVersion, kind and metadata, as the root and embedded resources have them. */
+function embeddedResourceProperties(): Record<string, OpenAPISchema> {
+  return { apiVersion: apiVersionField, kind: kindField, metadata: { ...refTo(META + 'ObjectMeta'), description: "Standard object's metadata." } };
+}
+
+function definitionsFor(defName: string, group: string, version: string, kind: string, listKind: string, plural: string, schema: JSONSchemaProps | undefined): Definitions {
   const root = schema ? toPublishedSchema(schema) : ({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as OpenAPISchema);
-  const properties: Record<string, OpenAPISchema> = {
-    ...(root.properties ?? {}),
-    apiVersion: apiVersionField,
-    kind: kindField,
-    metadata: { ...refTo(META + 'ObjectMeta'), description: "Standard object's metadata." },
-  };
+  const properties: Record<string, OpenAPISchema> = { ...(root.properties ?? {}), ...embeddedResourceProperties() };
   const sorted = Object.fromEntries(Object.entries(properties).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return {
     // CUSTOM_RESOURCE_SCHEMA marks the kind for the v2 builder (stripped from both documents).
@@ -197,7 +229,7 @@ function definitionsFor(defName: string, group: string, version: string, kind: s
       required: ['items'],
       properties: {
         apiVersion: apiVersionField,
-        items: { type: 'array', description: `List of ${kind.toLowerCase()}s. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md`, items: refTo(defName) },
+        items: { type: 'array', description: `List of ${plural}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md`, items: refTo(defName) },
         kind: kindField,
         metadata: listMetaField(),
       },
@@ -374,5 +406,5 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
     pruneUnknownFields: (obj) => prune(obj, structural, { isResourceRoot: true, pruneRootMetadata: true }),
     ...(warning ? { warnings: [warning] } : {}),
   };
-  return { registration, definitions: definitionsFor(defName, group, version, kind, listKind, schema) };
+  return { registration, definitions: definitionsFor(defName, group, version, kind, listKind, plural, schema) };
 }

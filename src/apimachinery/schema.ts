@@ -15,6 +15,11 @@ export interface OpenAPISchema {
   default?: unknown;
   /** OpenAPI 3 (a custom resource's schema); /openapi/v2 drops it with the node's type. */
   nullable?: boolean;
+  /** Junctors of a custom resource's schema (value validations), published in v3, dropped from v2. */
+  allOf?: OpenAPISchema[];
+  anyOf?: OpenAPISchema[];
+  oneOf?: OpenAPISchema[];
+  not?: OpenAPISchema;
   'x-kubernetes-patch-strategy'?: string;
   'x-kubernetes-patch-merge-key'?: string;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';

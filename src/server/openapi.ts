@@ -23,6 +23,7 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
     version: { gitVersion: version.gitVersion },
     returnsDeletedObject: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.returnDeletedObject ?? false,
     supportsStrategicMergePatch: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.strategicMergePatch !== false,
+    customResource: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.customResource === true,
   });
   const send = (req: Request, res: Response, body: Buffer, contentType: string, etag: string): void => {
     res.setHeader('ETag', `"${etag}"`);

@@ -52,6 +52,11 @@ export interface RouteOptions {
    * ReturnDeletedObject stores). Default: the core resources that do so upstream.
    */
   readonly returnsDeletedObject?: (r: ResourceDescriptor) => boolean;
+  /**
+   * Whether a resource is a custom resource: its routes are then those of apiextensions-apiserver's
+   * CRD OpenAPI builder (customResourceRoutes), not the installer's. Default: no.
+   */
+  readonly customResource?: (r: ResourceDescriptor) => boolean;
 }
 
 const RETURNS_DELETED_OBJECT = new Set(
@@ -65,6 +70,7 @@ const WATCH_EVENT = META_PREFIX + 'WatchEvent';
 const PATCH = META_PREFIX + 'Patch';
 
 const JSON_YAML_PB = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'] as const;
+const JSON_YAML = ['application/json', 'application/yaml'] as const;
 const STREAMING = [...JSON_YAML_PB, 'application/json;stream=watch', 'application/vnd.kubernetes.protobuf;stream=watch'] as const;
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
 
@@ -142,6 +148,9 @@ const DELETECOLLECTION_PARAMS: readonly Param[] = [
   P.timeoutSeconds,
 ];
 
+// GetOptions, which custom resources' read operations take (built-in ones do not publish it).
+const RESOURCE_VERSION_GET = q('resourceVersion', 'string', 'Constrain which resource version the object is served from. Default: the most recent.');
+
 const body = (schema: string, required: boolean): Param => (required ? { name: 'body', in: 'body', required: true, schema } : { name: 'body', in: 'body', schema });
 
 // ---- names
@@ -199,6 +208,7 @@ function sortParams(params: readonly Param[]): Param[] {
 
 /** Routes of one resource (collection, item, watch, all-namespaces and subresource paths). */
 export function resourceRoutes(r: ResourceDescriptor, options: RouteOptions = {}): Route[] {
+  if (options.customResource?.(r)) return customResourceRoutes(r);
   const gvPath = groupVersionPath(r.group, r.version);
   const infix = groupVersionInfix(r.group, r.version);
   const tags = [groupVersionTag(r.group, r.version)];
@@ -418,6 +428,84 @@ function subresourceDefinition(group: string, version: string, kind: string): st
   return `io.k8s.api.${g}.${version}.${kind}`;
 }
 
+/**
+ * Routes of a custom resource as apiextensions-apiserver's CRD OpenAPI builder publishes them
+ * (controller/openapi/builder: generateBuilder, buildRoute), which differ from the installer's: no
+ * watch paths; JSON and YAML only (no protobuf, no watch streams), also for request bodies; patch
+ * answers 200 only; read takes GetOptions (`resourceVersion`); deletecollection takes ListOptions
+ * and no body; every operation, status and scale included, carries the custom resource's GVK.
+ */
+export function customResourceRoutes(r: ResourceDescriptor): Route[] {
+  const gvPath = groupVersionPath(r.group, r.version);
+  const infix = groupVersionInfix(r.group, r.version);
+  const tags = [groupVersionTag(r.group, r.version)];
+  const gvk = { group: r.group, version: r.version, kind: r.kind };
+  const ns = r.namespaced ? 'Namespaced' : '';
+  const scopePath = r.namespaced ? `${gvPath}/namespaces/{namespace}` : gvPath;
+  const scopeParams = r.namespaced ? [P.namespace] : [];
+  const patchTypes = PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
+  const ok = (schema: string): Response => ({ code: '200', description: 'OK', schema });
+  const unauthorized: Response = { code: '401', description: 'Unauthorized' };
+  const op = (method: HttpMethod, operationId: string, action: Action, description: string, params: readonly Param[], responses: readonly Response[]): Operation => ({
+    method,
+    operationId,
+    description,
+    tags,
+    action,
+    gvk,
+    consumes: method === 'patch' ? patchTypes : JSON_YAML,
+    produces: JSON_YAML,
+    params,
+    responses: [...responses, unauthorized],
+  });
+  const routes: Route[] = [];
+  const add = (path: string, common: readonly Param[], ops: Operation[]) => {
+    routes.push({ path, operations: ops.map((o) => ({ ...o, params: sortParams([...common, P.pretty, ...o.params]) })) });
+  };
+  // The operations on one object (the object itself, or its status or scale).
+  const objectOps = (sub: string, def: string): Operation[] => {
+    const rest = `${ns}${r.kind}${toValidOperationID(sub, true)}`;
+    const of = sub === '' ? '' : ` ${sub} of`;
+    return [
+      op('get', `read${infix}${rest}`, 'get', `read${of} the specified ${r.kind}`, [RESOURCE_VERSION_GET], [ok(def)]),
+      op('put', `replace${infix}${rest}`, 'put', `replace${of} the specified ${r.kind}`, [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation], [
+        ok(def),
+        { code: '201', description: 'Created', schema: def },
+      ]),
+      op('patch', `patch${infix}${rest}`, 'patch', `partially update${of} the specified ${r.kind}`, [body(PATCH, true), P.dryRun, P.fieldManagerApply, P.fieldValidation, P.force], [ok(def)]),
+    ];
+  };
+
+  if (r.namespaced) {
+    add(`${gvPath}/${r.plural}`, [], [op('get', `list${infix}${r.kind}ForAllNamespaces`, 'list', `list objects of kind ${r.kind}`, LIST_PARAMS, [ok(r.definitionName + 'List')])]);
+  }
+  add(`${scopePath}/${r.plural}`, scopeParams, [
+    op('get', `list${infix}${ns}${r.kind}`, 'list', `list objects of kind ${r.kind}`, LIST_PARAMS, [ok(r.definitionName + 'List')]),
+    op('post', `create${infix}${ns}${r.kind}`, 'post', `create ${article(r.kind)} ${r.kind}`, [body(r.definitionName, true), P.dryRun, P.fieldManager, P.fieldValidation], [
+      ok(r.definitionName),
+      { code: '201', description: 'Created', schema: r.definitionName },
+      { code: '202', description: 'Accepted', schema: r.definitionName },
+    ]),
+    op('delete', `delete${infix}Collection${ns}${r.kind}`, 'deletecollection', `delete collection of ${r.kind}`, LIST_PARAMS, [ok(STATUS)]),
+  ]);
+  const item = `${scopePath}/${r.plural}/{name}`;
+  const itemParams = [P.name(r.kind), ...scopeParams];
+  add(item, itemParams, [
+    ...objectOps('', r.definitionName),
+    op('delete', `delete${infix}${ns}${r.kind}`, 'delete', `delete ${article(r.kind)} ${r.kind}`, [body(DELETE_OPTIONS, false), ...DELETE_PARAMS], [
+      ok(STATUS),
+      { code: '202', description: 'Accepted', schema: STATUS },
+    ]),
+  ]);
+  for (const sub of r.subresources) {
+    const group = sub.group ?? r.group;
+    const version = sub.version ?? r.version;
+    const def = sub.kind === r.kind && group === r.group ? r.definitionName : subresourceDefinition(group, version, sub.kind);
+    add(`${item}/${sub.name}`, itemParams, objectOps(sub.name, def));
+  }
+  return routes;
+}
+
 function article(kind: string): string {
   return /^[AEIOU]/.test(kind) ? 'an' : 'a';
 }
@@ -467,9 +555,13 @@ export function discoveryRoutes(groupVersions: readonly { group: string; version
   return routes;
 }
 
-/** Every route for the given resources: discovery first, then each resource's routes. */
+/**
+ * Every route for the given resources: discovery first, then each resource's routes. Custom
+ * resources' group-versions get no discovery routes: upstream serves their discovery outside the
+ * documented (go-restful) routes.
+ */
 export function buildRoutes(resources: readonly ResourceDescriptor[], options: RouteOptions = {}): Route[] {
-  const gvs = resources.map((r) => ({ group: r.group, version: r.version }));
+  const gvs = resources.filter((r) => !options.customResource?.(r)).map((r) => ({ group: r.group, version: r.version }));
   const routes = [...discoveryRoutes(gvs)];
   for (const r of resources) routes.push(...resourceRoutes(r, options));
   const seen = new Set<string>();

@@ -4,7 +4,7 @@ import { builtinDefinitions } from '../../api/definitions/index.js';
 import { builtinResources } from '../../api/resources.js';
 import type { OpenAPISchema } from '../schema.js';
 import type { SwaggerDocument, SwaggerParameter } from './v2.js';
-import { buildOpenAPIV2 } from './v2.js';
+import { buildOpenAPIV2, structuralToV2 } from './v2.js';
 
 const doc = buildOpenAPIV2({ resources: builtinResources, definitions: builtinDefinitions, version: { gitVersion: 'v1.34.0-kplane' } });
 
@@ -134,4 +134,70 @@ test('shared kinds list every served group-version; input untouched', () => {
 test('document is deterministic', () => {
   const again = buildOpenAPIV2({ resources: builtinResources, definitions: builtinDefinitions, version: { gitVersion: 'v1.34.0-kplane' } });
   assert.equal(JSON.stringify(again), JSON.stringify(doc));
+});
+
+test('custom resources get the CRD builder\'s routes: no watch paths, JSON and YAML only, GVK of the kind on subresources', () => {
+  const widget = {
+    ...builtinResources[0]!,
+    group: 'example.com', version: 'v1', kind: 'Widget', listKind: 'WidgetList', plural: 'widgets', singular: 'widget', namespaced: true,
+    definitionName: 'com.example.v1.Widget',
+    subresources: [{ name: 'status', kind: 'Widget', verbs: ['get', 'patch', 'update'] }, { name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] }],
+  };
+  const schema: OpenAPISchema = { type: 'object', properties: {}, 'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Widget' }] };
+  const d = buildOpenAPIV2({
+    resources: [...builtinResources, widget],
+    definitions: { ...builtinDefinitions, 'com.example.v1.Widget': schema, 'com.example.v1.WidgetList': schema, 'io.k8s.api.autoscaling.v1.Scale': { type: 'object' } },
+    version: { gitVersion: 'x' },
+    customResource: (r) => r.group === 'example.com',
+  });
+  const paths = Object.keys(d.paths).filter((p) => p.startsWith('/apis/example.com/v1/') && p !== '/apis/example.com/v1/');
+  assert.deepEqual(paths, [
+    '/apis/example.com/v1/namespaces/{namespace}/widgets',
+    '/apis/example.com/v1/namespaces/{namespace}/widgets/{name}',
+    '/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale',
+    '/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/status',
+    '/apis/example.com/v1/widgets',
+  ]);
+  const item = d.paths['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}']!;
+  assert.deepEqual(item.get?.produces, ['application/json', 'application/yaml']);
+  assert.deepEqual(item.put?.consumes, ['application/json', 'application/yaml']);
+  assert.deepEqual(item.patch?.consumes, ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
+  assert.deepEqual(Object.keys(item.patch!.responses), ['200', '401']);
+  assert.equal(item.get?.description, 'read the specified Widget');
+  const scale = d.paths['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale']!;
+  assert.equal(scale.patch?.operationId, 'patchExampleComV1NamespacedWidgetScale');
+  assert.equal(scale.patch?.description, 'partially update scale of the specified Widget');
+  assert.deepEqual(scale.patch?.['x-kubernetes-group-version-kind'], { group: 'example.com', kind: 'Widget', version: 'v1' });
+  assert.deepEqual(scale.get?.responses['200']?.schema, { $ref: '#/definitions/io.k8s.api.autoscaling.v1.Scale' });
+  // kubectl finds dry-run and field validation through the PATCH operation's own parameters.
+  assert.deepEqual(item.patch?.parameters?.map((p) => p.name), ['body', 'dryRun', 'fieldManager', 'fieldValidation', 'force']);
+  assert.equal(d.paths['/apis/example.com/v1/namespaces/{namespace}/widgets']?.delete?.parameters?.some((p) => p.in === 'body'), false);
+  // Built-in resources keep the installer's routes.
+  assert.ok(d.paths['/api/v1/watch/namespaces/{namespace}/configmaps']);
+});
+
+test('structuralToV2: what ToStructuralOpenAPIV2 and addEmbeddedProperties leave of a published custom resource schema', () => {
+  const meta = { $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta', description: 'm' };
+  const embeddedProps = { apiVersion: { type: 'string' as const }, kind: { type: 'string' as const }, metadata: meta };
+  const v2 = structuralToV2({
+    type: 'object',
+    properties: {
+      obj: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { a: { type: 'string' } } },
+      arr: { type: 'array', 'x-kubernetes-preserve-unknown-fields': true, items: { type: 'string' } },
+      ios: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
+      str: { type: 'string', allOf: [{ enum: ['a'] }], oneOf: [{ enum: ['b'] }], not: { enum: ['c'] }, default: 'x' },
+      map: { type: 'object', required: ['k'], additionalProperties: { type: 'string', nullable: true } },
+      emb: { type: 'object', 'x-kubernetes-embedded-resource': true, nullable: true, required: ['kind', 'apiVersion'], properties: { d: { type: 'string' }, ...embeddedProps } },
+      embp: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true, required: ['kind', 'apiVersion'], properties: embeddedProps },
+    },
+  });
+  assert.deepEqual(v2.properties, {
+    obj: { 'x-kubernetes-preserve-unknown-fields': true },
+    arr: { 'x-kubernetes-preserve-unknown-fields': true },
+    ios: { 'x-kubernetes-int-or-string': true },
+    str: { type: 'string' },
+    map: { type: 'object', additionalProperties: {} },
+    emb: { 'x-kubernetes-embedded-resource': true, required: ['kind', 'apiVersion'], properties: embeddedProps },
+    embp: { 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
+  });
 });

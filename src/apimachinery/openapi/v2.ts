@@ -159,11 +159,14 @@ export function v2Paths(routes: readonly Route[]): Record<string, SwaggerPathIte
 
 /**
  * A custom resource's kind as upstream's CRD builder publishes it in v2 (buildKubeNative with
- * ToStructuralOpenAPIV2), for the sake of kubectl's client-side validation, which treats every
- * listed property set as closed: a root that preserves unknown fields is a bare object; nodes that
- * are nullable lose their type (and properties, items); nodes that preserve unknown fields lose
- * their properties and items; an array left without items loses its type; nullable properties
- * leave `required`; defaults are pruned.
+ * ToStructuralOpenAPIV2, addEmbeddedProperties, then PruneDefaults), for the sake of kubectl's
+ * client-side validation, which treats every listed property set as closed and cannot cope with
+ * some shapes: a root that preserves unknown fields is a bare object; junctors are dropped; nodes
+ * that are nullable lose their type (and properties, items); nodes that preserve unknown fields lose
+ * their properties and items, and objects among them their type; an array left without items loses
+ * its type; nullable properties leave `required`, and a nullable additionalProperties empties it;
+ * embedded resources keep apiVersion, kind and metadata (required: kind, apiVersion) unless they
+ * preserve unknown fields; defaults are pruned.
  */
 export function structuralToV2(def: OpenAPISchema): OpenAPISchema {
   const { [CUSTOM_RESOURCE_SCHEMA]: _marker, ...rest } = def;
@@ -172,17 +175,24 @@ export function structuralToV2(def: OpenAPISchema): OpenAPISchema {
   }
   const walk = (s: OpenAPISchema): OpenAPISchema => {
     if (s.$ref !== undefined) return s;
-    const out: OpenAPISchema = { ...s };
-    delete out.default;
+    const { allOf: _allOf, anyOf: _anyOf, oneOf: _oneOf, not: _not, default: _default, ...out } = s;
+    const preserve = out['x-kubernetes-preserve-unknown-fields'] === true;
     if (out.nullable) {
       delete out.type;
       delete out.nullable;
       delete out.items;
       delete out.properties;
     }
-    if (out['x-kubernetes-preserve-unknown-fields']) {
+    if (preserve) {
       delete out.items;
       delete out.properties;
+      if (out.type === 'object') delete out.type;
+      // What the published form requires of an embedded resource goes with its properties.
+      if (out['x-kubernetes-embedded-resource'] && out.required) {
+        const required = out.required.filter((f) => f !== 'kind' && f !== 'apiVersion');
+        if (required.length) out.required = required;
+        else delete out.required;
+      }
     }
     if (out.type === 'array' && out.items === undefined) delete out.type;
     if (out.properties) {
@@ -194,8 +204,18 @@ export function structuralToV2(def: OpenAPISchema): OpenAPISchema {
       }
       out.properties = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, walk(v)]));
     }
+    if (typeof out.additionalProperties === 'object' && out.additionalProperties.nullable) delete out.required;
     if (out.items) out.items = walk(out.items);
     if (out.additionalProperties && typeof out.additionalProperties === 'object') out.additionalProperties = walk(out.additionalProperties);
+    // The published (v3) form already lists an embedded resource's apiVersion, kind and metadata;
+    // they come back where the rules above removed them, unless unknown fields are preserved.
+    if (out['x-kubernetes-embedded-resource'] && !preserve) {
+      const { apiVersion, kind, metadata } = s.properties ?? {};
+      out.properties = { ...out.properties, ...(apiVersion && { apiVersion }), ...(kind && { kind }), ...(metadata && { metadata }) };
+      const required = [...(out.required ?? [])];
+      for (const f of ['kind', 'apiVersion']) if (!required.includes(f)) required.push(f);
+      out.required = required;
+    }
     return out;
   };
   return walk(rest);

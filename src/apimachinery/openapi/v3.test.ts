@@ -53,7 +53,8 @@ test('configmap operations in api/v1', () => {
   ]);
   assert.deepEqual(patch?.requestBody?.content['application/apply-patch+yaml']?.schema, { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' });
   assert.deepEqual(Object.keys(patch?.responses['200']?.content ?? {}), ['application/json', 'application/vnd.kubernetes.protobuf', 'application/yaml']);
-  assert.deepEqual(item?.put?.requestBody, { content: { '*/*': { schema: { $ref: '#/components/schemas/io.k8s.api.core.v1.ConfigMap' } } } });
+  assert.deepEqual(item?.put?.requestBody, { content: { '*/*': { schema: { $ref: '#/components/schemas/io.k8s.api.core.v1.ConfigMap' } } }, required: true });
+  assert.equal(item?.delete?.requestBody?.required, undefined, 'the DeleteOptions body is optional');
   const list = core.paths['/api/v1/namespaces/{namespace}/configmaps']?.get;
   assert.equal(list?.operationId, 'listCoreV1NamespacedConfigMap');
   assert.ok(Object.keys(list?.responses['200']?.content ?? {}).includes('application/json;stream=watch'));
@@ -73,4 +74,13 @@ test('schemas: refs to components, allOf for described refs, only what the docum
     assert.ok(m[1]! in svc.documents.get('apis/coordination.k8s.io/v1')!.document.components.schemas, m[1]);
   }
   assert.deepEqual(toV3Schema({ $ref: '#/definitions/x' }), { $ref: '#/components/schemas/x' });
+});
+
+test('junctors of custom resource schemas are carried to v3', () => {
+  assert.deepEqual(toV3Schema({ 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }], allOf: [{ anyOf: [{ format: 'a' }] }], not: { enum: ['x'] } }), {
+    'x-kubernetes-int-or-string': true,
+    anyOf: [{ type: 'integer' }, { type: 'string' }],
+    allOf: [{ anyOf: [{ format: 'a' }] }],
+    not: { enum: ['x'] },
+  });
 });

@@ -19,12 +19,15 @@ export interface OpenAPIV3Input extends RouteOptions {
   readonly version: { readonly gitVersion: string };
 }
 
-/** OpenAPI 3 schema nodes: v2 nodes plus `allOf` (used to give a `$ref` a description). */
-export type V3Schema = Omit<OpenAPISchema, 'properties' | 'items' | 'additionalProperties'> & {
+/** OpenAPI 3 schema nodes: v2 nodes, with `allOf` also used to give a `$ref` a description. */
+export type V3Schema = Omit<OpenAPISchema, 'properties' | 'items' | 'additionalProperties' | 'allOf' | 'anyOf' | 'oneOf' | 'not'> & {
   properties?: Record<string, V3Schema>;
   items?: V3Schema;
   additionalProperties?: V3Schema | boolean;
   allOf?: V3Schema[];
+  anyOf?: V3Schema[];
+  oneOf?: V3Schema[];
+  not?: V3Schema;
 };
 
 export interface V3Parameter {
@@ -40,7 +43,7 @@ export interface V3Operation {
   description: string;
   operationId: string;
   parameters?: V3Parameter[];
-  requestBody?: { content: Record<string, { schema: V3Schema }> };
+  requestBody?: { content: Record<string, { schema: V3Schema }>; required?: true };
   responses: Record<string, { description: string; content?: Record<string, { schema: V3Schema }> }>;
   'x-kubernetes-action'?: string;
   'x-kubernetes-group-version-kind'?: { group: string; version: string; kind: string };
@@ -101,15 +104,20 @@ export function v3DocumentKey(path: string): string {
  * `$ref` — the same rewrite kube-openapi applies.
  */
 export function toV3Schema(s: OpenAPISchema): V3Schema {
-  const { $ref, properties, items, additionalProperties, [CUSTOM_RESOURCE_SCHEMA]: _marker, ...rest } = s;
+  const { $ref, properties, items, additionalProperties, allOf, anyOf, oneOf, not, [CUSTOM_RESOURCE_SCHEMA]: _marker, ...rest } = s;
   const out: V3Schema = { ...rest };
   if (properties !== undefined) out.properties = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, toV3Schema(v)]));
   if (items !== undefined) out.items = toV3Schema(items);
   if (additionalProperties !== undefined) out.additionalProperties = typeof additionalProperties === 'boolean' ? additionalProperties : toV3Schema(additionalProperties);
+  // Junctors (a custom resource's value validations) carry no refs, but are converted all the same.
+  if (allOf !== undefined) out.allOf = allOf.map(toV3Schema);
+  if (anyOf !== undefined) out.anyOf = anyOf.map(toV3Schema);
+  if (oneOf !== undefined) out.oneOf = oneOf.map(toV3Schema);
+  if (not !== undefined) out.not = toV3Schema(not);
   if ($ref !== undefined) {
     const ref = $ref.startsWith(DEFINITIONS_REF_PREFIX) ? SCHEMAS_REF_PREFIX + $ref.slice(DEFINITIONS_REF_PREFIX.length) : $ref;
     if (Object.keys(out).length === 0) return { $ref: ref };
-    out.allOf = [{ $ref: ref }];
+    out.allOf = [{ $ref: ref }, ...(out.allOf ?? [])];
   }
   return out;
 }
@@ -131,7 +139,10 @@ function v3Operation(o: Operation, params: readonly Param[]): V3Operation {
   const body = params.find((p) => p.in === 'body');
   if (body?.schema !== undefined) {
     const schema = body.schema;
+    // kube-openapi's builder3 marks the body required when the v2 body parameter is (create,
+    // replace, patch; not delete), which client generators read as a mandatory argument.
     out.requestBody = { content: Object.fromEntries([...o.consumes].sort().map((ct) => [ct, { schema: schemaRef(schema) }])) };
+    if (body.required) out.requestBody.required = true;
   }
   for (const r of o.responses) {
     const schema = r.schema;
