@@ -22,7 +22,7 @@ import { rfc3339 } from '../apimachinery/times.js';
 import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Status } from '../apimachinery/types.js';
 import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
 import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
-import { dropEmptyObjectMetaFields, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate, type FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
+import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, dropEmptyObjectMetaFields, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate, type FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
 import {
   ConflictError,
   ExpiredError,
@@ -64,8 +64,6 @@ export interface StoreOptions {
 
 /** rest.GarbageCollectionPolicy: what a DELETE without options does to dependents. */
 export type GarbageCollectionPolicy = 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
-export const FINALIZER_ORPHAN_DEPENDENTS = 'orphan';
-export const FINALIZER_DELETE_DEPENDENTS = 'foregroundDeletion';
 
 export interface ListOptions {
   readonly labelSelector?: string;
@@ -670,9 +668,11 @@ export class GenericStore {
         throw this.storageError(e, name);
       }
       const current = kv ? this.fromKV(kv) : undefined;
+      // Not found before admission runs (upstream's GuaranteedUpdate reads first): a PUT of a
+      // missing object in a missing namespace is "configmaps "x" not found", not the namespace's.
+      if ((!kv || !current) && (!(this.strategy.allowCreateOnUpdate || opts.forceAllowCreate) || opts.subresource)) throw notFound(this.groupResource, name);
       const incoming = await updateFn(current ? cloneObject(current) : undefined);
       if (!kv || !current) {
-        if (!(this.strategy.allowCreateOnUpdate || opts.forceAllowCreate) || opts.subresource) throw notFound(this.groupResource, name);
         this.checkNamespaceAndName(incoming, namespace, name);
         // Creating through an update ignores a resourceVersion in the body (upstream's GuaranteedUpdate
         // prepares the object for storage, which clears it), unlike a POST.
@@ -768,10 +768,10 @@ export class GenericStore {
       const pre = opts.preconditions;
       if (this.descriptor.group === '' && this.descriptor.kind === 'Namespace') {
         // The namespace REST's own check (storage's Preconditions.Check wording).
-        if (pre?.uid && pre.uid !== current.metadata?.uid) {
+        if (pre?.uid != null && pre.uid !== current.metadata?.uid) {
           throw conflict(this.groupResource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`);
         }
-        if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
+        if (pre?.resourceVersion != null && pre.resourceVersion !== current.metadata?.resourceVersion) {
           throw conflict(
             this.groupResource,
             name,
@@ -781,21 +781,21 @@ export class GenericStore {
       } else {
         // rest.BeforeDelete: the kind stands where the resource would (Operation cannot be fulfilled on ConfigMap "x").
         const byKind = { group: this.descriptor.group, resource: this.descriptor.kind };
-        if (pre?.uid && pre.uid !== current.metadata?.uid) {
+        if (pre?.uid != null && pre.uid !== current.metadata?.uid) {
           throw conflict(byKind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${current.metadata?.uid ?? ''}). The object might have been deleted and then recreated`);
         }
-        if (pre?.resourceVersion && pre.resourceVersion !== current.metadata?.resourceVersion) {
+        if (pre?.resourceVersion != null && pre.resourceVersion !== current.metadata?.resourceVersion) {
           throw conflict(byKind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${current.metadata?.resourceVersion ?? ''}). The object might have been modified`);
         }
       }
       let next: KubeObject | undefined;
-      const hook = this.strategy.beforeDelete?.(current);
+      const hook = this.strategy.beforeDelete?.(current, opts);
       if (hook && hook !== 'proceed') {
         next = hook.update;
       } else if ((current.metadata?.finalizers?.length ?? 0) > 0) {
         next = cloneObject(current);
       }
-      const gcFinalizers = this.deletionFinalizersForGarbageCollection(current, opts);
+      const gcFinalizers = hook && hook !== 'proceed' && hook.ownFinalizers ? undefined : this.deletionFinalizersForGarbageCollection(current, opts);
       if (gcFinalizers) {
         next ??= cloneObject(current);
         (next.metadata ??= {}).finalizers = gcFinalizers;

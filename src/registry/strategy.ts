@@ -3,6 +3,7 @@ import type { FieldIssue } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { NameValidator } from '../apimachinery/validation/names.js';
 import type { FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
+import type { DeleteOptions } from './store.js';
 
 export interface TableColumn {
   readonly name: string;
@@ -54,9 +55,11 @@ export interface Strategy {
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   /**
    * Deletion hook: decides what a DELETE does to an existing object before the generic finalizer
-   * logic (namespaces turn into Terminating instead of disappearing).
+   * logic (namespaces turn into Terminating instead of disappearing). `ownFinalizers`: the update
+   * already carries the garbage collector's finalizers as this resource wants them (the namespace
+   * REST's own rules), so the generic ones are not applied.
    */
-  beforeDelete?(obj: KubeObject): 'proceed' | { update: KubeObject };
+  beforeDelete?(obj: KubeObject, opts: DeleteOptions): 'proceed' | { update: KubeObject; ownFinalizers?: boolean };
   /** Whether an object with these finalizers/state may be removed from storage now. */
   canRemove?(obj: KubeObject): boolean;
   /** What a DELETE without propagationPolicy does to dependents when a GC runs (default DeleteDependents). */

@@ -90,6 +90,10 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     assert.deepEqual(uid.details, { name: 'pre', kind: 'ConfigMap' });
     const rv = status(await req('DELETE', `${CMS}/pre`, { preconditions: { resourceVersion: '1' } }), 409);
     assert.equal(rv.message, `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${made.metadata.resourceVersion}). The object might have been modified`);
+    // An empty precondition is one (Go's *string is set), not none; null is none.
+    const empty = status(await req('DELETE', `${CMS}/pre`, { preconditions: { uid: '', resourceVersion: null } }), 409);
+    assert.equal(empty.message, `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition () does not match the UID in record (${made.metadata.uid}). The object might have been deleted and then recreated`);
+    assert.equal(status(await req('DELETE', `${CMS}/pre`, { preconditions: { resourceVersion: '' } }), 409).reason, 'Conflict');
     const lease = await req('POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l1' }, spec: {} });
     assert.equal(lease.status, 201, lease.text());
     const leaseUid = status(await req('DELETE', `${LEASES}/l1`, { preconditions: { uid: 'x' } }), 409);

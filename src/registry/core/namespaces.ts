@@ -1,14 +1,19 @@
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { nameIsDNSLabel } from '../../apimachinery/validation/names.js';
-import { validateFinalizerName } from '../../apimachinery/validation/objectmeta.js';
+import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName } from '../../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../codec.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
 
 /** The finalizer the namespace controller removes once the namespace is empty. */
 export const KUBERNETES_FINALIZER = 'kubernetes';
-export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public'] as const;
+/**
+ * The namespaces the generic control plane creates at start and keeps (the system namespaces
+ * controller, created in this order): upstream's controlplane options default SystemNamespaces to
+ * kube-system, kube-public and default; kube-node-lease is added by kube-apiserver only.
+ */
+export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'default'] as const;
 /** Namespaces get this label with their own name (kube 1.21+). */
 const NAME_LABEL = 'kubernetes.io/metadata.name';
 
@@ -110,17 +115,31 @@ export const namespaceStrategy: Strategy = {
       validateUpdate: (o) => validateSpecFinalizers(o, true),
     },
   },
-  beforeDelete(o) {
-    const spec = specOf(o);
-    const hasSpecFinalizers = (spec?.finalizers?.length ?? 0) > 0;
-    if (o.metadata?.deletionTimestamp) {
-      // Already terminating: removal happens once both finalizer lists are empty.
-      return hasSpecFinalizers || (o.metadata.finalizers?.length ?? 0) > 0 ? { update: cloneObject(o) } : 'proceed';
-    }
-    if (!hasSpecFinalizers && (o.metadata?.finalizers?.length ?? 0) === 0) return 'proceed';
+  /**
+   * The namespace REST's Delete: the first DELETE only marks the namespace Terminating (with its
+   * deletionTimestamp), even when it has no finalizers at all; a DELETE of a terminating namespace
+   * answers it unchanged while spec.finalizers remain, and is an ordinary delete once they are gone
+   * (removed now unless metadata.finalizers hold it).
+   */
+  // The namespace REST's Delete (pkg/registry/core/namespace/storage): the first DELETE only marks
+  // it Terminating and sets the garbage collector's finalizers by its own rules
+  // (shouldHaveOrphanFinalizer / shouldHaveDeleteDependentsFinalizer: orphanDependents=false asks
+  // for foreground deletion); a terminating namespace with spec.finalizers left is answered as it
+  // is, whatever the options; once they are gone, an ordinary delete.
+  beforeDelete(o, opts) {
+    if (o.metadata?.deletionTimestamp) return (specOf(o)?.finalizers?.length ?? 0) > 0 ? { update: cloneObject(o), ownFinalizers: true } : 'proceed';
     const next = cloneObject(o) as KubeObject & NamespaceShape;
     next.status = { ...(next.status ?? {}), phase: 'Terminating' };
-    return { update: next };
+    const current = next.metadata?.finalizers ?? [];
+    const orphan = opts.orphanDependents !== undefined ? opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Orphan' : current.includes(FINALIZER_ORPHAN);
+    const foreground = opts.orphanDependents !== undefined ? !opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Foreground' : current.includes(FINALIZER_FOREGROUND);
+    if (orphan !== current.includes(FINALIZER_ORPHAN) || foreground !== current.includes(FINALIZER_FOREGROUND)) {
+      const finalizers = current.filter((f) => f !== FINALIZER_ORPHAN && f !== FINALIZER_FOREGROUND);
+      if (orphan) finalizers.push(FINALIZER_ORPHAN);
+      if (foreground) finalizers.push(FINALIZER_FOREGROUND);
+      (next.metadata ??= {}).finalizers = finalizers;
+    }
+    return { update: next, ownFinalizers: true };
   },
   canRemove: (o) => (specOf(o)?.finalizers?.length ?? 0) === 0,
   tableColumns: [nameColumn, { name: 'Status', type: 'string', description: 'The status of the namespace', priority: 0 }, ageColumn],
