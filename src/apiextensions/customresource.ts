@@ -11,7 +11,7 @@ import { cloneObject } from '../registry/codec.js';
 import type { ResourceRegistration } from '../registry/registry.js';
 import type { VersionConverter } from '../registry/store.js';
 import type { Strategy, SubresourceStrategy, TableColumn } from '../registry/strategy.js';
-import { ageSince, nameColumn } from '../registry/table.js';
+import { ageSince, CREATION_TIMESTAMP_DESCRIPTION, nameColumn, parseRFC3339 } from '../registry/table.js';
 import { META, apiVersionField, kindField, listMetaField } from '../api/definitions/util.js';
 import { compileJSONPath, getPath, setPath, simplePathFields, type CompiledJSONPath } from './jsonpath.js';
 import type { CompiledRules, ValidationRulesEngine } from './rules.js';
@@ -46,10 +46,12 @@ function hasDefaults(s: JSONSchemaProps | undefined): boolean {
 
 // ---- table -----------------------------------------------------------------------------------
 
+// customresource/tableconvertor: a Name column, then the version's additionalPrinterColumns (or,
+// when it has none, serveDefaultColumnsIfEmpty's Age column).
 const ageColumnDef: CustomResourceColumnDefinition = {
   name: 'Age',
   type: 'date',
-  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  description: CREATION_TIMESTAMP_DESCRIPTION,
   jsonPath: '.metadata.creationTimestamp',
 };
 
@@ -58,22 +60,66 @@ interface Column {
   readonly path: CompiledJSONPath | undefined;
 }
 
+/** Go's %v of a float64 (strconv 'g' with the shortest digits, exponent form from 1e+06 or below 1e-04). */
+function goFloatText(v: number): string {
+  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN';
+  if (v === 0) return Object.is(v, -0) ? '-0' : '0';
+  const [mantissa = '', exp = '0'] = v.toExponential().split('e');
+  const e = Number(exp);
+  if (e < -4 || e >= 6) {
+    return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  }
+  return String(v);
+}
+
+/** encoding/json's Marshal of a decoded JSON value: object keys sorted, <, >, & and U+2028/9 escaped. */
+function goJSON(value: unknown): string {
+  const esc = (s: string): string =>
+    JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const enc = (v: unknown): string => {
+    if (v === null || v === undefined) return 'null';
+    if (typeof v === 'string') return esc(v);
+    if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
+    if (Array.isArray(v)) return `[${v.map(enc).join(',')}]`;
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${esc(k)}:${enc(o[k])}`)
+      .join(',')}}`;
+  };
+  return enc(value);
+}
+
+/**
+ * A string column's cell: what jsonpath's PrintResults writes for the value (objects and arrays as
+ * JSON, scalars as fmt.Fprint prints them, a JSON null as text/template's "<no value>").
+ */
+function stringCell(value: unknown): string {
+  if (value === null || value === undefined) return '<no value>';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return String(value);
+  // Integral numbers decode to int64 upstream; the rest are float64.
+  if (typeof value === 'number') return Number.isInteger(value) && Number.isSafeInteger(value) ? String(value) : goFloatText(value);
+  return goJSON(value);
+}
+
+/** cellForJSONValue (and PrintResults for string columns); null is printed as <none> by kubectl. */
 function cellFor(type: string, value: unknown): unknown {
+  if (type === 'string') return stringCell(value);
+  if (value === null || value === undefined) return null;
   switch (type) {
-    case 'string':
-      if (typeof value === 'string') return value;
-      if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-      return value === null || value === undefined ? null : JSON.stringify(value);
     case 'integer':
       return typeof value === 'number' ? Math.trunc(value) : null;
     case 'number':
       return typeof value === 'number' ? value : null;
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
-    case 'date':
-      // Upstream prints dates as the time since then, like the Age of built-in kinds.
+    case 'date': {
+      // metav1.Time's UnmarshalQueryParameter: "" and "null" are the zero time, anything but RFC 3339 is invalid.
       if (typeof value !== 'string') return null;
-      return Number.isNaN(Date.parse(value)) ? '<invalid>' : ageSince(value);
+      if (value === '' || value === 'null') return '<unknown>';
+      return parseRFC3339(value) === undefined ? '<invalid>' : ageSince(value);
+    }
     default:
       return null;
   }
@@ -91,7 +137,7 @@ function tableOf(cols: readonly CustomResourceColumnDefinition[]): { columns: Ta
       name: c.name ?? '',
       type: (c.type ?? 'string') as TableColumn['type'],
       ...(c.format ? { format: c.format } : {}),
-      description: c.description ?? '',
+      description: c.description || `Custom resource definition column (in JSONPath format): ${c.jsonPath ?? ''}`,
       priority: c.priority ?? 0,
     };
     return { def, path };

@@ -1,28 +1,47 @@
 // Table output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), as kubectl get prints it.
 import type { KubeObject, ListMeta } from '../apimachinery/types.js';
 import type { Strategy, TableColumn } from './strategy.js';
+import { formatTime, GO_ZERO_TIME_SECONDS, parseRfc3339 } from '../apimachinery/protobuf/time.js';
+
+/** metav1.ObjectMeta{}.SwaggerDoc()["name"]: the Name column's description everywhere upstream. */
+export const NAME_DESCRIPTION =
+  'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names';
+
+/** metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]: the Age / Created At columns' description. */
+export const CREATION_TIMESTAMP_DESCRIPTION =
+  'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata';
 
 export const nameColumn: TableColumn = {
   name: 'Name',
   type: 'string',
   format: 'name',
-  description: 'Name must be unique within a namespace. Cannot be updated.',
+  description: NAME_DESCRIPTION,
   priority: 0,
 };
 
 export const ageColumn: TableColumn = {
   name: 'Age',
   type: 'string',
-  description: 'When the object was created, as a duration before now.',
+  description: CREATION_TIMESTAMP_DESCRIPTION,
   priority: 0,
 };
 
+/** rest.NewDefaultTableConvertor's second column (kinds without printers, e.g. CRDs). */
 const createdAtColumn: TableColumn = {
   name: 'Created At',
   type: 'date',
-  description: 'When the object was created.',
+  description: CREATION_TIMESTAMP_DESCRIPTION,
   priority: 0,
 };
+
+/** metav1.TableColumnDefinition as it goes on the wire: `format` has no omitempty, so it is always there. */
+export interface TableColumnDefinition {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
+}
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
@@ -31,13 +50,14 @@ export interface Table {
   apiVersion: string;
   metadata: ListMeta;
   /** null in watch events after the first (Go's nil slice), as upstream's watch encoder sends them. */
-  columnDefinitions: TableColumn[] | null;
+  columnDefinitions: TableColumnDefinition[] | null;
   rows: { cells: unknown[]; object?: KubeObject }[];
 }
 
 /** duration.HumanDuration: the AGE column's format. */
 export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
+  // int(d.Seconds()) truncates toward zero: 1.5s in the future is still "0s", not "<invalid>".
+  const seconds = Math.trunc(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
   if (seconds < 120) return `${seconds}s`;
@@ -66,11 +86,30 @@ export function humanDuration(ms: number): string {
   return `${Math.floor(hours / 24 / 365)}y`;
 }
 
+/** translateTimestampSince: the age of a metav1.Time / MicroTime, "<unknown>" for the zero time. */
 export function ageSince(ts: string | null | undefined, now: number = Date.now()): string {
   if (!ts) return '<unknown>';
-  const t = Date.parse(ts);
-  if (Number.isNaN(t)) return '<unknown>';
+  const t = parseRFC3339(ts);
+  if (t === undefined || t === GO_ZERO_TIME_MS) return '<unknown>';
   return humanDuration(now - t);
+}
+
+/** Go's zero time.Time (0001-01-01T00:00:00Z) in milliseconds since the epoch. */
+const GO_ZERO_TIME_MS = GO_ZERO_TIME_SECONDS * 1000;
+
+/**
+ * time.Parse(time.RFC3339, s) as metav1.Time's decoder uses it: milliseconds since the epoch, or
+ * undefined when Go would refuse the text (date only, no zone, out-of-range fields, ...).
+ */
+export function parseRFC3339(s: string): number | undefined {
+  const t = parseRfc3339(s);
+  return t && t.seconds * 1000 + Math.floor(t.nanos / 1e6);
+}
+
+/** metav1.Time.UTC().Format(time.RFC3339): whole seconds, UTC, "0001-01-01T00:00:00Z" when unset. */
+export function formatRFC3339(ts: string | null | undefined): string {
+  const t = ts ? parseRfc3339(ts) : undefined;
+  return formatTime(t === undefined ? GO_ZERO_TIME_SECONDS : t.seconds);
 }
 
 export function partialObjectMetadata(obj: KubeObject, apiVersion = 'meta.k8s.io/v1'): KubeObject {
@@ -83,8 +122,11 @@ function columnsOf(strategy: Strategy): readonly TableColumn[] {
 
 function cellsOf(strategy: Strategy, obj: KubeObject): unknown[] {
   if (strategy.tableCells) return strategy.tableCells(obj);
-  return [obj.metadata?.name ?? '', obj.metadata?.creationTimestamp ?? null];
+  // rest.defaultTableConvertor: the name and the creation time as RFC 3339 text.
+  return [obj.metadata?.name ?? '', formatRFC3339(obj.metadata?.creationTimestamp)];
 }
+
+const wireColumn = (c: TableColumn): TableColumnDefinition => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority });
 
 export function toTable(
   strategy: Strategy,
@@ -98,7 +140,7 @@ export function toTable(
     apiVersion,
     metadata: opts.listMeta ?? {},
     // Watch events after the first carry no column definitions (TableOptions.NoHeaders upstream).
-    columnDefinitions: opts.noHeaders ? null : [...columnsOf(strategy)],
+    columnDefinitions: opts.noHeaders ? null : columnsOf(strategy).map(wireColumn),
     rows: objects.map((o) => {
       const row: { cells: unknown[]; object?: KubeObject } = { cells: cellsOf(strategy, o) };
       if (include === 'Object') row.object = o;

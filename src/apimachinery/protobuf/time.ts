@@ -5,7 +5,8 @@ export const GO_ZERO_TIME_SECONDS = -62135596800;
 const MIN_SECONDS = -62167219200; // 0000-01-01T00:00:00Z
 const MAX_SECONDS = 253402300799; // 9999-12-31T23:59:59Z
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+// Go accepts a fraction of any length after the seconds, with '.' or ',' (time.Parse).
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/;
 
 /** Parses what Go's time.Parse(time.RFC3339, s) accepts; undefined when it would fail. */
 export function parseRfc3339(s: string): { seconds: number; nanos: number } | undefined {
@@ -24,6 +25,7 @@ export function parseRfc3339(s: string): { seconds: number; nanos: number } | un
   if (d.getUTCDate() !== day) return undefined; // Go rejects "day out of range" instead of rolling over
   let seconds = d.getTime() / 1000 + hour * 3600 + minute * 60 + second;
   if (m[8]) {
+    if (+m[9]! > 23 || +m[10]! > 59) return undefined; // "time zone offset out of range"
     const offset = +m[9]! * 3600 + +m[10]! * 60;
     seconds += m[8] === '+' ? -offset : offset;
   }

@@ -39,6 +39,16 @@ export const leaseStrategy: Strategy = {
   prepareForUpdate() {},
   validate: validateLease,
   validateUpdate: validateLease,
-  tableColumns: [nameColumn, { name: 'Holder', type: 'string', description: 'The holder of the lease.', priority: 0 }, ageColumn],
+  // printers.go: leaseColumnDefinitions (coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]) / printLease.
+  tableColumns: [
+    nameColumn,
+    {
+      name: 'Holder',
+      type: 'string',
+      description: 'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.',
+      priority: 0,
+    },
+    ageColumn,
+  ],
   tableCells: (o) => [o.metadata?.name ?? '', spec(o).holderIdentity ?? '', ageSince(o.metadata?.creationTimestamp)],
 };

@@ -87,14 +87,11 @@ export function legacyValidateEvent(o: KubeObject, requestVersion: EventRequestV
   return issues;
 }
 
-function lastSeen(e: CoreEventShape): string | null | undefined {
-  if (e.series?.lastObservedTime) return e.series.lastObservedTime;
-  return e.lastTimestamp || e.eventTime;
-}
-
+/** formatEventSource: component (or reportingController), then ", " and host (or reportingInstance) when there is one. */
 function source(e: CoreEventShape): string {
-  const parts = [e.source?.component || e.reportingComponent, e.source?.host || e.reportingInstance].filter((x) => !!x);
-  return parts.join(', ');
+  const component = e.source?.component || e.reportingComponent || '';
+  const instance = e.source?.host || e.reportingInstance || '';
+  return instance ? `${component}, ${instance}` : component;
 }
 
 export const coreEventStrategy: Strategy = {
@@ -129,32 +126,40 @@ export const coreEventStrategy: Strategy = {
       type: e.type ?? '',
     };
   },
+  // printers.go AddHandlers (eventColumnDefinitions) and printEvent, as the server's table
+  // convertor runs it (always wide: the priority-1 columns are there, kubectl hides them).
   tableColumns: [
     { name: 'Last Seen', type: 'string', description: 'The time at which the most recent occurrence of this event was recorded.', priority: 0 },
-    { name: 'Type', type: 'string', description: 'Type of this event (Normal, Warning), new types could be added in the future.', priority: 0 },
-    { name: 'Reason', type: 'string', description: 'This should be a short, machine understandable string that gives the reason for the transition into the object\'s current status.', priority: 0 },
+    { name: 'Type', type: 'string', description: 'Type of this event (Normal, Warning), new types could be added in the future', priority: 0 },
+    { name: 'Reason', type: 'string', description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.", priority: 0 },
     { name: 'Object', type: 'string', description: 'The object that this event is about.', priority: 0 },
-    { name: 'Subobject', type: 'string', description: 'The field of the object this event is about.', priority: 1 },
-    { name: 'Source', type: 'string', description: 'The component reporting this event.', priority: 1 },
+    {
+      name: 'Subobject',
+      type: 'string',
+      description:
+        'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',
+      priority: 1,
+    },
+    { name: 'Source', type: 'string', description: 'The component reporting this event. Should be a short machine understandable string.', priority: 1 },
     { name: 'Message', type: 'string', description: 'A human-readable description of the status of this operation.', priority: 0 },
-    { name: 'First Seen', type: 'string', description: 'The time at which the event was first recorded.', priority: 1 },
+    { name: 'First Seen', type: 'string', description: 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', priority: 1 },
     { name: 'Count', type: 'string', description: 'The number of times this event has occurred.', priority: 1 },
     { ...nameColumn, priority: 1 },
   ],
   tableCells(o) {
     const e = ev(o);
-    const count = e.series?.count ?? e.count ?? 1;
-    return [
-      ageSince(lastSeen(e) ?? null),
-      e.type ?? '',
-      e.reason ?? '',
-      `${(e.involvedObject?.kind ?? '').toLowerCase()}/${e.involvedObject?.name ?? ''}`,
-      e.involvedObject?.fieldPath ?? '',
-      source(e),
-      (e.message ?? '').trim(),
-      ageSince(e.firstTimestamp || e.eventTime || null),
-      count,
-      o.metadata?.name ?? '',
-    ];
+    const first = timeIsSet(e.firstTimestamp) ? ageSince(e.firstTimestamp) : ageSince(e.eventTime);
+    let last = timeIsSet(e.lastTimestamp) ? ageSince(e.lastTimestamp) : first;
+    let count = e.count ?? 0;
+    if (e.series) {
+      // A series wins even when its time or count is unset ("<unknown>", 0).
+      last = ageSince(e.series.lastObservedTime);
+      count = e.series.count ?? 0;
+    } else if (count === 0) {
+      count = 1; // singleton events of the new API carry no count
+    }
+    const kind = (e.involvedObject?.kind ?? '').toLowerCase();
+    const name = e.involvedObject?.name ?? '';
+    return [last, e.type ?? '', e.reason ?? '', name ? `${kind}/${name}` : kind, e.involvedObject?.fieldPath ?? '', source(e), (e.message ?? '').trim(), first, count, o.metadata?.name ?? ''];
   },
 };
