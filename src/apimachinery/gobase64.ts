@@ -4,8 +4,13 @@
 
 const DECODE = new Int16Array(256).fill(-1);
 for (let i = 0; i < 64; i++) DECODE['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
-/** Newline-free, correctly padded: decodes as is (the common case, checked without a loop). */
-const PLAIN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/**
+ * Newline-free, correctly padded: decodes as is (the common case, checked without a loop). With the
+ * length a multiple of 4, at most two trailing '=' can only be "xx==" or "xxx="; one character
+ * class is twice as fast for V8 as quantums of four.
+ */
+const PLAIN_RE = /^[A-Za-z0-9+/]*={0,2}$/;
+const isPlain = (text: string): boolean => text.length % 4 === 0 && PLAIN_RE.test(text);
 const CR = 13;
 const LF = 10;
 const PAD = 61; // '='
@@ -15,7 +20,7 @@ const PAD = 61; // '='
  * text decodes. A port of decodeQuantum's checks; nothing is allocated for plain input.
  */
 export function base64ErrorOffset(text: string): number {
-  if (PLAIN.test(text)) return -1;
+  if (isPlain(text)) return -1;
   const src = Buffer.from(text, 'utf8');
   let si = 0;
   while (si < src.length) {
@@ -47,5 +52,22 @@ export function decodeStdBase64(text: string): Buffer | number {
   const at = base64ErrorOffset(text);
   if (at >= 0) return at;
   // Valid for Go: without its newlines it is standard padded base64, which Node decodes the same.
-  return Buffer.from(PLAIN.test(text) ? text : text.replace(/[\r\n]/g, ''), 'base64');
+  return Buffer.from(isPlain(text) ? text : text.replace(/[\r\n]/g, ''), 'base64');
+}
+
+/**
+ * The value as Go writes the decoded bytes back (base64.StdEncoding.EncodeToString): the text
+ * itself when it is already that (checked without decoding), else the re-encoded bytes; or the
+ * error offset (see base64ErrorOffset).
+ */
+export function canonicalStdBase64(text: string): string | number {
+  const n = text.length;
+  if (isPlain(text)) {
+    // Canonical unless the last quantum's unused low bits are set ("YR==" decodes as "YQ==").
+    if (n === 0 || text.charCodeAt(n - 1) !== PAD) return text;
+    const twoPads = text.charCodeAt(n - 2) === PAD;
+    if ((DECODE[text.charCodeAt(twoPads ? n - 3 : n - 2)]! & (twoPads ? 0x0f : 0x03)) === 0) return text;
+  }
+  const r = decodeStdBase64(text);
+  return typeof r === 'number' ? r : r.toString('base64');
 }

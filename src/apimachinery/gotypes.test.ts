@@ -12,6 +12,8 @@ const SA = 'io.k8s.api.core.v1.ServiceAccount';
 const EVENT = 'io.k8s.api.core.v1.Event';
 const EVENTS_V1 = 'io.k8s.api.events.v1.Event';
 const NS = 'io.k8s.api.core.v1.Namespace';
+const CM = 'io.k8s.api.core.v1.ConfigMap';
+const SECRET = 'io.k8s.api.core.v1.Secret';
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 const CORE = 'io.k8s.api.core.v1.';
 
@@ -155,6 +157,42 @@ describe('goTypeError: core/v1 Namespace', () => {
   });
 });
 
+describe('goTypeError: core/v1 ConfigMap and Secret (checked against encoding/json of Go 1.19)', () => {
+  it('checks data, binaryData, stringData, immutable and type', () => {
+    check(CM, '{"data":{"a":"x","b":null},"binaryData":{"c":"YQ==","d":[1,2],"e":null},"immutable":true}', undefined);
+    check(CM, '{"data":{"a":1}}', 'json: cannot unmarshal number into Go struct field ConfigMap.data of type string');
+    check(CM, '{"data":["a"]}', 'json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string');
+    check(CM, '{"immutable":"yes"}', 'json: cannot unmarshal string into Go struct field ConfigMap.immutable of type bool');
+    check(CM, '{"binaryData":5}', 'json: cannot unmarshal number into Go struct field ConfigMap.binaryData of type map[string][]uint8');
+    check(CM, '{"binaryData":{"a":{}}}', 'json: cannot unmarshal object into Go struct field ConfigMap.binaryData of type []uint8');
+    check(CM, '{"binaryData":{"a":[1,2,-1]}}', 'json: cannot unmarshal number -1 into Go struct field ConfigMap.binaryData of type uint8');
+    check(CM, '{"binaryData":{"a":"YW=x"}}', 'illegal base64 data at input byte 2');
+    check(SECRET, '{"data":"x"}', 'json: cannot unmarshal string into Go struct field Secret.data of type map[string][]uint8');
+    check(SECRET, '{"data":{"a":[1,"x"]},"type":true}', 'json: cannot unmarshal string into Go struct field Secret.data of type uint8');
+    check(SECRET, '{"stringData":"x"}', 'json: cannot unmarshal string into Go struct field Secret.stringData of type map[string]string');
+    check(SECRET, '{"type":5}', 'json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType');
+    check(SECRET, '{"kind":5}', 'json: cannot unmarshal number into Go struct field Secret.kind of type string');
+    check(SECRET, '[1]', 'json: cannot unmarshal array into Go value of type v1.Secret');
+  });
+  it('checks metadata as for the other kinds, the first error in document order winning', () => {
+    check(CM, '{"metadata":{"name":5}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name of type string');
+    check(CM, '{"metadata":{"annotations":[]}}', 'json: cannot unmarshal array into Go struct field ObjectMeta.metadata.annotations of type map[string]string');
+    check(CM, '{"metadata":{"generation":1.5}}', 'json: cannot unmarshal number 1.5 into Go struct field ObjectMeta.metadata.generation of type int64');
+    check(CM, '{"metadata":{"labels":{"a":5}},"data":{"b":1}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string');
+    check(CM, '{"data":{"b":1},"metadata":{"labels":{"a":5}}}', 'json: cannot unmarshal number into Go struct field ConfigMap.data of type string');
+    check(CM, '{"metadata":{"ownerReferences":[{"uid":5}]},"binaryData":{"a":"Y"}}', 'json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID');
+    check(CM, '{"binaryData":{"a":"Y"},"metadata":{"ownerReferences":[{"uid":5}]}}', 'illegal base64 data at input byte 0');
+    // A Time's error aborts the decode: it wins over an earlier type error.
+    check(CM, '{"data":{"a":1},"metadata":{"creationTimestamp":"x"}}', 'parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"');
+    check(SECRET, '{"metadata":{"finalizers":"x"}}', 'json: cannot unmarshal string into Go struct field ObjectMeta.metadata.finalizers of type []string');
+    check(SECRET, '{"metadata":{"uid":5}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.uid of type types.UID');
+    check(SECRET, '{"metadata":{"labels":{"a":true}},"data":{"a":"Y"}}', 'json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string');
+    check(SECRET, '{"metadata":{"managedFields":[{"operation":1}]}}', 'json: cannot unmarshal number into Go struct field ManagedFieldsEntry.metadata.managedFields.operation of type v1.ManagedFieldsOperationType');
+    check(SECRET, '{"metadata":{"deletionTimestamp":5},"type":5}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.deletionTimestamp of type string');
+    check(SECRET, '{"type":5,"metadata":{"deletionGracePeriodSeconds":"30"}}', 'json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType');
+  });
+});
+
 describe('goTypeError: custom unmarshalers, []byte, floats, maps', () => {
   it('IntOrString takes a string or an int32; other values fail as json.Unmarshal into int32', () => {
     check(W, '{"ios":"50%","crdIos":5}', undefined, widgetDefs);
@@ -198,6 +236,14 @@ describe('goTypeError: custom unmarshalers, []byte, floats, maps', () => {
     check(W, '{"times":5}', 'json: cannot unmarshal number into Go struct field Widget.times of type []v1.Time', widgetDefs);
     check(W, '{"inner":{"inner":{"flag":5}}}', 'json: cannot unmarshal number into Go struct field Widget.inner.inner.flag of type bool', widgetDefs);
     check(W, '{"inner":{"inner":5}}', 'json: cannot unmarshal number into Go struct field Widget.inner.inner of type v1.Widget', widgetDefs);
+  });
+  it('follows definitions changed in place (what a $ref names is looked up again)', () => {
+    const defs: Definitions = { [CORE + 'Gadget']: { type: 'object', properties: { part: ref(CORE + 'Part') } }, [CORE + 'Part']: { type: 'string' } };
+    check(CORE + 'Gadget', '{"part":5}', 'json: cannot unmarshal number into Go struct field Gadget.part of type string', defs);
+    defs[CORE + 'Part'] = { type: 'integer', format: 'int32' };
+    check(CORE + 'Gadget', '{"part":"x"}', 'json: cannot unmarshal string into Go struct field Gadget.part of type int32', defs);
+    defs[CORE + 'Gadget'] = { type: 'object', properties: { other: { type: 'boolean' } } };
+    check(CORE + 'Gadget', '{"part":"x","other":1}', 'json: cannot unmarshal number into Go struct field Gadget.other of type bool', defs);
   });
 });
 

@@ -111,63 +111,84 @@ const SPECIAL_GO_TYPE: Record<string, string> = {
 };
 
 interface Target {
-  kind: K;
-  schema: OpenAPISchema | undefined;
+  readonly kind: K;
+  readonly schema: OpenAPISchema | undefined;
   /** definition name when reached through a $ref (named Go type) */
-  name: string | undefined;
+  readonly name: string | undefined;
+  /** a struct's Go name, which the errors of its fields name ('' when unnamed) */
+  readonly struct: string;
+  /** typeof of the values that decode into this kind with nothing to check (strings, bools) */
+  readonly plain: 'string' | 'boolean' | undefined;
+  /** the one $ref followed, and what it named then: a remembered Target holds while both agree */
+  readonly via: string | undefined;
+  readonly resolved: OpenAPISchema | undefined;
 }
+
+const ANY: Target = { kind: K.Any, schema: undefined, name: undefined, struct: '', plain: undefined, via: undefined, resolved: undefined };
 
 function refName(ref: string): string {
   return ref.startsWith(REF_PREFIX) ? ref.slice(REF_PREFIX.length) : ref.replace(/^#\/components\/schemas\//, '');
 }
 
-/** Resolves `schema` and says how Go decodes into it. Reuses `out` (no allocation). */
-function classify(schema: OpenAPISchema | undefined, defs: Definitions, out: Target): Target {
-  let s = schema;
+/**
+ * How Go decodes into `schema`, remembered per schema node (the walk is on every write of the
+ * typed kinds; the definitions change in place, so an entry that followed a $ref is checked against
+ * what the name resolves to now, and chains of $refs are not remembered).
+ */
+const CLASSIFIED = new WeakMap<OpenAPISchema, Target>();
+
+function classified(schema: OpenAPISchema | undefined, defs: Definitions): Target {
+  if (schema === undefined) return ANY;
+  const hit = CLASSIFIED.get(schema);
+  if (hit !== undefined && (hit.via === undefined || defs[hit.via] === hit.resolved)) return hit;
+  const t = classify(schema, defs);
+  if (t.via === undefined || schema.$ref === REF_PREFIX + t.via) CLASSIFIED.set(schema, t);
+  return t;
+}
+
+/** Resolves `schema` and says how Go decodes into it. */
+function classify(schema: OpenAPISchema, defs: Definitions): Target {
+  let s: OpenAPISchema | undefined = schema;
   let name: string | undefined;
   for (let hops = 0; s?.$ref !== undefined && hops < 32; hops++) {
     name = refName(s.$ref);
     const special = SPECIAL[name];
-    if (special !== undefined) {
-      out.kind = special;
-      out.schema = defs[name];
-      out.name = name;
-      return out;
-    }
     s = defs[name];
+    if (special !== undefined) return target(special, s, name);
   }
-  out.schema = s;
-  out.name = name;
-  if (s === undefined) out.kind = K.Any;
-  else if (s['x-kubernetes-int-or-string'] === true || s.format === 'int-or-string') out.kind = K.IntOrString;
-  else {
-    switch (s.type) {
-      case 'object':
-        if (s.properties !== undefined) out.kind = K.Struct;
-        else if (typeof s.additionalProperties === 'object') out.kind = K.Map;
-        else if (name !== undefined && s['x-kubernetes-preserve-unknown-fields'] !== true) out.kind = K.Struct;
-        else out.kind = K.Map; // map[string]interface {}
-        break;
-      case 'array':
-        out.kind = K.Slice;
-        break;
-      case 'string':
-        out.kind = s.format === 'byte' ? K.Bytes : s.format === 'date-time' && name !== undefined ? K.Time : K.String;
-        break;
-      case 'integer':
-        out.kind = K.Int;
-        break;
-      case 'number':
-        out.kind = K.Float;
-        break;
-      case 'boolean':
-        out.kind = K.Bool;
-        break;
-      default:
-        out.kind = K.Any;
-    }
+  if (s === undefined) return target(K.Any, s, name);
+  if (s['x-kubernetes-int-or-string'] === true || s.format === 'int-or-string') return target(K.IntOrString, s, name);
+  switch (s.type) {
+    case 'object':
+      if (s.properties !== undefined) return target(K.Struct, s, name);
+      if (typeof s.additionalProperties === 'object') return target(K.Map, s, name);
+      if (name !== undefined && s['x-kubernetes-preserve-unknown-fields'] !== true) return target(K.Struct, s, name);
+      return target(K.Map, s, name); // map[string]interface {}
+    case 'array':
+      return target(K.Slice, s, name);
+    case 'string':
+      return target(s.format === 'byte' ? K.Bytes : s.format === 'date-time' && name !== undefined ? K.Time : K.String, s, name);
+    case 'integer':
+      return target(K.Int, s, name);
+    case 'number':
+      return target(K.Float, s, name);
+    case 'boolean':
+      return target(K.Bool, s, name);
+    default:
+      return target(K.Any, s, name);
   }
-  return out;
+}
+
+function target(kind: K, schema: OpenAPISchema | undefined, name: string | undefined): Target {
+  return {
+    kind,
+    schema,
+    name,
+    struct: kind === K.Struct && name !== undefined ? name.slice(name.lastIndexOf('.') + 1) : '',
+    plain: kind === K.String ? 'string' : kind === K.Bool ? 'boolean' : undefined,
+    via: name,
+    resolved: schema,
+  };
 }
 
 /** Go's package name for a definition: the segment before the type name (`v1`, `resource`). */
@@ -179,15 +200,9 @@ function goNamed(name: string): string {
   return parts.length > 1 ? `${parts[parts.length - 2]}.${type}` : type;
 }
 
-function structName(name: string | undefined): string {
-  if (name === undefined) return '';
-  const i = name.lastIndexOf('.');
-  return i < 0 ? name : name.slice(i + 1);
-}
-
 /** The reflect type string of `schema` as Go would print it in an UnmarshalTypeError. */
 function goTypeString(schema: OpenAPISchema | undefined, defs: Definitions): string {
-  const t = classify(schema, defs, { kind: K.Any, schema: undefined, name: undefined });
+  const t = classified(schema, defs);
   if (t.name !== undefined && (t.kind === K.Struct || SPECIAL_GO_TYPE[t.name] !== undefined)) return goNamed(t.name);
   const s = t.schema;
   switch (t.kind) {
@@ -281,7 +296,9 @@ function soft(st: State, struct: string | undefined, value: unknown, goType: str
 export function goTypeError(value: unknown, definitionName: string, definitions: Definitions): string | undefined {
   const st: State = { defs: definitions, path: [], first: undefined };
   try {
-    decode(st, value, { $ref: REF_PREFIX + definitionName }, undefined, undefined);
+    let root = ROOTS.get(definitionName);
+    if (root === undefined) ROOTS.set(definitionName, (root = { $ref: REF_PREFIX + definitionName }));
+    if (value !== null && value !== undefined) decode(st, value, root, classified(root, definitions), undefined, undefined);
   } catch (e) {
     if (e instanceof HardError) return e.message;
     throw e;
@@ -289,13 +306,15 @@ export function goTypeError(value: unknown, definitionName: string, definitions:
   return st.first;
 }
 
+/** The $ref node of each definition decoded at the root (one node, so its Target is remembered). */
+const ROOTS = new Map<string, OpenAPISchema>();
+
 /**
- * Decodes `v` into the type of `schema`. `struct` is the innermost struct whose field is being
- * decoded (undefined at the root), `goType` the field's Go type when the schema cannot tell it.
+ * Decodes `v` (not null) into the type of `schema`, classified as `t`. `struct` is the innermost
+ * struct whose field is being decoded (undefined at the root), `goType` the field's Go type when
+ * the schema cannot tell it. A string or bool that needs no check is not passed down.
  */
-function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, struct: string | undefined, goType: string | undefined): void {
-  if (v === null || v === undefined) return;
-  const t = classify(schema, st.defs, { kind: K.Any, schema: undefined, name: undefined });
+function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Target, struct: string | undefined, goType: string | undefined): void {
   const s = t.schema;
   switch (t.kind) {
     case K.Any:
@@ -307,15 +326,17 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, struct
       }
       const props = s?.properties;
       if (props === undefined) return;
-      const own = t.name !== undefined ? structName(t.name) : '';
       const overrides = t.name !== undefined ? GO_FIELD_TYPES[t.name] : undefined;
       const obj = v as Record<string, unknown>;
       for (const key in obj) {
         if (!Object.prototype.hasOwnProperty.call(props, key)) continue;
         const fv = obj[key];
-        if (fv === null) continue;
+        if (fv === null || fv === undefined) continue;
+        const fs = props[key];
+        const ft = classified(fs, st.defs);
+        if (typeof fv === ft.plain) continue;
         st.path.push(key);
-        decode(st, fv, props[key], own, overrides?.[key]);
+        decode(st, fv, fs, ft, t.struct, overrides?.[key]);
         st.path.pop();
       }
       return;
@@ -327,11 +348,11 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, struct
       }
       const ap = s?.additionalProperties;
       if (typeof ap !== 'object') return; // map[string]interface {}
-      const elemType = elemOf(goType);
+      const et = classified(ap, st.defs);
       const obj = v as Record<string, unknown>;
       for (const key in obj) {
         const ev = obj[key];
-        if (ev !== null) decode(st, ev, ap, struct, elemType);
+        if (ev !== null && ev !== undefined && typeof ev !== et.plain) decode(st, ev, ap, et, struct, elemOf(goType));
       }
       return;
     }
@@ -340,10 +361,11 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, struct
         soft(st, struct, v, goType ?? goTypeString(schema, st.defs));
         return;
       }
-      const elemType = elemOf(goType);
+      const items = s?.items;
+      const et = classified(items, st.defs);
       for (let i = 0; i < v.length; i++) {
-        const ev = v[i];
-        if (ev !== null) decode(st, ev, s?.items, struct, elemType);
+        const ev: unknown = v[i];
+        if (ev !== null && ev !== undefined && typeof ev !== et.plain) decode(st, ev, items, et, struct, elemOf(goType));
       }
       return;
     }

@@ -21,8 +21,8 @@ export function core(): ApiModule {
     definitions: builtinDefinitions,
     resources: [
       { descriptor: namespacesResource, strategy: namespaceStrategy, returnDeletedObject: true, goTypedBody: true },
-      { descriptor: configMapsResource, strategy: configMapStrategy },
-      { descriptor: secretsResource, strategy: secretStrategy },
+      { descriptor: configMapsResource, strategy: configMapStrategy, goTypedBody: true },
+      { descriptor: secretsResource, strategy: secretStrategy, goTypedBody: true },
       { descriptor: serviceAccountsResource, strategy: serviceAccountStrategy, returnDeletedObject: true, goTypedBody: true },
       { descriptor: eventsResource, strategy: coreEventStrategy, keyPrefix: '/registry/events/', goTypedBody: true },
     ],

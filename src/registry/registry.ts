@@ -32,7 +32,8 @@ export interface ResourceRegistration {
   /**
    * Request bodies are checked as Go's JSON decoder would decode them into the kind's struct
    * (src/apimachinery/gotypes.ts), so a field of the wrong type is refused as upstream refuses it
-   * instead of being stored. ConfigMaps and Secrets check their few fields in their strategies.
+   * instead of being stored (the core/v1, events and coordination kinds; ConfigMap and Secret
+   * strategies also store their byte arrays as Go writes them back).
    */
   readonly goTypedBody?: boolean;
   /** Served by the CRD handler upstream (its 405s name the verb and kind; built-ins' come from the router). */

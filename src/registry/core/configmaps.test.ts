@@ -46,6 +46,31 @@ describe('ConfigMap decoding', () => {
     const { object } = await s.create('default', cm('n', { data: { a: null } }));
     assert.deepEqual(object.data, { a: '' });
   });
+
+  it('binaryData as arrays of bytes is stored as base64; other arrays are decode errors', async () => {
+    const s = newStore();
+    const { object } = await s.create('default', cm('arr', { binaryData: { a: [1, 2, null], b: null, c: 'YR==' }, immutable: null }));
+    assert.deepEqual(object.binaryData, { a: 'AQIA', b: '', c: 'YQ==' });
+    assert.equal('immutable' in object, false);
+    await rejects(s.create('default', cm('c', { binaryData: { a: [1, 256] } })), 400, undecodable('json: cannot unmarshal number 256 into Go struct field ConfigMap.binaryData of type uint8'));
+    await rejects(s.create('default', cm('c', { binaryData: { a: {} } })), 400, undecodable('json: cannot unmarshal object into Go struct field ConfigMap.binaryData of type []uint8'));
+  });
+
+  it('metadata is decoded too: its error wins when it comes first in the body', async () => {
+    const s = newStore();
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'm', labels: { a: 5 } }, data: { a: 1 } } as unknown as KubeObject;
+    await rejects(s.create('default', body), 400, undecodable('json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string'));
+    const later = { apiVersion: 'v1', kind: 'ConfigMap', data: { a: 1 }, metadata: { name: 'm', labels: { a: 5 } } } as unknown as KubeObject;
+    await rejects(s.create('default', later), 400, undecodable('json: cannot unmarshal number into Go struct field ConfigMap.data of type string'));
+  });
+
+  it('updates are decoded as creates are', async () => {
+    const s = newStore();
+    await s.create('default', cm('u', { data: { a: '1' } }));
+    await rejects(s.update('default', 'u', (cur) => ({ ...cur!, binaryData: { b: 'YQ=' } })), 400, undecodable('illegal base64 data at input byte 3'));
+    const { object } = await s.update('default', 'u', (cur) => ({ ...cur!, binaryData: { b: 'YR\n==' } }));
+    assert.deepEqual(object.binaryData, { b: 'YQ==' });
+  });
 });
 
 describe('ConfigMap validation (ValidateConfigMap)', () => {

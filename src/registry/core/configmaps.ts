@@ -1,6 +1,8 @@
 import { badRequest, fieldIssue, type FieldIssue, type StatusError } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
-import { decodeStdBase64 } from '../../apimachinery/gobase64.js';
+import { canonicalStdBase64, decodeStdBase64 } from '../../apimachinery/gobase64.js';
+import { goTypeError } from '../../apimachinery/gotypes.js';
+import { builtinDefinitions } from '../../api/definitions/index.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
 
@@ -23,119 +25,101 @@ export function configKeyIssues(field: string, key: string): FieldIssue[] {
 
 // ---------------------------------------------------------------------------------------------
 // Decoding. kube-apiserver decodes a body into the typed v1 struct with encoding/json, so a value
-// of the wrong JSON type, or a []byte field (Secret data, ConfigMap binaryData) that is not valid
-// base64, fails the decode itself: a 400 BadRequest before any validation, not a 422.
+// of the wrong JSON type, or a []byte value (Secret data, ConfigMap binaryData) that is not valid
+// base64, fails the decode itself: a 400 BadRequest before any validation, not a 422. Its message
+// is goTypeError's (src/apimachinery/gotypes.ts), which checks the whole body, metadata included.
+// Here, on the hot path, one pass over the kind's own fields stores them as the server writes the
+// decoded object back, and asks goTypeError only when some value is not plainly well-typed.
 
-/** How a field of the v1 struct decodes: its Go type as encoding/json's errors name it. */
-export interface FieldCodec {
-  readonly codec: 'bytes-map' | 'string-map' | 'bool' | 'string';
-  readonly goType: string;
+/** How a top-level field of the kind is written back, from its definition. */
+type FieldForm = 'bytes-map' | 'string-map' | 'boolean' | 'string';
+
+/** A kind whose fields prepareDecoded writes back as Go's decoder would. */
+export interface DecodedKind {
+  readonly kind: string;
+  readonly definition: string;
+  /** The kind's fields other than metadata, apiVersion and kind, in definition order. */
+  readonly fields: readonly (readonly [string, FieldForm])[];
 }
 
-/** A JSON value's kind as Go's UnmarshalTypeError names it. */
-function goKind(v: unknown): string {
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number') return 'number';
-  if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
+/** The DecodedKind of a core/v1 kind whose fields are maps of string or []byte, bools and strings. */
+export function decodedKind(kind: string): DecodedKind {
+  const definition = `io.k8s.api.core.v1.${kind}`;
+  const fields: [string, FieldForm][] = [];
+  for (const [name, s] of Object.entries(builtinDefinitions[definition]?.properties ?? {})) {
+    if (name === 'metadata' || name === 'apiVersion' || name === 'kind') continue;
+    const elem = s.additionalProperties;
+    if (s.type === 'object' && typeof elem === 'object' && elem.type === 'string') fields.push([name, elem.format === 'byte' ? 'bytes-map' : 'string-map']);
+    else if (s.type === 'boolean' || s.type === 'string') fields.push([name, s.type]);
+    else throw new Error(`decodedKind: ${definition}.${name} is not a map of strings or []byte, a bool or a string`);
+  }
+  return { kind, definition, fields };
 }
 
 /**
- * A JSON array decodes into []byte as a list of uint8 numbers (encoding/json treats []byte as a
- * slice there): the bytes, or Go's error for the first element that is not one.
+ * Writes back `obj`'s fields as the decoded object holds them: []byte values in canonical base64
+ * ("YW\nJj" is stored as "YWJj", an array of bytes as their base64), null map values as empty ones,
+ * null fields dropped. False when a value does not decode plainly (the object is then only partly
+ * written back: well-typed values are rewritten into well-typed values, nothing else is touched).
  */
-function byteArray(items: readonly unknown[], where: string): Buffer | string {
-  const out = Buffer.alloc(items.length);
-  for (let i = 0; i < items.length; i++) {
-    const e = items[i];
-    if (e === null) continue; // null leaves the zero value
-    if (typeof e === 'number') {
-      // Go parses the literal with ParseUint; integers 0-255 are the ones that fit.
-      if (Number.isInteger(e) && e >= 0 && e <= 255) out[i] = e;
-      else return `json: cannot unmarshal number ${String(e)} into ${where} of type uint8`;
-    } else {
-      return `json: cannot unmarshal ${goKind(e)} into ${where} of type uint8`;
-    }
-  }
-  return out;
-}
-
-/** One []byte map value as bytes, or encoding/json's error text for it. */
-function bytesValue(v: unknown, where: string): Buffer | string {
-  if (v === null) return Buffer.alloc(0);
-  if (typeof v === 'string') {
-    const r = decodeStdBase64(v);
-    return typeof r === 'number' ? `illegal base64 data at input byte ${r}` : r;
-  }
-  if (Array.isArray(v)) return byteArray(v, where);
-  return `json: cannot unmarshal ${goKind(v)} into ${where} of type []uint8`;
-}
-
-/**
- * The error encoding/json reports decoding `obj` into the v1 struct `kind`, for the fields in
- * `fields`, or undefined. Go keeps the first error in document order and carries on, so the
- * fields are checked in the object's own key order.
- */
-export function decodeErrorOf(obj: KubeObject, kind: string, fields: Readonly<Record<string, FieldCodec>>): string | undefined {
-  for (const name of Object.keys(obj)) {
-    const spec = fields[name];
+function normalizeDecoded(obj: KubeObject, fields: DecodedKind['fields']): boolean {
+  let plain = true;
+  for (const [name, form] of fields) {
     const v = obj[name];
-    if (!spec || v === null || v === undefined) continue;
-    // encoding/json names a struct field by its struct, not by the map key within it.
-    const where = `Go struct field ${kind}.${name}`;
-    const typeError = (x: unknown, goType: string): string => `json: cannot unmarshal ${goKind(x)} into ${where} of type ${goType}`;
-    if (spec.codec === 'bool') {
-      if (typeof v !== 'boolean') return typeError(v, spec.goType);
-    } else if (spec.codec === 'string') {
-      if (typeof v !== 'string') return typeError(v, spec.goType);
-    } else if (typeof v !== 'object' || Array.isArray(v)) {
-      return typeError(v, spec.goType);
-    } else {
-      for (const val of Object.values(v as Record<string, unknown>)) {
-        if (spec.codec === 'string-map') {
-          if (val !== null && typeof val !== 'string') return typeError(val, 'string');
-        } else {
-          const r = bytesValue(val, where);
-          if (typeof r === 'string') return r;
-        }
-      }
-    }
-  }
-  return undefined;
-}
-
-/** The 400 for a body that does not decode into the typed object. */
-export function decodeError(kind: string, message: string): StatusError {
-  return badRequest(`${kind} in version "v1" cannot be handled as a ${kind}: ${message}`);
-}
-
-/**
- * What the decoded object holds once the server writes it back: []byte values in canonical
- * base64 ("YW\nJj" is stored as "YWJj"), null map values as empty ones, null fields dropped.
- * Call only after decodeErrorOf found nothing.
- */
-export function normalizeDecoded(obj: KubeObject, fields: Readonly<Record<string, FieldCodec>>): void {
-  for (const [name, spec] of Object.entries(fields)) {
-    const v = obj[name];
+    if (v === undefined) continue;
     if (v === null) {
       delete obj[name];
       continue;
     }
-    if ((spec.codec !== 'bytes-map' && spec.codec !== 'string-map') || typeof v !== 'object' || v === undefined) continue;
+    if (form === 'boolean' || form === 'string') {
+      if (typeof v !== form) plain = false;
+      continue;
+    }
+    if (typeof v !== 'object' || Array.isArray(v)) {
+      plain = false;
+      continue;
+    }
     const map = v as Record<string, unknown>;
-    for (const [k, val] of Object.entries(map)) {
-      if (spec.codec === 'string-map') {
-        if (val === null) map[k] = '';
+    for (const k in map) {
+      const val = map[k];
+      if (val === null) map[k] = '';
+      else if (form === 'string-map') {
+        if (typeof val !== 'string') plain = false;
       } else {
-        const r = bytesValue(val, '');
-        if (typeof r !== 'string') {
-          const canonical = r.toString('base64');
-          if (canonical !== val) map[k] = canonical;
-        }
+        const canonical = typeof val === 'string' ? canonicalStdBase64(val) : Array.isArray(val) ? byteArrayBase64(val) : undefined;
+        if (typeof canonical !== 'string') plain = false;
+        else if (canonical !== val) map[k] = canonical;
       }
     }
   }
+  return plain;
+}
+
+/** A JSON array of uint8 numbers (how encoding/json also takes a []byte) as base64; undefined for any other. */
+function byteArrayBase64(items: readonly unknown[]): string | undefined {
+  const out = Buffer.alloc(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const e = items[i];
+    if (e === null) continue; // the zero byte
+    if (typeof e !== 'number' || !Number.isInteger(e) || e < 0 || e > 255 || Object.is(e, -0)) return undefined;
+    out[i] = e;
+  }
+  return out.toString('base64');
+}
+
+/**
+ * Decodes `obj` into the kind as kube-apiserver would: the 400 of a value that does not decode,
+ * else the fields written back as the server stores them.
+ */
+export function prepareDecoded(obj: KubeObject, kind: DecodedKind): void {
+  if (normalizeDecoded(obj, kind.fields)) return;
+  const err = goTypeError(obj, kind.definition, builtinDefinitions);
+  if (err !== undefined) throw decodeError(kind.kind, err);
+}
+
+/** The 400 for a body that does not decode into the typed object. */
+function decodeError(kind: string, message: string): StatusError {
+  return badRequest(`${kind} in version "v1" cannot be handled as a ${kind}: ${message}`);
 }
 
 /** Decoded size of a []byte value for the size limit (a value that does not decode counts 0). */
@@ -145,16 +129,10 @@ export function decodedLength(v: unknown): number {
   return typeof r === 'number' ? 0 : r.length;
 }
 
-const CONFIGMAP_FIELDS: Readonly<Record<string, FieldCodec>> = {
-  data: { codec: 'string-map', goType: 'map[string]string' },
-  binaryData: { codec: 'bytes-map', goType: 'map[string][]uint8' },
-  immutable: { codec: 'bool', goType: 'bool' },
-};
+const CONFIGMAP = decodedKind('ConfigMap');
 
 function prepareConfigMap(obj: KubeObject): void {
-  const err = decodeErrorOf(obj, 'ConfigMap', CONFIGMAP_FIELDS);
-  if (err !== undefined) throw decodeError('ConfigMap', err);
-  normalizeDecoded(obj, CONFIGMAP_FIELDS);
+  prepareDecoded(obj, CONFIGMAP);
 }
 
 function mapOf(v: unknown): Record<string, unknown> {
@@ -204,7 +182,7 @@ export const configMapStrategy: Strategy = {
   validate: validateConfigMap,
   // ValidateConfigMapUpdate: the immutability checks come first, then ValidateConfigMap.
   validateUpdate: (obj, old) => [...immutableDataIssues(obj, old, ['data', 'binaryData']), ...validateConfigMap(obj)],
-  tableColumns: [nameColumn, { name: 'Data', type: 'string', description: 'Number of keys in data and binaryData.', priority: 0 }, ageColumn],
+  tableColumns: [nameColumn, { name: 'Data', type: 'string', description: "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.", priority: 0 }, ageColumn],
   tableCells: (o) => [
     o.metadata?.name ?? '',
     Object.keys((o.data as object | undefined) ?? {}).length + Object.keys((o.binaryData as object | undefined) ?? {}).length,

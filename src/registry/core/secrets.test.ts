@@ -59,6 +59,22 @@ describe('Secret data decodes as base64.StdEncoding (400 when it does not)', () 
     // The first error in document order wins, as encoding/json keeps the first it saw.
     await rejects(s.create('default', secret('s', { data: { a: 'Y', b: 5 } })), 400, undecodable('illegal base64 data at input byte 0'));
     await rejects(s.create('default', secret('s', { data: { b: 5, a: 'Y' } })), 400, undecodable('json: cannot unmarshal number into Go struct field Secret.data of type []uint8'));
+    await rejects(s.create('default', secret('s', { type: 5 })), 400, undecodable('json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType'));
+    await rejects(s.create('default', secret('s', { stringData: ['a'] })), 400, undecodable('json: cannot unmarshal array into Go struct field Secret.stringData of type map[string]string'));
+  });
+
+  it('metadata is decoded too: its error wins when it comes first in the body', async () => {
+    const s = newStore();
+    const body = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { a: true } }, type: 5 } as unknown as KubeObject;
+    await rejects(s.create('default', body), 400, undecodable('json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.annotations of type string'));
+  });
+
+  it('null values decode as empty, null fields as absent; stringData is folded into data and not kept', async () => {
+    const s = newStore();
+    const { object } = await s.create('default', secret('n', { data: { a: null, b: [104, 105] }, stringData: { c: null, d: 'hi' }, immutable: null, type: null }));
+    assert.deepEqual(object.data, { a: '', b: 'aGk=', c: '', d: 'aGk=' });
+    assert.equal(object.type, 'Opaque');
+    assert.equal('immutable' in object || 'stringData' in object, false);
   });
 });
 

@@ -3,26 +3,12 @@ import { MAX_JSON_DEPTH, describeJsonSyntaxError } from '../../apimachinery/json
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
-import {
-  MAX_DATA_BYTES,
-  configKeyIssues,
-  decodeError,
-  decodeErrorOf,
-  immutableDataIssues,
-  normalizeDecoded,
-  type FieldCodec,
-} from './configmaps.js';
+import { MAX_DATA_BYTES, configKeyIssues, decodedKind, immutableDataIssues, prepareDecoded } from './configmaps.js';
 import { decodeStdBase64 } from '../../apimachinery/gobase64.js';
 
 const REDACTED = '<secret contents redacted>';
 
-/** The v1.Secret fields encoding/json decodes with a type of their own (see decodeErrorOf). */
-const SECRET_FIELDS: Readonly<Record<string, FieldCodec>> = {
-  data: { codec: 'bytes-map', goType: 'map[string][]uint8' },
-  stringData: { codec: 'string-map', goType: 'map[string]string' },
-  type: { codec: 'string', goType: 'v1.SecretType' },
-  immutable: { codec: 'bool', goType: 'bool' },
-};
+const SECRET = decodedKind('Secret');
 
 function dataOf(obj: KubeObject): Record<string, string> {
   const d = obj.data;
@@ -128,9 +114,7 @@ function foldStringData(obj: KubeObject): void {
 
 /** Decode as kube-apiserver does (a 400 for what does not decode), then fold stringData. */
 function prepareSecret(obj: KubeObject): void {
-  const err = decodeErrorOf(obj, 'Secret', SECRET_FIELDS);
-  if (err !== undefined) throw decodeError('Secret', err);
-  normalizeDecoded(obj, SECRET_FIELDS);
+  prepareDecoded(obj, SECRET);
   foldStringData(obj);
 }
 
@@ -155,8 +139,8 @@ export const secretStrategy: Strategy = {
   selectableFields: (o) => ({ type: typeof o.type === 'string' ? o.type : 'Opaque' }),
   tableColumns: [
     nameColumn,
-    { name: 'Type', type: 'string', description: 'The type of secret', priority: 0 },
-    { name: 'Data', type: 'string', description: 'Number of keys in data.', priority: 0 },
+    { name: 'Type', type: 'string', description: 'Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types', priority: 0 },
+    { name: 'Data', type: 'string', description: "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4", priority: 0 },
     ageColumn,
   ],
   tableCells: (o) => [o.metadata?.name ?? '', o.type ?? 'Opaque', Object.keys(dataOf(o)).length, ageSince(o.metadata?.creationTimestamp)],
