@@ -86,6 +86,19 @@ describe('bad input', { timeout: 90_000 }, () => {
     }
   });
 
+  it('a metadata field of the wrong type in a ConfigMap or Secret → 400 in the decoder\'s words, nothing stored', async () => {
+    assertStatus(
+      await post('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed-labels","labels":{"a":5}}}'),
+      400,
+      'BadRequest',
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string',
+    );
+    assert.equal((await client.request({ path: `${CM_PATH}/typed-labels` })).status, 404);
+    const secrets = CM_PATH.replace('/configmaps', '/secrets');
+    const r = await client.request({ method: 'POST', path: secrets, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","generation":"2"}}' });
+    assertStatus(r, 400, 'BadRequest', 'Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal string into Go struct field ObjectMeta.metadata.generation of type int64');
+  });
+
   it('a patch that makes metadata a string → 400 BadRequest, not a 500 (the kept object unchanged)', async () => {
     for (const [ct, body] of [
       ['application/merge-patch+json', '{"metadata":"n"}'],
