@@ -1,7 +1,7 @@
 // The CustomResourceDefinition strategy (pkg/registry/customresourcedefinition/strategy.go):
 // status is the server's (reset on create, kept on spec writes, written through /status),
 // generation follows spec changes, storedVersions gains the storage version.
-import { badRequest, type FieldIssue } from '../apimachinery/errors.js';
+import { undecodable, type FieldIssue } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { cloneObject } from '../registry/codec.js';
 import type { Strategy } from '../registry/strategy.js';
@@ -23,7 +23,7 @@ function guarded(fn: () => FieldIssue[]): FieldIssue[] {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof TypeError) throw badRequest(`CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: ${e.message}`);
+    if (e instanceof TypeError) throw undecodable('CustomResourceDefinition', 'v1', 'CustomResourceDefinition', e.message);
     throw e;
   }
 }

@@ -3,6 +3,7 @@
 // scale subresources, printer columns, selectable fields), the apiVersion rewriting between served
 // and storage versions (conversion None), and the OpenAPI definitions of the kind and its list.
 import { fieldIssue, forbidden, invalid, type FieldIssue } from '../apimachinery/errors.js';
+import { goMarshal } from '../catalog/golang/json.js';
 import { ALL_VERBS, type ResourceDescriptor, type SubresourceDescriptor } from '../apimachinery/resource.js';
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { CUSTOM_RESOURCE_SCHEMA, refTo } from '../apimachinery/schema.js';
@@ -72,24 +73,6 @@ function goFloatText(v: number): string {
   return String(v);
 }
 
-/** encoding/json's Marshal of a decoded JSON value: object keys sorted, <, >, & and U+2028/9 escaped. */
-function goJSON(value: unknown): string {
-  const esc = (s: string): string =>
-    JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  const enc = (v: unknown): string => {
-    if (v === null || v === undefined) return 'null';
-    if (typeof v === 'string') return esc(v);
-    if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
-    if (Array.isArray(v)) return `[${v.map(enc).join(',')}]`;
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${esc(k)}:${enc(o[k])}`)
-      .join(',')}}`;
-  };
-  return enc(value);
-}
-
 /**
  * A string column's cell: what jsonpath's PrintResults writes for the value (objects and arrays as
  * JSON, scalars as fmt.Fprint prints them, a JSON null as text/template's "<no value>").
@@ -100,7 +83,7 @@ function stringCell(value: unknown): string {
   if (typeof value === 'boolean') return String(value);
   // Integral numbers decode to int64 upstream; the rest are float64.
   if (typeof value === 'number') return Number.isInteger(value) && Number.isSafeInteger(value) ? String(value) : goFloatText(value);
-  return goJSON(value);
+  return goMarshal(value); // json.Marshal: keys sorted, <, > and & escaped
 }
 
 /** cellForJSONValue (and PrintResults for string columns); null is printed as <none> by kubectl. */

@@ -183,6 +183,14 @@ export function badRequest(message: string): StatusError {
   return new StatusError({ reason: 'BadRequest', code: 400, message });
 }
 
+/**
+ * The 400 of a body the decoder cannot turn into the expected type (the serializer's
+ * "... cannot be handled as a ..."), with the decoder's reason after a colon when there is one.
+ */
+export function undecodable(kind: string, version: string, expected: string, why?: string): StatusError {
+  return badRequest(`${kind} in version "${version}" cannot be handled as a ${expected}${why === undefined ? '' : `: ${why}`}`);
+}
+
 export function unauthorized(message = 'Unauthorized'): StatusError {
   return new StatusError({ reason: 'Unauthorized', code: 401, message });
 }

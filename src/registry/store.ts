@@ -22,7 +22,7 @@ import { rfc3339 } from '../apimachinery/times.js';
 import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Status } from '../apimachinery/types.js';
 import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
 import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
-import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, dropEmptyObjectMetaFields, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate, type FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
+import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, dropEmptyObjectMetaFields, withGcFinalizers, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate, type FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
 import {
   ConflictError,
   ExpiredError,
@@ -858,13 +858,7 @@ export class GenericStore {
       orphan = policy === 'OrphanDependents';
       foreground = false;
     }
-    const next = current.filter((f) => f !== FINALIZER_ORPHAN_DEPENDENTS && f !== FINALIZER_DELETE_DEPENDENTS);
-    if (orphan) next.push(FINALIZER_ORPHAN_DEPENDENTS);
-    if (foreground) next.push(FINALIZER_DELETE_DEPENDENTS);
-    const a = new Set(current);
-    const b = new Set(next);
-    if (a.size === b.size && [...a].every((f) => b.has(f))) return undefined;
-    return next;
+    return withGcFinalizers(current, orphan, foreground);
   }
 
   async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions = {}): Promise<KubeList> {

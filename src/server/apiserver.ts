@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   StatusError,
   badRequest,
+  undecodable,
   fieldIssue,
   invalid,
   isStatusError,
@@ -195,7 +196,7 @@ export class ApiServer {
     if (why === undefined) return;
     if (!patched) {
       const d = r.descriptor;
-      throw badRequest(`${d.kind} in version "${d.version}" cannot be handled as a ${d.kind}: ${why}`);
+      throw undecodable(d.kind, d.version, d.kind, why);
     }
     throw invalid({ group: '', kind: '' }, '', [fieldIssue.invalid('patch', JSON.stringify(obj), why)]);
   }
@@ -636,7 +637,7 @@ export class ApiServer {
       const obj = ct?.startsWith('application/vnd.kubernetes.protobuf') ? decodeObject(body) : decodeBody(ct, body).object;
       if (!isJsonObject(obj)) throw badRequest('DeleteOptions must be an object');
       if (obj.kind !== undefined && obj.kind !== 'DeleteOptions') {
-        throw badRequest(`${String(obj.kind)} in version "${String(obj.apiVersion ?? '')}" cannot be handled as a DeleteOptions`);
+        throw undecodable(String(obj.kind), String(obj.apiVersion ?? ''), 'DeleteOptions');
       }
       const o = obj as Record<string, unknown>;
       from = {
@@ -1190,7 +1191,7 @@ function checkKind(obj: KubeObject, r: RegisteredResource | { group: string; ver
     throw badRequest(`Object 'apiVersion' is missing in '${truncate(JSON.stringify(obj))}'`);
   }
   if (obj.kind !== d.kind) {
-    throw badRequest(`${String(obj.kind)} in version "${String(obj.apiVersion)}" cannot be handled as a ${d.kind}: the kind in the data (${String(obj.kind)}) does not match the expected kind (${d.kind})`);
+    throw undecodable(String(obj.kind), String(obj.apiVersion), d.kind, `the kind in the data (${String(obj.kind)}) does not match the expected kind (${d.kind})`);
   }
   if (obj.apiVersion !== want) {
     throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);

@@ -1,7 +1,7 @@
 // Content negotiation: request bodies in (JSON, YAML, protobuf; patch types) and responses out
 // (JSON, YAML, protobuf; Table and PartialObjectMetadata transformations via Accept parameters).
 import { isMap, isPair, isScalar, isSeq, parseAllDocuments, stringify as yamlStringify, visit, type Document } from 'yaml';
-import { badRequest, notAcceptable, unsupportedMediaType } from '../apimachinery/errors.js';
+import { badRequest, notAcceptable, undecodable, unsupportedMediaType } from '../apimachinery/errors.js';
 import { inexactJsonIntegers, isInexactInteger, mayHoldLongIntegers, parseJson, type InexactInteger } from '../apimachinery/json.js';
 import { decodeObject, encodeObject, isProtobufKind, PROTOBUF_MEDIA_TYPE } from '../apimachinery/protobuf/index.js';
 import type { JsonValue, KubeObject } from '../apimachinery/types.js';
@@ -151,7 +151,7 @@ export function checkObjectMeta(value: Record<string, unknown>): void {
   if (meta === undefined || meta === null || isJsonObject(meta)) return;
   const kind = typeof value['kind'] === 'string' ? value['kind'] : '';
   const version = typeof value['apiVersion'] === 'string' ? value['apiVersion'].split('/').pop()! : '';
-  throw badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: json: cannot unmarshal ${goJsonType(meta as JsonValue)} into Go struct field ${kind}.metadata of type v1.ObjectMeta`);
+  throw undecodable(kind, version, kind, `json: cannot unmarshal ${goJsonType(meta as JsonValue)} into Go struct field ${kind}.metadata of type v1.ObjectMeta`);
 }
 
 /** The JSON type as Go's encoding/json names it in its errors. */

@@ -9,6 +9,18 @@ export const FIELD_IMMUTABLE_MESSAGE = 'field is immutable';
 export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
 export const FINALIZER_ORPHAN_DEPENDENTS = 'orphan';
 export const FINALIZER_DELETE_DEPENDENTS = 'foregroundDeletion';
+
+/**
+ * `finalizers` with the garbage collector's two (orphan, foregroundDeletion) present as asked, the
+ * others kept in order; undefined when that is the set they already hold.
+ */
+export function withGcFinalizers(finalizers: readonly string[], orphan: boolean, foreground: boolean): string[] | undefined {
+  if (orphan === finalizers.includes(FINALIZER_ORPHAN_DEPENDENTS) && foreground === finalizers.includes(FINALIZER_DELETE_DEPENDENTS)) return undefined;
+  const next = finalizers.filter((f) => f !== FINALIZER_ORPHAN_DEPENDENTS && f !== FINALIZER_DELETE_DEPENDENTS);
+  if (orphan) next.push(FINALIZER_ORPHAN_DEPENDENTS);
+  if (foreground) next.push(FINALIZER_DELETE_DEPENDENTS);
+  return next;
+}
 const IS_NEGATIVE_MESSAGE = 'must be greater than or equal to 0';
 
 /**

@@ -1,4 +1,4 @@
-import { badRequest, fieldIssue, type FieldIssue, type StatusError } from '../../apimachinery/errors.js';
+import { fieldIssue, undecodable, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { canonicalStdBase64, decodeStdBase64 } from '../../apimachinery/gobase64.js';
 import { goTypeError } from '../../apimachinery/gotypes.js';
@@ -114,13 +114,9 @@ function byteArrayBase64(items: readonly unknown[]): string | undefined {
 export function prepareDecoded(obj: KubeObject, kind: DecodedKind): void {
   if (normalizeDecoded(obj, kind.fields)) return;
   const err = goTypeError(obj, kind.definition, builtinDefinitions);
-  if (err !== undefined) throw decodeError(kind.kind, err);
+  if (err !== undefined) throw undecodable(kind.kind, 'v1', kind.kind, err);
 }
 
-/** The 400 for a body that does not decode into the typed object. */
-function decodeError(kind: string, message: string): StatusError {
-  return badRequest(`${kind} in version "v1" cannot be handled as a ${kind}: ${message}`);
-}
 
 /** Decoded size of a []byte value for the size limit (a value that does not decode counts 0). */
 export function decodedLength(v: unknown): number {

@@ -1,7 +1,7 @@
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { nameIsDNSLabel } from '../../apimachinery/validation/names.js';
-import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName } from '../../apimachinery/validation/objectmeta.js';
+import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName, withGcFinalizers } from '../../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../codec.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
@@ -133,12 +133,8 @@ export const namespaceStrategy: Strategy = {
     const current = next.metadata?.finalizers ?? [];
     const orphan = opts.orphanDependents !== undefined ? opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Orphan' : current.includes(FINALIZER_ORPHAN);
     const foreground = opts.orphanDependents !== undefined ? !opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Foreground' : current.includes(FINALIZER_FOREGROUND);
-    if (orphan !== current.includes(FINALIZER_ORPHAN) || foreground !== current.includes(FINALIZER_FOREGROUND)) {
-      const finalizers = current.filter((f) => f !== FINALIZER_ORPHAN && f !== FINALIZER_FOREGROUND);
-      if (orphan) finalizers.push(FINALIZER_ORPHAN);
-      if (foreground) finalizers.push(FINALIZER_FOREGROUND);
-      (next.metadata ??= {}).finalizers = finalizers;
-    }
+    const finalizers = withGcFinalizers(current, orphan, foreground);
+    if (finalizers) (next.metadata ??= {}).finalizers = finalizers;
     return { update: next, ownFinalizers: true };
   },
   canRemove: (o) => (specOf(o)?.finalizers?.length ?? 0) === 0,
