@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareGoStrings, field, goMarshal, goNumber, jsonKind, stringField } from './json.js';
+import { compareGoStrings, field, goMarshal, goNumber, goString, goStruct, jsonKind, stringField } from './json.js';
 
 // Cases where the copies this module replaces disagreed; each expectation is what Go 1.19's
 // encoding/json printed for the same input.
@@ -32,5 +32,26 @@ describe('golang/json', () => {
 
   it('names JSON kinds as the decoder does', () => {
     assert.deepEqual([null, 'a', 1, 2n, true, [], {}].map(jsonKind), ['null', 'string', 'number', 'number', 'bool', 'array', 'object']);
+  });
+});
+
+// The registry API's JSON-in-strings (catalog serve): json.Marshal of decoded values and of structs.
+describe('golang/json as catalog serve writes it', () => {
+  it('sorts map keys at every level and keeps array order', () => {
+    assert.equal(goMarshal({ b: 1, a: [{ z: true, y: null }], c: 'x' }, false), '{"a":[{"y":null,"z":true}],"b":1,"c":"x"}');
+  });
+  it('escapes <, > and & only when asked (json.Marshal), U+2028/9 always', () => {
+    assert.equal(goString('<a&b>\u2028'), '"<a&b>\\u2028"');
+    assert.equal(goString('<a&b>\u2029', true), '"\\u003ca\\u0026b\\u003e\\u2029"');
+  });
+  it('writes control characters as Go does', () => {
+    assert.equal(goString('\n\t\u0001"\\'), '"\\n\\t\\u0001\\"\\\\"');
+  });
+  it('writes a lone surrogate as U+FFFD (invalid UTF-8 to Go) and sorts keys by code point', () => {
+    assert.equal(goString('a\ud800b'), '"a\ufffdb"');
+    assert.equal(goMarshal({ '\u{1F600}': 1, '\uffff': 2 }, false), '{"\uffff":2,"\u{1F600}":1}');
+  });
+  it('writes struct fields in the order given and leaves out undefined ones', () => {
+    assert.equal(goStruct([['b', '1'], ['a', undefined], ['c', '"x"']]), '{"b":1,"c":"x"}');
   });
 });

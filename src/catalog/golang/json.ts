@@ -243,6 +243,16 @@ function encode(value: unknown, indent: string, nl: string, escapeHTML: boolean,
   out.push(first ? '{}' : nl + '}');
 }
 
+/**
+ * Writes a struct the way Go does: fields in declaration order, each given as [name, encoded value];
+ * a field whose value is undefined is left out (omitempty decided by the caller).
+ */
+export function goStruct(fields: readonly (readonly [string, string | undefined])[]): string {
+  const parts: string[] = [];
+  for (const [name, text] of fields) if (text !== undefined) parts.push(`${goString(name)}:${text}`);
+  return `{${parts.join(',')}}`;
+}
+
 /** Removes insignificant whitespace from JSON text (Go's json.Compact, without escaping). */
 export function compactJSON(raw: string): string {
   let out = '';

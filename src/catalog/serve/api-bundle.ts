@@ -12,7 +12,7 @@ import {
 } from '../declcfg/types.js';
 import { parse as parseYAML } from 'yaml';
 import { csvFromMetadata } from './csv.js';
-import { goJSON, goString } from './gojson.js';
+import { goMarshal, goString } from '../golang/json.js';
 
 export class BundleConversionError extends Error {
   override readonly name = 'BundleConversionError';
@@ -24,7 +24,7 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** A property value as text: the compact JSON opm holds (keys sorted by its loader, HTML not escaped). */
 export function propertyValueText(value: unknown): string {
-  return goJSON(value);
+  return goMarshal(value, false);
 }
 
 function gvkOf(value: unknown): GroupVersionKind {
@@ -134,7 +134,7 @@ export function objectsFromProperties(pkgName: string, bundleName: string, props
     if (p.type !== PropertyBundleObject) continue;
     const data = str(obj(p.value).data);
     try {
-      out.push(goJSON(parseYAML(Buffer.from(data, 'base64').toString('utf8')) as unknown, { escapeHTML: true }));
+      out.push(goMarshal(parseYAML(Buffer.from(data, 'base64').toString('utf8')) as unknown));
     } catch (err) {
       throw new BundleConversionError(
         `package ${JSON.stringify(pkgName)}, bundle ${JSON.stringify(bundleName)}: convert bundle object property to JSON: ${(err as Error).message}`,

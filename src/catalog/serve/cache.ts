@@ -12,7 +12,7 @@ import type { ApiBundle, Deprecation } from '../api/api.js';
 import type { Bundle } from '../model/types.js';
 import { modelBundleToApi } from './api-bundle.js';
 import type { ServedCatalog } from './catalog.js';
-import { goJSON } from './gojson.js';
+import { goMarshal } from '../golang/json.js';
 import type { Logger } from './log.js';
 import { loadCatalog } from './load.js';
 import { MetaStore } from './metas.js';
@@ -310,7 +310,7 @@ export class JsonCache {
       const metaDir = pkg === '' ? join(dir, METAS_DIR, schema) : join(dir, METAS_DIR, schema, pkg);
       await mkdir(metaDir, { recursive: true, mode: MODE_DIR });
       for (const blob of blobs) {
-        const data = Buffer.from(goJSON(blob) + '\n');
+        const data = Buffer.from(goMarshal(blob, false) + '\n');
         await writeFile(join(metaDir, `${fnv64a(data)}.json`), data, { mode: MODE_FILE });
       }
     }

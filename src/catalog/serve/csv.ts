@@ -2,11 +2,10 @@
 // (opm's api.ConvertModelBundleToAPIBundle): the JSON text json.Marshal gives for operator-framework/api's
 // v1alpha1.ClusterServiceVersion, i.e. struct fields in declaration order, omitempty honoured, map
 // keys sorted and <, >, & escaped.
-import { goJSON, goString, goStruct } from './gojson.js';
+import { goMarshal, goString, goStruct } from '../golang/json.js';
 
 type Obj = Record<string, unknown>;
 
-const esc = { escapeHTML: true };
 
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
@@ -19,7 +18,7 @@ function arr(v: unknown): unknown[] {
 }
 
 /** a string field: always written */
-const s = (v: unknown): string => goString(str(v), esc);
+const s = (v: unknown): string => goString(str(v), true);
 /** a string field with omitempty */
 const so = (v: unknown): string | undefined => (str(v) === '' ? undefined : s(v));
 /** a slice field with omitempty, each element written by f */
@@ -31,11 +30,11 @@ function list(v: unknown, f: (x: unknown) => string): string | undefined {
 function stringMap(v: unknown): string | undefined {
   const m = obj(v);
   if (Object.keys(m).length === 0) return undefined;
-  return goJSON(Object.fromEntries(Object.entries(m).map(([k, x]) => [k, str(x)])), esc);
+  return goMarshal(Object.fromEntries(Object.entries(m).map(([k, x]) => [k, str(x)])));
 }
 /** a json.RawMessage field with omitempty */
 function raw(v: unknown): string | undefined {
-  return v === undefined ? undefined : goJSON(v, esc);
+  return v === undefined ? undefined : goMarshal(v);
 }
 
 /** how one struct field is written from its JSON value; undefined leaves it out (omitempty) */

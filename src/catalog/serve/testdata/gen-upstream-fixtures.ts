@@ -15,7 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { goJSON } from '../gojson.js';
+import { goMarshal } from '../../golang/json.js';
 
 const repo = process.argv[2] ?? '/work/.mirror/operator-framework+operator-registry/repo';
 const out = dirname(fileURLToPath(import.meta.url));
@@ -27,7 +27,7 @@ interface Prop { type: string; value: unknown; text: string }
 const files = git('ls-tree', '-r', '--name-only', 'HEAD', 'manifests').trim().split('\n');
 const show = (p: string): string => git('show', `HEAD:${p}`);
 /** sigs.k8s.io/yaml YAMLToJSON: YAML 1.1 scalars, Go map key order, json.Marshal escaping. */
-const yamlToJSON = (text: string): string => goJSON(parse(text, { version: '1.1' }), { escapeHTML: true });
+const yamlToJSON = (text: string): string => goMarshal(parse(text, { version: '1.1' }));
 
 function crdGroup(group: string, name: string): string {
   if (group) return group;
@@ -63,7 +63,7 @@ for (const pkgDir of pkgDirs) {
       const annotations = (meta.annotations ?? {}) as Record<string, string>;
       const name = meta.name as string;
       const props: Prop[] = [];
-      const add = (type: string, value: unknown, text = goJSON(value)) => props.push({ type, value, text });
+      const add = (type: string, value: unknown, text = goMarshal(value, false)) => props.push({ type, value, text });
       add('olm.bundle.object', { data: Buffer.from(json).toString('base64') });
       for (const c of crds) add('olm.bundle.object', { data: Buffer.from(c).toString('base64') });
       add('olm.package', { packageName: pm.packageName, version: spec.version }, JSON.stringify({ packageName: pm.packageName, version: spec.version }));
