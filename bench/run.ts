@@ -874,7 +874,7 @@ async function scenarioCatalog(quick: boolean): Promise<void> {
 // ---- scenario micro: in-process microbenchmarks (bench/micro.ts) ---------------------------------
 
 function scenarioMicro(): void {
-  console.log('\n[micro] parseJson vs JSON.parse, CEL evaluation (in this process)');
+  console.log('\n[micro] parseJson vs JSON.parse, CEL evaluation, server-side apply merge (in this process)');
   for (const r of runMicroBench()) {
     console.log(`  ${r.op}: ${r.value}`);
     rows.push({ scenario: 'micro', target: 'kplane', op: r.op, concurrency: '-', value: r.value });

@@ -269,15 +269,13 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
 
   it('a read at a resourceVersion not reached yet waits for it, then 504 with the ResourceVersionTooLarge cause', async () => {
     const rv = Number(ok(await client.request({ path: CMS })).metadata.resourceVersion);
-    // A write during the wait lets the read through.
-    const started = Date.now();
+    // A write during the wait lets the read through (a read that gave up would be the 504 below).
     const waiting = client.request({ path: `${CMS}?resourceVersion=${rv + 1}&resourceVersionMatch=NotOlderThan` });
     await new Promise((r) => setTimeout(r, 300));
     await create('arrives-while-waiting');
     const list = ok(await waiting);
     assert.ok(Number(list.metadata.resourceVersion) >= rv + 1);
     assert.ok(list.items?.some((i) => i.metadata.name === 'arrives-while-waiting'));
-    assert.ok(Date.now() - started < 2_500, `answered after ${Date.now() - started} ms`);
     // None comes: after the wait (3 s, as kube's cacher), the Status client-go's reflector recognises.
     const far = Number(list.metadata.resourceVersion) + 1000;
     const [l, g] = await Promise.all([
@@ -319,11 +317,10 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
 
   it('a watch with allowWatchBookmarks=true gets a BOOKMARK within the bookmark interval', async () => {
     const rv = ok(await client.request({ path: CMS })).metadata.resourceVersion!;
-    const started = Date.now();
     const w = await client.stream({ path: `${CMS}?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}` });
     try {
+      // The test server's bookmark interval is 300 ms; the 5 s bound only keeps a missing bookmark from hanging the test.
       const bm = await w.waitFor((d) => watchLines(d).find((e) => e.type === 'BOOKMARK'), 5_000);
-      assert.ok(Date.now() - started < 3_000, `bookmark after ${Date.now() - started} ms with a 300 ms interval`);
       assert.equal(bm.object.kind, 'ConfigMap');
       assert.equal(bm.object.apiVersion, 'v1');
       assert.ok(Number(bm.object.metadata?.resourceVersion) >= Number(rv));
@@ -341,8 +338,9 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     const w = await client.stream({ path: `${CMS}?watch=true&timeoutSeconds=1` });
     assert.equal(w.status, 200);
     await Promise.race([w.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('watch did not end within 5 s')), 5_000))]);
+    // Not before the second is up (the 5 s race above only keeps a watch that never ends from hanging the test).
     const took = Date.now() - started;
-    assert.ok(took >= 900 && took < 4_000, `ended after ${took} ms`);
+    assert.ok(took >= 900, `ended after ${took} ms`);
     // It delivered the initial state before it ended.
     assert.ok(watchLines(w.data()).some((e) => e.type === 'ADDED'));
   });

@@ -57,12 +57,10 @@ for (const kubectl of [
       await fill(ns);
       // A configmap outside the namespace must survive.
       await client.create(CM, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `keep-${ns}` } });
-      const started = Date.now();
       const r = await run(kubectl.bin, ['--kubeconfig', server.kubeconfig, 'delete', 'namespace', ns, '--timeout=30s'], { timeoutMs: 40_000 });
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, new RegExp(`namespace "${ns}" deleted`));
       assert.ok(await gone(ns), 'the namespace is gone when kubectl returns');
-      assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
       for (const gvr of [CM, SECRETS, LEASES]) assert.equal((await client.list(gvr, ns)).items.length, 0, `${gvr.resource} left in ${ns}`);
       await client.get(CM, 'default', `keep-${ns}`);
     });

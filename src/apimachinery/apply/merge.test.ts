@@ -275,17 +275,3 @@ test('Event: involvedObject (atomic ObjectReference) is owned and replaced as on
   const second = apply({ live: first.object, config: ev('p2'), manager: 'recorder', schema: EVENT, defs, apiVersion: 'v1', now: T1 });
   assert.deepEqual(second.object.involvedObject, { kind: 'Pod', name: 'p2', namespace: 'default' });
 });
-
-test('micro-benchmark: applying an unchanged 50-field object stays well under 1 ms', () => {
-  const data: Record<string, string> = {};
-  for (let i = 0; i < 46; i++) data[`key-${i}`] = `value-${i}`;
-  const config = cm(data, { labels: { app: 'bench', tier: 'x' }, annotations: { note: 'n' } });
-  const live = applyCM(undefined, config, 'bench', { now: T0 }).object;
-  for (let i = 0; i < 200; i++) applyCM(live, config, 'bench'); // warm up
-  const runs = 2000;
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < runs; i++) applyCM(live, config, 'bench');
-  const perApplyMs = Number(process.hrtime.bigint() - start) / 1e6 / runs;
-  console.log(`# unchanged 50-field ConfigMap apply: ${(perApplyMs * 1000).toFixed(1)} µs per apply`);
-  assert.ok(perApplyMs < 1, `${perApplyMs} ms per apply`);
-});

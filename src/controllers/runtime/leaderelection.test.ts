@@ -102,9 +102,8 @@ test('two candidates: exactly one leads; when it crashes the other takes over on
     await eventually(5_000, 'the follower takes over', () => follower.leading);
     const took = follower.startedAt! - crashedAt;
     // It had to wait for the lease to expire (1 s from when it last saw a renewal ≤ ~0.3 s before
-    // the crash) and then win one retry: well above zero, well below two lease durations.
+    // the crash): not before that (how soon after is bounded only by the 5 s wait above).
     assert.ok(took >= 500, `took over after ${took} ms: before the lease could have expired`);
-    assert.ok(took <= 3000, `took over after ${took} ms: too slow`);
     const after = await client.get<KubeObject & { spec: Record<string, unknown> }>(LEASES, 'kube-system', lease);
     assert.equal(after.spec.holderIdentity, follower.id);
     assert.equal(after.spec.leaseTransitions, 1);
@@ -119,18 +118,17 @@ test('two candidates: exactly one leads; when it crashes the other takes over on
 
 test('a graceful stop releases the lease: the other candidate takes over without waiting for expiry', async () => {
   const lease = `release-${process.pid}-${++seq}`;
-  const a = candidate('a', lease, { leaseDurationMs: 5000, renewDeadlineMs: 3000, retryPeriodMs: 100 });
+  // A 60 s lease: taking over within the 3 s wait below can only come from the release.
+  const a = candidate('a', lease, { leaseDurationMs: 60_000, renewDeadlineMs: 3000, retryPeriodMs: 100 });
   await eventually(5_000, 'a leads', () => a.leading);
-  const b = candidate('b', lease, { leaseDurationMs: 5000, renewDeadlineMs: 3000, retryPeriodMs: 100 });
+  const b = candidate('b', lease, { leaseDurationMs: 60_000, renewDeadlineMs: 3000, retryPeriodMs: 100 });
   try {
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(b.leading, false);
-    const stoppedAt = Date.now();
     a.abort.abort();
     await a.done;
     assert.equal(a.leading, false, 'the leader stopped its work before the lease was released');
     await eventually(3_000, 'b takes over', () => b.leading);
-    assert.ok(b.startedAt! - stoppedAt < 2000, 'well before the 5 s lease would have expired');
     const l = await client.get<KubeObject & { spec: Record<string, unknown> }>(LEASES, 'kube-system', lease);
     assert.equal(l.spec.holderIdentity, 'b');
   } finally {
@@ -147,20 +145,31 @@ test('a leader that cannot renew within renewDeadline stops leading', async () =
     get: { value: (...args: Parameters<KubeClient['get']>) => (broken ? Promise.reject(new ClientNetworkError('partitioned')) : client.get(...args)) },
   }) as KubeClient;
   const a = candidate('a', lease, { client: flaky });
+  let b: Candidate | undefined;
+  let aLeadingWhenBStarted: boolean | undefined;
   try {
     await eventually(5_000, 'a leads', () => a.leading);
-    const brokeAt = Date.now();
     broken = true;
-    await eventually(3_000, 'a gives up', () => !a.leading);
-    const gaveUp = Date.now() - brokeAt;
-    // renewDeadline is 700 ms; the margin to the 1 s lease is what keeps two leaders from
-    // overlapping, so a loaded machine gets only a little slack beyond it.
-    assert.ok(gaveUp <= 1000 + 300, `gave up after ${gaveUp} ms, well past the lease duration`);
+    // A second candidate with a working client acquires the lease once it expires (1 s after a's
+    // last renewal); a gives up at renewDeadline (700 ms). The safety property, checked by order
+    // and not by the clock: a has stopped its work before b starts its own.
+    const other: Candidate = candidate('b', lease, {
+      onStartedLeading: async (signal) => {
+        aLeadingWhenBStarted = a.leading;
+        other.leading = true;
+        await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+        other.leading = false;
+      },
+    });
+    b = other;
+    await eventually(5_000, 'b takes over', () => other.leading);
+    assert.equal(aLeadingWhenBStarted, false, 'a still led when b acquired the lease');
     await a.done;
     assert.equal(a.stopped, 1);
   } finally {
     a.abort.abort();
-    await a.done;
+    b?.abort.abort();
+    await Promise.all([a.done, b?.done]);
   }
 });
 

@@ -217,14 +217,13 @@ describe('cacher', () => {
     }
   });
 
-  it('a consistent list waits for writes outside the prefix without waiting for idle progress', async () => {
+  // Waiting for idle progress would take the 60 s interval: the test's timeout fails it long before.
+  it('a consistent list waits for writes outside the prefix without waiting for idle progress', { timeout: 20_000 }, async () => {
     const s = await cached(new MemoryStorage(), { innerProgressIntervalMs: 60_000, consistentReadTimeoutMs: 60_000 }, '/registry/a/');
     try {
       await s.create('/registry/a/x', enc('x'));
       const outside = await s.create('/registry/b/y', enc('y'));
-      const started = Date.now();
       const listed = await s.list('/registry/a/');
-      assert.ok(Date.now() - started < 1_000);
       assert.ok(listed.revision >= outside.modRevision);
       assert.deepEqual(listed.items.map(dec), ['x']);
     } finally {
