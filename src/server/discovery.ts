@@ -20,18 +20,91 @@ export function compareKubeVersions(a: string, b: string): number {
   return pa[3] < pb[3] ? -1 : pa[3] > pb[3] ? 1 : 0;
 }
 
+/**
+ * Where a group/version sits in discovery: kube-apiserver's APIService priorities for the generic
+ * APIs (DefaultGenericAPIServicePriorities in pkg/controlplane/apiserver/aggregator.go). Group
+ * versions without an entry (custom resources, groups a module adds) get what the CRD registration
+ * controller gives CRDs: group 1000, version 100, so their versions order by kube-aware version.
+ */
+const PRIORITIES: ReadonlyMap<string, readonly [group: number, version: number]> = new Map([
+  ['v1', [18000, 1]],
+  ['events.k8s.io/v1', [17750, 15]],
+  ['events.k8s.io/v1beta1', [17750, 5]],
+  ['authentication.k8s.io/v1', [17700, 15]],
+  ['authentication.k8s.io/v1beta1', [17700, 9]],
+  ['authentication.k8s.io/v1alpha1', [17700, 1]],
+  ['authorization.k8s.io/v1', [17600, 15]],
+  ['certificates.k8s.io/v1', [17300, 15]],
+  ['certificates.k8s.io/v1beta1', [17300, 9]],
+  ['certificates.k8s.io/v1alpha1', [17300, 1]],
+  ['rbac.authorization.k8s.io/v1', [17000, 15]],
+  ['apiextensions.k8s.io/v1', [16700, 15]],
+  ['admissionregistration.k8s.io/v1', [16700, 15]],
+  ['admissionregistration.k8s.io/v1beta1', [16700, 12]],
+  ['admissionregistration.k8s.io/v1alpha1', [16700, 9]],
+  ['coordination.k8s.io/v1', [16500, 15]],
+  ['coordination.k8s.io/v1beta1', [16500, 13]],
+  ['coordination.k8s.io/v1alpha2', [16500, 12]],
+  ['discovery.k8s.io/v1', [16200, 15]],
+  ['discovery.k8s.io/v1beta1', [16200, 12]],
+  ['flowcontrol.apiserver.k8s.io/v1', [16100, 21]],
+  ['flowcontrol.apiserver.k8s.io/v1beta3', [16100, 18]],
+  ['flowcontrol.apiserver.k8s.io/v1beta2', [16100, 15]],
+  ['flowcontrol.apiserver.k8s.io/v1beta1', [16100, 12]],
+  ['flowcontrol.apiserver.k8s.io/v1alpha1', [16100, 9]],
+  ['internal.apiserver.k8s.io/v1alpha1', [16000, 9]],
+  ['resource.k8s.io/v1alpha3', [15900, 9]],
+  ['storagemigration.k8s.io/v1beta1', [15800, 9]],
+]);
+const CRD_PRIORITY = [1000, 100] as const;
+
+/** Go's string order (group and version names are ASCII, so UTF-16 order is byte order). */
+const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+interface ServedGV {
+  readonly group: string;
+  readonly version: string;
+  readonly groupPriority: number;
+  readonly versionPriority: number;
+}
+
+function priorityOf(group: string, version: string): ServedGV {
+  const [groupPriority, versionPriority] = PRIORITIES.get(group ? `${group}/${version}` : version) ?? CRD_PRIORITY;
+  return { group, version, groupPriority, versionPriority };
+}
+
+/** ByVersionPriority: higher priority first, then kube-aware version order. */
+const byVersionPriority = (a: ServedGV, b: ServedGV): number => b.versionPriority - a.versionPriority || compareKubeVersions(a.version, b.version);
+
 export class Discovery {
   constructor(private readonly registry: ApiRegistry) {}
 
+  /**
+   * The groups with their versions in the order of the aggregator's /apis (SortedByGroupAndVersion):
+   * APIServices sorted by group priority, ties by APIService name (`<version>.<group>`), a group
+   * placed where its first APIService falls; versions by version priority, then kube-aware order.
+   */
   private groups(): Map<string, string[]> {
-    const groups = new Map<string, string[]>();
-    for (const gv of this.registry.groupVersions()) {
-      const vs = groups.get(gv.group) ?? [];
-      if (!vs.includes(gv.version)) vs.push(gv.version);
-      groups.set(gv.group, vs);
+    const gvs = this.registry.groupVersions().map((gv) => priorityOf(gv.group, gv.version));
+    gvs.sort((a, b) => b.groupPriority - a.groupPriority || compareNames(`${a.version}.${a.group}`, `${b.version}.${b.group}`));
+    const byGroup = new Map<string, ServedGV[]>();
+    for (const gv of gvs) {
+      const vs = byGroup.get(gv.group);
+      if (vs) vs.push(gv);
+      else byGroup.set(gv.group, [gv]);
     }
-    for (const vs of groups.values()) vs.sort(compareKubeVersions);
-    return groups;
+    return new Map([...byGroup].map(([g, vs]) => [g, vs.sort(byVersionPriority).map((v) => v.version)]));
+  }
+
+  /**
+   * The groups in aggregated discovery's order (calculateAPIGroupsLocked): by the highest group
+   * priority of their versions, ties by group name; versions as in groups().
+   */
+  private aggregatedGroups(): [string, string[]][] {
+    const groups = this.groups();
+    const top = new Map<string, number>();
+    for (const [g, vs] of groups) top.set(g, Math.max(...vs.map((v) => priorityOf(g, v).groupPriority)));
+    return [...groups].sort(([a], [b]) => top.get(b)! - top.get(a)! || compareNames(a, b));
   }
 
   apiVersions(serverAddress: string): object {
@@ -95,7 +168,7 @@ export class Discovery {
   /** APIGroupDiscoveryList for /api ('core') or /apis ('groups'), serialised once per call. */
   aggregated(which: 'core' | 'groups', version: string): string {
     const items: object[] = [];
-    for (const [group, versions] of this.groups()) {
+    for (const [group, versions] of this.aggregatedGroups()) {
       if ((which === 'core') !== (group === '')) continue;
       items.push({
         metadata: { name: group, ...(version === 'v2' ? {} : {}) },
