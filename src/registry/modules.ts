@@ -2,20 +2,31 @@
 // resources are served is chosen in code); later modules (rbac, apiextensions, ...) follow suit.
 import { configMapsResource, eventsResource, eventsV1EventsResource, leasesResource, namespacesResource, secretsResource, serviceAccountsResource } from '../api/resources.js';
 import { builtinDefinitions } from '../api/definitions/index.js';
-import { StatusError } from '../apimachinery/errors.js';
 import { configMapStrategy } from './core/configmaps.js';
 import { coreEventStrategy } from './core/events.js';
 import { namespaceLifecycle } from './core/lifecycle.js';
 import { SYSTEM_NAMESPACES, namespaceStrategy } from './core/namespaces.js';
 import { secretStrategy } from './core/secrets.js';
 import { serviceAccountStrategy } from './core/serviceaccounts.js';
+import { systemNamespacesController, type SystemNamespacesController } from './core/systemnamespaces.js';
 import { leaseStrategy } from './coordination/leases.js';
 import { eventsV1Converter, eventsV1Strategy } from './events/events.js';
 import type { ApiModule } from './registry.js';
 import { apiextensions } from '../apiextensions/module.js';
 
-/** core/v1: namespaces, configmaps, secrets, serviceaccounts, events; NamespaceLifecycle; system namespaces. */
-export function core(): ApiModule {
+export interface CoreOptions {
+  /** Where the system namespaces controller reports failures (default: the control plane's log). */
+  readonly log?: (msg: string) => void;
+  /** Pause between the system namespaces controller's rounds (upstream's minute; tests shorten it). */
+  readonly systemNamespacesIntervalMs?: number;
+}
+
+/**
+ * core/v1: namespaces, configmaps, secrets, serviceaccounts, events; NamespaceLifecycle; the
+ * system namespaces controller (started by bootstrap, stopped by shutdown).
+ */
+export function core(opts: CoreOptions = {}): ApiModule {
+  let systemNamespaces: SystemNamespacesController | undefined;
   return {
     name: 'core',
     definitions: builtinDefinitions,
@@ -30,13 +41,15 @@ export function core(): ApiModule {
     async bootstrap(ctx) {
       const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
       if (!namespaces) return;
-      for (const name of SYSTEM_NAMESPACES) {
-        try {
-          await namespaces.store.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-        } catch (e) {
-          if (!(e instanceof StatusError && e.code === 409)) throw e;
-        }
-      }
+      const log = opts.log ?? ctx.log;
+      systemNamespaces = systemNamespacesController(namespaces.store, SYSTEM_NAMESPACES, {
+        ...(opts.systemNamespacesIntervalMs !== undefined ? { intervalMs: opts.systemNamespacesIntervalMs } : {}),
+        ...(log ? { log } : {}),
+      });
+      await systemNamespaces.start();
+    },
+    async shutdown() {
+      await systemNamespaces?.stop();
     },
   };
 }

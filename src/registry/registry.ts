@@ -73,6 +73,8 @@ export interface AdmissionPlugin {
 
 export interface ControlPlaneContext {
   readonly registry: ApiRegistry;
+  /** Where modules report what goes wrong in the background (the control plane's log). */
+  readonly log?: (msg: string) => void;
 }
 
 export interface ApiModule {

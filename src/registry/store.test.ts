@@ -98,6 +98,67 @@ describe('GenericStore', () => {
     assert.equal((await cms.delete('ns', 'p', { propagationPolicy: 'Background' })).deleted, true);
   });
 
+  it("delete admission (opts.validate) runs after the preconditions, on a copy of the object as read; a second time before a removal", async () => {
+    const { storage, cms } = stores();
+    const seen: KubeObject[] = [];
+    const validate = (old: KubeObject): void => {
+      seen.push(old);
+      if (old.metadata?.labels?.['deny'] === 'yes') throw new StatusError({ reason: 'Forbidden', code: 403, message: 'denied' });
+    };
+    await rejectsWith(cms.delete('ns', 'missing', { validate }), 404, 'NotFound');
+    const denied = (await cms.create('ns', cm('denied', { a: 'b' }, { deny: 'yes' }))).object;
+    await rejectsWith(cms.delete('ns', 'denied', { validate, preconditions: { uid: 'nope' } }), 409, 'Conflict');
+    assert.equal(seen.length, 0);
+    await rejectsWith(cms.delete('ns', 'denied', { validate }), 403, 'Forbidden');
+    assert.equal(seen.length, 1);
+    assert.deepEqual(seen[0], denied);
+    assert.notEqual(seen[0], await cms.get('ns', 'denied'));
+    // Finalizers: one check, the update; without: one, the removal; a finalizer dropped by the
+    // options: the update's check and the removal's (updateForGracefulDeletionAndFinalizers, then Storage.Delete).
+    seen.length = 0;
+    await cms.create('ns', { ...cm('held'), metadata: { name: 'held', finalizers: ['example.com/hold'] } });
+    await cms.create('ns', cm('plain'));
+    await cms.create('ns', { ...cm('orphaned'), metadata: { name: 'orphaned', finalizers: ['orphan'] } });
+    const gcs = new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage, keyPrefix: '/registry/configmaps/', garbageCollection: true });
+    assert.equal((await cms.delete('ns', 'held', { validate })).deleted, false);
+    assert.equal(seen.length, 1);
+    assert.equal((await cms.delete('ns', 'plain', { validate })).deleted, true);
+    assert.equal(seen.length, 2);
+    assert.equal((await gcs.delete('ns', 'orphaned', { validate, propagationPolicy: 'Background' })).deleted, true);
+    assert.deepEqual(seen.slice(2).map((o) => o.metadata?.name), ['orphaned', 'orphaned']);
+  });
+
+  it('a DELETE of an object its finalizers hold marks it deleting once: grace period 0, generation bumped once; repeats write nothing', async () => {
+    // A kind with a generation (as custom resources have): markAsDeleting bumps it on the first DELETE.
+    const strategy = { ...configMapStrategy, prepareForCreate: (o: KubeObject) => void (o.metadata!.generation = 1) };
+    const gens = new GenericStore({ descriptor: configMapsResource, strategy, storage: new MemoryStorage(), keyPrefix: '/registry/configmaps/' });
+    await gens.create('ns', { ...cm('g'), metadata: { name: 'g', finalizers: ['example.com/hold'] } });
+    const first = await gens.delete('ns', 'g');
+    assert.equal(first.object.metadata?.deletionGracePeriodSeconds, 0);
+    assert.equal(first.object.metadata?.generation, 2);
+    assert.ok(first.object.metadata?.deletionTimestamp);
+    const again = await gens.delete('ns', 'g');
+    assert.deepEqual(again.object, first.object);
+  });
+
+  it('deletecollection: each item deleted with the request options and admission; answers the list as read; a limit is one page', async () => {
+    const { cms } = stores();
+    for (const n of ['c1', 'c2', 'c3']) await cms.create('ns', cm(n, { a: 'b' }, { set: 'x' }));
+    await cms.create('ns', { ...cm('c4', { a: 'b' }, { set: 'x' }), metadata: { name: 'c4', labels: { set: 'x' }, finalizers: ['example.com/hold'] } });
+    await cms.create('ns', cm('other'));
+    // A precondition of the request applies to every item (upstream copies the options to each delete).
+    await rejectsWith(cms.deleteCollection('ns', { labelSelector: 'set=x' }, { preconditions: { resourceVersion: '999999' } }), 409, 'Conflict');
+    const seen: string[] = [];
+    const paged = await cms.deleteCollection('ns', { labelSelector: 'set=x', limit: 1 }, { validate: (o) => void seen.push(o.metadata?.name ?? '') });
+    assert.deepEqual(paged.items.map((i) => i.metadata?.name), ['c1']);
+    assert.ok(paged.metadata.continue);
+    const out = await cms.deleteCollection('ns', { labelSelector: 'set=x' }, { validate: (o) => void seen.push(o.metadata?.name ?? '') });
+    assert.deepEqual(out.items.map((i) => i.metadata?.name), ['c2', 'c3', 'c4']);
+    assert.equal(out.items[2]!.metadata?.deletionTimestamp, undefined, 'the items as listed, before their deletion');
+    assert.deepEqual([...seen].sort(), ['c1', 'c2', 'c3', 'c4']);
+    assert.deepEqual((await cms.list('ns')).items.map((i) => i.metadata?.name), ['c4', 'other']);
+  });
+
   it('dry-run create and delete store nothing', async () => {
     const { cms } = stores();
     await cms.create('ns', cm('dry'), { dryRun: true });

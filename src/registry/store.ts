@@ -107,6 +107,12 @@ export interface DeleteOptions {
   readonly orphanDependents?: boolean;
   readonly gracePeriodSeconds?: number;
   readonly dryRun?: boolean;
+  /**
+   * Admission of the delete (upstream's deleteValidation), given a copy of the object as it is:
+   * run once the object is read and the preconditions hold, before anything is written, and again
+   * before a removal that follows a finalizer update, where upstream's store runs it.
+   */
+  readonly validate?: (old: KubeObject) => void | Promise<void>;
 }
 
 export interface UpdateResult {
@@ -750,12 +756,16 @@ export class GenericStore {
   }
 
   /**
-   * DELETE: with finalizers (or a strategy that defers deletion) the object only gets its
-   * deletionTimestamp; otherwise it is removed. Returns the object and whether it is gone.
+   * DELETE, as upstream's generic store.Delete unless the strategy has a REST Delete of its own
+   * (beforeDelete): an object with finalizers left (after the garbage collector's are set from the
+   * options) is only marked deleting, with a deletionTimestamp and no grace period; otherwise it is
+   * removed. Admission (`opts.validate`) runs after the preconditions, where upstream runs it.
+   * Returns the object and whether it is gone.
    */
   async delete(namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<{ object: KubeObject; deleted: boolean }> {
     validateDeleteOptions(opts);
     const key = this.key(namespace, name);
+    let preconditions = opts.preconditions;
     for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
       let kv: KV | undefined;
       try {
@@ -765,60 +775,41 @@ export class GenericStore {
       }
       if (!kv) throw notFound(this.groupResource, name);
       const current = this.fromKV(kv);
-      const pre = opts.preconditions;
-      if (this.descriptor.group === '' && this.descriptor.kind === 'Namespace') {
-        // The namespace REST's own check (storage's Preconditions.Check wording).
-        if (pre?.uid != null && pre.uid !== current.metadata?.uid) {
-          throw conflict(this.groupResource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`);
-        }
-        if (pre?.resourceVersion != null && pre.resourceVersion !== current.metadata?.resourceVersion) {
-          throw conflict(
-            this.groupResource,
-            name,
-            `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata?.resourceVersion ?? ''}`,
-          );
-        }
-      } else {
-        // rest.BeforeDelete: the kind stands where the resource would (Operation cannot be fulfilled on ConfigMap "x").
-        const byKind = { group: this.descriptor.group, resource: this.descriptor.kind };
-        if (pre?.uid != null && pre.uid !== current.metadata?.uid) {
-          throw conflict(byKind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${current.metadata?.uid ?? ''}). The object might have been deleted and then recreated`);
-        }
-        if (pre?.resourceVersion != null && pre.resourceVersion !== current.metadata?.resourceVersion) {
-          throw conflict(byKind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${current.metadata?.resourceVersion ?? ''}). The object might have been modified`);
-        }
-      }
-      let next: KubeObject | undefined;
-      const hook = this.strategy.beforeDelete?.(current, opts);
-      if (hook && hook !== 'proceed') {
-        next = hook.update;
-      } else if ((current.metadata?.finalizers?.length ?? 0) > 0) {
-        next = cloneObject(current);
-      }
-      const gcFinalizers = hook && hook !== 'proceed' && hook.ownFinalizers ? undefined : this.deletionFinalizersForGarbageCollection(current, opts);
-      if (gcFinalizers) {
-        next ??= cloneObject(current);
-        (next.metadata ??= {}).finalizers = gcFinalizers;
-        // Dropping the last (GC) finalizer of a plain object deletes it now.
-        if (!(hook && hook !== 'proceed') && gcFinalizers.length === 0) next = undefined;
-      }
-      if (next) {
+      // A REST Delete of its own holds on to the UID it read first ("Ensure we have a UID
+      // precondition"): a retry never acts on an object re-created meanwhile.
+      if (this.strategy.beforeDelete && preconditions?.uid == null) preconditions = { ...preconditions, uid: current.metadata?.uid ?? '' };
+      const hook = this.strategy.beforeDelete?.(current, { ...opts, ...(preconditions ? { preconditions } : {}) }) ?? 'proceed';
+      this.checkDeletePreconditions(current, preconditions, name);
+      if (hook === 'unchanged') return { object: current, deleted: false };
+      if (hook !== 'proceed') {
+        await opts.validate?.(cloneObject(current));
+        const next = hook.update;
+        const gcFinalizers = hook.ownFinalizers ? undefined : this.deletionFinalizersForGarbageCollection(current, opts);
         const m = (next.metadata ??= {});
-        if (m.deletionTimestamp && current.metadata?.deletionTimestamp && bytesEqual(this.toBytes(next), kv.value)) {
-          return { object: current, deleted: false }; // already terminating: nothing to change
-        }
+        if (gcFinalizers) m.finalizers = gcFinalizers;
         m.deletionTimestamp ??= rfc3339(this.clock());
-        // A strategy's own delete (the namespace REST) sets the timestamp only.
-        if (!(hook && hook !== 'proceed')) m.deletionGracePeriodSeconds ??= 0;
-        if (opts.dryRun) return { object: next, deleted: false };
-        try {
-          const updated = await this.storage.update(key, this.toBytes(next), kv.modRevision);
-          return { object: this.fromKV(updated, undefined, false), deleted: false };
-        } catch (e) {
-          if (e instanceof ConflictError) continue;
-          throw this.storageError(e, name);
+        const out = await this.writeDeleting(key, kv, current, next, opts.dryRun, name);
+        if (out) return out;
+        continue;
+      }
+      // store.Delete: finalizers left after the garbage collector's are set mean an update
+      // (updateForGracefulDeletionAndFinalizers), and a removal only when none are left.
+      const gcFinalizers = this.deletionFinalizersForGarbageCollection(current, opts);
+      if ((current.metadata?.finalizers?.length ?? 0) > 0 || gcFinalizers) {
+        await opts.validate?.(cloneObject(current));
+        const finalizers = gcFinalizers ?? current.metadata?.finalizers ?? [];
+        if (finalizers.length > 0) {
+          const next = cloneObject(current);
+          const m = (next.metadata ??= {});
+          if (gcFinalizers) m.finalizers = gcFinalizers;
+          markAsDeleting(m, rfc3339(this.clock()));
+          const out = await this.writeDeleting(key, kv, current, next, opts.dryRun, name);
+          if (out) return out;
+          continue;
         }
       }
+      // The removal checks the object once more (the storage delete's validateDeletion).
+      await opts.validate?.(cloneObject(current));
       if (opts.dryRun) return { object: current, deleted: true };
       try {
         const del = await this.storage.delete(key, kv.modRevision);
@@ -830,6 +821,38 @@ export class GenericStore {
       }
     }
     throw conflict(this.groupResource, name, 'too many concurrent updates; please try again');
+  }
+
+  /**
+   * rest.BeforeDelete's precondition check: the kind stands where the resource would (Operation
+   * cannot be fulfilled on ConfigMap "x").
+   */
+  private checkDeletePreconditions(current: KubeObject, pre: DeleteOptions['preconditions'], name: string): void {
+    const byKind = { group: this.descriptor.group, resource: this.descriptor.kind };
+    if (pre?.uid != null && pre.uid !== current.metadata?.uid) {
+      throw conflict(byKind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${current.metadata?.uid ?? ''}). The object might have been deleted and then recreated`);
+    }
+    if (pre?.resourceVersion != null && pre.resourceVersion !== current.metadata?.resourceVersion) {
+      throw conflict(byKind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${current.metadata?.resourceVersion ?? ''}). The object might have been modified`);
+    }
+  }
+
+  /**
+   * Writes the object a DELETE leaves while finalizers hold it, and answers it (not deleted);
+   * nothing is written when nothing changes (GuaranteedUpdate's no-op) or on a dry run. Undefined:
+   * the object changed meanwhile, read it again.
+   */
+  private async writeDeleting(key: string, kv: KV, current: KubeObject, next: KubeObject, dryRun: boolean | undefined, name: string): Promise<{ object: KubeObject; deleted: false } | undefined> {
+    const bytes = this.toBytes(next);
+    if (bytesEqual(bytes, kv.value)) return { object: current, deleted: false };
+    if (dryRun) return { object: next, deleted: false };
+    try {
+      const updated = await this.storage.update(key, bytes, kv.modRevision);
+      return { object: this.fromKV(updated, undefined, false), deleted: false };
+    } catch (e) {
+      if (e instanceof ConflictError) return undefined;
+      throw this.storageError(e, name);
+    }
   }
 
   /**
@@ -861,30 +884,32 @@ export class GenericStore {
     return withGcFinalizers(current, orphan, foreground);
   }
 
+  /**
+   * DELETECOLLECTION as upstream's store.DeleteCollection: the list the options select (a limit
+   * ends it after one page), each item deleted with the request's options and admission; an item
+   * gone meanwhile is skipped, any other failure ends it. Answers the list as it was read.
+   */
   async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions = {}): Promise<KubeList> {
     validateDeleteOptions(opts);
-    const list = await this.list(namespace, { ...(listOpts.labelSelector ? { labelSelector: listOpts.labelSelector } : {}), ...(listOpts.fieldSelector ? { fieldSelector: listOpts.fieldSelector } : {}) });
+    const list = await this.list(namespace, listOpts);
     // Several deletes in flight (kube-apiserver's --delete-collection-workers): the storage
-    // group-commits them instead of one commit (one fsync) per object. Results keep list order.
-    const results: (KubeObject | undefined)[] = new Array<KubeObject | undefined>(list.items.length);
+    // group-commits them instead of one commit (one fsync) per object.
     let next = 0;
     let failure: unknown;
     const worker = async (): Promise<void> => {
       while (next < list.items.length && failure === undefined) {
-        const i = next++;
-        const m = list.items[i]!.metadata ?? {};
+        const m = list.items[next++]!.metadata ?? {};
         try {
-          results[i] = (await this.delete(m.namespace, m.name ?? '', { ...opts, preconditions: { uid: m.uid ?? '' } })).object;
+          await this.delete(m.namespace, m.name ?? '', opts);
         } catch (e) {
-          // Gone or replaced meanwhile: not ours to delete any more.
-          if (e instanceof StatusError && (e.code === 404 || e.code === 409)) continue;
+          if (e instanceof StatusError && e.code === 404) continue;
           failure ??= e;
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(DELETE_COLLECTION_WORKERS, list.items.length) }, worker));
     if (failure !== undefined) throw failure;
-    return { ...list, items: results.filter((o): o is KubeObject => o !== undefined) };
+    return list;
   }
 
   /** The Status a DELETE answers with when the object is gone (non-namespace kinds); like upstream's finalizeDelete, without a code. */
@@ -912,6 +937,16 @@ export class GenericStore {
 function newFinalizerWarnings(next: string[] | undefined, prev: string[] | undefined, policy: FinalizerNamePolicy): string[] {
   const old = new Set(prev ?? []);
   return finalizerWarnings((next ?? []).filter((f) => !old.has(f)), policy);
+}
+
+/**
+ * markAsDeleting, for kinds without graceful deletion whose finalizers hold them: the deletion
+ * bumps the generation once, the deletionTimestamp is set once, the grace period is 0.
+ */
+function markAsDeleting(meta: ObjectMeta, now: string): void {
+  if (!meta.deletionTimestamp && meta.generation !== undefined && meta.generation > 0) meta.generation++;
+  meta.deletionTimestamp ??= now;
+  meta.deletionGracePeriodSeconds = 0;
 }
 
 function validateDeleteOptions(opts: DeleteOptions): void {

@@ -677,11 +677,7 @@ export class ApiServer {
 
   private async delete(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string): Promise<void> {
     const opts = await this.readDeleteOptions(ctx);
-    const existing = await r.store.get(namespace, name);
-    const attrs = this.attrs(ctx, r, 'DELETE', namespace, name, undefined, existing, opts.dryRun);
-    await this.admit(attrs);
-    await this.validateAdmission(attrs);
-    const out = await r.store.delete(namespace, name, opts);
+    const out = await r.store.delete(namespace, name, { ...opts, validate: this.deleteAdmission(ctx, r, namespace, name, opts.dryRun) });
     if (out.deleted && !r.registration.returnDeletedObject) {
       const status = r.store.deletedStatus(out.object);
       return writeNegotiated(ctx, 200, status as unknown as KubeObject);
@@ -691,17 +687,25 @@ export class ApiServer {
   }
 
   private async deleteCollection(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
-    const opts = await this.readDeleteOptions(ctx);
     const listOpts = listOptionsFrom(ctx.query);
-    const list = await r.store.list(namespace, listOpts);
-    for (const item of list.items) {
-      const attrs = this.attrs(ctx, r, 'DELETE', item.metadata?.namespace, item.metadata?.name ?? '', undefined, item, opts.dryRun);
-      await this.admit(attrs);
-      await this.validateAdmission(attrs);
-    }
-    const out = await r.store.deleteCollection(namespace, listOpts, opts);
+    const opts = await this.readDeleteOptions(ctx);
+    // Each item's admission names no object: the request's namespace and an empty name.
+    const out = await r.store.deleteCollection(namespace, listOpts, { ...opts, validate: this.deleteAdmission(ctx, r, namespace, '', opts.dryRun) });
     const choice = chooseOutput(ctx.accept, { protobufOk: true, list: true });
     this.respondList(ctx, r, out, choice);
+  }
+
+  /**
+   * rest.AdmissionToValidateObjectDeleteFunc: a DELETE is admitted where the store reads the object
+   * (after it is found and the preconditions hold), mutating then validating admission, with no
+   * object and the one being deleted as the old object.
+   */
+  private deleteAdmission(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, dryRun: boolean): (old: KubeObject) => Promise<void> {
+    return async (old) => {
+      const attrs = this.attrs(ctx, r, 'DELETE', namespace, name, undefined, old, dryRun);
+      await this.admit(attrs);
+      await this.validateAdmission(attrs);
+    };
   }
 
   // ---- watch ---------------------------------------------------------------------------------

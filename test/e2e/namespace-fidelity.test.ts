@@ -4,10 +4,17 @@
 // in a missing or terminating namespace (admission.NewForbidden's name: generateName before a name
 // is generated; the plugin runs before validation), and DELETE of a namespace
 // (pkg/registry/core/namespace/storage: Terminating first, removed by a later DELETE once
-// spec.finalizers are empty, a terminating namespace answered unchanged, preconditions).
+// spec.finalizers are empty, a terminating namespace answered unchanged, preconditions), what
+// /status and /finalize write (namespaceStatusStrategy, namespaceFinalizeStrategy), where a DELETE
+// is admitted (rest.AdmissionToValidateObjectDeleteFunc, called by the REST once the object is
+// read) and the system namespaces controller.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { forbidden } from '../../src/apimachinery/errors.js';
 import { namespaceDeletion } from '../../src/controllers/index.js';
+import { apiextensions, coordination, core, events } from '../../src/registry/modules.js';
+import type { AdmissionAttributes, AdmissionPlugin } from '../../src/registry/registry.js';
+import { eventually } from '../support/eventually.js';
 import { adminCredentials, RawClient, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -17,7 +24,16 @@ const APPLY_CT = { 'content-type': 'application/apply-patch+yaml', accept: 'appl
 interface Obj {
   kind?: string;
   apiVersion?: string;
-  metadata?: { name?: string; resourceVersion?: string; uid?: string; deletionTimestamp?: string; deletionGracePeriodSeconds?: number; finalizers?: string[] };
+  metadata?: {
+    name?: string;
+    resourceVersion?: string;
+    uid?: string;
+    deletionTimestamp?: string;
+    deletionGracePeriodSeconds?: number;
+    finalizers?: string[];
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: { finalizers?: string[] };
   status?: { phase?: string } | string;
   items?: Obj[];
@@ -27,11 +43,33 @@ interface Obj {
 let server: TestServer;
 let client: RawClient;
 
+/** The DELETEs admission saw, in order, for objects labelled probe=delete (both phases). */
+const admitted: (AdmissionAttributes & { phase: 'admit' | 'validate' })[] = [];
+/** An admission plugin that records DELETEs of probed objects and refuses those labelled deny-delete=yes. */
+const probe: AdmissionPlugin = {
+  name: 'DeleteProbe',
+  admit(a) {
+    if (a.operation === 'DELETE' && a.oldObject?.metadata?.labels?.['probe'] === 'delete') admitted.push({ ...a, phase: 'admit' });
+  },
+  validate(a) {
+    if (a.operation !== 'DELETE' || a.oldObject?.metadata?.labels?.['probe'] !== 'delete') return;
+    admitted.push({ ...a, phase: 'validate' });
+    if (a.oldObject.metadata.labels['deny-delete'] === 'yes') throw forbidden(a.resource, a.name, 'denied by the probe');
+  },
+};
+
 before(async () => {
   // The namespace controller runs (it empties and finalizes terminating namespaces); no garbage
   // collector, so an orphan finalizer stays until a DELETE drops it. The API server still adds the
-  // GC finalizers on DELETE.
-  server = await startTestServer({ storage: 'memory', garbageCollection: true, controllers: [namespaceDeletion({ finalizerEstimateSeconds: 2 })] });
+  // GC finalizers on DELETE. The system namespaces controller's next round is an hour away, so a
+  // system namespace removed from storage here stays missing.
+  server = await startTestServer({
+    storage: 'memory',
+    garbageCollection: true,
+    controllers: [namespaceDeletion({ finalizerEstimateSeconds: 2 })],
+    apis: [core({ systemNamespacesIntervalMs: 3_600_000 }), events(), coordination(), apiextensions()],
+    admission: [probe],
+  });
   client = new RawClient(server.url, adminCredentials(server.dataDir));
 });
 after(async () => {
@@ -292,5 +330,168 @@ describe('DELETE of a namespace (the namespace REST)', () => {
     );
     const ok = expect(await call('DELETE', `/api/v1/namespaces/${name}`, deleteOptions({ preconditions: { uid, resourceVersion: rv } })), 200);
     assert.equal(phase(ok), 'Terminating');
+  });
+
+  it('a repeated DELETE of a terminating namespace held only by metadata.finalizers marks it as the generic store does: deletionGracePeriodSeconds 0, once', async () => {
+    const name = 'del-held-by-metadata';
+    await unfinalized(name);
+    const first = expect(await call('DELETE', `/api/v1/namespaces/${name}`, deleteOptions({ propagationPolicy: 'Orphan' })), 200);
+    assert.equal(first.metadata?.deletionGracePeriodSeconds, undefined);
+    const held = expect(await call('DELETE', `/api/v1/namespaces/${name}`), 200);
+    assert.equal(held.kind, 'Namespace');
+    assert.deepEqual(held.metadata?.finalizers, ['orphan']);
+    assert.equal(held.metadata?.deletionGracePeriodSeconds, 0);
+    assert.equal(held.metadata?.deletionTimestamp, first.metadata?.deletionTimestamp);
+    assert.notEqual(held.metadata?.resourceVersion, first.metadata?.resourceVersion);
+    assert.deepEqual(expect(await call('GET', `/api/v1/namespaces/${name}`), 200), held);
+    // Nothing left to change: no write.
+    assert.deepEqual(expect(await call('DELETE', `/api/v1/namespaces/${name}`), 200), held);
+  });
+
+  it('an immortal namespace: preconditions are checked before admission (409), and one that does not exist is 404', async () => {
+    const ns = expect(await call('GET', '/api/v1/namespaces/kube-public'), 200);
+    assert.deepEqual(expect(await call('DELETE', '/api/v1/namespaces/kube-public', deleteOptions({ preconditions: { uid: 'not-the-uid' } })), 409), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `Operation cannot be fulfilled on namespaces "kube-public": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${ns.metadata?.uid ?? ''}`,
+      reason: 'Conflict',
+      details: { name: 'kube-public', kind: 'namespaces' },
+      code: 409,
+    });
+    expect(await call('DELETE', '/api/v1/namespaces/kube-public', deleteOptions({ preconditions: { uid: ns.metadata?.uid } })), 403);
+    // The REST reads the namespace before admission runs: a missing immortal namespace is not found.
+    await server.cp.storage.delete('/registry/namespaces/kube-public');
+    assert.equal(expect(await call('DELETE', '/api/v1/namespaces/kube-public'), 404).message, 'namespaces "kube-public" not found');
+    expect(await call('POST', '/api/v1/namespaces', nsObj('kube-public')), 201);
+  });
+
+});
+
+describe('namespace /status and /finalize write the metadata too (namespaceStatusStrategy, namespaceFinalizeStrategy)', () => {
+  const MERGE = { 'content-type': 'application/merge-patch+json', accept: 'application/json' };
+
+  it('/status applies labels, annotations and finalizers with the status, and keeps the stored spec', async () => {
+    const name = 'status-meta';
+    const created = expect(await call('POST', '/api/v1/namespaces', nsObj(name)), 201);
+    const written = {
+      ...created,
+      metadata: { ...created.metadata, labels: { ...created.metadata?.labels, team: 'a' }, annotations: { note: 'x' }, finalizers: ['example.com/f'] },
+      spec: { finalizers: [] },
+      status: { phase: 'Active', conditions: [{ type: 'Probe', status: 'True' }] },
+    };
+    const out = expect(await call('PUT', `/api/v1/namespaces/${name}/status`, written), 200);
+    assert.deepEqual(out.metadata?.labels, { 'kubernetes.io/metadata.name': name, team: 'a' });
+    assert.deepEqual(out.metadata?.annotations, { note: 'x' });
+    assert.deepEqual(out.metadata?.finalizers, ['example.com/f']);
+    assert.deepEqual(out.spec, { finalizers: ['kubernetes'] });
+    assert.deepEqual(out.status, { phase: 'Active', conditions: [{ type: 'Probe', status: 'True' }] });
+    const patched = expect(await call('PATCH', `/api/v1/namespaces/${name}/status`, { metadata: { labels: { team: 'b' }, annotations: null } }, MERGE), 200);
+    assert.deepEqual(patched.metadata?.labels, { 'kubernetes.io/metadata.name': name, team: 'b' });
+    assert.equal(patched.metadata?.annotations, undefined);
+    assert.deepEqual(expect(await call('GET', `/api/v1/namespaces/${name}`), 200), patched);
+    // The metadata is validated as on the namespace.
+    const bad = expect(await call('PATCH', `/api/v1/namespaces/${name}/status`, { metadata: { labels: { 'not a key': 'x' } } }, MERGE), 422);
+    assert.equal((bad.details as { causes?: { field?: string }[] }).causes?.[0]?.field, 'metadata.labels');
+  });
+
+  it('/finalize applies labels and annotations with spec.finalizers, and keeps the stored status', async () => {
+    const name = 'finalize-meta';
+    const created = expect(await call('POST', '/api/v1/namespaces', nsObj(name)), 201);
+    const written = { ...created, metadata: { ...created.metadata, labels: { team: 'a' }, annotations: { note: 'y' } }, spec: { finalizers: ['example.com/mine'] }, status: { phase: 'Terminating' } };
+    const out = expect(await call('PUT', `/api/v1/namespaces/${name}/finalize`, written), 200);
+    // The name label is the defaulting's, whatever the write.
+    assert.deepEqual(out.metadata?.labels, { team: 'a', 'kubernetes.io/metadata.name': name });
+    assert.deepEqual(out.metadata?.annotations, { note: 'y' });
+    assert.deepEqual(out.spec, { finalizers: ['example.com/mine'] });
+    assert.equal(phase(out), 'Active');
+  });
+});
+
+describe('DELETE and DELETECOLLECTION admission (rest.AdmissionToValidateObjectDeleteFunc)', () => {
+  const NS = 'delete-admission';
+  const probed = (name: string, extra: Record<string, unknown> = {}, labels: Record<string, string> = {}): Obj => cm({ name, labels: { probe: 'delete', ...labels }, ...extra });
+  before(async () => {
+    expect(await call('POST', '/api/v1/namespaces', nsObj(NS)), 201);
+  });
+
+  it('runs once the object is read and the preconditions hold: mutating then validating, no object, the stored one as the old object', async () => {
+    const created = expect(await call('POST', `/api/v1/namespaces/${NS}/configmaps`, probed('plain')), 201);
+    admitted.length = 0;
+    expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/absent`), 404);
+    const conflict = expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/plain`, deleteOptions({ preconditions: { uid: 'not-the-uid' } })), 409);
+    assert.match(String(conflict.message), /^Operation cannot be fulfilled on ConfigMap "plain": the UID in the precondition \(not-the-uid\) does not match/);
+    assert.equal(admitted.length, 0, 'no admission before the object is found and its preconditions hold');
+    expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/plain?dryRun=All`), 200);
+    expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/plain`), 200);
+    assert.deepEqual(
+      admitted.map((a) => [a.phase, a.operation, a.namespace, a.name, a.object, a.oldObject?.metadata?.uid, a.oldObject?.metadata?.resourceVersion, a.dryRun]),
+      [
+        ['admit', 'DELETE', NS, 'plain', undefined, created.metadata?.uid, created.metadata?.resourceVersion, true],
+        ['validate', 'DELETE', NS, 'plain', undefined, created.metadata?.uid, created.metadata?.resourceVersion, true],
+        ['admit', 'DELETE', NS, 'plain', undefined, created.metadata?.uid, created.metadata?.resourceVersion, false],
+        ['validate', 'DELETE', NS, 'plain', undefined, created.metadata?.uid, created.metadata?.resourceVersion, false],
+      ],
+    );
+  });
+
+  it('a refused DELETE whose preconditions fail is their 409, not the 403', async () => {
+    const created = expect(await call('POST', `/api/v1/namespaces/${NS}/configmaps`, probed('guarded', {}, { 'deny-delete': 'yes' })), 201);
+    expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/guarded`, deleteOptions({ preconditions: { resourceVersion: '1' } })), 409);
+    const denied = expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/guarded`, deleteOptions({ preconditions: { uid: created.metadata?.uid } })), 403);
+    assert.equal(denied.message, 'configmaps "guarded" is forbidden: denied by the probe');
+    expect(await call('GET', `/api/v1/namespaces/${NS}/configmaps/guarded`), 200);
+  });
+
+  it('DELETECOLLECTION admits each item as it deletes it (the request namespace, no name) and answers the items as they were listed', async () => {
+    for (const name of ['dc-1', 'dc-2']) expect(await call('POST', `/api/v1/namespaces/${NS}/configmaps`, probed(name, {}, { set: 'dc' })), 201);
+    expect(await call('POST', `/api/v1/namespaces/${NS}/configmaps`, probed('dc-held', { finalizers: ['example.com/hold'] }, { set: 'dc' })), 201);
+    admitted.length = 0;
+    const out = expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps?labelSelector=set%3Ddc`), 200);
+    assert.equal(out.kind, 'ConfigMapList');
+    assert.deepEqual((out.items ?? []).map((i) => [i.metadata?.name, i.metadata?.deletionTimestamp]), [['dc-1', undefined], ['dc-2', undefined], ['dc-held', undefined]]);
+    assert.deepEqual([...new Set(admitted.map((a) => `${a.namespace}/${a.name}`))], [`${NS}/`]);
+    assert.deepEqual(admitted.map((a) => `${a.phase} ${a.oldObject?.metadata?.name ?? ''}`).sort(), ['admit dc-1', 'admit dc-2', 'admit dc-held', 'validate dc-1', 'validate dc-2', 'validate dc-held']);
+    assert.ok(expect(await call('GET', `/api/v1/namespaces/${NS}/configmaps/dc-held`), 200).metadata?.deletionTimestamp);
+    expect(await call('GET', `/api/v1/namespaces/${NS}/configmaps/dc-1`), 404);
+  });
+
+  it('a namespace still finalizing is answered as it is, without admission; its first DELETE is admitted', async () => {
+    const name = 'admission-finalizing';
+    const created = expect(await call('POST', '/api/v1/namespaces', { ...nsObj(name), metadata: { name, labels: { probe: 'delete' } } }), 201);
+    expect(await call('PUT', `/api/v1/namespaces/${name}/finalize`, { ...created, spec: { finalizers: ['example.com/mine'] } }), 200);
+    admitted.length = 0;
+    const first = expect(await call('DELETE', `/api/v1/namespaces/${name}`), 200);
+    assert.deepEqual(admitted.map((a) => [a.phase, a.name, phase(a.oldObject as Obj)]), [['admit', name, 'Active'], ['validate', name, 'Active']]);
+    admitted.length = 0;
+    assert.deepEqual(expect(await call('DELETE', `/api/v1/namespaces/${name}`), 200), first);
+    assert.deepEqual(admitted, []);
+  });
+});
+
+describe('system namespaces controller', () => {
+  let own: TestServer;
+  let ownClient: RawClient;
+  before(async () => {
+    own = await startTestServer({ storage: 'memory', apis: [core({ systemNamespacesIntervalMs: 50 }), events(), coordination(), apiextensions()] });
+    ownClient = new RawClient(own.url, adminCredentials(own.dataDir));
+  });
+  after(async () => {
+    ownClient?.close();
+    await own?.stop();
+  });
+
+  it('re-creates a system namespace removed behind the API\'s back', async () => {
+    const get = (name: string): Promise<RawResponse> => ownClient.request({ method: 'GET', path: `/api/v1/namespaces/${name}`, headers: JSON_CT });
+    const before = expect(await get('kube-system'), 200);
+    await own.cp.storage.delete('/registry/namespaces/kube-system');
+    const back = await eventually(20_000, 'kube-system re-created', async () => {
+      const res = await get('kube-system');
+      return res.status === 200 ? res.json<Obj>() : undefined;
+    });
+    assert.notEqual(back.metadata?.uid, before.metadata?.uid);
+    assert.equal(phase(back), 'Active');
+    assert.deepEqual(back.spec, { finalizers: ['kubernetes'] });
   });
 });

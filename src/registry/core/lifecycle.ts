@@ -4,9 +4,14 @@
 import { StatusError, forbidden, notFound } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { AdmissionAttributes, AdmissionPlugin, ApiRegistry } from '../registry.js';
+import { NAMESPACE_DEFAULT, NAMESPACE_PUBLIC, NAMESPACE_SYSTEM } from './namespaces.js';
 
-/** lifecycle.Register: default, kube-system and kube-public may not be deleted (kube-node-lease may). */
-export const IMMORTAL_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public'];
+/**
+ * lifecycle.Register: default, kube-system and kube-public may not be deleted (kube-node-lease
+ * may). The plugin's own list, not the system namespaces (SYSTEM_NAMESPACES): upstream keeps the
+ * two apart, and kube-apiserver's system namespaces include kube-node-lease.
+ */
+export const IMMORTAL_NAMESPACES: readonly string[] = [NAMESPACE_DEFAULT, NAMESPACE_SYSTEM, NAMESPACE_PUBLIC];
 
 /** How long creates in a namespace deleted through this server ignore the cache (forceLiveLookupTTL). */
 const FORCE_LIVE_LOOKUP_TTL_MS = 30_000;

@@ -92,6 +92,47 @@ describe('namespaces: /status phase (ValidateNamespaceStatusUpdate)', () => {
   });
 });
 
+describe('namespaces: what /status and /finalize write (namespaceStatusStrategy, namespaceFinalizeStrategy)', () => {
+  const relabel = (spec: Namespace['spec'], status: Namespace['status']) => (cur: KubeObject | undefined): KubeObject => ({
+    ...cur!,
+    metadata: { ...cur!.metadata, labels: { ...cur!.metadata?.labels, team: 'a' }, annotations: { note: 'x' }, finalizers: ['example.com/f'] },
+    spec,
+    status,
+  });
+
+  it('/status applies metadata and status, and keeps the stored spec', async () => {
+    const s = store();
+    await s.create(undefined, ns('a'));
+    const out = (await s.update(undefined, 'a', relabel({ finalizers: [] }, { phase: 'Active', conditions: [{ type: 'X', status: 'True' }] }), { subresource: 'status' })).object as Namespace;
+    assert.deepEqual(out.metadata?.labels, { 'kubernetes.io/metadata.name': 'a', team: 'a' });
+    assert.deepEqual(out.metadata?.annotations, { note: 'x' });
+    assert.deepEqual(out.metadata?.finalizers, ['example.com/f']);
+    assert.deepEqual(out.spec, { finalizers: ['kubernetes'] });
+    assert.deepEqual(out.status, { phase: 'Active', conditions: [{ type: 'X', status: 'True' }] });
+  });
+
+  it('/finalize applies metadata and spec, and keeps the stored status', async () => {
+    const s = store();
+    await s.create(undefined, ns('a'));
+    const out = (await s.update(undefined, 'a', relabel({ finalizers: ['example.com/x'] }, { phase: 'Terminating' }), { subresource: 'finalize' })).object as Namespace;
+    assert.deepEqual(out.metadata?.labels, { 'kubernetes.io/metadata.name': 'a', team: 'a' });
+    assert.deepEqual(out.metadata?.annotations, { note: 'x' });
+    assert.deepEqual(out.metadata?.finalizers, ['example.com/f']);
+    assert.deepEqual(out.spec, { finalizers: ['example.com/x'] });
+    assert.deepEqual(out.status, { phase: 'Active' });
+  });
+
+  it('metadata written through them is validated as on the namespace (labels; no new finalizers once terminating)', async () => {
+    const s = store();
+    await s.create(undefined, ns('a'));
+    const bad = await invalid(s.update(undefined, 'a', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { 'bad key!': 'x' } } }), { subresource: 'status' }));
+    assert.equal(bad.causes[0]?.field, 'metadata.labels');
+    await s.delete(undefined, 'a');
+    const added = await invalid(s.update(undefined, 'a', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, finalizers: ['example.com/late'] } }), { subresource: 'finalize' }));
+    assert.equal(added.causes[0]?.field, 'metadata.finalizers');
+  });
+});
+
 describe('namespaces: DELETE (the namespace REST, pkg/registry/core/namespace/storage)', () => {
   const gcStore = (): GenericStore =>
     new GenericStore({ descriptor: namespacesResource, strategy: namespaceStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/namespaces/', garbageCollection: true });
@@ -148,6 +189,40 @@ describe('namespaces: DELETE (the namespace REST, pkg/registry/core/namespace/st
     const gone = await s.delete(undefined, 'a', { propagationPolicy: 'Background' });
     assert.equal(gone.deleted, true);
     await assert.rejects(s.get(undefined, 'a'), (e: unknown) => e instanceof StatusError && e.code === 404);
+  });
+
+  it('a DELETE of a terminating namespace held only by metadata.finalizers is the generic one: deletionGracePeriodSeconds 0 (markAsDeleting), once', async () => {
+    const s = gcStore();
+    await s.create(undefined, ns('a'));
+    await s.update(undefined, 'a', emptyFinalizers, { subresource: 'finalize' });
+    const first = await s.delete(undefined, 'a', { propagationPolicy: 'Orphan' });
+    assert.equal(first.object.metadata?.deletionGracePeriodSeconds, undefined);
+    const held = await s.delete(undefined, 'a');
+    assert.equal(held.deleted, false);
+    assert.equal(held.object.metadata?.deletionGracePeriodSeconds, 0);
+    assert.equal(held.object.metadata?.deletionTimestamp, first.object.metadata?.deletionTimestamp);
+    assert.notEqual(held.object.metadata?.resourceVersion, first.object.metadata?.resourceVersion);
+    const dry = await s.delete(undefined, 'a', { dryRun: true });
+    assert.equal(dry.object.metadata?.resourceVersion, held.object.metadata?.resourceVersion);
+    const again = await s.delete(undefined, 'a');
+    assert.deepEqual(again.object, held.object);
+  });
+
+  it('admission: none for a namespace still finalizing; after the REST\'s own preconditions otherwise, on the namespace as read', async () => {
+    const s = store();
+    const seen: KubeObject[] = [];
+    const validate = (old: KubeObject): void => void seen.push(old);
+    const created = (await s.create(undefined, ns('a'))).object;
+    await assert.rejects(s.delete(undefined, 'a', { validate, preconditions: { uid: 'other' } }), (e: unknown) => e instanceof StatusError && e.code === 409);
+    assert.equal(seen.length, 0);
+    const first = await s.delete(undefined, 'a', { validate });
+    assert.deepEqual(seen, [created]);
+    // Terminating with spec.finalizers left: answered as it is, admission is not asked.
+    const again = await s.delete(undefined, 'a', { validate });
+    assert.deepEqual(again.object, first.object);
+    assert.equal(seen.length, 1);
+    // Preconditions still apply there, in the REST's words.
+    await assert.rejects(s.delete(undefined, 'a', { validate, preconditions: { resourceVersion: '1' } }), (e: unknown) => e instanceof StatusError && e.code === 409 && /^Operation cannot be fulfilled on namespaces "a": Precondition failed: ResourceVersion in precondition: 1, /.test(e.message));
   });
 });
 

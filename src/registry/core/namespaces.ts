@@ -1,19 +1,26 @@
-import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
+import { conflict, fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { nameIsDNSLabel } from '../../apimachinery/validation/names.js';
 import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName, withGcFinalizers } from '../../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../codec.js';
+import type { DeleteOptions } from '../store.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
 
 /** The finalizer the namespace controller removes once the namespace is empty. */
 export const KUBERNETES_FINALIZER = 'kubernetes';
+/** metav1.NamespaceDefault, NamespaceSystem and NamespacePublic. */
+export const NAMESPACE_DEFAULT = 'default';
+export const NAMESPACE_SYSTEM = 'kube-system';
+export const NAMESPACE_PUBLIC = 'kube-public';
 /**
- * The namespaces the generic control plane creates at start and keeps (the system namespaces
- * controller, created in this order): upstream's controlplane options default SystemNamespaces to
- * kube-system, kube-public and default; kube-node-lease is added by kube-apiserver only.
+ * The namespaces the system namespaces controller creates at start and re-creates when missing
+ * (in this order): the generic control plane's options default SystemNamespaces to kube-system,
+ * kube-public and default; kube-node-lease is added by kube-apiserver only. Which namespaces may not
+ * be deleted is NamespaceLifecycle's own list (lifecycle.ts), as upstream keeps them apart.
  */
-export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'default'] as const;
+export const SYSTEM_NAMESPACES: readonly string[] = [NAMESPACE_SYSTEM, NAMESPACE_PUBLIC, NAMESPACE_DEFAULT];
+const NAMESPACES = { group: '', resource: 'namespaces' };
 /** Namespaces get this label with their own name (kube 1.21+). */
 const NAME_LABEL = 'kubernetes.io/metadata.name';
 
@@ -79,13 +86,8 @@ export const namespaceStrategy: Strategy = {
   },
   prepareForUpdate(o, old) {
     // Spec finalizers change only through /finalize, status only through /status.
-    const n = o as KubeObject & NamespaceShape;
-    const spec = specOf(old);
-    if (spec) n.spec = cloneObject(spec);
-    else delete n.spec;
-    const status = statusOf(old);
-    if (status) n.status = cloneObject(status);
-    else delete n.status;
+    keepStored(o, old, 'spec');
+    keepStored(o, old, 'status');
   },
   // The status is Active on create (prepareForCreate), and an update keeps the stored spec and
   // status (prepareForUpdate): ValidateNamespaceUpdate checks only metadata. Subresources check
@@ -95,39 +97,30 @@ export const namespaceStrategy: Strategy = {
   selectableFields: (o) => ({ 'status.phase': statusOf(o)?.phase ?? '' }),
   // Status changes only through /status, spec finalizers only through /finalize.
   resetFields: { '': [['status']], status: [['spec']], finalize: [['status']] },
+  // namespaceStatusStrategy and namespaceFinalizeStrategy: a write through /status keeps the
+  // stored spec, one through /finalize the stored status; everything else of the object written
+  // (labels, annotations, metadata.finalizers, ...) is applied, as on the namespace itself.
   subresources: {
     status: {
-      merge(incoming, current) {
-        const s = statusOf(incoming);
-        const out = current as KubeObject & NamespaceShape;
-        if (s) out.status = s;
-        else delete out.status;
-        return withMeta(out, incoming);
-      },
+      merge: (incoming) => incoming,
+      prepareForUpdate: (o, old) => keepStored(o, old, 'spec'),
       validateUpdate: validateStatusUpdate,
     },
     finalize: {
-      merge(incoming, current) {
-        const out = current as KubeObject & NamespaceShape;
-        out.spec = { ...(out.spec ?? {}), finalizers: specOf(incoming)?.finalizers ?? [] };
-        return withMeta(out, incoming);
-      },
+      merge: (incoming) => incoming,
+      prepareForUpdate: (o, old) => keepStored(o, old, 'status'),
       validateUpdate: (o) => validateSpecFinalizers(o, true),
     },
   },
-  /**
-   * The namespace REST's Delete: the first DELETE only marks the namespace Terminating (with its
-   * deletionTimestamp), even when it has no finalizers at all; a DELETE of a terminating namespace
-   * answers it unchanged while spec.finalizers remain, and is an ordinary delete once they are gone
-   * (removed now unless metadata.finalizers hold it).
-   */
-  // The namespace REST's Delete (pkg/registry/core/namespace/storage): the first DELETE only marks
-  // it Terminating and sets the garbage collector's finalizers by its own rules
-  // (shouldHaveOrphanFinalizer / shouldHaveDeleteDependentsFinalizer: orphanDependents=false asks
-  // for foreground deletion); a terminating namespace with spec.finalizers left is answered as it
-  // is, whatever the options; once they are gone, an ordinary delete.
+  // The namespace REST's Delete (pkg/registry/core/namespace/storage): its own precondition check
+  // first; the first DELETE only marks the namespace Terminating (with its deletionTimestamp) and
+  // sets the garbage collector's finalizers by its own rules (shouldHaveOrphanFinalizer /
+  // shouldHaveDeleteDependentsFinalizer: orphanDependents=false asks for foreground deletion),
+  // even when it has no finalizers at all; a terminating namespace with spec.finalizers left is
+  // answered as it is, whatever the options; once they are gone, the generic store's delete.
   beforeDelete(o, opts) {
-    if (o.metadata?.deletionTimestamp) return (specOf(o)?.finalizers?.length ?? 0) > 0 ? { update: cloneObject(o), ownFinalizers: true } : 'proceed';
+    checkPreconditions(o, opts);
+    if (o.metadata?.deletionTimestamp) return (specOf(o)?.finalizers?.length ?? 0) > 0 ? 'unchanged' : 'proceed';
     const next = cloneObject(o) as KubeObject & NamespaceShape;
     next.status = { ...(next.status ?? {}), phase: 'Terminating' };
     const current = next.metadata?.finalizers ?? [];
@@ -142,11 +135,22 @@ export const namespaceStrategy: Strategy = {
   tableCells: (o) => [o.metadata?.name ?? '', statusOf(o)?.phase ?? '', ageSince(o.metadata?.creationTimestamp)],
 };
 
-/** Subresource writes may still carry the resourceVersion precondition and labels from the client. */
-function withMeta(out: KubeObject, incoming: KubeObject): KubeObject {
-  out.metadata = { ...(out.metadata ?? {}) };
-  const rv = incoming.metadata?.resourceVersion;
-  if (rv !== undefined) out.metadata.resourceVersion = rv;
-  else delete out.metadata.resourceVersion;
-  return out;
+/** Puts the stored object's `field` (spec or status) back on the object written. */
+function keepStored(o: KubeObject, old: KubeObject, field: 'spec' | 'status'): void {
+  const n = o as KubeObject & NamespaceShape;
+  const stored = (old as NamespaceShape)[field];
+  if (stored) n[field] = cloneObject(stored);
+  else delete n[field];
+}
+
+/** The namespace REST's precondition check, in its words (storage's Preconditions.Check). */
+function checkPreconditions(o: KubeObject, opts: DeleteOptions): void {
+  const pre = opts.preconditions;
+  const name = o.metadata?.name ?? '';
+  if (pre?.uid != null && pre.uid !== o.metadata?.uid) {
+    throw conflict(NAMESPACES, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${o.metadata?.uid ?? ''}`);
+  }
+  if (pre?.resourceVersion != null && pre.resourceVersion !== o.metadata?.resourceVersion) {
+    throw conflict(NAMESPACES, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${o.metadata?.resourceVersion ?? ''}`);
+  }
 }

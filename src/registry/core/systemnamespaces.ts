@@ -1,0 +1,75 @@
+// The system namespaces controller (pkg/controlplane/controller/systemnamespaces): creates the
+// system namespaces that are missing at start, and again every minute, so that one removed behind
+// the API's back (they cannot be deleted through it) comes back. Failures are logged and retried
+// on the next round, never thrown.
+import { StatusError } from '../../apimachinery/errors.js';
+import type { GenericStore } from '../store.js';
+
+export interface SystemNamespacesOptions {
+  /** Pause between two rounds (upstream: one minute). */
+  readonly intervalMs?: number;
+  readonly log?: (msg: string) => void;
+}
+
+export interface SystemNamespacesController {
+  /** Runs the first round, then one every interval until stop(). */
+  start(): Promise<void>;
+  /** Ends the rounds; resolves once a round under way has finished. */
+  stop(): Promise<void>;
+}
+
+const ONE_MINUTE_MS = 60_000;
+
+export function systemNamespacesController(namespaces: GenericStore, names: readonly string[], opts: SystemNamespacesOptions = {}): SystemNamespacesController {
+  const intervalMs = opts.intervalMs ?? ONE_MINUTE_MS;
+  const log = opts.log ?? (() => {});
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  // createNamespaceIfNeeded: one the cache (or storage) has, even terminating, is left alone.
+  const ensure = async (name: string): Promise<void> => {
+    try {
+      await namespaces.getCached(undefined, name);
+      return;
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 404)) throw e;
+    }
+    try {
+      await namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 409)) throw e;
+    }
+  };
+  const round = async (): Promise<void> => {
+    for (const name of names) {
+      if (stopped) return;
+      try {
+        await ensure(name);
+      } catch (e) {
+        log(`system namespaces: unable to create required namespace ${name}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  };
+  // wait.Until: the next round starts an interval after the last one ended.
+  const schedule = (): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = round().finally(schedule);
+    }, intervalMs);
+    timer.unref();
+  };
+
+  return {
+    async start() {
+      running = round();
+      await running;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
