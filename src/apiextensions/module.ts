@@ -35,7 +35,9 @@ export function apiextensions(opts: ApiExtensionsOptions = {}): ApiModule {
   return {
     name: 'apiextensions.k8s.io',
     definitions: apiextensionsDefinitions,
-    resources: [{ descriptor: customResourceDefinitionsResource, strategy: crdStrategy({ rules }) }],
+    // goTypedBody: bodies (and patch results) are checked as upstream's decoder reads them into
+    // v1.CustomResourceDefinition, JSONSchemaProps' custom unmarshalers included (gotypes.ts).
+    resources: [{ descriptor: customResourceDefinitionsResource, strategy: crdStrategy({ rules }), goTypedBody: true }],
     async bootstrap(ctx) {
       const crds = ctx.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
       if (!crds) return;

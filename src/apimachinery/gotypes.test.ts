@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { builtinDefinitions } from '../api/definitions/index.js';
+import { apiextensionsDefinitions } from '../apiextensions/definitions.js';
+import { isStatusError } from './errors.js';
 import { goTypeError, parseQuantityError, parseTimeError } from './gotypes.js';
+import { parseJson } from './json.js';
 import type { Definitions } from './schema.js';
 
 const LEASE = 'io.k8s.api.coordination.v1.Lease';
@@ -244,6 +247,144 @@ describe('goTypeError: custom unmarshalers, []byte, floats, maps', () => {
     check(CORE + 'Gadget', '{"part":"x"}', 'json: cannot unmarshal string into Go struct field Gadget.part of type int32', defs);
     defs[CORE + 'Gadget'] = { type: 'object', properties: { other: { type: 'boolean' } } };
     check(CORE + 'Gadget', '{"part":"x","other":1}', 'json: cannot unmarshal number into Go struct field Gadget.other of type bool', defs);
+  });
+});
+
+// The request path: the body parsed by parseJson, which records how numbers were written.
+const checkText = (def: string, body: string, want: string | undefined, defs: Definitions = builtinDefinitions) =>
+  assert.equal(goTypeError(parseJson(body).value, def, defs), want, body);
+
+const CRD = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition';
+const crdDefs: Definitions = { ...builtinDefinitions, ...apiextensionsDefinitions };
+/** A CRD body whose one version has `schema` (JSON text) as openAPIV3Schema. */
+const crdWith = (schema: string) =>
+  `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"as.g"},"spec":{"group":"g","scope":"Namespaced","names":{"plural":"as","kind":"A"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":${schema}}}]}}`;
+const crdSpec = (spec: string) => `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"as.g"},"spec":${spec}}`;
+const SCHEMA = 'JSONSchemaProps.spec.versions.schema.openAPIV3Schema';
+
+// Every expected message below was printed by sigs.k8s.io/json (its Go 1.19 sync, built with Go
+// 1.19) decoding into Go structs that mirror apiextensions-apiserver/pkg/apis/apiextensions/v1
+// (types.go, types_jsonschema.go, and marshal.go's UnmarshalJSON methods calling
+// k8s.io/apimachinery/pkg/util/json.Unmarshal), as kube-apiserver's strict JSON serializer does.
+describe('goTypeError: apiextensions.k8s.io/v1 CustomResourceDefinition', () => {
+  const C = (schema: string, want: string | undefined) => checkText(CRD, crdWith(schema), want, crdDefs);
+  it('names the struct, the JSON path and the Go type (named types included); accepts well-typed definitions and nulls', () => {
+    C('{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer","maximum":1e3,"default":1.5,"enum":[1,"a",{},[],null]}},"m":{"additionalProperties":false,"x-kubernetes-validations":[{"rule":"true","reason":"FieldValueInvalid"}]}}}', undefined);
+    C('{"type":null,"items":null,"additionalProperties":null,"dependencies":{"a":null},"default":null,"enum":[null],"properties":{"a":null}}', undefined);
+    checkText(CRD, crdSpec('{"versions":[{"subresources":{"status":{},"scale":{"specReplicasPath":".spec.n","statusReplicasPath":".status.n"}},"additionalPrinterColumns":[{"priority":0}]}],"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"caBundle":"AQID","service":{"port":443}}}}}'), undefined, crdDefs);
+    checkText(CRD, crdSpec('{"versions":"x"}'), 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionSpec.spec.versions of type []v1.CustomResourceDefinitionVersion', crdDefs);
+    checkText(CRD, crdSpec('{"names":{"plural":5}}'), 'json: cannot unmarshal number into Go struct field CustomResourceDefinitionNames.spec.names.plural of type string', crdDefs);
+    checkText(CRD, crdSpec('{"versions":[{"served":"yes"}]}'), 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool', crdDefs);
+    checkText(CRD, crdSpec('{"scope":5}'), 'json: cannot unmarshal number into Go struct field CustomResourceDefinitionSpec.spec.scope of type v1.ResourceScope', crdDefs);
+    checkText(CRD, crdSpec('{"conversion":{"strategy":1}}'), 'json: cannot unmarshal number into Go struct field CustomResourceConversion.spec.conversion.strategy of type v1.ConversionStrategyType', crdDefs);
+    checkText(CRD, crdSpec('{"versions":[{"subresources":{"status":[]}}]}'), 'json: cannot unmarshal array into Go struct field CustomResourceSubresources.spec.versions.subresources.status of type v1.CustomResourceSubresourceStatus', crdDefs);
+    checkText(CRD, crdSpec('{"conversion":{"webhook":{"clientConfig":{"service":{"port":"443"}}}}}'), 'json: cannot unmarshal string into Go struct field ServiceReference.spec.conversion.webhook.clientConfig.service.port of type int32', crdDefs);
+    checkText(CRD, crdSpec('{"conversion":{"webhook":{"clientConfig":{"caBundle":"!!"}}}}'), 'illegal base64 data at input byte 0', crdDefs);
+    checkText(CRD, '{"status":{"conditions":[{"type":5,"status":true}]}}', 'json: cannot unmarshal number into Go struct field CustomResourceDefinitionCondition.status.conditions.type of type v1.CustomResourceDefinitionConditionType', crdDefs);
+    checkText(CRD, '{"status":{"storedVersions":"v1"}}', 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionStatus.status.storedVersions of type []string', crdDefs);
+    C('{"type":5}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.type of type string`);
+    C('{"$schema":5}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.$schema of type v1.JSONSchemaURL`);
+    C('{"properties":[]}', `json: cannot unmarshal array into Go struct field ${SCHEMA}.properties of type map[string]v1.JSONSchemaProps`);
+    C('{"properties":{"a":5}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.properties of type v1.JSONSchemaProps`);
+    C('{"properties":{"a":{"type":5}}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.properties.type of type string`);
+    C('{"enum":"x"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.enum of type []v1.JSON`);
+    C('{"allOf":[5]}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.allOf of type v1.JSONSchemaProps`);
+    C('{"dependencies":"x"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.dependencies of type v1.JSONSchemaDependencies`);
+    C('{"definitions":5}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.definitions of type v1.JSONSchemaDefinitions`);
+    C('{"x-kubernetes-validations":"x"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.x-kubernetes-validations of type v1.ValidationRules`);
+    C('{"x-kubernetes-validations":[{"rule":"x","reason":5}]}', 'json: cannot unmarshal number into Go struct field ValidationRule.spec.versions.schema.openAPIV3Schema.x-kubernetes-validations.reason of type v1.FieldValueErrorReason');
+    C('{"maxLength":"5"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.maxLength of type int64`);
+    C('{"maximum":"1"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.maximum of type float64`);
+  });
+  it('JSONSchemaPropsOrBool: true, false or a schema; anything else is "boolean or JSON schema expected", which aborts the decode', () => {
+    C('{"additionalProperties":true,"additionalItems":false}', undefined);
+    C('{"additionalProperties":5}', 'boolean or JSON schema expected');
+    C('{"additionalProperties":"true"}', 'boolean or JSON schema expected');
+    C('{"additionalItems":[]}', 'boolean or JSON schema expected');
+    // The first soft error would be type's; the nested decode's error aborts and wins.
+    C('{"type":5,"additionalProperties":5}', 'boolean or JSON schema expected');
+    C('{"additionalProperties":{"items":{"additionalProperties":"x"}}}', 'boolean or JSON schema expected');
+  });
+  it('nested decodes (items, additionalProperties, dependencies) report under the outermost such field, with the innermost type', () => {
+    C('{"additionalProperties":{"type":5}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.additionalProperties of type string`);
+    C('{"additionalProperties":{"items":{"properties":{"b":{"type":7}}}}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.additionalProperties of type string`);
+    C('{"properties":{"a":{"items":{"items":{"items":[{"additionalProperties":{"maxItems":1.5}}]}}}}}', `json: cannot unmarshal number 1.5 into Go struct field ${SCHEMA}.properties.items of type int64`);
+    C('{"items":{"type":5}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.items of type string`);
+    C('{"items":[{"type":5}]}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.items of type string`);
+    C('{"items":[5]}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.items of type v1.JSONSchemaProps`);
+    C('{"dependencies":{"a":[1]}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.dependencies of type string`);
+    C('{"dependencies":{"a":{"type":1}}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.dependencies of type string`);
+    // A soft error inside a nested decode aborts the outer one: it wins over an earlier soft error.
+    C('{"maxLength":"x","items":{"type":5}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.items of type string`);
+    C('{"items":{"type":5},"maxLength":"x"}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.items of type string`);
+    // JSONSchemaPropsOrArray and OrStringArray ignore values that are neither an object nor an array.
+    C('{"items":5,"dependencies":{"a":5,"b":"x","c":true}}', undefined);
+    C('{"items":"ab"}', undefined);
+  });
+});
+
+describe('goTypeError: numbers as the body wrote them (parseJson records their text)', () => {
+  it('an integer field refuses a fraction, an exponent or an overflow by the literal, as strconv.ParseInt does', () => {
+    checkText(LEASE, '{"spec":{"leaseDurationSeconds":1.0}}', 'json: cannot unmarshal number 1.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    checkText(LEASE, '{"spec":{"leaseDurationSeconds":1e3}}', 'json: cannot unmarshal number 1e3 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    checkText(LEASE, '{"spec":{"leaseDurationSeconds":1E2}}', 'json: cannot unmarshal number 1E2 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    checkText(LEASE, '{"spec":{"leaseDurationSeconds":-0.5}}', 'json: cannot unmarshal number -0.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    checkText(LEASE, '{"spec":{"leaseDurationSeconds":12345678901234567}}', 'json: cannot unmarshal number 12345678901234567 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    checkText(LEASE, '{"spec":{"leaseDurationSeconds":100000000000000000000000}}', 'json: cannot unmarshal number 100000000000000000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    checkText(LEASE, '{"metadata":{"generation":1.0e0}}', 'json: cannot unmarshal number 1.0e0 into Go struct field ObjectMeta.metadata.generation of type int64');
+    checkText(LEASE, '{"metadata":{"generation":9223372036854775808}}', 'json: cannot unmarshal number 9223372036854775808 into Go struct field ObjectMeta.metadata.generation of type int64');
+    checkText(LEASE, '{"metadata":{"generation":9223372036854775807},"spec":{"leaseDurationSeconds":-0,"leaseTransitions":-2147483648}}', undefined);
+    checkText(CRD, crdSpec('{"versions":[{"additionalPrinterColumns":[{"priority":1.0}]}]}'), 'json: cannot unmarshal number 1.0 into Go struct field CustomResourceColumnDefinition.spec.versions.additionalPrinterColumns.priority of type int32', crdDefs);
+    checkText(CRD, crdWith('{"maxLength":1e3}'), `json: cannot unmarshal number 1e3 into Go struct field ${SCHEMA}.maxLength of type int64`, crdDefs);
+    checkText(CRD, crdWith('{"items":{"minItems":2.0}}'), `json: cannot unmarshal number 2.0 into Go struct field ${SCHEMA}.items of type int64`, crdDefs);
+    checkText(CRD, crdSpec('{"conversion":{"webhook":{"clientConfig":{"caBundle":[1.0]}}}}'), 'json: cannot unmarshal number 1.0 into Go struct field WebhookClientConfig.spec.conversion.webhook.clientConfig.caBundle of type uint8', crdDefs);
+  });
+  it('a float field refuses an overflow with the literal; IntOrString and Quantity see the literal too', () => {
+    checkText(CRD, crdWith('{"maximum":1e400}'), `json: cannot unmarshal number 1e400 into Go struct field ${SCHEMA}.maximum of type float64`, crdDefs);
+    checkText(CRD, crdWith('{"maximum":1.0,"minimum":-1e308,"multipleOf":0.5}'), undefined, crdDefs);
+    checkText(W, '{"f32":1e39}', 'json: cannot unmarshal number 1e39 into Go struct field Widget.f32 of type float32', widgetDefs);
+    checkText(W, '{"ios":5.0}', 'json: cannot unmarshal number 5.0 into Go struct field Widget.ios of type int32', widgetDefs);
+    checkText(W, '{"qty":1e3,"crdIos":2E1}', 'json: cannot unmarshal number 2E1 into Go struct field Widget.crdIos of type int32', widgetDefs);
+    checkText(W, '{"counts":{"a":7,"b":7.0}}', 'json: cannot unmarshal number 7.0 into Go struct field Widget.counts of type int32', widgetDefs);
+    // Values built in code (or by a patch) have no record: their numbers are what String(n) writes.
+    assert.equal(goTypeError({ spec: { leaseDurationSeconds: 1.0 } }, LEASE, builtinDefinitions), undefined);
+    assert.equal(goTypeError(JSON.parse('{"spec":{"leaseDurationSeconds":1e3}}'), LEASE, builtinDefinitions), undefined);
+    // A record is used only while the value is still the one parsed.
+    const v = parseJson('{"spec":{"leaseDurationSeconds":1.0,"leaseTransitions":2.5}}').value as { spec: Record<string, number> };
+    v.spec.leaseDurationSeconds = 4;
+    v.spec.leaseTransitions = 2;
+    assert.equal(goTypeError(v, LEASE, builtinDefinitions), undefined);
+  });
+});
+
+describe("goTypeError: a CRD schema's default, enum and example integers a double cannot hold (kplane's limit)", () => {
+  const thrown = (body: string): string => {
+    try {
+      goTypeError(parseJson(body).value, CRD, crdDefs);
+    } catch (e) {
+      assert.ok(isStatusError(e), String(e));
+      assert.equal(e.code, 400);
+      assert.equal(e.reason, 'BadRequest');
+      return e.status.message!;
+    }
+    assert.fail(`no error for ${body}`);
+  };
+  const upstream = "kplane keeps numbers as 64-bit floating point, where kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range";
+  it('refuses them with a 400 naming each, where upstream keeps them as int64; keeps the others', () => {
+    assert.equal(
+      thrown(crdWith('{"type":"object","properties":{"n":{"type":"integer","default":9007199254740993,"enum":[1,1152921504606846976],"example":{"a":[-9223372036854775807]}}}}')),
+      `integers beyond ±9007199254740991 cannot be stored exactly (spec.versions[0].schema.openAPIV3Schema.properties.n.default: 9007199254740993, spec.versions[0].schema.openAPIV3Schema.properties.n.enum[1]: 1152921504606846976, spec.versions[0].schema.openAPIV3Schema.properties.n.example.a[0]: -9223372036854775807): ${upstream}`,
+    );
+    assert.equal(
+      thrown(crdWith('{"type":"array","items":{"type":"integer","default":9007199254740995}}')),
+      `integers beyond ±9007199254740991 cannot be stored exactly (spec.versions[0].schema.openAPIV3Schema.items.default: 9007199254740995): ${upstream}`,
+    );
+    // What a double holds is kept, as Go writes it back: safe integers, floats, numbers past int64.
+    checkText(CRD, crdWith('{"type":"integer","default":9007199254740991,"enum":[-9007199254740991,9007199254740992,1.5,9007199254740993.0,1e16,12345678901234567890]}'), undefined, crdDefs);
+    // maximum is a float64 in Go too: rounded there as here.
+    checkText(CRD, crdWith('{"type":"integer","maximum":9223372036854775807}'), undefined, crdDefs);
+    // A decode error is reported first.
+    checkText(CRD, crdWith('{"type":5,"default":9007199254740993}'), `json: cannot unmarshal number into Go struct field ${SCHEMA}.type of type string`, crdDefs);
   });
 });
 

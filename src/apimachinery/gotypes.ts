@@ -23,19 +23,37 @@
 //   standard UnmarshalTypeError, so the last gets the field context too ("... into Go struct
 //   field LeaseSpec.spec.renewTime of type string").
 //   runtime.RawExtension, metav1.FieldsV1 and apiextensions JSON accept any value.
+// - apiextensions' JSONSchemaPropsOrBool, JSONSchemaPropsOrArray and JSONSchemaPropsOrStringArray
+//   (marshal.go) decode by the first byte: `{` with a nested json.Unmarshal into JSONSchemaProps,
+//   `[` into []JSONSchemaProps / []string, `true`/`false` for OrBool; anything else is ignored by
+//   the two Or*Array types and "boolean or JSON schema expected" for OrBool. The nested decode's
+//   first error (soft or hard) becomes a hard error of the outer one, and when it is an
+//   UnmarshalTypeError the outer decoder's addErrorContext overwrites its struct and field with its
+//   own: every type error inside names the outermost such field (`JSONSchemaProps.spec.versions.
+//   schema.openAPIV3Schema.properties.items`) and the innermost Go type.
 // - Unknown fields are ignored (fieldValidation is handled elsewhere); matching is case-sensitive.
 //
-// Limits: the value is the output of JSON.parse, so the literal of a number is rebuilt from the
-// parsed double (String(n), the shortest form that Go, JS and most encoders emit); a number written
-// as `1.0` or `1e3` is an integer here, though Go rejects it for an int field. bigint values (from a
-// lossless parser) are taken as exact integer literals. Duplicate keys (JSON.parse keeps the last)
-// and integer-like map keys (JS orders them first) can change which error is the first.
+// Numbers: the value is the output of JSON.parse, so a number's literal is what parseJson recorded
+// for it (json.ts, numberTextAt: `1.0`, `1e3`, long integers), or else String(n), which gives
+// back every other literal. An integer field refuses a fraction or an exponent and an overflow by
+// the literal, as strconv.ParseInt does. Values built in code or by a patch have no record: their
+// numbers are taken as String(n) writes them. bigint values (from a lossless parser) are exact
+// integer literals. Duplicate keys (JSON.parse keeps the last) and integer-like map keys (JS orders
+// them first) can change which error is the first.
+//
+// kplane's own limit, checked in the same walk: an apiextensions JSON value (a CRD schema's
+// `default`, `enum`, `example`), which Go keeps as raw bytes and its conversion to the internal
+// version reads as int64 or float64, must not hold an integer a double cannot hold exactly (json.ts
+// isInexactInteger): goTypeError throws that 400 when the body decodes.
 
 import { base64ErrorOffset } from './gobase64.js';
+import { hasNumberTexts, inexactIntegerError, numberTextAt, numberTextsIn, type InexactInteger, type NumberText } from './json.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 const CORE = 'io.k8s.api.core.v1.';
+const AX = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.';
+const AX_BETA = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.';
 const REF_PREFIX = '#/definitions/';
 
 // ---------------------------------------------------------------------------------------------
@@ -59,6 +77,17 @@ const GO_FIELD_TYPES: Record<string, Record<string, string>> = {
   [CORE + 'NamespaceCondition']: { type: 'v1.NamespaceConditionType', status: 'v1.ConditionStatus' },
   [CORE + 'Secret']: { type: 'v1.SecretType' },
   ['io.k8s.api.coordination.v1.LeaseSpec']: { strategy: 'v1.CoordinatedLeaseStrategy' },
+  // apiextensions-apiserver/pkg/apis/apiextensions/v1/types.go and types_jsonschema.go
+  [AX + 'CustomResourceDefinitionSpec']: { scope: 'v1.ResourceScope' },
+  [AX + 'CustomResourceConversion']: { strategy: 'v1.ConversionStrategyType' },
+  [AX + 'CustomResourceDefinitionCondition']: { type: 'v1.CustomResourceDefinitionConditionType', status: 'v1.ConditionStatus' },
+  [AX + 'JSONSchemaProps']: {
+    $schema: 'v1.JSONSchemaURL',
+    dependencies: 'v1.JSONSchemaDependencies',
+    definitions: 'v1.JSONSchemaDefinitions',
+    'x-kubernetes-validations': 'v1.ValidationRules',
+  },
+  [AX + 'ValidationRule']: { reason: 'v1.FieldValueErrorReason' },
 };
 
 /**
@@ -87,6 +116,12 @@ const enum K {
   MicroTime,
   IntOrString,
   Quantity,
+  /** apiextensions JSON: raw bytes, anything decodes (kplane checks its integers, see the module comment) */
+  RawJSON,
+  /** apiextensions JSONSchemaPropsOrBool, JSONSchemaPropsOrArray, JSONSchemaPropsOrStringArray */
+  PropsOrBool,
+  PropsOrArray,
+  PropsOrStringArray,
 }
 
 const SPECIAL: Record<string, K> = {
@@ -96,8 +131,14 @@ const SPECIAL: Record<string, K> = {
   'io.k8s.apimachinery.pkg.runtime.RawExtension': K.Any,
   'io.k8s.apimachinery.pkg.api.resource.Quantity': K.Quantity,
   'io.k8s.apimachinery.pkg.util.intstr.IntOrString': K.IntOrString,
-  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON': K.Any,
-  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.JSON': K.Any,
+  [AX + 'JSON']: K.RawJSON,
+  [AX_BETA + 'JSON']: K.RawJSON,
+  [AX + 'JSONSchemaPropsOrBool']: K.PropsOrBool,
+  [AX_BETA + 'JSONSchemaPropsOrBool']: K.PropsOrBool,
+  [AX + 'JSONSchemaPropsOrArray']: K.PropsOrArray,
+  [AX_BETA + 'JSONSchemaPropsOrArray']: K.PropsOrArray,
+  [AX + 'JSONSchemaPropsOrStringArray']: K.PropsOrStringArray,
+  [AX_BETA + 'JSONSchemaPropsOrStringArray']: K.PropsOrStringArray,
 };
 
 /** Go reflect names of the special kinds, for slice/map type strings. */
@@ -108,6 +149,14 @@ const SPECIAL_GO_TYPE: Record<string, string> = {
   'io.k8s.apimachinery.pkg.runtime.RawExtension': 'runtime.RawExtension',
   'io.k8s.apimachinery.pkg.api.resource.Quantity': 'resource.Quantity',
   'io.k8s.apimachinery.pkg.util.intstr.IntOrString': 'intstr.IntOrString',
+  [AX + 'JSON']: 'v1.JSON',
+  [AX_BETA + 'JSON']: 'v1beta1.JSON',
+  [AX + 'JSONSchemaPropsOrBool']: 'v1.JSONSchemaPropsOrBool',
+  [AX_BETA + 'JSONSchemaPropsOrBool']: 'v1beta1.JSONSchemaPropsOrBool',
+  [AX + 'JSONSchemaPropsOrArray']: 'v1.JSONSchemaPropsOrArray',
+  [AX_BETA + 'JSONSchemaPropsOrArray']: 'v1beta1.JSONSchemaPropsOrArray',
+  [AX + 'JSONSchemaPropsOrStringArray']: 'v1.JSONSchemaPropsOrStringArray',
+  [AX_BETA + 'JSONSchemaPropsOrStringArray']: 'v1beta1.JSONSchemaPropsOrStringArray',
 };
 
 interface Target {
@@ -276,13 +325,23 @@ interface State {
   /** JSON names of the struct fields entered, from the root */
   readonly path: string[];
   first: string | undefined;
+  /** parseJson recorded number texts in this body (json.ts numberTextAt) */
+  readonly texts: boolean;
+  /**
+   * Inside a value decoded by a nested json.Unmarshal (JSONSchemaPropsOr*): the outermost decoder's
+   * context, `<Struct>.<path>`, which type errors end up with ('' at the root).
+   */
+  frozen: string | undefined;
+  /** Integers of apiextensions JSON values a double cannot hold (kplane's limit, not Go's). */
+  inexact: InexactInteger[] | undefined;
 }
 
 /** UnmarshalTypeError.Error() with the decoder's context (addErrorContext) at this point. */
 function typeError(st: State, struct: string | undefined, what: string, goType: string): string {
-  return struct === undefined
+  const context = st.frozen ?? (struct === undefined ? '' : `${struct}.${st.path.join('.')}`);
+  return context === ''
     ? `json: cannot unmarshal ${what} into Go value of type ${goType}`
-    : `json: cannot unmarshal ${what} into Go struct field ${struct}.${st.path.join('.')} of type ${goType}`;
+    : `json: cannot unmarshal ${what} into Go struct field ${context} of type ${goType}`;
 }
 
 function soft(st: State, struct: string | undefined, value: unknown, goType: string, valueText?: string): void {
@@ -292,29 +351,54 @@ function soft(st: State, struct: string | undefined, value: unknown, goType: str
 /**
  * The message of the first error Go's decoder (sigs.k8s.io/json, as kube-apiserver uses it) reports
  * decoding `value` into the Go type of definition `definitionName`, or undefined when it decodes.
+ * Throws the 400 of inexactIntegerError (json.ts) when it decodes but an apiextensions JSON value
+ * holds an integer a double cannot hold, as parseJson recorded it (see the module comment).
  */
 export function goTypeError(value: unknown, definitionName: string, definitions: Definitions): string | undefined {
-  const st: State = { defs: definitions, path: [], first: undefined };
+  const st: State = { defs: definitions, path: [], first: undefined, texts: hasNumberTexts(value), frozen: undefined, inexact: undefined };
   try {
-    let root = ROOTS.get(definitionName);
-    if (root === undefined) ROOTS.set(definitionName, (root = { $ref: REF_PREFIX + definitionName }));
-    if (value !== null && value !== undefined) decode(st, value, root, classified(root, definitions), undefined, undefined);
+    const root = refNode(definitionName);
+    if (value !== null && value !== undefined) decode(st, value, root, classified(root, definitions), undefined, undefined, undefined);
   } catch (e) {
     if (e instanceof HardError) return e.message;
+    // The walk recurses along the value (a CRD schema nests JSONSchemaProps in JSONSchemaProps, each
+    // level a few frames): a body nested past V8's stack gets no verdict here rather than a 500.
+    if (e instanceof RangeError) return st.first;
     throw e;
   }
+  if (st.first === undefined && st.inexact !== undefined) throw inexactIntegerError(st.inexact, RAW_JSON_UPSTREAM);
   return st.first;
 }
 
-/** The $ref node of each definition decoded at the root (one node, so its Target is remembered). */
-const ROOTS = new Map<string, OpenAPISchema>();
+const RAW_JSON_UPSTREAM = "kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range";
+
+/** One `$ref` node per definition (so that its Target is remembered): roots and nested decodes. */
+const REF_NODES = new Map<string, OpenAPISchema>();
+
+function refNode(definitionName: string): OpenAPISchema {
+  let node = REF_NODES.get(definitionName);
+  if (node === undefined) REF_NODES.set(definitionName, (node = { $ref: REF_PREFIX + definitionName }));
+  return node;
+}
+
+/** `[]<definition>` and `[]string` schema nodes for the nested decodes of JSONSchemaPropsOr*Array. */
+const SLICE_NODES = new Map<string, OpenAPISchema>();
+
+function sliceNode(items: OpenAPISchema, key: string): OpenAPISchema {
+  let node = SLICE_NODES.get(key);
+  if (node === undefined) SLICE_NODES.set(key, (node = { type: 'array', items }));
+  return node;
+}
+
+const STRING_NODE: OpenAPISchema = { type: 'string' };
 
 /**
  * Decodes `v` (not null) into the type of `schema`, classified as `t`. `struct` is the innermost
  * struct whose field is being decoded (undefined at the root), `goType` the field's Go type when
- * the schema cannot tell it. A string or bool that needs no check is not passed down.
+ * the schema cannot tell it, `text` how a number `v` was written when parseJson recorded it. A
+ * string or bool that needs no check is not passed down.
  */
-function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Target, struct: string | undefined, goType: string | undefined): void {
+function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Target, struct: string | undefined, goType: string | undefined, text: NumberText | undefined): void {
   const s = t.schema;
   switch (t.kind) {
     case K.Any:
@@ -336,7 +420,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
         const ft = classified(fs, st.defs);
         if (typeof fv === ft.plain) continue;
         st.path.push(key);
-        decode(st, fv, fs, ft, t.struct, overrides?.[key]);
+        decode(st, fv, fs, ft, t.struct, overrides?.[key], st.texts && typeof fv === 'number' ? numberTextAt(obj, key, fv) : undefined);
         st.path.pop();
       }
       return;
@@ -352,7 +436,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
       const obj = v as Record<string, unknown>;
       for (const key in obj) {
         const ev = obj[key];
-        if (ev !== null && ev !== undefined && typeof ev !== et.plain) decode(st, ev, ap, et, struct, elemOf(goType));
+        if (ev !== null && ev !== undefined && typeof ev !== et.plain) decode(st, ev, ap, et, struct, elemOf(goType), st.texts && typeof ev === 'number' ? numberTextAt(obj, key, ev) : undefined);
       }
       return;
     }
@@ -365,7 +449,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
       const et = classified(items, st.defs);
       for (let i = 0; i < v.length; i++) {
         const ev: unknown = v[i];
-        if (ev !== null && ev !== undefined && typeof ev !== et.plain) decode(st, ev, items, et, struct, elemOf(goType));
+        if (ev !== null && ev !== undefined && typeof ev !== et.plain) decode(st, ev, items, et, struct, elemOf(goType), st.texts && typeof ev === 'number' ? numberTextAt(v, i, ev) : undefined);
       }
       return;
     }
@@ -379,16 +463,19 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
     case K.Int:
       if (typeof v === 'number' || typeof v === 'bigint') {
         const type = goType ?? (s?.format === 'int32' ? 'int32' : 'int64');
-        if (!fitsInt(v, type)) soft(st, struct, v, type, 'number ' + numberLiteral(v));
+        if (!(text !== undefined ? literalFitsInt(text.literal, type) : fitsInt(v, type))) soft(st, struct, v, type, 'number ' + (text?.literal ?? numberLiteral(v)));
       } else {
         soft(st, struct, v, goType ?? (s?.format === 'int32' ? 'int32' : 'int64'));
       }
       return;
     case K.Float:
       if (typeof v === 'number' || typeof v === 'bigint') {
+        // strconv.ParseFloat fails only on overflow here (the syntax is valid); a double rounds the
+        // literal to infinity exactly when Go's does (float32: rounded twice, which can differ in
+        // the last place only).
         const n = Number(v);
         const f32 = s?.format === 'float';
-        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n)))) soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), 'number ' + numberLiteral(v));
+        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n)))) soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), 'number ' + (text?.literal ?? numberLiteral(v)));
       } else {
         soft(st, struct, v, goType ?? (s?.format === 'float' ? 'float32' : 'float64'));
       }
@@ -406,14 +493,82 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
     case K.IntOrString:
       if (typeof v === 'string') return;
       if (typeof v === 'number' || typeof v === 'bigint') {
-        if (!fitsInt(v, 'int32')) throw new HardError(typeError(st, struct, 'number ' + numberLiteral(v), 'int32'));
+        if (!(text !== undefined ? literalFitsInt(text.literal, 'int32') : fitsInt(v, 'int32'))) throw new HardError(typeError(st, struct, 'number ' + (text?.literal ?? numberLiteral(v)), 'int32'));
         return;
       }
       throw new HardError(typeError(st, struct, jsonKind(v), 'int32'));
     case K.Quantity: {
-      const err = quantityError(v);
+      const err = quantityError(v, text);
       if (err !== undefined) throw new HardError(err);
       return;
+    }
+    case K.RawJSON:
+      // JSON.UnmarshalJSON keeps the bytes, whatever they hold.
+      if (st.texts) findInexactIntegers(st, v, text);
+      return;
+    case K.PropsOrBool:
+      // `{`: a nested decode into JSONSchemaProps; exactly `true` or `false`; anything else fails.
+      if (typeof v === 'boolean') return;
+      if (typeof v !== 'object' || Array.isArray(v)) throw new HardError('boolean or JSON schema expected');
+      nested(st, v, refNode(propsOf(t.name)), struct);
+      return;
+    case K.PropsOrArray:
+    case K.PropsOrStringArray: {
+      // `{`: JSONSchemaProps; `[`: []JSONSchemaProps or []string; anything else is ignored (the
+      // first byte decides; a one-byte value such as `5` has none).
+      if (typeof v !== 'object') return;
+      const props = propsOf(t.name);
+      if (!Array.isArray(v)) nested(st, v, refNode(props), struct);
+      else if (t.kind === K.PropsOrArray) nested(st, v, sliceNode(refNode(props), props), struct);
+      else nested(st, v, sliceNode(STRING_NODE, ''), struct);
+      return;
+    }
+  }
+}
+
+/** The JSONSchemaProps definition of the package of a JSONSchemaPropsOr* definition. */
+function propsOf(name: string | undefined): string {
+  return name === undefined ? AX + 'JSONSchemaProps' : name.slice(0, name.lastIndexOf('.') + 1) + 'JSONSchemaProps';
+}
+
+/**
+ * A custom UnmarshalJSON's nested json.Unmarshal of `v` into `schema`: its first error, soft or
+ * hard, aborts the outer decode (hard), with the outer context (see the module comment).
+ */
+function nested(st: State, v: unknown, schema: OpenAPISchema, struct: string | undefined): void {
+  const outermost = st.frozen === undefined;
+  if (outermost) st.frozen = struct === undefined ? '' : `${struct}.${st.path.join('.')}`;
+  const outerFirst = st.first;
+  st.first = undefined;
+  decode(st, v, schema, classified(schema, st.defs), undefined, undefined, undefined);
+  if (st.first !== undefined) throw new HardError(st.first);
+  st.first = outerFirst;
+  if (outermost) st.frozen = undefined;
+}
+
+/**
+ * Records the integers of an apiextensions JSON value (`v`, written as `text` when a number) that
+ * a double cannot hold: Go keeps the bytes, kplane would write back another number.
+ */
+function findInexactIntegers(st: State, v: unknown, text: NumberText | undefined): void {
+  const found = (t: NumberText): void => {
+    (st.inexact ??= []).push({ path: t.inexactPath!, literal: t.literal });
+  };
+  if (text?.inexactPath !== undefined) found(text);
+  if (v === null || typeof v !== 'object') return;
+  const stack: object[] = [v];
+  while (stack.length > 0) {
+    const c = stack.pop()! as Record<string | number, unknown>;
+    const texts = numberTextsIn(c);
+    if (texts !== undefined) {
+      for (const [key, t] of texts) {
+        const e = c[key];
+        if (t.inexactPath !== undefined && typeof e === 'number' && numberTextAt(c, key, e) !== undefined) found(t);
+      }
+    }
+    for (const key in c) {
+      const e = c[key];
+      if (e !== null && typeof e === 'object') stack.push(e);
     }
   }
 }
@@ -432,8 +587,19 @@ const INT_RANGES: Record<string, readonly [bigint, bigint]> = {
 };
 
 /**
+ * Whether strconv.ParseInt/ParseUint(literal, 10, 64) succeeds and the result fits `goType` (a
+ * named integer type not in the table is taken as int64): digits only, ParseUint refusing a sign.
+ */
+function literalFitsInt(literal: string, goType: string): boolean {
+  const range = INT_RANGES[goType] ?? INT_RANGES.int64!;
+  if (!/^-?[0-9]+$/.test(literal) || (range[0] === 0n && literal.startsWith('-'))) return false;
+  const b = BigInt(literal);
+  return b >= range[0] && b <= range[1];
+}
+
+/**
  * Whether strconv.ParseInt/ParseUint of the number's literal succeeds and fits `goType` (a named
- * integer type not in the table is taken as int64).
+ * integer type not in the table is taken as int64), the literal being the one String(v) writes.
  */
 function fitsInt(v: number | bigint, goType: string): boolean {
   const range = INT_RANGES[goType] ?? INT_RANGES.int64!;
@@ -458,10 +624,12 @@ function decodeBytes(st: State, v: unknown, struct: string | undefined, goType: 
     return;
   }
   if (Array.isArray(v)) {
-    for (const e of v) {
+    for (let i = 0; i < v.length; i++) {
+      const e: unknown = v[i];
       if (e === null) continue;
       if (typeof e === 'number' || typeof e === 'bigint') {
-        if (!fitsInt(e, 'uint8')) soft(st, struct, e, 'uint8', 'number ' + numberLiteral(e));
+        const text = st.texts && typeof e === 'number' ? numberTextAt(v, i, e) : undefined;
+        if (!(text !== undefined ? literalFitsInt(text.literal, 'uint8') : fitsInt(e, 'uint8'))) soft(st, struct, e, 'uint8', 'number ' + (text?.literal ?? numberLiteral(e)));
       } else {
         soft(st, struct, e, 'uint8');
       }
@@ -641,10 +809,10 @@ const TRIM_RE = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
 // characters a JSON encoder escapes inside a string (so the raw text Go sees differs)
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
-function quantityError(v: unknown): string | undefined {
+function quantityError(v: unknown, text: NumberText | undefined): string | undefined {
   let raw: string;
   if (typeof v === 'string') raw = NEEDS_ESCAPE.test(v) ? JSON.stringify(v).slice(1, -1) : v;
-  else if (typeof v === 'number' || typeof v === 'bigint') raw = numberLiteral(v);
+  else if (typeof v === 'number' || typeof v === 'bigint') raw = text?.literal ?? numberLiteral(v);
   else return ERR_FORMAT_WRONG; // true, false, {...}, [...]
   return parseQuantityError(raw.replace(TRIM_RE, ''));
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { StatusError, isStatusError } from './errors.js';
-import { describeJsonSyntaxError, inexactJsonIntegers, isInexactInteger, parseJson } from './json.js';
+import { copyNumberTexts, describeJsonSyntaxError, hasNumberTexts, inexactJsonIntegers, isInexactInteger, numberTextAt, numberTextsIn, parseJson } from './json.js';
 
 const messageOf = (f: () => unknown): string => {
   try {
@@ -137,4 +137,93 @@ test('inexact integers (property): flagged exactly when a parse and stringify wo
     }),
     { numRuns: 2000 },
   );
+});
+
+test('number texts: parseJson records how a number was written when String(value) would not give it back', () => {
+  const v = parseJson('{"a":1.0,"b":[7,1e3,-0.5,2.5],"c":{"d":12345678901234567,"e":-0,"f":1.5,"g":"1.0"},"h":9007199254740993}').value as {
+    a: number;
+    b: number[];
+    c: Record<string, unknown>;
+    h: number;
+  };
+  assert.equal(hasNumberTexts(v), true);
+  assert.deepEqual(numberTextAt(v, 'a', 1), { literal: '1.0', inexactPath: undefined });
+  assert.equal(numberTextAt(v.b, 0, 7), undefined, '7 is written as String(7)');
+  assert.equal(numberTextAt(v.b, 1, 1000)?.literal, '1e3');
+  assert.equal(numberTextAt(v.b, 2, -0.5), undefined);
+  assert.equal(numberTextAt(v.c, 'd', 12345678901234568)?.literal, '12345678901234567');
+  assert.equal(numberTextAt(v.c, 'e', -0), undefined, '-0 is told by its value');
+  assert.equal(numberTextAt(v.c, 'f', 1.5), undefined);
+  // The path of an integer kplane cannot keep exactly (isInexactInteger), for its 400.
+  assert.deepEqual(numberTextAt(v, 'h', v.h), { literal: '9007199254740993', inexactPath: 'h' });
+  assert.deepEqual([...numberTextsIn(v.b)!.keys()], [1]);
+  // A record holds only while the value is the one parsed.
+  v.a = 2;
+  assert.equal(numberTextAt(v, 'a', 2), undefined);
+});
+
+test('number texts: none for bodies whose numbers need none (the common path), and none astray with duplicate keys or escaped keys', () => {
+  for (const body of ['{"a":1,"b":[-2,3000000000],"c":"1.0e3","d":true,"e":null}', '[1,2,3]', '5', '1.5', '"x"']) assert.equal(hasNumberTexts(parseJson(body).value), false, body);
+  const dup = parseJson('{"x":{"n":1.0,"m":2.0},"x":{"n":1}}').value as { x: Record<string, number> };
+  assert.equal(numberTextAt(dup.x, 'n', 1)?.literal, undefined, 'the last value was written 1');
+  const esc = parseJson('{"a\\u0062":[1.0],"c":5}').value as Record<string, unknown>;
+  assert.equal(numberTextAt(esc['ab'] as number[], 0, 1)?.literal, '1.0');
+});
+
+test('number texts (property): every record is the text of the value it stands for', () => {
+  const literal = fc.oneof(
+    fc.integer().map(String),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
+    fc.constantFrom('1.0', '1e3', '-0', '2E-2', '1.50', '12345678901234567', '9007199254740993', '1e400', '-1e-400'),
+  );
+  const doc: fc.Arbitrary<string> = fc.letrec<{ v: string }>((tie) => ({
+    v: fc.oneof(
+      { depthSize: 'small' },
+      literal,
+      fc.constantFrom('true', 'null', '"s"'),
+      fc.array(tie('v'), { maxLength: 4 }).map((a) => `[${a.join(',')}]`),
+      fc.dictionary(fc.string({ maxLength: 3 }), tie('v'), { maxKeys: 4 }).map((o) => `{${Object.entries(o).map(([k, x]) => `${JSON.stringify(k)}:${x}`).join(',')}}`),
+    ),
+  })).v;
+  fc.assert(
+    fc.property(doc, (text) => {
+      const value = parseJson(text).value;
+      const seen: string[] = [];
+      const walk = (c: unknown): void => {
+        if (c === null || typeof c !== 'object') return;
+        const rec = c as Record<string | number, unknown>;
+        for (const [k, t] of numberTextsIn(c) ?? []) {
+          const x = rec[k];
+          assert.equal(typeof x, 'number');
+          assert.equal(Number(t.literal), x);
+          assert.notEqual(String(x), t.literal);
+          assert.equal(t.inexactPath !== undefined, /^-?[0-9]+$/.test(t.literal) && isInexactInteger(t.literal));
+          seen.push(t.literal);
+        }
+        for (const k in rec) walk(rec[k]);
+      };
+      walk(value);
+      // Every number whose text String(value) does not give back is recorded (no duplicate keys here).
+      const hasDuplicates = parseJson(text).duplicateFields.length > 0;
+      if (!hasDuplicates && value !== null && typeof value === 'object') {
+        // The number literals of the text, strings (keys included) left out.
+        const literals = text.replace(/"(?:[^"\\]|\\.)*"/g, '""').match(/-?[0-9][0-9.eE+-]*/g) ?? [];
+        const odd = literals.filter((l) => String(Number(l)) !== l && l !== '-0');
+        assert.deepEqual([...seen].sort(), [...odd].sort());
+        assert.equal(hasNumberTexts(value), odd.length > 0);
+      }
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+test('number texts follow a JSON merge patch into its result (copyNumberTexts)', async () => {
+  const { mergePatch } = await import('./patch/merge-patch.js');
+  const patch = parseJson('{"spec":{"n":1.0,"list":[2,3e0],"deep":{"m":-1.50}},"keep":7}').value;
+  const result = copyNumberTexts(patch, mergePatch({ spec: { n: 5, other: 1, deep: { x: 1 } }, keep: 7 }, patch)) as { spec: { n: number; list: number[]; deep: { m: number } } };
+  assert.equal(hasNumberTexts(result), true);
+  assert.equal(numberTextAt(result.spec, 'n', 1)?.literal, '1.0');
+  assert.equal(numberTextAt(result.spec.list, 1, 3)?.literal, '3e0');
+  assert.equal(numberTextAt(result.spec.deep, 'm', -1.5)?.literal, '-1.50');
+  assert.equal(hasNumberTexts(copyNumberTexts(JSON.parse('{"a":1.0}'), { a: 1 })), false, 'nothing recorded, nothing copied');
 });

@@ -1,7 +1,10 @@
 // Request-body JSON decoding with kube's strictness: duplicate keys are reported (sigs.k8s.io/json
 // strict mode: `duplicate field "metadata.name"`), nesting is capped at encoding/json's 10000, and a
 // malformed body gets Go's encoding/json message plus where it went wrong. JSON.parse does the
-// parsing (fast, iterative in V8); one extra linear pass finds duplicate keys and measures depth.
+// parsing (fast, iterative in V8); one extra linear pass finds duplicate keys and measures depth,
+// and notes whether a number is written in a form its double does not give back (`1.0`, `1e3`, long
+// integers): only then a second pass records those numbers' text (see numberTextAt), which Go's
+// decoder judges by (`json: cannot unmarshal number 1.0 into Go struct field ... of type int64`).
 import { StatusError, badRequest } from './errors.js';
 import type { JsonValue } from './types.js';
 
@@ -41,6 +44,7 @@ export function parseJson(input: string | Uint8Array, opts: ParseJsonOptions = {
   const scan = keys >= 0 && keys === countKeys(value) ? { duplicates: [], depthExceededAt: -1 } : scanStructure(text, maxDepth);
   if (scan.depthExceededAt >= 0) throw badRequest(prefix + withLocation(text, scan.depthExceededAt, `invalid character ${quoteChar(text[scan.depthExceededAt]!)} exceeded max depth of ${maxDepth}`));
   if (opts.strict && scan.duplicates.length) throw strictDecodingError(scan.duplicates.map(duplicateFieldMessage));
+  if (textHasOddNumbers && value !== null && typeof value === 'object') recordNumberTexts(text, value, scan.duplicates.length > 0);
   return { value, duplicateFields: scan.duplicates };
 }
 
@@ -87,20 +91,39 @@ function stringEnd(text: string, start: number): number {
   }
 }
 
-/** The number of object keys in `text`, or -1 when it nests deeper than `maxDepth`. */
+/** Set by countTextKeys: the text holds a number that needs its text (see needsText). */
+let textHasOddNumbers = false;
+
+/**
+ * The number of object keys in `text`, or -1 when it nests deeper than `maxDepth`. Also notes in
+ * textHasOddNumbers whether a number has a fraction, an exponent or 16 characters or more.
+ */
 function countTextKeys(text: string, maxDepth: number): number {
   let keys = 0;
   let depth = 0;
+  let odd = false;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) i = stringEnd(text, i);
     else if (c === 58) keys++; // :
     else if (c === 123 || c === 91) {
-      if (depth >= maxDepth) return -1;
+      if (depth >= maxDepth) {
+        textHasOddNumbers = false;
+        return -1;
+      }
       depth++;
     } else if (c === 125 || c === 93) depth--;
+    else if (c <= 57 && c >= 45) {
+      // '-' or a digit starts a number ('.' and '/' never come first in valid JSON)
+      let j = i + 1;
+      let d = 0;
+      while (j < n && (d = text.charCodeAt(j)) >= 48 && d <= 57) j++;
+      if (j - i >= 16 || d === 46 || d === 101 || d === 69) odd = true;
+      i = j - 1;
+    }
   }
+  textHasOddNumbers = odd;
   return keys;
 }
 
@@ -200,6 +223,177 @@ function scanStructure(text: string, maxDepth: number, inexact?: InexactInteger[
 }
 
 // ---------------------------------------------------------------------------------------------
+// Number texts. JSON.parse keeps a number's value, not how it was written; Go's decoder judges an
+// integer field by the text (strconv.ParseInt refuses `1.0` and `1e3`) and prints it in its errors.
+// parseJson records, for the objects and arrays of the value it returns, the text of each number
+// that String(value) would not give back, in a table keyed by the holding object or array (weakly:
+// it goes with them). Copies (a patch's result, structuredClone) do not carry it.
+
+/** How a number of a parsed body was written. */
+export interface NumberText {
+  /** The number as the body wrote it (`1.0`, `1e3`, `9007199254740993`). */
+  readonly literal: string;
+  /**
+   * Its dotted path (`spec.sizes[2]`), kept only for integers a double cannot hold exactly (see
+   * isInexactInteger), which kplane refuses to store.
+   */
+  readonly inexactPath: string | undefined;
+}
+
+const NUMBER_TEXTS = new WeakMap<object, Map<string | number, NumberText>>();
+/** Parsed values (roots) for which NUMBER_TEXTS holds anything. */
+const WITH_NUMBER_TEXTS = new WeakSet<object>();
+
+/** Whether parseJson recorded number texts anywhere inside `root` (one cheap test per body). */
+export function hasNumberTexts(root: unknown): boolean {
+  return root !== null && typeof root === 'object' && WITH_NUMBER_TEXTS.has(root);
+}
+
+/**
+ * How the number `value` at `container[key]` was written, when parseJson recorded it (it records
+ * only numbers whose text String(value) would not give back) and it still holds that value.
+ */
+export function numberTextAt(container: object, key: string | number, value: number): NumberText | undefined {
+  const t = NUMBER_TEXTS.get(container)?.get(key);
+  return t !== undefined && Number(t.literal) === value ? t : undefined;
+}
+
+/** The recorded number texts held directly by `container` (for walks over a whole subtree). */
+export function numberTextsIn(container: object): ReadonlyMap<string | number, NumberText> | undefined {
+  return NUMBER_TEXTS.get(container);
+}
+
+/**
+ * Copies the number texts recorded inside `from` onto the same places in `to`, where `to` holds the
+ * same value (what a JSON merge patch does with its patch: every number of the patch ends up at its
+ * path in the result). Returns `to`. Upstream's patcher decodes the patched JSON text, in which
+ * evanphx/json-patch keeps the patch's numbers as written.
+ */
+export function copyNumberTexts<T>(from: unknown, to: T): T {
+  if (!hasNumberTexts(from) || to === null || typeof to !== 'object') return to;
+  let any = false;
+  const stack: [object, object][] = [[from as object, to as object]];
+  while (stack.length > 0) {
+    const [f, t] = stack.pop()!;
+    const fr = f as Record<string | number, unknown>;
+    const tr = t as Record<string | number, unknown>;
+    const texts = NUMBER_TEXTS.get(f);
+    if (texts !== undefined) {
+      for (const [key, text] of texts) {
+        const v = tr[key];
+        if (typeof v !== 'number' || Number(text.literal) !== v || fr[key] !== v) continue;
+        let into = NUMBER_TEXTS.get(t);
+        if (into === undefined) NUMBER_TEXTS.set(t, (into = new Map()));
+        into.set(key, text);
+        any = true;
+      }
+    }
+    for (const key in fr) {
+      const fv = fr[key];
+      const tv = tr[key];
+      if (fv !== null && typeof fv === 'object' && tv !== null && typeof tv === 'object' && Array.isArray(fv) === Array.isArray(tv)) stack.push([fv, tv]);
+    }
+  }
+  if (any) WITH_NUMBER_TEXTS.add(to);
+  return to;
+}
+
+/**
+ * A number written with a fraction or an exponent, or long enough to lose digits as a double (`-0`
+ * is told by its value, Object.is(v, -0)).
+ */
+function needsText(literal: string): boolean {
+  return String(Number(literal)) !== literal && literal !== '-0';
+}
+
+interface TextFrame {
+  /** The object or array of the parsed value this bracket opened; undefined when it went astray (duplicate keys). */
+  readonly container: Record<string | number, unknown> | undefined;
+  readonly isObject: boolean;
+  at: string | number;
+}
+
+/**
+ * Walks `text` (valid JSON, parsed into `root`) in step with `root` and records the numbers
+ * needsText picks. With duplicate keys (`duplicates`) the earlier occurrences are walked against
+ * the last value (JSON.parse keeps that one): the later occurrence's numbers replace or drop what
+ * they recorded, and numberTextAt checks the value for the rest.
+ */
+function recordNumberTexts(text: string, root: object, duplicates: boolean): void {
+  const stack: TextFrame[] = [];
+  let expectKey = false;
+  let any = false;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    switch (c) {
+      case QUOTE: {
+        const end = stringEnd(text, i);
+        if (expectKey) {
+          const raw = text.slice(i + 1, end);
+          stack[stack.length - 1]!.at = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+          expectKey = false;
+        }
+        i = end;
+        break;
+      }
+      case 123: // {
+      case 91: {
+        // [
+        const parent = stack[stack.length - 1];
+        const v: unknown = parent === undefined ? root : parent.container?.[parent.at];
+        const ok = v !== null && typeof v === 'object' && Array.isArray(v) === (c === 91);
+        stack.push({ container: ok ? (v as Record<string | number, unknown>) : undefined, isObject: c === 123, at: c === 123 ? '' : 0 });
+        expectKey = c === 123;
+        break;
+      }
+      case 125: // }
+      case 93: // ]
+        stack.pop();
+        expectKey = false;
+        break;
+      case 44: {
+        // ,
+        const frame = stack[stack.length - 1]!;
+        if (frame.isObject) expectKey = true;
+        else frame.at = (frame.at as number) + 1;
+        break;
+      }
+      default:
+        if (c === 45 || (c >= 48 && c <= 57)) {
+          let j = i + 1;
+          for (; j < n; j++) {
+            const d = text.charCodeAt(j);
+            if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break;
+          }
+          const literal = text.slice(i, j);
+          const frame = stack[stack.length - 1];
+          if (frame?.container !== undefined && needsText(literal)) {
+            let texts = NUMBER_TEXTS.get(frame.container);
+            if (texts === undefined) NUMBER_TEXTS.set(frame.container, (texts = new Map()));
+            texts.set(frame.at, { literal, inexactPath: /^-?[0-9]+$/.test(literal) && isInexactInteger(literal) ? textPathOf(stack) : undefined });
+            any = true;
+          } else if (duplicates && frame?.container !== undefined) {
+            NUMBER_TEXTS.get(frame.container)?.delete(frame.at);
+          }
+          i = j - 1;
+        }
+        break;
+    }
+  }
+  if (any) WITH_NUMBER_TEXTS.add(root);
+}
+
+function textPathOf(stack: readonly TextFrame[]): string {
+  let s = '';
+  for (const f of stack) {
+    if (f.isObject) s += s === '' ? String(f.at) : `.${String(f.at)}`;
+    else s += `[${String(f.at)}]`;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Integers a double cannot hold. kube-apiserver keeps a custom resource's integers as int64;
 // JavaScript's numbers are doubles, exact only up to 2^53 - 1 in magnitude.
 
@@ -261,12 +455,15 @@ export function inexactJsonIntegers(text: string): InexactInteger[] | undefined 
   return found;
 }
 
-/** The 400 for a custom resource body with integers a double would round. */
-export function inexactIntegerError(found: readonly InexactInteger[]): StatusError {
+const CUSTOM_RESOURCE_INTEGERS = "kube-apiserver keeps a custom resource's integers as int64; send such a value as a string, or as a number within that range";
+
+/**
+ * The 400 for a body with integers a double would round: a custom resource's by default, or what
+ * `upstream` says kube-apiserver does instead and what to send.
+ */
+export function inexactIntegerError(found: readonly InexactInteger[], upstream = CUSTOM_RESOURCE_INTEGERS): StatusError {
   const list = found.map((f) => (f.path ? `${f.path}: ${f.literal}` : f.literal)).join(', ');
-  return badRequest(
-    `integers beyond ±9007199254740991 cannot be stored exactly (${list}): kplane keeps numbers as 64-bit floating point, where kube-apiserver keeps a custom resource's integers as int64; send such a value as a string, or as a number within that range`,
-  );
+  return badRequest(`integers beyond ±9007199254740991 cannot be stored exactly (${list}): kplane keeps numbers as 64-bit floating point, where ${upstream}`);
 }
 
 function pathOf(stack: readonly Frame[]): string {

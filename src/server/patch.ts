@@ -1,7 +1,7 @@
 // PATCH bodies applied to the current object: JSON patch, JSON merge patch, strategic merge patch.
 // Server-side apply (application/apply-patch+yaml) is the field manager's: see fieldmanager.ts.
 import { StatusError, badRequest, unsupportedMediaType } from '../apimachinery/errors.js';
-import { parseJson } from '../apimachinery/json.js';
+import { copyNumberTexts, parseJson } from '../apimachinery/json.js';
 import { applyJsonPatch } from '../apimachinery/patch/json-patch.js';
 import { mergePatch } from '../apimachinery/patch/merge-patch.js';
 import { strategicMergePatch } from '../apimachinery/patch/strategic-merge.js';
@@ -33,7 +33,9 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
   switch (type) {
     case 'merge':
       if (!isJsonObject(patch)) throw badRequest('json: cannot unmarshal into Go value of type map[string]interface {}');
-      result = mergePatch(original, patch);
+      // The patch's numbers keep their text in the result (evanphx/json-patch keeps it, and the
+      // patched text is decoded): `1.0` into an integer field is the decoder's error, as upstream.
+      result = copyNumberTexts(patch, mergePatch(original, patch));
       break;
     case 'strategic':
       if (!ctx.schema) {
