@@ -13,6 +13,7 @@ import {
   notFound,
   resourceExpired,
   serviceUnavailable,
+  toStatusError,
   tooLargeResourceVersion,
   tooOldResourceVersion,
   type FieldIssue,
@@ -204,7 +205,7 @@ export class GenericStore {
     // Upstream names the lowest resourceVersion a watch may still start from (one below the oldest event).
     if (e instanceof ExpiredError) return tooOldResourceVersion(e.requested, e.oldest - 1);
     if (e instanceof StorageUnavailableError) return serviceUnavailable(`storage is unavailable: ${e.message}`);
-    return internalError(e);
+    return toStatusError(e);
   }
 
   // ---- reads -----------------------------------------------------------------------------

@@ -197,6 +197,27 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
     assert.match(after, /"id":"9007199254740993"/);
   });
 
+  it('nesting deeper than the server processes → 400 BadRequest, not a 500; nothing stored', async () => {
+    // A CRD schema nested 2,000 levels (each level two JSON levels: under Go's 10,000).
+    let schema = '{"type":"string"}';
+    for (let i = 0; i < 2_000; i++) schema = `{"type":"object","properties":{"a":${schema}}}`;
+    const deepCrd = crd('deepschema', { type: 'object' }).replace('"openAPIV3Schema":{"type":"object"}', `"openAPIV3Schema":${schema}`);
+    let st = status(await post(CRDS, deepCrd), 400);
+    assert.equal(st.reason, 'BadRequest');
+    assert.match(st.message, /nested too deeply/);
+    assert.equal((await raw.request({ path: `${CRDS}/deepschemas.bad.example.com` })).status, 404);
+    // A custom resource whose schema keeps unknown fields, 6,000 levels deep.
+    assert.equal((await post(CRDS, crd('anydepth', { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }))).status, 201);
+    await waitServed(raw, '/apis/bad.example.com/v1/anydepths');
+    const deep = `{"apiVersion":"bad.example.com/v1","kind":"Anydepth","metadata":{"name":"d"},"spec":${'{"a":'.repeat(6_000)}1${'}'.repeat(6_000)}}`;
+    st = status(await post('/apis/bad.example.com/v1/namespaces/default/anydepths', deep), 400);
+    assert.match(st.message, /nested too deeply/);
+    assert.equal((await raw.request({ path: '/apis/bad.example.com/v1/namespaces/default/anydepths/d' })).status, 404);
+    // Shallower ones are served as before.
+    const ok = `{"apiVersion":"bad.example.com/v1","kind":"Anydepth","metadata":{"name":"ok"},"spec":${'{"a":'.repeat(500)}1${'}'.repeat(500)}}`;
+    assert.equal((await post('/apis/bad.example.com/v1/namespaces/default/anydepths', ok)).status, 201);
+  });
+
   it('the server is still up and the stored object unchanged', async () => {
     const r = await raw.request({ path: `${base}/ok` });
     assert.equal(r.status, 200);
