@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { keepStreamTablesYoung } from './server/http2-stream-tables.js';
 import { disableAllocationSitePretenuring } from './server/v8-pretenuring.js';
+import { parseGoDuration } from './server/deadline.js';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -54,6 +55,18 @@ export interface ControlPlaneOptions {
   readonly minRequestTimeoutSeconds?: number;
   /** How often idle watches with allowWatchBookmarks=true get a BOOKMARK (default 10,000 ms). */
   readonly watchBookmarkIntervalMs?: number;
+  /**
+   * kube-apiserver's --request-timeout: how long a request other than a watch may take before it is
+   * answered 504, as Go duration text (`'60s'`, `'1m30s'`) or milliseconds. Default 60 s; a shorter
+   * `?timeout=` shortens it, and writes are bounded at 34 s as upstream's handlers bound them.
+   * Not negative; 0, as upstream, times every such request out at once.
+   */
+  readonly requestTimeout?: string | number;
+  /**
+   * Gzip API responses over 128 KiB for clients that send `Accept-Encoding: gzip`, as kube-apiserver
+   * does (its APIResponseCompression feature). Default true.
+   */
+  readonly responseCompression?: boolean;
   readonly log?: (msg: string) => void;
   /** Controllers run in process over the loopback client once serving, e.g. `defaultControllers()`. */
   readonly controllers?: readonly ControllerFactory[];
@@ -120,11 +133,25 @@ export function versionInfo(): VersionInfo {
   };
 }
 
+/** The requestTimeout option in ms: a Go duration or a number of ms, not negative (as --request-timeout). */
+function requestTimeoutMsOf(v: string | number): number {
+  let ms: number;
+  if (typeof v === 'number') ms = v;
+  else {
+    const d = parseGoDuration(v);
+    if ('error' in d) throw new Error(`invalid requestTimeout ${JSON.stringify(v)}: ${d.error}`);
+    ms = Number(d.ns) / 1e6;
+  }
+  if (!Number.isFinite(ms) || ms < 0) throw new Error('requestTimeout can not be negative value');
+  return ms;
+}
+
 export async function createControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
   // Process-wide, once: V8 would otherwise pretenure literals that per-request objects share with
   // long-lived ones (see server/v8-pretenuring.ts; KPLANE_V8_PRETENURING=1 keeps V8's default).
   disableAllocationSitePretenuring();
   const log = opts.log ?? (() => {});
+  const requestTimeoutMs = opts.requestTimeout === undefined ? undefined : requestTimeoutMsOf(opts.requestTimeout);
   const dataDir = resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const host = opts.host ?? '127.0.0.1';
@@ -146,7 +173,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       registry.addDefinitions(m.definitions);
     }
   }
-  const ctx = { registry };
+  const ctx = { registry, log };
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
@@ -172,6 +199,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     metricsText: metricsHandler(metrics.registry),
     ...(opts.minRequestTimeoutSeconds !== undefined ? { minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds } : {}),
     ...(opts.watchBookmarkIntervalMs !== undefined ? { watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs } : {}),
+    ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+    ...(opts.responseCompression !== undefined ? { responseCompression: opts.responseCompression } : {}),
     log,
   });
   let server: Http2SecureServer | undefined;

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { createControlPlane } from '../controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { loadTokenFile } from '../server/filters/authentication.js';
+import { parseGoDuration } from '../server/deadline.js';
 import { defaultControllers } from '../controllers/index.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
 import { disableAllocationSitePretenuring } from '../server/v8-pretenuring.js';
@@ -28,6 +29,9 @@ kplane serve flags:
   --secure-port PORT        HTTPS port (default 6443; 0 picks a free one)
   --token-auth-file FILE    static bearer tokens (token,user,uid,"group1,group2")
   --max-request-bytes N     largest request body accepted (default 3145728)
+  --request-timeout DUR     deadline of every request but a watch, a Go duration (default 1m0s)
+  --response-compression=false
+                            never gzip responses (default: bodies over 128 KiB are gzipped when asked)
   --watch-cache=false       serve lists and watches from storage instead of memory
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
 
@@ -45,6 +49,8 @@ async function serve(argv: string[]): Promise<void> {
       'secure-port': { type: 'string', default: '6443' },
       'token-auth-file': { type: 'string' },
       'max-request-bytes': { type: 'string' },
+      'request-timeout': { type: 'string', default: '1m0s' },
+      'response-compression': { type: 'string', default: 'true' },
       'watch-cache': { type: 'string', default: 'true' },
       controllers: { type: 'string', default: 'true' },
       help: { type: 'boolean', short: 'h' },
@@ -68,6 +74,9 @@ async function serve(argv: string[]): Promise<void> {
   const tokens = values['token-auth-file'] ? (await loadTokenFile(values['token-auth-file'])).tokens : undefined;
   const maxBytes = values['max-request-bytes'] ? Number(values['max-request-bytes']) : undefined;
   if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
+  const requestTimeout = parseGoDuration(values['request-timeout']);
+  if ('error' in requestTimeout) fail(`invalid argument ${JSON.stringify(values['request-timeout'])} for "--request-timeout" flag: ${requestTimeout.error}`);
+  if (requestTimeout.ns < 0n) fail('--request-timeout can not be negative value');
   const cp = await createControlPlane({
     storage,
     dataDir,
@@ -76,6 +85,8 @@ async function serve(argv: string[]): Promise<void> {
     ...(tokens ? { tokens } : {}),
     ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
     watchCache: values['watch-cache'] !== 'false',
+    requestTimeout: values['request-timeout'],
+    responseCompression: values['response-compression'] !== 'false',
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),

@@ -36,6 +36,7 @@ import { BodyBuffers, finishedWhenSent } from './body-buffers.js';
 import type { ApiMetrics } from './metrics.js';
 import {
   chooseOutput,
+  partialMetadataMismatch,
   contentTypeOf,
   decodeBody,
   inexactIntegers,
@@ -48,6 +49,22 @@ import {
 } from './negotiation.js';
 import { parseRequestInfo, queryBool, type RequestInfo } from './requestinfo.js';
 import { defaultGroupVersionKind } from './gvk.js';
+import { endBody } from './compression.js';
+import {
+  clearDeadline,
+  Deadlines,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  FILTER_TIMEOUT_BODY,
+  FILTER_TIMEOUT_CONTENT_TYPE,
+  filterTimeoutMs,
+  handlerBoundFirst,
+  handlerTimeoutError,
+  isSilenced,
+  parseGoDuration,
+  silence,
+  WRITE_TIMEOUT_UPPER_BOUND_MS,
+  type PendingDeadline,
+} from './deadline.js';
 
 // The HTTP/2 compatibility API mirrors node:http's; one type keeps the handlers simple.
 export type Request = IncomingMessage;
@@ -98,6 +115,13 @@ export interface ApiServerConfig {
   readonly minRequestTimeoutSeconds?: number;
   /** How often an idle watch with allowWatchBookmarks=true gets a BOOKMARK (default: the store's, 10 s). */
   readonly watchBookmarkIntervalMs?: number;
+  /**
+   * --request-timeout: the deadline of every request but a watch, in ms (default 60,000); a shorter
+   * `?timeout=` shortens it. Past it the answer is a 504 (see deadline.ts).
+   */
+  readonly requestTimeoutMs?: number;
+  /** APIResponseCompression: gzip bodies over 128 KiB for clients that ask (default true; see compression.ts). */
+  readonly responseCompression?: boolean;
   readonly log?: (msg: string) => void;
 }
 
@@ -117,9 +141,16 @@ export class ApiServer {
   private readonly openWatches = new Set<AbortController>();
   /** Memory for list bodies, reused once a response has sent its body (see BodyBuffers). */
   private readonly listBodies = new BodyBuffers();
+  private readonly requestTimeoutMs: number;
+  private readonly compression: boolean;
+  /** The deadlines of requests answered by the timeout filter when they pass, and of writes answered by their handler. */
+  private readonly deadlines = new Deadlines<RequestContext>((ctx) => this.deadlinePassed(ctx, false));
+  private readonly writeDeadlines = new Deadlines<RequestContext>((ctx) => this.deadlinePassed(ctx, true));
 
   constructor(private readonly cfg: ApiServerConfig) {
     this.discovery = new Discovery(cfg.registry);
+    this.requestTimeoutMs = cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.compression = cfg.responseCompression ?? true;
   }
 
   /** Ends open watches (clients re-watch elsewhere) and refuses new ones. */
@@ -152,17 +183,23 @@ export class ApiServer {
       const limit = this.cfg.maxInFlight ?? 0;
       // WithRequestDeadline: a timeout that is not a Go duration is refused before anything else.
       const timeoutParam = longRunning ? null : query.get('timeout');
+      let userTimeoutMs: number | undefined;
       if (timeoutParam) {
-        const why = goDurationError(timeoutParam);
-        if (why) throw badRequest(`invalid timeout specified in the request URL - ${why}`);
+        const d = parseGoDuration(timeoutParam);
+        if ('error' in d) throw badRequest(`invalid timeout specified in the request URL - ${d.error}`);
+        userTimeoutMs = Number(d.ns) / 1e6;
       }
       if (!longRunning && limit > 0 && this.inFlight >= limit) {
         const tooMany = tooManyRequests('Too many requests, please try again later.');
         throw new PlainTextError(tooMany.status, tooMany.message);
       }
+      let deadline: PendingDeadline<RequestContext> | undefined;
       if (!longRunning) {
         this.inFlight++;
-        res.on('close', () => this.inFlight--);
+        res.on('close', () => {
+          this.inFlight--;
+          if (deadline) clearDeadline(deadline);
+        });
       }
       let user: UserInfo;
       try {
@@ -171,7 +208,12 @@ export class ApiServer {
         if (!PUBLIC_PATHS.has(path) && !/^\/(healthz|livez|readyz)\//.test(path)) throw e;
         user = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
       }
-      const ctx: RequestContext = { req, res, info, query, user, accept: header(req, 'accept') };
+      const ctx: RequestContext = { req, res, info, query, user, accept: header(req, 'accept'), compress: this.compression, expired: false };
+      if (!longRunning) {
+        // One deadline per request: the filter's, or the write handler's 34 s bound when that comes first.
+        const ms = filterTimeoutMs(userTimeoutMs, this.requestTimeoutMs);
+        deadline = handlerBoundFirst(info.verb, ms) ? this.writeDeadlines.add(ctx, WRITE_TIMEOUT_UPPER_BOUND_MS, started) : this.deadlines.add(ctx, ms, started);
+      }
       this.route(ctx).catch((e: unknown) => this.fail(ctx.res, e, ctx));
     } catch (e) {
       this.fail(res, e, undefined);
@@ -211,7 +253,50 @@ export class ApiServer {
     return body;
   }
 
+  /**
+   * A request's deadline passed. Unless the handler answered already: the timeout filter's 504 (only
+   * the headers set before the handler ran), or for a write past its 34 s bound the handler's own
+   * 504 Status; a response already started is reset. What the handler writes afterwards is dropped,
+   * and its work stops before it reaches storage (validateAdmission).
+   */
+  private deadlinePassed(ctx: RequestContext, byHandler: boolean): void {
+    const { req, res } = ctx;
+    ctx.expired = true;
+    try {
+      if (res.writableEnded || isSilenced(res)) return;
+      const timedOutAt = performance.now();
+      const late = (): void => this.cfg.log?.(postTimeout(req, timedOutAt, '<nil>'));
+      if (res.headersSent) {
+        // http.ErrAbortHandler: the HTTP/2 stream is reset, the HTTP/1.1 connection closed.
+        silence(res, late);
+        res.destroy();
+        return;
+      }
+      if (byHandler) {
+        this.fail(res, handlerTimeoutError(), ctx);
+      } else {
+        // The timeout writer's headers are those of the filters around it: the audit ID and Cache-Control.
+        const auditId = res.getHeader('Audit-Id');
+        for (const name of res.getHeaderNames()) res.removeHeader(name);
+        if (auditId !== undefined) res.setHeader('Audit-Id', auditId);
+        res.setHeader('Cache-Control', 'no-cache, private');
+        res.setHeader('Content-Type', FILTER_TIMEOUT_CONTENT_TYPE);
+        res.statusCode = 504;
+        res.end(FILTER_TIMEOUT_BODY);
+      }
+      silence(res, late);
+    } catch (e) {
+      this.cfg.log?.(`${req.method ?? ''} ${req.url ?? ''}: answering the timeout failed: ${e instanceof Error ? e.message : String(e)}`);
+      res.destroy();
+    }
+  }
+
   private fail(res: Response, e: unknown, ctx: RequestContext | undefined): void {
+    if (isSilenced(res)) {
+      // The handler failed after its request timed out: nothing more to answer.
+      this.cfg.log?.(postTimeout(res.req ?? ctx?.req, undefined, e instanceof Error ? e.message : String(e)));
+      return;
+    }
     const err = toStatusError(e);
     // A Status made on purpose is logged by its message; anything else that failed, with its stack.
     if (err.code >= 500 && this.cfg.log) this.cfg.log(`${ctx?.req.method ?? ''} ${ctx?.req.url ?? ''}: ${e instanceof ClientWentAway || e instanceof StatusError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
@@ -233,11 +318,11 @@ export class ApiServer {
     if (err.code === 413 && ctx?.req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
     let choice: OutputChoice;
     try {
-      choice = chooseOutput(ctx?.accept, { protobufOk: true, list: false, allowTransforms: false });
+      choice = chooseOutput(ctx?.accept, { protobufOk: true, allowTransforms: false });
     } catch {
       choice = { format: 'json', transform: 'none', transformVersion: 'v1', pretty: false };
     }
-    writeBody(res, err.code, err.status as unknown as KubeObject, choice, ctx ? isPrettyPrint(ctx.req, ctx.query) : false);
+    writeBody(res, err.code, err.status as unknown as KubeObject, choice, ctx ? prettyOutput(ctx, choice) : choice.pretty, this.compression);
   }
 
   private async route(ctx: RequestContext): Promise<void> {
@@ -314,7 +399,7 @@ export class ApiServer {
         }
         ctx.res.statusCode = 200;
         ctx.res.setHeader('Content-Type', `application/json;g=apidiscovery.k8s.io;v=${aggregated};as=APIGroupDiscoveryList`);
-        ctx.res.end(body);
+        endBody(ctx.res, body, ctx.compress);
         return true;
       }
       const obj = p === '/api' ? d.apiVersions(this.cfg.serverAddress()) : d.apiGroupList();
@@ -412,7 +497,7 @@ export class ApiServer {
   private async get(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string): Promise<void> {
     const rv = ctx.query.get('resourceVersion');
     const opts = rv ? { resourceVersion: rv } : {};
-    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
+    const choice = chooseOutput(ctx.accept, { protobufOk: !r.registration.customResource });
     if (plainJSON(ctx, choice)) {
       const got = await r.store.getJSON(namespace, name, opts);
       if ('object' in got) return this.respondObject(ctx, r, 200, got.object, [], choice);
@@ -423,7 +508,7 @@ export class ApiServer {
 
   private async list(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
     const q = ctx.query;
-    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: true });
+    const choice = chooseOutput(ctx.accept, { protobufOk: !r.registration.customResource });
     if (plainJSON(ctx, choice)) {
       const sent = finishedWhenSent(ctx.res);
       if (!sent) return sendJSON(ctx, 200, await r.store.listJSON(namespace, listOptionsFrom(q)), []);
@@ -461,10 +546,10 @@ export class ApiServer {
       dryRun: opts.dryRun,
       ...(opts.fieldManager ? { fieldManager: opts.fieldManager } : {}),
       validate(o) {
-        return server.validateAdmission(server.attrs(ctx, r, 'CREATE', namespace, o.metadata?.name ?? '', o, undefined, opts.dryRun));
+        return server.validateAdmission(server.attrs(ctx, r, 'CREATE', namespace, o.metadata?.name ?? '', o, undefined, opts.dryRun), ctx);
       },
     });
-    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
+    const choice = chooseOutput(ctx.accept, { protobufOk: !r.registration.customResource });
     // As GET: the stored bytes with the resourceVersion spliced in, no parse and no stringify.
     const json = plainJSON(ctx, choice) ? out.json?.() : undefined;
     if (json) return sendJSON(ctx, 201, json, [...warnings, ...out.warnings]);
@@ -691,7 +776,7 @@ export class ApiServer {
     const opts = await this.readDeleteOptions(ctx);
     // Each item's admission names no object: the request's namespace and an empty name.
     const out = await r.store.deleteCollection(namespace, listOpts, { ...opts, validate: this.deleteAdmission(ctx, r, namespace, '', opts.dryRun) });
-    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: true });
+    const choice = chooseOutput(ctx.accept, { protobufOk: !r.registration.customResource });
     this.respondList(ctx, r, out, choice);
   }
 
@@ -704,7 +789,7 @@ export class ApiServer {
     return async (old) => {
       const attrs = this.attrs(ctx, r, 'DELETE', namespace, name, undefined, old, dryRun);
       await this.admit(attrs);
-      await this.validateAdmission(attrs);
+      await this.validateAdmission(attrs, ctx);
     };
   }
 
@@ -714,9 +799,12 @@ export class ApiServer {
     const q = ctx.query;
     const { req, res } = ctx;
     if (this.shuttingDown) throw new StatusError({ reason: 'ServiceUnavailable', code: 503, message: 'the server is shutting down' });
-    const choice = chooseOutput(ctx.accept, { protobufOk: true, list: false });
+    const choice = chooseOutput(ctx.accept, { protobufOk: !r.registration.customResource });
     // YAML has no stream serializer upstream: a watch cannot be negotiated to it.
     if (choice.format === 'yaml') throw notAcceptable(NOT_ACCEPTABLE_STREAM);
+    // The events carry single objects.
+    const mismatch = partialMetadataMismatch(choice, false, goTypeOf(r, false));
+    if (mismatch) throw mismatch;
     let fieldSelector = q.get('fieldSelector') ?? '';
     if (name !== undefined) {
       // A watch of one object allows no field selector but one naming that object (get.go ListResource).
@@ -910,11 +998,16 @@ export class ApiServer {
     dryRun: boolean,
     sub: string,
   ): (o: KubeObject, old?: KubeObject) => Promise<void> {
-    return (o, old) => this.validateAdmission(this.attrs(ctx, r, operation ?? (old ? 'UPDATE' : 'CREATE'), namespace, name, o, old, dryRun, sub));
+    return (o, old) => this.validateAdmission(this.attrs(ctx, r, operation ?? (old ? 'UPDATE' : 'CREATE'), namespace, name, o, old, dryRun, sub), ctx);
   }
 
-  private async validateAdmission(a: AdmissionAttributes): Promise<void> {
+  /**
+   * Validating admission, the last step before a write reaches storage. A request whose deadline
+   * passed stops here, as upstream's storage calls fail once the request's context is done.
+   */
+  private async validateAdmission(a: AdmissionAttributes, ctx?: RequestContext): Promise<void> {
     for (const p of this.cfg.admission) if (p.validate) await p.validate(a);
+    if (ctx?.expired) throw handlerTimeoutError();
   }
 
   private respondObject(
@@ -923,8 +1016,10 @@ export class ApiServer {
     code: number,
     obj: KubeObject,
     warnings: readonly string[] = [],
-    choice: OutputChoice = chooseOutput(ctx.accept, { protobufOk: true, list: false }),
+    choice: OutputChoice = chooseOutput(ctx.accept, { protobufOk: !r.registration.customResource }),
   ): void {
+    const mismatch = partialMetadataMismatch(choice, false, goTypeOf(r, false));
+    if (mismatch) throw mismatch;
     setWarnings(ctx.res, warnings);
     let out: unknown = obj;
     if (choice.transform === 'Table') {
@@ -936,10 +1031,12 @@ export class ApiServer {
     } else if (choice.transform === 'PartialObjectMetadata') {
       out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
     }
-    writeBody(ctx.res, code, out as KubeObject, choice, isPrettyPrint(ctx.req, ctx.query));
+    writeBody(ctx.res, code, out as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress);
   }
 
   private respondList(ctx: RequestContext, r: RegisteredResource, list: KubeList, choice: OutputChoice): void {
+    const mismatch = partialMetadataMismatch(choice, true, goTypeOf(r, true));
+    if (mismatch) throw mismatch;
     let out: unknown = list;
     if (choice.transform === 'Table') {
       out = toTable(r.store.strategy, list.items, {
@@ -951,13 +1048,28 @@ export class ApiServer {
       const v = `meta.k8s.io/${choice.transformVersion}`;
       out = { kind: 'PartialObjectMetadataList', apiVersion: v, metadata: list.metadata, items: list.items.map((i) => partialObjectMetadata(i, v)) };
     }
-    writeBody(ctx.res, 200, out as KubeObject, choice, isPrettyPrint(ctx.req, ctx.query));
+    writeBody(ctx.res, 200, out as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress);
   }
 }
 
 /** Whether the answer may be JSON bytes as stored: plain JSON, no transform, not pretty-printed. */
 function plainJSON(ctx: RequestContext, choice: OutputChoice): boolean {
-  return choice.format === 'json' && choice.transform === 'none' && !isPrettyPrint(ctx.req, ctx.query);
+  return choice.format === 'json' && choice.transform === 'none' && !prettyOutput(ctx, choice);
+}
+
+/** Pretty output: the media type's `pretty=1`, or negotiation's isPrettyPrint. */
+function prettyOutput(ctx: RequestContext, choice: OutputChoice): boolean {
+  return choice.pretty || isPrettyPrint(ctx.req, ctx.query);
+}
+
+/** Internal packages of the built-in kinds upstream's handlers hold (events.k8s.io's Event is core's). */
+const INTERNAL_PACKAGES: Readonly<Record<string, string>> = { '': 'core', 'events.k8s.io': 'core' };
+
+/** The Go type (%T) upstream's handler holds for the resource: its internal type, or unstructured for custom resources. */
+function goTypeOf(r: RegisteredResource, list: boolean): string {
+  if (r.registration.customResource) return list ? '*unstructured.UnstructuredList' : '*unstructured.Unstructured';
+  const d = r.descriptor;
+  return `*${INTERNAL_PACKAGES[d.group] ?? d.group.split('.')[0]}.${d.kind}${list ? 'List' : ''}`;
 }
 
 /** Sends JSON bytes that are already the answer (the store's stored-bytes fast paths). */
@@ -965,7 +1077,7 @@ function sendJSON(ctx: RequestContext, code: number, body: Buffer, warnings: rea
   setWarnings(ctx.res, warnings);
   ctx.res.statusCode = code;
   ctx.res.setHeader('Content-Type', 'application/json');
-  ctx.res.end(body);
+  endBody(ctx.res, body, ctx.compress);
 }
 
 interface RequestContext {
@@ -975,6 +1087,16 @@ interface RequestContext {
   readonly query: URLSearchParams;
   readonly user: UserInfo;
   readonly accept: string | undefined;
+  /** Whether the answer may be gzip-compressed (the server's responseCompression). */
+  readonly compress: boolean;
+  /** Set once the request's deadline passed: its work must not reach storage anymore. */
+  expired: boolean;
+}
+
+/** The log line of work that went on after its request timed out (upstream's "post-timeout activity"). */
+function postTimeout(req: Request | undefined, timedOutAt: number | undefined, result: string): string {
+  const elapsed = timedOutAt === undefined ? '' : ` - time-elapsed: ${(performance.now() - timedOutAt).toFixed(1)}ms,`;
+  return `post-timeout activity${elapsed} ${req?.method ?? ''} ${JSON.stringify(req?.url ?? '')} result: ${result}`;
 }
 
 /**
@@ -1267,26 +1389,8 @@ function writeJson(res: Response, code: number, obj: unknown): void {
 }
 
 function writeNegotiated(ctx: RequestContext, code: number, obj: unknown): void {
-  const choice = chooseOutput(ctx.accept, { protobufOk: false, list: false, allowTransforms: false });
-  writeBody(ctx.res, code, obj as KubeObject, choice, isPrettyPrint(ctx.req, ctx.query));
-}
-
-/** time.ParseDuration's error for `s`, or undefined when it is a duration ("300ms", "-1.5h", "2h45m", "0"). */
-export function goDurationError(s: string): string | undefined {
-  const q = JSON.stringify(s);
-  let rest = s.replace(/^[-+]/, '');
-  if (rest === '0') return undefined;
-  if (rest === '') return `time: invalid duration ${q}`;
-  while (rest !== '') {
-    const num = /^(\d*)(\.\d*)?/.exec(rest)!;
-    if (num[0] === '' || num[0] === '.') return `time: invalid duration ${q}`;
-    rest = rest.slice(num[0].length);
-    const unit = /^[^\d.]*/.exec(rest)![0];
-    if (unit === '') return `time: missing unit in duration ${q}`;
-    if (!['ns', 'us', 'µs', 'μs', 'ms', 's', 'm', 'h'].includes(unit)) return `time: unknown unit ${JSON.stringify(unit)} in duration ${q}`;
-    rest = rest.slice(unit.length);
-  }
-  return undefined;
+  const choice = chooseOutput(ctx.accept, { protobufOk: false, allowTransforms: false });
+  writeBody(ctx.res, code, obj as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress);
 }
 
 /**
@@ -1300,7 +1404,8 @@ function isPrettyPrint(req: Request, query: URLSearchParams): boolean {
   return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }
 
-function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputChoice, pretty = false): void {
+/** An API object in the negotiated format (SerializeObject): gzipped when large and asked for, if `compress`. */
+function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputChoice, pretty: boolean, compress: boolean): void {
   res.statusCode = code;
   let body: Uint8Array | string;
   let format = choice.format;
@@ -1313,7 +1418,7 @@ function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputC
     body = JSON.stringify(obj) + '\n';
   }
   res.setHeader('Content-Type', contentTypeOf(format));
-  res.end(body);
+  endBody(res, body, compress);
 }
 
 import { encodeObject as encodeProtobuf } from '../apimachinery/protobuf/index.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StatusError } from '../apimachinery/errors.js';
 import { encodeObject } from '../apimachinery/protobuf/index.js';
-import { chooseOutput, decodeBody, inexactIntegers, patchTypeOf } from './negotiation.js';
+import { chooseOutput, decodeBody, inexactIntegers, parseAccept, partialMetadataMismatch, patchTypeOf } from './negotiation.js';
 
 const status = (fn: () => unknown): StatusError => {
   try {
@@ -17,18 +17,29 @@ const status = (fn: () => unknown): StatusError => {
 describe('negotiation', () => {
   it('kubectl get asks for Table and falls back to JSON', () => {
     const kubectl = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
-    assert.deepEqual(chooseOutput(kubectl, { protobufOk: true, list: true }), { format: 'json', transform: 'Table', transformVersion: 'v1', pretty: false });
+    assert.deepEqual(chooseOutput(kubectl, { protobufOk: true }), { format: 'json', transform: 'Table', transformVersion: 'v1', pretty: false });
   });
   it('client-go asks for protobuf, JSON when the kind has no protobuf form', () => {
     const accept = 'application/vnd.kubernetes.protobuf, */*';
-    assert.equal(chooseOutput(accept, { protobufOk: true, list: false }).format, 'protobuf');
-    assert.equal(chooseOutput(accept, { protobufOk: false, list: false }).format, 'json');
+    assert.equal(chooseOutput(accept, { protobufOk: true }).format, 'protobuf');
+    assert.equal(chooseOutput(accept, { protobufOk: false }).format, 'json');
   });
-  it('PartialObjectMetadataList only for lists; unknown types are 406', () => {
+  it('PartialObjectMetadata(List) is chosen as asked (a mismatch is the handler\'s 406); unknown types are 406', () => {
     const pom = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
-    assert.equal(chooseOutput(pom, { protobufOk: true, list: true }).transform, 'PartialObjectMetadataList');
-    assert.equal(status(() => chooseOutput(pom, { protobufOk: true, list: false })).code, 406);
-    assert.equal(status(() => chooseOutput('text/html', { protobufOk: true, list: false })).code, 406);
+    const choice = chooseOutput(pom, { protobufOk: true });
+    assert.equal(choice.transform, 'PartialObjectMetadataList');
+    assert.equal(partialMetadataMismatch(choice, true, '*core.ConfigMapList'), undefined);
+    const e = partialMetadataMismatch(choice, false, '*core.ConfigMap');
+    assert.equal(e?.code, 406);
+    assert.equal(e?.message, 'you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)');
+    assert.equal(status(() => chooseOutput('text/html', { protobufOk: true })).code, 406);
+  });
+  it('parses Accept as goautoneg does', () => {
+    const clauses = parseAccept('*/*, application/yaml;q=0.1, text/plain;q=0;a=b=c;x= y ;q=bad');
+    // goautoneg's Less puts any concrete type before */*, whatever the q: text/plain;q=0 too.
+    assert.deepEqual(clauses.map((c) => `${c.type}/${c.subtype};q=${c.q}`), ['application/yaml;q=' + Math.fround(0.1), 'text/plain;q=0', '*/*;q=1']);
+    assert.deepEqual(clauses[1]!.params, { x: 'y' });
+    assert.deepEqual(parseAccept('a/b/c, */json, *, application/').map((c) => `${c.type}/${c.subtype}`), ['*/json', '*/*']);
   });
   it('decodes JSON, YAML and protobuf bodies; reports duplicate fields; rejects other types with 415', () => {
     const json = decodeBody('application/json', Buffer.from('{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","name":"b"}}'));

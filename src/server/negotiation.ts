@@ -1,7 +1,7 @@
 // Content negotiation: request bodies in (JSON, YAML, protobuf; patch types) and responses out
 // (JSON, YAML, protobuf; Table and PartialObjectMetadata transformations via Accept parameters).
 import { isMap, isPair, isScalar, isSeq, parseAllDocuments, stringify as yamlStringify, visit, type Document } from 'yaml';
-import { badRequest, notAcceptable, undecodable, unsupportedMediaType } from '../apimachinery/errors.js';
+import { StatusError, badRequest, notAcceptable, undecodable, unsupportedMediaType } from '../apimachinery/errors.js';
 import { inexactJsonIntegers, isInexactInteger, mayHoldLongIntegers, parseJson, type InexactInteger } from '../apimachinery/json.js';
 import { decodeObject, encodeObject, isProtobufKind, PROTOBUF_MEDIA_TYPE } from '../apimachinery/protobuf/index.js';
 import type { JsonValue, KubeObject } from '../apimachinery/types.js';
@@ -43,15 +43,91 @@ export function parseMediaType(value: string): MediaRange | undefined {
   return { type: mt.slice(0, slash), subtype: mt.slice(slash + 1), params, q: Number.isFinite(q) ? q : 0 };
 }
 
-export function parseAccept(header: string | undefined): MediaRange[] {
-  if (!header || !header.trim()) return [{ type: '*', subtype: '*', params: {}, q: 1 }];
-  const out: MediaRange[] = [];
-  for (const part of header.split(',')) {
-    const r = parseMediaType(part);
-    if (r && r.q > 0) out.push(r);
+/**
+ * The Accept header as kube's negotiation reads it (munnerz/goautoneg's ParseAccept): clauses split
+ * on ',' and trimmed of spaces; a clause needs `type/subtype` (or a bare `*`); parameters are
+ * `key=value` with exactly one '='; names and values keep their case and quotes (kube compares
+ * them as given: `Application/JSON` matches nothing); `q` is read as strconv.ParseFloat(v, 32)
+ * reads it (unparsable is 0) and a clause with q=0 is kept, only sorted last. The clauses are
+ * sorted with goautoneg's Less by Go's insertion sort (what sort.Sort does for up to 12 items):
+ * higher q first, then concrete types before `*`. An absent or empty header is `*` + `/*`.
+ */
+export function parseAccept(header: string | undefined): readonly MediaRange[] {
+  if (header === undefined || header.trim() === '') return ANY;
+  let parsed = acceptCache.get(header);
+  if (parsed === undefined) {
+    parsed = parseAcceptClauses(header);
+    if (acceptCache.size >= 256) acceptCache.clear();
+    acceptCache.set(header, parsed);
   }
-  // Stable sort by q: equal q keeps the client's order, as kube's negotiation does.
-  return out.map((r, i) => ({ r, i })).sort((a, b) => b.r.q - a.r.q || a.i - b.i).map((x) => x.r);
+  return parsed;
+}
+
+const ANY: readonly MediaRange[] = Object.freeze([Object.freeze({ type: '*', subtype: '*', params: Object.freeze({}), q: 1 })]) as readonly MediaRange[];
+/** Clients send the same few Accept headers over and over: parsed once each. */
+const acceptCache = new Map<string, readonly MediaRange[]>();
+
+/** goautoneg's nextSplitElement: the text before the first `sep` and the text after it. */
+function splitOnce(s: string, sep: string): [string, string] {
+  const i = s.indexOf(sep);
+  return i < 0 ? [s, ''] : [s.slice(0, i), s.slice(i + 1)];
+}
+
+const trimSpaces = (s: string): string => s.replace(/^ +| +$/g, '');
+
+function parseAcceptClauses(header: string): readonly MediaRange[] {
+  const out: MediaRange[] = [];
+  let remaining = header;
+  while (remaining.length > 0) {
+    let part: string;
+    [part, remaining] = splitOnce(remaining, ',');
+    const [range, paramText] = splitOnce(trimSpaces(part), ';');
+    const [t, afterType] = splitOnce(range, '/');
+    const type = trimSpaces(t);
+    let subtype: string;
+    if (afterType.length === 0) {
+      if (type !== '*') continue;
+      subtype = '*';
+    } else {
+      const [st, extra] = splitOnce(afterType, '/');
+      if (extra.length > 0) continue;
+      subtype = trimSpaces(st);
+    }
+    const params: Record<string, string> = {};
+    let q = 1;
+    let rest = paramText;
+    while (rest.length > 0) {
+      let p: string;
+      [p, rest] = splitOnce(rest, ';');
+      const [k, afterKey] = splitOnce(p, '=');
+      if (afterKey.length === 0) continue;
+      const [v, extra] = splitOnce(afterKey, '=');
+      if (extra.length !== 0) continue;
+      const key = trimSpaces(k);
+      if (key === 'q') q = goParseFloat32(v);
+      else params[key] = trimSpaces(v);
+    }
+    out.push({ type, subtype, params, q });
+  }
+  // goautoneg's Less, by insertion sort as Go's sort.Sort does for short slices.
+  const less = (a: MediaRange, b: MediaRange): boolean => a.q > b.q || (a.type !== '*' && b.type === '*') || (a.subtype !== '*' && b.subtype === '*');
+  for (let i = 1; i < out.length; i++) {
+    for (let j = i; j > 0 && less(out[j]!, out[j - 1]!); j--) [out[j], out[j - 1]] = [out[j - 1]!, out[j]!];
+  }
+  return out;
+}
+
+/**
+ * strconv.ParseFloat(s, 32) as goautoneg uses it (the error dropped): decimal or special values
+ * (inf, infinity, nan in any case), rounded to float32; out of range is ±Inf; anything else,
+ * including surrounding spaces, is 0. (Go also reads hexadecimal floats; they are 0 here.)
+ */
+function goParseFloat32(s: string): number {
+  if (/^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(s)) return Math.fround(Number(s));
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(s);
+  if (special === null) return 0;
+  if (special[2]!.toLowerCase() === 'nan') return special[1] === '' ? NaN : 0;
+  return special[1] === '-' ? -Infinity : Infinity;
 }
 
 export type OutputFormat = 'json' | 'yaml' | 'protobuf';
@@ -69,39 +145,67 @@ const NOT_ACCEPTABLE = 'only the following media types are accepted: application
 /** NegotiateOutputMediaTypeStream's 406: the media types with a stream serializer (YAML has none). */
 export const NOT_ACCEPTABLE_STREAM = 'only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch';
 
+/** The serializers of a resource endpoint, in kube's order: the first is the default. */
+const SERIALIZERS: readonly { readonly format: OutputFormat; readonly type: string; readonly subtype: string; readonly stream: boolean }[] = [
+  { format: 'json', type: 'application', subtype: 'json', stream: true },
+  { format: 'yaml', type: 'application', subtype: 'yaml', stream: false },
+  { format: 'protobuf', type: 'application', subtype: 'vnd.kubernetes.protobuf', stream: true },
+];
+
 /**
- * Picks the response encoding from Accept. `protobufOk` says whether the object kind has a
- * protobuf form; `list` says whether the response is a collection (for PartialObjectMetadataList).
+ * Picks the response encoding from Accept as kube's NegotiateMediaTypeOptions does: the first
+ * clause (in goautoneg's order) that names a serializer (exactly, as `type/*` or as `*` + `/*`, tried
+ * in the order JSON, YAML, protobuf) and whose parameters the endpoint allows. `protobufOk` says
+ * whether the kind has a protobuf form (custom resources: JSON and YAML only, unless transformed);
+ * `allowTransforms: false` is for endpoints with no
+ * conversions (kube's default endpoint restrictions).
  */
-export function chooseOutput(accept: string | undefined, opts: { protobufOk: boolean; list: boolean; allowTransforms?: boolean }): OutputChoice {
+export function chooseOutput(accept: string | undefined, opts: { protobufOk: boolean; allowTransforms?: boolean }): OutputChoice {
   for (const r of parseAccept(accept)) {
-    let format: OutputFormat | undefined;
-    const full = `${r.type}/${r.subtype}`;
-    if (full === JSON_MEDIA_TYPE || full === '*/*' || full === 'application/*') format = 'json';
-    else if (full === YAML_MEDIA_TYPE) format = 'yaml';
-    else if (full === PROTOBUF_MEDIA_TYPE) format = opts.protobufOk || r.params.as ? 'protobuf' : undefined;
-    if (!format) continue;
-    const as = r.params.as;
-    if (!as) {
-      if (format === 'protobuf' && !opts.protobufOk) continue;
-      return { format, transform: 'none', transformVersion: 'v1', pretty: false };
-    }
-    if (opts.allowTransforms === false) continue;
-    const g = r.params.g ?? '';
-    const v = r.params.v ?? '';
-    if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
-    if (as === 'Table') {
-      if (format === 'protobuf') continue; // Table is served as JSON/YAML here
-      return { format, transform: 'Table', transformVersion: v, pretty: false };
-    }
-    if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {
-      if (format === 'protobuf') continue;
-      const want: Transform = opts.list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata';
-      if (as !== want) continue;
-      return { format, transform: want, transformVersion: v, pretty: false };
+    for (const s of SERIALIZERS) {
+      if (!((r.type === s.type && (r.subtype === s.subtype || r.subtype === '*')) || (r.type === '*' && r.subtype === '*'))) continue;
+      const choice = acceptOptions(r.params, s, opts);
+      if (choice !== undefined) return choice;
     }
   }
   throw notAcceptable(NOT_ACCEPTABLE);
+}
+
+/** acceptMediaTypeOptions with the endpoint's restrictions: the choice, or undefined to try on. */
+function acceptOptions(params: Readonly<Record<string, string>>, s: (typeof SERIALIZERS)[number], opts: { protobufOk: boolean; allowTransforms?: boolean }): OutputChoice | undefined {
+  let convert = false;
+  let pretty = false;
+  for (const [k, v] of Object.entries(params)) {
+    if (k === 'as' || k === 'g' || k === 'v') convert = true;
+    else if (k === 'stream' && v !== '' && (!s.stream || v !== 'watch')) return undefined;
+    else if (k === 'sv' && v !== '' && (opts.allowTransforms === false || v !== 'v1')) return undefined;
+    else if (k === 'pretty') pretty = v === '1';
+  }
+  if (!convert) {
+    if (s.format === 'protobuf' && !opts.protobufOk) return undefined;
+    return { format: s.format, transform: 'none', transformVersion: 'v1', pretty };
+  }
+  // AllowsMediaTypeTransform: Table as JSON or YAML; PartialObjectMetadata(List) in any format.
+  if (opts.allowTransforms === false) return undefined;
+  const v = params.v ?? '';
+  if (params.g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) return undefined;
+  const as = params.as;
+  if (as === 'Table') return s.format === 'protobuf' ? undefined : { format: s.format, transform: 'Table', transformVersion: v, pretty };
+  // Allowed whether or not the answer is a list ("should delineate between lists and non-list
+  // endpoints", upstream's TODO): a mismatch is the handler's 406 (partialMetadataMismatch).
+  if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { format: s.format, transform: as, transformVersion: v, pretty };
+  return undefined;
+}
+
+/**
+ * asPartialObjectMetadata / asPartialObjectMetadataList: the 406 for a transform that does not fit
+ * the answer (a list asked for as one object's metadata, or the reverse), naming the Go type the
+ * handler holds (`goType`, e.g. `*core.ConfigMapList`); undefined when it fits.
+ */
+export function partialMetadataMismatch(choice: OutputChoice, list: boolean, goType: string): StatusError | undefined {
+  if (choice.transform === 'PartialObjectMetadata' && list) return notAcceptable(`you requested PartialObjectMetadata, but the requested object is a list (${goType})`);
+  if (choice.transform === 'PartialObjectMetadataList' && !list) return notAcceptable(`you requested PartialObjectMetadataList, but the requested object is not a list (${goType})`);
+  return undefined;
 }
 
 export function contentTypeOf(format: OutputFormat): string {

@@ -1,0 +1,88 @@
+// Response compression as kube-apiserver's APIResponseCompression does it (apiserver
+// endpoints/handlers/responsewriters: writers.go's deferredResponseWriter, compression.go,
+// encodings/gzip.go). An API object, list or Status written through the negotiated serializer is
+// gzipped (level 1) when the client's Accept-Encoding names gzip and the body is larger than 128 KiB;
+// the answer then carries `Content-Encoding: gzip` and `Vary: Accept-Encoding`. Smaller bodies,
+// clients that do not ask, watch streams and the raw JSON of /version, health and the index are
+// sent as they are. Go's HTTP client asks on every request (its transport adds
+// `Accept-Encoding: gzip` and undoes the encoding itself), so kubectl and client-go get large lists
+// compressed.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzip } from 'node:zlib';
+
+/** defaultGzipThresholdBytes: bodies up to this size are never compressed. */
+export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+/** defaultGzipContentEncodingLevel: the least CPU for ratios close to the higher levels'. */
+export const GZIP_LEVEL = 1;
+
+/** Go's unicode.IsSpace, which strings.TrimSpace trims. */
+const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+
+/**
+ * responseContentEncodingSupported: whether an Accept-Encoding value (the first such header, as Go's
+ * Header.Get reads it, in node's latin1 text) lists the token `gzip`. Comma-separated tokens are
+ * compared exactly once trimmed, so `gzip;q=1`, `GZIP`, `x-gzip` and `*` do not count (nor does
+ * `gzip;q=0` refuse anything that another token asked for).
+ */
+export function acceptsGzip(acceptEncoding: string | undefined): boolean {
+  if (!acceptEncoding) return false;
+  // Go trims runes of the header's bytes: node decoded those bytes as latin1, so decode them as UTF-8.
+  const text = /[^\x00-\x7f]/.test(acceptEncoding) ? Buffer.from(acceptEncoding, 'latin1').toString('utf8') : acceptEncoding;
+  for (const token of text.split(',')) if (token.replace(GO_SPACE, '') === 'gzip') return true;
+  return false;
+}
+
+/** The first value of a request header, as Go's Header.Get returns it (node joins repeated ones). */
+export function firstHeaderValue(req: Pick<IncomingMessage, 'headers'> & { rawHeaders?: readonly string[] }, name: string): string | undefined {
+  const raw = req.rawHeaders;
+  if (raw) {
+    for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+    return undefined;
+  }
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Whether a body is over the threshold; a string's UTF-8 length is counted only when its length leaves it open. */
+export function overGzipThreshold(body: string | Uint8Array): boolean {
+  if (typeof body !== 'string') return body.byteLength > GZIP_THRESHOLD_BYTES;
+  // One to three UTF-8 bytes per UTF-16 unit.
+  if (body.length > GZIP_THRESHOLD_BYTES) return true;
+  if (body.length * 3 <= GZIP_THRESHOLD_BYTES) return false;
+  return Buffer.byteLength(body) > GZIP_THRESHOLD_BYTES;
+}
+
+/**
+ * Ends `res` with `body` (status and Content-Type already set), gzipped when `enabled`, the body is
+ * over the threshold and the request asked for gzip. Small bodies pay one length check. The
+ * compression runs on libuv's thread pool; the answer is sent when it is done.
+ */
+export function endBody(res: ServerResponse, body: string | Uint8Array, enabled: boolean): void {
+  if (!enabled || !overGzipThreshold(body)) {
+    res.end(body);
+    return;
+  }
+  // The in-process loopback response has no request; its client never asks for gzip.
+  const req = (res as { req?: IncomingMessage }).req;
+  if (req === undefined || !acceptsGzip(firstHeaderValue(req, 'accept-encoding'))) {
+    res.end(body);
+    return;
+  }
+  gzip(body, { level: GZIP_LEVEL }, (err, compressed) => {
+    try {
+      if (err) {
+        // Never seen for an in-memory buffer; the client still gets its answer.
+        res.end(body);
+        return;
+      }
+      res.setHeader('Content-Encoding', 'gzip');
+      // header.Add: a Vary the handler set (Accept, on discovery) stays.
+      const vary = res.getHeader('Vary');
+      res.setHeader('Vary', vary === undefined ? 'Accept-Encoding' : [...(Array.isArray(vary) ? vary : [String(vary)]), 'Accept-Encoding']);
+      res.end(compressed);
+    } catch {
+      // The response can no longer be written (the client went away): nothing to answer.
+      res.destroy();
+    }
+  });
+}
