@@ -265,7 +265,11 @@ export class ApiServer {
     try {
       if (res.writableEnded || isSilenced(res)) return;
       const timedOutAt = performance.now();
-      const late = (): void => this.cfg.log?.(postTimeout(req, timedOutAt, '<nil>'));
+      ctx.timedOutBy = byHandler ? 'rest-handler' : 'timeout-handler';
+      const late = (): void => {
+        this.cfg.metrics?.recordPostTimeout(ctx.timedOutBy!, 'ok');
+        this.cfg.log?.(postTimeout(req, timedOutAt, '<nil>'));
+      };
       if (res.headersSent) {
         // http.ErrAbortHandler: the HTTP/2 stream is reset, the HTTP/1.1 connection closed.
         silence(res, late);
@@ -283,6 +287,7 @@ export class ApiServer {
         res.setHeader('Content-Type', FILTER_TIMEOUT_CONTENT_TYPE);
         res.statusCode = 504;
         res.end(FILTER_TIMEOUT_BODY);
+        this.cfg.metrics?.recordRequestTermination(req.method ?? 'GET', ctx.info, ctx.query, header(req, 'content-type'), 504);
       }
       silence(res, late);
     } catch (e) {
@@ -294,6 +299,9 @@ export class ApiServer {
   private fail(res: Response, e: unknown, ctx: RequestContext | undefined): void {
     if (isSilenced(res)) {
       // The handler failed after its request timed out: nothing more to answer.
+      // Upstream's labels: an error answer is a handler that returned (the timeout filter's `ok`, the
+      // write handler's `error`); anything but a Status is a crash, its `panic`.
+      if (ctx?.timedOutBy) this.cfg.metrics?.recordPostTimeout(ctx.timedOutBy, !(e instanceof StatusError) ? 'panic' : ctx.timedOutBy === 'timeout-handler' ? 'ok' : 'error');
       this.cfg.log?.(postTimeout(res.req ?? ctx?.req, undefined, e instanceof Error ? e.message : String(e)));
       return;
     }
@@ -1091,6 +1099,8 @@ interface RequestContext {
   readonly compress: boolean;
   /** Set once the request's deadline passed: its work must not reach storage anymore. */
   expired: boolean;
+  /** Who answered the request when its deadline passed (the label of apiserver_request_post_timeout_total). */
+  timedOutBy?: 'timeout-handler' | 'rest-handler';
 }
 
 /** The log line of work that went on after its request timed out (upstream's "post-timeout activity"). */

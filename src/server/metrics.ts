@@ -64,6 +64,15 @@ export interface ApiMetrics {
   /** One storage call; `durationSeconds` undefined counts a failure without a latency sample (watch streams). */
   observeStorage(o: { readonly operation: string; readonly backend: string; readonly durationSeconds?: number; readonly failed: boolean }): void;
   setInflightRequests(kind: RequestKind, count: number): void;
+  /** A request the server answered itself (the timeout filter's 504): apiserver_request_terminations_total. */
+  recordRequestTermination(method: string, info: RequestInfoForMetrics, query: URLSearchParams | undefined, contentType: string | undefined, code: number): void;
+  /**
+   * A handler that finished after its request timed out (apiserver_request_post_timeout_total):
+   * `timeout-handler` when the timeout filter answered, `rest-handler` when the write handler's own
+   * bound did; status `ok` (it returned; for the timeout handler also with an error answer),
+   * `error` (the write handler returned an error) or `panic` (it threw something unexpected).
+   */
+  recordPostTimeout(source: 'timeout-handler' | 'rest-handler', status: 'ok' | 'error' | 'panic'): void;
 }
 
 /**
@@ -148,6 +157,18 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     labelNames: ['operation', 'backend'] as const,
     registers,
   });
+  const requestTerminationsTotal = new Counter({
+    name: 'apiserver_request_terminations_total',
+    help: 'Number of requests which apiserver terminated in self-defense.',
+    labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'] as const,
+    registers,
+  });
+  const requestPostTimeoutTotal = new Counter({
+    name: 'apiserver_request_post_timeout_total',
+    help: 'Tracks the activity of the request handlers after the associated requests have been timed out by the apiserver',
+    labelNames: ['source', 'status'] as const,
+    registers,
+  });
   const currentInflightRequests = new Gauge({
     name: 'apiserver_current_inflight_requests',
     help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
@@ -203,6 +224,15 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     currentInflightRequests,
     observeRequest(o) {
       record(o.verb, o.dryRun ?? '', o.group, o.version, o.resource, o.subresource, o.scope, o.component ?? APISERVER_COMPONENT, o.code, o.durationSeconds);
+    },
+    recordRequestTermination(method, r, query, contentType, code) {
+      const scope = metricsScope(r);
+      const verb = reportedVerb(method, r.verb, query, contentType, scope);
+      const resource = r.isResourceRequest ? { group: r.apiGroup ?? '', version: r.apiVersion ?? '', resource: r.resource ?? '', subresource: r.subresource ?? '' } : { group: '', version: '', resource: '', subresource: r.path };
+      requestTerminationsTotal.inc({ verb, ...resource, scope, component: APISERVER_COMPONENT, code: String(code) });
+    },
+    recordPostTimeout(source, status) {
+      requestPostTimeoutTotal.inc({ source, status });
     },
     recordRequest(method, r, query, contentType, code, seconds) {
       const scope = metricsScope(r);

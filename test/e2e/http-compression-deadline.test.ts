@@ -231,6 +231,10 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
         await eventually(10_000, `the post-timeout activity of ${name} is logged`, async () => logged.find((l) => l.includes('post-timeout activity') && l.includes(`fieldManager=${name}`)));
         assert.equal((await one.request({ path: `${CMS}/${name}` })).status, 404, `${name} was not stored`);
       }
+      // What an operator sees: the terminations and the handlers' activity after them, in upstream's metrics.
+      const metrics = (await one.request({ path: '/metrics' })).text();
+      assert.match(metrics, /^apiserver_request_terminations_total\{verb="POST",group="",version="v1",resource="configmaps",subresource="",scope="resource",component="apiserver",code="504"\} 2$/m);
+      assert.match(metrics, /^apiserver_request_post_timeout_total\{source="timeout-handler",status="ok"\} 2$/m);
       // A write in time is not affected.
       assert.equal((await one.request({ method: 'POST', path: `${CMS}?timeout=30s`, headers: JSON_CT, body: configMap('in-time') })).status, 201);
     } finally {
