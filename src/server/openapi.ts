@@ -5,6 +5,51 @@ import { buildOpenAPIV2Service, buildOpenAPIV3Service, negotiateOpenAPIV2, negot
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { OpenAPIProvider, Request, Response, VersionInfo } from './apiserver.js';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import { firstHeaderValue } from './compression.js';
+
+const gzipAsync = promisify(gzip);
+
+/** gziphandler's DefaultMinSize: smaller answers are sent as they are. */
+const GZIP_HANDLER_MIN_SIZE = 1400;
+
+/**
+ * gziphandler's acceptsGzip (v1.1.1, as kube-openapi uses it): the Accept-Encoding codings,
+ * lower-cased, mapped to their q; a coding whose `q=` does not parse as a float (or that is empty)
+ * is skipped. parseCoding resets q to 1 at every `;` part, so only a `q=` in the last part counts
+ * (`gzip;q=0;x=y` is q 1). gzip must end above 0.
+ */
+export function gzipHandlerAccepts(acceptEncoding: string | undefined): boolean {
+  if (!acceptEncoding) return false;
+  let q = 0;
+  for (const coding of acceptEncoding.split(',')) {
+    const parts = coding.split(';');
+    const name = parts[0]!.trim().toLowerCase();
+    let value = 1;
+    let bad = name === '';
+    for (const part of parts.slice(1)) {
+      const p = part.trim();
+      value = 1;
+      if (!p.startsWith('q=')) continue;
+      const parsed = parseFloat64(p.slice(2));
+      if (parsed === undefined) bad = true;
+      value = parsed === undefined ? 0 : parsed < 0 ? 0 : parsed > 1 ? 1 : parsed;
+    }
+    // Later codings of the same name replace earlier ones (a map).
+    if (!bad && name === 'gzip') q = value;
+  }
+  return q > 0;
+}
+
+/** strconv.ParseFloat(s, 64) without hexadecimal forms: undefined for a syntax error. */
+function parseFloat64(s: string): number | undefined {
+  if (/^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(s)) return Number(s);
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(s);
+  if (special === null) return undefined;
+  if (special[2]!.toLowerCase() === 'nan') return special[1] === '' ? NaN : undefined;
+  return special[1] === '-' ? -Infinity : Infinity;
+}
 
 export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo): OpenAPIProvider & { invalidate(): void } {
   let v2: OpenAPIV2Service | undefined;
@@ -25,9 +70,12 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
     supportsStrategicMergePatch: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.strategicMergePatch !== false,
     customResource: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.customResource === true,
   });
-  const send = (req: Request, res: Response, body: Buffer, contentType: string, etag: string): void => {
+  /** The v2 documents gzipped (for gziphandler's clients), made once per document on first use. */
+  const gzipped = new WeakMap<Buffer, Promise<Buffer>>();
+  const send = (req: Request, res: Response, body: Buffer, contentType: string, etag: string, gzipHandler = false): void => {
+    // kube-openapi serves /openapi/v2 through gziphandler, which adds Vary: Accept-Encoding to every answer.
+    res.setHeader('Vary', gzipHandler ? ['Accept-Encoding', 'Accept'] : 'Accept');
     res.setHeader('ETag', `"${etag}"`);
-    res.setHeader('Vary', 'Accept');
     if (req.headers['if-none-match'] === `"${etag}"`) {
       res.statusCode = 304;
       res.end();
@@ -35,7 +83,22 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
     }
     res.statusCode = 200;
     res.setHeader('Content-Type', contentType);
-    res.end(body);
+    if (!gzipHandler || body.length < GZIP_HANDLER_MIN_SIZE || !gzipHandlerAccepts(firstHeaderValue(req, 'accept-encoding'))) {
+      res.end(body);
+      return;
+    }
+    let gz = gzipped.get(body);
+    if (gz === undefined) {
+      gz = gzipAsync(body);
+      gzipped.set(body, gz);
+    }
+    gz.then(
+      (compressed) => {
+        res.setHeader('Content-Encoding', 'gzip');
+        res.end(compressed);
+      },
+      () => res.end(body),
+    );
   };
   return {
     invalidate() {
@@ -49,7 +112,7 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
         const doc = (v2 ??= buildOpenAPIV2Service(input()));
         const n = negotiateOpenAPIV2(accept);
         if (!n) throw notAcceptable('only the following media types are accepted: application/json, application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
-        send(req, res, n.kind === 'protobuf' ? doc.protobuf : doc.json, n.contentType, doc.etag);
+        send(req, res, n.kind === 'protobuf' ? doc.protobuf : doc.json, n.contentType, doc.etag, true);
         return true;
       }
       if (p === '/openapi/v3' || p.startsWith('/openapi/v3/')) {

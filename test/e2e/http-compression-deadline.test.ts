@@ -182,6 +182,31 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
     assert.equal(watchLines(w.body).filter((e) => e.type === 'ADDED').length, 40);
   });
 
+  it('/openapi/v2 as kube-openapi serves it through gziphandler: gzip for q > 0 (level 6), Vary: Accept-Encoding always; /openapi/v3 never', async () => {
+    const plain = await client.request({ path: '/openapi/v2', headers: { accept: 'application/json' } });
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.match(String(plain.headers.vary), /Accept-Encoding/);
+    for (const ae of ['gzip', 'GZIP', 'br, gzip;q=0.5', 'gzip;q=0;x=y']) {
+      const r = await client.request({ path: '/openapi/v2', headers: { accept: 'application/json', 'accept-encoding': ae } });
+      assert.equal(r.status, 200, ae);
+      assert.equal(r.headers['content-encoding'], 'gzip', ae);
+      assert.deepEqual(gunzipSync(r.body), plain.body, ae);
+    }
+    for (const ae of ['gzip;q=0', 'gzip;q=x', 'x-gzip', 'identity']) {
+      const r = await client.request({ path: '/openapi/v2', headers: { accept: 'application/json', 'accept-encoding': ae } });
+      assert.equal(r.headers['content-encoding'], undefined, ae);
+      assert.deepEqual(r.body, plain.body, ae);
+    }
+    // A revalidation is a 304 without a body, compressed or not.
+    const etag = String(plain.headers.etag);
+    const nm = await client.request({ path: '/openapi/v2', headers: { accept: 'application/json', 'accept-encoding': 'gzip', 'if-none-match': etag } });
+    assert.equal(nm.status, 304);
+    assert.equal(nm.headers['content-encoding'], undefined);
+    const v3 = await client.request({ path: '/openapi/v3/api/v1', headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });
+    assert.equal(v3.status, 200);
+    assert.equal(v3.headers['content-encoding'], undefined);
+  });
+
   it('kubectl gets large lists gzipped (Go undoes it; Vary shows it), and --disable-compression gets them plain', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kplane-gzip-kubectl-'));
     try {
