@@ -4,6 +4,7 @@
 import { undecodable, type FieldIssue } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { cloneObject } from '../registry/codec.js';
+import { checkStoragePreconditions } from '../registry/store.js';
 import type { Strategy } from '../registry/strategy.js';
 import { rfc3339 } from '../apimachinery/times.js';
 import { CUSTOM_RESOURCE_CLEANUP_FINALIZER, setCRDCondition } from './serving.js';
@@ -53,10 +54,15 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
     },
     validate: (obj) => guarded(() => validateCRD(obj as CustomResourceDefinition, undefined, hooks)),
     validateUpdate: (obj, old) => guarded(() => validateCRD(obj as CustomResourceDefinition, old as CustomResourceDefinition, hooks)),
-    // Upstream's REST.Delete: the first DELETE adds the clean-up finalizer and
-    // Terminating=True/InstanceDeletionPending (the store sets deletionTimestamp); the clean-up in
-    // serving.ts deletes the instances and removes the finalizer. Later DELETEs change nothing.
-    beforeDelete(obj) {
+    // Upstream's REST.Delete (registry/customresourcedefinition/etcd.go): its own precondition
+    // check, in its words, on every DELETE. The first DELETE only sets the deletionTimestamp (the
+    // store does), the clean-up finalizer and Terminating=True/InstanceDeletionPending: the garbage
+    // collector's finalizers are not touched (propagationPolicy and orphanDependents are validated
+    // but have no effect), the generation stays and no grace period is set; admission and dryRun
+    // as for any write. The clean-up in serving.ts deletes the instances and removes the finalizer.
+    // A later DELETE is the generic store's (which does apply the options' GC finalizers).
+    beforeDelete(obj, opts) {
+      checkStoragePreconditions(CUSTOM_RESOURCE_DEFINITIONS, obj, opts.preconditions);
       const crd = obj as CustomResourceDefinition;
       if (crd.metadata?.deletionTimestamp) return 'proceed';
       const next = cloneObject(crd);
@@ -69,7 +75,7 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
         { type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' },
         rfc3339(new Date()),
       );
-      return { update: next };
+      return { update: next, ownFinalizers: true };
     },
     resetFields: { '': [['status']], status: [['metadata'], ['spec']] },
     warningsOnCreate: (obj) => conversionWarnings(obj as CustomResourceDefinition),
@@ -88,6 +94,8 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
     },
   };
 }
+
+const CUSTOM_RESOURCE_DEFINITIONS = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
 
 /** kplane serves every version with strategy None; a Webhook converter is accepted but not called. */
 function conversionWarnings(crd: CustomResourceDefinition): string[] {

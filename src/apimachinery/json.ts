@@ -299,6 +299,36 @@ export function copyNumberTexts<T>(from: unknown, to: T): T {
 }
 
 /**
+ * A digit before a fraction or an exponent, or 16 digits in a row: every number needsText picks
+ * has one (an integer of 15 digits or fewer is a double exactly), and most texts hold none outside
+ * strings (version-like strings do: the walk after it tells).
+ */
+const MAY_NEED_TEXT = /[0-9][.eE]|[0-9]{16}/;
+
+/**
+ * For `text` that JSON.parse (not parseJson) turned into `value`: records its numbers' texts as
+ * parseJson would, so that numberTextAt answers for it (a JSON patch's operations). A text with no
+ * number that needs one costs one regular-expression test. Duplicate keys are allowed for.
+ */
+export function recordNumberTextsOf(text: string, value: unknown): void {
+  if (value !== null && typeof value === 'object' && MAY_NEED_TEXT.test(text)) recordNumberTexts(text, value, true);
+}
+
+/**
+ * Records that the number at `container[key]`, inside the value `root`, was written `literal`, as
+ * parseJson would have recorded it there (for values put together from parsed pieces: a JSON
+ * patch's result). `path` gives its dotted path (`spec.sizes[2]`), asked only for an integer a
+ * double cannot hold. Nothing is recorded for a literal String(value) gives back.
+ */
+export function setNumberText(root: object, container: object, key: string | number, literal: string, path: () => string): void {
+  if (!needsText(literal)) return;
+  let texts = NUMBER_TEXTS.get(container);
+  if (texts === undefined) NUMBER_TEXTS.set(container, (texts = new Map()));
+  texts.set(key, { literal, inexactPath: /^-?[0-9]+$/.test(literal) && isInexactInteger(literal) ? path() : undefined });
+  WITH_NUMBER_TEXTS.add(root);
+}
+
+/**
  * A number written with a fraction or an exponent, or long enough to lose digits as a double (`-0`
  * is told by its value, Object.is(v, -0)).
  */

@@ -950,6 +950,21 @@ function markAsDeleting(meta: ObjectMeta, now: string): void {
   meta.deletionGracePeriodSeconds = 0;
 }
 
+/**
+ * storage.Preconditions.Check, in its words: how the REST Deletes of their own (namespaces, CRDs)
+ * refuse a DELETE whose preconditions do not hold (`Precondition failed: UID in precondition: ...,
+ * UID in object meta: ...`), UID first, as a 409 on the resource.
+ */
+export function checkStoragePreconditions(resource: { group: string; resource: string }, obj: KubeObject, pre: DeleteOptions['preconditions']): void {
+  const name = obj.metadata?.name ?? '';
+  if (pre?.uid != null && pre.uid !== obj.metadata?.uid) {
+    throw conflict(resource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata?.uid ?? ''}`);
+  }
+  if (pre?.resourceVersion != null && pre.resourceVersion !== obj.metadata?.resourceVersion) {
+    throw conflict(resource, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata?.resourceVersion ?? ''}`);
+  }
+}
+
 function validateDeleteOptions(opts: DeleteOptions): void {
   const issues: FieldIssue[] = [];
   const p = opts.propagationPolicy;

@@ -12,7 +12,9 @@ import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
 import { namespaceDeletion, runControllers } from '../../src/controllers/index.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
+import { crdObject, waitServed } from '../support/crd.js';
 import { CRDS, NS } from '../support/gvrs.js';
+import { adminCredentials, RawClient, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools } from '../support/tools.js';
 import { eventually } from '../support/eventually.js';
@@ -262,5 +264,162 @@ describe('kubectl delete namespace with custom resources inside', { timeout: 60_
       await running.stop();
       await controllerClient.close();
     }
+  });
+});
+
+// DELETE of a CRD as upstream's CRD REST answers it (apiextensions-apiserver
+// pkg/registry/customresourcedefinition/etcd.go, REST.Delete), on a server whose store applies the
+// garbage collector's finalizers (kube-apiserver's default) and with no controller that would remove
+// them: the CRD REST's own precondition words on every DELETE; the first DELETE adds only the
+// clean-up finalizer (propagationPolicy and orphanDependents have no effect), with neither a grace
+// period nor a generation bump; dryRun answers the CRD as it would be and writes nothing; a
+// repeated DELETE is the generic store's (options' GC finalizers, deletionGracePeriodSeconds 0).
+describe('CRD DELETE as the CRD REST answers it', { timeout: 90_000 }, () => {
+  const CLEANUP = 'customresourcecleanup.apiextensions.k8s.io';
+  const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
+  let gcServer: TestServer;
+  let raw: RawClient;
+
+  before(async () => {
+    gcServer = await startTestServer({ storage: 'memory', garbageCollection: true });
+    raw = new RawClient(gcServer.url, adminCredentials(gcServer.dataDir));
+  });
+  after(async () => {
+    raw?.close();
+    await gcServer?.stop();
+  });
+
+  const call = (method: string, path: string, body?: unknown): Promise<RawResponse> =>
+    raw.request({ method, path, headers: JSON_CT, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const expectCode = (r: RawResponse, code: number): CRD & Record<string, unknown> => {
+    assert.equal(r.status, code, r.text().slice(0, 800));
+    return r.json<CRD & Record<string, unknown>>();
+  };
+  const deleteOptions = (o: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'DeleteOptions', ...o });
+  const kubectlAt = async (bin: string, args: string[]): Promise<string> => {
+    const r = await run(bin, ['--kubeconfig', gcServer.kubeconfig, ...args], { timeoutMs: 40_000 });
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+
+  /**
+   * An established CRD `gizmos.<group>` with one instance held by its own finalizer, so that a
+   * DELETE leaves the CRD Terminating until `release` removes that finalizer.
+   */
+  async function heldCRD(group: string): Promise<{ name: string; crd: CRD; release: () => Promise<void> }> {
+    const name = `gizmos.${group}`;
+    const crd = expectCode(
+      await call('POST', CRD_PATH, crdObject({ group, plural: 'gizmos', kind: 'Gizmo', spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } })),
+      201,
+    );
+    const items = `/apis/${group}/v1/namespaces/default/gizmos`;
+    await waitServed(raw, items);
+    expectCode(await call('POST', items, { apiVersion: `${group}/v1`, kind: 'Gizmo', metadata: { name: 'pinned', finalizers: ['example.com/hold'] } }), 201);
+    return {
+      name,
+      crd,
+      async release() {
+        expectCode(await raw.request({ method: 'PATCH', path: `${items}/pinned`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' }), 200);
+        await eventually(20_000, `${name} gone`, async () => ((await call('GET', `${CRD_PATH}/${name}`)).status === 404 ? true : undefined));
+      },
+    };
+  }
+
+  it('preconditions that do not match are 409 in the CRD REST words, on the first and on a repeated DELETE', async () => {
+    const { name, crd, release } = await heldCRD('pre.example.com');
+    const uid = crd.metadata?.uid ?? '';
+    const conflict = (why: string) => ({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `Operation cannot be fulfilled on customresourcedefinitions.apiextensions.k8s.io "${name}": ${why}`,
+      reason: 'Conflict',
+      details: { name, group: 'apiextensions.k8s.io', kind: 'customresourcedefinitions' },
+      code: 409,
+    });
+    assert.deepEqual(
+      expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ preconditions: { uid: 'not-the-uid' } })), 409),
+      conflict(`Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${uid}`),
+    );
+    const rv = expectCode(await call('GET', `${CRD_PATH}/${name}`), 200).metadata?.resourceVersion ?? '';
+    assert.deepEqual(
+      expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ preconditions: { uid, resourceVersion: '1' } })), 409),
+      conflict(`Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${rv}`),
+    );
+    const first = expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ preconditions: { uid, resourceVersion: rv } })), 200);
+    assert.ok(first.metadata?.deletionTimestamp);
+    // A repeated DELETE goes through the CRD REST's check first too.
+    assert.deepEqual(
+      expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ preconditions: { uid: 'not-the-uid' } })), 409),
+      conflict(`Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${uid}`),
+    );
+    await release();
+  });
+
+  for (const k of [
+    { name: '1.20', bin: tools.kubectl120, cascade: '--cascade=false', policy: 'orphan' },
+    { name: '1.33', bin: tools.kubectl, cascade: '--cascade=foreground', policy: 'foreground' },
+  ]) {
+    it(`kubectl ${k.name} delete crd ${k.cascade}: the first DELETE adds only the clean-up finalizer, no grace period, the same generation`, async () => {
+      const { name, crd, release } = await heldCRD(`${k.policy}${k.name.replace('.', '')}.example.com`);
+      const out = await kubectlAt(k.bin, ['delete', 'crd', name, k.cascade, '--wait=false']);
+      assert.match(out, /deleted/);
+      const got = expectCode(await call('GET', `${CRD_PATH}/${name}`), 200);
+      assert.ok(got.metadata?.deletionTimestamp);
+      assert.deepEqual(got.metadata?.finalizers, [CLEANUP], 'no orphan or foregroundDeletion finalizer on the first DELETE');
+      assert.equal(got.metadata?.deletionGracePeriodSeconds, undefined);
+      assert.equal(got.metadata?.generation, crd.metadata?.generation);
+      // Nothing holds it but its instance: once that goes, the CRD goes (no GC controller runs here).
+      await release();
+    });
+  }
+
+  it('orphanDependents on the first DELETE has no effect either: true → 200, false → 202 (the handler\'s answer), only the clean-up finalizer', async () => {
+    for (const [orphanDependents, code] of [
+      [true, 200],
+      [false, 202],
+    ] as const) {
+      const { name, release } = await heldCRD(`orphan-${String(orphanDependents)}.example.com`);
+      const first = expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ orphanDependents })), code);
+      assert.equal(first.kind, 'CustomResourceDefinition');
+      assert.deepEqual(first.metadata?.finalizers, [CLEANUP]);
+      assert.equal(condition(first, 'Terminating')?.reason, 'InstanceDeletionPending');
+      await release();
+    }
+  });
+
+  it('dryRun: the CRD as the first DELETE would leave it, nothing written (raw and kubectl --dry-run=server)', async () => {
+    const { name, release } = await heldCRD('dry.example.com');
+    const before = expectCode(await call('GET', `${CRD_PATH}/${name}`), 200);
+    const dry = expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ dryRun: ['All'], propagationPolicy: 'Orphan' })), 200);
+    assert.equal(dry.kind, 'CustomResourceDefinition');
+    assert.ok(dry.metadata?.deletionTimestamp);
+    assert.deepEqual(dry.metadata?.finalizers, [CLEANUP]);
+    assert.deepEqual(
+      { status: condition(dry, 'Terminating')?.status, reason: condition(dry, 'Terminating')?.reason, message: condition(dry, 'Terminating')?.message },
+      { status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' },
+    );
+    assert.equal(dry.metadata?.resourceVersion, before.metadata?.resourceVersion);
+    for (const bin of [tools.kubectl120, tools.kubectl]) {
+      assert.match(await kubectlAt(bin, ['delete', 'crd', name, '--dry-run=server']), /deleted \(server dry run\)/);
+    }
+    assert.deepEqual(expectCode(await call('GET', `${CRD_PATH}/${name}`), 200), before, 'nothing written');
+    expectCode(await call('DELETE', `${CRD_PATH}/${name}`), 200);
+    await release();
+  });
+
+  it("a repeated DELETE is the generic store's: Orphan adds the orphan finalizer and deletionGracePeriodSeconds 0, Background drops it", async () => {
+    const { name, release } = await heldCRD('again.example.com');
+    const first = expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ propagationPolicy: 'Orphan' })), 200);
+    assert.deepEqual(first.metadata?.finalizers, [CLEANUP]);
+    const again = expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ propagationPolicy: 'Orphan' })), 200);
+    assert.deepEqual(again.metadata?.finalizers, [CLEANUP, 'orphan']);
+    assert.equal(again.metadata?.deletionGracePeriodSeconds, 0);
+    assert.equal(again.metadata?.deletionTimestamp, first.metadata?.deletionTimestamp);
+    const background = expectCode(await call('DELETE', `${CRD_PATH}/${name}`, deleteOptions({ propagationPolicy: 'Background' })), 200);
+    assert.deepEqual(background.metadata?.finalizers, [CLEANUP]);
+    await release();
   });
 });

@@ -192,6 +192,26 @@ spec:
       assert.ok(st.details?.causes?.[0]?.message.endsWith(': json: cannot unmarshal number 2.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32'), st.details?.causes?.[0]?.message);
       const unchanged = (await raw.request({ path: '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml' })).json<{ spec: { leaseDurationSeconds: number } }>();
       assert.equal(unchanged.spec.leaseDurationSeconds, 1);
+      // So does a JSON patch: evanphx/json-patch keeps a value's raw text through add, replace, copy
+      // and move (checked with json-patch v4.12.0 under Go 1.19), and the patched text is decoded.
+      for (const [patch, literal] of [
+        ['[{"op":"replace","path":"/spec/leaseDurationSeconds","value":1.0}]', '1.0'],
+        ['[{"op":"add","path":"/spec/x","value":3e0},{"op":"move","from":"/spec/x","path":"/spec/leaseDurationSeconds"}]', '3e0'],
+        ['[{"op":"add","path":"/spec/x","value":4.00},{"op":"copy","from":"/spec/x","path":"/spec/leaseDurationSeconds"},{"op":"remove","path":"/spec/x"}]', '4.00'],
+      ]) {
+        const jp = status(await send('PATCH', '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml', patch!, 'application/json-patch+json'), 422, 'Invalid');
+        assert.equal(jp.details?.causes?.[0]?.field, 'patch', patch);
+        assert.ok(jp.details?.causes?.[0]?.message.endsWith(`: json: cannot unmarshal number ${literal!} into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32`), jp.details?.causes?.[0]?.message);
+      }
+      // Its `test` compares a raw number by its text: `1.0` is not the stored `1` (the generic 422).
+      const tested = status(await send('PATCH', '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml', '[{"op":"test","path":"/spec/leaseDurationSeconds","value":1.0}]', 'application/json-patch+json'), 422, 'Invalid');
+      assert.equal(tested.message, 'the server rejected our request due to an error in our request');
+      const stillOne = (await raw.request({ path: '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml' })).json<{ metadata: { resourceVersion: string }; spec: { leaseDurationSeconds: number } }>();
+      assert.equal(stillOne.spec.leaseDurationSeconds, 1);
+      // A number written as String(value) gives it back is applied as ever.
+      const applied = await send('PATCH', '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml', '[{"op":"test","path":"/spec/leaseDurationSeconds","value":1},{"op":"replace","path":"/spec/leaseDurationSeconds","value":5}]', 'application/json-patch+json');
+      assert.equal(applied.status, 200, applied.text());
+      assert.equal(applied.json<{ spec: { leaseDurationSeconds: number } }>().spec.leaseDurationSeconds, 5);
     });
 
     it('the Python client (json.dumps writes a float as 15.0): the same 400 as an ApiException', async () => {
@@ -276,6 +296,18 @@ spec:
       for (const field of ['"n":9007199254740991', '"f":12345678901234567000']) assert.ok(created.text().includes(field), created.text());
       const got = (await raw.request({ path: '/apis/typed.example.com/v1/namespaces/typed/exacts/o' })).text();
       assert.ok(got.includes('"n":9007199254740991'), got);
+      // A JSON patch carries its integers' text as a JSON body does: refused rather than rounded, named where the patch puts it.
+      const patched = status(
+        await send('PATCH', `${CRDS}/exacts.typed.example.com`, '[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/n/enum","value":[7,9007199254740993]}]', 'application/json-patch+json'),
+        400,
+        'BadRequest',
+      );
+      assert.equal(
+        patched.message,
+        'integers beyond ±9007199254740991 cannot be stored exactly (spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.n.enum[1]: 9007199254740993): ' +
+          "kplane keeps numbers as 64-bit floating point, where kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range",
+      );
+      assert.ok((await raw.request({ path: `${CRDS}/exacts.typed.example.com` })).text().includes('"enum":[-9007199254740991,9007199254740991,7]'), 'unchanged');
     });
   });
 });

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isStatusError } from '../errors.js';
-import { applyJsonPatch, applyJsonPatchOperations } from './json-patch.js';
+import { hasNumberTexts, numberTextAt, parseJson } from '../json.js';
+import type { JsonValue } from '../types.js';
+import { applyJsonPatch, applyJsonPatchOperations, decodeJsonPatch } from './json-patch.js';
 import { applyMergePatch, mergePatch } from './merge-patch.js';
 
 const failure = (f: () => unknown): { code: number; reason?: string; message?: string } => {
@@ -68,6 +70,67 @@ test('json patch as json-patch v4 (kube\'s) reads it: replace of a missing key s
   assert.deepEqual(failure(() => applyJsonPatch(doc, '[{"op":"replace","path":"/nope/x","value":1}]')), invalid);
   assert.deepEqual(failure(() => applyJsonPatch(doc, '[{"op":"test","path":"/data/missing","value":"v"}]')), invalid);
   assert.deepEqual(doc.data, { k: 'v' });
+});
+
+/** JSON with sorted keys, each number as its recorded text (numberTextAt) or else String(n). */
+function withTexts(v: unknown): string {
+  const walk = (x: unknown, container?: object, key?: string | number): string => {
+    if (typeof x === 'number') return (container !== undefined ? numberTextAt(container, key!, x)?.literal : undefined) ?? String(x);
+    if (x === null || typeof x !== 'object') return JSON.stringify(x);
+    if (Array.isArray(x)) return `[${x.map((e, i) => walk(e, x, i)).join(',')}]`;
+    const o = x as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${walk(o[k], o, k)}`)
+      .join(',')}}`;
+  };
+  return walk(v);
+}
+
+test("json patch keeps its numbers' texts where json-patch v4 puts them (add, replace, copy, move), and test compares them by text", () => {
+  const doc = { spec: { leaseDurationSeconds: 1, holderIdentity: 'a' }, a: [1, 2] };
+  // Each patched text as json-patch v4.12.0 (kube vendors v4) prints it under Go 1.19; undefined: it fails.
+  const cases: [string, string | undefined][] = [
+    ['[{"op":"replace","path":"/spec/leaseDurationSeconds","value":1.0}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1.0}}'],
+    ['[{"op":"add","path":"/spec/x","value":{"y":1e3,"z":[1.50]}}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":{"y":1e3,"z":[1.50]}}}'],
+    ['[{"op":"add","path":"/spec/x","value":1.0},{"op":"copy","from":"/spec/x","path":"/spec/leaseDurationSeconds"}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1.0,"x":1.0}}'],
+    ['[{"op":"add","path":"/spec/x","value":1.0},{"op":"move","from":"/spec/x","path":"/spec/leaseDurationSeconds"}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1.0}}'],
+    ['[{"op":"test","path":"/spec/leaseDurationSeconds","value":1.0}]', undefined],
+    ['[{"op":"test","path":"/spec/leaseDurationSeconds","value":1}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1}}'],
+    ['[{"op":"add","path":"/spec/x","value":1.0},{"op":"test","path":"/spec/x","value":1.0}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":1.0}}'],
+    ['[{"op":"add","path":"/spec/x","value":1.0},{"op":"test","path":"/spec/x","value":1}]', undefined],
+    ['[{"op":"add","path":"/spec/x","value":{"a":1.0}},{"op":"test","path":"/spec/x","value":{"a":1}}]', undefined],
+    ['[{"op":"add","path":"/a/0","value":1.0},{"op":"add","path":"/a/0","value":7}]', '{"a":[7,1.0,1,2],"spec":{"leaseDurationSeconds":1,"holderIdentity":"a"}}'],
+    ['[{"op":"add","path":"/a/-","value":9007199254740993}]', '{"a":[1,2,9007199254740993],"spec":{"leaseDurationSeconds":1,"holderIdentity":"a"}}'],
+    ['[{"op":"add","path":"/spec/x","value":1.0, "value": 1}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":1}}'],
+    ['[{"op":"add","path":"/spec/x","value":-0.0}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":-0.0}}'],
+  ];
+  for (const [patch, want] of cases) {
+    if (want === undefined) {
+      assert.equal(failure(() => applyJsonPatch(doc, patch)).code, 422, patch);
+      continue;
+    }
+    assert.equal(withTexts(applyJsonPatch(doc, patch)), withTexts(parseJson(want).value), patch);
+  }
+  assert.deepEqual(doc, { spec: { leaseDurationSeconds: 1, holderIdentity: 'a' }, a: [1, 2] });
+});
+
+test('json patch number texts: the path of an integer a double cannot hold is where the patch puts it; strings stay strings; none without such numbers', () => {
+  const out = applyJsonPatch({ spec: { x: {} } }, '[{"op":"add","path":"/spec/x/y","value":{"z":[1,9007199254740993]}},{"op":"add","path":"/spec/n","value":12345678901234567}]') as {
+    spec: { x: { y: { z: number[] } }; n: number };
+  };
+  assert.deepEqual(numberTextAt(out.spec.x.y.z, 1, out.spec.x.y.z[1]!), { literal: '9007199254740993', inexactPath: 'spec.x.y.z[1]' });
+  assert.deepEqual(numberTextAt(out.spec, 'n', out.spec.n), { literal: '12345678901234567', inexactPath: 'spec.n' });
+  // A string is never taken for a number, whatever it holds.
+  const s = applyJsonPatch({}, '[{"op":"add","path":"/s","value":"\\u0000kplane-number-x:1.0"},{"op":"add","path":"/t","value":"1.0"},{"op":"add","path":"/n","value":2.0}]') as Record<string, unknown>;
+  assert.deepEqual(s, { s: '\u0000kplane-number-x:1.0', t: '1.0', n: 2 });
+  assert.equal(numberTextAt(s, 'n', 2)?.literal, '2.0');
+  // The common path: a patch whose numbers need no text records none, and its result has none.
+  for (const patch of ['[{"op":"add","path":"/n","value":3}]', '[{"op":"add","path":"/s","value":"nginx:1.25"},{"op":"add","path":"/o","value":{"a":[1,-2,10]}}]', '[]', 'null']) {
+    const ops = decodeJsonPatch(patch);
+    assert.equal(hasNumberTexts(ops), false, patch);
+    assert.equal(hasNumberTexts(applyJsonPatchOperations({} as JsonValue, ops)), false, patch);
+  }
 });
 
 test('merge patch (RFC 7386 appendix A cases)', () => {

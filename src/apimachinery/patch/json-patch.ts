@@ -2,10 +2,14 @@
 // an undecodable patch is 400 with the decoder's message, more than 10000 operations is 413, and an
 // operation that cannot apply (failed test, missing path, unknown op) is 422 Invalid with the
 // generic "rejected our request" message (handlers/patch.go, jsonPatcher.applyJSPatch).
+// Numbers keep the text the patch wrote them in (`1.0`, `1e3`), as json-patch v4 keeps each value's
+// raw JSON through add, replace, copy and move, and compares raw scalars byte for byte in `test`:
+// upstream decodes the patched text, so `1.0` in an integer field is the decoder's error.
+import { randomUUID } from 'node:crypto';
 import fastJsonPatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import { StatusError, badRequest } from '../errors.js';
-import { describeJsonSyntaxError } from '../json.js';
+import { describeJsonSyntaxError, hasNumberTexts, numberTextAt, numberTextsIn, recordNumberTextsOf, setNumberText } from '../json.js';
 import type { JsonValue } from '../types.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
@@ -38,12 +42,48 @@ export function decodeJsonPatch(patch: string | Uint8Array): JsonValue[] {
     if (kind === null) return [];
     throw badRequest(`json: cannot unmarshal ${kind} into Go value of type jsonpatch.Patch`);
   }
+  // Most patches' values hold no number at all (labels, images, ...): then no text is looked at.
+  if (valuesHoldNumbers(ops)) recordNumberTextsOf(text, ops);
   return ops as JsonValue[];
 }
 
-/** Applies decoded operations to a copy of `original`. */
+/** Whether an operation's `value` holds a number anywhere (stops at the first). */
+function valuesHoldNumbers(ops: readonly JsonValue[]): boolean {
+  for (const op of ops) {
+    if (op === null || typeof op !== 'object' || Array.isArray(op)) continue;
+    const top = op['value'];
+    if (typeof top === 'number') return true;
+    if (top === null || typeof top !== 'object') continue;
+    const stack: JsonValue[] = [top];
+    while (stack.length > 0) {
+      const c = stack.pop()!;
+      if (Array.isArray(c)) {
+        for (let i = 0; i < c.length; i++) {
+          const v = c[i]!;
+          if (typeof v === 'number') return true;
+          if (v !== null && typeof v === 'object') stack.push(v);
+        }
+      } else {
+        const o = c as { [k: string]: JsonValue };
+        for (const k in o) {
+          const v = o[k]!;
+          if (typeof v === 'number') return true;
+          if (v !== null && typeof v === 'object') stack.push(v);
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Applies decoded operations to a copy of `original`. Operations from decodeJsonPatch whose values
+ * hold numbers written otherwise than String(value) (`1.0`) carry that text into the result (see
+ * markNumberTexts); such operations are changed in place.
+ */
 export function applyJsonPatchOperations(original: JsonValue, ops: readonly JsonValue[]): JsonValue {
   if (ops.length > MAX_JSON_PATCH_OPERATIONS) throw tooManyOperations(ops.length);
+  const marker = hasNumberTexts(ops) ? markNumberTexts(ops) : undefined;
   try {
     // validateOperation=true makes missing paths fail (as evanphx/json-patch does) instead of
     // creating them. One operation at a time, each first read the way json-patch v4 (the version
@@ -54,7 +94,7 @@ export function applyJsonPatchOperations(original: JsonValue, ops: readonly Json
       if (op === undefined) continue;
       doc = fastJsonPatch.applyOperation(doc, op, true, true).newDocument as JsonValue;
     }
-    return doc;
+    return marker === undefined ? doc : restoreNumberTexts(doc, marker);
   } catch (e) {
     if (e instanceof fastJsonPatch.JsonPatchError || e instanceof TypeError) throw jsonPatchNotApplied();
     throw e;
@@ -88,6 +128,90 @@ function asV4Operation(doc: JsonValue, raw: JsonValue): Operation | undefined {
   if (missing && op.op === 'replace') return { ...op, op: 'add' } as Operation;
   if (missing && op.op === 'test' && (op.value === null || op.value === undefined)) return undefined;
   return op;
+}
+
+/**
+ * The path of json-patch v4's raw values, for the rare patch whose values hold numbers with a text
+ * of their own: each such number in an operation's `value` becomes a string `<marker><literal>`
+ * (the marker holds a random UUID: no client can write one), which every operation then treats as
+ * json-patch v4 treats the raw number: add, replace and move place it, copy duplicates it, and
+ * test compares it by its text (`1.0` is not `1` there, upstream's bytes.Equal of raw scalars).
+ * restoreNumberTexts turns the markers of the result back into numbers and records their texts.
+ */
+function markNumberTexts(ops: readonly JsonValue[]): string {
+  const marker = `\u0000kplane-number-${randomUUID()}:`;
+  for (const op of ops) {
+    if (op === null || typeof op !== 'object' || Array.isArray(op) || !Object.prototype.hasOwnProperty.call(op, 'value')) continue;
+    const top = op['value'];
+    if (typeof top === 'number') {
+      const t = numberTextAt(op, 'value', top);
+      if (t !== undefined) op['value'] = marker + t.literal;
+      continue;
+    }
+    if (top === null || typeof top !== 'object') continue;
+    const stack: object[] = [top];
+    while (stack.length > 0) {
+      const c = stack.pop()! as Record<string | number, JsonValue>;
+      const texts = numberTextsIn(c);
+      if (texts !== undefined) {
+        for (const [key, t] of texts) {
+          const v = c[key];
+          if (typeof v === 'number' && numberTextAt(c, key, v) !== undefined) c[key] = marker + t.literal;
+        }
+      }
+      for (const key in c) {
+        const v = c[key];
+        if (v !== null && typeof v === 'object') stack.push(v);
+      }
+    }
+  }
+  return marker;
+}
+
+interface Place {
+  readonly container: Record<string | number, JsonValue>;
+  readonly parent: Place | undefined;
+  /** This container's key in its parent's container. */
+  readonly key: string | number;
+}
+
+/** Dotted path of `key` in `at` (parseJson's form: `spec.sizes[2]`). */
+function placePath(at: Place, key: string | number): string {
+  const keys: (string | number)[] = [key];
+  for (let p: Place | undefined = at; p?.parent !== undefined; p = p.parent) keys.push(p.key);
+  let s = '';
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const k = keys[i]!;
+    s += typeof k === 'number' ? `[${k}]` : s === '' ? k : `.${k}`;
+  }
+  return s;
+}
+
+/** The markers of markNumberTexts in `doc` become numbers again, with their texts recorded. */
+function restoreNumberTexts(doc: JsonValue, marker: string): JsonValue {
+  const number = (v: JsonValue): string | undefined => (typeof v === 'string' && v.startsWith(marker) ? v.slice(marker.length) : undefined);
+  const rootLiteral = number(doc);
+  if (rootLiteral !== undefined) return Number(rootLiteral);
+  if (doc === null || typeof doc !== 'object') return doc;
+  const root = doc;
+  const stack: Place[] = [{ container: doc as Record<string | number, JsonValue>, parent: undefined, key: '' }];
+  while (stack.length > 0) {
+    const at = stack.pop()!;
+    const c = at.container;
+    const visit = (key: string | number): void => {
+      const v = c[key]!;
+      const literal = number(v);
+      if (literal !== undefined) {
+        c[key] = Number(literal);
+        setNumberText(root, c, key, literal, () => placePath(at, key));
+      } else if (v !== null && typeof v === 'object') {
+        stack.push({ container: v as Record<string | number, JsonValue>, parent: at, key });
+      }
+    };
+    if (Array.isArray(c)) for (let i = 0; i < c.length; i++) visit(i);
+    else for (const key in c) visit(key);
+  }
+  return doc;
 }
 
 export function applyJsonPatch(original: JsonValue, patch: string | Uint8Array): JsonValue {

@@ -1,9 +1,9 @@
-import { conflict, fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
+import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { nameIsDNSLabel } from '../../apimachinery/validation/names.js';
 import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName, withGcFinalizers } from '../../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../codec.js';
-import type { DeleteOptions } from '../store.js';
+import { checkStoragePreconditions } from '../store.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
 
@@ -119,7 +119,7 @@ export const namespaceStrategy: Strategy = {
   // even when it has no finalizers at all; a terminating namespace with spec.finalizers left is
   // answered as it is, whatever the options; once they are gone, the generic store's delete.
   beforeDelete(o, opts) {
-    checkPreconditions(o, opts);
+    checkStoragePreconditions(NAMESPACES, o, opts.preconditions);
     if (o.metadata?.deletionTimestamp) return (specOf(o)?.finalizers?.length ?? 0) > 0 ? 'unchanged' : 'proceed';
     const next = cloneObject(o) as KubeObject & NamespaceShape;
     next.status = { ...(next.status ?? {}), phase: 'Terminating' };
@@ -141,16 +141,4 @@ function keepStored(o: KubeObject, old: KubeObject, field: 'spec' | 'status'): v
   const stored = (old as NamespaceShape)[field];
   if (stored) n[field] = cloneObject(stored);
   else delete n[field];
-}
-
-/** The namespace REST's precondition check, in its words (storage's Preconditions.Check). */
-function checkPreconditions(o: KubeObject, opts: DeleteOptions): void {
-  const pre = opts.preconditions;
-  const name = o.metadata?.name ?? '';
-  if (pre?.uid != null && pre.uid !== o.metadata?.uid) {
-    throw conflict(NAMESPACES, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${o.metadata?.uid ?? ''}`);
-  }
-  if (pre?.resourceVersion != null && pre.resourceVersion !== o.metadata?.resourceVersion) {
-    throw conflict(NAMESPACES, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${o.metadata?.resourceVersion ?? ''}`);
-  }
 }
