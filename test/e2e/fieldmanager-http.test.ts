@@ -312,7 +312,8 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
     // The main resource's entry is untouched.
     assert.deepEqual(entry(viaStatus, 'alice').fieldsV1, { 'f:metadata': { 'f:labels': { 'f:team': {} } } });
 
-    // A PUT through /status records an Update entry with the subresource.
+    // A PUT through /status records an Update entry with the subresource; the namespace status
+    // strategy keeps only the spec, so its label change applies and is the updater's (upstream).
     const cur = await get('/api/v1/namespaces/ssa-ns');
     const put = body(
       await client.request({ method: 'PUT', path: '/api/v1/namespaces/ssa-ns/status?fieldManager=statuser', headers: { 'content-type': JSON_CT }, body: JSON.stringify({ ...cur, metadata: { ...cur.metadata, labels: { team: 'b' } }, status: { ...cur.status, conditions: [{ type: 'X', status: 'True' }, { type: 'Y', status: 'False' }] } }) }),
@@ -320,8 +321,8 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
     );
     const upd = entry(put, 'statuser', 'Update');
     assert.equal(upd.subresource, 'status');
-    assert.deepEqual(upd.fieldsV1, { 'f:status': { 'f:conditions': { 'k:{"type":"Y"}': { '.': {}, 'f:status': {}, 'f:type': {} } } } });
-    assert.deepEqual(put.metadata.labels?.team, 'a');
+    assert.deepEqual(upd.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:team': {} } }, 'f:status': { 'f:conditions': { 'k:{"type":"Y"}': { '.': {}, 'f:status': {}, 'f:type': {} } } } });
+    assert.deepEqual(put.metadata.labels?.team, 'b');
 
     // Another applier of the same status field conflicts with the /status applier.
     const clash = await applyReq('/api/v1/namespaces/ssa-ns/status', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa-ns' }, status: { conditions: [{ type: 'X', status: 'False' }] } }, 'fieldManager=other');
