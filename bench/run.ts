@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { startEtcd, type RunningEtcd } from '../test/support/etcd.js';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { CATALOG_FULL, CATALOG_QUICK, runCatalogBench } from './catalog.js';
 import { runMicroBench } from './micro.js';
 import { h2load, type H2LoadResult } from './h2load.js';
@@ -189,7 +190,9 @@ class ServerProc {
     opts: { dataDir: string; storageDir?: string; etcdEndpoint?: string; cpuProfDir?: string; tls?: { key: string; cert: string; ca: string }; controllers?: boolean },
   ): Promise<ServerProc> {
     // KPLANE_BENCH_NODE_FLAGS: extra node flags for the servers under test (e.g. GC settings)
-    const execArgv = ['--import', 'tsx', '--expose-gc', ...(process.env.KPLANE_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')];
+    // The product's node flags (npm start, bin/kplane.js) for every server, the baselines too: the
+    // same runtime for all. KPLANE_BENCH_NODE_FLAGS adds more (e.g. GC settings to compare).
+    const execArgv = ['--import', 'tsx', '--expose-gc', ...NODE_FLAGS, ...(process.env.KPLANE_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')];
     if (opts.cpuProfDir && !kind.startsWith('bare')) execArgv.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`);
     const child = fork(join(here, 'server.ts'), [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.add(child);
@@ -730,7 +733,7 @@ async function scenarioIdleCm(cfg: Config, dataDir: string): Promise<void> {
     await srv.rpc.call('preloadObjects', { gvr: CONFIGMAPS, namespace: 'bench-idle', count: n, prefix: 'cm-' });
     const t0 = performance.now();
     const prof = process.env.KPLANE_BENCH_CM_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(here, 'profiles')] : [];
-    cm = spawn(process.execPath, [...prof, '--import', 'tsx', join(here, '..', 'src', 'cli', 'main.ts'), 'controller-manager', '--kubeconfig', join(dataDir, 'admin.kubeconfig'), '--leader-elect=false'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    cm = spawn(process.execPath, [...prof, ...NODE_FLAGS, '--import', 'tsx', join(here, '..', 'src', 'cli', 'main.ts'), 'controller-manager', '--kubeconfig', join(dataDir, 'admin.kubeconfig'), '--leader-elect=false'], { stdio: ['ignore', 'ignore', 'pipe'] });
     children.add(cm);
     const child = cm;
     // Synced: the namespace controller's cache and every garbage-collector monitor.
