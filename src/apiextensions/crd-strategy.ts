@@ -4,7 +4,6 @@
 import { undecodable, type FieldIssue } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { cloneObject } from '../registry/codec.js';
-import { checkStoragePreconditions } from '../registry/store.js';
 import type { Strategy } from '../registry/strategy.js';
 import { rfc3339 } from '../apimachinery/times.js';
 import { CUSTOM_RESOURCE_CLEANUP_FINALIZER, setCRDCondition } from './serving.js';
@@ -54,15 +53,14 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
     },
     validate: (obj) => guarded(() => validateCRD(obj as CustomResourceDefinition, undefined, hooks)),
     validateUpdate: (obj, old) => guarded(() => validateCRD(obj as CustomResourceDefinition, old as CustomResourceDefinition, hooks)),
-    // Upstream's REST.Delete (registry/customresourcedefinition/etcd.go): its own precondition
-    // check, in its words, on every DELETE. The first DELETE only sets the deletionTimestamp (the
+    // Upstream's REST.Delete (registry/customresourcedefinition/etcd.go; the store checks its
+    // preconditions in storage's words on every DELETE). The first DELETE only sets the deletionTimestamp (the
     // store does), the clean-up finalizer and Terminating=True/InstanceDeletionPending: the garbage
     // collector's finalizers are not touched (propagationPolicy and orphanDependents are validated
     // but have no effect), the generation stays and no grace period is set; admission and dryRun
     // as for any write. The clean-up in serving.ts deletes the instances and removes the finalizer.
     // A later DELETE is the generic store's (which does apply the options' GC finalizers).
-    beforeDelete(obj, opts) {
-      checkStoragePreconditions(CUSTOM_RESOURCE_DEFINITIONS, obj, opts.preconditions);
+    beforeDelete(obj) {
       const crd = obj as CustomResourceDefinition;
       if (crd.metadata?.deletionTimestamp) return 'proceed';
       const next = cloneObject(crd);
@@ -75,7 +73,7 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
         { type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' },
         rfc3339(new Date()),
       );
-      return { update: next, ownFinalizers: true };
+      return { update: next };
     },
     resetFields: { '': [['status']], status: [['metadata'], ['spec']] },
     warningsOnCreate: (obj) => conversionWarnings(obj as CustomResourceDefinition),
@@ -94,8 +92,6 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
     },
   };
 }
-
-const CUSTOM_RESOURCE_DEFINITIONS = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
 
 /** kplane serves every version with strategy None; a Webhook converter is accepted but not called. */
 function conversionWarnings(crd: CustomResourceDefinition): string[] {

@@ -4,6 +4,7 @@
 // and storage versions (conversion None), and the OpenAPI definitions of the kind and its list.
 import { fieldIssue, forbidden, invalid, type FieldIssue } from '../apimachinery/errors.js';
 import { goMarshal } from '../catalog/golang/json.js';
+import { formatFloat64 } from '../catalog/golang/strconv.js';
 import { ALL_VERBS, type ResourceDescriptor, type SubresourceDescriptor } from '../apimachinery/resource.js';
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { CUSTOM_RESOURCE_SCHEMA, refTo } from '../apimachinery/schema.js';
@@ -61,18 +62,6 @@ interface Column {
   readonly path: CompiledJSONPath | undefined;
 }
 
-/** Go's %v of a float64 (strconv 'g' with the shortest digits, exponent form from 1e+06 or below 1e-04). */
-function goFloatText(v: number): string {
-  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN';
-  if (v === 0) return Object.is(v, -0) ? '-0' : '0';
-  const [mantissa = '', exp = '0'] = v.toExponential().split('e');
-  const e = Number(exp);
-  if (e < -4 || e >= 6) {
-    return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
-  }
-  return String(v);
-}
-
 /**
  * A string column's cell: what jsonpath's PrintResults writes for the value (objects and arrays as
  * JSON, scalars as fmt.Fprint prints them, a JSON null as text/template's "<no value>").
@@ -82,7 +71,7 @@ function stringCell(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean') return String(value);
   // Integral numbers decode to int64 upstream; the rest are float64.
-  if (typeof value === 'number') return Number.isInteger(value) && Number.isSafeInteger(value) ? String(value) : goFloatText(value);
+  if (typeof value === 'number') return Number.isInteger(value) && Number.isSafeInteger(value) ? String(value) : formatFloat64(value);
   return goMarshal(value); // json.Marshal: keys sorted, <, > and & escaped
 }
 

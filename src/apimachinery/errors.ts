@@ -269,8 +269,9 @@ export function tooLargeResourceVersion(requested: number, current: number, retr
   });
 }
 
+/** NewTimeoutError; a retryAfterSeconds of 0 is left out (Go's omitempty). */
 export function timeout(message: string, retryAfterSeconds = 1): StatusError {
-  return new StatusError({ reason: 'Timeout', code: 504, message: `Timeout: ${message}`, details: { retryAfterSeconds } });
+  return new StatusError({ reason: 'Timeout', code: 504, message: `Timeout: ${message}`, details: retryAfterSeconds ? { retryAfterSeconds } : {} });
 }
 
 /**

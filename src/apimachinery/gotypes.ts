@@ -47,6 +47,7 @@
 // isInexactInteger): goTypeError throws that 400 when the body decodes.
 
 import { base64ErrorOffset } from './gobase64.js';
+import { goTrimSpace } from '../catalog/golang/strings.js';
 import { hasNumberTexts, inexactIntegerError, numberTextAt, numberTextsIn, type InexactInteger, type NumberText } from './json.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
@@ -659,6 +660,11 @@ function goQuote(b: Uint8Array, from = 0, to = b.length): string {
   return out + '"';
 }
 
+/** time's quote() of a string (its UTF-8 bytes), as time.ParseDuration's errors quote values. */
+export function goTimeQuote(s: string): string {
+  return goQuote(Buffer.from(s, 'utf8'));
+}
+
 const isDigitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 48 && b[i]! <= 57;
 
 /**
@@ -803,9 +809,6 @@ const ERR_NUMERIC = 'unable to parse numeric part of quantity';
 const ERR_SUFFIX = "unable to parse quantity's suffix";
 const DEC_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BIN_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
-// strings.TrimSpace: Unicode White_Space
-const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-const TRIM_RE = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
 // characters a JSON encoder escapes inside a string (so the raw text Go sees differs)
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
@@ -814,7 +817,7 @@ function quantityError(v: unknown, text: NumberText | undefined): string | undef
   if (typeof v === 'string') raw = NEEDS_ESCAPE.test(v) ? JSON.stringify(v).slice(1, -1) : v;
   else if (typeof v === 'number' || typeof v === 'bigint') raw = text?.literal ?? numberLiteral(v);
   else return ERR_FORMAT_WRONG; // true, false, {...}, [...]
-  return parseQuantityError(raw.replace(TRIM_RE, ''));
+  return parseQuantityError(goTrimSpace(raw));
 }
 
 const isD = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';

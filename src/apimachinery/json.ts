@@ -17,6 +17,11 @@ export interface ParseJsonOptions {
   strict?: boolean;
   /** Put before syntax error messages; upstream's decoder says this for an unparseable body. */
   messagePrefix?: string;
+  /**
+   * Record the text of numbers a double does not keep as written (default true); only the typed-body
+   * check and the patchers read them, so bodies of other kinds skip the second walk.
+   */
+  numberTexts?: boolean;
 }
 
 export interface ParsedJson {
@@ -44,7 +49,7 @@ export function parseJson(input: string | Uint8Array, opts: ParseJsonOptions = {
   const scan = keys >= 0 && keys === countKeys(value) ? { duplicates: [], depthExceededAt: -1 } : scanStructure(text, maxDepth);
   if (scan.depthExceededAt >= 0) throw badRequest(prefix + withLocation(text, scan.depthExceededAt, `invalid character ${quoteChar(text[scan.depthExceededAt]!)} exceeded max depth of ${maxDepth}`));
   if (opts.strict && scan.duplicates.length) throw strictDecodingError(scan.duplicates.map(duplicateFieldMessage));
-  if (textHasOddNumbers && value !== null && typeof value === 'object') recordNumberTexts(text, value, scan.duplicates.length > 0);
+  if (opts.numberTexts !== false && textHasOddNumbers && value !== null && typeof value === 'object') recordNumberTexts(text, value, scan.duplicates.length > 0);
   return { value, duplicateFields: scan.duplicates };
 }
 

@@ -4,6 +4,7 @@
 // build metadata ignored by compare, and ParseRange's tokenizer (which drops one-byte tokens and keeps
 // an operator glued to the version after it). Numbers are bigint because blang's are uint64.
 import { goQuote } from './golang/strconv.js';
+import { goTrimSpace } from './golang/strings.js';
 
 export class SemverError extends Error {
   override readonly name = 'SemverError';
@@ -460,10 +461,4 @@ function parseUint(s: string): bigint {
   return n;
 }
 
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
-
-/** strings.TrimSpace (Unicode White_Space, which differs from String.prototype.trim on U+0085 and U+FEFF). */
-export function goTrimSpace(s: string): string {
-  return s.replace(GO_SPACE, '');
-}
 

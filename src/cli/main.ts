@@ -85,7 +85,7 @@ async function serve(argv: string[]): Promise<void> {
     ...(tokens ? { tokens } : {}),
     ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
     watchCache: values['watch-cache'] !== 'false',
-    requestTimeout: values['request-timeout'],
+    requestTimeout: Number(requestTimeout.ns) / 1e6,
     responseCompression: values['response-compression'] !== 'false',
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,

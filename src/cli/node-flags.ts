@@ -10,6 +10,7 @@
 // of 15-29 ms with 15-17 ms more of incremental marking each, the tail of its write latency (the
 // open-loop create round after 65,000 stored objects: p99 44.97 and 56.81 ms with 2-3 full GCs in
 // 10 s; with the flag 16.34 ms and none). The cost is memory: garbage may build up to the floor
-// before it is collected (RSS after a forced GC moved from 155 to 163 MiB empty and 358 to 364 MiB
-// with 100,000 ConfigMaps). Run `node <flags> bin/kplane.js serve` to choose another value.
+// before it is collected (RSS after forced GCs, empty / with 100,000 ConfigMaps: 155 / 358 MiB
+// without it, 160 / 361 and 163 / 364 MiB in two runs with it; docs/benchmarks.md). Run
+// `node <flags> bin/kplane.js serve` to choose another value.
 export const NODE_FLAGS: readonly string[] = ['--initial-old-space-size=256'];

@@ -778,17 +778,18 @@ export class GenericStore {
       const current = this.fromKV(kv);
       // A REST Delete of its own holds on to the UID it read first ("Ensure we have a UID
       // precondition"): a retry never acts on an object re-created meanwhile.
-      if (this.strategy.beforeDelete && preconditions?.uid == null) preconditions = { ...preconditions, uid: current.metadata?.uid ?? '' };
-      const hook = this.strategy.beforeDelete?.(current, { ...opts, ...(preconditions ? { preconditions } : {}) }) ?? 'proceed';
-      this.checkDeletePreconditions(current, preconditions, name);
+      // Such a REST Delete checks the preconditions itself, in storage's words, before anything else.
+      if (this.strategy.beforeDelete) {
+        if (preconditions?.uid == null) preconditions = { ...preconditions, uid: current.metadata?.uid ?? '' };
+        checkStoragePreconditions(this.groupResource, current, preconditions);
+      } else this.checkDeletePreconditions(current, preconditions, name);
+      const hook = this.strategy.beforeDelete?.(current, opts) ?? 'proceed';
       if (hook === 'unchanged') return { object: current, deleted: false };
       if (hook !== 'proceed') {
+        // The update carries the finalizers as that REST Delete wants them (no generic GC ones).
         await opts.validate?.(cloneObject(current));
         const next = hook.update;
-        const gcFinalizers = hook.ownFinalizers ? undefined : this.deletionFinalizersForGarbageCollection(current, opts);
-        const m = (next.metadata ??= {});
-        if (gcFinalizers) m.finalizers = gcFinalizers;
-        m.deletionTimestamp ??= rfc3339(this.clock());
+        (next.metadata ??= {}).deletionTimestamp ??= rfc3339(this.clock());
         const out = await this.writeDeleting(key, kv, current, next, opts.dryRun, name);
         if (out) return out;
         continue;
@@ -955,7 +956,7 @@ function markAsDeleting(meta: ObjectMeta, now: string): void {
  * refuse a DELETE whose preconditions do not hold (`Precondition failed: UID in precondition: ...,
  * UID in object meta: ...`), UID first, as a 409 on the resource.
  */
-export function checkStoragePreconditions(resource: { group: string; resource: string }, obj: KubeObject, pre: DeleteOptions['preconditions']): void {
+function checkStoragePreconditions(resource: { group: string; resource: string }, obj: KubeObject, pre: DeleteOptions['preconditions']): void {
   const name = obj.metadata?.name ?? '';
   if (pre?.uid != null && pre.uid !== obj.metadata?.uid) {
     throw conflict(resource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata?.uid ?? ''}`);

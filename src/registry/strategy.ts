@@ -55,15 +55,15 @@ export interface Strategy {
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   /**
    * A REST Delete of the resource's own in front of the generic one (upstream's namespace and CRD
-   * REST), given the object as read and the options; it may throw (its own precondition
-   * conflicts). `proceed`: the generic store's delete (finalizers, else removal). `unchanged`: the
-   * object is answered as it is, not deleted: nothing is written and admission does not run (a
-   * terminating namespace whose spec.finalizers remain). `{ update }`: that object is written
-   * instead, with a deletionTimestamp and without a grace period, after admission;
-   * `ownFinalizers`: it already carries the garbage collector's finalizers as this resource wants
-   * them (the namespace REST's own rules), so the generic ones are not applied.
+   * REST), given the object as read and the options; the store has checked the preconditions in
+   * storage's words already. `proceed`: the generic store's delete (finalizers, else removal).
+   * `unchanged`: the object is answered as it is, not deleted: nothing is written and admission
+   * does not run (a terminating namespace whose spec.finalizers remain). `{ update }`: that object
+   * is written instead, with a deletionTimestamp and without a grace period, after admission; it
+   * carries the garbage collector's finalizers as this resource wants them (the generic ones are
+   * not applied).
    */
-  beforeDelete?(obj: KubeObject, opts: DeleteOptions): 'proceed' | 'unchanged' | { update: KubeObject; ownFinalizers?: boolean };
+  beforeDelete?(obj: KubeObject, opts: DeleteOptions): 'proceed' | 'unchanged' | { update: KubeObject };
   /** Whether an object with these finalizers/state may be removed from storage now. */
   canRemove?(obj: KubeObject): boolean;
   /** What a DELETE without propagationPolicy does to dependents when a GC runs (default DeleteDependents). */

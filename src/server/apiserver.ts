@@ -263,7 +263,7 @@ export class ApiServer {
     const { req, res } = ctx;
     ctx.expired = true;
     try {
-      if (res.writableEnded || isSilenced(res)) return;
+      if (res.writableEnded) return;
       const timedOutAt = performance.now();
       ctx.timedOutBy = byHandler ? 'rest-handler' : 'timeout-handler';
       const late = (): void => {
@@ -511,7 +511,7 @@ export class ApiServer {
       if ('object' in got) return this.respondObject(ctx, r, 200, got.object, [], choice);
       return sendJSON(ctx, 200, got.json, []);
     }
-    this.respondObject(ctx, r, 200, await r.store.get(namespace, name, opts));
+    this.respondObject(ctx, r, 200, await r.store.get(namespace, name, opts), [], choice);
   }
 
   private async list(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
@@ -534,7 +534,7 @@ export class ApiServer {
   private async create(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined): Promise<void> {
     const opts = writeParams(ctx.query, 'create');
     const body = await this.readObjectBody(ctx, r);
-    const decoded = decodeObjectBody(header(ctx.req, 'content-type'), body, r.descriptor.kind);
+    const decoded = decodeObjectBody(header(ctx.req, 'content-type'), body, r);
     const obj = decoded.object;
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
     defaultGroupVersionKind(obj, r.descriptor);
@@ -567,7 +567,7 @@ export class ApiServer {
   private async update(ctx: RequestContext, r: RegisteredResource, namespace: string | undefined, name: string, sub: string): Promise<void> {
     const opts = writeParams(ctx.query, 'update');
     const body = await this.readObjectBody(ctx, r);
-    const decoded = decodeObjectBody(header(ctx.req, 'content-type'), body, r.descriptor.kind);
+    const decoded = decodeObjectBody(header(ctx.req, 'content-type'), body, r);
     const obj = decoded.object;
     // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
     defaultGroupVersionKind(obj, r.descriptor);
@@ -687,7 +687,7 @@ export class ApiServer {
       warnings = problems;
       return o;
     };
-    const decoded = patchType ? undefined : decodeBody(header(ctx.req, 'content-type'), body);
+    const decoded = patchType ? undefined : decodeBody(header(ctx.req, 'content-type'), body, { numberTexts: r.registration.goTypedBody === true });
     const result = await r.store.update(
       namespace,
       name,
@@ -811,8 +811,7 @@ export class ApiServer {
     // YAML has no stream serializer upstream: a watch cannot be negotiated to it.
     if (choice.format === 'yaml') throw notAcceptable(NOT_ACCEPTABLE_STREAM);
     // The events carry single objects.
-    const mismatch = partialMetadataMismatch(choice, false, goTypeOf(r, false));
-    if (mismatch) throw mismatch;
+    checkPartialMetadata(choice, r, false);
     let fieldSelector = q.get('fieldSelector') ?? '';
     if (name !== undefined) {
       // A watch of one object allows no field selector but one naming that object (get.go ListResource).
@@ -1013,9 +1012,9 @@ export class ApiServer {
    * Validating admission, the last step before a write reaches storage. A request whose deadline
    * passed stops here, as upstream's storage calls fail once the request's context is done.
    */
-  private async validateAdmission(a: AdmissionAttributes, ctx?: RequestContext): Promise<void> {
+  private async validateAdmission(a: AdmissionAttributes, ctx: RequestContext): Promise<void> {
     for (const p of this.cfg.admission) if (p.validate) await p.validate(a);
-    if (ctx?.expired) throw handlerTimeoutError();
+    if (ctx.expired) throw handlerTimeoutError();
   }
 
   private respondObject(
@@ -1026,8 +1025,7 @@ export class ApiServer {
     warnings: readonly string[] = [],
     choice: OutputChoice = chooseOutput(ctx.accept, { protobufOk: !r.registration.customResource }),
   ): void {
-    const mismatch = partialMetadataMismatch(choice, false, goTypeOf(r, false));
-    if (mismatch) throw mismatch;
+    checkPartialMetadata(choice, r, false);
     setWarnings(ctx.res, warnings);
     let out: unknown = obj;
     if (choice.transform === 'Table') {
@@ -1043,8 +1041,7 @@ export class ApiServer {
   }
 
   private respondList(ctx: RequestContext, r: RegisteredResource, list: KubeList, choice: OutputChoice): void {
-    const mismatch = partialMetadataMismatch(choice, true, goTypeOf(r, true));
-    if (mismatch) throw mismatch;
+    checkPartialMetadata(choice, r, true);
     let out: unknown = list;
     if (choice.transform === 'Table') {
       out = toTable(r.store.strategy, list.items, {
@@ -1068,6 +1065,13 @@ function plainJSON(ctx: RequestContext, choice: OutputChoice): boolean {
 /** Pretty output: the media type's `pretty=1`, or negotiation's isPrettyPrint. */
 function prettyOutput(ctx: RequestContext, choice: OutputChoice): boolean {
   return choice.pretty || isPrettyPrint(ctx.req, ctx.query);
+}
+
+/** The handler's 406 for a PartialObjectMetadata(List) transform that does not fit the answer. */
+function checkPartialMetadata(choice: OutputChoice, r: RegisteredResource, list: boolean): void {
+  if (choice.transform !== 'PartialObjectMetadata' && choice.transform !== 'PartialObjectMetadataList') return;
+  const e = partialMetadataMismatch(choice, list, goTypeOf(r, list));
+  if (e) throw e;
 }
 
 /** Internal packages of the built-in kinds upstream's handlers hold (events.k8s.io's Event is core's). */
@@ -1154,9 +1158,11 @@ function routerMethodNotAllowed(): StatusError {
  * decodeBody for a create or update: a body that does not parse at all is named the way upstream's
  * transformDecodeError does (the kind it must be, and the start of the data).
  */
-function decodeObjectBody(contentType: string | undefined, body: Uint8Array, kind: string): ReturnType<typeof decodeBody> {
+function decodeObjectBody(contentType: string | undefined, body: Uint8Array, r: RegisteredResource): ReturnType<typeof decodeBody> {
+  const kind = r.descriptor.kind;
   try {
-    return decodeBody(contentType, body);
+    // Numbers' texts matter only to the typed-body check.
+    return decodeBody(contentType, body, { numberTexts: r.registration.goTypedBody === true });
   } catch (e) {
     if (!(e instanceof StatusError) || e.code !== 400) throw e;
     const base = e.message === 'the body of the request was empty' ? "couldn't get version/kind; json parse error: unexpected end of JSON input" : e.message;

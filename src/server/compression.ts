@@ -9,14 +9,12 @@
 // compressed.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzip } from 'node:zlib';
+import { goTrimSpace } from '../catalog/golang/strings.js';
 
 /** defaultGzipThresholdBytes: bodies up to this size are never compressed. */
 export const GZIP_THRESHOLD_BYTES = 128 * 1024;
 /** defaultGzipContentEncodingLevel: the least CPU for ratios close to the higher levels'. */
 export const GZIP_LEVEL = 1;
-
-/** Go's unicode.IsSpace, which strings.TrimSpace trims. */
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
 /**
  * responseContentEncodingSupported: whether an Accept-Encoding value (the first such header, as Go's
@@ -28,7 +26,7 @@ export function acceptsGzip(acceptEncoding: string | undefined): boolean {
   if (!acceptEncoding) return false;
   // Go trims runes of the header's bytes: node decoded those bytes as latin1, so decode them as UTF-8.
   const text = /[^\x00-\x7f]/.test(acceptEncoding) ? Buffer.from(acceptEncoding, 'latin1').toString('utf8') : acceptEncoding;
-  for (const token of text.split(',')) if (token.replace(GO_SPACE, '') === 'gzip') return true;
+  for (const token of text.split(',')) if (goTrimSpace(token) === 'gzip') return true;
   return false;
 }
 

@@ -13,7 +13,8 @@
 // The write handlers (create, update, patch, delete, deletecollection) also bound their own work to
 // 34 s (handlers/rest.go requestTimeoutUpperBound); when that comes before the request's deadline,
 // they answer themselves (finisher.go), with a Status in the negotiated format.
-import { StatusError } from '../apimachinery/errors.js';
+import { timeout, type StatusError } from '../apimachinery/errors.js';
+import { goTimeQuote } from '../apimachinery/gotypes.js';
 
 /** --request-timeout's default. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -29,9 +30,9 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecolle
 export const FILTER_TIMEOUT_BODY = '{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}\n';
 export const FILTER_TIMEOUT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 
-/** The finisher's error for work past its deadline (context.DeadlineExceeded); details empty (retry after 0). */
+/** The finisher's error for work past its deadline: NewTimeoutError(..., 0) of context.DeadlineExceeded. */
 export function handlerTimeoutError(): StatusError {
-  return new StatusError({ reason: 'Timeout', code: 504, message: 'Timeout: request did not complete within requested timeout - context deadline exceeded', details: {} });
+  return timeout('request did not complete within requested timeout - context deadline exceeded', 0);
 }
 
 /** The filter's timeout in ms: `?timeout=` when it is above zero and below the server's, else the server's. */
@@ -57,7 +58,7 @@ const MAX_U63 = 1n << 63n;
  * unit in duration "5"`, `time: unknown unit "x" in duration "5x"`).
  */
 export function parseGoDuration(s: string): { ns: bigint } | { error: string } {
-  const invalid = { error: `time: invalid duration ${goQuote(s)}` };
+  const invalid = { error: `time: invalid duration ${goTimeQuote(s)}` };
   let rest = s;
   let neg = false;
   if (rest[0] === '-' || rest[0] === '+') {
@@ -86,10 +87,10 @@ export function parseGoDuration(s: string): { ns: bigint } | { error: string } {
       scale *= 10;
     }
     const unitText = /^[^\d.]*/.exec(rest)![0];
-    if (unitText === '') return { error: `time: missing unit in duration ${goQuote(s)}` };
+    if (unitText === '') return { error: `time: missing unit in duration ${goTimeQuote(s)}` };
     rest = rest.slice(unitText.length);
     const unit = UNIT_NS[unitText];
-    if (unit === undefined) return { error: `time: unknown unit ${goQuote(unitText)} in duration ${goQuote(s)}` };
+    if (unit === undefined) return { error: `time: unknown unit ${goTimeQuote(unitText)} in duration ${goTimeQuote(s)}` };
     if (v > MAX_U63 / unit) return invalid;
     v *= unit;
     if (f > 0n) {
@@ -103,18 +104,6 @@ export function parseGoDuration(s: string): { ns: bigint } | { error: string } {
   if (neg) return { ns: -total };
   if (total > MAX_U63 - 1n) return invalid;
   return { ns: total };
-}
-
-/** time's quote(): `"`, printable ASCII (with `"` and `\` escaped), every other byte as \xNN. */
-function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (c < 0x20 || c >= 0x80) {
-      for (const b of Buffer.from(ch, 'utf8')) out += `\\x${b.toString(16).padStart(2, '0')}`;
-    } else out += ch === '"' || ch === '\\' ? `\\${ch}` : ch;
-  }
-  return `${out}"`;
 }
 
 // ---- deadline queues -----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import { StatusError, badRequest, notAcceptable, undecodable, unsupportedMediaTy
 import { inexactJsonIntegers, isInexactInteger, mayHoldLongIntegers, parseJson, type InexactInteger } from '../apimachinery/json.js';
 import { decodeObject, encodeObject, isProtobufKind, PROTOBUF_MEDIA_TYPE } from '../apimachinery/protobuf/index.js';
 import type { JsonValue, KubeObject } from '../apimachinery/types.js';
+import { parseGoFloat } from '../catalog/golang/strconv.js';
 import { isJsonObject } from '../apimachinery/types.js';
 
 export const JSON_MEDIA_TYPE = 'application/json';
@@ -25,22 +26,13 @@ export interface MediaRange {
   q: number;
 }
 
-export function parseMediaType(value: string): MediaRange | undefined {
-  const [full, ...paramParts] = value.split(';');
-  const mt = (full ?? '').trim().toLowerCase();
+/** A Content-Type's media type, lower-cased (mime.ParseMediaType's; its parameters are not read here). */
+function parseMediaType(value: string): { type: string; subtype: string } | undefined {
+  const semi = value.indexOf(';');
+  const mt = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
   const slash = mt.indexOf('/');
   if (slash <= 0 || slash === mt.length - 1) return undefined;
-  const params: Record<string, string> = {};
-  let q = 1;
-  for (const p of paramParts) {
-    const eq = p.indexOf('=');
-    if (eq < 0) continue;
-    const k = p.slice(0, eq).trim().toLowerCase();
-    const v = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
-    if (k === 'q') q = Number(v);
-    else params[k] = v;
-  }
-  return { type: mt.slice(0, slash), subtype: mt.slice(slash + 1), params, q: Number.isFinite(q) ? q : 0 };
+  return { type: mt.slice(0, slash), subtype: mt.slice(slash + 1) };
 }
 
 /**
@@ -104,7 +96,7 @@ function parseAcceptClauses(header: string): readonly MediaRange[] {
       const [v, extra] = splitOnce(afterKey, '=');
       if (extra.length !== 0) continue;
       const key = trimSpaces(k);
-      if (key === 'q') q = goParseFloat32(v);
+      if (key === 'q') q = parseGoFloat(v, 32).value; // goautoneg drops the error
       else params[key] = trimSpaces(v);
     }
     out.push({ type, subtype, params, q });
@@ -115,19 +107,6 @@ function parseAcceptClauses(header: string): readonly MediaRange[] {
     for (let j = i; j > 0 && less(out[j]!, out[j - 1]!); j--) [out[j], out[j - 1]] = [out[j - 1]!, out[j]!];
   }
   return out;
-}
-
-/**
- * strconv.ParseFloat(s, 32) as goautoneg uses it (the error dropped): decimal or special values
- * (inf, infinity, nan in any case), rounded to float32; out of range is ±Inf; anything else,
- * including surrounding spaces, is 0. (Go also reads hexadecimal floats; they are 0 here.)
- */
-function goParseFloat32(s: string): number {
-  if (/^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(s)) return Math.fround(Number(s));
-  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(s);
-  if (special === null) return 0;
-  if (special[2]!.toLowerCase() === 'nan') return special[1] === '' ? NaN : 0;
-  return special[1] === '-' ? -Infinity : Infinity;
 }
 
 export type OutputFormat = 'json' | 'yaml' | 'protobuf';
@@ -219,8 +198,11 @@ export interface DecodedBody {
   duplicateFields: string[];
 }
 
-/** Decodes a create/update body by its Content-Type. */
-export function decodeBody(contentType: string | undefined, body: Uint8Array): DecodedBody {
+/**
+ * Decodes a create/update body by its Content-Type; `numberTexts: false` when nothing will check the
+ * body's numbers as written (kinds without the typed-body check).
+ */
+export function decodeBody(contentType: string | undefined, body: Uint8Array, opts: { numberTexts?: boolean } = {}): DecodedBody {
   // NegotiateInputSerializer: no Content-Type is JSON; one that does not parse, or names a media type
   // without a serializer (application/x-yaml, text/yaml), is a 415.
   const mt = contentType ? parseMediaType(contentType) : undefined;
@@ -230,7 +212,7 @@ export function decodeBody(contentType: string | undefined, body: Uint8Array): D
   let value: unknown;
   let duplicateFields: string[] = [];
   if (full === JSON_MEDIA_TYPE) {
-    const r = parseJson(body);
+    const r = parseJson(body, opts.numberTexts === false ? { numberTexts: false } : {});
     value = r.value;
     duplicateFields = r.duplicateFields;
   } else if (full === YAML_MEDIA_TYPE) {

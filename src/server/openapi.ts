@@ -8,6 +8,7 @@ import type { OpenAPIProvider, Request, Response, VersionInfo } from './apiserve
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { firstHeaderValue } from './compression.js';
+import { parseGoFloat } from '../catalog/golang/strconv.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -20,7 +21,7 @@ const GZIP_HANDLER_MIN_SIZE = 1400;
  * is skipped. parseCoding resets q to 1 at every `;` part, so only a `q=` in the last part counts
  * (`gzip;q=0;x=y` is q 1). gzip must end above 0.
  */
-export function gzipHandlerAccepts(acceptEncoding: string | undefined): boolean {
+function gzipHandlerAccepts(acceptEncoding: string | undefined): boolean {
   if (!acceptEncoding) return false;
   let q = 0;
   for (const coding of acceptEncoding.split(',')) {
@@ -32,23 +33,14 @@ export function gzipHandlerAccepts(acceptEncoding: string | undefined): boolean 
       const p = part.trim();
       value = 1;
       if (!p.startsWith('q=')) continue;
-      const parsed = parseFloat64(p.slice(2));
-      if (parsed === undefined) bad = true;
-      value = parsed === undefined ? 0 : parsed < 0 ? 0 : parsed > 1 ? 1 : parsed;
+      const parsed = parseGoFloat(p.slice(2), 64);
+      if (parsed.err) bad = true;
+      value = parsed.value < 0 ? 0 : parsed.value > 1 ? 1 : parsed.value;
     }
     // Later codings of the same name replace earlier ones (a map).
     if (!bad && name === 'gzip') q = value;
   }
   return q > 0;
-}
-
-/** strconv.ParseFloat(s, 64) without hexadecimal forms: undefined for a syntax error. */
-function parseFloat64(s: string): number | undefined {
-  if (/^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(s)) return Number(s);
-  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(s);
-  if (special === null) return undefined;
-  if (special[2]!.toLowerCase() === 'nan') return special[1] === '' ? NaN : undefined;
-  return special[1] === '-' ? -Infinity : Infinity;
 }
 
 export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo): OpenAPIProvider & { invalidate(): void } {

@@ -117,6 +117,11 @@ describe('Accept negotiation as kube-apiserver does it', () => {
     const res = await get('application/vnd.kubernetes.protobuf, application/json', '/apis/neg.example.com/v1/namespaces/default/negs/n');
     assert.equal(res.status, 200, res.text());
     assert.match(contentType(res), /^application\/json/);
+    // Asked for protobuf only: no clause is left, upstream's 406 (not a JSON answer); the Status
+    // itself has a protobuf form and is sent in it.
+    const only = await get('application/vnd.kubernetes.protobuf', '/apis/neg.example.com/v1/namespaces/default/negs/n');
+    assert.equal(only.status, 406);
+    assert.equal((decodeObject(only.body) as { message?: string }).message, 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
     const pom = await get('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', '/apis/neg.example.com/v1/namespaces/default/negs/n');
     assert.equal(pom.status, 200, pom.text());
     assert.equal(decodeObject(pom.body).kind, 'PartialObjectMetadata');

@@ -27,6 +27,7 @@ const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 /** What upstream's timeout filter writes (json.Encoder of the bare Status, then a newline). */
 const FILTER_504 = '{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}\n';
 const HOLD = 'test.kplane.io/hold';
+const HOLD_DELETE = 'test.kplane.io/hold-delete';
 
 /** An admission plugin that holds objects labelled HOLD until `release()`. */
 function holdingAdmission(): { plugin: AdmissionPlugin; held: () => number; release: () => void } {
@@ -35,7 +36,9 @@ function holdingAdmission(): { plugin: AdmissionPlugin; held: () => number; rele
     plugin: {
       name: 'TestHold',
       async admit(a) {
-        if (a.object?.metadata?.labels?.[HOLD] === 'true') await new Promise<void>((ok) => waiting.push(ok));
+        // A write of an object labelled HOLD; a DELETE of an object labelled HOLD_DELETE.
+        const labels = a.operation === 'DELETE' ? a.oldObject?.metadata?.labels : a.object?.metadata?.labels;
+        if (labels?.[a.operation === 'DELETE' ? HOLD_DELETE : HOLD] === 'true') await new Promise<void>((ok) => waiting.push(ok));
       },
     },
     held: () => waiting.length,
@@ -266,6 +269,22 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
       hold.release();
       one.close();
       session.close();
+    }
+  });
+
+  it('answers a DELETE slower than ?timeout= with the 504; the late delete stops before storage and the object stays', async () => {
+    const one = new RawClient(server.url, adminCredentials(server.dataDir), { maxSockets: 1 });
+    try {
+      assert.equal((await one.request({ method: 'POST', path: CMS, headers: JSON_CT, body: configMap('late-delete', { [HOLD_DELETE]: 'true' }) })).status, 201);
+      const res = await one.request({ method: 'DELETE', path: `${CMS}/late-delete?timeout=1s` });
+      assertFilter504(res, 'DELETE');
+      assert.equal(hold.held(), 1, 'the DELETE is still waiting in admission');
+      hold.release();
+      await eventually(10_000, 'the post-timeout activity of the DELETE is logged', async () => logged.find((l) => l.includes('post-timeout activity') && l.includes('late-delete')));
+      assert.equal((await one.request({ path: `${CMS}/late-delete` })).status, 200, 'the timed-out DELETE did not remove the object');
+    } finally {
+      hold.release();
+      one.close();
     }
   });
 

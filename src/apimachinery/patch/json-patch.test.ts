@@ -131,6 +131,14 @@ test('json patch number texts: the path of an integer a double cannot hold is wh
     assert.equal(hasNumberTexts(ops), false, patch);
     assert.equal(hasNumberTexts(applyJsonPatchOperations({} as JsonValue, ops)), false, patch);
   }
+  // Decoded operations are left as they were: applied twice, they give the same result and texts.
+  const twice = decodeJsonPatch('[{"op":"add","path":"/a","value":1.0},{"op":"add","path":"/b","value":{"x":[1e3]}}]');
+  for (let i = 0; i < 2; i++) {
+    const r = applyJsonPatchOperations({} as JsonValue, twice) as { a: number; b: { x: number[] } };
+    assert.deepEqual(r, { a: 1, b: { x: [1000] } }, `application ${i + 1}`);
+    assert.equal(numberTextAt(r, 'a', 1)?.literal, '1.0', `application ${i + 1}`);
+    assert.equal(numberTextAt(r.b.x, 0, 1000)?.literal, '1e3', `application ${i + 1}`);
+  }
 });
 
 test('merge patch (RFC 7386 appendix A cases)', () => {

@@ -79,11 +79,12 @@ function valuesHoldNumbers(ops: readonly JsonValue[]): boolean {
 /**
  * Applies decoded operations to a copy of `original`. Operations from decodeJsonPatch whose values
  * hold numbers written otherwise than String(value) (`1.0`) carry that text into the result (see
- * markNumberTexts); such operations are changed in place.
+ * markNumberTexts); the operations are as they were afterwards, so they may be applied again.
  */
 export function applyJsonPatchOperations(original: JsonValue, ops: readonly JsonValue[]): JsonValue {
   if (ops.length > MAX_JSON_PATCH_OPERATIONS) throw tooManyOperations(ops.length);
-  const marker = hasNumberTexts(ops) ? markNumberTexts(ops) : undefined;
+  const marked = hasNumberTexts(ops) ? markNumberTexts(ops) : undefined;
+  const marker = marked?.marker;
   try {
     // validateOperation=true makes missing paths fail (as evanphx/json-patch does) instead of
     // creating them. One operation at a time, each first read the way json-patch v4 (the version
@@ -98,6 +99,10 @@ export function applyJsonPatchOperations(original: JsonValue, ops: readonly Json
   } catch (e) {
     if (e instanceof fastJsonPatch.JsonPatchError || e instanceof TypeError) throw jsonPatchNotApplied();
     throw e;
+  } finally {
+    // The markers go out of the operations again (values add placed by reference were restored
+    // with the result already).
+    if (marked) for (const [c, key, v] of marked.undo) c[key] = v;
   }
 }
 
@@ -138,14 +143,18 @@ function asV4Operation(doc: JsonValue, raw: JsonValue): Operation | undefined {
  * test compares it by its text (`1.0` is not `1` there, upstream's bytes.Equal of raw scalars).
  * restoreNumberTexts turns the markers of the result back into numbers and records their texts.
  */
-function markNumberTexts(ops: readonly JsonValue[]): string {
+function markNumberTexts(ops: readonly JsonValue[]): { marker: string; undo: [Record<string | number, JsonValue>, string | number, number][] } {
   const marker = `\u0000kplane-number-${randomUUID()}:`;
+  const undo: [Record<string | number, JsonValue>, string | number, number][] = [];
   for (const op of ops) {
     if (op === null || typeof op !== 'object' || Array.isArray(op) || !Object.prototype.hasOwnProperty.call(op, 'value')) continue;
     const top = op['value'];
     if (typeof top === 'number') {
       const t = numberTextAt(op, 'value', top);
-      if (t !== undefined) op['value'] = marker + t.literal;
+      if (t !== undefined) {
+        undo.push([op as Record<string | number, JsonValue>, 'value', top]);
+        op['value'] = marker + t.literal;
+      }
       continue;
     }
     if (top === null || typeof top !== 'object') continue;
@@ -156,7 +165,10 @@ function markNumberTexts(ops: readonly JsonValue[]): string {
       if (texts !== undefined) {
         for (const [key, t] of texts) {
           const v = c[key];
-          if (typeof v === 'number' && numberTextAt(c, key, v) !== undefined) c[key] = marker + t.literal;
+          if (typeof v === 'number' && numberTextAt(c, key, v) !== undefined) {
+            undo.push([c, key, v]);
+            c[key] = marker + t.literal;
+          }
         }
       }
       for (const key in c) {
@@ -165,7 +177,7 @@ function markNumberTexts(ops: readonly JsonValue[]): string {
       }
     }
   }
-  return marker;
+  return { marker, undo };
 }
 
 interface Place {

@@ -5,6 +5,7 @@
 // later `!pattern` brings back anything it matches, even inside an ignored directory: a plain
 // `!*.yaml` after `veneer.yaml` brings veneer.yaml back, so keep such exclusions after it.
 import { readFile } from 'node:fs/promises';
+import { goTrimSpace } from '../golang/strings.js';
 
 export const INDEX_IGNORE_FILENAME = '.indexignore';
 
@@ -48,10 +49,6 @@ export function parsePatterns(text: string, domain: string[]): IgnorePattern[] {
   return out;
 }
 
-const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
-function goTrimSpace(s: string): string {
-  return s.replace(GO_SPACE, '');
-}
 
 type MatchResult = 'none' | 'exclude' | 'include';
 

@@ -80,3 +80,19 @@ function formatFloatG(f: number, bits: 32 | 64): string {
   if (digits.length <= exp + 1) return sign + digits + '0'.repeat(exp + 1 - digits.length);
   return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
 }
+
+/**
+ * strconv.ParseFloat(s, bitSize) for decimal and special values (inf, infinity and nan in any case);
+ * Go also reads hexadecimal and underscored forms, which count as syntax errors here. The value
+ * Go returns and whether it returned an error: 0 for a syntax error, ±Inf for a value out of range.
+ */
+export function parseGoFloat(s: string, bitSize: 32 | 64): { value: number; err: boolean } {
+  if (/^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(s)) {
+    const value = bitSize === 32 ? Math.fround(Number(s)) : Number(s);
+    return { value, err: !Number.isFinite(value) };
+  }
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(s);
+  if (special === null) return { value: 0, err: true };
+  if (special[2]!.toLowerCase() === 'nan') return special[1] === '' ? { value: NaN, err: false } : { value: 0, err: true };
+  return { value: special[1] === '-' ? -Infinity : Infinity, err: false };
+}

@@ -3,7 +3,6 @@ import type { KubeObject } from '../../apimachinery/types.js';
 import { nameIsDNSLabel } from '../../apimachinery/validation/names.js';
 import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName, withGcFinalizers } from '../../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../codec.js';
-import { checkStoragePreconditions } from '../store.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
 
@@ -20,7 +19,6 @@ export const NAMESPACE_PUBLIC = 'kube-public';
  * be deleted is NamespaceLifecycle's own list (lifecycle.ts), as upstream keeps them apart.
  */
 export const SYSTEM_NAMESPACES: readonly string[] = [NAMESPACE_SYSTEM, NAMESPACE_PUBLIC, NAMESPACE_DEFAULT];
-const NAMESPACES = { group: '', resource: 'namespaces' };
 /** Namespaces get this label with their own name (kube 1.21+). */
 const NAME_LABEL = 'kubernetes.io/metadata.name';
 
@@ -119,7 +117,6 @@ export const namespaceStrategy: Strategy = {
   // even when it has no finalizers at all; a terminating namespace with spec.finalizers left is
   // answered as it is, whatever the options; once they are gone, the generic store's delete.
   beforeDelete(o, opts) {
-    checkStoragePreconditions(NAMESPACES, o, opts.preconditions);
     if (o.metadata?.deletionTimestamp) return (specOf(o)?.finalizers?.length ?? 0) > 0 ? 'unchanged' : 'proceed';
     const next = cloneObject(o) as KubeObject & NamespaceShape;
     next.status = { ...(next.status ?? {}), phase: 'Terminating' };
@@ -128,7 +125,7 @@ export const namespaceStrategy: Strategy = {
     const foreground = opts.orphanDependents !== undefined ? !opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Foreground' : current.includes(FINALIZER_FOREGROUND);
     const finalizers = withGcFinalizers(current, orphan, foreground);
     if (finalizers) (next.metadata ??= {}).finalizers = finalizers;
-    return { update: next, ownFinalizers: true };
+    return { update: next };
   },
   canRemove: (o) => (specOf(o)?.finalizers?.length ?? 0) === 0,
   tableColumns: [nameColumn, { name: 'Status', type: 'string', description: 'The status of the namespace', priority: 0 }, ageColumn],
