@@ -3,8 +3,8 @@
 // scale subresources, printer columns, selectable fields), the apiVersion rewriting between served
 // and storage versions (conversion None), and the OpenAPI definitions of the kind and its list.
 import { fieldIssue, forbidden, invalid, type FieldIssue } from '../apimachinery/errors.js';
-import { goMarshal } from '../catalog/golang/json.js';
-import { formatFloat64 } from '../catalog/golang/strconv.js';
+import { goMarshal } from '../golang/json.js';
+import { formatFloat64 } from '../golang/strconv.js';
 import { ALL_VERBS, type ResourceDescriptor, type SubresourceDescriptor } from '../apimachinery/resource.js';
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { CUSTOM_RESOURCE_SCHEMA, refTo } from '../apimachinery/schema.js';

@@ -47,7 +47,7 @@
 // isInexactInteger): goTypeError throws that 400 when the body decodes.
 
 import { base64ErrorOffset } from './gobase64.js';
-import { goTrimSpace } from '../catalog/golang/strings.js';
+import { goTrimSpace } from '../golang/strings.js';
 import { hasNumberTexts, inexactIntegerError, numberTextAt, numberTextsIn, type InexactInteger, type NumberText } from './json.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 

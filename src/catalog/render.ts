@@ -6,12 +6,12 @@ import { stat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { finishBundle, bundleToDeclcfg, kindOf } from './bundle/render.js';
-import { compareGoStrings, goMarshal } from './golang/json.js';
+import { compareGoStrings, goMarshal } from '../golang/json.js';
 import { yamlToValue } from './bundle/goyaml.js';
 import { parseBundleDir, type ParsedBundle } from './bundle/parse.js';
 import { migrate, migrationsFor } from './bundle/migrations.js';
 import { loadFS } from './declcfg/load.js';
-import { goQuote as q } from './golang/strconv.js';
+import { goQuote as q } from '../golang/strconv.js';
 import { emptyConfig, mergeConfig, type Bundle, type DeclarativeConfig } from './declcfg/types.js';
 import { defaultCacheDir, pullImage, type PullOptions } from './oci/index.js';
 import { readCachedRender, writeCachedRender } from './bundle/cache.js';

@@ -3,8 +3,8 @@
 // `skipRange` in validation, so every quirk matters: the error texts, the uint64 range of numbers,
 // build metadata ignored by compare, and ParseRange's tokenizer (which drops one-byte tokens and keeps
 // an operator glued to the version after it). Numbers are bigint because blang's are uint64.
-import { goQuote } from './golang/strconv.js';
-import { goTrimSpace } from './golang/strings.js';
+import { goQuote } from '../golang/strconv.js';
+import { goTrimSpace } from '../golang/strings.js';
 
 export class SemverError extends Error {
   override readonly name = 'SemverError';

@@ -9,7 +9,7 @@
 // compressed.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzip } from 'node:zlib';
-import { goTrimSpace } from '../catalog/golang/strings.js';
+import { goTrimSpace } from '../golang/strings.js';
 
 /** defaultGzipThresholdBytes: bodies up to this size are never compressed. */
 export const GZIP_THRESHOLD_BYTES = 128 * 1024;

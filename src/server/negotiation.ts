@@ -5,7 +5,7 @@ import { StatusError, badRequest, notAcceptable, undecodable, unsupportedMediaTy
 import { inexactJsonIntegers, isInexactInteger, mayHoldLongIntegers, parseJson, type InexactInteger } from '../apimachinery/json.js';
 import { decodeObject, encodeObject, isProtobufKind, PROTOBUF_MEDIA_TYPE } from '../apimachinery/protobuf/index.js';
 import type { JsonValue, KubeObject } from '../apimachinery/types.js';
-import { parseGoFloat } from '../catalog/golang/strconv.js';
+import { parseGoFloat } from '../golang/strconv.js';
 import { isJsonObject } from '../apimachinery/types.js';
 
 export const JSON_MEDIA_TYPE = 'application/json';

@@ -8,7 +8,7 @@ import type { OpenAPIProvider, Request, Response, VersionInfo } from './apiserve
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { firstHeaderValue } from './compression.js';
-import { parseGoFloat } from '../catalog/golang/strconv.js';
+import { parseGoFloat } from '../golang/strconv.js';
 
 const gzipAsync = promisify(gzip);
 

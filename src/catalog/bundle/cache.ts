@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { htmlEscaped, isHTMLEscaped } from '../golang/json.js';
+import { htmlEscaped, isHTMLEscaped } from '../../golang/json.js';
 import type { Bundle, Property } from '../declcfg/types.js';
 
 /** Bump when the rendered output of the same bundle would change. */

@@ -1,8 +1,8 @@
 // The ClusterServiceVersion accessors opm's registry package uses (pkg/registry/csv.go): the spec
 // is read as a map of raw members (exact key match), and each member is then decoded into a Go
 // struct (case-insensitive field match), with the same failures.
-import { field, isObject, jsonKind, stringField } from '../golang/json.js';
-import { formatFloat64 } from '../golang/strconv.js';
+import { field, isObject, jsonKind, stringField } from '../../golang/json.js';
+import { formatFloat64 } from '../../golang/strconv.js';
 
 /** One entry of spec.customresourcedefinitions or spec.apiservicedefinitions (registry.DefinitionKey). */
 export interface DefinitionKey {

@@ -1,8 +1,8 @@
 // Bundle files read the way opm reads them: k8s.io/apimachinery's YAMLOrJSONDecoder (JSON when the
 // text starts with '{', else the first YAML document, converted by sigs.k8s.io/yaml) and the k8s
 // decoder's numbers (int64 kept exact, larger integers float64). The Go encodings are golang/'s.
-import { int64OrFloat, parseRawJSON, type RawValue } from '../golang/json.js';
-import { looksLikeJSON, splitYAMLDocuments, yamlToJSON } from '../golang/yaml-read.js';
+import { int64OrFloat, parseRawJSON, type RawValue } from '../../golang/json.js';
+import { looksLikeJSON, splitYAMLDocuments, yamlToJSON } from '../../golang/yaml-read.js';
 
 /** The first document of a file as the decoder yields it, or an error (the file is then skipped). */
 export type FirstDocument = { kind: 'json'; value: RawValue } | { kind: 'yaml'; value: unknown } | { kind: 'empty' };

@@ -1,9 +1,9 @@
 // opm's catalog migrations (alpha/action/migrations): an ordered list; a level runs every
 // migration up to and including the named one ("all" runs them all).
 import type { Bundle, DeclarativeConfig, Property } from '../declcfg/types.js';
-import { goQuote } from '../golang/strconv.js';
+import { goQuote } from '../../golang/strconv.js';
 import { newPRVersion, parseTolerant } from '../semver.js';
-import { compareGoStrings, field, jsonKind, isObject } from '../golang/json.js';
+import { compareGoStrings, field, jsonKind, isObject } from '../../golang/json.js';
 
 interface Migration {
   readonly token: string;

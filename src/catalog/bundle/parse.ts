@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { CSV, apiKeyId, apiKeyString, type APIKey } from './csv.js';
-import { compareGoStrings, field, jsonKind, goMarshal, isObject, parseRawJSON, type RawValue } from '../golang/json.js';
+import { compareGoStrings, field, jsonKind, goMarshal, isObject, parseRawJSON, type RawValue } from '../../golang/json.js';
 import { firstDocument, type FirstDocument } from './goyaml.js';
 
 /** A property or dependency as opm holds it: a type and the raw JSON of its value (undefined: nil). */

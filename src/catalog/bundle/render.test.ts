@@ -12,8 +12,8 @@ import { parseAllDocuments } from 'yaml';
 
 import { writeJSON, writeYAML } from '../declcfg/write.js';
 import { emptyConfig, type Bundle } from '../declcfg/types.js';
-import { goMarshal, goNumber, goString as goQuote } from '../golang/json.js';
-import { resolvePlain } from '../golang/yaml-read.js';
+import { goMarshal, goNumber, goString as goQuote } from '../../golang/json.js';
+import { resolvePlain } from '../../golang/yaml-read.js';
 import { firstDocument, yamlToValue } from './goyaml.js';
 import { migrationsFor, migrationsHelpText } from './migrations.js';
 import { parseBundleDir } from './parse.js';

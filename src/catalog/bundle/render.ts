@@ -3,8 +3,8 @@
 // raw value, one olm.bundle.object per manifest (base64 of Go's json.Marshal of the object), and
 // related images from the CSV, the bundle image and the operator's container images.
 import { SchemaBundle, type Bundle, type Property, type RelatedImage } from '../declcfg/types.js';
-import { compareGoStrings, field, goMarshal, htmlEscaped, isObject, jsonKind, stringField } from '../golang/json.js';
-import { goQuote } from '../golang/strconv.js';
+import { compareGoStrings, field, goMarshal, htmlEscaped, isObject, jsonKind, stringField } from '../../golang/json.js';
+import { goQuote } from '../../golang/strconv.js';
 import { migrate } from './migrations.js';
 import { packageJSON, parseBundleDir, providedAPIs, requiredAPIs, type ParsedBundle, type RawProperty } from './parse.js';
 

@@ -7,8 +7,8 @@ import { writeJSON, writeYAML } from '../declcfg/write.js';
 import { migrationsFor, migrationsHelpText } from '../bundle/migrations.js';
 import { registryOptionsFromFlags, type RegistryFlagValues } from '../oci/flags.js';
 import { render, type RenderOptions } from '../render.js';
-import { parseFlags, UsageError, type FlagSpec } from '../golang/pflag.js';
-import { goQuote } from '../golang/strconv.js';
+import { parseFlags, UsageError, type FlagSpec } from '../../golang/pflag.js';
+import { goQuote } from '../../golang/strconv.js';
 import { renderRegistryFlags } from './common.js';
 
 export const usage = `Generate a stream of file-based catalog objects to stdout from the provided

@@ -6,11 +6,11 @@
 import { stat } from 'node:fs/promises';
 
 import { loadFS } from '../declcfg/load.js';
-import { goJSON } from '../golang/json.js';
-import { jsonToYAML } from '../golang/yaml-write.js';
+import { goJSON } from '../../golang/json.js';
+import { jsonToYAML } from '../../golang/yaml-write.js';
 import { convertToModel } from '../model/convert.js';
-import { parseFlags, UsageError } from '../golang/pflag.js';
-import { goQuote } from '../golang/strconv.js';
+import { parseFlags, UsageError } from '../../golang/pflag.js';
+import { goQuote } from '../../golang/strconv.js';
 import { quote } from '../serve/log.js';
 
 export const usage = `Validate the declarative config JSON file(s) in a given directory

@@ -5,7 +5,7 @@
 // later `!pattern` brings back anything it matches, even inside an ignored directory: a plain
 // `!*.yaml` after `veneer.yaml` brings veneer.yaml back, so keep such exclusions after it.
 import { readFile } from 'node:fs/promises';
-import { goTrimSpace } from '../golang/strings.js';
+import { goTrimSpace } from '../../golang/strings.js';
 
 export const INDEX_IGNORE_FILENAME = '.indexignore';
 

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { goJSON, sortedKeysDeep } from '../golang/json.js';
+import { goJSON, sortedKeysDeep } from '../../golang/json.js';
 import { loadFS, LoadError, parseBlobs, yamlDocumentValue } from './load.js';
 import { bundleBlob, channelBlob, deprecationBlob, packageBlob, writeJSON, writeYAML } from './write.js';
-import { goQuote } from '../golang/strconv.js';
+import { goQuote } from '../../golang/strconv.js';
 import { validDeclarativeConfig } from './testdata/fixtures.js';
 
 const testdata = join(fileURLToPath(import.meta.url), '..', 'testdata', 'load');

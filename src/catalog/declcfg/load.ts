@@ -7,11 +7,11 @@
 // Messages are opm's, word for word; a LoadError also carries the file it came from in `path`.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compareGoStrings, foldName, goJSON, hasNilBytes, jsonKind, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../golang/json.js';
+import { compareGoStrings, foldName, goJSON, hasNilBytes, jsonKind, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
-import { goFmtV, goStringList } from '../golang/fmt.js';
-import { goQuote } from '../golang/strconv.js';
-import { looksLikeJSON, splitYAMLDocuments, yamlToJSON, YAMLSeparatorError } from '../golang/yaml-read.js';
+import { goFmtV, goStringList } from '../../golang/fmt.js';
+import { goQuote } from '../../golang/strconv.js';
+import { looksLikeJSON, splitYAMLDocuments, yamlToJSON, YAMLSeparatorError } from '../../golang/yaml-read.js';
 import {
   SchemaBundle,
   SchemaChannel,

@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { validDeclarativeConfig } from './testdata/fixtures.js';
 import type { DeclarativeConfig } from './types.js';
-import { goJSON, sortedKeysDeep } from '../golang/json.js';
-import { jsonToYAML } from '../golang/yaml-write.js';
+import { goJSON, sortedKeysDeep } from '../../golang/json.js';
+import { jsonToYAML } from '../../golang/yaml-write.js';
 import { writeJSON, writeMermaid, writeYAML } from './write.js';
 
 const testdata = join(fileURLToPath(import.meta.url), '..', 'testdata', 'write');

@@ -6,10 +6,10 @@
 // blobs that name no package, as given.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { goQuote } from '../golang/strconv.js';
+import { goQuote } from '../../golang/strconv.js';
 import { parse as parseSemver, parseRange, Version } from '../semver.js';
-import { compareGoStrings, goJSON, hasNilBytes, isNilSlice } from '../golang/json.js';
-import { jsonToYAML } from '../golang/yaml-write.js';
+import { compareGoStrings, goJSON, hasNilBytes, isNilSlice } from '../../golang/json.js';
+import { jsonToYAML } from '../../golang/yaml-write.js';
 import {
   PropertyPackage,
   SchemaBundle,

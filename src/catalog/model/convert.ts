@@ -14,15 +14,15 @@ import {
   type PackageScopedReference,
   type Property,
 } from '../declcfg/types.js';
-import { goStringList } from '../golang/fmt.js';
-import { goQuote } from '../golang/strconv.js';
+import { goStringList } from '../../golang/fmt.js';
+import { goQuote } from '../../golang/strconv.js';
 import { ModelConversionError } from './errors.js';
 import { parseProperties } from './properties.js';
 import { pullSpecError } from './pullspec.js';
 import type { Channel, Model, Package } from './types.js';
 import { parseRelease, parseVersion } from './version.js';
 import { validateModel } from './validate.js';
-import { compareGoStrings } from '../golang/json.js';
+import { compareGoStrings } from '../../golang/json.js';
 
 function fail(message: string): never {
   throw new ModelConversionError(message);

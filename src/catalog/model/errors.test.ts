@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { goQuote } from '../golang/strconv.js';
+import { goQuote } from '../../golang/strconv.js';
 import { ValidationError } from './errors.js';
 
 const e = (m: string): Error => new Error(m);

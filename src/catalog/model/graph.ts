@@ -1,6 +1,6 @@
 // Graph questions about a channel, shared by validation and the registry gRPC server.
 import type { Bundle, Channel, Model } from './types.js';
-import { compareGoStrings } from '../golang/json.js';
+import { compareGoStrings } from '../../golang/json.js';
 
 /**
  * The channel head: the one bundle no other bundle replaces or skips (opm's Channel.Head).

@@ -11,7 +11,7 @@ import {
   PropertyPackageRequired,
   type Property,
 } from '../declcfg/types.js';
-import { jsonKind } from '../golang/json.js';
+import { jsonKind } from '../../golang/json.js';
 import type { ParsedProperties } from './types.js';
 
 /** opm's property.ParseError. */

@@ -3,13 +3,13 @@
 // ("invalid index" → "invalid package" → "invalid channel" → "invalid bundle"). Children are visited
 // in insertion order (opm walks Go maps, whose order is random), so output is stable run to run.
 import { PropertyPackage } from '../declcfg/types.js';
-import { goQuote } from '../golang/strconv.js';
+import { goQuote } from '../../golang/strconv.js';
 import { ValidationError } from './errors.js';
 import { channelHead } from './graph.js';
 import { parseProperties } from './properties.js';
 import type { Bundle, Channel, Deprecation, Icon, Model, Package } from './types.js';
 import { parseRange, versionHasBuild } from './version.js';
-import { compareGoStrings } from '../golang/json.js';
+import { compareGoStrings } from '../../golang/json.js';
 
 /**
  * A tree node for the problems found, or undefined when there are none. The summary is built only

@@ -12,7 +12,7 @@ import {
 } from '../declcfg/types.js';
 import { parse as parseYAML } from 'yaml';
 import { csvFromMetadata } from './csv.js';
-import { goMarshal, goString } from '../golang/json.js';
+import { goMarshal, goString } from '../../golang/json.js';
 
 export class BundleConversionError extends Error {
   override readonly name = 'BundleConversionError';

@@ -12,7 +12,7 @@ import type { ApiBundle, Deprecation } from '../api/api.js';
 import type { Bundle } from '../model/types.js';
 import { modelBundleToApi } from './api-bundle.js';
 import type { ServedCatalog } from './catalog.js';
-import { goMarshal } from '../golang/json.js';
+import { goMarshal } from '../../golang/json.js';
 import type { Logger } from './log.js';
 import { loadCatalog } from './load.js';
 import { MetaStore } from './metas.js';

@@ -2,7 +2,7 @@
 // (opm's api.ConvertModelBundleToAPIBundle): the JSON text json.Marshal gives for operator-framework/api's
 // v1alpha1.ClusterServiceVersion, i.e. struct fields in declaration order, omitempty honoured, map
 // keys sorted and <, >, & escaped.
-import { goMarshal, goString, goStruct } from '../golang/json.js';
+import { goMarshal, goString, goStruct } from '../../golang/json.js';
 
 type Obj = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { formatFloat32 } from '../golang/strconv.js';
+import { formatFloat32 } from '../../golang/strconv.js';
 import { bufferedWriter, createLogger, formatEntries, formatLine, newEntry, putEntry, quote, type Entry, type Fields } from './log.js';
 import { goMilliseconds } from './server.js';
 

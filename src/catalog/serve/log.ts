@@ -2,7 +2,7 @@
 //   time="2026-11-22T02:20:47Z" level=info msg="serving registry" cache=/tmp/x configs=/catalog port=50051
 // Fields are sorted by key; values are quoted (Go's %q) only when they need to be.
 import { rfc3339 } from '../../apimachinery/times.js';
-import { goQuote } from '../golang/strconv.js';
+import { goQuote } from '../../golang/strconv.js';
 
 export type Level = 'debug' | 'info' | 'warning' | 'error' | 'fatal';
 const ORDER: Record<Level, number> = { debug: 0, info: 1, warning: 2, error: 3, fatal: 4 };

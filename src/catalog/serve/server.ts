@@ -13,7 +13,7 @@ import { types } from 'node:util';
 import { dirname, join } from 'node:path';
 import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
-import { formatFloat32 } from '../golang/strconv.js';
+import { formatFloat32 } from '../../golang/strconv.js';
 import { keepStreamTablesYoung } from '../../server/http2-stream-tables.js';
 import { formatRfc3339, rfc3339 } from '../../apimachinery/times.js';
 import { newEntry, putEntry, quote, type Entry, type Level, type Logger } from './log.js';

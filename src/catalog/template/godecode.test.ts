@@ -2,8 +2,8 @@
 // encoding/json's decoding, each with Go's messages.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatFloat32 as formatFloat32G } from '../golang/strconv.js';
-import { resolvePlain } from '../golang/yaml-read.js';
+import { formatFloat32 as formatFloat32G } from '../../golang/strconv.js';
+import { resolvePlain } from '../../golang/yaml-read.js';
 import { decodeJSONInto, unmarshalYAMLInto, type GoType } from './godecode.js';
 
 const T: GoType = {

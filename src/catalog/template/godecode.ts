@@ -10,9 +10,9 @@
 // Messages are Go's: "error converting YAML to JSON: ...", "error unmarshaling JSON: while decoding
 // JSON: json: unknown field \"x\"", "json: cannot unmarshal string into Go struct field ...".
 
-import { compareGoStrings, findField, jsonKind } from '../golang/json.js';
-import { goQuote } from '../golang/strconv.js';
-import { readGoYAML, toJSONValue } from '../golang/yaml-read.js';
+import { compareGoStrings, findField, jsonKind } from '../../golang/json.js';
+import { goQuote } from '../../golang/strconv.js';
+import { readGoYAML, toJSONValue } from '../../golang/yaml-read.js';
 
 /** The Go type a template field decodes into (only the kinds templates use). */
 export type GoType =

@@ -3,8 +3,8 @@
 // labels, entries below 0.0.0 (pre-releases of 0.0.0) left out. Today's drawing is
 // declcfg/write.ts's writeMermaid.
 import type { DeclarativeConfig } from '../declcfg/types.js';
-import { compareGoStrings } from '../golang/json.js';
-import { goQuote } from '../golang/strconv.js';
+import { compareGoStrings } from '../../golang/json.js';
+import { goQuote } from '../../golang/strconv.js';
 import { Version, parseRange } from '../semver.js';
 import { bundleVersion } from './common.js';
 

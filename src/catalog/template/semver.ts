@@ -14,8 +14,8 @@
 
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, Package } from '../declcfg/types.js';
 import { emptyConfig } from '../declcfg/types.js';
-import { compareGoStrings } from '../golang/json.js';
-import { goQuote } from '../golang/strconv.js';
+import { compareGoStrings } from '../../golang/json.js';
+import { goQuote } from '../../golang/strconv.js';
 import type { Version } from '../semver.js';
 import {
   ARCHETYPES,

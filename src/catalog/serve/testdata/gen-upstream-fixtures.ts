@@ -15,7 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { goMarshal } from '../../golang/json.js';
+import { goMarshal } from '../../../golang/json.js';
 
 const repo = process.argv[2] ?? '/work/.mirror/operator-framework+operator-registry/repo';
 const out = dirname(fileURLToPath(import.meta.url));
