@@ -13,7 +13,7 @@ import { cloneObject } from '../registry/codec.js';
 import type { ResourceRegistration } from '../registry/registry.js';
 import type { VersionConverter } from '../registry/store.js';
 import type { Strategy, SubresourceStrategy, TableColumn } from '../registry/strategy.js';
-import { ageSince, CREATION_TIMESTAMP_DESCRIPTION, nameColumn, parseRFC3339 } from '../registry/table.js';
+import { ageSince, CREATION_TIMESTAMP_DESCRIPTION, nameColumn, parseTimeMillis } from '../registry/table.js';
 import { META, apiVersionField, kindField, listMetaField } from '../api/definitions/util.js';
 import { compileJSONPath, getPath, setPath, simplePathFields, type CompiledJSONPath } from './jsonpath.js';
 import type { CompiledRules, ValidationRulesEngine } from './rules.js';
@@ -90,7 +90,7 @@ function cellFor(type: string, value: unknown): unknown {
       // metav1.Time's UnmarshalQueryParameter: "" and "null" are the zero time, anything but RFC 3339 is invalid.
       if (typeof value !== 'string') return null;
       if (value === '' || value === 'null') return '<unknown>';
-      return parseRFC3339(value) === undefined ? '<invalid>' : ageSince(value);
+      return parseTimeMillis(value) === undefined ? '<invalid>' : ageSince(value);
     }
     default:
       return null;

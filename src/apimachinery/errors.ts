@@ -274,6 +274,11 @@ export function timeout(message: string, retryAfterSeconds = 1): StatusError {
   return new StatusError({ reason: 'Timeout', code: 504, message: `Timeout: ${message}`, details: retryAfterSeconds ? { retryAfterSeconds } : {} });
 }
 
+/** V8's RangeError for a recursion past its stack (not the other RangeErrors, e.g. of toISOString). */
+export function isStackOverflow(e: unknown): boolean {
+  return e instanceof RangeError && e.message === 'Maximum call stack size exceeded';
+}
+
 /**
  * Wraps anything thrown below the handlers into a Status, keeping StatusErrors as they are. V8's
  * stack overflow comes from a body nested deeper than the server's recursive processing goes
@@ -282,7 +287,7 @@ export function timeout(message: string, retryAfterSeconds = 1): StatusError {
  */
 export function toStatusError(e: unknown): StatusError {
   if (isStatusError(e)) return e;
-  if (e instanceof RangeError && e.message === 'Maximum call stack size exceeded') {
+  if (isStackOverflow(e)) {
     return badRequest('the object is nested too deeply to be processed (maximum call stack size exceeded); reduce its nesting');
   }
   return internalError(e);

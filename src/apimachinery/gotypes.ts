@@ -46,6 +46,7 @@
 // version reads as int64 or float64, must not hold an integer a double cannot hold exactly (json.ts
 // isInexactInteger): goTypeError throws that 400 when the body decodes.
 
+import { isStackOverflow } from './errors.js';
 import { base64ErrorOffset } from './gobase64.js';
 import { goTrimSpace } from '../golang/strings.js';
 import { hasNumberTexts, inexactIntegerError, numberTextAt, numberTextsIn, type InexactInteger, type NumberText } from './json.js';
@@ -364,7 +365,7 @@ export function goTypeError(value: unknown, definitionName: string, definitions:
     if (e instanceof HardError) return e.message;
     // The walk recurses along the value (a CRD schema nests JSONSchemaProps in JSONSchemaProps, each
     // level a few frames): a body nested past V8's stack gets no verdict here rather than a 500.
-    if (e instanceof RangeError) return st.first;
+    if (isStackOverflow(e)) return st.first;
     throw e;
   }
   if (st.first === undefined && st.inexact !== undefined) throw inexactIntegerError(st.inexact, RAW_JSON_UPSTREAM);

@@ -67,20 +67,17 @@ function walk(value: JsonValue | undefined, schemaRef: OpenAPISchema | undefined
 let rfcSecond = Number.NaN;
 let rfcText = '';
 
-/** RFC 3339 in UTC with second precision (the second the time falls in), as metav1.Time serialises. */
-export function formatRfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /**
- * formatRfc3339 for the current time: every create stamps its creationTimestamp and every logged
- * call its start, so the text is kept for the second it was made for.
+ * RFC 3339 in UTC with second precision (the second the time falls in), as metav1.Time serialises.
+ * Mostly called for the current time (every create stamps its creationTimestamp, every write its
+ * managedFields entry, every logged call its start), so the text is kept for the second it was
+ * made for. Throws RangeError for an invalid time, as Date.toISOString does.
  */
-export function rfc3339(at: Date | number): string {
-  const ms = typeof at === 'number' ? at : at.getTime();
+export function rfc3339(at: Date | number | string): string {
+  const ms = typeof at === 'number' ? at : typeof at === 'string' ? Date.parse(at) : at.getTime();
   const second = Math.floor(ms / 1000);
   if (second !== rfcSecond) {
-    rfcText = formatRfc3339(ms);
+    rfcText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     rfcSecond = second;
   }
   return rfcText;

@@ -89,7 +89,7 @@ export function humanDuration(ms: number): string {
 /** translateTimestampSince: the age of a metav1.Time / MicroTime, "<unknown>" for the zero time. */
 export function ageSince(ts: string | null | undefined, now: number = Date.now()): string {
   if (!ts) return '<unknown>';
-  const t = parseRFC3339(ts);
+  const t = parseTimeMillis(ts);
   if (t === undefined || t === GO_ZERO_TIME_MS) return '<unknown>';
   return humanDuration(now - t);
 }
@@ -101,13 +101,13 @@ const GO_ZERO_TIME_MS = GO_ZERO_TIME_SECONDS * 1000;
  * time.Parse(time.RFC3339, s) as metav1.Time's decoder uses it: milliseconds since the epoch, or
  * undefined when Go would refuse the text (date only, no zone, out-of-range fields, ...).
  */
-export function parseRFC3339(s: string): number | undefined {
+export function parseTimeMillis(s: string): number | undefined {
   const t = parseRfc3339(s);
   return t && t.seconds * 1000 + Math.floor(t.nanos / 1e6);
 }
 
 /** metav1.Time.UTC().Format(time.RFC3339): whole seconds, UTC, "0001-01-01T00:00:00Z" when unset. */
-export function formatRFC3339(ts: string | null | undefined): string {
+export function formatTimeCell(ts: string | null | undefined): string {
   const t = ts ? parseRfc3339(ts) : undefined;
   return formatTime(t === undefined ? GO_ZERO_TIME_SECONDS : t.seconds);
 }
@@ -123,7 +123,7 @@ function columnsOf(strategy: Strategy): readonly TableColumn[] {
 function cellsOf(strategy: Strategy, obj: KubeObject): unknown[] {
   if (strategy.tableCells) return strategy.tableCells(obj);
   // rest.defaultTableConvertor: the name and the creation time as RFC 3339 text.
-  return [obj.metadata?.name ?? '', formatRFC3339(obj.metadata?.creationTimestamp)];
+  return [obj.metadata?.name ?? '', formatTimeCell(obj.metadata?.creationTimestamp)];
 }
 
 const wireColumn = (c: TableColumn): TableColumnDefinition => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority });

@@ -10,7 +10,7 @@ export { compareTyped } from './compare.js';
 export type { Comparison } from './compare.js';
 export { conflictError, conflictMessage, printManager, ApplyConflicts } from './conflict.js';
 export type { Conflict } from './conflict.js';
-export { decodeManagedFields, encodeManagedFields, managerIdentifier, ManagedFieldsError, isResetManagedFields, formatTime } from './managed-fields.js';
+export { decodeManagedFields, encodeManagedFields, managerIdentifier, ManagedFieldsError, isResetManagedFields } from './managed-fields.js';
 export type { Managed, VersionedSet } from './managed-fields.js';
 export {
   apply,

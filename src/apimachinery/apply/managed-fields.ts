@@ -129,23 +129,7 @@ function compareEntries(p: ManagedFieldsEntry, q: ManagedFieldsEntry): number {
   );
 }
 
-/** metav1.Time as it is serialized: RFC 3339 in UTC, whole seconds. */
-export function formatTime(now: Date | string | undefined): string {
-  if (now === undefined) {
-    // Every write stamps its entry: the text changes once a second.
-    const second = Math.floor(Date.now() / 1000);
-    if (second !== lastSecond) {
-      lastText = new Date(second * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
-      lastSecond = second;
-    }
-    return lastText;
-  }
-  const d = typeof now === 'string' ? new Date(now) : now;
-  return d.toISOString().replace(/\.\d+Z$/, 'Z');
-}
 
-let lastSecond = NaN;
-let lastText = '';
 
 /** isResetManagedFields: `[]` or `[{}]` in a request means "drop all managed fields". */
 export function isResetManagedFields(entries: readonly ManagedFieldsEntry[] | undefined | null): boolean {

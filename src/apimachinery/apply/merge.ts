@@ -7,6 +7,7 @@
 // Pure: no I/O, no clock unless `now` is left out. Objects in, objects and managedFields out.
 import { badRequest, internalError } from '../errors.js';
 import type { Definitions, OpenAPISchema } from '../schema.js';
+import { rfc3339 } from '../times.js';
 import { parseApiVersion, type JsonValue, type KubeObject, type ManagedFieldsEntry } from '../types.js';
 import { typeOf, type TypeRef } from './atoms.js';
 import { compareTyped } from './compare.js';
@@ -18,7 +19,6 @@ import {
   decodeManagedFields,
   emptyManaged,
   encodeManagedFields,
-  formatTime,
   isResetManagedFields,
   managerIdentifier,
   parseManagerIdentifier,
@@ -115,7 +115,7 @@ export function apply(opts: ApplyOptions): ApplyResult {
     if (e instanceof ManagedFieldsError) throw internalError(new Error(`failed to decode managed fields: ${e.message}`));
     throw e;
   }
-  const ctx: Context = { type, opts, now: formatTime(opts.now) };
+  const ctx: Context = { type, opts, now: rfc3339(opts.now ?? Date.now()) };
   const manager = opts.manager;
 
   let outcome: { object: JsonValue; managed: Managed };
@@ -154,7 +154,7 @@ export interface UpdateOptions extends Common {
  */
 export function update(opts: UpdateOptions): ManagedFieldsEntry[] | undefined {
   const type = typeOf(opts.schema, opts.defs);
-  const ctx: Context = { type, opts, now: formatTime(opts.now) };
+  const ctx: Context = { type, opts, now: rfc3339(opts.now ?? Date.now()) };
   const managed = opts.managedFields !== undefined ? decodeOrEmpty(opts.managedFields) : managedForUpdate(opts.old, opts.new, Boolean(opts.subresource));
   const newObj = withoutManagedFields(opts.new);
   if (managed.fields.size === 0 && opts.old === undefined) {

@@ -46,7 +46,7 @@ function parseArgs(argv: string[]): Args {
 }
 
 /** RFC 3339 in local time, to the second, as Go's time.Format(time.RFC3339). */
-function rfc3339(d: Date): string {
+function localRfc3339(d: Date): string {
   const off = -d.getTimezoneOffset();
   const pad = (n: number): string => String(n).padStart(2, '0');
   const zone = off === 0 ? 'Z' : `${off > 0 ? '+' : '-'}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
@@ -60,7 +60,7 @@ export function fatalLine(message: string, opts: { tty: boolean; now?: Date; sta
     const secs = Math.max(0, Math.floor((now.getTime() - (opts.startedAt ?? now.getTime())) / 1000));
     return `\x1b[31mFATA\x1b[0m[${String(secs).padStart(4, '0')}] ${message.replace(/\n$/, '').padEnd(44)} \n`;
   }
-  return `time=${quote(rfc3339(now))} level=fatal msg=${quote(message)}\n`;
+  return `time=${quote(localRfc3339(now))} level=fatal msg=${quote(message)}\n`;
 }
 
 function goErrorText(err: NodeJS.ErrnoException, path: string): string {

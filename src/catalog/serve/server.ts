@@ -15,7 +15,7 @@ import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
 import { formatFloat32 } from '../../golang/strconv.js';
 import { keepStreamTablesYoung } from '../../server/http2-stream-tables.js';
-import { formatRfc3339, rfc3339 } from '../../apimachinery/times.js';
+import { rfc3339 } from '../../apimachinery/times.js';
 import { newEntry, putEntry, quote, type Entry, type Level, type Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
 import { RegistryQueryError, type RegistryIndex } from './registry-index.js';
@@ -254,7 +254,7 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
     putEntry(entries, entryOf('grpc.start_time', rfc3339(Date.now())));
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
-    if (Number.isFinite(deadlineMs)) putEntry(entries, entryOf('grpc.request.deadline', formatRfc3339(deadlineMs)));
+    if (Number.isFinite(deadlineMs)) putEntry(entries, entryOf('grpc.request.deadline', rfc3339(deadlineMs)));
     return new grpc.ServerInterceptingCall(call, {
       start: (next) =>
         next({

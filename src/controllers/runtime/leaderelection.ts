@@ -4,6 +4,7 @@
 // clock, so that clock skew between candidates does not matter.
 import { isStatusError } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
+import { formatMicroTime as formatWireMicroTime } from '../../apimachinery/protobuf/time.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { realClock, sleep, type Clock } from './clock.js';
 
@@ -32,8 +33,8 @@ interface Lease extends KubeObject {
 
 /** metav1.MicroTime's wire form: `2006-01-02T15:04:05.000000Z` (always six fractional digits, UTC). */
 export function formatMicroTime(ms: number): string {
-  const iso = new Date(ms).toISOString(); // 2006-01-02T15:04:05.000Z
-  return `${iso.slice(0, 23)}000Z`;
+  const seconds = Math.floor(ms / 1000);
+  return formatWireMicroTime(seconds, (ms - seconds * 1000) * 1e6);
 }
 
 function recordFromSpec(s: LeaseSpec | undefined): LeaderElectionRecord {
