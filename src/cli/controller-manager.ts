@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import { createHttpsClient } from '../client/https.js';
 import { defaultControllers, runControllers } from '../controllers/index.js';
 import { collectProcessMetrics } from '../server/metrics.js';
+import { sendMetrics } from '../server/promhttp.js';
 
 export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --kubeconfig FILE                    the server to manage and the credentials to use (required)
@@ -77,7 +78,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
         return;
       }
       registry.metrics().then(
-        (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body),
+        (body) => sendMetrics(req, res, body, registry.contentType),
         (e: unknown) => res.writeHead(500).end(String(e)),
       );
     });

@@ -34,6 +34,7 @@ import { exactMetadataName, parseFieldSelector } from '../apimachinery/fields.js
 import { Discovery, AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1 } from './discovery.js';
 import { BodyBuffers, finishedWhenSent } from './body-buffers.js';
 import type { ApiMetrics } from './metrics.js';
+import { sendMetrics } from './promhttp.js';
 import {
   chooseOutput,
   partialMetadataMismatch,
@@ -357,9 +358,7 @@ export class ApiServer {
       }
       if (path === '/metrics' && this.cfg.metricsText) {
         const m = await this.cfg.metricsText();
-        res.statusCode = 200;
-        res.setHeader('Content-Type', m.contentType);
-        res.end(m.body);
+        sendMetrics(ctx.req, res, m.body, m.contentType);
         return;
       }
       if (this.cfg.openapi && (path.startsWith('/openapi/') || path === '/openapi')) {

@@ -3,9 +3,11 @@
 // `kplane controller-manager --metrics-port` when they run out of process.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
 import { defaultControllers } from '../../src/controllers/index.js';
@@ -102,6 +104,17 @@ it('kplane controller-manager --metrics-port serves the same metrics over HTTP o
   assert.notEqual(sample(text, 'controller_runtime_reconcile_total{controller="namespace",result="success"}'), undefined);
   assert.notEqual(sample(text, 'workqueue_depth{name="namespace"}'), undefined);
   assert.match(text, /^process_cpu_user_seconds_total /m);
+  // A scraper that asks for gzip (Prometheus does) gets it compressed, as from promhttp.
+  const zipped = await new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) => {
+    httpGet(url, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ encoding: res.headers['content-encoding'], vary: res.headers['vary'], body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
+  assert.equal(zipped.encoding, 'gzip');
+  assert.equal(zipped.vary, 'Accept, Accept-Encoding');
+  assert.match(gunzipSync(zipped.body).toString(), /^process_cpu_user_seconds_total /m);
   const exited = new Promise((ok) => cm!.once('exit', ok));
   cm.kill('SIGTERM');
   await exited;

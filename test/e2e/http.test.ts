@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { connect, constants as h2 } from 'node:http2';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
 import { decodeObject, decodeWatchFrames, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
 import { adminCredentials, RawClient, watchLines, type KubeStatus, type RawResponse } from '../support/https.js';
@@ -159,6 +160,25 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.match(await metrics(), /^apiserver_request_total\{verb="WATCH",[^}]*resource="configmaps"[^}]*code="200"\} [1-9]/m);
+  });
+
+  it('/metrics answers as promhttp: Vary on Accept and Accept-Encoding, gzip when the scraper asks', async () => {
+    // What Prometheus sends. The exposition is far below the 128 KiB API threshold: /metrics is not
+    // an API response, promhttp compresses whatever its size.
+    const zipped = await client.request({ path: '/metrics', headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(zipped.status, 200);
+    assert.equal(zipped.headers['content-encoding'], 'gzip');
+    assert.equal(zipped.headers['vary'], 'Accept, Accept-Encoding');
+    assert.match(String(zipped.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    assert.match(gunzipSync(zipped.body).toString(), /^apiserver_request_total\{/m);
+    // Without gzip among the acceptable encodings, the text as it is (the same Vary).
+    for (const ae of [undefined, 'identity', '*', 'gzip;q=0', 'br']) {
+      const plain = await client.request({ path: '/metrics', headers: ae === undefined ? {} : { 'accept-encoding': ae } });
+      assert.equal(plain.status, 200, String(ae));
+      assert.equal(plain.headers['content-encoding'], undefined, String(ae));
+      assert.equal(plain.headers['vary'], 'Accept, Accept-Encoding', String(ae));
+      assert.match(plain.text(), /^apiserver_request_total\{/m, String(ae));
+    }
   });
 
   it('PartialObjectMetadata and PartialObjectMetadataList', async () => {
