@@ -48,7 +48,10 @@ export interface ControlPlaneOptions {
   readonly tokens?: ReadonlyMap<string, AuthUser>;
   readonly anonymousAuth?: boolean;
   readonly maxRequestBodyBytes?: number;
-  readonly maxInFlight?: number;
+  /** kube-apiserver's --max-requests-inflight: get and list requests at once before 429 (default 400; 0 = no limit). */
+  readonly maxRequestsInFlight?: number;
+  /** --max-mutating-requests-inflight: requests of other verbs at once before 429 (default 200; 0 = no limit). */
+  readonly maxMutatingRequestsInFlight?: number;
   /** Answer lists and watches from memory (default true). */
   readonly watchCache?: boolean;
   readonly admission?: readonly AdmissionPlugin[];
@@ -190,7 +193,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     admission,
     authenticate: createAuthenticator({ tokens, anonymous: opts.anonymousAuth ?? false }),
     maxRequestBodyBytes: opts.maxRequestBodyBytes ?? 3 * 1024 * 1024,
-    ...(opts.maxInFlight !== undefined ? { maxInFlight: opts.maxInFlight } : {}),
+    ...(opts.maxRequestsInFlight !== undefined ? { maxRequestsInFlight: opts.maxRequestsInFlight } : {}),
+    ...(opts.maxMutatingRequestsInFlight !== undefined ? { maxMutatingRequestsInFlight: opts.maxMutatingRequestsInFlight } : {}),
     metrics,
     health: { handle: (path, query) => health.handle(path, query) },
     openapi: buildOpenAPIProvider(registry, versionInfo()),

@@ -29,6 +29,10 @@ kplane serve flags:
   --secure-port PORT        HTTPS port (default 6443; 0 picks a free one)
   --token-auth-file FILE    static bearer tokens (token,user,uid,"group1,group2")
   --max-request-bytes N     largest request body accepted (default 3145728)
+  --max-requests-inflight N get and list requests served at once before 429 (default 400; 0 = no limit)
+  --max-mutating-requests-inflight N
+                            requests of other verbs served at once before 429 (default 200; 0 = no limit);
+                            system:masters are served past both limits, as on kube-apiserver
   --request-timeout DUR     deadline of every request but a watch, a Go duration (default 1m0s)
   --response-compression=false
                             never gzip responses (default: bodies over 128 KiB are gzipped when asked)
@@ -49,6 +53,8 @@ async function serve(argv: string[]): Promise<void> {
       'secure-port': { type: 'string', default: '6443' },
       'token-auth-file': { type: 'string' },
       'max-request-bytes': { type: 'string' },
+      'max-requests-inflight': { type: 'string', default: '400' },
+      'max-mutating-requests-inflight': { type: 'string', default: '200' },
       'request-timeout': { type: 'string', default: '1m0s' },
       'response-compression': { type: 'string', default: 'true' },
       'watch-cache': { type: 'string', default: 'true' },
@@ -74,6 +80,15 @@ async function serve(argv: string[]): Promise<void> {
   const tokens = values['token-auth-file'] ? (await loadTokenFile(values['token-auth-file'])).tokens : undefined;
   const maxBytes = values['max-request-bytes'] ? Number(values['max-request-bytes']) : undefined;
   if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
+  const inflight = (flag: 'max-requests-inflight' | 'max-mutating-requests-inflight'): number => {
+    const text = values[flag];
+    if (!/^[+-]?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) fail(`invalid argument ${JSON.stringify(text)} for "--${flag}" flag: not a whole number`);
+    const n = Number(text);
+    if (n < 0) fail(`--${flag} can not be negative value`);
+    return n;
+  };
+  const maxRequestsInFlight = inflight('max-requests-inflight');
+  const maxMutatingRequestsInFlight = inflight('max-mutating-requests-inflight');
   const requestTimeout = parseGoDuration(values['request-timeout']);
   if ('error' in requestTimeout) fail(`invalid argument ${JSON.stringify(values['request-timeout'])} for "--request-timeout" flag: ${requestTimeout.error}`);
   if (requestTimeout.ns < 0n) fail('--request-timeout can not be negative value');
@@ -84,6 +99,8 @@ async function serve(argv: string[]): Promise<void> {
     port,
     ...(tokens ? { tokens } : {}),
     ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
+    maxRequestsInFlight,
+    maxMutatingRequestsInFlight,
     watchCache: values['watch-cache'] !== 'false',
     requestTimeout: Number(requestTimeout.ns) / 1e6,
     responseCompression: values['response-compression'] !== 'false',

@@ -35,6 +35,7 @@ import { Discovery, AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1 } from
 import { BodyBuffers, finishedWhenSent } from './body-buffers.js';
 import type { ApiMetrics } from './metrics.js';
 import { sendMetrics } from './promhttp.js';
+import { DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, DEFAULT_MAX_REQUESTS_INFLIGHT, MaxInFlight } from './maxinflight.js';
 import {
   chooseOutput,
   partialMetadataMismatch,
@@ -103,8 +104,13 @@ export interface ApiServerConfig {
   readonly authenticate: (req: Request) => UserInfo;
   /** Largest request body accepted (bytes); 3 MiB like kube-apiserver. */
   readonly maxRequestBodyBytes: number;
-  /** Concurrent non-long-running requests before 429 (0 = unlimited). */
-  readonly maxInFlight?: number;
+  /**
+   * --max-requests-inflight: get and list requests served at once before a 429 (watches never
+   * count); default 400, 0 = no limit. See maxinflight.ts.
+   */
+  readonly maxRequestsInFlight?: number;
+  /** --max-mutating-requests-inflight: requests of every other verb served at once before a 429; default 200, 0 = no limit. */
+  readonly maxMutatingRequestsInFlight?: number;
   readonly metrics?: ApiMetrics;
   readonly health?: HealthProvider;
   readonly openapi?: OpenAPIProvider;
@@ -137,7 +143,7 @@ const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 
 export class ApiServer {
   readonly discovery: Discovery;
-  private inFlight = 0;
+  private readonly maxInFlight: MaxInFlight;
   private shuttingDown = false;
   private readonly openWatches = new Set<AbortController>();
   /** Memory for list bodies, reused once a response has sent its body (see BodyBuffers). */
@@ -152,11 +158,13 @@ export class ApiServer {
     this.discovery = new Discovery(cfg.registry);
     this.requestTimeoutMs = cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.compression = cfg.responseCompression ?? true;
+    this.maxInFlight = new MaxInFlight(cfg.maxRequestsInFlight ?? DEFAULT_MAX_REQUESTS_INFLIGHT, cfg.maxMutatingRequestsInFlight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, cfg.metrics);
   }
 
   /** Ends open watches (clients re-watch elsewhere) and refuses new ones. */
   shutdown(): void {
     this.shuttingDown = true;
+    this.maxInFlight.stop();
     for (const c of this.openWatches) c.abort();
   }
 
@@ -175,13 +183,13 @@ export class ApiServer {
       const path = decodePath(url.pathname);
       info = parseRequestInfo(req.method ?? 'GET', path, query);
       // Once per request: at 'finish', or at 'close' for a stream the client ended (a watch), as upstream counts those too.
+      let record: (() => void) | undefined;
       if (this.cfg.metrics) {
-        const record = recordOnce(this.cfg.metrics, req, res, info, query, started);
+        record = recordOnce(this.cfg.metrics, req, res, info, query, started);
         res.on('finish', record);
         res.on('close', record);
       }
       longRunning = info.verb === 'watch';
-      const limit = this.cfg.maxInFlight ?? 0;
       // WithRequestDeadline: a timeout that is not a Go duration is refused before anything else.
       const timeoutParam = longRunning ? null : query.get('timeout');
       let userTimeoutMs: number | undefined;
@@ -190,24 +198,31 @@ export class ApiServer {
         if ('error' in d) throw badRequest(`invalid timeout specified in the request URL - ${d.error}`);
         userTimeoutMs = Number(d.ns) / 1e6;
       }
-      if (!longRunning && limit > 0 && this.inFlight >= limit) {
-        const tooMany = tooManyRequests('Too many requests, please try again later.');
-        throw new PlainTextError(tooMany.status, tooMany.message);
-      }
-      let deadline: PendingDeadline<RequestContext> | undefined;
-      if (!longRunning) {
-        this.inFlight++;
-        res.on('close', () => {
-          this.inFlight--;
-          if (deadline) clearDeadline(deadline);
-        });
-      }
       let user: UserInfo;
       try {
         user = this.cfg.authenticate(req);
       } catch (e) {
         if (!PUBLIC_PATHS.has(path) && !/^\/(healthz|livez|readyz)\//.test(path)) throw e;
         user = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+      }
+      let deadline: PendingDeadline<RequestContext> | undefined;
+      if (!longRunning) {
+        // WithMaxInFlightLimit, after authentication: a 429 never reaches a handler, so it is a
+        // termination (apiserver_request_terminations_total), not a served request.
+        const slot = this.maxInFlight.admit(info.verb, user.groups);
+        if (slot === 'too-many') {
+          if (record) {
+            res.off('finish', record);
+            res.off('close', record);
+          }
+          this.cfg.metrics?.recordRequestTermination(req.method ?? 'GET', info, query, header(req, 'content-type'), 429);
+          const tooMany = tooManyRequests('Too many requests, please try again later.');
+          throw new PlainTextError(tooMany.status, tooMany.message);
+        }
+        res.on('close', () => {
+          slot.release();
+          if (deadline) clearDeadline(deadline);
+        });
       }
       const ctx: RequestContext = { req, res, info, query, user, accept: header(req, 'accept'), compress: this.compression, expired: false };
       if (!longRunning) {

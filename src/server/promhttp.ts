@@ -98,10 +98,17 @@ export function negotiateMetricsEncoding(acceptEncoding: readonly string[]): Met
   return best === '' ? 'identity' : best;
 }
 
-/** Every value of a request header, in order (node joins repeated ones in `headers`). */
-function headerValues(req: IncomingMessage, name: string): string[] {
-  const out: string[] = [];
+/**
+ * Every value of a request header, in order (node joins repeated ones in `headers`); the in-process
+ * loopback request has only `headers`.
+ */
+function headerValues(req: Pick<IncomingMessage, 'headers'> & { rawHeaders?: readonly string[] }, name: string): string[] {
   const raw = req.rawHeaders;
+  if (raw === undefined) {
+    const v = req.headers[name];
+    return v === undefined ? [] : Array.isArray(v) ? v : [v];
+  }
+  const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
   return out;
 }
@@ -110,7 +117,7 @@ function headerValues(req: IncomingMessage, name: string): string[] {
  * Answers a scrape with the exposition `body` of `contentType` (status 200), gzipped (Go's
  * default level, 6) when the request's Accept-Encoding makes gzip the choice.
  */
-export function sendMetrics(req: IncomingMessage, res: ServerResponse, body: string, contentType: string): void {
+export function sendMetrics(req: Pick<IncomingMessage, 'headers'> & { rawHeaders?: readonly string[] }, res: ServerResponse, body: string, contentType: string): void {
   res.statusCode = 200;
   res.setHeader('Vary', ['Accept', 'Accept-Encoding']);
   res.setHeader('Content-Type', contentType);

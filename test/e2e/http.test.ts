@@ -6,10 +6,15 @@ import { connect, constants as h2 } from 'node:http2';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { decodeObject, decodeWatchFrames, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
 import { adminCredentials, RawClient, watchLines, type KubeStatus, type RawResponse } from '../support/https.js';
+import { kplaneProcesses } from '../support/kplane-process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../support/tools.js';
 
 const NS = 'default';
 const CMS = `/api/v1/namespaces/${NS}/configmaps`;
@@ -487,29 +492,99 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
 });
 
 describe('max requests in flight', { timeout: 30_000 }, () => {
-  it('a request over the limit gets 429 as text with Retry-After, as upstream\'s filter answers', async () => {
-    const server = await startTestServer({ storage: 'memory', maxInFlight: 1 });
+  it('two pools as upstream\'s filter keeps them: 429 as text with Retry-After past a full one, system:masters served anyway, credentials judged first', async () => {
+    const server = await startTestServer({
+      storage: 'memory',
+      maxRequestsInFlight: 1,
+      maxMutatingRequestsInFlight: 1,
+      tokens: new Map([['alice-token', { name: 'alice', groups: ['developers'] }]]),
+    });
     const creds = adminCredentials(server.dataDir);
-    const client = new RawClient(server.url, creds);
+    const admin = new RawClient(server.url, creds);
+    const alice = new RawClient(server.url, { ca: creds.ca });
+    const asAlice = { authorization: 'Bearer alice-token' };
+    const cm = (name: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
     const session = connect(server.url, { ca: creds.ca, cert: creds.cert, key: creds.key });
     try {
-      // Holds the one slot: a create whose body never finishes.
+      // The admin holds the one mutating slot (a free slot is taken whoever asks): a create whose body never finishes.
       const held = session.request({ ':method': 'POST', ':path': CMS, 'content-type': 'application/json', 'content-length': '1000' }, { endStream: false });
       held.on('error', () => undefined);
       held.write('{"apiVersion":"v1"');
       await new Promise((r) => setTimeout(r, 200));
-      const r = await client.request({ path: CMS });
+
+      const r = await alice.request({ method: 'POST', path: CMS, headers: { ...asAlice, ...JSON_CT }, body: cm('by-alice') });
       assert.equal(r.status, 429, r.text());
       assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8');
       assert.equal(r.headers['retry-after'], '1');
       assert.equal(r.text(), 'Too many requests, please try again later.\n');
+      // Reads have their own pool; a watch never takes a slot.
+      assert.equal((await alice.request({ path: CMS, headers: asAlice })).status, 200);
+      const w = await alice.stream({ path: `${CMS}?watch=true`, headers: asAlice });
+      assert.equal(w.status, 200);
+      w.close();
+      // Bad credentials are a 401 before any 429.
+      assert.equal((await alice.request({ method: 'POST', path: CMS, headers: { authorization: 'Bearer nope', ...JSON_CT }, body: cm('x') })).status, 401);
+      // system:masters is served past a full pool.
+      assert.equal((await admin.request({ method: 'POST', path: CMS, headers: JSON_CT, body: cm('by-admin') })).status, 201);
+
+      // What an operator sees: the 429 as a termination (not a served request), and the pools' watermark.
+      const text = (await admin.request({ path: '/metrics' })).text();
+      assert.match(text, /^apiserver_request_terminations_total\{verb="POST",group="",version="v1",resource="configmaps",subresource="",scope="resource",component="apiserver",code="429"\} 1$/m);
+      assert.doesNotMatch(text, /^apiserver_request_total\{[^}]*code="429"/m);
+      const mutating = async (): Promise<number> => Number(/^apiserver_current_inflight_requests\{request_kind="mutating"\} (\d+)/m.exec((await admin.request({ path: '/metrics' })).text())?.[1] ?? -1);
+      // Published every second: the held slot plus what came and went in that second.
+      const deadline = Date.now() + 5_000;
+      while ((await mutating()) < 1) {
+        assert.ok(Date.now() < deadline, 'apiserver_current_inflight_requests{request_kind="mutating"} reached 1');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+
       held.close(h2.NGHTTP2_CANCEL);
       await new Promise((r) => setTimeout(r, 200));
-      assert.equal((await client.request({ path: CMS })).status, 200);
+      assert.equal((await alice.request({ method: 'POST', path: CMS, headers: { ...asAlice, ...JSON_CT }, body: cm('by-alice') })).status, 201);
     } finally {
       session.close();
-      client.close();
+      admin.close();
+      alice.close();
       await server.stop();
+    }
+  });
+
+  it('kplane serve --max-requests-inflight and --max-mutating-requests-inflight', async () => {
+    const procs = kplaneProcesses();
+    const dir = await mkdtemp(join(tmpdir(), 'kplane-inflight-'));
+    try {
+      const tokens = join(dir, 'tokens.csv');
+      await writeFile(tokens, 'alice-token,alice,alice-uid,"developers"\n');
+      const p = await procs.start(['serve', '--data-dir', join(dir, 'data'), '--secure-port', '0', '--controllers=false', '--token-auth-file', tokens, '--max-requests-inflight=0', '--max-mutating-requests-inflight=1'], /kplane is serving on (https:\/\/\S+)/);
+      const url = /https:\/\/\S+/.exec(p.firstLine)![0];
+      const creds = adminCredentials(join(dir, 'data'));
+      const session = connect(url, { ca: creds.ca, cert: creds.cert, key: creds.key });
+      const alice = new RawClient(url, { ca: creds.ca });
+      try {
+        const held = session.request({ ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json', 'content-length': '1000' }, { endStream: false });
+        held.on('error', () => undefined);
+        held.write('{"apiVersion":"v1"');
+        await new Promise((r) => setTimeout(r, 200));
+        const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'by-alice' } });
+        assert.equal((await alice.request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', headers: { authorization: 'Bearer alice-token', ...JSON_CT }, body })).status, 429);
+        assert.equal((await alice.request({ path: '/api/v1/namespaces/default/configmaps', headers: { authorization: 'Bearer alice-token' } })).status, 200, '0: reads unlimited');
+        held.close(h2.NGHTTP2_CANCEL);
+      } finally {
+        session.close();
+        alice.close();
+      }
+      for (const [arg, message] of [
+        ['--max-requests-inflight=-1', /--max-requests-inflight can not be negative value/],
+        ['--max-mutating-requests-inflight=ten', /invalid argument "ten" for "--max-mutating-requests-inflight" flag: not a whole number/],
+      ] as const) {
+        const bad = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--data-dir', join(dir, 'data'), arg], { timeoutMs: 30_000 });
+        assert.equal(bad.code, 2, arg);
+        assert.match(bad.stderr, message);
+      }
+    } finally {
+      procs.killAll();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
