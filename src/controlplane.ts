@@ -59,6 +59,11 @@ export interface ControlPlaneOptions {
   /** How often idle watches with allowWatchBookmarks=true get a BOOKMARK (default 10,000 ms). */
   readonly watchBookmarkIntervalMs?: number;
   /**
+   * How long `start()` waits for the storage to answer (etcd not up yet) before it fails; default
+   * 30,000 ms. Meanwhile the log says what it waits for, every 5 s.
+   */
+  readonly storageStartTimeoutMs?: number;
+  /**
    * kube-apiserver's --request-timeout: how long a request other than a watch may take before it is
    * answered 504, as Go duration text (`'60s'`, `'1m30s'`) or milliseconds. Default 60 s; a shorter
    * `?timeout=` shortens it, and writes are bounded at 34 s as upstream's handlers bound them.
@@ -244,6 +249,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     loopbackClient: () => createLoopbackClient(apiServer.handle, loopbackToken),
     controllersLeading: () => controllers?.manager.isLeading() ?? false,
     async start() {
+      await waitForStorage(raw, opts.storage.name, log, opts.storageStartTimeoutMs ?? STORAGE_START_TIMEOUT_MS);
       for (const m of modules) await m.bootstrap?.(ctx);
       bootstrapped = true;
       server = createSecureServer(
@@ -262,9 +268,10 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       server.setTimeout(0);
       keepStreamTablesYoung(server);
       await new Promise<void>((ok, fail) => {
-        server!.once('error', fail);
+        const onError = (e: NodeJS.ErrnoException): void => fail(listenError(e, host, port));
+        server!.once('error', onError);
         server!.listen(port, host, () => {
-          server!.off('error', fail);
+          server!.off('error', onError);
           ok();
         });
       });
@@ -310,4 +317,44 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     },
   };
   return cp;
+}
+
+/** Default of ControlPlaneOptions.storageStartTimeoutMs. */
+const STORAGE_START_TIMEOUT_MS = 30_000;
+
+/**
+ * Waits until the storage answers a ping, saying so in the log (every 5 s), or fails with what the
+ * last ping said and what to do about it.
+ */
+async function waitForStorage(storage: Storage, name: string, log: (m: string) => void, timeoutMs: number): Promise<void> {
+  const started = Date.now();
+  let lastLog = 0;
+  for (;;) {
+    try {
+      await storage.ping();
+      if (lastLog > 0) log(`storage: ${name} answers after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return;
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      const waited = Date.now() - started;
+      if (waited >= timeoutMs) {
+        const hint = name === 'etcd' ? 'start etcd, or point kplane at a running one (kplane serve --etcd-servers; library: etcd({ endpoints }))' : 'check the storage';
+        throw new Error(`storage does not answer after ${Math.round(waited / 1000)} s: ${why}; ${hint}`);
+      }
+      if (lastLog === 0 || Date.now() - lastLog >= 5_000) {
+        log(`storage: waiting for ${name} to answer (up to ${Math.round(timeoutMs / 1000)} s): ${why}`);
+        lastLog = Date.now();
+      }
+      await new Promise((r) => setTimeout(r, Math.min(1_000, Math.max(0, timeoutMs - waited))));
+    }
+  }
+}
+
+/** The listen failure said with what to do: a port in use or one that needs privileges. */
+function listenError(e: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (e.code === 'EADDRINUSE') return new Error(`cannot listen on ${where}: the address is in use (another kplane server or another program); stop it, or choose another port (kplane serve --secure-port, library option port; 0 picks a free one)`, { cause: e });
+  if (e.code === 'EACCES') return new Error(`cannot listen on ${where}: permission denied (ports below 1024 need privileges); choose a port of 1024 or more (kplane serve --secure-port)`, { cause: e });
+  if (e.code === 'EADDRNOTAVAIL') return new Error(`cannot listen on ${where}: no interface of this machine has that address; choose another (kplane serve --bind-address)`, { cause: e });
+  return e;
 }

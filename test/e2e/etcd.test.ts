@@ -2,7 +2,12 @@
 // concurrency across servers; then etcd dies: /readyz goes red and requests fail fast with a Status.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startEtcd, type RunningEtcd } from '../support/etcd.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createControlPlane } from '../../src/controlplane.js';
+import { etcd as etcdStorage, memory } from '../../src/storage/factories.js';
+import { freePort, startEtcd, type RunningEtcd } from '../support/etcd.js';
 import { adminCredentials, RawClient, watchLines, type KubeStatus, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools } from '../support/tools.js';
@@ -131,5 +136,65 @@ describe('two servers on one etcd', { timeout: 90_000 }, () => {
     const w = await ca.request({ method: 'POST', path: CMS, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'during-outage' } }), timeoutMs: 30_000 });
     assert.ok(w.status >= 500 && w.status < 600, `${w.status} ${w.text()}`);
     assert.equal(w.json<KubeStatus>().kind, 'Status');
+  });
+});
+
+describe('starting before etcd answers', { timeout: 90_000 }, () => {
+  it('start() waits for an etcd that comes up late, saying so; without one it fails with what to do', async () => {
+    ensureTools();
+    const port = await freePort();
+    const endpoint = `http://127.0.0.1:${port}`;
+    const dataDir = await mkdtemp(join(tmpdir(), 'kplane-etcd-late-'));
+    const logs: string[] = [];
+    let etcd: RunningEtcd | undefined;
+    try {
+      // Nothing listens there: the start fails after the wait, naming the endpoint and the fix.
+      const never = await createControlPlane({ storage: etcdStorage({ endpoints: [endpoint] }), dataDir, port: 0, storageStartTimeoutMs: 1_500, log: (m) => logs.push(m) });
+      await assert.rejects(never.start(), (e: Error) => {
+        assert.match(e.message, new RegExp(`^storage does not answer after \\d+ s: etcd at ${endpoint.replace(/[.:/]/g, '\\$&')} is not answering: .+; start etcd, or point kplane at a running one \\(kplane serve --etcd-servers`));
+        return true;
+      });
+      assert.ok(logs.some((l) => l.startsWith('storage: waiting for etcd to answer (up to 2 s): etcd at ')), logs.join('\n'));
+      await never.stop();
+
+      // etcd starts 2 s into the wait: the server comes up and serves.
+      logs.length = 0;
+      const late = await createControlPlane({ storage: etcdStorage({ endpoints: [endpoint] }), dataDir, port: 0, storageStartTimeoutMs: 60_000, log: (m) => logs.push(m) });
+      const starting = late.start();
+      await new Promise((r) => setTimeout(r, 2_000));
+      etcd = await startEtcd({ clientPort: port });
+      await starting;
+      try {
+        assert.ok(logs.some((l) => l.startsWith('storage: waiting for etcd to answer (up to 60 s)')), logs.join('\n'));
+        assert.ok(logs.some((l) => /^storage: etcd answers after \d+\.\d s$/.test(l)), logs.join('\n'));
+        const client = new RawClient(late.url, adminCredentials(dataDir));
+        try {
+          assert.equal((await client.request({ path: '/api/v1/namespaces/default' })).status, 200);
+        } finally {
+          client.close();
+        }
+      } finally {
+        await late.stop();
+      }
+    } finally {
+      await etcd?.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a port in use is said as such, with what to do', async () => {
+    const a = await startTestServer({ storage: 'memory' });
+    try {
+      const dataDir = await mkdtemp(join(tmpdir(), 'kplane-port-'));
+      const b = await createControlPlane({ storage: memory(), dataDir, port: a.cp.port });
+      try {
+        await assert.rejects(b.start(), new RegExp(`^Error: cannot listen on 127\\.0\\.0\\.1:${a.cp.port}: the address is in use \\(another kplane server or another program\\); stop it, or choose another port \\(kplane serve --secure-port`));
+      } finally {
+        await b.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    } finally {
+      await a.stop();
+    }
   });
 });

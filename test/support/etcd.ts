@@ -21,12 +21,14 @@ export interface RunningEtcd {
 
 export interface StartEtcdOptions {
   readonly startTimeoutMs?: number;
+  /** The client port to listen on (default: a free one). */
+  readonly clientPort?: number;
 }
 
 export async function startEtcd(opts: StartEtcdOptions = {}): Promise<RunningEtcd> {
   if (!existsSync(ETCD_BINARY)) throw new Error(`etcd not found at ${ETCD_BINARY}; run: bash scripts/install-tools.sh`);
   const dataDir = await mkdtemp(join(tmpdir(), 'kplane-etcd-'));
-  const clientPort = await freePort();
+  const clientPort = opts.clientPort ?? (await freePort());
   const peerPort = await freePort();
   const endpoint = `http://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
@@ -96,7 +98,7 @@ async function isHealthy(endpoint: string): Promise<boolean> {
 }
 
 /** A port the OS considers free right now on 127.0.0.1 (a small race with other processes remains). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);

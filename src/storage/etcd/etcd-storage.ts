@@ -241,12 +241,20 @@ export class EtcdStorage implements Storage {
         }),
       ]);
     } catch (err) {
-      throw new StorageUnavailableError(`etcd at ${this.opts.endpoints.join(',')} is not answering: ${(err as Error).message}`, { cause: err });
+      // grpc-js ends some messages with an empty `Resolution note:`.
+      let why = (err as Error).message.replace(/\s*Resolution note:\s*$/, '').trim();
+      // etcd3's circuit breaker refuses calls for a while after repeated failures; the failure that
+      // opened it says more than the refusal does.
+      if (isBrokenCircuit(err)) why = this.lastPingFailure === undefined ? why : `${this.lastPingFailure} (the client is pausing after repeated failures)`;
+      else this.lastPingFailure = why;
+      throw new StorageUnavailableError(`etcd at ${this.opts.endpoints.join(',')} is not answering: ${why}`, { cause: err });
     } finally {
       clearTimeout(timer);
     }
   }
 
+  /** What the last failed ping said, other than the circuit breaker's refusal. */
+  private lastPingFailure: string | undefined;
   private compactTimer: NodeJS.Timeout | undefined;
   /** Version of compact_rev_key and the revision seen at the previous compaction round. */
   private compactState = { version: 0, revision: 0 };
@@ -405,6 +413,10 @@ const COMPACT_REV_KEY = 'compact_rev_key';
 
 function isCompactedError(err: unknown): boolean {
   return /required revision has been compacted/.test(String((err as Error | undefined)?.message ?? err));
+}
+
+function isBrokenCircuit(err: unknown): boolean {
+  return (err as { name?: string } | undefined)?.name === 'BrokenCircuitError' || /circuit breaker is open/.test(String((err as Error | undefined)?.message ?? err));
 }
 
 function isFutureRevisionError(err: unknown): boolean {
