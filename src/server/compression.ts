@@ -30,8 +30,11 @@ export function acceptsGzip(acceptEncoding: string | undefined): boolean {
   return false;
 }
 
+/** A request as the header readers need it: the in-process loopback request has no rawHeaders. */
+export type HeaderSource = Pick<IncomingMessage, 'headers'> & { rawHeaders?: readonly string[] };
+
 /** The first value of a request header, as Go's Header.Get returns it (node joins repeated ones). */
-export function firstHeaderValue(req: Pick<IncomingMessage, 'headers'> & { rawHeaders?: readonly string[] }, name: string): string | undefined {
+export function firstHeaderValue(req: HeaderSource, name: string): string | undefined {
   const raw = req.rawHeaders;
   if (raw) {
     for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1];
@@ -39,6 +42,18 @@ export function firstHeaderValue(req: Pick<IncomingMessage, 'headers'> & { rawHe
   }
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** Every value of a request header in order, as Go's `Header[name]` holds them (`name` in lower case). */
+export function headerValues(req: HeaderSource, name: string): string[] {
+  const raw = req.rawHeaders;
+  if (raw === undefined) {
+    const v = req.headers[name];
+    return v === undefined ? [] : Array.isArray(v) ? v : [v];
+  }
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
+  return out;
 }
 
 /** Whether a body is over the threshold; a string's UTF-8 length is counted only when its length leaves it open. */

@@ -6,8 +6,9 @@
 // parsed as header.ParseAccept does, the highest q wins, an equal q keeps the earlier offer (so `*`
 // alone means identity), and a winning q of 0 means no acceptable offer, which promhttp answers
 // uncompressed. Scrapers such as Prometheus send `Accept-Encoding: gzip`.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { gzip } from 'node:zlib';
+import { headerValues, type HeaderSource } from './compression.js';
 
 interface AcceptSpec {
   readonly value: string;
@@ -99,25 +100,10 @@ export function negotiateMetricsEncoding(acceptEncoding: readonly string[]): Met
 }
 
 /**
- * Every value of a request header, in order (node joins repeated ones in `headers`); the in-process
- * loopback request has only `headers`.
- */
-function headerValues(req: Pick<IncomingMessage, 'headers'> & { rawHeaders?: readonly string[] }, name: string): string[] {
-  const raw = req.rawHeaders;
-  if (raw === undefined) {
-    const v = req.headers[name];
-    return v === undefined ? [] : Array.isArray(v) ? v : [v];
-  }
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
-  return out;
-}
-
-/**
  * Answers a scrape with the exposition `body` of `contentType` (status 200), gzipped (Go's
  * default level, 6) when the request's Accept-Encoding makes gzip the choice.
  */
-export function sendMetrics(req: Pick<IncomingMessage, 'headers'> & { rawHeaders?: readonly string[] }, res: ServerResponse, body: string, contentType: string): void {
+export function sendMetrics(req: HeaderSource, res: ServerResponse, body: string, contentType: string): void {
   res.statusCode = 200;
   res.setHeader('Vary', ['Accept', 'Accept-Encoding']);
   res.setHeader('Content-Type', contentType);
