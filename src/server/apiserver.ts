@@ -51,7 +51,7 @@ import {
 } from './negotiation.js';
 import { parseRequestInfo, queryBool, type RequestInfo } from './requestinfo.js';
 import { defaultGroupVersionKind } from './gvk.js';
-import { endBody } from './compression.js';
+import { endBody, firstHeaderValue } from './compression.js';
 import {
   clearDeadline,
   Deadlines,
@@ -224,7 +224,7 @@ export class ApiServer {
           if (deadline) clearDeadline(deadline);
         });
       }
-      const ctx: RequestContext = { req, res, info, query, user, accept: header(req, 'accept'), compress: this.compression, expired: false };
+      const ctx: RequestContext = { req, res, info, query, user, accept: firstHeaderValue(req, 'accept'), compress: this.compression, expired: false };
       if (!longRunning) {
         // One deadline per request: the filter's, or the write handler's 34 s bound when that comes first.
         const ms = filterTimeoutMs(userTimeoutMs, this.requestTimeoutMs);

@@ -36,6 +36,16 @@ describe('Accept negotiation as kube-apiserver does it', () => {
     assert.equal((await get('application/json')).status, 200);
   });
 
+  it('reads the first Accept header only, as Go\'s Header.Get does', async () => {
+    // Two header lines: upstream sees `text/html` alone (406); joined, JSON would have been chosen.
+    const two = await raw.request({ path: `${CM}/neg`, headers: { accept: ['text/html', 'application/json'] } });
+    assert.equal(two.status, 406, two.text());
+    assert.equal(two.json<{ reason: string }>().reason, 'NotAcceptable');
+    const first = await raw.request({ path: `${CM}/neg`, headers: { accept: ['application/yaml', 'application/json'] } });
+    assert.equal(first.status, 200, first.text());
+    assert.match(contentType(first), /^application\/yaml/);
+  });
+
   it('keeps a clause with q=0 (sorted last, still chosen when nothing else matches)', async () => {
     const res = await get('application/json;q=0');
     assert.equal(res.status, 200, res.text());
