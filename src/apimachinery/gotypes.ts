@@ -49,7 +49,7 @@
 import { isStackOverflow } from './errors.js';
 import { base64ErrorOffset } from './gobase64.js';
 import { goTrimSpace } from '../golang/strings.js';
-import { hasNumberTexts, inexactIntegerError, numberTextAt, numberTextsIn, type InexactInteger, type NumberText } from './json.js';
+import { forEachNumberText, hasNumberTexts, inexactIntegerError, numberTextAt, type InexactInteger, type NumberText } from './json.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
@@ -558,21 +558,9 @@ function findInexactIntegers(st: State, v: unknown, text: NumberText | undefined
   };
   if (text?.inexactPath !== undefined) found(text);
   if (v === null || typeof v !== 'object') return;
-  const stack: object[] = [v];
-  while (stack.length > 0) {
-    const c = stack.pop()! as Record<string | number, unknown>;
-    const texts = numberTextsIn(c);
-    if (texts !== undefined) {
-      for (const [key, t] of texts) {
-        const e = c[key];
-        if (t.inexactPath !== undefined && typeof e === 'number' && numberTextAt(c, key, e) !== undefined) found(t);
-      }
-    }
-    for (const key in c) {
-      const e = c[key];
-      if (e !== null && typeof e === 'object') stack.push(e);
-    }
-  }
+  forEachNumberText(v, (_c, _key, t) => {
+    if (t.inexactPath !== undefined) found(t);
+  });
 }
 
 const INT_RANGES: Record<string, readonly [bigint, bigint]> = {

@@ -269,6 +269,28 @@ export function numberTextsIn(container: object): ReadonlyMap<string | number, N
 }
 
 /**
+ * Calls `fn` for every number inside `root` (objects and arrays, iteratively: nesting may be deep)
+ * whose text parseJson recorded and that still holds the number written so (numberTextAt).
+ */
+export function forEachNumberText(root: object, fn: (container: Record<string | number, unknown>, key: string | number, text: NumberText, value: number) => void): void {
+  const stack: object[] = [root];
+  while (stack.length > 0) {
+    const c = stack.pop()! as Record<string | number, unknown>;
+    const texts = NUMBER_TEXTS.get(c);
+    if (texts !== undefined) {
+      for (const [key, t] of texts) {
+        const v = c[key];
+        if (typeof v === 'number' && Number(t.literal) === v) fn(c, key, t, v);
+      }
+    }
+    for (const key in c) {
+      const v = c[key];
+      if (v !== null && typeof v === 'object') stack.push(v);
+    }
+  }
+}
+
+/**
  * Copies the number texts recorded inside `from` onto the same places in `to`, where `to` holds the
  * same value (what a JSON merge patch does with its patch: every number of the patch ends up at its
  * path in the result). Returns `to`. Upstream's patcher decodes the patched JSON text, in which

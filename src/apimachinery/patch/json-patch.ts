@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import fastJsonPatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import { StatusError, badRequest } from '../errors.js';
-import { describeJsonSyntaxError, hasNumberTexts, numberTextAt, numberTextsIn, recordNumberTextsOf, setNumberText } from '../json.js';
+import { describeJsonSyntaxError, forEachNumberText, hasNumberTexts, numberTextAt, recordNumberTextsOf, setNumberText } from '../json.js';
 import type { JsonValue } from '../types.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
@@ -158,24 +158,10 @@ function markNumberTexts(ops: readonly JsonValue[]): { marker: string; undo: [Re
       continue;
     }
     if (top === null || typeof top !== 'object') continue;
-    const stack: object[] = [top];
-    while (stack.length > 0) {
-      const c = stack.pop()! as Record<string | number, JsonValue>;
-      const texts = numberTextsIn(c);
-      if (texts !== undefined) {
-        for (const [key, t] of texts) {
-          const v = c[key];
-          if (typeof v === 'number' && numberTextAt(c, key, v) !== undefined) {
-            undo.push([c, key, v]);
-            c[key] = marker + t.literal;
-          }
-        }
-      }
-      for (const key in c) {
-        const v = c[key];
-        if (v !== null && typeof v === 'object') stack.push(v);
-      }
-    }
+    forEachNumberText(top, (c, key, t, v) => {
+      undo.push([c as Record<string | number, JsonValue>, key, v]);
+      c[key] = marker + t.literal;
+    });
   }
   return { marker, undo };
 }
