@@ -326,19 +326,15 @@ export function copyNumberTexts<T>(from: unknown, to: T): T {
 }
 
 /**
- * A digit before a fraction or an exponent, or 16 digits in a row: every number needsText picks
- * has one (an integer of 15 digits or fewer is a double exactly), and most texts hold none outside
- * strings (version-like strings do: the walk after it tells).
- */
-const MAY_NEED_TEXT = /[0-9][.eE]|[0-9]{16}/;
-
-/**
  * For `text` that JSON.parse (not parseJson) turned into `value`: records its numbers' texts as
- * parseJson would, so that numberTextAt answers for it (a JSON patch's operations). A text with no
- * number that needs one costs one regular-expression test. Duplicate keys are allowed for.
+ * parseJson would, so that numberTextAt answers for it (a JSON patch's operations). The same scan
+ * as parseJson's tells first whether any number outside strings needs its text (most patches hold
+ * none: labels, images); only then is the text walked. Duplicate keys are allowed for.
  */
 export function recordNumberTextsOf(text: string, value: unknown): void {
-  if (value !== null && typeof value === 'object' && MAY_NEED_TEXT.test(text)) recordNumberTexts(text, value, true);
+  if (value === null || typeof value !== 'object') return;
+  countTextKeys(text, Infinity);
+  if (textHasOddNumbers) recordNumberTexts(text, value, true);
 }
 
 /**

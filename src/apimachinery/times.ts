@@ -71,13 +71,13 @@ let rfcText = '';
  * RFC 3339 in UTC with second precision (the second the time falls in), as metav1.Time serialises.
  * Mostly called for the current time (every create stamps its creationTimestamp, every write its
  * managedFields entry, every logged call its start), so the text is kept for the second it was
- * made for. Throws RangeError for an invalid time, as Date.toISOString does.
+ * made for. Throws RangeError for an invalid time or a year outside 0–9999, as Go's MarshalJSON fails.
  */
 export function rfc3339(at: Date | number | string): string {
   const ms = typeof at === 'number' ? at : typeof at === 'string' ? Date.parse(at) : at.getTime();
   const second = Math.floor(ms / 1000);
   if (second !== rfcSecond) {
-    rfcText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    rfcText = formatTime(second);
     rfcSecond = second;
   }
   return rfcText;

@@ -35,24 +35,24 @@ export type HeaderSource = Pick<IncomingMessage, 'headers'> & { rawHeaders?: rea
 
 /** The first value of a request header, as Go's Header.Get returns it (node joins repeated ones). */
 export function firstHeaderValue(req: HeaderSource, name: string): string | undefined {
+  const v = req.headers[name];
+  // Absent, or one line (node joins repeated lines with ", "): no need to look at the raw lines.
+  if (v === undefined || (typeof v === 'string' && !v.includes(','))) return v;
   const raw = req.rawHeaders;
   if (raw) {
-    for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1];
+    for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) return raw[i + 1];
     return undefined;
   }
-  const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
 
 /** Every value of a request header in order, as Go's `Header[name]` holds them (`name` in lower case). */
 export function headerValues(req: HeaderSource, name: string): string[] {
+  const v = req.headers[name];
   const raw = req.rawHeaders;
-  if (raw === undefined) {
-    const v = req.headers[name];
-    return v === undefined ? [] : Array.isArray(v) ? v : [v];
-  }
+  if (v === undefined || raw === undefined) return v === undefined ? [] : Array.isArray(v) ? v : [v];
   const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
   return out;
 }
 
@@ -81,21 +81,31 @@ export function endBody(res: ServerResponse, body: string | Uint8Array, enabled:
     res.end(body);
     return;
   }
-  gzip(body, { level: GZIP_LEVEL }, (err, compressed) => {
-    try {
-      if (err) {
-        // Never seen for an in-memory buffer; the client still gets its answer.
-        res.end(body);
-        return;
-      }
-      res.setHeader('Content-Encoding', 'gzip');
+  gzip(body, { level: GZIP_LEVEL }, (err, compressed) =>
+    endCompressed(res, body, err ? undefined : compressed, () => {
       // header.Add: a Vary the handler set (Accept, on discovery) stays.
       const vary = res.getHeader('Vary');
       res.setHeader('Vary', vary === undefined ? 'Accept-Encoding' : [...(Array.isArray(vary) ? vary : [String(vary)]), 'Accept-Encoding']);
-      res.end(compressed);
-    } catch {
-      // The response can no longer be written (the client went away): nothing to answer.
-      res.destroy();
+    }),
+  );
+}
+
+/**
+ * Ends `res` with `compressed` as `Content-Encoding: gzip` (after `moreHeaders`), or with `body`
+ * when compressing failed (never seen for an in-memory body; the client still gets its answer). A
+ * response that can no longer be written (the client went away) is destroyed: nothing to answer.
+ * For every answer gzipped off the event loop: API bodies, /openapi/v2, /metrics.
+ */
+export function endCompressed(res: ServerResponse, body: string | Uint8Array, compressed: Buffer | undefined, moreHeaders?: () => void): void {
+  try {
+    if (compressed === undefined) {
+      res.end(body);
+      return;
     }
-  });
+    res.setHeader('Content-Encoding', 'gzip');
+    moreHeaders?.();
+    res.end(compressed);
+  } catch {
+    res.destroy();
+  }
 }

@@ -212,7 +212,7 @@ export function decodeBody(contentType: string | undefined, body: Uint8Array, op
   let value: unknown;
   let duplicateFields: string[] = [];
   if (full === JSON_MEDIA_TYPE) {
-    const r = parseJson(body, opts.numberTexts === false ? { numberTexts: false } : {});
+    const r = parseJson(body, opts);
     value = r.value;
     duplicateFields = r.duplicateFields;
   } else if (full === YAML_MEDIA_TYPE) {

@@ -7,7 +7,7 @@ import type { ApiRegistry } from '../registry/registry.js';
 import type { OpenAPIProvider, Request, Response, VersionInfo } from './apiserver.js';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { firstHeaderValue } from './compression.js';
+import { endCompressed, firstHeaderValue } from './compression.js';
 import { parseGoFloat } from '../golang/strconv.js';
 
 const gzipAsync = promisify(gzip);
@@ -85,11 +85,8 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
       gzipped.set(body, gz);
     }
     gz.then(
-      (compressed) => {
-        res.setHeader('Content-Encoding', 'gzip');
-        res.end(compressed);
-      },
-      () => res.end(body),
+      (compressed) => endCompressed(res, body, compressed),
+      () => endCompressed(res, body, undefined),
     );
   };
   return {

@@ -8,7 +8,7 @@
 // uncompressed. Scrapers such as Prometheus send `Accept-Encoding: gzip`.
 import type { ServerResponse } from 'node:http';
 import { gzip } from 'node:zlib';
-import { headerValues, type HeaderSource } from './compression.js';
+import { endCompressed, headerValues, type HeaderSource } from './compression.js';
 
 interface AcceptSpec {
   readonly value: string;
@@ -83,7 +83,7 @@ function expectQuality(s: string, i: number): { q: number; next: number } {
 
 /** The encoding promhttp answers with for these Accept-Encoding header values. */
 export function negotiateMetricsEncoding(acceptEncoding: readonly string[]): MetricsEncoding {
-  let best: MetricsEncoding | '' = 'identity';
+  let best: MetricsEncoding = 'identity';
   let bestQ = -1;
   const specs = parseAcceptSpecs(acceptEncoding);
   for (const offer of OFFERS) {
@@ -94,9 +94,9 @@ export function negotiateMetricsEncoding(acceptEncoding: readonly string[]): Met
       }
     }
   }
-  // NegotiateContentEncoding's "" (nothing acceptable): promhttp logs it and writes identity.
-  if (bestQ === 0) best = '';
-  return best === '' ? 'identity' : best;
+  // A best q of 0 is NegotiateContentEncoding's "" (nothing acceptable): promhttp logs it and
+  // writes identity.
+  return bestQ === 0 ? 'identity' : best;
 }
 
 /**
@@ -111,13 +111,5 @@ export function sendMetrics(req: HeaderSource, res: ServerResponse, body: string
     res.end(body);
     return;
   }
-  gzip(body, (err, compressed) => {
-    if (err) {
-      // Never seen for an in-memory string; the scraper still gets its answer.
-      res.end(body);
-      return;
-    }
-    res.setHeader('Content-Encoding', 'gzip');
-    res.end(compressed);
-  });
+  gzip(body, (err, compressed) => endCompressed(res, body, err ? undefined : compressed));
 }

@@ -42,38 +42,8 @@ export function decodeJsonPatch(patch: string | Uint8Array): JsonValue[] {
     if (kind === null) return [];
     throw badRequest(`json: cannot unmarshal ${kind} into Go value of type jsonpatch.Patch`);
   }
-  // Most patches' values hold no number at all (labels, images, ...): then no text is looked at.
-  if (valuesHoldNumbers(ops)) recordNumberTextsOf(text, ops);
+  recordNumberTextsOf(text, ops);
   return ops as JsonValue[];
-}
-
-/** Whether an operation's `value` holds a number anywhere (stops at the first). */
-function valuesHoldNumbers(ops: readonly JsonValue[]): boolean {
-  for (const op of ops) {
-    if (op === null || typeof op !== 'object' || Array.isArray(op)) continue;
-    const top = op['value'];
-    if (typeof top === 'number') return true;
-    if (top === null || typeof top !== 'object') continue;
-    const stack: JsonValue[] = [top];
-    while (stack.length > 0) {
-      const c = stack.pop()!;
-      if (Array.isArray(c)) {
-        for (let i = 0; i < c.length; i++) {
-          const v = c[i]!;
-          if (typeof v === 'number') return true;
-          if (v !== null && typeof v === 'object') stack.push(v);
-        }
-      } else {
-        const o = c as { [k: string]: JsonValue };
-        for (const k in o) {
-          const v = o[k]!;
-          if (typeof v === 'number') return true;
-          if (v !== null && typeof v === 'object') stack.push(v);
-        }
-      }
-    }
-  }
-  return false;
 }
 
 /**

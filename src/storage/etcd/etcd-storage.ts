@@ -240,6 +240,7 @@ export class EtcdStorage implements Storage {
           timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
         }),
       ]);
+      this.lastPingFailure = undefined;
     } catch (err) {
       // grpc-js ends some messages with an empty `Resolution note:`.
       let why = (err as Error).message.replace(/\s*Resolution note:\s*$/, '').trim();
