@@ -7,6 +7,9 @@
 // conflict gets NamesAccepted=False with upstream's reason and is not served; `kubectl delete
 // namespace` removes custom resources too (namespace controller over HTTPS, found via discovery).
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
@@ -18,6 +21,7 @@ import { adminCredentials, RawClient, type RawResponse } from '../support/https.
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools } from '../support/tools.js';
 import { eventually } from '../support/eventually.js';
+import { KUBECTLS, kubectlSession } from '../support/kubectl.js';
 
 ensureTools();
 
@@ -280,14 +284,18 @@ describe('CRD DELETE as the CRD REST answers it', { timeout: 90_000 }, () => {
   const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
   let gcServer: TestServer;
   let raw: RawClient;
+  /** kubectl's HOME and discovery cache, private to these tests. */
+  let kubectlDir: string;
 
   before(async () => {
     gcServer = await startTestServer({ storage: 'memory', garbageCollection: true });
     raw = new RawClient(gcServer.url, adminCredentials(gcServer.dataDir));
+    kubectlDir = await mkdtemp(join(tmpdir(), 'kplane-crd-delete-kubectl-'));
   });
   after(async () => {
     raw?.close();
     await gcServer?.stop();
+    if (kubectlDir) await rm(kubectlDir, { recursive: true, force: true });
   });
 
   const call = (method: string, path: string, body?: unknown): Promise<RawResponse> =>
@@ -297,11 +305,7 @@ describe('CRD DELETE as the CRD REST answers it', { timeout: 90_000 }, () => {
     return r.json<CRD & Record<string, unknown>>();
   };
   const deleteOptions = (o: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'DeleteOptions', ...o });
-  const kubectlAt = async (bin: string, args: string[]): Promise<string> => {
-    const r = await run(bin, ['--kubeconfig', gcServer.kubeconfig, ...args], { timeoutMs: 40_000 });
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const kubectlAt = (bin: string, args: string[]): Promise<string> => kubectlSession(bin, gcServer.kubeconfig, kubectlDir, 40_000).ok(args);
 
   /**
    * An established CRD `gizmos.<group>` with one instance held by its own finalizer, so that a
@@ -359,8 +363,8 @@ describe('CRD DELETE as the CRD REST answers it', { timeout: 90_000 }, () => {
   });
 
   for (const k of [
-    { name: '1.20', bin: tools.kubectl120, cascade: '--cascade=false', policy: 'orphan' },
-    { name: '1.33', bin: tools.kubectl, cascade: '--cascade=foreground', policy: 'foreground' },
+    { ...KUBECTLS[0], cascade: '--cascade=false', policy: 'orphan' },
+    { ...KUBECTLS[1], cascade: '--cascade=foreground', policy: 'foreground' },
   ]) {
     it(`kubectl ${k.name} delete crd ${k.cascade}: the first DELETE adds only the clean-up finalizer, no grace period, the same generation`, async () => {
       const { name, crd, release } = await heldCRD(`${k.policy}${k.name.replace('.', '')}.example.com`);
@@ -402,7 +406,7 @@ describe('CRD DELETE as the CRD REST answers it', { timeout: 90_000 }, () => {
       { status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' },
     );
     assert.equal(dry.metadata?.resourceVersion, before.metadata?.resourceVersion);
-    for (const bin of [tools.kubectl120, tools.kubectl]) {
+    for (const { bin } of KUBECTLS) {
       assert.match(await kubectlAt(bin, ['delete', 'crd', name, '--dry-run=server']), /deleted \(server dry run\)/);
     }
     assert.deepEqual(expectCode(await call('GET', `${CRD_PATH}/${name}`), 200), before, 'nothing written');

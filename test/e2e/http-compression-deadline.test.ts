@@ -12,7 +12,7 @@ import { connect, type ClientHttp2Session, type IncomingHttpHeaders as H2Headers
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AdmissionPlugin } from '../../src/registry/registry.js';
 import { eventually } from '../support/eventually.js';
 import { adminCredentials, RawClient, watchLines, type Credentials, type RawResponse } from '../support/https.js';
@@ -193,11 +193,15 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
       const r = await client.request({ path: '/openapi/v2', headers: { accept: 'application/json', 'accept-encoding': ae } });
       assert.equal(r.status, 200, ae);
       assert.equal(r.headers['content-encoding'], 'gzip', ae);
+      assert.match(String(r.headers.vary), /Accept-Encoding/, ae);
       assert.deepEqual(gunzipSync(r.body), plain.body, ae);
+      // Go's gzip default, level 6: the same bytes as zlib's level 6 of the document.
+      assert.deepEqual(r.body, gzipSync(plain.body, { level: 6 }), ae);
     }
     for (const ae of ['gzip;q=0', 'gzip;q=x', 'x-gzip', 'identity']) {
       const r = await client.request({ path: '/openapi/v2', headers: { accept: 'application/json', 'accept-encoding': ae } });
       assert.equal(r.headers['content-encoding'], undefined, ae);
+      assert.match(String(r.headers.vary), /Accept-Encoding/, ae);
       assert.deepEqual(r.body, plain.body, ae);
     }
     // A revalidation is a 304 without a body, compressed or not.
