@@ -60,7 +60,8 @@ export interface ControlPlaneOptions {
   readonly watchBookmarkIntervalMs?: number;
   /**
    * How long `start()` waits for the storage to answer (etcd not up yet) before it fails; default
-   * 30,000 ms. Meanwhile the log says what it waits for, every 5 s.
+   * 30,000 ms (checked between pings, so a ping in flight may add its own deadline, 2 s for etcd).
+   * Meanwhile the log says what it waits for, every 5 s.
    */
   readonly storageStartTimeoutMs?: number;
   /**
