@@ -11,8 +11,12 @@ import { serviceAccountStrategy } from './core/serviceaccounts.js';
 import { systemNamespacesController, type SystemNamespacesController } from './core/systemnamespaces.js';
 import { leaseStrategy } from './coordination/leases.js';
 import { eventsV1Converter, eventsV1Strategy } from './events/events.js';
-import type { ApiModule } from './registry.js';
+import { addToScheme, type ApiModule } from './registry.js';
+import { Scheme } from '../apimachinery/scheme.js';
 import { apiextensions } from '../apiextensions/module.js';
+
+const CORE_PB = 'k8s.io.api.core.v1';
+const CORE = 'io.k8s.api.core.v1.';
 
 export interface CoreOptions {
   /** Where the system namespaces controller reports failures (default: the control plane's log). */
@@ -31,11 +35,42 @@ export function core(opts: CoreOptions = {}): ApiModule {
     name: 'core',
     definitions: builtinDefinitions,
     resources: [
-      { descriptor: namespacesResource, strategy: namespaceStrategy, returnDeletedObject: true, goTypedBody: true },
-      { descriptor: configMapsResource, strategy: configMapStrategy, goTypedBody: true },
-      { descriptor: secretsResource, strategy: secretStrategy, goTypedBody: true },
-      { descriptor: serviceAccountsResource, strategy: serviceAccountStrategy, returnDeletedObject: true, goTypedBody: true },
-      { descriptor: eventsResource, strategy: coreEventStrategy, keyPrefix: '/registry/events/', goTypedBody: true },
+      {
+        descriptor: namespacesResource,
+        strategy: namespaceStrategy,
+        returnDeletedObject: true,
+        goTypedBody: true,
+        protobuf: { kind: `${CORE_PB}.Namespace`, list: `${CORE_PB}.NamespaceList` },
+        goFieldTypes: {
+          [CORE + 'NamespaceSpec']: { finalizers: '[]v1.FinalizerName' },
+          [CORE + 'NamespaceStatus']: { phase: 'v1.NamespacePhase' },
+          [CORE + 'NamespaceCondition']: { type: 'v1.NamespaceConditionType', status: 'v1.ConditionStatus' },
+        },
+      },
+      { descriptor: configMapsResource, strategy: configMapStrategy, goTypedBody: true, protobuf: { kind: `${CORE_PB}.ConfigMap`, list: `${CORE_PB}.ConfigMapList` } },
+      {
+        descriptor: secretsResource,
+        strategy: secretStrategy,
+        goTypedBody: true,
+        protobuf: { kind: `${CORE_PB}.Secret`, list: `${CORE_PB}.SecretList` },
+        goFieldTypes: { [CORE + 'Secret']: { type: 'v1.SecretType' } },
+      },
+      {
+        descriptor: serviceAccountsResource,
+        strategy: serviceAccountStrategy,
+        returnDeletedObject: true,
+        goTypedBody: true,
+        protobuf: { kind: `${CORE_PB}.ServiceAccount`, list: `${CORE_PB}.ServiceAccountList` },
+        goFieldTypes: { [CORE + 'ObjectReference']: { uid: 'types.UID' } },
+      },
+      {
+        descriptor: eventsResource,
+        strategy: coreEventStrategy,
+        keyPrefix: '/registry/events/',
+        goTypedBody: true,
+        protobuf: { kind: `${CORE_PB}.Event`, list: `${CORE_PB}.EventList` },
+        goFieldTypes: { [CORE + 'ObjectReference']: { uid: 'types.UID' } },
+      },
     ],
     admission: (ctx) => [namespaceLifecycle(ctx.registry)],
     async bootstrap(ctx) {
@@ -59,7 +94,17 @@ export function events(): ApiModule {
   return {
     name: 'events.k8s.io',
     definitions: builtinDefinitions,
-    resources: [{ descriptor: eventsV1EventsResource, strategy: eventsV1Strategy, keyPrefix: '/registry/events/', converter: eventsV1Converter, goTypedBody: true }],
+    resources: [
+      {
+        descriptor: eventsV1EventsResource,
+        strategy: eventsV1Strategy,
+        keyPrefix: '/registry/events/',
+        converter: eventsV1Converter,
+        goTypedBody: true,
+        protobuf: { kind: 'k8s.io.api.events.v1.Event', list: 'k8s.io.api.events.v1.EventList' },
+        goFieldTypes: { [CORE + 'ObjectReference']: { uid: 'types.UID' } },
+      },
+    ],
   };
 }
 
@@ -68,11 +113,30 @@ export function coordination(): ApiModule {
   return {
     name: 'coordination.k8s.io',
     definitions: builtinDefinitions,
-    resources: [{ descriptor: leasesResource, strategy: leaseStrategy, keyPrefix: '/registry/leases/', goTypedBody: true }],
+    resources: [
+      {
+        descriptor: leasesResource,
+        strategy: leaseStrategy,
+        keyPrefix: '/registry/leases/',
+        goTypedBody: true,
+        protobuf: { kind: 'k8s.io.api.coordination.v1.Lease', list: 'k8s.io.api.coordination.v1.LeaseList' },
+        goFieldTypes: { 'io.k8s.api.coordination.v1.LeaseSpec': { strategy: 'v1.CoordinatedLeaseStrategy' } },
+      },
+    ],
   };
 }
 
 export { apiextensions };
+
+/**
+ * A Scheme holding every kind the built-in modules serve, for code that encodes or decodes them
+ * outside a control plane (tests, clients); a control plane has its own (`registry.scheme`).
+ */
+export function builtinScheme(): Scheme {
+  const scheme = new Scheme();
+  for (const m of defaultModules()) for (const r of m.resources) addToScheme(scheme, r);
+  return scheme;
+}
 
 /** What `kplane serve` serves by default. */
 export function defaultModules(): ApiModule[] {

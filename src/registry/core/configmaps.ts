@@ -1,7 +1,7 @@
 import { fieldIssue, undecodable, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { canonicalStdBase64, decodeStdBase64 } from '../../apimachinery/gobase64.js';
-import { goTypeError } from '../../apimachinery/gotypes.js';
+import { META_GO_FIELD_TYPES, goFieldTypeTable, goTypeError, type GoFieldTypeTable, type GoFieldTypes } from '../../apimachinery/gotypes.js';
 import { builtinDefinitions } from '../../api/definitions/index.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
@@ -40,10 +40,12 @@ export interface DecodedKind {
   readonly definition: string;
   /** The kind's fields other than metadata, apiVersion and kind, in definition order. */
   readonly fields: readonly (readonly [string, FieldForm])[];
+  /** The Go types its definitions lose: the kind's own, not a control plane's (its struct is fixed). */
+  readonly fieldTypes: GoFieldTypeTable;
 }
 
 /** The DecodedKind of a core/v1 kind whose fields are maps of string or []byte, bools and strings. */
-export function decodedKind(kind: string): DecodedKind {
+export function decodedKind(kind: string, goFieldTypes: GoFieldTypes = {}): DecodedKind {
   const definition = `io.k8s.api.core.v1.${kind}`;
   const fields: [string, FieldForm][] = [];
   for (const [name, s] of Object.entries(builtinDefinitions[definition]?.properties ?? {})) {
@@ -53,7 +55,7 @@ export function decodedKind(kind: string): DecodedKind {
     else if (s.type === 'boolean' || s.type === 'string') fields.push([name, s.type]);
     else throw new Error(`decodedKind: ${definition}.${name} is not a map of strings or []byte, a bool or a string`);
   }
-  return { kind, definition, fields };
+  return { kind, definition, fields, fieldTypes: goFieldTypeTable(META_GO_FIELD_TYPES, goFieldTypes) };
 }
 
 /**
@@ -113,7 +115,7 @@ function byteArrayBase64(items: readonly unknown[]): string | undefined {
  */
 export function prepareDecoded(obj: KubeObject, kind: DecodedKind): void {
   if (normalizeDecoded(obj, kind.fields)) return;
-  const err = goTypeError(obj, kind.definition, builtinDefinitions);
+  const err = goTypeError(obj, kind.definition, builtinDefinitions, kind.fieldTypes);
   if (err !== undefined) throw undecodable(kind.kind, 'v1', kind.kind, err);
 }
 

@@ -8,7 +8,7 @@ import { decodeStdBase64 } from '../../apimachinery/gobase64.js';
 
 const REDACTED = '<secret contents redacted>';
 
-const SECRET = decodedKind('Secret');
+const SECRET = decodedKind('Secret', { 'io.k8s.api.core.v1.Secret': { type: 'v1.SecretType' } });
 
 function dataOf(obj: KubeObject): Record<string, string> {
   const d = obj.data;
