@@ -3,10 +3,10 @@
 // behaviour (read from Go 1.24's time/format.go; the cross-check ran Go 1.19's time package).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { builtinDefinitions } from '../api/definitions/index.js';
+import { builtinDefinitions } from '../registry/builtin.js';
 import { apiextensionsDefinitions } from '../apiextensions/definitions.js';
 import { isStatusError } from './errors.js';
-import { builtinScheme } from '../registry/modules.js';
+import { builtinScheme } from '../registry/builtin.js';
 import { goTypeError as goTypeErrorWith, parseQuantityError, parseTimeError } from './gotypes.js';
 import { parseJson } from './json.js';
 import type { Definitions } from './schema.js';

@@ -1,6 +1,7 @@
 // What a control plane serves: API modules contribute resources (each a kind's descriptor,
 // strategy, OpenAPI definitions, protobuf messages and Go field types), admission plugins and
 // start-up work. The registry builds one GenericStore each and owns the control plane's Scheme.
+import { metaDefinitions } from '../api/definitions/meta.js';
 import type { GoFieldTypes } from '../apimachinery/gotypes.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import { Scheme } from '../apimachinery/scheme.js';
@@ -130,7 +131,8 @@ export function defaultKeyPrefix(d: ResourceDescriptor): string {
 export class ApiRegistry {
   private readonly byGVR = new Map<string, RegisteredResource>();
   readonly resources: RegisteredResource[] = [];
-  readonly definitions: Definitions = {};
+  /** OpenAPI definitions: meta's (every control plane has them) and those of the kinds served. */
+  readonly definitions: Definitions = { ...metaDefinitions };
   /** The kind tables of this control plane, filled from the resources added. */
   readonly scheme = new Scheme();
   private readonly listeners = new Set<() => void>();
