@@ -3,14 +3,14 @@
 // definitions lose. One Scheme per control plane, filled from the resources it serves when it is
 // assembled, so two control planes in one process can serve different kinds. The meta kinds
 // (Status, PartialObjectMetadata, DeleteOptions, WatchEvent) are in every Scheme.
-import { META_GO_FIELD_TYPES, type GoFieldTypes } from './gotypes.js';
+import { META_GO_FIELD_TYPES, type GoFieldTypeTable, type GoFieldTypes } from './gotypes.js';
 import { EVERY_VERSION_PROTOBUF_KINDS, META_PROTOBUF_KINDS, type ProtobufKind, type ProtobufKinds } from './protobuf/kinds.js';
 
 export class Scheme implements ProtobufKinds {
   /** `apiVersion\0kind` → message full name. */
   private readonly messages = new Map<string, string>();
   /** definition name → JSON field name → Go type (see gotypes.ts). */
-  readonly goFieldTypes = new Map<string, Readonly<Record<string, string>>>();
+  private readonly fieldTypes = new Map<string, Readonly<Record<string, string>>>();
 
   constructor() {
     this.addProtobufKinds(META_PROTOBUF_KINDS);
@@ -45,6 +45,11 @@ export class Scheme implements ProtobufKinds {
    * `string`, a named map as `object`), merged into what a definition already has.
    */
   addGoFieldTypes(types: GoFieldTypes): void {
-    for (const [name, fields] of Object.entries(types)) this.goFieldTypes.set(name, { ...this.goFieldTypes.get(name), ...fields });
+    for (const [name, fields] of Object.entries(types)) this.fieldTypes.set(name, { ...this.fieldTypes.get(name), ...fields });
+  }
+
+  /** What goTypeError looks the Go field types up in. */
+  get goFieldTypes(): GoFieldTypeTable {
+    return this.fieldTypes;
   }
 }
