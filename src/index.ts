@@ -2,6 +2,17 @@
 export { createControlPlane, versionInfo, KPLANE_VERSION, KUBE_API_LEVEL } from './controlplane.js';
 export type { ControlPlane, ControlPlaneOptions, StorageFactory } from './controlplane.js';
 export { core, coordination, events, apiextensions, defaultModules } from './registry/modules.js';
+// The built-in kinds, each a ResourceRegistration an ApiModule can list.
+export { configMaps } from './registry/core/configmaps/index.js';
+export { coreEvents } from './registry/core/events/index.js';
+export { namespaces } from './registry/core/namespaces/index.js';
+export { secrets } from './registry/core/secrets/index.js';
+export { serviceAccounts } from './registry/core/serviceaccounts/index.js';
+export { leases } from './registry/coordination/leases/index.js';
+export { eventsV1Events } from './registry/events/events/index.js';
+export { Scheme } from './apimachinery/scheme.js';
+export type { GoFieldTypes } from './apimachinery/gotypes.js';
+export type { ProtobufKind } from './apimachinery/protobuf/kinds.js';
 export type { ApiModule, AdmissionPlugin, AdmissionAttributes, ResourceRegistration, UserInfo } from './registry/registry.js';
 export { ApiRegistry } from './registry/registry.js';
 export { GenericStore } from './registry/store.js';

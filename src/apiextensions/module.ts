@@ -1,5 +1,6 @@
 // apiextensions.k8s.io/v1: CustomResourceDefinitions, and the custom resources they define,
 // served from the same registry and generic store as built-in kinds (see serving.ts).
+import type { GoFieldTypes } from '../apimachinery/gotypes.js';
 import { ALL_VERBS, type ResourceDescriptor } from '../apimachinery/resource.js';
 import type { ApiModule } from '../registry/registry.js';
 import { crdStrategy } from './crd-strategy.js';
@@ -22,6 +23,20 @@ export const customResourceDefinitionsResource: ResourceDescriptor = {
   definitionName: AX + 'CustomResourceDefinition',
 };
 
+/** apiextensions-apiserver/pkg/apis/apiextensions/v1/types.go and types_jsonschema.go: what the OpenAPI form loses. */
+const crdGoFieldTypes: GoFieldTypes = {
+  [AX + 'CustomResourceDefinitionSpec']: { scope: 'v1.ResourceScope' },
+  [AX + 'CustomResourceConversion']: { strategy: 'v1.ConversionStrategyType' },
+  [AX + 'CustomResourceDefinitionCondition']: { type: 'v1.CustomResourceDefinitionConditionType', status: 'v1.ConditionStatus' },
+  [AX + 'JSONSchemaProps']: {
+    $schema: 'v1.JSONSchemaURL',
+    dependencies: 'v1.JSONSchemaDependencies',
+    definitions: 'v1.JSONSchemaDefinitions',
+    'x-kubernetes-validations': 'v1.ValidationRules',
+  },
+  [AX + 'ValidationRule']: { reason: 'v1.FieldValueErrorReason' },
+};
+
 export interface ApiExtensionsOptions {
   /** CEL for `x-kubernetes-validations` (default: src/apiextensions/cel); null: rules are shape-checked but not evaluated. */
   readonly rules?: ValidationRulesEngine | null;
@@ -37,7 +52,7 @@ export function apiextensions(opts: ApiExtensionsOptions = {}): ApiModule {
     definitions: apiextensionsDefinitions,
     // goTypedBody: bodies (and patch results) are checked as upstream's decoder reads them into
     // v1.CustomResourceDefinition, JSONSchemaProps' custom unmarshalers included (gotypes.ts).
-    resources: [{ descriptor: customResourceDefinitionsResource, strategy: crdStrategy({ rules }), goTypedBody: true }],
+    resources: [{ descriptor: customResourceDefinitionsResource, strategy: crdStrategy({ rules }), goTypedBody: true, goFieldTypes: crdGoFieldTypes }],
     async bootstrap(ctx) {
       const crds = ctx.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
       if (!crds) return;

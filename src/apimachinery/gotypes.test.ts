@@ -3,12 +3,17 @@
 // behaviour (read from Go 1.24's time/format.go; the cross-check ran Go 1.19's time package).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { builtinDefinitions } from '../api/definitions/index.js';
+import { builtinDefinitions } from '../registry/builtin.js';
 import { apiextensionsDefinitions } from '../apiextensions/definitions.js';
 import { isStatusError } from './errors.js';
-import { goTypeError, parseQuantityError, parseTimeError } from './gotypes.js';
+import { builtinScheme } from '../registry/builtin.js';
+import { goTypeError as goTypeErrorWith, parseQuantityError, parseTimeError } from './gotypes.js';
 import { parseJson } from './json.js';
 import type { Definitions } from './schema.js';
+
+// The Go field types of every built-in kind, as a control plane serving them all holds them.
+const fieldTypes = builtinScheme().goFieldTypes;
+const goTypeError = (value: unknown, def: string, defs: Definitions): string | undefined => goTypeErrorWith(value, def, defs, fieldTypes);
 
 const LEASE = 'io.k8s.api.coordination.v1.Lease';
 const SA = 'io.k8s.api.core.v1.ServiceAccount';

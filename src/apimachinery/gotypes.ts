@@ -53,7 +53,6 @@ import { forEachNumberText, hasNumberTexts, inexactIntegerError, numberTextAt, t
 import type { Definitions, OpenAPISchema } from './schema.js';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
-const CORE = 'io.k8s.api.core.v1.';
 const AX = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.';
 const AX_BETA = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.';
 const REF_PREFIX = '#/definitions/';
@@ -61,9 +60,17 @@ const REF_PREFIX = '#/definitions/';
 // ---------------------------------------------------------------------------------------------
 // Go types the OpenAPI schema does not spell out: named string types (v1.NamespacePhase,
 // types.UID, ...) and named maps. Keyed by definition, then JSON field name; the value is the
-// reflect type string of the field (pointers dropped, as encoding/json reports the element).
+// reflect type string of the field (pointers dropped, as encoding/json reports the element). A
+// slice or map type string also names its element (`[]v1.FinalizerName`). Each kind declares its
+// own (next to its OpenAPI definitions); a control plane's Scheme holds those of what it serves.
 
-const GO_FIELD_TYPES: Record<string, Record<string, string>> = {
+export type GoFieldTypes = Readonly<Record<string, Readonly<Record<string, string>>>>;
+
+/** Looked up by definition name on the walk (a control plane's Scheme.goFieldTypes). */
+export type GoFieldTypeTable = ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+/** The meta/v1 types every kind embeds. */
+export const META_GO_FIELD_TYPES: GoFieldTypes = {
   [META + 'ObjectMeta']: { uid: 'types.UID' },
   [META + 'OwnerReference']: { uid: 'types.UID' },
   [META + 'ManagedFieldsEntry']: { operation: 'v1.ManagedFieldsOperationType' },
@@ -73,32 +80,13 @@ const GO_FIELD_TYPES: Record<string, Record<string, string>> = {
   [META + 'LabelSelectorRequirement']: { operator: 'v1.LabelSelectorOperator' },
   [META + 'DeleteOptions']: { propagationPolicy: 'v1.DeletionPropagation' },
   [META + 'Preconditions']: { uid: 'types.UID' },
-  [CORE + 'ObjectReference']: { uid: 'types.UID' },
-  [CORE + 'NamespaceSpec']: { finalizers: '[]v1.FinalizerName' },
-  [CORE + 'NamespaceStatus']: { phase: 'v1.NamespacePhase' },
-  [CORE + 'NamespaceCondition']: { type: 'v1.NamespaceConditionType', status: 'v1.ConditionStatus' },
-  [CORE + 'Secret']: { type: 'v1.SecretType' },
-  ['io.k8s.api.coordination.v1.LeaseSpec']: { strategy: 'v1.CoordinatedLeaseStrategy' },
-  // apiextensions-apiserver/pkg/apis/apiextensions/v1/types.go and types_jsonschema.go
-  [AX + 'CustomResourceDefinitionSpec']: { scope: 'v1.ResourceScope' },
-  [AX + 'CustomResourceConversion']: { strategy: 'v1.ConversionStrategyType' },
-  [AX + 'CustomResourceDefinitionCondition']: { type: 'v1.CustomResourceDefinitionConditionType', status: 'v1.ConditionStatus' },
-  [AX + 'JSONSchemaProps']: {
-    $schema: 'v1.JSONSchemaURL',
-    dependencies: 'v1.JSONSchemaDependencies',
-    definitions: 'v1.JSONSchemaDefinitions',
-    'x-kubernetes-validations': 'v1.ValidationRules',
-  },
-  [AX + 'ValidationRule']: { reason: 'v1.FieldValueErrorReason' },
 };
 
-/**
- * Declares the Go types of fields whose OpenAPI form loses them (a named string type shows as
- * `string`, a named map as `object`): `setGoFieldTypes('io.k8s.api.core.v1.PodSpec', { restartPolicy:
- * 'v1.RestartPolicy' })`. A slice or map type string also names its element (`[]v1.FinalizerName`).
- */
-export function setGoFieldTypes(definitionName: string, fields: Record<string, string>): void {
-  GO_FIELD_TYPES[definitionName] = { ...GO_FIELD_TYPES[definitionName], ...fields };
+/** A table of `parts` merged in order, for callers that check a kind outside a control plane. */
+export function goFieldTypeTable(...parts: GoFieldTypes[]): GoFieldTypeTable {
+  const out = new Map<string, Readonly<Record<string, string>>>();
+  for (const p of parts) for (const [name, fields] of Object.entries(p)) out.set(name, { ...out.get(name), ...fields });
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -324,6 +312,7 @@ class HardError {
 
 interface State {
   readonly defs: Definitions;
+  readonly fieldTypes: GoFieldTypeTable;
   /** JSON names of the struct fields entered, from the root */
   readonly path: string[];
   first: string | undefined;
@@ -352,12 +341,13 @@ function soft(st: State, struct: string | undefined, value: unknown, goType: str
 
 /**
  * The message of the first error Go's decoder (sigs.k8s.io/json, as kube-apiserver uses it) reports
- * decoding `value` into the Go type of definition `definitionName`, or undefined when it decodes.
+ * decoding `value` into the Go type of definition `definitionName`, or undefined when it decodes;
+ * `fieldTypes` holds the Go types the definitions lose (a Scheme's goFieldTypes).
  * Throws the 400 of inexactIntegerError (json.ts) when it decodes but an apiextensions JSON value
  * holds an integer a double cannot hold, as parseJson recorded it (see the module comment).
  */
-export function goTypeError(value: unknown, definitionName: string, definitions: Definitions): string | undefined {
-  const st: State = { defs: definitions, path: [], first: undefined, texts: hasNumberTexts(value), frozen: undefined, inexact: undefined };
+export function goTypeError(value: unknown, definitionName: string, definitions: Definitions, fieldTypes: GoFieldTypeTable): string | undefined {
+  const st: State = { defs: definitions, fieldTypes, path: [], first: undefined, texts: hasNumberTexts(value), frozen: undefined, inexact: undefined };
   try {
     const root = refNode(definitionName);
     if (value !== null && value !== undefined) decode(st, value, root, classified(root, definitions), undefined, undefined, undefined);
@@ -412,7 +402,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
       }
       const props = s?.properties;
       if (props === undefined) return;
-      const overrides = t.name !== undefined ? GO_FIELD_TYPES[t.name] : undefined;
+      const overrides = t.name !== undefined ? st.fieldTypes.get(t.name) : undefined;
       const obj = v as Record<string, unknown>;
       for (const key in obj) {
         if (!Object.prototype.hasOwnProperty.call(props, key)) continue;

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../test/support/server.js';
 import { ApiServer } from '../server/apiserver.js';
 import { createAuthenticator } from '../server/filters/authentication.js';
-import { namespaceLifecycle } from '../registry/core/lifecycle.js';
+import { namespaceLifecycle } from '../registry/core/namespaces/lifecycle.js';
 import { versionInfo } from '../controlplane.js';
 import { StatusError } from '../apimachinery/errors.js';
 import { ClientNetworkError } from './errors.js';

@@ -2,11 +2,11 @@
 // reference): stored values spliced with their resourceVersion, other items re-serialised.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { configMapsResource } from '../api/resources.js';
+import { configMapsResource } from './core/configmaps/index.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { MemoryStorage } from '../storage/memory/memory-storage.js';
 import type { KV } from '../storage/storage.js';
-import { configMapStrategy } from './core/configmaps.js';
+import { configMapStrategy } from './core/configmaps/strategy.js';
 import { GenericStore, type ListOptions, type VersionConverter } from './store.js';
 
 const PREFIX = '/registry/configmaps/';

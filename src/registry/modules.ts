@@ -1,16 +1,16 @@
 // The built-in API modules. A control plane is assembled from a list of these (KEP-4080: which
-// resources are served is chosen in code); later modules (rbac, apiextensions, ...) follow suit.
-import { configMapsResource, eventsResource, eventsV1EventsResource, leasesResource, namespacesResource, secretsResource, serviceAccountsResource } from '../api/resources.js';
-import { builtinDefinitions } from '../api/definitions/index.js';
-import { configMapStrategy } from './core/configmaps.js';
-import { coreEventStrategy } from './core/events.js';
-import { namespaceLifecycle } from './core/lifecycle.js';
-import { SYSTEM_NAMESPACES, namespaceStrategy } from './core/namespaces.js';
-import { secretStrategy } from './core/secrets.js';
-import { serviceAccountStrategy } from './core/serviceaccounts.js';
-import { systemNamespacesController, type SystemNamespacesController } from './core/systemnamespaces.js';
-import { leaseStrategy } from './coordination/leases.js';
-import { eventsV1Converter, eventsV1Strategy } from './events/events.js';
+// resources are served is chosen in code); each lists its kinds, which are self-contained modules
+// (descriptor, strategy, OpenAPI definitions, protobuf messages, Go field types) in their folders.
+import { leases } from './coordination/leases/index.js';
+import { configMaps } from './core/configmaps/index.js';
+import { coreEvents } from './core/events/index.js';
+import { namespaces } from './core/namespaces/index.js';
+import { namespaceLifecycle } from './core/namespaces/lifecycle.js';
+import { SYSTEM_NAMESPACES } from './core/namespaces/strategy.js';
+import { systemNamespacesController, type SystemNamespacesController } from './core/namespaces/systemnamespaces.js';
+import { secrets } from './core/secrets/index.js';
+import { serviceAccounts } from './core/serviceaccounts/index.js';
+import { eventsV1Events } from './events/events/index.js';
 import type { ApiModule } from './registry.js';
 import { apiextensions } from '../apiextensions/module.js';
 
@@ -29,14 +29,7 @@ export function core(opts: CoreOptions = {}): ApiModule {
   let systemNamespaces: SystemNamespacesController | undefined;
   return {
     name: 'core',
-    definitions: builtinDefinitions,
-    resources: [
-      { descriptor: namespacesResource, strategy: namespaceStrategy, returnDeletedObject: true, goTypedBody: true },
-      { descriptor: configMapsResource, strategy: configMapStrategy, goTypedBody: true },
-      { descriptor: secretsResource, strategy: secretStrategy, goTypedBody: true },
-      { descriptor: serviceAccountsResource, strategy: serviceAccountStrategy, returnDeletedObject: true, goTypedBody: true },
-      { descriptor: eventsResource, strategy: coreEventStrategy, keyPrefix: '/registry/events/', goTypedBody: true },
-    ],
+    resources: [namespaces, configMaps, secrets, serviceAccounts, coreEvents],
     admission: (ctx) => [namespaceLifecycle(ctx.registry)],
     async bootstrap(ctx) {
       const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
@@ -58,8 +51,7 @@ export function core(opts: CoreOptions = {}): ApiModule {
 export function events(): ApiModule {
   return {
     name: 'events.k8s.io',
-    definitions: builtinDefinitions,
-    resources: [{ descriptor: eventsV1EventsResource, strategy: eventsV1Strategy, keyPrefix: '/registry/events/', converter: eventsV1Converter, goTypedBody: true }],
+    resources: [eventsV1Events],
   };
 }
 
@@ -67,8 +59,7 @@ export function events(): ApiModule {
 export function coordination(): ApiModule {
   return {
     name: 'coordination.k8s.io',
-    definitions: builtinDefinitions,
-    resources: [{ descriptor: leasesResource, strategy: leaseStrategy, keyPrefix: '/registry/leases/', goTypedBody: true }],
+    resources: [leases],
   };
 }
 

@@ -1,15 +1,30 @@
-// What a control plane serves: API modules contribute resources (descriptor + strategy), OpenAPI
-// definitions, admission plugins and start-up work. The registry builds one GenericStore each.
+// What a control plane serves: API modules contribute resources (each a kind's descriptor,
+// strategy, OpenAPI definitions, protobuf messages and Go field types), admission plugins and
+// start-up work. The registry builds one GenericStore each and owns the control plane's Scheme.
+import { metaDefinitions } from '../api/definitions/meta.js';
+import type { GoFieldTypes } from '../apimachinery/gotypes.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
+import { Scheme } from '../apimachinery/scheme.js';
 import type { Definitions } from '../apimachinery/schema.js';
 import { apiVersionOf, type GroupVersionKind, type GroupVersionResource, type KubeObject } from '../apimachinery/types.js';
 import type { Storage } from '../storage/storage.js';
 import { GenericStore, type VersionConverter } from './store.js';
 import type { Strategy } from './strategy.js';
 
+/** One served resource: everything the control plane needs to know about its kind. */
 export interface ResourceRegistration {
   readonly descriptor: ResourceDescriptor;
   readonly strategy: Strategy;
+  /** OpenAPI definitions of the kind and the types it refers to, added to the control plane's. */
+  readonly definitions?: Definitions;
+  /**
+   * The protobuf messages (full proto names, see apimachinery/protobuf/proto) of the kind and of
+   * its list, added to the control plane's Scheme under the descriptor's apiVersion. Without them
+   * the kind has no protobuf form there.
+   */
+  readonly protobuf?: { readonly kind: string; readonly list: string };
+  /** Go types of fields its definitions lose (see gotypes.ts), added to the Scheme for goTypedBody. */
+  readonly goFieldTypes?: GoFieldTypes;
   /** Storage key prefix ending in '/'; default `/registry/[<group>/]<plural>/`. */
   readonly keyPrefix?: string;
   readonly converter?: VersionConverter;
@@ -92,6 +107,21 @@ export interface RegisteredResource {
   readonly registration: ResourceRegistration;
   readonly descriptor: ResourceDescriptor;
   readonly store: GenericStore;
+  /** The Scheme of the control plane serving it (protobuf kinds, Go field types). */
+  readonly scheme: Scheme;
+}
+
+/** Adds what a resource's kind brings to a Scheme: its protobuf messages and Go field types. */
+export function addToScheme(scheme: Scheme, reg: ResourceRegistration): void {
+  const d = reg.descriptor;
+  if (reg.protobuf) {
+    const apiVersion = apiVersionOf(d.group, d.version);
+    scheme.addProtobufKinds([
+      { apiVersion, kind: d.kind, message: reg.protobuf.kind },
+      { apiVersion, kind: d.listKind, message: reg.protobuf.list },
+    ]);
+  }
+  if (reg.goFieldTypes) scheme.addGoFieldTypes(reg.goFieldTypes);
 }
 
 export function defaultKeyPrefix(d: ResourceDescriptor): string {
@@ -101,7 +131,10 @@ export function defaultKeyPrefix(d: ResourceDescriptor): string {
 export class ApiRegistry {
   private readonly byGVR = new Map<string, RegisteredResource>();
   readonly resources: RegisteredResource[] = [];
-  readonly definitions: Definitions = {};
+  /** OpenAPI definitions: meta's (every control plane has them) and those of the kinds served. */
+  readonly definitions: Definitions = { ...metaDefinitions };
+  /** The kind tables of this control plane, filled from the resources added. */
+  readonly scheme = new Scheme();
   private readonly listeners = new Set<() => void>();
   private generationValue = 0;
 
@@ -124,7 +157,9 @@ export class ApiRegistry {
       ...(reg.converter ? { converter: reg.converter } : {}),
       ...(this.storeDefaults.garbageCollection ? { garbageCollection: true } : {}),
     });
-    const r: RegisteredResource = { registration: reg, descriptor: d, store };
+    addToScheme(this.scheme, reg);
+    if (reg.definitions) Object.assign(this.definitions, reg.definitions);
+    const r: RegisteredResource = { registration: reg, descriptor: d, store, scheme: this.scheme };
     const k = gvrKey(d.group, d.version, d.plural);
     const existing = this.byGVR.get(k);
     this.byGVR.set(k, r);

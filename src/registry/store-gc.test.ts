@@ -3,10 +3,10 @@
 // policy, exactly as upstream's deletionFinalizersForGarbageCollection; without one, nothing added.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { configMapsResource } from '../api/resources.js';
+import { configMapsResource } from './core/configmaps/index.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { MemoryStorage } from '../storage/memory/memory-storage.js';
-import { configMapStrategy } from './core/configmaps.js';
+import { configMapStrategy } from './core/configmaps/strategy.js';
 import { GenericStore, type DeleteOptions } from './store.js';
 import type { Strategy } from './strategy.js';
 

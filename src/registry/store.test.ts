@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { configMapsResource, namespacesResource } from '../api/resources.js';
+import { configMapsResource } from './core/configmaps/index.js';
+import { namespacesResource } from './core/namespaces/index.js';
 import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { MemoryStorage } from '../storage/memory/memory-storage.js';
-import { configMapStrategy } from './core/configmaps.js';
-import { namespaceStrategy } from './core/namespaces.js';
+import { configMapStrategy } from './core/configmaps/strategy.js';
+import { namespaceStrategy } from './core/namespaces/strategy.js';
 import { GenericStore, type ApiWatchEvent } from './store.js';
 
 function stores() {

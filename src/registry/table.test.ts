@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../apimachinery/types.js';
-import { leaseStrategy } from './coordination/leases.js';
-import { coreEventStrategy } from './core/events.js';
-import { serviceAccountStrategy } from './core/serviceaccounts.js';
-import { eventsV1Strategy } from './events/events.js';
+import { leaseStrategy } from './coordination/leases/strategy.js';
+import { coreEventStrategy } from './core/events/strategy.js';
+import { serviceAccountStrategy } from './core/serviceaccounts/strategy.js';
+import { eventsV1Strategy } from './events/events/strategy.js';
 import type { Strategy } from './strategy.js';
 import { ageSince, CREATION_TIMESTAMP_DESCRIPTION, formatTimeCell, humanDuration, NAME_DESCRIPTION, parseTimeMillis, toTable } from './table.js';
 

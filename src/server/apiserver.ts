@@ -250,7 +250,7 @@ export class ApiServer {
    */
   private checkGoTypes(r: RegisteredResource, obj: KubeObject, patched = false): void {
     if (!r.registration.goTypedBody) return;
-    const why = goTypeError(obj, r.descriptor.definitionName, this.cfg.registry.definitions);
+    const why = goTypeError(obj, r.descriptor.definitionName, this.cfg.registry.definitions, r.scheme.goFieldTypes);
     if (why === undefined) return;
     if (!patched) {
       const d = r.descriptor;
@@ -346,7 +346,7 @@ export class ApiServer {
     } catch {
       choice = { format: 'json', transform: 'none', transformVersion: 'v1', pretty: false };
     }
-    writeBody(res, err.code, err.status as unknown as KubeObject, choice, ctx ? prettyOutput(ctx, choice) : choice.pretty, this.compression);
+    writeBody(res, err.code, err.status as unknown as KubeObject, choice, ctx ? prettyOutput(ctx, choice) : choice.pretty, this.compression, this.cfg.registry.scheme);
   }
 
   private async route(ctx: RequestContext): Promise<void> {
@@ -701,7 +701,7 @@ export class ApiServer {
       warnings = problems;
       return o;
     };
-    const decoded = patchType ? undefined : decodeBody(header(ctx.req, 'content-type'), body, { numberTexts: r.registration.goTypedBody === true });
+    const decoded = patchType ? undefined : decodeBody(header(ctx.req, 'content-type'), body, { numberTexts: r.registration.goTypedBody === true, scheme: r.scheme });
     const result = await r.store.update(
       namespace,
       name,
@@ -741,7 +741,7 @@ export class ApiServer {
     let from: { dryRun: string[]; grace: unknown; propagation: string | undefined; orphan: unknown; pre: DeleteOptions['preconditions'] | undefined };
     if (body.length > 0) {
       const ct = header(ctx.req, 'content-type');
-      const obj = ct?.startsWith('application/vnd.kubernetes.protobuf') ? decodeObject(body) : decodeBody(ct, body).object;
+      const obj = ct?.startsWith('application/vnd.kubernetes.protobuf') ? decodeObject(body, this.cfg.registry.scheme) : decodeBody(ct, body, { scheme: this.cfg.registry.scheme }).object;
       if (!isJsonObject(obj)) throw badRequest('DeleteOptions must be an object');
       if (obj.kind !== undefined && obj.kind !== 'DeleteOptions') {
         throw undecodable(String(obj.kind), String(obj.apiVersion ?? ''), 'DeleteOptions');
@@ -875,7 +875,7 @@ export class ApiServer {
           out = table as unknown as KubeObject;
         } else if (choice.transform === 'PartialObjectMetadata') out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
       }
-      if (protobuf) return encodeWatchEvent(type as 'ADDED', out);
+      if (protobuf) return encodeWatchEvent(type as 'ADDED', out, r.scheme);
       if (choice.format === 'yaml') return `---\n${toYaml({ type, object: out })}`;
       // Decoded objects are shared and read-only: one event fanned out to many watchers is serialised once.
       if (out === obj) {
@@ -1051,7 +1051,7 @@ export class ApiServer {
     } else if (choice.transform === 'PartialObjectMetadata') {
       out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
     }
-    writeBody(ctx.res, code, out as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress);
+    writeBody(ctx.res, code, out as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress, r.scheme);
   }
 
   private respondList(ctx: RequestContext, r: RegisteredResource, list: KubeList, choice: OutputChoice): void {
@@ -1067,7 +1067,7 @@ export class ApiServer {
       const v = `meta.k8s.io/${choice.transformVersion}`;
       out = { kind: 'PartialObjectMetadataList', apiVersion: v, metadata: list.metadata, items: list.items.map((i) => partialObjectMetadata(i, v)) };
     }
-    writeBody(ctx.res, 200, out as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress);
+    writeBody(ctx.res, 200, out as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress, r.scheme);
   }
 }
 
@@ -1176,7 +1176,7 @@ function decodeObjectBody(contentType: string | undefined, body: Uint8Array, r: 
   const kind = r.descriptor.kind;
   try {
     // Numbers' texts matter only to the typed-body check.
-    return decodeBody(contentType, body, { numberTexts: r.registration.goTypedBody === true });
+    return decodeBody(contentType, body, { numberTexts: r.registration.goTypedBody === true, scheme: r.scheme });
   } catch (e) {
     if (!(e instanceof StatusError) || e.code !== 400) throw e;
     const base = e.message === 'the body of the request was empty' ? "couldn't get version/kind; json parse error: unexpected end of JSON input" : e.message;
@@ -1420,7 +1420,7 @@ function writeJson(res: Response, code: number, obj: unknown): void {
 
 function writeNegotiated(ctx: RequestContext, code: number, obj: unknown): void {
   const choice = chooseOutput(ctx.accept, { protobufOk: false, allowTransforms: false });
-  writeBody(ctx.res, code, obj as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress);
+  writeBody(ctx.res, code, obj as KubeObject, choice, prettyOutput(ctx, choice), ctx.compress, undefined);
 }
 
 /**
@@ -1434,14 +1434,17 @@ function isPrettyPrint(req: Request, query: URLSearchParams): boolean {
   return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }
 
-/** An API object in the negotiated format (SerializeObject): gzipped when large and asked for, if `compress`. */
-function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputChoice, pretty: boolean, compress: boolean): void {
+/**
+ * An API object in the negotiated format (SerializeObject): gzipped when large and asked for, if
+ * `compress`. `scheme`: the control plane's kind table for protobuf (undefined where it was not offered).
+ */
+function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputChoice, pretty: boolean, compress: boolean, scheme: ProtobufKinds | undefined): void {
   res.statusCode = code;
   let body: Uint8Array | string;
   let format = choice.format;
   try {
     // json.MarshalIndent for pretty output (no newline after it), json.Encoder otherwise.
-    body = format === 'json' ? (pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj) + '\n') : format === 'yaml' ? toYaml(obj) : encodeProtobuf(obj);
+    body = format === 'json' ? (pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj) + '\n') : format === 'yaml' ? toYaml(obj) : encodeProtobuf(obj, scheme ?? NO_KINDS);
   } catch {
     // Kinds without a protobuf form (discovery documents, Status of foreign groups) fall back to JSON.
     format = 'json';
@@ -1451,7 +1454,10 @@ function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputC
   endBody(res, body, compress);
 }
 
-import { encodeObject as encodeProtobuf } from '../apimachinery/protobuf/index.js';
+import { encodeObject as encodeProtobuf, type ProtobufKinds } from '../apimachinery/protobuf/index.js';
+
+/** Where protobuf was not offered: every kind is without a protobuf form (the JSON fallback). */
+const NO_KINDS: ProtobufKinds = { messageFor: () => undefined };
 
 function waitForDrain(res: Response, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

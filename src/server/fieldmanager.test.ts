@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { StatusError } from '../apimachinery/errors.js';
-import { builtinDefinitions } from '../api/definitions/index.js';
+import { builtinDefinitions } from '../registry/builtin.js';
 import { refTo, resolveSchema } from '../apimachinery/schema.js';
 import type { KubeObject } from '../apimachinery/types.js';
-import { configMapStrategy } from '../registry/core/configmaps.js';
-import { namespaceStrategy } from '../registry/core/namespaces.js';
+import { configMapStrategy } from '../registry/core/configmaps/strategy.js';
+import { namespaceStrategy } from '../registry/core/namespaces/strategy.js';
 import { applyRequest, forceOf, managerOrUserAgent, trackUpdate, validatePatchOptions, type FieldManagerScope } from './fieldmanager.js';
 
 const cmScope: FieldManagerScope = {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StatusError } from '../apimachinery/errors.js';
 import { encodeObject } from '../apimachinery/protobuf/index.js';
+import { builtinScheme } from '../registry/builtin.js';
 import { chooseOutput, decodeBody, inexactIntegers, parseAccept, partialMetadataMismatch, patchTypeOf } from './negotiation.js';
 
 const status = (fn: () => unknown): StatusError => {
@@ -48,7 +49,8 @@ describe('negotiation', () => {
     const yaml = decodeBody('application/yaml', Buffer.from('kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: y\n  name: z\n'));
     assert.equal(yaml.object.metadata?.name, 'z');
     assert.deepEqual(yaml.duplicateFields, ['metadata.name']);
-    const pb = decodeBody('application/vnd.kubernetes.protobuf', encodeObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p' }, data: { a: 'b' } }));
+    const scheme = builtinScheme();
+    const pb = decodeBody('application/vnd.kubernetes.protobuf', encodeObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p' }, data: { a: 'b' } }, scheme), { scheme });
     assert.deepEqual(pb.object.data, { a: 'b' });
     const e = status(() => decodeBody('text/plain', Buffer.from('x')));
     assert.equal(e.code, 415);

@@ -3,7 +3,8 @@
 import { isMap, isPair, isScalar, isSeq, parseAllDocuments, stringify as yamlStringify, visit, type Document } from 'yaml';
 import { StatusError, badRequest, notAcceptable, undecodable, unsupportedMediaType } from '../apimachinery/errors.js';
 import { inexactJsonIntegers, isInexactInteger, mayHoldLongIntegers, parseJson, type InexactInteger } from '../apimachinery/json.js';
-import { decodeObject, encodeObject, isProtobufKind, PROTOBUF_MEDIA_TYPE } from '../apimachinery/protobuf/index.js';
+import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE, type ProtobufKinds } from '../apimachinery/protobuf/index.js';
+import type { Scheme } from '../apimachinery/scheme.js';
 import type { JsonValue, KubeObject } from '../apimachinery/types.js';
 import { parseGoFloat } from '../golang/strconv.js';
 import { isJsonObject } from '../apimachinery/types.js';
@@ -200,9 +201,10 @@ export interface DecodedBody {
 
 /**
  * Decodes a create/update body by its Content-Type; `numberTexts: false` when nothing will check the
- * body's numbers as written (kinds without the typed-body check).
+ * body's numbers as written (kinds without the typed-body check). `scheme`: the serving control
+ * plane's kind table, which protobuf bodies are decoded with (none: a protobuf body is a 415).
  */
-export function decodeBody(contentType: string | undefined, body: Uint8Array, opts: { numberTexts?: boolean } = {}): DecodedBody {
+export function decodeBody(contentType: string | undefined, body: Uint8Array, opts: { numberTexts?: boolean; scheme?: ProtobufKinds } = {}): DecodedBody {
   // NegotiateInputSerializer: no Content-Type is JSON; one that does not parse, or names a media type
   // without a serializer (application/x-yaml, text/yaml), is a 415.
   const mt = contentType ? parseMediaType(contentType) : undefined;
@@ -219,8 +221,8 @@ export function decodeBody(contentType: string | undefined, body: Uint8Array, op
     const r = decodeYaml(body);
     value = r.value;
     duplicateFields = r.duplicateFields;
-  } else if (full === PROTOBUF_MEDIA_TYPE) {
-    value = decodeObject(body);
+  } else if (full === PROTOBUF_MEDIA_TYPE && opts.scheme) {
+    value = decodeObject(body, opts.scheme);
   } else {
     throw unsupportedMediaType(contentType ?? '', BODY_MEDIA_TYPES);
   }
@@ -364,10 +366,10 @@ export function patchTypeOf(contentType: string | undefined): PatchType {
 const encoder = new TextEncoder();
 
 /** Encodes a response object. JSON is the fast path (no re-serialisation beyond JSON.stringify). */
-export function encodeBody(obj: unknown, format: OutputFormat, pretty = false): Uint8Array | string {
+export function encodeBody(obj: unknown, format: OutputFormat, scheme: ProtobufKinds, pretty = false): Uint8Array | string {
   if (format === 'json') return pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj) + '\n';
   if (format === 'yaml') return toYaml(obj);
-  return encodeObject(obj as KubeObject);
+  return encodeObject(obj as KubeObject, scheme);
 }
 
 export function toYaml(obj: unknown): string {
@@ -380,8 +382,8 @@ function stringifyYaml(v: unknown): string {
   return yamlStringify(v, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
-export function canProtobuf(obj: KubeObject): boolean {
-  return typeof obj.apiVersion === 'string' && typeof obj.kind === 'string' && isProtobufKind(obj.apiVersion, obj.kind);
+export function canProtobuf(obj: KubeObject, scheme: Scheme): boolean {
+  return typeof obj.apiVersion === 'string' && typeof obj.kind === 'string' && scheme.isProtobufKind(obj.apiVersion, obj.kind);
 }
 
 export { encoder as utf8Encoder };

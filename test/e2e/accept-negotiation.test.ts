@@ -5,12 +5,17 @@
 // refuse (`stream` without a stream serializer, `sv`, conversions it does not allow).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { decodeObject } from '../../src/apimachinery/protobuf/index.js';
+import { decodeObject as decodeWith } from '../../src/apimachinery/protobuf/index.js';
+import type { KubeObject } from '../../src/apimachinery/types.js';
+import { builtinScheme } from '../../src/registry/builtin.js';
 import { waitServed } from '../support/crd.js';
 import { adminCredentials, RawClient, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
+// A client's kind table: the built-in kinds.
+const scheme = builtinScheme();
+const decodeObject = (b: Uint8Array): KubeObject => decodeWith(b, scheme);
 
 describe('Accept negotiation as kube-apiserver does it', () => {
   let srv: TestServer;

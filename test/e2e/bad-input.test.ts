@@ -3,10 +3,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { encodeObject, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
+import { encodeObject as encodeWith, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
+import type { KubeObject } from '../../src/apimachinery/types.js';
+import { builtinScheme } from '../../src/registry/builtin.js';
 import { adminCredentials, RawClient, type KubeStatus, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
+// A client's kind table: the built-in kinds.
+const scheme = builtinScheme();
+const encodeObject = (o: KubeObject): Uint8Array => encodeWith(o, scheme);
 const KEEP_NS = 'keep';
 const CM_PATH = `/api/v1/namespaces/${KEEP_NS}/configmaps`;
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };

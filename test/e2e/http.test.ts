@@ -10,13 +10,19 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { decodeObject, decodeWatchFrames, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
+import { decodeObject as decodeWith, decodeWatchFrames as decodeFramesWith, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
+import type { KubeObject } from '../../src/apimachinery/types.js';
+import { builtinScheme } from '../../src/registry/builtin.js';
 import { adminCredentials, RawClient, watchLines, type KubeStatus, type RawResponse } from '../support/https.js';
 import { eventually } from '../support/eventually.js';
 import { kplaneProcesses } from '../support/kplane-process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot, run } from '../support/tools.js';
 
+// A client's kind table: the built-in kinds.
+const scheme = builtinScheme();
+const decodeObject = (b: Uint8Array): KubeObject => decodeWith(b, scheme);
+const decodeWatchFrames = (b: Uint8Array): ReturnType<typeof decodeFramesWith> => decodeFramesWith(b, scheme);
 const NS = 'default';
 const CMS = `/api/v1/namespaces/${NS}/configmaps`;
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { builtinDefinitions } from '../../api/definitions/index.js';
+import { builtinDefinitions } from '../../registry/builtin.js';
 import { resolveSchema, type Definitions, type OpenAPISchema } from '../schema.js';
 import type { JsonValue, KubeObject, ManagedFieldsEntry } from '../types.js';
 import { FieldSet, makePath } from './fieldpath.js';

@@ -1,7 +1,7 @@
 // After client-go util/csaupgrade upgrade_test.go.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { builtinDefinitions } from '../../api/definitions/index.js';
+import { builtinDefinitions } from '../../registry/builtin.js';
 import type { KubeObject, ManagedFieldsEntry } from '../types.js';
 import { upgradeClientSideApplyManagedFields } from './csa-upgrade.js';
 import { apply, update } from './merge.js';

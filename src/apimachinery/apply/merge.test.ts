@@ -4,7 +4,7 @@
 // what a real cluster records for the same requests.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { builtinDefinitions } from '../../api/definitions/index.js';
+import { builtinDefinitions } from '../../registry/builtin.js';
 import { StatusError } from '../errors.js';
 import type { OpenAPISchema } from '../schema.js';
 import type { KubeObject, ManagedFieldsEntry } from '../types.js';

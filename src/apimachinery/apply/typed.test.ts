@@ -2,7 +2,7 @@
 // typed/toset_test.go fixtures, and the real built-in definitions.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { builtinDefinitions } from '../../api/definitions/index.js';
+import { builtinDefinitions } from '../../registry/builtin.js';
 import type { Definitions, OpenAPISchema } from '../schema.js';
 import type { JsonValue } from '../types.js';
 import { TypedError, toFieldSet, validateListUniqueness, validateTyped } from './typed.js';

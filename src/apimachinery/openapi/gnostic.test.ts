@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { builtinDefinitions } from '../../api/definitions/index.js';
-import { builtinResources } from '../../api/resources.js';
+import { builtinDefinitions } from '../../registry/builtin.js';
+import { builtinResources } from '../../registry/builtin.js';
 import { encodeGnosticV2, gnosticDocumentType } from './gnostic.js';
 import { buildOpenAPIV2 } from './v2.js';
 

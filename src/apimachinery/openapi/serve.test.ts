@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { builtinDefinitions } from '../../api/definitions/index.js';
-import { builtinResources } from '../../api/resources.js';
+import { builtinDefinitions } from '../../registry/builtin.js';
+import { builtinResources } from '../../registry/builtin.js';
 import { buildOpenAPIV2Service, negotiateOpenAPIV2, negotiateOpenAPIV3 } from './serve.js';
 
 test('v2 negotiation', () => {

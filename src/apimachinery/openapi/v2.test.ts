@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { builtinDefinitions } from '../../api/definitions/index.js';
-import { builtinResources } from '../../api/resources.js';
+import { builtinDefinitions } from '../../registry/builtin.js';
+import { builtinResources } from '../../registry/builtin.js';
 import type { OpenAPISchema } from '../schema.js';
 import type { SwaggerDocument, SwaggerParameter } from './v2.js';
 import { buildOpenAPIV2, structuralToV2 } from './v2.js';

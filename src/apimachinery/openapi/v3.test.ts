@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { builtinDefinitions } from '../../api/definitions/index.js';
-import { builtinResources } from '../../api/resources.js';
+import { builtinDefinitions } from '../../registry/builtin.js';
+import { builtinResources } from '../../registry/builtin.js';
 import { buildOpenAPIV3Service, toV3Schema, v3DocumentKey } from './v3.js';
 
 const input = { resources: builtinResources, definitions: builtinDefinitions, version: { gitVersion: 'v1.34.0-kplane' } };

@@ -5,18 +5,28 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { StatusError } from '../errors.js';
 import type { KubeObject } from '../types.js';
+import { builtinScheme } from '../../registry/builtin.js';
 import {
-  decodeObject,
-  decodeWatchEvent,
-  decodeWatchFrames,
-  encodeObject,
-  encodeWatchEvent,
-  isProtobufKind,
+  decodeObject as decodeWith,
+  decodeWatchEvent as decodeWatchEventWith,
+  decodeWatchFrames as decodeWatchFramesWith,
+  encodeObject as encodeWith,
+  encodeWatchEvent as encodeWatchEventWith,
   NOT_ACCEPTABLE_MESSAGE,
   PROTOBUF_MAGIC,
-  protobufKinds,
   splitWatchFrames,
+  type WatchEventType,
 } from './index.js';
+
+// The codec takes a control plane's kind table; these tests use one with every built-in kind.
+const scheme = builtinScheme();
+const encodeObject = (o: KubeObject): Uint8Array => encodeWith(o, scheme);
+const decodeObject = (b: Uint8Array, defaults?: { apiVersion?: string; kind?: string }): KubeObject => decodeWith(b, scheme, defaults);
+const encodeWatchEvent = (type: WatchEventType, o: KubeObject): Uint8Array => encodeWatchEventWith(type, o, scheme);
+const decodeWatchEvent = (frame: Uint8Array): ReturnType<typeof decodeWatchEventWith> => decodeWatchEventWith(frame, scheme);
+const decodeWatchFrames = (b: Uint8Array): ReturnType<typeof decodeWatchFramesWith> => decodeWatchFramesWith(b, scheme);
+const isProtobufKind = (apiVersion: string, kind: string): boolean => scheme.isProtobufKind(apiVersion, kind);
+const protobufKinds = (): ReturnType<typeof scheme.protobufKinds> => scheme.protobufKinds();
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const ascii = (s: string): string => Buffer.from(s).toString('hex');

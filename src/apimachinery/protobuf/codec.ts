@@ -6,7 +6,7 @@
 // and value structs present. See proto/README.md for the per-field rules.
 import { badRequest, internalError, notAcceptable, StatusError } from '../errors.js';
 import type { JsonObject, JsonValue, KubeObject } from '../types.js';
-import { messageFor } from './kinds.js';
+import type { ProtobufKinds } from './kinds.js';
 import { type FieldDesc, type MessageDesc, messageDesc } from './schema.js';
 import { formatMicroTime, formatTime, GO_ZERO_TIME_SECONDS, parseRfc3339 } from './time.js';
 import { Reader, WIRE_END_GROUP, WIRE_LEN, WIRE_VARINT, WireError, Writer } from './wire.js';
@@ -71,24 +71,24 @@ function wrongType(expected: string, v: unknown): WireError {
   return new WireError(`expected ${expected}, got ${describeType(v)}`);
 }
 
-function encodeMessage(w: Writer, desc: MessageDesc, obj: Record<string, unknown>, depth: number): void {
+function encodeMessage(w: Writer, desc: MessageDesc, obj: Record<string, unknown>, depth: number, kinds: ProtobufKinds): void {
   let cur: FieldDesc | undefined;
   try {
     for (const f of desc.encodeOrder) {
       cur = f;
       const v = obj[f.name];
       if (v === undefined || v === null) {
-        if (!f.ptr && !f.repeated && f.kind !== 'map' && f.kind !== 'bytes' && f.kind !== 'fieldsv1') writeZero(w, f, depth);
+        if (!f.ptr && !f.repeated && f.kind !== 'map' && f.kind !== 'bytes' && f.kind !== 'fieldsv1') writeZero(w, f, depth, kinds);
       } else if (f.repeated) {
         if (!Array.isArray(v)) throw wrongType('array', v);
         for (const el of v) {
           if (el === null || el === undefined) throw new WireError('null list element');
-          writeOne(w, f, el, depth);
+          writeOne(w, f, el, depth, kinds);
         }
       } else if (f.kind === 'map') {
         writeMap(w, f, v);
       } else {
-        writeOne(w, f, v, depth);
+        writeOne(w, f, v, depth, kinds);
       }
     }
   } catch (e) {
@@ -100,21 +100,21 @@ function encodeMessage(w: Writer, desc: MessageDesc, obj: Record<string, unknown
 const EMPTY: Record<string, unknown> = Object.freeze({});
 
 /** Go writes non-pointer fields even when they hold the zero value. */
-function writeZero(w: Writer, f: FieldDesc, depth: number): void {
+function writeZero(w: Writer, f: FieldDesc, depth: number, kinds: ProtobufKinds): void {
   switch (f.kind) {
     case 'message':
       w.tag(f.id, WIRE_LEN);
       {
         const s = w.open();
-        encodeMessage(w, f.msg!, EMPTY, depth);
+        encodeMessage(w, f.msg!, EMPTY, depth, kinds);
         w.close(s);
       }
       return;
     case 'intorstr':
-      writeOne(w, f, 0, depth);
+      writeOne(w, f, 0, depth, kinds);
       return;
     case 'quantity':
-      writeOne(w, f, '0', depth);
+      writeOne(w, f, '0', depth, kinds);
       return;
     default:
       // strings, numbers, bools, and Time/MicroTime/RawExtension (whose zero marshals to nothing)
@@ -123,7 +123,7 @@ function writeZero(w: Writer, f: FieldDesc, depth: number): void {
   }
 }
 
-function writeOne(w: Writer, f: FieldDesc, v: unknown, depth: number): void {
+function writeOne(w: Writer, f: FieldDesc, v: unknown, depth: number, kinds: ProtobufKinds): void {
   switch (f.kind) {
     case 'string':
       if (typeof v !== 'string') throw wrongType('string', v);
@@ -153,7 +153,7 @@ function writeOne(w: Writer, f: FieldDesc, v: unknown, depth: number): void {
       if (!isPlainObject(v)) throw wrongType('object', v);
       w.tag(f.id, WIRE_LEN);
       const s = w.open();
-      encodeMessage(w, f.msg!, v, depth);
+      encodeMessage(w, f.msg!, v, depth, kinds);
       w.close(s);
       return;
     }
@@ -188,7 +188,7 @@ function writeOne(w: Writer, f: FieldDesc, v: unknown, depth: number): void {
       const s = w.open();
       w.tag(1, WIRE_LEN);
       const s2 = w.open();
-      writeRaw(w, v, depth);
+      writeRaw(w, v, depth, kinds);
       w.close(s2);
       w.close(s);
       return;
@@ -257,15 +257,15 @@ function writeMap(w: Writer, f: FieldDesc, v: unknown): void {
 }
 
 /** RawExtension.raw: an enveloped object when its kind has protobuf, JSON otherwise. */
-function writeRaw(w: Writer, v: unknown, depth: number): void {
+function writeRaw(w: Writer, v: unknown, depth: number, kinds: ProtobufKinds): void {
   if (v instanceof Uint8Array) {
     w.ensure(v.length);
     w.buf.set(v, w.pos);
     w.pos += v.length;
     return;
   }
-  if (isPlainObject(v) && typeof v.apiVersion === 'string' && typeof v.kind === 'string' && messageFor(v.apiVersion, v.kind)) {
-    writeEnvelope(w, v as KubeObject, depth + 1);
+  if (isPlainObject(v) && typeof v.apiVersion === 'string' && typeof v.kind === 'string' && kinds.messageFor(v.apiVersion, v.kind)) {
+    writeEnvelope(w, v as KubeObject, depth + 1, kinds);
     return;
   }
   const json = JSON.stringify(v);
@@ -273,13 +273,13 @@ function writeRaw(w: Writer, v: unknown, depth: number): void {
   w.pos += w.buf.write(json, w.pos, 'utf8');
 }
 
-function writeEnvelope(w: Writer, obj: KubeObject, depth: number): void {
+function writeEnvelope(w: Writer, obj: KubeObject, depth: number, kinds: ProtobufKinds): void {
   if (depth > MAX_ENVELOPE_NESTING) throw new WireError('objects nested too deeply');
   const { apiVersion, kind } = obj;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !apiVersion || !kind) {
     throw new WireError('object has no apiVersion/kind');
   }
-  const message = messageFor(apiVersion, kind);
+  const message = kinds.messageFor(apiVersion, kind);
   if (!message) throw notAcceptable(NOT_ACCEPTABLE_MESSAGE);
   const desc = messageDesc(message);
   w.ensure(4);
@@ -294,7 +294,7 @@ function writeEnvelope(w: Writer, obj: KubeObject, depth: number): void {
   w.close(s);
   w.tag(2, WIRE_LEN);
   s = w.open();
-  encodeMessage(w, desc, obj, depth);
+  encodeMessage(w, desc, obj, depth, kinds);
   w.close(s);
   // contentEncoding and contentType: empty, but written (they are Go value fields)
   w.tag(3, WIRE_LEN);
@@ -329,20 +329,16 @@ function encodeFailure(obj: unknown, e: unknown): StatusError {
   return internalError(new Error(`unable to encode ${what} as protobuf: ${detail}`));
 }
 
-/** True when apiVersion/kind has a protobuf form (and so may be served as protobuf). */
-export function isProtobufKind(apiVersion: string, kind: string): boolean {
-  return messageFor(apiVersion, kind) !== undefined;
-}
-
 /**
- * The object as kube protobuf: `k8s\0` + runtime.Unknown{typeMeta, raw, "", ""}. Throws a 406
+ * The object as kube protobuf: `k8s\0` + runtime.Unknown{typeMeta, raw, "", ""}, with the message
+ * `kinds` (the serving control plane's Scheme) has for its apiVersion/kind. Throws a 406
  * NotAcceptable StatusError for kinds without protobuf, and a 500 for objects that no Go struct
  * could hold (a field of the wrong JSON type, an unparseable time).
  */
-export function encodeObject(obj: KubeObject): Uint8Array {
+export function encodeObject(obj: KubeObject, kinds: ProtobufKinds): Uint8Array {
   try {
     return withWriter((w) => {
-      writeEnvelope(w, obj, 0);
+      writeEnvelope(w, obj, 0, kinds);
       return w.finish();
     });
   } catch (e) {
@@ -357,7 +353,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
  * then a metav1.WatchEvent message without envelope (the stream serializer is the raw one) whose
  * object.raw is the enveloped object (the embedded encoder is the normal one).
  */
-export function encodeWatchEvent(type: WatchEventType, obj: KubeObject): Uint8Array {
+export function encodeWatchEvent(type: WatchEventType, obj: KubeObject, kinds: ProtobufKinds): Uint8Array {
   try {
     return withWriter((w) => {
       w.ensure(4);
@@ -368,7 +364,7 @@ export function encodeWatchEvent(type: WatchEventType, obj: KubeObject): Uint8Ar
       const s = w.open();
       w.tag(1, WIRE_LEN);
       const s2 = w.open();
-      writeEnvelope(w, obj, 0);
+      writeEnvelope(w, obj, 0, kinds);
       w.close(s2);
       w.close(s);
       w.buf.writeUInt32BE(w.pos - 4, 0);
@@ -382,7 +378,7 @@ export function encodeWatchEvent(type: WatchEventType, obj: KubeObject): Uint8Ar
 // ---------------------------------------------------------------------------------------------
 // Decoding
 
-function readMessage(r: Reader, end: number, desc: MessageDesc, vals: Vals, depth: number): Vals {
+function readMessage(r: Reader, end: number, desc: MessageDesc, vals: Vals, depth: number, kinds: ProtobufKinds): Vals {
   const outerEnd = r.end;
   r.end = end;
   let cur: FieldDesc | undefined;
@@ -413,14 +409,14 @@ function readMessage(r: Reader, end: number, desc: MessageDesc, vals: Vals, dept
         const e = r.lengthEnd();
         // a repeated singular message merges into the first, as in Go
         const into = f.repeated ? [] : ((vals[f.index] as Vals | undefined) ?? []);
-        readMessage(r, e, f.msg!, into, depth);
+        readMessage(r, e, f.msg!, into, depth, kinds);
         r.pos = e;
         if (f.repeated) ((vals[f.index] ??= []) as unknown[]).push(into);
         else vals[f.index] = into;
       } else if (f.kind === 'map') {
         readMapEntry(r, f, vals);
       } else {
-        const v = readValue(r, f, depth);
+        const v = readValue(r, f, depth, kinds);
         if (f.repeated) ((vals[f.index] ??= []) as unknown[]).push(v);
         else vals[f.index] = v;
       }
@@ -449,7 +445,7 @@ function readScalar(r: Reader, f: FieldDesc): unknown {
   }
 }
 
-function readValue(r: Reader, f: FieldDesc, depth: number): unknown {
+function readValue(r: Reader, f: FieldDesc, depth: number, kinds: ProtobufKinds): unknown {
   switch (f.kind) {
     case 'string':
       return r.string();
@@ -464,7 +460,7 @@ function readValue(r: Reader, f: FieldDesc, depth: number): unknown {
       const e = r.lengthEnd();
       // Time.Unmarshal: no bytes at all is the zero time (JSON null)
       if (e === r.pos) return null;
-      const t = readMessage(r, e, base().timestamp, [], depth);
+      const t = readMessage(r, e, base().timestamp, [], depth, kinds);
       r.pos = e;
       const seconds = (t[0] as number | undefined) ?? 0;
       const nanos = (t[1] as number | undefined) ?? 0;
@@ -477,19 +473,19 @@ function readValue(r: Reader, f: FieldDesc, depth: number): unknown {
       }
     }
     case 'fieldsv1': {
-      const raw = readRawField(r, base().fieldsV1, depth);
+      const raw = readRawField(r, base().fieldsV1, depth, kinds);
       if (raw === undefined) return null;
       return parseJson(raw, 'FieldsV1');
     }
     case 'rawext': {
-      const raw = readRawField(r, base().rawExtension, depth);
+      const raw = readRawField(r, base().rawExtension, depth, kinds);
       if (raw === undefined) return null;
-      if (hasMagic(raw)) return decodeEnvelope(raw, undefined, depth + 1);
+      if (hasMagic(raw)) return decodeEnvelope(raw, undefined, depth + 1, kinds);
       return parseJson(raw, 'RawExtension');
     }
     case 'intorstr': {
       const e = r.lengthEnd();
-      const t = readMessage(r, e, base().intOrString, [], depth);
+      const t = readMessage(r, e, base().intOrString, [], depth, kinds);
       r.pos = e;
       const type = (t[0] as number | undefined) ?? 0;
       if (type === 0) return (t[1] as number | undefined) ?? 0;
@@ -498,7 +494,7 @@ function readValue(r: Reader, f: FieldDesc, depth: number): unknown {
     }
     case 'quantity': {
       const e = r.lengthEnd();
-      const q = readMessage(r, e, base().quantity, [], depth);
+      const q = readMessage(r, e, base().quantity, [], depth, kinds);
       r.pos = e;
       return (q[0] as string | undefined) ?? '0';
     }
@@ -508,9 +504,9 @@ function readValue(r: Reader, f: FieldDesc, depth: number): unknown {
 }
 
 /** Field 1 (bytes) of a one-field wrapper message (FieldsV1, RawExtension); undefined when nil. */
-function readRawField(r: Reader, desc: MessageDesc, depth: number): Uint8Array | undefined {
+function readRawField(r: Reader, desc: MessageDesc, depth: number, kinds: ProtobufKinds): Uint8Array | undefined {
   const e = r.lengthEnd();
-  const v = readMessage(r, e, desc, [], depth);
+  const v = readMessage(r, e, desc, [], depth, kinds);
   r.pos = e;
   return v[0] as Uint8Array | undefined;
 }
@@ -638,7 +634,7 @@ function hasMagic(b: Uint8Array): boolean {
   return b.length >= 4 && b[0] === 0x6b && b[1] === 0x38 && b[2] === 0x73 && b[3] === 0x00;
 }
 
-function decodeEnvelope(bytes: Uint8Array, defaults: { apiVersion?: string; kind?: string } | undefined, depth: number): KubeObject {
+function decodeEnvelope(bytes: Uint8Array, defaults: { apiVersion?: string; kind?: string } | undefined, depth: number, kinds: ProtobufKinds): KubeObject {
   if (depth > MAX_ENVELOPE_NESTING) throw new WireError('objects nested too deeply');
   // Same checks and texts as protobuf.Serializer.Decode.
   if (bytes.length === 0) throw new WireError('empty data');
@@ -646,7 +642,7 @@ function decodeEnvelope(bytes: Uint8Array, defaults: { apiVersion?: string; kind
   if (bytes.length === 4) throw new WireError('empty body');
   const { unknown, typeMeta } = base();
   const r = new Reader(bytes, 4, bytes.length);
-  const unk = readMessage(r, bytes.length, unknown, [], depth);
+  const unk = readMessage(r, bytes.length, unknown, [], depth, kinds);
   const tm = (unk[0] as Vals | undefined) ?? [];
   let apiVersion = (tm[typeMeta.byNumber.get(1)!.index] as string | undefined) ?? '';
   let kind = (tm[typeMeta.byNumber.get(2)!.index] as string | undefined) ?? '';
@@ -655,13 +651,13 @@ function decodeEnvelope(bytes: Uint8Array, defaults: { apiVersion?: string; kind
   if (!apiVersion && defaults?.apiVersion) apiVersion = defaults.apiVersion;
   if (!kind) throw new WireError(`Object 'Kind' is missing in protobuf envelope (apiVersion ${JSON.stringify(apiVersion)})`);
   if (!apiVersion) throw new WireError(`Object 'apiVersion' is missing in protobuf envelope (kind ${JSON.stringify(kind)})`);
-  const message = messageFor(apiVersion, kind);
+  const message = kinds.messageFor(apiVersion, kind);
   if (!message) throw new WireError(`no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)}`);
   const desc = messageDesc(message);
   const raw = (unk[1] as Uint8Array | undefined) ?? new Uint8Array(0);
   let vals: Vals;
   try {
-    vals = readMessage(new Reader(raw, 0, raw.length), raw.length, desc, [], depth);
+    vals = readMessage(new Reader(raw, 0, raw.length), raw.length, desc, [], depth, kinds);
   } catch (e) {
     if (e instanceof WireError) {
       const slash = apiVersion.indexOf('/');
@@ -686,10 +682,10 @@ function decodeFailure(e: unknown): StatusError {
  * `defaults` plays the part of the request's GroupVersionKind when the envelope omits them.
  * Any malformed input yields a 400 BadRequest StatusError.
  */
-export function decodeObject(bytes: Uint8Array, defaults?: { apiVersion?: string; kind?: string }): KubeObject {
+export function decodeObject(bytes: Uint8Array, kinds: ProtobufKinds, defaults?: { apiVersion?: string; kind?: string }): KubeObject {
   try {
     if (!(bytes instanceof Uint8Array)) throw new WireError('empty data');
-    return decodeEnvelope(bytes, defaults, 0);
+    return decodeEnvelope(bytes, defaults, 0, kinds);
   } catch (e) {
     throw decodeFailure(e);
   }
@@ -717,10 +713,10 @@ export function splitWatchFrames(bytes: Uint8Array): { frames: Uint8Array[]; res
 }
 
 /** Decodes one frame body (without its length prefix): a metav1.WatchEvent. */
-export function decodeWatchEvent(frame: Uint8Array): DecodedWatchEvent {
+export function decodeWatchEvent(frame: Uint8Array, kinds: ProtobufKinds): DecodedWatchEvent {
   try {
     const desc = base().watchEvent;
-    const vals = readMessage(new Reader(frame, 0, frame.length), frame.length, desc, [], 0);
+    const vals = readMessage(new Reader(frame, 0, frame.length), frame.length, desc, [], 0, kinds);
     const ev = toJson(desc, vals, {});
     const object = ev.object;
     if (!isPlainObject(object)) throw new WireError('watch event without an object');
@@ -731,8 +727,8 @@ export function decodeWatchEvent(frame: Uint8Array): DecodedWatchEvent {
 }
 
 /** Decodes a whole protobuf watch stream body; a truncated last frame is an error. */
-export function decodeWatchFrames(bytes: Uint8Array): DecodedWatchEvent[] {
+export function decodeWatchFrames(bytes: Uint8Array, kinds: ProtobufKinds): DecodedWatchEvent[] {
   const { frames, rest } = splitWatchFrames(bytes);
   if (rest.length > 0) throw badRequest(`unexpected EOF: ${rest.length} bytes of an incomplete watch frame`);
-  return frames.map(decodeWatchEvent);
+  return frames.map((f) => decodeWatchEvent(f, kinds));
 }

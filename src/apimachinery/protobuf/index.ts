@@ -5,7 +5,6 @@ export {
   PROTOBUF_WATCH_MEDIA_TYPE,
   PROTOBUF_MAGIC,
   NOT_ACCEPTABLE_MESSAGE,
-  isProtobufKind,
   encodeObject,
   decodeObject,
   encodeWatchEvent,
@@ -14,4 +13,5 @@ export {
   splitWatchFrames,
 } from './codec.js';
 export type { WatchEventType, DecodedWatchEvent } from './codec.js';
-export { registerProtobufKind, protobufKinds } from './kinds.js';
+export { META_PROTOBUF_KINDS } from './kinds.js';
+export type { ProtobufKind, ProtobufKinds } from './kinds.js';

@@ -6,7 +6,7 @@ import { createHttpsClient } from '../../client/https.js';
 import { createLoopbackClient } from '../../client/loopback.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { versionInfo } from '../../controlplane.js';
-import { namespaceLifecycle } from '../../registry/core/lifecycle.js';
+import { namespaceLifecycle } from '../../registry/core/namespaces/lifecycle.js';
 import { ApiServer } from '../../server/apiserver.js';
 import { createAuthenticator } from '../../server/filters/authentication.js';
 import { startTestServer, type TestServer } from '../../../test/support/server.js';

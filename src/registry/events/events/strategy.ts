@@ -1,12 +1,12 @@
 // events.k8s.io/v1 Event: served from the same storage as core/v1 Event, converted field by field
 // (the mapping upstream's conversion uses: regarding ↔ involvedObject, note ↔ message, ...).
-import { fieldIssue, omitValue, type FieldIssue } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { nameIsDNSSubdomain } from '../../apimachinery/validation/names.js';
-import { FIELD_IMMUTABLE_MESSAGE } from '../../apimachinery/validation/objectmeta.js';
-import { coreEventStrategy, ev, legacyValidateEvent, timeIsSet, type CoreEventShape, type ObjectRef } from '../core/events.js';
-import type { VersionConverter } from '../store.js';
-import type { Strategy } from '../strategy.js';
+import { fieldIssue, omitValue, type FieldIssue } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { nameIsDNSSubdomain } from '../../../apimachinery/validation/names.js';
+import { FIELD_IMMUTABLE_MESSAGE } from '../../../apimachinery/validation/objectmeta.js';
+import { coreEventStrategy, ev, legacyValidateEvent, timeIsSet, type CoreEventShape, type ObjectRef } from '../../core/events/strategy.js';
+import type { VersionConverter } from '../../store.js';
+import type { Strategy } from '../../strategy.js';
 
 type Json = Record<string, unknown>;
 

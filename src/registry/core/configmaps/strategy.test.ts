@@ -2,12 +2,12 @@
 // ValidateConfigMapUpdate, and encoding/json's base64 decode of binaryData), through the store.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { configMapsResource } from '../../api/resources.js';
-import { StatusError } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { MemoryStorage } from '../../storage/memory/memory-storage.js';
-import { GenericStore } from '../store.js';
-import { configMapStrategy } from './configmaps.js';
+import { configMapsResource } from './index.js';
+import { StatusError } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
+import { GenericStore } from '../../store.js';
+import { configMapStrategy } from './strategy.js';
 
 const newStore = (): GenericStore => new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/configmaps/' });
 const cm = (name: string, extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, ...extra }) as KubeObject;

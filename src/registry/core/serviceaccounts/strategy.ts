@@ -1,5 +1,5 @@
-import type { Strategy } from '../strategy.js';
-import { ageColumn, ageSince, nameColumn } from '../table.js';
+import type { Strategy } from '../../strategy.js';
+import { ageColumn, ageSince, nameColumn } from '../../table.js';
 
 /** v1.ServiceAccount{}.SwaggerDoc()["secrets"]. */
 const SECRETS_DESCRIPTION =

@@ -1,10 +1,12 @@
-import { fieldIssue, undecodable, type FieldIssue } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { canonicalStdBase64, decodeStdBase64 } from '../../apimachinery/gobase64.js';
-import { goTypeError } from '../../apimachinery/gotypes.js';
-import { builtinDefinitions } from '../../api/definitions/index.js';
-import type { Strategy } from '../strategy.js';
-import { ageColumn, ageSince, nameColumn } from '../table.js';
+import { fieldIssue, undecodable, type FieldIssue } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { canonicalStdBase64, decodeStdBase64 } from '../../../apimachinery/gobase64.js';
+import { META_GO_FIELD_TYPES, goFieldTypeTable, goTypeError, type GoFieldTypeTable, type GoFieldTypes } from '../../../apimachinery/gotypes.js';
+import { metaDefinitions } from '../../../api/definitions/meta.js';
+import type { Definitions } from '../../../apimachinery/schema.js';
+import { configMapDefinitions } from './definitions.js';
+import type { Strategy } from '../../strategy.js';
+import { ageColumn, ageSince, nameColumn } from '../../table.js';
 
 const CONFIG_KEY_RE = /^[-._a-zA-Z0-9]+$/;
 const CONFIG_KEY_MSG =
@@ -40,20 +42,27 @@ export interface DecodedKind {
   readonly definition: string;
   /** The kind's fields other than metadata, apiVersion and kind, in definition order. */
   readonly fields: readonly (readonly [string, FieldForm])[];
+  /**
+   * The kind's own definitions (with meta's) and the Go types they lose: what its Go struct is does
+   * not depend on the control plane serving it.
+   */
+  readonly definitions: Definitions;
+  readonly fieldTypes: GoFieldTypeTable;
 }
 
 /** The DecodedKind of a core/v1 kind whose fields are maps of string or []byte, bools and strings. */
-export function decodedKind(kind: string): DecodedKind {
+export function decodedKind(kind: string, kindDefinitions: Definitions, goFieldTypes: GoFieldTypes = {}): DecodedKind {
   const definition = `io.k8s.api.core.v1.${kind}`;
+  const definitions = { ...metaDefinitions, ...kindDefinitions };
   const fields: [string, FieldForm][] = [];
-  for (const [name, s] of Object.entries(builtinDefinitions[definition]?.properties ?? {})) {
+  for (const [name, s] of Object.entries(definitions[definition]?.properties ?? {})) {
     if (name === 'metadata' || name === 'apiVersion' || name === 'kind') continue;
     const elem = s.additionalProperties;
     if (s.type === 'object' && typeof elem === 'object' && elem.type === 'string') fields.push([name, elem.format === 'byte' ? 'bytes-map' : 'string-map']);
     else if (s.type === 'boolean' || s.type === 'string') fields.push([name, s.type]);
     else throw new Error(`decodedKind: ${definition}.${name} is not a map of strings or []byte, a bool or a string`);
   }
-  return { kind, definition, fields };
+  return { kind, definition, fields, definitions, fieldTypes: goFieldTypeTable(META_GO_FIELD_TYPES, goFieldTypes) };
 }
 
 /**
@@ -113,7 +122,7 @@ function byteArrayBase64(items: readonly unknown[]): string | undefined {
  */
 export function prepareDecoded(obj: KubeObject, kind: DecodedKind): void {
   if (normalizeDecoded(obj, kind.fields)) return;
-  const err = goTypeError(obj, kind.definition, builtinDefinitions);
+  const err = goTypeError(obj, kind.definition, kind.definitions, kind.fieldTypes);
   if (err !== undefined) throw undecodable(kind.kind, 'v1', kind.kind, err);
 }
 
@@ -125,7 +134,7 @@ export function decodedLength(v: unknown): number {
   return typeof r === 'number' ? 0 : r.length;
 }
 
-const CONFIGMAP = decodedKind('ConfigMap');
+const CONFIGMAP = decodedKind('ConfigMap', configMapDefinitions);
 
 function prepareConfigMap(obj: KubeObject): void {
   prepareDecoded(obj, CONFIGMAP);

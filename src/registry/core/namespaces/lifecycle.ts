@@ -1,10 +1,10 @@
 // NamespaceLifecycle admission (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle): nothing is
 // created in a namespace that is terminating, nothing is created or updated in one that is missing,
 // and the immortal namespaces cannot be deleted.
-import { StatusError, forbidden, notFound } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import type { AdmissionAttributes, AdmissionPlugin, ApiRegistry } from '../registry.js';
-import { NAMESPACE_DEFAULT, NAMESPACE_PUBLIC, NAMESPACE_SYSTEM } from './namespaces.js';
+import { StatusError, forbidden, notFound } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import type { AdmissionAttributes, AdmissionPlugin, ApiRegistry } from '../../registry.js';
+import { NAMESPACE_DEFAULT, NAMESPACE_PUBLIC, NAMESPACE_SYSTEM } from './strategy.js';
 
 /**
  * lifecycle.Register: default, kube-system and kube-public may not be deleted (kube-node-lease

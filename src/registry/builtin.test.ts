@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { OpenAPISchema } from '../../apimachinery/schema.js';
-import { builtinResources } from '../resources.js';
-import { BUILTIN_GROUP_VERSIONS, builtinDefinitions } from './index.js';
+import type { OpenAPISchema } from '../apimachinery/schema.js';
+import { BUILTIN_GROUP_VERSIONS } from '../api/definitions/meta.js';
+import { builtinDefinitions, builtinResources } from './builtin.js';
 
 function* refsOf(s: OpenAPISchema | undefined): Generator<string> {
   if (s === undefined) return;

@@ -2,12 +2,12 @@
 // and encoding/json's base64 decode of data), driven through the generic store.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { secretsResource } from '../../api/resources.js';
-import { StatusError } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { MemoryStorage } from '../../storage/memory/memory-storage.js';
-import { GenericStore } from '../store.js';
-import { secretStrategy } from './secrets.js';
+import { secretsResource } from './index.js';
+import { StatusError } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
+import { GenericStore } from '../../store.js';
+import { secretStrategy } from './strategy.js';
 
 const newStore = (): GenericStore => new GenericStore({ descriptor: secretsResource, strategy: secretStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/secrets/' });
 const secret = (name: string, extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, ...extra }) as KubeObject;

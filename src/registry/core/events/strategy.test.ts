@@ -2,12 +2,12 @@
 // its name rule and its garbage-collection policy, driven through a store.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { eventsResource } from '../../api/resources.js';
-import { StatusError } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { MemoryStorage } from '../../storage/memory/memory-storage.js';
-import { GenericStore } from '../store.js';
-import { coreEventStrategy } from './events.js';
+import { eventsResource } from './index.js';
+import { StatusError } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
+import { GenericStore } from '../../store.js';
+import { coreEventStrategy } from './strategy.js';
 
 function store(garbageCollection = false): GenericStore {
   return new GenericStore({ descriptor: eventsResource, strategy: coreEventStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/events/', garbageCollection });

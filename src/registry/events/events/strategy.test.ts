@@ -2,13 +2,14 @@
 // internal (core) Event is checked, so errors name core's fields (involvedObject, message, count...).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { eventsResource, eventsV1EventsResource } from '../../api/resources.js';
-import { StatusError } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { MemoryStorage } from '../../storage/memory/memory-storage.js';
-import { coreEventStrategy } from '../core/events.js';
-import { GenericStore } from '../store.js';
-import { eventsV1Converter, eventsV1Strategy } from './events.js';
+import { eventsResource } from '../../core/events/index.js';
+import { eventsV1EventsResource } from './index.js';
+import { StatusError } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
+import { coreEventStrategy } from '../../core/events/strategy.js';
+import { GenericStore } from '../../store.js';
+import { eventsV1Converter, eventsV1Strategy } from './strategy.js';
 
 function stores(garbageCollection = false): { v1: GenericStore; core: GenericStore } {
   const storage = new MemoryStorage();

@@ -1,7 +1,7 @@
-import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import type { Strategy } from '../strategy.js';
-import { ageColumn, ageSince, nameColumn } from '../table.js';
+import { fieldIssue, type FieldIssue } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import type { Strategy } from '../../strategy.js';
+import { ageColumn, ageSince, nameColumn } from '../../table.js';
 
 interface LeaseSpec {
   holderIdentity?: string;

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { namespacesResource } from '../../api/resources.js';
-import { StatusError } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { MemoryStorage } from '../../storage/memory/memory-storage.js';
-import type { KV } from '../../storage/storage.js';
-import { ApiRegistry, type AdmissionAttributes, type AdmissionOperation, type AdmissionPlugin } from '../registry.js';
-import { GenericStore } from '../store.js';
+import { namespacesResource } from './index.js';
+import { StatusError } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
+import type { KV } from '../../../storage/storage.js';
+import { ApiRegistry, type AdmissionAttributes, type AdmissionOperation, type AdmissionPlugin } from '../../registry.js';
+import { GenericStore } from '../../store.js';
 import { namespaceLifecycle } from './lifecycle.js';
-import { namespaceStrategy } from './namespaces.js';
+import { namespaceStrategy } from './strategy.js';
 
 type Namespace = KubeObject & { spec?: { finalizers?: unknown[] }; status?: { phase?: string; conditions?: unknown[] } };
 

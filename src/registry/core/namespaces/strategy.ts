@@ -1,10 +1,10 @@
-import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { nameIsDNSLabel } from '../../apimachinery/validation/names.js';
-import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName, withGcFinalizers } from '../../apimachinery/validation/objectmeta.js';
-import { cloneObject } from '../codec.js';
-import type { Strategy } from '../strategy.js';
-import { ageColumn, ageSince, nameColumn } from '../table.js';
+import { fieldIssue, type FieldIssue } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { nameIsDNSLabel } from '../../../apimachinery/validation/names.js';
+import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName, withGcFinalizers } from '../../../apimachinery/validation/objectmeta.js';
+import { cloneObject } from '../../codec.js';
+import type { Strategy } from '../../strategy.js';
+import { ageColumn, ageSince, nameColumn } from '../../table.js';
 
 /** The finalizer the namespace controller removes once the namespace is empty. */
 export const KUBERNETES_FINALIZER = 'kubernetes';

@@ -2,8 +2,8 @@
 // system namespaces that are missing at start, and again every minute, so that one removed behind
 // the API's back (they cannot be deleted through it) comes back. Failures are logged and retried
 // on the next round, never thrown.
-import { StatusError } from '../../apimachinery/errors.js';
-import type { GenericStore } from '../store.js';
+import { StatusError } from '../../../apimachinery/errors.js';
+import type { GenericStore } from '../../store.js';
 
 export interface SystemNamespacesOptions {
   /** Pause between two rounds (upstream: one minute). */

@@ -2,11 +2,11 @@
 // Validation follows upstream's pkg/apis/core/validation/events.go, which checks the internal
 // (core) Event for both APIs: legacyValidateEvent here, the stricter events.k8s.io/v1 rules in
 // events/events.ts. Field paths are core's (involvedObject, message, count, ...) for both APIs.
-import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import { isDNS1123Subdomain, isQualifiedName, nameIsPathSegment } from '../../apimachinery/validation/names.js';
-import type { Strategy } from '../strategy.js';
-import { ageSince, nameColumn } from '../table.js';
+import { fieldIssue, type FieldIssue } from '../../../apimachinery/errors.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import { isDNS1123Subdomain, isQualifiedName, nameIsPathSegment } from '../../../apimachinery/validation/names.js';
+import type { Strategy } from '../../strategy.js';
+import { ageSince, nameColumn } from '../../table.js';
 
 export interface ObjectRef {
   kind?: string;

@@ -1,14 +1,15 @@
-import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import { MAX_JSON_DEPTH, describeJsonSyntaxError } from '../../apimachinery/json.js';
-import type { KubeObject } from '../../apimachinery/types.js';
-import type { Strategy } from '../strategy.js';
-import { ageColumn, ageSince, nameColumn } from '../table.js';
-import { MAX_DATA_BYTES, configKeyIssues, decodedKind, immutableDataIssues, prepareDecoded } from './configmaps.js';
-import { decodeStdBase64 } from '../../apimachinery/gobase64.js';
+import { fieldIssue, type FieldIssue } from '../../../apimachinery/errors.js';
+import { MAX_JSON_DEPTH, describeJsonSyntaxError } from '../../../apimachinery/json.js';
+import type { KubeObject } from '../../../apimachinery/types.js';
+import type { Strategy } from '../../strategy.js';
+import { ageColumn, ageSince, nameColumn } from '../../table.js';
+import { secretDefinitions, secretGoFieldTypes } from './definitions.js';
+import { MAX_DATA_BYTES, configKeyIssues, decodedKind, immutableDataIssues, prepareDecoded } from '../configmaps/strategy.js';
+import { decodeStdBase64 } from '../../../apimachinery/gobase64.js';
 
 const REDACTED = '<secret contents redacted>';
 
-const SECRET = decodedKind('Secret');
+const SECRET = decodedKind('Secret', secretDefinitions, secretGoFieldTypes);
 
 function dataOf(obj: KubeObject): Record<string, string> {
   const d = obj.data;

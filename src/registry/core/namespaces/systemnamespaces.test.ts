@@ -3,10 +3,10 @@
 // rounds stopped by shutdown.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MemoryStorage } from '../../storage/memory/memory-storage.js';
-import { StorageUnavailableError, type KV } from '../../storage/storage.js';
-import { core } from '../modules.js';
-import { ApiRegistry } from '../registry.js';
+import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
+import { StorageUnavailableError, type KV } from '../../../storage/storage.js';
+import { core } from '../../modules.js';
+import { ApiRegistry } from '../../registry.js';
 
 /** Memory storage that can be taken down: every read and write then fails as an unreachable etcd does. */
 class FlakyStorage extends MemoryStorage {
