@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { startEtcd, type RunningEtcd } from '../test/support/etcd.js';
-import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { NODE_FLAGS } from '../src/runtime/node-flags.js';
 import { CATALOG_FULL, CATALOG_QUICK, runCatalogBench } from './catalog.js';
 import { runMicroBench } from './micro.js';
 import { h2load, type H2LoadResult } from './h2load.js';
