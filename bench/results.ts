@@ -83,11 +83,11 @@ export interface BenchResults {
   readonly notes?: readonly string[];
 }
 
-/** `66%` → {66, '%'}; `363 MiB` → {363, 'MiB'}; `2.60 s` → {2.6, 's'}; anything else → undefined. */
+/** `66%` → {66, '%'}; `363 MiB` → {363, 'MiB'}; `2.60 s` → {2.6, 's'}; a value not led by a number and a unit → undefined. */
 export function amountOf(value: string | undefined): { amount: number; unit: string } | undefined {
-  const m = value === undefined ? null : /^(-?\d+(?:\.\d+)?)\s*(%|[a-zA-Zµ]+)?/.exec(value.trim());
+  const m = value === undefined ? null : /^(-?\d+(?:\.\d+)?)\s*(%|ns|µs|ms|s|KiB|MiB|GiB|KB|MB|GB)(?=$|\s)/.exec(value.trim());
   if (!m) return undefined;
-  return { amount: Number(m[1]), unit: m[2] ?? '' };
+  return { amount: Number(m[1]), unit: m[2]! };
 }
 
 /** A row as written to a results file: `amount`/`unit` and, for ratio rows, `ratio` filled from `value`. */
@@ -96,4 +96,10 @@ export function withAmount(row: Row): Row {
   if (!a) return row;
   const ratio = row.target.includes('/') && a.unit === '%' && row.ratio === undefined ? { ratio: a.amount / 100 } : {};
   return { ...row, amount: a.amount, unit: a.unit, ...ratio };
+}
+
+/** bench/results/<name>: `2026-11-28T0934Z-a3e988c.json` (UTC start, minutes; `unknown` without a commit). */
+export function resultsFileName(date: Date, commit: string | null): string {
+  const iso = date.toISOString();
+  return `${iso.slice(0, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}Z-${commit ?? 'unknown'}.json`;
 }

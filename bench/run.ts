@@ -1,4 +1,4 @@
-// npm run bench [-- --only create,get,... ] [--quick] [--cpu-prof] [--json out.json]
+// npm run bench [-- --only create,get,... ] [--quick] [--cpu-prof] [--json [out.json]]
 //
 // kplane and its baselines, side by side. This process is the load generator; every server under
 // test runs in a child process (bench/server.ts, bench/sqlite-raw.ts, etcd), so on a 2-core
@@ -8,15 +8,19 @@
 // This file parses the command line, starts what scenarios share, runs the selected scenarios
 // (bench/scenarios/, one module per scenario or family) and prints the summary.
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, tmpdir, release } from 'node:os';
 import { join } from 'node:path';
 import { CRUD_POOL, FULL, QUICK, Recorder, ServerProc, benchDir, children, credsOf, fmt, type Config, type ScenarioContext, type SharedServers } from './context.js';
-import type { Goal, Row } from './results.js';
+import { RESULTS_SCHEMA, resultsFileName, withAmount, type BenchResults, type Goal, type Row } from './results.js';
 import { crudOpsOf } from './scenarios/crud.js';
 import { SCENARIOS, SCENARIO_NAMES, type ScenarioName } from './scenarios/index.js';
 
 // ---- command line ------------------------------------------------------------------------------
+
+/** `--json` without a file: bench/results/<UTC date and time>-<short commit>.json. */
+const DEFAULT_JSON = '';
 
 function parseArgs(argv: string[]): { only: Set<ScenarioName>; quick: boolean; cpuProf: boolean; json: string | undefined; concurrency: number[] | undefined } {
   let only = new Set<ScenarioName>(SCENARIO_NAMES);
@@ -33,10 +37,11 @@ function parseArgs(argv: string[]): { only: Set<ScenarioName>; quick: boolean; c
       const names = value().split(',').filter(Boolean);
       for (const n of names) if (!(SCENARIO_NAMES as readonly string[]).includes(n)) throw new Error(`unknown scenario ${n}; known: ${SCENARIO_NAMES.join(',')}`);
       only = new Set(names as ScenarioName[]);
-    } else if (a.startsWith('--json')) json = value();
+    } else if (a === '--json') json = argv[i + 1] === undefined || argv[i + 1]!.startsWith('--') ? DEFAULT_JSON : argv[++i]!;
+    else if (a.startsWith('--json=')) json = value();
     else if (a.startsWith('--concurrency')) concurrency = value().split(',').map(Number);
     else if (a === '--help' || a === '-h') {
-      console.log(`usage: npm run bench -- [--quick] [--only ${SCENARIO_NAMES.join(',')}] [--concurrency 1,16,64] [--cpu-prof] [--json FILE]`);
+      console.log(`usage: npm run bench -- [--quick] [--only ${SCENARIO_NAMES.join(',')}] [--concurrency 1,16,64] [--cpu-prof] [--json [FILE]]`);
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -77,9 +82,11 @@ async function main(): Promise<void> {
   if (selected.some((s) => s.tools)) execFileSync('bash', [join(benchDir, '..', 'scripts', 'install-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   const cpu = cpus();
   const started = new Date();
+  const git = gitState();
   console.log(`kplane bench ${args.quick ? '(quick)' : '(full)'} — ${started.toISOString()}`);
   console.log(`machine: ${cpu.length} × ${cpu[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, linux ${release()}, node ${process.version}`);
-  console.log(`scenarios: ${[...args.only].join(',')}; load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews results)`);
+  const loadStart = loadavg();
+  console.log(`scenarios: ${[...args.only].join(',')}; load average at start ${loadStart.map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews results)`);
   const dataDir = await mkdtemp(join(tmpdir(), 'kplane-bench-'));
   const cpuProfDir = args.cpuProf ? join(benchDir, 'profiles') : undefined;
   if (cpuProfDir) {
@@ -115,9 +122,41 @@ async function main(): Promise<void> {
     for (const c of children) c.kill('SIGKILL');
     await rm(dataDir, { recursive: true, force: true });
   }
+  const elapsedSeconds = Math.round((Date.now() - started.getTime()) / 1000);
+  const loadEnd = loadavg();
   printSummary(started, args.quick, rows, goals);
-  if (args.json) {
-    await writeFile(args.json, JSON.stringify({ date: started.toISOString(), quick: args.quick, machine: { cpus: cpu.length, model: cpu[0]?.model, node: process.version }, rows, goals }, null, 2));
+  if (args.json !== undefined) {
+    const results: BenchResults = {
+      schema: RESULTS_SCHEMA,
+      date: started.toISOString(),
+      commit: git.commit,
+      dirty: git.dirty,
+      machine: { cpus: cpu.length, ...(cpu[0] ? { model: cpu[0].model } : {}), memoryBytes: totalmem(), kernel: release(), node: process.version },
+      config: args.quick ? 'quick' : 'full',
+      scenarios: [...args.only],
+      ...(args.concurrency ? { concurrency: args.concurrency } : {}),
+      elapsedSeconds,
+      loadAverage: { start: loadStart, end: loadEnd },
+      rows: rows.map(withAmount),
+      goals,
+    };
+    const out = args.json === DEFAULT_JSON ? join(benchDir, 'results', resultsFileName(started, git.commit)) : args.json;
+    await mkdir(join(out, '..'), { recursive: true });
+    await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`\nresults → ${out}`);
+  }
+}
+
+/** The commit the work tree is on and whether it has changes (bench/results/ aside); nulls without git. */
+function gitState(): { commit: string | null; dirty: boolean | null } {
+  const repo = join(benchDir, '..');
+  if (!existsSync(join(repo, '.git'))) return { commit: null, dirty: null };
+  try {
+    const commit = execFileSync('git', ['-C', repo, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const status = execFileSync('git', ['-C', repo, 'status', '--porcelain', '--', '.', ':(exclude)bench/results', ':(exclude)bench/profiles'], { encoding: 'utf8' });
+    return { commit, dirty: status.trim() !== '' };
+  } catch {
+    return { commit: null, dirty: null };
   }
 }
 
