@@ -67,3 +67,10 @@ describe('figures', () => {
     );
   });
 });
+
+describe('plot labels', () => {
+  it('keep the zeros of whole numbers and drop those after the point', async () => {
+    const { num } = await import('./plot.js');
+    assert.deepEqual([100, 250, 25, 2.5, 0.17, 19.8, 0].map(num), ['100', '250', '25', '2.5', '0.17', '19.8', '0']);
+  });
+});

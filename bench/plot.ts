@@ -1,4 +1,4 @@
-// node --import tsx bench/plot.ts <figure-id> [--out docs/img/<name>.svg] [--results DIR]
+// node --import tsx bench/plot.ts <figure-id> [--out docs/img/<name>.svg] [--since YYYY-MM-DD] [--results DIR]
 // node --import tsx bench/plot.ts --list
 //
 // Draws one figure's history (bench/figures.ts) from the results files in bench/results/ as an SVG
@@ -33,13 +33,17 @@ function ticks(lo: number, hi: number): number[] {
   return out;
 }
 
-const num = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)).replace(/\.?0+$/, '') || '0';
+/** A value as labels show it: 0 decimals from 100, 1 from 10, else 2; trailing zeros after the point dropped. */
+export function num(v: number): string {
+  const t = Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
+  return t.includes('.') ? t.replace(/\.?0+$/, '') : t;
+}
 
 /** The chart as an SVG document. */
 export function renderSvg(figure: Figure, points: readonly Point[]): string {
   const W = 860;
   const H = 420;
-  const m = { left: 72, right: 24, top: 56, bottom: 104 };
+  const m = { left: 72, right: 24, top: 56, bottom: 112 };
   const pw = W - m.left - m.right;
   const ph = H - m.top - m.bottom;
   const values = points.map((p) => p.value);
@@ -57,7 +61,7 @@ export function renderSvg(figure: Figure, points: readonly Point[]): string {
   out.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
   out.push(`<text x="${m.left}" y="22" font-size="15" font-weight="bold" fill="#222">${esc(figure.title)}</text>`);
   out.push(
-    `<text x="${m.left}" y="40" font-size="11" fill="#666">${esc(`${points.length} runs, date order (evenly spaced), full runs only; points labelled by commit; bench/results/*.json`)}</text>`,
+    `<text x="${m.left}" y="40" font-size="11" fill="#666">${esc(`${points.length} runs from ${points[0]?.date.slice(0, 10) ?? '-'}, in date order (evenly spaced), quick runs left out; points labelled by commit; bench/results/*.json`)}</text>`,
   );
   // Grid and y axis.
   for (const t of yt) {
@@ -80,12 +84,11 @@ export function renderSvg(figure: Figure, points: readonly Point[]): string {
     const px = x(i).toFixed(1);
     const py = y(p.value).toFixed(1);
     const met = figure.goal ? (figure.goal.meets === 'above' ? p.value >= figure.goal.value : p.value <= figure.goal.value) : true;
-    const when = `${p.date.slice(5, 10)} ${p.date.slice(11, 16)}`;
+    const when = `${p.date.slice(5, 10)} ${p.date.slice(11, 16)}`.trim();
     const tip = `${p.date.slice(0, 16).replace('T', ' ')} UTC, ${p.commit ?? 'commit unknown'}: ${num(p.value)} ${figure.unit}${p.source ? ` (${p.source})` : ''}`;
     out.push(`<g><title>${esc(tip)}</title><circle cx="${px}" cy="${py}" r="4.5" fill="${met ? '#2c6fbb' : '#ffffff'}" stroke="#2c6fbb" stroke-width="2"/></g>`);
     out.push(`<text x="${px}" y="${(Number(py) - 9).toFixed(1)}" text-anchor="middle" font-size="10" fill="#333">${esc(num(p.value))}</text>`);
-    out.push(`<text transform="translate(${px} ${m.top + ph + 14}) rotate(-40)" text-anchor="end" font-size="10" fill="#444">${esc(when)}</text>`);
-    out.push(`<text transform="translate(${(Number(px) + 11).toFixed(1)} ${m.top + ph + 14}) rotate(-40)" text-anchor="end" font-size="10" fill="#2c6fbb">${esc(p.commit ?? '?')}</text>`);
+    out.push(`<text transform="translate(${px} ${m.top + ph + 14}) rotate(-40)" text-anchor="end" font-size="10" fill="#444"><tspan fill="#2c6fbb">${esc(p.commit ?? '?')}</tspan> ${esc(when)}</text>`);
   });
   if (figure.goal) out.push(`<text x="${W - m.right}" y="40" text-anchor="end" font-size="11" fill="#666">filled: goal met; hollow: missed</text>`);
   out.push('</svg>');
@@ -96,20 +99,22 @@ function main(argv: string[]): void {
   let id: string | undefined;
   let outPath: string | undefined;
   let dir = resultsDir;
+  let since = '';
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--out') outPath = argv[++i];
     else if (a === '--results') dir = argv[++i] ?? dir;
+    else if (a === '--since') since = argv[++i] ?? '';
     else if (a === '--list') {
       for (const f of FIGURES) console.log(`${f.id.padEnd(24)} ${f.title} (${f.unit})`);
       return;
     } else if (!a.startsWith('--') && id === undefined) id = a;
     else throw new Error(`unknown argument ${a}`);
   }
-  if (!id) throw new Error('usage: node --import tsx bench/plot.ts <figure-id> [--out FILE.svg] [--results DIR] | --list');
+  if (!id) throw new Error('usage: node --import tsx bench/plot.ts <figure-id> [--out FILE.svg] [--since YYYY-MM-DD] [--results DIR] | --list');
   const figure = figureById(id);
   if (!figure) throw new Error(`unknown figure ${id}; known: ${FIGURES.map((f) => f.id).join(', ')}`);
-  const points = seriesOf(figure, readResults(dir));
+  const points = seriesOf(figure, readResults(dir)).filter((p) => p.date >= since);
   if (points.length === 0) throw new Error(`no run in ${dir} has ${id}`);
   const svg = renderSvg(figure, points);
   if (outPath) {
