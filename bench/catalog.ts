@@ -19,7 +19,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadPackageDefinition } from '../src/catalog/api/api.js';
 import { buildBundleImage, pushImage } from '../src/catalog/oci/index.js';
 import { defaultTools } from '../src/catalog/repo/toolkit.js';
-import { writeBenchCatalog } from '../src/catalog/serve/bench-catalog.js';
+import { writeBenchCatalog } from './catalog-data.js';
 import { startRegistry } from '../test/support/registry.js';
 import { procCpuMs, type Stats } from './common.js';
 import { h2load, h2loadMany, startNghttpd, type H2LoadResult } from './h2load.js';
@@ -122,12 +122,12 @@ function getBundleForChannelLoad(port: number, o: Required<Omit<CatalogBenchOpti
   );
 }
 
-/** Starts a baseline of bench-serve.ts as its own process; resolves with its port. */
+/** Starts a baseline of catalog-baselines.ts as its own process; resolves with its port. */
 async function startBaseline(flag: '--bare-server' | '--http2-floor'): Promise<{ port: number; pid: number; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'catalog', 'serve', 'bench-serve.ts'), flag], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', 'catalog-baselines.ts'), flag], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-    child.once('exit', (code) => reject(new Error(`bench-serve.ts ${flag} exited ${code}`)));
+    child.once('exit', (code) => reject(new Error(`catalog-baselines.ts ${flag} exited ${code}`)));
   });
   return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }

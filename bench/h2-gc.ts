@@ -14,7 +14,7 @@
 // The cause (bench/map-tables.ts): node:http2's per-session stream Map and Set, rehashed every few
 // streams, get old tables once a full GC has promoted the current one, and replaced old tables keep
 // the streams they held. The third round runs the HTTP/2 server with kplane's workaround
-// (src/server/http2-stream-tables.ts), which swaps those tables for young copies every 64 streams:
+// (src/runtime/http2-stream-tables.ts), which swaps those tables for young copies every 64 streams:
 // after the full GC 33–52 KB per scavenge and 0.34–0.55 ms pauses, against 713–761 KB and 1.4–2.3 ms
 // without (two runs, 2026-11-22).
 import http from 'node:http';
@@ -22,7 +22,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { h2load } from './h2load.js';
 import { ScavengeGrowth, roundsInOwnProcesses } from './scavenge-growth.js';
-import { keepStreamTablesYoung } from '../src/server/http2-stream-tables.js';
+import { keepStreamTablesYoung } from '../src/runtime/http2-stream-tables.js';
 
 async function round(kind: 'http2' | 'http' | 'http2+tables'): Promise<void> {
   const body = Buffer.alloc(1300, 'x');

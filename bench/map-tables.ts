@@ -3,7 +3,7 @@
 // V8 allocates each new hash table in the generation of the one it replaces, and a replaced table
 // keeps its entries. Once a full GC has moved the current table to the old generation, every later
 // table is old and the values it held survive the scavenges that follow: nearly everything is
-// promoted. Replacing the Map by a copy (what src/server/http2-stream-tables.ts does for node:http2)
+// promoted. Replacing the Map by a copy (what src/runtime/http2-stream-tables.ts does for node:http2)
 // gives it a young table again.
 //
 //   node --expose-gc --import tsx bench/map-tables.ts

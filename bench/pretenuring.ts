@@ -1,5 +1,5 @@
 // Shows what V8's allocation-site pretenuring did to kplane's HTTP/2 requests, and that kplane's
-// disableAllocationSitePretenuring() (src/server/v8-pretenuring.ts) undoes it. Two rounds, each in a
+// disableAllocationSitePretenuring() (src/runtime/v8-pretenuring.ts) undoes it. Two rounds, each in a
 // process of its own, each with an in-process control plane on SQLite holding 10,000 ConfigMaps:
 //   1. HTTP/1.1 creates and gets from h2load at 1, 16 and 64 connections (3 s each): V8 sees
 //      literals that long-lived and per-request objects share (node:streams' `_events`, among

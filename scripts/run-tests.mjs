@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm test: installs the real components the tests drive (kubectl 1.20 and 1.33, helm, etcd,
-// python3-kubernetes) when missing, then runs every *.test.ts under src/ and test/ with node:test.
+// python3-kubernetes) when missing, then runs every *.test.ts under src/, test/ and bench/ with node:test.
 // Usage: node scripts/run-tests.mjs [path-substring ...]   (filters the test files)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -20,7 +20,7 @@ function find(dir, out) {
   return out;
 }
 
-const files = [...find(join(root, 'src'), []), ...find(join(root, 'test'), [])]
+const files = [...find(join(root, 'src'), []), ...find(join(root, 'test'), []), ...find(join(root, 'bench'), [])]
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
 if (files.length === 0) {

@@ -2,8 +2,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
-import { keepStreamTablesYoung } from './server/http2-stream-tables.js';
-import { disableAllocationSitePretenuring } from './server/v8-pretenuring.js';
+import { keepStreamTablesYoung } from './runtime/http2-stream-tables.js';
+import { disableAllocationSitePretenuring } from './runtime/v8-pretenuring.js';
 import { parseGoDuration } from './server/deadline.js';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -157,7 +157,7 @@ function requestTimeoutMsOf(v: string | number): number {
 
 export async function createControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
   // Process-wide, once: V8 would otherwise pretenure literals that per-request objects share with
-  // long-lived ones (see server/v8-pretenuring.ts; KPLANE_V8_PRETENURING=1 keeps V8's default).
+  // long-lived ones (see runtime/v8-pretenuring.ts; KPLANE_V8_PRETENURING=1 keeps V8's default).
   disableAllocationSitePretenuring();
   const log = opts.log ?? (() => {});
   const requestTimeoutMs = opts.requestTimeout === undefined ? undefined : requestTimeoutMsOf(opts.requestTimeout);

@@ -7,9 +7,9 @@ import { loadTokenFile } from '../server/filters/authentication.js';
 import { parseGoDuration } from '../server/deadline.js';
 import { defaultControllers } from '../controllers/index.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
-import { disableAllocationSitePretenuring } from '../server/v8-pretenuring.js';
+import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
 
-// Before any work, so that no allocation site is pretenured first (see server/v8-pretenuring.ts).
+// Before any work, so that no allocation site is pretenured first (see runtime/v8-pretenuring.ts).
 disableAllocationSitePretenuring();
 
 const USAGE = `Usage: kplane <command> [flags]

@@ -133,7 +133,7 @@ interface DeadlineQueue<T> {
  * deadlines of one duration expire in the order they started, so each duration keeps its requests
  * in a linked list, oldest first, and one timer for the oldest. Starting and clearing a deadline is
  * a few pointer writes; nothing holds a request once it is over (no hash table whose replaced
- * copies would keep finished requests alive, see http2-stream-tables.ts).
+ * copies would keep finished requests alive, see runtime/http2-stream-tables.ts).
  */
 export class Deadlines<T> {
   private readonly queues = new Map<number, DeadlineQueue<T>>();

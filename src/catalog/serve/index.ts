@@ -3,7 +3,7 @@
 import { catalogFromDir } from './catalog.js';
 import { createLogger, type Logger } from './log.js';
 import { createRegistryServer, listen, shutdown } from './server.js';
-import { disableAllocationSitePretenuring } from '../../server/v8-pretenuring.js';
+import { disableAllocationSitePretenuring } from '../../runtime/v8-pretenuring.js';
 
 export { catalogFromDir, type ServedCatalog } from './catalog.js';
 export { JsonCache } from './cache.js';
@@ -31,7 +31,7 @@ export interface RunningCatalogServer {
 
 /** Loads, validates and serves dir; throws the load error (opm's message) when the catalog is invalid. */
 export async function serveCatalog(dir: string, opts: ServeCatalogOptions = {}): Promise<RunningCatalogServer> {
-  // Before the catalog is loaded, as createControlPlane does (see server/v8-pretenuring.ts).
+  // Before the catalog is loaded, as createControlPlane does (see runtime/v8-pretenuring.ts).
   disableAllocationSitePretenuring();
   const host = opts.host ?? '127.0.0.1';
   const served = await catalogFromDir(dir);

@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { getEncoders, type ApiBundle } from '../api/api.js';
 import type { Bundle, Channel, Model, Package } from '../model/types.js';
-import { packageBlobs } from './bench-catalog.js';
+import { packageBlobs } from '../../../bench/catalog-data.js';
 import { JsonCache } from './cache.js';
 import { packedIndexFromModel } from './catalog.js';
 import { loadCatalog } from './load.js';

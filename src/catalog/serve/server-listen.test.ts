@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { streamTablesOf } from '../../server/http2-stream-tables.js';
+import { streamTablesOf } from '../../runtime/http2-stream-tables.js';
 import { listen, shutdown } from './server.js';
 
 /** The session's stream Map as node:http2 keeps it. */
@@ -13,7 +13,7 @@ function streamsMap(session: object): unknown {
 }
 
 describe('listen', () => {
-  it("gives grpc-js's HTTP/2 sessions young stream tables (src/server/http2-stream-tables.ts)", async () => {
+  it("gives grpc-js's HTTP/2 sessions young stream tables (src/runtime/http2-stream-tables.ts)", async () => {
     const server = new grpc.Server();
     const port = await listen(server, '127.0.0.1', 0);
     // grpc-js keeps its node:http2 servers in a private Map; if that changes, the workaround is off.

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import type { ApiChannelEntry } from '../api/api.js';
 import { HEALTH_PROTO, LOADER_OPTIONS, REGISTRY_PROTO, getEncoders, loadPackageDefinition } from '../api/api.js';
 import { formatFloat32 } from '../../golang/strconv.js';
-import { keepStreamTablesYoung } from '../../server/http2-stream-tables.js';
+import { keepStreamTablesYoung } from '../../runtime/http2-stream-tables.js';
 import { rfc3339 } from '../../apimachinery/times.js';
 import { newEntry, putEntry, quote, type Entry, type Level, type Logger } from './log.js';
 import { MetaKeyError, type MetaStore } from './metas.js';
@@ -340,7 +340,7 @@ export async function listen(server: grpc.Server, host: string, port: number): P
 
 /**
  * grpc-js answers through node:http2 servers that it keeps in a private Map; they get the same
- * stream-table workaround as the API server (see server/http2-stream-tables.ts). A grpc-js without
+ * stream-table workaround as the API server (see runtime/http2-stream-tables.ts). A grpc-js without
  * that Map is left as it is.
  */
 function keepGrpcStreamTablesYoung(server: grpc.Server): void {

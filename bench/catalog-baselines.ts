@@ -1,8 +1,8 @@
 // Baseline servers for the serve benchmark (bench/catalog.ts), each run as a process of its own
 // that prints its port on stdout:
-//   node --import tsx src/catalog/serve/bench-serve.ts --bare-server   grpc-js, no logic: every
+//   node --import tsx bench/catalog-baselines.ts --bare-server   grpc-js, no logic: every
 //       GetBundleForChannel answered with one pre-encoded bundle (the ceiling of grpc-js here)
-//   node --import tsx src/catalog/serve/bench-serve.ts --http2-floor   node:http2, no gRPC library:
+//   node --import tsx bench/catalog-baselines.ts --http2-floor   node:http2, no gRPC library:
 //       every POST answered with the same pre-framed gRPC message and `grpc-status: 0` trailers
 //       (the ceiling of Node's HTTP/2 here)
 import { createServer as createH2Server, type ServerHttp2Stream } from 'node:http2';
@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { getEncoders, loadPackageDefinition } from '../api/api.js';
+import { getEncoders, loadPackageDefinition } from '../src/catalog/api/api.js';
 
 /** One bundle of about the size of the benchmark catalog's (a 2 KB CSV), encoded once. */
 function cannedBundle(): Buffer {
@@ -59,7 +59,7 @@ const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileUR
 if (isMain) {
   const { values } = parseArgs({ options: { 'bare-server': { type: 'boolean', default: false }, 'http2-floor': { type: 'boolean', default: false } } });
   if (values['bare-server'] === values['http2-floor']) {
-    process.stderr.write('usage: bench-serve.ts --bare-server | --http2-floor\n');
+    process.stderr.write('usage: catalog-baselines.ts --bare-server | --http2-floor\n');
     process.exit(2);
   }
   const { port, stop } = await (values['bare-server'] ? startBareServer() : startHttp2Floor());

@@ -1,5 +1,6 @@
-// The generated catalog of the serve benchmark: PACKAGES packages of BUNDLES bundles, each bundle
-// as `opm render` writes one from an image with csv-metadata migration (olm.package, two olm.gvk, an
+// The generated catalog of the catalog benchmark (bench/catalog.ts; src/catalog/serve's
+// packed-parity.test.ts reads a small one too): PACKAGES packages of BUNDLES bundles, each bundle as
+// `opm render` writes one from an image with csv-metadata migration (olm.package, two olm.gvk, an
 // olm.package.required, olm.csv.metadata, related images).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

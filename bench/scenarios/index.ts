@@ -1,0 +1,21 @@
+// Every scenario of bench/run.ts, in the order a run takes them: first those on the shared kplane
+// and bare servers, then those that start servers of their own.
+import type { Scenario } from '../context.js';
+import { catalog } from './catalog.js';
+import { controllers } from './controllers.js';
+import { cr } from './cr.js';
+import { crud } from './crud.js';
+import { etcd } from './etcd.js';
+import { list10k } from './list10k.js';
+import { micro } from './micro.js';
+import { openloop } from './openloop.js';
+import { rss } from './rss.js';
+import { sqlite } from './sqlite.js';
+import { ssa } from './ssa.js';
+import { watch } from './watch.js';
+
+export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, etcd, controllers, catalog, micro];
+
+/** The `--only` names, in the order `--help` lists them. */
+export const SCENARIO_NAMES = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'cr', 'nsdelete', 'gc', 'idlecm', 'catalog', 'micro'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
