@@ -19,12 +19,13 @@ describe('node flags', () => {
 
   it('a process started through bin/kplane.js runs with them', () => {
     // `kplane version` through the shebang line, as npm's bin link or ./bin/kplane.js runs it; a
-    // preloaded script prints the process's node flags.
+    // preloaded script prints the process's node flags. NODE_OPTIONS keeps what it holds (under
+    // npm test, the kplane-source condition: the CLI runs from src/, no build needed).
     const dir = mkdtempSync(join(tmpdir(), 'kplane-flags-'));
     try {
       const probe = join(dir, 'probe.cjs');
       writeFileSync(probe, "process.stdout.write('execArgv=' + JSON.stringify(process.execArgv) + '\\n');\n");
-      const out = execFileSync(join(root, 'bin', 'kplane.js'), ['version'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: `--require ${probe}` } });
+      const out = execFileSync(join(root, 'bin', 'kplane.js'), ['version'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, `--require ${probe}`].filter(Boolean).join(' ') } });
       const line = out.split('\n').find((l) => l.startsWith('execArgv='));
       assert.ok(line, out);
       const argv = JSON.parse(line.slice('execArgv='.length)) as string[];
