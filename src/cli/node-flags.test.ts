@@ -12,7 +12,7 @@ const root = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 describe('node flags', () => {
   it('npm start and bin/kplane.js pass exactly NODE_FLAGS', () => {
     const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
-    assert.equal(start, `node ${NODE_FLAGS.join(' ')} --import tsx src/cli/main.ts serve`);
+    assert.equal(start, `node ${NODE_FLAGS.join(' ')} dist/cli/main.js serve`);
     const shebang = readFileSync(join(root, 'bin', 'kplane.js'), 'utf8').split('\n')[0];
     assert.equal(shebang, `#!/usr/bin/env -S node ${NODE_FLAGS.join(' ')}`);
   });

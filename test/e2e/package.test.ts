@@ -199,6 +199,7 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
     assert.deepEqual([...top].sort(), ['README.md', 'bin', 'dist', 'package.json', 'src']);
     assert.deepEqual(files.filter((f) => /\.test\.ts$|\.test-support\.ts$|\/testdata\/|\/bench-[^/]*$|\/conformance\//.test(f)), []);
     assert.deepEqual(files.filter((f) => f.startsWith('src/') && !f.endsWith('.ts')), []);
+    assert.deepEqual(files.filter((f) => f.split('/').some((part) => part.startsWith('.'))), [], 'no dotfiles (dist/.build-stamp stays home)');
     // Every export's target and every asset the code reads from disk next to itself.
     const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, string>>; bin: Record<string, string> };
     const targets = Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.entries(e).filter(([c]) => c !== 'kplane-source').map(([, t]) => t)));
