@@ -1,6 +1,6 @@
 // A control plane embedded in a program: serves core and coordination APIs on a free port,
 // creates a configmap through its own HTTPS API with the admin client certificate, and stops.
-// Run: node --import tsx examples/embedded.ts
+// Run (in the repository, from source): node --conditions=kplane-source --import tsx examples/embedded.ts
 import { request } from 'node:https';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

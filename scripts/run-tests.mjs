@@ -31,9 +31,13 @@ console.error(`[run-tests] installing tools if missing`);
 execFileSync('bash', [join(root, 'scripts', 'install-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
 console.error(`[run-tests] ${files.length} test files`);
 const concurrency = process.env.KPLANE_TEST_CONCURRENCY ?? '2';
+// The tests run the TypeScript source, with no build: the `kplane-source` export condition makes
+// `import 'kplane'` (the examples) and bin/kplane.js resolve to src/. Set in NODE_OPTIONS, so that
+// every node process a test starts (the CLI, the examples, worker threads) runs from source too.
+const nodeOptions = [process.env.NODE_OPTIONS, '--conditions=kplane-source'].filter(Boolean).join(' ');
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env },
+  env: { ...process.env, NODE_OPTIONS: nodeOptions },
 });
 process.exit(r.status ?? 1);

@@ -2,7 +2,7 @@
 // public library API. For every Greeting it writes `status.message` and a ConfigMap holding the
 // message, owned by the Greeting (ownerReferences), so deleting the Greeting lets the garbage
 // collector remove the ConfigMap.
-// Run: node --import tsx examples/controller/greeting-controller.ts --kubeconfig .kplane/admin.kubeconfig
+// Run (in the repository, from source): node --conditions=kplane-source --import tsx examples/controller/greeting-controller.ts --kubeconfig .kplane/admin.kubeconfig
 import { parseArgs } from 'node:util';
 import { Manager, createHttpsClient, isStatusError, splitKey, type GVR, type KubeObject } from 'kplane';
 

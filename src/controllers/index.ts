@@ -14,6 +14,8 @@ export { garbageCollector } from './gc/index.js';
 export type { GarbageCollectorOptions } from './gc/index.js';
 export { controllerFactory } from './types.js';
 export type { ControllerContext, ControllerFactory } from './types.js';
+// The controller runtime too, so `kplane/controllers` is all a controller author imports.
+export * from './runtime/index.js';
 
 /** The built-in controllers: namespace deletion and garbage collection. */
 export function defaultControllers(): ControllerFactory[] {

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// npm run build: dist/ from src/, from scratch (a file moved or deleted in src/ leaves nothing
+// behind), so `npm pack` always packs what src/ holds now.
+//   1. tsc -p tsconfig.build.json: JavaScript, .d.ts, source maps and declaration maps;
+//   2. the files the code reads from disk next to itself at run time (new URL('./x', import.meta.url)):
+//      every file under src/ that is not TypeScript, not documentation and not under testdata/
+//      (today the .proto files and the SQLite writer's plain-JS bootstrap, writer-entry.mjs).
+// Globs rather than a list, so files moved inside src/ need no edit here.
+//
+// --if-stale (npm start's prestart): build only when dist/ is missing or older than a file it is
+// built from (src/ but tests and testdata, the tsconfigs, this script), so the first `npm start`
+// after `npm install` builds, and later ones start at once unless the source changed.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const src = join(root, 'src');
+const dist = join(root, 'dist');
+
+function isAsset(name) {
+  return !name.endsWith('.ts') && !name.endsWith('.md') && !name.startsWith('.');
+}
+
+function assets(dir, out) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== 'testdata' && e.name !== 'node_modules') assets(p, out);
+    } else if (e.isFile() && isAsset(e.name)) out.push(p);
+  }
+  return out;
+}
+
+/** The newest modification time among the files dist/ is built from. */
+function newestInput() {
+  let newest = 0;
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'testdata' && e.name !== 'node_modules') walk(p);
+      } else if (e.isFile() && !e.name.endsWith('.test.ts') && !e.name.endsWith('.test-support.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+    }
+  };
+  walk(src);
+  for (const f of ['tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs']) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
+  return newest;
+}
+
+// Written last, so an interrupted build is never taken for a finished one, and dated when the build
+// started, so a file saved during the build makes the next --if-stale build again. Not packed.
+const stamp = join(dist, '.build-stamp');
+if (process.argv.includes('--if-stale')) {
+  let built = 0;
+  try {
+    built = statSync(stamp).mtimeMs;
+  } catch {}
+  if (built >= newestInput()) process.exit(0);
+  console.error(built ? '[build] src/ changed since dist/ was built: building it again' : '[build] dist/ is not built yet: building it (once)');
+}
+
+const started = Date.now();
+rmSync(dist, { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+const copied = assets(src, []);
+for (const from of copied) {
+  const to = join(dist, relative(src, from));
+  mkdirSync(dirname(to), { recursive: true });
+  copyFileSync(from, to);
+}
+writeFileSync(stamp, `${new Date(started).toISOString()}\n`);
+utimesSync(stamp, started / 1000, started / 1000);
+console.error(`[build] dist/ from src/ in ${((Date.now() - started) / 1000).toFixed(1)} s; ${copied.length} assets copied: ${copied.map((p) => relative(src, p)).join(', ')}`);

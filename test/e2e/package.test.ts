@@ -1,0 +1,285 @@
+// kplane as a user gets it: `npm pack` (prepack builds dist/), the tarball installed into an empty
+// project, then used from plain JavaScript, from strict TypeScript against the shipped .d.ts, and
+// through the installed `kplane` bin. No tsx and no src/ on the way: the consumer runs dist/.
+//
+// better-sqlite3: its install script downloads a prebuilt binding from GitHub and, when it cannot
+// (CI has no internet), compiles SQLite (minutes on a 2-core machine; over 6.5 minutes, unfinished,
+// under this machine's load). That script is better-sqlite3's, not ours, so the consumer installs
+// with --ignore-scripts, pins better-sqlite3 to the version the repository has installed, and gets
+// the binding the repository's own `npm install` produced for this same node, platform and version
+// (node_modules/better-sqlite3/build/Release/better_sqlite3.node). Without that file it runs
+// better-sqlite3's install script after all. The other skipped scripts are checks (protobufjs); the
+// kplane package has none.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadKubeconfig } from '../../src/client/index.js';
+import { NODE_FLAGS } from '../../src/runtime/node-flags.js';
+import { RawClient } from '../support/https.js';
+import { repoRoot, type RunResult } from '../support/tools.js';
+
+const require = createRequire(import.meta.url);
+const npm = 'npm';
+
+/**
+ * The consumer's environment: nothing of the outer `npm test` (npm_* variables would steer the
+ * nested npm) and no kplane-source condition (that is how this repository runs its own source).
+ */
+function consumerEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.toLowerCase().startsWith('npm_')) env[k] = v;
+  const nodeOptions = (process.env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o !== '' && o !== '--conditions=kplane-source');
+  env.NODE_OPTIONS = nodeOptions.join(' ');
+  return env;
+}
+
+/** Runs cmd with exactly `env` (test/support's run() adds the test process's own environment). */
+function run(cmd: string, args: readonly string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? repoRoot, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${cmd} ${args.join(' ')} timed out after ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function ok(r: RunResult, what: string): RunResult {
+  assert.equal(r.code, 0, `${what} failed (${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
+}
+
+function versionOf(pkg: string): string {
+  return (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
+}
+
+/** Non-TypeScript files under src/ outside testdata/: what the build copies into dist/. */
+function assets(dir: string, out: string[] = []): string[] {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== 'testdata') assets(p, out);
+    } else if (!e.name.endsWith('.ts') && !e.name.endsWith('.md') && !e.name.startsWith('.')) out.push(relative(join(repoRoot, 'src'), p));
+  }
+  return out;
+}
+
+const CONSUMER_MJS = `
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createControlPlane, core, sqlite } from 'kplane';
+import { createHttpsClient } from 'kplane/client';
+import { Manager, runControllers } from 'kplane/controllers';
+import { convertToModel, parseBlobs, validateModel } from 'kplane/catalog';
+import { openMemoryStorage } from 'kplane/storage';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'kplane-consumer-mjs-'));
+const cp = await createControlPlane({ storage: sqlite({ dir: dataDir }), apis: [core()], dataDir, port: 0 });
+await cp.start();
+try {
+  const client = createHttpsClient(cp.kubeconfigPath);
+  const configmaps = { group: '', version: 'v1', resource: 'configmaps' };
+  await client.create(configmaps, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hello' }, data: { greeting: 'hi' } });
+  const read = await client.get(configmaps, 'default', 'hello');
+  await client.close();
+  const model = convertToModel(parseBlobs([
+    '{"schema":"olm.package","name":"p","defaultChannel":"stable"}',
+    '{"schema":"olm.channel","package":"p","name":"stable","entries":[{"name":"p.v1.0.0"}]}',
+    '{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":"example.com/p:1.0.0","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}',
+  ].join('\\n')));
+  console.log(JSON.stringify({
+    greeting: read.data.greeting,
+    packages: [...model.keys()],
+    valid: validateModel(model) === undefined,
+    exports: [typeof Manager, typeof runControllers, typeof openMemoryStorage],
+  }));
+} finally {
+  await cp.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+`;
+
+const CONSUMER_TS = `
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createControlPlane, core, memory, type ControlPlane, type KubeObject } from 'kplane';
+import { createHttpsClient, isStatusError, type GVR, type KubeClient } from 'kplane/client';
+import { controllerFactory, type Reconciler } from 'kplane/controllers';
+import { parseBlobs, type DeclarativeConfig } from 'kplane/catalog';
+import type { Storage } from 'kplane/storage';
+
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
+const configmaps: GVR = { group: '', version: 'v1', resource: 'configmaps' };
+const dataDir = mkdtempSync(join(tmpdir(), 'kplane-consumer-ts-'));
+const cp: ControlPlane = await createControlPlane({ storage: memory(), apis: [core()], dataDir, port: 0 });
+await cp.start();
+try {
+  const client: KubeClient = createHttpsClient(cp.kubeconfigPath);
+  await client.create<ConfigMap>(configmaps, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typed' }, data: { greeting: 'hello' } });
+  const read: ConfigMap = await client.get<ConfigMap>(configmaps, 'default', 'typed');
+  const missing = await client.get(configmaps, 'default', 'absent').then(() => 'found', (e: unknown) => (isStatusError(e) ? e.status.reason ?? '' : 'other'));
+  await client.close();
+  const storage: Storage = cp.storage;
+  const reconciler: Reconciler = { reconcile: async () => ({}) };
+  const cfg: DeclarativeConfig = parseBlobs('');
+  console.log(JSON.stringify({ greeting: read.data?.greeting ?? '', missing, storage: typeof storage.get, reconciler: typeof reconciler.reconcile, factory: typeof controllerFactory, bundles: cfg.bundles.length }));
+} finally {
+  await cp.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+`;
+
+describe('the packed tarball, installed into an empty project', { timeout: 1_200_000 }, () => {
+  const work = mkdtempSync(join(tmpdir(), 'kplane-package-'));
+  const consumer = join(work, 'consumer');
+  const env = consumerEnv();
+  let files: string[] = [];
+  let serving: ChildProcess | undefined;
+
+  before(async () => {
+    // prepack builds dist/ from scratch, so the tarball holds what src/ holds now.
+    const started = Date.now();
+    const packed = ok(await run(npm, ['pack', '--json', '--pack-destination', work], { env, timeoutMs: 600_000 }), 'npm pack');
+    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; size: number; unpackedSize: number; entryCount: number; files: { path: string }[] }[];
+    assert.ok(info);
+    files = info.files.map((f) => f.path);
+    const tarball = join(work, info.filename);
+    console.log(`# npm pack: ${info.filename} ${info.size} bytes (${info.unpackedSize} unpacked), ${info.entryCount} files, in ${Date.now() - started} ms`);
+
+    const installStarted = Date.now();
+    mkdirSync(consumer);
+    ok(await run(npm, ['init', '-y'], { cwd: consumer, env }), 'npm init');
+    const pkg = JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ ...pkg, type: 'module' }, null, 2));
+    const deps = [tarball, `better-sqlite3@${versionOf('better-sqlite3')}`, `@types/node@${versionOf('@types/node')}`];
+    ok(await run(npm, ['install', ...deps, '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: consumer, env, timeoutMs: 600_000 }), 'npm install');
+    const binding = join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+    const target = join(consumer, 'node_modules', 'better-sqlite3', 'build', 'Release');
+    if (existsSync(binding)) {
+      mkdirSync(target, { recursive: true });
+      copyFileSync(binding, join(target, 'better_sqlite3.node'));
+    } else {
+      ok(await run(npm, ['rebuild', 'better-sqlite3', '--foreground-scripts'], { cwd: consumer, env, timeoutMs: 900_000 }), 'npm rebuild better-sqlite3');
+    }
+    console.log(`# npm install of the tarball: ${Date.now() - installStarted} ms`);
+  });
+
+  after(async () => {
+    if (serving && serving.exitCode === null) {
+      serving.kill('SIGKILL');
+      await new Promise((r) => serving!.once('exit', r));
+    }
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('holds dist/, bin/, the non-test sources and nothing else', () => {
+    const top = new Set(files.map((f) => f.split('/')[0]));
+    assert.deepEqual([...top].sort(), ['README.md', 'bin', 'dist', 'package.json', 'src']);
+    assert.deepEqual(files.filter((f) => /\.test\.ts$|\.test-support\.ts$|\/testdata\/|\/bench-[^/]*$|\/conformance\//.test(f)), []);
+    assert.deepEqual(files.filter((f) => f.startsWith('src/') && !f.endsWith('.ts')), []);
+    assert.deepEqual(files.filter((f) => f.split('/').some((part) => part.startsWith('.'))), [], 'no dotfiles (dist/.build-stamp stays home)');
+    // Every export's target and every asset the code reads from disk next to itself.
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, string>>; bin: Record<string, string> };
+    const targets = Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.entries(e).filter(([c]) => c !== 'kplane-source').map(([, t]) => t)));
+    for (const t of [...targets, ...Object.values(manifest.bin), 'dist/cli/main.js']) assert.ok(files.includes(t.replace(/^\.\//, '')), `${t} is in the tarball`);
+    for (const a of assets(join(repoRoot, 'src'))) assert.ok(files.includes(`dist/${a}`), `dist/${a} is in the tarball`);
+  });
+
+  it('a plain .mjs imports kplane and its subpaths, serves on SQLite, creates and reads a ConfigMap', async () => {
+    writeFileSync(join(consumer, 'app.mjs'), CONSUMER_MJS);
+    const r = ok(await run(process.execPath, ['app.mjs'], { cwd: consumer, env, timeoutMs: 120_000 }), 'node app.mjs');
+    assert.deepEqual(JSON.parse(r.stdout.trim()), { greeting: 'hi', packages: ['p'], valid: true, exports: ['function', 'function', 'function'] });
+    assert.doesNotMatch(r.stderr, /tsx|Unknown file extension/);
+  });
+
+  it('a strict NodeNext .ts typechecks against the shipped .d.ts (skipLibCheck off), compiles and runs', async () => {
+    writeFileSync(join(consumer, 'app.ts'), CONSUMER_TS);
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
+        files: ['app.ts'],
+      }),
+    );
+    ok(await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: consumer, env, timeoutMs: 300_000 }), 'tsc');
+    const r = ok(await run(process.execPath, ['out/app.js'], { cwd: consumer, env, timeoutMs: 120_000 }), 'node out/app.js');
+    assert.deepEqual(JSON.parse(r.stdout.trim()), { greeting: 'hello', missing: 'NotFound', storage: 'function', reconciler: 'function', factory: 'function', bundles: 0 });
+  });
+
+  it('the installed kplane bin serves: ready, and answers with the admin kubeconfig, protobuf too', async () => {
+    const bin = join(consumer, 'node_modules', '.bin', 'kplane');
+    ok(await run(bin, ['--help'], { cwd: consumer, env }), 'kplane --help');
+    const dataDir = join(consumer, 'data');
+    const child = spawn(bin, ['serve', '--secure-port', '0', '--data-dir', dataDir], { cwd: consumer, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    serving = child;
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`kplane serve printed no URL in 120 s: ${stderr}`)), 120_000);
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        const m = /^kplane is serving on (https:\/\/\S+) /m.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+      child.once('exit', (code, sig) => {
+        clearTimeout(timer);
+        reject(new Error(`kplane serve exited (${code ?? sig}): ${stderr}`));
+      });
+    });
+    // The shebang's node flags reach the process npm's bin link starts (Linux: /proc).
+    if (existsSync(`/proc/${child.pid}/cmdline`)) {
+      const argv = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
+      for (const f of NODE_FLAGS) assert.ok(argv.includes(f), `${f} in ${argv.join(' ')}`);
+    }
+    const cfg = loadKubeconfig(join(dataDir, 'admin.kubeconfig'));
+    assert.equal(cfg.server, url);
+    const client = new RawClient(url, { ca: cfg.caPem!, cert: cfg.certPem!, key: cfg.keyPem! });
+    try {
+      let ready = await client.request({ path: '/readyz' });
+      for (let i = 0; i < 100 && !(ready.status === 200 && ready.text() === 'ok'); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        ready = await client.request({ path: '/readyz' });
+      }
+      assert.equal(ready.text(), 'ok');
+      const ns = await client.request({ path: '/api/v1/namespaces/default' });
+      assert.equal(ns.status, 200, ns.text());
+      assert.equal(ns.json<{ metadata: { name: string } }>().metadata.name, 'default');
+      // Protobuf answers need the .proto files the build copied beside the JavaScript.
+      const pb = await client.request({ path: '/api/v1/namespaces', headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+      assert.equal(pb.status, 200, pb.text());
+      assert.equal(pb.headers['content-type'], 'application/vnd.kubernetes.protobuf');
+      assert.deepEqual([...pb.body.subarray(0, 4)], [0x6b, 0x38, 0x73, 0x00]);
+    } finally {
+      client.agent.destroy();
+    }
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.once('exit', (c) => r(c))));
+    assert.equal(code, 0, stderr);
+  });
+});
