@@ -49,6 +49,7 @@
 import { isStackOverflow } from './errors.js';
 import { base64ErrorOffset } from './gobase64.js';
 import { goTrimSpace } from '../golang/strings.js';
+import { timeQuoteBytes } from '../golang/time.js';
 import { forEachNumberText, hasNumberTexts, inexactIntegerError, numberTextAt, type InexactInteger, type NumberText } from './json.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
@@ -637,23 +638,6 @@ const MICRO_RE = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)[.,]\d{6}(?:Z|[+-](
 const RFC3339 = '2006-01-02T15:04:05Z07:00';
 const RFC3339_MICRO = '2006-01-02T15:04:05.000000Z07:00';
 
-/** time.quote: bytes outside printable ASCII as \xNN, `"` and `\` escaped. */
-function goQuote(b: Uint8Array, from = 0, to = b.length): string {
-  let out = '"';
-  for (let i = from; i < to; i++) {
-    const c = b[i]!;
-    if (c >= 0x80 || c < 0x20) out += '\\x' + (c < 16 ? '0' : '') + c.toString(16);
-    else if (c === 0x22 || c === 0x5c) out += '\\' + String.fromCharCode(c);
-    else out += String.fromCharCode(c);
-  }
-  return out + '"';
-}
-
-/** time's quote() of a string (its UTF-8 bytes), as time.ParseDuration's errors quote values. */
-export function goTimeQuote(s: string): string {
-  return goQuote(Buffer.from(s, 'utf8'));
-}
-
 const isDigitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 48 && b[i]! <= 57;
 
 /**
@@ -671,8 +655,8 @@ export function parseTimeError(s: string, micro: boolean): string | undefined {
   const b = Buffer.from(s, 'utf8');
   const layout = micro ? RFC3339_MICRO : RFC3339;
   const parseErr = (layoutElem: string, at: number): string =>
-    `parsing time ${goQuote(b)} as "${layout}": cannot parse ${goQuote(b, at)} as "${layoutElem}"`;
-  const msgErr = (message: string): string => `parsing time ${goQuote(b)}${message}`;
+    `parsing time ${timeQuoteBytes(b)} as "${layout}": cannot parse ${timeQuoteBytes(b, at)} as "${layoutElem}"`;
+  const msgErr = (message: string): string => `parsing time ${timeQuoteBytes(b)}${message}`;
   const rangeErr = (what: string): string => msgErr(`: ${what} out of range`);
 
   let p = 0; // the remaining value is b[p:]
@@ -779,7 +763,7 @@ export function parseTimeError(s: string, micro: boolean): string | undefined {
     if (hr > 24) return rangeErr('time zone offset hour');
     if (!mDigits || (sign !== 43 && sign !== 45)) return parseErr('Z07:00', hold);
   }
-  if (p < b.length) return msgErr(`: extra text: ${goQuote(b, p)}`);
+  if (p < b.length) return msgErr(`: extra text: ${timeQuoteBytes(b, p)}`);
   if (day < 1 || day > daysIn(month, year)) return msgErr(': day out of range');
   return undefined;
 }
