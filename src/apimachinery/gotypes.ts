@@ -50,6 +50,7 @@ import { isStackOverflow } from './errors.js';
 import { base64ErrorOffset } from './gobase64.js';
 import { goTrimSpace } from '../golang/strings.js';
 import { timeQuoteBytes } from '../golang/time.js';
+import { jsonKind, numberValue, unmarshalTypeError, type StructField } from '../golang/json-errors.js';
 import { forEachNumberText, hasNumberTexts, inexactIntegerError, numberTextAt, type InexactInteger, type NumberText } from './json.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
@@ -304,15 +305,6 @@ function elemOf(goType: string | undefined): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // The walk
 
-/** A JSON value's kind as encoding/json names it. */
-function jsonKind(v: unknown): string {
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number' || typeof v === 'bigint') return 'number';
-  if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
-}
-
 /** The number's literal as a client would have written it (see the module comment). */
 function numberLiteral(v: number | bigint): string {
   if (typeof v === 'bigint') return v.toString();
@@ -332,19 +324,21 @@ interface State {
   readonly texts: boolean;
   /**
    * Inside a value decoded by a nested json.Unmarshal (JSONSchemaPropsOr*): the outermost decoder's
-   * context, `<Struct>.<path>`, which type errors end up with ('' at the root).
+   * context, which type errors end up with (both names '' at the root).
    */
-  frozen: string | undefined;
+  frozen: StructField | undefined;
   /** Integers of apiextensions JSON values a double cannot hold (kplane's limit, not Go's). */
   inexact: InexactInteger[] | undefined;
 }
 
 /** UnmarshalTypeError.Error() with the decoder's context (addErrorContext) at this point. */
 function typeError(st: State, struct: string | undefined, what: string, goType: string): string {
-  const context = st.frozen ?? (struct === undefined ? '' : `${struct}.${st.path.join('.')}`);
-  return context === ''
-    ? `json: cannot unmarshal ${what} into Go value of type ${goType}`
-    : `json: cannot unmarshal ${what} into Go struct field ${context} of type ${goType}`;
+  return unmarshalTypeError(what, goType, st.frozen ?? fieldAt(st, struct));
+}
+
+/** Where the decoder is: undefined at the root (no struct entered yet). */
+function fieldAt(st: State, struct: string | undefined): StructField | undefined {
+  return struct === undefined ? undefined : { struct, field: st.path.join('.') };
 }
 
 function soft(st: State, struct: string | undefined, value: unknown, goType: string, valueText?: string): void {
@@ -466,7 +460,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
     case K.Int:
       if (typeof v === 'number' || typeof v === 'bigint') {
         const type = goType ?? (s?.format === 'int32' ? 'int32' : 'int64');
-        if (!(text !== undefined ? literalFitsInt(text.literal, type) : fitsInt(v, type))) soft(st, struct, v, type, 'number ' + (text?.literal ?? numberLiteral(v)));
+        if (!(text !== undefined ? literalFitsInt(text.literal, type) : fitsInt(v, type))) soft(st, struct, v, type, numberValue(text?.literal ?? numberLiteral(v)));
       } else {
         soft(st, struct, v, goType ?? (s?.format === 'int32' ? 'int32' : 'int64'));
       }
@@ -478,7 +472,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
         // the last place only).
         const n = Number(v);
         const f32 = s?.format === 'float';
-        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n)))) soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), 'number ' + (text?.literal ?? numberLiteral(v)));
+        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n)))) soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), numberValue(text?.literal ?? numberLiteral(v)));
       } else {
         soft(st, struct, v, goType ?? (s?.format === 'float' ? 'float32' : 'float64'));
       }
@@ -496,7 +490,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
     case K.IntOrString:
       if (typeof v === 'string') return;
       if (typeof v === 'number' || typeof v === 'bigint') {
-        if (!(text !== undefined ? literalFitsInt(text.literal, 'int32') : fitsInt(v, 'int32'))) throw new HardError(typeError(st, struct, 'number ' + (text?.literal ?? numberLiteral(v)), 'int32'));
+        if (!(text !== undefined ? literalFitsInt(text.literal, 'int32') : fitsInt(v, 'int32'))) throw new HardError(typeError(st, struct, numberValue(text?.literal ?? numberLiteral(v)), 'int32'));
         return;
       }
       throw new HardError(typeError(st, struct, jsonKind(v), 'int32'));
@@ -540,7 +534,7 @@ function propsOf(name: string | undefined): string {
  */
 function nested(st: State, v: unknown, schema: OpenAPISchema, struct: string | undefined): void {
   const outermost = st.frozen === undefined;
-  if (outermost) st.frozen = struct === undefined ? '' : `${struct}.${st.path.join('.')}`;
+  if (outermost) st.frozen = fieldAt(st, struct) ?? { struct: '', field: '' };
   const outerFirst = st.first;
   st.first = undefined;
   decode(st, v, schema, classified(schema, st.defs), undefined, undefined, undefined);
@@ -620,7 +614,7 @@ function decodeBytes(st: State, v: unknown, struct: string | undefined, goType: 
       if (e === null) continue;
       if (typeof e === 'number' || typeof e === 'bigint') {
         const text = st.texts && typeof e === 'number' ? numberTextAt(v, i, e) : undefined;
-        if (!(text !== undefined ? literalFitsInt(text.literal, 'uint8') : fitsInt(e, 'uint8'))) soft(st, struct, e, 'uint8', 'number ' + (text?.literal ?? numberLiteral(e)));
+        if (!(text !== undefined ? literalFitsInt(text.literal, 'uint8') : fitsInt(e, 'uint8'))) soft(st, struct, e, 'uint8', numberValue(text?.literal ?? numberLiteral(e)));
       } else {
         soft(st, struct, e, 'uint8');
       }

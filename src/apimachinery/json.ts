@@ -7,6 +7,7 @@
 // decoder judges by (`json: cannot unmarshal number 1.0 into Go struct field ... of type int64`).
 import { StatusError, badRequest } from './errors.js';
 import type { JsonValue } from './types.js';
+import { strictDuplicateField } from '../golang/json-errors.js';
 
 export const MAX_JSON_DEPTH = 10000;
 
@@ -48,13 +49,11 @@ export function parseJson(input: string | Uint8Array, opts: ParseJsonOptions = {
   const keys = countTextKeys(text, maxDepth);
   const scan = keys >= 0 && keys === countKeys(value) ? { duplicates: [], depthExceededAt: -1 } : scanStructure(text, maxDepth);
   if (scan.depthExceededAt >= 0) throw badRequest(prefix + withLocation(text, scan.depthExceededAt, `invalid character ${quoteChar(text[scan.depthExceededAt]!)} exceeded max depth of ${maxDepth}`));
-  if (opts.strict && scan.duplicates.length) throw strictDecodingError(scan.duplicates.map(duplicateFieldMessage));
+  if (opts.strict && scan.duplicates.length) throw strictDecodingError(scan.duplicates.map(strictDuplicateField));
   if (opts.numberTexts !== false && textHasOddNumbers && value !== null && typeof value === 'object') recordNumberTexts(text, value, scan.duplicates.length > 0);
   return { value, duplicateFields: scan.duplicates };
 }
 
-export const duplicateFieldMessage = (path: string): string => `duplicate field ${JSON.stringify(path)}`;
-export const unknownFieldMessage = (path: string): string => `unknown field ${JSON.stringify(path)}`;
 
 /** runtime.NewStrictDecodingError as a 400: `strict decoding error: unknown field "x", duplicate field "y"`. */
 export function strictDecodingError(messages: readonly string[]): StatusError {

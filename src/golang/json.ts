@@ -4,6 +4,8 @@
 //    json.Marshal, off for opm's writers), and json.Encoder's SetIndent layout;
 //  - reading: the kind names of its type errors, its case-insensitive field matching, and values
 //    kept with their source text (json.RawMessage) or as exact int64s (the k8s decoder).
+// Error texts are built by json-errors.ts.
+import { cannotUnmarshal } from './json-errors.js';
 
 export interface GoJSONOptions {
   /** indent unit (json.Encoder.SetIndent("", indent)); compact when absent */
@@ -275,16 +277,6 @@ export function compactJSON(raw: string): string {
 
 // ---- the decoder's view ----
 
-/** A JSON value's kind in Go's type errors ("json: cannot unmarshal number into ..."). */
-export function jsonKind(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number' || typeof v === 'bigint') return 'number';
-  if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
-}
-
 export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -338,7 +330,7 @@ export function findField<F extends { readonly name: string }>(fields: readonly 
 export function stringField(obj: unknown, name: string, where: string): string {
   const v = field(obj, name);
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go struct field ${where}.${name} of type string`);
+  if (typeof v !== 'string') throw new Error(cannotUnmarshal(v, 'string', { struct: where, field: name }));
   return v;
 }
 

@@ -7,7 +7,8 @@
 // Messages are opm's, word for word; a LoadError also carries the file it came from in `path`.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compareGoStrings, foldName, goJSON, hasNilBytes, jsonKind, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
+import { compareGoStrings, foldName, goJSON, hasNilBytes, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
+import { jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { goFmtV, goStringList } from '../../golang/fmt.js';
 import { goQuote } from '../../golang/strconv.js';
@@ -639,15 +640,15 @@ function overflowMessage(raw: string): string {
   for (let m = re.exec(raw); m !== null; m = re.exec(raw)) {
     if (m[1] !== undefined && !Number.isFinite(Number(m[1]))) {
       const end = Buffer.byteLength(raw.slice(0, m.index + m[1].length));
-      return prettyJSONError(`json: cannot unmarshal number ${m[1]} into Go value of type float64`, raw, end);
+      return prettyJSONError(unmarshalTypeError(numberValue(m[1]), 'float64'), raw, end);
     }
   }
-  return 'json: cannot unmarshal number into Go value of type float64';
+  return unmarshalTypeError('number', 'float64');
 }
 
 function notAnObjectMessage(value: unknown, raw: string | undefined): string {
-  const kind = typeof value === 'string' ? 'string' : typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'bool' : 'array';
-  const base = `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`;
+  const kind = jsonKind(value);
+  const base = unmarshalTypeError(kind, 'map[string]interface {}');
   const data = raw ?? goJSON(value);
   const offset = kind === 'array' ? 1 : Buffer.byteLength(data);
   return prettyJSONError(base, data, offset);
@@ -809,11 +810,7 @@ class StructDecoder {
 
   fail(kind: string, goType: string): void {
     if (this.firstError !== undefined) return;
-    const field = this.stack.join('.');
-    this.firstError =
-      this.struct !== '' || field !== ''
-        ? `json: cannot unmarshal ${kind} into Go struct field ${this.struct}.${field} of type ${goType}`
-        : `json: cannot unmarshal ${kind} into Go value of type ${goType}`;
+    this.firstError = unmarshalTypeError(kind, goType, { struct: this.struct, field: this.stack.join('.') });
   }
 
   /** The object's members matched to fields (exact name first, else case-insensitively), in key order. */

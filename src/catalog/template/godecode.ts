@@ -10,8 +10,8 @@
 // Messages are Go's: "error converting YAML to JSON: ...", "error unmarshaling JSON: while decoding
 // JSON: json: unknown field \"x\"", "json: cannot unmarshal string into Go struct field ...".
 
-import { compareGoStrings, findField, jsonKind } from '../../golang/json.js';
-import { goQuote } from '../../golang/strconv.js';
+import { compareGoStrings, findField } from '../../golang/json.js';
+import { cannotUnmarshal, unknownFieldError } from '../../golang/json-errors.js';
 import { readGoYAML, toJSONValue } from '../../golang/yaml-read.js';
 
 /** The Go type a template field decodes into (only the kinds templates use). */
@@ -90,11 +90,7 @@ class Decoder {
 
   private typeError(v: JValue, t: GoType): void {
     const goName = t.kind === 'bool' ? 'bool' : t.goName;
-    if (this.struct !== undefined || this.stack.length > 0) {
-      this.save(`json: cannot unmarshal ${jsonKind(v)} into Go struct field ${this.struct ?? ''}.${this.stack.join('.')} of type ${goName}`);
-    } else {
-      this.save(`json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goName}`);
-    }
+    this.save(cannotUnmarshal(v, goName, { struct: this.struct ?? '', field: this.stack.join('.') }));
   }
 
   /** Decodes v into a value of type t that may already hold `existing` (Go decodes in place). */
@@ -129,7 +125,7 @@ class Decoder {
         for (const key of keys) {
           const f = findField(t.fields, key);
           if (f === undefined) {
-            if (this.disallowUnknown) this.save(`json: unknown field ${goQuote(key)}`);
+            if (this.disallowUnknown) this.save(unknownFieldError(key));
             continue;
           }
           const depth = this.stack.length;
