@@ -7,9 +7,10 @@
 // decoder judges by (`json: cannot unmarshal number 1.0 into Go struct field ... of type int64`).
 import { StatusError, badRequest } from './errors.js';
 import type { JsonValue } from './types.js';
-import { strictDuplicateField } from '../golang/json-errors.js';
+import { strictDuplicateField, UNEXPECTED_END_OF_JSON } from '../golang/json-errors.js';
+import { closingQuote, MAX_NESTING_DEPTH, quoteCharAsJSON, scanJSON } from '../golang/json-scanner.js';
 
-export const MAX_JSON_DEPTH = 10000;
+export const MAX_JSON_DEPTH = MAX_NESTING_DEPTH;
 
 export interface ParseJsonOptions {
   /** Deepest allowed nesting of objects and arrays (encoding/json's maxNestingDepth). */
@@ -48,7 +49,7 @@ export function parseJson(input: string | Uint8Array, opts: ParseJsonOptions = {
   // keeps a set of keys per object. Each duplicate makes the parsed value hold fewer keys.
   const keys = countTextKeys(text, maxDepth);
   const scan = keys >= 0 && keys === countKeys(value) ? { duplicates: [], depthExceededAt: -1 } : scanStructure(text, maxDepth);
-  if (scan.depthExceededAt >= 0) throw badRequest(prefix + withLocation(text, scan.depthExceededAt, `invalid character ${quoteChar(text[scan.depthExceededAt]!)} exceeded max depth of ${maxDepth}`));
+  if (scan.depthExceededAt >= 0) throw badRequest(prefix + withLocation(text, scan.depthExceededAt, `invalid character ${quoteCharAsJSON(text.charCodeAt(scan.depthExceededAt))} exceeded max depth of ${maxDepth}`));
   if (opts.strict && scan.duplicates.length) throw strictDecodingError(scan.duplicates.map(strictDuplicateField));
   if (opts.numberTexts !== false && textHasOddNumbers && value !== null && typeof value === 'object') recordNumberTexts(text, value, scan.duplicates.length > 0);
   return { value, duplicateFields: scan.duplicates };
@@ -81,18 +82,10 @@ interface StructureScan {
 }
 
 const QUOTE = 34; // "
-const BACKSLASH = 92;
 
-/** Index of the closing quote of the string whose opening quote is at `start`. */
+/** Index of the closing quote of the string whose opening quote is at `start` (text is valid JSON). */
 function stringEnd(text: string, start: number): number {
-  let j = text.indexOf('"', start + 1);
-  for (;;) {
-    // A quote is escaped when an odd number of backslashes precedes it.
-    let k = j - 1;
-    while (text.charCodeAt(k) === BACKSLASH) k--;
-    if ((j - 1 - k) % 2 === 0) return j;
-    j = text.indexOf('"', j + 1);
-  }
+  return closingQuote(text, start + 1);
 }
 
 /** Set by countTextKeys: the text holds a number that needs its text (see needsText). */
@@ -528,15 +521,7 @@ function pathOf(stack: readonly Frame[]): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Error path: a strict re-scan that names the first bad character the way Go's encoding/json does.
-
-/** Go's quoteChar: `'x'`, with quotes and control characters escaped. */
-function quoteChar(ch: string): string {
-  if (ch === "'") return "'\\''";
-  if (ch === '"') return `'"'`;
-  const q = JSON.stringify(ch);
-  return `'${q.slice(1, -1)}'`;
-}
+// Error path: golang/json-scanner names the first bad character the way Go's encoding/json does.
 
 function withLocation(text: string, offset: number, message: string): string {
   let line = 1;
@@ -550,163 +535,16 @@ function withLocation(text: string, offset: number, message: string): string {
   return `${message} at line ${line}, column ${offset - lineStart + 1} (offset ${offset})`;
 }
 
-class SyntaxFailure {
-  constructor(
-    readonly offset: number,
-    readonly message: string,
-  ) {}
-}
-
 /**
  * Go's message for the first syntax error in `text` (which JSON.parse has rejected), followed by
  * its line and column unless `withPosition` is false (for places where upstream's exact text matters).
+ * Characters are quoted as JSON escapes them, and the depth limit is named (kplane's wording).
  */
 export function describeJsonSyntaxError(text: string, maxDepth = MAX_JSON_DEPTH, withPosition = true): string {
-  try {
-    validateJsonText(text, maxDepth);
-  } catch (e) {
-    if (e instanceof SyntaxFailure) {
-      return e.offset >= text.length || !withPosition ? e.message : withLocation(text, e.offset, e.message);
-    }
-    throw e;
-  }
-  // JSON.parse and this scanner disagree; keep the failure a 400 rather than guessing.
-  return 'invalid JSON';
+  const r = scanJSON(text, 0, { maxDepth, quote: quoteCharAsJSON });
+  if (r.kind === 'eof') return UNEXPECTED_END_OF_JSON;
+  // JSON.parse and the scanner disagree; keep the failure a 400 rather than guessing.
+  if (r.kind === 'ok') return 'invalid JSON';
+  const message = r.message.endsWith(' exceeded max depth') ? `${r.message} of ${maxDepth}` : r.message;
+  return withPosition ? withLocation(text, r.offset, message) : message;
 }
-
-const isWs = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
-const isDigit = (c: number): boolean => c >= 48 && c <= 57;
-const isHex = (c: number): boolean => isDigit(c) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
-
-function validateJsonText(text: string, maxDepth: number): void {
-  const n = text.length;
-  let i = 0;
-  const fail = (at: number, context: string): never => {
-    if (at >= n) throw new SyntaxFailure(at, 'unexpected end of JSON input');
-    throw new SyntaxFailure(at, `invalid character ${quoteChar(text[at]!)} ${context}`);
-  };
-  const skipWs = (): void => {
-    while (i < n && isWs(text.charCodeAt(i))) i++;
-  };
-  const literal = (word: string): void => {
-    for (let k = 1; k < word.length; k++) {
-      if (text[i + k] !== word[k]) fail(i + k, `in literal ${word} (expecting ${quoteChar(word[k]!)})`);
-    }
-    i += word.length;
-  };
-  const str = (): void => {
-    i++; // opening quote
-    for (;;) {
-      if (i >= n) fail(i, '');
-      const c = text.charCodeAt(i);
-      if (c === QUOTE) {
-        i++;
-        return;
-      }
-      if (c < 0x20) fail(i, 'in string literal');
-      if (c === BACKSLASH) {
-        const e = text[i + 1];
-        if (e === undefined) fail(i + 1, '');
-        if (e === 'u') {
-          for (let k = 2; k < 6; k++) if (!isHex(text.charCodeAt(i + k))) fail(i + k, 'in \\u hexadecimal character escape');
-          i += 6;
-          continue;
-        }
-        if (!'"\\/bfnrt'.includes(e!)) fail(i + 1, 'in string escape code');
-        i += 2;
-        continue;
-      }
-      i++;
-    }
-  };
-  const num = (): void => {
-    if (text[i] === '-') i++;
-    if (text[i] === '0') i++;
-    else if (isDigit(text.charCodeAt(i)) && text[i] !== '0') while (isDigit(text.charCodeAt(i))) i++;
-    else fail(i, 'in numeric literal');
-    if (text[i] === '.') {
-      i++;
-      if (!isDigit(text.charCodeAt(i))) fail(i, 'after decimal point in numeric literal');
-      while (isDigit(text.charCodeAt(i))) i++;
-    }
-    if (text[i] === 'e' || text[i] === 'E') {
-      i++;
-      if (text[i] === '+' || text[i] === '-') i++;
-      if (!isDigit(text.charCodeAt(i))) fail(i, 'in exponent of numeric literal');
-      while (isDigit(text.charCodeAt(i))) i++;
-    }
-  };
-  // Explicit stack: 'o' object, 'a' array; bounded by maxDepth so hostile input cannot recurse.
-  const stack: string[] = [];
-  let justOpened = false;
-  const value = (context: string): void => {
-    skipWs();
-    if (i >= n) fail(i, '');
-    const ch = text[i]!;
-    if (ch === '{' || ch === '[') {
-      if (stack.length >= maxDepth) fail(i, `exceeded max depth of ${maxDepth}`);
-      stack.push(ch === '{' ? 'o' : 'a');
-      justOpened = true;
-      i++;
-      return;
-    }
-    if (ch === '"') return str();
-    if (ch === '-' || isDigit(text.charCodeAt(i))) return num();
-    if (ch === 't') return literal('true');
-    if (ch === 'f') return literal('false');
-    if (ch === 'n') return literal('null');
-    fail(i, context);
-  };
-  // Drive the state machine: after each value, decide what may follow from the innermost container.
-  value('looking for beginning of value');
-  for (;;) {
-    skipWs();
-    const top = stack[stack.length - 1];
-    if (top === undefined) {
-      if (i < n) fail(i, 'after top-level value');
-      return;
-    }
-    const fresh = justOpened;
-    justOpened = false;
-    if (top === 'o') {
-      if (fresh && text[i] === '}') {
-        stack.pop();
-        i++;
-        continue;
-      }
-      if (!fresh) {
-        if (text[i] === '}') {
-          stack.pop();
-          i++;
-          continue;
-        }
-        if (text[i] !== ',') fail(i, 'after object key:value pair');
-        i++;
-        skipWs();
-      }
-      if (text[i] !== '"') fail(i, 'looking for beginning of object key string');
-      str();
-      skipWs();
-      if (text[i] !== ':') fail(i, 'after object key');
-      i++;
-      value('looking for beginning of value');
-    } else {
-      if (fresh && text[i] === ']') {
-        stack.pop();
-        i++;
-        continue;
-      }
-      if (!fresh) {
-        if (text[i] === ']') {
-          stack.pop();
-          i++;
-          continue;
-        }
-        if (text[i] !== ',') fail(i, 'after array element');
-        i++;
-      }
-      value('looking for beginning of value');
-    }
-  }
-}
-

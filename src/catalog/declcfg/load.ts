@@ -9,6 +9,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareGoStrings, foldName, goJSON, hasNilBytes, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
 import { jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
+import { closingQuote, scanJSON } from '../../golang/json-scanner.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { goFmtV, goStringList } from '../../golang/fmt.js';
 import { goQuote } from '../../golang/strconv.js';
@@ -286,7 +287,7 @@ function scanJSONValueEnd(text: string, i: number): number {
   if (c0 !== 0x7b && c0 !== 0x5b) {
     // a scalar: up to the next delimiter
     if (c0 === 0x22) {
-      const q = stringEnd(text, i + 1);
+      const q = closingQuote(text, i + 1);
       return q < 0 ? -1 : q + 1;
     }
     let j = i;
@@ -298,7 +299,7 @@ function scanJSONValueEnd(text: string, i: number): number {
   for (let j = i; j < n; j++) {
     const c = text.charCodeAt(j);
     if (c === 0x22) {
-      const q = stringEnd(text, j + 1);
+      const q = closingQuote(text, j + 1);
       if (q < 0) return -1;
       j = q;
     } else if (c === 0x7b || c === 0x5b) depth++;
@@ -310,215 +311,17 @@ function scanJSONValueEnd(text: string, i: number): number {
   return -1;
 }
 
-/** Index of the closing quote of a string whose content starts at i; -1 if none. */
-function stringEnd(text: string, i: number): number {
-  let j = i;
-  for (;;) {
-    const q = text.indexOf('"', j);
-    if (q < 0) return -1;
-    let b = q - 1;
-    while (b >= i && text.charCodeAt(b) === 0x5c) b--;
-    if ((q - 1 - b) % 2 === 0) return q;
-    j = q + 1;
-  }
-}
-
 /**
  * Go's json.Decoder error for the stream at pos: a SyntaxError as "json: offset N: ..." (N counting
  * bytes from the start of the stream), or "unexpected EOF" for a value cut short.
  */
 function goJSONStreamError(text: string, pos: number): { wrapped: string; raw: string } {
   const bytesBefore = Buffer.byteLength(text.slice(0, pos));
-  const r = goJSONScan(Buffer.from(text.slice(pos)));
+  // latin1: one character per byte, so the scanner names bytes and counts offsets as Go does
+  const r = scanJSON(Buffer.from(text.slice(pos)).toString('latin1'), 0, { stream: true, maxDepth: Infinity });
   if (r.kind !== 'error') return { wrapped: 'unexpected EOF', raw: 'unexpected EOF' };
-  return { wrapped: `json: offset ${bytesBefore + r.offset}: ${r.message}`, raw: r.message };
-}
-
-type ScanResult = { kind: 'ok'; end: number } | { kind: 'eof' } | { kind: 'error'; offset: number; message: string };
-
-/** Go's encoding/json scanner over one value (with leading space), for its error text and offset. */
-export function goJSONScan(buf: Uint8Array): ScanResult {
-  type Ctx = 'objKey' | 'objValue' | 'arrValue';
-  const stack: Ctx[] = [];
-  let i = 0;
-  const n = buf.length;
-  const err = (c: number, context: string): ScanResult => ({
-    kind: 'error',
-    offset: i + 1,
-    message: `invalid character ${quoteChar(c)} ${context}`,
-  });
-  const isSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-  // state: 'begin' (value expected), 'end' (after a value)
-  let state: 'begin' | 'beginOrEmptyObj' | 'beginOrEmptyArr' | 'beginKeyOrEmpty' | 'beginKey' | 'end' = 'begin';
-  while (i < n) {
-    let c = buf[i]!;
-    switch (state) {
-      case 'begin':
-      case 'beginOrEmptyArr':
-      case 'beginKeyOrEmpty':
-      case 'beginKey': {
-        if (isSpace(c)) {
-          i++;
-          continue;
-        }
-        if (state === 'beginOrEmptyArr' && c === 0x5d) {
-          stack.pop();
-          i++;
-          state = 'end';
-          break;
-        }
-        if (state === 'beginKeyOrEmpty' && c === 0x7d) {
-          stack.pop();
-          i++;
-          state = 'end';
-          break;
-        }
-        if (state === 'beginKey' || state === 'beginKeyOrEmpty') {
-          if (c !== 0x22) return err(c, 'looking for beginning of object key string');
-        }
-        if (c === 0x7b) {
-          stack.push('objKey');
-          state = 'beginKeyOrEmpty';
-          i++;
-          break;
-        }
-        if (c === 0x5b) {
-          stack.push('arrValue');
-          state = 'beginOrEmptyArr';
-          i++;
-          break;
-        }
-        if (c === 0x22) {
-          i++;
-          // string
-          for (;;) {
-            if (i >= n) return { kind: 'eof' };
-            c = buf[i]!;
-            if (c === 0x22) {
-              i++;
-              break;
-            }
-            if (c === 0x5c) {
-              i++;
-              if (i >= n) return { kind: 'eof' };
-              c = buf[i]!;
-              if ('bfnrt\\/"'.includes(String.fromCharCode(c))) {
-                i++;
-                continue;
-              }
-              if (c === 0x75) {
-                i++;
-                for (let k = 0; k < 4; k++) {
-                  if (i >= n) return { kind: 'eof' };
-                  c = buf[i]!;
-                  if (!/[0-9a-fA-F]/.test(String.fromCharCode(c))) return err(c, 'in \\u hexadecimal character escape');
-                  i++;
-                }
-                continue;
-              }
-              return err(c, 'in string escape code');
-            }
-            if (c < 0x20) return err(c, 'in string literal');
-            i++;
-          }
-          state = 'end';
-          break;
-        }
-        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-          if (c === 0x2d) {
-            i++;
-            if (i >= n) return { kind: 'eof' };
-            c = buf[i]!;
-            if (!(c >= 0x30 && c <= 0x39)) return err(c, 'in numeric literal');
-          }
-          if (c === 0x30) i++;
-          else while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
-          if (i < n && buf[i] === 0x2e) {
-            i++;
-            if (i >= n) return { kind: 'eof' };
-            if (!(buf[i]! >= 0x30 && buf[i]! <= 0x39)) return err(buf[i]!, 'after decimal point in numeric literal');
-            while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
-          }
-          if (i < n && (buf[i] === 0x65 || buf[i] === 0x45)) {
-            i++;
-            if (i < n && (buf[i] === 0x2b || buf[i] === 0x2d)) i++;
-            if (i >= n) return { kind: 'eof' };
-            if (!(buf[i]! >= 0x30 && buf[i]! <= 0x39)) return err(buf[i]!, 'in exponent of numeric literal');
-            while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
-          }
-          state = 'end';
-          if (stack.length === 0) return { kind: 'ok', end: i };
-          break;
-        }
-        const lits: Record<number, string> = { 0x74: 'true', 0x66: 'false', 0x6e: 'null' };
-        const lit = lits[c];
-        if (lit !== undefined) {
-          i++;
-          for (let k = 1; k < lit.length; k++) {
-            if (i >= n) return { kind: 'eof' };
-            if (buf[i] !== lit.charCodeAt(k)) return err(buf[i]!, `in literal ${lit} (expecting ${quoteChar(lit.charCodeAt(k))})`);
-            i++;
-          }
-          state = 'end';
-          break;
-        }
-        return err(c, 'looking for beginning of value');
-      }
-      case 'end': {
-        if (stack.length === 0) return { kind: 'ok', end: i };
-        if (isSpace(c)) {
-          i++;
-          continue;
-        }
-        const top = stack[stack.length - 1]!;
-        if (top === 'objKey') {
-          if (c === 0x3a) {
-            stack[stack.length - 1] = 'objValue';
-            state = 'begin';
-            i++;
-            break;
-          }
-          return err(c, 'after object key');
-        }
-        if (top === 'objValue') {
-          if (c === 0x2c) {
-            stack[stack.length - 1] = 'objKey';
-            state = 'beginKey';
-            i++;
-            break;
-          }
-          if (c === 0x7d) {
-            stack.pop();
-            i++;
-            state = 'end';
-            break;
-          }
-          return err(c, 'after object key:value pair');
-        }
-        if (c === 0x2c) {
-          state = 'begin';
-          i++;
-          break;
-        }
-        if (c === 0x5d) {
-          stack.pop();
-          i++;
-          state = 'end';
-          break;
-        }
-        return err(c, 'after array element');
-      }
-    }
-    if (state === 'end' && stack.length === 0) return { kind: 'ok', end: i };
-  }
-  return { kind: 'eof' };
-}
-
-function quoteChar(c: number): string {
-  if (c === 0x27) return `'\\''`;
-  if (c === 0x22) return `'"'`;
-  const s = goQuote(String.fromCharCode(c));
-  return "'" + s.slice(1, -1) + "'";
+  // SyntaxError.Offset counts the refused byte
+  return { wrapped: `json: offset ${bytesBefore + r.offset + 1}: ${r.message}`, raw: r.message };
 }
 
 // ---- YAML streams ----
