@@ -47,7 +47,7 @@
 // isInexactInteger): goTypeError throws that 400 when the body decodes.
 
 import { isStackOverflow } from './errors.js';
-import { base64ErrorOffset } from './gobase64.js';
+import { base64ErrorOffset } from '../golang/base64.js';
 import { goTrimSpace } from '../golang/strings.js';
 import { timeQuoteBytes } from '../golang/time.js';
 import { jsonKind, numberValue, unmarshalTypeError, type StructField } from '../golang/json-errors.js';

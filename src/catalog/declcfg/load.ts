@@ -7,8 +7,9 @@
 // Messages are opm's, word for word; a LoadError also carries the file it came from in `path`.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compareGoStrings, foldName, goJSON, hasNilBytes, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
+import { compareGoStrings, goJSON, hasNilBytes, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
 import { jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
+import { StructDecoder } from '../../golang/json-struct.js';
 import { closingQuote, scanJSON } from '../../golang/json-scanner.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { goFmtV, goStringList } from '../../golang/fmt.js';
@@ -605,82 +606,19 @@ export function addMeta(cfg: DeclarativeConfig, meta: LoadedMeta, path?: string)
 
 class DecodeError extends Error {}
 
-/** Go's json.Unmarshal into one of the declcfg structs: first type error wins, as Go reports it. */
-class StructDecoder {
-  firstError: string | undefined;
-  private readonly stack: string[] = [];
-  private struct = '';
-
-  fail(kind: string, goType: string): void {
-    if (this.firstError !== undefined) return;
-    this.firstError = unmarshalTypeError(kind, goType, { struct: this.struct, field: this.stack.join('.') });
+/** A []byte field: base64 text (kept as text), checked as base64.StdEncoding decodes it. */
+function bytesField(d: StructDecoder, v: unknown): string | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (typeof v !== 'string') {
+    d.fail(jsonKind(v), '[]uint8');
+    return undefined;
   }
-
-  /** The object's members matched to fields (exact name first, else case-insensitively), in key order. */
-  fields(value: unknown, structName: string, goType: string, names: readonly string[], visit: (field: string, v: unknown) => void): boolean {
-    if (value === null || value === undefined) return false;
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      this.fail(jsonKind(value), goType);
-      return false;
-    }
-    const obj = value as Record<string, unknown>;
-    const saved = this.struct;
-    for (const k of Object.keys(obj)) {
-      let field = names.includes(k) ? k : undefined;
-      if (field === undefined) {
-        const fk = foldName(k);
-        field = names.find((n) => foldName(n) === fk);
-      }
-      if (field === undefined) continue;
-      this.struct = structName;
-      this.stack.push(field);
-      visit(field, obj[k]);
-      this.stack.pop();
-      this.struct = saved;
-    }
-    this.struct = saved;
-    return true;
+  const bad = base64Error(v);
+  if (bad !== undefined) {
+    d.save(bad);
+    return undefined;
   }
-
-  string(v: unknown): string | undefined {
-    if (v === null || v === undefined) return undefined;
-    if (typeof v !== 'string') {
-      this.fail(jsonKind(v), 'string');
-      return undefined;
-    }
-    return v;
-  }
-
-  strings(v: unknown): string[] | undefined {
-    const items = this.slice(v, '[]string');
-    if (items === undefined) return undefined;
-    const out: string[] = [];
-    for (const it of items) out.push(this.string(it) ?? '');
-    return out;
-  }
-
-  slice(v: unknown, goType: string): unknown[] | undefined {
-    if (v === null || v === undefined) return undefined;
-    if (!Array.isArray(v)) {
-      this.fail(jsonKind(v), goType);
-      return undefined;
-    }
-    return v;
-  }
-
-  bytes(v: unknown): string | undefined {
-    if (v === null || v === undefined) return undefined;
-    if (typeof v !== 'string') {
-      this.fail(jsonKind(v), '[]uint8');
-      return undefined;
-    }
-    const bad = base64Error(v);
-    if (bad !== undefined) {
-      this.firstError ??= bad;
-      return undefined;
-    }
-    return v;
-  }
+  return v;
 }
 
 /** base64.StdEncoding's error for s (ignoring \r and \n), or undefined when it decodes. */
@@ -745,7 +683,7 @@ function decodePackage(blob: Record<string, unknown>): Package {
         let data = p.icon !== undefined && !hasNilBytes(p.icon);
         if (d.fields(v, 'Icon', 'declcfg.Icon', ['base64data', 'mediatype'], (g, gv) => {
           if (g === 'base64data') {
-            const b = d.bytes(gv);
+            const b = bytesField(d, gv);
             if (b !== undefined) {
               icon.base64data = canonicalBase64(b);
               data = true;
@@ -888,7 +826,7 @@ function readBundleObjects(b: Bundle): void {
       d.fail(jsonKind(v), 'property.BundleObject');
     } else {
       d.fields(v, 'BundleObject', 'property.BundleObject', ['data'], (_f, fv) => {
-        const s = d.bytes(fv);
+        const s = bytesField(d, fv);
         if (s !== undefined) data = s;
       });
     }

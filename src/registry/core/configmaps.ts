@@ -1,6 +1,6 @@
 import { fieldIssue, undecodable, type FieldIssue } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
-import { canonicalStdBase64, decodeStdBase64 } from '../../apimachinery/gobase64.js';
+import { canonicalStdBase64, decodeStdBase64 } from '../../golang/base64.js';
 import { goTypeError } from '../../apimachinery/gotypes.js';
 import { builtinDefinitions } from '../../api/definitions/index.js';
 import type { Strategy } from '../strategy.js';

@@ -4,7 +4,7 @@ import type { KubeObject } from '../../apimachinery/types.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
 import { MAX_DATA_BYTES, configKeyIssues, decodedKind, immutableDataIssues, prepareDecoded } from './configmaps.js';
-import { decodeStdBase64 } from '../../apimachinery/gobase64.js';
+import { decodeStdBase64 } from '../../golang/base64.js';
 import { cannotUnmarshal } from '../../golang/json-errors.js';
 
 const REDACTED = '<secret contents redacted>';
