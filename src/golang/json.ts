@@ -5,7 +5,8 @@
 //  - reading: the kind names of its type errors, its case-insensitive field matching, and values
 //    kept with their source text (json.RawMessage) or as exact int64s (the k8s decoder).
 // Error texts are built by json-errors.ts.
-import { cannotUnmarshal } from './json-errors.js';
+import { cannotUnmarshal, UNEXPECTED_END_OF_JSON } from './json-errors.js';
+import { scanJSON } from './json-scanner.js';
 
 export interface GoJSONOptions {
   /** indent unit (json.Encoder.SetIndent("", indent)); compact when absent */
@@ -370,7 +371,12 @@ export interface RawValue {
 export function parseRawJSON(text: string, whole = true): RawValue {
   let i = 0;
   const fail = (what: string): never => {
-    throw new Error(`invalid character ${i < text.length ? `'${text[i]}'` : 'EOF'} ${what}`);
+    // Go's words come from its scanner, which reads bytes (latin1: one character per byte).
+    const r = scanJSON(Buffer.from(text).toString('latin1'), 0, { stream: !whole });
+    if (r.kind === 'error') throw new Error(r.message);
+    if (r.kind === 'eof') throw new Error(whole ? UNEXPECTED_END_OF_JSON : 'unexpected EOF');
+    // (the scanner accepts what this reader does not: a number longer than it looks at)
+    throw new Error(`invalid character '${text[i]}' ${what}`);
   };
   const ws = (): void => {
     while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
@@ -455,7 +461,11 @@ export function parseRawJSON(text: string, whole = true): RawValue {
     }
     if (i >= text.length) fail('in string literal');
     i++;
-    return JSON.parse(text.slice(start, i)) as string;
+    try {
+      return JSON.parse(text.slice(start, i)) as string;
+    } catch {
+      return fail('in string escape code'); // a bad escape: the scanner names it
+    }
   };
   const v = value();
   if (whole) {
