@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { keepStreamTablesYoung } from './runtime/http2-stream-tables.js';
 import { disableAllocationSitePretenuring } from './runtime/v8-pretenuring.js';
-import { parseGoDuration } from './server/deadline.js';
+import { parseGoDuration } from './golang/time.js';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';

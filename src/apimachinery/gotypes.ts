@@ -47,8 +47,10 @@
 // isInexactInteger): goTypeError throws that 400 when the body decodes.
 
 import { isStackOverflow } from './errors.js';
-import { base64ErrorOffset } from './gobase64.js';
+import { base64ErrorOffset } from '../golang/base64.js';
 import { goTrimSpace } from '../golang/strings.js';
+import { timeQuoteBytes } from '../golang/time.js';
+import { jsonKind, numberValue, unmarshalTypeError, type StructField } from '../golang/json-errors.js';
 import { forEachNumberText, hasNumberTexts, inexactIntegerError, numberTextAt, type InexactInteger, type NumberText } from './json.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
@@ -291,15 +293,6 @@ function elemOf(goType: string | undefined): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // The walk
 
-/** A JSON value's kind as encoding/json names it. */
-function jsonKind(v: unknown): string {
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number' || typeof v === 'bigint') return 'number';
-  if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
-}
-
 /** The number's literal as a client would have written it (see the module comment). */
 function numberLiteral(v: number | bigint): string {
   if (typeof v === 'bigint') return v.toString();
@@ -320,19 +313,21 @@ interface State {
   readonly texts: boolean;
   /**
    * Inside a value decoded by a nested json.Unmarshal (JSONSchemaPropsOr*): the outermost decoder's
-   * context, `<Struct>.<path>`, which type errors end up with ('' at the root).
+   * context, which type errors end up with (both names '' at the root).
    */
-  frozen: string | undefined;
+  frozen: StructField | undefined;
   /** Integers of apiextensions JSON values a double cannot hold (kplane's limit, not Go's). */
   inexact: InexactInteger[] | undefined;
 }
 
 /** UnmarshalTypeError.Error() with the decoder's context (addErrorContext) at this point. */
 function typeError(st: State, struct: string | undefined, what: string, goType: string): string {
-  const context = st.frozen ?? (struct === undefined ? '' : `${struct}.${st.path.join('.')}`);
-  return context === ''
-    ? `json: cannot unmarshal ${what} into Go value of type ${goType}`
-    : `json: cannot unmarshal ${what} into Go struct field ${context} of type ${goType}`;
+  return unmarshalTypeError(what, goType, st.frozen ?? fieldAt(st, struct));
+}
+
+/** Where the decoder is: undefined at the root (no struct entered yet). */
+function fieldAt(st: State, struct: string | undefined): StructField | undefined {
+  return struct === undefined ? undefined : { struct, field: st.path.join('.') };
 }
 
 function soft(st: State, struct: string | undefined, value: unknown, goType: string, valueText?: string): void {
@@ -455,7 +450,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
     case K.Int:
       if (typeof v === 'number' || typeof v === 'bigint') {
         const type = goType ?? (s?.format === 'int32' ? 'int32' : 'int64');
-        if (!(text !== undefined ? literalFitsInt(text.literal, type) : fitsInt(v, type))) soft(st, struct, v, type, 'number ' + (text?.literal ?? numberLiteral(v)));
+        if (!(text !== undefined ? literalFitsInt(text.literal, type) : fitsInt(v, type))) soft(st, struct, v, type, numberValue(text?.literal ?? numberLiteral(v)));
       } else {
         soft(st, struct, v, goType ?? (s?.format === 'int32' ? 'int32' : 'int64'));
       }
@@ -467,7 +462,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
         // the last place only).
         const n = Number(v);
         const f32 = s?.format === 'float';
-        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n)))) soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), 'number ' + (text?.literal ?? numberLiteral(v)));
+        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n)))) soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), numberValue(text?.literal ?? numberLiteral(v)));
       } else {
         soft(st, struct, v, goType ?? (s?.format === 'float' ? 'float32' : 'float64'));
       }
@@ -485,7 +480,7 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
     case K.IntOrString:
       if (typeof v === 'string') return;
       if (typeof v === 'number' || typeof v === 'bigint') {
-        if (!(text !== undefined ? literalFitsInt(text.literal, 'int32') : fitsInt(v, 'int32'))) throw new HardError(typeError(st, struct, 'number ' + (text?.literal ?? numberLiteral(v)), 'int32'));
+        if (!(text !== undefined ? literalFitsInt(text.literal, 'int32') : fitsInt(v, 'int32'))) throw new HardError(typeError(st, struct, numberValue(text?.literal ?? numberLiteral(v)), 'int32'));
         return;
       }
       throw new HardError(typeError(st, struct, jsonKind(v), 'int32'));
@@ -529,7 +524,7 @@ function propsOf(name: string | undefined): string {
  */
 function nested(st: State, v: unknown, schema: OpenAPISchema, struct: string | undefined): void {
   const outermost = st.frozen === undefined;
-  if (outermost) st.frozen = struct === undefined ? '' : `${struct}.${st.path.join('.')}`;
+  if (outermost) st.frozen = fieldAt(st, struct) ?? { struct: '', field: '' };
   const outerFirst = st.first;
   st.first = undefined;
   decode(st, v, schema, classified(schema, st.defs), undefined, undefined, undefined);
@@ -609,7 +604,7 @@ function decodeBytes(st: State, v: unknown, struct: string | undefined, goType: 
       if (e === null) continue;
       if (typeof e === 'number' || typeof e === 'bigint') {
         const text = st.texts && typeof e === 'number' ? numberTextAt(v, i, e) : undefined;
-        if (!(text !== undefined ? literalFitsInt(text.literal, 'uint8') : fitsInt(e, 'uint8'))) soft(st, struct, e, 'uint8', 'number ' + (text?.literal ?? numberLiteral(e)));
+        if (!(text !== undefined ? literalFitsInt(text.literal, 'uint8') : fitsInt(e, 'uint8'))) soft(st, struct, e, 'uint8', numberValue(text?.literal ?? numberLiteral(e)));
       } else {
         soft(st, struct, e, 'uint8');
       }
@@ -626,23 +621,6 @@ const TIME_RE = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[.,]\d+)?(?:Z|[+-
 const MICRO_RE = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)[.,]\d{6}(?:Z|[+-](\d\d):(\d\d))$/;
 const RFC3339 = '2006-01-02T15:04:05Z07:00';
 const RFC3339_MICRO = '2006-01-02T15:04:05.000000Z07:00';
-
-/** time.quote: bytes outside printable ASCII as \xNN, `"` and `\` escaped. */
-function goQuote(b: Uint8Array, from = 0, to = b.length): string {
-  let out = '"';
-  for (let i = from; i < to; i++) {
-    const c = b[i]!;
-    if (c >= 0x80 || c < 0x20) out += '\\x' + (c < 16 ? '0' : '') + c.toString(16);
-    else if (c === 0x22 || c === 0x5c) out += '\\' + String.fromCharCode(c);
-    else out += String.fromCharCode(c);
-  }
-  return out + '"';
-}
-
-/** time's quote() of a string (its UTF-8 bytes), as time.ParseDuration's errors quote values. */
-export function goTimeQuote(s: string): string {
-  return goQuote(Buffer.from(s, 'utf8'));
-}
 
 const isDigitAt = (b: Uint8Array, i: number): boolean => i < b.length && b[i]! >= 48 && b[i]! <= 57;
 
@@ -661,8 +639,8 @@ export function parseTimeError(s: string, micro: boolean): string | undefined {
   const b = Buffer.from(s, 'utf8');
   const layout = micro ? RFC3339_MICRO : RFC3339;
   const parseErr = (layoutElem: string, at: number): string =>
-    `parsing time ${goQuote(b)} as "${layout}": cannot parse ${goQuote(b, at)} as "${layoutElem}"`;
-  const msgErr = (message: string): string => `parsing time ${goQuote(b)}${message}`;
+    `parsing time ${timeQuoteBytes(b)} as "${layout}": cannot parse ${timeQuoteBytes(b, at)} as "${layoutElem}"`;
+  const msgErr = (message: string): string => `parsing time ${timeQuoteBytes(b)}${message}`;
   const rangeErr = (what: string): string => msgErr(`: ${what} out of range`);
 
   let p = 0; // the remaining value is b[p:]
@@ -769,7 +747,7 @@ export function parseTimeError(s: string, micro: boolean): string | undefined {
     if (hr > 24) return rangeErr('time zone offset hour');
     if (!mDigits || (sign !== 43 && sign !== 45)) return parseErr('Z07:00', hold);
   }
-  if (p < b.length) return msgErr(`: extra text: ${goQuote(b, p)}`);
+  if (p < b.length) return msgErr(`: extra text: ${timeQuoteBytes(b, p)}`);
   if (day < 1 || day > daysIn(month, year)) return msgErr(': day out of range');
   return undefined;
 }

@@ -2,7 +2,7 @@
 // does not declare, reported as upstream's strict decoder does (`unknown field "spec.foo"`).
 import { resolveSchema, type Definitions, type OpenAPISchema } from './schema.js';
 import { isJsonObject, type JsonValue } from './types.js';
-import { unknownFieldMessage } from './json.js';
+import { strictUnknownField } from '../golang/json-errors.js';
 
 /** Fields every embedded object carries even when its schema lists nothing else. */
 const EMBEDDED_RESOURCE_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
@@ -29,7 +29,7 @@ export function pruneUnknownFields(value: unknown, schema: OpenAPISchema | undef
 }
 
 export function unknownFieldMessages(paths: readonly string[]): string[] {
-  return paths.map(unknownFieldMessage);
+  return paths.map(strictUnknownField);
 }
 
 function child(path: string, key: string): string {

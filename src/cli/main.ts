@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { createControlPlane } from '../controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { loadTokenFile } from '../server/filters/authentication.js';
-import { parseGoDuration } from '../server/deadline.js';
+import { parseGoDuration } from '../golang/time.js';
 import { defaultControllers } from '../controllers/index.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';

@@ -4,6 +4,9 @@
 //    json.Marshal, off for opm's writers), and json.Encoder's SetIndent layout;
 //  - reading: the kind names of its type errors, its case-insensitive field matching, and values
 //    kept with their source text (json.RawMessage) or as exact int64s (the k8s decoder).
+// Error texts are built by json-errors.ts.
+import { cannotUnmarshal, UNEXPECTED_END_OF_JSON } from './json-errors.js';
+import { scanJSON } from './json-scanner.js';
 
 export interface GoJSONOptions {
   /** indent unit (json.Encoder.SetIndent("", indent)); compact when absent */
@@ -275,16 +278,6 @@ export function compactJSON(raw: string): string {
 
 // ---- the decoder's view ----
 
-/** A JSON value's kind in Go's type errors ("json: cannot unmarshal number into ..."). */
-export function jsonKind(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number' || typeof v === 'bigint') return 'number';
-  if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
-}
-
 export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -338,7 +331,7 @@ export function findField<F extends { readonly name: string }>(fields: readonly 
 export function stringField(obj: unknown, name: string, where: string): string {
   const v = field(obj, name);
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go struct field ${where}.${name} of type string`);
+  if (typeof v !== 'string') throw new Error(cannotUnmarshal(v, 'string', { struct: where, field: name }));
   return v;
 }
 
@@ -378,7 +371,12 @@ export interface RawValue {
 export function parseRawJSON(text: string, whole = true): RawValue {
   let i = 0;
   const fail = (what: string): never => {
-    throw new Error(`invalid character ${i < text.length ? `'${text[i]}'` : 'EOF'} ${what}`);
+    // Go's words come from its scanner, which reads bytes (latin1: one character per byte).
+    const r = scanJSON(Buffer.from(text).toString('latin1'), 0, { stream: !whole });
+    if (r.kind === 'error') throw new Error(r.message);
+    if (r.kind === 'eof') throw new Error(whole ? UNEXPECTED_END_OF_JSON : 'unexpected EOF');
+    // (the scanner accepts what this reader does not: a number longer than it looks at)
+    throw new Error(`invalid character '${text[i]}' ${what}`);
   };
   const ws = (): void => {
     while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
@@ -463,7 +461,11 @@ export function parseRawJSON(text: string, whole = true): RawValue {
     }
     if (i >= text.length) fail('in string literal');
     i++;
-    return JSON.parse(text.slice(start, i)) as string;
+    try {
+      return JSON.parse(text.slice(start, i)) as string;
+    } catch {
+      return fail('in string escape code'); // a bad escape: the scanner names it
+    }
   };
   const v = value();
   if (whole) {

@@ -62,11 +62,11 @@ import {
   handlerBoundFirst,
   handlerTimeoutError,
   isSilenced,
-  parseGoDuration,
   silence,
   WRITE_TIMEOUT_UPPER_BOUND_MS,
   type PendingDeadline,
 } from './deadline.js';
+import { parseGoDuration } from '../golang/time.js';
 
 // The HTTP/2 compatibility API mirrors node:http's; one type keeps the handlers simple.
 export type Request = IncomingMessage;

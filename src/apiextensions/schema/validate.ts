@@ -6,6 +6,7 @@ import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import type { JsonValue, ObjectMeta } from '../../apimachinery/types.js';
 import { isDNS1035Label, nameIsPathSegment } from '../../apimachinery/validation/names.js';
 import { validateObjectMetaCreate } from '../../apimachinery/validation/objectmeta.js';
+import { cannotUnmarshal, jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
 import { effectiveFormat, formatChecker } from './formats.js';
 import { canonicalJSON, validateListSetsAndMaps } from './listtype.js';
 import { child, deepEqualJSON, depthAtMost, goFloat, index, isObject, printable, subtreeHas } from './path.js';
@@ -756,13 +757,6 @@ const META_FIELD_TYPES: Record<string, GoKind> = {
   managedFields: 'list',
 };
 
-function jsonKind(v: unknown): string {
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'number') return 'number';
-  if (typeof v === 'string') return 'string';
-  return Array.isArray(v) ? 'array' : 'object';
-}
-
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
@@ -770,12 +764,12 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
  * encoding/json's wording for type mismatches. Unknown fields are ignored, as non-strict decoding does.
  */
 function badMetaField(k: string, t: string, what: string): { error: string } {
-  return { error: `json: cannot unmarshal ${what} into Go struct field ObjectMeta.${k} of type ${t === 'Time' ? 'string' : t === 'list' ? 'array' : t}` };
+  return { error: unmarshalTypeError(what, t === 'Time' ? 'string' : t === 'list' ? 'array' : t, { struct: 'ObjectMeta', field: k }) };
 }
 
 export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: string } {
   if (v === null || v === undefined) return { meta: {} };
-  if (!isObject(v)) return { error: `json: cannot unmarshal ${jsonKind(v)} into Go value of type v1.ObjectMeta` };
+  if (!isObject(v)) return { error: cannotUnmarshal(v, 'v1.ObjectMeta') };
   const meta: Record<string, unknown> = {};
   for (const k in v) {
     const t = META_FIELD_TYPES[k];
@@ -787,7 +781,7 @@ export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: strin
         break;
       case 'int64':
         if (typeof val !== 'number') return badMetaField(k, t, jsonKind(val));
-        if (!isInt64(val)) return badMetaField(k, t, `number ${goFloat(val)}`);
+        if (!isInt64(val)) return badMetaField(k, t, numberValue(goFloat(val)));
         break;
       case 'Time':
         if (typeof val !== 'string') return badMetaField(k, t, jsonKind(val));
@@ -797,12 +791,12 @@ export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: strin
         if (!isObject(val)) return badMetaField(k, t, jsonKind(val));
         for (const mk in val) {
           const mv = val[mk];
-          if (mv !== null && typeof mv !== 'string') return { error: `json: cannot unmarshal ${jsonKind(mv)} into Go struct field ObjectMeta.${k} of type string` };
+          if (mv !== null && typeof mv !== 'string') return { error: cannotUnmarshal(mv, 'string', { struct: 'ObjectMeta', field: k }) };
         }
         break;
       case '[]string':
         if (!Array.isArray(val)) return badMetaField(k, t, jsonKind(val));
-        for (const e of val) if (e !== null && typeof e !== 'string') return { error: `json: cannot unmarshal ${jsonKind(e)} into Go struct field ObjectMeta.${k} of type string` };
+        for (const e of val) if (e !== null && typeof e !== 'string') return { error: cannotUnmarshal(e, 'string', { struct: 'ObjectMeta', field: k }) };
         break;
       case 'list':
         if (!Array.isArray(val)) return badMetaField(k, t, jsonKind(val));

@@ -11,6 +11,7 @@ import type { Operation } from 'fast-json-patch';
 import { StatusError, badRequest } from '../errors.js';
 import { describeJsonSyntaxError, forEachNumberText, hasNumberTexts, numberTextAt, recordNumberTextsOf, setNumberText } from '../json.js';
 import type { JsonValue } from '../types.js';
+import { cannotUnmarshal } from '../../golang/json-errors.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
 
@@ -37,10 +38,9 @@ export function decodeJsonPatch(patch: string | Uint8Array): JsonValue[] {
     throw badRequest(describeJsonSyntaxError(text, undefined, false));
   }
   if (!Array.isArray(ops)) {
-    const kind = ops === null ? null : typeof ops === 'object' ? 'object' : typeof ops;
     // A JSON null decodes to an empty patch in Go.
-    if (kind === null) return [];
-    throw badRequest(`json: cannot unmarshal ${kind} into Go value of type jsonpatch.Patch`);
+    if (ops === null) return [];
+    throw badRequest(cannotUnmarshal(ops, 'jsonpatch.Patch'));
   }
   recordNumberTextsOf(text, ops);
   return ops as JsonValue[];

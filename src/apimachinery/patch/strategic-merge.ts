@@ -7,6 +7,7 @@
 import { StatusError, badRequest } from '../errors.js';
 import { resolveSchema, type Definitions, type OpenAPISchema } from '../schema.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../types.js';
+import { cannotUnmarshal } from '../../golang/json-errors.js';
 
 const DIRECTIVE_MARKER = '$patch';
 const REPLACE = 'replace';
@@ -440,7 +441,7 @@ function validatePatchWithSetOrderList(patchList: JsonValue[], order: JsonValue[
 export function strategicMergePatch(original: JsonValue, patch: JsonValue, schema: OpenAPISchema, defs: Definitions): JsonValue {
   // Go decodes a JSON null patch into a nil map: nothing to apply.
   if (patch === null) return structuredClone(original);
-  if (!isJsonObject(patch)) throw badRequest(`json: cannot unmarshal ${Array.isArray(patch) ? 'array' : patch === null ? 'null' : typeof patch} into Go value of type map[string]interface {}`);
+  if (!isJsonObject(patch)) throw badRequest(cannotUnmarshal(patch, 'map[string]interface {}'));
   if (!isJsonObject(original)) throw badRequest(SMP_ERRORS.badJSONDoc);
   const merger = new StrategicMerger(new SchemaWalker(defs));
   return merger.mergeMap(structuredClone(original), structuredClone(patch), schema);

@@ -1,7 +1,8 @@
 // The ClusterServiceVersion accessors opm's registry package uses (pkg/registry/csv.go): the spec
 // is read as a map of raw members (exact key match), and each member is then decoded into a Go
 // struct (case-insensitive field match), with the same failures.
-import { field, isObject, jsonKind, stringField } from '../../golang/json.js';
+import { field, isObject, stringField } from '../../golang/json.js';
+import { cannotUnmarshal, UNEXPECTED_END_OF_JSON } from '../../golang/json-errors.js';
 import { formatFloat64 } from '../../golang/strconv.js';
 
 /** One entry of spec.customresourcedefinitions or spec.apiservicedefinitions (registry.DefinitionKey). */
@@ -50,17 +51,17 @@ export class CSV {
 
   /** json.Unmarshal(csv.Spec, &map[string]*json.RawMessage) */
   spec(): Record<string, unknown> {
-    if (!('spec' in this.object)) throw new Error('unexpected end of JSON input');
+    if (!('spec' in this.object)) throw new Error(UNEXPECTED_END_OF_JSON);
     const s = this.object['spec'];
     if (s === null) return {};
-    if (!isObject(s)) throw new Error(`json: cannot unmarshal ${jsonKind(s)} into Go value of type map[string]*json.RawMessage`);
+    if (!isObject(s)) throw new Error(cannotUnmarshal(s, 'map[string]*json.RawMessage'));
     return s;
   }
 
   private specString(key: string): string {
     const v = this.spec()[key];
     if (v === undefined || v === null) return '';
-    if (typeof v !== 'string') throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
+    if (typeof v !== 'string') throw new Error(cannotUnmarshal(v, 'string'));
     return v;
   }
 
@@ -96,11 +97,11 @@ export class CSV {
     }
     const raw = spec[key];
     if (raw === undefined || raw === null) return [[], []];
-    if (!isObject(raw)) throw new Error(`json: cannot unmarshal ${jsonKind(raw)} into Go value of type struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }`);
+    if (!isObject(raw)) throw new Error(cannotUnmarshal(raw, 'struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }'));
     const list = (name: string): DefinitionKey[] => {
       const v = field(raw, name);
       if (v === undefined || v === null) return [];
-      if (!Array.isArray(v)) throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go struct field .${name} of type []*registry.DefinitionKey`);
+      if (!Array.isArray(v)) throw new Error(cannotUnmarshal(v, '[]*registry.DefinitionKey', { struct: '', field: name }));
       return v.map((d) => ({
         group: stringField(d, 'group', `.${name}`),
         kind: stringField(d, 'kind', `.${name}`),
@@ -115,7 +116,7 @@ export class CSV {
   relatedImages(): Array<{ name: string; image: string }> {
     const raw = this.spec()['relatedImages'];
     if (raw === undefined || raw === null) return [];
-    if (!Array.isArray(raw)) throw new Error(`json: cannot unmarshal ${jsonKind(raw)} into Go value of type []declcfg.RelatedImage`);
+    if (!Array.isArray(raw)) throw new Error(cannotUnmarshal(raw, '[]declcfg.RelatedImage'));
     return raw.map((r) => ({ name: stringField(r, 'name', 'RelatedImage'), image: stringField(r, 'image', 'RelatedImage') }));
   }
 
@@ -127,17 +128,17 @@ export class CSV {
     const spec = this.spec();
     const images = new Set<string>();
     const install = field(spec, 'install');
-    if (install !== undefined && install !== null && !isObject(install)) throw new Error(`json: cannot unmarshal ${jsonKind(install)} into Go struct field csvSpec.Install of type registry.strategy`);
+    if (install !== undefined && install !== null && !isObject(install)) throw new Error(cannotUnmarshal(install, 'registry.strategy', { struct: 'csvSpec', field: 'Install' }));
     if (stringField(install, 'strategy', 'strategy') !== 'deployment') return images;
     const deployments = field(field(install, 'spec'), 'deployments');
     if (deployments === undefined || deployments === null) return images;
-    if (!Array.isArray(deployments)) throw new Error(`json: cannot unmarshal ${jsonKind(deployments)} into Go struct field strategySpec.Install.spec.Deployments of type []registry.dep`);
+    if (!Array.isArray(deployments)) throw new Error(cannotUnmarshal(deployments, '[]registry.dep', { struct: 'strategySpec', field: 'Install.spec.Deployments' }));
     for (const d of deployments) {
       const podSpec = field(field(field(d, 'spec'), 'template'), 'spec');
       for (const list of ['containers', 'initContainers']) {
         const cs = field(podSpec, list);
         if (cs === undefined || cs === null) continue;
-        if (!Array.isArray(cs)) throw new Error(`json: cannot unmarshal ${jsonKind(cs)} into Go struct field PodSpec.Install.spec.Deployments.Spec.template.spec.${list} of type []v1.Container`);
+        if (!Array.isArray(cs)) throw new Error(cannotUnmarshal(cs, '[]v1.Container', { struct: 'PodSpec', field: `Install.spec.Deployments.Spec.template.spec.${list}` }));
         for (const c of cs) images.add(stringField(c, 'image', 'Container.Install.spec.Deployments.Spec.template.spec.containers'));
       }
     }

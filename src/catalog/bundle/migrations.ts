@@ -3,7 +3,8 @@
 import type { Bundle, DeclarativeConfig, Property } from '../declcfg/types.js';
 import { goQuote } from '../../golang/strconv.js';
 import { newPRVersion, parseTolerant } from '../semver.js';
-import { compareGoStrings, field, jsonKind, isObject } from '../../golang/json.js';
+import { compareGoStrings, field, isObject } from '../../golang/json.js';
+import { cannotUnmarshal } from '../../golang/json-errors.js';
 
 interface Migration {
   readonly token: string;
@@ -74,8 +75,10 @@ function convertBundle(b: Bundle): void {
 
 type Json = Record<string, unknown>;
 
+/** A type error at `where`: the struct's name, then the field path (`ClusterServiceVersionSpec.spec.keywords`). */
 function typeError(v: unknown, where: string, goType: string): Error {
-  return new Error(`json: cannot unmarshal ${jsonKind(v)} into Go struct field ${where} of type ${goType}`);
+  const dot = where.indexOf('.');
+  return new Error(cannotUnmarshal(v, goType, { struct: where.slice(0, dot), field: where.slice(dot + 1) }));
 }
 
 function str(obj: unknown, name: string, where: string): string {
@@ -213,7 +216,7 @@ function checkVersions(spec: Json): void {
   for (const key of ['version', 'release']) {
     const v = field(spec, key);
     if (v === undefined || v === null) continue;
-    if (typeof v !== 'string') throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
+    if (typeof v !== 'string') throw new Error(cannotUnmarshal(v, 'string'));
     if (key === 'version') parseTolerant(v);
     else for (const segment of v.split('.')) newPRVersion(segment);
   }

@@ -6,7 +6,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { CSV, apiKeyId, apiKeyString, type APIKey } from './csv.js';
-import { compareGoStrings, field, jsonKind, goMarshal, isObject, parseRawJSON, type RawValue } from '../../golang/json.js';
+import { compareGoStrings, field, goMarshal, isObject, parseRawJSON, type RawValue } from '../../golang/json.js';
+import { cannotUnmarshal } from '../../golang/json-errors.js';
 import { firstDocument, type FirstDocument } from './goyaml.js';
 
 /** A property or dependency as opm holds it: a type and the raw JSON of its value (undefined: nil). */
@@ -108,9 +109,9 @@ async function readManifests(dir: string, warn: (msg: string) => void): Promise<
   if (objects.length === 0) throw new BundleParseError('no bundle objects found');
   if (!csv) throw new BundleParseError('no csv in bundle');
   const md = csv.object['metadata'];
-  if (md !== undefined && md !== null && !isObject(md)) throw new BundleParseError(`json: cannot unmarshal ${jsonKind(md)} into Go struct field .metadata of type v1.ObjectMeta`);
+  if (md !== undefined && md !== null && !isObject(md)) throw new BundleParseError(cannotUnmarshal(md, 'v1.ObjectMeta', { struct: '', field: 'metadata' }));
   if (isObject(md) && md['name'] !== undefined && md['name'] !== null && typeof md['name'] !== 'string') {
-    throw new BundleParseError(`json: cannot unmarshal ${jsonKind(md['name'])} into Go struct field .metadata.name of type string`);
+    throw new BundleParseError(cannotUnmarshal(md['name'], 'string', { struct: '', field: 'metadata.name' }));
   }
   return { objects, csv };
 }
@@ -119,7 +120,7 @@ async function readManifests(dir: string, warn: (msg: string) => void): Promise<
 function toUnstructured(doc: FirstDocument): Record<string, unknown> {
   if (doc.kind === 'empty') throw new Error('EOF');
   const value = doc.kind === 'json' ? doc.value.value : doc.value;
-  if (value !== null && !isObject(value)) throw new Error(`json: cannot unmarshal ${jsonKind(value)} into Go value of type map[string]interface {}`);
+  if (value !== null && !isObject(value)) throw new Error(cannotUnmarshal(value, 'map[string]interface {}'));
   const kind = value === null ? undefined : value['kind'];
   if (typeof kind !== 'string' || kind === '') throw new Error(`Object 'Kind' is missing in '${doc.kind === 'json' ? doc.value.raw : goMarshal(value)}'`);
   return value as Record<string, unknown>;
@@ -172,7 +173,7 @@ function strIn(obj: unknown, key: string, crdVersion: string): string {
   if (!isObject(obj)) return '';
   const v = obj[key];
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new Error(`error decoding ${crdVersion} CRD: json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
+  if (typeof v !== 'string') throw new Error(`error decoding ${crdVersion} CRD: ${cannotUnmarshal(v, 'string')}`);
   return v;
 }
 
@@ -268,7 +269,7 @@ function goString(v: unknown, fromYAML: boolean): string {
   if (v === undefined || v === null) return '';
   if (typeof v === 'string') return v;
   if (fromYAML && (typeof v === 'number' || typeof v === 'boolean')) return String(v);
-  throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
+  throw new Error(cannotUnmarshal(v, 'string'));
 }
 
 function docValue(doc: FirstDocument): unknown {
@@ -371,9 +372,9 @@ export function packageJSON(name: string, version: string, release: string, esca
 function parseRawPropertyArray(text: string): RawProperty[] {
   const parsed = parseRawJSON(text, true);
   if (parsed.value === null) return [];
-  if (!Array.isArray(parsed.value)) throw new Error(`json: cannot unmarshal ${jsonKind(parsed.value)} into Go value of type []registry.Property`);
+  if (!Array.isArray(parsed.value)) throw new Error(cannotUnmarshal(parsed.value, '[]registry.Property'));
   return (parsed.items ?? []).map((item) => {
-    if (item.value !== null && !isObject(item.value)) throw new Error(`json: cannot unmarshal ${jsonKind(item.value)} into Go value of type registry.Property`);
+    if (item.value !== null && !isObject(item.value)) throw new Error(cannotUnmarshal(item.value, 'registry.Property'));
     let type = '';
     let raw: string | undefined;
     for (const [k, m] of item.members ?? []) {

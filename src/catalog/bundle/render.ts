@@ -3,7 +3,8 @@
 // raw value, one olm.bundle.object per manifest (base64 of Go's json.Marshal of the object), and
 // related images from the CSV, the bundle image and the operator's container images.
 import { SchemaBundle, type Bundle, type Property, type RelatedImage } from '../declcfg/types.js';
-import { compareGoStrings, field, goMarshal, htmlEscaped, isObject, jsonKind, stringField } from '../../golang/json.js';
+import { compareGoStrings, field, goMarshal, htmlEscaped, isObject, stringField } from '../../golang/json.js';
+import { cannotUnmarshal, UNEXPECTED_END_OF_JSON } from '../../golang/json-errors.js';
 import { goQuote } from '../../golang/strconv.js';
 import { migrate } from './migrations.js';
 import { packageJSON, parseBundleDir, providedAPIs, requiredAPIs, type ParsedBundle, type RawProperty } from './parse.js';
@@ -95,14 +96,14 @@ function gvkJSON(g: GVK): string {
 
 /** Decodes a raw property value into string fields, as json.Unmarshal into a small struct. */
 function decodeFields<K extends string>(raw: string | undefined, names: readonly K[], goType: string): Record<K, string> {
-  if (raw === undefined) throw new Error('unexpected end of JSON input');
+  if (raw === undefined) throw new Error(UNEXPECTED_END_OF_JSON);
   let v: unknown;
   try {
     v = JSON.parse(raw);
   } catch (e) {
     throw new Error((e as Error).message);
   }
-  if (v !== null && !isObject(v)) throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goType}`);
+  if (v !== null && !isObject(v)) throw new Error(cannotUnmarshal(v, goType));
   const out = {} as Record<K, string>;
   for (const n of names) out[n] = stringField(v, n, goType.replace(/^property\./, ''));
   return out;

@@ -7,7 +7,10 @@
 // Messages are opm's, word for word; a LoadError also carries the file it came from in `path`.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compareGoStrings, foldName, goJSON, hasNilBytes, jsonKind, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
+import { compareGoStrings, goJSON, hasNilBytes, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
+import { jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
+import { StructDecoder } from '../../golang/json-struct.js';
+import { closingQuote, scanJSON } from '../../golang/json-scanner.js';
 import { IgnoreMatcher, INDEX_IGNORE_FILENAME } from './indexignore.js';
 import { goFmtV, goStringList } from '../../golang/fmt.js';
 import { goQuote } from '../../golang/strconv.js';
@@ -285,7 +288,7 @@ function scanJSONValueEnd(text: string, i: number): number {
   if (c0 !== 0x7b && c0 !== 0x5b) {
     // a scalar: up to the next delimiter
     if (c0 === 0x22) {
-      const q = stringEnd(text, i + 1);
+      const q = closingQuote(text, i + 1);
       return q < 0 ? -1 : q + 1;
     }
     let j = i;
@@ -297,7 +300,7 @@ function scanJSONValueEnd(text: string, i: number): number {
   for (let j = i; j < n; j++) {
     const c = text.charCodeAt(j);
     if (c === 0x22) {
-      const q = stringEnd(text, j + 1);
+      const q = closingQuote(text, j + 1);
       if (q < 0) return -1;
       j = q;
     } else if (c === 0x7b || c === 0x5b) depth++;
@@ -309,215 +312,17 @@ function scanJSONValueEnd(text: string, i: number): number {
   return -1;
 }
 
-/** Index of the closing quote of a string whose content starts at i; -1 if none. */
-function stringEnd(text: string, i: number): number {
-  let j = i;
-  for (;;) {
-    const q = text.indexOf('"', j);
-    if (q < 0) return -1;
-    let b = q - 1;
-    while (b >= i && text.charCodeAt(b) === 0x5c) b--;
-    if ((q - 1 - b) % 2 === 0) return q;
-    j = q + 1;
-  }
-}
-
 /**
  * Go's json.Decoder error for the stream at pos: a SyntaxError as "json: offset N: ..." (N counting
  * bytes from the start of the stream), or "unexpected EOF" for a value cut short.
  */
 function goJSONStreamError(text: string, pos: number): { wrapped: string; raw: string } {
   const bytesBefore = Buffer.byteLength(text.slice(0, pos));
-  const r = goJSONScan(Buffer.from(text.slice(pos)));
+  // latin1: one character per byte, so the scanner names bytes and counts offsets as Go does
+  const r = scanJSON(Buffer.from(text.slice(pos)).toString('latin1'), 0, { stream: true, maxDepth: Infinity });
   if (r.kind !== 'error') return { wrapped: 'unexpected EOF', raw: 'unexpected EOF' };
-  return { wrapped: `json: offset ${bytesBefore + r.offset}: ${r.message}`, raw: r.message };
-}
-
-type ScanResult = { kind: 'ok'; end: number } | { kind: 'eof' } | { kind: 'error'; offset: number; message: string };
-
-/** Go's encoding/json scanner over one value (with leading space), for its error text and offset. */
-export function goJSONScan(buf: Uint8Array): ScanResult {
-  type Ctx = 'objKey' | 'objValue' | 'arrValue';
-  const stack: Ctx[] = [];
-  let i = 0;
-  const n = buf.length;
-  const err = (c: number, context: string): ScanResult => ({
-    kind: 'error',
-    offset: i + 1,
-    message: `invalid character ${quoteChar(c)} ${context}`,
-  });
-  const isSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-  // state: 'begin' (value expected), 'end' (after a value)
-  let state: 'begin' | 'beginOrEmptyObj' | 'beginOrEmptyArr' | 'beginKeyOrEmpty' | 'beginKey' | 'end' = 'begin';
-  while (i < n) {
-    let c = buf[i]!;
-    switch (state) {
-      case 'begin':
-      case 'beginOrEmptyArr':
-      case 'beginKeyOrEmpty':
-      case 'beginKey': {
-        if (isSpace(c)) {
-          i++;
-          continue;
-        }
-        if (state === 'beginOrEmptyArr' && c === 0x5d) {
-          stack.pop();
-          i++;
-          state = 'end';
-          break;
-        }
-        if (state === 'beginKeyOrEmpty' && c === 0x7d) {
-          stack.pop();
-          i++;
-          state = 'end';
-          break;
-        }
-        if (state === 'beginKey' || state === 'beginKeyOrEmpty') {
-          if (c !== 0x22) return err(c, 'looking for beginning of object key string');
-        }
-        if (c === 0x7b) {
-          stack.push('objKey');
-          state = 'beginKeyOrEmpty';
-          i++;
-          break;
-        }
-        if (c === 0x5b) {
-          stack.push('arrValue');
-          state = 'beginOrEmptyArr';
-          i++;
-          break;
-        }
-        if (c === 0x22) {
-          i++;
-          // string
-          for (;;) {
-            if (i >= n) return { kind: 'eof' };
-            c = buf[i]!;
-            if (c === 0x22) {
-              i++;
-              break;
-            }
-            if (c === 0x5c) {
-              i++;
-              if (i >= n) return { kind: 'eof' };
-              c = buf[i]!;
-              if ('bfnrt\\/"'.includes(String.fromCharCode(c))) {
-                i++;
-                continue;
-              }
-              if (c === 0x75) {
-                i++;
-                for (let k = 0; k < 4; k++) {
-                  if (i >= n) return { kind: 'eof' };
-                  c = buf[i]!;
-                  if (!/[0-9a-fA-F]/.test(String.fromCharCode(c))) return err(c, 'in \\u hexadecimal character escape');
-                  i++;
-                }
-                continue;
-              }
-              return err(c, 'in string escape code');
-            }
-            if (c < 0x20) return err(c, 'in string literal');
-            i++;
-          }
-          state = 'end';
-          break;
-        }
-        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-          if (c === 0x2d) {
-            i++;
-            if (i >= n) return { kind: 'eof' };
-            c = buf[i]!;
-            if (!(c >= 0x30 && c <= 0x39)) return err(c, 'in numeric literal');
-          }
-          if (c === 0x30) i++;
-          else while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
-          if (i < n && buf[i] === 0x2e) {
-            i++;
-            if (i >= n) return { kind: 'eof' };
-            if (!(buf[i]! >= 0x30 && buf[i]! <= 0x39)) return err(buf[i]!, 'after decimal point in numeric literal');
-            while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
-          }
-          if (i < n && (buf[i] === 0x65 || buf[i] === 0x45)) {
-            i++;
-            if (i < n && (buf[i] === 0x2b || buf[i] === 0x2d)) i++;
-            if (i >= n) return { kind: 'eof' };
-            if (!(buf[i]! >= 0x30 && buf[i]! <= 0x39)) return err(buf[i]!, 'in exponent of numeric literal');
-            while (i < n && buf[i]! >= 0x30 && buf[i]! <= 0x39) i++;
-          }
-          state = 'end';
-          if (stack.length === 0) return { kind: 'ok', end: i };
-          break;
-        }
-        const lits: Record<number, string> = { 0x74: 'true', 0x66: 'false', 0x6e: 'null' };
-        const lit = lits[c];
-        if (lit !== undefined) {
-          i++;
-          for (let k = 1; k < lit.length; k++) {
-            if (i >= n) return { kind: 'eof' };
-            if (buf[i] !== lit.charCodeAt(k)) return err(buf[i]!, `in literal ${lit} (expecting ${quoteChar(lit.charCodeAt(k))})`);
-            i++;
-          }
-          state = 'end';
-          break;
-        }
-        return err(c, 'looking for beginning of value');
-      }
-      case 'end': {
-        if (stack.length === 0) return { kind: 'ok', end: i };
-        if (isSpace(c)) {
-          i++;
-          continue;
-        }
-        const top = stack[stack.length - 1]!;
-        if (top === 'objKey') {
-          if (c === 0x3a) {
-            stack[stack.length - 1] = 'objValue';
-            state = 'begin';
-            i++;
-            break;
-          }
-          return err(c, 'after object key');
-        }
-        if (top === 'objValue') {
-          if (c === 0x2c) {
-            stack[stack.length - 1] = 'objKey';
-            state = 'beginKey';
-            i++;
-            break;
-          }
-          if (c === 0x7d) {
-            stack.pop();
-            i++;
-            state = 'end';
-            break;
-          }
-          return err(c, 'after object key:value pair');
-        }
-        if (c === 0x2c) {
-          state = 'begin';
-          i++;
-          break;
-        }
-        if (c === 0x5d) {
-          stack.pop();
-          i++;
-          state = 'end';
-          break;
-        }
-        return err(c, 'after array element');
-      }
-    }
-    if (state === 'end' && stack.length === 0) return { kind: 'ok', end: i };
-  }
-  return { kind: 'eof' };
-}
-
-function quoteChar(c: number): string {
-  if (c === 0x27) return `'\\''`;
-  if (c === 0x22) return `'"'`;
-  const s = goQuote(String.fromCharCode(c));
-  return "'" + s.slice(1, -1) + "'";
+  // SyntaxError.Offset counts the refused byte
+  return { wrapped: `json: offset ${bytesBefore + r.offset + 1}: ${r.message}`, raw: r.message };
 }
 
 // ---- YAML streams ----
@@ -639,15 +444,15 @@ function overflowMessage(raw: string): string {
   for (let m = re.exec(raw); m !== null; m = re.exec(raw)) {
     if (m[1] !== undefined && !Number.isFinite(Number(m[1]))) {
       const end = Buffer.byteLength(raw.slice(0, m.index + m[1].length));
-      return prettyJSONError(`json: cannot unmarshal number ${m[1]} into Go value of type float64`, raw, end);
+      return prettyJSONError(unmarshalTypeError(numberValue(m[1]), 'float64'), raw, end);
     }
   }
-  return 'json: cannot unmarshal number into Go value of type float64';
+  return unmarshalTypeError('number', 'float64');
 }
 
 function notAnObjectMessage(value: unknown, raw: string | undefined): string {
-  const kind = typeof value === 'string' ? 'string' : typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'bool' : 'array';
-  const base = `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`;
+  const kind = jsonKind(value);
+  const base = unmarshalTypeError(kind, 'map[string]interface {}');
   const data = raw ?? goJSON(value);
   const offset = kind === 'array' ? 1 : Buffer.byteLength(data);
   return prettyJSONError(base, data, offset);
@@ -801,86 +606,19 @@ export function addMeta(cfg: DeclarativeConfig, meta: LoadedMeta, path?: string)
 
 class DecodeError extends Error {}
 
-/** Go's json.Unmarshal into one of the declcfg structs: first type error wins, as Go reports it. */
-class StructDecoder {
-  firstError: string | undefined;
-  private readonly stack: string[] = [];
-  private struct = '';
-
-  fail(kind: string, goType: string): void {
-    if (this.firstError !== undefined) return;
-    const field = this.stack.join('.');
-    this.firstError =
-      this.struct !== '' || field !== ''
-        ? `json: cannot unmarshal ${kind} into Go struct field ${this.struct}.${field} of type ${goType}`
-        : `json: cannot unmarshal ${kind} into Go value of type ${goType}`;
+/** A []byte field: base64 text (kept as text), checked as base64.StdEncoding decodes it. */
+function bytesField(d: StructDecoder, v: unknown): string | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (typeof v !== 'string') {
+    d.fail(jsonKind(v), '[]uint8');
+    return undefined;
   }
-
-  /** The object's members matched to fields (exact name first, else case-insensitively), in key order. */
-  fields(value: unknown, structName: string, goType: string, names: readonly string[], visit: (field: string, v: unknown) => void): boolean {
-    if (value === null || value === undefined) return false;
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      this.fail(jsonKind(value), goType);
-      return false;
-    }
-    const obj = value as Record<string, unknown>;
-    const saved = this.struct;
-    for (const k of Object.keys(obj)) {
-      let field = names.includes(k) ? k : undefined;
-      if (field === undefined) {
-        const fk = foldName(k);
-        field = names.find((n) => foldName(n) === fk);
-      }
-      if (field === undefined) continue;
-      this.struct = structName;
-      this.stack.push(field);
-      visit(field, obj[k]);
-      this.stack.pop();
-      this.struct = saved;
-    }
-    this.struct = saved;
-    return true;
+  const bad = base64Error(v);
+  if (bad !== undefined) {
+    d.save(bad);
+    return undefined;
   }
-
-  string(v: unknown): string | undefined {
-    if (v === null || v === undefined) return undefined;
-    if (typeof v !== 'string') {
-      this.fail(jsonKind(v), 'string');
-      return undefined;
-    }
-    return v;
-  }
-
-  strings(v: unknown): string[] | undefined {
-    const items = this.slice(v, '[]string');
-    if (items === undefined) return undefined;
-    const out: string[] = [];
-    for (const it of items) out.push(this.string(it) ?? '');
-    return out;
-  }
-
-  slice(v: unknown, goType: string): unknown[] | undefined {
-    if (v === null || v === undefined) return undefined;
-    if (!Array.isArray(v)) {
-      this.fail(jsonKind(v), goType);
-      return undefined;
-    }
-    return v;
-  }
-
-  bytes(v: unknown): string | undefined {
-    if (v === null || v === undefined) return undefined;
-    if (typeof v !== 'string') {
-      this.fail(jsonKind(v), '[]uint8');
-      return undefined;
-    }
-    const bad = base64Error(v);
-    if (bad !== undefined) {
-      this.firstError ??= bad;
-      return undefined;
-    }
-    return v;
-  }
+  return v;
 }
 
 /** base64.StdEncoding's error for s (ignoring \r and \n), or undefined when it decodes. */
@@ -945,7 +683,7 @@ function decodePackage(blob: Record<string, unknown>): Package {
         let data = p.icon !== undefined && !hasNilBytes(p.icon);
         if (d.fields(v, 'Icon', 'declcfg.Icon', ['base64data', 'mediatype'], (g, gv) => {
           if (g === 'base64data') {
-            const b = d.bytes(gv);
+            const b = bytesField(d, gv);
             if (b !== undefined) {
               icon.base64data = canonicalBase64(b);
               data = true;
@@ -1088,7 +826,7 @@ function readBundleObjects(b: Bundle): void {
       d.fail(jsonKind(v), 'property.BundleObject');
     } else {
       d.fields(v, 'BundleObject', 'property.BundleObject', ['data'], (_f, fv) => {
-        const s = d.bytes(fv);
+        const s = bytesField(d, fv);
         if (s !== undefined) data = s;
       });
     }

@@ -11,7 +11,7 @@ import {
   PropertyPackageRequired,
   type Property,
 } from '../declcfg/types.js';
-import { jsonKind } from '../../golang/json.js';
+import { cannotUnmarshal, UNEXPECTED_END_OF_JSON } from '../../golang/json-errors.js';
 import type { ParsedProperties } from './types.js';
 
 /** opm's property.ParseError. */
@@ -43,7 +43,7 @@ function decodeStruct(
   for (const f of Object.keys(fields)) out[f] = '';
   if (value === null || value === undefined) return out;
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new Error(`json: cannot unmarshal ${jsonKind(value)} into Go value of type property.${goType}`);
+    throw new Error(cannotUnmarshal(value, `property.${goType}`));
   }
   const names = Object.keys(fields);
   let firstErr: string | undefined;
@@ -53,7 +53,7 @@ function decodeStruct(
     const kind = fields[field]!;
     if (kind === 'object') continue;
     if (typeof v !== 'string') {
-      firstErr ??= `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${goType}.${field} of type ${kind === 'bytes' ? '[]uint8' : 'string'}`;
+      firstErr ??= cannotUnmarshal(v, kind === 'bytes' ? '[]uint8' : 'string', { struct: goType, field });
       continue;
     }
     if (kind === 'bytes' && !/^[A-Za-z0-9+/]*={0,2}$/.test(v.replace(/[\r\n]/g, ''))) {
@@ -81,7 +81,7 @@ export function parseProperties(props: readonly Property[] | undefined): ParsedP
   (props ?? []).forEach((p, i) => {
     try {
       // a property without a value holds no JSON at all (Go's nil json.RawMessage)
-      if (p.value === undefined) throw new Error('unexpected end of JSON input');
+      if (p.value === undefined) throw new Error(UNEXPECTED_END_OF_JSON);
       switch (p.type) {
         case PropertyPackage: {
           const v = decodeStruct(p.value, 'Package', { packageName: 'string', version: 'string', release: 'string' });

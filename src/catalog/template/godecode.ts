@@ -10,8 +10,7 @@
 // Messages are Go's: "error converting YAML to JSON: ...", "error unmarshaling JSON: while decoding
 // JSON: json: unknown field \"x\"", "json: cannot unmarshal string into Go struct field ...".
 
-import { compareGoStrings, findField, jsonKind } from '../../golang/json.js';
-import { goQuote } from '../../golang/strconv.js';
+import { StructDecoder } from '../../golang/json-struct.js';
 import { readGoYAML, toJSONValue } from '../../golang/yaml-read.js';
 
 /** The Go type a template field decodes into (only the kinds templates use). */
@@ -63,9 +62,6 @@ export function decodeJSONInto(value: unknown, target: GoType, opts: { disallowU
   return out as Record<string, unknown> | undefined;
 }
 
-/** A decoded JSON value (an int beyond 2^53 as a bigint). */
-type JValue = null | string | boolean | number | bigint | JValue[] | { [k: string]: JValue };
-
 /** An int as Go's decoder reads it back into the template's fields: exact. */
 function exactInt(v: bigint): number | bigint {
   const n = Number(v);
@@ -74,74 +70,46 @@ function exactInt(v: bigint): number | bigint {
 
 // ---- step 3: encoding/json -------------------------------------------------------------------
 
+/** json.Unmarshal into a template struct, by its GoType. */
 class Decoder {
-  firstError: string | undefined;
-  private readonly stack: string[] = [];
-  private struct: string | undefined;
+  private readonly d: StructDecoder;
 
-  constructor(
-    private readonly disallowUnknown: boolean,
-    private readonly sortKeys: boolean,
-  ) {}
-
-  private save(msg: string): void {
-    if (this.firstError === undefined) this.firstError = msg;
+  constructor(disallowUnknownFields: boolean, sortKeys: boolean) {
+    this.d = new StructDecoder({ disallowUnknownFields, sortKeys });
   }
 
-  private typeError(v: JValue, t: GoType): void {
-    const goName = t.kind === 'bool' ? 'bool' : t.goName;
-    if (this.struct !== undefined || this.stack.length > 0) {
-      this.save(`json: cannot unmarshal ${jsonKind(v)} into Go struct field ${this.struct ?? ''}.${this.stack.join('.')} of type ${goName}`);
-    } else {
-      this.save(`json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goName}`);
-    }
+  get firstError(): string | undefined {
+    return this.d.firstError;
   }
 
   /** Decodes v into a value of type t that may already hold `existing` (Go decodes in place). */
   decode(v: unknown, t: GoType, existing: unknown): unknown {
-    const jv = v as JValue;
-    if (jv === null) return existing; // null leaves the target alone
+    if (v === null) return existing; // null leaves the target alone
     switch (t.kind) {
       case 'string':
-        if (typeof jv === 'string') return jv;
-        this.typeError(jv, t);
-        return existing;
+        return this.d.string(v, t.goName) ?? existing;
       case 'bool':
-        if (typeof jv === 'boolean') return jv;
-        this.typeError(jv, t);
-        return existing;
+        return this.d.bool(v) ?? existing;
       case 'slice': {
-        if (!Array.isArray(jv)) {
-          this.typeError(jv, t);
-          return existing;
-        }
+        const items = this.d.slice(v, t.goName);
+        if (items === undefined) return existing;
         const prev = Array.isArray(existing) ? existing : [];
-        return jv.map((e, i) => this.decode(e, t.elem, i < prev.length ? prev[i] : zero(t.elem)));
+        return items.map((e, i) => this.decode(e, t.elem, i < prev.length ? prev[i] : zero(t.elem)));
       }
       case 'struct': {
-        if (typeof jv !== 'object' || Array.isArray(jv)) {
-          this.typeError(jv, t);
-          return existing;
-        }
         const out: Record<string, unknown> = { ...((existing as Record<string, unknown> | undefined) ?? {}) };
-        const keys = Object.keys(jv);
-        if (this.sortKeys) keys.sort(compareGoStrings);
-        for (const key of keys) {
-          const f = findField(t.fields, key);
-          if (f === undefined) {
-            if (this.disallowUnknown) this.save(`json: unknown field ${goQuote(key)}`);
-            continue;
-          }
-          const depth = this.stack.length;
-          const savedStruct = this.struct;
-          this.stack.push(f.name);
-          this.struct = t.short;
-          const r = this.decode(jv[key]!, f.type, out[f.name]);
-          if (r !== undefined) out[f.name] = r;
-          this.stack.length = depth;
-          this.struct = savedStruct;
-        }
-        return out;
+        const decoded = this.d.fields(
+          v,
+          t.short,
+          t.goName,
+          t.fields.map((f) => f.name),
+          (name, fv) => {
+            const f = t.fields.find((x) => x.name === name)!;
+            const r = this.decode(fv, f.type, out[f.name]);
+            if (r !== undefined) out[f.name] = r;
+          },
+        );
+        return decoded ? out : existing;
       }
     }
   }

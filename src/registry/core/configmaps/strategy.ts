@@ -1,6 +1,6 @@
 import { fieldIssue, undecodable, type FieldIssue } from '../../../apimachinery/errors.js';
 import type { KubeObject } from '../../../apimachinery/types.js';
-import { canonicalStdBase64, decodeStdBase64 } from '../../../apimachinery/gobase64.js';
+import { canonicalStdBase64, decodeStdBase64 } from '../../../golang/base64.js';
 import { META_GO_FIELD_TYPES, goFieldTypeTable, goTypeError, type GoFieldTypeTable, type GoFieldTypes } from '../../../apimachinery/gotypes.js';
 import { metaDefinitions } from '../../../api/definitions/meta.js';
 import type { Definitions } from '../../../apimachinery/schema.js';

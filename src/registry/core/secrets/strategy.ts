@@ -5,7 +5,8 @@ import type { Strategy } from '../../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../../table.js';
 import { secretDefinitions, secretGoFieldTypes } from './definitions.js';
 import { MAX_DATA_BYTES, configKeyIssues, decodedKind, immutableDataIssues, prepareDecoded } from '../configmaps/strategy.js';
-import { decodeStdBase64 } from '../../../apimachinery/gobase64.js';
+import { decodeStdBase64 } from '../../../golang/base64.js';
+import { cannotUnmarshal } from '../../../golang/json-errors.js';
 
 const REDACTED = '<secret contents redacted>';
 
@@ -48,8 +49,7 @@ export function goUnmarshalMapError(b: Buffer): string | undefined {
     if (m.includes('exceeded max depth')) return goDepth(m);
   }
   if (v === null || (typeof v === 'object' && !Array.isArray(v))) return undefined;
-  const kind = Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v === 'number' ? 'number' : 'string';
-  return `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`;
+  return cannotUnmarshal(v, 'map[string]interface {}');
 }
 
 /** The per-type rules of ValidateSecret. */

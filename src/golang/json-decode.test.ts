@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodeJSON, describeJsonSyntaxError, hasNumberTexts, inexactJsonIntegers, numberTextAt } from './json-decode.js';
+
+describe('golang/json-decode', () => {
+  it('decodes as JSON.parse does and lists duplicate keys by path, the last value winning', () => {
+    const r = decodeJSON('{"a":{"b":1,"b":2},"c":[{"d":1,"d":3}]}');
+    assert.equal(r.error, undefined);
+    assert.deepEqual(r, { value: { a: { b: 2 }, c: [{ d: 3 }] }, duplicateFields: ['a.b', 'c[0].d'] });
+  });
+
+  it("answers malformed text with Go's message and where it went wrong", () => {
+    assert.deepEqual(decodeJSON('{"a":}'), { error: "invalid character '}' looking for beginning of value at line 1, column 6 (offset 5)" });
+    assert.deepEqual(decodeJSON('[1,'), { error: 'unexpected end of JSON input' });
+    assert.equal(describeJsonSyntaxError('{"a" 1}', undefined, false), "invalid character '1' after object key");
+  });
+
+  it('stops past the nesting limit, naming it', () => {
+    // JSON.parse accepts it; the structure pass finds the bracket
+    assert.deepEqual(decodeJSON('[[[1]]]', { maxDepth: 2 }), { error: "invalid character '[' exceeded max depth of 2 at line 1, column 3 (offset 2)" });
+    // JSON.parse refuses it; the scanner finds the bracket first
+    assert.deepEqual(decodeJSON('[[[1]]', { maxDepth: 2 }), { error: "invalid character '[' exceeded max depth of 2 at line 1, column 3 (offset 2)" });
+  });
+
+  it('records the text of numbers a double does not write back, unless told not to', () => {
+    const r = decodeJSON('{"a":1.0,"b":2,"c":[1e3]}');
+    assert.ok(r.error === undefined);
+    const v = r.value as { a: number; c: number[] };
+    assert.ok(hasNumberTexts(v));
+    assert.equal(numberTextAt(v, 'a', 1)?.literal, '1.0');
+    assert.equal(numberTextAt(v, 'b', 2), undefined);
+    assert.equal(numberTextAt(v.c, 0, 1000)?.literal, '1e3');
+    const plain = decodeJSON('{"a":1.0}', { numberTexts: false });
+    assert.ok(plain.error === undefined && !hasNumberTexts(plain.value));
+    // strict: a text with duplicates is refused by the caller, so nothing is recorded
+    const dup = decodeJSON('{"a":1.0,"a":1.0}', { strict: true });
+    assert.ok(dup.error === undefined && !hasNumberTexts(dup.value));
+  });
+
+  it('finds integers a double would round, with their paths', () => {
+    assert.deepEqual(inexactJsonIntegers('{"spec":{"sizes":[1,9007199254740993]}}'), [{ path: 'spec.sizes[1]', literal: '9007199254740993' }]);
+    assert.equal(inexactJsonIntegers('{"a":9007199254740993'), undefined);
+  });
+});
