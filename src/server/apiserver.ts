@@ -1,6 +1,7 @@
 // The API server, assembled: the filters (filters/chain.ts, in kube-apiserver's order) around the
 // router (handlers/router.ts), which sends each request to one handler per verb. Nothing here
 // serves a request itself.
+import { AdmissionChain } from '../admission/index.js';
 import { BodyBuffers } from './body-buffers.js';
 import type { ApiServerConfig, ErrorSink } from './config.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './deadline.js';
@@ -19,18 +20,21 @@ export { warningHeaderValue } from './handlers/responsewriters.js';
 
 export class ApiServer {
   readonly discovery: Discovery;
+  /** The admission every write passes; a plugin joins with `admission.add(plugin)`. */
+  readonly admission: AdmissionChain;
   private readonly maxInFlight: MaxInFlight;
   private readonly watches: WatchSet = { shuttingDown: false, open: new Set() };
   private readonly chain: Handler;
 
   constructor(cfg: ApiServerConfig) {
     this.discovery = new Discovery(cfg.registry);
+    this.admission = cfg.admission instanceof AdmissionChain ? cfg.admission : new AdmissionChain(cfg.admission);
     const compression = cfg.responseCompression ?? true;
     const sink: ErrorSink = { metrics: cfg.metrics, log: cfg.log, compression };
     this.maxInFlight = new MaxInFlight(cfg.maxRequestsInFlight ?? DEFAULT_MAX_REQUESTS_INFLIGHT, cfg.maxMutatingRequestsInFlight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, cfg.metrics);
     const c: ServerContext = {
       registry: cfg.registry,
-      admission: cfg.admission,
+      admission: this.admission,
       maxRequestBodyBytes: cfg.maxRequestBodyBytes,
       sink,
       metrics: cfg.metrics,

@@ -1,6 +1,7 @@
 // What an ApiServer is built from: the registry it serves, admission, the authentication,
 // authorization and impersonation hooks, limits and the non-resource endpoints' providers.
-import type { AdmissionPlugin, ApiRegistry, UserInfo } from '../registry/registry.js';
+import type { AdmissionChain, AdmissionPlugin, UserInfo } from '../admission/index.js';
+import type { ApiRegistry } from '../registry/registry.js';
 import type { ApiMetrics } from './metrics.js';
 import type { Authorizer } from './filters/authorization.js';
 import type { Impersonator } from './filters/impersonation.js';
@@ -33,7 +34,8 @@ export interface HealthProvider {
 
 export interface ApiServerConfig {
   readonly registry: ApiRegistry;
-  readonly admission: readonly AdmissionPlugin[];
+  /** Admission: plugins in order (mutating phases first, then validating), or a chain built already. */
+  readonly admission: readonly AdmissionPlugin[] | AdmissionChain;
   /** Throws a 401 StatusError for requests without valid credentials. */
   readonly authenticate: (req: Request) => UserInfo;
   /**

@@ -2,7 +2,7 @@
 // request's context (RequestInfo, user, deadline, audit ID); here they are fields of one object made
 // per request, so the chain adds no allocation of its own.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { UserInfo } from '../registry/registry.js';
+import type { UserInfo } from '../admission/index.js';
 import type { RegisteredResource } from '../registry/registry.js';
 import type { RequestInfo } from './requestinfo.js';
 import { clearDeadline, type PendingDeadline } from './deadline.js';

@@ -3,7 +3,7 @@
 // upstream's message (responsewriters.Forbidden). Without an Authorizer every authenticated
 // request is allowed and the filter is not in the chain; RBAC only has to supply one.
 import { StatusError, forbidden, internalError } from '../../apimachinery/errors.js';
-import type { UserInfo } from '../../registry/registry.js';
+import type { UserInfo } from '../../admission/index.js';
 import type { ErrorSink } from '../config.js';
 import type { Filter, RequestScope } from '../request-scope.js';
 import type { RequestInfo } from '../requestinfo.js';

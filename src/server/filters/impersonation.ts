@@ -3,7 +3,7 @@
 // reads Impersonate-User/-Group/-Uid/-Extra-*, asks the authorizer whether the authenticated user
 // may `impersonate` each, and replaces the user. Without an Impersonator the headers are ignored
 // and the filter is not in the chain.
-import type { UserInfo } from '../../registry/registry.js';
+import type { UserInfo } from '../../admission/index.js';
 import type { ErrorSink } from '../config.js';
 import type { Filter, Request, RequestScope } from '../request-scope.js';
 import { writeError } from '../handlers/responsewriters.js';

@@ -1,8 +1,9 @@
 // Admission as the handlers run it: the attributes of a write (upstream's admission.NewAttributesRecord),
-// mutating admission before the registry's own checks, and validating admission as the store's last
-// step before storage, where a request whose deadline passed stops.
+// the chain's mutating phase before the registry's own checks, and its validating phase as the store's
+// last step before storage, where a request whose deadline passed stops.
 import type { GroupVersionResource, KubeObject } from '../../apimachinery/types.js';
-import type { AdmissionAttributes, AdmissionOperation, RegisteredResource } from '../../registry/registry.js';
+import type { AdmissionAttributes, AdmissionOperation } from '../../admission/index.js';
+import type { RegisteredResource } from '../../registry/registry.js';
 import { handlerTimeoutError } from '../deadline.js';
 import type { RequestScope } from '../request-scope.js';
 import type { ServerContext } from './context.js';
@@ -35,8 +36,8 @@ export function admissionAttributes(
 }
 
 /** Mutating admission. */
-export async function admit(c: ServerContext, a: AdmissionAttributes): Promise<void> {
-  for (const p of c.admission) if (p.admit) await p.admit(a);
+export function admit(c: ServerContext, a: AdmissionAttributes): Promise<void> {
+  return c.admission.admit(a);
 }
 
 /**
@@ -44,7 +45,7 @@ export async function admit(c: ServerContext, a: AdmissionAttributes): Promise<v
  * passed stops here, as upstream's storage calls fail once the request's context is done.
  */
 export async function validateAdmission(c: ServerContext, a: AdmissionAttributes, s: RequestScope): Promise<void> {
-  for (const p of c.admission) if (p.validate) await p.validate(a);
+  await c.admission.validate(a);
   if (s.expired) throw handlerTimeoutError();
 }
 

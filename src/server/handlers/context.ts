@@ -1,6 +1,7 @@
 // What every handler shares across requests: the registry, admission, limits, the watch and
 // list-body state, and the providers of the non-resource endpoints. Made once per ApiServer.
-import type { ApiRegistry, AdmissionPlugin } from '../../registry/registry.js';
+import type { AdmissionChain } from '../../admission/index.js';
+import type { ApiRegistry } from '../../registry/registry.js';
 import type { BodyBuffers } from '../body-buffers.js';
 import type { ErrorSink, HealthProvider, OpenAPIProvider, VersionInfo } from '../config.js';
 import type { Discovery } from '../discovery.js';
@@ -14,7 +15,7 @@ export interface WatchSet {
 
 export interface ServerContext {
   readonly registry: ApiRegistry;
-  readonly admission: readonly AdmissionPlugin[];
+  readonly admission: AdmissionChain;
   readonly maxRequestBodyBytes: number;
   readonly sink: ErrorSink;
   readonly metrics: ApiMetrics | undefined;
