@@ -31,6 +31,6 @@ export function methodNotAllowed(r: RegisteredResource, action: string): StatusE
 /** 405 unless the resource (or its subresource `sub`) serves `verb`. */
 export function assertVerbAllowed(r: RegisteredResource, sub: string, verb: string): void {
   const d = r.descriptor;
-  const verbs = sub ? (d.subresources.find((s) => s.name === sub)?.verbs ?? []) : d.verbs;
+  const verbs = sub ? (d.subresources.find((x) => x.name === sub)?.verbs ?? []) : d.verbs;
   if (!verbs.includes(verb)) throw methodNotAllowed(r, verb);
 }

@@ -25,7 +25,7 @@ import { checkKind, fieldScope } from './rest.js';
 export async function serveView(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
   const { namespace, name, subresource: sub } = s;
   const view = r.store.strategy.subresources![sub]!.view!;
-  const sd = r.descriptor.subresources.find((s) => s.name === sub)!;
+  const sd = r.descriptor.subresources.find((x) => x.name === sub)!;
   const gvk = { group: sd.group ?? r.descriptor.group, version: sd.version ?? r.descriptor.version, kind: sd.kind };
   const method = s.req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') {
