@@ -6,7 +6,7 @@ import type { GoFieldTypes } from '../apimachinery/gotypes.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import { Scheme } from '../apimachinery/scheme.js';
 import type { Definitions } from '../apimachinery/schema.js';
-import { apiVersionOf, type GroupVersionKind, type GroupVersionResource, type KubeObject } from '../apimachinery/types.js';
+import { apiVersionOf, type KubeObject } from '../apimachinery/types.js';
 import type { Storage } from '../storage/storage.js';
 import { GenericStore, type VersionConverter } from './store.js';
 import type { Strategy } from './strategy.js';
@@ -57,34 +57,8 @@ export interface ResourceRegistration {
   readonly warnings?: readonly string[];
 }
 
-export interface UserInfo {
-  readonly name: string;
-  readonly uid?: string;
-  readonly groups: readonly string[];
-}
-
-export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-
-export interface AdmissionAttributes {
-  readonly operation: AdmissionOperation;
-  readonly resource: GroupVersionResource;
-  readonly subresource: string;
-  readonly kind: GroupVersionKind;
-  readonly namespace: string;
-  readonly name: string;
-  /** The new object (create/update); plugins in the mutating phase may change it. */
-  readonly object?: KubeObject;
-  readonly oldObject?: KubeObject;
-  readonly dryRun: boolean;
-  readonly userInfo: UserInfo;
-}
-
-/** An admission plugin: `admit` may mutate (runs first), `validate` may only reject. Both throw StatusError to deny. */
-export interface AdmissionPlugin {
-  readonly name: string;
-  admit?(attrs: AdmissionAttributes): void | Promise<void>;
-  validate?(attrs: AdmissionAttributes): void | Promise<void>;
-}
+import type { AdmissionPlugin } from '../admission/interfaces.js';
+export type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 
 export interface ControlPlaneContext {
   readonly registry: ApiRegistry;

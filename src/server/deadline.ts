@@ -8,7 +8,7 @@
 // filters outside it, and drops whatever the handler writes later; when the handler had started its
 // answer, the stream is reset instead (http.ErrAbortHandler). The handler keeps running, but its
 // context is done, so its next storage call fails; here it stops at the last step before storage
-// (ApiServer.validateAdmission).
+// (validateAdmission in handlers/admission.ts).
 //
 // The write handlers (create, update, patch, delete, deletecollection) also bound their own work to
 // 34 s (handlers/rest.go requestTimeoutUpperBound); when that comes before the request's deadline,

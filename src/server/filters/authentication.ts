@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { unauthorized } from '../../apimachinery/errors.js';
+import type { Filter, Request } from '../request-scope.js';
 
 export type UserInfo = { name: string; uid?: string; groups: string[] };
 
@@ -202,4 +203,28 @@ export function parseTokenFile(text: string, source = 'token file'): TokenFile {
 /** Reads `--token-auth-file`. */
 export async function loadTokenFile(path: string): Promise<TokenFile> {
   return parseTokenFile(await readFile(path, 'utf8'), path);
+}
+
+/** Paths any client may read without credentials (kube's system:public-info-viewer). */
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+function isPublicPath(path: string): boolean {
+  return PUBLIC_PATHS.has(path) || /^\/(healthz|livez|readyz)\//.test(path);
+}
+
+/**
+ * WithAuthentication: the user the request is made by, or the authenticator's 401. The public
+ * paths are read as system:anonymous instead of refused: upstream's anonymous user passes there
+ * because RBAC's system:public-info-viewer allows it, which kplane has no RBAC for yet.
+ */
+export function withAuthentication(authenticate: (req: Request) => { readonly name: string; readonly uid?: string; readonly groups: readonly string[] }): Filter {
+  return (next) => (s) => {
+    try {
+      s.user = authenticate(s.req);
+    } catch (e) {
+      if (!isPublicPath(s.info.path)) throw e;
+      s.user = { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
+    }
+    return next(s);
+  };
 }

@@ -3,7 +3,8 @@
 // and the immortal namespaces cannot be deleted.
 import { StatusError, forbidden, notFound } from '../../../apimachinery/errors.js';
 import type { KubeObject } from '../../../apimachinery/types.js';
-import type { AdmissionAttributes, AdmissionPlugin, ApiRegistry } from '../../registry.js';
+import type { AdmissionAttributes, AdmissionPlugin } from '../../../admission/index.js';
+import type { ApiRegistry } from '../../registry.js';
 import { NAMESPACE_DEFAULT, NAMESPACE_PUBLIC, NAMESPACE_SYSTEM } from './strategy.js';
 
 /**
@@ -56,6 +57,8 @@ export function namespaceLifecycle(registry: ApiRegistry, opts: NamespaceLifecyc
 
   return {
     name: 'NamespaceLifecycle',
+    // NewHandler(Create, Update, Delete).
+    handles: (op) => op !== 'CONNECT',
     async admit(a) {
       const isNamespace = a.kind.group === '' && a.kind.kind === 'Namespace';
       if (isNamespace && a.operation === 'DELETE' && immortal.has(a.name)) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
-import { MaxInFlight } from './maxinflight.js';
-import type { ApiMetrics, RequestKind } from './metrics.js';
+import { MaxInFlight } from './max-in-flight.js';
+import type { ApiMetrics, RequestKind } from '../metrics.js';
 
 /** Only the watermark gauge: the rest of ApiMetrics is not touched by the filter. */
 function gauge(): { metrics: ApiMetrics; published: [RequestKind, number][] } {

@@ -9,7 +9,10 @@
 //
 // apiserver_current_inflight_requests{request_kind="readOnly"|"mutating"} is upstream's watermark:
 // the most slots in use at once during the last second, published every second.
-import type { ApiMetrics, RequestKind } from './metrics.js';
+import { tooManyRequests } from '../../apimachinery/errors.js';
+import type { ApiMetrics, RequestKind } from '../metrics.js';
+import { header, type Filter } from '../request-scope.js';
+import { PlainTextError } from '../handlers/responsewriters.js';
 
 /** Upstream's defaults (genericapiserver's NewConfig). */
 export const DEFAULT_MAX_REQUESTS_INFLIGHT = 400;
@@ -82,6 +85,11 @@ export class MaxInFlight {
     };
   }
 
+  /** Both pools without a limit: nothing to filter. */
+  get unlimited(): boolean {
+    return this.readOnly.limit === 0 && this.mutating.limit === 0;
+  }
+
   /** Slots in use now (for tests and diagnostics). */
   inUse(kind: RequestKind): number {
     return (kind === 'readOnly' ? this.readOnly : this.mutating).inUse;
@@ -101,4 +109,27 @@ export class MaxInFlight {
       pool.watermark = 0;
     }
   }
+}
+
+/**
+ * WithMaxInFlightLimit. It runs after authentication, so a 429 never reaches a handler: it is a
+ * termination (apiserver_request_terminations_total), not a served request.
+ */
+export function withMaxInFlight(limiter: MaxInFlight, metrics: ApiMetrics | undefined): Filter {
+  return (next) =>
+    limiter.unlimited
+      ? next
+      : (s) => {
+          if (s.longRunning) return next(s);
+          const slot = limiter.admit(s.info.verb, s.user.groups);
+          if (slot === 'too-many') {
+            s.terminated = true;
+            metrics?.recordRequestTermination(s.req.method ?? 'GET', s.info, s.query, header(s.req, 'content-type'), 429);
+            const tooMany = tooManyRequests('Too many requests, please try again later.');
+            throw new PlainTextError(tooMany.status, tooMany.message);
+          }
+          s.slot = slot;
+          s.cleanUpOnClose();
+          return next(s);
+        };
 }

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AdmissionChain } from './chain.js';
+import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin } from './interfaces.js';
+
+function attrs(operation: AdmissionOperation): AdmissionAttributes {
+  return {
+    operation,
+    resource: { group: '', version: 'v1', resource: 'configmaps' },
+    subresource: '',
+    kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+    namespace: 'default',
+    name: 'a',
+    dryRun: false,
+    userInfo: { name: 'alice', groups: [] },
+  };
+}
+
+describe('admission chain', () => {
+  it('runs every mutating plugin in order, then (when asked) every validating one', async () => {
+    const seen: string[] = [];
+    const plugin = (name: string, phases: { admit?: boolean; validate?: boolean }): AdmissionPlugin => ({
+      name,
+      ...(phases.admit ? { admit: () => void seen.push(`${name}.admit`) } : {}),
+      ...(phases.validate ? { validate: async () => void seen.push(`${name}.validate`) } : {}),
+    });
+    const chain = new AdmissionChain([plugin('a', { admit: true, validate: true }), plugin('b', { validate: true })]);
+    chain.add(plugin('c', { admit: true }));
+    await chain.admit(attrs('CREATE'));
+    await chain.validate(attrs('CREATE'));
+    assert.deepEqual(seen, ['a.admit', 'c.admit', 'a.validate', 'b.validate']);
+    assert.deepEqual(chain.plugins.map((p) => p.name), ['a', 'b', 'c']);
+  });
+
+  it('skips a plugin for operations it does not handle; the first refusal ends the phase', async () => {
+    const seen: string[] = [];
+    const chain = new AdmissionChain([
+      { name: 'deletes-only', handles: (op) => op === 'DELETE', admit: () => void seen.push('deletes-only') },
+      {
+        name: 'refuses',
+        admit: () => {
+          throw new Error('no');
+        },
+      },
+      { name: 'after', admit: () => void seen.push('after') },
+    ]);
+    await assert.rejects(chain.admit(attrs('UPDATE')), /no/);
+    assert.deepEqual(seen, []);
+    await assert.rejects(chain.admit(attrs('DELETE')), /no/);
+    assert.deepEqual(seen, ['deletes-only']);
+  });
+});

@@ -1,0 +1,3 @@
+// Admission: the interfaces plugins implement and the chain handlers run.
+export type { AdmissionAttributes, AdmissionHandles, AdmissionOperation, AdmissionPlugin, MutationInterface, UserInfo, ValidationInterface } from './interfaces.js';
+export { AdmissionChain } from './chain.js';

@@ -1,0 +1,52 @@
+// Admission's contracts (k8s.io/apiserver/pkg/admission/interfaces.go): what a plugin is told about
+// a write (Attributes), whether it cares about an operation (Handles), and its two phases: mutating
+// (Admit, may change the object) and validating (Validate, may only refuse). Handlers call the
+// chain (chain.ts); built-in plugins, webhooks and CEL policies implement these.
+import type { GroupVersionKind, GroupVersionResource, KubeObject } from '../apimachinery/types.js';
+
+export interface UserInfo {
+  readonly name: string;
+  readonly uid?: string;
+  readonly groups: readonly string[];
+}
+
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+export interface AdmissionAttributes {
+  readonly operation: AdmissionOperation;
+  readonly resource: GroupVersionResource;
+  readonly subresource: string;
+  readonly kind: GroupVersionKind;
+  readonly namespace: string;
+  readonly name: string;
+  /** The new object (create/update); plugins in the mutating phase may change it. */
+  readonly object?: KubeObject;
+  readonly oldObject?: KubeObject;
+  readonly dryRun: boolean;
+  readonly userInfo: UserInfo;
+}
+
+/** admission.Interface: whether the plugin runs for an operation at all (absent: every operation). */
+export interface AdmissionHandles {
+  readonly name: string;
+  handles?(operation: AdmissionOperation): boolean;
+}
+
+/** admission.MutationInterface: may change `attrs.object`; throws a StatusError to deny. */
+export interface MutationInterface extends AdmissionHandles {
+  admit(attrs: AdmissionAttributes): void | Promise<void>;
+}
+
+/** admission.ValidationInterface: may only refuse (throws a StatusError); must not change the object. */
+export interface ValidationInterface extends AdmissionHandles {
+  validate(attrs: AdmissionAttributes): void | Promise<void>;
+}
+
+/**
+ * An admission plugin as modules contribute it: mutating (`admit`, runs first), validating
+ * (`validate`, runs last, just before storage), or both. Both throw StatusError to deny.
+ */
+export interface AdmissionPlugin extends AdmissionHandles {
+  admit?(attrs: AdmissionAttributes): void | Promise<void>;
+  validate?(attrs: AdmissionAttributes): void | Promise<void>;
+}

@@ -1,0 +1,68 @@
+// WithAuthorization: the last filter before the handler. An Authorizer decides from the user and
+// the RequestInfo (upstream's authorizer.Attributes); anything but `allow` is a 403 with
+// upstream's message (responsewriters.Forbidden). Without an Authorizer every authenticated
+// request is allowed and the filter is not in the chain; RBAC only has to supply one.
+import { StatusError, forbidden, internalError } from '../../apimachinery/errors.js';
+import type { UserInfo } from '../../admission/index.js';
+import type { ErrorSink } from '../config.js';
+import type { Filter, RequestScope } from '../request-scope.js';
+import type { RequestInfo } from '../requestinfo.js';
+import { writeError } from '../handlers/responsewriters.js';
+
+/** authorizer.Decision: an authorizer that has no opinion leaves the request to the next one (none: denied). */
+export type AuthorizationDecision = 'allow' | 'deny' | 'no-opinion';
+
+export interface AuthorizationResult {
+  readonly decision: AuthorizationDecision;
+  /** Why; appended to the 403's message. */
+  readonly reason?: string;
+}
+
+export interface Authorizer {
+  /** Decides for `user` doing `info.verb` on what `info` names (resource or non-resource path). */
+  authorize(user: UserInfo, info: RequestInfo): AuthorizationResult | Promise<AuthorizationResult>;
+}
+
+/** What kplane does before RBAC: every authenticated request may do anything (AlwaysAllow). */
+export const alwaysAllow: Authorizer = { authorize: () => ({ decision: 'allow' }) };
+
+export function withAuthorization(authorizer: Authorizer | undefined, sink: ErrorSink): Filter {
+  return (next) =>
+    authorizer === undefined
+      ? next
+      : (s) => {
+          let result: AuthorizationResult | Promise<AuthorizationResult>;
+          try {
+            result = authorizer.authorize(s.user, s.info);
+          } catch (e) {
+            return writeError(sink, s.res, internalError(e), s);
+          }
+          if (!(result instanceof Promise)) return decide(sink, s, result, next);
+          return result.then(
+            (r) => decide(sink, s, r, next),
+            (e: unknown) => writeError(sink, s.res, internalError(e), s),
+          );
+        };
+}
+
+function decide(sink: ErrorSink, s: RequestScope, r: AuthorizationResult, next: (s: RequestScope) => void | Promise<void>): void | Promise<void> {
+  if (r.decision === 'allow') return next(s);
+  writeError(sink, s.res, forbiddenError(s.user, s.info, r.reason ?? ''), s);
+}
+
+/** responsewriters.ForbiddenStatusError: who may not do what, and the authorizer's reason. */
+export function forbiddenError(user: UserInfo, info: RequestInfo, reason: string): StatusError {
+  const name = JSON.stringify(user.name);
+  let what: string;
+  if (!info.isResourceRequest) {
+    what = `User ${name} cannot ${info.verb} path ${JSON.stringify(info.path)}`;
+  } else {
+    const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
+    const scope = info.namespace ? `in the namespace ${JSON.stringify(info.namespace)}` : 'at the cluster scope';
+    what = `User ${name} cannot ${info.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(info.apiGroup)} ${scope}`;
+  }
+  const why = reason ? `${what}: ${reason}` : what;
+  // NewForbidden of an empty GroupResource (a non-resource path): `forbidden: ...`, empty details.
+  if (!info.isResourceRequest) return new StatusError({ reason: 'Forbidden', code: 403, message: `forbidden: ${why}`, details: {} });
+  return forbidden({ group: info.apiGroup, resource: info.resource }, info.name, why);
+}

@@ -1,0 +1,81 @@
+// Admission as the handlers run it: the attributes of a write (upstream's admission.NewAttributesRecord),
+// the chain's mutating phase before the registry's own checks, and its validating phase as the store's
+// last step before storage, where a request whose deadline passed stops.
+import type { GroupVersionResource, KubeObject } from '../../apimachinery/types.js';
+import type { AdmissionAttributes, AdmissionOperation } from '../../admission/index.js';
+import type { RegisteredResource } from '../../registry/registry.js';
+import { handlerTimeoutError } from '../deadline.js';
+import type { RequestScope } from '../request-scope.js';
+import type { ServerContext } from './context.js';
+
+export function admissionAttributes(
+  s: RequestScope,
+  r: RegisteredResource,
+  operation: AdmissionOperation,
+  namespace: string | undefined,
+  name: string,
+  object: KubeObject | undefined,
+  oldObject: KubeObject | undefined,
+  dryRun: boolean,
+  subresource = '',
+): AdmissionAttributes {
+  const d = r.descriptor;
+  const resource: GroupVersionResource = { group: d.group, version: d.version, resource: d.plural };
+  return {
+    operation,
+    resource,
+    subresource,
+    kind: { group: d.group, version: d.version, kind: d.kind },
+    namespace: namespace ?? '',
+    name,
+    ...(object ? { object } : {}),
+    ...(oldObject ? { oldObject } : {}),
+    dryRun,
+    userInfo: s.user,
+  };
+}
+
+/** Mutating admission. */
+export function admit(c: ServerContext, a: AdmissionAttributes): Promise<void> {
+  return c.admission.admit(a);
+}
+
+/**
+ * Validating admission, the last step before a write reaches storage. A request whose deadline
+ * passed stops here, as upstream's storage calls fail once the request's context is done.
+ */
+export async function validateAdmission(c: ServerContext, a: AdmissionAttributes, s: RequestScope): Promise<void> {
+  await c.admission.validate(a);
+  if (s.expired) throw handlerTimeoutError();
+}
+
+/**
+ * The store's validate hook for a write: validating admission of the object (an UPDATE when there
+ * is an old object, else a CREATE, unless `operation` says). An unnamed arrow returned by a
+ * function: tsx names a `const` arrow made per request with a defineProperty call.
+ */
+export function validator(
+  c: ServerContext,
+  s: RequestScope,
+  r: RegisteredResource,
+  operation: AdmissionOperation | undefined,
+  namespace: string | undefined,
+  name: string,
+  dryRun: boolean,
+  sub: string,
+): (o: KubeObject, old?: KubeObject) => Promise<void> {
+  return (o, old) => validateAdmission(c, admissionAttributes(s, r, operation ?? (old ? 'UPDATE' : 'CREATE'), namespace, name, o, old, dryRun, sub), s);
+}
+
+/**
+ * rest.AdmissionToValidateObjectDeleteFunc: a DELETE is admitted where the store reads the object
+ * (after it is found and the preconditions hold), mutating then validating admission, with no
+ * object and the one being deleted as the old object.
+ */
+export function deleteAdmission(c: ServerContext, s: RequestScope, r: RegisteredResource, namespace: string | undefined, name: string, dryRun: boolean): (old: KubeObject) => Promise<void> {
+  return async (old) => {
+    const attrs = admissionAttributes(s, r, 'DELETE', namespace, name, undefined, old, dryRun);
+    await admit(c, attrs);
+    await validateAdmission(c, attrs, s);
+  };
+}

@@ -1,0 +1,111 @@
+// What upstream's handlers/rest.go and its decoding steps do to an object on its way in: the
+// kind check, Go-typed decoding, unknown/duplicate fields (fieldValidation), the field manager's
+// scope, system fields wiped on create, and owner references deduplicated.
+import { badRequest, fieldIssue, invalid, undecodable } from '../../apimachinery/errors.js';
+import { goTypeError } from '../../apimachinery/gotypes.js';
+import { resolveSchema, refTo, type Definitions } from '../../apimachinery/schema.js';
+import { normalizeTimes } from '../../apimachinery/times.js';
+import { apiVersionOf, type KubeObject, type ObjectMeta } from '../../apimachinery/types.js';
+import { pruneUnknownFields } from '../../apimachinery/unknown-fields.js';
+import type { RegisteredResource } from '../../registry/registry.js';
+import { fieldManagerScope, type FieldManagerScope } from '../fieldmanager.js';
+
+/**
+ * A body (or a patch's result) with a field of the wrong type for the kind's Go struct: the
+ * decoder's 400 for a create or update, as upstream; after a patch a 422 on `patch`, as upstream's
+ * patch handler reports a result that does not decode.
+ */
+export function checkGoTypes(definitions: Definitions, r: RegisteredResource, obj: KubeObject, patched = false): void {
+  if (!r.registration.goTypedBody) return;
+  const why = goTypeError(obj, r.descriptor.definitionName, definitions, r.scheme.goFieldTypes);
+  if (why === undefined) return;
+  if (!patched) {
+    const d = r.descriptor;
+    throw undecodable(d.kind, d.version, d.kind, why);
+  }
+  throw invalid({ group: '', kind: '' }, '', [fieldIssue.invalid('patch', JSON.stringify(obj), why)]);
+}
+
+export function schemaOf(definitions: Definitions, r: RegisteredResource): ReturnType<typeof resolveSchema> {
+  return resolveSchema(definitions, refTo(r.descriptor.definitionName));
+}
+
+/** What the field manager (server-side apply, managedFields) needs to know about an endpoint. */
+export function fieldScope(definitions: Definitions, r: RegisteredResource, subresource: string): FieldManagerScope {
+  return fieldManagerScope(definitions, r.store, subresource);
+}
+
+/** fieldValidation: unknown and duplicate fields → error (Strict), Warning headers (Warn) or nothing. */
+export function checkFields(definitions: Definitions, r: RegisteredResource, obj: KubeObject, duplicates: readonly string[], mode: string): string[] {
+  const prune = r.registration.pruneUnknownFields;
+  const schema = prune ? undefined : schemaOf(definitions, r);
+  // Fields the schema does not declare are never stored (upstream's typed decoding drops them).
+  const unknown = prune ? prune(obj) : schema ? pruneUnknownFields(obj, schema, definitions) : [];
+  // Time/MicroTime come back in Go's marshalled form (seconds; six fractional digits), as after kube's decode.
+  if (schema) normalizeTimes(obj, schema, definitions);
+  if (mode === 'Ignore') return [];
+  const problems = [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
+  if (!problems.length) return [];
+  if (mode === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+  return problems;
+}
+
+/** rest.WipeObjectMetaSystemFields, run on a create before the field manager and admission. */
+export function wipeObjectMetaSystemFields(obj: KubeObject): void {
+  const m = obj.metadata as (ObjectMeta & { selfLink?: string }) | undefined;
+  if (!m) return;
+  // Only what is there: a delete changes the object's shape, which the create path need not pay.
+  if (m.creationTimestamp !== undefined) delete m.creationTimestamp;
+  if (m.uid !== undefined) delete m.uid;
+  if (m.deletionTimestamp !== undefined) delete m.deletionTimestamp;
+  if (m.deletionGracePeriodSeconds !== undefined) delete m.deletionGracePeriodSeconds;
+  if (m.selfLink !== undefined) delete m.selfLink;
+}
+
+/**
+ * dedupOwnerReferencesAndAddWarning (handlers/rest.go): an owner reference equal to an earlier one
+ * with the same uid is dropped, and the request gets a warning naming the uids.
+ */
+export function dedupOwnerReferences(obj: KubeObject, afterMutatingAdmission: boolean, warnings: string[]): void {
+  const refs = obj.metadata?.ownerReferences;
+  if (!refs || refs.length < 2) return;
+  const kept: typeof refs = [];
+  const duplicates: string[] = [];
+  const seen = new Set<string>();
+  const canonical = (x: object): string => JSON.stringify(Object.entries(x).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  for (const ref of refs) {
+    if (seen.has(ref.uid) && kept.some((k) => canonical(k) === canonical(ref))) {
+      duplicates.push(ref.uid);
+      continue;
+    }
+    seen.add(ref.uid);
+    kept.push(ref);
+  }
+  if (!duplicates.length) return;
+  obj.metadata!.ownerReferences = kept;
+  const after = afterMutatingAdmission ? ' after mutating admission happens' : '';
+  warnings.push(`.metadata.ownerReferences contains duplicate entries${after}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ${duplicates.join(', ')}`);
+}
+
+
+/** The body's apiVersion/kind must name the resource's kind (or be omitted where kube allows). */
+export function checkKind(obj: KubeObject, r: RegisteredResource | { group: string; version: string; kind: string }): void {
+  const d = 'descriptor' in r ? r.descriptor : r;
+  const want = apiVersionOf(d.group, d.version);
+  if (obj.kind === undefined || obj.kind === '') {
+    throw badRequest(`Object 'Kind' is missing in '${truncate(JSON.stringify(obj))}'`);
+  }
+  if (obj.apiVersion === undefined || obj.apiVersion === '') {
+    throw badRequest(`Object 'apiVersion' is missing in '${truncate(JSON.stringify(obj))}'`);
+  }
+  if (obj.kind !== d.kind) {
+    throw undecodable(String(obj.kind), String(obj.apiVersion), d.kind, `the kind in the data (${String(obj.kind)}) does not match the expected kind (${d.kind})`);
+  }
+  if (obj.apiVersion !== want) {
+    throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);
+  }
+}
+
+function truncate(s: string): string {
+  return s.length > 200 ? s.slice(0, 200) + '...' : s;
+}

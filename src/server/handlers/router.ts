@@ -1,0 +1,33 @@
+// The mux behind the filters (upstream's director): non-resource paths to their endpoints, the
+// rest to the resource they name, and the not-found answers go-restful and the not-found handler
+// give for what nothing serves.
+import type { RequestScope } from '../request-scope.js';
+import type { ServerContext } from './context.js';
+import { serveDiscovery } from './discovery.js';
+import { notFoundPage, pageNotFound } from './errors.js';
+import { serveHealth, serveIndex, serveMetrics, serveOpenAPI, serveVersion } from './nonresource.js';
+import { serveResource } from './resource.js';
+
+export async function route(c: ServerContext, s: RequestScope): Promise<void> {
+  const { info } = s;
+  const path = info.path;
+  const read = s.req.method === 'GET' || s.req.method === 'HEAD';
+  if (!info.isResourceRequest) {
+    if (path === '/version' || path === '/version/') return serveVersion(c, s);
+    if (await serveHealth(c, s, path)) return;
+    if (path === '/metrics' && (await serveMetrics(c, s))) return;
+    if ((path.startsWith('/openapi/') || path === '/openapi') && (await serveOpenAPI(c, s, path))) return;
+    if (read && serveDiscovery(c, s, path)) return;
+    if (path === '/') return serveIndex(c, s);
+    throw notFoundPage();
+  }
+  if (read && info.resource === '' && serveDiscovery(c, s, path)) return;
+  const r = c.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
+  if (!r) {
+    // Inside a group/version with built-in resources, go-restful answers with a Status; anywhere
+    // else (no such group/version, or one only custom resources serve) the not-found handler's text.
+    const builtIn = c.registry.resources.some((x) => !x.registration.customResource && x.descriptor.group === info.apiGroup && x.descriptor.version === info.apiVersion);
+    throw builtIn ? pageNotFound() : notFoundPage();
+  }
+  await serveResource(c, s, r);
+}

@@ -1,0 +1,118 @@
+// What one request carries from filter to filter and into its handler: upstream keeps these on the
+// request's context (RequestInfo, user, deadline, audit ID); here they are fields of one object made
+// per request, so the chain adds no allocation of its own.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UserInfo } from '../admission/index.js';
+import type { RegisteredResource } from '../registry/registry.js';
+import type { RequestInfo } from './requestinfo.js';
+import { clearDeadline, type PendingDeadline } from './deadline.js';
+
+// The HTTP/2 compatibility API mirrors node:http's; one type keeps the handlers simple.
+export type Request = IncomingMessage;
+export type Response = ServerResponse;
+
+/**
+ * Serves a request. Handlers answer their own errors; what a filter throws (or rejects with) is
+ * answered by the panic-recovery filter, as JSON, as the filters' answers always were.
+ */
+export type Handler = (s: RequestScope) => void | Promise<void>;
+
+/** Wraps a handler; a filter that is switched off returns `next` itself. */
+export type Filter = (next: Handler) => Handler;
+
+const ANONYMOUS_PLACEHOLDER: UserInfo = { name: '', groups: [] };
+const NO_INFO: RequestInfo = {
+  isResourceRequest: false,
+  path: '',
+  verb: '',
+  apiPrefix: '',
+  apiGroup: '',
+  apiVersion: '',
+  namespace: '',
+  resource: '',
+  subresource: '',
+  name: '',
+  parts: [],
+};
+
+export class RequestScope {
+  readonly req: Request;
+  readonly res: Response;
+  /** performance.now() when the request arrived (WithRequestReceivedTimestamp). */
+  readonly started: number;
+  /** Set by the request-info filter. */
+  query: URLSearchParams;
+  info: RequestInfo;
+  /** The Accept header as Go's Header.Get reads it (output negotiation). */
+  accept: string | undefined;
+  /** Watches: no deadline and no in-flight slot (upstream's LongRunningFunc). */
+  longRunning: boolean;
+  /** Set by the authentication filter (and replaced by impersonation). */
+  user: UserInfo;
+  /** Whether the answer may be gzip-compressed (the compression filter). */
+  compress: boolean;
+  /** `?timeout=` in ms as the request-deadline filter read it. */
+  userTimeoutMs: number | undefined;
+  /** The request's deadline (the timeout filter's), cleared when the response closes. */
+  deadline: PendingDeadline<RequestScope> | undefined;
+  /** The in-flight slot held, given back when the response closes. */
+  slot: { readonly release: () => void } | undefined;
+  /** Set once the request's deadline passed: its work must not reach storage anymore. */
+  expired: boolean;
+  /** Who answered the request when its deadline passed (the label of apiserver_request_post_timeout_total). */
+  timedOutBy: 'timeout-handler' | 'rest-handler' | undefined;
+  /** Answered by a filter before any handler ran (a 429): recorded as a termination, not a request. */
+  terminated: boolean;
+  /** The resource a resource request addresses and its coordinates, set by the router. */
+  resource: RegisteredResource | undefined;
+  namespace: string | undefined;
+  name: string;
+  subresource: string;
+  private cleanupHooked: boolean;
+
+  constructor(req: Request, res: Response) {
+    this.req = req;
+    this.res = res;
+    this.started = performance.now();
+    this.query = EMPTY_QUERY;
+    this.info = NO_INFO;
+    this.accept = undefined;
+    this.longRunning = false;
+    this.user = ANONYMOUS_PLACEHOLDER;
+    this.compress = false;
+    this.userTimeoutMs = undefined;
+    this.deadline = undefined;
+    this.slot = undefined;
+    this.expired = false;
+    this.timedOutBy = undefined;
+    this.terminated = false;
+    this.resource = undefined;
+    this.namespace = undefined;
+    this.name = '';
+    this.subresource = '';
+    this.cleanupHooked = false;
+  }
+
+  /** Gives back the slot and clears the deadline when the response closes; one listener however many filters ask. */
+  cleanUpOnClose(): void {
+    if (this.cleanupHooked) return;
+    this.cleanupHooked = true;
+    this.res.on('close', cleanUp(this));
+  }
+}
+
+const EMPTY_QUERY = new URLSearchParams();
+
+/** A module function returning an unnamed arrow: tsx (esbuild's keepNames) names a `const` arrow made per request with a defineProperty call. */
+function cleanUp(s: RequestScope): () => void {
+  return () => {
+    s.slot?.release();
+    if (s.deadline) clearDeadline(s.deadline);
+  };
+}
+
+/** The first value of a request header (node joins repeated ones only for some). */
+export function header(req: Request, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
