@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { FIGURES, figureById, seriesOf, type Figure, type Point } from './figures.js';
-import type { BenchResults } from './results.js';
+import { RESULTS_SCHEMA, type BenchResults } from './results.js';
 
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -16,7 +16,9 @@ export function readResults(dir: string): BenchResults[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as BenchResults);
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as BenchResults | { schema?: string })
+    // bench:compare's files (compare-*.json) sit beside the runs but are not runs.
+    .filter((r): r is BenchResults => r.schema === RESULTS_SCHEMA);
 }
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -1,0 +1,230 @@
+// npm run bench:compare -- --base <git ref> [--only create,get,...] [--quick] [--rounds N] [--tolerance 5]
+//
+// "Before and after in one run": the benchmark of an earlier commit (checked out into a temporary
+// git worktree that shares this checkout's node_modules and .tools) and of this tree, group of
+// scenarios by group, alternating which side goes first, so that both see the same machine at
+// nearly the same time. Each side runs its own `npm run bench -- --only <group> --json <file>`:
+// its own harness, its own server code. The two harnesses speak the same results shape (rows keyed
+// by scenario, target, op and concurrency), which is all this script reads.
+//
+// It prints, for every kplane figure both sides measured, before, after and the change, and marks
+// the ones worse by more than the tolerance. Baselines (bare node:https, raw SQLite, the etcd3
+// client) are not kplane code: their change is printed beside, as the machine's own drift in that
+// round. The comparison is written to bench/results/compare-<date>-<base>-<head>.json.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Row } from './results.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Scenarios that share servers run together, as one `--only` group. */
+const GROUPS: readonly (readonly string[])[] = [
+  ['create', 'get', 'update', 'list'],
+  ['openloop'],
+  ['list10k'],
+  ['watch'],
+  ['ssa'],
+  ['cr'],
+  ['sqlite'],
+  ['rss'],
+  ['etcd'],
+  ['nsdelete', 'gc', 'idlecm'],
+  ['catalog'],
+  ['micro'],
+];
+
+interface Args {
+  readonly base: string;
+  readonly only: ReadonlySet<string> | undefined;
+  readonly quick: boolean;
+  readonly rounds: number;
+  readonly tolerancePct: number;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  let base: string | undefined;
+  let only: Set<string> | undefined;
+  let quick = false;
+  let rounds = 1;
+  let tolerancePct = 5;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = (): string => (a.includes('=') ? a.slice(a.indexOf('=') + 1) : (argv[++i] ?? ''));
+    if (a.startsWith('--base')) base = value();
+    else if (a.startsWith('--only')) only = new Set(value().split(',').filter(Boolean));
+    else if (a === '--quick') quick = true;
+    else if (a.startsWith('--rounds')) rounds = Number(value());
+    else if (a.startsWith('--tolerance')) tolerancePct = Number(value());
+    else if (a === '--help' || a === '-h') {
+      console.log('usage: npm run bench:compare -- --base <git ref> [--only create,get,...] [--quick] [--rounds N] [--tolerance PCT]');
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a} (see --help)`);
+  }
+  if (!base) throw new Error('--base <git ref> is required: the commit to compare this tree with (e.g. --base main~5)');
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, not ${rounds}`);
+  if (!(tolerancePct >= 0)) throw new Error(`--tolerance must be a number of per cent, not ${tolerancePct}`);
+  return { base, only, quick, rounds, tolerancePct };
+}
+
+function git(args: readonly string[], cwd = root): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+}
+
+/** Runs one side's benchmark for one group; its output goes to ours, prefixed. */
+function runSide(label: string, tree: string, group: readonly string[], quick: boolean, jsonFile: string): Promise<Row[]> {
+  const args = ['run', 'bench', '--', '--only', group.join(','), '--json', jsonFile, ...(quick ? ['--quick'] : [])];
+  console.log(`\n[compare] ${label}: npm ${args.join(' ')}  (in ${tree})`);
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', args, { cwd: tree, stdio: ['ignore', 'pipe', 'pipe'] });
+    const prefix = (chunk: Buffer): string =>
+      chunk
+        .toString('utf8')
+        .split('\n')
+        .map((l) => (l === '' ? l : `  ${label} | ${l}`))
+        .join('\n');
+    child.stdout.on('data', (c: Buffer) => process.stdout.write(prefix(c)));
+    child.stderr.on('data', (c: Buffer) => process.stderr.write(prefix(c)));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`${label}'s benchmark of ${group.join(',')} exited ${code}; its output is above`));
+      try {
+        resolve((JSON.parse(readFileSync(jsonFile, 'utf8')) as { rows: Row[] }).rows);
+      } catch (e) {
+        reject(new Error(`${label}'s benchmark wrote no readable ${jsonFile}: ${(e as Error).message}`));
+      }
+    });
+  });
+}
+
+/** A figure of a row, and whether more is better. */
+interface Figure {
+  readonly key: string;
+  readonly scenario: string;
+  readonly target: string;
+  readonly label: string;
+  readonly value: number;
+  readonly higherIsBetter: boolean;
+}
+
+const UNIT_RE = /^(-?[\d.]+)(?: vs [\d.]+)?\s*(%|MiB|ms|s|µs|ns)?/;
+
+/** The figures of one row worth comparing: throughput, latencies, and printed values with a unit whose direction is known. */
+export function figuresOf(r: Row): Figure[] {
+  const id = `${r.scenario} | ${r.target} | ${r.op} | ${r.concurrency}`;
+  const out: Figure[] = [];
+  const add = (what: string, value: number | undefined, higherIsBetter: boolean): void => {
+    if (value !== undefined && Number.isFinite(value)) out.push({ key: `${id} | ${what}`, scenario: r.scenario, target: r.target, label: `${r.op} c=${r.concurrency} ${what}`, value, higherIsBetter });
+  };
+  add('ops/s', r.opsPerSec, true);
+  add('p50 ms', r.p50, false);
+  add('p99 ms', r.p99, false);
+  if (r.value !== undefined && r.opsPerSec === undefined) {
+    const m = UNIT_RE.exec(r.value);
+    if (m) {
+      const unit = m[2];
+      // A per cent is a ratio (kplane ÷ baseline: more is better) or a share of a core (less is better).
+      const higher = unit === '%' ? r.target.includes('/') : false;
+      if (unit !== undefined) add(unit, Number(m[1]), higher); // "28156 vs 22749 ns": kplane's figure comes first
+    }
+  }
+  return out;
+}
+
+const isBaseline = (target: string): boolean => !target.includes('kplane') && !target.includes('/');
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Change in per cent, signed so that negative is worse. */
+function changePct(before: number, after: number, higherIsBetter: boolean): number {
+  if (before === 0) return 0;
+  const pct = ((after - before) / Math.abs(before)) * 100;
+  return higherIsBetter ? pct : -pct;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const baseCommit = git(['rev-parse', '--short', args.base]);
+  const headCommit = git(['rev-parse', '--short', 'HEAD']);
+  const dirty = git(['status', '--porcelain']) !== '';
+  const groups = GROUPS.map((g) => g.filter((s) => !args.only || args.only.has(s))).filter((g) => g.length > 0);
+  if (args.only) for (const s of args.only) if (!GROUPS.some((g) => g.includes(s))) throw new Error(`unknown scenario ${s}; known: ${GROUPS.flat().join(',')}`);
+
+  const scratch = await mkdtemp(join(tmpdir(), 'kplane-bench-compare-'));
+  const baseTree = join(scratch, 'base');
+  console.log(`[compare] base ${args.base} = ${baseCommit}, head ${headCommit}${dirty ? ' (uncommitted changes included)' : ''}; ${groups.length} groups × ${args.rounds} round(s)${args.quick ? ', quick' : ''}`);
+  git(['worktree', 'add', '--detach', baseTree, baseCommit]);
+  try {
+    // The base tree uses this checkout's dependencies and tools (same lockfile family; a base whose
+    // dependencies differ would need its own install, which this script does not do).
+    for (const d of ['node_modules', '.tools']) if (existsSync(join(root, d))) symlinkSync(join(root, d), join(baseTree, d));
+    const before = new Map<string, { f: Figure; values: number[] }>();
+    const after = new Map<string, { f: Figure; values: number[] }>();
+    const collect = (into: typeof before, rows: readonly Row[]): void => {
+      for (const r of rows)
+        for (const f of figuresOf(r)) {
+          const e = into.get(f.key) ?? { f, values: [] };
+          e.values.push(f.value);
+          into.set(f.key, e);
+        }
+    };
+    await mkdir(join(scratch, 'json'), { recursive: true });
+    let n = 0;
+    for (let round = 0; round < args.rounds; round++) {
+      for (const [i, group] of groups.entries()) {
+        // Alternate which side goes first, so that neither always gets the warmer (or busier) machine.
+        const baseFirst = (i + round) % 2 === 0;
+        const sides: Array<['base' | 'head', string, typeof before]> = [
+          ['base', baseTree, before],
+          ['head', root, after],
+        ];
+        if (!baseFirst) sides.reverse();
+        for (const [label, tree, into] of sides) collect(into, await runSide(`${label} ${label === 'base' ? baseCommit : headCommit}`, tree, group, args.quick, join(scratch, 'json', `${n++}.json`)));
+      }
+    }
+
+    // Baseline drift per scenario (median over its baseline figures), to read kplane's changes against.
+    const drift = new Map<string, number[]>();
+    const rows: Array<{ figure: string; scenario: string; before: number; after: number; changePct: number; worse: boolean; baseline: boolean }> = [];
+    for (const [key, b] of before) {
+      const a = after.get(key);
+      if (!a) continue;
+      const bv = median(b.values);
+      const av = median(a.values);
+      const c = changePct(bv, av, b.f.higherIsBetter);
+      const baseline = isBaseline(b.f.target);
+      if (baseline) drift.set(b.f.scenario, [...(drift.get(b.f.scenario) ?? []), c]);
+      rows.push({ figure: `${b.f.target} ${b.f.label}`, scenario: b.f.scenario, before: bv, after: av, changePct: c, worse: !baseline && c < -args.tolerancePct, baseline });
+    }
+    console.log(`\n[compare] ${baseCommit} → ${headCommit}: kplane figures (negative change = worse; tolerance ${args.tolerancePct} %)`);
+    const fmt = (x: number): string => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
+    for (const r of rows.filter((x) => !x.baseline)) {
+      const d = drift.get(r.scenario);
+      const driftText = d ? `  (baselines ${d.map((x) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`).join(' ')})` : '';
+      console.log(`  ${r.worse ? 'WORSE' : '     '} ${r.figure.padEnd(58)} ${fmt(r.before).padStart(9)} → ${fmt(r.after).padStart(9)}  ${(r.changePct >= 0 ? '+' : '') + r.changePct.toFixed(1)}%${driftText}`);
+    }
+    const worse = rows.filter((r) => r.worse);
+    console.log(`\n[compare] ${worse.length} of ${rows.filter((r) => !r.baseline).length} kplane figures worse by more than ${args.tolerancePct} %${worse.length ? ': ' + worse.map((r) => r.figure).join('; ') : ''}`);
+    const stamp = new Date().toISOString(); // 2026-12-05T13:04:…Z → 2026-12-05T1304Z, as results files are named
+    const out = join(root, 'bench', 'results', `compare-${stamp.slice(0, 10)}T${stamp.slice(11, 13)}${stamp.slice(14, 16)}Z-${baseCommit}-${headCommit}.json`);
+    await writeFile(out, JSON.stringify({ schema: 'kplane-bench-compare/v1', date: new Date().toISOString(), base: baseCommit, head: headCommit, headDirty: dirty, quick: args.quick, rounds: args.rounds, tolerancePct: args.tolerancePct, figures: rows }, null, 2) + '\n');
+    console.log(`[compare] written to ${out}`);
+  } finally {
+    git(['worktree', 'remove', '--force', baseTree]);
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((e: unknown) => {
+    console.error(`bench:compare: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  });
+}
