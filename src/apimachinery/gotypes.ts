@@ -47,7 +47,7 @@
 // isInexactInteger): goTypeError throws that 400 when the body decodes.
 
 import { isStackOverflow } from './errors.js';
-import { base64ErrorOffset } from '../golang/base64.js';
+import { base64ErrorOffset, corruptInputError } from '../golang/base64.js';
 import { goTrimSpace } from '../golang/strings.js';
 import { parseTimeError } from '../golang/time.js';
 import { jsonKind, numberValue, unmarshalTypeError, type StructField } from '../golang/json-errors.js';
@@ -595,7 +595,7 @@ function fitsInt(v: number | bigint, goType: string): boolean {
 function decodeBytes(st: State, v: unknown, struct: string | undefined, goType: string): void {
   if (typeof v === 'string') {
     const at = base64ErrorOffset(v);
-    if (at >= 0 && st.first === undefined) st.first = `illegal base64 data at input byte ${at}`;
+    if (at >= 0 && st.first === undefined) st.first = corruptInputError(at);
     return;
   }
   if (Array.isArray(v)) {
