@@ -1,5 +1,6 @@
 // Label selectors (k8s.io/apimachinery/pkg/labels): the `-l` string syntax with every operator,
 // metav1.LabelSelector objects, matching, and the canonical string form. Messages are upstream's.
+import { NumError, parseGoInt } from '../golang/strconv.js';
 import { badRequest, fieldIssue, issueString, type FieldIssue } from './errors.js';
 import { isQualifiedName, isValidLabelValue } from './validation/names.js';
 
@@ -34,14 +35,10 @@ function goStringSlice(values: readonly string[] | undefined): string {
   return `[]string{${values.map((v) => JSON.stringify(v)).join(', ')}}`;
 }
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** strconv.ParseInt(v, 10, 64). */
+/** strconv.ParseInt(v, 10, 64); undefined when it fails. */
 function parseInt64(v: string): bigint | undefined {
-  if (!/^[+-]?[0-9]+$/.test(v)) return undefined;
-  const n = BigInt(v);
-  return n < INT64_MIN || n > INT64_MAX ? undefined : n;
+  const n = parseGoInt(v, 10, 64);
+  return n instanceof NumError ? undefined : n;
 }
 
 interface RequirementCheck {

@@ -53,6 +53,20 @@ test('a time that does not parse is a 400, as in kube\'s decoder', () => {
   assert.throws(() => norm({ times: ['2025-01-02T03:04:05Z', 'junk'] }), /parsing time "junk"/);
 });
 
+test("a time that does not parse: time.Parse's own error, the element or range it failed on", () => {
+  const err = (v: string): string => {
+    try {
+      norm({ firstTimestamp: v });
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return 'no error';
+  };
+  assert.equal(err('2025-01-02 03:04:05Z'), 'parsing time "2025-01-02 03:04:05Z" as "2006-01-02T15:04:05Z07:00": cannot parse " 03:04:05Z" as "T"');
+  assert.equal(err('2025-13-02T03:04:05Z'), 'parsing time "2025-13-02T03:04:05Z": month out of range');
+  assert.equal(err('ü'), 'parsing time "\\xc3\\xbc" as "2006-01-02T15:04:05Z07:00": cannot parse "\\xc3\\xbc" as "2006"');
+});
+
 test('rfc3339: second precision, UTC, the right text after the second changes', () => {
   assert.equal(rfc3339(new Date('2026-11-22T06:59:59.999Z')), '2026-11-22T06:59:59Z');
   assert.equal(rfc3339(new Date('2026-11-22T06:59:59.001Z')), '2026-11-22T06:59:59Z', 'the same second, kept text');

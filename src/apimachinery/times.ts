@@ -1,6 +1,7 @@
 // metav1.Time and metav1.MicroTime as a typed decode + encode round trip leaves them: Time in
 // RFC 3339 UTC with whole seconds (Go's Time.MarshalJSON truncates), MicroTime in UTC with exactly
 // six fractional digits. Walks the OpenAPI schema to find the fields.
+import { parseTimeError } from '../golang/time.js';
 import { badRequest } from './errors.js';
 import { formatMicroTime, formatTime, parseRfc3339 } from './protobuf/time.js';
 import { resolveSchema, type Definitions, type OpenAPISchema } from './schema.js';
@@ -29,10 +30,11 @@ function kindOf(schema: OpenAPISchema | undefined): 'time' | 'micro' | undefined
 function normalized(v: JsonValue, kind: 'time' | 'micro'): JsonValue {
   if (typeof v !== 'string') return v;
   const t = parseRfc3339(v);
-  // Go's decoder refuses a time it cannot parse, failing the whole request with 400.
   if (!t) {
-    const layout = kind === 'time' ? '2006-01-02T15:04:05Z07:00' : '2006-01-02T15:04:05.000000Z07:00';
-    throw badRequest(`parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(v)} as "2006"`);
+    // Go's decoder refuses a time it cannot parse, failing the whole request with 400: time.Parse's error.
+    const err = parseTimeError(v, kind === 'micro');
+    if (err !== undefined) throw badRequest(err);
+    return v; // what Go parses but parseRfc3339 does not (a zone offset of 24 hours): left as written
   }
   try {
     return kind === 'time' ? formatTime(t.seconds) : formatMicroTime(t.seconds, t.nanos);

@@ -3,7 +3,7 @@
 // `skipRange` in validation, so every quirk matters: the error texts, the uint64 range of numbers,
 // build metadata ignored by compare, and ParseRange's tokenizer (which drops one-byte tokens and keeps
 // an operator glued to the version after it). Numbers are bigint because blang's are uint64.
-import { goQuote } from '../golang/strconv.js';
+import { goAtoi, goQuote, NumError, parseGoUint } from '../golang/strconv.js';
 import { goTrimSpace } from '../golang/strings.js';
 
 export class SemverError extends Error {
@@ -20,7 +20,6 @@ export interface PRVersion {
 const NUMBERS = '0123456789';
 const ALPHAS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-';
 const ALPHANUM = ALPHAS + NUMBERS;
-const UINT64_MAX = (1n << 64n) - 1n;
 
 export class Version {
   constructor(
@@ -354,11 +353,10 @@ function createVersionFromWildcard(vStr: string): string {
   return v.split('.').length === 2 ? v + '.0' : v;
 }
 
-/** Go's strconv.Atoi: optional sign, decimal digits, 64-bit range; undefined when it fails. */
+/** Go's strconv.Atoi; undefined when it fails. */
 function atoi(s: string): bigint | undefined {
-  if (!/^[+-]?[0-9]+$/.test(s)) return undefined;
-  const n = BigInt(s);
-  return n > 9223372036854775807n || n < -9223372036854775808n ? undefined : n;
+  const n = goAtoi(s);
+  return n instanceof NumError ? undefined : n;
 }
 
 function incrementPart(vStr: string, idx: number): string {
@@ -453,11 +451,10 @@ function hasLeadingZeroes(s: string): boolean {
   return s.length > 1 && s[0] === '0';
 }
 
-/** strconv.ParseUint(s, 10, 64), with Go's error texts. */
+/** strconv.ParseUint(s, 10, 64), its error as a SemverError. */
 function parseUint(s: string): bigint {
-  if (s.length === 0 || !/^[0-9]+$/.test(s)) throw new SemverError(`strconv.ParseUint: parsing ${goQuote(s)}: invalid syntax`);
-  const n = BigInt(s);
-  if (n > UINT64_MAX) throw new SemverError(`strconv.ParseUint: parsing ${goQuote(s)}: value out of range`);
+  const n = parseGoUint(s, 10, 64);
+  if (n instanceof NumError) throw new SemverError(n.message);
   return n;
 }
 

@@ -47,6 +47,17 @@ export function base64ErrorOffset(text: string): number {
   return -1;
 }
 
+/** base64.CorruptInputError.Error(): the text for an error offset (see base64ErrorOffset). */
+export function corruptInputError(offset: number): string {
+  return `illegal base64 data at input byte ${offset}`;
+}
+
+/** base64.StdEncoding.DecodeString's error text for text, or undefined when it decodes. */
+export function base64Error(text: string): string | undefined {
+  const at = base64ErrorOffset(text);
+  return at < 0 ? undefined : corruptInputError(at);
+}
+
 /** The decoded bytes, or the error offset (see base64ErrorOffset). */
 export function decodeStdBase64(text: string): Buffer | number {
   const at = base64ErrorOffset(text);

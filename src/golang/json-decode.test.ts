@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeJSON, describeJsonSyntaxError, hasNumberTexts, inexactJsonIntegers, numberTextAt } from './json-decode.js';
+import { decodeJSON, describeJsonSyntaxError, hasNumberTexts, inexactJsonIntegers, numberTextAt, unmarshalSyntaxError } from './json-decode.js';
 
 describe('golang/json-decode', () => {
   it('decodes as JSON.parse does and lists duplicate keys by path, the last value winning', () => {
@@ -40,5 +40,25 @@ describe('golang/json-decode', () => {
   it('finds integers a double would round, with their paths', () => {
     assert.deepEqual(inexactJsonIntegers('{"spec":{"sizes":[1,9007199254740993]}}'), [{ path: 'spec.sizes[1]', literal: '9007199254740993' }]);
     assert.equal(inexactJsonIntegers('{"a":9007199254740993'), undefined);
+  });
+});
+
+describe('unmarshalSyntaxError (json.Unmarshal of an invalid text)', () => {
+  it("gives SyntaxError's message as Go words it (decode_test.go's unmarshalSyntaxTests), without position", () => {
+    const cases: [string, string][] = [
+      ['{"X": "foo", "Y"}', "invalid character '}' after object key"],
+      ['[1, 2, 3+]', "invalid character '+' after array element"],
+      ['{"X":12x}', "invalid character 'x' after object key:value pair"],
+      ['[2, 3', 'unexpected end of JSON input'],
+      ['{"F3": -}', "invalid character '}' in numeric literal"],
+      ['\x01 42', "invalid character '\\x01' looking for beginning of value"],
+      ['42 \x01', "invalid character '\\x01' after top-level value"],
+      ['', 'unexpected end of JSON input'],
+    ];
+    for (const [text, want] of cases) assert.equal(unmarshalSyntaxError(text), want, JSON.stringify(text));
+  });
+  it('quotes the refused byte as Go does (a byte as a rune: the first byte of é is Ã)', () => {
+    assert.equal(unmarshalSyntaxError('{"a":é}'), "invalid character 'Ã' looking for beginning of value");
+    assert.equal(unmarshalSyntaxError('{"a":1}'), undefined);
   });
 });

@@ -514,3 +514,15 @@ export function describeJsonSyntaxError(text: string, maxDepth = MAX_NESTING_DEP
   const message = r.message.endsWith(' exceeded max depth') ? `${r.message} of ${maxDepth}` : r.message;
   return withPosition ? withLocation(text, r.offset, message) : message;
 }
+
+/**
+ * json.Unmarshal's error for a text that is not exactly one JSON value: SyntaxError's message as
+ * Go words it (bytes quoted as Go quotes them, no position), or UNEXPECTED_END_OF_JSON; undefined
+ * when the text is valid. For messages that embed Go's err.Error() (opm's).
+ */
+export function unmarshalSyntaxError(text: string): string | undefined {
+  // Go scans bytes: latin1 makes index i of the scanned text byte i of the UTF-8.
+  const r = scanJSON(Buffer.from(text, 'utf8').toString('latin1'));
+  if (r.kind === 'ok') return undefined;
+  return r.kind === 'eof' ? UNEXPECTED_END_OF_JSON : r.message;
+}

@@ -1,7 +1,7 @@
 // Command lines as spf13/pflag (under cobra) reads them for opm: flags anywhere among the
 // arguments, `--name value` or `--name=value`, `-o` glued or apart, booleans bare or `=value`
 // (strconv.ParseBool), "--" ending the flags and "-" an argument; errors in pflag's words.
-import { goQuote } from './strconv.js';
+import { goQuote, NumError, parseGoBool } from './strconv.js';
 
 /** A mistake in how a command was called: cobra prints "Error: ..." and the usage. */
 export class UsageError extends Error {
@@ -27,9 +27,9 @@ export interface ParsedFlags {
 
 /** strconv.ParseBool, as pflag parses a boolean flag's value. */
 function parseBool(name: string, v: string): boolean {
-  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v)) return true;
-  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(v)) return false;
-  throw new UsageError(`invalid argument ${goQuote(v)} for "--${name}" flag: strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax`);
+  const b = parseGoBool(v);
+  if (b instanceof NumError) throw new UsageError(`invalid argument ${goQuote(v)} for "--${name}" flag: ${b.message}`);
+  return b;
 }
 
 export function parseFlags(argv: readonly string[], spec: FlagSpec): ParsedFlags {

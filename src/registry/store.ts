@@ -24,6 +24,7 @@ import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Sta
 import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
 import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
 import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, dropEmptyObjectMetaFields, withGcFinalizers, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate, type FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
+import { goQuote, NumError, parseGoUint } from '../golang/strconv.js';
 import {
   ConflictError,
   ExpiredError,
@@ -981,9 +982,9 @@ function validateDeleteOptions(opts: DeleteOptions): void {
 export function parseResourceVersion(rv: string | undefined): number {
   if (rv === undefined || rv === '') return 0;
   // The versioner's strconv.ParseUint error inside a field.Invalid, as upstream's ValidateListOptions words it.
-  const why = !/^\d+$/.test(rv) ? 'invalid syntax' : BigInt(rv) > 18446744073709551615n ? 'value out of range' : '';
-  if (why) throw badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: ${why}`);
-  return Number(rv);
+  const n = parseGoUint(rv, 10, 64);
+  if (n instanceof NumError) throw badRequest(`invalid resource version: resourceVersion: Invalid value: ${goQuote(rv)}: ${n.message}`);
+  return Number(n);
 }
 
 /**

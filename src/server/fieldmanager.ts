@@ -8,12 +8,13 @@ import { apply, update, FieldSet, makePath } from '../apimachinery/apply/index.j
 import { parseJson } from '../apimachinery/json.js';
 import { refTo, resolveSchema, type Definitions, type OpenAPISchema } from '../apimachinery/schema.js';
 import { normalizeTimes } from '../apimachinery/times.js';
-import { apiVersionOf, type JsonValue, type KubeObject } from '../apimachinery/types.js';
+import { apiVersionOf, type KubeObject } from '../apimachinery/types.js';
 import { dropEmptyObjectMetaFields } from '../apimachinery/validation/objectmeta.js';
+import { cannotUnmarshal } from '../golang/json-errors.js';
 import { cloneObject } from '../registry/codec.js';
 import type { GenericStore } from '../registry/store.js';
 import type { Strategy } from '../registry/strategy.js';
-import { decodeYaml, goJsonType, type PatchType } from './negotiation.js';
+import { decodeYaml, type PatchType } from './negotiation.js';
 import { queryBool } from './requestinfo.js';
 
 /** Longest fieldManager (and user-agent-derived manager name) accepted, as upstream. */
@@ -296,7 +297,7 @@ function decodeApplyBody(body: Uint8Array): { config: KubeObject; duplicateField
   }
   if (value === null || value === undefined) return { config: {}, duplicateFields };
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw badRequest(`error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${goJsonType(value as JsonValue)} into Go value of type map[string]interface {}`);
+    throw badRequest(`error decoding YAML: error unmarshaling JSON: while decoding JSON: ${cannotUnmarshal(value, 'map[string]interface {}')}`);
   }
   return { config: value as KubeObject, duplicateFields };
 }

@@ -5,7 +5,8 @@ import { StatusError, badRequest, notAcceptable, undecodable, unsupportedMediaTy
 import { inexactJsonIntegers, isInexactInteger, mayHoldLongIntegers, parseJson, type InexactInteger } from '../apimachinery/json.js';
 import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE, type ProtobufKinds } from '../apimachinery/protobuf/index.js';
 import type { Scheme } from '../apimachinery/scheme.js';
-import type { JsonValue, KubeObject } from '../apimachinery/types.js';
+import type { KubeObject } from '../apimachinery/types.js';
+import { cannotUnmarshal } from '../golang/json-errors.js';
 import { parseGoFloat } from '../golang/strconv.js';
 import { isJsonObject } from '../apimachinery/types.js';
 
@@ -239,22 +240,7 @@ export function checkObjectMeta(value: Record<string, unknown>): void {
   if (meta === undefined || meta === null || isJsonObject(meta)) return;
   const kind = typeof value['kind'] === 'string' ? value['kind'] : '';
   const version = typeof value['apiVersion'] === 'string' ? value['apiVersion'].split('/').pop()! : '';
-  throw undecodable(kind, version, kind, `json: cannot unmarshal ${goJsonType(meta as JsonValue)} into Go struct field ${kind}.metadata of type v1.ObjectMeta`);
-}
-
-/** The JSON type as Go's encoding/json names it in its errors. */
-export function goJsonType(v: JsonValue): string {
-  if (Array.isArray(v)) return 'array';
-  switch (typeof v) {
-    case 'string':
-      return 'string';
-    case 'number':
-      return 'number';
-    case 'boolean':
-      return 'bool';
-    default:
-      return 'object';
-  }
+  throw undecodable(kind, version, kind, cannotUnmarshal(meta, 'v1.ObjectMeta', { struct: kind, field: 'metadata' }));
 }
 
 

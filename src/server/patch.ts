@@ -7,6 +7,7 @@ import { mergePatch } from '../apimachinery/patch/merge-patch.js';
 import { strategicMergePatch } from '../apimachinery/patch/strategic-merge.js';
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { isJsonObject, type JsonValue, type KubeObject } from '../apimachinery/types.js';
+import { cannotUnmarshal } from '../golang/json-errors.js';
 import { PATCH_MEDIA_TYPES, checkObjectMeta, type PatchType } from './negotiation.js';
 
 export interface PatchContext {
@@ -14,7 +15,15 @@ export interface PatchContext {
   readonly definitions: Definitions;
   readonly kind: string;
   readonly group: string;
+  /**
+   * The request's fieldValidation (Warn when absent): with Warn or Strict upstream first decodes a
+   * merge patch strictly into a map, and that decode's error is the answer.
+   */
+  readonly fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
 }
+
+/** The Go type upstream decodes a merge or strategic merge patch into, as its errors name it. */
+const PATCH_MAP = 'map[string]interface {}';
 
 export function applyPatch(type: PatchType, current: KubeObject | undefined, body: Uint8Array, ctx: PatchContext): { object: KubeObject; duplicateFields: string[] } {
   if (type === 'apply') {
@@ -27,12 +36,27 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
     checkObjectMeta(result);
     return { object: result as KubeObject, duplicateFields: [] };
   }
-  const parsed = parseJson(body, { messagePrefix: '' });
+  // A merge patch is decoded by kjson.UnmarshalStrict first ("error decoding patch: %v"), unless
+  // fieldValidation=Ignore, where only jsonpatch.MergePatch reads it and answers ErrBadJSONPatch; a
+  // strategic merge patch's decode error is the answer as it is.
+  const strictFirst = ctx.fieldValidation !== 'Ignore';
+  let parsed: ReturnType<typeof parseJson>;
+  try {
+    parsed = parseJson(body, { messagePrefix: type === 'merge' && strictFirst ? 'error decoding patch: ' : '' });
+  } catch (e) {
+    if (type === 'merge' && !strictFirst && e instanceof StatusError && e.code === 400) throw badRequest('Invalid JSON Patch');
+    throw e;
+  }
   const patch = parsed.value;
   let result: JsonValue;
   switch (type) {
     case 'merge':
-      if (!isJsonObject(patch)) throw badRequest('json: cannot unmarshal into Go value of type map[string]interface {}');
+      if (!isJsonObject(patch)) {
+        // null decodes into a map; MergePatch then refuses it (a nil patch), as it refuses any
+        // other non-object but an array, which it returns as the patched document.
+        if (strictFirst && patch !== null) throw badRequest(`error decoding patch: ${cannotUnmarshal(patch, PATCH_MAP)}`);
+        if (!Array.isArray(patch)) throw badRequest('Invalid JSON Patch');
+      }
       // The patch's numbers keep their text in the result (evanphx/json-patch keeps it, and the
       // patched text is decoded): `1.0` into an integer field is the decoder's error, as upstream.
       result = copyNumberTexts(patch, mergePatch(original, patch));
@@ -45,8 +69,9 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
           message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
         });
       }
-      if (!isJsonObject(patch)) throw badRequest('json: cannot unmarshal into Go value of type map[string]interface {}');
-      result = strategicMergePatch(original, patch, ctx.schema, ctx.definitions);
+      // null decodes to a nil map, which patches nothing.
+      if (patch !== null && !isJsonObject(patch)) throw badRequest(cannotUnmarshal(patch, PATCH_MAP));
+      result = strategicMergePatch(original, patch ?? {}, ctx.schema, ctx.definitions);
       break;
   }
   if (!isJsonObject(result)) throw badRequest('the patched object is not a JSON object');

@@ -115,6 +115,33 @@ describe('bad input', { timeout: 90_000 }, () => {
     }
   });
 
+  it('a merge or strategic merge patch that is not an object → 400 in upstream\'s words (handlers/patch.go)', async () => {
+    const patch = (ct: string, body: string, query = ''): Promise<RawResponse> =>
+      client.request({ method: 'PATCH', path: `${CM_PATH}/pristine${query}`, headers: { 'content-type': ct, accept: 'application/json' }, body });
+    const MERGE = 'application/merge-patch+json';
+    const SMP = 'application/strategic-merge-patch+json';
+    // Warn (the default) and Strict decode a merge patch into a map first (kjson.UnmarshalStrict).
+    assertStatus(await patch(MERGE, '"x"'), 400, 'BadRequest', 'error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}');
+    assertStatus(await patch(MERGE, '[1]', '?fieldValidation=Strict'), 400, 'BadRequest', 'error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}');
+    assertStatus(await patch(MERGE, '{"data":'), 400, 'BadRequest', 'error decoding patch: unexpected end of JSON input');
+    // null decodes into a map; jsonpatch.MergePatch refuses it, and with Ignore every bad patch, as ErrBadJSONPatch.
+    assertStatus(await patch(MERGE, 'null'), 400, 'BadRequest', 'Invalid JSON Patch');
+    assertStatus(await patch(MERGE, '1', '?fieldValidation=Ignore'), 400, 'BadRequest', 'Invalid JSON Patch');
+    assertStatus(await patch(MERGE, '{"data":', '?fieldValidation=Ignore'), 400, 'BadRequest', 'Invalid JSON Patch');
+    // strategicPatchObject answers with the decoder's error itself, in every mode.
+    assertStatus(await patch(SMP, 'true'), 400, 'BadRequest', 'json: cannot unmarshal bool into Go value of type map[string]interface {}');
+    assertStatus(await patch(SMP, '5', '?fieldValidation=Ignore'), 400, 'BadRequest', 'json: cannot unmarshal number into Go value of type map[string]interface {}');
+    const kept = await client.request({ path: `${CM_PATH}/pristine`, headers: { accept: 'application/json' } });
+    assert.equal(kept.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion, pristineRv);
+    // A strategic null decodes to a nil map, which patches nothing (in another namespace: this one
+    // must hold only the pristine configmap).
+    const other = '/api/v1/namespaces/default/configmaps';
+    assert.equal((await post(JSON.stringify(cm('smp-null')), JSON_CT, other)).status, 201);
+    const r = await client.request({ method: 'PATCH', path: `${other}/smp-null`, headers: { 'content-type': SMP, accept: 'application/json' }, body: 'null' });
+    assert.equal(r.status, 200, r.text());
+    assert.deepEqual(r.json<{ data: unknown }>().data, { a: 'b' });
+  });
+
   it('empty body → 400 BadRequest', async () => {
     assertStatus(await post(''), 400, 'BadRequest');
   });

@@ -102,6 +102,15 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     assert.equal(all.metadata.continue, undefined);
   });
 
+  it('parameters read as strconv reads them: overflow found before a bad character, inputs quoted by strconv.Quote', async () => {
+    // Go reads digits left to right and reports the overflow before it meets the "x".
+    assert.equal(status(await get(`${CMS}?limit=99999999999999999999x`), 400).message, 'strconv.ParseInt: parsing "99999999999999999999x": value out of range');
+    assert.equal(status(await get(`${CMS}?limit=9223372036854775808`), 400).message, 'strconv.ParseInt: parsing "9223372036854775808": value out of range');
+    // NumError.Error() and field.Invalid's %q quote with strconv.Quote: \x01, not JSON's \u0001.
+    assert.equal(status(await get(`${CMS}?resourceVersion=%01`), 400).message, 'invalid resource version: resourceVersion: Invalid value: "\\x01": strconv.ParseUint: parsing "\\x01": invalid syntax');
+    assert.equal(status(await get(`${CMS}?resourceVersion=18446744073709551616`), 400).message, 'invalid resource version: resourceVersion: Invalid value: "18446744073709551616": strconv.ParseUint: parsing "18446744073709551616": value out of range');
+  });
+
   it('an Exact or paged list at a revision not reached yet is a 504 at once; resourceVersion=0 ignores the limit', async () => {
     const far = (await currentRv()) + 1000;
     for (const q of [`resourceVersion=${far}&resourceVersionMatch=Exact`, `resourceVersion=${far}&limit=1`]) {

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { issueString } from '../../apimachinery/errors.js';
 import { newStructural } from './structural.js';
 import type { JSONSchemaProps } from './types.js';
-import { validateEmbeddedResources, validateObject } from './validate.js';
+import { decodeObjectMeta, validateEmbeddedResources, validateObject } from './validate.js';
 
 const S = (p: JSONSchemaProps) => newStructural(p);
 const msgs = (obj: unknown, p: JSONSchemaProps, fieldPath?: string): string[] => validateObject(obj, S(p), fieldPath ? { fieldPath } : {}).map(issueString);
@@ -201,5 +201,16 @@ describe('validateObject: embedded resources', () => {
   });
   it('isResourceRoot applies the checks to the object itself', () => {
     assert.deepEqual(validateEmbeddedResources({}, S({ type: 'object' }), '', true).map(issueString), ['apiVersion: Required value', 'kind: Required value']);
+  });
+});
+
+describe('decodeObjectMeta: a Time field as metav1.Time.UnmarshalJSON parses it (time.Parse, RFC 3339)', () => {
+  it("gives time.Parse's own error, quoted by time's quote()", () => {
+    const L = '"2006-01-02T15:04:05Z07:00"';
+    assert.equal(decodeObjectMeta({ creationTimestamp: 'x' }).error, `parsing time "x" as ${L}: cannot parse "x" as "2006"`);
+    assert.equal(decodeObjectMeta({ creationTimestamp: '2024-01-01 00:00:00Z' }).error, `parsing time "2024-01-01 00:00:00Z" as ${L}: cannot parse " 00:00:00Z" as "T"`);
+    assert.equal(decodeObjectMeta({ deletionTimestamp: '2024-13-01T00:00:00Z' }).error, 'parsing time "2024-13-01T00:00:00Z": month out of range');
+    assert.equal(decodeObjectMeta({ creationTimestamp: 'é' }).error, `parsing time "\\xc3\\xa9" as ${L}: cannot parse "\\xc3\\xa9" as "2006"`);
+    assert.equal(decodeObjectMeta({ creationTimestamp: '2024-01-01T00:00:00+01:00' }).error, undefined);
   });
 });

@@ -7,6 +7,7 @@ import type { JsonValue, ObjectMeta } from '../../apimachinery/types.js';
 import { isDNS1035Label, nameIsPathSegment } from '../../apimachinery/validation/names.js';
 import { validateObjectMetaCreate } from '../../apimachinery/validation/objectmeta.js';
 import { cannotUnmarshal, jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
+import { parseTimeError } from '../../golang/time.js';
 import { effectiveFormat, formatChecker } from './formats.js';
 import { canonicalJSON, validateListSetsAndMaps } from './listtype.js';
 import { child, deepEqualJSON, depthAtMost, goFloat, index, isObject, printable, subtreeHas } from './path.js';
@@ -757,8 +758,6 @@ const META_FIELD_TYPES: Record<string, GoKind> = {
   managedFields: 'list',
 };
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-
 /**
  * GetObjectMeta without dropping malformed fields: json.Unmarshal into metav1.ObjectMeta, with
  * encoding/json's wording for type mismatches. Unknown fields are ignored, as non-strict decoding does.
@@ -785,7 +784,10 @@ export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: strin
         break;
       case 'Time':
         if (typeof val !== 'string') return badMetaField(k, t, jsonKind(val));
-        if (val !== '' && !RFC3339.test(val)) return { error: `parsing time ${JSON.stringify(val)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(val)} as "2006"` };
+        if (val !== '') {
+          const err = parseTimeError(val, false);
+          if (err !== undefined) return { error: err };
+        }
         break;
       case 'map[string]string':
         if (!isObject(val)) return badMetaField(k, t, jsonKind(val));

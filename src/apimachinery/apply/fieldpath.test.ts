@@ -59,6 +59,8 @@ test('malformed FieldsV1 fails with upstream messages; unknown element types are
   assert.equal(err({ foo: {} }), 'parsing key as path element: missing colon: foo');
   assert.equal(err({ f: {} }), 'parsing key as path element: key must be 2 characters long:');
   assert.equal(err({ 'i:x': {} }), 'parsing key as path element: strconv.Atoi: parsing "x": invalid syntax');
+  // strconv.Atoi's range: an index past int64 is an error, not a rounded double.
+  assert.equal(err({ 'i:9223372036854775808': {} }), 'parsing key as path element: strconv.Atoi: parsing "9223372036854775808": value out of range');
   assert.match(err({ 'f:a': 1 }), /ReadMapCB: expect \{ or n, but found 1/);
   assert.equal(FieldSet.fromFieldsV1({ 'z:whatever': {}, 'f:a': {} }).toString(), '.a');
 });

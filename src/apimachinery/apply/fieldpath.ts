@@ -5,6 +5,7 @@
 // item of a set), `i:<index>` (an item of a plain list). Equal elements have equal strings, so sets
 // are plain Maps and Sets of strings; the upstream order (fields < keys < values < indices) is
 // only needed when a set is written out or iterated.
+import { goAtoi, NumError } from '../../golang/strconv.js';
 import type { JsonObject, JsonValue } from '../types.js';
 import { compareStrings, compareValues, goJson, valueToString } from './values.js';
 
@@ -382,8 +383,9 @@ export function parseFieldsV1Key(key: string): PathElement | undefined {
       return keyElement(v as Record<string, JsonValue>);
     }
     case 'i': {
-      if (!/^[+-]?\d+$/.test(body)) fail(`strconv.Atoi: parsing ${JSON.stringify(body)}: invalid syntax`);
-      return indexElement(Number(body));
+      const i = goAtoi(body);
+      if (i instanceof NumError) return fail(i.message);
+      return indexElement(Number(i));
     }
     default:
       return undefined;

@@ -16,7 +16,7 @@ import { goMarshal, goNumber, goString as goQuote } from '../../golang/json.js';
 import { resolvePlain } from '../../golang/yaml-read.js';
 import { firstDocument, yamlToValue } from './goyaml.js';
 import { migrationsFor, migrationsHelpText } from './migrations.js';
-import { parseBundleDir } from './parse.js';
+import { parseBundleDir, type ParsedBundle } from './parse.js';
 import { objectsAndProperties, renderBundleDir } from './render.js';
 
 const testdata = fileURLToPath(new URL('./testdata/', import.meta.url));
@@ -356,5 +356,21 @@ describe('migrations', () => {
     const owned = (md['crdDescriptions'] as { owned: Array<Record<string, unknown>> }).owned;
     assert.deepEqual(Object.keys(owned[0]!), ['name', 'version', 'kind', 'displayName', 'description', 'resources', 'statusDescriptors', 'specDescriptors']);
     assert.deepEqual((owned[0]!['resources'] as unknown[])[0], { name: '', kind: 'Service', version: 'v1' });
+  });
+});
+
+describe('objectsAndProperties: a property value that is not JSON', () => {
+  it("fails with json.Unmarshal's SyntaxError text, as registry.ObjectsAndPropertiesFromBundle does", () => {
+    const err = (raw: string): string => {
+      try {
+        objectsAndProperties({ properties: [{ type: 'olm.gvk', raw }], dependencies: [] } as unknown as ParsedBundle);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'no error';
+    };
+    assert.equal(err('{"group":'), 'parse property[0] of type "olm.gvk": unexpected end of JSON input');
+    assert.equal(err('{"group":x}'), `parse property[0] of type "olm.gvk": invalid character 'x' looking for beginning of value`);
+    assert.equal(err('{"group":"a"}}'), `parse property[0] of type "olm.gvk": invalid character '}' after top-level value`);
   });
 });

@@ -4,6 +4,7 @@
 // related images from the CSV, the bundle image and the operator's container images.
 import { SchemaBundle, type Bundle, type Property, type RelatedImage } from '../declcfg/types.js';
 import { compareGoStrings, field, goMarshal, htmlEscaped, isObject, stringField } from '../../golang/json.js';
+import { unmarshalSyntaxError } from '../../golang/json-decode.js';
 import { cannotUnmarshal, UNEXPECTED_END_OF_JSON } from '../../golang/json-errors.js';
 import { goQuote } from '../../golang/strconv.js';
 import { migrate } from './migrations.js';
@@ -101,7 +102,8 @@ function decodeFields<K extends string>(raw: string | undefined, names: readonly
   try {
     v = JSON.parse(raw);
   } catch (e) {
-    throw new Error((e as Error).message);
+    // json.Unmarshal's SyntaxError, not V8's wording.
+    throw new Error(unmarshalSyntaxError(raw) ?? (e as Error).message);
   }
   if (v !== null && !isObject(v)) throw new Error(cannotUnmarshal(v, goType));
   const out = {} as Record<K, string>;

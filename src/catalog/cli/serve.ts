@@ -2,6 +2,7 @@
 import { createWriteStream, openSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
+import { goQuote, NumError, parseGoBool } from '../../golang/strconv.js';
 import { JsonCache, goFSError } from '../serve/cache.js';
 import { catalogFromDir, type ServedCatalog } from '../serve/catalog.js';
 import { bufferedWriter, createLogger, type Logger } from '../serve/log.js';
@@ -84,9 +85,9 @@ function parseFlags(argv: string[]): Flags {
 }
 
 function parseBool(flag: string, v: string): boolean {
-  if (['true', '1', 't', 'T', 'TRUE', 'True'].includes(v)) return true;
-  if (['false', '0', 'f', 'F', 'FALSE', 'False'].includes(v)) return false;
-  throw new FatalError(`invalid argument ${JSON.stringify(v)} for "${flag}" flag: strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
+  const b = parseGoBool(v);
+  if (b instanceof NumError) throw new FatalError(`invalid argument ${goQuote(v)} for "${flag}" flag: ${b.message}`);
+  return b;
 }
 
 async function loadServed(flags: Flags, logger: Logger): Promise<ServedCatalog> {

@@ -40,6 +40,15 @@ function loadError(fn: () => unknown): string {
 }
 
 describe('LoadReader (upstream load_test.go)', () => {
+  it("a []byte field (icon.base64data) is checked as base64.StdEncoding decodes it, with CorruptInputError's offset", () => {
+    const pkg = (data: string): string => loadError(() => parseBlobs(Buffer.from(JSON.stringify({ schema: 'olm.package', name: 'p', icon: { base64data: data, mediatype: 'image/svg+xml' } })) as never));
+    // base64_test.go's TestDecodeCorrupt offsets.
+    assert.equal(pkg('AAA=AAAA'), 'parse package: illegal base64 data at input byte 4');
+    assert.equal(pkg('AA==A'), 'parse package: illegal base64 data at input byte 4');
+    assert.equal(pkg('AA='), 'parse package: illegal base64 data at input byte 3');
+    assert.equal(pkg('AAAAAA='), 'parse package: illegal base64 data at input byte 7');
+    assert.equal(pkg('x==='), 'parse package: illegal base64 data at input byte 1');
+  });
   it('Error/NotYAMLOrJSON', () => {
     assert.equal(loadError(() => parseBlobs(readInvalid('invalid-format.txt'))), "error converting YAML to JSON: yaml: did not find expected ',' or ']'");
   });

@@ -8,6 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareGoStrings, goJSON, hasNilBytes, markNilBytes, nilSlice, setMember, sortedKeysDeep } from '../../golang/json.js';
+import { base64Error } from '../../golang/base64.js';
 import { jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
 import { StructDecoder } from '../../golang/json-struct.js';
 import { closingQuote, scanJSON } from '../../golang/json-scanner.js';
@@ -619,24 +620,6 @@ function bytesField(d: StructDecoder, v: unknown): string | undefined {
     return undefined;
   }
   return v;
-}
-
-/** base64.StdEncoding's error for s (ignoring \r and \n), or undefined when it decodes. */
-function base64Error(s: string): string | undefined {
-  if (/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return undefined;
-  const clean = s.replace(/[\r\n]/g, '');
-  if (clean !== s && base64Error(clean) === undefined) return undefined;
-  // the first byte that cannot be part of a valid encoding
-  let i = 0;
-  const valid = /[A-Za-z0-9+/]/;
-  while (i < s.length && valid.test(s[i]!)) i++;
-  if (i < s.length && s[i] === '=') {
-    const quantumPos = i % 4;
-    if (quantumPos < 2) return `illegal base64 data at input byte ${i}`;
-    return `illegal base64 data at input byte ${i}`;
-  }
-  if (i >= s.length) return `illegal base64 data at input byte ${s.length - (s.length % 4)}`;
-  return `illegal base64 data at input byte ${i}`;
 }
 
 function canonicalBase64(s: string): string {

@@ -11,6 +11,7 @@ import {
   PropertyPackageRequired,
   type Property,
 } from '../declcfg/types.js';
+import { base64Error } from '../../golang/base64.js';
 import { cannotUnmarshal, UNEXPECTED_END_OF_JSON } from '../../golang/json-errors.js';
 import type { ParsedProperties } from './types.js';
 
@@ -56,8 +57,9 @@ function decodeStruct(
       firstErr ??= cannotUnmarshal(v, kind === 'bytes' ? '[]uint8' : 'string', { struct: goType, field });
       continue;
     }
-    if (kind === 'bytes' && !/^[A-Za-z0-9+/]*={0,2}$/.test(v.replace(/[\r\n]/g, ''))) {
-      firstErr ??= 'illegal base64 data at input byte 0';
+    const bad = kind === 'bytes' ? base64Error(v) : undefined;
+    if (bad !== undefined) {
+      firstErr ??= bad;
       continue;
     }
     out[field] = v;

@@ -3,6 +3,7 @@
 import { badRequest, fieldIssue, invalid, undecodable, type FieldIssue } from '../../apimachinery/errors.js';
 import { decodeObject, type ProtobufKinds } from '../../apimachinery/protobuf/index.js';
 import { isJsonObject } from '../../apimachinery/types.js';
+import { NumError, parseGoInt } from '../../golang/strconv.js';
 import type { DeleteOptions, ListOptions } from '../../registry/store.js';
 import { decodeBody } from '../negotiation.js';
 import { header, type RequestScope } from '../request-scope.js';
@@ -77,10 +78,9 @@ export function listOptionsFrom(q: URLSearchParams): ListOptions {
  * Numbers past 2^53 are not exact here; no parameter needs them.
  */
 export function parseInt64Param(s: string): number {
-  if (!/^[+-]?\d+$/.test(s)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(s)}: invalid syntax`);
-  const big = BigInt(s);
-  if (big > 9223372036854775807n || big < -9223372036854775808n) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(s)}: value out of range`);
-  return Number(big);
+  const n = parseGoInt(s, 10, 64);
+  if (n instanceof NumError) throw badRequest(n.message);
+  return Number(n);
 }
 
 /** DeleteOptions of a delete or deletecollection, from the body when there is one, else from the query. */

@@ -51,6 +51,7 @@ export async function servePatch(c: ServerContext, s: RequestScope, r: Registere
         definitions: c.registry.definitions,
         kind: r.descriptor.kind,
         group: r.descriptor.group,
+        fieldValidation: opts.fieldValidation,
       });
       checkKind(patched.object, r);
       checkGoTypes(c.registry.definitions, r, patched.object, true);

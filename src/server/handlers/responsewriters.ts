@@ -6,6 +6,7 @@ import { encodeObject as encodeProtobuf, type ProtobufKinds } from '../../apimac
 /** Where protobuf was not offered: every kind is without a protobuf form (the JSON fallback). */
 const NO_KINDS: ProtobufKinds = { messageFor: () => undefined };
 import type { KubeList, KubeObject } from '../../apimachinery/types.js';
+import { parseGoBool } from '../../golang/strconv.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../../registry/table.js';
 import { endBody } from '../compression.js';
@@ -88,7 +89,7 @@ export function prettyOutput(s: RequestScope, choice: OutputChoice): boolean {
  */
 function isPrettyPrint(req: Request, query: URLSearchParams): boolean {
   const p = query.get('pretty');
-  if (p) return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(p);
+  if (p) return parseGoBool(p) === true; // its error counts as false
   const ua = header(req, 'user-agent') ?? '';
   return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }

@@ -57,7 +57,7 @@ export async function serveView(c: ServerContext, s: RequestScope, r: Registered
       const base = view(current);
       let incoming: KubeObject;
       if (patchType) {
-        const patched = applyPatch(patchType, base, body, { schema, definitions: c.registry.definitions, kind: gvk.kind, group: gvk.group });
+        const patched = applyPatch(patchType, base, body, { schema, definitions: c.registry.definitions, kind: gvk.kind, group: gvk.group, fieldValidation: opts.fieldValidation });
         incoming = toObject(patched.object, patched.duplicateFields);
       } else {
         incoming = toObject(cloneObject(decoded!.object), decoded!.duplicateFields);
