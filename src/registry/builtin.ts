@@ -1,6 +1,6 @@
 // Every kind kplane ships, for code that works with them outside a control plane: tests, clients
 // decoding protobuf, OpenAPI fixtures. A control plane knows only what its modules register.
-import { metaDefinitions } from '../api/definitions/meta.js';
+import { metaDefinitions } from '../apimachinery/definitions/meta.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import type { Definitions } from '../apimachinery/schema.js';
 import { Scheme } from '../apimachinery/scheme.js';

@@ -1,7 +1,7 @@
 // What a control plane serves: API modules contribute resources (each a kind's descriptor,
 // strategy, OpenAPI definitions, protobuf messages and Go field types), admission plugins and
 // start-up work. The registry builds one GenericStore each and owns the control plane's Scheme.
-import { metaDefinitions } from '../api/definitions/meta.js';
+import { metaDefinitions } from '../apimachinery/definitions/meta.js';
 import type { GoFieldTypes } from '../apimachinery/gotypes.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import { Scheme } from '../apimachinery/scheme.js';

@@ -4,7 +4,7 @@
 // mapping and Go field types), the other core + coordination.k8s.io.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { apiVersionField, kind, kindField, listKind, objectMetaField, stringMap } from '../../src/api/definitions/util.js';
+import { apiVersionField, kind, kindField, listKind, objectMetaField, stringMap } from '../../src/apimachinery/definitions/util.js';
 import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
 import { ALL_VERBS } from '../../src/apimachinery/resource.js';
 import { Scheme } from '../../src/apimachinery/scheme.js';
