@@ -17,7 +17,7 @@ import { writeAdminKubeconfig } from './server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from './server/metrics.js';
 import { ApiRegistry, type AdmissionPlugin, type ApiModule } from './registry/registry.js';
 import { defaultModules } from './registry/modules.js';
-import type { Storage } from './storage/storage.js';
+import type { Storage, StorageFactory } from './storage/storage.js';
 import { CachingStorage } from './storage/cacher/cacher.js';
 import { instrumentStorage } from './storage/instrumented.js';
 import { createLoopbackClient } from './client/loopback.js';
@@ -28,12 +28,8 @@ import type { ManagerLeaderElection } from './controllers/runtime/manager.js';
 
 export { core, coordination, events, defaultModules } from './registry/modules.js';
 
-/** A storage backend to open when the control plane starts. */
-export interface StorageFactory {
-  readonly name: string;
-  /** `log` tells the operator about long work while opening (e.g. converting a database's layout). */
-  open(ctx?: { readonly log?: (message: string) => void }): Promise<Storage>;
-}
+// Re-exported where callers have imported it from; it is declared with the Storage it opens.
+export type { StorageFactory };
 
 export interface ControlPlaneOptions {
   readonly storage: StorageFactory;
