@@ -9,7 +9,7 @@ import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE } from '../../src/apima
 import { ALL_VERBS } from '../../src/apimachinery/resource.js';
 import { Scheme } from '../../src/apimachinery/scheme.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
-import { coordination, core } from '../../src/registry/modules.js';
+import { coordination, core } from '../../src/controlplane/modules.js';
 import { addToScheme, type ApiModule, type ResourceRegistration } from '../../src/registry/registry.js';
 import { adminCredentials, RawClient, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
 import { StorageUnavailableError, type KV } from '../../../storage/storage.js';
-import { core } from '../../modules.js';
+import { core } from '../../../controlplane/modules.js';
 import { ApiRegistry } from '../../registry.js';
 
 /** Memory storage that can be taken down: every read and write then fails as an unreachable etcd does. */
