@@ -15,7 +15,7 @@ import { createAuthenticator, type UserInfo as AuthUser } from '../server/filter
 import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
-import { ApiRegistry, type AdmissionPlugin, type ApiModule } from '../registry/registry.js';
+import { ApiRegistry, type AdmissionPlugin, type ApiModule, type ControlPlaneContext } from '../registry/registry.js';
 import { defaultModules } from './modules.js';
 import type { Storage, StorageFactory } from '../storage/storage.js';
 import { CachingStorage } from '../storage/cacher/cacher.js';
@@ -138,6 +138,12 @@ export function versionInfo(): VersionInfo {
   };
 }
 
+/** client-go's DefaultKubernetesUserAgent as the kube-apiserver binary sends it: `<binary>/<version> (<os>/<arch>) kubernetes/<commit>`. */
+function kubeApiserverUserAgent(): string {
+  const v = versionInfo();
+  return `kube-apiserver/${v.gitVersion} (${v.platform}) kubernetes/${v.gitCommit || 'unknown'}`;
+}
+
 /** The requestTimeout option in ms: a Go duration or a number of ms, not negative (as --request-timeout). */
 function requestTimeoutMsOf(v: string | number): number {
   let ms: number;
@@ -178,7 +184,14 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       registry.addDefinitions(m.definitions);
     }
   }
-  const ctx = { registry, log };
+  // The loopback client's credential: random per process, like kube-apiserver's loopback token.
+  const loopbackToken = randomBytes(32).toString('base64url');
+  // What the server itself writes (system namespaces, CRD status) goes through the API with the
+  // user agent of kube-apiserver's loopback clientset (client-go's default for that binary), so its
+  // managedFields name the manager "kube-apiserver" as upstream's do. The handler is looked up per
+  // request: admission plugins below are built from ctx before the server exists.
+  const serverClient = createLoopbackClient((req, res) => apiServer.handle(req, res), loopbackToken, { userAgent: kubeApiserverUserAgent() });
+  const ctx: ControlPlaneContext = { registry, client: serverClient, log };
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
@@ -186,8 +199,6 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   ]);
   let bootstrapped = false;
   let port = opts.port ?? 6443;
-  // The loopback client's credential: random per process, like kube-apiserver's loopback token.
-  const loopbackToken = randomBytes(32).toString('base64url');
   const tokens = new Map(opts.tokens ?? []);
   tokens.set(loopbackToken, { name: 'system:apiserver', groups: ['system:masters'] });
   const apiServer = new ApiServer({
@@ -299,6 +310,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       await controllers?.stop();
       apiServer.shutdown();
       for (const m of modules) await m.shutdown?.();
+      await serverClient.close();
       if (objectCounter) clearInterval(objectCounter);
       if (server) {
         const s = server;

@@ -7,7 +7,7 @@ import { coreEvents } from '../registry/core/events/index.js';
 import { namespaces } from '../registry/core/namespaces/index.js';
 import { namespaceLifecycle } from '../registry/core/namespaces/lifecycle.js';
 import { SYSTEM_NAMESPACES } from '../registry/core/namespaces/strategy.js';
-import { systemNamespacesController, type SystemNamespacesController } from '../registry/core/namespaces/systemnamespaces.js';
+import { systemNamespacesController, type SystemNamespacesController } from '../controllers/systemnamespaces.js';
 import { secrets } from '../registry/core/secrets/index.js';
 import { serviceAccounts } from '../registry/core/serviceaccounts/index.js';
 import { eventsV1Events } from '../registry/events/events/index.js';
@@ -33,10 +33,9 @@ export function core(opts: CoreOptions = {}): ApiModule {
     resources: [namespaces, configMaps, secrets, serviceAccounts, coreEvents],
     admission: (ctx) => [namespaceLifecycle(ctx.registry)],
     async bootstrap(ctx) {
-      const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
-      if (!namespaces) return;
+      if (!ctx.registry.lookup('', 'v1', 'namespaces')) return;
       const log = opts.log ?? ctx.log;
-      systemNamespaces = systemNamespacesController(namespaces.store, SYSTEM_NAMESPACES, {
+      systemNamespaces = systemNamespacesController(ctx.client, SYSTEM_NAMESPACES, {
         ...(opts.systemNamespacesIntervalMs !== undefined ? { intervalMs: opts.systemNamespacesIntervalMs } : {}),
         ...(log ? { log } : {}),
       });

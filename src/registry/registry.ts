@@ -58,10 +58,17 @@ export interface ResourceRegistration {
 }
 
 import type { AdmissionPlugin } from '../admission/interfaces.js';
+import type { KubeClient } from '../client/types.js';
 export type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 
 export interface ControlPlaneContext {
   readonly registry: ApiRegistry;
+  /**
+   * The control plane's own client (loopback, no sockets; user system:apiserver, user agent
+   * kube-apiserver, as upstream's loopback clientset): what a module writes in the background goes
+   * through it, so that admission, validation and managedFields apply as to any other writer.
+   */
+  readonly client: KubeClient;
   /** Where modules report what goes wrong in the background (the control plane's log). */
   readonly log?: (msg: string) => void;
 }
