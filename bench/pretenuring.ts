@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createControlPlane } from '../src/controlplane.js';
+import { createControlPlane } from '../src/controlplane/controlplane.js';
 import { sqlite } from '../src/storage/factories.js';
 import { BENCH_TOKEN, configMap } from './common.js';
 import { h2load } from './h2load.js';

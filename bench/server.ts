@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
-import { createControlPlane, type ControlPlane } from '../src/controlplane.js';
+import { createControlPlane, type ControlPlane } from '../src/controlplane/controlplane.js';
 import { etcd, sqlite } from '../src/storage/factories.js';
 import type { KubeObject } from '../src/apimachinery/types.js';
 import type { GVR } from '../src/client/types.js';

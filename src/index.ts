@@ -1,7 +1,7 @@
 // kplane as a library: build a kube-compatible control plane in code (KEP-4080).
-export { createControlPlane, versionInfo, KPLANE_VERSION, KUBE_API_LEVEL } from './controlplane.js';
-export type { ControlPlane, ControlPlaneOptions, StorageFactory } from './controlplane.js';
-export { core, coordination, events, apiextensions, defaultModules } from './registry/modules.js';
+export { createControlPlane, versionInfo, KPLANE_VERSION, KUBE_API_LEVEL } from './controlplane/controlplane.js';
+export type { ControlPlane, ControlPlaneOptions, StorageFactory } from './controlplane/controlplane.js';
+export { core, coordination, events, apiextensions, defaultModules } from './controlplane/modules.js';
 // The built-in kinds, each a ResourceRegistration an ApiModule can list.
 export { configMaps } from './registry/core/configmaps/index.js';
 export { coreEvents } from './registry/core/events/index.js';
@@ -14,6 +14,13 @@ export { Scheme } from './apimachinery/scheme.js';
 export type { GoFieldTypes } from './apimachinery/gotypes.js';
 export type { ProtobufKind } from './apimachinery/protobuf/kinds.js';
 export type { ApiModule, AdmissionPlugin, AdmissionAttributes, ResourceRegistration, UserInfo } from './registry/registry.js';
+// The slots later modules and library users plug into: the admission chain the handlers run, and
+// the server's authorization and impersonation hooks.
+export { AdmissionChain } from './admission/chain.js';
+export type { AdmissionHandles, AdmissionOperation, MutationInterface, ValidationInterface } from './admission/interfaces.js';
+export type { Authorizer, AuthorizationResult } from './server/filters/authorization.js';
+export type { Impersonator } from './server/filters/impersonation.js';
+export type { RequestInfo } from './server/requestinfo.js';
 export { ApiRegistry } from './registry/registry.js';
 export { GenericStore } from './registry/store.js';
 export type { Strategy, TableColumn } from './registry/strategy.js';

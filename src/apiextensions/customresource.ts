@@ -14,7 +14,7 @@ import type { ResourceRegistration } from '../registry/registry.js';
 import type { VersionConverter } from '../registry/store.js';
 import type { Strategy, SubresourceStrategy, TableColumn } from '../registry/strategy.js';
 import { ageSince, CREATION_TIMESTAMP_DESCRIPTION, nameColumn, parseTimeMillis } from '../registry/table.js';
-import { META, apiVersionField, kindField, listMetaField } from '../api/definitions/util.js';
+import { META, apiVersionField, kindField, listMetaField } from '../apimachinery/definitions/util.js';
 import { compileJSONPath, getPath, setPath, simplePathFields, type CompiledJSONPath } from './jsonpath.js';
 import type { CompiledRules, ValidationRulesEngine } from './rules.js';
 import { defaultAndPruneNulls, needsDefaulting, newStructural, prune, validateObject, type JSONSchemaProps, type Structural } from './schema/index.js';

@@ -3,7 +3,7 @@
 // subresource of custom resources speaks.
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { refTo } from '../apimachinery/schema.js';
-import { META, apiVersionField, arrayOf, bool, int32, int64, kind, kindField, listKind, objectMetaField, ref, str, stringList, struct } from '../api/definitions/util.js';
+import { META, apiVersionField, arrayOf, bool, int32, int64, kind, kindField, listKind, objectMetaField, ref, str, stringList, struct } from '../apimachinery/definitions/util.js';
 
 export const AX = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.';
 export const SCALE_DEFINITION = 'io.k8s.api.autoscaling.v1.Scale';

@@ -56,7 +56,7 @@ export function apiextensions(opts: ApiExtensionsOptions = {}): ApiModule {
     async bootstrap(ctx) {
       const crds = ctx.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
       if (!crds) return;
-      serving = new CRDServing(ctx.registry, crds.store, { rules, ...(opts.log ? { log: opts.log } : {}) });
+      serving = new CRDServing(ctx.registry, crds.store, ctx.client, { rules, ...(opts.log ? { log: opts.log } : {}) });
       await serving.start();
     },
     async shutdown() {

@@ -1,9 +1,10 @@
 // The CRD lifecycle, inside the API module like upstream's apiextensions-apiserver (its naming,
 // establishing and finalizer controllers run in the apiextensions server, not in
 // kube-controller-manager), so CRDs work with `kplane serve --controllers=false` too. One loop
-// lists and watches CRDs through the generic store (in process, no client: the module owns this
-// store, as upstream's controllers own theirs through a loopback clientset) and handles events one
-// at a time:
+// lists and watches CRDs through the generic store and handles events one at a time. Its CRD
+// writes (status, the finalizer) go through the loopback client, as upstream's controllers write
+// through their loopback clientset: admission, validation and managedFields (manager
+// kube-apiserver, the client's user agent) apply to them as to any other writer.
 //  - naming (upstream's NamingConditionController): when spec.names differ from
 //    status.acceptedNames, the names are checked against the accepted names of the other CRDs of
 //    the group; names that do not conflict are accepted. NamesAccepted=True/NoConflicts, or False
@@ -21,7 +22,8 @@
 //    `customresourcecleanup.apiextensions.k8s.io` finalizer and Terminating=True/
 //    InstanceDeletionPending (crd-strategy.ts, upstream's REST.Delete); this loop then sets
 //    Terminating=True/InstanceDeletionInProgress, deletes the instances namespace by namespace
-//    through the store (instances' own finalizers are respected), waits until none is left (at most
+//    through the store, as upstream's CRDFinalizer deletes them through the REST storage rather
+//    than a client (instances' own finalizers are respected), waits until none is left (at most
 //    a minute per attempt, then InstanceDeletionCheck and a retry with backoff), sets
 //    Terminating=False/InstanceDeletionCompleted and removes the finalizer; the CRD goes and its
 //    resources stop being served. Failures give InstanceDeletionFailed and are retried.
@@ -29,9 +31,9 @@
 //    here /status changes only status, so the finalizer goes in a second write to the resource.
 import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
+import type { GVR, KubeClient } from '../client/types.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { GenericStore } from '../registry/store.js';
-import { fieldManagerScope, trackUpdate } from '../server/fieldmanager.js';
 import { rfc3339 } from '../apimachinery/times.js';
 import { buildServedVersion, type CustomResourceOptions } from './customresource.js';
 import { canonicalJSON } from './schema/index.js';
@@ -40,6 +42,11 @@ import { apiApprovalState, isProtectedCommunityGroup, semanticEqual } from './va
 
 /** The finalizer DELETE adds and the clean-up removes (apiextensionsv1.CustomResourceCleanupFinalizer). */
 export const CUSTOM_RESOURCE_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+
+const CRDS: GVR = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
+
+/** How often a CRD write is tried again after a conflict (a newer version read each time). */
+const MAX_WRITE_ATTEMPTS = 16;
 
 /** Built-in resources stored where a CRD of the same group/plural would be (OverlappingBuiltInResources). */
 const OVERLAPPING_BUILT_IN = new Set(['apiregistration.k8s.io/apiservices', 'apiextensions.k8s.io/customresourcedefinitions']);
@@ -90,6 +97,7 @@ export class CRDServing {
   constructor(
     private readonly registry: ApiRegistry,
     private readonly store: GenericStore,
+    private readonly client: KubeClient,
     private readonly opts: CRDServingOptions = {},
   ) {}
 
@@ -199,38 +207,41 @@ export class CRDServing {
   }
 
   /**
-   * `next` with its managedFields updated for this loop's write over `live`, as upstream's
-   * controllers' writes are recorded: manager `kube-apiserver` (their client's user agent),
-   * operation Update, with the subresource they wrote. Mutates and returns `next`.
+   * Writes `step`'s status through /status (UpdateStatus with the object's resourceVersion). A
+   * conflict reads the CRD again and re-runs `step` on it, as the store's guaranteed update would;
+   * undefined when the CRD is gone or was replaced (its own event comes next).
    */
-  private tracked(live: KubeObject, next: KubeObject, subresource: '' | 'status'): KubeObject {
-    trackUpdate(fieldManagerScope(this.registry.definitions, this.store, subresource), live, next, 'kube-apiserver');
-    return next;
-  }
-
-  /** Writes `step`'s status through /status (UpdateStatus with the object's resourceVersion). */
   private async writeStatus(
     crd: CustomResourceDefinition,
     step: (c: CustomResourceDefinition) => CustomResourceDefinition['status'] | undefined,
   ): Promise<CustomResourceDefinition | undefined> {
+    return this.write(crd, (cur) => ({ ...cur, status: step(cur) ?? cur.status ?? {} }), (body) => this.client.updateStatus<CustomResourceDefinition>(CRDS, undefined, body));
+  }
+
+  /** PUT `change(current)` with current's resourceVersion; on a conflict, again on a fresh read. */
+  private async write(
+    crd: CustomResourceDefinition,
+    change: (cur: CustomResourceDefinition) => CustomResourceDefinition,
+    put: (body: CustomResourceDefinition) => Promise<CustomResourceDefinition>,
+  ): Promise<CustomResourceDefinition | undefined> {
     const name = crd.metadata?.name ?? '';
-    try {
-      const r = await this.store.update(
-        undefined,
-        name,
-        (current) => {
-          if (!current) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
-          const cur = current as CustomResourceDefinition;
-          if (cur.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'Conflict', code: 409, message: 'replaced' });
-          return this.tracked(current, { ...cur, metadata: { ...cur.metadata }, status: step(cur) ?? cur.status ?? {} } as KubeObject, 'status');
-        },
-        { subresource: 'status' },
-      );
-      return r.object as CustomResourceDefinition;
-    } catch (e) {
-      if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return undefined;
-      throw e;
+    let cur = crd;
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      try {
+        return await put(change(cur));
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 404) return undefined;
+        if (!(e instanceof StatusError && e.code === 409)) throw e;
+      }
+      try {
+        cur = await this.client.get<CustomResourceDefinition>(CRDS, undefined, name);
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 404) return undefined;
+        throw e;
+      }
+      if (cur.metadata?.uid !== crd.metadata?.uid) return undefined;
     }
+    throw new Error(`too many conflicts writing customresourcedefinition ${name}`);
   }
 
   /** The naming controller's status for this CRD, or undefined when it has nothing to change. */
@@ -391,14 +402,13 @@ export class CRDServing {
   private async cleanup(name: string): Promise<void> {
     let crd = this.crds.get(name);
     if (!crd?.metadata?.deletionTimestamp || !crd.metadata.finalizers?.includes(CUSTOM_RESOURCE_CLEANUP_FINALIZER)) return;
-    const uid = crd.metadata.uid;
     const withCondition = (c: CRDCondition) => (cur: CustomResourceDefinition): CustomResourceDefinition['status'] => {
       const conditions = (cur.status?.conditions ?? []).map((x) => ({ ...x }));
       setCRDCondition(conditions, c, rfc3339(new Date()));
       return { ...cur.status, conditions };
     };
     // "This cleanup could take a while."
-    crd = await this.writeStatusRetrying(crd, withCondition({ type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }));
+    crd = await this.writeStatus(crd, withCondition({ type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }));
     if (!crd) return;
     let cond: CRDCondition;
     const group = crd.spec?.group ?? '';
@@ -408,57 +418,20 @@ export class CRDServing {
       const r = await this.deleteInstances(crd);
       cond = r.condition;
       if (r.error) {
-        await this.writeStatusRetrying(crd, withCondition(cond)).catch(() => undefined);
+        await this.writeStatus(crd, withCondition(cond)).catch(() => undefined);
         throw r.error;
       }
     } else {
       cond = { type: 'Terminating', status: 'False', reason: 'NeverEstablished', message: 'resource was never established' };
     }
-    crd = await this.writeStatusRetrying(crd, withCondition(cond));
+    crd = await this.writeStatus(crd, withCondition(cond));
     if (!crd) return;
     // CRDRemoveFinalizer. Once it is gone the store removes the CRD; its DELETED event unserves it.
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await this.store.update(undefined, name, (current) => {
-          if (!current || current.metadata?.uid !== uid) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
-          const next = { ...current, metadata: { ...current.metadata } };
-          next.metadata.finalizers = (current.metadata?.finalizers ?? []).filter((f) => f !== CUSTOM_RESOURCE_CLEANUP_FINALIZER);
-          return this.tracked(current, next, '');
-        });
-        return;
-      } catch (e) {
-        if (e instanceof StatusError && e.code === 404) return;
-        if (!(e instanceof StatusError && e.code === 409)) throw e;
-      }
-    }
-    throw new Error(`could not remove the ${CUSTOM_RESOURCE_CLEANUP_FINALIZER} finalizer: too many conflicts`);
-  }
-
-  /** writeStatus, retried on conflicts (the naming loop may write the same CRD meanwhile). */
-  private async writeStatusRetrying(
-    crd: CustomResourceDefinition,
-    step: (c: CustomResourceDefinition) => CustomResourceDefinition['status'],
-  ): Promise<CustomResourceDefinition | undefined> {
-    const name = crd.metadata?.name ?? '';
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        const r = await this.store.update(
-          undefined,
-          name,
-          (current) => {
-            if (!current || current.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
-            const cur = current as CustomResourceDefinition;
-            return this.tracked(current, { ...cur, metadata: { ...cur.metadata }, status: step(cur) } as KubeObject, 'status');
-          },
-          { subresource: 'status' },
-        );
-        return r.object as CustomResourceDefinition;
-      } catch (e) {
-        if (e instanceof StatusError && e.code === 404) return undefined;
-        if (!(e instanceof StatusError && e.code === 409)) throw e;
-      }
-    }
-    throw new Error('too many conflicts writing the status');
+    await this.write(
+      crd,
+      (cur) => ({ ...cur, metadata: { ...cur.metadata, finalizers: (cur.metadata?.finalizers ?? []).filter((f) => f !== CUSTOM_RESOURCE_CLEANUP_FINALIZER) } }),
+      (body) => this.client.update<CustomResourceDefinition>(CRDS, undefined, body),
+    );
   }
 
   /** CRDFinalizer.deleteInstances: DeleteCollection per namespace, then wait until none is left. */

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { builtinDefinitions } from '../registry/builtin.js';
 import { apiextensionsDefinitions } from '../apiextensions/definitions.js';
 import { isStatusError } from './errors.js';
-import { builtinScheme } from '../registry/builtin.js';
+import { builtinScheme } from '../controlplane/modules.js';
 import { goTypeError as goTypeErrorWith, parseQuantityError } from './gotypes.js';
 import { parseJson } from './json.js';
 import type { Definitions } from './schema.js';

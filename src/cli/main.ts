@@ -1,7 +1,7 @@
 // kplane: the command line. Argument parsing and wiring only; the work is in the library.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createControlPlane } from '../controlplane.js';
+import { createControlPlane } from '../controlplane/controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { loadTokenFile } from '../server/filters/authentication.js';
 import { parseGoDuration } from '../golang/time.js';

@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../../test/support/server.js';
 import { ApiServer } from '../server/apiserver.js';
 import { createAuthenticator } from '../server/filters/authentication.js';
 import { namespaceLifecycle } from '../registry/core/namespaces/lifecycle.js';
-import { versionInfo } from '../controlplane.js';
+import { versionInfo } from '../controlplane/controlplane.js';
 import { StatusError } from '../apimachinery/errors.js';
 import { ClientNetworkError } from './errors.js';
 import { createHttpsClient } from './https.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../apimachinery/types.js';
-import type { TestServer } from '../../test/support/server.js';
+import type { Storage } from '../storage/storage.js';
 import { StatusError } from '../apimachinery/errors.js';
 import type { GVR, KubeClient, WatchEvent } from './types.js';
 
@@ -38,7 +38,12 @@ function cm(ns: string, name: string, data: Record<string, string>, labels?: Rec
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(labels ? { labels } : {}) }, data };
 }
 
-export function clientSuite(label: string, env: () => { server: TestServer; client: KubeClient }): void {
+/** What the suite needs of the server under test: its storage, to compact history (test/support's TestServer has it). */
+interface ServerUnderTest {
+  readonly cp: { readonly storage: Storage };
+}
+
+export function clientSuite(label: string, env: () => { server: ServerUnderTest; client: KubeClient }): void {
   let seq = 0;
   const newNamespace = async (client: KubeClient): Promise<string> => {
     const name = `${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${process.pid}-${++seq}`;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { OpenAPISchema } from '../apimachinery/schema.js';
-import { BUILTIN_GROUP_VERSIONS } from '../api/definitions/meta.js';
+import { BUILTIN_GROUP_VERSIONS } from '../apimachinery/definitions/meta.js';
 import { builtinDefinitions, builtinResources } from './builtin.js';
 
 function* refsOf(s: OpenAPISchema | undefined): Generator<string> {

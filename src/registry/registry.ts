@@ -1,7 +1,7 @@
 // What a control plane serves: API modules contribute resources (each a kind's descriptor,
 // strategy, OpenAPI definitions, protobuf messages and Go field types), admission plugins and
 // start-up work. The registry builds one GenericStore each and owns the control plane's Scheme.
-import { metaDefinitions } from '../api/definitions/meta.js';
+import { metaDefinitions } from '../apimachinery/definitions/meta.js';
 import type { GoFieldTypes } from '../apimachinery/gotypes.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import { Scheme } from '../apimachinery/scheme.js';
@@ -58,10 +58,17 @@ export interface ResourceRegistration {
 }
 
 import type { AdmissionPlugin } from '../admission/interfaces.js';
+import type { KubeClient } from '../client/types.js';
 export type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 
 export interface ControlPlaneContext {
   readonly registry: ApiRegistry;
+  /**
+   * The control plane's own client (loopback, no sockets; user system:apiserver, user agent
+   * kube-apiserver, as upstream's loopback clientset): what a module writes in the background goes
+   * through it, so that admission, validation and managedFields apply as to any other writer.
+   */
+  readonly client: KubeClient;
   /** Where modules report what goes wrong in the background (the control plane's log). */
   readonly log?: (msg: string) => void;
 }

@@ -39,6 +39,9 @@ import { StorageDecoder, cloneObject, encodeForStorage } from './codec.js';
 import { splicable, splicedLength, writeSpliced } from './json-splice.js';
 import { compilePredicate, type Predicate } from './predicate.js';
 import type { Strategy } from './strategy.js';
+import type { DeleteOptions } from './delete-options.js';
+
+export type { DeleteOptions } from './delete-options.js';
 
 export interface VersionConverter {
   /** Served version → storage version (e.g. events.k8s.io/v1 Event → core/v1 Event). */
@@ -101,20 +104,6 @@ export interface WriteOptions {
   readonly fieldManager?: string;
   /** Validating admission, run after the strategy's own validation (kube's createValidation/updateValidation). */
   readonly validate?: (obj: KubeObject, old: KubeObject | undefined) => void | Promise<void>;
-}
-
-export interface DeleteOptions {
-  readonly preconditions?: { uid?: string; resourceVersion?: string };
-  readonly propagationPolicy?: string;
-  readonly orphanDependents?: boolean;
-  readonly gracePeriodSeconds?: number;
-  readonly dryRun?: boolean;
-  /**
-   * Admission of the delete (upstream's deleteValidation), given a copy of the object as it is:
-   * run once the object is read and the preconditions hold, before anything is written, and again
-   * before a removal that follows a finalizer update, where upstream's store runs it.
-   */
-  readonly validate?: (old: KubeObject) => void | Promise<void>;
 }
 
 export interface UpdateResult {

@@ -3,7 +3,7 @@ import type { FieldIssue } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { NameValidator } from '../apimachinery/validation/names.js';
 import type { FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
-import type { DeleteOptions } from './store.js';
+import type { DeleteOptions } from './delete-options.js';
 
 export interface TableColumn {
   readonly name: string;

@@ -1,7 +1,6 @@
 // What an ApiServer is built from: the registry it serves, admission, the authentication,
 // authorization and impersonation hooks, limits and the non-resource endpoints' providers.
 import type { AdmissionChain, AdmissionPlugin, UserInfo } from '../admission/index.js';
-import type { ProtobufKinds } from '../apimachinery/protobuf/index.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { ApiMetrics } from './metrics.js';
 import type { Authorizer } from './filters/authorization.js';
@@ -76,12 +75,4 @@ export interface ApiServerConfig {
   readonly log?: (msg: string) => void;
 }
 
-/** Where error answers and post-timeout activity are reported, and whether error bodies may be compressed. */
-export interface ErrorSink {
-  readonly metrics: ApiMetrics | undefined;
-  readonly log: ((msg: string) => void) | undefined;
-  /** The server's responseCompression, for errors answered before the compression filter ran. */
-  readonly compression: boolean;
-  /** The control plane's kind table, to answer a Status as protobuf. */
-  readonly scheme: ProtobufKinds;
-}
+export type { ErrorSink } from './error-sink.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StatusError } from '../apimachinery/errors.js';
 import { encodeObject } from '../apimachinery/protobuf/index.js';
-import { builtinScheme } from '../registry/builtin.js';
+import { builtinScheme } from '../controlplane/modules.js';
 import { chooseOutput, decodeBody, inexactIntegers, parseAccept, partialMetadataMismatch, patchTypeOf } from './negotiation.js';
 
 const status = (fn: () => unknown): StatusError => {

@@ -1,6 +1,6 @@
 // Storage backends as values for createControlPlane({ storage }): opened when the server starts.
 import { join } from 'node:path';
-import type { StorageFactory } from '../controlplane.js';
+import type { StorageFactory } from './storage.js';
 import { openEtcdStorage } from './etcd/etcd-storage.js';
 import { openMemoryStorage } from './memory/memory-storage.js';
 import { openSqliteStorage } from './sqlite/sqlite-storage.js';

@@ -184,3 +184,10 @@ export class StorageUnavailableError extends StorageError {
 export function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
+
+/** A storage backend to open when the control plane starts (sqlite(), etcd(), memory(), or your own). */
+export interface StorageFactory {
+  readonly name: string;
+  /** `log` tells the operator about long work while opening (e.g. converting a database's layout). */
+  open(ctx?: { readonly log?: (message: string) => void }): Promise<Storage>;
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeObject as decodeWith } from '../../src/apimachinery/protobuf/index.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
-import { builtinScheme } from '../../src/registry/builtin.js';
+import { builtinScheme } from '../../src/controlplane/modules.js';
 import { waitServed } from '../support/crd.js';
 import { adminCredentials, RawClient, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';

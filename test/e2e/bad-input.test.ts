@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { encodeObject as encodeWith, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
-import { builtinScheme } from '../../src/registry/builtin.js';
+import { builtinScheme } from '../../src/controlplane/modules.js';
 import { adminCredentials, RawClient, type KubeStatus, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 

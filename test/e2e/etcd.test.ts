@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createControlPlane } from '../../src/controlplane.js';
+import { createControlPlane } from '../../src/controlplane/controlplane.js';
 import { etcd as etcdStorage, memory } from '../../src/storage/factories.js';
 import { freePort, startEtcd, type RunningEtcd } from '../support/etcd.js';
 import { adminCredentials, RawClient, watchLines, type KubeStatus, type RawResponse } from '../support/https.js';

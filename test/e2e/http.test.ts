@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { decodeObject as decodeWith, decodeWatchFrames as decodeFramesWith, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
-import { builtinScheme } from '../../src/registry/builtin.js';
+import { builtinScheme } from '../../src/controlplane/modules.js';
 import { adminCredentials, RawClient, watchLines, type KubeStatus, type RawResponse } from '../support/https.js';
 import { eventually } from '../support/eventually.js';
 import { kplaneProcesses } from '../support/kplane-process.js';

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { forbidden } from '../../src/apimachinery/errors.js';
 import { namespaceDeletion } from '../../src/controllers/index.js';
-import { apiextensions, coordination, core, events } from '../../src/registry/modules.js';
+import { apiextensions, coordination, core, events } from '../../src/controlplane/modules.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../../src/registry/registry.js';
 import { eventually } from '../support/eventually.js';
 import { adminCredentials, RawClient, type RawResponse } from '../support/https.js';

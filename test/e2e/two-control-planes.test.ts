@@ -4,12 +4,12 @@
 // mapping and Go field types), the other core + coordination.k8s.io.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { apiVersionField, kind, kindField, listKind, objectMetaField, stringMap } from '../../src/api/definitions/util.js';
+import { apiVersionField, kind, kindField, listKind, objectMetaField, stringMap } from '../../src/apimachinery/definitions/util.js';
 import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE } from '../../src/apimachinery/protobuf/index.js';
 import { ALL_VERBS } from '../../src/apimachinery/resource.js';
 import { Scheme } from '../../src/apimachinery/scheme.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
-import { coordination, core } from '../../src/registry/modules.js';
+import { coordination, core } from '../../src/controlplane/modules.js';
 import { addToScheme, type ApiModule, type ResourceRegistration } from '../../src/registry/registry.js';
 import { adminCredentials, RawClient, type RawResponse } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';

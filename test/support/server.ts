@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createControlPlane, type ControlPlane, type ControlPlaneOptions, type StorageFactory } from '../../src/controlplane.js';
+import { createControlPlane, type ControlPlane, type ControlPlaneOptions, type StorageFactory } from '../../src/controlplane/controlplane.js';
 import { memory, sqlite, etcd } from '../../src/storage/factories.js';
 
 export interface TestServer {

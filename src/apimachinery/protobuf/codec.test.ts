@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { StatusError } from '../errors.js';
 import type { KubeObject } from '../types.js';
-import { builtinScheme } from '../../registry/builtin.js';
+import { builtinScheme } from '../../controlplane/modules.js';
 import {
   decodeObject as decodeWith,
   decodeWatchEvent as decodeWatchEventWith,

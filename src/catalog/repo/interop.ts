@@ -12,14 +12,13 @@ import type { Bundle, Channel, DeclarativeConfig } from '../declcfg/types.js';
 import { parse as parseVersion, parseRange, type Version } from '../semver.js';
 import type { Platform } from './platform.js';
 import { PlatformError, parseSharedAPIs, resolvePlatform } from './platform.js';
-import { isChannelKind, type ChannelKind } from './veneer.js';
+import { channelKindOf, type ChannelKind } from './veneer.js';
+import type { SharedAPI } from './platform.js';
 
-export interface SharedAPI {
-  group: string;
-  kind: string;
-  /** packages that may each provide group/kind */
-  packages: string[];
-}
+// Re-exported for existing importers: declared where platform.ts, which this file imports, can
+// import them without importing this file back.
+export { channelKindOf } from './veneer.js';
+export type { SharedAPI } from './platform.js';
 
 export type Severity = 'error' | 'warning';
 
@@ -32,12 +31,6 @@ export interface GVK {
   group: string;
   version: string;
   kind: string;
-}
-
-/** A channel's kind from its name: "stable-v1.2" → stable; names of no known kind → undefined. */
-export function channelKindOf(name: string): ChannelKind | undefined {
-  const head = name.split('-', 1)[0]!;
-  return isChannelKind(head) ? head : undefined;
 }
 
 /** The kind of channel a bundle is judged in; "other" for channels of no known kind. */

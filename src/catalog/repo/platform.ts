@@ -21,8 +21,14 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYAML } from 'yaml';
 import type { Channel, DeclarativeConfig, Deprecation } from '../declcfg/types.js';
-import { channelKindOf, type SharedAPI } from './interop.js';
-import { isChannelKind } from './veneer.js';
+import { channelKindOf, isChannelKind } from './veneer.js';
+
+export interface SharedAPI {
+  group: string;
+  kind: string;
+  /** packages that may each provide group/kind */
+  packages: string[];
+}
 
 export const PlatformSchema = 'kplane.platform';
 

@@ -10,6 +10,12 @@ export function isChannelKind(s: string): s is ChannelKind {
   return (CHANNEL_KINDS as readonly string[]).includes(s);
 }
 
+/** A channel's kind from its name: "stable-v1.2" → stable; names of no known kind → undefined. */
+export function channelKindOf(name: string): ChannelKind | undefined {
+  const head = name.split('-', 1)[0]!;
+  return isChannelKind(head) ? head : undefined;
+}
+
 /** The key as written in the issue and opm's README: Candidate, Fast, Stable. */
 function keyOf(kind: ChannelKind): string {
   return kind[0]!.toUpperCase() + kind.slice(1);

@@ -5,7 +5,7 @@ import type { KubeObject } from '../../apimachinery/types.js';
 import { createHttpsClient } from '../../client/https.js';
 import { createLoopbackClient } from '../../client/loopback.js';
 import type { GVR, KubeClient } from '../../client/types.js';
-import { versionInfo } from '../../controlplane.js';
+import { versionInfo } from '../../controlplane/controlplane.js';
 import { namespaceLifecycle } from '../../registry/core/namespaces/lifecycle.js';
 import { ApiServer } from '../../server/apiserver.js';
 import { createAuthenticator } from '../../server/filters/authentication.js';

@@ -2,7 +2,7 @@
 // events.k8s.io Events). Shapes follow upstream's generated OpenAPI; descriptions are our own.
 import type { GoFieldTypes } from '../../apimachinery/gotypes.js';
 import type { Definitions } from '../../apimachinery/schema.js';
-import { CORE, str, struct } from '../../api/definitions/util.js';
+import { CORE, str, struct } from '../../apimachinery/definitions/util.js';
 
 export const coreReferenceDefinitions: Definitions = {
   [CORE + 'ObjectReference']: struct(

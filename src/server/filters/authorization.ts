@@ -4,7 +4,7 @@
 // request is allowed and the filter is not in the chain; RBAC only has to supply one.
 import { StatusError, forbidden, internalError } from '../../apimachinery/errors.js';
 import type { UserInfo } from '../../admission/index.js';
-import type { ErrorSink } from '../config.js';
+import type { ErrorSink } from '../error-sink.js';
 import type { Filter, RequestScope } from '../request-scope.js';
 import type { RequestInfo } from '../requestinfo.js';
 import { writeError } from '../handlers/responsewriters.js';

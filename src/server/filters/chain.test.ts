@@ -5,7 +5,7 @@ import type { AdmissionAttributes } from '../../admission/index.js';
 import { StatusError } from '../../apimachinery/errors.js';
 import { createLoopbackClient } from '../../client/loopback.js';
 import type { KubeClient } from '../../client/types.js';
-import { versionInfo } from '../../controlplane.js';
+import { versionInfo } from '../../controlplane/controlplane.js';
 import { ApiServer } from '../apiserver.js';
 import { createAuthenticator } from './authentication.js';
 

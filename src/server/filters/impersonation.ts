@@ -4,7 +4,7 @@
 // may `impersonate` each, and replaces the user. Without an Impersonator the headers are ignored
 // and the filter is not in the chain.
 import type { UserInfo } from '../../admission/index.js';
-import type { ErrorSink } from '../config.js';
+import type { ErrorSink } from '../error-sink.js';
 import type { Filter, Request, RequestScope } from '../request-scope.js';
 import { writeError } from '../handlers/responsewriters.js';
 

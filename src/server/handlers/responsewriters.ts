@@ -10,7 +10,7 @@ import { parseGoBool } from '../../golang/strconv.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../../registry/table.js';
 import { endBody } from '../compression.js';
-import type { ErrorSink } from '../config.js';
+import type { ErrorSink } from '../error-sink.js';
 import { isSilenced } from '../deadline.js';
 import { chooseOutput, contentTypeOf, partialMetadataMismatch, toYaml, type OutputChoice } from '../negotiation.js';
 import { header, type Request, type RequestScope, type Response } from '../request-scope.js';

@@ -2,7 +2,7 @@
 // upstream's generated OpenAPI; descriptions are our own.
 
 import type { Definitions } from '../../../apimachinery/schema.js';
-import { META, apiVersionField, int32, kind, kindField, listKind, objectMetaField, ref, str, struct } from '../../../api/definitions/util.js';
+import { META, apiVersionField, int32, kind, kindField, listKind, objectMetaField, ref, str, struct } from '../../../apimachinery/definitions/util.js';
 
 const CO = 'io.k8s.api.coordination.v1.';
 const GV = { group: 'coordination.k8s.io', version: 'v1' };

@@ -1,6 +1,6 @@
 // io.k8s.api.core.v1.ConfigMap: shapes follow upstream's generated OpenAPI; descriptions are our own.
 import type { Definitions } from '../../../apimachinery/schema.js';
-import { CORE, apiVersionField, bool, kind, kindField, listKind, objectMetaField, stringMap } from '../../../api/definitions/util.js';
+import { CORE, apiVersionField, bool, kind, kindField, listKind, objectMetaField, stringMap } from '../../../apimachinery/definitions/util.js';
 
 const V1 = { group: '', version: 'v1' };
 const gvk = (k: string) => ({ group: '', kind: k, version: 'v1' });

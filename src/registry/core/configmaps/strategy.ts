@@ -2,7 +2,7 @@ import { fieldIssue, undecodable, type FieldIssue } from '../../../apimachinery/
 import type { KubeObject } from '../../../apimachinery/types.js';
 import { canonicalStdBase64, decodeStdBase64 } from '../../../golang/base64.js';
 import { META_GO_FIELD_TYPES, goFieldTypeTable, goTypeError, type GoFieldTypeTable, type GoFieldTypes } from '../../../apimachinery/gotypes.js';
-import { metaDefinitions } from '../../../api/definitions/meta.js';
+import { metaDefinitions } from '../../../apimachinery/definitions/meta.js';
 import type { Definitions } from '../../../apimachinery/schema.js';
 import { configMapDefinitions } from './definitions.js';
 import type { Strategy } from '../../strategy.js';

@@ -2,7 +2,7 @@
 import type { GoFieldTypes } from '../../../apimachinery/gotypes.js';
 import type { Definitions } from '../../../apimachinery/schema.js';
 import { refTo } from '../../../apimachinery/schema.js';
-import { CORE, META, apiVersionField, arrayOf, kind, kindField, listKind, objectMetaField, ref, str, stringList, struct } from '../../../api/definitions/util.js';
+import { CORE, META, apiVersionField, arrayOf, kind, kindField, listKind, objectMetaField, ref, str, stringList, struct } from '../../../apimachinery/definitions/util.js';
 
 const V1 = { group: '', version: 'v1' };
 const gvk = (k: string) => ({ group: '', kind: k, version: 'v1' });

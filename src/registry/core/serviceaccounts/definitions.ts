@@ -1,7 +1,7 @@
 // io.k8s.api.core.v1.ServiceAccount: shapes follow upstream's generated OpenAPI; descriptions are our own.
 import type { Definitions } from '../../../apimachinery/schema.js';
 import { refTo } from '../../../apimachinery/schema.js';
-import { CORE, apiVersionField, arrayOf, bool, kind, kindField, listKind, objectMetaField } from '../../../api/definitions/util.js';
+import { CORE, apiVersionField, arrayOf, bool, kind, kindField, listKind, objectMetaField } from '../../../apimachinery/definitions/util.js';
 
 const V1 = { group: '', version: 'v1' };
 const gvk = (k: string) => ({ group: '', kind: k, version: 'v1' });

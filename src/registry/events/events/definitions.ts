@@ -2,7 +2,7 @@
 // different field names; shapes follow upstream's generated OpenAPI, descriptions are our own.
 
 import type { Definitions } from '../../../apimachinery/schema.js';
-import { CORE, META, apiVersionField, int32, kind, kindField, listKind, objectMetaField, ref, str, struct } from '../../../api/definitions/util.js';
+import { CORE, META, apiVersionField, int32, kind, kindField, listKind, objectMetaField, ref, str, struct } from '../../../apimachinery/definitions/util.js';
 
 const EV = 'io.k8s.api.events.v1.';
 const GV = { group: 'events.k8s.io', version: 'v1' };

@@ -1,9 +1,12 @@
 // The system namespaces controller (pkg/controlplane/controller/systemnamespaces): creates the
 // system namespaces that are missing at start, and again every minute, so that one removed behind
 // the API's back (they cannot be deleted through it) comes back. Failures are logged and retried
-// on the next round, never thrown.
-import { StatusError } from '../../../apimachinery/errors.js';
-import type { GenericStore } from '../../store.js';
+// on the next round, never thrown. It reads and writes through a client, as upstream's does through
+// the loopback clientset, so its creates are admitted, validated and get managedFields like any.
+import { StatusError } from '../apimachinery/errors.js';
+import type { GVR, KubeClient } from '../client/types.js';
+
+const NAMESPACES: GVR = { group: '', version: 'v1', resource: 'namespaces' };
 
 export interface SystemNamespacesOptions {
   /** Pause between two rounds (upstream: one minute). */
@@ -20,7 +23,7 @@ export interface SystemNamespacesController {
 
 const ONE_MINUTE_MS = 60_000;
 
-export function systemNamespacesController(namespaces: GenericStore, names: readonly string[], opts: SystemNamespacesOptions = {}): SystemNamespacesController {
+export function systemNamespacesController(client: KubeClient, names: readonly string[], opts: SystemNamespacesOptions = {}): SystemNamespacesController {
   const intervalMs = opts.intervalMs ?? ONE_MINUTE_MS;
   const log = opts.log ?? (() => {});
   let timer: NodeJS.Timeout | undefined;
@@ -28,15 +31,16 @@ export function systemNamespacesController(namespaces: GenericStore, names: read
   let stopped = false;
 
   // createNamespaceIfNeeded: one the cache (or storage) has, even terminating, is left alone.
+  // resourceVersion 0 reads the watch cache, where upstream reads its informer's lister.
   const ensure = async (name: string): Promise<void> => {
     try {
-      await namespaces.getCached(undefined, name);
+      await client.get(NAMESPACES, undefined, name, { resourceVersion: '0' });
       return;
     } catch (e) {
       if (!(e instanceof StatusError && e.code === 404)) throw e;
     }
     try {
-      await namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     } catch (e) {
       if (!(e instanceof StatusError && e.code === 409)) throw e;
     }

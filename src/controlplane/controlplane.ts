@@ -2,38 +2,34 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
-import { keepStreamTablesYoung } from './runtime/http2-stream-tables.js';
-import { disableAllocationSitePretenuring } from './runtime/v8-pretenuring.js';
-import { parseGoDuration } from './golang/time.js';
+import { keepStreamTablesYoung } from '../runtime/http2-stream-tables.js';
+import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
+import { parseGoDuration } from '../golang/time.js';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { buildOpenAPIProvider } from './server/openapi.js';
-import { ApiServer, type VersionInfo } from './server/apiserver.js';
-import { ensurePki, type Pki } from './server/certs.js';
-import { createAuthenticator, type UserInfo as AuthUser } from './server/filters/authentication.js';
-import { createHealthChecks } from './server/health.js';
-import { writeAdminKubeconfig } from './server/kubeconfig.js';
-import { createApiMetrics, metricsHandler, type ApiMetrics } from './server/metrics.js';
-import { ApiRegistry, type AdmissionPlugin, type ApiModule } from './registry/registry.js';
-import { defaultModules } from './registry/modules.js';
-import type { Storage } from './storage/storage.js';
-import { CachingStorage } from './storage/cacher/cacher.js';
-import { instrumentStorage } from './storage/instrumented.js';
-import { createLoopbackClient } from './client/loopback.js';
-import type { KubeClient } from './client/types.js';
-import { runControllers, type RunningControllers } from './controllers/index.js';
-import type { ControllerFactory } from './controllers/types.js';
-import type { ManagerLeaderElection } from './controllers/runtime/manager.js';
+import { buildOpenAPIProvider } from '../server/openapi.js';
+import { ApiServer, type VersionInfo } from '../server/apiserver.js';
+import { ensurePki, type Pki } from '../server/certs.js';
+import { createAuthenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
+import { createHealthChecks } from '../server/health.js';
+import { writeAdminKubeconfig } from '../server/kubeconfig.js';
+import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
+import { ApiRegistry, type AdmissionPlugin, type ApiModule, type ControlPlaneContext } from '../registry/registry.js';
+import { defaultModules } from './modules.js';
+import type { Storage, StorageFactory } from '../storage/storage.js';
+import { CachingStorage } from '../storage/cacher/cacher.js';
+import { instrumentStorage } from '../storage/instrumented.js';
+import { createLoopbackClient } from '../client/loopback.js';
+import type { KubeClient } from '../client/types.js';
+import { runControllers, type RunningControllers } from '../controllers/index.js';
+import type { ControllerFactory } from '../controllers/types.js';
+import type { ManagerLeaderElection } from '../controllers/runtime/manager.js';
 
-export { core, coordination, events, defaultModules } from './registry/modules.js';
+export { core, coordination, events, defaultModules } from './modules.js';
 
-/** A storage backend to open when the control plane starts. */
-export interface StorageFactory {
-  readonly name: string;
-  /** `log` tells the operator about long work while opening (e.g. converting a database's layout). */
-  open(ctx?: { readonly log?: (message: string) => void }): Promise<Storage>;
-}
+// Re-exported where callers have imported it from; it is declared with the Storage it opens.
+export type { StorageFactory };
 
 export interface ControlPlaneOptions {
   readonly storage: StorageFactory;
@@ -142,6 +138,12 @@ export function versionInfo(): VersionInfo {
   };
 }
 
+/** client-go's DefaultKubernetesUserAgent as the kube-apiserver binary sends it: `<binary>/<version> (<os>/<arch>) kubernetes/<commit>`. */
+function kubeApiserverUserAgent(): string {
+  const v = versionInfo();
+  return `kube-apiserver/${v.gitVersion} (${v.platform}) kubernetes/${v.gitCommit || 'unknown'}`;
+}
+
 /** The requestTimeout option in ms: a Go duration or a number of ms, not negative (as --request-timeout). */
 function requestTimeoutMsOf(v: string | number): number {
   let ms: number;
@@ -182,7 +184,14 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       registry.addDefinitions(m.definitions);
     }
   }
-  const ctx = { registry, log };
+  // The loopback client's credential: random per process, like kube-apiserver's loopback token.
+  const loopbackToken = randomBytes(32).toString('base64url');
+  // What the server itself writes (system namespaces, CRD status) goes through the API with the
+  // user agent of kube-apiserver's loopback clientset (client-go's default for that binary), so its
+  // managedFields name the manager "kube-apiserver" as upstream's do. The handler is looked up per
+  // request: admission plugins below are built from ctx before the server exists.
+  const serverClient = createLoopbackClient((req, res) => apiServer.handle(req, res), loopbackToken, { userAgent: kubeApiserverUserAgent() });
+  const ctx: ControlPlaneContext = { registry, client: serverClient, log };
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
@@ -190,8 +199,6 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   ]);
   let bootstrapped = false;
   let port = opts.port ?? 6443;
-  // The loopback client's credential: random per process, like kube-apiserver's loopback token.
-  const loopbackToken = randomBytes(32).toString('base64url');
   const tokens = new Map(opts.tokens ?? []);
   tokens.set(loopbackToken, { name: 'system:apiserver', groups: ['system:masters'] });
   const apiServer = new ApiServer({
@@ -303,6 +310,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       await controllers?.stop();
       apiServer.shutdown();
       for (const m of modules) await m.shutdown?.();
+      await serverClient.close();
       if (objectCounter) clearInterval(objectCounter);
       if (server) {
         const s = server;

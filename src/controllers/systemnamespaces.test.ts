@@ -1,12 +1,18 @@
 // The core module's system namespaces controller (pkg/controlplane/controller/systemnamespaces):
 // created at bootstrap, re-created when missing on every round, failures logged and retried, the
-// rounds stopped by shutdown.
+// rounds stopped by shutdown. It writes through a loopback client into a real ApiServer over the
+// storage under test, as inside a control plane.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
-import { StorageUnavailableError, type KV } from '../../../storage/storage.js';
-import { core } from '../../modules.js';
-import { ApiRegistry } from '../../registry.js';
+import { MemoryStorage } from '../storage/memory/memory-storage.js';
+import { StorageUnavailableError, type KV } from '../storage/storage.js';
+import { createLoopbackClient } from '../client/loopback.js';
+import type { KubeClient } from '../client/types.js';
+import { core } from '../controlplane/modules.js';
+import { versionInfo } from '../controlplane/controlplane.js';
+import { ApiRegistry, type ApiModule } from '../registry/registry.js';
+import { ApiServer } from '../server/apiserver.js';
+import { createAuthenticator } from '../server/filters/authentication.js';
 
 /** Memory storage that can be taken down: every read and write then fails as an unreachable etcd does. */
 class FlakyStorage extends MemoryStorage {
@@ -21,6 +27,23 @@ class FlakyStorage extends MemoryStorage {
     if (this.down) throw new StorageUnavailableError('connection refused');
     return super.create(key, value);
   }
+}
+
+const TOKEN = 'system-namespaces-test';
+
+/** The module's kinds served from `storage`, and a loopback client to that server. */
+function serve(storage: MemoryStorage, module: ApiModule): { registry: ApiRegistry; client: KubeClient } {
+  const registry = new ApiRegistry(storage);
+  for (const r of module.resources) registry.add(r);
+  const apiServer = new ApiServer({
+    registry,
+    admission: [],
+    authenticate: createAuthenticator({ tokens: new Map([[TOKEN, { name: 'system:apiserver', groups: ['system:masters'] }]]) }),
+    maxRequestBodyBytes: 3 * 1024 * 1024,
+    version: versionInfo(),
+    serverAddress: () => '127.0.0.1:0',
+  });
+  return { registry, client: createLoopbackClient(apiServer.handle, TOKEN) };
 }
 
 const names = async (storage: MemoryStorage): Promise<string[]> => (await storage.list('/registry/namespaces/')).items.map((kv) => kv.key.slice('/registry/namespaces/'.length));
@@ -38,10 +61,8 @@ describe('system namespaces controller (core module)', () => {
 
   it('bootstrap creates kube-system, kube-public and default, in that order', async () => {
     const storage = new FlakyStorage();
-    const registry = new ApiRegistry(storage);
     const module = core({ systemNamespacesIntervalMs: 60_000 });
-    for (const r of module.resources) registry.add(r);
-    await module.bootstrap!({ registry });
+    await module.bootstrap!(serve(storage, module));
     const kvs = (await storage.list('/registry/namespaces/')).items.sort((a, b) => a.modRevision - b.modRevision);
     assert.deepEqual(kvs.map((kv) => kv.key), ['/registry/namespaces/kube-system', '/registry/namespaces/kube-public', '/registry/namespaces/default']);
     await module.shutdown!();
@@ -49,13 +70,12 @@ describe('system namespaces controller (core module)', () => {
 
   it('re-creates a missing one on a later round; storage down is logged, not thrown, and retried; shutdown ends the rounds', { timeout: 30_000 }, async () => {
     const storage = new FlakyStorage();
-    const registry = new ApiRegistry(storage);
     const logged: string[] = [];
     const module = core({ systemNamespacesIntervalMs: 10, log: (m) => logged.push(m) });
-    for (const r of module.resources) registry.add(r);
+    const ctx = serve(storage, module);
     // Storage down at start: bootstrap still resolves, each namespace's failure is logged.
     storage.down = true;
-    await module.bootstrap!({ registry });
+    await module.bootstrap!(ctx);
     assert.deepEqual(await names(storage), []);
     assert.ok(logged.length >= 3, logged.join('\n'));
     assert.equal(logged[0], 'system namespaces: unable to create required namespace kube-system: storage is unavailable: connection refused');
@@ -80,12 +100,11 @@ describe('system namespaces controller (core module)', () => {
 
   it('the control plane log is used when the module has none of its own', async () => {
     const storage = new FlakyStorage();
-    const registry = new ApiRegistry(storage);
     const logged: string[] = [];
     const module = core();
-    for (const r of module.resources) registry.add(r);
+    const ctx = serve(storage, module);
     storage.down = true;
-    await module.bootstrap!({ registry, log: (m) => logged.push(m) });
+    await module.bootstrap!({ ...ctx, log: (m) => logged.push(m) });
     await module.shutdown!();
     assert.equal(logged.length, 3);
   });

@@ -1,8 +1,8 @@
 // Small builders for definition nodes, so the tables in meta.ts, core.ts, ... read like the Go types
 // they mirror. They only produce plain OpenAPISchema objects; nothing here is kplane-specific.
 
-import type { Definitions, OpenAPISchema } from '../../apimachinery/schema.js';
-import { refTo } from '../../apimachinery/schema.js';
+import type { Definitions, OpenAPISchema } from '../schema.js';
+import { refTo } from '../schema.js';
 
 export const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 export const CORE = 'io.k8s.api.core.v1.';

@@ -1,17 +1,18 @@
 // The built-in API modules. A control plane is assembled from a list of these (KEP-4080: which
 // resources are served is chosen in code); each lists its kinds, which are self-contained modules
 // (descriptor, strategy, OpenAPI definitions, protobuf messages, Go field types) in their folders.
-import { leases } from './coordination/leases/index.js';
-import { configMaps } from './core/configmaps/index.js';
-import { coreEvents } from './core/events/index.js';
-import { namespaces } from './core/namespaces/index.js';
-import { namespaceLifecycle } from './core/namespaces/lifecycle.js';
-import { SYSTEM_NAMESPACES } from './core/namespaces/strategy.js';
-import { systemNamespacesController, type SystemNamespacesController } from './core/namespaces/systemnamespaces.js';
-import { secrets } from './core/secrets/index.js';
-import { serviceAccounts } from './core/serviceaccounts/index.js';
-import { eventsV1Events } from './events/events/index.js';
-import type { ApiModule } from './registry.js';
+import { leases } from '../registry/coordination/leases/index.js';
+import { configMaps } from '../registry/core/configmaps/index.js';
+import { coreEvents } from '../registry/core/events/index.js';
+import { namespaces } from '../registry/core/namespaces/index.js';
+import { namespaceLifecycle } from '../registry/core/namespaces/lifecycle.js';
+import { SYSTEM_NAMESPACES } from '../registry/core/namespaces/strategy.js';
+import { systemNamespacesController, type SystemNamespacesController } from '../controllers/systemnamespaces.js';
+import { secrets } from '../registry/core/secrets/index.js';
+import { serviceAccounts } from '../registry/core/serviceaccounts/index.js';
+import { eventsV1Events } from '../registry/events/events/index.js';
+import { addToScheme, type ApiModule } from '../registry/registry.js';
+import { Scheme } from '../apimachinery/scheme.js';
 import { apiextensions } from '../apiextensions/module.js';
 
 export interface CoreOptions {
@@ -32,10 +33,9 @@ export function core(opts: CoreOptions = {}): ApiModule {
     resources: [namespaces, configMaps, secrets, serviceAccounts, coreEvents],
     admission: (ctx) => [namespaceLifecycle(ctx.registry)],
     async bootstrap(ctx) {
-      const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
-      if (!namespaces) return;
+      if (!ctx.registry.lookup('', 'v1', 'namespaces')) return;
       const log = opts.log ?? ctx.log;
-      systemNamespaces = systemNamespacesController(namespaces.store, SYSTEM_NAMESPACES, {
+      systemNamespaces = systemNamespacesController(ctx.client, SYSTEM_NAMESPACES, {
         ...(opts.systemNamespacesIntervalMs !== undefined ? { intervalMs: opts.systemNamespacesIntervalMs } : {}),
         ...(log ? { log } : {}),
       });
@@ -68,4 +68,11 @@ export { apiextensions };
 /** What `kplane serve` serves by default. */
 export function defaultModules(): ApiModule[] {
   return [core(), events(), coordination(), apiextensions()];
+}
+
+/** A Scheme holding every kind the default modules serve, for code outside a control plane (a control plane has its own: `registry.scheme`). */
+export function builtinScheme(): Scheme {
+  const scheme = new Scheme();
+  for (const m of defaultModules()) for (const r of m.resources) addToScheme(scheme, r);
+  return scheme;
 }

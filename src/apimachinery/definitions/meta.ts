@@ -2,8 +2,8 @@
 // discovery documents and option kinds. Field names, types, formats and list/patch extensions
 // follow upstream's generated OpenAPI exactly; descriptions are our own.
 
-import type { Definitions, OpenAPISchema } from '../../apimachinery/schema.js';
-import { refTo } from '../../apimachinery/schema.js';
+import type { Definitions, OpenAPISchema } from '../schema.js';
+import { refTo } from '../schema.js';
 import type { GVK } from './util.js';
 import {
   META,
