@@ -50,7 +50,7 @@ describe('disableAllocationSitePretenuring', () => {
 
   it('the library entries turn it off for the process: createControlPlane and serveCatalog', () => {
     const controlPlane = `(async () => {
-      const { createControlPlane } = await import(${url('../controlplane.ts')});
+      const { createControlPlane } = await import(${url('../controlplane/controlplane.ts')});
       const { sqlite } = await import(${url('../storage/factories.ts')});
       const { mkdtempSync, rmSync } = await import('node:fs');
       const { join } = await import('node:path');
