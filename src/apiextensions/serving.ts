@@ -222,11 +222,11 @@ export class CRDServing {
           if (!current) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
           const cur = current as CustomResourceDefinition;
           if (cur.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'Conflict', code: 409, message: 'replaced' });
-          return this.tracked(current, { ...cur, metadata: { ...cur.metadata }, status: step(cur) ?? cur.status ?? {} } as KubeObject, 'status');
+          return this.tracked(current, { ...cur, metadata: { ...cur.metadata }, status: step(cur) ?? cur.status ?? {} }, 'status');
         },
         { subresource: 'status' },
       );
-      return r.object as CustomResourceDefinition;
+      return r.object;
     } catch (e) {
       if (e instanceof StatusError && (e.code === 404 || e.code === 409)) return undefined;
       throw e;
@@ -323,7 +323,7 @@ export class CRDServing {
       return;
     }
     // Terminating changes discovery's verbs: the resource is registered again.
-    const key = canonicalJSON({ uid: crd.metadata?.uid, spec: crd.spec, names: crd.status.acceptedNames, stored: crd.status.storedVersions, terminating: this.terminating.has(name) } as never);
+    const key = canonicalJSON({ uid: crd.metadata?.uid, spec: crd.spec, names: crd.status.acceptedNames, stored: crd.status.storedVersions, terminating: this.terminating.has(name) });
     if (this.served.get(name)?.key === key) return;
     const prev = this.served.get(name);
     const gvrs: Served['gvrs'] = [];
@@ -448,11 +448,11 @@ export class CRDServing {
           (current) => {
             if (!current || current.metadata?.uid !== crd.metadata?.uid) throw new StatusError({ reason: 'NotFound', code: 404, message: 'gone' });
             const cur = current as CustomResourceDefinition;
-            return this.tracked(current, { ...cur, metadata: { ...cur.metadata }, status: step(cur) } as KubeObject, 'status');
+            return this.tracked(current, { ...cur, metadata: { ...cur.metadata }, status: step(cur) }, 'status');
           },
           { subresource: 'status' },
         );
-        return r.object as CustomResourceDefinition;
+        return r.object;
       } catch (e) {
         if (e instanceof StatusError && e.code === 404) return undefined;
         if (!(e instanceof StatusError && e.code === 409)) throw e;

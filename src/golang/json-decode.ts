@@ -268,7 +268,7 @@ export function forEachNumberText(root: object, fn: (container: Record<string | 
 export function copyNumberTexts<T>(from: unknown, to: T): T {
   if (!hasNumberTexts(from) || to === null || typeof to !== 'object') return to;
   let any = false;
-  const stack: [object, object][] = [[from as object, to as object]];
+  const stack: [object, object][] = [[from as object, to]];
   while (stack.length > 0) {
     const [f, t] = stack.pop()!;
     const fr = f as Record<string | number, unknown>;

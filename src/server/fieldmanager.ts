@@ -245,7 +245,7 @@ function alignMetadata(obj: KubeObject, live: KubeObject | undefined): KubeObjec
   const out: Record<string, unknown> = {};
   for (const k of liveCommon) out[k] = src[k];
   for (const k of keys) if (!(k in out)) out[k] = src[k];
-  obj.metadata = out as KubeObject['metadata'];
+  obj.metadata = out;
   return obj;
 }
 

@@ -25,7 +25,7 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
     const result = applyJsonPatch(original, body);
     if (!isJsonObject(result)) throw badRequest('the patched object is not a JSON object');
     checkObjectMeta(result);
-    return { object: result as KubeObject, duplicateFields: [] };
+    return { object: result, duplicateFields: [] };
   }
   const parsed = parseJson(body, { messagePrefix: '' });
   const patch = parsed.value;
@@ -51,5 +51,5 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
   }
   if (!isJsonObject(result)) throw badRequest('the patched object is not a JSON object');
   checkObjectMeta(result);
-  return { object: result as KubeObject, duplicateFields: parsed.duplicateFields };
+  return { object: result, duplicateFields: parsed.duplicateFields };
 }

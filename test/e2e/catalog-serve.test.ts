@@ -34,7 +34,7 @@ async function serve(dir: string, ...flags: string[]): Promise<Served> {
   const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code))); // after stderr is drained
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start:\n${err}`)), 60_000);
-    proc.stderr!.on('data', (d: Buffer) => {
+    proc.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       const m = /msg="serving registry".* port=(\d+)/.exec(err);
       if (m) {

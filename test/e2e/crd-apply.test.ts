@@ -103,7 +103,7 @@ for (const kubectl of KUBECTLS) {
       assert.equal(await ok(['apply', '--server-side', '-f', f]), 'widget.apply.example.com/w1 serverside-applied\n');
       const first = await get('w1');
       assert.equal(first.metadata.managedFields?.length, 1);
-      assert.equal(first.metadata.managedFields![0]!.apiVersion, 'apply.example.com/v1');
+      assert.equal(first.metadata.managedFields[0]!.apiVersion, 'apply.example.com/v1');
       assert.deepEqual(owners(first)['kubectl/Apply'], {
         'f:spec': {
           'f:args': {},

@@ -804,5 +804,5 @@ export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: strin
     }
     meta[k] = val;
   }
-  return { meta: meta as ObjectMeta };
+  return { meta };
 }

@@ -13,7 +13,7 @@ type Obj = Record<string, any>;
 const doc = buildOpenAPIV2({ resources: builtinResources, definitions: builtinDefinitions, version: { gitVersion: 'v1.34.0-kplane' } });
 const bytes = encodeGnosticV2(doc);
 const type = gnosticDocumentType();
-const decoded = type.toObject(type.decode(bytes), { defaults: false }) as Obj;
+const decoded = type.toObject(type.decode(bytes), { defaults: false });
 
 const path = (name: string): Obj => decoded.paths.path.find((p: Obj) => p.name === name)?.value;
 const ext = (list: Obj[] | undefined, name: string): unknown => {

@@ -162,7 +162,7 @@ test('custom resources get the CRD builder\'s routes: no watch paths, JSON and Y
   assert.deepEqual(item.get?.produces, ['application/json', 'application/yaml']);
   assert.deepEqual(item.put?.consumes, ['application/json', 'application/yaml']);
   assert.deepEqual(item.patch?.consumes, ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
-  assert.deepEqual(Object.keys(item.patch!.responses), ['200', '401']);
+  assert.deepEqual(Object.keys(item.patch.responses), ['200', '401']);
   assert.equal(item.get?.description, 'read the specified Widget');
   const scale = d.paths['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale']!;
   assert.equal(scale.patch?.operationId, 'patchExampleComV1NamespacedWidgetScale');

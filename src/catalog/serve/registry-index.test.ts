@@ -9,7 +9,7 @@ import { RegistryIndex, RegistryQueryError, channelHead } from './registry-index
 
 const root = protobuf.loadSync(REGISTRY_PROTO);
 const Bundle = root.lookupType('api.Bundle');
-const decode = (b: Buffer): Record<string, unknown> => Bundle.toObject(Bundle.decode(b), { defaults: true }) as Record<string, unknown>;
+const decode = (b: Buffer): Record<string, unknown> => Bundle.toObject(Bundle.decode(b), { defaults: true });
 
 function model(spec: Record<string, Record<string, { name: string; replaces?: string; skips?: string[]; gvk?: string }[]>>, defaults: Record<string, string>): Model {
   const m: Model = new Map();

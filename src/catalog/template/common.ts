@@ -45,7 +45,7 @@ export function aggregateMessage(msgs: readonly string[]): string {
 /** Calls the renderer and normalises its answer to one bundle, with opm's message otherwise. */
 export async function renderOne(render: BundleRenderer, image: string): Promise<Bundle[]> {
   const r = await render(image);
-  if ('bundles' in r && Array.isArray((r as DeclarativeConfig).bundles)) return (r as DeclarativeConfig).bundles;
+  if ('bundles' in r && Array.isArray(r.bundles)) return r.bundles;
   return [r as Bundle];
 }
 

@@ -190,7 +190,7 @@ test('release still works when the last renewal was applied but its answer was l
     },
   }) as KubeClient;
   a = candidate('a', lease, { client: lossy, leaseDurationMs: 5000, renewDeadlineMs: 3000, retryPeriodMs: 100 });
-  await eventually(5_000, 'a leads', () => a!.leading);
+  await eventually(5_000, 'a leads', () => a.leading);
   loseNext = true;
   await a.done;
   const l = await client.get<KubeObject & { spec: Record<string, unknown> }>(LEASES, 'kube-system', lease);

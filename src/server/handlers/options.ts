@@ -102,7 +102,7 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
       grace: o.gracePeriodSeconds,
       propagation: typeof o.propagationPolicy === 'string' ? o.propagationPolicy : undefined,
       orphan: o.orphanDependents,
-      pre: (o.preconditions ?? undefined) as DeleteOptions['preconditions'] | undefined,
+      pre: o.preconditions ?? undefined,
     };
   } else {
     from = {

@@ -336,7 +336,7 @@ describe('sqlite storage', () => {
       }
       ac.abort();
       assert.deepEqual(events.map((e) => [e.type, e.revision]), [['delete', kv.modRevision + 1], ['put', replaced.modRevision]]);
-      assert.equal(events[1]?.type === 'put' ? dec(events[1].prevKv!) : '', 'old');
+      assert.equal(events[1]?.type === 'put' ? dec(events[1].prevKv) : '', 'old');
     } finally {
       await s.close();
     }
