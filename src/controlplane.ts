@@ -340,7 +340,7 @@ async function waitForStorage(storage: Storage, name: string, log: (m: string) =
       const waited = Date.now() - started;
       if (waited >= timeoutMs) {
         const hint = name === 'etcd' ? 'start etcd, or point kplane at a running one (kplane serve --etcd-servers; library: etcd({ endpoints }))' : 'check the storage';
-        throw new Error(`storage does not answer after ${Math.round(waited / 1000)} s: ${why}; ${hint}`);
+        throw new Error(`storage does not answer after ${Math.round(waited / 1000)} s: ${why}; ${hint}`, { cause: e });
       }
       if (lastLog === 0 || Date.now() - lastLog >= 5_000) {
         log(`storage: waiting for ${name} to answer (up to ${Math.round(timeoutMs / 1000)} s): ${why}`);

@@ -46,13 +46,13 @@ export function bundleToDeclcfg(b: ParsedBundle, image: string): Bundle {
   try {
     ({ objects, props } = objectsAndProperties(b));
   } catch (e) {
-    throw new Error(`get properties for bundle ${goQuote(b.name)}: ${(e as Error).message}`);
+    throw new Error(`get properties for bundle ${goQuote(b.name)}: ${(e as Error).message}`, { cause: e });
   }
   let relatedImages: RelatedImage[];
   try {
     relatedImages = getRelatedImages(b, image);
   } catch (e) {
-    throw new Error(`get related images for bundle ${goQuote(b.name)}: ${(e as Error).message}`);
+    throw new Error(`get related images for bundle ${goQuote(b.name)}: ${(e as Error).message}`, { cause: e });
   }
   const bundle: Bundle = {
     schema: SchemaBundle,
@@ -101,7 +101,7 @@ function decodeFields<K extends string>(raw: string | undefined, names: readonly
   try {
     v = JSON.parse(raw);
   } catch (e) {
-    throw new Error((e as Error).message);
+    throw new Error((e as Error).message, { cause: e });
   }
   if (v !== null && !isObject(v)) throw new Error(cannotUnmarshal(v, goType));
   const out = {} as Record<K, string>;
@@ -156,18 +156,18 @@ export function objectsAndProperties(b: ParsedBundle): { objects: string[]; prop
   try {
     version = b.csv.version();
   } catch (e) {
-    throw new Error(`get version: ${(e as Error).message}`);
+    throw new Error(`get version: ${(e as Error).message}`, { cause: e });
   }
   try {
     release = b.csv.release();
   } catch (e) {
-    throw new Error(`get release: ${(e as Error).message}`);
+    throw new Error(`get release: ${(e as Error).message}`, { cause: e });
   }
   let providedAPIKeys;
   try {
     providedAPIKeys = providedAPIs(b.csv, b.objects);
   } catch (e) {
-    throw new Error(`get provided apis: ${(e as Error).message}`);
+    throw new Error(`get provided apis: ${(e as Error).message}`, { cause: e });
   }
   for (const k of providedAPIKeys.values()) {
     const g = { group: k.group, kind: k.kind, version: k.version };
@@ -177,7 +177,7 @@ export function objectsAndProperties(b: ParsedBundle): { objects: string[]; prop
   try {
     requiredAPIKeys = requiredAPIs(b.csv);
   } catch (e) {
-    throw new Error(`get required apis: ${(e as Error).message}`);
+    throw new Error(`get required apis: ${(e as Error).message}`, { cause: e });
   }
   for (const k of requiredAPIKeys.values()) {
     const g = { group: k.group, kind: k.kind, version: k.version };
