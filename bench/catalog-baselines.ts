@@ -22,7 +22,7 @@ function cannedBundle(): Buffer {
 
 export interface BaselineServer {
   readonly port: number;
-  stop(): void;
+  readonly stop: () => void;
 }
 
 /** grpc-js with no logic, answering GetBundleForChannel with one pre-encoded bundle. */

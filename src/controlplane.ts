@@ -172,7 +172,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const cacher = opts.watchCache === false ? undefined : new CachingStorage(instrumented);
   const storage: Storage = cacher ?? instrumented;
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
-  const registry = new ApiRegistry(storage, cacher ? (prefix) => cacher.register(prefix) : undefined, { garbageCollection });
+  // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
+  const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
   const modules = opts.apis ?? defaultModules();
   const seenDefs = new Set<object>();
   for (const m of modules) {

@@ -910,6 +910,7 @@ export class GenericStore {
       }
     };
     await Promise.all(Array.from({ length: Math.min(DELETE_COLLECTION_WORKERS, list.items.length) }, worker));
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the first failure a worker caught, rethrown as it was
     if (failure !== undefined) throw failure;
     return list;
   }

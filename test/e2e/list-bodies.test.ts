@@ -39,7 +39,9 @@ describe('list bodies in reused memory', { timeout: 120_000 }, () => {
   let session: ClientHttp2Session;
   const expected = new Map<string, Buffer>();
   const counts = { take: 0, give: 0 };
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with .call(this) below, and put back
   const origTake = BodyBuffers.prototype.take;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- as origTake
   const origGive = BodyBuffers.prototype.give;
 
   before(async () => {

@@ -17,7 +17,7 @@ export interface KplaneProcesses {
   /** Every child started, in order. */
   readonly children: ChildProcess[];
   /** Starts `kplane <args>` and waits (30 s at most) until its stdout matches `ready`. */
-  start(args: readonly string[], ready: RegExp): Promise<KplaneProcess>;
+  readonly start: (args: readonly string[], ready: RegExp) => Promise<KplaneProcess>;
   /** SIGKILL to every child still running. */
   killAll(): void;
 }

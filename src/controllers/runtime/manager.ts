@@ -137,6 +137,7 @@ export class Manager {
       await Promise.all(running);
       signal.removeEventListener('abort', onAbort);
     }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the first failure a runnable threw, rethrown as it was
     if (failure !== undefined) throw failure;
   }
 
@@ -176,6 +177,7 @@ export class Manager {
       } finally {
         signal.removeEventListener('abort', onAbort);
       }
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the elected runnables threw, rethrown as it was
       if (err !== undefined) throw err;
     }
   }
