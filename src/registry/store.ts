@@ -393,7 +393,7 @@ export class GenericStore {
 
     const kvs: KV[] = [];
     const objects: KubeObject[] = [];
-    let revision = 0;
+    let revision: number;
     let more = false;
     let remaining: number | undefined;
     let lastKey: string | undefined;

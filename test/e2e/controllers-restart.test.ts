@@ -83,7 +83,7 @@ after(async () => {
 });
 
 it('API server restarted under a running controller-manager: informers resume, nothing is missed', { timeout: 85_000 }, async () => {
-  let server: ChildProcess = children[0]!;
+  let server: ChildProcess;
   cm = await kplane(
     ['controller-manager', '--kubeconfig', join(dataDir, 'admin.kubeconfig'), '--leader-elect-lease-duration', '3s', '--leader-elect-renew-deadline', '2s', '--leader-elect-retry-period', '300ms'],
     /identity \S+,/,

@@ -110,7 +110,7 @@ describe('kill -9 during a create load (SQLite)', { timeout: 90_000 }, () => {
     const finalAcked = [...acked];
     process.stderr.write(`# crash: ${finalAcked.length} creates acknowledged (${ackedAtKill} at kill), ${failures} failed or cut off, load ran ${Date.now() - started} ms\n`);
 
-    let storedNames = new Set<string>();
+    let storedNames: Set<string>;
     const second = await serve(dataDir);
     children.push(second.child);
     const c = new RawClient(second.url, creds);

@@ -15,8 +15,10 @@ export interface Runnable {
   readonly needLeaderElection?: boolean;
 }
 
-export interface ManagerLeaderElection
-  extends Pick<LeaderElectionConfig, 'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'releaseOnCancel' | 'onNewLeader'> {}
+export type ManagerLeaderElection = Pick<
+  LeaderElectionConfig,
+  'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'releaseOnCancel' | 'onNewLeader'
+>;
 
 export interface ManagerOptions {
   readonly client: KubeClient;
