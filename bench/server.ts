@@ -90,7 +90,7 @@ function bareHandler(req: IncomingMessage | Http2ServerRequest, res: ServerRespo
   const ns = parts[4] ?? '';
   const name = parts[6];
   let objs = bareObjects.get(ns);
-  if (!objs) bareObjects.set(ns, (objs = new Map()));
+  if (!objs) bareObjects.set(ns, (objs = new Map<string, unknown>()));
   const send = (code: number, obj: unknown): void => {
     res.statusCode = code;
     res.setHeader('Content-Type', 'application/json');
@@ -142,7 +142,7 @@ async function preload(a: PreloadArgs): Promise<{ ms: number }> {
   const t0 = performance.now();
   if (!cp) {
     let objs = bareObjects.get(a.namespace);
-    if (!objs) bareObjects.set(a.namespace, (objs = new Map()));
+    if (!objs) bareObjects.set(a.namespace, (objs = new Map<string, unknown>()));
     for (let i = 0; i < a.count; i++) objs.set(`${a.prefix}${i}`, configMap(`${a.prefix}${i}`, a.namespace));
     return { ms: performance.now() - t0 };
   }

@@ -106,7 +106,7 @@ const resetCache = new WeakMap<Strategy, Map<string, FieldSet | undefined>>();
 
 function resetFieldsOf(strategy: Strategy, subresource: string): FieldSet | undefined {
   let byEndpoint = resetCache.get(strategy);
-  if (!byEndpoint) resetCache.set(strategy, (byEndpoint = new Map()));
+  if (!byEndpoint) resetCache.set(strategy, (byEndpoint = new Map<string, FieldSet | undefined>()));
   if (byEndpoint.has(subresource)) return byEndpoint.get(subresource);
   const paths = strategy.resetFields?.[subresource];
   const set = paths?.length ? FieldSet.of(...paths.map((p) => makePath(...p))) : undefined;

@@ -227,7 +227,7 @@ describe('protobuf codec: round trips', () => {
     });
   }
   for (const list of lists) {
-    it(`${list.apiVersion} ${list.kind} with two items`, () => {
+    it(`${String(list.apiVersion)} ${String(list.kind)} with two items`, () => {
       assert.deepEqual(rt(list), JSON.parse(JSON.stringify(list)));
     });
   }

@@ -109,7 +109,7 @@ describe('RegistryIndex', () => {
     const names: string[] = [];
     for await (const bytes of idx.listBundles()) {
       const b = decode(bytes);
-      names.push(`${b.channelName}/${b.packageName}/${b.csvName}`);
+      names.push(`${String(b.channelName)}/${String(b.packageName)}/${String(b.csvName)}`);
       if (b.csvName === 'a.v3' && b.channelName === 'stable') assert.deepEqual(b.skips, ['a.v2', 'a.v1']);
     }
     assert.deepEqual(names, ['fast/a/a.v3', 'stable/a/a.v1', 'stable/a/a.v2', 'stable/a/a.v3', 'stable/b/b.v1']);
