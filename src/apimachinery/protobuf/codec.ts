@@ -720,6 +720,7 @@ export function decodeWatchEvent(frame: Uint8Array, kinds: ProtobufKinds): Decod
     const ev = toJson(desc, vals, {});
     const object = ev.object;
     if (!isPlainObject(object)) throw new WireError('watch event without an object');
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- WatchEvent.type is a proto string field: a string, or absent
     return { type: String(ev.type), object };
   } catch (e) {
     throw decodeFailure(e);
