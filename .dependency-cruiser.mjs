@@ -5,6 +5,7 @@
 // Layers, bottom to top. A file may import its own layer's folder and every layer below it, never
 // one above it nor a sibling in its own layer (siblings are independent parts: if two of them need
 // the same thing, it belongs in a layer below both).
+/** @type {Layer[]} */
 const LAYERS = [
   // Go's behaviour (JSON, YAML, strconv, durations) and process tuning: depend on nothing of ours.
   { name: 'base', folders: ['golang', 'runtime'] },
@@ -30,8 +31,13 @@ const LAYERS = [
 // never imports test code (no-source-to-test), and the package excludes it.
 const TEST = '(\\.test\\.ts$|\\.test-support\\.ts$|/testdata/|^src/storage/conformance/|^test/)';
 
+/** @typedef {{ name: string, folders: string[], files?: string[] }} Layer */
+
+/** @param {string} s */
 const re = (s) => s.replace(/[.]/g, '\\.');
+/** @param {Layer} layer */
 const pathsOf = (layer) => [...layer.folders.map((f) => `^src/${re(f)}/`), ...(layer.files ?? []).map((f) => `^src/${re(f)}$`)];
+/** @param {string[]} paths */
 const anyOf = (paths) => `(${paths.join('|')})`;
 
 const layerRules = LAYERS.flatMap((layer, i) => {

@@ -22,7 +22,7 @@ function cannedBundle(): Buffer {
 
 export interface BaselineServer {
   readonly port: number;
-  stop(): void;
+  readonly stop: () => void;
 }
 
 /** grpc-js with no logic, answering GetBundleForChannel with one pre-encoded bundle. */
@@ -31,7 +31,7 @@ export async function startBareServer(): Promise<BaselineServer> {
   const svc = loadPackageDefinition()['api.Registry'] as grpc.ServiceDefinition;
   const raw = Object.fromEntries(Object.entries(svc).map(([k, m]) => [k, { ...m, responseSerialize: (v: Buffer) => v }]));
   const server = new grpc.Server();
-  server.addService(raw as grpc.ServiceDefinition, { GetBundleForChannel: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, canned) });
+  server.addService(raw, { GetBundleForChannel: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, canned) });
   const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
   return { port, stop: () => server.forceShutdown() };
 }

@@ -126,7 +126,7 @@ function getBundleForChannelLoad(port: number, o: Required<Omit<CatalogBenchOpti
 async function startBaseline(flag: '--bare-server' | '--http2-floor'): Promise<{ port: number; pid: number; stop(): void }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', 'catalog-baselines.ts'), flag], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
     child.once('exit', (code) => reject(new Error(`catalog-baselines.ts ${flag} exited ${code}`)));
   });
   return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };

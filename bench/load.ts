@@ -41,7 +41,7 @@ export class HttpClient {
     this.agent.createConnection = ((...args: Parameters<typeof create>) => {
       this.connectionsOpened++;
       return create(...args);
-    }) as typeof create;
+    });
   }
 
   /** TLS connections this client has opened so far. */

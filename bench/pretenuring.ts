@@ -32,9 +32,9 @@ async function round(kind: 'v8-default' | 'kplane'): Promise<void> {
   });
   await cp.start();
   try {
-    await cp.registry.lookup('', 'v1', 'namespaces')!.store.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } } as never);
+    await cp.registry.lookup('', 'v1', 'namespaces')!.store.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
     const store = cp.registry.lookup('', 'v1', 'configmaps')!.store;
-    for (let i = 0; i < OBJECTS; i++) await store.create('bench', configMap(`cm-${i}`, 'bench') as never);
+    for (let i = 0; i < OBJECTS; i++) await store.create('bench', configMap(`cm-${i}`, 'bench'));
     const uris = Array.from({ length: 1000 }, (_, i) => `/api/v1/namespaces/bench/configmaps/cm-${(i * 37) % OBJECTS}`);
     const headers = [`authorization: Bearer ${BENCH_TOKEN}`, 'accept: application/json'];
     const body = JSON.stringify(configMap('', 'bench')).replace('"name":""', '"generateName":"cm-h1-"');

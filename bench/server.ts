@@ -90,7 +90,7 @@ function bareHandler(req: IncomingMessage | Http2ServerRequest, res: ServerRespo
   const ns = parts[4] ?? '';
   const name = parts[6];
   let objs = bareObjects.get(ns);
-  if (!objs) bareObjects.set(ns, (objs = new Map()));
+  if (!objs) bareObjects.set(ns, (objs = new Map<string, unknown>()));
   const send = (code: number, obj: unknown): void => {
     res.statusCode = code;
     res.setHeader('Content-Type', 'application/json');
@@ -142,7 +142,7 @@ async function preload(a: PreloadArgs): Promise<{ ms: number }> {
   const t0 = performance.now();
   if (!cp) {
     let objs = bareObjects.get(a.namespace);
-    if (!objs) bareObjects.set(a.namespace, (objs = new Map()));
+    if (!objs) bareObjects.set(a.namespace, (objs = new Map<string, unknown>()));
     for (let i = 0; i < a.count; i++) objs.set(`${a.prefix}${i}`, configMap(`${a.prefix}${i}`, a.namespace));
     return { ms: performance.now() - t0 };
   }
@@ -152,7 +152,7 @@ async function preload(a: PreloadArgs): Promise<{ ms: number }> {
   const worker = async (): Promise<void> => {
     while (next < a.count) {
       const i = next++;
-      await store.create(a.namespace, configMap(`${a.prefix}${i}`, a.namespace) as KubeObject);
+      await store.create(a.namespace, configMap(`${a.prefix}${i}`, a.namespace));
     }
   };
   await Promise.all(Array.from({ length: Math.min(a.window ?? 256, a.count) }, worker));
@@ -203,7 +203,7 @@ async function createCrd(a: { plural: string; kind: string }): Promise<GVR> {
       names: { plural: a.plural, singular: a.kind.toLowerCase(), kind: a.kind },
       versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
     },
-  } as KubeObject);
+  });
   const until = Date.now() + 20_000;
   while (!cp!.registry.lookup(group, 'v1', a.plural)) {
     if (Date.now() > until) throw new Error(`CRD ${a.plural} not served in 20 s`);

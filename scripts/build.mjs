@@ -20,10 +20,16 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 const dist = join(root, 'dist');
 
+/** @param {string} name */
 function isAsset(name) {
   return !name.endsWith('.ts') && !name.endsWith('.md') && !name.startsWith('.');
 }
 
+/**
+ * @param {string} dir
+ * @param {string[]} out
+ * @returns {string[]}
+ */
 function assets(dir, out) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
@@ -37,6 +43,7 @@ function assets(dir, out) {
 /** The newest modification time among the files dist/ is built from. */
 function newestInput() {
   let newest = 0;
+  /** @param {string} dir */
   const walk = (dir) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
@@ -57,7 +64,9 @@ if (process.argv.includes('--if-stale')) {
   let built = 0;
   try {
     built = statSync(stamp).mtimeMs;
-  } catch {}
+  } catch {
+    // not built yet: stale
+  }
   if (built >= newestInput()) process.exit(0);
   console.error(built ? '[build] src/ changed since dist/ was built: building it again' : '[build] dist/ is not built yet: building it (once)');
 }

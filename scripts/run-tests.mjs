@@ -10,6 +10,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 const filters = process.argv.slice(2);
 
+/**
+ * @param {string} dir
+ * @param {string[]} out
+ * @returns {string[]}
+ */
 function find(dir, out) {
   for (const name of readdirSync(dir)) {
     if (name === 'node_modules' || name.startsWith('.')) continue;

@@ -35,7 +35,7 @@ async function created(finalizers?: string[]): Promise<{ store: GenericStore; cr
       names: { plural: 'widgets', kind: 'Widget' },
       versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
     },
-  } as KubeObject);
+  });
   return { store, crd: crd.object };
 }
 

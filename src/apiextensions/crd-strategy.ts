@@ -34,7 +34,7 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: false,
     defaults(obj) {
-      defaultCRD(obj as CustomResourceDefinition);
+      defaultCRD(obj);
     },
     prepareForCreate(obj) {
       const crd = obj as CustomResourceDefinition;
@@ -51,8 +51,8 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
       crd.metadata!.generation = semanticEqual(crd.spec, prev.spec) ? gen : gen + 1;
       addStorageVersion(crd);
     },
-    validate: (obj) => guarded(() => validateCRD(obj as CustomResourceDefinition, undefined, hooks)),
-    validateUpdate: (obj, old) => guarded(() => validateCRD(obj as CustomResourceDefinition, old as CustomResourceDefinition, hooks)),
+    validate: (obj) => guarded(() => validateCRD(obj, undefined, hooks)),
+    validateUpdate: (obj, old) => guarded(() => validateCRD(obj, old, hooks)),
     // Upstream's REST.Delete (registry/customresourcedefinition/etcd.go; the store checks its
     // preconditions in storage's words on every DELETE). The first DELETE only sets the deletionTimestamp (the
     // store does), the clean-up finalizer and Terminating=True/InstanceDeletionPending: the garbage
@@ -76,8 +76,8 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
       return { update: next };
     },
     resetFields: { '': [['status']], status: [['metadata'], ['spec']] },
-    warningsOnCreate: (obj) => conversionWarnings(obj as CustomResourceDefinition),
-    warningsOnUpdate: (obj) => conversionWarnings(obj as CustomResourceDefinition),
+    warningsOnCreate: (obj) => conversionWarnings(obj),
+    warningsOnUpdate: (obj) => conversionWarnings(obj),
     subresources: {
       status: {
         merge(incoming: KubeObject, current: KubeObject): KubeObject {
@@ -87,7 +87,7 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
           else next.status = status;
           return next;
         },
-        validateUpdate: (obj) => guarded(() => validateCRDStatus(obj as CustomResourceDefinition)),
+        validateUpdate: (obj) => guarded(() => validateCRDStatus(obj)),
       },
     },
   };

@@ -16,7 +16,7 @@ function served(spec: JSONSchemaProps) {
   return buildServedVersion(crd, crd.spec!.versions![0]!, { rules: celValidationRules() }).registration;
 }
 
-const obj = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'x.example.com/v1', kind: 'Thing', metadata: { name: 'a', namespace: 'n' }, spec }) as KubeObject;
+const obj = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'x.example.com/v1', kind: 'Thing', metadata: { name: 'a', namespace: 'n' }, spec });
 
 test('defaults, validation and CEL rules follow a changed schema', () => {
   const before = served({

@@ -162,7 +162,7 @@ function scaleSubresource(scale: ScaleSubresource): SubresourceStrategy {
       }
       if (issues.length) throw invalid({ group: 'autoscaling', kind: 'Scale' }, current.metadata?.name ?? '', issues);
       const want = typeof replicas === 'number' ? replicas : 0;
-      if (getPath(current, specPath) !== want) setPath(current as unknown as Record<string, unknown>, specPath, want);
+      if (getPath(current, specPath) !== want) setPath(current, specPath, want);
       return current;
     },
     // A scale write changes spec: the main strategy's generation rule applies (upstream scales
@@ -226,7 +226,7 @@ export function toPublishedSchema(s: JSONSchemaProps, nested = false): OpenAPISc
     for (const f of ['kind', 'apiVersion']) if (!required.includes(f)) required.push(f);
     out['required'] = required;
   }
-  return out as OpenAPISchema;
+  return out;
 }
 
 /** apiVersion, kind and metadata, as the root and embedded resources have them. */

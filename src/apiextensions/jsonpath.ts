@@ -123,7 +123,7 @@ function step(values: unknown[], seg: Seg): unknown[] {
         if (isObj(v) && Object.hasOwn(v, seg.name)) out.push(v[seg.name]);
         break;
       case 'wild':
-        if (Array.isArray(v)) out.push(...v);
+        if (Array.isArray(v)) out.push(...(v as unknown[]));
         else if (isObj(v)) for (const k of Object.keys(v).sort()) out.push(v[k]);
         break;
       case 'index': {

@@ -11,7 +11,7 @@ export interface CompiledRules {
    * Evaluates every rule against `obj` (and `old` for transition rules; undefined on create).
    * Returns kube's field errors (`spec: Invalid value: "object": <message>`), never throws.
    */
-  validate(obj: unknown, old: unknown | undefined): FieldIssue[];
+  validate(obj: unknown, old: unknown): FieldIssue[];
 }
 
 export interface ValidationRulesEngine {

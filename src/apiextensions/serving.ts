@@ -334,7 +334,7 @@ export class CRDServing {
       return;
     }
     // Terminating changes discovery's verbs: the resource is registered again.
-    const key = canonicalJSON({ uid: crd.metadata?.uid, spec: crd.spec, names: crd.status.acceptedNames, stored: crd.status.storedVersions, terminating: this.terminating.has(name) } as never);
+    const key = canonicalJSON({ uid: crd.metadata?.uid, spec: crd.spec, names: crd.status.acceptedNames, stored: crd.status.storedVersions, terminating: this.terminating.has(name) });
     if (this.served.get(name)?.key === key) return;
     const prev = this.served.get(name);
     const gvrs: Served['gvrs'] = [];

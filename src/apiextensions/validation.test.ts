@@ -94,14 +94,14 @@ describe('validateCRD: versions', () => {
 describe('validateCRD: schemas (paths follow the internal form)', () => {
   const nonStructural = { type: 'object', properties: { spec: { properties: { a: { type: 'string' } } } } };
   it('a single version reports at spec.validation (hoisted like upstream)', () =>
-    assert.deepEqual(errs(crd((c) => (c.spec!.versions![0]!.schema = { openAPIV3Schema: structuredClone(nonStructural) as never }))), [
+    assert.deepEqual(errs(crd((c) => (c.spec!.versions![0]!.schema = { openAPIV3Schema: structuredClone(nonStructural) }))), [
       'spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields',
     ]));
   it('different per-version schemas report at spec.versions[i].schema', () => {
     const e = errs(
       crd((c) => {
         c.spec!.versions!.push(version('v2'));
-        c.spec!.versions![1]!.schema = { openAPIV3Schema: structuredClone(nonStructural) as never };
+        c.spec!.versions![1]!.schema = { openAPIV3Schema: structuredClone(nonStructural) };
       }),
     );
     assert.deepEqual(e, ['spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields']);
@@ -117,7 +117,7 @@ describe('validateCRD: schemas (paths follow the internal form)', () => {
     ));
   it('an unchanged accepted schema is not re-validated on update', () => {
     const old = crd();
-    old.spec!.versions![0]!.schema = { openAPIV3Schema: structuredClone(nonStructural) as never };
+    old.spec!.versions![0]!.schema = { openAPIV3Schema: structuredClone(nonStructural) };
     const next = structuredClone(old);
     next.spec!.versions![0]!.additionalPrinterColumns = [{ name: 'A', type: 'string', jsonPath: '.spec.a' }];
     assert.deepEqual(errs(next, old), []);
@@ -224,7 +224,7 @@ describe('crdStrategy', () => {
   });
   it('malformed bodies are a 400, not a 500', () =>
     assert.throws(
-      () => s.validate({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'a.b.c' }, spec: { versions: 'x' } } as never),
+      () => s.validate({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'a.b.c' }, spec: { versions: 'x' } }),
       (e: unknown) => (e as { code?: number }).code === 400,
     ));
 });

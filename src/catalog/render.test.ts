@@ -104,7 +104,7 @@ describe('render: images', () => {
       ['olm.gvk', 'olm.gvk.required', 'olm.package', 'olm.package.required', 'olm.bundle.object', 'olm.bundle.object'],
     );
     // the CRD's object sorts before the CSV's (by base64 text), as in the upstream expectation
-    const kinds = b.properties!.filter((p) => p.type === 'olm.bundle.object').map((p) => JSON.parse(Buffer.from((p.value as { data: string }).data, 'base64').toString()).kind);
+    const kinds = b.properties!.filter((p) => p.type === 'olm.bundle.object').map((p) => (JSON.parse(Buffer.from((p.value as { data: string }).data, 'base64').toString()) as { kind: string }).kind);
     assert.deepEqual(kinds, ['CustomResourceDefinition', 'ClusterServiceVersion']);
   });
 

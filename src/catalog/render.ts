@@ -128,7 +128,7 @@ async function renderReference(ref: string, opts: RenderOptions): Promise<Declar
       try {
         image = executeImageRefTemplate(opts.imageRefTemplate, parsed);
       } catch (e) {
-        throw new Error(`failed templating image reference from bundle for ${q(ref)}: ${(e as Error).message}`);
+        throw new Error(`failed templating image reference from bundle for ${q(ref)}: ${(e as Error).message}`, { cause: e });
       }
     }
     return { ...emptyConfig(), bundles: [bundleToDeclcfg(parsed, image)] };
@@ -151,7 +151,7 @@ async function renderImage(ref: string, opts: RenderOptions): Promise<Declarativ
   try {
     pulled = await pull(ref, opts.pull ?? {});
   } catch (e) {
-    throw new Error(`failed to pull image ${q(ref)}: ${(e as Error).message}`);
+    throw new Error(`failed to pull image ${q(ref)}: ${(e as Error).message}`, { cause: e });
   }
   const labels = pulled.labels;
   const configsDir = labels[ConfigsLocationLabel];

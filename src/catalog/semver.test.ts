@@ -119,8 +119,8 @@ test('compare orders by semver 2.0.0 precedence (spec examples 9 and 11), build 
     [V(1, 0, 0, [], ['1', '2', '3']), V(1, 0, 0), 0],
   ];
   for (const [a, b, r] of cases) {
-    assert.equal(a.compare(b), r, `${a} vs ${b}`);
-    assert.equal(b.compare(a), -r || 0, `${b} vs ${a}`);
+    assert.equal(a.compare(b), r, `${a.toString()} vs ${b.toString()}`);
+    assert.equal(b.compare(a), -r || 0, `${b.toString()} vs ${a.toString()}`);
   }
 });
 

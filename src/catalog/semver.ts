@@ -345,7 +345,7 @@ const enum Wildcard {
 function getWildcardType(vStr: string): Wildcard {
   const parts = vStr.split('.');
   if (parts[parts.length - 1] !== 'x') return Wildcard.None;
-  return parts.length >= 1 && parts.length <= 3 ? (parts.length as Wildcard) : Wildcard.None;
+  return parts.length >= 1 && parts.length <= 3 ? parts.length : Wildcard.None;
 }
 
 function createVersionFromWildcard(vStr: string): string {

@@ -67,7 +67,7 @@ export function clientSuite(label: string, env: () => { server: ServerUnderTest;
     const page1 = await client.list(configmaps, ns, { limit: 1 });
     assert.equal(page1.items.length, 1);
     assert.ok(page1.metadata.continue);
-    const page2 = await client.list(configmaps, ns, { limit: 1, continue: page1.metadata.continue! });
+    const page2 = await client.list(configmaps, ns, { limit: 1, continue: page1.metadata.continue });
     assert.deepEqual([...page1.items, ...page2.items].map((i) => i.metadata?.name).sort(), ['a', 'b']);
 
     const updated = await client.update(configmaps, ns, { ...got, data: { k: 'v2' } });

@@ -1,6 +1,6 @@
 // Discovery helpers shared by the generic controllers: which resources the server serves, so that
 // custom resources (and any later module's resources) are handled without naming them.
-import type { APIResource, APIResourceList, GVR, KubeClient, RequestOptions } from '../client/types.js';
+import type { APIResourceList, GVR, KubeClient, RequestOptions } from '../client/types.js';
 
 export interface DiscoveredResource extends GVR {
   readonly kind: string;
@@ -44,7 +44,7 @@ export async function discoverResources(client: KubeClient, verbs: readonly stri
     }
     if (!preferredVersion.has(gv.group)) preferredVersion.set(gv.group, gv.version);
     if (preferredVersion.get(gv.group) !== gv.version) continue;
-    for (const r of list.resources as readonly APIResource[]) {
+    for (const r of list.resources) {
       if (r.name.includes('/')) continue;
       if (!verbs.every((v) => r.verbs.includes(v))) continue;
       const id = `${gv.group}/${r.name}`;

@@ -4,6 +4,7 @@
 // storage under test, as inside a control plane.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { KubeObject } from '../apimachinery/types.js';
 import { MemoryStorage } from '../storage/memory/memory-storage.js';
 import { StorageUnavailableError, type KV } from '../storage/storage.js';
 import { createLoopbackClient } from '../client/loopback.js';
@@ -87,7 +88,8 @@ describe('system namespaces controller (core module)', () => {
     await storage.delete('/registry/namespaces/kube-public');
     await until(async () => (await storage.get('/registry/namespaces/kube-public')) !== undefined);
     const again = (await storage.get('/registry/namespaces/kube-public'))!;
-    assert.notEqual(JSON.parse(Buffer.from(again.value).toString()).metadata.uid, JSON.parse(Buffer.from(before.value).toString()).metadata.uid);
+    const uid = (kv: KV): unknown => (JSON.parse(Buffer.from(kv.value).toString()) as KubeObject).metadata?.uid;
+    assert.notEqual(uid(again), uid(before));
 
     await module.shutdown!();
     const reads = storage.reads;

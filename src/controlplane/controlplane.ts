@@ -174,7 +174,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const cacher = opts.watchCache === false ? undefined : new CachingStorage(instrumented);
   const storage: Storage = cacher ?? instrumented;
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
-  const registry = new ApiRegistry(storage, cacher ? (prefix) => cacher.register(prefix) : undefined, { garbageCollection });
+  // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
+  const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
   const modules = opts.apis ?? defaultModules();
   const seenDefs = new Set<object>();
   for (const m of modules) {
@@ -348,7 +349,7 @@ async function waitForStorage(storage: Storage, name: string, log: (m: string) =
       const waited = Date.now() - started;
       if (waited >= timeoutMs) {
         const hint = name === 'etcd' ? 'start etcd, or point kplane at a running one (kplane serve --etcd-servers; library: etcd({ endpoints }))' : 'check the storage';
-        throw new Error(`storage does not answer after ${Math.round(waited / 1000)} s: ${why}; ${hint}`);
+        throw new Error(`storage does not answer after ${Math.round(waited / 1000)} s: ${why}; ${hint}`, { cause: e });
       }
       if (lastLog === 0 || Date.now() - lastLog >= 5_000) {
         log(`storage: waiting for ${name} to answer (up to ${Math.round(timeoutMs / 1000)} s): ${why}`);

@@ -268,7 +268,7 @@ export function forEachNumberText(root: object, fn: (container: Record<string | 
 export function copyNumberTexts<T>(from: unknown, to: T): T {
   if (!hasNumberTexts(from) || to === null || typeof to !== 'object') return to;
   let any = false;
-  const stack: [object, object][] = [[from as object, to as object]];
+  const stack: [object, object][] = [[from as object, to]];
   while (stack.length > 0) {
     const [f, t] = stack.pop()!;
     const fr = f as Record<string | number, unknown>;
@@ -279,7 +279,7 @@ export function copyNumberTexts<T>(from: unknown, to: T): T {
         const v = tr[key];
         if (typeof v !== 'number' || Number(text.literal) !== v || fr[key] !== v) continue;
         let into = NUMBER_TEXTS.get(t);
-        if (into === undefined) NUMBER_TEXTS.set(t, (into = new Map()));
+        if (into === undefined) NUMBER_TEXTS.set(t, (into = new Map<string | number, NumberText>()));
         into.set(key, text);
         any = true;
       }
@@ -315,7 +315,7 @@ export function recordNumberTextsOf(text: string, value: unknown): void {
 export function setNumberText(root: object, container: object, key: string | number, literal: string, path: () => string): void {
   if (!needsText(literal)) return;
   let texts = NUMBER_TEXTS.get(container);
-  if (texts === undefined) NUMBER_TEXTS.set(container, (texts = new Map()));
+  if (texts === undefined) NUMBER_TEXTS.set(container, (texts = new Map<string | number, NumberText>()));
   texts.set(key, { literal, inexactPath: /^-?[0-9]+$/.test(literal) && isInexactInteger(literal) ? path() : undefined });
   WITH_NUMBER_TEXTS.add(root);
 }
@@ -392,7 +392,7 @@ function recordNumberTexts(text: string, root: object, duplicates: boolean): voi
           const frame = stack[stack.length - 1];
           if (frame?.container !== undefined && needsText(literal)) {
             let texts = NUMBER_TEXTS.get(frame.container);
-            if (texts === undefined) NUMBER_TEXTS.set(frame.container, (texts = new Map()));
+            if (texts === undefined) NUMBER_TEXTS.set(frame.container, (texts = new Map<string | number, NumberText>()));
             texts.set(frame.at, { literal, inexactPath: /^-?[0-9]+$/.test(literal) && isInexactInteger(literal) ? textPathOf(stack) : undefined });
             any = true;
           } else if (duplicates && frame?.container !== undefined) {

@@ -103,6 +103,6 @@ export class StructDecoder {
       this.fail(jsonKind(v), goType);
       return undefined;
     }
-    return v;
+    return v as unknown[];
   }
 }

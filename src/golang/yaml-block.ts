@@ -452,7 +452,7 @@ class Reader {
     }
     // the last line of a document without a final newline has no line break after it
     if (this.i === this.lines.length && !this.endsWithNewline && this.lines.length > 0) trailing = Math.max(0, trailing - 1);
-    let body = parts.join('');
+    const body = parts.join('');
     if (!sawContent) {
       // only empty lines
       return chomp === '+' ? '\n'.repeat(trailing) : '';

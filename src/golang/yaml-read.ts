@@ -197,7 +197,7 @@ export function resolveScalar(s: string, tag: string | undefined, quoted: boolea
     case 'timestamp': {
       const [rtag, value] = resolveUntagged(s, short === 'timestamp');
       if (rtag === short) return value;
-      if (short === 'float' && rtag === 'int') return Number(value as bigint);
+      if (short === 'float' && rtag === 'int') return Number(value);
       throw new Error(`yaml: cannot decode !!${rtag} \`${s}\` as a !!${short}`);
     }
     default:
@@ -261,7 +261,7 @@ export function readGoYAML(text: string, opts: ReadOptions = {}): GoYAMLValue {
     throw new Error(`yaml: line ${lc.linePos(e.pos[0]).line}: ${message}`);
   }
   const ctx: WalkContext = { doc, lc, dups: opts.strict ? [] : undefined, visited: 0 };
-  const v = fromNode(doc.contents as YAMLNode | null, ctx, 0);
+  const v = fromNode(doc.contents, ctx, 0);
   if (ctx.dups !== undefined && ctx.dups.length > 0) throw new Error(`yaml: unmarshal errors:\n${ctx.dups.map((d) => `  ${d}`).join('\n')}`);
   return v;
 }
@@ -273,7 +273,7 @@ function fromNode(node: YAMLNode | null | undefined, ctx: WalkContext, depth: nu
   if (isAlias(node)) {
     const target = node.resolve(ctx.doc);
     if (target === undefined) throw new Error(`yaml: unknown anchor '${node.source}' referenced`);
-    return fromNode(target as YAMLNode, ctx, depth + 1);
+    return fromNode(target, ctx, depth + 1);
   }
   if (isScalar(node)) {
     const raw = node.value === null || node.value === undefined ? '' : String(node.value);

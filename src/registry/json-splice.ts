@@ -59,6 +59,6 @@ export function writeSpliced(out: Uint8Array, pos: number, value: Uint8Array, pr
   }
   p += digits;
   out[p++] = QUOTE;
-  if (comma) out[p++] = COMMA;
+  if (comma) out[p] = COMMA;
   return pos + value.length + insert;
 }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { configMapsResource } from './core/configmaps/index.js';
-import type { KubeObject } from '../apimachinery/types.js';
+import type { KubeList, KubeObject } from '../apimachinery/types.js';
 import { MemoryStorage } from '../storage/memory/memory-storage.js';
 import type { KV } from '../storage/storage.js';
 import { configMapStrategy } from './core/configmaps/strategy.js';
@@ -82,12 +82,12 @@ describe('listJSON bytes', () => {
         assert.ok(got.equals(want), JSON.stringify(opts));
         // Every page of a paged list, too.
         if (opts.limit) {
-          let cont = JSON.parse(got.toString('utf8')).metadata.continue as string | undefined;
+          let cont = (JSON.parse(got.toString('utf8')) as KubeList).metadata.continue;
           while (cont) {
             const o = { ...opts, continue: cont };
             const page = await store.listJSON('ns', o);
             assert.ok(page.equals(await referenceListJSON(store, storage, withConverter, 'ns', o)), JSON.stringify(o));
-            cont = JSON.parse(page.toString('utf8')).metadata.continue as string | undefined;
+            cont = (JSON.parse(page.toString('utf8')) as KubeList).metadata.continue;
           }
         }
       }

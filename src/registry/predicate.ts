@@ -33,14 +33,14 @@ export function compilePredicate(labelSelector: string | undefined, fieldSelecto
   return {
     empty: false,
     matches(obj) {
-      if (hasLabels && !matchesLabels(labels!, obj.metadata?.labels)) return false;
+      if (hasLabels && !matchesLabels(labels, obj.metadata?.labels)) return false;
       if (hasFields) {
         const f: Record<string, string> = {
           'metadata.name': obj.metadata?.name ?? '',
           'metadata.namespace': obj.metadata?.namespace ?? '',
           ...(strategy.selectableFields?.(obj) ?? {}),
         };
-        if (!matchesFields(fields!, f)) return false;
+        if (!matchesFields(fields, f)) return false;
       }
       return true;
     },

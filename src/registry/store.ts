@@ -383,7 +383,7 @@ export class GenericStore {
 
     const kvs: KV[] = [];
     const objects: KubeObject[] = [];
-    let revision = 0;
+    let revision: number;
     let more = false;
     let remaining: number | undefined;
     let lastKey: string | undefined;
@@ -900,6 +900,7 @@ export class GenericStore {
       }
     };
     await Promise.all(Array.from({ length: Math.min(DELETE_COLLECTION_WORKERS, list.items.length) }, worker));
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the first failure a worker caught, rethrown as it was
     if (failure !== undefined) throw failure;
     return list;
   }

@@ -4,7 +4,6 @@
 // metav1.Time's, and the printers.go handlers' cells (events, service accounts, leases).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubeObject } from '../apimachinery/types.js';
 import { leaseStrategy } from './coordination/leases/strategy.js';
 import { coreEventStrategy } from './core/events/strategy.js';
 import { serviceAccountStrategy } from './core/serviceaccounts/strategy.js';
@@ -81,7 +80,7 @@ describe('table', () => {
 });
 
 describe('event table (printEvent, always wide)', () => {
-  const cells = (s: Strategy, o: Record<string, unknown>): unknown[] => toTable(s, [{ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, ...o } as KubeObject], {}).rows[0]!.cells;
+  const cells = (s: Strategy, o: Record<string, unknown>): unknown[] => toTable(s, [{ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, ...o }], {}).rows[0]!.cells;
 
   it('the columns in upstream order and priorities', () => {
     const cols = toTable(coreEventStrategy, [], {}).columnDefinitions!;

@@ -167,7 +167,8 @@ function canonicalHost(host: string): string {
 
 function sanHosts(certPem: string): Set<string> {
   const cert = forge.pki.certificateFromPem(certPem);
-  const ext = cert.getExtension('subjectAltName') as { altNames?: { type: number; value: string; ip?: string }[] } | undefined;
+  // node-forge types every extension as {}; subjectAltName's carries altNames.
+  const ext: { altNames?: { type: number; value: string; ip?: string }[] } | undefined = cert.getExtension('subjectAltName');
   const out = new Set<string>();
   for (const n of ext?.altNames ?? []) {
     if (n.type === 7 && n.ip) out.add(canonicalHost(n.ip));

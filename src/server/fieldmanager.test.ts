@@ -107,7 +107,7 @@ test('trackUpdate: reset fields per endpoint (namespace status on the main resou
   trackUpdate(nsScope(''), undefined, created, 'creator');
   // Defaults (the name label) count; status never belongs to anyone on the main resource.
   assert.deepEqual(created.metadata?.managedFields?.[0]?.fieldsV1, { 'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } }, 'f:spec': { '.': {}, 'f:finalizers': {} } });
-  const tracked: KubeObject = { ...live, metadata: { ...live.metadata, managedFields: created.metadata!.managedFields! } };
+  const tracked: KubeObject = { ...live, metadata: { ...live.metadata, managedFields: created.metadata.managedFields } };
   const viaStatus: KubeObject = { ...structuredClone(tracked), spec: { finalizers: [] }, status: { phase: 'Terminating' } };
   trackUpdate(nsScope('status'), tracked, viaStatus, 'ctrl');
   const entry = viaStatus.metadata?.managedFields?.find((e) => e.manager === 'ctrl');

@@ -107,7 +107,7 @@ const resetCache = new WeakMap<Strategy, Map<string, FieldSet | undefined>>();
 
 function resetFieldsOf(strategy: Strategy, subresource: string): FieldSet | undefined {
   let byEndpoint = resetCache.get(strategy);
-  if (!byEndpoint) resetCache.set(strategy, (byEndpoint = new Map()));
+  if (!byEndpoint) resetCache.set(strategy, (byEndpoint = new Map<string, FieldSet | undefined>()));
   if (byEndpoint.has(subresource)) return byEndpoint.get(subresource);
   const paths = strategy.resetFields?.[subresource];
   const set = paths?.length ? FieldSet.of(...paths.map((p) => makePath(...p))) : undefined;
@@ -246,7 +246,7 @@ function alignMetadata(obj: KubeObject, live: KubeObject | undefined): KubeObjec
   const out: Record<string, unknown> = {};
   for (const k of liveCommon) out[k] = src[k];
   for (const k of keys) if (!(k in out)) out[k] = src[k];
-  obj.metadata = out as KubeObject['metadata'];
+  obj.metadata = out;
   return obj;
 }
 

@@ -57,7 +57,7 @@ export function parseAccept(header: string | undefined): readonly MediaRange[] {
   return parsed;
 }
 
-const ANY: readonly MediaRange[] = Object.freeze([Object.freeze({ type: '*', subtype: '*', params: Object.freeze({}), q: 1 })]) as readonly MediaRange[];
+const ANY: readonly MediaRange[] = Object.freeze([Object.freeze({ type: '*', subtype: '*', params: Object.freeze({}), q: 1 })]);
 /** Clients send the same few Accept headers over and over: parsed once each. */
 const acceptCache = new Map<string, readonly MediaRange[]>();
 
@@ -231,7 +231,7 @@ export function decodeBody(contentType: string | undefined, body: Uint8Array, op
     throw badRequest(`Object 'Kind' is missing in '${truncate(textDecoder.decode(body.subarray(0, 200)))}'`);
   }
   checkObjectMeta(value);
-  return { object: value as KubeObject, duplicateFields };
+  return { object: value, duplicateFields };
 }
 
 /** Go's decoder refuses an ObjectMeta that is not an object (null decodes to an empty one): a 400 with its words. */
@@ -303,7 +303,7 @@ function yamlPath(ancestors: readonly unknown[]): string {
       s += s === '' ? key : `.${key}`;
     } else if (isSeq(a)) {
       const next = ancestors[i + 1];
-      const idx = a.items.indexOf(next as never);
+      const idx = a.items.indexOf(next);
       if (idx >= 0) s += `[${idx}]`;
     }
   }

@@ -34,7 +34,7 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
     const result = applyJsonPatch(original, body);
     if (!isJsonObject(result)) throw badRequest('the patched object is not a JSON object');
     checkObjectMeta(result);
-    return { object: result as KubeObject, duplicateFields: [] };
+    return { object: result, duplicateFields: [] };
   }
   // A merge patch is decoded by kjson.UnmarshalStrict first ("error decoding patch: %v"), unless
   // fieldValidation=Ignore, where only jsonpatch.MergePatch reads it and answers ErrBadJSONPatch; a
@@ -76,5 +76,5 @@ export function applyPatch(type: PatchType, current: KubeObject | undefined, bod
   }
   if (!isJsonObject(result)) throw badRequest('the patched object is not a JSON object');
   checkObjectMeta(result);
-  return { object: result as KubeObject, duplicateFields: parsed.duplicateFields };
+  return { object: result, duplicateFields: parsed.duplicateFields };
 }

@@ -90,7 +90,7 @@ export class SeriesHistogram {
   /** As prom-client's Histogram.get: each value's series labels merged into its own. */
   get(): { name: string; help: string; type: 'histogram'; values: MetricValue<string>[]; aggregator: 'sum' } {
     const data = this.getForPromString();
-    const values = data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }) as MetricValue<string>);
+    const values = data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }));
     return { ...data, values };
   }
 

@@ -300,7 +300,7 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     const stored = open.blobPath(layerDigest);
     const good = readFileSync(stored);
     const bytes = Buffer.from(good);
-    bytes[bytes.length - 10] ^= 0xff;
+    bytes[bytes.length - 10]! ^= 0xff;
     writeFileSync(stored, bytes);
     try {
       const cache = join(work, 'cache-altered');
@@ -323,7 +323,7 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     const layerDigest = manifest.layers[0]!.digest;
     const cached = join(cache, 'blobs', 'sha256', layerDigest.slice(7));
     const bytes = readFileSync(cached);
-    bytes[20] ^= 0xff;
+    bytes[20]! ^= 0xff;
     writeFileSync(cached, bytes);
     rmSync(first.root, { recursive: true });
     await assert.rejects(pullImage(ref, { cacheDir: cache }), new RegExp(`layer ${layerDigest} read from .* hashes to sha256:[a-f0-9]{64}: the stored copy is damaged in the cache .*; it was removed: pull again`));

@@ -57,7 +57,7 @@ describe('kplane catalog render-template: bundle images from a real registry', {
     for (const [v, dir] of Object.entries(dirs)) {
       refs[v] = `${reg.host}/foo-operator/foo-bundle:v${v}`;
       buildBundleImage(dir, { layoutDir: layout, tag: `b${v}` });
-      await pushImage(`oci:${layout}:b${v}`, refs[v]!);
+      await pushImage(`oci:${layout}:b${v}`, refs[v]);
     }
     buildCatalogImage(join(bundleTestdata, 'foo-index-v0.2.0-declcfg'), { layoutDir: layout, tag: 'catalog' });
     await pushImage(`oci:${layout}:catalog`, `${reg.host}/foo-operator/foo-index:v0.2.0`);

@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import type { KubeObject } from '../../src/apimachinery/types.js';
 import { buildBundleImage, buildCatalogImage, pushImage } from '../../src/catalog/oci/index.js';
 import { startRegistry, type RunningRegistry } from '../support/registry.js';
 
@@ -100,7 +101,7 @@ async function serve(dir: string): Promise<Served> {
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start:\n${err}`)), 60_000);
-    proc.stderr!.on('data', (d: Buffer) => {
+    proc.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       const m = /msg="serving registry".* port=(\d+)/.exec(err);
       if (m) {
@@ -408,17 +409,17 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       assert.deepEqual(pkgs, OPERATORS);
       const pkg = await c.unary('GetPackage', { name: 'pxc-operator' });
       assert.equal(pkg.defaultChannelName, 'stable-v1');
-      assert.deepEqual((pkg.channels as Msg[]).map((ch) => `${ch.name}=${ch.csvName}`).sort(), ['candidate-v1=pxc-operator.v1.3.0-rc.1', 'fast-v1=pxc-operator.v1.2.0', 'stable-v1=pxc-operator.v1.2.0']);
+      assert.deepEqual((pkg.channels as Msg[]).map((ch) => `${String(ch.name)}=${String(ch.csvName)}`).sort(), ['candidate-v1=pxc-operator.v1.3.0-rc.1', 'fast-v1=pxc-operator.v1.2.0', 'stable-v1=pxc-operator.v1.2.0']);
       const b = await c.unary('GetBundle', { pkgName: 'pxc-operator', channelName: 'stable-v1', csvName: 'pxc-operator.v1.1.0' });
       assert.equal(b.version, '1.1.0');
       assert.equal(b.bundlePath, `${PROD}/bundles/pxc-operator-bundle:v1.1.0`);
-      assert.equal(JSON.parse(b.csvJson as string).metadata.name, 'pxc-operator.v1.1.0');
-      assert.deepEqual((b.dependencies as Msg[]).map((d) => `${d.type}=${d.value}`), ['olm.package={"packageName":"monitoring-operator","version":">=1.0.0 <2.0.0"}']);
+      assert.equal((JSON.parse(b.csvJson as string) as KubeObject).metadata?.name, 'pxc-operator.v1.1.0');
+      assert.deepEqual((b.dependencies as Msg[]).map((d) => `${String(d.type)}=${String(d.value)}`), ['olm.package={"packageName":"monitoring-operator","version":">=1.0.0 <2.0.0"}']);
       const head = await c.unary('GetBundleForChannel', { pkgName: 'pxc-operator', channelName: 'stable-v1' });
       assert.equal(head.csvName, 'pxc-operator.v1.2.0');
-      assert.deepEqual((head.requiredApis as Msg[]).map((g) => `${g.group}/${g.version}/${g.kind}`), ['cloud.dbaas.example.com/v1alpha1/BackupLocation']);
+      assert.deepEqual((head.requiredApis as Msg[]).map((g) => `${String(g.group)}/${String(g.version)}/${String(g.kind)}`), ['cloud.dbaas.example.com/v1alpha1/BackupLocation']);
       const replacing = await c.stream('GetChannelEntriesThatReplace', { csvName: 'pxc-operator.v1.1.0' });
-      const replacingKeys = replacing.map((e) => `${e.channelName}:${e.bundleName}`);
+      const replacingKeys = replacing.map((e) => `${String(e.channelName)}:${String(e.bundleName)}`);
       for (const want of ['candidate-v1:pxc-operator.v1.2.0', 'fast-v1:pxc-operator.v1.2.0', 'stable-v1:pxc-operator.v1.2.0']) assert.ok(replacingKeys.includes(want), `${want} in ${replacingKeys.join(', ')}`);
       // entries that skip v1.1.0 come too (candidate-v1's v1.3.0-rc.1), with their own replaces
       assert.ok(replacingKeys.includes('candidate-v1:pxc-operator.v1.3.0-rc.1'), replacingKeys.join(', '));
@@ -428,11 +429,11 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       const gvk = { group: 'cloud.dbaas.example.com', version: 'v1alpha1', kind: 'BackupLocation', plural: 'backuplocations' };
       const providers = await c.stream('GetChannelEntriesThatProvide', gvk);
       assert.deepEqual(
-        [...new Set(providers.map((e) => `${e.channelName}:${e.bundleName}`))].sort(),
+        [...new Set(providers.map((e) => `${String(e.channelName)}:${String(e.bundleName)}`))].sort(),
         ['candidate-v0:cloud-provider-operator.v0.1.0', 'candidate-v0:cloud-provider-operator.v0.2.0', 'fast-v0:cloud-provider-operator.v0.2.0', 'stable-v0:cloud-provider-operator.v0.1.0', 'stable-v0:cloud-provider-operator.v0.2.0'],
       );
       const latest = await c.stream('GetLatestChannelEntriesThatProvide', gvk);
-      assert.deepEqual(latest.map((e) => `${e.channelName}:${e.bundleName}`).sort(), ['candidate-v0:cloud-provider-operator.v0.2.0', 'fast-v0:cloud-provider-operator.v0.2.0', 'stable-v0:cloud-provider-operator.v0.2.0']);
+      assert.deepEqual(latest.map((e) => `${String(e.channelName)}:${String(e.bundleName)}`).sort(), ['candidate-v0:cloud-provider-operator.v0.2.0', 'fast-v0:cloud-provider-operator.v0.2.0', 'stable-v0:cloud-provider-operator.v0.2.0']);
       const def = await c.unary('GetDefaultBundleThatProvides', gvk);
       assert.deepEqual([def.packageName, def.channelName, def.csvName], ['cloud-provider-operator', 'stable-v0', 'cloud-provider-operator.v0.2.0']);
       const all = await c.stream('ListBundles', {});

@@ -34,7 +34,7 @@ async function serve(dir: string, ...flags: string[]): Promise<Served> {
   const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code))); // after stderr is drained
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start:\n${err}`)), 60_000);
-    proc.stderr!.on('data', (d: Buffer) => {
+    proc.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       const m = /msg="serving registry".* port=(\d+)/.exec(err);
       if (m) {
@@ -140,10 +140,10 @@ async function rejectsWith(p: Promise<unknown>, code: grpc.status, details: stri
 }
 
 const R = 'api.Registry';
-const entryKey = (e: Msg): string => `${e.packageName}|${e.channelName}|${e.bundleName}|${e.replaces}`;
+const entryKey = (e: Msg): string => `${String(e.packageName)}|${String(e.channelName)}|${String(e.bundleName)}|${String(e.replaces)}`;
 const sortedEntries = (es: Msg[]): string[] => es.map(entryKey).sort();
-const gvkKey = (g: Msg): string => `${g.group}/${g.version}/${g.kind}/${g.plural}`;
-const propKey = (p: Msg): string => `${p.type}=${p.value}`;
+const gvkKey = (g: Msg): string => `${String(g.group)}/${String(g.version)}/${String(g.kind)}/${String(g.plural)}`;
+const propKey = (p: Msg): string => `${String(p.type)}=${String(p.value)}`;
 
 interface ExpectedBundle {
   csvName: string;
@@ -334,7 +334,7 @@ describe('catalog serve: upstream server tests (simple catalog built from manife
     assert.deepEqual(etcd.map((b) => b.channelName).sort(), ['alpha', 'stable']);
     for (const b of etcd) assertBundle(b, etcdoperatorV0_9_2(b.channelName as string, true, 'none'));
     // opm streams in bundle-key order: channel, then package, then name
-    const keys = bundles.map((b) => `${b.channelName}\u0000${b.packageName}\u0000${b.csvName}`);
+    const keys = bundles.map((b) => `${String(b.channelName)}\u0000${String(b.packageName)}\u0000${String(b.csvName)}`);
     assert.deepEqual(keys, [...keys].sort());
     // a bundle without an image keeps its manifests
     const noImage = bundles.find((b) => b.csvName === 'etcdoperator.v0.9.0')!;

@@ -367,7 +367,7 @@ describe('client-node lists', () => {
     assert.ok(cont);
     await core.deleteNamespacedConfigMap({ name: 'item-20', namespace: LNS });
     const second = await core.listNamespacedConfigMap({ namespace: LNS, limit: 10, _continue: cont });
-    const third = await core.listNamespacedConfigMap({ namespace: LNS, limit: 10, _continue: second.metadata?._continue! });
+    const third = await core.listNamespacedConfigMap({ namespace: LNS, limit: 10, _continue: second.metadata?._continue });
     assert.ok(third.items.some((c) => c.metadata?.name === 'item-20'), 'a continued list reads at the first page\'s revision');
     await core.createNamespacedConfigMap({ namespace: LNS, body: { metadata: { name: 'item-20' } } });
     const rev = await server.cp.storage.currentRevision();

@@ -3,7 +3,6 @@
 // before the server stops (SIGTERM) and right after it is back on the same data dir and port are
 // all acted on: informers resume (watch from their resourceVersion, or relist) and nothing is missed.
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -83,7 +82,6 @@ after(async () => {
 });
 
 it('API server restarted under a running controller-manager: informers resume, nothing is missed', { timeout: 85_000 }, async () => {
-  let server: ChildProcess = children[0]!;
   cm = await kplane(
     ['controller-manager', '--kubeconfig', join(dataDir, 'admin.kubeconfig'), '--leader-elect-lease-duration', '3s', '--leader-elect-renew-deadline', '2s', '--leader-elect-retry-period', '300ms'],
     /identity \S+,/,
@@ -106,7 +104,7 @@ it('API server restarted under a running controller-manager: informers resume, n
 
   // Restart on the same data dir and port.
   const restarted = await kplane(serveArgs(), SERVING);
-  server = restarted.child;
+  const server = restarted.child;
   // Right after the restart: delete the namespace, and another owner created and deleted now.
   await eventually(10_000, 'the restarted server answers', () => client.get(NS, undefined, 'later'));
   await client.delete(NS, undefined, 'later');

@@ -24,14 +24,14 @@ async function serve(dataDir: string, extraArgs: readonly string[] = []): Promis
   });
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`kplane serve did not start in 30 s: ${stderr}`));
     }, 30_000);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       const m = /^kplane is serving on (https:\/\/127\.0\.0\.1:(\d+))/m.exec(out);
       if (m) {
@@ -110,7 +110,7 @@ describe('kill -9 during a create load (SQLite)', { timeout: 90_000 }, () => {
     const finalAcked = [...acked];
     process.stderr.write(`# crash: ${finalAcked.length} creates acknowledged (${ackedAtKill} at kill), ${failures} failed or cut off, load ran ${Date.now() - started} ms\n`);
 
-    let storedNames = new Set<string>();
+    let storedNames: Set<string>;
     const second = await serve(dataDir);
     children.push(second.child);
     const c = new RawClient(second.url, creds);

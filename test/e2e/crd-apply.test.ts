@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { waitServed } from '../support/crd.js';
 import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
+import type { KubeObject } from '../../src/apimachinery/types.js';
 import { ensureTools } from '../support/tools.js';
 import { KUBECTLS, useKubectlServer } from '../support/kubectl.js';
 
@@ -103,7 +104,7 @@ for (const kubectl of KUBECTLS) {
       assert.equal(await ok(['apply', '--server-side', '-f', f]), 'widget.apply.example.com/w1 serverside-applied\n');
       const first = await get('w1');
       assert.equal(first.metadata.managedFields?.length, 1);
-      assert.equal(first.metadata.managedFields![0]!.apiVersion, 'apply.example.com/v1');
+      assert.equal(first.metadata.managedFields[0]!.apiVersion, 'apply.example.com/v1');
       assert.deepEqual(owners(first)['kubectl/Apply'], {
         'f:spec': {
           'f:args': {},
@@ -231,7 +232,7 @@ for (const kubectl of KUBECTLS) {
       const o = await get('c1');
       assert.equal(o.spec!['image'], 'b:3');
       assert.deepEqual(owners(o)['kubectl/Apply'], { 'f:spec': { 'f:image': {} } });
-      assert.deepEqual(JSON.parse(o.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration'] ?? '{}').spec, { image: 'b:3' });
+      assert.deepEqual((JSON.parse(o.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration'] ?? '{}') as KubeObject).spec, { image: 'b:3' });
       if (kubectl.name === '1.33') {
         // csaupgrade moved client-side apply's fields to "kubectl": tags, no longer applied, goes.
         assert.deepEqual(o.spec, { image: 'b:3' });

@@ -49,7 +49,7 @@ before(async () => {
     spec: { type: 'object', properties: { size: { type: 'integer', maximum: 10 }, color: { type: 'string', _default: 'blue' } } },
     status: PHASE_STATUS,
   });
-  await ext.createCustomResourceDefinition({ body: crd as k8s.V1CustomResourceDefinition });
+  await ext.createCustomResourceDefinition({ body: crd });
   await eventually('the CRD to be established', async () => {
     const crd = await ext.readCustomResourceDefinition({ name: 'widgets.widgets.example.com' });
     return !!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');

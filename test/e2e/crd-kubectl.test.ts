@@ -104,7 +104,7 @@ for (const kubectl of KUBECTLS) {
       } else {
         assert.match(kept, /# \* spec\.size\.width: Invalid value: "string": spec\.size\.width in body must be of type integer: "string"/);
       }
-      assert.equal(JSON.parse(await ok(['-n', 'only-crs', 'get', 'gadget', 'g2', '-o', 'json'])).spec.size.width, 10);
+      assert.equal((JSON.parse(await ok(['-n', 'only-crs', 'get', 'gadget', 'g2', '-o', 'json'])) as { spec: { size: { width: number } } }).spec.size.width, 10);
       // An edit that changes nothing is reported as such.
       const noop = await file('noop-editor.sh', '#!/bin/sh\ntrue\n');
       await chmod(noop, 0o755);

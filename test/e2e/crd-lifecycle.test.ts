@@ -100,7 +100,7 @@ async function createInstances(gvr: GVR, kind: string, namespaces: string[]): Pr
   for (const ns of namespaces) {
     if (await notFound(client.get(NS, undefined, ns))) await client.create(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     for (let i = 0; i < 3; i++) {
-      await client.create(gvr, ns, { apiVersion: `${gvr.group}/v1`, kind, metadata: { name: `w-${i}` }, spec: { i } } as KubeObject);
+      await client.create(gvr, ns, { apiVersion: `${gvr.group}/v1`, kind, metadata: { name: `w-${i}` }, spec: { i } });
     }
   }
 }
@@ -151,8 +151,8 @@ describe('CRD deletion with an instance that has its own finalizer', { timeout: 
     await kubectl(tools.kubectl, ['apply', '-f', '-'], crdYAML(group, 'gadgets', 'Gadget'));
     await kubectl(tools.kubectl, ['wait', '--for', 'condition=established', '--timeout=20s', `crd/gadgets.${group}`]);
     await client.create(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'held' } });
-    await client.create(gvr, 'held', { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'plain' } } as KubeObject);
-    await client.create(gvr, 'held', { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'pinned', finalizers: ['example.com/hold'] } } as KubeObject);
+    await client.create(gvr, 'held', { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'plain' } });
+    await client.create(gvr, 'held', { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'pinned', finalizers: ['example.com/hold'] } });
 
     const first = (await client.delete(CRDS, undefined, `gadgets.${group}`)) as CRD;
     assert.ok(first.metadata?.deletionTimestamp, 'DELETE answers the CRD, now with a deletionTimestamp');
@@ -179,7 +179,7 @@ describe('CRD deletion with an instance that has its own finalizer', { timeout: 
     assert.ok(pinned.metadata?.deletionTimestamp);
     assert.equal((await client.list(gvr, 'held')).items.length, 1);
     // Creates are refused while the CRD is terminating (upstream's forbidCreateAdmission).
-    await assert.rejects(client.create(gvr, 'held', { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'late' } } as KubeObject), (e: unknown) => {
+    await assert.rejects(client.create(gvr, 'held', { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'late' } }), (e: unknown) => {
       const err = e as { code?: number; message?: string };
       assert.equal(err.code, 403);
       assert.match(err.message ?? '', /gadgets\.held\.example\.com "late" is forbidden: create not allowed while custom resource definition is terminating/);

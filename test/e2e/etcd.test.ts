@@ -46,7 +46,7 @@ describe('two servers on one etcd', { timeout: 90_000 }, () => {
     ca?.close();
     cb?.close();
     // Servers first (they hold etcd connections), each stop bounded.
-    await Promise.all([a, b].map((s) => (s ? Promise.race([s.stop(), new Promise((r) => setTimeout(r, 5_000))]) : undefined)));
+    await Promise.all([a, b].filter(Boolean).map((s) => Promise.race([s.stop(), new Promise((r) => setTimeout(r, 5_000))])));
     await etcd?.stop();
   });
 

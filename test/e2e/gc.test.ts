@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject, OwnerReference } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
-import type { GVR, KubeClient, WatchEvent } from '../../src/client/types.js';
+import type { GVR, KubeClient } from '../../src/client/types.js';
 import { garbageCollector, namespaceDeletion } from '../../src/controllers/index.js';
 import { NS, CM, SECRETS, EVENTS } from '../support/gvrs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -125,7 +125,7 @@ describe('foreground deletion, step by step through watch events', { timeout: 60
     const watching = (gvr: GVR) =>
       (async () => {
         const list = await client.list(gvr, ns);
-        for await (const ev of client.watch(gvr, ns, { resourceVersion: list.metadata.resourceVersion!, signal: abort.signal }) as AsyncIterable<WatchEvent>) {
+        for await (const ev of client.watch(gvr, ns, { resourceVersion: list.metadata.resourceVersion!, signal: abort.signal })) {
           const m = ev.object.metadata ?? {};
           const state = m.deletionTimestamp ? `terminating[${(m.finalizers ?? []).join(',')}]` : 'live';
           events.push(`${ev.type} ${ev.object.kind}/${m.name} ${state}`);

@@ -67,7 +67,7 @@ async function h2(session: ClientHttp2Session, headers: Record<string, string>, 
       // A body left open: the server answered without it; this side is done too.
       if (open && !st.closed) st.close();
     });
-    st.on('error', (e) => {
+    st.on('error', (e: Error) => {
       clearTimeout(timer);
       reject(e);
     });

@@ -45,7 +45,7 @@ for (const kubectl of KUBECTLS) {
       const first = await getCM(n, 'c');
       assert.deepEqual(first.data, { a: '1', b: '2' });
       assert.deepEqual(first.metadata.managedFields?.length, 1);
-      const e = first.metadata.managedFields![0]!;
+      const e = first.metadata.managedFields[0]!;
       assert.equal(e.manager, 'kubectl');
       assert.equal(e.operation, 'Apply');
       assert.equal(e.apiVersion, 'v1');

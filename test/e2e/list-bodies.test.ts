@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { after, before, describe, it } from 'node:test';
-import type { KubeObject } from '../../src/apimachinery/types.js';
 import { BodyBuffers } from '../../src/server/body-buffers.js';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -40,7 +39,9 @@ describe('list bodies in reused memory', { timeout: 120_000 }, () => {
   let session: ClientHttp2Session;
   const expected = new Map<string, Buffer>();
   const counts = { take: 0, give: 0 };
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with .call(this) below, and put back
   const origTake = BodyBuffers.prototype.take;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- as origTake
   const origGive = BodyBuffers.prototype.give;
 
   before(async () => {
@@ -59,9 +60,9 @@ describe('list bodies in reused memory', { timeout: 120_000 }, () => {
       ['small', 12, '日'],
     ];
     for (const [ns, n, ch] of layout) {
-      await nss.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } as KubeObject);
+      await nss.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       for (let i = 0; i < n; i++) {
-        await cms.create(ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, labels: { n: String(i) } }, data: { payload: `${ns}-${i}-`.padEnd(700 + (i % 13) * 37, ch) } } as KubeObject);
+        await cms.create(ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, labels: { n: String(i) } }, data: { payload: `${ns}-${i}-`.padEnd(700 + (i % 13) * 37, ch) } });
       }
       expected.set(ns, items(await cms.listJSON(ns)));
     }

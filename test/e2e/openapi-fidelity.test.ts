@@ -157,12 +157,12 @@ describe('published documents: custom resource routes and schemas, request bodie
     assert.deepEqual(item.put?.consumes, ['application/json', 'application/yaml']);
     assert.deepEqual(item.patch?.consumes, ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
     assert.deepEqual(v2.paths[ns]?.get?.produces, ['application/json', 'application/yaml']);
-    assert.deepEqual(Object.keys(item.patch!.responses), ['200', '401']);
-    assert.deepEqual(Object.keys(item.put!.responses), ['200', '201', '401']);
+    assert.deepEqual(Object.keys(item.patch.responses), ['200', '401']);
+    assert.deepEqual(Object.keys(item.put.responses), ['200', '201', '401']);
     assert.deepEqual(Object.keys(item.delete!.responses), ['200', '202', '401']);
     assert.deepEqual(paramNames(item, item.get), ['name', 'namespace', 'pretty', 'resourceVersion']);
     assert.deepEqual(paramNames(item, item.patch), ['body', 'dryRun', 'fieldManager', 'fieldValidation', 'force', 'name', 'namespace', 'pretty']);
-    const coll = v2.paths[ns]!;
+    const coll = v2.paths[ns];
     assert.deepEqual(paramNames(coll, coll.delete), [
       'allowWatchBookmarks', 'continue', 'fieldSelector', 'labelSelector', 'limit', 'namespace', 'pretty',
       'resourceVersion', 'resourceVersionMatch', 'sendInitialEvents', 'timeoutSeconds', 'watch',
@@ -221,14 +221,14 @@ describe('published documents: custom resource routes and schemas, request bodie
     assert.equal(v3.paths[ns]?.post?.requestBody?.required, true);
     assert.equal(item.delete?.requestBody?.required, undefined);
     assert.equal(v3.paths[ns]?.delete?.requestBody, undefined, 'deletecollection of a custom resource has no body');
-    assert.deepEqual(Object.keys(item.put!.requestBody!.content), ['application/json', 'application/yaml']);
+    assert.deepEqual(Object.keys(item.put.requestBody.content), ['application/json', 'application/yaml']);
     assert.deepEqual(Object.keys(item.get!.responses['200']!.content!), ['application/json', 'application/yaml']);
-    assert.deepEqual(Object.keys(v3.paths[ns]!.get!.responses['200']!.content!), ['application/json', 'application/yaml']);
+    assert.deepEqual(Object.keys(v3.paths[ns].get!.responses['200']!.content!), ['application/json', 'application/yaml']);
     const leases = (await raw.request({ path: '/openapi/v3/apis/coordination.k8s.io/v1' })).json<typeof v3>();
     const lease = leases.paths['/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}']!;
     assert.equal(lease.patch?.requestBody?.required, true);
     assert.equal(lease.put?.requestBody?.required, true);
-    assert.deepEqual(Object.keys(lease.put!.requestBody!.content), ['*/*']);
+    assert.deepEqual(Object.keys(lease.put.requestBody.content), ['*/*']);
     assert.equal(lease.delete?.requestBody?.required, undefined);
     const core = (await raw.request({ path: '/openapi/v3/api/v1' })).json<typeof v3>();
     assert.equal(core.paths['/api/v1/namespaces/{namespace}/configmaps']?.post?.requestBody?.required, true);

@@ -235,11 +235,11 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
     const child = spawn(bin, ['serve', '--secure-port', '0', '--data-dir', dataDir], { cwd: consumer, env, stdio: ['ignore', 'pipe', 'pipe'] });
     serving = child;
     let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`kplane serve printed no URL in 120 s: ${stderr}`)), 120_000);
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
         out += d;
         const m = /^kplane is serving on (https:\/\/\S+) /m.exec(out);
         if (m) {

@@ -17,7 +17,7 @@ export interface KplaneProcesses {
   /** Every child started, in order. */
   readonly children: ChildProcess[];
   /** Starts `kplane <args>` and waits (30 s at most) until its stdout matches `ready`. */
-  start(args: readonly string[], ready: RegExp): Promise<KplaneProcess>;
+  readonly start: (args: readonly string[], ready: RegExp) => Promise<KplaneProcess>;
   /** SIGKILL to every child still running. */
   killAll(): void;
 }
@@ -31,14 +31,14 @@ export function kplaneProcesses(): KplaneProcesses {
       children.push(child);
       const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
       let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const firstLine = await new Promise<string>((resolve, reject) => {
         let out = '';
         const timer = setTimeout(() => {
           child.kill('SIGKILL');
           reject(new Error(`kplane ${args[0]} did not start in 30 s: ${stderr}`));
         }, 30_000);
-        child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        child.stdout.setEncoding('utf8').on('data', (d: string) => {
           out += d;
           const m = ready.exec(out);
           if (m) {

@@ -150,7 +150,7 @@ export async function startRegistry(opts: StartRegistryOptions = {}): Promise<Ru
       await exited;
       clearTimeout(timer);
     }
-    if (tokenServer) await new Promise<void>((resolve) => tokenServer!.close(() => resolve()));
+    if (tokenServer) await new Promise<void>((resolve) => tokenServer.close(() => resolve()));
     await rm(dir, { recursive: true, force: true });
   };
 

@@ -182,7 +182,7 @@ export class Quantity {
     let num = BigInt((ip || '0') + fp);
     let den = 10n ** BigInt(fp.length);
     if (sign === '-') num = -num;
-    if (suffix && BIN[suffix]) num *= BIN[suffix]!;
+    if (suffix && BIN[suffix]) num *= BIN[suffix];
     else {
       const e = exp !== undefined ? Number(exp) : DEC[suffix ?? '']!;
       if (Math.abs(e) > 1000) return undefined;

@@ -97,7 +97,7 @@ function isMAC(s: string): boolean {
 /** url.ParseRequestURI: an absolute URI or an absolute path, no control bytes. */
 function isRequestURI(s: string): boolean {
   if (!s) return false;
-  // eslint-disable-next-line no-control-regex -- Go rejects ASCII control bytes in URLs
+  // Go rejects ASCII control bytes in URLs.
   if (/[\x00-\x1f\x7f]/.test(s)) return false;
   if (s === '*') return true;
   const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):(.*)$/s.exec(s);

@@ -18,8 +18,8 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 export function deepCopyJSON<T>(v: T): T {
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
-    const out = new Array(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = deepCopyJSON(v[i]);
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = deepCopyJSON<unknown>(v[i]);
     return out as T;
   }
   const out: Record<string, unknown> = {};

@@ -475,7 +475,7 @@ export function validateOpenAPIV3Schema(schema: JSONSchemaProps, fieldPath: stri
 function isZero(v: unknown): boolean {
   if (v === undefined || v === null || v === false || v === '' || v === 0) return true;
   if (Array.isArray(v)) return v.length === 0;
-  return typeof v === 'object' && Object.keys(v as object).length === 0;
+  return typeof v === 'object' && Object.keys(v).length === 0;
 }
 
 type Required_<T> = { [K in keyof T]-?: T[K] };

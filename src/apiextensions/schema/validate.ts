@@ -806,5 +806,5 @@ export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: strin
     }
     meta[k] = val;
   }
-  return { meta: meta as ObjectMeta };
+  return { meta };
 }

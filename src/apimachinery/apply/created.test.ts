@@ -140,7 +140,7 @@ function objectsOf(k: Kind): fc.Arbitrary<KubeObject> {
     o['kind'] = k.kind;
     // The metadata the body brought (possibly of the wrong type) or a realistic one.
     if (o['metadata'] === undefined || m.name !== '') o['metadata'] = m;
-    return o as KubeObject;
+    return o;
   });
 }
 

@@ -2,13 +2,14 @@
 // managedfields/internal/fields_test.go.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { JsonValue } from '../types.js';
 import { FieldSet, FieldsV1Error, comparePathElements, keyElement, makePath, parseFieldsV1Key, pathToString, valueElement, indexElement, fieldElement } from './fieldpath.js';
 
 const P = makePath;
 
 test('FieldsV1 round trip keeps the document byte for byte (fields_test TestFieldsRoundTrip)', () => {
   for (const doc of ['{"f:metadata":{".":{},"f:name":{}}}', '{}']) {
-    const set = FieldSet.fromFieldsV1(JSON.parse(doc));
+    const set = FieldSet.fromFieldsV1(JSON.parse(doc) as JsonValue);
     assert.equal(JSON.stringify(set.toFieldsV1()), doc);
   }
 });

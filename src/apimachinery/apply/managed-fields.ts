@@ -2,7 +2,7 @@
 // k8s.io/apimachinery/pkg/util/managedfields/internal/managedfields.go. A manager is identified by
 // the JSON of its entry without fieldsType, fieldsV1 and time (and without apiVersion for Apply),
 // so one applier keeps one entry across versions while updaters get one entry per version.
-import type { JsonObject, ManagedFieldsEntry } from '../types.js';
+import type { ManagedFieldsEntry } from '../types.js';
 import { FieldSet, FieldsV1Error } from './fieldpath.js';
 import { compareStrings, goJson } from './values.js';
 
@@ -43,7 +43,7 @@ export function managerIdentifier(entry: Identity): string {
 export function parseManagerIdentifier(id: string): Identity & { time?: string } {
   try {
     const o = JSON.parse(id) as Record<string, unknown>;
-    const str = (k: string): string | undefined => (typeof o[k] === 'string' ? (o[k] as string) : undefined);
+    const str = (k: string): string | undefined => (typeof o[k] === 'string' ? o[k] : undefined);
     const out: Identity & { time?: string } = {};
     const manager = str('manager');
     const operation = str('operation');
@@ -112,7 +112,7 @@ export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] | un
     const time = managed.times.has(id) ? managed.times.get(id) : ident.time;
     if (time) e.time = time;
     e.fieldsType = 'FieldsV1';
-    e.fieldsV1 = vs.set.toFieldsV1() as JsonObject;
+    e.fieldsV1 = vs.set.toFieldsV1();
     if (ident.subresource) e.subresource = ident.subresource;
     out.push(e);
   }

@@ -26,7 +26,7 @@ test('v3 negotiation', () => {
 
 test('v2 service bytes', () => {
   const s = buildOpenAPIV2Service({ resources: builtinResources, definitions: builtinDefinitions, version: { gitVersion: 'v1' } });
-  assert.equal(JSON.parse(s.json.toString()).swagger, '2.0');
+  assert.equal((JSON.parse(s.json.toString()) as { swagger: string }).swagger, '2.0');
   assert.ok(s.protobuf.length > 1000);
   assert.match(s.etag, /^[0-9A-F]{128}$/);
 });

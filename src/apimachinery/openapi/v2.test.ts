@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { builtinDefinitions } from '../../registry/builtin.js';
 import { builtinResources } from '../../registry/builtin.js';
 import type { OpenAPISchema } from '../schema.js';
-import type { SwaggerDocument, SwaggerParameter } from './v2.js';
+import type { SwaggerDocument, SwaggerOperation, SwaggerParameter } from './v2.js';
 import { buildOpenAPIV2, structuralToV2 } from './v2.js';
 
 const doc = buildOpenAPIV2({ resources: builtinResources, definitions: builtinDefinitions, version: { gitVersion: 'v1.34.0-kplane' } });
@@ -38,7 +38,7 @@ test('configmap paths and operation IDs match upstream', () => {
     const item = doc.paths[path];
     assert.ok(item, path);
     for (const [method, [id, action]] of Object.entries(ops)) {
-      const op = item[method as 'get'];
+      const op: SwaggerOperation | undefined = item[method as 'get'];
       assert.equal(op?.operationId, id, `${method} ${path}`);
       assert.equal(op?.['x-kubernetes-action'], action);
       assert.deepEqual(op?.['x-kubernetes-group-version-kind'], { group: '', kind: 'ConfigMap', version: 'v1' });
@@ -162,7 +162,7 @@ test('custom resources get the CRD builder\'s routes: no watch paths, JSON and Y
   assert.deepEqual(item.get?.produces, ['application/json', 'application/yaml']);
   assert.deepEqual(item.put?.consumes, ['application/json', 'application/yaml']);
   assert.deepEqual(item.patch?.consumes, ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
-  assert.deepEqual(Object.keys(item.patch!.responses), ['200', '401']);
+  assert.deepEqual(Object.keys(item.patch.responses), ['200', '401']);
   assert.equal(item.get?.description, 'read the specified Widget');
   const scale = d.paths['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale']!;
   assert.equal(scale.patch?.operationId, 'patchExampleComV1NamespacedWidgetScale');

@@ -63,7 +63,7 @@ export function applyJsonPatchOperations(original: JsonValue, ops: readonly Json
     for (const raw of ops) {
       const op = asV4Operation(doc, raw);
       if (op === undefined) continue;
-      doc = fastJsonPatch.applyOperation(doc, op, true, true).newDocument as JsonValue;
+      doc = fastJsonPatch.applyOperation(doc, op, true, true).newDocument;
     }
     return marker === undefined ? doc : restoreNumberTexts(doc, marker);
   } catch (e) {

@@ -264,7 +264,7 @@ class StrategicMerger {
       }
       const meta = this.walker.field(schema, key);
       if (isJsonObject(current)) {
-        original[key] = meta.strategy === REPLACE ? (patchV as JsonObject) : this.mergeMap(current, patchV as JsonObject, meta.schema);
+        original[key] = meta.strategy === REPLACE ? patchV : this.mergeMap(current, patchV as JsonObject, meta.schema);
       } else if (Array.isArray(current)) {
         original[key] = this.mergeSliceHandler(current, patchV as JsonValue[], meta, isDeleteList);
       } else {
@@ -376,19 +376,19 @@ class StrategicMerger {
       if (foundOriginal && !Array.isArray(originalList)) throw errBadArgType([], originalList);
       if (foundPatch && !Array.isArray(patchList)) throw errBadArgType([], patchList);
       const meta = this.walker.field(schema, key);
-      validatePatchWithSetOrderList((patchList as JsonValue[] | undefined) ?? [], order, meta.mergeKey);
+      validatePatchWithSetOrderList(patchList ?? [], order, meta.mergeKey);
       let merged: JsonValue[];
-      if (foundOriginal && !foundPatch) merged = originalList as JsonValue[];
+      if (foundOriginal && !foundPatch) merged = originalList;
       else if (!foundOriginal && foundPatch) merged = this.fresh(patchList, meta) as JsonValue[];
-      else if (foundOriginal && foundPatch) merged = this.mergeSliceHandler(originalList as JsonValue[], patchList as JsonValue[], meta, false);
+      else if (foundOriginal && foundPatch) merged = this.mergeSliceHandler(originalList, patchList, meta, false);
       else continue;
-      const kind = kindOfElements(originalList as JsonValue[] | undefined, patchList as JsonValue[] | undefined);
+      const kind = kindOfElements(originalList, patchList);
       if (kind === undefined) {
         original[key] = merged;
       } else {
         const mergeKey = kind === 'map' ? meta.mergeKey : '';
         const parts = partition(merged, order, mergeKey, kind);
-        original[key] = normalizeElementOrder(parts.patchItems, parts.serverOnly, order, (originalList as JsonValue[] | undefined) ?? [], mergeKey, kind);
+        original[key] = normalizeElementOrder(parts.patchItems, parts.serverOnly, order, originalList ?? [], mergeKey, kind);
       }
       delete patch[key];
     }
@@ -417,7 +417,7 @@ function validatePatchWithSetOrderList(patchList: JsonValue[], order: JsonValue[
       continue;
     }
     let equal: boolean;
-    if (!mergeKey) equal = scalarEqual(item, order[s]!);
+    if (!mergeKey) equal = scalarEqual(item, order[s]);
     else {
       const o = order[s]!;
       if (!isJsonObject(item)) throw errBadArgType({}, item);

@@ -32,7 +32,7 @@ const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const ascii = (s: string): string => Buffer.from(s).toString('hex');
 // Fixtures are loose JSON (e.g. ListMeta fields in `metadata`), as objects on the wire are.
 type Obj = Record<string, unknown>;
-const enc = (o: Obj): Uint8Array => encodeObject(o as KubeObject);
+const enc = (o: Obj): Uint8Array => encodeObject(o);
 const rt = (o: Obj): KubeObject => decodeObject(enc(o));
 
 function assertBadRequest(fn: () => unknown, includes?: string | RegExp): void {
@@ -227,7 +227,7 @@ describe('protobuf codec: round trips', () => {
     });
   }
   for (const list of lists) {
-    it(`${list.apiVersion} ${list.kind} with two items`, () => {
+    it(`${String(list.apiVersion)} ${String(list.kind)} with two items`, () => {
       assert.deepEqual(rt(list), JSON.parse(JSON.stringify(list)));
     });
   }

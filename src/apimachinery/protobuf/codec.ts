@@ -203,7 +203,7 @@ function writeOne(w: Writer, f: FieldDesc, v: unknown, depth: number, kinds: Pro
       w.tag(2, WIRE_VARINT);
       w.int(isInt ? v : 0);
       w.tag(3, WIRE_LEN);
-      w.string(isInt ? '' : (v as string));
+      w.string(isInt ? '' : v);
       w.close(s);
       return;
     }
@@ -265,7 +265,7 @@ function writeRaw(w: Writer, v: unknown, depth: number, kinds: ProtobufKinds): v
     return;
   }
   if (isPlainObject(v) && typeof v.apiVersion === 'string' && typeof v.kind === 'string' && kinds.messageFor(v.apiVersion, v.kind)) {
-    writeEnvelope(w, v as KubeObject, depth + 1, kinds);
+    writeEnvelope(w, v, depth + 1, kinds);
     return;
   }
   const json = JSON.stringify(v);
@@ -488,15 +488,15 @@ function readValue(r: Reader, f: FieldDesc, depth: number, kinds: ProtobufKinds)
       const t = readMessage(r, e, base().intOrString, [], depth, kinds);
       r.pos = e;
       const type = (t[0] as number | undefined) ?? 0;
-      if (type === 0) return (t[1] as number | undefined) ?? 0;
-      if (type === 1) return (t[2] as string | undefined) ?? '';
+      if (type === 0) return t[1] ?? 0;
+      if (type === 1) return t[2] ?? '';
       throw new WireError('impossible IntOrString.Type');
     }
     case 'quantity': {
       const e = r.lengthEnd();
       const q = readMessage(r, e, base().quantity, [], depth, kinds);
       r.pos = e;
-      return (q[0] as string | undefined) ?? '0';
+      return q[0] ?? '0';
     }
     default:
       throw new WireError(`unexpected field kind ${f.kind}`);
@@ -667,7 +667,7 @@ function decodeEnvelope(bytes: Uint8Array, defaults: { apiVersion?: string; kind
     }
     throw e;
   }
-  return toJson(desc, vals, { kind, apiVersion }) as KubeObject;
+  return toJson(desc, vals, { kind, apiVersion });
 }
 
 function decodeFailure(e: unknown): StatusError {
@@ -720,7 +720,8 @@ export function decodeWatchEvent(frame: Uint8Array, kinds: ProtobufKinds): Decod
     const ev = toJson(desc, vals, {});
     const object = ev.object;
     if (!isPlainObject(object)) throw new WireError('watch event without an object');
-    return { type: String(ev.type), object: object as KubeObject };
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- WatchEvent.type is a proto string field: a string, or absent
+    return { type: String(ev.type), object };
   } catch (e) {
     throw decodeFailure(e);
   }

@@ -86,7 +86,7 @@ function loadRoot(): protobuf.Root {
 }
 
 function optionOf(f: protobuf.Field, name: string): string | undefined {
-  const v = f.options?.[`(${name})`];
+  const v: unknown = f.options?.[`(${name})`];
   return typeof v === 'string' ? v : undefined;
 }
 

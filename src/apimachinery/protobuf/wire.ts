@@ -126,7 +126,7 @@ export class Writer {
       this.uint32(n);
       this.ensure(n);
       const b = this.buf;
-      let p = this.pos;
+      const p = this.pos;
       if (n > 48) b.write(s, p, n, 'latin1');
       else for (let i = 0; i < n; i++) b[p + i] = s.charCodeAt(i);
       this.pos = p + n;
@@ -219,7 +219,7 @@ export class Reader {
   /** Tags, lengths, and small values: anything that fits 32 bits (high bits ignored). */
   uint32(): number {
     const b = this.buf;
-    let p = this.pos;
+    const p = this.pos;
     if (p < this.end && b[p]! < 128) {
       this.pos = p + 1;
       return b[p]!;

@@ -73,13 +73,14 @@ export function loadPackageDefinition(): protoLoader.PackageDefinition {
   return protoLoader.loadSync([REGISTRY_PROTO, HEALTH_PROTO], LOADER_OPTIONS);
 }
 
+/** Plain functions, not methods: callers pass them to map(). */
 export interface Encoders {
-  bundle(b: ApiBundle): Buffer;
-  package(p: ApiPackage): Buffer;
-  packageName(name: string): Buffer;
-  channelEntry(e: ApiChannelEntry): Buffer;
+  readonly bundle: (b: ApiBundle) => Buffer;
+  readonly package: (p: ApiPackage) => Buffer;
+  readonly packageName: (name: string) => Buffer;
+  readonly channelEntry: (e: ApiChannelEntry) => Buffer;
   /** a JSON object as google.protobuf.Struct */
-  struct(obj: Record<string, unknown>): Buffer;
+  readonly struct: (obj: Record<string, unknown>) => Buffer;
 }
 
 let encoders: Encoders | undefined;

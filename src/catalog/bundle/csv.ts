@@ -93,7 +93,7 @@ export class CSV {
     try {
       spec = this.spec();
     } catch (e) {
-      throw new Error(`${specErrPrefix}${(e as Error).message}`);
+      throw new Error(`${specErrPrefix}${(e as Error).message}`, { cause: e });
     }
     const raw = spec[key];
     if (raw === undefined || raw === null) return [[], []];

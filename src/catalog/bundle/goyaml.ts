@@ -21,6 +21,6 @@ export function yamlToValue(chunk: string): unknown {
   try {
     return yamlToJSON(chunk, { int: int64OrFloat });
   } catch (e) {
-    throw new Error(`error converting YAML to JSON: ${(e as Error).message}`);
+    throw new Error(`error converting YAML to JSON: ${(e as Error).message}`, { cause: e });
   }
 }

@@ -162,7 +162,7 @@ export function providedAPIs(csv: CSV, objects: Record<string, unknown>[]): Map<
   try {
     [owned] = csv.apiServiceDefinitions();
   } catch (e) {
-    throw new Error(`error getting apiservice definitions: ${(e as Error).message}`);
+    throw new Error(`error getting apiservice definitions: ${(e as Error).message}`, { cause: e });
   }
   for (const api of owned) add({ group: api.group, version: api.version, kind: api.kind, plural: api.name });
   return provided;
@@ -354,7 +354,7 @@ function derivedProperties(csv: CSV, objects: Record<string, unknown>[], annotat
   try {
     provided = providedAPIs(csv, objects);
   } catch (e) {
-    throw new Error(`error getting provided apis: ${(e as Error).message}`);
+    throw new Error(`error getting provided apis: ${(e as Error).message}`, { cause: e });
   }
   for (const api of provided.values()) {
     derived.push({ type: 'olm.gvk', raw: `{"group":${JSON.stringify(api.group)},"kind":${JSON.stringify(api.kind)},"version":${JSON.stringify(api.version)}}` });

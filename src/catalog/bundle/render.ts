@@ -47,13 +47,13 @@ export function bundleToDeclcfg(b: ParsedBundle, image: string): Bundle {
   try {
     ({ objects, props } = objectsAndProperties(b));
   } catch (e) {
-    throw new Error(`get properties for bundle ${goQuote(b.name)}: ${(e as Error).message}`);
+    throw new Error(`get properties for bundle ${goQuote(b.name)}: ${(e as Error).message}`, { cause: e });
   }
   let relatedImages: RelatedImage[];
   try {
     relatedImages = getRelatedImages(b, image);
   } catch (e) {
-    throw new Error(`get related images for bundle ${goQuote(b.name)}: ${(e as Error).message}`);
+    throw new Error(`get related images for bundle ${goQuote(b.name)}: ${(e as Error).message}`, { cause: e });
   }
   const bundle: Bundle = {
     schema: SchemaBundle,
@@ -103,7 +103,7 @@ function decodeFields<K extends string>(raw: string | undefined, names: readonly
     v = JSON.parse(raw);
   } catch (e) {
     // json.Unmarshal's SyntaxError, not V8's wording.
-    throw new Error(unmarshalSyntaxError(raw) ?? (e as Error).message);
+    throw new Error(unmarshalSyntaxError(raw) ?? (e as Error).message, { cause: e });
   }
   if (v !== null && !isObject(v)) throw new Error(cannotUnmarshal(v, goType));
   const out = {} as Record<K, string>;
@@ -158,18 +158,18 @@ export function objectsAndProperties(b: ParsedBundle): { objects: string[]; prop
   try {
     version = b.csv.version();
   } catch (e) {
-    throw new Error(`get version: ${(e as Error).message}`);
+    throw new Error(`get version: ${(e as Error).message}`, { cause: e });
   }
   try {
     release = b.csv.release();
   } catch (e) {
-    throw new Error(`get release: ${(e as Error).message}`);
+    throw new Error(`get release: ${(e as Error).message}`, { cause: e });
   }
   let providedAPIKeys;
   try {
     providedAPIKeys = providedAPIs(b.csv, b.objects);
   } catch (e) {
-    throw new Error(`get provided apis: ${(e as Error).message}`);
+    throw new Error(`get provided apis: ${(e as Error).message}`, { cause: e });
   }
   for (const k of providedAPIKeys.values()) {
     const g = { group: k.group, kind: k.kind, version: k.version };
@@ -179,7 +179,7 @@ export function objectsAndProperties(b: ParsedBundle): { objects: string[]; prop
   try {
     requiredAPIKeys = requiredAPIs(b.csv);
   } catch (e) {
-    throw new Error(`get required apis: ${(e as Error).message}`);
+    throw new Error(`get required apis: ${(e as Error).message}`, { cause: e });
   }
   for (const k of requiredAPIKeys.values()) {
     const g = { group: k.group, kind: k.kind, version: k.version };

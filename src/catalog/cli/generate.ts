@@ -86,13 +86,13 @@ async function dockerfile(argv: string[]): Promise<number> {
     return fail('if any flags in the group [binary-image base-image] are set none of the others can be; [base-image binary-image] were all set', 2);
   }
   // --binary-image is opm's deprecated name of --base-image; alone, it also sets the builder image.
-  const baseImage = v['binary-image'] ?? v['base-image']!;
+  const baseImage = v['binary-image'] ?? v['base-image'];
   const builderImage = v['builder-image'] ?? (v['binary-image'] !== undefined ? baseImage : DEFAULT_OPM_IMAGE);
   if (builderImage === 'scratch') return fail(`invalid builder image: "${builderImage}"`);
   let labels: Record<string, string>;
   try {
     // opm's StringSlice flag also splits each value on commas
-    labels = parseLabels(v['extra-labels']!.flatMap((l) => l.split(',')));
+    labels = parseLabels(v['extra-labels'].flatMap((l) => l.split(',')));
   } catch (err) {
     return fail((err as Error).message);
   }

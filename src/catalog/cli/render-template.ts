@@ -136,8 +136,10 @@ export async function renderTemplateToText(flags: RenderTemplateFlags, renderBun
   const [a0, a1] = flags.args;
   if (a0 === undefined) file = '-';
   else if (a1 === undefined) {
-    if (TEMPLATE_TYPES.includes(a0)) (templateType = a0), (file = '-');
-    else file = a0;
+    if (TEMPLATE_TYPES.includes(a0)) {
+      templateType = a0;
+      file = '-';
+    } else file = a0;
   } else {
     templateType = a0;
     file = a1;

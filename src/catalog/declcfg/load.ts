@@ -841,7 +841,7 @@ function readBundleObjects(b: Bundle): void {
 function extractCSV(objects: string[]): string {
   for (const o of objects) {
     try {
-      const v = /^\s*\{/u.test(o) ? JSON.parse(o) : yamlToValue(o);
+      const v: unknown = /^\s*\{/u.test(o) ? JSON.parse(o) : yamlToValue(o);
       if (typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'ClusterServiceVersion') return o;
     } catch {
       // not an object: skipped, as opm does

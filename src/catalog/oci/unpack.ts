@@ -137,7 +137,7 @@ function applyEntry(root: string, h: TarHeader, createdHere: Set<string>, dirMod
   if (base === OPAQUE) {
     const dir = secureJoin(root, parentParts, true);
     const rel = parentParts.join('/');
-    let names: string[] = [];
+    let names: string[];
     try {
       names = readdirSync(dir);
     } catch {

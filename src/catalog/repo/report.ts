@@ -117,7 +117,6 @@ function firstLine(s: string): string {
 }
 
 // XML 1.0 allows no control characters other than tab, newline and carriage return.
-// eslint-disable-next-line no-control-regex
 const INVALID_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 
 function text(s: string): string {

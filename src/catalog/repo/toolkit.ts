@@ -54,7 +54,7 @@ export function mirroredBundleRenderer(o: ToolkitOptions): (image: string) => Pr
           return await pullImage(from, opts);
         } catch (err) {
           if (from === ref) throw err;
-          throw new Error(`${(err as Error).message} (pulled from mirror ${from})`);
+          throw new Error(`${(err as Error).message} (pulled from mirror ${from})`, { cause: err });
         }
       },
     });

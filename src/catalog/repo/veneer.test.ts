@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { addBundleToVeneer, checkOperatorName, newVeneer } from './veneer.js';
 
 test('newVeneer lists the image under each chosen channel', () => {
-  const v = parse(newVeneer({ image: 'r.io/a:v1', channels: ['candidate', 'stable'] }));
+  const v: unknown = parse(newVeneer({ image: 'r.io/a:v1', channels: ['candidate', 'stable'] }));
   assert.deepEqual(v, {
     Schema: 'olm.semver',
     GenerateMajorChannels: true,

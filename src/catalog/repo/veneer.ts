@@ -121,7 +121,7 @@ export function addBundleToVeneer(text: string, path: string, image: string, kin
     // Follow the spelling of the entries already there ("Image" or "image").
     const first = bundles.items.find(isMap);
     const imageKey = first ? String((findKey(first, 'image') as { value?: unknown } | undefined)?.value ?? 'Image') : 'Image';
-    (bundles as YAMLSeq).add(doc.createNode({ [imageKey]: image }));
+    bundles.add(doc.createNode({ [imageKey]: image }));
   }
   return doc.toString({ indentSeq: false });
 }

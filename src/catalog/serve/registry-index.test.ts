@@ -9,7 +9,7 @@ import { RegistryIndex, RegistryQueryError, channelHead } from './registry-index
 
 const root = protobuf.loadSync(REGISTRY_PROTO);
 const Bundle = root.lookupType('api.Bundle');
-const decode = (b: Buffer): Record<string, unknown> => Bundle.toObject(Bundle.decode(b), { defaults: true }) as Record<string, unknown>;
+const decode = (b: Buffer): Record<string, unknown> => Bundle.toObject(Bundle.decode(b), { defaults: true });
 
 function model(spec: Record<string, Record<string, { name: string; replaces?: string; skips?: string[]; gvk?: string }[]>>, defaults: Record<string, string>): Model {
   const m: Model = new Map();
@@ -109,7 +109,7 @@ describe('RegistryIndex', () => {
     const names: string[] = [];
     for await (const bytes of idx.listBundles()) {
       const b = decode(bytes);
-      names.push(`${b.channelName}/${b.packageName}/${b.csvName}`);
+      names.push(`${String(b.channelName)}/${String(b.packageName)}/${String(b.csvName)}`);
       if (b.csvName === 'a.v3' && b.channelName === 'stable') assert.deepEqual(b.skips, ['a.v2', 'a.v1']);
     }
     assert.deepEqual(names, ['fast/a/a.v3', 'stable/a/a.v1', 'stable/a/a.v2', 'stable/a/a.v3', 'stable/b/b.v1']);

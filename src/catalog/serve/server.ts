@@ -238,7 +238,7 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
   /** The entry of key=value, made once; with `bracket`, the value printed as `[value]` (a metadata value). */
   const entryOf = (key: string, value: string, bracket = false): Entry => {
     let byValue = known.get(bracket ? `md:${key}` : key);
-    if (byValue === undefined) known.set(bracket ? `md:${key}` : key, (byValue = new Map()));
+    if (byValue === undefined) known.set(bracket ? `md:${key}` : key, (byValue = new Map<string, Entry>()));
     let e = byValue.get(value);
     if (e === undefined) {
       if (byValue.size >= 256) byValue.clear();
@@ -346,7 +346,7 @@ export async function listen(server: grpc.Server, host: string, port: number): P
 function keepGrpcStreamTablesYoung(server: grpc.Server): void {
   const servers = (server as unknown as { http2Servers?: unknown }).http2Servers;
   if (!types.isMap(servers)) return;
-  for (const s of servers.keys()) if (s instanceof EventEmitter) keepStreamTablesYoung(s);
+  for (const s of servers.keys()) if (s instanceof EventEmitter) keepStreamTablesYoung(s as EventEmitter);
 }
 
 /** Stops taking calls and waits for the ones in flight, then forces whatever is left after graceMs. */

@@ -45,7 +45,7 @@ export function aggregateMessage(msgs: readonly string[]): string {
 /** Calls the renderer and normalises its answer to one bundle, with opm's message otherwise. */
 export async function renderOne(render: BundleRenderer, image: string): Promise<Bundle[]> {
   const r = await render(image);
-  if ('bundles' in r && Array.isArray((r as DeclarativeConfig).bundles)) return (r as DeclarativeConfig).bundles;
+  if ('bundles' in r && Array.isArray(r.bundles)) return r.bundles;
   return [r as Bundle];
 }
 
@@ -55,7 +55,7 @@ export async function renderOne(render: BundleRenderer, image: string): Promise<
  * the reported error does not depend on timing.
  */
 export async function renderAll<T>(images: readonly string[], concurrency: number, one: (image: string) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array(images.length);
+  const results = new Array<T>(images.length);
   const errors = new Map<number, unknown>();
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -147,7 +147,13 @@ export function validateVersions(versions: ReadonlyMap<string, Version>): void {
 export function uniqueImages(channels: readonly (readonly string[])[]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const list of channels) for (const img of list) if (!seen.has(img)) (seen.add(img), out.push(img));
+  for (const list of channels) {
+    for (const img of list) {
+      if (seen.has(img)) continue;
+      seen.add(img);
+      out.push(img);
+    }
+  }
   return out;
 }
 

@@ -32,7 +32,7 @@ describe('go-yaml v2 scalar resolution', () => {
     assert.equal(resolvePlain('1.5e3'), 1500);
     assert.equal(resolvePlain('.5'), 0.5);
     assert.equal(resolvePlain('.inf'), Infinity);
-    assert.ok(Number.isNaN(resolvePlain('.NaN') as number));
+    assert.ok(Number.isNaN(resolvePlain('.NaN')));
     assert.equal(resolvePlain('18446744073709551615'), 18446744073709551615n);
     for (const s of ['olm.semver', '1.2.3', 'v1', '2001-01-21', 'Yess', '0x']) assert.equal(resolvePlain(s), s, s);
     // not octal, but ParseFloat takes it

@@ -323,7 +323,7 @@ function goField(obj: Record<string, unknown>, name: string): unknown {
 
 const isStr = (v: unknown): boolean => v === null || typeof v === 'string';
 const isInt = (v: unknown): boolean => v === null || (typeof v === 'number' && Number.isInteger(v));
-const isStrMap = (v: unknown): boolean => v === null || (typeof v === 'object' && !Array.isArray(v) && Object.values(v as object).every((x) => isStr(x)));
+const isStrMap = (v: unknown): boolean => v === null || (typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => isStr(x)));
 const isStrList = (v: unknown): boolean => v === null || (Array.isArray(v) && v.every(isStr));
 const isList = (v: unknown): boolean => v === null || Array.isArray(v);
 const isTime = (v: unknown): boolean => v === null || (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v));

@@ -432,7 +432,7 @@ export class GarbageCollector implements Runnable {
         count: 1,
         reportingComponent: 'garbage-collector-controller',
         reportingInstance: '',
-      } as KubeObject);
+      });
     } catch (e) {
       this.log(`could not record event ${reason} on ${identityString(about)}: ${describe(e)}`);
     }

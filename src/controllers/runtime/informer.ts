@@ -31,7 +31,7 @@ export class Store<T extends KubeObject = KubeObject> {
   private readonly indices = new Map<string, Map<string, Set<string>>>();
 
   constructor(indexers: Readonly<Record<string, IndexFunc<T>>> = {}) {
-    this.indexers = new Map(Object.entries({ [NAMESPACE_INDEX]: namespaceIndex as IndexFunc<T>, ...indexers }));
+    this.indexers = new Map(Object.entries({ [NAMESPACE_INDEX]: namespaceIndex, ...indexers }));
     for (const name of this.indexers.keys()) this.indices.set(name, new Map());
   }
 

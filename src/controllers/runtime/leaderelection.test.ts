@@ -176,7 +176,6 @@ test('a leader that cannot renew within renewDeadline stops leading', async () =
 test('release still works when the last renewal was applied but its answer was lost', async () => {
   const lease = `lost-answer-${process.pid}-${++seq}`;
   let loseNext = false;
-  let a: Candidate | undefined;
   const lossy = Object.create(client, {
     update: {
       value: async (...args: Parameters<KubeClient['update']>) => {
@@ -184,13 +183,13 @@ test('release still works when the last renewal was applied but its answer was l
         if (!loseNext) return out;
         loseNext = false;
         // The write happened; the caller never learns it, and is told to stop right now.
-        a!.abort.abort();
+        a.abort.abort();
         throw new ClientNetworkError('connection reset');
       },
     },
   }) as KubeClient;
-  a = candidate('a', lease, { client: lossy, leaseDurationMs: 5000, renewDeadlineMs: 3000, retryPeriodMs: 100 });
-  await eventually(5_000, 'a leads', () => a!.leading);
+  const a = candidate('a', lease, { client: lossy, leaseDurationMs: 5000, renewDeadlineMs: 3000, retryPeriodMs: 100 });
+  await eventually(5_000, 'a leads', () => a.leading);
   loseNext = true;
   await a.done;
   const l = await client.get<KubeObject & { spec: Record<string, unknown> }>(LEASES, 'kube-system', lease);

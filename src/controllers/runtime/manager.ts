@@ -15,8 +15,10 @@ export interface Runnable {
   readonly needLeaderElection?: boolean;
 }
 
-export interface ManagerLeaderElection
-  extends Pick<LeaderElectionConfig, 'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'releaseOnCancel' | 'onNewLeader'> {}
+export type ManagerLeaderElection = Pick<
+  LeaderElectionConfig,
+  'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'releaseOnCancel' | 'onNewLeader'
+>;
 
 export interface ManagerOptions {
   readonly client: KubeClient;
@@ -137,6 +139,7 @@ export class Manager {
       await Promise.all(running);
       signal.removeEventListener('abort', onAbort);
     }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the first failure a runnable threw, rethrown as it was
     if (failure !== undefined) throw failure;
   }
 
@@ -176,6 +179,7 @@ export class Manager {
       } finally {
         signal.removeEventListener('abort', onAbort);
       }
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the elected runnables threw, rethrown as it was
       if (err !== undefined) throw err;
     }
   }

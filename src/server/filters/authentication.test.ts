@@ -208,7 +208,7 @@ describe('authentication over real TLS', () => {
     it('reaches the server as kplane-admin with the admin kubeconfig', async () => {
       const path = await writeAdminKubeconfig(join(dir, 'admin.kubeconfig'), { server: `https://127.0.0.1:${ports.https}`, pki });
       const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', path, 'get', '--raw', '/whoami']);
-      assert.equal(JSON.parse(stdout).name, 'kplane-admin');
+      assert.equal((JSON.parse(stdout) as { name: string }).name, 'kplane-admin');
     });
 
     it('reaches the server as the token user with a token kubeconfig', async () => {
@@ -218,7 +218,7 @@ describe('authentication over real TLS', () => {
         token: 's3cret-token',
       });
       const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', path, 'get', '--raw', '/whoami']);
-      assert.equal(JSON.parse(stdout).name, 'alice');
+      assert.equal((JSON.parse(stdout) as { name: string }).name, 'alice');
     });
   });
 });

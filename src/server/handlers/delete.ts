@@ -1,6 +1,5 @@
 // DELETE of one object (handlers/delete.go): DeleteOptions from body or query, admission where the
 // store has read the object, and the Success Status or the object (still there while finalizers run).
-import type { KubeObject } from '../../apimachinery/types.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import type { RequestScope } from '../request-scope.js';
 import { deleteAdmission } from './admission.js';
@@ -14,7 +13,7 @@ export async function serveDelete(c: ServerContext, s: RequestScope, r: Register
   const out = await r.store.delete(namespace, name, { ...opts, validate: deleteAdmission(c, s, r, namespace, name, opts.dryRun) });
   if (out.deleted && !r.registration.returnDeletedObject) {
     const status = r.store.deletedStatus(out.object);
-    return writeNegotiated(s, 200, status as unknown as KubeObject);
+    return writeNegotiated(s, 200, status);
   }
   const code = !out.deleted && opts.orphanDependents === false ? 202 : 200;
   respondObject(s, r, code, out.object);

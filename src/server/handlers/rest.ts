@@ -5,7 +5,7 @@ import { badRequest, fieldIssue, invalid, undecodable } from '../../apimachinery
 import { goTypeError } from '../../apimachinery/gotypes.js';
 import { resolveSchema, refTo, type Definitions } from '../../apimachinery/schema.js';
 import { normalizeTimes } from '../../apimachinery/times.js';
-import { apiVersionOf, type KubeObject, type ObjectMeta } from '../../apimachinery/types.js';
+import { apiVersionOf, type KubeObject } from '../../apimachinery/types.js';
 import { pruneUnknownFields } from '../../apimachinery/unknown-fields.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { fieldManagerScope, type FieldManagerScope } from '../fieldmanager.js';
@@ -52,7 +52,7 @@ export function checkFields(definitions: Definitions, r: RegisteredResource, obj
 
 /** rest.WipeObjectMetaSystemFields, run on a create before the field manager and admission. */
 export function wipeObjectMetaSystemFields(obj: KubeObject): void {
-  const m = obj.metadata as (ObjectMeta & { selfLink?: string }) | undefined;
+  const m = obj.metadata;
   if (!m) return;
   // Only what is there: a delete changes the object's shape, which the create path need not pay.
   if (m.creationTimestamp !== undefined) delete m.creationTimestamp;

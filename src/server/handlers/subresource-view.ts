@@ -24,7 +24,8 @@ import { checkKind, fieldScope } from './rest.js';
  */
 export async function serveView(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
   const { namespace, name, subresource: sub } = s;
-  const view = r.store.strategy.subresources![sub]!.view!;
+  const subresource = r.store.strategy.subresources![sub]!;
+  const view = subresource.view!.bind(subresource);
   const sd = r.descriptor.subresources.find((x) => x.name === sub)!;
   const gvk = { group: sd.group ?? r.descriptor.group, version: sd.version ?? r.descriptor.version, kind: sd.kind };
   const method = s.req.method ?? 'GET';

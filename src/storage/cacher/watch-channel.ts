@@ -127,6 +127,7 @@ export class WatchChannel<T> implements AsyncIterableIterator<T>, ProgressReques
     if (this.failure !== undefined) {
       const failure = this.failure;
       this.failure = undefined;
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the producer's failure, passed on as it was
       return Promise.reject(failure);
     }
     return Promise.resolve({ value: undefined, done: true });

@@ -308,7 +308,7 @@ describe('sqlite storage', () => {
   it('compaction keeps the current value of a key written long before, and drops it once replaced', async () => {
     const path = freshPath();
     const s = await openSqliteStorage({ path, compactionChunkRows: 16 });
-    let hotRev = 0;
+    let hotRev: number;
     try {
       const old = await s.create('/registry/keep/old', enc('old'));
       const gone = await s.create('/registry/keep/gone', enc('gone'));
@@ -336,7 +336,7 @@ describe('sqlite storage', () => {
       }
       ac.abort();
       assert.deepEqual(events.map((e) => [e.type, e.revision]), [['delete', kv.modRevision + 1], ['put', replaced.modRevision]]);
-      assert.equal(events[1]?.type === 'put' ? dec(events[1].prevKv!) : '', 'old');
+      assert.equal(events[1]?.type === 'put' ? dec(events[1].prevKv) : '', 'old');
     } finally {
       await s.close();
     }

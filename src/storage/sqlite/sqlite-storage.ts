@@ -517,7 +517,7 @@ export class SqliteStorage implements Storage {
         }
         const kv: KV = { key, value: toBuffer(write.value), createRevision: outcome.createRev, modRevision: rev };
         events.push(prevKv === undefined ? { type: 'put', kv, revision: rev } : { type: 'put', kv, prevKv, revision: rev });
-        settlers.push(() => (write.settle as Settle<KV>).resolve(kv));
+        settlers.push(() => write.settle.resolve(kv));
       });
       // Watchers first, then callers: an acknowledged write has been offered to every watcher.
       for (const event of events) {

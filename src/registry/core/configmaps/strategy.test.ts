@@ -10,7 +10,7 @@ import { GenericStore } from '../../store.js';
 import { configMapStrategy } from './strategy.js';
 
 const newStore = (): GenericStore => new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/configmaps/' });
-const cm = (name: string, extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, ...extra }) as KubeObject;
+const cm = (name: string, extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, ...extra });
 const undecodable = (detail: string): string => `ConfigMap in version "v1" cannot be handled as a ConfigMap: ${detail}`;
 const KEY_MSG =
   "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";

@@ -277,6 +277,7 @@ describe('NamespaceLifecycle admission (plugin/namespace/lifecycle)', () => {
   it('is a mutating plugin (Admit): it runs before the object is named from generateName and validated', () => {
     const { plugin } = setup();
     assert.equal(typeof plugin.admit, 'function');
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared, never called
     assert.equal(plugin.validate, undefined);
   });
 

@@ -10,7 +10,7 @@ import { GenericStore } from '../../store.js';
 import { secretStrategy } from './strategy.js';
 
 const newStore = (): GenericStore => new GenericStore({ descriptor: secretsResource, strategy: secretStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/secrets/' });
-const secret = (name: string, extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, ...extra }) as KubeObject;
+const secret = (name: string, extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, ...extra });
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 async function rejects(p: Promise<unknown>, code: number, message: string): Promise<void> {

@@ -27,7 +27,7 @@ function convert(obj: KubeObject, apiVersion: string, pairs: readonly (readonly 
   const out: Json = { apiVersion, kind: 'Event', metadata: obj.metadata };
   for (const [from, to] of pairs) if (src[from] !== undefined) out[to] = src[from];
   for (const k of SAME) if (src[k] !== undefined) out[k] = src[k];
-  return out as KubeObject;
+  return out;
 }
 
 export const eventsV1Converter: VersionConverter = {
