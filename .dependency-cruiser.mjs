@@ -46,7 +46,10 @@ const layerRules = LAYERS.flatMap((layer, i) => {
   return pathsOf(layer).map((own) => {
     // The controlplane layer's files are one part (the assembly and its entry), not siblings.
     const allowed = anyOf([...(layer.files ? pathsOf(layer) : [own]), ...below.flatMap(pathsOf)]);
-    const name = own.replace(/^\^src\//, '').replace(/\/$|\$$/, '').replace(/\\/g, '');
+    const name = own
+      .replace(/^\^src\//, '')
+      .replace(/\/$|\$$/, '')
+      .replace(/\\/g, '');
     return {
       name: `layer-${name}`,
       comment:

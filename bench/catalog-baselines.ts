@@ -15,8 +15,20 @@ import { getEncoders, loadPackageDefinition } from '../src/catalog/api/api.js';
 /** One bundle of about the size of the benchmark catalog's (a 2 KB CSV), encoded once. */
 function cannedBundle(): Buffer {
   return getEncoders().bundle({
-    csvName: 'x', packageName: 'x', channelName: 'x', csvJson: 'x'.repeat(2000), object: [], bundlePath: 'x', providedApis: [], requiredApis: [],
-    version: '1.0.0', skipRange: '', dependencies: [], properties: [], replaces: '', skips: [],
+    csvName: 'x',
+    packageName: 'x',
+    channelName: 'x',
+    csvJson: 'x'.repeat(2000),
+    object: [],
+    bundlePath: 'x',
+    providedApis: [],
+    requiredApis: [],
+    version: '1.0.0',
+    skipRange: '',
+    dependencies: [],
+    properties: [],
+    replaces: '',
+    skips: [],
   });
 }
 
@@ -32,7 +44,9 @@ export async function startBareServer(): Promise<BaselineServer> {
   const raw = Object.fromEntries(Object.entries(svc).map(([k, m]) => [k, { ...m, responseSerialize: (v: Buffer) => v }]));
   const server = new grpc.Server();
   server.addService(raw, { GetBundleForChannel: (_c: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, canned) });
-  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+  const port = await new Promise<number>((res, rej) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
+  );
   return { port, stop: () => server.forceShutdown() };
 }
 

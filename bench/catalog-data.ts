@@ -38,7 +38,9 @@ export function packageBlobs(p: number, BUNDLES: number): string {
           type: 'olm.csv.metadata',
           value: {
             annotations: { capabilities: 'Full Lifecycle', categories: 'Database', containerImage: `registry.example.com/${pkg}:1.${i}.0` },
-            crdDescriptions: { owned: [{ name: `databases.${group}`, version: 'v1', kind: 'Database', displayName: 'Database', description: 'A database cluster' }] },
+            crdDescriptions: {
+              owned: [{ name: `databases.${group}`, version: 'v1', kind: 'Database', displayName: 'Database', description: 'A database cluster' }],
+            },
             description: `Runs databases (${pkg} 1.${i}.0).`,
             displayName: `Operator ${p}`,
             installModes: [
@@ -56,7 +58,6 @@ export function packageBlobs(p: number, BUNDLES: number): string {
   });
   return out.map((o) => JSON.stringify(o, null, 2)).join('\n') + '\n';
 }
-
 
 export function writeBenchCatalog(dir: string, packages: number, bundles: number): void {
   for (let p = 0; p < packages; p++) writeFileSync(join(dir, `operator-${p}.json`), packageBlobs(p, bundles));

@@ -38,8 +38,22 @@ export interface CatalogBenchOptions {
   log?: (line: string) => void;
 }
 
-export const CATALOG_FULL: Required<Omit<CatalogBenchOptions, 'log'>> = { packages: 300, bundles: 100, rate: 2000, measureMs: 10_000, warmMs: 2000, templateBundles: 100 };
-export const CATALOG_QUICK: Required<Omit<CatalogBenchOptions, 'log'>> = { packages: 300, bundles: 100, rate: 2000, measureMs: 3000, warmMs: 1000, templateBundles: 100 };
+export const CATALOG_FULL: Required<Omit<CatalogBenchOptions, 'log'>> = {
+  packages: 300,
+  bundles: 100,
+  rate: 2000,
+  measureMs: 10_000,
+  warmMs: 2000,
+  templateBundles: 100,
+};
+export const CATALOG_QUICK: Required<Omit<CatalogBenchOptions, 'log'>> = {
+  packages: 300,
+  bundles: 100,
+  rate: 2000,
+  measureMs: 3000,
+  warmMs: 1000,
+  templateBundles: 100,
+};
 
 export interface CatalogBenchRow {
   readonly scenario: 'catalog';
@@ -76,7 +90,10 @@ function registryClient(port: number): GrpcClient {
 
 /** The requests of the load: packages spread over the catalog, both channels. */
 function requestsOf(packages: number): { pkgName: string; channelName: string }[] {
-  return Array.from({ length: LOAD_BODIES }, (_, i) => ({ pkgName: `operator-${String((i * 7919) % packages).padStart(3, '0')}`, channelName: i % 2 ? 'stable' : 'fast' }));
+  return Array.from({ length: LOAD_BODIES }, (_, i) => ({
+    pkgName: `operator-${String((i * 7919) % packages).padStart(3, '0')}`,
+    channelName: i % 2 ? 'stable' : 'fast',
+  }));
 }
 /** h2load sends one body per process, so the load is this many processes, one request each. */
 const LOAD_BODIES = 4;
@@ -99,7 +116,9 @@ async function checkRequests(port: number, packages: number): Promise<void> {
   const client = registryClient(port);
   try {
     for (const req of requestsOf(packages)) {
-      const res = await new Promise<{ csvName?: string }>((resolve, reject) => client.GetBundleForChannel(req, (err, r) => (err ? reject(err) : resolve(r ?? {}))));
+      const res = await new Promise<{ csvName?: string }>((resolve, reject) =>
+        client.GetBundleForChannel(req, (err, r) => (err ? reject(err) : resolve(r ?? {}))),
+      );
       if (!res.csvName) throw new Error(`GetBundleForChannel(${JSON.stringify(req)}) answered no bundle`);
     }
   } finally {
@@ -124,7 +143,10 @@ function getBundleForChannelLoad(port: number, o: Required<Omit<CatalogBenchOpti
 
 /** Starts a baseline of catalog-baselines.ts as its own process; resolves with its port. */
 async function startBaseline(flag: '--bare-server' | '--http2-floor'): Promise<{ port: number; pid: number; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', 'catalog-baselines.ts'), flag], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench', 'catalog-baselines.ts'), flag], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
     child.once('exit', (code) => reject(new Error(`catalog-baselines.ts ${flag} exited ${code}`)));
@@ -223,10 +245,26 @@ async function templateRender(o: Required<Omit<CatalogBenchOptions, 'log'>>, wor
     const warm = [await timed(), await timed(), await timed()];
     const best = Math.min(...warm.map((w) => w.ms));
     const worst = Math.max(...warm.map((w) => w.ms));
-    log(`template render: ${cold.bundles} bundles, ${cold.channels} channels; cold ${(cold.ms / 1000).toFixed(2)} s, warm ${(best / 1000).toFixed(2)}-${(worst / 1000).toFixed(2)} s (goal ≤ 1 s)`);
+    log(
+      `template render: ${cold.bundles} bundles, ${cold.channels} channels; cold ${(cold.ms / 1000).toFixed(2)} s, warm ${(best / 1000).toFixed(2)}-${(worst / 1000).toFixed(2)} s (goal ≤ 1 s)`,
+    );
     return [
-      { scenario: 'catalog', target: 'kplane', op: `render ${o.templateBundles}-bundle template (cold cache)`, value: `${(cold.ms / 1000).toFixed(2)} s`, goal: '-', met: true },
-      { scenario: 'catalog', target: 'kplane', op: `render ${o.templateBundles}-bundle template (warm cache, worst of 3)`, value: `${(worst / 1000).toFixed(2)} s`, goal: '≤ 1 s', met: worst <= 1000 },
+      {
+        scenario: 'catalog',
+        target: 'kplane',
+        op: `render ${o.templateBundles}-bundle template (cold cache)`,
+        value: `${(cold.ms / 1000).toFixed(2)} s`,
+        goal: '-',
+        met: true,
+      },
+      {
+        scenario: 'catalog',
+        target: 'kplane',
+        op: `render ${o.templateBundles}-bundle template (warm cache, worst of 3)`,
+        value: `${(worst / 1000).toFixed(2)} s`,
+        goal: '≤ 1 s',
+        met: worst <= 1000,
+      },
     ];
   } finally {
     await registry.stop();
@@ -234,7 +272,9 @@ async function templateRender(o: Required<Omit<CatalogBenchOptions, 'log'>>, wor
 }
 
 export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<CatalogBenchRow[]> {
-  const o = { ...CATALOG_FULL, ...Object.fromEntries(Object.entries(opts).filter(([k, v]) => k !== 'log' && v !== undefined)) } as Required<Omit<CatalogBenchOptions, 'log'>>;
+  const o = { ...CATALOG_FULL, ...Object.fromEntries(Object.entries(opts).filter(([k, v]) => k !== 'log' && v !== undefined)) } as Required<
+    Omit<CatalogBenchOptions, 'log'>
+  >;
   const log = opts.log ?? ((l: string): void => void process.stderr.write(`${l}\n`));
   const rows: CatalogBenchRow[] = [];
   const work = mkdtempSync(join(tmpdir(), 'kplane-catalog-bench-'));
@@ -246,13 +286,41 @@ export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<C
     log(`catalog: ${o.packages} packages × ${o.bundles} bundles = ${n} bundles; ${cpus().length} CPUs, node ${process.version}`);
 
     // 1. load + validate, in a child of its own
-    const child = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench', 'catalog-validate.ts'), dir], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench', 'catalog-validate.ts'), dir], {
+      cwd: root,
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    });
     if (child.status !== 0) throw new Error(`catalog-validate failed: ${child.stderr}`);
-    const v = JSON.parse(child.stdout) as { valid: boolean; loadMs: number; convertMs: number; validateMs: number; totalMs: number; maxRssBytes: number; bundles: number };
+    const v = JSON.parse(child.stdout) as {
+      valid: boolean;
+      loadMs: number;
+      convertMs: number;
+      validateMs: number;
+      totalMs: number;
+      maxRssBytes: number;
+      bundles: number;
+    };
     if (!v.valid || v.bundles !== n) throw new Error(`generated catalog did not validate: ${child.stdout}`);
-    log(`load ${(v.loadMs / 1000).toFixed(2)} s + convert ${(v.convertMs / 1000).toFixed(2)} s + validate ${(v.validateMs / 1000).toFixed(2)} s = ${(v.totalMs / 1000).toFixed(2)} s (goal ≤ 5 s); peak RSS ${mib(v.maxRssBytes)} (goal ≤ 1536 MiB)`);
-    rows.push({ scenario: 'catalog', target: 'kplane', op: `load + validate ${n} bundles`, value: `${(v.totalMs / 1000).toFixed(2)} s`, goal: '≤ 5 s', met: v.totalMs <= 5000 });
-    rows.push({ scenario: 'catalog', target: 'kplane', op: `load + validate ${n} bundles, peak RSS`, value: mib(v.maxRssBytes), goal: '≤ 1536 MiB', met: v.maxRssBytes <= 1.5 * 2 ** 30 });
+    log(
+      `load ${(v.loadMs / 1000).toFixed(2)} s + convert ${(v.convertMs / 1000).toFixed(2)} s + validate ${(v.validateMs / 1000).toFixed(2)} s = ${(v.totalMs / 1000).toFixed(2)} s (goal ≤ 5 s); peak RSS ${mib(v.maxRssBytes)} (goal ≤ 1536 MiB)`,
+    );
+    rows.push({
+      scenario: 'catalog',
+      target: 'kplane',
+      op: `load + validate ${n} bundles`,
+      value: `${(v.totalMs / 1000).toFixed(2)} s`,
+      goal: '≤ 5 s',
+      met: v.totalMs <= 5000,
+    });
+    rows.push({
+      scenario: 'catalog',
+      target: 'kplane',
+      op: `load + validate ${n} bundles, peak RSS`,
+      value: mib(v.maxRssBytes),
+      goal: '≤ 1536 MiB',
+      met: v.maxRssBytes <= 1.5 * 2 ** 30,
+    });
 
     // 2. serve, then GetBundleForChannel open loop
     const t0 = performance.now();
@@ -287,18 +355,41 @@ export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<C
       // Every call is logged (as opm does): the server's own count of failed calls.
       const log2 = readFileSync(logFile, 'utf8');
       const failed = (log2.match(/msg="finished call"(?![^\n]*grpc\.code=OK)[^\n]*/g) ?? []).length;
-      log(`kplane GetBundleForChannel at ${o.rate}/s offered (h2load, ${LOAD_BODIES} connections): ${describe(r)}, ${failed} failed calls in the server's log; ~${perCall.toFixed(0)} µs of server CPU per call; server peak RSS ${mib(peakRss(proc.pid!))}`);
-      rows.push({ scenario: 'catalog', target: 'kplane', op: `GetBundleForChannel p99 at ${o.rate}/s open loop`, value: `${r.latency.p99.toFixed(2)} ms`, goal: '≤ 2 ms', met: r.latency.p99 <= 2 && r.errors === 0 && failed === 0, stats: r.latency, errors: r.errors + failed });
+      log(
+        `kplane GetBundleForChannel at ${o.rate}/s offered (h2load, ${LOAD_BODIES} connections): ${describe(r)}, ${failed} failed calls in the server's log; ~${perCall.toFixed(0)} µs of server CPU per call; server peak RSS ${mib(peakRss(proc.pid!))}`,
+      );
+      rows.push({
+        scenario: 'catalog',
+        target: 'kplane',
+        op: `GetBundleForChannel p99 at ${o.rate}/s open loop`,
+        value: `${r.latency.p99.toFixed(2)} ms`,
+        goal: '≤ 2 ms',
+        met: r.latency.p99 <= 2 && r.errors === 0 && failed === 0,
+        stats: r.latency,
+        errors: r.errors + failed,
+      });
     } finally {
       proc.kill('SIGTERM');
     }
     // Baselines under the same load: what grpc-js, Node's HTTP/2 and a C HTTP/2 server manage here.
-    for (const [target, flag] of [['bare grpc-js (one canned bundle)', '--bare-server'], ['node:http2 (canned gRPC answer)', '--http2-floor']] as const) {
+    for (const [target, flag] of [
+      ['bare grpc-js (one canned bundle)', '--bare-server'],
+      ['node:http2 (canned gRPC answer)', '--http2-floor'],
+    ] as const) {
       const base = await startBaseline(flag);
       try {
         const b = await getBundleForChannelLoad(base.port, o);
         log(`${target} at ${o.rate}/s: ${describe(b)}`);
-        rows.push({ scenario: 'catalog', target, op: `GetBundleForChannel p99 at ${o.rate}/s open loop`, value: `${b.latency.p99.toFixed(2)} ms`, goal: '-', met: true, stats: b.latency, errors: b.errors });
+        rows.push({
+          scenario: 'catalog',
+          target,
+          op: `GetBundleForChannel p99 at ${o.rate}/s open loop`,
+          value: `${b.latency.p99.toFixed(2)} ms`,
+          goal: '-',
+          met: true,
+          stats: b.latency,
+          errors: b.errors,
+        });
       } finally {
         base.stop();
       }
@@ -307,7 +398,16 @@ export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<C
     try {
       const f = await h2load({ url: floor.url, rate: o.rate, seconds: o.measureMs / 1000, warmSeconds: o.warmMs / 1000, connections: LOAD_BODIES });
       log(`nghttpd (C, a static 2.7 KB file) at ${o.rate}/s: ${describe(f)}`);
-      rows.push({ scenario: 'catalog', target: 'nghttpd (C)', op: `GET p99 at ${o.rate}/s open loop`, value: `${f.latency.p99.toFixed(2)} ms`, goal: '-', met: true, stats: f.latency, errors: f.errors });
+      rows.push({
+        scenario: 'catalog',
+        target: 'nghttpd (C)',
+        op: `GET p99 at ${o.rate}/s open loop`,
+        value: `${f.latency.p99.toFixed(2)} ms`,
+        goal: '-',
+        met: true,
+        stats: f.latency,
+        errors: f.errors,
+      });
     } finally {
       floor.stop();
     }
@@ -322,7 +422,11 @@ export async function runCatalogBench(opts: CatalogBenchOptions = {}): Promise<C
 
 export function catalogRowsText(rows: CatalogBenchRow[]): string {
   const w = Math.max(...rows.map((r) => `${r.target}: ${r.op}`.length));
-  return rows.map((r) => `${`${r.target}: ${r.op}`.padEnd(w)}  ${r.value.padStart(10)}  goal ${r.goal}${r.goal === '-' ? '' : r.met ? '  met' : '  MISSED'}`).join('\n') + '\n';
+  return (
+    rows
+      .map((r) => `${`${r.target}: ${r.op}`.padEnd(w)}  ${r.value.padStart(10)}  goal ${r.goal}${r.goal === '-' ? '' : r.met ? '  met' : '  MISSED'}`)
+      .join('\n') + '\n'
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -36,7 +36,9 @@ export interface RpcRequest {
   readonly args: unknown;
 }
 
-export type RpcReply = { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
+export type RpcReply =
+  | { readonly id: number; readonly ok: true; readonly result: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: string };
 
 export class RpcClient {
   private next = 1;

@@ -117,7 +117,8 @@ export function figuresOf(r: Row): Figure[] {
   const id = `${r.scenario} | ${r.target} | ${r.op} | ${r.concurrency}`;
   const out: Figure[] = [];
   const add = (what: string, value: number | undefined, higherIsBetter: boolean): void => {
-    if (value !== undefined && Number.isFinite(value)) out.push({ key: `${id} | ${what}`, scenario: r.scenario, target: r.target, label: `${r.op} c=${r.concurrency} ${what}`, value, higherIsBetter });
+    if (value !== undefined && Number.isFinite(value))
+      out.push({ key: `${id} | ${what}`, scenario: r.scenario, target: r.target, label: `${r.op} c=${r.concurrency} ${what}`, value, higherIsBetter });
   };
   add('ops/s', r.opsPerSec, true);
   add('p50 ms', r.p50, false);
@@ -159,7 +160,9 @@ async function main(): Promise<void> {
 
   const scratch = await mkdtemp(join(tmpdir(), 'kplane-bench-compare-'));
   const baseTree = join(scratch, 'base');
-  console.log(`[compare] base ${args.base} = ${baseCommit}, head ${headCommit}${dirty ? ' (uncommitted changes included)' : ''}; ${groups.length} groups × ${args.rounds} round(s)${args.quick ? ', quick' : ''}`);
+  console.log(
+    `[compare] base ${args.base} = ${baseCommit}, head ${headCommit}${dirty ? ' (uncommitted changes included)' : ''}; ${groups.length} groups × ${args.rounds} round(s)${args.quick ? ', quick' : ''}`,
+  );
   git(['worktree', 'add', '--detach', baseTree, baseCommit]);
   try {
     // The base tree uses this checkout's dependencies and tools (same lockfile family; a base whose
@@ -186,7 +189,8 @@ async function main(): Promise<void> {
           ['head', root, after],
         ];
         if (!baseFirst) sides.reverse();
-        for (const [label, tree, into] of sides) collect(into, await runSide(`${label} ${label === 'base' ? baseCommit : headCommit}`, tree, group, args.quick, join(scratch, 'json', `${n++}.json`)));
+        for (const [label, tree, into] of sides)
+          collect(into, await runSide(`${label} ${label === 'base' ? baseCommit : headCommit}`, tree, group, args.quick, join(scratch, 'json', `${n++}.json`)));
       }
     }
 
@@ -201,20 +205,49 @@ async function main(): Promise<void> {
       const c = changePct(bv, av, b.f.higherIsBetter);
       const baseline = isBaseline(b.f.target);
       if (baseline) drift.set(b.f.scenario, [...(drift.get(b.f.scenario) ?? []), c]);
-      rows.push({ figure: `${b.f.target} ${b.f.label}`, scenario: b.f.scenario, before: bv, after: av, changePct: c, worse: !baseline && c < -args.tolerancePct, baseline });
+      rows.push({
+        figure: `${b.f.target} ${b.f.label}`,
+        scenario: b.f.scenario,
+        before: bv,
+        after: av,
+        changePct: c,
+        worse: !baseline && c < -args.tolerancePct,
+        baseline,
+      });
     }
     console.log(`\n[compare] ${baseCommit} → ${headCommit}: kplane figures (negative change = worse; tolerance ${args.tolerancePct} %)`);
     const fmt = (x: number): string => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
     for (const r of rows.filter((x) => !x.baseline)) {
       const d = drift.get(r.scenario);
       const driftText = d ? `  (baselines ${d.map((x) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`).join(' ')})` : '';
-      console.log(`  ${r.worse ? 'WORSE' : '     '} ${r.figure.padEnd(58)} ${fmt(r.before).padStart(9)} → ${fmt(r.after).padStart(9)}  ${(r.changePct >= 0 ? '+' : '') + r.changePct.toFixed(1)}%${driftText}`);
+      console.log(
+        `  ${r.worse ? 'WORSE' : '     '} ${r.figure.padEnd(58)} ${fmt(r.before).padStart(9)} → ${fmt(r.after).padStart(9)}  ${(r.changePct >= 0 ? '+' : '') + r.changePct.toFixed(1)}%${driftText}`,
+      );
     }
     const worse = rows.filter((r) => r.worse);
-    console.log(`\n[compare] ${worse.length} of ${rows.filter((r) => !r.baseline).length} kplane figures worse by more than ${args.tolerancePct} %${worse.length ? ': ' + worse.map((r) => r.figure).join('; ') : ''}`);
+    console.log(
+      `\n[compare] ${worse.length} of ${rows.filter((r) => !r.baseline).length} kplane figures worse by more than ${args.tolerancePct} %${worse.length ? ': ' + worse.map((r) => r.figure).join('; ') : ''}`,
+    );
     const stamp = new Date().toISOString(); // 2026-12-05T13:04:…Z → 2026-12-05T1304Z, as results files are named
     const out = join(root, 'bench', 'results', `compare-${stamp.slice(0, 10)}T${stamp.slice(11, 13)}${stamp.slice(14, 16)}Z-${baseCommit}-${headCommit}.json`);
-    await writeFile(out, JSON.stringify({ schema: 'kplane-bench-compare/v1', date: new Date().toISOString(), base: baseCommit, head: headCommit, headDirty: dirty, quick: args.quick, rounds: args.rounds, tolerancePct: args.tolerancePct, figures: rows }, null, 2) + '\n');
+    await writeFile(
+      out,
+      JSON.stringify(
+        {
+          schema: 'kplane-bench-compare/v1',
+          date: new Date().toISOString(),
+          base: baseCommit,
+          head: headCommit,
+          headDirty: dirty,
+          quick: args.quick,
+          rounds: args.rounds,
+          tolerancePct: args.tolerancePct,
+          figures: rows,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
     console.log(`[compare] written to ${out}`);
   } finally {
     git(['worktree', 'remove', '--force', baseTree]);

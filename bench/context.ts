@@ -118,7 +118,9 @@ export class Recorder {
     };
     this.rows.push(row);
     const err = r.errors ? `  errors=${r.errors} (${r.firstError ?? ''})` : '';
-    console.log(`  ${target.padEnd(14)} ${op.padEnd(18)} c=${String(concurrency).padEnd(5)} ${fmt(row.opsPerSec).padStart(7)} ops/s  p50 ${fmt(s.p50, 2).padStart(6)} ms  p99 ${fmt(s.p99, 2).padStart(6)} ms  (n=${r.ops})${note ? `  ${note}` : ''}${err}`);
+    console.log(
+      `  ${target.padEnd(14)} ${op.padEnd(18)} c=${String(concurrency).padEnd(5)} ${fmt(row.opsPerSec).padStart(7)} ops/s  p50 ${fmt(s.p50, 2).padStart(6)} ms  p99 ${fmt(s.p99, 2).padStart(6)} ms  (n=${r.ops})${note ? `  ${note}` : ''}${err}`,
+    );
     return row;
   }
 
@@ -146,7 +148,14 @@ export class ServerProc {
 
   static async start(
     kind: 'kplane-sqlite' | 'kplane-etcd' | 'bare' | 'bare-etcd',
-    opts: { dataDir: string; storageDir?: string; etcdEndpoint?: string; cpuProfDir?: string; tls?: { key: string; cert: string; ca: string }; controllers?: boolean },
+    opts: {
+      dataDir: string;
+      storageDir?: string;
+      etcdEndpoint?: string;
+      cpuProfDir?: string;
+      tls?: { key: string; cert: string; ca: string };
+      controllers?: boolean;
+    },
   ): Promise<ServerProc> {
     // The product's node flags (npm start, bin/kplane.js) for every server, the baselines too: the
     // same runtime for all. KPLANE_BENCH_NODE_FLAGS adds more (e.g. GC settings to compare).

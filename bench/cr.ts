@@ -23,7 +23,7 @@ export const crdObject = crdFixture({
     required: ['image', 'replicas'],
     'x-kubernetes-validations': [
       { rule: 'self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas', message: 'replicas must lie within [minReplicas, maxReplicas]' },
-      { rule: "!has(self.schedule) || self.schedule.size() > 0", message: 'schedule must not be empty' },
+      { rule: '!has(self.schedule) || self.schedule.size() > 0', message: 'schedule must not be empty' },
     ],
     properties: {
       image: { type: 'string', maxLength: 256 },
@@ -79,7 +79,10 @@ export function customResource(name: string, namespace: string, tag = ''): Recor
       retries: 3,
       command: ['/app', '--serve'],
       tags: ['a', 'b'],
-      ports: [{ name: 'http', port: 8080 }, { name: 'metrics', port: 9090 }],
+      ports: [
+        { name: 'http', port: 8080 },
+        { name: 'metrics', port: 9090 },
+      ],
       resources: { cpu: '100m', memory: '128Mi' },
       env: { MODE: 'bench', TAG: tag },
       notes: '',
@@ -134,7 +137,16 @@ export async function createBenchCrd(client: HttpClient): Promise<void> {
 export async function runCr(
   url: string,
   creds: Credentials,
-  opts: { namespace: string; ops: readonly CrOp[]; concurrency: readonly number[]; warmMs: number; measureMs: number; maxOps: number; pool: number; listPool: number },
+  opts: {
+    namespace: string;
+    ops: readonly CrOp[];
+    concurrency: readonly number[];
+    warmMs: number;
+    measureMs: number;
+    maxOps: number;
+    pool: number;
+    listPool: number;
+  },
 ): Promise<CrRound[]> {
   const client = new HttpClient(url, creds, Math.max(64, ...opts.concurrency));
   const ns = opts.namespace;

@@ -19,7 +19,9 @@ describe('figures', () => {
   });
 
   it('read a ratio row from its ratio, or from its printed per cent when it has none', () => {
-    const a = run('2026-11-28T09:34:00.000Z', 'a3e988c', [{ scenario: '1-crud', target: 'kplane/bare', op: 'create', concurrency: '64', value: '62%', ratio: 0.625 }]);
+    const a = run('2026-11-28T09:34:00.000Z', 'a3e988c', [
+      { scenario: '1-crud', target: 'kplane/bare', op: 'create', concurrency: '64', value: '62%', ratio: 0.625 },
+    ]);
     const b = run('2026-11-28T07:45:00.000Z', '52b9b01', [{ scenario: '1-crud', target: 'kplane/bare', op: 'create', concurrency: '64', value: '66%' }]);
     assert.equal(fig('create-c64-ratio').value(a), 62.5);
     assert.equal(fig('create-c64-ratio').value(b), 66);

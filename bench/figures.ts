@@ -136,7 +136,10 @@ export const FIGURES: readonly Figure[] = [
     unit: '%',
     goal: above(70, 'goal ≥ 70 %'),
     value: (r) => {
-      const ratios = r.rows.filter((x) => x.scenario === 'cr' && x.target === 'CR/configmap').map(percentOf).filter((x): x is number => x !== undefined);
+      const ratios = r.rows
+        .filter((x) => x.scenario === 'cr' && x.target === 'CR/configmap')
+        .map(percentOf)
+        .filter((x): x is number => x !== undefined);
       return ratios.length ? Math.min(...ratios) : undefined;
     },
   },

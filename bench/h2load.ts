@@ -65,7 +65,21 @@ export async function h2load(r: H2LoadRound): Promise<H2LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'kplane-h2load-'));
   try {
     const conns = r.connections ?? 1;
-    const args = ['-c', String(conns), '-t', '1', '-m', String(r.h1 ? 1 : (r.maxStreams ?? 256)), ...(r.rate !== undefined ? ['--rps', String(r.rate / conns)] : []), '-D', `${Math.round(r.seconds * 1000)}ms`, '--warm-up-time', `${Math.round(r.warmSeconds * 1000)}ms`, '--log-file', join(dir, 'log')];
+    const args = [
+      '-c',
+      String(conns),
+      '-t',
+      '1',
+      '-m',
+      String(r.h1 ? 1 : (r.maxStreams ?? 256)),
+      ...(r.rate !== undefined ? ['--rps', String(r.rate / conns)] : []),
+      '-D',
+      `${Math.round(r.seconds * 1000)}ms`,
+      '--warm-up-time',
+      `${Math.round(r.warmSeconds * 1000)}ms`,
+      '--log-file',
+      join(dir, 'log'),
+    ];
     if (r.h1) args.push('--h1');
     for (const h of r.headers ?? []) args.push('-H', h);
     if (r.body !== undefined) {

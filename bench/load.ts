@@ -38,10 +38,10 @@ export class HttpClient {
     this.agent = new Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, ca: creds.ca, cert: creds.cert, key: creds.key });
     // Count TLS connections opened: each costs the server a full handshake (with a client certificate).
     const create = this.agent.createConnection.bind(this.agent);
-    this.agent.createConnection = ((...args: Parameters<typeof create>) => {
+    this.agent.createConnection = (...args: Parameters<typeof create>) => {
       this.connectionsOpened++;
       return create(...args);
-    });
+    };
   }
 
   /** TLS connections this client has opened so far. */

@@ -41,8 +41,20 @@ export function runMicroBench(): MicroRow[] {
 
   // The merge of an apply that changes nothing: the live object already holds the config.
   const data = Object.fromEntries(Array.from({ length: 46 }, (_, i) => [`key-${i}`, `value-${i}`]));
-  const config: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default', labels: { app: 'bench', tier: 'x' }, annotations: { note: 'n' } }, data };
-  const applyOpts = { manager: 'bench', schema: { $ref: '#/definitions/io.k8s.api.core.v1.ConfigMap' }, defs: builtinDefinitions, apiVersion: 'v1', kind: 'ConfigMap', now: '2024-01-01T00:00:00Z' };
+  const config: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm', namespace: 'default', labels: { app: 'bench', tier: 'x' }, annotations: { note: 'n' } },
+    data,
+  };
+  const applyOpts = {
+    manager: 'bench',
+    schema: { $ref: '#/definitions/io.k8s.api.core.v1.ConfigMap' },
+    defs: builtinDefinitions,
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    now: '2024-01-01T00:00:00Z',
+  };
   const live = apply({ live: undefined, config, ...applyOpts }).object;
   const ssa = nsPerCall(() => apply({ live, config, ...applyOpts }), 2_000);
 

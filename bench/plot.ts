@@ -13,12 +13,14 @@ import { RESULTS_SCHEMA, type BenchResults } from './results.js';
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
 export function readResults(dir: string): BenchResults[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as BenchResults | { schema?: string })
-    // bench:compare's files (compare-*.json) sit beside the runs but are not runs.
-    .filter((r): r is BenchResults => r.schema === RESULTS_SCHEMA);
+  return (
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as BenchResults | { schema?: string })
+      // bench:compare's files (compare-*.json) sit beside the runs but are not runs.
+      .filter((r): r is BenchResults => r.schema === RESULTS_SCHEMA)
+  );
 }
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -59,7 +61,9 @@ export function renderSvg(figure: Figure, points: readonly Point[]): string {
   const step = points.length > 1 ? pw / (points.length - 1) : 0;
   const x = (i: number): number => m.left + (points.length > 1 ? i * step : pw / 2);
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
   out.push(`<text x="${m.left}" y="22" font-size="15" font-weight="bold" fill="#222">${esc(figure.title)}</text>`);
   out.push(
@@ -81,16 +85,23 @@ export function renderSvg(figure: Figure, points: readonly Point[]): string {
     out.push(`<text x="${W - m.right - 4}" y="${(Number(gy) - 6).toFixed(1)}" text-anchor="end" fill="#c0392b">${esc(figure.goal.label)}</text>`);
   }
   // The line, the points and their labels.
-  if (points.length > 1) out.push(`<polyline fill="none" stroke="#2c6fbb" stroke-width="2" points="${points.map((p, i) => `${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(' ')}"/>`);
+  if (points.length > 1)
+    out.push(
+      `<polyline fill="none" stroke="#2c6fbb" stroke-width="2" points="${points.map((p, i) => `${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(' ')}"/>`,
+    );
   points.forEach((p, i) => {
     const px = x(i).toFixed(1);
     const py = y(p.value).toFixed(1);
     const met = figure.goal ? (figure.goal.meets === 'above' ? p.value >= figure.goal.value : p.value <= figure.goal.value) : true;
     const when = `${p.date.slice(5, 10)} ${p.date.slice(11, 16)}`.trim();
     const tip = `${p.date.slice(0, 16).replace('T', ' ')} UTC, ${p.commit ?? 'commit unknown'}: ${num(p.value)} ${figure.unit}${p.source ? ` (${p.source})` : ''}`;
-    out.push(`<g><title>${esc(tip)}</title><circle cx="${px}" cy="${py}" r="4.5" fill="${met ? '#2c6fbb' : '#ffffff'}" stroke="#2c6fbb" stroke-width="2"/></g>`);
+    out.push(
+      `<g><title>${esc(tip)}</title><circle cx="${px}" cy="${py}" r="4.5" fill="${met ? '#2c6fbb' : '#ffffff'}" stroke="#2c6fbb" stroke-width="2"/></g>`,
+    );
     out.push(`<text x="${px}" y="${(Number(py) - 9).toFixed(1)}" text-anchor="middle" font-size="10" fill="#333">${esc(num(p.value))}</text>`);
-    out.push(`<text transform="translate(${px} ${m.top + ph + 14}) rotate(-40)" text-anchor="end" font-size="10" fill="#444"><tspan fill="#2c6fbb">${esc(p.commit ?? '?')}</tspan> ${esc(when)}</text>`);
+    out.push(
+      `<text transform="translate(${px} ${m.top + ph + 14}) rotate(-40)" text-anchor="end" font-size="10" fill="#444"><tspan fill="#2c6fbb">${esc(p.commit ?? '?')}</tspan> ${esc(when)}</text>`,
+    );
   });
   if (figure.goal) out.push(`<text x="${W - m.right}" y="40" text-anchor="end" font-size="11" fill="#666">filled: goal met; hollow: missed</text>`);
   out.push('</svg>');

@@ -39,14 +39,24 @@ async function round(kind: 'v8-default' | 'kplane'): Promise<void> {
     const headers = [`authorization: Bearer ${BENCH_TOKEN}`, 'accept: application/json'];
     const body = JSON.stringify(configMap('', 'bench')).replace('"name":""', '"generateName":"cm-h1-"');
     for (const connections of [1, 16, 64]) {
-      await h2load({ url: `${cp.url}/api/v1/namespaces/bench/configmaps`, seconds: 3, warmSeconds: 1, body, h1: true, connections, headers: [...headers, 'content-type: application/json'] });
+      await h2load({
+        url: `${cp.url}/api/v1/namespaces/bench/configmaps`,
+        seconds: 3,
+        warmSeconds: 1,
+        body,
+        h1: true,
+        connections,
+        headers: [...headers, 'content-type: application/json'],
+      });
       await h2load({ url: cp.url, uris, seconds: 3, warmSeconds: 1, h1: true, connections, headers });
     }
     const gcs = new ScavengeGrowth();
     gcs.fullGc(); // count only the HTTP/2 round's scavenges
     const r = await h2load({ url: cp.url, uris, rate: 1000, seconds: 10, warmSeconds: 2, headers });
     gcs.stop();
-    console.log(`${kind.padEnd(10)} HTTP/2 gets after HTTP/1.1 traffic: ${gcs.summary('after')}; get p50 ${r.latency.p50.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms`);
+    console.log(
+      `${kind.padEnd(10)} HTTP/2 gets after HTTP/1.1 traffic: ${gcs.summary('after')}; get p50 ${r.latency.p50.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms`,
+    );
   } finally {
     await cp.stop();
     rmSync(dir, { recursive: true, force: true });

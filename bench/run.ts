@@ -12,7 +12,20 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, tmpdir, release } from 'node:os';
 import { join } from 'node:path';
-import { CRUD_POOL, FULL, QUICK, Recorder, ServerProc, benchDir, children, credsOf, fmt, type Config, type ScenarioContext, type SharedServers } from './context.js';
+import {
+  CRUD_POOL,
+  FULL,
+  QUICK,
+  Recorder,
+  ServerProc,
+  benchDir,
+  children,
+  credsOf,
+  fmt,
+  type Config,
+  type ScenarioContext,
+  type SharedServers,
+} from './context.js';
 import { RESULTS_SCHEMA, resultsFileName, withAmount, type BenchResults, type Goal, type Row } from './results.js';
 import { crudOpsOf } from './scenarios/crud.js';
 import { SCENARIOS, SCENARIO_NAMES, type ScenarioName } from './scenarios/index.js';
@@ -35,7 +48,8 @@ function parseArgs(argv: string[]): { only: Set<ScenarioName>; quick: boolean; c
     else if (a === '--cpu-prof') cpuProf = true;
     else if (a.startsWith('--only')) {
       const names = value().split(',').filter(Boolean);
-      for (const n of names) if (!(SCENARIO_NAMES as readonly string[]).includes(n)) throw new Error(`unknown scenario ${n}; known: ${SCENARIO_NAMES.join(',')}`);
+      for (const n of names)
+        if (!(SCENARIO_NAMES as readonly string[]).includes(n)) throw new Error(`unknown scenario ${n}; known: ${SCENARIO_NAMES.join(',')}`);
       only = new Set(names as ScenarioName[]);
     } else if (a === '--json') json = argv[i + 1] === undefined || argv[i + 1]!.startsWith('--') ? DEFAULT_JSON : argv[++i]!;
     else if (a.startsWith('--json=')) json = value();
@@ -86,7 +100,9 @@ async function main(): Promise<void> {
   console.log(`kplane bench ${args.quick ? '(quick)' : '(full)'} — ${started.toISOString()}`);
   console.log(`machine: ${cpu.length} × ${cpu[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, linux ${release()}, node ${process.version}`);
   const loadStart = loadavg();
-  console.log(`scenarios: ${[...args.only].join(',')}; load average at start ${loadStart.map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews results)`);
+  console.log(
+    `scenarios: ${[...args.only].join(',')}; load average at start ${loadStart.map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews results)`,
+  );
   const dataDir = await mkdtemp(join(tmpdir(), 'kplane-bench-'));
   const cpuProfDir = args.cpuProf ? join(benchDir, 'profiles') : undefined;
   if (cpuProfDir) {
@@ -153,7 +169,9 @@ function gitState(): { commit: string | null; dirty: boolean | null } {
   if (!existsSync(join(repo, '.git'))) return { commit: null, dirty: null };
   try {
     const commit = execFileSync('git', ['-C', repo, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const status = execFileSync('git', ['-C', repo, 'status', '--porcelain', '--', '.', ':(exclude)bench/results', ':(exclude)bench/profiles'], { encoding: 'utf8' });
+    const status = execFileSync('git', ['-C', repo, 'status', '--porcelain', '--', '.', ':(exclude)bench/results', ':(exclude)bench/profiles'], {
+      encoding: 'utf8',
+    });
     return { commit, dirty: status.trim() !== '' };
   } catch {
     return { commit: null, dirty: null };
@@ -162,11 +180,17 @@ function gitState(): { commit: string | null; dirty: boolean | null } {
 
 function printSummary(started: Date, quick: boolean, rows: readonly Row[], goals: readonly Goal[]): void {
   const elapsed = ((Date.now() - started.getTime()) / 1000).toFixed(0);
-  console.log(`\n## Results (${started.toISOString().slice(0, 10)}, ${cpus().length} CPUs, node ${process.version}${quick ? ', QUICK mode: small counts' : ''}, ${elapsed} s, load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')})\n`);
+  console.log(
+    `\n## Results (${started.toISOString().slice(0, 10)}, ${cpus().length} CPUs, node ${process.version}${quick ? ', QUICK mode: small counts' : ''}, ${elapsed} s, load average at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})\n`,
+  );
   console.log('| scenario | target | operation | conc. | ops/s | p50 ms | p99 ms | value | note |');
   console.log('|---|---|---|---|---:|---:|---:|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.scenario} | ${r.target} | ${r.op} | ${r.concurrency} | ${fmt(r.opsPerSec)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.value ?? ''} | ${r.note ?? ''}${r.errors ? ` errors=${r.errors}` : ''} |`);
+    console.log(
+      `| ${r.scenario} | ${r.target} | ${r.op} | ${r.concurrency} | ${fmt(r.opsPerSec)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.value ?? ''} | ${r.note ?? ''}${r.errors ? ` errors=${r.errors}` : ''} |`,
+    );
   }
   if (goals.length) {
     console.log('\n| goal | target | measured | |');

@@ -56,7 +56,10 @@ async function start(a: StartArgs): Promise<StartedServer> {
     return startBare(a.tls!);
   }
   cp = await createControlPlane({
-    storage: a.kind === 'kplane-sqlite' ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db'), inProcessWriter: process.env.KPLANE_SQLITE_WRITER === 'inprocess' }) : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
+    storage:
+      a.kind === 'kplane-sqlite'
+        ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db'), inProcessWriter: process.env.KPLANE_SQLITE_WRITER === 'inprocess' })
+        : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
     dataDir: a.dataDir,
     port: 0,
     // h2load (bench/h2load.ts) sends a bearer token; the Node load generator a client certificate.
@@ -66,7 +69,11 @@ async function start(a: StartArgs): Promise<StartedServer> {
   });
   await cp.start();
   const p = cp.pki;
-  return { url: cp.url, pid: process.pid, pki: { ca: p.caCertPem, servingCert: p.servingCertPem, servingKey: p.servingKeyPem, adminCert: p.adminCertPem, adminKey: p.adminKeyPem } };
+  return {
+    url: cp.url,
+    pid: process.pid,
+    pki: { ca: p.caCertPem, servingCert: p.servingCertPem, servingKey: p.servingKeyPem, adminCert: p.adminCertPem, adminKey: p.adminKeyPem },
+  };
 }
 
 async function startBare({ key, cert, ca }: { key: string; cert: string; ca: string }): Promise<StartedServer> {
@@ -106,7 +113,10 @@ function bareHandler(req: IncomingMessage | Http2ServerRequest, res: ServerRespo
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const obj = JSON.parse(Buffer.concat(chunks).toString('utf8')) as KubeObject;
-    const n = name ?? (obj.metadata?.name || (obj.metadata?.generateName !== undefined ? (obj.metadata.name = `${obj.metadata.generateName}${(bareGenerated++).toString(36)}`) : ''));
+    const n =
+      name ??
+      (obj.metadata?.name ||
+        (obj.metadata?.generateName !== undefined ? (obj.metadata.name = `${obj.metadata.generateName}${(bareGenerated++).toString(36)}`) : ''));
     if (bareEtcd && req.method === 'POST') {
       const key = `/bare/configmaps/${ns}/${n}`;
       bareEtcd
@@ -238,11 +248,20 @@ async function preloadObjects(a: PreloadObjectsArgs): Promise<{ ms: number; uids
       const i = next++;
       const o = a.owners;
       const j = o ? i % o.uids.length : 0;
-      const base = kind === 'ConfigMap' ? (configMap(`${a.prefix}${i}`, a.namespace) as KubeObject) : ({ apiVersion, kind, metadata: { name: `${a.prefix}${i}`, namespace: a.namespace }, spec: { n: i } } as KubeObject);
+      const base =
+        kind === 'ConfigMap'
+          ? (configMap(`${a.prefix}${i}`, a.namespace) as KubeObject)
+          : ({ apiVersion, kind, metadata: { name: `${a.prefix}${i}`, namespace: a.namespace }, spec: { n: i } } as KubeObject);
       base.metadata = {
         ...base.metadata,
         ...(a.labels ? { labels: a.labels } : {}),
-        ...(o ? { ownerReferences: [{ apiVersion: o.apiVersion, kind: o.kind, name: o.names[j]!, uid: o.uids[j]!, ...(o.blockOwnerDeletion ? { blockOwnerDeletion: true } : {}) }] } : {}),
+        ...(o
+          ? {
+              ownerReferences: [
+                { apiVersion: o.apiVersion, kind: o.kind, name: o.names[j]!, uid: o.uids[j]!, ...(o.blockOwnerDeletion ? { blockOwnerDeletion: true } : {}) },
+              ],
+            }
+          : {}),
       };
       const { object } = await reg.store.create(a.namespace, base);
       uids[i] = object.metadata!.uid!;

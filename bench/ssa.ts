@@ -43,7 +43,12 @@ export async function runSsa(
       rvs.push((JSON.parse(r.body.toString('utf8')) as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
     }
     const round = (c: number, ms: number): Promise<RoundResult> =>
-      closedLoop({ concurrency: c, maxOps: opts.maxOps, maxMs: ms, op: async (i) => expectStatus(await client.send('PATCH', path(i), bodies[i % objects], APPLY), 200) });
+      closedLoop({
+        concurrency: c,
+        maxOps: opts.maxOps,
+        maxMs: ms,
+        op: async (i) => expectStatus(await client.send('PATCH', path(i), bodies[i % objects], APPLY), 200),
+      });
     const out: SsaRound[] = [];
     for (const c of opts.concurrency) {
       await round(c, opts.warmMs);

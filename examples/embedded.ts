@@ -27,7 +27,12 @@ function call(method: string, path: string, body?: unknown): Promise<{ status: n
   });
 }
 
-const created = await call('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hello' }, data: { greeting: 'hi' } });
+const created = await call('POST', '/api/v1/namespaces/default/configmaps', {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'hello' },
+  data: { greeting: 'hi' },
+});
 console.log(`create: ${created.status}`);
 const groups = await call('GET', '/apis');
 console.log(`groups: ${(JSON.parse(groups.body) as { groups: { name: string }[] }).groups.map((g) => g.name).join(', ')}`);

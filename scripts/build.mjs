@@ -83,4 +83,6 @@ for (const from of copied) {
 }
 writeFileSync(stamp, `${new Date(started).toISOString()}\n`);
 utimesSync(stamp, started / 1000, started / 1000);
-console.error(`[build] dist/ from src/ in ${((Date.now() - started) / 1000).toFixed(1)} s; ${copied.length} assets copied: ${copied.map((p) => relative(src, p)).join(', ')}`);
+console.error(
+  `[build] dist/ from src/ in ${((Date.now() - started) / 1000).toFixed(1)} s; ${copied.length} assets copied: ${copied.map((p) => relative(src, p)).join(', ')}`,
+);

@@ -31,8 +31,41 @@ export type { KubeObject, ObjectMeta, Status } from './apimachinery/types.js';
 export type { OwnerReference, KubeList } from './apimachinery/types.js';
 // Writing controllers: the client (HTTPS or in-process loopback) and the controller runtime.
 export { createHttpsClient, loadKubeconfig, createLoopbackClient, isStatusError, ClientNetworkError, isNetworkError } from './client/index.js';
-export type { KubeClient, GVR, WatchEvent as ClientWatchEvent, ListOptions, WatchOptions, WriteOptions, PatchOptions, PatchType, DeleteOptions, GetOptions } from './client/index.js';
-export { Manager, Controller, Informer, Store, WorkQueue, LeaderElector, TerminalError, isTerminal, keyOf, splitKey, controllerMetrics } from './controllers/runtime/index.js';
-export type { ManagerOptions, ManagerLeaderElection, Runnable, Reconciler, ReconcileResult, ControllerOptions, EventHandlers, InformerSpec, IndexFunc } from './controllers/runtime/index.js';
+export type {
+  KubeClient,
+  GVR,
+  WatchEvent as ClientWatchEvent,
+  ListOptions,
+  WatchOptions,
+  WriteOptions,
+  PatchOptions,
+  PatchType,
+  DeleteOptions,
+  GetOptions,
+} from './client/index.js';
+export {
+  Manager,
+  Controller,
+  Informer,
+  Store,
+  WorkQueue,
+  LeaderElector,
+  TerminalError,
+  isTerminal,
+  keyOf,
+  splitKey,
+  controllerMetrics,
+} from './controllers/runtime/index.js';
+export type {
+  ManagerOptions,
+  ManagerLeaderElection,
+  Runnable,
+  Reconciler,
+  ReconcileResult,
+  ControllerOptions,
+  EventHandlers,
+  InformerSpec,
+  IndexFunc,
+} from './controllers/runtime/index.js';
 export { defaultControllers, runControllers, namespaceDeletion, garbageCollector, controllerFactory } from './controllers/index.js';
 export type { ControllerContext, ControllerFactory, RunControllersOptions, RunningControllers } from './controllers/index.js';

@@ -10,9 +10,20 @@ export const cr: Scenario = {
   async run(ctx) {
     const { cfg, rec } = ctx;
     const { kplane, creds } = sharedOf(ctx);
-    console.log(`\n[cr] Custom resources (${CR_SCHEMA_FIELDS}-field schema, ${CR_CEL_RULES} CEL rules, 1 KiB) vs 1 KiB ConfigMaps, same server, alternating rounds`);
+    console.log(
+      `\n[cr] Custom resources (${CR_SCHEMA_FIELDS}-field schema, ${CR_CEL_RULES} CEL rules, 1 KiB) vs 1 KiB ConfigMaps, same server, alternating rounds`,
+    );
     for (const suffix of ['create', 'get', 'list']) await kplane.ensureNamespace(`bench-cr-${suffix}`);
-    const rounds = await runCr(kplane.started.url, creds, { namespace: 'bench-cr', ops: CR_OPS, concurrency: cfg.concurrency, warmMs: cfg.warmMs, measureMs: cfg.measureMs, maxOps: cfg.maxOps, pool: 500, listPool: cfg.listPool });
+    const rounds = await runCr(kplane.started.url, creds, {
+      namespace: 'bench-cr',
+      ops: CR_OPS,
+      concurrency: cfg.concurrency,
+      warmMs: cfg.warmMs,
+      measureMs: cfg.measureMs,
+      maxOps: cfg.maxOps,
+      pool: 500,
+      listPool: cfg.listPool,
+    });
     const ratios: number[] = [];
     for (const r of rounds) {
       const cm = rec.round('cr', 'kplane configmap', r.op, r.concurrency, r.configmap, r.op === 'list' ? `${cfg.listPool} items/response` : undefined);
@@ -25,7 +36,12 @@ export const cr: Scenario = {
     if (ratios.length) {
       const worst = Math.min(...ratios);
       const at = rounds[ratios.indexOf(worst)]!;
-      rec.goal('custom resource throughput vs configmaps (worst op and concurrency)', '≥ 70%', `${(worst * 100).toFixed(0)}% (${at.op} at c=${at.concurrency})`, worst >= 0.7);
+      rec.goal(
+        'custom resource throughput vs configmaps (worst op and concurrency)',
+        '≥ 70%',
+        `${(worst * 100).toFixed(0)}% (${at.op} at c=${at.concurrency})`,
+        worst >= 0.7,
+      );
     }
     return rec.result();
   },

@@ -38,7 +38,10 @@ async function crudRound(client: HttpClient, op: Op, c: number, ms: number, maxO
         maxMs: ms,
         op: async (i) => {
           const name = `pool-${i % CRUD_POOL}`;
-          expectStatus(await client.send('PUT', `/api/v1/namespaces/bench-update/configmaps/${name}`, JSON.stringify(configMap(name, 'bench-update', `${tag}-${i}`))), 200);
+          expectStatus(
+            await client.send('PUT', `/api/v1/namespaces/bench-update/configmaps/${name}`, JSON.stringify(configMap(name, 'bench-update', `${tag}-${i}`))),
+            200,
+          );
         },
       });
     case 'list':
@@ -63,11 +66,16 @@ export const crud: Scenario = {
     const { cfg, rec } = ctx;
     const servers = sharedOf(ctx);
     const ops = crudOpsOf(ctx.only);
-    console.log(`\n[1] ConfigMaps of 1 KiB over HTTPS/1.1 keep-alive (closed loop; warm-up ${cfg.warmMs} ms, then ${cfg.measureMs} ms or ${cfg.maxOps} requests)`);
+    console.log(
+      `\n[1] ConfigMaps of 1 KiB over HTTPS/1.1 keep-alive (closed loop; warm-up ${cfg.warmMs} ms, then ${cfg.measureMs} ms or ${cfg.maxOps} requests)`,
+    );
     const byKey = new Map<string, Row>();
     for (const op of ops) {
       for (const c of cfg.concurrency) {
-        for (const [target, srv] of [['kplane', servers.kplane], ['bare-https', servers.bare]] as const) {
+        for (const [target, srv] of [
+          ['kplane', servers.kplane],
+          ['bare-https', servers.bare],
+        ] as const) {
           const client = new HttpClient(srv.started.url, servers.creds, c);
           await crudRound(client, op, c, cfg.warmMs, cfg.maxOps, `w${c}`);
           const { result: r, cpu } = await withCpu(srv.started.pid, () => crudRound(client, op, c, cfg.measureMs, cfg.maxOps, `m${c}`));

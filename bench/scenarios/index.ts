@@ -17,5 +17,23 @@ import { watch } from './watch.js';
 export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, etcd, controllers, catalog, micro];
 
 /** The `--only` names, in the order `--help` lists them. */
-export const SCENARIO_NAMES = ['create', 'get', 'update', 'list', 'openloop', 'sqlite', 'list10k', 'watch', 'rss', 'etcd', 'ssa', 'cr', 'nsdelete', 'gc', 'idlecm', 'catalog', 'micro'] as const;
+export const SCENARIO_NAMES = [
+  'create',
+  'get',
+  'update',
+  'list',
+  'openloop',
+  'sqlite',
+  'list10k',
+  'watch',
+  'rss',
+  'etcd',
+  'ssa',
+  'cr',
+  'nsdelete',
+  'gc',
+  'idlecm',
+  'catalog',
+  'micro',
+] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

@@ -14,7 +14,14 @@ export const rss: Scenario = {
       const pre = await srv.preload('bench-rss', cfg.rssObjects, 'rss-');
       const full = await srv.memory();
       const mb = (n: number): string => (n / 1048576).toFixed(0);
-      rec.row({ scenario: '5-rss', target: 'kplane', op: 'RSS, empty', concurrency: '-', value: `${mb(empty.rss)} MiB`, note: `heap ${mb(empty.heapUsed)} MiB` });
+      rec.row({
+        scenario: '5-rss',
+        target: 'kplane',
+        op: 'RSS, empty',
+        concurrency: '-',
+        value: `${mb(empty.rss)} MiB`,
+        note: `heap ${mb(empty.heapUsed)} MiB`,
+      });
       rec.row({
         scenario: '5-rss',
         target: 'kplane',
@@ -25,7 +32,9 @@ export const rss: Scenario = {
       });
       console.log(`  empty: RSS ${mb(empty.rss)} MiB, heap ${mb(empty.heapUsed)} MiB`);
       console.log(`  loaded ${cfg.rssObjects} in ${(pre.ms / 1000).toFixed(1)} s through the generic store (no HTTP), 256 in flight`);
-      console.log(`  full:  RSS ${mb(full.rss)} MiB, heap ${mb(full.heapUsed)} MiB, external ${mb(full.external)} MiB, arrayBuffers ${mb(full.arrayBuffers)} MiB`);
+      console.log(
+        `  full:  RSS ${mb(full.rss)} MiB, heap ${mb(full.heapUsed)} MiB, external ${mb(full.external)} MiB, arrayBuffers ${mb(full.arrayBuffers)} MiB`,
+      );
       if (cfg.rssObjects >= 100_000) rec.goal(`RSS with ${cfg.rssObjects} ConfigMaps`, '≤ 400 MB', `${(full.rss / 1e6).toFixed(0)} MB`, full.rss <= 400e6);
       else console.log(`  (the RSS goal is for 100,000 objects: not evaluated with ${cfg.rssObjects})`);
       // A client that lists everything (an informer starting) makes the server decode every object.

@@ -11,7 +11,9 @@ export const watch: Scenario = {
   async run(ctx) {
     const { cfg, rec } = ctx;
     const { kplane, creds } = sharedOf(ctx);
-    console.log(`\n[4] Watch delivery: ${cfg.watchers} HTTP/2 watch streams over ${cfg.watchSessions} sessions on one namespace; ${cfg.watchEvents} updates, one at a time`);
+    console.log(
+      `\n[4] Watch delivery: ${cfg.watchers} HTTP/2 watch streams over ${cfg.watchSessions} sessions on one namespace; ${cfg.watchEvents} updates, one at a time`,
+    );
     await kplane.ensureNamespace('bench-watch');
     const client = new HttpClient(kplane.started.url, creds, 1);
     const created = await client.send('POST', '/api/v1/namespaces/bench-watch/configmaps', JSON.stringify(configMap('watched', 'bench-watch')));
@@ -69,7 +71,17 @@ export const watch: Scenario = {
     const a = stats(fromAck);
     const s = stats(fromSend);
     const note = `${cfg.watchers} watchers × ${cfg.watchEvents} events; ${early} receipts before the ack (counted as 0); missing ${missing}; stream errors ${watchers.failures}`;
-    rec.row({ scenario: '4-watch', target: 'kplane', op: 'ack → receipt', concurrency: String(cfg.watchers), p50: a.p50, p99: a.p99, max: a.max, n: a.n, note });
+    rec.row({
+      scenario: '4-watch',
+      target: 'kplane',
+      op: 'ack → receipt',
+      concurrency: String(cfg.watchers),
+      p50: a.p50,
+      p99: a.p99,
+      max: a.max,
+      n: a.n,
+      note,
+    });
     rec.row({ scenario: '4-watch', target: 'kplane', op: 'send → receipt', concurrency: String(cfg.watchers), p50: s.p50, p99: s.p99, max: s.max, n: s.n });
     console.log(`  ack → receipt   p50 ${fmt(a.p50, 2)} ms  p99 ${fmt(a.p99, 2)} ms  max ${fmt(a.max, 2)} ms  (n=${a.n})`);
     console.log(`  send → receipt  p50 ${fmt(s.p50, 2)} ms  p99 ${fmt(s.p99, 2)} ms  max ${fmt(s.max, 2)} ms`);

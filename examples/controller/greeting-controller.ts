@@ -43,7 +43,10 @@ manager
         await client.create(CONFIGMAPS, namespace, configMap);
       } catch (e) {
         if (!isStatusError(e) || e.code !== 409) throw e; // errors are retried with backoff
-        await client.patch(CONFIGMAPS, namespace, configMap.metadata!.name!, 'merge', { metadata: { ownerReferences: configMap.metadata!.ownerReferences }, data: configMap.data });
+        await client.patch(CONFIGMAPS, namespace, configMap.metadata!.name!, 'merge', {
+          metadata: { ownerReferences: configMap.metadata!.ownerReferences },
+          data: configMap.data,
+        });
       }
       if (g.status?.message !== message) {
         await client.patch(GREETINGS, namespace, name, 'merge', { status: { message } }, { subresource: 'status' });

@@ -29,7 +29,10 @@ describe('admission chain', () => {
     await chain.admit(attrs('CREATE'));
     await chain.validate(attrs('CREATE'));
     assert.deepEqual(seen, ['a.admit', 'c.admit', 'a.validate', 'b.validate']);
-    assert.deepEqual(chain.plugins.map((p) => p.name), ['a', 'b', 'c']);
+    assert.deepEqual(
+      chain.plugins.map((p) => p.name),
+      ['a', 'b', 'c'],
+    );
   });
 
   it('skips a plugin for operations it does not handle; the first refusal ends the phase', async () => {

@@ -1,3 +1,11 @@
 // Admission: the interfaces plugins implement and the chain handlers run.
-export type { AdmissionAttributes, AdmissionHandles, AdmissionOperation, AdmissionPlugin, MutationInterface, UserInfo, ValidationInterface } from './interfaces.js';
+export type {
+  AdmissionAttributes,
+  AdmissionHandles,
+  AdmissionOperation,
+  AdmissionPlugin,
+  MutationInterface,
+  UserInfo,
+  ValidationInterface,
+} from './interfaces.js';
 export { AdmissionChain } from './chain.js';

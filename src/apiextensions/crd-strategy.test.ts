@@ -71,7 +71,11 @@ describe('CRD DELETE (the CRD REST)', () => {
         const terminating = (r.object as CustomResourceDefinition).status?.conditions?.find((c) => c.type === 'Terminating');
         assert.deepEqual(
           { status: terminating?.status, reason: terminating?.reason, message: terminating?.message },
-          { status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' },
+          {
+            status: 'True',
+            reason: 'InstanceDeletionPending',
+            message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon',
+          },
         );
         assert.deepEqual((await store.get(undefined, NAME)).metadata?.finalizers, m.finalizers);
       }

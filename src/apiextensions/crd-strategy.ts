@@ -70,7 +70,12 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
       const conditions = (status.conditions ??= []);
       setCRDCondition(
         conditions,
-        { type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' },
+        {
+          type: 'Terminating',
+          status: 'True',
+          reason: 'InstanceDeletionPending',
+          message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon',
+        },
         rfc3339(new Date()),
       );
       return { update: next };

@@ -178,10 +178,33 @@ function scaleSubresource(scale: ScaleSubresource): SubresourceStrategy {
 // ---- openapi ---------------------------------------------------------------------------------
 
 const KEEP = [
-  'description', 'type', 'format', 'title', 'required', 'enum', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
-  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'multipleOf', 'nullable',
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string', 'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
+  'description',
+  'type',
+  'format',
+  'title',
+  'required',
+  'enum',
+  'default',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'maxProperties',
+  'minProperties',
+  'multipleOf',
+  'nullable',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-validations',
 ] as const;
 
 const INT_OR_STRING = '[{"type":"integer"},{"type":"string"}]';
@@ -234,7 +257,15 @@ function embeddedResourceProperties(): Record<string, OpenAPISchema> {
   return { apiVersion: apiVersionField, kind: kindField, metadata: { ...refTo(META + 'ObjectMeta'), description: "Standard object's metadata." } };
 }
 
-function definitionsFor(defName: string, group: string, version: string, kind: string, listKind: string, plural: string, schema: JSONSchemaProps | undefined): Definitions {
+function definitionsFor(
+  defName: string,
+  group: string,
+  version: string,
+  kind: string,
+  listKind: string,
+  plural: string,
+  schema: JSONSchemaProps | undefined,
+): Definitions {
   const root = schema ? toPublishedSchema(schema) : ({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as OpenAPISchema);
   const properties: Record<string, OpenAPISchema> = { ...(root.properties ?? {}), ...embeddedResourceProperties() };
   const sorted = Object.fromEntries(Object.entries(properties).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -247,7 +278,11 @@ function definitionsFor(defName: string, group: string, version: string, kind: s
       required: ['items'],
       properties: {
         apiVersion: apiVersionField,
-        items: { type: 'array', description: `List of ${plural}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md`, items: refTo(defName) },
+        items: {
+          type: 'array',
+          description: `List of ${plural}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md`,
+          items: refTo(defName),
+        },
         kind: kindField,
         metadata: listMetaField(),
       },
@@ -292,7 +327,10 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
   const storageAPIVersion = apiVersionOf(group, storageVersion);
   const defaulting = hasDefaults(schema);
   const table = tableOf(settings.additionalPrinterColumns ?? []);
-  const selectable = (settings.selectableFields ?? []).map((f) => ({ name: (f.jsonPath ?? '').replace(/^\./, ''), fields: simplePathFields(f.jsonPath ?? '') }));
+  const selectable = (settings.selectableFields ?? []).map((f) => ({
+    name: (f.jsonPath ?? '').replace(/^\./, ''),
+    fields: simplePathFields(f.jsonPath ?? ''),
+  }));
 
   const subresources: SubresourceDescriptor[] = [];
   const subStrategies: Record<string, SubresourceStrategy> = {};
@@ -337,7 +375,13 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
     // hasBlockingErr upstream: CEL rules only run on an object whose fields have the schema's
     // types; otherwise one error says so in their place.
     if (issues.some((i) => i.type === 'FieldValueTypeInvalid')) {
-      issues.push(fieldIssue.invalid('<nil>', 'null', 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation'));
+      issues.push(
+        fieldIssue.invalid(
+          '<nil>',
+          'null',
+          'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+        ),
+      );
     } else issues.push(...rules.validate(obj, old));
     return issues;
   };

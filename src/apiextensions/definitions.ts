@@ -3,7 +3,22 @@
 // subresource of custom resources speaks.
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { refTo } from '../apimachinery/schema.js';
-import { META, apiVersionField, arrayOf, bool, int32, int64, kind, kindField, listKind, objectMetaField, ref, str, stringList, struct } from '../apimachinery/definitions/util.js';
+import {
+  META,
+  apiVersionField,
+  arrayOf,
+  bool,
+  int32,
+  int64,
+  kind,
+  kindField,
+  listKind,
+  objectMetaField,
+  ref,
+  str,
+  stringList,
+  struct,
+} from '../apimachinery/definitions/util.js';
 
 export const AX = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.';
 export const SCALE_DEFINITION = 'io.k8s.api.autoscaling.v1.Scale';
@@ -34,11 +49,19 @@ export const apiextensionsDefinitions: Definitions = {
     'CustomResourceDefinitionSpec describes the resource type a definition introduces.',
     {
       conversion: ref(AX + 'CustomResourceConversion', 'How objects are converted between the versions of the resource.'),
-      group: str('API group of the resource, served at /apis/<group>/...; must be a DNS subdomain with at least one dot and match the definition name <plural>.<group>.'),
+      group: str(
+        'API group of the resource, served at /apis/<group>/...; must be a DNS subdomain with at least one dot and match the definition name <plural>.<group>.',
+      ),
       names: ref(AX + 'CustomResourceDefinitionNames', 'Resource and kind names of the resource.'),
-      preserveUnknownFields: bool('Legacy: keep fields the schema does not describe. Must be false in v1; use x-kubernetes-preserve-unknown-fields in the schema instead.'),
+      preserveUnknownFields: bool(
+        'Legacy: keep fields the schema does not describe. Must be false in v1; use x-kubernetes-preserve-unknown-fields in the schema instead.',
+      ),
       scope: str('Whether objects live in a namespace ("Namespaced") or in the cluster ("Cluster").'),
-      versions: arrayOf(refTo(AX + 'CustomResourceDefinitionVersion'), 'Versions of the resource. Exactly one is the storage version; served versions are listed in discovery by kube version priority.', atomic),
+      versions: arrayOf(
+        refTo(AX + 'CustomResourceDefinitionVersion'),
+        'Versions of the resource. Exactly one is the storage version; served versions are listed in discovery by kube version priority.',
+        atomic,
+      ),
     },
     { required: ['group', 'names', 'scope', 'versions'] },
   ),
@@ -59,7 +82,11 @@ export const apiextensionsDefinitions: Definitions = {
   [AX + 'CustomResourceDefinitionVersion']: struct(
     'CustomResourceDefinitionVersion describes one version of a custom resource.',
     {
-      additionalPrinterColumns: arrayOf(refTo(AX + 'CustomResourceColumnDefinition'), 'Extra columns of Table output (kubectl get). Without any, an Age column is shown.', atomic),
+      additionalPrinterColumns: arrayOf(
+        refTo(AX + 'CustomResourceColumnDefinition'),
+        'Extra columns of Table output (kubectl get). Without any, an Age column is shown.',
+        atomic,
+      ),
       deprecated: bool('Whether the version is deprecated; requests to it receive a warning.'),
       deprecationWarning: str('Replaces the default warning returned to clients of a deprecated version.'),
       name: str('Version name, served at /apis/<group>/<name>/...; a DNS-1035 label such as "v1" or "v2beta1".'),
@@ -89,7 +116,11 @@ export const apiextensionsDefinitions: Definitions = {
     { required: ['name', 'type', 'jsonPath'] },
   ),
 
-  [AX + 'SelectableField']: struct('SelectableField names a field usable in field selectors.', { jsonPath: str('Simple JSONPath of a string, integer or boolean field, e.g. ".spec.color".') }, { required: ['jsonPath'] }),
+  [AX + 'SelectableField']: struct(
+    'SelectableField names a field usable in field selectors.',
+    { jsonPath: str('Simple JSONPath of a string, integer or boolean field, e.g. ".spec.color".') },
+    { required: ['jsonPath'] },
+  ),
 
   [AX + 'CustomResourceSubresources']: struct('CustomResourceSubresources lists the subresources served for custom resources.', {
     scale: ref(AX + 'CustomResourceSubresourceScale', 'Serves /scale, reading and writing an autoscaling/v1 Scale mapped onto the object.'),
@@ -216,7 +247,10 @@ export const apiextensionsDefinitions: Definitions = {
   [AX + 'JSONSchemaPropsOrArray']: anyJSON('JSONSchemaPropsOrArray is a schema or an array of schemas.'),
   [AX + 'JSONSchemaPropsOrBool']: anyJSON('JSONSchemaPropsOrBool is a schema or a boolean.'),
   [AX + 'JSONSchemaPropsOrStringArray']: anyJSON('JSONSchemaPropsOrStringArray is a schema or a list of strings.'),
-  [AX + 'ExternalDocumentation']: struct('ExternalDocumentation points at documentation elsewhere.', { description: str('What the documentation is.'), url: str('Where it is.') }),
+  [AX + 'ExternalDocumentation']: struct('ExternalDocumentation points at documentation elsewhere.', {
+    description: str('What the documentation is.'),
+    url: str('Where it is.'),
+  }),
   [AX + 'ValidationRule']: struct(
     'ValidationRule is a CEL expression the value must satisfy.',
     {

@@ -207,7 +207,10 @@ export function compileJSONPath(source: string): CompiledJSONPath {
 
 /** Plain dotted paths (`.spec.replicas`) as field names, for scale paths that are written to. */
 export function simplePathFields(path: string): string[] {
-  return path.split('.').slice(1).filter((p) => p !== '');
+  return path
+    .split('.')
+    .slice(1)
+    .filter((p) => p !== '');
 }
 
 export function getPath(obj: unknown, fields: readonly string[]): unknown {

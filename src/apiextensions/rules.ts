@@ -25,7 +25,6 @@ export interface ValidationRulesEngine {
   compile(schema: Structural): CompiledRules | undefined;
 }
 
-
 /** The CEL engine of src/apiextensions/cel as the rules hook (the default of `apiextensions()`). */
 export function celValidationRules(): ValidationRulesEngine {
   return {

@@ -215,7 +215,11 @@ export class CRDServing {
     crd: CustomResourceDefinition,
     step: (c: CustomResourceDefinition) => CustomResourceDefinition['status'] | undefined,
   ): Promise<CustomResourceDefinition | undefined> {
-    return this.write(crd, (cur) => ({ ...cur, status: step(cur) ?? cur.status ?? {} }), (body) => this.client.updateStatus<CustomResourceDefinition>(CRDS, undefined, body));
+    return this.write(
+      crd,
+      (cur) => ({ ...cur, status: step(cur) ?? cur.status ?? {} }),
+      (body) => this.client.updateStatus<CustomResourceDefinition>(CRDS, undefined, body),
+    );
   }
 
   /** PUT `change(current)` with current's resourceVersion; on a conflict, again on a fresh read. */
@@ -259,7 +263,12 @@ export class CRDServing {
       setCRDCondition(conditions, r.condition, now);
       // Established stays as it is once True; otherwise Installing (the establishing step turns
       // it True) when the names are accepted, NotAccepted when it never had the condition.
-      let established: CRDCondition = conditionOf(crd, 'Established') ?? { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' };
+      let established: CRDCondition = conditionOf(crd, 'Established') ?? {
+        type: 'Established',
+        status: 'False',
+        reason: 'NotAccepted',
+        message: 'not all names are accepted',
+      };
       if (established.status !== 'True' && r.condition.status === 'True') {
         established = { type: 'Established', status: 'False', reason: 'Installing', message: 'the initial names have been accepted' };
       }
@@ -268,7 +277,11 @@ export class CRDServing {
     if (isProtectedCommunityGroup(spec.group ?? '')) {
       const a = apiApprovalState(crd.metadata?.annotations);
       const reason = { Approved: 'ApprovedAnnotation', Bypassed: 'UnapprovedAnnotation', Missing: 'MissingAnnotation', Invalid: 'InvalidAnnotation' }[a.state];
-      setCRDCondition(conditions, { type: 'KubernetesAPIApprovalPolicyConformant', status: a.state === 'Approved' ? 'True' : 'False', reason, message: a.reason }, now);
+      setCRDCondition(
+        conditions,
+        { type: 'KubernetesAPIApprovalPolicyConformant', status: a.state === 'Approved' ? 'True' : 'False', reason, message: a.reason },
+        now,
+      );
     }
     const next = { ...status, acceptedNames: accepted, conditions };
     return canonicalJSON(next) === canonicalJSON(status) ? undefined : next;
@@ -278,7 +291,11 @@ export class CRDServing {
   private establishingStatus(crd: CustomResourceDefinition): CustomResourceDefinition['status'] | undefined {
     if (!isConditionTrue(crd, 'NamesAccepted') || isConditionTrue(crd, 'Established')) return undefined;
     const conditions: CRDCondition[] = (crd.status?.conditions ?? []).map((c) => ({ ...c }));
-    setCRDCondition(conditions, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, rfc3339(new Date()));
+    setCRDCondition(
+      conditions,
+      { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+      rfc3339(new Date()),
+    );
     return { ...crd.status, conditions };
   }
 
@@ -300,7 +317,8 @@ export class CRDServing {
     const conflict = (reason: string, name: string): void => {
       condition = { type: 'NamesAccepted', status: 'False', reason, message: `"${name}" is already in use` };
     };
-    const fresh = (requested: string | undefined, accepted: string | undefined, used: Set<string>): boolean => (requested ?? '') === (accepted ?? '') || !used.has(requested ?? '');
+    const fresh = (requested: string | undefined, accepted: string | undefined, used: Set<string>): boolean =>
+      (requested ?? '') === (accepted ?? '') || !used.has(requested ?? '');
     if (fresh(req.plural, acc.plural, resources)) names.plural = req.plural ?? '';
     else conflict('PluralConflict', req.plural ?? '');
     if (fresh(req.singular, acc.singular, resources)) {
@@ -312,7 +330,8 @@ export class CRDServing {
       const bad = (req.shortNames ?? []).filter((s) => !existing.has(s) && s !== acc.plural && s !== acc.singular && resources.has(s));
       // utilerrors.NewAggregate: one error as is, several as "[a, b]".
       const msgs = bad.map((b) => `"${b}" is already in use`);
-      if (bad.length) condition = { type: 'NamesAccepted', status: 'False', reason: 'ShortNamesConflict', message: msgs.length === 1 ? msgs[0]! : `[${msgs.join(', ')}]` };
+      if (bad.length)
+        condition = { type: 'NamesAccepted', status: 'False', reason: 'ShortNamesConflict', message: msgs.length === 1 ? msgs[0]! : `[${msgs.join(', ')}]` };
       else if (req.shortNames) names.shortNames = req.shortNames;
       else delete names.shortNames;
     }
@@ -334,7 +353,13 @@ export class CRDServing {
       return;
     }
     // Terminating changes discovery's verbs: the resource is registered again.
-    const key = canonicalJSON({ uid: crd.metadata?.uid, spec: crd.spec, names: crd.status.acceptedNames, stored: crd.status.storedVersions, terminating: this.terminating.has(name) });
+    const key = canonicalJSON({
+      uid: crd.metadata?.uid,
+      spec: crd.spec,
+      names: crd.status.acceptedNames,
+      stored: crd.status.storedVersions,
+      terminating: this.terminating.has(name),
+    });
     if (this.served.get(name)?.key === key) return;
     const prev = this.served.get(name);
     const gvrs: Served['gvrs'] = [];
@@ -402,13 +427,18 @@ export class CRDServing {
   private async cleanup(name: string): Promise<void> {
     let crd = this.crds.get(name);
     if (!crd?.metadata?.deletionTimestamp || !crd.metadata.finalizers?.includes(CUSTOM_RESOURCE_CLEANUP_FINALIZER)) return;
-    const withCondition = (c: CRDCondition) => (cur: CustomResourceDefinition): CustomResourceDefinition['status'] => {
-      const conditions = (cur.status?.conditions ?? []).map((x) => ({ ...x }));
-      setCRDCondition(conditions, c, rfc3339(new Date()));
-      return { ...cur.status, conditions };
-    };
+    const withCondition =
+      (c: CRDCondition) =>
+      (cur: CustomResourceDefinition): CustomResourceDefinition['status'] => {
+        const conditions = (cur.status?.conditions ?? []).map((x) => ({ ...x }));
+        setCRDCondition(conditions, c, rfc3339(new Date()));
+        return { ...cur.status, conditions };
+      };
     // "This cleanup could take a while."
-    crd = await this.writeStatus(crd, withCondition({ type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }));
+    crd = await this.writeStatus(
+      crd,
+      withCondition({ type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }),
+    );
     if (!crd) return;
     let cond: CRDCondition;
     const group = crd.spec?.group ?? '';
@@ -482,13 +512,33 @@ export class CRDServing {
       try {
         left = (await store.list(undefined)).items.length;
       } catch (e) {
-        return { condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionCheck', message: `could not confirm zero CustomResources remaining: ${errorText(e)}` }, error: asError(e) };
+        return {
+          condition: {
+            type: 'Terminating',
+            status: 'True',
+            reason: 'InstanceDeletionCheck',
+            message: `could not confirm zero CustomResources remaining: ${errorText(e)}`,
+          },
+          error: asError(e),
+        };
       }
       if (left === 0) break;
-      if (this.abort.signal.aborted) return { condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, error: new Error('stopped') };
+      if (this.abort.signal.aborted)
+        return {
+          condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' },
+          error: new Error('stopped'),
+        };
       if (Date.now() >= until) {
         const err = new Error('timed out waiting for the condition');
-        return { condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionCheck', message: `could not confirm zero CustomResources remaining: ${err.message}` }, error: err };
+        return {
+          condition: {
+            type: 'Terminating',
+            status: 'True',
+            reason: 'InstanceDeletionCheck',
+            message: `could not confirm zero CustomResources remaining: ${err.message}`,
+          },
+          error: err,
+        };
       }
       await new Promise((r) => setTimeout(r, pollMs).unref());
     }

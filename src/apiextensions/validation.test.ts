@@ -29,14 +29,24 @@ function crd(mut: (c: CustomResourceDefinition) => void = () => {}): CustomResou
   return c;
 }
 const errs = (c: CustomResourceDefinition, old?: CustomResourceDefinition): string[] => validateCRD(c, old).map(issueString);
-const version = (name: string, extra: Partial<CRDVersion> = {}): CRDVersion => ({ name, served: true, storage: false, schema: structuredClone(schema), ...extra });
+const version = (name: string, extra: Partial<CRDVersion> = {}): CRDVersion => ({
+  name,
+  served: true,
+  storage: false,
+  schema: structuredClone(schema),
+  ...extra,
+});
 
 describe('validateCRD: names and group', () => {
   it('accepts a minimal CRD', () => assert.deepEqual(errs(crd()), []));
   it('name must be <plural>.<group>', () =>
-    assert.deepEqual(errs(crd((c) => (c.metadata!.name = 'other.group.com'))), ['metadata.name: Invalid value: "other.group.com": must be spec.names.plural+"."+spec.group']));
+    assert.deepEqual(errs(crd((c) => (c.metadata!.name = 'other.group.com'))), [
+      'metadata.name: Invalid value: "other.group.com": must be spec.names.plural+"."+spec.group',
+    ]));
   it('group must contain a dot', () =>
-    assert.deepEqual(errs(crd((c) => ((c.spec!.group = 'group'), (c.metadata!.name = 'plural.group')))), ['spec.group: Invalid value: "group": should be a domain with at least one dot']));
+    assert.deepEqual(errs(crd((c) => ((c.spec!.group = 'group'), (c.metadata!.name = 'plural.group')))), [
+      'spec.group: Invalid value: "group": should be a domain with at least one dot',
+    ]));
   it('group is required', () => assert.ok(errs(crd((c) => delete c.spec!.group)).includes('spec.group: Required value')));
   it('scope must be Cluster or Namespaced', () =>
     assert.deepEqual(errs(crd((c) => (c.spec!.scope = 'Foo'))), ['spec.scope: Unsupported value: "Foo": supported values: "Cluster", "Namespaced"']));
@@ -47,14 +57,19 @@ describe('validateCRD: names and group', () => {
         c.spec!.names = { plural: 'Plural', singular: 'Singular', kind: 'Plural$', listKind: 'Plural$List', shortNames: ['a.b'], categories: ['Bad'] };
       }),
     );
-    assert.ok(e.some((x) => x.startsWith('spec.names.plural: Invalid value: "Plural": a DNS-1035 label must consist of lower case')), e.join('\n'));
+    assert.ok(
+      e.some((x) => x.startsWith('spec.names.plural: Invalid value: "Plural": a DNS-1035 label must consist of lower case')),
+      e.join('\n'),
+    );
     assert.ok(e.some((x) => x.startsWith('spec.names.singular: Invalid value: "Singular"')));
     assert.ok(e.some((x) => x.startsWith('spec.names.kind: Invalid value: "Plural$": may have mixed case, but should otherwise match: a DNS-1035 label')));
     assert.ok(e.some((x) => x.startsWith('spec.names.shortNames[0]: Invalid value: "a.b"')));
     assert.ok(e.some((x) => x.startsWith('spec.names.categories[0]: Invalid value: "Bad"')));
   });
   it('kind and listKind may not be the same', () =>
-    assert.ok(errs(crd((c) => (c.spec!.names!.listKind = 'Plural'))).includes('spec.names.listKind: Invalid value: "Plural": kind and listKind may not be the same')));
+    assert.ok(
+      errs(crd((c) => (c.spec!.names!.listKind = 'Plural'))).includes('spec.names.listKind: Invalid value: "Plural": kind and listKind may not be the same'),
+    ));
   it('defaults singular and listKind from kind', () => {
     const c = crd((c) => (c.spec!.names = { plural: 'plural', kind: 'Plural' }));
     assert.equal(c.spec!.names!.singular, 'plural');
@@ -62,21 +77,35 @@ describe('validateCRD: names and group', () => {
     assert.equal(c.spec!.conversion?.strategy, 'None');
     assert.deepEqual(errs(c), []);
   });
-  it('kind is required', () => assert.ok(errs(crd((c) => (c.spec!.names = { plural: 'plural', singular: 'plural' }))).includes('spec.names.kind: Required value')));
+  it('kind is required', () =>
+    assert.ok(errs(crd((c) => (c.spec!.names = { plural: 'plural', singular: 'plural' }))).includes('spec.names.kind: Required value')));
 });
 
 describe('validateCRD: versions', () => {
   it('exactly one storage version', () => {
     assert.ok(errs(crd((c) => (c.spec!.versions![0]!.storage = false))).some((e) => e.endsWith('must have exactly one version marked as storage version')));
-    assert.ok(errs(crd((c) => c.spec!.versions!.push(version('v2', { storage: true })))).some((e) => e.endsWith('must have exactly one version marked as storage version')));
+    assert.ok(
+      errs(crd((c) => c.spec!.versions!.push(version('v2', { storage: true })))).some((e) =>
+        e.endsWith('must have exactly one version marked as storage version'),
+      ),
+    );
   });
-  it('unique version names', () => assert.ok(errs(crd((c) => c.spec!.versions!.push(version('v1')))).some((e) => e.startsWith('spec.versions: Invalid value') && e.endsWith('must contain unique version names'))));
+  it('unique version names', () =>
+    assert.ok(
+      errs(crd((c) => c.spec!.versions!.push(version('v1')))).some(
+        (e) => e.startsWith('spec.versions: Invalid value') && e.endsWith('must contain unique version names'),
+      ),
+    ));
   it('version names are DNS-1035 labels', () =>
-    assert.ok(errs(crd((c) => c.spec!.versions!.push(version('V2')))).some((e) => e.startsWith('spec.versions[1].name: Invalid value: "V2": a DNS-1035 label'))));
+    assert.ok(
+      errs(crd((c) => c.spec!.versions!.push(version('V2')))).some((e) => e.startsWith('spec.versions[1].name: Invalid value: "V2": a DNS-1035 label')),
+    ));
   it('a schema is required per version', () =>
     assert.ok(errs(crd((c) => delete c.spec!.versions![0]!.schema)).includes('spec.versions[0].schema.openAPIV3Schema: Required value')));
   it('deprecationWarning only for deprecated versions', () => {
-    assert.deepEqual(errs(crd((c) => (c.spec!.versions![0]!.deprecationWarning = 'x'))), ['spec.versions[0].deprecationWarning: Invalid value: "x": can only be set for deprecated versions']);
+    assert.deepEqual(errs(crd((c) => (c.spec!.versions![0]!.deprecationWarning = 'x'))), [
+      'spec.versions[0].deprecationWarning: Invalid value: "x": can only be set for deprecated versions',
+    ]);
     assert.deepEqual(errs(crd((c) => Object.assign(c.spec!.versions![0]!, { deprecated: true, deprecationWarning: 'x'.repeat(257) }))).length, 1);
     assert.deepEqual(errs(crd((c) => Object.assign(c.spec!.versions![0]!, { deprecated: true, deprecationWarning: 'a\tb' }))), [
       'spec.versions[0].deprecationWarning: Invalid value: "a\\tb": must only contain printable UTF-8 characters; control character found at index 1',
@@ -126,7 +155,12 @@ describe('validateCRD: schemas (paths follow the internal form)', () => {
 
 describe('validateCRD: subresources, columns, selectable fields, conversion', () => {
   it('scale paths', () => {
-    const e = errs(crd((c) => (c.spec!.versions![0]!.subresources = { scale: { specReplicasPath: '.status.x', statusReplicasPath: 'status.y', labelSelectorPath: '.metadata.z' } })));
+    const e = errs(
+      crd(
+        (c) =>
+          (c.spec!.versions![0]!.subresources = { scale: { specReplicasPath: '.status.x', statusReplicasPath: 'status.y', labelSelectorPath: '.metadata.z' } }),
+      ),
+    );
     assert.deepEqual(e, [
       'spec.subresources.scale.specReplicasPath: Invalid value: ".status.x": should be a json path under .spec',
       'spec.subresources.scale.statusReplicasPath: Invalid value: "status.y": must be a simple json path starting with .',
@@ -135,7 +169,15 @@ describe('validateCRD: subresources, columns, selectable fields, conversion', ()
     assert.ok(errs(crd((c) => (c.spec!.versions![0]!.subresources = { scale: {} }))).includes('spec.subresources.scale.specReplicasPath: Required value'));
   });
   it('printer columns', () => {
-    const e = errs(crd((c) => (c.spec!.versions![0]!.additionalPrinterColumns = [{ name: '', type: 'color', format: 'x', jsonPath: 'spec' }, { name: 'b', type: 'string', jsonPath: '.spec[' }])));
+    const e = errs(
+      crd(
+        (c) =>
+          (c.spec!.versions![0]!.additionalPrinterColumns = [
+            { name: '', type: 'color', format: 'x', jsonPath: 'spec' },
+            { name: 'b', type: 'string', jsonPath: '.spec[' },
+          ]),
+      ),
+    );
     assert.deepEqual(e.slice(0, 4), [
       'spec.additionalPrinterColumns[0].name: Required value',
       'spec.additionalPrinterColumns[0].type: Invalid value: "color": must be one of boolean,date,integer,number,string',
@@ -145,7 +187,12 @@ describe('validateCRD: subresources, columns, selectable fields, conversion', ()
     assert.ok(e[4]!.startsWith('spec.additionalPrinterColumns[1].JSONPath: Invalid value: ".spec[": is not a valid JSONPath'));
   });
   it('selectable fields', () => {
-    const e = errs(crd((c) => (c.spec!.versions![0]!.selectableFields = [{ jsonPath: '.spec.a' }, { jsonPath: '.spec.nope' }, { jsonPath: '.spec' }, { jsonPath: '.spec.a' }, {}])));
+    const e = errs(
+      crd(
+        (c) =>
+          (c.spec!.versions![0]!.selectableFields = [{ jsonPath: '.spec.a' }, { jsonPath: '.spec.nope' }, { jsonPath: '.spec' }, { jsonPath: '.spec.a' }, {}]),
+      ),
+    );
     assert.deepEqual(e, [
       'spec.selectableFields[1].jsonPath: Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field',
       'spec.selectableFields[2].jsonPath: Invalid value: ".spec": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.',
@@ -154,12 +201,19 @@ describe('validateCRD: subresources, columns, selectable fields, conversion', ()
     ]);
   });
   it('conversion', () => {
-    assert.deepEqual(errs(crd((c) => (c.spec!.conversion = { strategy: 'Magic' }))), ['spec.conversion.strategy: Unsupported value: "Magic": supported values: "None", "Webhook"']);
+    assert.deepEqual(errs(crd((c) => (c.spec!.conversion = { strategy: 'Magic' }))), [
+      'spec.conversion.strategy: Unsupported value: "Magic": supported values: "None", "Webhook"',
+    ]);
     assert.deepEqual(errs(crd((c) => (c.spec!.conversion = { strategy: 'Webhook' }))), [
       'spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook',
       'spec.conversion.conversionReviewVersions: Required value',
     ]);
-    assert.deepEqual(errs(crd((c) => (c.spec!.conversion = { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://x.example/c' }, conversionReviewVersions: ['v1'] } }))), []);
+    assert.deepEqual(
+      errs(
+        crd((c) => (c.spec!.conversion = { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://x.example/c' }, conversionReviewVersions: ['v1'] } })),
+      ),
+      [],
+    );
     assert.deepEqual(errs(crd((c) => (c.spec!.conversion = { strategy: 'None', webhook: { clientConfig: { url: 'https://x' } } }))), [
       'spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook',
     ]);
@@ -183,7 +237,10 @@ describe('validateCRD: protected groups and updates', () => {
     ]);
     assert.deepEqual(errs(k8s('https://github.com/kubernetes/kubernetes/pull/78458')), []);
     assert.deepEqual(errs(k8s('unapproved, experimental')), []);
-    assert.match(errs(k8s('maybe'))[0]!, /^metadata.annotations\[api-approved.kubernetes.io\]: Invalid value: "maybe": protected groups must have approval annotation "api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved"/);
+    assert.match(
+      errs(k8s('maybe'))[0]!,
+      /^metadata.annotations\[api-approved.kubernetes.io\]: Invalid value: "maybe": protected groups must have approval annotation "api-approved.kubernetes.io" with either a URL or a reason starting with "unapproved"/,
+    );
     assert.equal(apiApprovalState({ 'api-approved.kubernetes.io': 'https://x.io/1' }).state, 'Approved');
   });
   it('group and plural are immutable; scope and kind once established', () => {
@@ -194,7 +251,10 @@ describe('validateCRD: protected groups and updates', () => {
     });
     assert.deepEqual(errs(next, old), ['spec.group: Invalid value: "other.com": field is immutable']);
     old.status!.conditions = [{ type: 'Established', status: 'True' }];
-    assert.deepEqual(errs(next, old), ['spec.scope: Invalid value: "Cluster": field is immutable', 'spec.group: Invalid value: "other.com": field is immutable']);
+    assert.deepEqual(errs(next, old), [
+      'spec.scope: Invalid value: "Cluster": field is immutable',
+      'spec.group: Invalid value: "other.com": field is immutable',
+    ]);
   });
 });
 
@@ -230,7 +290,17 @@ describe('crdStrategy', () => {
 });
 
 describe('jsonpath', () => {
-  const obj = { spec: { a: 1, l: [{ n: 'x', v: 1 }, { n: 'y', v: 2 }], 'k.d': 'dot' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+  const obj = {
+    spec: {
+      a: 1,
+      l: [
+        { n: 'x', v: 1 },
+        { n: 'y', v: 2 },
+      ],
+      'k.d': 'dot',
+    },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  };
   it('evaluates the subset printer columns use', () => {
     assert.deepEqual(compileJSONPath('.spec.a').find(obj), [1]);
     assert.deepEqual(compileJSONPath('.spec.l[1].n').find(obj), ['y']);

@@ -125,7 +125,8 @@ function validateColumn(col: CustomResourceColumnDefinition, p: string): FieldIs
   if (!col.name) errs.push(fieldIssue.required(`${p}.name`, ''));
   if (!col.type) errs.push(fieldIssue.required(`${p}.type`, `must be one of ${PRINTER_COLUMN_TYPES.join(',')}`));
   else if (!PRINTER_COLUMN_TYPES.includes(col.type)) errs.push(fieldIssue.invalid(`${p}.type`, col.type, `must be one of ${PRINTER_COLUMN_TYPES.join(',')}`));
-  if (col.format && !PRINTER_COLUMN_FORMATS.includes(col.format)) errs.push(fieldIssue.invalid(`${p}.format`, col.format, `must be one of ${PRINTER_COLUMN_FORMATS.join(',')}`));
+  if (col.format && !PRINTER_COLUMN_FORMATS.includes(col.format))
+    errs.push(fieldIssue.invalid(`${p}.format`, col.format, `must be one of ${PRINTER_COLUMN_FORMATS.join(',')}`));
   if (!col.jsonPath) errs.push(fieldIssue.required(`${p}.JSONPath`, ''));
   else {
     const e = simpleJSONPath(col.jsonPath, `${p}.JSONPath`);
@@ -161,7 +162,8 @@ function validateSubresources(sub: CRDSubresources | undefined, p: string): Fiel
   if (ls) {
     const e = simpleJSONPath(ls, `${p}.scale.labelSelectorPath`);
     if (e.length) errs.push(...e);
-    else if (!ls.startsWith('.spec.') && !ls.startsWith('.status.')) errs.push(fieldIssue.invalid(`${p}.scale.labelSelectorPath`, ls, 'should be a json path under either .spec or .status'));
+    else if (!ls.startsWith('.spec.') && !ls.startsWith('.status.'))
+      errs.push(fieldIssue.invalid(`${p}.scale.labelSelectorPath`, ls, 'should be a json path under either .spec or .status'));
   }
   return errs;
 }
@@ -195,7 +197,13 @@ function validateSelectableFields(fields: SelectableField[], schema: Structural 
     }
     if (r.root === 'metadata') errs.push(fieldIssue.invalid(ip, f.jsonPath, 'must not point to fields in metadata'));
     if (!r.node || !['string', 'boolean', 'integer'].includes(r.node.type)) {
-      errs.push(fieldIssue.invalid(ip, f.jsonPath, 'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'));
+      errs.push(
+        fieldIssue.invalid(
+          ip,
+          f.jsonPath,
+          'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.',
+        ),
+      );
     }
     if (seen.has(f.jsonPath)) errs.push(fieldIssue.duplicate(ip, f.jsonPath));
     else seen.add(f.jsonPath);
@@ -293,7 +301,8 @@ function validateConversion(spec: CRDSpec, p: string, requireRecognized: boolean
     }
   } else {
     if (cc) errs.push(fieldIssue.forbidden(wp, 'should not be set when strategy is not set to Webhook'));
-    if ((c.webhook?.conversionReviewVersions ?? []).length > 0) errs.push(fieldIssue.forbidden(`${p}.conversionReviewVersions`, 'should not be set when strategy is not set to Webhook'));
+    if ((c.webhook?.conversionReviewVersions ?? []).length > 0)
+      errs.push(fieldIssue.forbidden(`${p}.conversionReviewVersions`, 'should not be set when strategy is not set to Webhook'));
   }
   return errs;
 }
@@ -314,7 +323,8 @@ function validateSpec(spec: CRDSpec, old: CRDSpec | undefined, hooks: CRDValidat
   const oldVersions = new Map((old?.versions ?? []).map((v) => [v.name, v]));
   const oldView = old ? internalView(old) : undefined;
   // A schema the server accepted before is not re-checked on update (upstream ratchets several checks).
-  const unchangedSchema = (v: CRDVersion['schema'] | undefined, oldV: CRDVersion['schema'] | undefined): boolean => !!old && oldV !== undefined && semanticEqual(v, oldV);
+  const unchangedSchema = (v: CRDVersion['schema'] | undefined, oldV: CRDVersion['schema'] | undefined): boolean =>
+    !!old && oldV !== undefined && semanticEqual(v, oldV);
 
   // requireOpenAPISchema: on update only if the old object specified schemas everywhere.
   const requireSchema = !old || (old.versions ?? []).every((v) => v.schema?.openAPIV3Schema);
@@ -342,7 +352,8 @@ function validateSpec(spec: CRDSpec, old: CRDSpec | undefined, hooks: CRDValidat
     if (view.perVersion.subresources) errs.push(...validateSubresources(v.subresources, `${vp}.subresources`));
     if (view.perVersion.columns) (v.additionalPrinterColumns ?? []).forEach((c, j) => errs.push(...validateColumn(c, `${vp}.additionalPrinterColumns[${j}]`)));
     if (view.perVersion.selectableFields && (v.selectableFields ?? []).length > 0) {
-      if (!v.schema?.openAPIV3Schema) errs.push(fieldIssue.invalid(`${vp}.selectableFields`, '', 'may only be set when `version.schema.openAPIV3Schema` is not included'));
+      if (!v.schema?.openAPIV3Schema)
+        errs.push(fieldIssue.invalid(`${vp}.selectableFields`, '', 'may only be set when `version.schema.openAPIV3Schema` is not included'));
       else errs.push(...validateSelectableFields(v.selectableFields!, structuralOf(v.schema.openAPIV3Schema), `${vp}.selectableFields`));
     }
   });
@@ -368,7 +379,9 @@ function validateSpec(spec: CRDSpec, old: CRDSpec | undefined, hooks: CRDValidat
     errs.push(fieldIssue.invalid(`${p}.conversion.strategy`, spec.conversion.strategy, 'must be None if spec.preserveUnknownFields is true'));
   }
   const oldReview = old?.conversion?.webhook?.conversionReviewVersions ?? [];
-  errs.push(...validateConversion(spec, `${p}.conversion`, !old || oldReview.length === 0 || oldReview.some((v) => ACCEPTED_CONVERSION_REVIEW_VERSIONS.includes(v))));
+  errs.push(
+    ...validateConversion(spec, `${p}.conversion`, !old || oldReview.length === 0 || oldReview.some((v) => ACCEPTED_CONVERSION_REVIEW_VERSIONS.includes(v))),
+  );
   return errs;
 }
 
@@ -402,7 +415,11 @@ export type ApprovalState = 'Invalid' | 'Approved' | 'Bypassed' | 'Missing';
 
 export function apiApprovalState(annotations: Record<string, string> | undefined): { state: ApprovalState; reason: string } {
   const a = annotations?.[API_APPROVED_ANNOTATION] ?? '';
-  if (a.length === 0) return { state: 'Missing', reason: `protected groups must have approval annotation "${API_APPROVED_ANNOTATION}", see https://github.com/kubernetes/enhancements/pull/1111` };
+  if (a.length === 0)
+    return {
+      state: 'Missing',
+      reason: `protected groups must have approval annotation "${API_APPROVED_ANNOTATION}", see https://github.com/kubernetes/enhancements/pull/1111`,
+    };
   if (a.startsWith('unapproved')) return { state: 'Bypassed', reason: `not approved: "${a}"` };
   let url: URL | undefined;
   try {
@@ -439,7 +456,8 @@ export function validateCRD(crd: CustomResourceDefinition, old: CustomResourceDe
   const spec = crd.spec ?? {};
   if (!old) {
     const name = crd.metadata?.name ?? '';
-    if (name && name !== `${spec.names?.plural ?? ''}.${spec.group ?? ''}`) errs.push(fieldIssue.invalid('metadata.name', name, 'must be spec.names.plural+"."+spec.group'));
+    if (name && name !== `${spec.names?.plural ?? ''}.${spec.group ?? ''}`)
+      errs.push(fieldIssue.invalid('metadata.name', name, 'must be spec.names.plural+"."+spec.group'));
   }
   errs.push(...validateSpec(spec, old?.spec, hooks));
   if (old) {
@@ -457,8 +475,14 @@ export function validateCRD(crd: CustomResourceDefinition, old: CustomResourceDe
   errs.push(...validateNames(crd.status?.acceptedNames, 'status.acceptedNames'));
   errs.push(...validateStoredVersions(crd.status?.storedVersions, spec.versions ?? []));
   errs.push(...validateAPIApproval(crd, old));
-  if (!(old?.spec?.preserveUnknownFields) && spec.preserveUnknownFields) {
-    errs.push(fieldIssue.invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+  if (!old?.spec?.preserveUnknownFields && spec.preserveUnknownFields) {
+    errs.push(
+      fieldIssue.invalid(
+        'spec.preserveUnknownFields',
+        true,
+        'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+      ),
+    );
   }
   return errs;
 }

@@ -160,7 +160,11 @@ export function alreadyExists(gr: GroupResource, name: string): StatusError {
 }
 
 /** A stale resourceVersion or failed precondition on update/delete. */
-export function conflict(gr: GroupResource, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): StatusError {
+export function conflict(
+  gr: GroupResource,
+  name: string,
+  why = 'the object has been modified; please apply your changes to the latest version and try again',
+): StatusError {
   return new StatusError({
     reason: 'Conflict',
     code: 409,

@@ -43,11 +43,26 @@ test('escaping (upstream TestSelectorParse/TestEscapeValue cases)', () => {
   ]);
   assert.equal(escapeFieldValue('a\\b,c=d'), 'a\\\\b\\,c\\=d');
   assert.deepEqual(unescapeFieldValue(escapeFieldValue('x=,\\y')), { ok: true, value: 'x=,\\y' });
-  assert.equal(message(() => parseFieldSelector('a=b\\c')), 'invalid field selector: invalid escape sequence: \\c');
-  assert.equal(message(() => parseFieldSelector('a=b\\')), 'invalid field selector: invalid escape sequence: \\');
-  assert.equal(message(() => parseFieldSelector('a=b=c')), 'invalid field selector: unescaped character in value: 61');
-  assert.equal(message(() => parseFieldSelector('a')), "invalid selector: 'a'; can't understand 'a'");
-  assert.equal(message(() => parseFieldSelector('x=y,a!b')), "invalid selector: 'x=y,a!b'; can't understand 'a!b'");
+  assert.equal(
+    message(() => parseFieldSelector('a=b\\c')),
+    'invalid field selector: invalid escape sequence: \\c',
+  );
+  assert.equal(
+    message(() => parseFieldSelector('a=b\\')),
+    'invalid field selector: invalid escape sequence: \\',
+  );
+  assert.equal(
+    message(() => parseFieldSelector('a=b=c')),
+    'invalid field selector: unescaped character in value: 61',
+  );
+  assert.equal(
+    message(() => parseFieldSelector('a')),
+    "invalid selector: 'a'; can't understand 'a'",
+  );
+  assert.equal(
+    message(() => parseFieldSelector('x=y,a!b')),
+    "invalid selector: 'x=y,a!b'; can't understand 'a!b'",
+  );
   const round = parseFieldSelector('a=x\\,y');
   assert.deepEqual(parseFieldSelector(fieldSelectorToString(round)), round);
 });
@@ -66,7 +81,10 @@ test('exact metadata.name and supported-field checks', () => {
   assert.equal(exactMetadataName(parseFieldSelector('metadata.name=web')), 'web');
   assert.equal(exactMetadataName(parseFieldSelector('metadata.name!=web')), undefined);
   const s = parseFieldSelector('metadata.name=a,spec.foo=b');
-  assert.equal(message(() => checkSupportedFields(s, ['metadata.name', 'metadata.namespace'])), 'field label not supported: spec.foo');
+  assert.equal(
+    message(() => checkSupportedFields(s, ['metadata.name', 'metadata.namespace'])),
+    'field label not supported: spec.foo',
+  );
   assert.doesNotThrow(() => checkSupportedFields(s, new Set(['metadata.name', 'spec.foo'])));
   const renamed = transformFieldSelector(s, (field, value) => (field === 'spec.foo' ? { field: '', value: '' } : { field, value }));
   assert.equal(fieldSelectorToString(renamed), 'metadata.name=a');

@@ -60,7 +60,11 @@ const W = CORE + 'Widget';
 
 describe('goTypeError: coordination/v1 Lease', () => {
   it('accepts well-typed bodies, nulls and unknown (or wrongly cased) fields', () => {
-    check(LEASE, '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"a","labels":{"a":"b"}},"spec":{"holderIdentity":"x","leaseDurationSeconds":15,"acquireTime":"2024-01-02T03:04:05.123456Z","renewTime":null,"leaseTransitions":0}}', undefined);
+    check(
+      LEASE,
+      '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"a","labels":{"a":"b"}},"spec":{"holderIdentity":"x","leaseDurationSeconds":15,"acquireTime":"2024-01-02T03:04:05.123456Z","renewTime":null,"leaseTransitions":0}}',
+      undefined,
+    );
     check(LEASE, '{"spec":{"holderIdentity":null,"leaseDurationSeconds":null,"renewTime":null},"metadata":null}', undefined);
     check(LEASE, '{"Spec":{"holderIdentity":5},"spec":{"HolderIdentity":5,"bogus":[1]}}', undefined);
     check(LEASE, '{"spec":{"leaseDurationSeconds":-0}}', undefined);
@@ -68,17 +72,33 @@ describe('goTypeError: coordination/v1 Lease', () => {
   });
   it('names the innermost struct and the full JSON path', () => {
     check(LEASE, '{"spec":{"holderIdentity":5}}', 'json: cannot unmarshal number into Go struct field LeaseSpec.spec.holderIdentity of type string');
-    check(LEASE, '{"spec":{"leaseDurationSeconds":"5"}}', 'json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    check(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":"5"}}',
+      'json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
     check(LEASE, '{"spec":{"strategy":false}}', 'json: cannot unmarshal bool into Go struct field LeaseSpec.spec.strategy of type v1.CoordinatedLeaseStrategy');
     check(LEASE, '{"spec":5}', 'json: cannot unmarshal number into Go struct field Lease.spec of type v1.LeaseSpec');
     check(LEASE, '{"spec":[]}', 'json: cannot unmarshal array into Go struct field Lease.spec of type v1.LeaseSpec');
     check(LEASE, '{"kind":5}', 'json: cannot unmarshal number into Go struct field Lease.kind of type string');
   });
   it('reports a number that does not fit an int with its literal', () => {
-    check(LEASE, '{"spec":{"leaseDurationSeconds":3000000000}}', 'json: cannot unmarshal number 3000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
-    check(LEASE, '{"spec":{"leaseTransitions":-2147483649}}', 'json: cannot unmarshal number -2147483649 into Go struct field LeaseSpec.spec.leaseTransitions of type int32');
+    check(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":3000000000}}',
+      'json: cannot unmarshal number 3000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
+    check(
+      LEASE,
+      '{"spec":{"leaseTransitions":-2147483649}}',
+      'json: cannot unmarshal number -2147483649 into Go struct field LeaseSpec.spec.leaseTransitions of type int32',
+    );
     check(LEASE, '{"spec":{"leaseTransitions":2147483647}}', undefined);
-    check(LEASE, '{"spec":{"leaseDurationSeconds":1.5}}', 'json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+    check(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":1.5}}',
+      'json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
     check(LEASE, '{"metadata":{"generation":9007199254740991}}', undefined);
     check(LEASE, '{"metadata":{"generation":-0.5}}', 'json: cannot unmarshal number -0.5 into Go struct field ObjectMeta.metadata.generation of type int64');
     assert.equal(
@@ -88,27 +108,63 @@ describe('goTypeError: coordination/v1 Lease', () => {
     assert.equal(goTypeError({ metadata: { generation: 9223372036854775807n } }, LEASE, builtinDefinitions), undefined);
   });
   it('keeps the first soft error, in document order', () => {
-    check(LEASE, '{"spec":{"leaseTransitions":"x","holderIdentity":5}}', 'json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseTransitions of type int32');
+    check(
+      LEASE,
+      '{"spec":{"leaseTransitions":"x","holderIdentity":5}}',
+      'json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseTransitions of type int32',
+    );
     check(LEASE, '{"metadata":{"name":1},"spec":5}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name of type string');
   });
   it('lets a MicroTime error abort the decode and win over an earlier type error', () => {
     check(LEASE, '{"spec":{"holderIdentity":5,"renewTime":"x"}}', 'parsing time "x" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "x" as "2006"');
     check(LEASE, '{"spec":{"holderIdentity":5,"renewTime":5}}', 'json: cannot unmarshal number into Go struct field LeaseSpec.spec.renewTime of type string');
     check(LEASE, '{"spec":{"renewTime":{}}}', 'json: cannot unmarshal object into Go struct field LeaseSpec.spec.renewTime of type string');
-    check(LEASE, '{"spec":{"acquireTime":"2024-01-01T00:00:00Z"}}', 'parsing time "2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"');
+    check(
+      LEASE,
+      '{"spec":{"acquireTime":"2024-01-01T00:00:00Z"}}',
+      'parsing time "2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"',
+    );
   });
   it('checks ObjectMeta: maps, owner references, managed fields, timestamps', () => {
     check(LEASE, '{"metadata":{"labels":{"a":5,"b":true}}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string');
-    check(LEASE, '{"metadata":{"annotations":[]}}', 'json: cannot unmarshal array into Go struct field ObjectMeta.metadata.annotations of type map[string]string');
-    check(LEASE, '{"metadata":{"ownerReferences":[{"uid":5}]}}', 'json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID');
-    check(LEASE, '{"metadata":{"ownerReferences":[{"controller":"yes"}]}}', 'json: cannot unmarshal string into Go struct field OwnerReference.metadata.ownerReferences.controller of type bool');
-    check(LEASE, '{"metadata":{"ownerReferences":{}}}', 'json: cannot unmarshal object into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference');
+    check(
+      LEASE,
+      '{"metadata":{"annotations":[]}}',
+      'json: cannot unmarshal array into Go struct field ObjectMeta.metadata.annotations of type map[string]string',
+    );
+    check(
+      LEASE,
+      '{"metadata":{"ownerReferences":[{"uid":5}]}}',
+      'json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID',
+    );
+    check(
+      LEASE,
+      '{"metadata":{"ownerReferences":[{"controller":"yes"}]}}',
+      'json: cannot unmarshal string into Go struct field OwnerReference.metadata.ownerReferences.controller of type bool',
+    );
+    check(
+      LEASE,
+      '{"metadata":{"ownerReferences":{}}}',
+      'json: cannot unmarshal object into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference',
+    );
     check(LEASE, '{"metadata":{"finalizers":[1]}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.finalizers of type string');
     check(LEASE, '{"metadata":{"uid":1}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.uid of type types.UID');
-    check(LEASE, '{"metadata":{"managedFields":[{"operation":5}]}}', 'json: cannot unmarshal number into Go struct field ManagedFieldsEntry.metadata.managedFields.operation of type v1.ManagedFieldsOperationType');
-    check(LEASE, '{"metadata":{"managedFields":[{"fieldsV1":5,"time":"bad"}]}}', 'parsing time "bad" as "2006-01-02T15:04:05Z07:00": cannot parse "bad" as "2006"');
+    check(
+      LEASE,
+      '{"metadata":{"managedFields":[{"operation":5}]}}',
+      'json: cannot unmarshal number into Go struct field ManagedFieldsEntry.metadata.managedFields.operation of type v1.ManagedFieldsOperationType',
+    );
+    check(
+      LEASE,
+      '{"metadata":{"managedFields":[{"fieldsV1":5,"time":"bad"}]}}',
+      'parsing time "bad" as "2006-01-02T15:04:05Z07:00": cannot parse "bad" as "2006"',
+    );
     check(LEASE, '{"metadata":{"managedFields":[{"fieldsV1":{"f:metadata":{}}}]}}', undefined);
-    check(LEASE, '{"metadata":{"creationTimestamp":5}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string');
+    check(
+      LEASE,
+      '{"metadata":{"creationTimestamp":5}}',
+      'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string',
+    );
     check(LEASE, '{"metadata":{"creationTimestamp":"2024-01-01T00:00:00.123Z","deletionTimestamp":"2024-01-01T00:00:00+01:00"}}', undefined);
   });
   it('reports a value that is not an object at the root without a field', () => {
@@ -122,22 +178,46 @@ describe('goTypeError: core/v1 ServiceAccount', () => {
     check(SA, '{"secrets":[{"name":"a"}],"imagePullSecrets":[{"name":"b"}],"automountServiceAccountToken":false}', undefined);
     check(SA, '{"secrets":"x"}', 'json: cannot unmarshal string into Go struct field ServiceAccount.secrets of type []v1.ObjectReference');
     check(SA, '{"secrets":[5]}', 'json: cannot unmarshal number into Go struct field ServiceAccount.secrets of type v1.ObjectReference');
-    check(SA, '{"secrets":[null,{"name":5}],"automountServiceAccountToken":"true"}', 'json: cannot unmarshal number into Go struct field ObjectReference.secrets.name of type string');
-    check(SA, '{"automountServiceAccountToken":"true"}', 'json: cannot unmarshal string into Go struct field ServiceAccount.automountServiceAccountToken of type bool');
-    check(SA, '{"imagePullSecrets":{"name":"x"}}', 'json: cannot unmarshal object into Go struct field ServiceAccount.imagePullSecrets of type []v1.LocalObjectReference');
+    check(
+      SA,
+      '{"secrets":[null,{"name":5}],"automountServiceAccountToken":"true"}',
+      'json: cannot unmarshal number into Go struct field ObjectReference.secrets.name of type string',
+    );
+    check(
+      SA,
+      '{"automountServiceAccountToken":"true"}',
+      'json: cannot unmarshal string into Go struct field ServiceAccount.automountServiceAccountToken of type bool',
+    );
+    check(
+      SA,
+      '{"imagePullSecrets":{"name":"x"}}',
+      'json: cannot unmarshal object into Go struct field ServiceAccount.imagePullSecrets of type []v1.LocalObjectReference',
+    );
   });
 });
 
 describe('goTypeError: core/v1 Event', () => {
   it('checks counts, series, references and both time types', () => {
-    check(EVENT, '{"involvedObject":{"kind":"Pod","name":"p"},"count":2,"firstTimestamp":"2024-01-01T00:00:00Z","eventTime":"2024-01-01T00:00:00.000001Z","series":{"count":3,"lastObservedTime":"2024-01-01T00:00:00.000000Z"}}', undefined);
+    check(
+      EVENT,
+      '{"involvedObject":{"kind":"Pod","name":"p"},"count":2,"firstTimestamp":"2024-01-01T00:00:00Z","eventTime":"2024-01-01T00:00:00.000001Z","series":{"count":3,"lastObservedTime":"2024-01-01T00:00:00.000000Z"}}',
+      undefined,
+    );
     check(EVENT, '{"count":"x"}', 'json: cannot unmarshal string into Go struct field Event.count of type int32');
     check(EVENT, '{"series":{"count":1.5}}', 'json: cannot unmarshal number 1.5 into Go struct field EventSeries.series.count of type int32');
     check(EVENT, '{"series":5}', 'json: cannot unmarshal number into Go struct field Event.series of type v1.EventSeries');
     check(EVENT, '{"reportingComponent":5}', 'json: cannot unmarshal number into Go struct field Event.reportingComponent of type string');
     check(EVENT, '{"source":{"host":[]}}', 'json: cannot unmarshal array into Go struct field EventSource.source.host of type string');
-    check(EVENT, '{"involvedObject":{"uid":5},"firstTimestamp":"2024-01-01T00:00:00.5Z"}', 'json: cannot unmarshal number into Go struct field ObjectReference.involvedObject.uid of type types.UID');
-    check(EVENT, '{"eventTime":"2024-01-01T00:00:00Z"}', 'parsing time "2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"');
+    check(
+      EVENT,
+      '{"involvedObject":{"uid":5},"firstTimestamp":"2024-01-01T00:00:00.5Z"}',
+      'json: cannot unmarshal number into Go struct field ObjectReference.involvedObject.uid of type types.UID',
+    );
+    check(
+      EVENT,
+      '{"eventTime":"2024-01-01T00:00:00Z"}',
+      'parsing time "2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"',
+    );
     check(EVENT, '{"series":{"lastObservedTime":5}}', 'json: cannot unmarshal number into Go struct field EventSeries.series.lastObservedTime of type string');
     check(EVENT, '{"lastTimestamp":"2024-02-30T00:00:00Z"}', 'parsing time "2024-02-30T00:00:00Z": day out of range');
   });
@@ -149,7 +229,11 @@ describe('goTypeError: events.k8s.io/v1 Event', () => {
     check(EVENTS_V1, '{"deprecatedCount":2147483648}', 'json: cannot unmarshal number 2147483648 into Go struct field Event.deprecatedCount of type int32');
     check(EVENTS_V1, '{"regarding":[],"note":5}', 'json: cannot unmarshal array into Go struct field Event.regarding of type v1.ObjectReference');
     check(EVENTS_V1, '{"series":{"count":"1"}}', 'json: cannot unmarshal string into Go struct field EventSeries.series.count of type int32');
-    check(EVENTS_V1, '{"deprecatedSource":{"component":true}}', 'json: cannot unmarshal bool into Go struct field EventSource.deprecatedSource.component of type string');
+    check(
+      EVENTS_V1,
+      '{"deprecatedSource":{"component":true}}',
+      'json: cannot unmarshal bool into Go struct field EventSource.deprecatedSource.component of type string',
+    );
     check(EVENTS_V1, '{"deprecatedFirstTimestamp":"2024-01-01"}', 'parsing time "2024-01-01" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "T"');
   });
 });
@@ -157,11 +241,23 @@ describe('goTypeError: events.k8s.io/v1 Event', () => {
 describe('goTypeError: core/v1 Namespace', () => {
   it('names the Go named types the schema shows as strings', () => {
     check(NS, '{"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active","conditions":[{"type":"X","status":"True"}]}}', undefined);
-    check(NS, '{"spec":{"finalizers":"kubernetes"}}', 'json: cannot unmarshal string into Go struct field NamespaceSpec.spec.finalizers of type []v1.FinalizerName');
+    check(
+      NS,
+      '{"spec":{"finalizers":"kubernetes"}}',
+      'json: cannot unmarshal string into Go struct field NamespaceSpec.spec.finalizers of type []v1.FinalizerName',
+    );
     check(NS, '{"spec":{"finalizers":[5]}}', 'json: cannot unmarshal number into Go struct field NamespaceSpec.spec.finalizers of type v1.FinalizerName');
     check(NS, '{"status":{"phase":5}}', 'json: cannot unmarshal number into Go struct field NamespaceStatus.status.phase of type v1.NamespacePhase');
-    check(NS, '{"status":{"conditions":[{"status":true}]}}', 'json: cannot unmarshal bool into Go struct field NamespaceCondition.status.conditions.status of type v1.ConditionStatus');
-    check(NS, '{"status":{"conditions":{"status":true}}}', 'json: cannot unmarshal object into Go struct field NamespaceStatus.status.conditions of type []v1.NamespaceCondition');
+    check(
+      NS,
+      '{"status":{"conditions":[{"status":true}]}}',
+      'json: cannot unmarshal bool into Go struct field NamespaceCondition.status.conditions.status of type v1.ConditionStatus',
+    );
+    check(
+      NS,
+      '{"status":{"conditions":{"status":true}}}',
+      'json: cannot unmarshal object into Go struct field NamespaceStatus.status.conditions of type []v1.NamespaceCondition',
+    );
   });
 });
 
@@ -188,16 +284,36 @@ describe('goTypeError: core/v1 ConfigMap and Secret (checked against encoding/js
     check(CM, '{"metadata":{"generation":1.5}}', 'json: cannot unmarshal number 1.5 into Go struct field ObjectMeta.metadata.generation of type int64');
     check(CM, '{"metadata":{"labels":{"a":5}},"data":{"b":1}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string');
     check(CM, '{"data":{"b":1},"metadata":{"labels":{"a":5}}}', 'json: cannot unmarshal number into Go struct field ConfigMap.data of type string');
-    check(CM, '{"metadata":{"ownerReferences":[{"uid":5}]},"binaryData":{"a":"Y"}}', 'json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID');
+    check(
+      CM,
+      '{"metadata":{"ownerReferences":[{"uid":5}]},"binaryData":{"a":"Y"}}',
+      'json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID',
+    );
     check(CM, '{"binaryData":{"a":"Y"},"metadata":{"ownerReferences":[{"uid":5}]}}', 'illegal base64 data at input byte 0');
     // A Time's error aborts the decode: it wins over an earlier type error.
     check(CM, '{"data":{"a":1},"metadata":{"creationTimestamp":"x"}}', 'parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"');
     check(SECRET, '{"metadata":{"finalizers":"x"}}', 'json: cannot unmarshal string into Go struct field ObjectMeta.metadata.finalizers of type []string');
     check(SECRET, '{"metadata":{"uid":5}}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.uid of type types.UID');
-    check(SECRET, '{"metadata":{"labels":{"a":true}},"data":{"a":"Y"}}', 'json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string');
-    check(SECRET, '{"metadata":{"managedFields":[{"operation":1}]}}', 'json: cannot unmarshal number into Go struct field ManagedFieldsEntry.metadata.managedFields.operation of type v1.ManagedFieldsOperationType');
-    check(SECRET, '{"metadata":{"deletionTimestamp":5},"type":5}', 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.deletionTimestamp of type string');
-    check(SECRET, '{"type":5,"metadata":{"deletionGracePeriodSeconds":"30"}}', 'json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType');
+    check(
+      SECRET,
+      '{"metadata":{"labels":{"a":true}},"data":{"a":"Y"}}',
+      'json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string',
+    );
+    check(
+      SECRET,
+      '{"metadata":{"managedFields":[{"operation":1}]}}',
+      'json: cannot unmarshal number into Go struct field ManagedFieldsEntry.metadata.managedFields.operation of type v1.ManagedFieldsOperationType',
+    );
+    check(
+      SECRET,
+      '{"metadata":{"deletionTimestamp":5},"type":5}',
+      'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.deletionTimestamp of type string',
+    );
+    check(
+      SECRET,
+      '{"type":5,"metadata":{"deletionGracePeriodSeconds":"30"}}',
+      'json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType',
+    );
   });
 });
 
@@ -274,19 +390,74 @@ const SCHEMA = 'JSONSchemaProps.spec.versions.schema.openAPIV3Schema';
 describe('goTypeError: apiextensions.k8s.io/v1 CustomResourceDefinition', () => {
   const C = (schema: string, want: string | undefined) => checkText(CRD, crdWith(schema), want, crdDefs);
   it('names the struct, the JSON path and the Go type (named types included); accepts well-typed definitions and nulls', () => {
-    C('{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer","maximum":1e3,"default":1.5,"enum":[1,"a",{},[],null]}},"m":{"additionalProperties":false,"x-kubernetes-validations":[{"rule":"true","reason":"FieldValueInvalid"}]}}}', undefined);
+    C(
+      '{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer","maximum":1e3,"default":1.5,"enum":[1,"a",{},[],null]}},"m":{"additionalProperties":false,"x-kubernetes-validations":[{"rule":"true","reason":"FieldValueInvalid"}]}}}',
+      undefined,
+    );
     C('{"type":null,"items":null,"additionalProperties":null,"dependencies":{"a":null},"default":null,"enum":[null],"properties":{"a":null}}', undefined);
-    checkText(CRD, crdSpec('{"versions":[{"subresources":{"status":{},"scale":{"specReplicasPath":".spec.n","statusReplicasPath":".status.n"}},"additionalPrinterColumns":[{"priority":0}]}],"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"caBundle":"AQID","service":{"port":443}}}}}'), undefined, crdDefs);
-    checkText(CRD, crdSpec('{"versions":"x"}'), 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionSpec.spec.versions of type []v1.CustomResourceDefinitionVersion', crdDefs);
-    checkText(CRD, crdSpec('{"names":{"plural":5}}'), 'json: cannot unmarshal number into Go struct field CustomResourceDefinitionNames.spec.names.plural of type string', crdDefs);
-    checkText(CRD, crdSpec('{"versions":[{"served":"yes"}]}'), 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool', crdDefs);
-    checkText(CRD, crdSpec('{"scope":5}'), 'json: cannot unmarshal number into Go struct field CustomResourceDefinitionSpec.spec.scope of type v1.ResourceScope', crdDefs);
-    checkText(CRD, crdSpec('{"conversion":{"strategy":1}}'), 'json: cannot unmarshal number into Go struct field CustomResourceConversion.spec.conversion.strategy of type v1.ConversionStrategyType', crdDefs);
-    checkText(CRD, crdSpec('{"versions":[{"subresources":{"status":[]}}]}'), 'json: cannot unmarshal array into Go struct field CustomResourceSubresources.spec.versions.subresources.status of type v1.CustomResourceSubresourceStatus', crdDefs);
-    checkText(CRD, crdSpec('{"conversion":{"webhook":{"clientConfig":{"service":{"port":"443"}}}}}'), 'json: cannot unmarshal string into Go struct field ServiceReference.spec.conversion.webhook.clientConfig.service.port of type int32', crdDefs);
+    checkText(
+      CRD,
+      crdSpec(
+        '{"versions":[{"subresources":{"status":{},"scale":{"specReplicasPath":".spec.n","statusReplicasPath":".status.n"}},"additionalPrinterColumns":[{"priority":0}]}],"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"caBundle":"AQID","service":{"port":443}}}}}',
+      ),
+      undefined,
+      crdDefs,
+    );
+    checkText(
+      CRD,
+      crdSpec('{"versions":"x"}'),
+      'json: cannot unmarshal string into Go struct field CustomResourceDefinitionSpec.spec.versions of type []v1.CustomResourceDefinitionVersion',
+      crdDefs,
+    );
+    checkText(
+      CRD,
+      crdSpec('{"names":{"plural":5}}'),
+      'json: cannot unmarshal number into Go struct field CustomResourceDefinitionNames.spec.names.plural of type string',
+      crdDefs,
+    );
+    checkText(
+      CRD,
+      crdSpec('{"versions":[{"served":"yes"}]}'),
+      'json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool',
+      crdDefs,
+    );
+    checkText(
+      CRD,
+      crdSpec('{"scope":5}'),
+      'json: cannot unmarshal number into Go struct field CustomResourceDefinitionSpec.spec.scope of type v1.ResourceScope',
+      crdDefs,
+    );
+    checkText(
+      CRD,
+      crdSpec('{"conversion":{"strategy":1}}'),
+      'json: cannot unmarshal number into Go struct field CustomResourceConversion.spec.conversion.strategy of type v1.ConversionStrategyType',
+      crdDefs,
+    );
+    checkText(
+      CRD,
+      crdSpec('{"versions":[{"subresources":{"status":[]}}]}'),
+      'json: cannot unmarshal array into Go struct field CustomResourceSubresources.spec.versions.subresources.status of type v1.CustomResourceSubresourceStatus',
+      crdDefs,
+    );
+    checkText(
+      CRD,
+      crdSpec('{"conversion":{"webhook":{"clientConfig":{"service":{"port":"443"}}}}}'),
+      'json: cannot unmarshal string into Go struct field ServiceReference.spec.conversion.webhook.clientConfig.service.port of type int32',
+      crdDefs,
+    );
     checkText(CRD, crdSpec('{"conversion":{"webhook":{"clientConfig":{"caBundle":"!!"}}}}'), 'illegal base64 data at input byte 0', crdDefs);
-    checkText(CRD, '{"status":{"conditions":[{"type":5,"status":true}]}}', 'json: cannot unmarshal number into Go struct field CustomResourceDefinitionCondition.status.conditions.type of type v1.CustomResourceDefinitionConditionType', crdDefs);
-    checkText(CRD, '{"status":{"storedVersions":"v1"}}', 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionStatus.status.storedVersions of type []string', crdDefs);
+    checkText(
+      CRD,
+      '{"status":{"conditions":[{"type":5,"status":true}]}}',
+      'json: cannot unmarshal number into Go struct field CustomResourceDefinitionCondition.status.conditions.type of type v1.CustomResourceDefinitionConditionType',
+      crdDefs,
+    );
+    checkText(
+      CRD,
+      '{"status":{"storedVersions":"v1"}}',
+      'json: cannot unmarshal string into Go struct field CustomResourceDefinitionStatus.status.storedVersions of type []string',
+      crdDefs,
+    );
     C('{"type":5}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.type of type string`);
     C('{"$schema":5}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.$schema of type v1.JSONSchemaURL`);
     C('{"properties":[]}', `json: cannot unmarshal array into Go struct field ${SCHEMA}.properties of type map[string]v1.JSONSchemaProps`);
@@ -297,7 +468,10 @@ describe('goTypeError: apiextensions.k8s.io/v1 CustomResourceDefinition', () => 
     C('{"dependencies":"x"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.dependencies of type v1.JSONSchemaDependencies`);
     C('{"definitions":5}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.definitions of type v1.JSONSchemaDefinitions`);
     C('{"x-kubernetes-validations":"x"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.x-kubernetes-validations of type v1.ValidationRules`);
-    C('{"x-kubernetes-validations":[{"rule":"x","reason":5}]}', 'json: cannot unmarshal number into Go struct field ValidationRule.spec.versions.schema.openAPIV3Schema.x-kubernetes-validations.reason of type v1.FieldValueErrorReason');
+    C(
+      '{"x-kubernetes-validations":[{"rule":"x","reason":5}]}',
+      'json: cannot unmarshal number into Go struct field ValidationRule.spec.versions.schema.openAPIV3Schema.x-kubernetes-validations.reason of type v1.FieldValueErrorReason',
+    );
     C('{"maxLength":"5"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.maxLength of type int64`);
     C('{"maximum":"1"}', `json: cannot unmarshal string into Go struct field ${SCHEMA}.maximum of type float64`);
   });
@@ -312,8 +486,14 @@ describe('goTypeError: apiextensions.k8s.io/v1 CustomResourceDefinition', () => 
   });
   it('nested decodes (items, additionalProperties, dependencies) report under the outermost such field, with the innermost type', () => {
     C('{"additionalProperties":{"type":5}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.additionalProperties of type string`);
-    C('{"additionalProperties":{"items":{"properties":{"b":{"type":7}}}}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.additionalProperties of type string`);
-    C('{"properties":{"a":{"items":{"items":{"items":[{"additionalProperties":{"maxItems":1.5}}]}}}}}', `json: cannot unmarshal number 1.5 into Go struct field ${SCHEMA}.properties.items of type int64`);
+    C(
+      '{"additionalProperties":{"items":{"properties":{"b":{"type":7}}}}}',
+      `json: cannot unmarshal number into Go struct field ${SCHEMA}.additionalProperties of type string`,
+    );
+    C(
+      '{"properties":{"a":{"items":{"items":{"items":[{"additionalProperties":{"maxItems":1.5}}]}}}}}',
+      `json: cannot unmarshal number 1.5 into Go struct field ${SCHEMA}.properties.items of type int64`,
+    );
     C('{"items":{"type":5}}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.items of type string`);
     C('{"items":[{"type":5}]}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.items of type string`);
     C('{"items":[5]}', `json: cannot unmarshal number into Go struct field ${SCHEMA}.items of type v1.JSONSchemaProps`);
@@ -330,19 +510,61 @@ describe('goTypeError: apiextensions.k8s.io/v1 CustomResourceDefinition', () => 
 
 describe('goTypeError: numbers as the body wrote them (parseJson records their text)', () => {
   it('an integer field refuses a fraction, an exponent or an overflow by the literal, as strconv.ParseInt does', () => {
-    checkText(LEASE, '{"spec":{"leaseDurationSeconds":1.0}}', 'json: cannot unmarshal number 1.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
-    checkText(LEASE, '{"spec":{"leaseDurationSeconds":1e3}}', 'json: cannot unmarshal number 1e3 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
-    checkText(LEASE, '{"spec":{"leaseDurationSeconds":1E2}}', 'json: cannot unmarshal number 1E2 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
-    checkText(LEASE, '{"spec":{"leaseDurationSeconds":-0.5}}', 'json: cannot unmarshal number -0.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
-    checkText(LEASE, '{"spec":{"leaseDurationSeconds":12345678901234567}}', 'json: cannot unmarshal number 12345678901234567 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
-    checkText(LEASE, '{"spec":{"leaseDurationSeconds":100000000000000000000000}}', 'json: cannot unmarshal number 100000000000000000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
-    checkText(LEASE, '{"metadata":{"generation":1.0e0}}', 'json: cannot unmarshal number 1.0e0 into Go struct field ObjectMeta.metadata.generation of type int64');
-    checkText(LEASE, '{"metadata":{"generation":9223372036854775808}}', 'json: cannot unmarshal number 9223372036854775808 into Go struct field ObjectMeta.metadata.generation of type int64');
+    checkText(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":1.0}}',
+      'json: cannot unmarshal number 1.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
+    checkText(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":1e3}}',
+      'json: cannot unmarshal number 1e3 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
+    checkText(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":1E2}}',
+      'json: cannot unmarshal number 1E2 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
+    checkText(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":-0.5}}',
+      'json: cannot unmarshal number -0.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
+    checkText(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":12345678901234567}}',
+      'json: cannot unmarshal number 12345678901234567 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
+    checkText(
+      LEASE,
+      '{"spec":{"leaseDurationSeconds":100000000000000000000000}}',
+      'json: cannot unmarshal number 100000000000000000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+    );
+    checkText(
+      LEASE,
+      '{"metadata":{"generation":1.0e0}}',
+      'json: cannot unmarshal number 1.0e0 into Go struct field ObjectMeta.metadata.generation of type int64',
+    );
+    checkText(
+      LEASE,
+      '{"metadata":{"generation":9223372036854775808}}',
+      'json: cannot unmarshal number 9223372036854775808 into Go struct field ObjectMeta.metadata.generation of type int64',
+    );
     checkText(LEASE, '{"metadata":{"generation":9223372036854775807},"spec":{"leaseDurationSeconds":-0,"leaseTransitions":-2147483648}}', undefined);
-    checkText(CRD, crdSpec('{"versions":[{"additionalPrinterColumns":[{"priority":1.0}]}]}'), 'json: cannot unmarshal number 1.0 into Go struct field CustomResourceColumnDefinition.spec.versions.additionalPrinterColumns.priority of type int32', crdDefs);
+    checkText(
+      CRD,
+      crdSpec('{"versions":[{"additionalPrinterColumns":[{"priority":1.0}]}]}'),
+      'json: cannot unmarshal number 1.0 into Go struct field CustomResourceColumnDefinition.spec.versions.additionalPrinterColumns.priority of type int32',
+      crdDefs,
+    );
     checkText(CRD, crdWith('{"maxLength":1e3}'), `json: cannot unmarshal number 1e3 into Go struct field ${SCHEMA}.maxLength of type int64`, crdDefs);
     checkText(CRD, crdWith('{"items":{"minItems":2.0}}'), `json: cannot unmarshal number 2.0 into Go struct field ${SCHEMA}.items of type int64`, crdDefs);
-    checkText(CRD, crdSpec('{"conversion":{"webhook":{"clientConfig":{"caBundle":[1.0]}}}}'), 'json: cannot unmarshal number 1.0 into Go struct field WebhookClientConfig.spec.conversion.webhook.clientConfig.caBundle of type uint8', crdDefs);
+    checkText(
+      CRD,
+      crdSpec('{"conversion":{"webhook":{"clientConfig":{"caBundle":[1.0]}}}}'),
+      'json: cannot unmarshal number 1.0 into Go struct field WebhookClientConfig.spec.conversion.webhook.clientConfig.caBundle of type uint8',
+      crdDefs,
+    );
   });
   it('a float field refuses an overflow with the literal; IntOrString and Quantity see the literal too', () => {
     checkText(CRD, crdWith('{"maximum":1e400}'), `json: cannot unmarshal number 1e400 into Go struct field ${SCHEMA}.maximum of type float64`, crdDefs);
@@ -374,10 +596,15 @@ describe("goTypeError: a CRD schema's default, enum and example integers a doubl
     }
     assert.fail(`no error for ${body}`);
   };
-  const upstream = "kplane keeps numbers as 64-bit floating point, where kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range";
+  const upstream =
+    "kplane keeps numbers as 64-bit floating point, where kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range";
   it('refuses them with a 400 naming each, where upstream keeps them as int64; keeps the others', () => {
     assert.equal(
-      thrown(crdWith('{"type":"object","properties":{"n":{"type":"integer","default":9007199254740993,"enum":[1,1152921504606846976],"example":{"a":[-9223372036854775807]}}}}')),
+      thrown(
+        crdWith(
+          '{"type":"object","properties":{"n":{"type":"integer","default":9007199254740993,"enum":[1,1152921504606846976],"example":{"a":[-9223372036854775807]}}}}',
+        ),
+      ),
       `integers beyond ±9007199254740991 cannot be stored exactly (spec.versions[0].schema.openAPIV3Schema.properties.n.default: 9007199254740993, spec.versions[0].schema.openAPIV3Schema.properties.n.enum[1]: 1152921504606846976, spec.versions[0].schema.openAPIV3Schema.properties.n.example.a[0]: -9223372036854775807): ${upstream}`,
     );
     assert.equal(
@@ -385,17 +612,28 @@ describe("goTypeError: a CRD schema's default, enum and example integers a doubl
       `integers beyond ±9007199254740991 cannot be stored exactly (spec.versions[0].schema.openAPIV3Schema.items.default: 9007199254740995): ${upstream}`,
     );
     // What a double holds is kept, as Go writes it back: safe integers, floats, numbers past int64.
-    checkText(CRD, crdWith('{"type":"integer","default":9007199254740991,"enum":[-9007199254740991,9007199254740992,1.5,9007199254740993.0,1e16,12345678901234567890]}'), undefined, crdDefs);
+    checkText(
+      CRD,
+      crdWith('{"type":"integer","default":9007199254740991,"enum":[-9007199254740991,9007199254740992,1.5,9007199254740993.0,1e16,12345678901234567890]}'),
+      undefined,
+      crdDefs,
+    );
     // maximum is a float64 in Go too: rounded there as here.
     checkText(CRD, crdWith('{"type":"integer","maximum":9223372036854775807}'), undefined, crdDefs);
     // A decode error is reported first.
-    checkText(CRD, crdWith('{"type":5,"default":9007199254740993}'), `json: cannot unmarshal number into Go struct field ${SCHEMA}.type of type string`, crdDefs);
+    checkText(
+      CRD,
+      crdWith('{"type":5,"default":9007199254740993}'),
+      `json: cannot unmarshal number into Go struct field ${SCHEMA}.type of type string`,
+      crdDefs,
+    );
   });
 });
 
 describe('parseQuantityError', () => {
   it('accepts what ParseQuantity accepts', () => {
-    for (const s of ['0', '1', '-1', '+1.5', '.5', '1.', '100m', '1Ki', '1.5Gi', '1e3', '1E-3', '1e+9', '1E', '000', '-', '1.k']) assert.equal(parseQuantityError(s), undefined, s);
+    for (const s of ['0', '1', '-1', '+1.5', '.5', '1.', '100m', '1Ki', '1.5Gi', '1e3', '1E-3', '1e+9', '1E', '000', '-', '1.k'])
+      assert.equal(parseQuantityError(s), undefined, s);
   });
   it('reports format, suffix and numeric errors', () => {
     const FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";

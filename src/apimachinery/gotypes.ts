@@ -357,7 +357,8 @@ export function goTypeError(value: unknown, definitionName: string, definitions:
   return st.first;
 }
 
-const RAW_JSON_UPSTREAM = "kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range";
+const RAW_JSON_UPSTREAM =
+  "kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range";
 
 /** One `$ref` node per definition (so that its Target is remembered): roots and nested decodes. */
 const REF_NODES = new Map<string, OpenAPISchema>();
@@ -385,7 +386,15 @@ const STRING_NODE: OpenAPISchema = { type: 'string' };
  * the schema cannot tell it, `text` how a number `v` was written when parseJson recorded it. A
  * string or bool that needs no check is not passed down.
  */
-function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Target, struct: string | undefined, goType: string | undefined, text: NumberText | undefined): void {
+function decode(
+  st: State,
+  v: unknown,
+  schema: OpenAPISchema | undefined,
+  t: Target,
+  struct: string | undefined,
+  goType: string | undefined,
+  text: NumberText | undefined,
+): void {
   const s = t.schema;
   switch (t.kind) {
     case K.Any:
@@ -423,7 +432,8 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
       const obj = v as Record<string, unknown>;
       for (const key in obj) {
         const ev = obj[key];
-        if (ev !== null && ev !== undefined && typeof ev !== et.plain) decode(st, ev, ap, et, struct, elemOf(goType), st.texts && typeof ev === 'number' ? numberTextAt(obj, key, ev) : undefined);
+        if (ev !== null && ev !== undefined && typeof ev !== et.plain)
+          decode(st, ev, ap, et, struct, elemOf(goType), st.texts && typeof ev === 'number' ? numberTextAt(obj, key, ev) : undefined);
       }
       return;
     }
@@ -436,7 +446,8 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
       const et = classified(items, st.defs);
       for (let i = 0; i < v.length; i++) {
         const ev: unknown = v[i];
-        if (ev !== null && ev !== undefined && typeof ev !== et.plain) decode(st, ev, items, et, struct, elemOf(goType), st.texts && typeof ev === 'number' ? numberTextAt(v, i, ev) : undefined);
+        if (ev !== null && ev !== undefined && typeof ev !== et.plain)
+          decode(st, ev, items, et, struct, elemOf(goType), st.texts && typeof ev === 'number' ? numberTextAt(v, i, ev) : undefined);
       }
       return;
     }
@@ -450,7 +461,8 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
     case K.Int:
       if (typeof v === 'number' || typeof v === 'bigint') {
         const type = goType ?? (s?.format === 'int32' ? 'int32' : 'int64');
-        if (!(text !== undefined ? literalFitsInt(text.literal, type) : fitsInt(v, type))) soft(st, struct, v, type, numberValue(text?.literal ?? numberLiteral(v)));
+        if (!(text !== undefined ? literalFitsInt(text.literal, type) : fitsInt(v, type)))
+          soft(st, struct, v, type, numberValue(text?.literal ?? numberLiteral(v)));
       } else {
         soft(st, struct, v, goType ?? (s?.format === 'int32' ? 'int32' : 'int64'));
       }
@@ -462,7 +474,8 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
         // the last place only).
         const n = Number(v);
         const f32 = s?.format === 'float';
-        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n)))) soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), numberValue(text?.literal ?? numberLiteral(v)));
+        if (!Number.isFinite(n) || (f32 && !Number.isFinite(Math.fround(n))))
+          soft(st, struct, v, goType ?? (f32 ? 'float32' : 'float64'), numberValue(text?.literal ?? numberLiteral(v)));
       } else {
         soft(st, struct, v, goType ?? (s?.format === 'float' ? 'float32' : 'float64'));
       }
@@ -480,7 +493,8 @@ function decode(st: State, v: unknown, schema: OpenAPISchema | undefined, t: Tar
     case K.IntOrString:
       if (typeof v === 'string') return;
       if (typeof v === 'number' || typeof v === 'bigint') {
-        if (!(text !== undefined ? literalFitsInt(text.literal, 'int32') : fitsInt(v, 'int32'))) throw new HardError(typeError(st, struct, numberValue(text?.literal ?? numberLiteral(v)), 'int32'));
+        if (!(text !== undefined ? literalFitsInt(text.literal, 'int32') : fitsInt(v, 'int32')))
+          throw new HardError(typeError(st, struct, numberValue(text?.literal ?? numberLiteral(v)), 'int32'));
         return;
       }
       throw new HardError(typeError(st, struct, jsonKind(v), 'int32'));
@@ -604,7 +618,8 @@ function decodeBytes(st: State, v: unknown, struct: string | undefined, goType: 
       if (e === null) continue;
       if (typeof e === 'number' || typeof e === 'bigint') {
         const text = st.texts && typeof e === 'number' ? numberTextAt(v, i, e) : undefined;
-        if (!(text !== undefined ? literalFitsInt(text.literal, 'uint8') : fitsInt(e, 'uint8'))) soft(st, struct, e, 'uint8', numberValue(text?.literal ?? numberLiteral(e)));
+        if (!(text !== undefined ? literalFitsInt(text.literal, 'uint8') : fitsInt(e, 'uint8')))
+          soft(st, struct, e, 'uint8', numberValue(text?.literal ?? numberLiteral(e)));
       } else {
         soft(st, struct, e, 'uint8');
       }

@@ -2,7 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { StatusError, isStatusError } from './errors.js';
-import { copyNumberTexts, describeJsonSyntaxError, hasNumberTexts, inexactJsonIntegers, isInexactInteger, numberTextAt, numberTextsIn, parseJson } from './json.js';
+import {
+  copyNumberTexts,
+  describeJsonSyntaxError,
+  hasNumberTexts,
+  inexactJsonIntegers,
+  isInexactInteger,
+  numberTextAt,
+  numberTextsIn,
+  parseJson,
+} from './json.js';
 
 const messageOf = (f: () => unknown): string => {
   try {
@@ -42,16 +51,28 @@ test('duplicates are found whatever the keys and strings hold (the key-count sho
 });
 
 test('strict mode fails on duplicates with upstream wording', () => {
-  assert.equal(messageOf(() => parseJson('{"a":1,"a":2}', { strict: true })), 'strict decoding error: duplicate field "a"');
+  assert.equal(
+    messageOf(() => parseJson('{"a":1,"a":2}', { strict: true })),
+    'strict decoding error: duplicate field "a"',
+  );
 });
 
 test('nesting deeper than the limit is a 400, not a stack overflow', () => {
   const deep = '['.repeat(10001) + ']'.repeat(10001);
-  assert.match(messageOf(() => parseJson(deep)), /exceeded max depth of 10000 at line 1, column 10001/);
+  assert.match(
+    messageOf(() => parseJson(deep)),
+    /exceeded max depth of 10000 at line 1, column 10001/,
+  );
   assert.doesNotThrow(() => parseJson('['.repeat(10000) + ']'.repeat(10000)));
   const huge = '{"a":'.repeat(200000) + '1' + '}'.repeat(200000);
-  assert.match(messageOf(() => parseJson(huge)), /exceeded max depth/);
-  assert.match(messageOf(() => parseJson('['.repeat(200000))), /exceeded max depth/);
+  assert.match(
+    messageOf(() => parseJson(huge)),
+    /exceeded max depth/,
+  );
+  assert.match(
+    messageOf(() => parseJson('['.repeat(200000))),
+    /exceeded max depth/,
+  );
 });
 
 test('malformed JSON gets Go encoding/json messages with a location', () => {
@@ -76,20 +97,33 @@ test('malformed JSON gets Go encoding/json messages with a location', () => {
   ];
   for (const [input, want] of cases) {
     assert.equal(describeJsonSyntaxError(input), want, JSON.stringify(input));
-    assert.equal(messageOf(() => parseJson(input)), `couldn't get version/kind; json parse error: ${want}`);
+    assert.equal(
+      messageOf(() => parseJson(input)),
+      `couldn't get version/kind; json parse error: ${want}`,
+    );
   }
-  assert.equal(messageOf(() => parseJson('{', { messagePrefix: '' })), 'unexpected end of JSON input');
+  assert.equal(
+    messageOf(() => parseJson('{', { messagePrefix: '' })),
+    'unexpected end of JSON input',
+  );
 });
 
 test('property: never throws anything but StatusError', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.json().map((j) => j.slice(0, Math.max(0, j.length - 1)))), (s) => {
-      try {
-        parseJson(s);
-      } catch (e) {
-        assert.ok(e instanceof StatusError);
-      }
-    }),
+    fc.property(
+      fc.oneof(
+        fc.string(),
+        fc.string({ unit: 'binary' }),
+        fc.json().map((j) => j.slice(0, Math.max(0, j.length - 1))),
+      ),
+      (s) => {
+        try {
+          parseJson(s);
+        } catch (e) {
+          assert.ok(e instanceof StatusError);
+        }
+      },
+    ),
     { numRuns: 2000 },
   );
 });
@@ -104,15 +138,19 @@ test('property: agrees with JSON.parse on valid JSON', () => {
   );
 });
 
-
 test('inexact integers: int64 values whose double is written back as another number, with their paths', () => {
-  assert.deepEqual(inexactJsonIntegers('{"spec":{"a":9007199254740993,"b":[1,9007199254740992,-9007199254740993,1152921504606846976,92233720368547758070,1.5e300,9007199254740993.0,9007199254740993e0],"c":"9007199254740993"},"x\\"y":{"z":12345678901234567}}'), [
-    { path: 'spec.a', literal: '9007199254740993' },
-    { path: 'spec.b[2]', literal: '-9007199254740993' },
-    // 2^60 is a double, but its shortest text is 1152921504606847000.
-    { path: 'spec.b[3]', literal: '1152921504606846976' },
-    { path: 'x"y.z', literal: '12345678901234567' },
-  ]);
+  assert.deepEqual(
+    inexactJsonIntegers(
+      '{"spec":{"a":9007199254740993,"b":[1,9007199254740992,-9007199254740993,1152921504606846976,92233720368547758070,1.5e300,9007199254740993.0,9007199254740993e0],"c":"9007199254740993"},"x\\"y":{"z":12345678901234567}}',
+    ),
+    [
+      { path: 'spec.a', literal: '9007199254740993' },
+      { path: 'spec.b[2]', literal: '-9007199254740993' },
+      // 2^60 is a double, but its shortest text is 1152921504606847000.
+      { path: 'spec.b[3]', literal: '1152921504606846976' },
+      { path: 'x"y.z', literal: '12345678901234567' },
+    ],
+  );
   assert.deepEqual(inexactJsonIntegers('[{"op":"add","value":-9223372036854775808},{"value":9223372036854775807},{"value":9223372036854775808}]'), [
     // -2^63 is a double written as -9223372036854776000; 2^63 is past int64 (a float64 in Go too).
     { path: '[0].value', literal: '-9223372036854775808' },
@@ -129,12 +167,16 @@ test('inexact integers: int64 values whose double is written back as another num
 test('inexact integers (property): flagged exactly when a parse and stringify would change the value', () => {
   const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
   fc.assert(
-    fc.property(fc.oneof(fc.bigInt(INT64), fc.bigInt({ min: -(2n ** 60n), max: 2n ** 60n }), fc.bigInt({ min: 2n ** 53n - 50n, max: 2n ** 53n + 50n })), fc.jsonValue(), (x, other) => {
-      const text = `{"a":${JSON.stringify(other)},"b":[${x}],"c":"${x}"}`;
-      const roundTrip = JSON.stringify(JSON.parse(text)).match(/"b":\[(-?\d+)\]/)![1]!;
-      const changed = BigInt(roundTrip) !== x;
-      assert.deepEqual(inexactJsonIntegers(text), changed ? [{ path: 'b[0]', literal: String(x) }] : []);
-    }),
+    fc.property(
+      fc.oneof(fc.bigInt(INT64), fc.bigInt({ min: -(2n ** 60n), max: 2n ** 60n }), fc.bigInt({ min: 2n ** 53n - 50n, max: 2n ** 53n + 50n })),
+      fc.jsonValue(),
+      (x, other) => {
+        const text = `{"a":${JSON.stringify(other)},"b":[${x}],"c":"${x}"}`;
+        const roundTrip = JSON.stringify(JSON.parse(text)).match(/"b":\[(-?\d+)\]/)![1]!;
+        const changed = BigInt(roundTrip) !== x;
+        assert.deepEqual(inexactJsonIntegers(text), changed ? [{ path: 'b[0]', literal: String(x) }] : []);
+      },
+    ),
     { numRuns: 2000 },
   );
 });
@@ -163,7 +205,8 @@ test('number texts: parseJson records how a number was written when String(value
 });
 
 test('number texts: none for bodies whose numbers need none (the common path), and none astray with duplicate keys or escaped keys', () => {
-  for (const body of ['{"a":1,"b":[-2,3000000000],"c":"1.0e3","d":true,"e":null}', '[1,2,3]', '5', '1.5', '"x"']) assert.equal(hasNumberTexts(parseJson(body).value), false, body);
+  for (const body of ['{"a":1,"b":[-2,3000000000],"c":"1.0e3","d":true,"e":null}', '[1,2,3]', '5', '1.5', '"x"'])
+    assert.equal(hasNumberTexts(parseJson(body).value), false, body);
   const dup = parseJson('{"x":{"n":1.0,"m":2.0},"x":{"n":1}}').value as { x: Record<string, number> };
   assert.equal(numberTextAt(dup.x, 'n', 1)?.literal, undefined, 'the last value was written 1');
   const esc = parseJson('{"a\\u0062":[1.0],"c":5}').value as Record<string, unknown>;
@@ -182,7 +225,12 @@ test('number texts (property): every record is the text of the value it stands f
       literal,
       fc.constantFrom('true', 'null', '"s"'),
       fc.array(tie('v'), { maxLength: 4 }).map((a) => `[${a.join(',')}]`),
-      fc.dictionary(fc.string({ maxLength: 3 }), tie('v'), { maxKeys: 4 }).map((o) => `{${Object.entries(o).map(([k, x]) => `${JSON.stringify(k)}:${x}`).join(',')}}`),
+      fc.dictionary(fc.string({ maxLength: 3 }), tie('v'), { maxKeys: 4 }).map(
+        (o) =>
+          `{${Object.entries(o)
+            .map(([k, x]) => `${JSON.stringify(k)}:${x}`)
+            .join(',')}}`,
+      ),
     ),
   })).v;
   fc.assert(
@@ -220,7 +268,9 @@ test('number texts (property): every record is the text of the value it stands f
 test('number texts follow a JSON merge patch into its result (copyNumberTexts)', async () => {
   const { mergePatch } = await import('./patch/merge-patch.js');
   const patch = parseJson('{"spec":{"n":1.0,"list":[2,3e0],"deep":{"m":-1.50}},"keep":7}').value;
-  const result = copyNumberTexts(patch, mergePatch({ spec: { n: 5, other: 1, deep: { x: 1 } }, keep: 7 }, patch)) as { spec: { n: number; list: number[]; deep: { m: number } } };
+  const result = copyNumberTexts(patch, mergePatch({ spec: { n: 5, other: 1, deep: { x: 1 } }, keep: 7 }, patch)) as {
+    spec: { n: number; list: number[]; deep: { m: number } };
+  };
   assert.equal(hasNumberTexts(result), true);
   assert.equal(numberTextAt(result.spec, 'n', 1)?.literal, '1.0');
   assert.equal(numberTextAt(result.spec.list, 1, 3)?.literal, '3e0');

@@ -53,10 +53,7 @@ test('syntax errors carry upstream messages', () => {
     "unable to parse requirement: values[0][x]: Invalid value: \"a||y\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
   );
   assert.equal(errorOf('a b'), "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
-  assert.equal(
-    errorOf('x y=z'),
-    "unable to parse requirement: found 'y', expected: in, notin, =, ==, !=, gt, lt",
-  );
+  assert.equal(errorOf('x y=z'), "unable to parse requirement: found 'y', expected: in, notin, =, ==, !=, gt, lt");
   // Negative bounds are integers but not valid label values, so upstream rejects them too.
   assert.match(errorOf('x>-5'), /^unable to parse requirement: values\[0\]\[x\]: Invalid value: "-5"/);
   assert.match(errorOf('In/x=y'), /^unable to parse requirement: <nil>: Invalid value: "In\/x": prefix part a lowercase RFC 1123 subdomain/);
@@ -90,7 +87,7 @@ test('empty values between commas: the second of two commas is consumed, as upst
     try {
       parseLabelSelector(sel);
     } catch (e) {
-      return isStatusError(e) ? e.status.message ?? '' : String(e);
+      return isStatusError(e) ? (e.status.message ?? '') : String(e);
     }
     return 'parsed';
   };
@@ -180,7 +177,9 @@ const requirementArb: fc.Arbitrary<LabelRequirement> = fc.oneof(
 test('property: parse(toString(selector)) gives the selector back', () => {
   fc.assert(
     fc.property(fc.uniqueArray(requirementArb, { maxLength: 5, selector: (r) => r.key }), (reqs) => {
-      const sorted = reqs.map((r) => ({ key: r.key, operator: r.operator, values: [...r.values] })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const sorted = reqs
+        .map((r) => ({ key: r.key, operator: r.operator, values: [...r.values] }))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       const text = labelSelectorToString({ requirements: sorted });
       const parsed = parseLabelSelector(text);
       assert.deepEqual(parsed.requirements, sorted, text);

@@ -188,7 +188,11 @@ const byKey = (a: LabelRequirement, b: LabelRequirement): number => (a.key < b.k
 /** Set.AsSelector: every label must equal its value. */
 export function selectorFromSet(set: Readonly<Record<string, string>> | undefined): LabelSelector {
   if (!set || Object.keys(set).length === 0) return EVERYTHING;
-  return { requirements: Object.entries(set).map(([key, v]) => ({ key, operator: '=' as const, values: [v] })).sort(byKey) };
+  return {
+    requirements: Object.entries(set)
+      .map(([key, v]) => ({ key, operator: '=' as const, values: [v] }))
+      .sort(byKey),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

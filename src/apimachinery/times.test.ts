@@ -43,13 +43,16 @@ test('non-time fields and nulls are left alone', () => {
   assert.deepEqual(norm({ name: '2025-01-02T03:04:05.123Z', renewTime: null }), { name: '2025-01-02T03:04:05.123Z', renewTime: null });
 });
 
-test('a time that does not parse is a 400, as in kube\'s decoder', () => {
-  assert.throws(() => norm({ firstTimestamp: 'yesterday' }), (e: unknown) => {
-    const err = e as { code?: number; message?: string };
-    assert.equal(err.code, 400);
-    assert.match(err.message ?? '', /^parsing time "yesterday" as "2006-01-02T15:04:05Z07:00"/);
-    return true;
-  });
+test("a time that does not parse is a 400, as in kube's decoder", () => {
+  assert.throws(
+    () => norm({ firstTimestamp: 'yesterday' }),
+    (e: unknown) => {
+      const err = e as { code?: number; message?: string };
+      assert.equal(err.code, 400);
+      assert.match(err.message ?? '', /^parsing time "yesterday" as "2006-01-02T15:04:05Z07:00"/);
+      return true;
+    },
+  );
   assert.throws(() => norm({ times: ['2025-01-02T03:04:05Z', 'junk'] }), /parsing time "junk"/);
 });
 

@@ -37,7 +37,10 @@ test('reports unknown fields with dotted paths and list indices', () => {
     metadata: { name: 'a', labelz: { x: 'y' }, labels: { any: 'thing' } },
     spec: {
       foo: 1,
-      containers: [{ name: 'c', image: 'i' }, { name: 'd', imagePullPolicyx: 'Always' }],
+      containers: [
+        { name: 'c', image: 'i' },
+        { name: 'd', imagePullPolicyx: 'Always' },
+      ],
       raw: { anything: { goes: true } },
       open: { known: 'k', extra: 1 },
       template: { apiVersion: 'v1', kind: 'X', metadata: {}, spec: { bad: 1 }, nope: 2 },

@@ -10,17 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import { writeJSON } from './declcfg/write.js';
 import { emptyConfig } from './declcfg/types.js';
-import {
-  RefAll,
-  RefBundleDir,
-  RefBundleImage,
-  RefDCDir,
-  RefDCImage,
-  refAllowed,
-  render,
-  renderBundleImage,
-  type ImagePuller,
-} from './render.js';
+import { RefAll, RefBundleDir, RefBundleImage, RefDCDir, RefDCImage, refAllowed, render, renderBundleImage, type ImagePuller } from './render.js';
 
 const testdata = fileURLToPath(new URL('./bundle/testdata/', import.meta.url));
 const expected = (name: string): Promise<string> => readFile(join(testdata, 'expected', name), 'utf8');
@@ -57,7 +47,10 @@ describe('render: directories, byte for byte as opm render', () => {
   });
 
   it('Success/BundleDirectoryWithImageRefTemplate', async () => {
-    const cfg = await render([join(testdata, 'foo-bundle-v0.2.0')], { pullImage, imageRefTemplate: 'test.registry/{{.Package}}-operator/{{.Package}}:v{{.Version}}' });
+    const cfg = await render([join(testdata, 'foo-bundle-v0.2.0')], {
+      pullImage,
+      imageRefTemplate: 'test.registry/{{.Package}}-operator/{{.Package}}:v{{.Version}}',
+    });
     assert.equal(writeJSON(cfg), await expected('bundle-dir-image-template.json'));
   });
 
@@ -76,7 +69,10 @@ describe('render: directories, byte for byte as opm render', () => {
 
   it('concatenates the references in order', async () => {
     const cfg = await render([join(testdata, 'foo-bundle-v0.2.0'), join(testdata, 'foo-bundle-v0.1.0')], { pullImage });
-    assert.deepEqual(cfg.bundles.map((b) => b.name), ['foo.v0.2.0', 'foo.v0.1.0']);
+    assert.deepEqual(
+      cfg.bundles.map((b) => b.name),
+      ['foo.v0.2.0', 'foo.v0.1.0'],
+    );
   });
 });
 
@@ -104,7 +100,9 @@ describe('render: images', () => {
       ['olm.gvk', 'olm.gvk.required', 'olm.package', 'olm.package.required', 'olm.bundle.object', 'olm.bundle.object'],
     );
     // the CRD's object sorts before the CSV's (by base64 text), as in the upstream expectation
-    const kinds = b.properties!.filter((p) => p.type === 'olm.bundle.object').map((p) => (JSON.parse(Buffer.from((p.value as { data: string }).data, 'base64').toString()) as { kind: string }).kind);
+    const kinds = b
+      .properties!.filter((p) => p.type === 'olm.bundle.object')
+      .map((p) => (JSON.parse(Buffer.from((p.value as { data: string }).data, 'base64').toString()) as { kind: string }).kind);
     assert.deepEqual(kinds, ['CustomResourceDefinition', 'ClusterServiceVersion']);
   });
 
@@ -147,7 +145,8 @@ describe('render: images', () => {
 
   it("fails with opm's messages for images it cannot render", async () => {
     await assert.rejects(render(['test.registry/sqlite-index:v1'], { pullImage }), {
-      message: 'render reference "test.registry/sqlite-index:v1": render "test.registry/sqlite-index:v1": sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed',
+      message:
+        'render reference "test.registry/sqlite-index:v1": render "test.registry/sqlite-index:v1": sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed',
     });
     await assert.rejects(render(['test.registry/mystery:v1'], { pullImage }), {
       message: 'render reference "test.registry/mystery:v1": render "test.registry/mystery:v1": image type could not be determined, found labels\n  a=1\n  b=2',
@@ -191,7 +190,7 @@ describe('render: the render cache for bundle images', () => {
 });
 
 describe('render: migration failures', () => {
-  it('a CSV version that is not semver fails the csv-metadata migration with blang\'s message', async () => {
+  it("a CSV version that is not semver fails the csv-metadata migration with blang's message", async () => {
     const work = await mkdtemp(join(tmpdir(), 'kplane-render-migrate-'));
     try {
       const root = join(work, 'root');

@@ -176,7 +176,8 @@ async function renderImage(ref: string, opts: RenderOptions): Promise<Declarativ
     throw new RenderError(`render ${q(ref)}: sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`, true);
   }
   const keys = Object.keys(labels).sort(compareGoStrings);
-  if (keys.length > 0) throw new Error(`render ${q(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join('\n')}`);
+  if (keys.length > 0)
+    throw new Error(`render ${q(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join('\n')}`);
   throw new Error(`render ${q(ref)}: image type could not be determined: image has no labels`);
 }
 

@@ -457,5 +457,3 @@ function parseUint(s: string): bigint {
   if (n instanceof NumError) throw new SemverError(n.message);
   return n;
 }
-
-

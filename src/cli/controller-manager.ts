@@ -56,7 +56,12 @@ export async function controllerManager(argv: string[]): Promise<void> {
   }
   if (!values.kubeconfig) throw new Error('controller-manager needs --kubeconfig FILE');
   const all = defaultControllers();
-  const names = values.controllers ? values.controllers.split(',').map((s) => s.trim()).filter(Boolean) : all.map((c) => c.controllerName);
+  const names = values.controllers
+    ? values.controllers
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : all.map((c) => c.controllerName);
   const unknown = names.filter((n) => !all.some((c) => c.controllerName === n));
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${all.map((c) => c.controllerName).join(', ')}`);
   const controllers = all.filter((c) => names.includes(c.controllerName));
@@ -109,7 +114,9 @@ export async function controllerManager(argv: string[]): Promise<void> {
         }
       : {}),
   });
-  process.stdout.write(`kplane controller-manager started: identity ${identity}, controllers ${names.join(',')}, leader election ${leaderElect ? `on Lease ${values['lease-namespace']}/${values['lease-name']}` : 'off'}${metricsNote}\n`);
+  process.stdout.write(
+    `kplane controller-manager started: identity ${identity}, controllers ${names.join(',')}, leader election ${leaderElect ? `on Lease ${values['lease-namespace']}/${values['lease-name']}` : 'off'}${metricsNote}\n`,
+  );
   let stopping = false;
   const stop = (sig: string): void => {
     if (stopping) return;

@@ -71,7 +71,10 @@ async function serve(argv: string[]): Promise<void> {
   let storage;
   if (values.storage === 'sqlite') storage = sqlite({ dir: dataDir });
   else if (values.storage === 'etcd') {
-    const servers = (values['etcd-servers'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const servers = (values['etcd-servers'] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (!servers.length) fail('--storage etcd needs --etcd-servers, e.g. --etcd-servers http://127.0.0.1:2379');
     storage = etcd({ endpoints: servers, ...(values['etcd-prefix'] ? { prefix: values['etcd-prefix'] } : {}) });
   } else fail(`unknown --storage "${values.storage}": use sqlite or etcd`);
@@ -82,7 +85,8 @@ async function serve(argv: string[]): Promise<void> {
   if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
   const inflight = (flag: 'max-requests-inflight' | 'max-mutating-requests-inflight'): number => {
     const text = values[flag];
-    if (!/^[+-]?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) fail(`invalid argument ${JSON.stringify(text)} for "--${flag}" flag: not a whole number`);
+    if (!/^[+-]?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text)))
+      fail(`invalid argument ${JSON.stringify(text)} for "--${flag}" flag: not a whole number`);
     const n = Number(text);
     if (n < 0) fail(`--${flag} can not be negative value`);
     return n;

@@ -58,8 +58,15 @@ export function statusErrorFrom(httpStatus: number, body: Uint8Array | string): 
     // not JSON: fall through to a generic Status
   }
   const reason = reasonByCode[httpStatus] ?? (httpStatus >= 500 ? 'InternalError' : '');
-  const message = text.trim() ? `the server responded with the status code ${httpStatus}: ${text.trim().slice(0, 500)}` : `the server responded with the status code ${httpStatus} but did not return more information`;
-  return new StatusError({ code: httpStatus, reason, message, details: { causes: [{ reason: 'UnexpectedServerResponse', message: text.trim().slice(0, 500) }] } });
+  const message = text.trim()
+    ? `the server responded with the status code ${httpStatus}: ${text.trim().slice(0, 500)}`
+    : `the server responded with the status code ${httpStatus} but did not return more information`;
+  return new StatusError({
+    code: httpStatus,
+    reason,
+    message,
+    details: { causes: [{ reason: 'UnexpectedServerResponse', message: text.trim().slice(0, 500) }] },
+  });
 }
 
 /** Wraps a Status object (a response body or a watch ERROR event's object). */

@@ -55,7 +55,10 @@ test('no server listening is a ClientNetworkError, not a StatusError', async () 
   for (const http2 of [true, false]) {
     const c = createHttpsClient({ ...loadKubeconfig(server.kubeconfig), server: 'https://127.0.0.1:1' }, { http2 });
     try {
-      await assert.rejects(within(5_000, 'refused', c.get(configmaps, 'default', 'x')), (e: unknown) => e instanceof ClientNetworkError && !(e instanceof StatusError));
+      await assert.rejects(
+        within(5_000, 'refused', c.get(configmaps, 'default', 'x')),
+        (e: unknown) => e instanceof ClientNetworkError && !(e instanceof StatusError),
+      );
     } finally {
       await c.close();
     }
@@ -83,5 +86,8 @@ test('HTTP/2: the session is re-opened after the server drops it', async () => {
 test('an aborted request rejects promptly with an AbortError', async () => {
   const abort = new AbortController();
   abort.abort();
-  await assert.rejects(h2.get(configmaps, 'default', 'x', { signal: abort.signal }), (e: unknown) => e instanceof ClientNetworkError && e.name === 'AbortError');
+  await assert.rejects(
+    h2.get(configmaps, 'default', 'x', { signal: abort.signal }),
+    (e: unknown) => e instanceof ClientNetworkError && e.name === 'AbortError',
+  );
 });

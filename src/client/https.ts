@@ -169,10 +169,7 @@ class Http2Transport implements Transport {
       let stream: ClientHttp2Stream;
       try {
         s = this.sessionFor();
-        stream = s.request(
-          { ':method': r.method, ':path': this.prefix + r.path, ...r.headers, ...authHeaders(this.cfg) },
-          { endStream: !r.body },
-        );
+        stream = s.request({ ':method': r.method, ':path': this.prefix + r.path, ...r.headers, ...authHeaders(this.cfg) }, { endStream: !r.body });
       } catch (e) {
         reject(networkError(`${r.method} ${r.path}`, e));
         return;

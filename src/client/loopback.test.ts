@@ -153,7 +153,9 @@ test("loopback transport: aborting a watch emits 'close' on both request and res
 test('loopback transport: an ERROR event with a Status is thrown from the iterator', async () => {
   const handler = (_req: IncomingMessage, res: ServerResponse): void => {
     res.statusCode = 200;
-    res.end('{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}\n');
+    res.end(
+      '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}\n',
+    );
   };
   const c = createLoopbackClient(handler, 't');
   const abort = new AbortController();

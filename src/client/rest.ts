@@ -19,7 +19,6 @@ import type {
   WriteOptions,
 } from './types.js';
 
-
 /** kube's metadata-only media types (what client-go's metadata client asks for). */
 const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
@@ -268,17 +267,36 @@ export class RestClient implements KubeClient {
   update<T extends KubeObject = KubeObject>(gvr: GVR, namespace: string | undefined, body: T, opts?: WriteOptions): Promise<T> {
     const name = body.metadata?.name;
     if (!name) throw new TypeError('update needs body.metadata.name');
-    return this.request<T>('PUT', withQuery(resourcePath(gvr, namespace, name, opts?.subresource), writeQuery(opts)), encodeJson(body), 'application/json', opts);
+    return this.request<T>(
+      'PUT',
+      withQuery(resourcePath(gvr, namespace, name, opts?.subresource), writeQuery(opts)),
+      encodeJson(body),
+      'application/json',
+      opts,
+    );
   }
 
   updateStatus<T extends KubeObject = KubeObject>(gvr: GVR, namespace: string | undefined, body: T, opts?: Omit<WriteOptions, 'subresource'>): Promise<T> {
     return this.update(gvr, namespace, body, { ...opts, subresource: 'status' });
   }
 
-  patch<T extends KubeObject = KubeObject>(gvr: GVR, namespace: string | undefined, name: string, patchType: PatchType, body: unknown, opts?: PatchOptions): Promise<T> {
+  patch<T extends KubeObject = KubeObject>(
+    gvr: GVR,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    body: unknown,
+    opts?: PatchOptions,
+  ): Promise<T> {
     if (patchType === 'apply' && !opts?.fieldManager) throw new TypeError('server-side apply needs opts.fieldManager');
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body instanceof Uint8Array ? body : encodeJson(body);
-    return this.request<T>('PATCH', withQuery(resourcePath(gvr, namespace, name, opts?.subresource), writeQuery(opts)), bytes, PATCH_CONTENT_TYPES[patchType], opts);
+    return this.request<T>(
+      'PATCH',
+      withQuery(resourcePath(gvr, namespace, name, opts?.subresource), writeQuery(opts)),
+      bytes,
+      PATCH_CONTENT_TYPES[patchType],
+      opts,
+    );
   }
 
   delete(gvr: GVR, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<KubeObject | Status> {

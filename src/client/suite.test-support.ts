@@ -63,7 +63,10 @@ export function clientSuite(label: string, env: () => { server: ServerUnderTest;
     assert.deepEqual(all.items.map((i) => i.metadata?.name).sort(), ['a', 'b']);
     assert.ok(all.metadata.resourceVersion);
     const selected = await client.list(configmaps, ns, { labelSelector: 'app=x' });
-    assert.deepEqual(selected.items.map((i) => i.metadata?.name), ['a']);
+    assert.deepEqual(
+      selected.items.map((i) => i.metadata?.name),
+      ['a'],
+    );
     const page1 = await client.list(configmaps, ns, { limit: 1 });
     assert.equal(page1.items.length, 1);
     assert.ok(page1.metadata.continue);
@@ -111,7 +114,11 @@ export function clientSuite(label: string, env: () => { server: ServerUnderTest;
     const abort = new AbortController();
     const seen: WatchEvent[] = [];
     const done = (async () => {
-      for await (const ev of client.watch(configmaps, ns, { resourceVersion: list.metadata.resourceVersion!, allowWatchBookmarks: true, signal: abort.signal })) {
+      for await (const ev of client.watch(configmaps, ns, {
+        resourceVersion: list.metadata.resourceVersion!,
+        allowWatchBookmarks: true,
+        signal: abort.signal,
+      })) {
         if (ev.type === 'BOOKMARK') continue;
         seen.push(ev);
         if (ev.type === 'DELETED') break;

@@ -118,7 +118,14 @@ export interface KubeClient {
   /** PUT to the object named in `body.metadata.name` (or its `opts.subresource`). */
   update<T extends KubeObject = KubeObject>(gvr: GVR, namespace: string | undefined, body: T, opts?: WriteOptions): Promise<T>;
   updateStatus<T extends KubeObject = KubeObject>(gvr: GVR, namespace: string | undefined, body: T, opts?: Omit<WriteOptions, 'subresource'>): Promise<T>;
-  patch<T extends KubeObject = KubeObject>(gvr: GVR, namespace: string | undefined, name: string, patchType: PatchType, body: unknown, opts?: PatchOptions): Promise<T>;
+  patch<T extends KubeObject = KubeObject>(
+    gvr: GVR,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    body: unknown,
+    opts?: PatchOptions,
+  ): Promise<T>;
   /** Answers what the server answers: a Success Status, or the object (namespaces, or when finalizers hold it). */
   delete(gvr: GVR, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<KubeObject | Status>;
   deleteCollection<T extends KubeObject = KubeObject>(gvr: GVR, namespace: string | undefined, opts?: DeleteCollectionOptions): Promise<KubeList<T>>;

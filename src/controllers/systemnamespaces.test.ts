@@ -47,7 +47,8 @@ function serve(storage: MemoryStorage, module: ApiModule): { registry: ApiRegist
   return { registry, client: createLoopbackClient(apiServer.handle, TOKEN) };
 }
 
-const names = async (storage: MemoryStorage): Promise<string[]> => (await storage.list('/registry/namespaces/')).items.map((kv) => kv.key.slice('/registry/namespaces/'.length));
+const names = async (storage: MemoryStorage): Promise<string[]> =>
+  (await storage.list('/registry/namespaces/')).items.map((kv) => kv.key.slice('/registry/namespaces/'.length));
 
 /** Resolves once `probe` holds, checking after every round would have run (no deadline of its own: the test's timeout is the limit). */
 async function until(probe: () => Promise<boolean> | boolean): Promise<void> {
@@ -65,7 +66,10 @@ describe('system namespaces controller (core module)', () => {
     const module = core({ systemNamespacesIntervalMs: 60_000 });
     await module.bootstrap!(serve(storage, module));
     const kvs = (await storage.list('/registry/namespaces/')).items.sort((a, b) => a.modRevision - b.modRevision);
-    assert.deepEqual(kvs.map((kv) => kv.key), ['/registry/namespaces/kube-system', '/registry/namespaces/kube-public', '/registry/namespaces/default']);
+    assert.deepEqual(
+      kvs.map((kv) => kv.key),
+      ['/registry/namespaces/kube-system', '/registry/namespaces/kube-public', '/registry/namespaces/default'],
+    );
     await module.shutdown!();
   });
 

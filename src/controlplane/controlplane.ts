@@ -196,7 +196,13 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
-    { name: 'bootstrap', check: async () => { if (!bootstrapped) throw new Error('not finished'); }, endpoints: ['healthz', 'readyz'] },
+    {
+      name: 'bootstrap',
+      check: async () => {
+        if (!bootstrapped) throw new Error('not finished');
+      },
+      endpoints: ['healthz', 'readyz'],
+    },
   ]);
   let bootstrapped = false;
   let port = opts.port ?? 6443;
@@ -303,7 +309,13 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
               ...(typeof le === 'object' ? le : {}),
             }
           : undefined;
-        controllers = runControllers({ client: cp.loopbackClient(), controllers: opts.controllers, metrics: metrics.registry, log, ...(leaderElection ? { leaderElection } : {}) });
+        controllers = runControllers({
+          client: cp.loopbackClient(),
+          controllers: opts.controllers,
+          metrics: metrics.registry,
+          log,
+          ...(leaderElection ? { leaderElection } : {}),
+        });
       }
     },
     async stop() {
@@ -348,7 +360,8 @@ async function waitForStorage(storage: Storage, name: string, log: (m: string) =
       const why = e instanceof Error ? e.message : String(e);
       const waited = Date.now() - started;
       if (waited >= timeoutMs) {
-        const hint = name === 'etcd' ? 'start etcd, or point kplane at a running one (kplane serve --etcd-servers; library: etcd({ endpoints }))' : 'check the storage';
+        const hint =
+          name === 'etcd' ? 'start etcd, or point kplane at a running one (kplane serve --etcd-servers; library: etcd({ endpoints }))' : 'check the storage';
         throw new Error(`storage does not answer after ${Math.round(waited / 1000)} s: ${why}; ${hint}`, { cause: e });
       }
       if (lastLog === 0 || Date.now() - lastLog >= 5_000) {
@@ -363,8 +376,17 @@ async function waitForStorage(storage: Storage, name: string, log: (m: string) =
 /** The listen failure said with what to do: a port in use or one that needs privileges. */
 function listenError(e: NodeJS.ErrnoException, host: string, port: number): Error {
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-  if (e.code === 'EADDRINUSE') return new Error(`cannot listen on ${where}: the address is in use (another kplane server or another program); stop it, or choose another port (kplane serve --secure-port, library option port; 0 picks a free one)`, { cause: e });
-  if (e.code === 'EACCES') return new Error(`cannot listen on ${where}: permission denied (ports below 1024 need privileges); choose a port of 1024 or more (kplane serve --secure-port)`, { cause: e });
-  if (e.code === 'EADDRNOTAVAIL') return new Error(`cannot listen on ${where}: no interface of this machine has that address; choose another (kplane serve --bind-address)`, { cause: e });
+  if (e.code === 'EADDRINUSE')
+    return new Error(
+      `cannot listen on ${where}: the address is in use (another kplane server or another program); stop it, or choose another port (kplane serve --secure-port, library option port; 0 picks a free one)`,
+      { cause: e },
+    );
+  if (e.code === 'EACCES')
+    return new Error(
+      `cannot listen on ${where}: permission denied (ports below 1024 need privileges); choose a port of 1024 or more (kplane serve --secure-port)`,
+      { cause: e },
+    );
+  if (e.code === 'EADDRNOTAVAIL')
+    return new Error(`cannot listen on ${where}: no interface of this machine has that address; choose another (kplane serve --bind-address)`, { cause: e });
   return e;
 }

@@ -50,7 +50,19 @@ describe('golang/base64', () => {
       ['A=\n', 1],
     ];
     for (const [s, at] of cases) assert.equal(base64ErrorOffset(s), at, JSON.stringify(s));
-    for (const s of ['c3VyZQ==', 'c3VyZQ==\r', 'c3VyZQ==\n', 'c3VyZQ==\r\n', 'c3VyZ\r\nQ==', 'c3V\ryZ\nQ==', 'c3V\nyZ\rQ==', 'c3VyZ\nQ==', 'c3VyZQ\n==', 'c3VyZQ=\n=', 'c3VyZQ=\r\n\r\n=']) {
+    for (const s of [
+      'c3VyZQ==',
+      'c3VyZQ==\r',
+      'c3VyZQ==\n',
+      'c3VyZQ==\r\n',
+      'c3VyZ\r\nQ==',
+      'c3V\ryZ\nQ==',
+      'c3V\nyZ\rQ==',
+      'c3VyZ\nQ==',
+      'c3VyZQ\n==',
+      'c3VyZQ=\n=',
+      'c3VyZQ=\r\n\r\n=',
+    ]) {
       assert.deepEqual(decodeStdBase64(s), Buffer.from('sure'), JSON.stringify(s));
     }
   });

@@ -37,9 +37,17 @@ export function decodeJSON(text: string, opts: DecodeJSONOptions = {}): DecodedJ
   // keeps a set of keys per object. Each duplicate makes the parsed value hold fewer keys.
   const keys = countTextKeys(text, maxDepth);
   const scan = keys >= 0 && keys === countKeys(value) ? { duplicates: [], depthExceededAt: -1 } : scanStructure(text, maxDepth);
-  if (scan.depthExceededAt >= 0) return { error: withLocation(text, scan.depthExceededAt, `invalid character ${quoteCharAsJSON(text.charCodeAt(scan.depthExceededAt))} exceeded max depth of ${maxDepth}`) };
+  if (scan.depthExceededAt >= 0)
+    return {
+      error: withLocation(
+        text,
+        scan.depthExceededAt,
+        `invalid character ${quoteCharAsJSON(text.charCodeAt(scan.depthExceededAt))} exceeded max depth of ${maxDepth}`,
+      ),
+    };
   if (opts.strict && scan.duplicates.length) return { value, duplicateFields: scan.duplicates };
-  if (opts.numberTexts !== false && textHasOddNumbers && value !== null && typeof value === 'object') recordNumberTexts(text, value, scan.duplicates.length > 0);
+  if (opts.numberTexts !== false && textHasOddNumbers && value !== null && typeof value === 'object')
+    recordNumberTexts(text, value, scan.duplicates.length > 0);
   return { value, duplicateFields: scan.duplicates };
 }
 
@@ -80,7 +88,8 @@ function countTextKeys(text: string, maxDepth: number): number {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) i = stringEnd(text, i);
-    else if (c === 58) keys++; // :
+    else if (c === 58)
+      keys++; // :
     else if (c === 123 || c === 91) {
       if (depth >= maxDepth) {
         textHasOddNumbers = false;
@@ -241,7 +250,10 @@ export function numberTextsIn(container: object): ReadonlyMap<string | number, N
  * Calls `fn` for every number inside `root` (objects and arrays, iteratively: nesting may be deep)
  * whose text parseJson recorded and that still holds the number written so (numberTextAt).
  */
-export function forEachNumberText(root: object, fn: (container: Record<string | number, unknown>, key: string | number, text: NumberText, value: number) => void): void {
+export function forEachNumberText(
+  root: object,
+  fn: (container: Record<string | number, unknown>, key: string | number, text: NumberText, value: number) => void,
+): void {
   const stack: object[] = [root];
   while (stack.length > 0) {
     const c = stack.pop()! as Record<string | number, unknown>;

@@ -11,7 +11,10 @@ describe('golang/json-errors', () => {
   it('prints an UnmarshalTypeError at the root as a Go value', () => {
     assert.equal(cannotUnmarshal([], 'v1.Lease'), 'json: cannot unmarshal array into Go value of type v1.Lease');
     assert.equal(cannotUnmarshal(true, 'jsonpatch.Patch'), 'json: cannot unmarshal bool into Go value of type jsonpatch.Patch');
-    assert.equal(cannotUnmarshal('x', 'map[string]interface {}', { struct: '', field: '' }), 'json: cannot unmarshal string into Go value of type map[string]interface {}');
+    assert.equal(
+      cannotUnmarshal('x', 'map[string]interface {}', { struct: '', field: '' }),
+      'json: cannot unmarshal string into Go value of type map[string]interface {}',
+    );
   });
 
   it('prints it inside a struct with the struct and the field path (addErrorContext)', () => {

@@ -4,7 +4,10 @@ import { StructDecoder } from './json-struct.js';
 
 // A small json.Unmarshal into `type T struct { Name string; Tags []string; On bool }` (package pkg),
 // checked against what encoding/json reported for the same documents.
-function decodeT(value: unknown, opts: { disallowUnknownFields?: boolean; sortKeys?: boolean } = {}): { out: Record<string, unknown>; err: string | undefined } {
+function decodeT(
+  value: unknown,
+  opts: { disallowUnknownFields?: boolean; sortKeys?: boolean } = {},
+): { out: Record<string, unknown>; err: string | undefined } {
   const d = new StructDecoder(opts);
   const out: Record<string, unknown> = {};
   d.fields(value, 'T', 'pkg.T', ['name', 'tags', 'on'], (f, v) => {

@@ -78,12 +78,23 @@ export function goString(s: string, escapeHTML = false): string {
     let rep: string | undefined;
     if (c < 0x20) {
       switch (c) {
-        case 0x08: rep = '\\b'; break;
-        case 0x0c: rep = '\\f'; break;
-        case 0x0a: rep = '\\n'; break;
-        case 0x0d: rep = '\\r'; break;
-        case 0x09: rep = '\\t'; break;
-        default: rep = '\\u00' + HEX[c >> 4] + HEX[c & 0xf];
+        case 0x08:
+          rep = '\\b';
+          break;
+        case 0x0c:
+          rep = '\\f';
+          break;
+        case 0x0a:
+          rep = '\\n';
+          break;
+        case 0x0d:
+          rep = '\\r';
+          break;
+        case 0x09:
+          rep = '\\t';
+          break;
+        default:
+          rep = '\\u00' + HEX[c >> 4] + HEX[c & 0xf];
       }
     } else if (c === 0x22) rep = '\\"';
     else if (c === 0x5c) rep = '\\\\';

@@ -130,10 +130,30 @@ describe('golang/strconv ParseUint, ParseInt, Atoi (atoi_test.go)', () => {
   });
   it('Atoi: ParseInt(s, 10, 0) named Atoi', () => check(goAtoi, 'Atoi', [...int64Tests, ['+', S], ['-', S], ['1_000', S]], 'Atoi'));
   it('reports overflow before a later bad character, as Go reads left to right', () => {
-    check((s) => parseGoInt(s, 10, 64), 'ParseInt', [['99999999999999999999x', R], ['9x9999999999999999999', S]], 'ParseInt');
+    check(
+      (s) => parseGoInt(s, 10, 64),
+      'ParseInt',
+      [
+        ['99999999999999999999x', R],
+        ['9x9999999999999999999', S],
+      ],
+      'ParseInt',
+    );
   });
   it('base 0 allows underscores between digits only', () => {
-    check((s) => parseGoInt(s, 0, 64), 'ParseInt', [['1_000', 1000n], ['0x_1f', 0x1fn], ['-0b1_0', -2n], ['_1', S], ['1__0', S], ['1_', S]], 'ParseInt');
+    check(
+      (s) => parseGoInt(s, 0, 64),
+      'ParseInt',
+      [
+        ['1_000', 1000n],
+        ['0x_1f', 0x1fn],
+        ['-0b1_0', -2n],
+        ['_1', S],
+        ['1__0', S],
+        ['1_', S],
+      ],
+      'ParseInt',
+    );
     check((s) => parseGoInt(s, 10, 64), 'ParseInt', [['1_000', S]], 'ParseInt');
     assert.equal(underscoreOK('0_7'), true);
   });

@@ -81,9 +81,18 @@ describe('parseTimeError (time.Parse of Go 1.24 with the metav1 layouts)', () =>
   const M = (s: string) => parseTimeError(s, true);
   const L3339 = '"2006-01-02T15:04:05Z07:00"';
   it('accepts RFC 3339 with optional fraction (Time) and exactly six fraction digits (MicroTime)', () => {
-    for (const s of ['2024-01-02T03:04:05Z', '2024-01-02T03:04:05.123Z', '2024-01-02T03:04:05,5+01:00', '2024-01-01T1:00:00Z', '2024-02-29T00:00:00Z', '2000-02-29T00:00:00Z', '2024-01-01T00:00:00+24:00'])
+    for (const s of [
+      '2024-01-02T03:04:05Z',
+      '2024-01-02T03:04:05.123Z',
+      '2024-01-02T03:04:05,5+01:00',
+      '2024-01-01T1:00:00Z',
+      '2024-02-29T00:00:00Z',
+      '2000-02-29T00:00:00Z',
+      '2024-01-01T00:00:00+24:00',
+    ])
       assert.equal(T(s), undefined, s);
-    for (const s of ['2024-01-02T03:04:05.123456Z', '2024-01-02T03:04:05,000001-07:00', '2024-01-01T00:00:00.+12345Z', '2024-01-01T00:00:00.-00000Z']) assert.equal(M(s), undefined, s);
+    for (const s of ['2024-01-02T03:04:05.123456Z', '2024-01-02T03:04:05,000001-07:00', '2024-01-01T00:00:00.+12345Z', '2024-01-01T00:00:00.-00000Z'])
+      assert.equal(M(s), undefined, s);
   });
   it('reports the element that failed, or the range', () => {
     assert.equal(T(''), `parsing time "" as ${L3339}: cannot parse "" as "2006"`);
@@ -98,13 +107,22 @@ describe('parseTimeError (time.Parse of Go 1.24 with the metav1 layouts)', () =>
     assert.equal(T('2024-01-01T00:00:60Z'), 'parsing time "2024-01-01T00:00:60Z": second out of range');
     assert.equal(T('2023-02-29T00:00:00Z'), 'parsing time "2023-02-29T00:00:00Z": day out of range');
     assert.equal(T('1900-02-29T00:00:00Z'), 'parsing time "1900-02-29T00:00:00Z": day out of range');
-    assert.equal(M('2024-01-01T00:00:00.12345Z'), `parsing time "2024-01-01T00:00:00.12345Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".12345Z" as ".000000"`);
-    assert.equal(M('2024-01-01T00:00:00.1234567Z'), `parsing time "2024-01-01T00:00:00.1234567Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "7Z" as "Z07:00"`);
+    assert.equal(
+      M('2024-01-01T00:00:00.12345Z'),
+      `parsing time "2024-01-01T00:00:00.12345Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".12345Z" as ".000000"`,
+    );
+    assert.equal(
+      M('2024-01-01T00:00:00.1234567Z'),
+      `parsing time "2024-01-01T00:00:00.1234567Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "7Z" as "Z07:00"`,
+    );
     assert.equal(M('2024-01-01T00:00:00.-12345Z'), 'parsing time "2024-01-01T00:00:00.-12345Z": fractional second out of range');
   });
   it('follows Go 1.24 where it differs from Go 1.19 (the element before it was consumed; offset checks)', () => {
     assert.equal(T('20a4-01-01T00:00:00Z'), `parsing time "20a4-01-01T00:00:00Z" as ${L3339}: cannot parse "20a4-01-01T00:00:00Z" as "2006"`);
-    assert.equal(M('2024-01-01T00:00:00.12a456Z'), `parsing time "2024-01-01T00:00:00.12a456Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".12a456Z" as ".000000"`);
+    assert.equal(
+      M('2024-01-01T00:00:00.12a456Z'),
+      `parsing time "2024-01-01T00:00:00.12a456Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".12a456Z" as ".000000"`,
+    );
     assert.equal(T('2024-01-01T00:00:00x01:00'), `parsing time "2024-01-01T00:00:00x01:00" as ${L3339}: cannot parse "x01:00" as "Z07:00"`);
     assert.equal(T('2024-01-01T00:00:00+-1:00'), `parsing time "2024-01-01T00:00:00+-1:00" as ${L3339}: cannot parse "+-1:00" as "Z07:00"`);
     assert.equal(T('2024-01-01T00:00:00+25:00'), 'parsing time "2024-01-01T00:00:00+25:00": time zone offset hour out of range');
@@ -121,6 +139,7 @@ describe('parseTimeError (time.Parse of Go 1.24 with the metav1 layouts)', () =>
     assert.equal(T('2006-01-02T15:04:05Z_abc'), 'parsing time "2006-01-02T15:04:05Z_abc": extra text: "_abc"');
     assert.equal(T('2010-02-04T21:00:67.012345678-08:00'), 'parsing time "2010-02-04T21:00:67.012345678-08:00": second out of range');
     assert.equal(T('"'), `parsing time "\\"" as ${L3339}: cannot parse "\\"" as "2006"`);
-    for (const s of ['2021-09-29T16:04:33.000000001Z', '2021-09-29T16:04:33.0123456789Z', '2021-09-29T16:04:33.9999999999999999Z']) assert.equal(T(s), undefined, s);
+    for (const s of ['2021-09-29T16:04:33.000000001Z', '2021-09-29T16:04:33.0123456789Z', '2021-09-29T16:04:33.9999999999999999Z'])
+      assert.equal(T(s), undefined, s);
   });
 });

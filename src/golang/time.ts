@@ -21,7 +21,16 @@ export function timeQuote(s: string): string {
   return timeQuoteBytes(Buffer.from(s, 'utf8'));
 }
 
-const UNIT_NS: Record<string, bigint> = { ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
+const UNIT_NS: Record<string, bigint> = {
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
+};
 const MAX_U63 = 1n << 63n;
 
 /**
@@ -100,7 +109,17 @@ export function parseTimeError(s: string, micro: boolean): string | undefined {
   if (m !== null) {
     const month = +m[2]!;
     const day = +m[3]!;
-    if (month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month, +m[1]!) && +m[4]! < 24 && +m[5]! < 60 && +m[6]! < 60 && (m[7] === undefined || (+m[7] <= 24 && +m[8]! <= 60))) return undefined;
+    if (
+      month >= 1 &&
+      month <= 12 &&
+      day >= 1 &&
+      day <= daysIn(month, +m[1]!) &&
+      +m[4]! < 24 &&
+      +m[5]! < 60 &&
+      +m[6]! < 60 &&
+      (m[7] === undefined || (+m[7] <= 24 && +m[8]! <= 60))
+    )
+      return undefined;
   }
   const b = Buffer.from(s, 'utf8');
   const layout = micro ? RFC3339_MICRO : RFC3339;

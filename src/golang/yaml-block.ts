@@ -312,23 +312,57 @@ class Reader {
         const e = line[j + 1]!;
         let len = 2;
         switch (e) {
-          case '0': value += '\0'; break;
-          case 'a': value += '\x07'; break;
-          case 'b': value += '\b'; break;
-          case 't': value += '\t'; break;
-          case 'n': value += '\n'; break;
-          case 'v': value += '\v'; break;
-          case 'f': value += '\f'; break;
-          case 'r': value += '\r'; break;
-          case 'e': value += '\x1b'; break;
-          case ' ': value += ' '; break;
-          case '"': value += '"'; break;
-          case '/': value += '/'; break;
-          case '\\': value += '\\'; break;
-          case 'N': value += '\x85'; break;
-          case '_': value += '\xa0'; break;
-          case 'L': value += '\u2028'; break;
-          case 'P': value += '\u2029'; break;
+          case '0':
+            value += '\0';
+            break;
+          case 'a':
+            value += '\x07';
+            break;
+          case 'b':
+            value += '\b';
+            break;
+          case 't':
+            value += '\t';
+            break;
+          case 'n':
+            value += '\n';
+            break;
+          case 'v':
+            value += '\v';
+            break;
+          case 'f':
+            value += '\f';
+            break;
+          case 'r':
+            value += '\r';
+            break;
+          case 'e':
+            value += '\x1b';
+            break;
+          case ' ':
+            value += ' ';
+            break;
+          case '"':
+            value += '"';
+            break;
+          case '/':
+            value += '/';
+            break;
+          case '\\':
+            value += '\\';
+            break;
+          case 'N':
+            value += '\x85';
+            break;
+          case '_':
+            value += '\xa0';
+            break;
+          case 'L':
+            value += '\u2028';
+            break;
+          case 'P':
+            value += '\u2029';
+            break;
           case 'x':
           case 'u':
           case 'U': {

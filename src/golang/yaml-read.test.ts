@@ -10,7 +10,13 @@ import { plainTag, readGoYAML, resolvePlain, toJSONValue, yamlToJSON as readYAML
 // sigs.k8s.io/yaml v1.6.0 (YAMLToJSON, and Unmarshal/UnmarshalStrict into a struct with an `image`
 // string field) built with Go 1.19.
 const yamlToJSON = (doc: string): string => goMarshal(toJSONValue(readGoYAML(doc), { int: (v) => v }));
-const IMAGE: JSONTarget = { kind: 'struct', fields: [{ name: 'image', type: { kind: 'string' } }, { name: 'flag', type: { kind: 'bool' } }] };
+const IMAGE: JSONTarget = {
+  kind: 'struct',
+  fields: [
+    { name: 'image', type: { kind: 'string' } },
+    { name: 'flag', type: { kind: 'bool' } },
+  ],
+};
 const image = (doc: string): unknown => (toJSONValue(readGoYAML(doc), { target: IMAGE }) as { image?: unknown }).image;
 
 describe('golang/yaml-read: go-yaml v2 and sigs.k8s.io/yaml as Go runs them', () => {
@@ -29,7 +35,10 @@ describe('golang/yaml-read: go-yaml v2 and sigs.k8s.io/yaml as Go runs them', ()
   });
 
   it('honours tags as decoder.scalar does', () => {
-    assert.equal(yamlToJSON('a: !foo 1\nb: ! 1\nc: !!int "2"\nd: !!float 1\ne: !!binary aGVsbG8=\nf: !!timestamp 2001-01-01\ng: !!str\n'), '{"a":"1","b":"1","c":2,"d":1,"e":"hello","f":"2001-01-01","g":""}');
+    assert.equal(
+      yamlToJSON('a: !foo 1\nb: ! 1\nc: !!int "2"\nd: !!float 1\ne: !!binary aGVsbG8=\nf: !!timestamp 2001-01-01\ng: !!str\n'),
+      '{"a":"1","b":"1","c":2,"d":1,"e":"hello","f":"2001-01-01","g":""}',
+    );
     assert.throws(() => readGoYAML('a: !!int 1.5\n'), { message: 'yaml: cannot decode !!float `1.5` as a !!int' });
     assert.throws(() => readGoYAML('a: !!bool 1\n'), { message: 'yaml: cannot decode !!int `1` as a !!bool' });
     assert.throws(() => readGoYAML('a: !!float 1e400\n'), { message: 'yaml: cannot decode !!str `1e400` as a !!float' });
@@ -51,7 +60,9 @@ describe('golang/yaml-read: go-yaml v2 and sigs.k8s.io/yaml as Go runs them', ()
     assert.throws(() => strict('b: &b {image: x}\n<<: *b\nimage: y\n'), { message: 'yaml: unmarshal errors:\n  line 3: key "image" already set in map' });
     assert.throws(() => strict('<<: [{a: 1}, {a: 2, b: 3}]\n'), { message: 'yaml: unmarshal errors:\n  line 1: key "a" already set in map' });
     assert.throws(() => strict('a: 1\n<<:\n  x: 0\n  a: 2\n'), { message: 'yaml: unmarshal errors:\n  line 4: key "a" already set in map' });
-    assert.throws(() => strict('<<: [{a: 1}, &m {b: 2, <<: {c: 3}}]\n<<: *m\n'), { message: 'yaml: unmarshal errors:\n  line 1: key "b" already set in map\n  line 1: key "c" already set in map' });
+    assert.throws(() => strict('<<: [{a: 1}, &m {b: 2, <<: {c: 3}}]\n<<: *m\n'), {
+      message: 'yaml: unmarshal errors:\n  line 1: key "b" already set in map\n  line 1: key "c" already set in map',
+    });
     assert.equal(yamlToJSON('<<: [{a: 1}, &m {b: 2, <<: {c: 3}}]\n<<: *m\n'), '{"a":1,"b":2,"c":3}');
     assert.equal(yamlToJSON('b: &b\n  x: 0\n  image: x\nc:\n  <<: *b\n  image: y\n'), '{"b":{"image":"x","x":0},"c":{"image":true,"x":0}}');
     assert.doesNotThrow(() => strict('1: a\n1.0: b\n')); // an int and a float are different keys
@@ -61,7 +72,9 @@ describe('golang/yaml-read: go-yaml v2 and sigs.k8s.io/yaml as Go runs them', ()
   it('turns keys into strings as convertToJSONableObject does', () => {
     assert.equal(yamlToJSON('1e6: x\n3.14159265358979: y\n9007199254740993: z\n'), '{"1e+06":"x","3.1415927":true,"9007199254740993":"z"}');
     assert.throws(() => toJSONValue(readGoYAML('~: c\n')), { message: 'unsupported map key of type: %!s(<nil>), key: <nil>, value: "c"' });
-    assert.throws(() => toJSONValue(readGoYAML('18446744073709551615: x\n')), { message: 'unsupported map key of type: uint64, key: 0xffffffffffffffff, value: "x"' });
+    assert.throws(() => toJSONValue(readGoYAML('18446744073709551615: x\n')), {
+      message: 'unsupported map key of type: uint64, key: 0xffffffffffffffff, value: "x"',
+    });
     assert.throws(() => readGoYAML('? [a]\n: x\n'), { message: 'yaml: invalid map key: []interface {}{"a"}' });
   });
 
@@ -76,15 +89,26 @@ describe('golang/yaml-read: go-yaml v2 and sigs.k8s.io/yaml as Go runs them', ()
     assert.equal(formatFloat32(16777217), '1.6777216e+07');
   });
 
-  it("quotes as strconv.Quote: what IsPrint rejects is escaped", () => {
-    assert.deepEqual(['\u00a0', '\u200b', '\u00ad', '\ufffd', '\u3000', '\u{e0001}', '\u0378', 'é😀'].map(goQuote), ['"\\u00a0"', '"\\u200b"', '"\\u00ad"', '"\ufffd"', '"\\u3000"', '"\\U000e0001"', '"\\u0378"', '"é😀"']);
+  it('quotes as strconv.Quote: what IsPrint rejects is escaped', () => {
+    assert.deepEqual(['\u00a0', '\u200b', '\u00ad', '\ufffd', '\u3000', '\u{e0001}', '\u0378', 'é😀'].map(goQuote), [
+      '"\\u00a0"',
+      '"\\u200b"',
+      '"\\u00ad"',
+      '"\ufffd"',
+      '"\\u3000"',
+      '"\\U000e0001"',
+      '"\\u0378"',
+      '"é😀"',
+    ]);
   });
 });
 
 describe('golang/yaml-read: randomly made documents, as Go read them', () => {
   // testdata/go-yaml-random.json: numbers, booleans, timestamps, tags, flow collections and merges
   // in every combination a fixed-seed generator made, with Go's YAMLToJSON output or error.
-  const { cases } = JSON.parse(readFileSync(new URL('./testdata/go-yaml-random.json', import.meta.url), 'utf8')) as { cases: { doc: string; json?: string; error?: string }[] };
+  const { cases } = JSON.parse(readFileSync(new URL('./testdata/go-yaml-random.json', import.meta.url), 'utf8')) as {
+    cases: { doc: string; json?: string; error?: string }[];
+  };
   it(`${cases.length} documents: the same JSON text or the same error, by either reader`, () => {
     for (const c of cases) {
       for (const fast of [true, false]) {

@@ -48,7 +48,8 @@ function hint(c: number): 'S' | 'D' | 'M' | '.' | undefined {
   if (c >= 0x30 && c <= 0x39) return 'D';
   if (c === 0x2e) return '.';
   // y Y n N t T f F o O ~
-  if (c === 0x79 || c === 0x59 || c === 0x6e || c === 0x4e || c === 0x74 || c === 0x54 || c === 0x66 || c === 0x46 || c === 0x6f || c === 0x4f || c === 0x7e) return 'M';
+  if (c === 0x79 || c === 0x59 || c === 0x6e || c === 0x4e || c === 0x74 || c === 0x54 || c === 0x66 || c === 0x46 || c === 0x6f || c === 0x4f || c === 0x7e)
+    return 'M';
   return undefined;
 }
 

@@ -222,12 +222,7 @@ function isBlank(c: number | undefined): boolean {
   return c === 0x20 || c === 0x09;
 }
 function isPrintable(c: number): boolean {
-  return (
-    c === 0x0a ||
-    (c >= 0x20 && c <= 0x7e) ||
-    (c >= 0xa0 && c <= 0xd7ff) ||
-    (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff)
-  );
+  return c === 0x0a || (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff);
 }
 
 /** Index of the last space that is neither the first nor the last character (a fold point), or -1. */
@@ -682,7 +677,19 @@ class Emitter {
 }
 
 const DOUBLE_ESCAPES = new Map<number, string>([
-  [0x00, '0'], [0x07, 'a'], [0x08, 'b'], [0x09, 't'], [0x0a, 'n'], [0x0b, 'v'], [0x0c, 'f'],
-  [0x0d, 'r'], [0x1b, 'e'], [0x22, '"'], [0x5c, '\\'], [0x85, 'N'], [0xa0, '_'],
-  [0x2028, 'L'], [0x2029, 'P'],
+  [0x00, '0'],
+  [0x07, 'a'],
+  [0x08, 'b'],
+  [0x09, 't'],
+  [0x0a, 'n'],
+  [0x0b, 'v'],
+  [0x0c, 'f'],
+  [0x0d, 'r'],
+  [0x1b, 'e'],
+  [0x22, '"'],
+  [0x5c, '\\'],
+  [0x85, 'N'],
+  [0xa0, '_'],
+  [0x2028, 'L'],
+  [0x2029, 'P'],
 ]);

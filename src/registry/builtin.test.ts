@@ -45,7 +45,10 @@ test('every descriptor group-version has DeleteOptions and WatchEvent GVKs', () 
   for (const kind of ['DeleteOptions', 'WatchEvent']) {
     const gvks = builtinDefinitions['io.k8s.apimachinery.pkg.apis.meta.v1.' + kind]?.['x-kubernetes-group-version-kind'] ?? [];
     for (const gv of BUILTIN_GROUP_VERSIONS) {
-      assert.ok(gvks.some((g) => g.group === gv.group && g.version === gv.version && g.kind === kind), `${kind} ${gv.group}/${gv.version}`);
+      assert.ok(
+        gvks.some((g) => g.group === gv.group && g.version === gv.version && g.kind === kind),
+        `${kind} ${gv.group}/${gv.version}`,
+      );
     }
   }
 });

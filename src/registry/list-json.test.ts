@@ -24,7 +24,13 @@ const converter: VersionConverter = {
 
 function setup(withConverter: boolean) {
   const storage = new MemoryStorage();
-  const store = new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage, keyPrefix: PREFIX, ...(withConverter ? { converter } : {}) });
+  const store = new GenericStore({
+    descriptor: configMapsResource,
+    strategy: configMapStrategy,
+    storage,
+    keyPrefix: PREFIX,
+    ...(withConverter ? { converter } : {}),
+  });
   return { storage, store };
 }
 
@@ -41,15 +47,25 @@ async function fill(store: GenericStore, storage: MemoryStorage): Promise<void> 
   await store.create('ns', cm('c-converted', { k: 'v' }, { convert: 'yes', app: 'y' }));
   await store.create('ns', cm('d-big', { payload: 'ж'.repeat(3000) + 'x'.repeat(2000) }));
   // Another key order (an older layout): parsed and re-serialised.
-  await storage.create(`${PREFIX}ns/e-other-order`, Buffer.from('{"data":{"x":"ÿ"},"metadata":{"name":"e-other-order","namespace":"ns","labels":{"app":"x"}},"kind":"ConfigMap","apiVersion":"v1"}'));
+  await storage.create(
+    `${PREFIX}ns/e-other-order`,
+    Buffer.from('{"data":{"x":"ÿ"},"metadata":{"name":"e-other-order","namespace":"ns","labels":{"app":"x"}},"kind":"ConfigMap","apiVersion":"v1"}'),
+  );
   // Empty metadata in the storage layout (no comma after the spliced resourceVersion).
   await storage.create(`${PREFIX}ns/f-empty-meta`, Buffer.from('{"kind":"ConfigMap","apiVersion":"v1","metadata":{},"data":{"a":"b"}}'));
-  for (let i = 0; i < 20; i++) await store.create('ns', cm(`g-${String(i).padStart(2, '0')}`, { i: String(i), s: 'ü'.repeat(i * 7) }, { app: i % 2 ? 'x' : 'y' }));
+  for (let i = 0; i < 20; i++)
+    await store.create('ns', cm(`g-${String(i).padStart(2, '0')}`, { i: String(i), s: 'ü'.repeat(i * 7) }, { app: i % 2 ? 'x' : 'y' }));
   await store.create('other', cm('z-elsewhere', { k: 'v' }));
 }
 
 /** The list encoder store.ts had before (parts per item and one Buffer.concat), on the same items. */
-async function referenceListJSON(store: GenericStore, storage: MemoryStorage, withConverter: boolean, ns: string | undefined, opts: ListOptions): Promise<Buffer> {
+async function referenceListJSON(
+  store: GenericStore,
+  storage: MemoryStorage,
+  withConverter: boolean,
+  ns: string | undefined,
+  opts: ListOptions,
+): Promise<Buffer> {
   const list = await store.list(ns, opts);
   const parts: Buffer[] = [Buffer.from(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":${JSON.stringify(list.metadata)},"items":[`)];
   for (let i = 0; i < list.items.length; i++) {
@@ -74,7 +90,15 @@ describe('listJSON bytes', () => {
     it(`are the reference encoder's, ${withConverter ? 'with' : 'without'} a converter`, async () => {
       const { store, storage } = setup(withConverter);
       await fill(store, storage);
-      const cases: ListOptions[] = [{}, { labelSelector: 'app=x' }, { labelSelector: 'app=nothing' }, { fieldSelector: 'metadata.name=b-utf8' }, { limit: 1 }, { limit: 5 }, { limit: 5, labelSelector: 'app=x' }];
+      const cases: ListOptions[] = [
+        {},
+        { labelSelector: 'app=x' },
+        { labelSelector: 'app=nothing' },
+        { fieldSelector: 'metadata.name=b-utf8' },
+        { limit: 1 },
+        { limit: 5 },
+        { limit: 5, labelSelector: 'app=x' },
+      ];
       for (const opts of cases) {
         const want = await referenceListJSON(store, storage, withConverter, 'ns', opts);
         const got = await store.listJSON('ns', opts);

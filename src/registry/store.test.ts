@@ -51,7 +51,12 @@ describe('GenericStore', () => {
     const { cms } = stores();
     const { object } = await cms.create('ns', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } });
     assert.match(object.metadata!.name!, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
-    const err = await rejectsWith(cms.create('ns', cm('Bad_Name')), 422, 'Invalid', /^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    const err = await rejectsWith(
+      cms.create('ns', cm('Bad_Name')),
+      422,
+      'Invalid',
+      /^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+    );
     assert.equal(err.status.details?.causes?.[0]?.field, 'metadata.name');
   });
 
@@ -94,12 +99,17 @@ describe('GenericStore', () => {
   it('delete preconditions on uid and resourceVersion', async () => {
     const { cms } = stores();
     await cms.create('ns', cm('p'));
-    await rejectsWith(cms.delete('ns', 'p', { preconditions: { uid: 'nope' } }), 409, 'Conflict', /^Operation cannot be fulfilled on ConfigMap "p": the UID in the precondition \(nope\) does not match the UID in record/);
+    await rejectsWith(
+      cms.delete('ns', 'p', { preconditions: { uid: 'nope' } }),
+      409,
+      'Conflict',
+      /^Operation cannot be fulfilled on ConfigMap "p": the UID in the precondition \(nope\) does not match the UID in record/,
+    );
     await rejectsWith(cms.delete('ns', 'p', { propagationPolicy: 'Sideways' }), 422, 'Invalid', /propagationPolicy: Unsupported value: "Sideways"/);
     assert.equal((await cms.delete('ns', 'p', { propagationPolicy: 'Background' })).deleted, true);
   });
 
-  it("delete admission (opts.validate) runs after the preconditions, on a copy of the object as read; a second time before a removal", async () => {
+  it('delete admission (opts.validate) runs after the preconditions, on a copy of the object as read; a second time before a removal', async () => {
     const { storage, cms } = stores();
     const seen: KubeObject[] = [];
     const validate = (old: KubeObject): void => {
@@ -120,13 +130,22 @@ describe('GenericStore', () => {
     await cms.create('ns', { ...cm('held'), metadata: { name: 'held', finalizers: ['example.com/hold'] } });
     await cms.create('ns', cm('plain'));
     await cms.create('ns', { ...cm('orphaned'), metadata: { name: 'orphaned', finalizers: ['orphan'] } });
-    const gcs = new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage, keyPrefix: '/registry/configmaps/', garbageCollection: true });
+    const gcs = new GenericStore({
+      descriptor: configMapsResource,
+      strategy: configMapStrategy,
+      storage,
+      keyPrefix: '/registry/configmaps/',
+      garbageCollection: true,
+    });
     assert.equal((await cms.delete('ns', 'held', { validate })).deleted, false);
     assert.equal(seen.length, 1);
     assert.equal((await cms.delete('ns', 'plain', { validate })).deleted, true);
     assert.equal(seen.length, 2);
     assert.equal((await gcs.delete('ns', 'orphaned', { validate, propagationPolicy: 'Background' })).deleted, true);
-    assert.deepEqual(seen.slice(2).map((o) => o.metadata?.name), ['orphaned', 'orphaned']);
+    assert.deepEqual(
+      seen.slice(2).map((o) => o.metadata?.name),
+      ['orphaned', 'orphaned'],
+    );
   });
 
   it('a DELETE of an object its finalizers hold marks it deleting once: grace period 0, generation bumped once; repeats write nothing', async () => {
@@ -151,13 +170,22 @@ describe('GenericStore', () => {
     await rejectsWith(cms.deleteCollection('ns', { labelSelector: 'set=x' }, { preconditions: { resourceVersion: '999999' } }), 409, 'Conflict');
     const seen: string[] = [];
     const paged = await cms.deleteCollection('ns', { labelSelector: 'set=x', limit: 1 }, { validate: (o) => void seen.push(o.metadata?.name ?? '') });
-    assert.deepEqual(paged.items.map((i) => i.metadata?.name), ['c1']);
+    assert.deepEqual(
+      paged.items.map((i) => i.metadata?.name),
+      ['c1'],
+    );
     assert.ok(paged.metadata.continue);
     const out = await cms.deleteCollection('ns', { labelSelector: 'set=x' }, { validate: (o) => void seen.push(o.metadata?.name ?? '') });
-    assert.deepEqual(out.items.map((i) => i.metadata?.name), ['c2', 'c3', 'c4']);
+    assert.deepEqual(
+      out.items.map((i) => i.metadata?.name),
+      ['c2', 'c3', 'c4'],
+    );
     assert.equal(out.items[2]!.metadata?.deletionTimestamp, undefined, 'the items as listed, before their deletion');
     assert.deepEqual([...seen].sort(), ['c1', 'c2', 'c3', 'c4']);
-    assert.deepEqual((await cms.list('ns')).items.map((i) => i.metadata?.name), ['c4', 'other']);
+    assert.deepEqual(
+      (await cms.list('ns')).items.map((i) => i.metadata?.name),
+      ['c4', 'other'],
+    );
   });
 
   it('dry-run create and delete store nothing', async () => {
@@ -174,18 +202,32 @@ describe('GenericStore', () => {
     for (let i = 0; i < 7; i++) await cms.create('ns', cm(`c${i}`, { i: String(i) }, { parity: i % 2 ? 'odd' : 'even' }));
     await cms.create('other', cm('elsewhere'));
     const odd = await cms.list('ns', { labelSelector: 'parity=odd' });
-    assert.deepEqual(odd.items.map((o) => o.metadata!.name), ['c1', 'c3', 'c5']);
-    assert.deepEqual((await cms.list('ns', { fieldSelector: 'metadata.name=c4' })).items.map((o) => o.metadata!.name), ['c4']);
+    assert.deepEqual(
+      odd.items.map((o) => o.metadata!.name),
+      ['c1', 'c3', 'c5'],
+    );
+    assert.deepEqual(
+      (await cms.list('ns', { fieldSelector: 'metadata.name=c4' })).items.map((o) => o.metadata!.name),
+      ['c4'],
+    );
     const page1 = await cms.list('ns', { limit: 3 });
     assert.equal(page1.items.length, 3);
     assert.equal(page1.metadata.remainingItemCount, 4);
     await cms.create('ns', cm('c9')); // after the first page: not part of this paged list
     const page2 = await cms.list('ns', { limit: 3, continue: page1.metadata.continue! });
     const page3 = await cms.list('ns', { limit: 3, continue: page2.metadata.continue! });
-    assert.deepEqual([...page1.items, ...page2.items, ...page3.items].map((o) => o.metadata!.name), ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6']);
+    assert.deepEqual(
+      [...page1.items, ...page2.items, ...page3.items].map((o) => o.metadata!.name),
+      ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6'],
+    );
     assert.equal(page3.metadata.continue, undefined);
     assert.equal(page2.metadata.resourceVersion, page1.metadata.resourceVersion);
-    await rejectsWith(cms.list('ns', { fieldSelector: 'spec.x=y' }), 400, 'BadRequest', /^"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"$/);
+    await rejectsWith(
+      cms.list('ns', { fieldSelector: 'spec.x=y' }),
+      400,
+      'BadRequest',
+      /^"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace"$/,
+    );
     await rejectsWith(cms.list('ns', { continue: 'garbage!' }), 400, 'BadRequest', /continue key is not valid/);
   });
 
@@ -195,21 +237,30 @@ describe('GenericStore', () => {
     await cms.create('ns', { ...cm('j2'), metadata: {} }).catch(() => undefined);
     await cms.create('ns', cm('j3', { quote: 'a "quoted" value, \u00e9 and \u2028' }));
     // A value written in another key order (an older layout) takes the parse-and-serialise path.
-    await storage.create('/registry/configmaps/ns/j4', Buffer.from('{"data":{"x":"y"},"metadata":{"name":"j4","namespace":"ns"},"kind":"ConfigMap","apiVersion":"v1"}'));
+    await storage.create(
+      '/registry/configmaps/ns/j4',
+      Buffer.from('{"data":{"x":"y"},"metadata":{"name":"j4","namespace":"ns"},"kind":"ConfigMap","apiVersion":"v1"}'),
+    );
     for (const opts of [{}, { labelSelector: 'app=x' }, { limit: 2 }]) {
       const viaObjects = await cms.list('ns', opts);
       const viaBytes = JSON.parse((await cms.listJSON('ns', opts)).toString('utf8')) as typeof viaObjects;
       assert.deepEqual(viaBytes, JSON.parse(JSON.stringify(viaObjects)), JSON.stringify(opts));
     }
     const all = JSON.parse((await cms.listJSON('ns')).toString('utf8')) as { items: KubeObject[] };
-    assert.deepEqual(all.items.map((o) => o.metadata!.name), ['j1', 'j3', 'j4']);
+    assert.deepEqual(
+      all.items.map((o) => o.metadata!.name),
+      ['j1', 'j3', 'j4'],
+    );
     assert.ok(all.items.every((o) => Number(o.metadata!.resourceVersion) > 0));
   });
 
   it('getJSON splices the stored bytes into the object get() returns, or hands back the object', async () => {
     const { cms, storage } = stores();
     await cms.create('ns', cm('g1', { quote: 'a "quoted" value, \u00e9 and \u2028' }, { app: 'x' }));
-    await storage.create('/registry/configmaps/ns/g2', Buffer.from('{"data":{"x":"y"},"metadata":{"name":"g2","namespace":"ns"},"kind":"ConfigMap","apiVersion":"v1"}'));
+    await storage.create(
+      '/registry/configmaps/ns/g2',
+      Buffer.from('{"data":{"x":"y"},"metadata":{"name":"g2","namespace":"ns"},"kind":"ConfigMap","apiVersion":"v1"}'),
+    );
     const spliced = await cms.getJSON('ns', 'g1');
     assert.ok('json' in spliced, 'a value in the storage layout is sent as stored');
     assert.equal(spliced.json.at(-1), 0x0a, 'ends in a newline, as the JSON encoder writes it');
@@ -240,15 +291,28 @@ describe('GenericStore', () => {
     const a = (await cms.create('ns', cm('a'))).object;
     await cms.create('ns', cm('b'));
     const old = await cms.list('ns', { resourceVersion: a.metadata!.resourceVersion!, resourceVersionMatch: 'Exact' });
-    assert.deepEqual(old.items.map((o) => o.metadata!.name), ['a']);
+    assert.deepEqual(
+      old.items.map((o) => o.metadata!.name),
+      ['a'],
+    );
     await rejectsWith(
       cms.list('ns', { resourceVersionMatch: 'Exact' }),
       422,
       'Invalid',
       /^ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided$/,
     );
-    await rejectsWith(cms.list('ns', { resourceVersion: '0', resourceVersionMatch: 'Exact' }), 422, 'Invalid', /resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"/);
-    await rejectsWith(cms.list('ns', { resourceVersion: '1', resourceVersionMatch: 'Sometimes' }), 422, 'Invalid', /resourceVersionMatch: Unsupported value: "Sometimes": supported values: "Exact", "NotOlderThan", ""/);
+    await rejectsWith(
+      cms.list('ns', { resourceVersion: '0', resourceVersionMatch: 'Exact' }),
+      422,
+      'Invalid',
+      /resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"/,
+    );
+    await rejectsWith(
+      cms.list('ns', { resourceVersion: '1', resourceVersionMatch: 'Sometimes' }),
+      422,
+      'Invalid',
+      /resourceVersionMatch: Unsupported value: "Sometimes": supported values: "Exact", "NotOlderThan", ""/,
+    );
   });
 
   it('continue token of a compacted revision is 410 Expired', async () => {
@@ -257,9 +321,17 @@ describe('GenericStore', () => {
     const page = await cms.list('ns', { limit: 2 });
     for (let i = 0; i < 4; i++) await cms.update('ns', `x${i}`, () => cm(`x${i}`, { v: 'new' }));
     await storage.compact(await storage.currentRevision());
-    const err = await rejectsWith(cms.list('ns', { limit: 2, continue: page.metadata.continue! }), 410, 'Expired', /The provided continue parameter is too old/);
+    const err = await rejectsWith(
+      cms.list('ns', { limit: 2, continue: page.metadata.continue! }),
+      410,
+      'Expired',
+      /The provided continue parameter is too old/,
+    );
     const rest = await cms.list('ns', { limit: 2, continue: err.status.metadata.continue! });
-    assert.deepEqual(rest.items.map((o) => o.metadata!.name), ['x2', 'x3']);
+    assert.deepEqual(
+      rest.items.map((o) => o.metadata!.name),
+      ['x2', 'x3'],
+    );
   });
 
   it('watch: initial state, then events; a label selector turns transitions into ADDED/DELETED', async () => {
@@ -283,7 +355,10 @@ describe('GenericStore', () => {
       ['ADDED w0', 'MODIFIED w0', 'DELETED w0', 'ADDED w1'],
     );
     const rvs = events.map((e) => Number(e.object.metadata!.resourceVersion));
-    assert.deepEqual([...rvs].sort((a, b) => a - b), rvs);
+    assert.deepEqual(
+      [...rvs].sort((a, b) => a - b),
+      rvs,
+    );
   });
 
   it('namespaces: deletion turns into Terminating with the kubernetes finalizer; finalize removes it', async () => {

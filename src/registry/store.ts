@@ -23,7 +23,17 @@ import { rfc3339 } from '../apimachinery/times.js';
 import { apiVersionOf, type KubeList, type KubeObject, type ObjectMeta, type Status } from '../apimachinery/types.js';
 import { generateName as generateNameFrom } from '../apimachinery/validation/names.js';
 import { nameIsDNSSubdomain } from '../apimachinery/validation/names.js';
-import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS, dropEmptyObjectMetaFields, withGcFinalizers, finalizerWarnings, prepareObjectMetaForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate, type FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
+import {
+  FINALIZER_DELETE_DEPENDENTS,
+  FINALIZER_ORPHAN_DEPENDENTS,
+  dropEmptyObjectMetaFields,
+  withGcFinalizers,
+  finalizerWarnings,
+  prepareObjectMetaForUpdate,
+  validateObjectMetaCreate,
+  validateObjectMetaUpdate,
+  type FinalizerNamePolicy,
+} from '../apimachinery/validation/objectmeta.js';
 import { goQuote, NumError, parseGoUint } from '../golang/strconv.js';
 import {
   ConflictError,
@@ -341,10 +351,11 @@ export class GenericStore {
   }
   private readonly sendableMemo = new WeakMap<KV, boolean>();
 
-
   /** Stored values of this resource start with these bytes (see encodeForStorage). */
   private get rawPrefix(): Buffer {
-    return (this.rawPrefixCache ??= Buffer.from(`{"kind":${JSON.stringify(this.descriptor.kind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":{`));
+    return (this.rawPrefixCache ??= Buffer.from(
+      `{"kind":${JSON.stringify(this.descriptor.kind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":{`,
+    ));
   }
   private rawPrefixCache: Buffer | undefined;
 
@@ -542,7 +553,11 @@ export class GenericStore {
 
   private validateCreate(obj: KubeObject): void {
     const issues: FieldIssue[] = [
-      ...validateObjectMetaCreate(obj.metadata ?? {}, { namespaced: this.strategy.namespaced, nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain, finalizerNames: this.strategy.finalizerNames }),
+      ...validateObjectMetaCreate(obj.metadata ?? {}, {
+        namespaced: this.strategy.namespaced,
+        nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain,
+        finalizerNames: this.strategy.finalizerNames,
+      }),
       ...this.strategy.validate(obj),
     ];
     if (issues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, obj.metadata?.name ?? '', issues);
@@ -550,7 +565,11 @@ export class GenericStore {
 
   private validateUpdate(obj: KubeObject, old: KubeObject): void {
     const issues: FieldIssue[] = [
-      ...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}, { namespaced: this.strategy.namespaced, nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain, finalizerNames: this.strategy.finalizerNames }),
+      ...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}, {
+        namespaced: this.strategy.namespaced,
+        nameValidator: this.strategy.nameValidator ?? nameIsDNSSubdomain,
+        finalizerNames: this.strategy.finalizerNames,
+      }),
       ...this.strategy.validateUpdate(obj, old),
     ];
     if (issues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, obj.metadata?.name ?? '', issues);
@@ -584,7 +603,11 @@ export class GenericStore {
    * bytes with the resourceVersion spliced in, as `getJSON`), or undefined when it cannot be sent as
    * stored; `object` decodes on first use.
    */
-  async create(namespace: string | undefined, input: KubeObject, opts: WriteOptions = {}): Promise<{ object: KubeObject; warnings: string[]; json?: () => Buffer | undefined }> {
+  async create(
+    namespace: string | undefined,
+    input: KubeObject,
+    opts: WriteOptions = {},
+  ): Promise<{ object: KubeObject; warnings: string[]; json?: () => Buffer | undefined }> {
     if (!opts.dryRun && input.metadata?.resourceVersion) {
       // etcd3 store.Create's plain error, which the handlers turn into a 500 without a reason (a dry
       // run never reaches it). kubectl users meet it with `create -f` of an object read back.
@@ -598,7 +621,10 @@ export class GenericStore {
           fieldIssue.required('metadata.name', 'name or generateName is required'),
         ]);
       }
-      const warnings = [...finalizerWarnings(obj.metadata?.finalizers, this.strategy.finalizerNames ?? 'generic'), ...(this.strategy.warningsOnCreate?.(obj) ?? [])];
+      const warnings = [
+        ...finalizerWarnings(obj.metadata?.finalizers, this.strategy.finalizerNames ?? 'generic'),
+        ...(this.strategy.warningsOnCreate?.(obj) ?? []),
+      ];
       await opts.validate?.(obj, undefined);
       if (opts.dryRun) {
         // DryRunnableStorage.Create: a dry run reports the conflict a real create would hit.
@@ -716,9 +742,12 @@ export class GenericStore {
       else this.strategy.subresources?.[opts.subresource]?.prepareForUpdate?.(obj, current);
       dropEmptyObjectMetaFields(om);
       this.validateUpdate(obj, current);
-      const subIssues = opts.subresource ? this.strategy.subresources?.[opts.subresource]?.validateUpdate?.(obj, current) ?? [] : [];
+      const subIssues = opts.subresource ? (this.strategy.subresources?.[opts.subresource]?.validateUpdate?.(obj, current) ?? []) : [];
       if (subIssues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, name, subIssues);
-      const warnings = [...newFinalizerWarnings(om.finalizers, cm.finalizers, this.strategy.finalizerNames ?? 'generic'), ...(this.strategy.warningsOnUpdate?.(obj, current) ?? [])];
+      const warnings = [
+        ...newFinalizerWarnings(om.finalizers, cm.finalizers, this.strategy.finalizerNames ?? 'generic'),
+        ...(this.strategy.warningsOnUpdate?.(obj, current) ?? []),
+      ];
       await opts.validate?.(obj, current);
       // An update that changes nothing is not written: no new revision, no watch event.
       const bytes = this.toBytes(obj);
@@ -822,10 +851,18 @@ export class GenericStore {
   private checkDeletePreconditions(current: KubeObject, pre: DeleteOptions['preconditions'], name: string): void {
     const byKind = { group: this.descriptor.group, resource: this.descriptor.kind };
     if (pre?.uid != null && pre.uid !== current.metadata?.uid) {
-      throw conflict(byKind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${current.metadata?.uid ?? ''}). The object might have been deleted and then recreated`);
+      throw conflict(
+        byKind,
+        name,
+        `the UID in the precondition (${pre.uid}) does not match the UID in record (${current.metadata?.uid ?? ''}). The object might have been deleted and then recreated`,
+      );
     }
     if (pre?.resourceVersion != null && pre.resourceVersion !== current.metadata?.resourceVersion) {
-      throw conflict(byKind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${current.metadata?.resourceVersion ?? ''}). The object might have been modified`);
+      throw conflict(
+        byKind,
+        name,
+        `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${current.metadata?.resourceVersion ?? ''}). The object might have been modified`,
+      );
     }
   }
 
@@ -834,7 +871,14 @@ export class GenericStore {
    * nothing is written when nothing changes (GuaranteedUpdate's no-op) or on a dry run. Undefined:
    * the object changed meanwhile, read it again.
    */
-  private async writeDeleting(key: string, kv: KV, current: KubeObject, next: KubeObject, dryRun: boolean | undefined, name: string): Promise<{ object: KubeObject; deleted: false } | undefined> {
+  private async writeDeleting(
+    key: string,
+    kv: KV,
+    current: KubeObject,
+    next: KubeObject,
+    dryRun: boolean | undefined,
+    name: string,
+  ): Promise<{ object: KubeObject; deleted: false } | undefined> {
     const bytes = this.toBytes(next);
     if (bytesEqual(bytes, kv.value)) return { object: current, deleted: false };
     if (dryRun) return { object: next, deleted: false };
@@ -929,7 +973,10 @@ export class GenericStore {
 /** Warnings only for finalizers the update adds (upstream warns about new names only). */
 function newFinalizerWarnings(next: string[] | undefined, prev: string[] | undefined, policy: FinalizerNamePolicy): string[] {
   const old = new Set(prev ?? []);
-  return finalizerWarnings((next ?? []).filter((f) => !old.has(f)), policy);
+  return finalizerWarnings(
+    (next ?? []).filter((f) => !old.has(f)),
+    policy,
+  );
 }
 
 /**
@@ -953,7 +1000,11 @@ function checkStoragePreconditions(resource: { group: string; resource: string }
     throw conflict(resource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata?.uid ?? ''}`);
   }
   if (pre?.resourceVersion != null && pre.resourceVersion !== obj.metadata?.resourceVersion) {
-    throw conflict(resource, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata?.resourceVersion ?? ''}`);
+    throw conflict(
+      resource,
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata?.resourceVersion ?? ''}`,
+    );
   }
 }
 
@@ -992,17 +1043,20 @@ export function validateListOptions(
       issues.push(fieldIssue.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
     }
     if (match) {
-      if (opts.sendInitialEvents === undefined) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+      if (opts.sendInitialEvents === undefined)
+        issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
       if (match !== 'NotOlderThan') issues.push(fieldIssue.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
       if (opts.continue) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
     }
     return issues;
   }
   if (match) {
-    if (!opts.resourceVersion) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    if (!opts.resourceVersion)
+      issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
     if (opts.continue) issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
     if (match !== 'Exact' && match !== 'NotOlderThan') issues.push(fieldIssue.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
-    if (match === 'Exact' && opts.resourceVersion === '0') issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+    if (match === 'Exact' && opts.resourceVersion === '0')
+      issues.push(fieldIssue.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
   }
   if (opts.sendInitialEvents !== undefined) issues.push(fieldIssue.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
   return issues;
@@ -1018,11 +1072,14 @@ function decodeContinue(token: string): { rv: number; start: string } {
     if (typeof parsed === 'object' && parsed !== null) {
       const t = parsed as { v?: unknown; rv?: unknown; start?: unknown };
       if (t.v !== CONTINUE_VERSION) throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-      if (typeof t.rv !== 'number' || t.rv <= 0 || typeof t.start !== 'string' || t.start === '') throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+      if (typeof t.rv !== 'number' || t.rv <= 0 || typeof t.start !== 'string' || t.start === '')
+        throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
       return { rv: t.rv, start: t.start };
     }
   } catch (e) {
-    throw badRequest(`invalid continue token: ${e instanceof Error && e.message.startsWith('continue') ? e.message : 'continue key is not valid: illegal base64 data'}`);
+    throw badRequest(
+      `invalid continue token: ${e instanceof Error && e.message.startsWith('continue') ? e.message : 'continue key is not valid: illegal base64 data'}`,
+    );
   }
   throw badRequest('invalid continue token: continue key is not valid: illegal base64 data');
 }

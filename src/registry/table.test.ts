@@ -27,7 +27,14 @@ const ago = (ms: number): string => new Date(Date.now() - ms).toISOString();
 
 describe('table', () => {
   it('the default convertor: Name and Created At, the time as RFC 3339 in whole seconds', () => {
-    const t = toTable(plain, [{ apiVersion: 'v1', kind: 'X', metadata: { name: 'a', creationTimestamp: '2021-03-04T05:06:07Z' } }, { apiVersion: 'v1', kind: 'X', metadata: { name: 'b' } }], {});
+    const t = toTable(
+      plain,
+      [
+        { apiVersion: 'v1', kind: 'X', metadata: { name: 'a', creationTimestamp: '2021-03-04T05:06:07Z' } },
+        { apiVersion: 'v1', kind: 'X', metadata: { name: 'b' } },
+      ],
+      {},
+    );
     assert.deepEqual(t.columnDefinitions, [
       { name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 },
       { name: 'Created At', type: 'date', format: '', description: CREATION_TIMESTAMP_DESCRIPTION, priority: 0 },
@@ -71,16 +78,28 @@ describe('table', () => {
   });
 
   it('service accounts count secrets, leases show the holder or ""', () => {
-    const sa = toTable(serviceAccountStrategy, [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 's', creationTimestamp: ago(10 * DAY) }, secrets: [{ name: 'a' }, { name: 'b' }] }], {});
+    const sa = toTable(
+      serviceAccountStrategy,
+      [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 's', creationTimestamp: ago(10 * DAY) }, secrets: [{ name: 'a' }, { name: 'b' }] }],
+      {},
+    );
     assert.deepEqual(sa.rows[0]!.cells, ['s', 2, '10d']);
-    assert.match(sa.columnDefinitions![1]!.description, /^Secrets is a list of the secrets in the same namespace .* More info: https:\/\/kubernetes.io\/docs\/concepts\/configuration\/secret$/);
-    const lease = toTable(leaseStrategy, [{ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l', creationTimestamp: ago(5 * HOUR) }, spec: {} }], {});
+    assert.match(
+      sa.columnDefinitions![1]!.description,
+      /^Secrets is a list of the secrets in the same namespace .* More info: https:\/\/kubernetes.io\/docs\/concepts\/configuration\/secret$/,
+    );
+    const lease = toTable(
+      leaseStrategy,
+      [{ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l', creationTimestamp: ago(5 * HOUR) }, spec: {} }],
+      {},
+    );
     assert.deepEqual(lease.rows[0]!.cells, ['l', '', '5h']);
   });
 });
 
 describe('event table (printEvent, always wide)', () => {
-  const cells = (s: Strategy, o: Record<string, unknown>): unknown[] => toTable(s, [{ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, ...o }], {}).rows[0]!.cells;
+  const cells = (s: Strategy, o: Record<string, unknown>): unknown[] =>
+    toTable(s, [{ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, ...o }], {}).rows[0]!.cells;
 
   it('the columns in upstream order and priorities', () => {
     const cols = toTable(coreEventStrategy, [], {}).columnDefinitions!;
@@ -104,22 +123,35 @@ describe('event table (printEvent, always wide)', () => {
   });
 
   it('no lastTimestamp: Last Seen is First Seen; no name: the object is the kind; count 0 is 1', () => {
-    assert.deepEqual(cells(coreEventStrategy, { involvedObject: { kind: 'Node' }, firstTimestamp: ago(10 * DAY + HOUR), count: 0, message: '  hi \n' }), ['10d', '', '', 'node', '', '', 'hi', '10d', 1, 'e']);
+    assert.deepEqual(cells(coreEventStrategy, { involvedObject: { kind: 'Node' }, firstTimestamp: ago(10 * DAY + HOUR), count: 0, message: '  hi \n' }), [
+      '10d',
+      '',
+      '',
+      'node',
+      '',
+      '',
+      'hi',
+      '10d',
+      1,
+      'e',
+    ]);
   });
 
   it('a series wins for Last Seen and Count, even unset', () => {
-    assert.deepEqual(cells(coreEventStrategy, { involvedObject: { kind: 'Pod', name: 'p' }, lastTimestamp: ago(DAY * 20), firstTimestamp: ago(DAY * 30), count: 7, series: { count: 4, lastObservedTime: ago(3 * DAY + 5 * HOUR + 60_000) } }).slice(0, 9), [
-      '3d5h',
-      '',
-      '',
-      'pod/p',
-      '',
-      '',
-      '',
-      '30d',
-      4,
-    ]);
-    assert.deepEqual(cells(coreEventStrategy, { involvedObject: { kind: 'Pod', name: 'p' }, lastTimestamp: ago(DAY * 20), count: 7, series: {} })[0], '<unknown>');
+    assert.deepEqual(
+      cells(coreEventStrategy, {
+        involvedObject: { kind: 'Pod', name: 'p' },
+        lastTimestamp: ago(DAY * 20),
+        firstTimestamp: ago(DAY * 30),
+        count: 7,
+        series: { count: 4, lastObservedTime: ago(3 * DAY + 5 * HOUR + 60_000) },
+      }).slice(0, 9),
+      ['3d5h', '', '', 'pod/p', '', '', '', '30d', 4],
+    );
+    assert.deepEqual(
+      cells(coreEventStrategy, { involvedObject: { kind: 'Pod', name: 'p' }, lastTimestamp: ago(DAY * 20), count: 7, series: {} })[0],
+      '<unknown>',
+    );
     assert.equal(cells(coreEventStrategy, { involvedObject: {}, series: {} })[8], 0);
   });
 
@@ -130,17 +162,17 @@ describe('event table (printEvent, always wide)', () => {
   });
 
   it('events.k8s.io/v1: eventTime for both times, regarding as the object', () => {
-    assert.deepEqual(cells(eventsV1Strategy, { regarding: { kind: 'Pod', name: 'p' }, note: 'n', reason: 'R', type: 'Normal', eventTime: ago(9 * DAY + HOUR), reportingController: 'c', reportingInstance: 'i' }), [
-      '9d',
-      'Normal',
-      'R',
-      'pod/p',
-      '',
-      'c, i',
-      'n',
-      '9d',
-      1,
-      'e',
-    ]);
+    assert.deepEqual(
+      cells(eventsV1Strategy, {
+        regarding: { kind: 'Pod', name: 'p' },
+        note: 'n',
+        reason: 'R',
+        type: 'Normal',
+        eventTime: ago(9 * DAY + HOUR),
+        reportingController: 'c',
+        reportingInstance: 'i',
+      }),
+      ['9d', 'Normal', 'R', 'pod/p', '', 'c, i', 'n', '9d', 1, 'e'],
+    );
   });
 });

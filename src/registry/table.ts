@@ -126,7 +126,13 @@ function cellsOf(strategy: Strategy, obj: KubeObject): unknown[] {
   return [obj.metadata?.name ?? '', formatTimeCell(obj.metadata?.creationTimestamp)];
 }
 
-const wireColumn = (c: TableColumn): TableColumnDefinition => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority });
+const wireColumn = (c: TableColumn): TableColumnDefinition => ({
+  name: c.name,
+  type: c.type,
+  format: c.format ?? '',
+  description: c.description,
+  priority: c.priority,
+});
 
 export function toTable(
   strategy: Strategy,

@@ -25,7 +25,10 @@ describe('node flags', () => {
     try {
       const probe = join(dir, 'probe.cjs');
       writeFileSync(probe, "process.stdout.write('execArgv=' + JSON.stringify(process.execArgv) + '\\n');\n");
-      const out = execFileSync(join(root, 'bin', 'kplane.js'), ['version'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, `--require ${probe}`].filter(Boolean).join(' ') } });
+      const out = execFileSync(join(root, 'bin', 'kplane.js'), ['version'], {
+        encoding: 'utf8',
+        env: { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, `--require ${probe}`].filter(Boolean).join(' ') },
+      });
       const line = out.split('\n').find((l) => l.startsWith('execArgv='));
       assert.ok(line, out);
       const argv = JSON.parse(line.slice('execArgv='.length)) as string[];

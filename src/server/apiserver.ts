@@ -31,7 +31,11 @@ export class ApiServer {
     this.admission = cfg.admission instanceof AdmissionChain ? cfg.admission : new AdmissionChain(cfg.admission);
     const compression = cfg.responseCompression ?? true;
     const sink: ErrorSink = { metrics: cfg.metrics, log: cfg.log, compression, scheme: cfg.registry.scheme };
-    this.maxInFlight = new MaxInFlight(cfg.maxRequestsInFlight ?? DEFAULT_MAX_REQUESTS_INFLIGHT, cfg.maxMutatingRequestsInFlight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, cfg.metrics);
+    this.maxInFlight = new MaxInFlight(
+      cfg.maxRequestsInFlight ?? DEFAULT_MAX_REQUESTS_INFLIGHT,
+      cfg.maxMutatingRequestsInFlight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+      cfg.metrics,
+    );
     const c: ServerContext = {
       registry: cfg.registry,
       admission: this.admission,

@@ -70,7 +70,8 @@ export class BodyBuffers {
   /** Hands back a buffer from `take`; the caller must not touch it afterwards. */
   give(buf: Buffer): void {
     // Only whole buffers of the sizes this pool makes (not a view of other memory).
-    if (buf.length < this.minBytes || buf.length > this.maxBytes || buf.length % GRANULE !== 0 || buf.byteOffset !== 0 || buf.buffer.byteLength !== buf.length) return;
+    if (buf.length < this.minBytes || buf.length > this.maxBytes || buf.length % GRANULE !== 0 || buf.byteOffset !== 0 || buf.buffer.byteLength !== buf.length)
+      return;
     if (this.freeBytes + buf.length > this.maxFreeBytes) return;
     this.free.push(buf);
     this.freeBytes += buf.length;

@@ -7,13 +7,15 @@ import { acceptsGzip, endBody, firstHeaderValue, GZIP_THRESHOLD_BYTES, overGzipT
 
 describe('acceptsGzip (responseContentEncodingSupported)', () => {
   it('finds the token gzip among comma-separated tokens, trimmed as strings.TrimSpace trims', () => {
-    for (const v of ['gzip', 'gzip, deflate', 'deflate, gzip', 'br,gzip', ' gzip ', '\tgzip', 'gzip\t,br', 'identity,,gzip', 'deflate, gzip, br']) assert.equal(acceptsGzip(v), true, JSON.stringify(v));
+    for (const v of ['gzip', 'gzip, deflate', 'deflate, gzip', 'br,gzip', ' gzip ', '\tgzip', 'gzip\t,br', 'identity,,gzip', 'deflate, gzip, br'])
+      assert.equal(acceptsGzip(v), true, JSON.stringify(v));
   });
 
   it('compares each token exactly: no q-values, no other case, no aliases or wildcards', () => {
     // Upstream compares the whole trimmed token with "gzip": a token with parameters never matches,
     // whatever its q-value says.
-    for (const v of [undefined, '', 'identity', 'deflate, br', 'gzip;q=1.0', 'gzip; q=0.5', 'gzip;q=0', 'GZIP', 'Gzip', 'x-gzip', '*', 'gzi', 'gzipx', 'g zip']) assert.equal(acceptsGzip(v), false, JSON.stringify(v));
+    for (const v of [undefined, '', 'identity', 'deflate, br', 'gzip;q=1.0', 'gzip; q=0.5', 'gzip;q=0', 'GZIP', 'Gzip', 'x-gzip', '*', 'gzi', 'gzipx', 'g zip'])
+      assert.equal(acceptsGzip(v), false, JSON.stringify(v));
   });
 
   it('trims Unicode spaces of the header bytes read as UTF-8, as Go does, not latin1 ones', () => {

@@ -29,7 +29,10 @@ export interface OpenAPIProvider {
 }
 
 export interface HealthProvider {
-  handle(path: string, query: URLSearchParams): { status: number; body: string; contentType: string } | undefined | Promise<{ status: number; body: string; contentType: string } | undefined>;
+  handle(
+    path: string,
+    query: URLSearchParams,
+  ): { status: number; body: string; contentType: string } | undefined | Promise<{ status: number; body: string; contentType: string } | undefined>;
 }
 
 export interface ApiServerConfig {

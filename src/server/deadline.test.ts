@@ -18,7 +18,7 @@ describe('the deadline of a request', () => {
     const max = DEFAULT_REQUEST_TIMEOUT_MS;
     assert.equal(filterTimeoutMs(undefined, max), 60_000);
     assert.equal(filterTimeoutMs(1_000, max), 1_000);
-    assert.equal(filterTimeoutMs(0, max), 60_000, 'timeout=0: no timeout of the client\'s');
+    assert.equal(filterTimeoutMs(0, max), 60_000, "timeout=0: no timeout of the client's");
     assert.equal(filterTimeoutMs(-1_000, max), 60_000, 'negative');
     assert.equal(filterTimeoutMs(600_000, max), 60_000, 'longer than the server allows');
     assert.equal(filterTimeoutMs(60_000, max), 60_000);
@@ -26,7 +26,7 @@ describe('the deadline of a request', () => {
     assert.equal(filterTimeoutMs(undefined, 0), 0, '--request-timeout=0 times everything out at once, as upstream');
   });
 
-  it('is the write handlers\' 34 s bound when that comes first, for writes only', () => {
+  it("is the write handlers' 34 s bound when that comes first, for writes only", () => {
     assert.equal(WRITE_TIMEOUT_UPPER_BOUND_MS, 34_000);
     for (const verb of ['create', 'update', 'patch', 'delete', 'deletecollection']) {
       assert.equal(handlerBoundFirst(verb, 60_000), true, verb);

@@ -26,7 +26,8 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecolle
  * kind and apiVersion (the filter encodes ErrStatus directly), and no Content-Type of its own, so
  * Go's server sniffs `text/plain; charset=utf-8`.
  */
-export const FILTER_TIMEOUT_BODY = '{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}\n';
+export const FILTER_TIMEOUT_BODY =
+  '{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}\n';
 export const FILTER_TIMEOUT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 
 /** The finisher's error for work past its deadline: NewTimeoutError(..., 0) of context.DeadlineExceeded. */
@@ -137,7 +138,19 @@ export function clearDeadline<T>(p: PendingDeadline<T>): void {
 const silenced = new WeakSet<object>();
 
 /** What a response can be written with; each becomes a no-op once the response is silenced. */
-const WRITERS = ['setHeader', 'setHeaders', 'appendHeader', 'removeHeader', 'writeHead', 'write', 'end', 'flushHeaders', 'addTrailers', 'writeContinue', 'writeEarlyHints'];
+const WRITERS = [
+  'setHeader',
+  'setHeaders',
+  'appendHeader',
+  'removeHeader',
+  'writeHead',
+  'write',
+  'end',
+  'flushHeaders',
+  'addTrailers',
+  'writeContinue',
+  'writeEarlyHints',
+];
 
 /**
  * After a timeout answer: what the handler still writes is dropped, as writes to upstream's timeout

@@ -63,8 +63,14 @@ test('validatePatchOptions: force only for apply, fieldManager required for appl
 test('applyRequest: YAML and JSON bodies, unchanged apply returns the live object itself', () => {
   const yaml = Buffer.from('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: "1"\n');
   const created = applyRequest(cmScope, undefined, { body: yaml, manager: 'm', force: false, fieldValidation: 'Strict' }).object;
-  assert.deepEqual(created.metadata?.managedFields?.map((e) => [e.manager, e.operation, e.fieldsV1]), [['m', 'Apply', { 'f:data': { 'f:a': {} } }]]);
-  const live: KubeObject = { ...created, metadata: { ...created.metadata, namespace: 'd', uid: 'u', resourceVersion: '3', creationTimestamp: '2024-01-01T00:00:00Z' } };
+  assert.deepEqual(
+    created.metadata?.managedFields?.map((e) => [e.manager, e.operation, e.fieldsV1]),
+    [['m', 'Apply', { 'f:data': { 'f:a': {} } }]],
+  );
+  const live: KubeObject = {
+    ...created,
+    metadata: { ...created.metadata, namespace: 'd', uid: 'u', resourceVersion: '3', creationTimestamp: '2024-01-01T00:00:00Z' },
+  };
   const json = Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } }));
   assert.equal(applyRequest(cmScope, live, { body: json, manager: 'm', force: false, fieldValidation: 'Strict' }).object, live);
   // JSON that only YAML accepts (a comment) still works.
@@ -76,10 +82,20 @@ test('applyRequest: metadata keys keep the live order, so a changed managedField
   const live: KubeObject = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: 'c', managedFields: [{ manager: 'x', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { '.': {}, 'f:a': {} } } }], namespace: 'd', uid: 'u' },
+    metadata: {
+      name: 'c',
+      managedFields: [{ manager: 'x', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { '.': {}, 'f:a': {} } } }],
+      namespace: 'd',
+      uid: 'u',
+    },
     data: { a: '1' },
   };
-  const out = applyRequest(cmScope, live, { body: Buffer.from('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1"}}'), manager: 'm', force: false, fieldValidation: 'Warn' }).object;
+  const out = applyRequest(cmScope, live, {
+    body: Buffer.from('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1"}}'),
+    manager: 'm',
+    force: false,
+    fieldValidation: 'Warn',
+  }).object;
   assert.deepEqual(Object.keys(out.metadata ?? {}), ['name', 'managedFields', 'namespace', 'uid']);
   assert.deepEqual(out.metadata?.managedFields?.map((e) => e.manager).sort(), ['m', 'x']);
 });
@@ -87,7 +103,10 @@ test('applyRequest: metadata keys keep the live order, so a changed managedField
 test('trackUpdate: create, update, reset with [], untracked objects stay untracked', () => {
   const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } };
   trackUpdate(cmScope, undefined, obj, 'creator');
-  assert.deepEqual(obj.metadata?.managedFields?.map((e) => [e.manager, e.operation, e.fieldsV1]), [['creator', 'Update', { 'f:data': { '.': {}, 'f:a': {} } }]]);
+  assert.deepEqual(
+    obj.metadata?.managedFields?.map((e) => [e.manager, e.operation, e.fieldsV1]),
+    [['creator', 'Update', { 'f:data': { '.': {}, 'f:a': {} } }]],
+  );
   const live: KubeObject = { ...obj, metadata: { ...obj.metadata, uid: 'u' } };
   const next: KubeObject = { ...structuredClone(live), data: { a: '1', b: '2' } };
   trackUpdate(cmScope, live, next, 'writer');
@@ -102,11 +121,20 @@ test('trackUpdate: create, update, reset with [], untracked objects stay untrack
 });
 
 test('trackUpdate: reset fields per endpoint (namespace status on the main resource, spec on /status)', () => {
-  const live: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', uid: 'u', labels: { 'kubernetes.io/metadata.name': 'n' } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
+  const live: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'n', uid: 'u', labels: { 'kubernetes.io/metadata.name': 'n' } },
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Active' },
+  };
   const created = structuredClone(live);
   trackUpdate(nsScope(''), undefined, created, 'creator');
   // Defaults (the name label) count; status never belongs to anyone on the main resource.
-  assert.deepEqual(created.metadata?.managedFields?.[0]?.fieldsV1, { 'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } }, 'f:spec': { '.': {}, 'f:finalizers': {} } });
+  assert.deepEqual(created.metadata?.managedFields?.[0]?.fieldsV1, {
+    'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } },
+    'f:spec': { '.': {}, 'f:finalizers': {} },
+  });
   const tracked: KubeObject = { ...live, metadata: { ...live.metadata, managedFields: created.metadata.managedFields } };
   const viaStatus: KubeObject = { ...structuredClone(tracked), spec: { finalizers: [] }, status: { phase: 'Terminating' } };
   trackUpdate(nsScope('status'), tracked, viaStatus, 'ctrl');

@@ -192,26 +192,33 @@ export interface ApplyRequest {
 export function applyRequest(scope: FieldManagerScope, live: KubeObject | undefined, req: ApplyRequest): { object: KubeObject; warnings: string[] } {
   const { config, duplicateFields } = decodeApplyBody(req.body);
   if (scope.schema) normalizeTimes(config, scope.schema, scope.definitions);
-  const result = plainInternalErrors(() => apply({
-    schema: scope.schema,
-    defs: scope.definitions,
-    apiVersion: scope.apiVersion,
-    kind: scope.kind,
-    subresource: scope.subresource || undefined,
-    resetFields: resetFieldsOf(scope.strategy, scope.subresource),
-    live,
-    config,
-    manager: req.manager,
-    force: req.force,
-  }));
+  const result = plainInternalErrors(() =>
+    apply({
+      schema: scope.schema,
+      defs: scope.definitions,
+      apiVersion: scope.apiVersion,
+      kind: scope.kind,
+      subresource: scope.subresource || undefined,
+      resetFields: resetFieldsOf(scope.strategy, scope.subresource),
+      live,
+      config,
+      manager: req.manager,
+      force: req.force,
+    }),
+  );
   // Unchanged (object and managedFields): hand back the live object as it is, so the store sees
   // the same bytes and writes nothing.
-  if (live && !result.changed && sameJson(result.managedFields, live.metadata?.managedFields)) return { object: live, warnings: duplicateWarnings(duplicateFields, req.fieldValidation) };
+  if (live && !result.changed && sameJson(result.managedFields, live.metadata?.managedFields))
+    return { object: live, warnings: duplicateWarnings(duplicateFields, req.fieldValidation) };
   const object = alignMetadata(normalise(scope, result.object), live);
   // A create must not name a uid: no object with it exists (patcher.applyPatch).
   const uid = object.metadata?.uid;
   if (!live && uid) {
-    throw conflict(scope.groupResource, object.metadata?.name ?? '', `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
+    throw conflict(
+      scope.groupResource,
+      object.metadata?.name ?? '',
+      `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`,
+    );
   }
   return { object, warnings: duplicateWarnings(duplicateFields, req.fieldValidation) };
 }
@@ -309,4 +316,3 @@ function firstNonSpace(b: Uint8Array): number {
   }
   return -1;
 }
-

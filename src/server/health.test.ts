@@ -75,7 +75,12 @@ describe('health checks', () => {
 
   it('answers a single check at /<endpoint>/<name>, undefined for unknown paths', async () => {
     const h = createHealthChecks([failing('storage', 'no route to host'), healthy('informer-sync', ['readyz'])]);
-    assert.deepEqual(await get(h, '/livez/ping'), { status: 200, contentType: 'text/plain; charset=utf-8', headers: { 'x-content-type-options': 'nosniff' }, body: 'ok' });
+    assert.deepEqual(await get(h, '/livez/ping'), {
+      status: 200,
+      contentType: 'text/plain; charset=utf-8',
+      headers: { 'x-content-type-options': 'nosniff' },
+      body: 'ok',
+    });
     const r = await get(h, '/healthz/storage');
     assert.deepEqual([r.status, r.body], [500, 'internal server error: no route to host\n']);
     assert.equal(h.handle('/livez/informer-sync'), undefined);

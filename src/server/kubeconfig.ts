@@ -53,12 +53,10 @@ export interface AdminKubeconfigOptions {
 
 export function adminKubeconfig(opts: AdminKubeconfigOptions): Kubeconfig {
   const contextName = opts.contextName ?? DEFAULT_CONTEXT_NAME;
-  return singleContext(
-    contextName,
-    { server: opts.server, 'certificate-authority-data': base64(opts.pki.caCertPem) },
-    `${contextName}-admin`,
-    { 'client-certificate-data': base64(opts.pki.adminCertPem), 'client-key-data': base64(opts.pki.adminKeyPem) },
-  );
+  return singleContext(contextName, { server: opts.server, 'certificate-authority-data': base64(opts.pki.caCertPem) }, `${contextName}-admin`, {
+    'client-certificate-data': base64(opts.pki.adminCertPem),
+    'client-key-data': base64(opts.pki.adminKeyPem),
+  });
 }
 
 export interface TokenKubeconfigOptions {
@@ -72,12 +70,9 @@ export interface TokenKubeconfigOptions {
 
 export function tokenKubeconfig(opts: TokenKubeconfigOptions): Kubeconfig {
   const contextName = opts.contextName ?? DEFAULT_CONTEXT_NAME;
-  return singleContext(
-    contextName,
-    { server: opts.server, 'certificate-authority-data': base64(opts.caCertPem) },
-    opts.userName ?? `${contextName}-token`,
-    { token: opts.token },
-  );
+  return singleContext(contextName, { server: opts.server, 'certificate-authority-data': base64(opts.caCertPem) }, opts.userName ?? `${contextName}-token`, {
+    token: opts.token,
+  });
 }
 
 export function kubeconfigToYaml(config: Kubeconfig): string {

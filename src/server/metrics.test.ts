@@ -30,7 +30,11 @@ describe('createApiMetrics', () => {
       ),
       text,
     );
-    assert.ok(text.includes('apiserver_request_total{verb="POST",dry_run="All",group="",version="v1",resource="pods",subresource="",scope="resource",component="apiserver",code="201"} 1'));
+    assert.ok(
+      text.includes(
+        'apiserver_request_total{verb="POST",dry_run="All",group="",version="v1",resource="pods",subresource="",scope="resource",component="apiserver",code="201"} 1',
+      ),
+    );
     const bucket = (le: string) =>
       `apiserver_request_duration_seconds_bucket{le="${le}",verb="LIST",dry_run="",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver"}`;
     assert.ok(text.includes(`${bucket('0.05')} 0`));
@@ -45,7 +49,10 @@ describe('createApiMetrics', () => {
     const stopWatcher = m.trackWatcher({ group: '', version: 'v1', kind: 'Pod' });
     m.watchEventsSent({ group: '', version: 'v1', kind: 'Pod' }, 3);
     let text = await m.registry.metrics();
-    assert.match(text, /apiserver_longrunning_requests\{verb="WATCH",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver"\} 1/);
+    assert.match(
+      text,
+      /apiserver_longrunning_requests\{verb="WATCH",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver"\} 1/,
+    );
     assert.match(text, /apiserver_registered_watchers\{group="",version="v1",kind="Pod"\} 1/);
     assert.match(text, /apiserver_watch_events_total\{group="",version="v1",kind="Pod"\} 3/);
     done();
@@ -80,7 +87,7 @@ describe('createApiMetrics', () => {
     assert.match(await b.registry.metrics(), /nodejs_eventloop_lag_seconds/);
   });
 
-  it('samples the event loop every 100 ms, not at prom-client\'s 10 ms that keeps an idle process awake', () => {
+  it("samples the event loop every 100 ms, not at prom-client's 10 ms that keeps an idle process awake", () => {
     // prom-client asks node:perf_hooks for its lag monitor when the metrics are registered.
     const hooks = perfHooks as { monitorEventLoopDelay: typeof perfHooks.monitorEventLoopDelay };
     const original = hooks.monitorEventLoopDelay;

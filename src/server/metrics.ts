@@ -53,7 +53,14 @@ export interface ApiMetrics {
    * The same for a request in RequestInfo's terms, its labels derived as requestMetricLabels derives
    * them (upstream's rules) without building them as objects: the API server calls this per request.
    */
-  recordRequest(method: string, info: RequestInfoForMetrics, query: URLSearchParams | undefined, contentType: string | undefined, code: number, durationSeconds: number): void;
+  recordRequest(
+    method: string,
+    info: RequestInfoForMetrics,
+    query: URLSearchParams | undefined,
+    contentType: string | undefined,
+    code: number,
+    durationSeconds: number,
+  ): void;
   /** Counts an open long-running request (watch, exec, proxy); call the returned function when it ends. */
   trackLongRunning(labels: LongRunningLabels): () => void;
   /** Counts an open watcher of a kind; call the returned function when it closes. */
@@ -65,7 +72,13 @@ export interface ApiMetrics {
   observeStorage(o: { readonly operation: string; readonly backend: string; readonly durationSeconds?: number; readonly failed: boolean }): void;
   setInflightRequests(kind: RequestKind, count: number): void;
   /** A request the server answered itself (the timeout filter's 504): apiserver_request_terminations_total. */
-  recordRequestTermination(method: string, info: RequestInfoForMetrics, query: URLSearchParams | undefined, contentType: string | undefined, code: number): void;
+  recordRequestTermination(
+    method: string,
+    info: RequestInfoForMetrics,
+    query: URLSearchParams | undefined,
+    contentType: string | undefined,
+    code: number,
+  ): void;
   /**
    * A handler that finished after its request timed out (apiserver_request_post_timeout_total):
    * `timeout-handler` when the timeout filter answered, `rest-handler` when the write handler's own
@@ -228,7 +241,9 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     recordRequestTermination(method, r, query, contentType, code) {
       const scope = metricsScope(r);
       const verb = reportedVerb(method, r.verb, query, contentType, scope);
-      const resource = r.isResourceRequest ? { group: r.apiGroup ?? '', version: r.apiVersion ?? '', resource: r.resource ?? '', subresource: r.subresource ?? '' } : { group: '', version: '', resource: '', subresource: r.path };
+      const resource = r.isResourceRequest
+        ? { group: r.apiGroup ?? '', version: r.apiVersion ?? '', resource: r.resource ?? '', subresource: r.subresource ?? '' }
+        : { group: '', version: '', resource: '', subresource: r.path };
       requestTerminationsTotal.inc({ verb, ...resource, scope, component: APISERVER_COMPONENT, code: String(code) });
     },
     recordPostTimeout(source, status) {
@@ -238,7 +253,18 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
       const scope = metricsScope(r);
       const verb = reportedVerb(method, r.verb, query, contentType, scope);
       if (r.isResourceRequest) {
-        record(verb, metricsDryRun(query), r.apiGroup ?? '', r.apiVersion ?? '', r.resource ?? '', r.subresource ?? '', scope, APISERVER_COMPONENT, code, seconds);
+        record(
+          verb,
+          metricsDryRun(query),
+          r.apiGroup ?? '',
+          r.apiVersion ?? '',
+          r.resource ?? '',
+          r.subresource ?? '',
+          scope,
+          APISERVER_COMPONENT,
+          code,
+          seconds,
+        );
       } else {
         record(verb, metricsDryRun(query), '', '', '', r.path, scope, APISERVER_COMPONENT, code, seconds);
       }
@@ -297,7 +323,10 @@ export interface RequestForMetrics {
 }
 
 /** The RequestInfo fields the request metrics read. */
-export type RequestInfoForMetrics = Pick<RequestForMetrics, 'verb' | 'isResourceRequest' | 'path' | 'apiGroup' | 'apiVersion' | 'resource' | 'subresource' | 'namespace' | 'name'>;
+export type RequestInfoForMetrics = Pick<
+  RequestForMetrics,
+  'verb' | 'isResourceRequest' | 'path' | 'apiGroup' | 'apiVersion' | 'resource' | 'subresource' | 'namespace' | 'name'
+>;
 
 const VALID_REPORTED_VERBS = new Set([
   'APPLY',

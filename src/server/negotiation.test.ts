@@ -25,7 +25,7 @@ describe('negotiation', () => {
     assert.equal(chooseOutput(accept, { protobufOk: true }).format, 'protobuf');
     assert.equal(chooseOutput(accept, { protobufOk: false }).format, 'json');
   });
-  it('PartialObjectMetadata(List) is chosen as asked (a mismatch is the handler\'s 406); unknown types are 406', () => {
+  it("PartialObjectMetadata(List) is chosen as asked (a mismatch is the handler's 406); unknown types are 406", () => {
     const pom = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
     const choice = chooseOutput(pom, { protobufOk: true });
     assert.equal(choice.transform, 'PartialObjectMetadataList');
@@ -38,9 +38,15 @@ describe('negotiation', () => {
   it('parses Accept as goautoneg does', () => {
     const clauses = parseAccept('*/*, application/yaml;q=0.1, text/plain;q=0;a=b=c;x= y ;q=bad');
     // goautoneg's Less puts any concrete type before */*, whatever the q: text/plain;q=0 too.
-    assert.deepEqual(clauses.map((c) => `${c.type}/${c.subtype};q=${c.q}`), ['application/yaml;q=' + Math.fround(0.1), 'text/plain;q=0', '*/*;q=1']);
+    assert.deepEqual(
+      clauses.map((c) => `${c.type}/${c.subtype};q=${c.q}`),
+      ['application/yaml;q=' + Math.fround(0.1), 'text/plain;q=0', '*/*;q=1'],
+    );
     assert.deepEqual(clauses[1]!.params, { x: 'y' });
-    assert.deepEqual(parseAccept('a/b/c, */json, *, application/').map((c) => `${c.type}/${c.subtype}`), ['*/json', '*/*']);
+    assert.deepEqual(
+      parseAccept('a/b/c, */json, *, application/').map((c) => `${c.type}/${c.subtype}`),
+      ['*/json', '*/*'],
+    );
   });
   it('decodes JSON, YAML and protobuf bodies; reports duplicate fields; rejects other types with 415', () => {
     const json = decodeBody('application/json', Buffer.from('{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","name":"b"}}'));
@@ -50,7 +56,11 @@ describe('negotiation', () => {
     assert.equal(yaml.object.metadata?.name, 'z');
     assert.deepEqual(yaml.duplicateFields, ['metadata.name']);
     const scheme = builtinScheme();
-    const pb = decodeBody('application/vnd.kubernetes.protobuf', encodeObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p' }, data: { a: 'b' } }, scheme), { scheme });
+    const pb = decodeBody(
+      'application/vnd.kubernetes.protobuf',
+      encodeObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p' }, data: { a: 'b' } }, scheme),
+      { scheme },
+    );
     assert.deepEqual(pb.object.data, { a: 'b' });
     const e = status(() => decodeBody('text/plain', Buffer.from('x')));
     assert.equal(e.code, 415);
@@ -72,7 +82,8 @@ describe('inexactIntegers', () => {
     const json = '{"spec":{"a":9007199254740993}}';
     assert.deepEqual(inexactIntegers('application/json', enc(json)), [{ path: 'spec.a', literal: '9007199254740993' }]);
     assert.deepEqual(inexactIntegers('application/merge-patch+json', enc(json)), [{ path: 'spec.a', literal: '9007199254740993' }]);
-    const yaml = 'spec:\n  a: 9007199254740993\n  b: [1, 0x20000000000001, -9007199254740993, "9007199254740993"]\n  9007199254740993: k\n  l:\n  - x: 0o400000000000000001\n';
+    const yaml =
+      'spec:\n  a: 9007199254740993\n  b: [1, 0x20000000000001, -9007199254740993, "9007199254740993"]\n  9007199254740993: k\n  l:\n  - x: 0o400000000000000001\n';
     assert.deepEqual(inexactIntegers('application/yaml', enc(yaml)), [
       { path: 'spec.a', literal: '9007199254740993' },
       { path: 'spec.b[1]', literal: '0x20000000000001' },

@@ -98,7 +98,8 @@ function parseAcceptClauses(header: string): readonly MediaRange[] {
       const [v, extra] = splitOnce(afterKey, '=');
       if (extra.length !== 0) continue;
       const key = trimSpaces(k);
-      if (key === 'q') q = parseGoFloat(v, 32).value; // goautoneg drops the error
+      if (key === 'q')
+        q = parseGoFloat(v, 32).value; // goautoneg drops the error
       else params[key] = trimSpaces(v);
     }
     out.push({ type, subtype, params, q });
@@ -124,7 +125,8 @@ export interface OutputChoice {
 
 const NOT_ACCEPTABLE = 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
 /** NegotiateOutputMediaTypeStream's 406: the media types with a stream serializer (YAML has none). */
-export const NOT_ACCEPTABLE_STREAM = 'only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch';
+export const NOT_ACCEPTABLE_STREAM =
+  'only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch';
 
 /** The serializers of a resource endpoint, in kube's order: the first is the default. */
 const SERIALIZERS: readonly { readonly format: OutputFormat; readonly type: string; readonly subtype: string; readonly stream: boolean }[] = [
@@ -153,7 +155,11 @@ export function chooseOutput(accept: string | undefined, opts: { protobufOk: boo
 }
 
 /** acceptMediaTypeOptions with the endpoint's restrictions: the choice, or undefined to try on. */
-function acceptOptions(params: Readonly<Record<string, string>>, s: (typeof SERIALIZERS)[number], opts: { protobufOk: boolean; allowTransforms?: boolean }): OutputChoice | undefined {
+function acceptOptions(
+  params: Readonly<Record<string, string>>,
+  s: (typeof SERIALIZERS)[number],
+  opts: { protobufOk: boolean; allowTransforms?: boolean },
+): OutputChoice | undefined {
   let convert = false;
   let pretty = false;
   for (const [k, v] of Object.entries(params)) {
@@ -184,8 +190,10 @@ function acceptOptions(params: Readonly<Record<string, string>>, s: (typeof SERI
  * handler holds (`goType`, e.g. `*core.ConfigMapList`); undefined when it fits.
  */
 export function partialMetadataMismatch(choice: OutputChoice, list: boolean, goType: string): StatusError | undefined {
-  if (choice.transform === 'PartialObjectMetadata' && list) return notAcceptable(`you requested PartialObjectMetadata, but the requested object is a list (${goType})`);
-  if (choice.transform === 'PartialObjectMetadataList' && !list) return notAcceptable(`you requested PartialObjectMetadataList, but the requested object is not a list (${goType})`);
+  if (choice.transform === 'PartialObjectMetadata' && list)
+    return notAcceptable(`you requested PartialObjectMetadata, but the requested object is a list (${goType})`);
+  if (choice.transform === 'PartialObjectMetadataList' && !list)
+    return notAcceptable(`you requested PartialObjectMetadataList, but the requested object is not a list (${goType})`);
   return undefined;
 }
 
@@ -242,7 +250,6 @@ export function checkObjectMeta(value: Record<string, unknown>): void {
   const version = typeof value['apiVersion'] === 'string' ? value['apiVersion'].split('/').pop()! : '';
   throw undecodable(kind, version, kind, cannotUnmarshal(meta, 'v1.ObjectMeta', { struct: kind, field: 'metadata' }));
 }
-
 
 export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields: string[] } {
   const text = textDecoder.decode(body);

@@ -1,7 +1,14 @@
 // Serves /openapi/v2 (JSON or gnostic protobuf) and /openapi/v3 (index + per group-version JSON)
 // from documents built from the registry on first use; `invalidate()` after the served set changes.
 import { notAcceptable } from '../apimachinery/errors.js';
-import { buildOpenAPIV2Service, buildOpenAPIV3Service, negotiateOpenAPIV2, negotiateOpenAPIV3, type OpenAPIV2Service, type OpenAPIV3Service } from '../apimachinery/openapi/index.js';
+import {
+  buildOpenAPIV2Service,
+  buildOpenAPIV3Service,
+  negotiateOpenAPIV2,
+  negotiateOpenAPIV3,
+  type OpenAPIV2Service,
+  type OpenAPIV3Service,
+} from '../apimachinery/openapi/index.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { OpenAPIProvider, Request, Response, VersionInfo } from './apiserver.js';
@@ -100,7 +107,8 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
       if (p === '/openapi/v2') {
         const doc = (v2 ??= buildOpenAPIV2Service(input()));
         const n = negotiateOpenAPIV2(accept);
-        if (!n) throw notAcceptable('only the following media types are accepted: application/json, application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+        if (!n)
+          throw notAcceptable('only the following media types are accepted: application/json, application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
         send(req, res, n.kind === 'protobuf' ? doc.protobuf : doc.json, n.contentType, doc.etag, true);
         return true;
       }

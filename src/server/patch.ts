@@ -25,9 +25,17 @@ export interface PatchContext {
 /** The Go type upstream decodes a merge or strategic merge patch into, as its errors name it. */
 const PATCH_MAP = 'map[string]interface {}';
 
-export function applyPatch(type: PatchType, current: KubeObject | undefined, body: Uint8Array, ctx: PatchContext): { object: KubeObject; duplicateFields: string[] } {
+export function applyPatch(
+  type: PatchType,
+  current: KubeObject | undefined,
+  body: Uint8Array,
+  ctx: PatchContext,
+): { object: KubeObject; duplicateFields: string[] } {
   if (type === 'apply') {
-    throw unsupportedMediaType('application/apply-patch+yaml', PATCH_MEDIA_TYPES.filter((t) => t !== 'application/apply-patch+yaml'));
+    throw unsupportedMediaType(
+      'application/apply-patch+yaml',
+      PATCH_MEDIA_TYPES.filter((t) => t !== 'application/apply-patch+yaml'),
+    );
   }
   const original = (current ?? {}) as JsonValue;
   if (type === 'json') {

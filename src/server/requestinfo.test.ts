@@ -5,7 +5,16 @@ import { parseRequestInfo, queryBool } from './requestinfo.js';
 const info = (method: string, url: string) => {
   const u = new URL(url, 'https://x');
   const r = parseRequestInfo(method, u.pathname, u.searchParams);
-  return { verb: r.verb, group: r.apiGroup, version: r.apiVersion, ns: r.namespace, resource: r.resource, sub: r.subresource, name: r.name, res: r.isResourceRequest };
+  return {
+    verb: r.verb,
+    group: r.apiGroup,
+    version: r.apiVersion,
+    ns: r.namespace,
+    resource: r.resource,
+    sub: r.subresource,
+    name: r.name,
+    res: r.isResourceRequest,
+  };
 };
 
 describe('parseRequestInfo (cases from upstream requestinfo_test.go)', () => {
@@ -28,7 +37,11 @@ describe('parseRequestInfo (cases from upstream requestinfo_test.go)', () => {
     ['PATCH', '/api/v1/namespaces/other/status', { verb: 'patch', resource: 'namespaces', sub: 'status', name: 'other' }],
     ['DELETE', '/api/v1/namespaces/other/configmaps/foo', { verb: 'delete', name: 'foo' }],
     ['DELETE', '/api/v1/namespaces/other/configmaps', { verb: 'deletecollection', name: '' }],
-    ['GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/x', { verb: 'get', group: 'coordination.k8s.io', version: 'v1', resource: 'leases', name: 'x' }],
+    [
+      'GET',
+      '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/x',
+      { verb: 'get', group: 'coordination.k8s.io', version: 'v1', resource: 'leases', name: 'x' },
+    ],
     ['GET', '/healthz', { res: false, verb: 'get' }],
     ['GET', '/apis', { res: false }],
     ['GET', '/api', { res: false }],

@@ -34,7 +34,10 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     name: '',
     parts: [],
   });
-  const segments = path.replace(/^\/+|\/+$/g, '').split('/').filter((s) => s !== '');
+  const segments = path
+    .replace(/^\/+|\/+$/g, '')
+    .split('/')
+    .filter((s) => s !== '');
   if (segments.length < 1) return nonResource();
   const prefix = segments[0]!;
   let rest: string[];

@@ -26,7 +26,13 @@ describe('SeriesCounter and SeriesHistogram', () => {
         };
         const theirs = registryOf();
         const counter = new Counter({ name: 'req_total', help: 'requests "quoted" \\ help', labelNames: [...LABELS, 'code'], registers: [theirs] });
-        const histogram = new Histogram({ name: 'req_seconds', help: 'latency', labelNames: [...LABELS], buckets: [...REQUEST_DURATION_BUCKETS_SECONDS], registers: [theirs] });
+        const histogram = new Histogram({
+          name: 'req_seconds',
+          help: 'latency',
+          labelNames: [...LABELS],
+          buckets: [...REQUEST_DURATION_BUCKETS_SECONDS],
+          registers: [theirs],
+        });
         const ours = registryOf();
         const c = new SeriesCounter('req_total', 'requests "quoted" \\ help', ours);
         const h = new SeriesHistogram('req_seconds', 'latency', REQUEST_DURATION_BUCKETS_SECONDS, ours);
@@ -52,12 +58,75 @@ describe('ApiMetrics.recordRequest', () => {
   it('records the labels requestMetricLabels derives, as observeRequest does', async () => {
     const q = (s: string) => new URLSearchParams(s);
     const cases: RequestForMetrics[] = [
-      { method: 'GET', verb: 'get', isResourceRequest: true, path: '/api/v1/namespaces/a/configmaps/x', apiGroup: '', apiVersion: 'v1', resource: 'configmaps', subresource: '', namespace: 'a', name: 'x', query: q('') },
-      { method: 'GET', verb: 'list', isResourceRequest: true, path: '/apis/apps/v1/deployments', apiGroup: 'apps', apiVersion: 'v1', resource: 'deployments', query: q('limit=5') },
-      { method: 'GET', verb: 'list', isResourceRequest: true, path: '/api/v1/configmaps', apiGroup: '', apiVersion: 'v1', resource: 'configmaps', query: q('watch=1') },
-      { method: 'POST', verb: 'create', isResourceRequest: true, path: '/api/v1/namespaces/a/configmaps', apiGroup: '', apiVersion: 'v1', resource: 'configmaps', namespace: 'a', query: q('dryRun=All&dryRun=All') },
-      { method: 'PATCH', verb: 'patch', isResourceRequest: true, path: '/api/v1/namespaces/a/configmaps/x', apiGroup: '', apiVersion: 'v1', resource: 'configmaps', namespace: 'a', name: 'x', query: q('dryRun=bogus'), contentType: 'application/apply-patch+yaml; charset=utf-8' },
-      { method: 'PUT', verb: 'update', isResourceRequest: true, path: '/apis/x.io/v1/ws/y/status', apiGroup: 'x.io', apiVersion: 'v1', resource: 'ws', subresource: 'status', name: 'y', query: undefined },
+      {
+        method: 'GET',
+        verb: 'get',
+        isResourceRequest: true,
+        path: '/api/v1/namespaces/a/configmaps/x',
+        apiGroup: '',
+        apiVersion: 'v1',
+        resource: 'configmaps',
+        subresource: '',
+        namespace: 'a',
+        name: 'x',
+        query: q(''),
+      },
+      {
+        method: 'GET',
+        verb: 'list',
+        isResourceRequest: true,
+        path: '/apis/apps/v1/deployments',
+        apiGroup: 'apps',
+        apiVersion: 'v1',
+        resource: 'deployments',
+        query: q('limit=5'),
+      },
+      {
+        method: 'GET',
+        verb: 'list',
+        isResourceRequest: true,
+        path: '/api/v1/configmaps',
+        apiGroup: '',
+        apiVersion: 'v1',
+        resource: 'configmaps',
+        query: q('watch=1'),
+      },
+      {
+        method: 'POST',
+        verb: 'create',
+        isResourceRequest: true,
+        path: '/api/v1/namespaces/a/configmaps',
+        apiGroup: '',
+        apiVersion: 'v1',
+        resource: 'configmaps',
+        namespace: 'a',
+        query: q('dryRun=All&dryRun=All'),
+      },
+      {
+        method: 'PATCH',
+        verb: 'patch',
+        isResourceRequest: true,
+        path: '/api/v1/namespaces/a/configmaps/x',
+        apiGroup: '',
+        apiVersion: 'v1',
+        resource: 'configmaps',
+        namespace: 'a',
+        name: 'x',
+        query: q('dryRun=bogus'),
+        contentType: 'application/apply-patch+yaml; charset=utf-8',
+      },
+      {
+        method: 'PUT',
+        verb: 'update',
+        isResourceRequest: true,
+        path: '/apis/x.io/v1/ws/y/status',
+        apiGroup: 'x.io',
+        apiVersion: 'v1',
+        resource: 'ws',
+        subresource: 'status',
+        name: 'y',
+        query: undefined,
+      },
       { method: 'GET', verb: 'get', isResourceRequest: false, path: '/healthz', query: q('') },
       { method: 'BREW', verb: 'brew', isResourceRequest: false, path: '/coffee', query: undefined },
     ];

@@ -34,8 +34,7 @@ describe('instrumentStorage', () => {
     await s.get('/registry/a');
     await s.list('/registry/');
 
-    const count = (operation: string) =>
-      sample(metrics, 'kplane_storage_request_duration_seconds', { operation, backend: 'memory', le: '+Inf' });
+    const count = (operation: string) => sample(metrics, 'kplane_storage_request_duration_seconds', { operation, backend: 'memory', le: '+Inf' });
     assert.equal(await count('create'), 2);
     assert.equal(await count('get'), 1);
     assert.equal(await count('list'), 1);

@@ -26,7 +26,12 @@ describe('Accept negotiation as kube-apiserver does it', () => {
   before(async () => {
     srv = await startTestServer();
     raw = new RawClient(srv.url, adminCredentials(srv.dataDir));
-    const res = await raw.request({ method: 'POST', path: CM, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'neg' }, data: { a: 'b' } }) });
+    const res = await raw.request({
+      method: 'POST',
+      path: CM,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'neg' }, data: { a: 'b' } }),
+    });
     assert.equal(res.status, 201, res.text());
   });
   after(async () => {
@@ -41,7 +46,7 @@ describe('Accept negotiation as kube-apiserver does it', () => {
     assert.equal((await get('application/json')).status, 200);
   });
 
-  it('reads the first Accept header only, as Go\'s Header.Get does', async () => {
+  it("reads the first Accept header only, as Go's Header.Get does", async () => {
     // Two header lines: upstream sees `text/html` alone (406); joined, JSON would have been chosen.
     const two = await raw.request({ path: `${CM}/neg`, headers: { accept: ['text/html', 'application/json'] } });
     assert.equal(two.status, 406, two.text());
@@ -124,10 +129,35 @@ describe('Accept negotiation as kube-apiserver does it', () => {
   });
 
   it('a custom resource asked for as protobuf first gets the next clause (no protobuf form without a transform)', async () => {
-    const crd = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'negs.neg.example.com' }, spec: { group: 'neg.example.com', scope: 'Namespaced', names: { plural: 'negs', kind: 'Neg' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] } };
-    assert.equal((await raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', headers: { 'content-type': 'application/json' }, body: JSON.stringify(crd) })).status, 201);
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'negs.neg.example.com' },
+      spec: {
+        group: 'neg.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'negs', kind: 'Neg' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    assert.equal(
+      (
+        await raw.request({
+          method: 'POST',
+          path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(crd),
+        })
+      ).status,
+      201,
+    );
     await waitServed(raw, '/apis/neg.example.com/v1/negs');
-    const cr = await raw.request({ method: 'POST', path: '/apis/neg.example.com/v1/namespaces/default/negs', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'neg.example.com/v1', kind: 'Neg', metadata: { name: 'n' } }) });
+    const cr = await raw.request({
+      method: 'POST',
+      path: '/apis/neg.example.com/v1/namespaces/default/negs',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'neg.example.com/v1', kind: 'Neg', metadata: { name: 'n' } }),
+    });
     assert.equal(cr.status, 201, cr.text());
     const res = await get('application/vnd.kubernetes.protobuf, application/json', '/apis/neg.example.com/v1/namespaces/default/negs/n');
     assert.equal(res.status, 200, res.text());
@@ -136,11 +166,20 @@ describe('Accept negotiation as kube-apiserver does it', () => {
     // itself has a protobuf form and is sent in it.
     const only = await get('application/vnd.kubernetes.protobuf', '/apis/neg.example.com/v1/namespaces/default/negs/n');
     assert.equal(only.status, 406);
-    assert.equal((decodeObject(only.body) as { message?: string }).message, 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
-    const pom = await get('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', '/apis/neg.example.com/v1/namespaces/default/negs/n');
+    assert.equal(
+      (decodeObject(only.body) as { message?: string }).message,
+      'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+    );
+    const pom = await get(
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+      '/apis/neg.example.com/v1/namespaces/default/negs/n',
+    );
     assert.equal(pom.status, 200, pom.text());
     assert.equal(decodeObject(pom.body).kind, 'PartialObjectMetadata');
     const miss = await get('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', '/apis/neg.example.com/v1/namespaces/default/negs');
-    assert.equal(miss.json<{ message: string }>().message, 'you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)');
+    assert.equal(
+      miss.json<{ message: string }>().message,
+      'you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)',
+    );
   });
 });

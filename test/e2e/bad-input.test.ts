@@ -62,19 +62,42 @@ describe('bad input', { timeout: 90_000 }, () => {
   });
 
   it('malformed JSON → 400 BadRequest', async () => {
-    for (const body of ['{', '{"apiVersion":"v1",', 'not json at all', '{"a":1}}', '[1,2', '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"},}', '\u0000\u0001']) {
+    for (const body of [
+      '{',
+      '{"apiVersion":"v1",',
+      'not json at all',
+      '{"a":1}}',
+      '[1,2',
+      '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"},}',
+      '\u0000\u0001',
+    ]) {
       assertStatus(await post(body), 400, 'BadRequest');
     }
     // Named as upstream's transformDecodeError does: the kind it must be and the data's start.
-    assertStatus(await post('{'), 400, 'BadRequest', "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({)");
-    assertStatus(await post(''), 400, 'BadRequest', "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)");
-    assertStatus(await post('not json at all, and longer than thirty bytes'), 400, 'BadRequest', /\(6e6f74206a736f6e20617420616c6c2c20616e64206c6f6e676572207468 \.\.\.\)$/);
+    assertStatus(
+      await post('{'),
+      400,
+      'BadRequest',
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({)",
+    );
+    assertStatus(
+      await post(''),
+      400,
+      'BadRequest',
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)",
+    );
+    assertStatus(
+      await post('not json at all, and longer than thirty bytes'),
+      400,
+      'BadRequest',
+      /\(6e6f74206a736f6e20617420616c6c2c20616e64206c6f6e676572207468 \.\.\.\)$/,
+    );
     // A JSON value that is not an object.
     assertStatus(await post('"just a string"'), 400, 'BadRequest');
     assertStatus(await post('null'), 400, 'BadRequest');
   });
 
-  it('metadata that is not an object → 400 BadRequest with Go\'s decode error (found by the fuzz test)', async () => {
+  it("metadata that is not an object → 400 BadRequest with Go's decode error (found by the fuzz test)", async () => {
     const yaml = { 'content-type': 'application/yaml', accept: 'application/json' };
     for (const [body, headers, type] of [
       ['apiVersion: v1\nkind: ConfigMap\nmetadata:\n  n', yaml, 'string'],
@@ -91,7 +114,7 @@ describe('bad input', { timeout: 90_000 }, () => {
     }
   });
 
-  it('a metadata field of the wrong type in a ConfigMap or Secret → 400 in the decoder\'s words, nothing stored', async () => {
+  it("a metadata field of the wrong type in a ConfigMap or Secret → 400 in the decoder's words, nothing stored", async () => {
     assertStatus(
       await post('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed-labels","labels":{"a":5}}}'),
       400,
@@ -100,8 +123,18 @@ describe('bad input', { timeout: 90_000 }, () => {
     );
     assert.equal((await client.request({ path: `${CM_PATH}/typed-labels` })).status, 404);
     const secrets = CM_PATH.replace('/configmaps', '/secrets');
-    const r = await client.request({ method: 'POST', path: secrets, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","generation":"2"}}' });
-    assertStatus(r, 400, 'BadRequest', 'Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal string into Go struct field ObjectMeta.metadata.generation of type int64');
+    const r = await client.request({
+      method: 'POST',
+      path: secrets,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","generation":"2"}}',
+    });
+    assertStatus(
+      r,
+      400,
+      'BadRequest',
+      'Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal string into Go struct field ObjectMeta.metadata.generation of type int64',
+    );
   });
 
   it('a patch that makes metadata a string → 400 BadRequest, not a 500 (the kept object unchanged)', async () => {
@@ -111,18 +144,33 @@ describe('bad input', { timeout: 90_000 }, () => {
       ['application/json-patch+json', '[{"op":"replace","path":"/metadata","value":"n"}]'],
     ] as const) {
       const r = await client.request({ method: 'PATCH', path: `${CM_PATH}/pristine`, headers: { 'content-type': ct, accept: 'application/json' }, body });
-      assertStatus(r, 400, 'BadRequest', 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta');
+      assertStatus(
+        r,
+        400,
+        'BadRequest',
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta',
+      );
     }
   });
 
-  it('a merge or strategic merge patch that is not an object → 400 in upstream\'s words (handlers/patch.go)', async () => {
+  it("a merge or strategic merge patch that is not an object → 400 in upstream's words (handlers/patch.go)", async () => {
     const patch = (ct: string, body: string, query = ''): Promise<RawResponse> =>
       client.request({ method: 'PATCH', path: `${CM_PATH}/pristine${query}`, headers: { 'content-type': ct, accept: 'application/json' }, body });
     const MERGE = 'application/merge-patch+json';
     const SMP = 'application/strategic-merge-patch+json';
     // Warn (the default) and Strict decode a merge patch into a map first (kjson.UnmarshalStrict).
-    assertStatus(await patch(MERGE, '"x"'), 400, 'BadRequest', 'error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}');
-    assertStatus(await patch(MERGE, '[1]', '?fieldValidation=Strict'), 400, 'BadRequest', 'error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}');
+    assertStatus(
+      await patch(MERGE, '"x"'),
+      400,
+      'BadRequest',
+      'error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}',
+    );
+    assertStatus(
+      await patch(MERGE, '[1]', '?fieldValidation=Strict'),
+      400,
+      'BadRequest',
+      'error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}',
+    );
     assertStatus(await patch(MERGE, '{"data":'), 400, 'BadRequest', 'error decoding patch: unexpected end of JSON input');
     // null decodes into a map; jsonpatch.MergePatch refuses it, and with Ignore every bad patch, as ErrBadJSONPatch.
     assertStatus(await patch(MERGE, 'null'), 400, 'BadRequest', 'Invalid JSON Patch');
@@ -130,7 +178,12 @@ describe('bad input', { timeout: 90_000 }, () => {
     assertStatus(await patch(MERGE, '{"data":', '?fieldValidation=Ignore'), 400, 'BadRequest', 'Invalid JSON Patch');
     // strategicPatchObject answers with the decoder's error itself, in every mode.
     assertStatus(await patch(SMP, 'true'), 400, 'BadRequest', 'json: cannot unmarshal bool into Go value of type map[string]interface {}');
-    assertStatus(await patch(SMP, '5', '?fieldValidation=Ignore'), 400, 'BadRequest', 'json: cannot unmarshal number into Go value of type map[string]interface {}');
+    assertStatus(
+      await patch(SMP, '5', '?fieldValidation=Ignore'),
+      400,
+      'BadRequest',
+      'json: cannot unmarshal number into Go value of type map[string]interface {}',
+    );
     const kept = await client.request({ path: `${CM_PATH}/pristine`, headers: { accept: 'application/json' } });
     assert.equal(kept.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion, pristineRv);
     // A strategic null decodes to a nil map, which patches nothing (in another namespace: this one
@@ -255,7 +308,12 @@ describe('bad input', { timeout: 90_000 }, () => {
       `ConfigMap "bad-label" is invalid: metadata.labels: Invalid value: "bad value!": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
     );
     assert.equal(s.details?.causes?.[0]?.field, 'metadata.labels');
-    assertStatus(await post(JSON.stringify(cm('bad-label-key', { metadata: { name: 'bad-label-key', labels: { 'a b': 'x' } } }))), 422, 'Invalid', /metadata.labels: Invalid value: "a b"/);
+    assertStatus(
+      await post(JSON.stringify(cm('bad-label-key', { metadata: { name: 'bad-label-key', labels: { 'a b': 'x' } } }))),
+      422,
+      'Invalid',
+      /metadata.labels: Invalid value: "a b"/,
+    );
   });
 
   it('wrong content types → 415 UnsupportedMediaType', async () => {
@@ -276,7 +334,12 @@ describe('bad input', { timeout: 90_000 }, () => {
       );
     }
     // A built-in PATCH route consumes only the patch types: go-restful's own 415 (it runs before the handler).
-    assertStatus(await client.request({ method: 'PATCH', path: `${CM_PATH}/pristine`, headers: JSON_CT, body: '{"data":{"a":"changed"}}' }), 415, 'UnsupportedMediaType', '415: Unsupported Media Type');
+    assertStatus(
+      await client.request({ method: 'PATCH', path: `${CM_PATH}/pristine`, headers: JSON_CT, body: '{"data":{"a":"changed"}}' }),
+      415,
+      'UnsupportedMediaType',
+      '415: Unsupported Media Type',
+    );
     // A merge patch body that is not JSON is a 400, and changes nothing.
     assertStatus(
       await client.request({ method: 'PATCH', path: `${CM_PATH}/pristine`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"data":' }),
@@ -288,9 +351,19 @@ describe('bad input', { timeout: 90_000 }, () => {
   it('fieldValidation=Strict: unknown and duplicate fields → 400', async () => {
     // Reported in document order, like upstream's strict decoder.
     const unknown = '{"apiVersion":"v1","kind":"ConfigMap","foo":1,"metadata":{"name":"strict-unknown","labelz":{"a":"b"}},"data":{"a":"b"}}';
-    assertStatus(await post(unknown, JSON_CT, `${CM_PATH}?fieldValidation=Strict`), 400, 'BadRequest', 'strict decoding error: unknown field "foo", unknown field "metadata.labelz"');
+    assertStatus(
+      await post(unknown, JSON_CT, `${CM_PATH}?fieldValidation=Strict`),
+      400,
+      'BadRequest',
+      'strict decoding error: unknown field "foo", unknown field "metadata.labelz"',
+    );
     const yaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: strict-yaml\n  labelz: {a: b}\nfoo: 1\n';
-    assertStatus(await post(yaml, { 'content-type': 'application/yaml' }, `${CM_PATH}?fieldValidation=Strict`), 400, 'BadRequest', 'strict decoding error: unknown field "metadata.labelz", unknown field "foo"');
+    assertStatus(
+      await post(yaml, { 'content-type': 'application/yaml' }, `${CM_PATH}?fieldValidation=Strict`),
+      400,
+      'BadRequest',
+      'strict decoding error: unknown field "metadata.labelz", unknown field "foo"',
+    );
     const dup = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"strict-dup"},"data":{"a":"1"},"data":{"b":"2"}}';
     assertStatus(await post(dup, JSON_CT, `${CM_PATH}?fieldValidation=Strict`), 400, 'BadRequest', 'strict decoding error: duplicate field "data"');
     // ValidateCreateOptions: a 422 on CreateOptions, as upstream.
@@ -312,7 +385,11 @@ describe('bad input', { timeout: 90_000 }, () => {
     assert.equal(stored.status, 200);
     assert.equal(stored.json().foo, undefined, 'unknown fields are not stored');
     // Ignore: no warning, and still not stored.
-    const ignored = await post(JSON.stringify({ ...cm('ignored'), foo: 1, metadata: { name: 'ignored', labelz: {} } }), JSON_CT, '/api/v1/namespaces/default/configmaps?fieldValidation=Ignore');
+    const ignored = await post(
+      JSON.stringify({ ...cm('ignored'), foo: 1, metadata: { name: 'ignored', labelz: {} } }),
+      JSON_CT,
+      '/api/v1/namespaces/default/configmaps?fieldValidation=Ignore',
+    );
     assert.equal(ignored.status, 201, ignored.text());
     assert.equal(ignored.headers.warning, undefined);
     assert.equal(ignored.json().foo, undefined);
@@ -336,7 +413,8 @@ describe('bad input', { timeout: 90_000 }, () => {
     let n = 0;
     const baseJson = (name: string): string => JSON.stringify(cm(name, { metadata: { name, labels: { app: 'fuzz' } } }));
     const baseYaml = (name: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  labels:\n    app: fuzz\ndata:\n  a: b\n`;
-    const baseProto = (name: string): Buffer => Buffer.from(encodeObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'fuzz' } }, data: { a: 'b' } }));
+    const baseProto = (name: string): Buffer =>
+      Buffer.from(encodeObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'fuzz' } }, data: { a: 'b' } }));
     type Mut = { kind: 'delete' | 'insert' | 'replace' | 'truncate' | 'duplicate'; at: number; byte: number; len: number };
     const mutation = fc.record({
       kind: fc.constantFrom<Mut['kind']>('delete', 'insert', 'replace', 'truncate', 'duplicate'),
@@ -359,18 +437,28 @@ describe('bad input', { timeout: 90_000 }, () => {
       return out;
     };
     const contentType = fc.constantFrom('application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE, 'text/plain', 'application/json; charset=utf-8', '');
-    const randomObject = fc.record({
-      apiVersion: fc.oneof(fc.constant('v1'), fc.string()),
-      kind: fc.oneof(fc.constant('ConfigMap'), fc.string()),
-      metadata: fc.record(
-        { name: fc.oneof(fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/), fc.string()), labels: fc.dictionary(fc.string({ maxLength: 70 }), fc.string({ maxLength: 70 }), { maxKeys: 3 }) },
-        { requiredKeys: [] },
-      ),
-      data: fc.oneof(fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }), fc.jsonValue({ maxDepth: 3 })),
-    }, { requiredKeys: [] });
+    const randomObject = fc.record(
+      {
+        apiVersion: fc.oneof(fc.constant('v1'), fc.string()),
+        kind: fc.oneof(fc.constant('ConfigMap'), fc.string()),
+        metadata: fc.record(
+          {
+            name: fc.oneof(fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/), fc.string()),
+            labels: fc.dictionary(fc.string({ maxLength: 70 }), fc.string({ maxLength: 70 }), { maxKeys: 3 }),
+          },
+          { requiredKeys: [] },
+        ),
+        data: fc.oneof(fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }), fc.jsonValue({ maxDepth: 3 })),
+      },
+      { requiredKeys: [] },
+    );
     const input = fc.oneof(
       fc.record({ source: fc.constant('bytes' as const), ct: contentType, bytes: fc.uint8Array({ maxLength: 512 }) }),
-      fc.record({ source: fc.constantFrom('json' as const, 'yaml' as const, 'proto' as const), ct: contentType, muts: fc.array(mutation, { minLength: 0, maxLength: 3 }) }),
+      fc.record({
+        source: fc.constantFrom('json' as const, 'yaml' as const, 'proto' as const),
+        ct: contentType,
+        muts: fc.array(mutation, { minLength: 0, maxLength: 3 }),
+      }),
       fc.record({ source: fc.constant('object' as const), ct: fc.constantFrom('application/json', 'application/yaml'), obj: randomObject }),
     );
     const seen = new Map<number, number>();
@@ -397,7 +485,10 @@ describe('bad input', { timeout: 90_000 }, () => {
           return;
         }
         // 409: a mutation may land on a name an earlier run already created.
-        assert.ok([400, 409, 413, 415, 422].includes(res.status), `${res.status} for ${ct} ${JSON.stringify(body.subarray(0, 200).toString('latin1'))}: ${res.text().slice(0, 300)}`);
+        assert.ok(
+          [400, 409, 413, 415, 422].includes(res.status),
+          `${res.status} for ${ct} ${JSON.stringify(body.subarray(0, 200).toString('latin1'))}: ${res.text().slice(0, 300)}`,
+        );
         const s = res.json<KubeStatus>();
         assert.equal(s.kind, 'Status');
         assert.equal(s.status, 'Failure');

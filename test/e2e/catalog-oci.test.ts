@@ -23,7 +23,13 @@ const work = mkdtempSync(join(tmpdir(), 'kplane-catalog-oci-'));
 /** A HOME with no docker config, so the machine's credentials never leak into a test. */
 const home = join(work, 'home');
 mkdirSync(home);
-const baseEnv = { HOME: home, KPLANE_CACHE_DIR: join(work, 'default-cache'), REGISTRY_AUTH_FILE: '', DOCKER_CONFIG: join(home, '.docker'), XDG_RUNTIME_DIR: '' };
+const baseEnv = {
+  HOME: home,
+  KPLANE_CACHE_DIR: join(work, 'default-cache'),
+  REGISTRY_AUTH_FILE: '',
+  DOCKER_CONFIG: join(home, '.docker'),
+  XDG_RUNTIME_DIR: '',
+};
 
 function kplane(args: string[], env: NodeJS.ProcessEnv = {}) {
   return run(process.execPath, ['bin/kplane.js', 'catalog', ...args], { env: { ...baseEnv, ...env }, timeoutMs: 60_000 });
@@ -117,8 +123,15 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     const before = (await open.requests()).length;
     const byTag = await pullImage(ref, { cacheDir: cache });
     const second = (await open.requests()).slice(before);
-    assert.deepEqual(second.filter((q) => q.path.includes('/blobs/')), [], 'no blob requests on a cache hit');
-    assert.ok(second.some((q) => q.path.endsWith('/manifests/v0.9.4')), 'a tag is still resolved by the registry');
+    assert.deepEqual(
+      second.filter((q) => q.path.includes('/blobs/')),
+      [],
+      'no blob requests on a cache hit',
+    );
+    assert.ok(
+      second.some((q) => q.path.endsWith('/manifests/v0.9.4')),
+      'a tag is still resolved by the registry',
+    );
     assert.equal(byTag.root, img.root);
 
     const mark = (await open.requests()).length;
@@ -129,11 +142,28 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
 
   test('pull by digest into --output with a fresh cache; plain progress shows bytes per layer', async () => {
     const out = join(work, 'unpacked');
-    const r = await kplane(['bundle', 'pull', `${open.host}/operators/etcd-bundle@${digest}`, '--cache-dir', join(work, 'cache-digest'), '--output', out, '--progress', 'plain']);
+    const r = await kplane([
+      'bundle',
+      'pull',
+      `${open.host}/operators/etcd-bundle@${digest}`,
+      '--cache-dir',
+      join(work, 'cache-digest'),
+      '--output',
+      out,
+      '--progress',
+      'plain',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(readFileSync(join(out, 'manifests', 'etcdclusters.etcd.database.coreos.com.crd.yaml'), 'utf8'), CRD);
-    assert.deepEqual(readdirSync(work).filter((n) => n.startsWith('unpacked.tmp-')), [], 'no scratch directory left beside --output');
-    await assert.rejects(pullImage(ref, { dest: out, cacheDir: join(work, 'cache-digest') }), /cannot unpack .* into .*unpacked: the directory is not empty; give a new or empty one/);
+    assert.deepEqual(
+      readdirSync(work).filter((n) => n.startsWith('unpacked.tmp-')),
+      [],
+      'no scratch directory left beside --output',
+    );
+    await assert.rejects(
+      pullImage(ref, { dest: out, cacheDir: join(work, 'cache-digest') }),
+      /cannot unpack .* into .*unpacked: the directory is not empty; give a new or empty one/,
+    );
     assert.match(r.stderr, /^Pulling .*etcd-bundle@sha256:[a-f0-9]{64} \(sha256:[a-f0-9]{12}\): 1 layer, \d+ B\n/);
     assert.match(r.stderr, /^sha256:[a-f0-9]{12} {2}(\d+) B \/ \1 B {2}done$/m);
     // Not a terminal and no --progress: nothing on stderr.
@@ -178,7 +208,15 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
       ['new', '--image', image],
       ['insert', '--rootless', '--image', image, join(bundleDir, 'manifests'), '/manifests'],
       ['insert', '--rootless', '--image', image, join(bundleDir, 'metadata'), '/metadata'],
-      ['config', '--image', image, '--config.label', 'operators.operatorframework.io.bundle.mediatype.v1=registry+v1', '--config.label', 'operators.operatorframework.io.bundle.package.v1=etcd'],
+      [
+        'config',
+        '--image',
+        image,
+        '--config.label',
+        'operators.operatorframework.io.bundle.mediatype.v1=registry+v1',
+        '--config.label',
+        'operators.operatorframework.io.bundle.package.v1=etcd',
+      ],
     ];
     for (const args of steps) {
       const r = await run(tools.umoci, args);
@@ -202,7 +240,18 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
 
   test('a manifest list: the default pull takes linux/amd64, --platform picks another', async () => {
     const listRef = `${open.host}/operators/etcd-bundle:multi`;
-    const built = await kplane(['bundle', 'build', bundleDir, '--tag', listRef, '--oci-layout', join(work, 'layout-multi'), '--platforms', 'linux/arm64,linux/amd64', '--push']);
+    const built = await kplane([
+      'bundle',
+      'build',
+      bundleDir,
+      '--tag',
+      listRef,
+      '--oci-layout',
+      join(work, 'layout-multi'),
+      '--platforms',
+      'linux/arm64,linux/amd64',
+      '--push',
+    ]);
     assert.equal(built.code, 0, built.stderr);
     const raw = await run(tools.skopeo, ['inspect', '--raw', '--tls-verify=false', `docker://${listRef}`]);
     assert.equal(raw.code, 0, raw.stderr);
@@ -226,14 +275,30 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
   test('Docker schema 2 images and manifest lists (written by skopeo) pull as well', async () => {
     const dir = join(work, 'layout-docker');
     buildBundleImage(bundleDir, { tag: 'single', layoutDir: dir });
-    buildBundleImage(bundleDir, { tag: 'multi', layoutDir: dir, platforms: [{ os: 'linux', architecture: 'arm64' }, { os: 'linux', architecture: 'amd64' }] });
+    buildBundleImage(bundleDir, {
+      tag: 'multi',
+      layoutDir: dir,
+      platforms: [
+        { os: 'linux', architecture: 'arm64' },
+        { os: 'linux', architecture: 'amd64' },
+      ],
+    });
     const cache = join(work, 'cache-docker');
     for (const [tag, all, want] of [
       ['single', [], MediaType.dockerManifest],
       ['multi', ['--all'], MediaType.dockerList],
     ] as const) {
       const dest = `${open.host}/docker/etcd-bundle:${tag}`;
-      const copy = await run(tools.skopeo, ['copy', '--insecure-policy', ...all, '--format', 'v2s2', '--dest-tls-verify=false', `oci:${dir}:${tag}`, `docker://${dest}`]);
+      const copy = await run(tools.skopeo, [
+        'copy',
+        '--insecure-policy',
+        ...all,
+        '--format',
+        'v2s2',
+        '--dest-tls-verify=false',
+        `oci:${dir}:${tag}`,
+        `docker://${dest}`,
+      ]);
       assert.equal(copy.code, 0, copy.stderr);
       const raw = await run(tools.skopeo, ['inspect', '--raw', '--tls-verify=false', `docker://${dest}`]);
       const doc = JSON.parse(raw.stdout) as { mediaType: string; manifests?: { digest: string; platform: { architecture: string } }[] };
@@ -261,15 +326,26 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
   test('errors: unknown tag, unreachable registry, bad reference', async () => {
     const missing = await kplane(['bundle', 'pull', `${open.host}/operators/etcd-bundle:v9.9.9`, '--cache-dir', join(work, 'cache-err')]);
     assert.equal(missing.code, 1);
-    assert.match(missing.stderr, /^kplane catalog bundle: image 127\.0\.0\.1:\d+\/operators\/etcd-bundle:v9\.9\.9 not found \(MANIFEST_UNKNOWN: manifest unknown\): check the repository name and tag, and that it was pushed\n$/);
+    assert.match(
+      missing.stderr,
+      /^kplane catalog bundle: image 127\.0\.0\.1:\d+\/operators\/etcd-bundle:v9\.9\.9 not found \(MANIFEST_UNKNOWN: manifest unknown\): check the repository name and tag, and that it was pushed\n$/,
+    );
 
     const port = await closedPort();
     const unreachable = await kplane(['bundle', 'pull', `127.0.0.1:${port}/operators/etcd-bundle:v0.9.4`, '--cache-dir', join(work, 'cache-err')]);
     assert.equal(unreachable.code, 1);
-    assert.match(unreachable.stderr, new RegExp(`cannot reach the registry at http://127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\); check the host and port, that the registry is running`));
+    assert.match(
+      unreachable.stderr,
+      new RegExp(
+        `cannot reach the registry at http://127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\); check the host and port, that the registry is running`,
+      ),
+    );
     assert.doesNotMatch(unreachable.stderr, /\n {4}at /, 'no stack trace');
 
-    await assert.rejects(pullImage(`${open.host}/Operators/etcd:v1`, { cacheDir: join(work, 'cache-err') }), /invalid image reference ".*": repository name "Operators\/etcd" must be lowercase/);
+    await assert.rejects(
+      pullImage(`${open.host}/Operators/etcd:v1`, { cacheDir: join(work, 'cache-err') }),
+      /invalid image reference ".*": repository name "Operators\/etcd" must be lowercase/,
+    );
   });
 
   test('build errors: not a bundle directory, bad annotations, missing catalog', async () => {
@@ -277,14 +353,20 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     mkdirSync(join(notBundle, 'manifests'), { recursive: true });
     const r = await kplane(['bundle', 'build', notBundle, '--tag', `${open.host}/x/y:z`, '--oci-layout', join(work, 'layout-bad')]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^kplane catalog bundle: .*not-a-bundle is not a bundle directory: .*metadata\/annotations\.yaml is missing \(a registry\+v1 bundle has manifests\/ and metadata\/annotations\.yaml\)\n$/);
+    assert.match(
+      r.stderr,
+      /^kplane catalog bundle: .*not-a-bundle is not a bundle directory: .*metadata\/annotations\.yaml is missing \(a registry\+v1 bundle has manifests\/ and metadata\/annotations\.yaml\)\n$/,
+    );
     assert.equal(existsSync(join(work, 'layout-bad')), false, 'nothing written');
     mkdirSync(join(notBundle, 'metadata'));
     writeFileSync(join(notBundle, 'metadata', 'annotations.yaml'), 'labels: {}\n');
     assert.throws(() => buildBundleImage(notBundle, { layoutDir: join(work, 'layout-bad') }), /annotations\.yaml: no "annotations" map/);
     writeFileSync(join(notBundle, 'metadata', 'annotations.yaml'), 'annotations: [\n');
     assert.throws(() => buildBundleImage(notBundle, { layoutDir: join(work, 'layout-bad') }), /annotations\.yaml: not valid YAML/);
-    assert.throws(() => buildCatalogImage(join(work, 'no-such-catalog'), { layoutDir: join(work, 'layout-bad') }), /catalog directory .*no-such-catalog does not exist/);
+    assert.throws(
+      () => buildCatalogImage(join(work, 'no-such-catalog'), { layoutDir: join(work, 'layout-bad') }),
+      /catalog directory .*no-such-catalog does not exist/,
+    );
     const usage = await kplane(['bundle', 'build', bundleDir]);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /build needs --tag REF/);
@@ -326,12 +408,18 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     bytes[20]! ^= 0xff;
     writeFileSync(cached, bytes);
     rmSync(first.root, { recursive: true });
-    await assert.rejects(pullImage(ref, { cacheDir: cache }), new RegExp(`layer ${layerDigest} read from .* hashes to sha256:[a-f0-9]{64}: the stored copy is damaged in the cache .*; it was removed: pull again`));
+    await assert.rejects(
+      pullImage(ref, { cacheDir: cache }),
+      new RegExp(`layer ${layerDigest} read from .* hashes to sha256:[a-f0-9]{64}: the stored copy is damaged in the cache .*; it was removed: pull again`),
+    );
     assert.equal(existsSync(cached), false);
     const mark = (await open.requests()).length;
     const again = await pullImage(ref, { cacheDir: cache });
     assert.equal(readFileSync(join(again.root, 'metadata', 'annotations.yaml'), 'utf8'), ANNOTATIONS);
-    assert.ok((await open.requests()).slice(mark).some((q) => q.path.endsWith(`/blobs/${layerDigest}`)), 'the layer was downloaded again');
+    assert.ok(
+      (await open.requests()).slice(mark).some((q) => q.path.endsWith(`/blobs/${layerDigest}`)),
+      'the layer was downloaded again',
+    );
 
     // A damaged cached manifest is dropped and fetched again, silently: it is only a copy.
     writeFileSync(join(cache, 'blobs', 'sha256', digest.slice(7)), '{"schemaVersion": 2, "damaged": true}');
@@ -339,7 +427,10 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     const mark2 = (await open.requests()).length;
     const byDigest = await pullImage(`${open.host}/operators/etcd-bundle@${digest}`, { cacheDir: cache });
     assert.equal(byDigest.digest, digest);
-    assert.ok((await open.requests()).slice(mark2).some((q) => q.path.endsWith(`/manifests/${digest}`)), 'the manifest was fetched again');
+    assert.ok(
+      (await open.requests()).slice(mark2).some((q) => q.path.endsWith(`/manifests/${digest}`)),
+      'the manifest was fetched again',
+    );
   });
 
   test('a layer that is not a gzipped tar: corrupt layer', async () => {
@@ -353,7 +444,9 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
       ['badgzip', notGzip, /is corrupt: not a valid gzip stream/],
     ];
     for (const [tag, layer] of cases) {
-      const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: { a: 'b' } }, rootfs: { type: 'layers', diff_ids: [] } }));
+      const config = Buffer.from(
+        JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: { a: 'b' } }, rootfs: { type: 'layers', diff_ids: [] } }),
+      );
       const manifest = Buffer.from(
         JSON.stringify({
           schemaVersion: 2,
@@ -376,22 +469,51 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     }
   });
 
-  test('several layers with whiteouts: our unpacking matches umoci\'s', async () => {
+  test("several layers with whiteouts: our unpacking matches umoci's", async () => {
     const dir = join(work, 'layout-layers');
     const layout = OciLayout.openOrInit(dir);
     const f = (path: string, text: string) => ({ path, type: 'file' as const, content: Buffer.from(text) });
     const layers = [
-      [{ path: 'manifests', type: 'dir' as const }, f('manifests/a.yaml', 'a1'), f('manifests/b.yaml', 'b1'), { path: 'metadata', type: 'dir' as const }, f('metadata/old.yaml', 'old'), { path: 'keep', type: 'dir' as const }, f('keep/k', 'k')],
-      [f('manifests/.wh.b.yaml', ''), f('manifests/a.yaml', 'a2'), f('metadata/new.yaml', 'new'), f('metadata/.wh..wh..opq', ''), { path: 'link', type: 'symlink' as const, linkpath: 'manifests/a.yaml' }],
+      [
+        { path: 'manifests', type: 'dir' as const },
+        f('manifests/a.yaml', 'a1'),
+        f('manifests/b.yaml', 'b1'),
+        { path: 'metadata', type: 'dir' as const },
+        f('metadata/old.yaml', 'old'),
+        { path: 'keep', type: 'dir' as const },
+        f('keep/k', 'k'),
+      ],
+      [
+        f('manifests/.wh.b.yaml', ''),
+        f('manifests/a.yaml', 'a2'),
+        f('metadata/new.yaml', 'new'),
+        f('metadata/.wh..wh..opq', ''),
+        { path: 'link', type: 'symlink' as const, linkpath: 'manifests/a.yaml' },
+      ],
       [f('manifests/c.yaml', 'c3'), f('.wh.keep', '')],
     ].map((entries) => {
       const tar = writeTar(entries);
       const gz = gzipSync(tar);
-      return { desc: { mediaType: MediaType.ociLayerGzip, digest: layout.writeBlob(gz), size: gz.length }, diffId: `sha256:${createHash('sha256').update(tar).digest('hex')}` };
+      return {
+        desc: { mediaType: MediaType.ociLayerGzip, digest: layout.writeBlob(gz), size: gz.length },
+        diffId: `sha256:${createHash('sha256').update(tar).digest('hex')}`,
+      };
     });
-    const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: { layers: '3' } }, rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) } }));
+    const config = Buffer.from(
+      JSON.stringify({
+        architecture: 'amd64',
+        os: 'linux',
+        config: { Labels: { layers: '3' } },
+        rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) },
+      }),
+    );
     const manifest = Buffer.from(
-      JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: { mediaType: MediaType.ociConfig, digest: layout.writeBlob(config), size: config.length }, layers: layers.map((l) => l.desc) }),
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MediaType.ociManifest,
+        config: { mediaType: MediaType.ociConfig, digest: layout.writeBlob(config), size: config.length },
+        layers: layers.map((l) => l.desc),
+      }),
     );
     layout.tag({ mediaType: MediaType.ociManifest, digest: layout.writeBlob(manifest), size: manifest.length }, 'layers');
     const dest = `${open.host}/operators/layered:v1`;
@@ -418,14 +540,26 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
       return out;
     };
     const ours = tree(img.root);
-    assert.deepEqual(ours, ['link -> manifests/a.yaml', 'manifests/', 'manifests/a.yaml = a2', 'manifests/c.yaml = c3', 'metadata/', 'metadata/new.yaml = new']);
+    assert.deepEqual(ours, [
+      'link -> manifests/a.yaml',
+      'manifests/',
+      'manifests/a.yaml = a2',
+      'manifests/c.yaml = c3',
+      'metadata/',
+      'metadata/new.yaml = new',
+    ]);
     assert.deepEqual(ours, tree(join(bundle, 'rootfs')));
   });
 
   test('a tar with a path escaping the root is refused', async () => {
     const dir = join(work, 'layout-escape');
     const layout = OciLayout.openOrInit(dir);
-    const layer = gzipSync(writeTar([{ path: 'manifests', type: 'dir' }, { path: 'manifests/../../escaped.txt', type: 'file', content: Buffer.from('x') }]));
+    const layer = gzipSync(
+      writeTar([
+        { path: 'manifests', type: 'dir' },
+        { path: 'manifests/../../escaped.txt', type: 'file', content: Buffer.from('x') },
+      ]),
+    );
     const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [] } }));
     const manifest = Buffer.from(
       JSON.stringify({
@@ -436,7 +570,10 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
     );
     layout.tag({ mediaType: MediaType.ociManifest, digest: layout.writeBlob(manifest), size: manifest.length }, 'escape');
     const out = join(work, 'escape-root', 'inner');
-    await assert.rejects(pullImage(`oci:${dir}:escape`, { dest: out, cacheDir: join(work, 'cache-escape') }), /layer entry "manifests\/\.\.\/\.\.\/escaped\.txt" points outside the image root/);
+    await assert.rejects(
+      pullImage(`oci:${dir}:escape`, { dest: out, cacheDir: join(work, 'cache-escape') }),
+      /layer entry "manifests\/\.\.\/\.\.\/escaped\.txt" points outside the image root/,
+    );
     assert.equal(existsSync(join(work, 'escape-root', 'escaped.txt')), false);
     assert.deepEqual(readdirSync(join(work, 'escape-root')), [], 'a failed pull leaves no --output directory behind');
   });
@@ -453,14 +590,22 @@ describe('a registry over HTTPS with its own CA', { timeout: 60_000 }, () => {
       buildBundleImage(bundleDir, { layoutDir: layout, tag: ref });
       const untrusted = await kplane(['bundle', 'push', ref, '--oci-layout', layout]);
       assert.equal(untrusted.code, 1);
-      assert.match(untrusted.stderr, new RegExp(`cannot reach the registry at https://${reg.host.replace(/\./g, '\\.')} \\(self-signed certificate\\); its TLS certificate is not trusted: add the registry's CA with NODE_EXTRA_CA_CERTS=FILE`));
+      assert.match(
+        untrusted.stderr,
+        new RegExp(
+          `cannot reach the registry at https://${reg.host.replace(/\./g, '\\.')} \\(self-signed certificate\\); its TLS certificate is not trusted: add the registry's CA with NODE_EXTRA_CA_CERTS=FILE`,
+        ),
+      );
       const env = { NODE_EXTRA_CA_CERTS: reg.caFile! };
       const push = await kplane(['bundle', 'push', ref, '--oci-layout', layout], env);
       assert.equal(push.code, 0, push.stderr);
       const pull = await kplane(['bundle', 'pull', ref, '--cache-dir', join(work, 'cache-tls')], env);
       assert.equal(pull.code, 0, pull.stderr);
       assert.equal((JSON.parse(pull.stdout) as { digest: string }).digest, push.stdout.trim());
-      assert.ok((await reg.requests()).some((q) => q.method === 'PUT' && q.path.endsWith('/manifests/v1')), 'the push went to the TLS registry');
+      assert.ok(
+        (await reg.requests()).some((q) => q.method === 'PUT' && q.path.endsWith('/manifests/v1')),
+        'the push went to the TLS registry',
+      );
 
       // render --skip-tls-verify: this registry's clients skip verification, nothing else does
       const cold = join(work, 'cache-tls-render');
@@ -505,7 +650,9 @@ describe('catalog images behind basic and token auth', { timeout: 120_000 }, () 
     const registryAuth = `Basic ${Buffer.from('tester:secret').toString('base64')}`;
     const storage = createHttpServer((req, res) => {
       seen.push({ path: req.url ?? '', authorization: req.headers.authorization });
-      void fetch(`http://${reg.host}${req.url}`, { headers: { authorization: registryAuth } }).then(async (r) => res.writeHead(r.status).end(Buffer.from(await r.arrayBuffer())));
+      void fetch(`http://${reg.host}${req.url}`, { headers: { authorization: registryAuth } }).then(async (r) =>
+        res.writeHead(r.status).end(Buffer.from(await r.arrayBuffer())),
+      );
     });
     // "front" is the registry as clients see it: everything proxied, except blob GETs, which redirect to storage.
     const front = createHttpServer((req, res) => {
@@ -518,13 +665,15 @@ describe('catalog images behind basic and token auth', { timeout: 120_000 }, () 
         }
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host') headers[k] = v;
-        void fetch(`http://${reg.host}${req.url}`, { method: req.method ?? 'GET', headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) }).then(async (r) => {
-          const out: Record<string, string> = {};
-          r.headers.forEach((v, k) => {
-            if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'content-encoding') out[k] = v;
-          });
-          res.writeHead(r.status, out).end(Buffer.from(await r.arrayBuffer()));
-        });
+        void fetch(`http://${reg.host}${req.url}`, { method: req.method ?? 'GET', headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) }).then(
+          async (r) => {
+            const out: Record<string, string> = {};
+            r.headers.forEach((v, k) => {
+              if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'content-encoding') out[k] = v;
+            });
+            res.writeHead(r.status, out).end(Buffer.from(await r.arrayBuffer()));
+          },
+        );
       });
     });
     await new Promise<void>((r) => storage.listen(0, '127.0.0.1', r));
@@ -534,7 +683,11 @@ describe('catalog images behind basic and token auth', { timeout: 120_000 }, () 
       const img = await pullImage(`${host}/redirect/etcd-bundle:v1`, { cacheDir: join(work, 'cache-redirect'), credentials: creds });
       assert.equal(readFileSync(join(img.root, 'manifests', 'etcdoperator.v0.9.4.clusterserviceversion.yaml'), 'utf8'), CSV);
       assert.equal(seen.length, 2, 'config and layer came from storage');
-      assert.deepEqual(seen.map((x) => x.authorization), [undefined, undefined], 'no credentials went to the other host');
+      assert.deepEqual(
+        seen.map((x) => x.authorization),
+        [undefined, undefined],
+        'no credentials went to the other host',
+      );
     } finally {
       front.closeAllConnections();
       storage.closeAllConnections();
@@ -565,7 +718,10 @@ describe('catalog images behind basic and token auth', { timeout: 120_000 }, () 
       await assert.rejects(pullImage(ref, { cacheDir: join(work, `cache-${auth}-anon`), authFile: noFile }), /cannot read the registry auth file/);
       const emptyAuth = join(work, 'empty-auth.json');
       writeFileSync(emptyAuth, '{"auths":{}}');
-      await assert.rejects(pullImage(ref, { cacheDir: join(work, `cache-${auth}-anon`), authFile: emptyAuth }), /requires authentication \(401\) and no credentials were found/);
+      await assert.rejects(
+        pullImage(ref, { cacheDir: join(work, `cache-${auth}-anon`), authFile: emptyAuth }),
+        /requires authentication \(401\) and no credentials were found/,
+      );
 
       // Credentials from a containers auth.json / docker config.json, as skopeo login writes them.
       const authFile = join(work, `auth-${auth}.json`);
@@ -583,7 +739,10 @@ describe('catalog images behind basic and token auth', { timeout: 120_000 }, () 
         const viaIdentity = await pullImage(ref, { cacheDir: join(work, 'cache-identity'), authFile: idFile });
         assert.equal(viaIdentity.digest, push.stdout.trim());
         writeFileSync(idFile, JSON.stringify({ auths: { [reg.host]: { identitytoken: 'stale' } } }));
-        await assert.rejects(pullImage(ref, { cacheDir: join(work, 'cache-identity-bad'), authFile: idFile }), /rejected the credentials for user "\(identity token\)" \(401\)/);
+        await assert.rejects(
+          pullImage(ref, { cacheDir: join(work, 'cache-identity-bad'), authFile: idFile }),
+          /rejected the credentials for user "\(identity token\)" \(401\)/,
+        );
       }
 
       // skopeo, given the same credentials, sees the image we pushed.

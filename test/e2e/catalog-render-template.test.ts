@@ -79,15 +79,25 @@ describe('kplane catalog render-template: bundle images from a real registry', {
     await reg?.stop();
   });
 
-  const entry = (name: string, replaces?: string, skips?: string[]): Record<string, unknown> => ({ name, ...(replaces ? { replaces } : {}), ...(skips ? { skips } : {}) });
+  const entry = (name: string, replaces?: string, skips?: string[]): Record<string, unknown> => ({
+    name,
+    ...(replaces ? { replaces } : {}),
+    ...(skips ? { skips } : {}),
+  });
   const channel = (name: string, entries: Record<string, unknown>[]): Record<string, unknown> => ({ schema: 'olm.channel', name, package: 'foo', entries });
 
-  test('today\'s algorithm: package from the default channel head, Y-stream edges across minor channels, bundles as `catalog render` renders them', async () => {
+  test("today's algorithm: package from the default channel head, Y-stream edges across minor channels, bundles as `catalog render` renders them", async () => {
     const r = await kplane('render-template', ['semver', join(work, 'veneer.yaml')]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
     const got = blobs(r.stdout);
-    assert.deepEqual(got[0], { schema: 'olm.package', name: 'foo', defaultChannel: 'stable-v0.2', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' }, description: 'Foo does foo things' });
+    assert.deepEqual(got[0], {
+      schema: 'olm.package',
+      name: 'foo',
+      defaultChannel: 'stable-v0.2',
+      icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' },
+      description: 'Foo does foo things',
+    });
     const v021 = entry('foo.v0.2.1', 'foo.v0.1.0', ['foo.v0.2.0']);
     assert.deepEqual(got.slice(1, 8), [
       channel('candidate-v0', [entry('foo.v0.1.0'), entry('foo.v0.2.0'), v021]),
@@ -99,11 +109,17 @@ describe('kplane catalog render-template: bundle images from a real registry', {
       channel('stable-v0.2', [entry('foo.v0.2.0')]),
     ]);
     // the bundle blobs are byte for byte what `kplane catalog render` (opm render) makes of the images
-    const rendered = await kplane('render', ['0.1.0', '0.2.0', '0.2.1', '1.0.0'].map((v) => refs[v]!));
+    const rendered = await kplane(
+      'render',
+      ['0.1.0', '0.2.0', '0.2.1', '1.0.0'].map((v) => refs[v]!),
+    );
     assert.equal(rendered.code, 0, rendered.stderr);
     assert.deepEqual(blobTexts(r.stdout).slice(8), blobTexts(rendered.stdout));
     // package and channel blobs are laid out as opm's WriteJSON lays them out
-    assert.deepEqual(blobTexts(r.stdout).slice(0, 8), got.slice(0, 8).map((b) => JSON.stringify(b, null, 4) + '\n'));
+    assert.deepEqual(
+      blobTexts(r.stdout).slice(0, 8),
+      got.slice(0, 8).map((b) => JSON.stringify(b, null, 4) + '\n'),
+    );
   });
 
   test('standard input, -o yaml carries the same blobs', async () => {
@@ -146,14 +162,34 @@ describe('kplane catalog render-template: bundle images from a real registry', {
     assert.deepEqual(kinds(current.stdout)[0], ['CustomResourceDefinition', 'ClusterServiceVersion']);
   });
 
-  test('bad input: opm\'s message, exit 1, nothing on stdout', async () => {
+  test("bad input: opm's message, exit 1, nothing on stdout", async () => {
     const cases: [string[], string | undefined, RegExp][] = [
-      [['semver'], template.replace('Stable:', 'Stabel:'), /^Error: rendering template: render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "Stabel"\n$/],
-      [['semver'], template.replace('olm.semver', 'olm.semverr'), /^Error: rendering template: render: unable to read file: readFile: input file has unknown schema, should be "olm.semver"\n$/],
+      [
+        ['semver'],
+        template.replace('Stable:', 'Stabel:'),
+        /^Error: rendering template: render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "Stabel"\n$/,
+      ],
+      [
+        ['semver'],
+        template.replace('olm.semver', 'olm.semverr'),
+        /^Error: rendering template: render: unable to read file: readFile: input file has unknown schema, should be "olm.semver"\n$/,
+      ],
       [[], template.replace('olm.semver', 'olm.semverr'), /^Error: auto-detecting template type: unknown template schema: olm.semverr\n$/],
-      [['semver'], template + `  - Image: ${refs['0.2.0']?.replace(':v0.2.0', ':v0.2.0-again') ?? ''}\n`, /^Error: rendering template: render reference ".*:v0\.2\.0-again": failed to pull image .*\n$/],
-      [['semver'], template.replace(`Stable:\n  Bundles:\n`, `Stable:\n  Bundles:\n  - Image: ${'REG'}/foo-operator/foo-index:v0.2.0\n`), /^Error: rendering template: render reference ".*foo-index:v0\.2\.0": cannot render declarative config image: not allowed\n$/],
-      [['semver', '--legacy'], template.replace('Stable:', 'Stabel:'), /^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2} semver "stdin": semver-render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "Stabel"\n$/],
+      [
+        ['semver'],
+        template + `  - Image: ${refs['0.2.0']?.replace(':v0.2.0', ':v0.2.0-again') ?? ''}\n`,
+        /^Error: rendering template: render reference ".*:v0\.2\.0-again": failed to pull image .*\n$/,
+      ],
+      [
+        ['semver'],
+        template.replace(`Stable:\n  Bundles:\n`, `Stable:\n  Bundles:\n  - Image: ${'REG'}/foo-operator/foo-index:v0.2.0\n`),
+        /^Error: rendering template: render reference ".*foo-index:v0\.2\.0": cannot render declarative config image: not allowed\n$/,
+      ],
+      [
+        ['semver', '--legacy'],
+        template.replace('Stable:', 'Stabel:'),
+        /^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2} semver "stdin": semver-render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "Stabel"\n$/,
+      ],
     ];
     for (const [args, input, want] of cases) {
       const r = await kplane('render-template', args, input?.replace('REG', reg.host));

@@ -37,7 +37,11 @@ describe('kplane catalog render: directories', { timeout: 120_000 }, () => {
   });
 
   test('--alpha-image-ref-template, as Success/BundleDirectoryWithImageRefTemplate', async () => {
-    const r = await kplane([join(testdata, 'foo-bundle-v0.2.0'), '--alpha-image-ref-template', 'test.registry/{{.Package}}-operator/{{.Package}}:v{{.Version}}']);
+    const r = await kplane([
+      join(testdata, 'foo-bundle-v0.2.0'),
+      '--alpha-image-ref-template',
+      'test.registry/{{.Package}}-operator/{{.Package}}:v{{.Version}}',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, expected('bundle-dir-image-template.json'));
   });
@@ -74,7 +78,10 @@ describe('kplane catalog render --platform FILE', { timeout: 120_000 }, () => {
     const r = await kplane([join(testdata, 'foo-index-v0.2.0-declcfg'), '--platform', file]);
     assert.equal(r.code, 0, r.stderr);
     const docs = r.stdout.split(/\n(?=\{)/).map((t) => JSON.parse(t) as { schema: string; name: string });
-    assert.deepEqual(docs.filter((d) => d.schema === 'olm.channel').map((d) => d.name), ['stable']);
+    assert.deepEqual(
+      docs.filter((d) => d.schema === 'olm.channel').map((d) => d.name),
+      ['stable'],
+    );
     assert.ok(docs.some((d) => d.schema === 'olm.bundle' && d.name === 'foo.v0.2.0'));
     writeFileSync(file, 'schema: kplane.platform\nname: px\noperators: []\n');
     const bad = await kplane([join(testdata, 'foo-index-v0.2.0-declcfg'), '--platform', file]);
@@ -93,15 +100,40 @@ describe('kplane catalog render: bad input', { timeout: 180_000 }, () => {
   }
 
   const cases: Array<[string, () => string, (ref: string) => string]> = [
-    ['no CSV', () => brokenBundle('no-csv', (d) => rmSync(join(d, 'manifests', 'foo.v0.2.0.csv.yaml'))), (ref) => `render reference "${ref}": no csv in bundle`],
-    ['a CSV that is not YAML', () => brokenBundle('bad-yaml', (d) => writeFileSync(join(d, 'manifests', 'foo.v0.2.0.csv.yaml'), 'apiVersion: [\nkind: ClusterServiceVersion\n')), (ref) => `render reference "${ref}": no csv in bundle`],
-    ['no manifests at all', () => brokenBundle('empty', (d) => {
-      rmSync(join(d, 'manifests'), { recursive: true });
-      mkdirSync(join(d, 'manifests'));
-    }), (ref) => `render reference "${ref}": no bundle objects found`],
-    ['no annotations file', () => brokenBundle('no-annotations', (d) => rmSync(join(d, 'metadata', 'annotations.yaml'))), (ref) => `render reference "${ref}": Could not find annotations file`],
-    ['a CRD the CSV owns is missing', () => brokenBundle('no-crd', (d) => rmSync(join(d, 'manifests', 'foos.test.foo.crd.yaml'))), (ref) => `render reference "${ref}": error checking provided apis in bundle foo.v0.2.0: couldn't find test.foo/v1/Foo (foos) in bundle. found: map[]`],
-    ['a dependency without a value', () => brokenBundle('bad-dependency', (d) => writeFileSync(join(d, 'metadata', 'dependencies.yaml'), 'dependencies:\n- type: olm.package\n')), (ref) => `render reference "${ref}": get properties for bundle "foo.v0.2.0": parse property[0] of type "olm.package": unexpected end of JSON input`],
+    [
+      'no CSV',
+      () => brokenBundle('no-csv', (d) => rmSync(join(d, 'manifests', 'foo.v0.2.0.csv.yaml'))),
+      (ref) => `render reference "${ref}": no csv in bundle`,
+    ],
+    [
+      'a CSV that is not YAML',
+      () => brokenBundle('bad-yaml', (d) => writeFileSync(join(d, 'manifests', 'foo.v0.2.0.csv.yaml'), 'apiVersion: [\nkind: ClusterServiceVersion\n')),
+      (ref) => `render reference "${ref}": no csv in bundle`,
+    ],
+    [
+      'no manifests at all',
+      () =>
+        brokenBundle('empty', (d) => {
+          rmSync(join(d, 'manifests'), { recursive: true });
+          mkdirSync(join(d, 'manifests'));
+        }),
+      (ref) => `render reference "${ref}": no bundle objects found`,
+    ],
+    [
+      'no annotations file',
+      () => brokenBundle('no-annotations', (d) => rmSync(join(d, 'metadata', 'annotations.yaml'))),
+      (ref) => `render reference "${ref}": Could not find annotations file`,
+    ],
+    [
+      'a CRD the CSV owns is missing',
+      () => brokenBundle('no-crd', (d) => rmSync(join(d, 'manifests', 'foos.test.foo.crd.yaml'))),
+      (ref) => `render reference "${ref}": error checking provided apis in bundle foo.v0.2.0: couldn't find test.foo/v1/Foo (foos) in bundle. found: map[]`,
+    ],
+    [
+      'a dependency without a value',
+      () => brokenBundle('bad-dependency', (d) => writeFileSync(join(d, 'metadata', 'dependencies.yaml'), 'dependencies:\n- type: olm.package\n')),
+      (ref) => `render reference "${ref}": get properties for bundle "foo.v0.2.0": parse property[0] of type "olm.package": unexpected end of JSON input`,
+    ],
     ['a file', () => join(testdata, 'README.md'), (ref) => `render reference "${ref}": ref "${ref}" is not a directory: not allowed`],
   ];
   for (const [name, make, message] of cases) {
@@ -135,7 +167,10 @@ describe('kplane catalog render: bad input', { timeout: 180_000 }, () => {
     assert.match(none.stderr, /^Error: requires at least 1 arg\(s\), only received 0\nUsage:\n {2}kplane catalog render /);
     const both = await kplane([dir, '--migrate', '--migrate-level', 'none']);
     assert.equal(both.code, 1);
-    assert.match(both.stderr, /^Error: if any flags in the group \[migrate migrate-level\] are set none of the others can be; \[migrate migrate-level\] were all set\n/);
+    assert.match(
+      both.stderr,
+      /^Error: if any flags in the group \[migrate migrate-level\] are set none of the others can be; \[migrate migrate-level\] were all set\n/,
+    );
     const tls = await kplane([dir, '--use-http', '--skip-tls-verify']);
     assert.equal(tls.code, 1);
     assert.match(tls.stderr, fatal('invalid flag combination: --use-http and --skip-tls-verify cannot both be true'));
@@ -196,7 +231,7 @@ describe('kplane catalog render: images from a real registry', { timeout: 240_00
     });
   });
 
-  test('images and a directory together: one stream, in the writer\'s order', async () => {
+  test("images and a directory together: one stream, in the writer's order", async () => {
     const r = await kplane([bundleRef, catalogRef, join(testdata, 'foo-bundle-v0.2.0'), '--cache-dir', cacheDir]);
     assert.equal(r.code, 0, r.stderr);
     const docs = r.stdout.split(/\n(?=\{)/).map((t) => JSON.parse(t) as { schema: string; name: string });
@@ -204,7 +239,15 @@ describe('kplane catalog render: images from a real registry', { timeout: 240_00
     // names have no defined order in opm, whose sort is not stable)
     assert.deepEqual(
       docs.map((d) => `${d.schema} ${d.name}`),
-      ['olm.package foo', 'olm.channel beta', 'olm.channel stable', 'olm.bundle foo.v0.1.0', 'olm.bundle foo.v0.2.0', 'olm.bundle foo.v0.2.0', 'olm.bundle foo.v0.2.0'],
+      [
+        'olm.package foo',
+        'olm.channel beta',
+        'olm.channel stable',
+        'olm.bundle foo.v0.1.0',
+        'olm.bundle foo.v0.2.0',
+        'olm.bundle foo.v0.2.0',
+        'olm.bundle foo.v0.2.0',
+      ],
     );
   });
 

@@ -34,7 +34,11 @@ let cacheDir = '';
 
 function kp(args: string[], cwd: string): Promise<Result> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [kplane, 'catalog', ...args], { cwd, env: { ...process.env, KPLANE_CACHE_DIR: cacheDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [kplane, 'catalog', ...args], {
+      cwd,
+      env: { ...process.env, KPLANE_CACHE_DIR: cacheDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -61,7 +65,13 @@ function bundleDirs(): [string, string, string][] {
 // ---- gRPC -----------------------------------------------------------------------------------
 
 type Msg = Record<string, unknown>;
-const protoDef = protoLoader.loadSync([join(root, 'src/catalog/api/registry.proto')], { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+const protoDef = protoLoader.loadSync([join(root, 'src/catalog/api/registry.proto')], {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+});
 type Ctor = new (address: string, creds: grpc.ChannelCredentials) => grpc.Client;
 const RegistryClient = (grpc.loadPackageDefinition(protoDef) as unknown as { api: { Registry: Ctor } }).api.Registry;
 
@@ -212,7 +222,12 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       const dir = join(work, 'bad-bundles', tag);
       cpSync(join(example, 'bundles/psmdb-operator/1.2.0'), dir, { recursive: true });
       const csv = join(dir, 'manifests/psmdb-operator.clusterserviceversion.yaml');
-      writeFileSync(csv, readFileSync(csv, 'utf8').replace('name: psmdb-operator.v1.2.0', `name: ${name}`).replace(/^ {2}version: 1\.2\.0$/m, `  version: ${version}`));
+      writeFileSync(
+        csv,
+        readFileSync(csv, 'utf8')
+          .replace('name: psmdb-operator.v1.2.0', `name: ${name}`)
+          .replace(/^ {2}version: 1\.2\.0$/m, `  version: ${version}`),
+      );
       const ref = `${registry.host}/bundles/psmdb-operator-bundle:${tag}`;
       buildBundleImage(dir, { layoutDir, tag: ref });
       await pushImage({ layoutDir, tag: ref }, ref);
@@ -235,7 +250,8 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     const fresh = join(work, 'fresh');
     const init = await ok(['init', fresh], work);
     assert.match(init.stdout, /created catalog\/\.indexignore/);
-    for (const f of ['catalog/.indexignore', 'catalog/README.md', 'catalog.Dockerfile', '.github/workflows/catalog.yaml']) assert.ok(existsSync(join(fresh, f)), f);
+    for (const f of ['catalog/.indexignore', 'catalog/README.md', 'catalog.Dockerfile', '.github/workflows/catalog.yaml'])
+      assert.ok(existsSync(join(fresh, f)), f);
     assert.match(readFileSync(join(fresh, 'catalog.Dockerfile'), 'utf8'), /^LABEL operators\.operatorframework\.io\.index\.configs\.v1=\/configs$/m);
     assert.match(readFileSync(join(fresh, '.github/workflows/catalog.yaml'), 'utf8'), /kplane catalog test --junit/);
     const exists = await kp(['generate', 'dockerfile', 'catalog'], fresh);
@@ -273,7 +289,10 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     const promoted = await ok(['generate', ...mirror], repo);
     assert.equal(promoted.stderr.match(/: unchanged/g)?.length, 4, promoted.stderr);
     assert.match(promoted.stderr, /\[3\/5\] pg-operator: wrote catalog\/pg-operator\/catalog\.yaml/);
-    assert.match(readFileSync(join(repo, 'catalog/pg-operator/catalog.yaml'), 'utf8'), /- name: pg-operator\.v2\.4\.1\n {2}replaces: pg-operator\.v2\.3\.0\n {2}skips:\n {2}- pg-operator\.v2\.4\.0\nname: stable-v2\n/);
+    assert.match(
+      readFileSync(join(repo, 'catalog/pg-operator/catalog.yaml'), 'utf8'),
+      /- name: pg-operator\.v2\.4\.1\n {2}replaces: pg-operator\.v2\.3\.0\n {2}skips:\n {2}- pg-operator\.v2\.4\.0\nname: stable-v2\n/,
+    );
     // a hand edit of catalog.yaml is noticed and rendered over
     writeFileSync(join(repo, 'catalog/pg-operator/catalog.yaml'), '# edited\n' + readFileSync(join(repo, 'catalog/pg-operator/catalog.yaml'), 'utf8'));
     const healed = await ok(['generate', '--operator', 'pg-operator', ...mirror], repo);
@@ -299,18 +318,42 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     const good = readFileSync(veneer, 'utf8');
     const before = readFileSync(catalog, 'utf8');
     const withImage = (image: string): string =>
-      good.replace('  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0', `  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0\n  - Image: ${PROD}/bundles/${image}`);
+      good.replace(
+        '  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0',
+        `  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0\n  - Image: ${PROD}/bundles/${image}`,
+      );
     const cases: [string, RegExp][] = [
       [good + 'Bogus: true\n', /psmdb-operator: render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "Bogus"/],
-      [good.replace('Schema: olm.semver', 'Schema: olm.template.basic'), /psmdb-operator: render: unable to read file: readFile: input file has unknown schema, should be "olm\.semver"/],
-      [good.replace('psmdb-operator-bundle:v2.0.0', 'psmdb-operator-bundle:v9.9.9'), /failed to pull image "registry\.dbaas\.example\/bundles\/psmdb-operator-bundle:v9\.9\.9".*not found/],
+      [
+        good.replace('Schema: olm.semver', 'Schema: olm.template.basic'),
+        /psmdb-operator: render: unable to read file: readFile: input file has unknown schema, should be "olm\.semver"/,
+      ],
+      [
+        good.replace('psmdb-operator-bundle:v2.0.0', 'psmdb-operator-bundle:v9.9.9'),
+        /failed to pull image "registry\.dbaas\.example\/bundles\/psmdb-operator-bundle:v9\.9\.9".*not found/,
+      ],
       // versions that differ only in build metadata, and the same version twice
-      [withImage('psmdb-operator-bundle:v1.2.0-rebuild'), /psmdb-operator: render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version "1\.2\.0\+rebuild\.1" cannot be compared to "1\.2\.0"/],
-      [withImage('psmdb-operator-bundle:v1.2.0-copy'), /psmdb-operator: render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version "1\.2\.0" cannot be compared to "1\.2\.0"/],
+      [
+        withImage('psmdb-operator-bundle:v1.2.0-rebuild'),
+        /psmdb-operator: render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version "1\.2\.0\+rebuild\.1" cannot be compared to "1\.2\.0"/,
+      ],
+      [
+        withImage('psmdb-operator-bundle:v1.2.0-copy'),
+        /psmdb-operator: render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version "1\.2\.0" cannot be compared to "1\.2\.0"/,
+      ],
       // an image that is not a bundle
-      [withImage('not-a-bundle:v1'), /psmdb-operator: render reference "registry\.dbaas\.example\/bundles\/not-a-bundle:v1": cannot render declarative config image: not allowed/],
+      [
+        withImage('not-a-bundle:v1'),
+        /psmdb-operator: render reference "registry\.dbaas\.example\/bundles\/not-a-bundle:v1": cannot render declarative config image: not allowed/,
+      ],
       // a bundle of another package in the template
-      [good.replace('  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0', '  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0\n  - Image: ' + `${PROD}/bundles/pxc-operator-bundle:v1.0.0`), /psmdb-operator: render: unable to post-process bundle info: bundle "pxc-operator" does not belong to this package: "psmdb-operator"/],
+      [
+        good.replace(
+          '  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0',
+          '  - Image: registry.dbaas.example/bundles/psmdb-operator-bundle:v2.0.0\n  - Image: ' + `${PROD}/bundles/pxc-operator-bundle:v1.0.0`,
+        ),
+        /psmdb-operator: render: unable to post-process bundle info: bundle "pxc-operator" does not belong to this package: "psmdb-operator"/,
+      ],
     ];
     for (const [text, want] of cases) {
       writeFileSync(veneer, text);
@@ -334,7 +377,10 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     try {
       const cyc = await kp(['generate', ...mirror], repo);
       assert.equal(cyc.code, 1);
-      assert.match(cyc.stderr, /kplane catalog generate: invalid index:\n└── invalid package "legacy-operator":\n {4}└── invalid channel "stable":\n {8}└── no channel head found in graph\n/);
+      assert.match(
+        cyc.stderr,
+        /kplane catalog generate: invalid index:\n└── invalid package "legacy-operator":\n {4}└── invalid channel "stable":\n {8}└── no channel head found in graph\n/,
+      );
     } finally {
       rmSync(legacy, { recursive: true });
     }
@@ -346,8 +392,14 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     assert.match(r.stdout, /^sanity: 20 passed, 0 failed, 0 warnings, 0 skipped/m);
     assert.match(r.stdout, /^integration: 3 passed, 0 failed/m);
     assert.match(r.stdout, /^interoperability: 9 passed, 0 failed, 1 warnings/m);
-    assert.match(r.stdout, /WARN {2}psmdb-operator: requirements satisfiable in each channel kind\n {8}warning: bundle psmdb-operator\.v2\.0\.0 \(candidate-v2\) requires package logging-operator >=1\.0\.0, which is not in the catalog/);
-    assert.match(r.stdout, /PASS {2}platform platforms\/platformx\.yaml: channel heads install together\n {8}platform platformx installs: pxc-operator pxc-operator\.v1\.2\.0 \(stable-v1\), psmdb-operator psmdb-operator\.v1\.1\.0 \(stable-v1\), monitoring-operator monitoring-operator\.v1\.2\.0 \(fast-v1\), cloud-provider-operator cloud-provider-operator\.v0\.2\.0 \(stable-v0\)/);
+    assert.match(
+      r.stdout,
+      /WARN {2}psmdb-operator: requirements satisfiable in each channel kind\n {8}warning: bundle psmdb-operator\.v2\.0\.0 \(candidate-v2\) requires package logging-operator >=1\.0\.0, which is not in the catalog/,
+    );
+    assert.match(
+      r.stdout,
+      /PASS {2}platform platforms\/platformx\.yaml: channel heads install together\n {8}platform platformx installs: pxc-operator pxc-operator\.v1\.2\.0 \(stable-v1\), psmdb-operator psmdb-operator\.v1\.1\.0 \(stable-v1\), monitoring-operator monitoring-operator\.v1\.2\.0 \(fast-v1\), cloud-provider-operator cloud-provider-operator\.v0\.2\.0 \(stable-v0\)/,
+    );
     const junit = readFileSync(join(repo, 'reports/junit.xml'), 'utf8');
     assert.match(junit, /<testsuites name="kplane catalog test" tests="33" failures="0" errors="0" skipped="0"/);
     for (const layer of ['sanity', 'integration', 'interoperability']) {
@@ -357,7 +409,10 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     assert.match(junit, /<system-out>warning: bundle psmdb-operator\.v2\.0\.0/);
     // --platform names the platforms to check instead of every platforms/*.yaml
     const one = await ok(['test', ...mirror, '--platform', 'platforms/platformy.yaml'], repo);
-    assert.match(one.stdout, /PASS {2}platform platforms\/platformy\.yaml: channel heads install together\n {8}platform platformy installs: pg-operator pg-operator\.v2\.4\.1 \(stable-v2\), monitoring-operator monitoring-operator\.v1\.1\.0 \(stable-v1\)/);
+    assert.match(
+      one.stdout,
+      /PASS {2}platform platforms\/platformy\.yaml: channel heads install together\n {8}platform platformy installs: pg-operator pg-operator\.v2\.4\.1 \(stable-v2\), monitoring-operator monitoring-operator\.v1\.1\.0 \(stable-v1\)/,
+    );
     assert.doesNotMatch(one.stdout, /platformx/);
     assert.match(one.stdout, /PASS {2}platform platforms\/platformy\.yaml: branch catalog validates/);
   });
@@ -370,11 +425,20 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     try {
       const r = await kp(['test', ...mirror, '--junit', 'reports/junit.xml'], repo);
       assert.equal(r.code, 1, r.stdout + r.stderr);
-      assert.match(r.stdout, /FAIL {2}API monitoring\.coreos\.com\/ServiceMonitor \(monitoring-operator, pg-operator\)\n {8}error: monitoring\.coreos\.com\/ServiceMonitor is provided by packages monitoring-operator, pg-operator; declare it in interop\.yaml/);
-      assert.match(r.stdout, /FAIL {2}platform platforms\/broken\.yaml: channel heads install together\n(.*\n)* {8}error: pxc-operator head pxc-operator\.v1\.2\.0 \(stable-v1\) requires package monitoring-operator >=1\.0\.0 <2\.0\.0, which is not part of platform broken/);
+      assert.match(
+        r.stdout,
+        /FAIL {2}API monitoring\.coreos\.com\/ServiceMonitor \(monitoring-operator, pg-operator\)\n {8}error: monitoring\.coreos\.com\/ServiceMonitor is provided by packages monitoring-operator, pg-operator; declare it in interop\.yaml/,
+      );
+      assert.match(
+        r.stdout,
+        /FAIL {2}platform platforms\/broken\.yaml: channel heads install together\n(.*\n)* {8}error: pxc-operator head pxc-operator\.v1\.2\.0 \(stable-v1\) requires package monitoring-operator >=1\.0\.0 <2\.0\.0, which is not part of platform broken/,
+      );
       assert.match(r.stdout, /requires API cloud\.dbaas\.example\.com\/v1alpha1\/BackupLocation, which no operator of platform broken provides/);
       // and platformy, whose two operators both ship ServiceMonitor, no longer installs
-      assert.match(r.stdout, /FAIL {2}platform platforms\/platformy\.yaml: channel heads install together\n(.*\n)* {8}error: monitoring\.coreos\.com\/ServiceMonitor is provided by pg-operator \(stable-v2\) and monitoring-operator \(stable-v1\)/);
+      assert.match(
+        r.stdout,
+        /FAIL {2}platform platforms\/platformy\.yaml: channel heads install together\n(.*\n)* {8}error: monitoring\.coreos\.com\/ServiceMonitor is provided by pg-operator \(stable-v2\) and monitoring-operator \(stable-v1\)/,
+      );
       assert.match(r.stdout, /^FAIL: 3 failed, 1 warnings$/m);
       const junit = readFileSync(join(repo, 'reports/junit.xml'), 'utf8');
       assert.match(junit, /failures="3"/);
@@ -409,18 +473,29 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       assert.deepEqual(pkgs, OPERATORS);
       const pkg = await c.unary('GetPackage', { name: 'pxc-operator' });
       assert.equal(pkg.defaultChannelName, 'stable-v1');
-      assert.deepEqual((pkg.channels as Msg[]).map((ch) => `${String(ch.name)}=${String(ch.csvName)}`).sort(), ['candidate-v1=pxc-operator.v1.3.0-rc.1', 'fast-v1=pxc-operator.v1.2.0', 'stable-v1=pxc-operator.v1.2.0']);
+      assert.deepEqual((pkg.channels as Msg[]).map((ch) => `${String(ch.name)}=${String(ch.csvName)}`).sort(), [
+        'candidate-v1=pxc-operator.v1.3.0-rc.1',
+        'fast-v1=pxc-operator.v1.2.0',
+        'stable-v1=pxc-operator.v1.2.0',
+      ]);
       const b = await c.unary('GetBundle', { pkgName: 'pxc-operator', channelName: 'stable-v1', csvName: 'pxc-operator.v1.1.0' });
       assert.equal(b.version, '1.1.0');
       assert.equal(b.bundlePath, `${PROD}/bundles/pxc-operator-bundle:v1.1.0`);
       assert.equal((JSON.parse(b.csvJson as string) as KubeObject).metadata?.name, 'pxc-operator.v1.1.0');
-      assert.deepEqual((b.dependencies as Msg[]).map((d) => `${String(d.type)}=${String(d.value)}`), ['olm.package={"packageName":"monitoring-operator","version":">=1.0.0 <2.0.0"}']);
+      assert.deepEqual(
+        (b.dependencies as Msg[]).map((d) => `${String(d.type)}=${String(d.value)}`),
+        ['olm.package={"packageName":"monitoring-operator","version":">=1.0.0 <2.0.0"}'],
+      );
       const head = await c.unary('GetBundleForChannel', { pkgName: 'pxc-operator', channelName: 'stable-v1' });
       assert.equal(head.csvName, 'pxc-operator.v1.2.0');
-      assert.deepEqual((head.requiredApis as Msg[]).map((g) => `${String(g.group)}/${String(g.version)}/${String(g.kind)}`), ['cloud.dbaas.example.com/v1alpha1/BackupLocation']);
+      assert.deepEqual(
+        (head.requiredApis as Msg[]).map((g) => `${String(g.group)}/${String(g.version)}/${String(g.kind)}`),
+        ['cloud.dbaas.example.com/v1alpha1/BackupLocation'],
+      );
       const replacing = await c.stream('GetChannelEntriesThatReplace', { csvName: 'pxc-operator.v1.1.0' });
       const replacingKeys = replacing.map((e) => `${String(e.channelName)}:${String(e.bundleName)}`);
-      for (const want of ['candidate-v1:pxc-operator.v1.2.0', 'fast-v1:pxc-operator.v1.2.0', 'stable-v1:pxc-operator.v1.2.0']) assert.ok(replacingKeys.includes(want), `${want} in ${replacingKeys.join(', ')}`);
+      for (const want of ['candidate-v1:pxc-operator.v1.2.0', 'fast-v1:pxc-operator.v1.2.0', 'stable-v1:pxc-operator.v1.2.0'])
+        assert.ok(replacingKeys.includes(want), `${want} in ${replacingKeys.join(', ')}`);
       // entries that skip v1.1.0 come too (candidate-v1's v1.3.0-rc.1), with their own replaces
       assert.ok(replacingKeys.includes('candidate-v1:pxc-operator.v1.3.0-rc.1'), replacingKeys.join(', '));
       assert.ok(replacing.every((e) => e.packageName === 'pxc-operator'));
@@ -428,12 +503,19 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       assert.equal(next.csvName, 'pxc-operator.v1.2.0');
       const gvk = { group: 'cloud.dbaas.example.com', version: 'v1alpha1', kind: 'BackupLocation', plural: 'backuplocations' };
       const providers = await c.stream('GetChannelEntriesThatProvide', gvk);
-      assert.deepEqual(
-        [...new Set(providers.map((e) => `${String(e.channelName)}:${String(e.bundleName)}`))].sort(),
-        ['candidate-v0:cloud-provider-operator.v0.1.0', 'candidate-v0:cloud-provider-operator.v0.2.0', 'fast-v0:cloud-provider-operator.v0.2.0', 'stable-v0:cloud-provider-operator.v0.1.0', 'stable-v0:cloud-provider-operator.v0.2.0'],
-      );
+      assert.deepEqual([...new Set(providers.map((e) => `${String(e.channelName)}:${String(e.bundleName)}`))].sort(), [
+        'candidate-v0:cloud-provider-operator.v0.1.0',
+        'candidate-v0:cloud-provider-operator.v0.2.0',
+        'fast-v0:cloud-provider-operator.v0.2.0',
+        'stable-v0:cloud-provider-operator.v0.1.0',
+        'stable-v0:cloud-provider-operator.v0.2.0',
+      ]);
       const latest = await c.stream('GetLatestChannelEntriesThatProvide', gvk);
-      assert.deepEqual(latest.map((e) => `${String(e.channelName)}:${String(e.bundleName)}`).sort(), ['candidate-v0:cloud-provider-operator.v0.2.0', 'fast-v0:cloud-provider-operator.v0.2.0', 'stable-v0:cloud-provider-operator.v0.2.0']);
+      assert.deepEqual(latest.map((e) => `${String(e.channelName)}:${String(e.bundleName)}`).sort(), [
+        'candidate-v0:cloud-provider-operator.v0.2.0',
+        'fast-v0:cloud-provider-operator.v0.2.0',
+        'stable-v0:cloud-provider-operator.v0.2.0',
+      ]);
       const def = await c.unary('GetDefaultBundleThatProvides', gvk);
       assert.deepEqual([def.packageName, def.channelName, def.csvName], ['cloud-provider-operator', 'stable-v0', 'cloud-provider-operator.v0.2.0']);
       const all = await c.stream('ListBundles', {});
@@ -442,7 +524,10 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
       const listed = all.find((x) => x.csvName === 'pxc-operator.v1.2.0' && x.channelName === 'stable-v1')!;
       assert.deepEqual([listed.replaces, listed.skips], ['pxc-operator.v1.1.0', ['pxc-operator.v1.0.0']]);
       // as opm: an unknown package is an UNKNOWN error naming it
-      await assert.rejects(c.unary('GetPackage', { name: 'logging-operator' }), (err: grpc.ServiceError) => err.code === grpc.status.UNKNOWN && err.details === 'package "logging-operator" not found');
+      await assert.rejects(
+        c.unary('GetPackage', { name: 'logging-operator' }),
+        (err: grpc.ServiceError) => err.code === grpc.status.UNKNOWN && err.details === 'package "logging-operator" not found',
+      );
     } finally {
       c.close();
       s.proc.kill('SIGTERM');
@@ -451,7 +536,12 @@ describe('catalog repository workflow on examples/dbaas-catalog', { timeout: 600
     const p = await serve(join(work, 'platformx', 'catalog'));
     const pc = new Registry(p.port);
     try {
-      assert.deepEqual((await pc.stream('ListPackages', {})).map((x) => x.name).sort(), ['cloud-provider-operator', 'monitoring-operator', 'psmdb-operator', 'pxc-operator']);
+      assert.deepEqual((await pc.stream('ListPackages', {})).map((x) => x.name).sort(), [
+        'cloud-provider-operator',
+        'monitoring-operator',
+        'psmdb-operator',
+        'pxc-operator',
+      ]);
       assert.equal((await pc.unary('GetPackage', { name: 'monitoring-operator' })).defaultChannelName, 'fast-v1');
       assert.equal((await pc.unary('GetBundleForChannel', { pkgName: 'monitoring-operator', channelName: 'fast-v1' })).csvName, 'monitoring-operator.v1.2.0');
     } finally {

@@ -413,22 +413,41 @@ describe('catalog serve: upstream server tests (simple catalog built from manife
     await c.unary(R, 'GetPackage', { name: 'prometheus' });
     await rejectsWith(c.unary(R, 'GetPackage', { name: 'logged-missing' }), grpc.status.UNKNOWN, 'package "logged-missing" not found');
     // the server writes its log once per event-loop turn: wait for the lines to arrive
-    const errorLine = 'level=error msg="finished call" grpc.code=Unknown grpc.component=server grpc.error="rpc error: code = Unknown desc = package \\"logged-missing\\" not found"';
+    const errorLine =
+      'level=error msg="finished call" grpc.code=Unknown grpc.component=server grpc.error="rpc error: code = Unknown desc = package \\"logged-missing\\" not found"';
     await eventually(10_000, 'the error call logged', async () => (served.stderr().includes(errorLine) ? true : undefined));
     const lines = served.stderr().split('\n');
-    assert.ok(lines.some((l) => /level=info msg="started call" .*grpc\.method=GetPackage grpc\.method_type=unary grpc\.service=api\.Registry .*peer\.address="127\.0\.0\.1:\d+" protocol=grpc/.test(l)));
+    assert.ok(
+      lines.some((l) =>
+        /level=info msg="started call" .*grpc\.method=GetPackage grpc\.method_type=unary grpc\.service=api\.Registry .*peer\.address="127\.0\.0\.1:\d+" protocol=grpc/.test(
+          l,
+        ),
+      ),
+    );
     assert.ok(lines.some((l) => /level=info msg="finished call" grpc\.code=OK .*grpc\.method=GetPackage .*grpc\.time_ms=[\d.]+ /.test(l)));
   });
-  it('logs a call\'s deadline as grpc.request.deadline (RFC 3339), as go-grpc-middleware does', async () => {
+  it("logs a call's deadline as grpc.request.deadline (RFC 3339), as go-grpc-middleware does", async () => {
     const deadline = new Date(Date.now() + 3_600_000);
     await c.unary(R, 'GetPackage', { name: 'etcd' }, { deadline });
     const stamp = new Date(Math.floor(deadline.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
     // the client sends the time left (grpc-timeout), so the server's deadline may differ by a second
-    const stamps = [stamp, new Date(Date.parse(stamp) - 1000).toISOString().replace('.000Z', 'Z'), new Date(Date.parse(stamp) + 1000).toISOString().replace('.000Z', 'Z')];
+    const stamps = [
+      stamp,
+      new Date(Date.parse(stamp) - 1000).toISOString().replace('.000Z', 'Z'),
+      new Date(Date.parse(stamp) + 1000).toISOString().replace('.000Z', 'Z'),
+    ];
     await eventually(10_000, 'the call with a deadline logged', async () =>
-      served.stderr().split('\n').some((l) => l.includes('msg="finished call"') && stamps.some((s) => l.includes(`grpc.request.deadline="${s}"`))) ? true : undefined,
+      served
+        .stderr()
+        .split('\n')
+        .some((l) => l.includes('msg="finished call"') && stamps.some((s) => l.includes(`grpc.request.deadline="${s}"`)))
+        ? true
+        : undefined,
     );
-    const started = served.stderr().split('\n').filter((l) => l.includes('msg="started call"') && l.includes('grpc.request.deadline='));
+    const started = served
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('msg="started call"') && l.includes('grpc.request.deadline='));
     assert.ok(started.length > 0, 'the started line carries the deadline too');
   });
 });
@@ -446,7 +465,10 @@ describe('catalog serve: deprecations (upstream validFS)', () => {
   });
 
   it('ListPackages', async () => {
-    assert.deepEqual((await c.stream(R, 'ListPackages', {})).map((p) => p.name), ['cockroachdb']);
+    assert.deepEqual(
+      (await c.stream(R, 'ListPackages', {})).map((p) => p.name),
+      ['cockroachdb'],
+    );
   });
 
   it('GetPackage carries package and channel deprecations', async () => {
@@ -604,7 +626,10 @@ describe('catalog serve: cache dir and start-up failures', () => {
     appendFileSync(join(configs, 'deprecations.yaml'), '\n');
     const refused = run(configs, '--cache-dir', cacheDir, '--port', '0');
     assert.equal(refused.status, 1);
-    assert.match(refused.stderr, /level=fatal msg="integrity check failed: cache requires rebuild: cache reports digest as \\"[0-9a-f]+\\", but computed digest is \\"[0-9a-f]+\\""/);
+    assert.match(
+      refused.stderr,
+      /level=fatal msg="integrity check failed: cache requires rebuild: cache reports digest as \\"[0-9a-f]+\\", but computed digest is \\"[0-9a-f]+\\""/,
+    );
     const rebuilt = run(configs, '--cache-dir', cacheDir, '--cache-only');
     assert.equal(rebuilt.status, 0, rebuilt.stderr);
     assert.match(rebuilt.stderr, /building cache/);
@@ -634,7 +659,10 @@ describe('catalog serve: cache dir and start-up failures', () => {
     writeFileSync(join(bad, 'cockroachdb.json'), text);
     const r = run(bad, '--port', '0');
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /level=fatal msg="failed to load or rebuild cache: failed to rebuild cache: build package index: process package \\"cockroachdb\\": /);
+    assert.match(
+      r.stderr,
+      /level=fatal msg="failed to load or rebuild cache: failed to rebuild cache: build package index: process package \\"cockroachdb\\": /,
+    );
     assert.match(r.stderr, /multiple channel heads found in graph: cockroachdb.v5.0.3, cockroachdb.v5.0.4/);
     assert.doesNotMatch(r.stderr, /\n\s+at /);
     const termination = join(tmp, 'termination-log');

@@ -183,7 +183,10 @@ describe('client-node CRUD', () => {
     const replaced = await core.replaceNamespacedSecret({ name: 's1', namespace: NS, body: read });
     assert.equal(Buffer.from(replaced.data?.user ?? '', 'base64').toString(), 'admin');
     const list = await core.listNamespacedSecret({ namespace: NS, fieldSelector: 'type=Opaque' });
-    assert.deepEqual(list.items.map((s) => s.metadata?.name), ['s1']);
+    assert.deepEqual(
+      list.items.map((s) => s.metadata?.name),
+      ['s1'],
+    );
     await core.deleteNamespacedSecret({ name: 's1', namespace: NS });
     await expectStatus(core.readNamespacedSecret({ name: 's1', namespace: NS }), 404);
   });
@@ -196,7 +199,10 @@ describe('client-node CRUD', () => {
     const read = await core.readNamespace({ name: 'e2e-ns-crud' });
     assert.equal(read.metadata?.uid, ns.metadata?.uid);
     const list = await core.listNamespace({ labelSelector: 'team=x' });
-    assert.deepEqual(list.items.map((n) => n.metadata?.name), ['e2e-ns-crud']);
+    assert.deepEqual(
+      list.items.map((n) => n.metadata?.name),
+      ['e2e-ns-crud'],
+    );
     // Without a namespace controller the namespace waits in Terminating for its finalizer.
     const deleting = (await core.deleteNamespace({ name: 'e2e-ns-crud' })) as unknown as k8s.V1Namespace;
     assert.equal(deleting.kind, 'Namespace');
@@ -223,7 +229,12 @@ describe('client-node CRUD', () => {
       namespace: NS,
       body: {
         metadata: { name: 'leader' },
-        spec: { holderIdentity: 'a', leaseDurationSeconds: 15, renewTime: micro('2025-01-02T03:04:05.123456Z'), acquireTime: micro('2025-01-02T03:04:05.123456Z') },
+        spec: {
+          holderIdentity: 'a',
+          leaseDurationSeconds: 15,
+          renewTime: micro('2025-01-02T03:04:05.123456Z'),
+          acquireTime: micro('2025-01-02T03:04:05.123456Z'),
+        },
       },
     });
     assert.equal(created.apiVersion, 'coordination.k8s.io/v1');
@@ -242,7 +253,10 @@ describe('client-node CRUD', () => {
     assert.equal(s.reason, 'Conflict');
     assert.deepEqual(s.details, { name: 'leader', group: 'coordination.k8s.io', kind: 'leases' });
     const list = await coord.listNamespacedLease({ namespace: NS });
-    assert.deepEqual(list.items.map((l) => l.spec?.holderIdentity), ['b']);
+    assert.deepEqual(
+      list.items.map((l) => l.spec?.holderIdentity),
+      ['b'],
+    );
     await coord.deleteNamespacedLease({ name: 'leader', namespace: NS });
     await expectStatus(coord.readNamespacedLease({ name: 'leader', namespace: NS }), 404);
   });
@@ -296,7 +310,10 @@ describe('client-node CRUD', () => {
     const list = await eventsV1.listNamespacedEvent({ namespace: NS });
     assert.deepEqual(list.items.map((e) => e.metadata?.name).sort(), ['ev-core', 'ev-new']);
     const byReason = await core.listNamespacedEvent({ namespace: NS, fieldSelector: 'reason=TestedNew' });
-    assert.deepEqual(byReason.items.map((e) => e.metadata?.name), ['ev-new']);
+    assert.deepEqual(
+      byReason.items.map((e) => e.metadata?.name),
+      ['ev-new'],
+    );
     // Update through events.k8s.io (a label; the note is immutable there, as upstream), delete through core.
     const noteChanged = { ...asNew, note: 'changed' };
     await assert.rejects(eventsV1.replaceNamespacedEvent({ name: 'ev-core', namespace: NS, body: noteChanged }), (e: unknown) => {
@@ -320,7 +337,10 @@ describe('client-node lists', () => {
     await core.createNamespace({ body: { metadata: { name: LNS } } });
     for (let i = 0; i < 25; i++) {
       const name = `item-${String(i).padStart(2, '0')}`;
-      await core.createNamespacedConfigMap({ namespace: LNS, body: { metadata: { name, labels: { parity: i % 2 ? 'odd' : 'even', tier: i < 5 ? 'low' : 'high' } } } });
+      await core.createNamespacedConfigMap({
+        namespace: LNS,
+        body: { metadata: { name, labels: { parity: i % 2 ? 'odd' : 'even', tier: i < 5 ? 'low' : 'high' } } },
+      });
     }
   });
 
@@ -329,11 +349,20 @@ describe('client-node lists', () => {
     assert.equal(odd.items.length, 12);
     assert.ok(odd.items.every((c) => c.metadata?.labels?.parity === 'odd'));
     const lowEven = await core.listNamespacedConfigMap({ namespace: LNS, labelSelector: 'tier in (low),parity!=odd' });
-    assert.deepEqual(lowEven.items.map((c) => c.metadata?.name), ['item-00', 'item-02', 'item-04']);
+    assert.deepEqual(
+      lowEven.items.map((c) => c.metadata?.name),
+      ['item-00', 'item-02', 'item-04'],
+    );
     const byName = await core.listNamespacedConfigMap({ namespace: LNS, fieldSelector: 'metadata.name=item-07' });
-    assert.deepEqual(byName.items.map((c) => c.metadata?.name), ['item-07']);
+    assert.deepEqual(
+      byName.items.map((c) => c.metadata?.name),
+      ['item-07'],
+    );
     const notName = await core.listNamespacedConfigMap({ namespace: LNS, fieldSelector: 'metadata.name!=item-07', labelSelector: 'tier=low' });
-    assert.deepEqual(notName.items.map((c) => c.metadata?.name), ['item-00', 'item-01', 'item-02', 'item-03', 'item-04']);
+    assert.deepEqual(
+      notName.items.map((c) => c.metadata?.name),
+      ['item-00', 'item-01', 'item-02', 'item-03', 'item-04'],
+    );
     const all = await core.listConfigMapForAllNamespaces({ fieldSelector: `metadata.namespace=${LNS}` });
     assert.equal(all.items.length, 25);
     const bad = await expectStatus(core.listNamespacedConfigMap({ namespace: LNS, fieldSelector: 'data.k=v' }), 400);
@@ -352,8 +381,14 @@ describe('client-node lists', () => {
       cont = page.metadata?._continue || undefined;
       pages.push({ n: page.items.length, cont, remaining: page.metadata?.remainingItemCount, rv: page.metadata?.resourceVersion });
     } while (cont && pages.length < 10);
-    assert.deepEqual(pages.map((p) => p.n), [10, 10, 5]);
-    assert.deepEqual(pages.map((p) => p.remaining), [15, 5, undefined]);
+    assert.deepEqual(
+      pages.map((p) => p.n),
+      [10, 10, 5],
+    );
+    assert.deepEqual(
+      pages.map((p) => p.remaining),
+      [15, 5, undefined],
+    );
     assert.equal(pages[2]!.cont, undefined);
     assert.equal(new Set(seen).size, 25);
     assert.deepEqual(seen, [...seen].sort());
@@ -368,13 +403,19 @@ describe('client-node lists', () => {
     await core.deleteNamespacedConfigMap({ name: 'item-20', namespace: LNS });
     const second = await core.listNamespacedConfigMap({ namespace: LNS, limit: 10, _continue: cont });
     const third = await core.listNamespacedConfigMap({ namespace: LNS, limit: 10, _continue: second.metadata?._continue });
-    assert.ok(third.items.some((c) => c.metadata?.name === 'item-20'), 'a continued list reads at the first page\'s revision');
+    assert.ok(
+      third.items.some((c) => c.metadata?.name === 'item-20'),
+      "a continued list reads at the first page's revision",
+    );
     await core.createNamespacedConfigMap({ namespace: LNS, body: { metadata: { name: 'item-20' } } });
     const rev = await server.cp.storage.currentRevision();
     await server.cp.storage.compact(rev);
     const s = await expectStatus(core.listNamespacedConfigMap({ namespace: LNS, limit: 10, _continue: cont }), 410);
     assert.equal(s.reason, 'Expired');
-    assert.match(String(s.message), /^The provided continue parameter is too old to display a consistent list result\. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results\. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list\.$/);
+    assert.match(
+      String(s.message),
+      /^The provided continue parameter is too old to display a consistent list result\. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results\. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list\.$/,
+    );
   });
 });
 
@@ -412,8 +453,18 @@ describe('client-node Watch and informer', () => {
     await core.deleteNamespacedConfigMap({ name: 'w1', namespace: WNS });
     await eventually('three watch events', () => events.length >= 3);
     ctrl.abort();
-    assert.deepEqual(events.map((e) => [e.type, e.name]), [['ADDED', 'w1'], ['MODIFIED', 'w1'], ['DELETED', 'w1']]);
-    assert.deepEqual(events.map((e) => e.data?.n), ['1', '2', '2']);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.name]),
+      [
+        ['ADDED', 'w1'],
+        ['MODIFIED', 'w1'],
+        ['DELETED', 'w1'],
+      ],
+    );
+    assert.deepEqual(
+      events.map((e) => e.data?.n),
+      ['1', '2', '2'],
+    );
     assert.ok(events[0]!.rv > Number(start.metadata?.resourceVersion));
     assert.ok(events[0]!.rv < events[1]!.rv && events[1]!.rv < events[2]!.rv, JSON.stringify(events));
     assert.equal(doneErr === 'not done' || doneErr === null || (doneErr instanceof Error && doneErr.name === 'AbortError'), true, String(doneErr));

@@ -46,7 +46,6 @@ after(async () => {
   await etcd?.stop();
 });
 
-
 async function gone(client: KubeClient, gvr: GVR, ns: string | undefined, name: string): Promise<true | undefined> {
   try {
     await client.get(gvr, ns, name);
@@ -66,7 +65,9 @@ it('two control planes on one etcd: only the Lease holder runs the controllers; 
     return l.length === 1 ? l[0] : undefined;
   });
   const standby = leader === a ? b : a;
-  await eventually(10_000, 'the leader runs both controllers', async () => (ran(leader.log) && leader.log.some((l) => /proceeding to collect garbage/.test(l)) ? true : undefined));
+  await eventually(10_000, 'the leader runs both controllers', async () =>
+    ran(leader.log) && leader.log.some((l) => /proceeding to collect garbage/.test(l)) ? true : undefined,
+  );
   const lease = await a.client.get<KubeObject & { spec?: { holderIdentity?: string } }>(LEASES, 'kube-system', 'kplane-controller-manager');
   assert.ok(lease.spec?.holderIdentity, 'the Lease names a holder');
 
@@ -75,7 +76,11 @@ it('two control planes on one etcd: only the Lease holder runs the controllers; 
   await c.create(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } });
   for (let i = 0; i < 5; i++) await c.create(CM, 'doomed', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` } });
   const owner = await c.create<KubeObject>(CM, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' } });
-  await c.create(CM, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dependent', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! }] } });
+  await c.create(CM, 'default', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'dependent', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! }] },
+  });
   await c.delete(NS, undefined, 'doomed');
   await c.delete(CM, 'default', 'owner');
   await eventually(20_000, 'namespace doomed gone', () => gone(c, NS, undefined, 'doomed'));

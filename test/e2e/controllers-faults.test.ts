@@ -27,7 +27,17 @@ let client: KubeClient;
 
 async function controllerManager(): Promise<Proc & { identity: string }> {
   const p = await kplane(
-    ['controller-manager', '--kubeconfig', kubeconfig, '--leader-elect-lease-duration', `${LEASE_DURATION_MS}ms`, '--leader-elect-renew-deadline', '2s', '--leader-elect-retry-period', '300ms'],
+    [
+      'controller-manager',
+      '--kubeconfig',
+      kubeconfig,
+      '--leader-elect-lease-duration',
+      `${LEASE_DURATION_MS}ms`,
+      '--leader-elect-renew-deadline',
+      '2s',
+      '--leader-elect-retry-period',
+      '300ms',
+    ],
     /identity (\S+),/,
   );
   return { ...p, identity: /identity (\S+),/.exec(p.firstLine)![1]! };
@@ -91,7 +101,10 @@ before(async () => {
     await client.create(CM, 'bystanders', {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: `dep-${i}`, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid!, blockOwnerDeletion: true }] },
+      metadata: {
+        name: `dep-${i}`,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid!, blockOwnerDeletion: true }],
+      },
     });
   }
   await client.create(CM, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bystander' } });
@@ -114,14 +127,18 @@ describe('controller-manager faults', { timeout: 85_000 }, () => {
     await eventually(10_000, 'the first controller-manager leads', async () => ((await holder()) === first.identity ? true : undefined));
     await client.delete(NS, undefined, ns);
     // Mid-deletion: the namespace controller has started emptying it.
-    await eventually(15_000, 'content deletion under way', async () => ((await client.list(SECRETS, ns, { limit: 1 })).items.length < 1 || (await client.list(CM, ns)).items.length < 151 ? true : undefined));
+    await eventually(15_000, 'content deletion under way', async () =>
+      (await client.list(SECRETS, ns, { limit: 1 })).items.length < 1 || (await client.list(CM, ns)).items.length < 151 ? true : undefined,
+    );
     await kill9(first);
     const nsNow = await client.get<KubeObject & { status?: { phase?: string }; spec?: { finalizers?: string[] } }>(NS, undefined, ns);
     assert.equal(nsNow.status?.phase, 'Terminating');
     assert.deepEqual(nsNow.spec?.finalizers, ['kubernetes']);
     await client.patch(CM, ns, 'held', 'merge', { metadata: { finalizers: null } });
     const second = await controllerManager();
-    await eventually(LEASE_DURATION_MS + 10_000, 'the restarted controller-manager takes the Lease', async () => ((await holder()) === second.identity ? true : undefined));
+    await eventually(LEASE_DURATION_MS + 10_000, 'the restarted controller-manager takes the Lease', async () =>
+      (await holder()) === second.identity ? true : undefined,
+    );
     await eventually(20_000, 'the namespace is gone', async () => ((await gone(NS, undefined, ns)) ? true : undefined));
     assert.deepEqual(await outside(ns), before, 'nothing outside the namespace changed');
     second.child.kill('SIGTERM'); // graceful: releases the Lease

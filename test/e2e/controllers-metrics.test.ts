@@ -78,10 +78,24 @@ it('in-process controllers: queue depth, reconcile latency and errors at the API
 });
 
 it('kplane controller-manager --metrics-port serves the same metrics over HTTP on loopback', { timeout: 60_000 }, async () => {
-  cm = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'controller-manager', '--kubeconfig', server.kubeconfig, '--leader-elect=false', '--metrics-port', '0'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  cm = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(repoRoot, 'src/cli/main.ts'),
+      'controller-manager',
+      '--kubeconfig',
+      server.kubeconfig,
+      '--leader-elect=false',
+      '--metrics-port',
+      '0',
+    ],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   cm.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const url = await new Promise<string>((resolve, reject) => {

@@ -15,7 +15,6 @@ import { NS, CM, SECRETS } from '../support/gvrs.js';
 import { eventually as pollUntil } from '../support/eventually.js';
 import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
 
-
 type Proc = KplaneProcess;
 const procs = kplaneProcesses();
 const { children } = procs;
@@ -63,7 +62,11 @@ async function ownerWithDependents(set: string, n: number): Promise<void> {
   const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: `${set}-owner`, uid: owner.metadata!.uid! }];
   await Promise.all(
     Array.from({ length: n }, (_, i) =>
-      client.create(i % 2 ? SECRETS : CM, 'default', { apiVersion: 'v1', kind: i % 2 ? 'Secret' : 'ConfigMap', metadata: { name: `${set}-dep-${i}`, labels: { set }, ownerReferences } }),
+      client.create(i % 2 ? SECRETS : CM, 'default', {
+        apiVersion: 'v1',
+        kind: i % 2 ? 'Secret' : 'ConfigMap',
+        metadata: { name: `${set}-dep-${i}`, labels: { set }, ownerReferences },
+      }),
     ),
   );
 }
@@ -83,10 +86,22 @@ after(async () => {
 
 it('API server restarted under a running controller-manager: informers resume, nothing is missed', { timeout: 85_000 }, async () => {
   cm = await kplane(
-    ['controller-manager', '--kubeconfig', join(dataDir, 'admin.kubeconfig'), '--leader-elect-lease-duration', '3s', '--leader-elect-renew-deadline', '2s', '--leader-elect-retry-period', '300ms'],
+    [
+      'controller-manager',
+      '--kubeconfig',
+      join(dataDir, 'admin.kubeconfig'),
+      '--leader-elect-lease-duration',
+      '3s',
+      '--leader-elect-renew-deadline',
+      '2s',
+      '--leader-elect-retry-period',
+      '300ms',
+    ],
     /identity \S+,/,
   );
-  await eventually(20_000, 'the controller-manager leads and its caches are synced', async () => (/proceeding to collect garbage/.test(cm!.log()) ? true : undefined));
+  await eventually(20_000, 'the controller-manager leads and its caches are synced', async () =>
+    /proceeding to collect garbage/.test(cm!.log()) ? true : undefined,
+  );
 
   // Before the stop: a namespace to delete after the restart, and an owner deleted right before it.
   await client.create(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'later' } });

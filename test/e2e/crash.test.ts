@@ -18,10 +18,14 @@ interface Served {
 
 /** Starts `kplane serve` on port 0 and reads the real URL from its first stdout line. */
 async function serve(dataDir: string, extraArgs: readonly string[] = []): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'serve', '--data-dir', dataDir, '--secure-port', '0', ...extraArgs], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'serve', '--data-dir', dataDir, '--secure-port', '0', ...extraArgs],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
@@ -69,7 +73,12 @@ describe('kill -9 during a create load (SQLite)', { timeout: 90_000 }, () => {
     const creds = adminCredentials(dataDir);
     const probe = new RawClient(first.url, creds);
     const ns = '/api/v1/namespaces/default/configmaps';
-    const seed = await probe.request({ method: 'POST', path: ns, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'before-load' } }) });
+    const seed = await probe.request({
+      method: 'POST',
+      path: ns,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'before-load' } }),
+    });
     assert.equal(seed.status, 201, seed.text());
     const preCrashRv = Number(seed.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion);
     probe.close();
@@ -82,7 +91,12 @@ describe('kill -9 during a create load (SQLite)', { timeout: 90_000 }, () => {
     const loops = clients.map(async (c, ci) => {
       for (let i = 0; !stop; i++) {
         const name = `load-${ci}-${i}`;
-        const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { load: 'yes' } }, data: { payload: 'x'.repeat(200 + ((ci * 31 + i) % 500)) } });
+        const body = JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, labels: { load: 'yes' } },
+          data: { payload: 'x'.repeat(200 + ((ci * 31 + i) % 500)) },
+        });
         try {
           const res = await c.request({ method: 'POST', path: ns, headers: { 'content-type': 'application/json' }, body, timeoutMs: 5_000 });
           if (res.status === 201) {
@@ -108,7 +122,9 @@ describe('kill -9 during a create load (SQLite)', { timeout: 90_000 }, () => {
     assert.ok(ackedAtKill >= 50, `only ${ackedAtKill} creates acknowledged before the kill`);
     // Responses already on the wire when the process died may still arrive: they count too.
     const finalAcked = [...acked];
-    process.stderr.write(`# crash: ${finalAcked.length} creates acknowledged (${ackedAtKill} at kill), ${failures} failed or cut off, load ran ${Date.now() - started} ms\n`);
+    process.stderr.write(
+      `# crash: ${finalAcked.length} creates acknowledged (${ackedAtKill} at kill), ${failures} failed or cut off, load ran ${Date.now() - started} ms\n`,
+    );
 
     let storedNames: Set<string>;
     const second = await serve(dataDir);
@@ -118,7 +134,10 @@ describe('kill -9 during a create load (SQLite)', { timeout: 90_000 }, () => {
       // Every acknowledged configmap is there with the same uid.
       const list = await c.request({ path: `${ns}?labelSelector=load%3Dyes`, timeoutMs: 20_000 });
       assert.equal(list.status, 200, list.text().slice(0, 300));
-      const items = list.json<{ metadata: { resourceVersion: string }; items: { kind?: string; metadata: { name: string; uid: string; resourceVersion: string }; data?: { payload?: string } }[] }>();
+      const items = list.json<{
+        metadata: { resourceVersion: string };
+        items: { kind?: string; metadata: { name: string; uid: string; resourceVersion: string }; data?: { payload?: string } }[];
+      }>();
       const byName = new Map(items.items.map((i) => [i.metadata.name, i]));
       const missing = finalAcked.filter((a) => byName.get(a.name)?.metadata.uid !== a.uid);
       assert.deepEqual(missing.slice(0, 5), [], `${missing.length} acknowledged creates lost or changed`);
@@ -137,7 +156,12 @@ describe('kill -9 during a create load (SQLite)', { timeout: 90_000 }, () => {
       assert.ok(items.items.length <= finalAcked.length + 16, `${items.items.length} stored for ${finalAcked.length} acknowledged`);
       // Revisions keep growing after the restart.
       const maxAcked = Math.max(...finalAcked.map((a) => a.resourceVersion));
-      const post = await c.request({ method: 'POST', path: ns, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-restart' } }) });
+      const post = await c.request({
+        method: 'POST',
+        path: ns,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-restart' } }),
+      });
       assert.equal(post.status, 201, post.text());
       assert.ok(Number(post.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion) > maxAcked);
 
@@ -187,7 +211,10 @@ async function watchFrom(c: RawClient, path: string, fromRv: number, names: Read
       return 'expired (410)';
     }
     const rvs = outcome.events.map((e) => Number(e.object.metadata?.resourceVersion));
-    assert.ok(rvs.every((rv, i) => rv > fromRv && (i === 0 || rv > rvs[i - 1]!)), 'resumed events are after the watch RV, in order');
+    assert.ok(
+      rvs.every((rv, i) => rv > fromRv && (i === 0 || rv > rvs[i - 1]!)),
+      'resumed events are after the watch RV, in order',
+    );
     return `resumed with ${outcome.events.length} events`;
   } finally {
     w.close();

@@ -100,7 +100,13 @@ for (const kubectl of KUBECTLS) {
     });
 
     it('apply --server-side creates, records list-map/set/atomic fields by schema, re-applies without a write', async () => {
-      const f = await file('w1.yaml', widget('w1', '  image: a:1\n  replicas: 2\n  ports:\n  - {name: http, port: 80}\n  - {name: https, port: 443}\n  tags: [x, w]\n  args: [--a]\n  selector: {app: w}\n  extra: {free: {form: 1}}\n'));
+      const f = await file(
+        'w1.yaml',
+        widget(
+          'w1',
+          '  image: a:1\n  replicas: 2\n  ports:\n  - {name: http, port: 80}\n  - {name: https, port: 443}\n  tags: [x, w]\n  args: [--a]\n  selector: {app: w}\n  extra: {free: {form: 1}}\n',
+        ),
+      );
       assert.equal(await ok(['apply', '--server-side', '-f', f]), 'widget.apply.example.com/w1 serverside-applied\n');
       const first = await get('w1');
       assert.equal(first.metadata.managedFields?.length, 1);
@@ -125,9 +131,14 @@ for (const kubectl of KUBECTLS) {
       const other = await file('w1-other.yaml', widget('w1', '  ports:\n  - {name: metrics, port: 9090}\n  tags: [z]\n'));
       await ok(['apply', '--server-side', '--field-manager=other', '-f', other]);
       const merged = await get('w1');
-      assert.deepEqual((merged.spec!['ports'] as { name: string }[]).map((p) => p.name), ['http', 'https', 'metrics']);
+      assert.deepEqual(
+        (merged.spec!['ports'] as { name: string }[]).map((p) => p.name),
+        ['http', 'https', 'metrics'],
+      );
       assert.deepEqual(merged.spec!['tags'], ['x', 'w', 'z']);
-      assert.deepEqual(owners(merged)['other/Apply'], { 'f:spec': { 'f:ports': { 'k:{"name":"metrics"}': { '.': {}, 'f:name': {}, 'f:port': {} } }, 'f:tags': { 'v:"z"': {} } } });
+      assert.deepEqual(owners(merged)['other/Apply'], {
+        'f:spec': { 'f:ports': { 'k:{"name":"metrics"}': { '.': {}, 'f:name': {}, 'f:port': {} } }, 'f:tags': { 'v:"z"': {} } },
+      });
 
       const clash = await file('w1-clash.yaml', widget('w1', '  ports:\n  - {name: http, port: 8080}\n  selector: {app: other}\n'));
       const r = await k(['apply', '--server-side', '--field-manager=other', '-f', clash]);
@@ -137,20 +148,32 @@ for (const kubectl of KUBECTLS) {
       assert.match(r.stderr, /\n- \.spec\.selector\n- \.spec\.ports\[name="http"\]\.port\n/);
       assert.match(r.stderr, /re-run the apply\n {2}command with the `--force-conflicts` flag/);
 
-      assert.equal(await ok(['apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', clash]), 'widget.apply.example.com/w1 serverside-applied\n');
+      assert.equal(
+        await ok(['apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', clash]),
+        'widget.apply.example.com/w1 serverside-applied\n',
+      );
       const forced = await get('w1');
       assert.equal((forced.spec!['ports'] as { name: string; port: number }[]).find((p) => p.name === 'http')?.port, 8080);
       assert.deepEqual(forced.spec!['selector'], { app: 'other' }, 'an atomic map is replaced whole');
       const kubectlOwns = owners(forced)['kubectl/Apply']!['f:spec'] as Record<string, unknown>;
       assert.equal(kubectlOwns['f:selector'], undefined);
-      assert.deepEqual(kubectlOwns['f:ports'], { 'k:{"name":"http"}': { '.': {}, 'f:name': {} }, 'k:{"name":"https"}': { '.': {}, 'f:name': {}, 'f:port': {} } });
+      assert.deepEqual(kubectlOwns['f:ports'], {
+        'k:{"name":"http"}': { '.': {}, 'f:name': {} },
+        'k:{"name":"https"}': { '.': {}, 'f:name': {}, 'f:port': {} },
+      });
       // other stopped applying metrics and z: they go away.
-      assert.deepEqual((forced.spec!['ports'] as { name: string }[]).map((p) => p.name), ['http', 'https']);
+      assert.deepEqual(
+        (forced.spec!['ports'] as { name: string }[]).map((p) => p.name),
+        ['http', 'https'],
+      );
       assert.deepEqual(forced.spec!['tags'], ['x', 'w']);
     });
 
     it('removes what a manager stops applying (list-map item, set member, field, preserve-unknown key)', async () => {
-      const f = await file('w1-less.yaml', widget('w1', '  image: a:1\n  replicas: 2\n  ports:\n  - {name: http}\n  tags: [x]\n  args: [--a]\n  extra: {kept: 1}\n'));
+      const f = await file(
+        'w1-less.yaml',
+        widget('w1', '  image: a:1\n  replicas: 2\n  ports:\n  - {name: http}\n  tags: [x]\n  args: [--a]\n  extra: {kept: 1}\n'),
+      );
       await ok(['apply', '--server-side', '-f', f]);
       const o = await get('w1');
       assert.deepEqual(o.spec!['ports'], [{ name: 'http', port: 8080 }], 'other still owns http.port; https is gone');
@@ -196,11 +219,24 @@ for (const kubectl of KUBECTLS) {
     it('a changed CRD schema changes how apply merges (atomic list → set)', async () => {
       const path = '/apis/apply.example.com/v1/namespaces/default/widgets/lists';
       const applyArgs = (manager: string, args: string[]) =>
-        env.raw.request({ method: 'PATCH', path: `${path}?fieldManager=${manager}`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: JSON.stringify({ apiVersion: 'apply.example.com/v1', kind: 'Widget', metadata: { name: 'lists' }, spec: { args } }) });
+        env.raw.request({
+          method: 'PATCH',
+          path: `${path}?fieldManager=${manager}`,
+          headers: { 'content-type': 'application/apply-patch+yaml' },
+          body: JSON.stringify({ apiVersion: 'apply.example.com/v1', kind: 'Widget', metadata: { name: 'lists' }, spec: { args } }),
+        });
       assert.equal((await applyArgs('a', ['--one'])).status, 201);
       const clash = await applyArgs('b', ['--two']);
       assert.equal(clash.status, 409, 'args is an atomic list: one owner');
-      await ok(['patch', 'crd', 'widgets.apply.example.com', '--type', 'json', '-p', '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/args/x-kubernetes-list-type","value":"set"}]']);
+      await ok([
+        'patch',
+        'crd',
+        'widgets.apply.example.com',
+        '--type',
+        'json',
+        '-p',
+        '[{"op":"add","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/args/x-kubernetes-list-type","value":"set"}]',
+      ]);
       const deadline = Date.now() + 10_000;
       let r = await applyArgs('b', ['--two']);
       while (r.status === 409 && Date.now() < deadline) {

@@ -46,7 +46,8 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
     await server?.stop();
   });
 
-  const post = (path: string, body: string): Promise<RawResponse> => raw.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body });
+  const post = (path: string, body: string): Promise<RawResponse> =>
+    raw.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body });
   const status = (r: RawResponse, code: number): Status => {
     assert.equal(r.status, code, r.text());
     const st = r.json<Status>();
@@ -59,7 +60,13 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
 
   it('a non-structural schema → 422 with upstream reasons, one cause each', async () => {
     const st = status(
-      await post(CRDS, crd('nonstruct', { type: 'object', properties: { spec: { properties: { a: { type: 'string' } } }, extra: { type: 'object', anyOf: [{ properties: { b: { type: 'string' } } }] } } })),
+      await post(
+        CRDS,
+        crd('nonstruct', {
+          type: 'object',
+          properties: { spec: { properties: { a: { type: 'string' } } }, extra: { type: 'object', anyOf: [{ properties: { b: { type: 'string' } } }] } },
+        }),
+      ),
       422,
     );
     assert.equal(st.reason, 'Invalid');
@@ -68,11 +75,25 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
     assert.match(st.message, /^CustomResourceDefinition\.apiextensions\.k8s\.io "nonstructs\.bad\.example\.com" is invalid: /);
     const c = causes(st);
     assert.ok(c.includes(`${P}.properties[spec].type: Required value: must not be empty for specified object fields`), c.join('\n'));
-    assert.ok(c.includes(`${P}.properties[extra].anyOf[0].properties[b]: Forbidden: must not specify anything other than nullable or description inside anyOf, allOf, oneOf, or not`) || c.some((x) => x.startsWith(`${P}.properties[extra].anyOf[0].properties[b]`)), c.join('\n'));
+    assert.ok(
+      c.includes(
+        `${P}.properties[extra].anyOf[0].properties[b]: Forbidden: must not specify anything other than nullable or description inside anyOf, allOf, oneOf, or not`,
+      ) || c.some((x) => x.startsWith(`${P}.properties[extra].anyOf[0].properties[b]`)),
+      c.join('\n'),
+    );
   });
 
   it('a CEL rule that does not compile → 422 naming the rule', async () => {
-    const st = status(await post(CRDS, crd('nocompile', { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.min <= self.nope' }], properties: { min: { type: 'integer' } } } } })), 422);
+    const st = status(
+      await post(
+        CRDS,
+        crd('nocompile', {
+          type: 'object',
+          properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.min <= self.nope' }], properties: { min: { type: 'integer' } } } },
+        }),
+      ),
+      422,
+    );
     assert.equal(st.reason, 'Invalid');
     const c = causes(st);
     assert.equal(c.length, 1, c.join('\n'));
@@ -85,7 +106,20 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
 
   it('a CEL rule over the cost budget → 422 Forbidden with the estimate', async () => {
     const st = status(
-      await post(CRDS, crd('costly', { type: 'object', properties: { spec: { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] } } } } })),
+      await post(
+        CRDS,
+        crd('costly', {
+          type: 'object',
+          properties: {
+            spec: {
+              type: 'object',
+              properties: {
+                tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] },
+              },
+            },
+          },
+        }),
+      ),
       422,
     );
     assert.deepEqual(causes(st), [
@@ -112,27 +146,47 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
     assert.equal((await post(CRDS, crd('thing', schema))).status, 201);
     await waitServed(raw, base);
     assert.equal((await raw.request({ path: base })).status, 200);
-    assert.equal((await post(base, JSON.stringify({ apiVersion: 'bad.example.com/v1', kind: 'Thing', metadata: { name: 'ok' }, spec: { min: 1, max: 2 } }))).status, 201);
+    assert.equal(
+      (await post(base, JSON.stringify({ apiVersion: 'bad.example.com/v1', kind: 'Thing', metadata: { name: 'ok' }, spec: { min: 1, max: 2 } }))).status,
+      201,
+    );
   });
 
   it('objects violating the schema → 422 with one cause per field (create, merge patch, apply)', async () => {
-    const st = status(await post(base, JSON.stringify({ apiVersion: 'bad.example.com/v1', kind: 'Thing', metadata: { name: 'bad' }, spec: { min: 'x', max: 200, name: 'toolong' } })), 422);
+    const st = status(
+      await post(
+        base,
+        JSON.stringify({ apiVersion: 'bad.example.com/v1', kind: 'Thing', metadata: { name: 'bad' }, spec: { min: 'x', max: 200, name: 'toolong' } }),
+      ),
+      422,
+    );
     assert.equal(st.reason, 'Invalid');
     assert.equal(st.details?.kind, 'Thing');
     assert.equal(st.details?.group, 'bad.example.com');
-    assert.deepEqual(causes(st).sort(), [
-      'spec.max: Invalid value: 200: spec.max in body should be less than or equal to 100',
-      'spec.min: Invalid value: "string": spec.min in body must be of type integer: "string"',
-      'spec.name: Too long: may not be more than 5 bytes',
-      // A type error blocks the CEL rules (upstream's hasBlockingErr).
-      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
-    ].sort());
+    assert.deepEqual(
+      causes(st).sort(),
+      [
+        'spec.max: Invalid value: 200: spec.max in body should be less than or equal to 100',
+        'spec.min: Invalid value: "string": spec.min in body must be of type integer: "string"',
+        'spec.name: Too long: may not be more than 5 bytes',
+        // A type error blocks the CEL rules (upstream's hasBlockingErr).
+        '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      ].sort(),
+    );
     // A CEL rule failing on a merge patch.
-    const patched = status(await raw.request({ method: 'PATCH', path: `${base}/ok`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"spec":{"min":50}}' }), 422);
+    const patched = status(
+      await raw.request({ method: 'PATCH', path: `${base}/ok`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"spec":{"min":50}}' }),
+      422,
+    );
     assert.match(patched.message, /^Thing\.bad\.example\.com "ok" is invalid: spec: Invalid value: (?:"object": )?min must not exceed max$/);
     // And through server-side apply.
     const applied = status(
-      await raw.request({ method: 'PATCH', path: `${base}/ok?fieldManager=t&force=true`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: 'apiVersion: bad.example.com/v1\nkind: Thing\nmetadata: {name: ok}\nspec: {max: 101}\n' }),
+      await raw.request({
+        method: 'PATCH',
+        path: `${base}/ok?fieldManager=t&force=true`,
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+        body: 'apiVersion: bad.example.com/v1\nkind: Thing\nmetadata: {name: ok}\nspec: {max: 101}\n',
+      }),
       422,
     );
     assert.equal(applied.message, 'Thing.bad.example.com "ok" is invalid: spec.max: Invalid value: 101: spec.max in body should be less than or equal to 100');
@@ -145,23 +199,61 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
       ['42', 'number'],
       ['true', 'bool'],
     ] as const) {
-      const st = status(await raw.request({ method: 'PATCH', path: `${base}/ok?fieldManager=t`, headers: { 'content-type': 'application/apply-patch+yaml' }, body }), 400);
+      const st = status(
+        await raw.request({ method: 'PATCH', path: `${base}/ok?fieldManager=t`, headers: { 'content-type': 'application/apply-patch+yaml' }, body }),
+        400,
+      );
       assert.equal(st.reason, 'BadRequest');
-      assert.equal(st.message, `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${type} into Go value of type map[string]interface {}`);
+      assert.equal(
+        st.message,
+        `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${type} into Go value of type map[string]interface {}`,
+      );
     }
-    const yaml = status(await raw.request({ method: 'PATCH', path: `${base}/ok?fieldManager=t`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: 'spec: [unclosed' }), 400);
+    const yaml = status(
+      await raw.request({
+        method: 'PATCH',
+        path: `${base}/ok?fieldManager=t`,
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+        body: 'spec: [unclosed',
+      }),
+      400,
+    );
     assert.match(yaml.message, /^error decoding YAML: /);
     // An apply without a fieldManager is a 422 on PatchOptions.
-    const noManager = status(await raw.request({ method: 'PATCH', path: `${base}/ok`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: '{}' }), 422);
+    const noManager = status(
+      await raw.request({ method: 'PATCH', path: `${base}/ok`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: '{}' }),
+      422,
+    );
     assert.match(noManager.message, /PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch/);
     // Another kind in the body.
-    const otherKind = status(await raw.request({ method: 'PATCH', path: `${base}/ok?fieldManager=t`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n' }), 400);
+    const otherKind = status(
+      await raw.request({
+        method: 'PATCH',
+        path: `${base}/ok?fieldManager=t`,
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+        body: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n',
+      }),
+      400,
+    );
     assert.equal(otherKind.reason, 'BadRequest');
   });
 
   it('integers a double would round → 400 naming them (create, update, merge and JSON patch, apply); exact ones round-trip', async () => {
     // The CRD itself is a built-in kind, whose maximum is a float64 in kube too: it is accepted.
-    const schema = { type: 'object', properties: { spec: { type: 'object', properties: { n: { type: 'integer' }, f: { type: 'number' }, g: { type: 'number', maximum: 9223372036854776000 }, list: { type: 'array', items: { type: 'integer' } } } } } };
+    const schema = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            n: { type: 'integer' },
+            f: { type: 'number' },
+            g: { type: 'number', maximum: 9223372036854776000 },
+            list: { type: 'array', items: { type: 'integer' } },
+          },
+        },
+      },
+    };
     const made0 = await post(CRDS, crd('big', schema).replace('"maximum":9223372036854776000', '"maximum":9223372036854775807'));
     assert.equal(made0.status, 201, made0.text());
     const bigs = '/apis/bad.example.com/v1/namespaces/default/bigs';
@@ -183,15 +275,44 @@ describe('bad input for CRDs and custom resources', { concurrency: false, timeou
     const stored = (await raw.request({ path: `${bigs}/b` })).text();
     assert.match(stored, /"spec":\{"n":9007199254740991,"f":10000000000000000000,"list":\[-9007199254740991,9007199254740992\]\}/);
     const path = `${bigs}/b`;
-    rejected(await raw.request({ method: 'PUT', path, headers: { 'content-type': 'application/json' }, body: obj('{"n":9223372036854775807}') }), 'spec.n: 9223372036854775807');
-    rejected(await raw.request({ method: 'PATCH', path, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"spec":{"n":12345678901234567}}' }), 'spec.n: 12345678901234567');
-    rejected(await raw.request({ method: 'PATCH', path, headers: { 'content-type': 'application/json-patch+json' }, body: '[{"op":"replace","path":"/spec/n","value":-9007199254740993}]' }), '[0].value: -9007199254740993');
     rejected(
-      await raw.request({ method: 'PATCH', path: `${path}?fieldManager=t`, headers: { 'content-type': 'application/apply-patch+yaml' }, body: 'apiVersion: bad.example.com/v1\nkind: Big\nmetadata: {name: b}\nspec:\n  list:\n  - 0x20000000000001\n' }),
+      await raw.request({ method: 'PUT', path, headers: { 'content-type': 'application/json' }, body: obj('{"n":9223372036854775807}') }),
+      'spec.n: 9223372036854775807',
+    );
+    rejected(
+      await raw.request({ method: 'PATCH', path, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"spec":{"n":12345678901234567}}' }),
+      'spec.n: 12345678901234567',
+    );
+    rejected(
+      await raw.request({
+        method: 'PATCH',
+        path,
+        headers: { 'content-type': 'application/json-patch+json' },
+        body: '[{"op":"replace","path":"/spec/n","value":-9007199254740993}]',
+      }),
+      '[0].value: -9007199254740993',
+    );
+    rejected(
+      await raw.request({
+        method: 'PATCH',
+        path: `${path}?fieldManager=t`,
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+        body: 'apiVersion: bad.example.com/v1\nkind: Big\nmetadata: {name: b}\nspec:\n  list:\n  - 0x20000000000001\n',
+      }),
       'spec.list[0]: 0x20000000000001',
     );
     // A string holding the digits is a string, and a long digit run in a string is not a number.
-    assert.equal((await raw.request({ method: 'PATCH', path, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"metadata":{"annotations":{"id":"9007199254740993"}}}' })).status, 200);
+    assert.equal(
+      (
+        await raw.request({
+          method: 'PATCH',
+          path,
+          headers: { 'content-type': 'application/merge-patch+json' },
+          body: '{"metadata":{"annotations":{"id":"9007199254740993"}}}',
+        })
+      ).status,
+      200,
+    );
     const after = (await raw.request({ path })).text();
     assert.match(after, /"spec":\{"n":9007199254740991,"f":10000000000000000000,"list":\[-9007199254740991,9007199254740992\]\}/);
     assert.match(after, /"id":"9007199254740993"/);

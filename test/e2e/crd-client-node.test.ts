@@ -62,14 +62,21 @@ after(async () => {
 
 describe('client-node CustomObjectsApi', () => {
   test('CRUD with defaulting, generation and validation', async () => {
-    const created = (await custom.createNamespacedCustomObject({ ...G, namespace: NS, body: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } } })) as Widget;
+    const created = (await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      body: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } },
+    })) as Widget;
     assert.equal(created.spec?.color, 'blue');
     assert.equal(created.metadata.generation, 1);
     const read = (await custom.getNamespacedCustomObject({ ...G, namespace: NS, name: 'w1' })) as Widget;
     assert.equal(read.metadata.resourceVersion, created.metadata.resourceVersion);
     const list = (await custom.listNamespacedCustomObject({ ...G, namespace: NS })) as { kind: string; items: Widget[] };
     assert.equal(list.kind, 'WidgetList');
-    assert.deepEqual(list.items.map((i) => i.metadata.name), ['w1']);
+    assert.deepEqual(
+      list.items.map((i) => i.metadata.name),
+      ['w1'],
+    );
     read.spec = { size: 2, color: 'red' };
     const replaced = (await custom.replaceNamespacedCustomObject({ ...G, namespace: NS, name: 'w1', body: read })) as Widget;
     assert.equal(replaced.metadata.generation, 2);
@@ -80,13 +87,19 @@ describe('client-node CustomObjectsApi', () => {
     assert.deepEqual(patched.metadata.labels, { a: 'b' });
     assert.equal(patched.metadata.generation, 2, 'metadata changes do not bump generation');
     try {
-      await custom.patchNamespacedCustomObject({ ...G, namespace: NS, name: 'w1', body: { spec: { size: 11 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await custom.patchNamespacedCustomObject(
+        { ...G, namespace: NS, name: 'w1', body: { spec: { size: 11 } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       assert.fail('expected 422');
     } catch (e) {
       assert.equal(codeOf(e), 422);
     }
     try {
-      await custom.patchNamespacedCustomObject({ ...G, namespace: NS, name: 'w1', body: { spec: { size: 3 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch));
+      await custom.patchNamespacedCustomObject(
+        { ...G, namespace: NS, name: 'w1', body: { spec: { size: 3 } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
+      );
       assert.fail('expected 415');
     } catch (e) {
       assert.equal(codeOf(e), 415);
@@ -101,7 +114,11 @@ describe('client-node CustomObjectsApi', () => {
   });
 
   test('status subresource', async () => {
-    const w = (await custom.createNamespacedCustomObject({ ...G, namespace: NS, body: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', metadata: { name: 's1' }, spec: { size: 1 }, status: { phase: 'ignored' } } })) as Widget;
+    const w = (await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      body: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', metadata: { name: 's1' }, spec: { size: 1 }, status: { phase: 'ignored' } },
+    })) as Widget;
     assert.equal(w.status, undefined, 'create drops status');
     const st = (await custom.patchNamespacedCustomObjectStatus(
       { ...G, namespace: NS, name: 's1', body: { status: { phase: 'Ready' }, spec: { size: 9 } } },
@@ -111,7 +128,12 @@ describe('client-node CustomObjectsApi', () => {
     assert.equal(st.spec?.size, 1);
     const got = (await custom.getNamespacedCustomObjectStatus({ ...G, namespace: NS, name: 's1' })) as Widget;
     assert.equal(got.status?.phase, 'Ready');
-    const replaced = (await custom.replaceNamespacedCustomObjectStatus({ ...G, namespace: NS, name: 's1', body: { ...got, status: { phase: 'Done' } } })) as Widget;
+    const replaced = (await custom.replaceNamespacedCustomObjectStatus({
+      ...G,
+      namespace: NS,
+      name: 's1',
+      body: { ...got, status: { phase: 'Done' } },
+    })) as Widget;
     assert.equal(replaced.status?.phase, 'Done');
     assert.equal(replaced.metadata.generation, 1);
   });
@@ -125,8 +147,15 @@ describe('client-node CustomObjectsApi', () => {
       (type: string, obj: Widget) => events.push([type, obj.metadata.name, obj.spec?.size]),
       () => {},
     );
-    await custom.createNamespacedCustomObject({ ...G, namespace: NS, body: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', metadata: { name: 'watched' }, spec: { size: 1 } } });
-    await custom.patchNamespacedCustomObject({ ...G, namespace: NS, name: 'watched', body: { spec: { size: 2 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      body: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', metadata: { name: 'watched' }, spec: { size: 1 } },
+    });
+    await custom.patchNamespacedCustomObject(
+      { ...G, namespace: NS, name: 'watched', body: { spec: { size: 2 } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
     await custom.deleteNamespacedCustomObject({ ...G, namespace: NS, name: 'watched' });
     await eventually('three events', () => events.length >= 3);
     ctrl.abort();

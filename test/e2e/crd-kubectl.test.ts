@@ -72,7 +72,7 @@ for (const kubectl of KUBECTLS) {
       assert.match(changed.stdout, /^-    width: 10$/m);
       assert.match(changed.stdout, /^\+    width: 12$/m);
       // The diff is a server-side dry run: nothing changed.
-      assert.equal((await ok(['-n', 'only-crs', 'get', 'gadget', 'g1', '-o', 'jsonpath={.spec.color}'])), 'red');
+      assert.equal(await ok(['-n', 'only-crs', 'get', 'gadget', 'g1', '-o', 'jsonpath={.spec.color}']), 'red');
       // A new object diffs against nothing.
       const fresh = await k(['diff', '-f', await file('g3.yaml', gadget('g3', 'red'))]);
       assert.equal(fresh.code, 1, fresh.stderr);
@@ -84,7 +84,10 @@ for (const kubectl of KUBECTLS) {
       const editor = await file('editor.sh', `#!/bin/sh\nsed -i 's/^  color: blue$/  color: purple/' "$1"\n`);
       await chmod(editor, 0o755);
       assert.equal(await ok(['-n', 'only-crs', 'edit', 'gadget', 'g2'], { EDITOR: editor }), 'gadget.tools.example.com/g2 edited\n');
-      const obj = JSON.parse(await ok(['-n', 'only-crs', 'get', 'gadget', 'g2', '-o', 'json'])) as { spec: { color: string }; metadata: { generation: number; managedFields?: { manager: string }[] } };
+      const obj = JSON.parse(await ok(['-n', 'only-crs', 'get', 'gadget', 'g2', '-o', 'json'])) as {
+        spec: { color: string };
+        metadata: { generation: number; managedFields?: { manager: string }[] };
+      };
       assert.equal(obj.spec.color, 'purple');
       assert.equal(obj.metadata.generation, 2);
       // An edit that breaks the schema is refused and kubectl says why.
@@ -100,11 +103,17 @@ for (const kubectl of KUBECTLS) {
       await rm(copy, { force: true });
       if (kubectl.name === '1.20') {
         // kubectl 1.20 validates against /openapi/v2 itself before sending.
-        assert.match(kept, /# \* <nil>: Invalid value: "The edited file failed validation": ValidationError\(Gadget\.spec\.size\.width\): invalid type for com\.example\.tools\.v1\.Gadget\.spec\.size\.width: got "string", expected "integer"/);
+        assert.match(
+          kept,
+          /# \* <nil>: Invalid value: "The edited file failed validation": ValidationError\(Gadget\.spec\.size\.width\): invalid type for com\.example\.tools\.v1\.Gadget\.spec\.size\.width: got "string", expected "integer"/,
+        );
       } else {
         assert.match(kept, /# \* spec\.size\.width: Invalid value: "string": spec\.size\.width in body must be of type integer: "string"/);
       }
-      assert.equal((JSON.parse(await ok(['-n', 'only-crs', 'get', 'gadget', 'g2', '-o', 'json'])) as { spec: { size: { width: number } } }).spec.size.width, 10);
+      assert.equal(
+        (JSON.parse(await ok(['-n', 'only-crs', 'get', 'gadget', 'g2', '-o', 'json'])) as { spec: { size: { width: number } } }).spec.size.width,
+        10,
+      );
       // An edit that changes nothing is reported as such.
       const noop = await file('noop-editor.sh', '#!/bin/sh\ntrue\n');
       await chmod(noop, 0o755);
@@ -114,7 +123,10 @@ for (const kubectl of KUBECTLS) {
     it('an integer a double would round: kubectl says why (create, replace) and the object keeps its value', async () => {
       const made = await k(['create', '-f', await file('g5.yaml', gadget('g5', 'red').replace('width: 10', 'width: 9007199254740993'))]);
       assert.notEqual(made.code, 0, made.stdout);
-      assert.match(made.stderr, /Error from server \(BadRequest\).*integers beyond ±9007199254740991 cannot be stored exactly \(spec\.size\.width: 9007199254740993\)/s);
+      assert.match(
+        made.stderr,
+        /Error from server \(BadRequest\).*integers beyond ±9007199254740991 cannot be stored exactly \(spec\.size\.width: 9007199254740993\)/s,
+      );
       assert.equal((await env.raw.request({ path: '/apis/tools.example.com/v1/namespaces/only-crs/gadgets/g5' })).status, 404);
       await ok(['apply', '-f', await file('g6.yaml', gadget('g6', 'red'))]);
       const replaced = await k(['replace', '-f', await file('g6-big.yaml', gadget('g6', 'red').replace('width: 10', 'width: 12345678901234567'))]);
@@ -138,7 +150,10 @@ for (const kubectl of KUBECTLS) {
       assert.match(out, /^g1\s+red\s*$/m);
       assert.match(out, /^g2\s+purple\s*$/m);
       assert.equal(out.trim().split('\n').length, 3, out);
-      assert.equal((await ok(['-n', 'only-crs', 'get', 'all', '-o', 'name'])).trim().split('\n').sort().join(' '), 'gadget.tools.example.com/g1 gadget.tools.example.com/g2');
+      assert.equal(
+        (await ok(['-n', 'only-crs', 'get', 'all', '-o', 'name'])).trim().split('\n').sort().join(' '),
+        'gadget.tools.example.com/g1 gadget.tools.example.com/g2',
+      );
     });
 
     it('explain <kind>.spec.<field> reads the CRD schema', async () => {

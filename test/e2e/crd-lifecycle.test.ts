@@ -25,7 +25,6 @@ import { KUBECTLS, kubectlSession } from '../support/kubectl.js';
 
 ensureTools();
 
-
 interface Condition {
   type: string;
   status: string;
@@ -77,7 +76,6 @@ async function kubectl(bin: string, args: string[], input?: string, timeoutMs = 
   assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
-
 
 function condition(crd: CRD, type: string): Condition | undefined {
   return crd.status?.conditions?.find((c) => c.type === type);
@@ -222,7 +220,9 @@ describe('CRD names conflicting with another CRD of the group', { timeout: 60_00
       { status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' },
     );
     assert.ok(await notFound(client.list({ group, version: 'v1', resource: 'bars' }, 'default')), 'not served');
-    const r = await run(tools.kubectl, ['--kubeconfig', server.kubeconfig, 'wait', '--for', 'condition=established', '--timeout=1s', `crd/bars.${group}`], { timeoutMs: 20_000 });
+    const r = await run(tools.kubectl, ['--kubeconfig', server.kubeconfig, 'wait', '--for', 'condition=established', '--timeout=1s', `crd/bars.${group}`], {
+      timeoutMs: 20_000,
+    });
     assert.notEqual(r.code, 0, 'never established');
 
     // A short name in use by another CRD: ShortNamesConflict.
@@ -314,7 +314,11 @@ describe('CRD DELETE as the CRD REST answers it', { timeout: 90_000 }, () => {
   async function heldCRD(group: string): Promise<{ name: string; crd: CRD; release: () => Promise<void> }> {
     const name = `gizmos.${group}`;
     const crd = expectCode(
-      await call('POST', CRD_PATH, crdObject({ group, plural: 'gizmos', kind: 'Gizmo', spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } })),
+      await call(
+        'POST',
+        CRD_PATH,
+        crdObject({ group, plural: 'gizmos', kind: 'Gizmo', spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }),
+      ),
       201,
     );
     const items = `/apis/${group}/v1/namespaces/default/gizmos`;
@@ -324,7 +328,15 @@ describe('CRD DELETE as the CRD REST answers it', { timeout: 90_000 }, () => {
       name,
       crd,
       async release() {
-        expectCode(await raw.request({ method: 'PATCH', path: `${items}/pinned`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' }), 200);
+        expectCode(
+          await raw.request({
+            method: 'PATCH',
+            path: `${items}/pinned`,
+            headers: { 'content-type': 'application/merge-patch+json' },
+            body: '{"metadata":{"finalizers":null}}',
+          }),
+          200,
+        );
         await eventually(20_000, `${name} gone`, async () => ((await call('GET', `${CRD_PATH}/${name}`)).status === 404 ? true : undefined));
       },
     };
@@ -380,7 +392,7 @@ describe('CRD DELETE as the CRD REST answers it', { timeout: 90_000 }, () => {
     });
   }
 
-  it('orphanDependents on the first DELETE has no effect either: true → 200, false → 202 (the handler\'s answer), only the clean-up finalizer', async () => {
+  it("orphanDependents on the first DELETE has no effect either: true → 200, false → 202 (the handler's answer), only the clean-up finalizer", async () => {
     for (const [orphanDependents, code] of [
       [true, 200],
       [false, 202],

@@ -85,7 +85,7 @@ for (const kubectl of KUBECTLS) {
       assert.match(out, /color\s+<string>/);
     });
 
-    it('v2 is the structural v2 form, v3 keeps nullable and defaults; neither shows kplane\'s marker', async () => {
+    it("v2 is the structural v2 form, v3 keeps nullable and defaults; neither shows kplane's marker", async () => {
       const v2 = (await env.raw.request({ path: '/openapi/v2' })).json<{ definitions: Record<string, Schema> }>();
       const d1 = v2.definitions['com.example.oapi.v1.Thing']!;
       const spec = d1.properties!['spec']!;
@@ -93,7 +93,10 @@ for (const kubectl of KUBECTLS) {
       assert.equal(spec.required, undefined, 'a nullable property is not required in v2');
       assert.equal(spec.properties!['color']!.default, undefined, 'defaults are pruned from v2');
       assert.equal(spec.properties!['free']!.properties, undefined, 'preserved unknown fields: no properties in v2');
-      assert.deepEqual(v2.definitions['com.example.oapi.v1beta1.Thing'], { type: 'object', 'x-kubernetes-group-version-kind': [{ group: 'oapi.example.com', version: 'v1beta1', kind: 'Thing' }] });
+      assert.deepEqual(v2.definitions['com.example.oapi.v1beta1.Thing'], {
+        type: 'object',
+        'x-kubernetes-group-version-kind': [{ group: 'oapi.example.com', version: 'v1beta1', kind: 'Thing' }],
+      });
       const v3 = (await env.raw.request({ path: '/openapi/v3/apis/oapi.example.com/v1' })).json<{ components: { schemas: Record<string, Schema> } }>();
       const s3 = v3.components.schemas['com.example.oapi.v1.Thing']!.properties!['spec']!;
       assert.equal(s3.properties!['nullableField']!.type, 'string');

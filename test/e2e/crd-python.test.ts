@@ -29,8 +29,14 @@ before(async () => {
   server = await startTestServer({ storage: 'memory' });
   raw = new RawClient(server.url, adminCredentials(server.dataDir));
   const json = { 'content-type': 'application/json' };
-  assert.equal((await raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', headers: json, body: JSON.stringify(CRD) })).status, 201);
-  assert.equal((await raw.request({ method: 'POST', path: '/api/v1/namespaces', headers: json, body: JSON.stringify({ metadata: { name: 'py-custom' } }) })).status, 201);
+  assert.equal(
+    (await raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', headers: json, body: JSON.stringify(CRD) })).status,
+    201,
+  );
+  assert.equal(
+    (await raw.request({ method: 'POST', path: '/api/v1/namespaces', headers: json, body: JSON.stringify({ metadata: { name: 'py-custom' } }) })).status,
+    201,
+  );
   await waitServed(raw, '/apis/py.example.com/v1/widgets');
 });
 
@@ -70,7 +76,9 @@ test('python client: CustomObjectsApi CRUD, status subresource, errors and watch
   assert.equal(invalid.http, 422);
   assert.equal(invalid.reason, 'Invalid');
   assert.equal(invalid.message, 'Widget.py.example.com "bad" is invalid: spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0');
-  assert.deepEqual(invalid.causes, [{ reason: 'FieldValueInvalid', message: 'Invalid value: -1: spec.size in body should be greater than or equal to 0', field: 'spec.size' }]);
+  assert.deepEqual(invalid.causes, [
+    { reason: 'FieldValueInvalid', message: 'Invalid value: -1: spec.size in body should be greater than or equal to 0', field: 'spec.size' },
+  ]);
   assert.deepEqual(at(out, 'missing'), { http: 404, reason: 'NotFound' });
   // Deleting a custom resource answers with a Success Status naming it, as upstream's CR store does.
   assert.deepEqual(at(out, 'deleted'), { kind: 'Status', status: 'Success', details: { name: 'two', group: 'py.example.com', kind: 'widgets' } });
@@ -84,5 +92,8 @@ test('python client: CustomObjectsApi CRUD, status subresource, errors and watch
       ['DELETED', 'w', 2],
     ],
   );
-  assert.ok(events.every((e) => e.class === 'dict'), 'custom objects are plain dicts');
+  assert.ok(
+    events.every((e) => e.class === 'dict'),
+    'custom objects are plain dicts',
+  );
 });

@@ -77,17 +77,45 @@ describe('typed request bodies as Go decodes them', { concurrency: false, timeou
   };
 
   describe('CustomResourceDefinitions', () => {
-    it('a field of the wrong JSON type anywhere → 400 with Go\'s decode error, nothing stored', async () => {
+    it("a field of the wrong JSON type anywhere → 400 with Go's decode error, nothing stored", async () => {
       const cases: [string, string, string][] = [
-        ['versions', crdText('versions', GOOD_SCHEMA).replace(/"versions":\[.*\]\}\}$/, '"versions":"x"}}'), 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionSpec.spec.versions of type []v1.CustomResourceDefinitionVersion'],
-        ['plurals', crdText('plurals', GOOD_SCHEMA).replace('"plural":"plurals"', '"plural":5'), 'json: cannot unmarshal number into Go struct field CustomResourceDefinitionNames.spec.names.plural of type string'],
-        ['serveds', crdText('serveds', GOOD_SCHEMA).replace('"served":true', '"served":"yes"'), 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool'],
+        [
+          'versions',
+          crdText('versions', GOOD_SCHEMA).replace(/"versions":\[.*\]\}\}$/, '"versions":"x"}}'),
+          'json: cannot unmarshal string into Go struct field CustomResourceDefinitionSpec.spec.versions of type []v1.CustomResourceDefinitionVersion',
+        ],
+        [
+          'plurals',
+          crdText('plurals', GOOD_SCHEMA).replace('"plural":"plurals"', '"plural":5'),
+          'json: cannot unmarshal number into Go struct field CustomResourceDefinitionNames.spec.names.plural of type string',
+        ],
+        [
+          'serveds',
+          crdText('serveds', GOOD_SCHEMA).replace('"served":true', '"served":"yes"'),
+          'json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool',
+        ],
         ['types', crdText('types', '{"type":5}'), `json: cannot unmarshal number into Go struct field ${SCHEMA}.type of type string`],
-        ['nesteds', crdText('nesteds', '{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"b":{"type":7}}}}}}'), `json: cannot unmarshal number into Go struct field ${SCHEMA}.properties.items of type string`],
+        [
+          'nesteds',
+          crdText('nesteds', '{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"b":{"type":7}}}}}}'),
+          `json: cannot unmarshal number into Go struct field ${SCHEMA}.properties.items of type string`,
+        ],
         ['bools', crdText('bools', '{"type":"object","additionalProperties":"yes"}'), 'boolean or JSON schema expected'],
         ['enums', crdText('enums', '{"type":"string","enum":"a"}'), `json: cannot unmarshal string into Go struct field ${SCHEMA}.enum of type []v1.JSON`],
-        ['rules', crdText('rules', '{"type":"object","x-kubernetes-validations":[{"rule":"true","reason":5}]}'), 'json: cannot unmarshal number into Go struct field ValidationRule.spec.versions.schema.openAPIV3Schema.x-kubernetes-validations.reason of type v1.FieldValueErrorReason'],
-        ['ports', crdText('ports', GOOD_SCHEMA, '"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"service":{"namespace":"n","name":"s","port":"443"}}}},'), 'json: cannot unmarshal string into Go struct field ServiceReference.spec.conversion.webhook.clientConfig.service.port of type int32'],
+        [
+          'rules',
+          crdText('rules', '{"type":"object","x-kubernetes-validations":[{"rule":"true","reason":5}]}'),
+          'json: cannot unmarshal number into Go struct field ValidationRule.spec.versions.schema.openAPIV3Schema.x-kubernetes-validations.reason of type v1.FieldValueErrorReason',
+        ],
+        [
+          'ports',
+          crdText(
+            'ports',
+            GOOD_SCHEMA,
+            '"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"service":{"namespace":"n","name":"s","port":"443"}}}},',
+          ),
+          'json: cannot unmarshal string into Go struct field ServiceReference.spec.conversion.webhook.clientConfig.service.port of type int32',
+        ],
       ];
       for (const [plural, body, why] of cases) {
         const st = status(await send('POST', CRDS, body), 400, 'BadRequest');
@@ -95,11 +123,18 @@ describe('typed request bodies as Go decodes them', { concurrency: false, timeou
         assert.equal((await raw.request({ path: `${CRDS}/${plural}.typed.example.com` })).status, 404, plural);
       }
       // What Go accepts stays accepted: nulls, true/false for JSONSchemaPropsOrBool.
-      const r = await send('POST', CRDS, crdText('lenients', '{"type":"object","properties":{"spec":{"type":"object","additionalProperties":true,"description":null,"x-kubernetes-preserve-unknown-fields":null}}}'));
+      const r = await send(
+        'POST',
+        CRDS,
+        crdText(
+          'lenients',
+          '{"type":"object","properties":{"spec":{"type":"object","additionalProperties":true,"description":null,"x-kubernetes-preserve-unknown-fields":null}}}',
+        ),
+      );
       assert.equal(r.status, 201, r.text());
     });
 
-    it('kubectl 1.33 create -f: the server\'s 400 in kubectl\'s words', async () => {
+    it("kubectl 1.33 create -f: the server's 400 in kubectl's words", async () => {
       const file = await kc.file(
         'served.yaml',
         `apiVersion: apiextensions.k8s.io/v1
@@ -134,19 +169,33 @@ spec:
       const current = (await raw.request({ path: `${CRDS}/${name}` })).json<{ metadata: { resourceVersion: string }; spec: unknown }>();
       const rv = current.metadata.resourceVersion;
 
-      const put = crdText('updates', '{"type":"object","properties":{"spec":{"type":"object","maxProperties":"3"}}}').replace('"metadata":{', `"metadata":{"resourceVersion":"${rv}",`);
+      const put = crdText('updates', '{"type":"object","properties":{"spec":{"type":"object","maxProperties":"3"}}}').replace(
+        '"metadata":{',
+        `"metadata":{"resourceVersion":"${rv}",`,
+      );
       let st = status(await send('PUT', `${CRDS}/${name}`, put), 400, 'BadRequest');
       assert.equal(st.message, DECODE + `json: cannot unmarshal string into Go struct field ${SCHEMA}.properties.maxProperties of type int64`);
 
       const statusPut = JSON.stringify({ ...current, status: { conditions: [{ type: 'Established', status: true }] } });
       st = status(await send('PUT', `${CRDS}/${name}/status`, statusPut), 400, 'BadRequest');
-      assert.equal(st.message, DECODE + 'json: cannot unmarshal bool into Go struct field CustomResourceDefinitionCondition.status.conditions.status of type v1.ConditionStatus');
+      assert.equal(
+        st.message,
+        DECODE + 'json: cannot unmarshal bool into Go struct field CustomResourceDefinitionCondition.status.conditions.status of type v1.ConditionStatus',
+      );
 
       // Upstream's patcher decodes the patched JSON (JSON and merge patch): NewInvalid(GroupKind{}, "",
       // patch: Invalid value: <patched JSON>: <decode error>).
       for (const [ct, body, why] of [
-        ['application/merge-patch+json', '{"spec":{"versions":"x"}}', 'json: cannot unmarshal string into Go struct field CustomResourceDefinitionSpec.spec.versions of type []v1.CustomResourceDefinitionVersion'],
-        ['application/json-patch+json', '[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/additionalProperties","value":1}]', 'boolean or JSON schema expected'],
+        [
+          'application/merge-patch+json',
+          '{"spec":{"versions":"x"}}',
+          'json: cannot unmarshal string into Go struct field CustomResourceDefinitionSpec.spec.versions of type []v1.CustomResourceDefinitionVersion',
+        ],
+        [
+          'application/json-patch+json',
+          '[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/additionalProperties","value":1}]',
+          'boolean or JSON schema expected',
+        ],
       ] as const) {
         st = status(await send('PATCH', `${CRDS}/${name}`, body, ct), 422, 'Invalid');
         const cause = st.details?.causes?.[0];
@@ -164,14 +213,38 @@ spec:
   });
 
   describe('numbers as the body wrote them', () => {
-    it('`1.0`, `1e3`, `-0.5` or an overflow in an integer field → Go\'s 400 with the literal (core, events, coordination, CRD)', async () => {
+    it("`1.0`, `1e3`, `-0.5` or an overflow in an integer field → Go's 400 with the literal (core, events, coordination, CRD)", async () => {
       const cases: [string, string, string][] = [
-        ['/apis/coordination.k8s.io/v1/namespaces/typed/leases', '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l1"},"spec":{"leaseDurationSeconds":1.0}}', 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 1.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32'],
-        ['/apis/coordination.k8s.io/v1/namespaces/typed/leases', '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l2"},"spec":{"leaseTransitions":1e3}}', 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 1e3 into Go struct field LeaseSpec.spec.leaseTransitions of type int32'],
-        ['/api/v1/namespaces/typed/configmaps', '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1","generation":-0.5}}', 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number -0.5 into Go struct field ObjectMeta.metadata.generation of type int64'],
-        ['/api/v1/namespaces/typed/events', '{"apiVersion":"v1","kind":"Event","metadata":{"name":"e1"},"involvedObject":{"kind":"Pod","name":"p","namespace":"typed"},"count":2.0}', 'Event in version "v1" cannot be handled as a Event: json: cannot unmarshal number 2.0 into Go struct field Event.count of type int32'],
-        ['/apis/events.k8s.io/v1/namespaces/typed/events', '{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e2"},"eventTime":"2024-01-01T00:00:00.000000Z","deprecatedCount":12345678901234567}', 'Event in version "v1" cannot be handled as a Event: json: cannot unmarshal number 12345678901234567 into Go struct field Event.deprecatedCount of type int32'],
-        [CRDS, crdText('floats', '{"type":"object","maxProperties":1E1}'), DECODE + 'json: cannot unmarshal number 1E1 into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.maxProperties of type int64'],
+        [
+          '/apis/coordination.k8s.io/v1/namespaces/typed/leases',
+          '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l1"},"spec":{"leaseDurationSeconds":1.0}}',
+          'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 1.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+        ],
+        [
+          '/apis/coordination.k8s.io/v1/namespaces/typed/leases',
+          '{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l2"},"spec":{"leaseTransitions":1e3}}',
+          'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 1e3 into Go struct field LeaseSpec.spec.leaseTransitions of type int32',
+        ],
+        [
+          '/api/v1/namespaces/typed/configmaps',
+          '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1","generation":-0.5}}',
+          'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number -0.5 into Go struct field ObjectMeta.metadata.generation of type int64',
+        ],
+        [
+          '/api/v1/namespaces/typed/events',
+          '{"apiVersion":"v1","kind":"Event","metadata":{"name":"e1"},"involvedObject":{"kind":"Pod","name":"p","namespace":"typed"},"count":2.0}',
+          'Event in version "v1" cannot be handled as a Event: json: cannot unmarshal number 2.0 into Go struct field Event.count of type int32',
+        ],
+        [
+          '/apis/events.k8s.io/v1/namespaces/typed/events',
+          '{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e2"},"eventTime":"2024-01-01T00:00:00.000000Z","deprecatedCount":12345678901234567}',
+          'Event in version "v1" cannot be handled as a Event: json: cannot unmarshal number 12345678901234567 into Go struct field Event.deprecatedCount of type int32',
+        ],
+        [
+          CRDS,
+          crdText('floats', '{"type":"object","maxProperties":1E1}'),
+          DECODE + 'json: cannot unmarshal number 1E1 into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.maxProperties of type int64',
+        ],
       ];
       for (const [path, body, message] of cases) {
         const st = status(await send('POST', path, body), 400, 'BadRequest');
@@ -184,32 +257,77 @@ spec:
         'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: from-yaml, namespace: typed}\nspec: {holderIdentity: me, leaseDurationSeconds: 1.0}\n',
       );
       await kc.ok(['create', '-f', file]);
-      const got = (await raw.request({ path: '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml' })).json<{ spec: { leaseDurationSeconds: number } }>();
+      const got = (await raw.request({ path: '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml' })).json<{
+        spec: { leaseDurationSeconds: number };
+      }>();
       assert.equal(got.spec.leaseDurationSeconds, 1);
       // A JSON merge patch keeps its numbers' text in the patched JSON upstream: `1.0` is the decoder's error, a 422 on `patch`.
-      const st = status(await send('PATCH', '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml', '{"spec":{"leaseDurationSeconds":2.0}}', 'application/merge-patch+json'), 422, 'Invalid');
+      const st = status(
+        await send(
+          'PATCH',
+          '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml',
+          '{"spec":{"leaseDurationSeconds":2.0}}',
+          'application/merge-patch+json',
+        ),
+        422,
+        'Invalid',
+      );
       assert.equal(st.details?.causes?.[0]?.field, 'patch');
-      assert.ok(st.details?.causes?.[0]?.message.endsWith(': json: cannot unmarshal number 2.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32'), st.details?.causes?.[0]?.message);
-      const unchanged = (await raw.request({ path: '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml' })).json<{ spec: { leaseDurationSeconds: number } }>();
+      assert.ok(
+        st.details?.causes?.[0]?.message.endsWith(': json: cannot unmarshal number 2.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32'),
+        st.details?.causes?.[0]?.message,
+      );
+      const unchanged = (await raw.request({ path: '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml' })).json<{
+        spec: { leaseDurationSeconds: number };
+      }>();
       assert.equal(unchanged.spec.leaseDurationSeconds, 1);
       // So does a JSON patch: evanphx/json-patch keeps a value's raw text through add, replace, copy
       // and move (checked with json-patch v4.12.0 under Go 1.19), and the patched text is decoded.
       for (const [patch, literal] of [
         ['[{"op":"replace","path":"/spec/leaseDurationSeconds","value":1.0}]', '1.0'],
         ['[{"op":"add","path":"/spec/x","value":3e0},{"op":"move","from":"/spec/x","path":"/spec/leaseDurationSeconds"}]', '3e0'],
-        ['[{"op":"add","path":"/spec/x","value":4.00},{"op":"copy","from":"/spec/x","path":"/spec/leaseDurationSeconds"},{"op":"remove","path":"/spec/x"}]', '4.00'],
+        [
+          '[{"op":"add","path":"/spec/x","value":4.00},{"op":"copy","from":"/spec/x","path":"/spec/leaseDurationSeconds"},{"op":"remove","path":"/spec/x"}]',
+          '4.00',
+        ],
       ]) {
-        const jp = status(await send('PATCH', '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml', patch!, 'application/json-patch+json'), 422, 'Invalid');
+        const jp = status(
+          await send('PATCH', '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml', patch!, 'application/json-patch+json'),
+          422,
+          'Invalid',
+        );
         assert.equal(jp.details?.causes?.[0]?.field, 'patch', patch);
-        assert.ok(jp.details?.causes?.[0]?.message.endsWith(`: json: cannot unmarshal number ${literal!} into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32`), jp.details?.causes?.[0]?.message);
+        assert.ok(
+          jp.details?.causes?.[0]?.message.endsWith(
+            `: json: cannot unmarshal number ${literal!} into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32`,
+          ),
+          jp.details?.causes?.[0]?.message,
+        );
       }
       // Its `test` compares a raw number by its text: `1.0` is not the stored `1` (the generic 422).
-      const tested = status(await send('PATCH', '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml', '[{"op":"test","path":"/spec/leaseDurationSeconds","value":1.0}]', 'application/json-patch+json'), 422, 'Invalid');
+      const tested = status(
+        await send(
+          'PATCH',
+          '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml',
+          '[{"op":"test","path":"/spec/leaseDurationSeconds","value":1.0}]',
+          'application/json-patch+json',
+        ),
+        422,
+        'Invalid',
+      );
       assert.equal(tested.message, 'the server rejected our request due to an error in our request');
-      const stillOne = (await raw.request({ path: '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml' })).json<{ metadata: { resourceVersion: string }; spec: { leaseDurationSeconds: number } }>();
+      const stillOne = (await raw.request({ path: '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml' })).json<{
+        metadata: { resourceVersion: string };
+        spec: { leaseDurationSeconds: number };
+      }>();
       assert.equal(stillOne.spec.leaseDurationSeconds, 1);
       // A number written as String(value) gives it back is applied as ever.
-      const applied = await send('PATCH', '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml', '[{"op":"test","path":"/spec/leaseDurationSeconds","value":1},{"op":"replace","path":"/spec/leaseDurationSeconds","value":5}]', 'application/json-patch+json');
+      const applied = await send(
+        'PATCH',
+        '/apis/coordination.k8s.io/v1/namespaces/typed/leases/from-yaml',
+        '[{"op":"test","path":"/spec/leaseDurationSeconds","value":1},{"op":"replace","path":"/spec/leaseDurationSeconds","value":5}]',
+        'application/json-patch+json',
+      );
       assert.equal(applied.status, 200, applied.text());
       assert.equal(applied.json<{ spec: { leaseDurationSeconds: number } }>().spec.leaseDurationSeconds, 5);
     });
@@ -233,7 +351,10 @@ print(json.dumps(out))
       const lease = out['lease'] as { http: number; body: Status };
       assert.equal(lease.http, 400);
       assert.equal(lease.body.reason, 'BadRequest');
-      assert.equal(lease.body.message, 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 15.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32');
+      assert.equal(
+        lease.body.message,
+        'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 15.0 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
+      );
       assert.equal(out['fixed'], 15);
     });
   });
@@ -241,7 +362,14 @@ print(json.dumps(out))
   describe("a CRD schema's default, enum and example integers", () => {
     it('one a double cannot hold (upstream keeps it as int64) → 400 naming it (raw JSON, kubectl); one it holds is kept exactly', async () => {
       const st = status(
-        await send('POST', CRDS, crdText('inexacts', '{"type":"object","properties":{"spec":{"type":"object","properties":{"n":{"type":"integer","default":9007199254740993},"m":{"type":"integer","enum":[1,9223372036854775807]}}}}}')),
+        await send(
+          'POST',
+          CRDS,
+          crdText(
+            'inexacts',
+            '{"type":"object","properties":{"spec":{"type":"object","properties":{"n":{"type":"integer","default":9007199254740993},"m":{"type":"integer","enum":[1,9223372036854775807]}}}}}',
+          ),
+        ),
         400,
         'BadRequest',
       );
@@ -277,10 +405,14 @@ spec:
       );
       const r = await kc.k(['create', '-f', file]);
       assert.notEqual(r.code, 0, r.stdout);
-      assert.match(r.stderr, /Error from server \(BadRequest\): .*integers beyond ±9007199254740991 cannot be stored exactly \(spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\.size\.example: 1152921504606846976\)/);
+      assert.match(
+        r.stderr,
+        /Error from server \(BadRequest\): .*integers beyond ±9007199254740991 cannot be stored exactly \(spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\.spec\.properties\.size\.example: 1152921504606846976\)/,
+      );
 
       // One a double holds is kept exactly: in the stored CRD, its OpenAPI and the objects it defaults.
-      const schema = '{"type":"object","properties":{"spec":{"type":"object","properties":{"n":{"type":"integer","default":9007199254740991,"enum":[-9007199254740991,9007199254740991,7]},"f":{"type":"number","default":12345678901234567890,"example":0.1}}}}}';
+      const schema =
+        '{"type":"object","properties":{"spec":{"type":"object","properties":{"n":{"type":"integer","default":9007199254740991,"enum":[-9007199254740991,9007199254740991,7]},"f":{"type":"number","default":12345678901234567890,"example":0.1}}}}}';
       assert.equal((await send('POST', CRDS, crdText('exacts', schema))).status, 201);
       await waitServed(raw, '/apis/typed.example.com/v1/namespaces/typed/exacts');
       const crd = (await raw.request({ path: `${CRDS}/exacts.typed.example.com` })).text();
@@ -291,14 +423,23 @@ spec:
       const v3 = (await raw.request({ path: '/openapi/v3/apis/typed.example.com/v1' })).text();
       assert.ok(v3.includes('"default":9007199254740991'), 'OpenAPI v3 publishes the default exactly');
       assert.ok(v3.includes('"enum":[-9007199254740991,9007199254740991,7]'), 'and the enum');
-      const created = await send('POST', '/apis/typed.example.com/v1/namespaces/typed/exacts', '{"apiVersion":"typed.example.com/v1","kind":"Kexacts","metadata":{"name":"o"},"spec":{}}');
+      const created = await send(
+        'POST',
+        '/apis/typed.example.com/v1/namespaces/typed/exacts',
+        '{"apiVersion":"typed.example.com/v1","kind":"Kexacts","metadata":{"name":"o"},"spec":{}}',
+      );
       assert.equal(created.status, 201, created.text());
       for (const field of ['"n":9007199254740991', '"f":12345678901234567000']) assert.ok(created.text().includes(field), created.text());
       const got = (await raw.request({ path: '/apis/typed.example.com/v1/namespaces/typed/exacts/o' })).text();
       assert.ok(got.includes('"n":9007199254740991'), got);
       // A JSON patch carries its integers' text as a JSON body does: refused rather than rounded, named where the patch puts it.
       const patched = status(
-        await send('PATCH', `${CRDS}/exacts.typed.example.com`, '[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/n/enum","value":[7,9007199254740993]}]', 'application/json-patch+json'),
+        await send(
+          'PATCH',
+          `${CRDS}/exacts.typed.example.com`,
+          '[{"op":"replace","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/n/enum","value":[7,9007199254740993]}]',
+          'application/json-patch+json',
+        ),
         400,
         'BadRequest',
       );
@@ -307,7 +448,10 @@ spec:
         'integers beyond ±9007199254740991 cannot be stored exactly (spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.n.enum[1]: 9007199254740993): ' +
           "kplane keeps numbers as 64-bit floating point, where kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range",
       );
-      assert.ok((await raw.request({ path: `${CRDS}/exacts.typed.example.com` })).text().includes('"enum":[-9007199254740991,9007199254740991,7]'), 'unchanged');
+      assert.ok(
+        (await raw.request({ path: `${CRDS}/exacts.typed.example.com` })).text().includes('"enum":[-9007199254740991,9007199254740991,7]'),
+        'unchanged',
+      );
     });
   });
 });

@@ -115,7 +115,10 @@ for (const k of KUBECTLS) {
     let s: TestServer;
     let raw: RawClient;
     const kc = (args: string[], input?: string): Promise<RunResult> =>
-      run(k.bin, ['--kubeconfig', s.kubeconfig, ...args], { env: { HOME: s.dataDir, KUBECACHEDIR: `${s.dataDir}/cache` }, ...(input !== undefined ? { input } : {}) });
+      run(k.bin, ['--kubeconfig', s.kubeconfig, ...args], {
+        env: { HOME: s.dataDir, KUBECACHEDIR: `${s.dataDir}/cache` },
+        ...(input !== undefined ? { input } : {}),
+      });
     const ok = async (args: string[], input?: string): Promise<string> => {
       const r = await kc(args, input);
       assert.equal(r.code, 0, `kubectl ${args.join(' ')}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
@@ -135,7 +138,9 @@ for (const k of KUBECTLS) {
     it('creates a CRD from YAML and it becomes Established', async () => {
       assert.match(await ok(['create', '-f', '-'], CRD), /customresourcedefinition.apiextensions.k8s.io\/crontabs.stable.example.com created/);
       assert.match(await ok(['wait', '--for', 'condition=established', '--timeout=10s', 'crd/crontabs.stable.example.com']), /condition met/);
-      const crd = JSON.parse(await ok(['get', 'crd', 'crontabs.stable.example.com', '-o', 'json'])) as { status: { acceptedNames: { plural: string }; storedVersions: string[]; conditions: { type: string; status: string; reason: string }[] } };
+      const crd = JSON.parse(await ok(['get', 'crd', 'crontabs.stable.example.com', '-o', 'json'])) as {
+        status: { acceptedNames: { plural: string }; storedVersions: string[]; conditions: { type: string; status: string; reason: string }[] };
+      };
       assert.equal(crd.status.acceptedNames.plural, 'crontabs');
       assert.deepEqual(crd.status.storedVersions, ['v1']);
       assert.deepEqual(
@@ -193,19 +198,33 @@ for (const k of KUBECTLS) {
     });
 
     it('status subresource: the main resource ignores status, /status ignores everything else', async () => {
-      const cur = (await raw.request({ path: `${base}/daily` })).json<{ metadata: { resourceVersion: string; generation: number }; spec: Record<string, unknown> }>();
+      const cur = (await raw.request({ path: `${base}/daily` })).json<{
+        metadata: { resourceVersion: string; generation: number };
+        spec: Record<string, unknown>;
+      }>();
       const put = await raw.request({
         method: 'PUT',
         path: `${base}/daily/status`,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'daily', resourceVersion: cur.metadata.resourceVersion }, spec: { image: 'ignored' }, status: { replicas: 2, selector: 'app=daily', conditions: [{ type: 'Ready', status: 'True' }] } }),
+        body: JSON.stringify({
+          apiVersion: 'stable.example.com/v1',
+          kind: 'CronTab',
+          metadata: { name: 'daily', resourceVersion: cur.metadata.resourceVersion },
+          spec: { image: 'ignored' },
+          status: { replicas: 2, selector: 'app=daily', conditions: [{ type: 'Ready', status: 'True' }] },
+        }),
       });
       assert.equal(put.status, 200, put.text());
       const after = put.json<{ spec: { image: string }; status: { replicas: number }; metadata: { generation: number } }>();
       assert.equal(after.spec.image, 'backup:2');
       assert.equal(after.status.replicas, 2);
       assert.equal(after.metadata.generation, cur.metadata.generation, 'status writes do not bump generation');
-      const merge = await raw.request({ method: 'PATCH', path: `${base}/daily`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"status":{"replicas":9}}' });
+      const merge = await raw.request({
+        method: 'PATCH',
+        path: `${base}/daily`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: '{"status":{"replicas":9}}',
+      });
       assert.equal(merge.json<{ status: { replicas: number } }>().status.replicas, 2);
       assert.match(await ok(['get', 'ct', 'daily']), /daily\s+0 0 \* \* \*\s+1\s+True\s+/);
     });
@@ -222,7 +241,12 @@ for (const k of KUBECTLS) {
       const obj = JSON.parse(await ok(['get', 'ct', 'daily', '-o', 'json'])) as { spec: { replicas: number }; metadata: { generation: number } };
       assert.equal(obj.spec.replicas, 4);
       assert.equal(obj.metadata.generation, 3);
-      const bad = await raw.request({ method: 'PATCH', path: `${base}/daily/scale`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"spec":{"replicas":-1}}' });
+      const bad = await raw.request({
+        method: 'PATCH',
+        path: `${base}/daily/scale`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: '{"spec":{"replicas":-1}}',
+      });
       assert.equal(bad.status, 422, bad.text());
       assert.match(bad.text(), /Scale.autoscaling \\"daily\\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0/);
     });
@@ -263,15 +287,25 @@ for (const k of KUBECTLS) {
       assert.equal(warn.json<{ spec: Record<string, unknown> }>().spec['extra'], undefined);
     });
 
-    it('a finalizer name without a domain is accepted on a custom resource with upstream\'s warning', async () => {
-      const body = JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'finalized', finalizers: ['foo'] }, spec: { image: 'a' } });
+    it("a finalizer name without a domain is accepted on a custom resource with upstream's warning", async () => {
+      const body = JSON.stringify({
+        apiVersion: 'stable.example.com/v1',
+        kind: 'CronTab',
+        metadata: { name: 'finalized', finalizers: ['foo'] },
+        spec: { image: 'a' },
+      });
       const made = await raw.request({ method: 'POST', path: base, headers: { 'content-type': 'application/json' }, body });
       assert.equal(made.status, 201, made.text());
       assert.equal(
         made.headers['warning'],
         '299 - "metadata.finalizers: \\"foo\\": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"',
       );
-      const patched = await raw.request({ method: 'PATCH', path: `${base}/finalized`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' });
+      const patched = await raw.request({
+        method: 'PATCH',
+        path: `${base}/finalized`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: '{"metadata":{"finalizers":null}}',
+      });
       assert.equal(patched.status, 200, patched.text());
     });
 
@@ -297,22 +331,34 @@ for (const k of KUBECTLS) {
       await ok(['patch', 'crd', 'crontabs.stable.example.com', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/versions/0/served","value":false}]']);
       const deadline = Date.now() + 5000;
       let code = 0;
-      while (Date.now() < deadline && (code = (await raw.request({ path: '/apis/stable.example.com/v1beta1/crontabs' })).status) !== 404) await new Promise((r) => setTimeout(r, 50));
+      while (Date.now() < deadline && (code = (await raw.request({ path: '/apis/stable.example.com/v1beta1/crontabs' })).status) !== 404)
+        await new Promise((r) => setTimeout(r, 50));
       assert.equal(code, 404);
       const group = (await raw.request({ path: '/apis/stable.example.com' })).json<{ versions: { version: string }[] }>();
-      assert.deepEqual(group.versions.map((v) => v.version), ['v1']);
+      assert.deepEqual(
+        group.versions.map((v) => v.version),
+        ['v1'],
+      );
       assert.equal((await raw.request({ path: `${base}/old` })).status, 200);
     });
 
     it('discovery and OpenAPI describe the custom resource', async () => {
-      const rl = (await raw.request({ path: '/apis/stable.example.com/v1' })).json<{ resources: { name: string; shortNames?: string[]; categories?: string[]; kind: string }[] }>();
+      const rl = (await raw.request({ path: '/apis/stable.example.com/v1' })).json<{
+        resources: { name: string; shortNames?: string[]; categories?: string[]; kind: string }[];
+      }>();
       const main = rl.resources.find((r) => r.name === 'crontabs')!;
       assert.deepEqual(main.shortNames, ['ct']);
       assert.deepEqual(main.categories, ['allcron']);
       assert.deepEqual(rl.resources.map((r) => r.name).sort(), ['crontabs', 'crontabs/scale', 'crontabs/status']);
-      const v3 = (await raw.request({ path: '/openapi/v3/apis/stable.example.com/v1' })).json<{ components: { schemas: Record<string, { 'x-kubernetes-group-version-kind'?: unknown[] }> } }>();
-      assert.deepEqual(v3.components.schemas['com.example.stable.v1.CronTab']?.['x-kubernetes-group-version-kind'], [{ group: 'stable.example.com', version: 'v1', kind: 'CronTab' }]);
-      const v2 = (await raw.request({ path: '/openapi/v2', headers: { accept: 'application/json' } })).json<{ paths: Record<string, { patch?: { consumes: string[] } }> }>();
+      const v3 = (await raw.request({ path: '/openapi/v3/apis/stable.example.com/v1' })).json<{
+        components: { schemas: Record<string, { 'x-kubernetes-group-version-kind'?: unknown[] }> };
+      }>();
+      assert.deepEqual(v3.components.schemas['com.example.stable.v1.CronTab']?.['x-kubernetes-group-version-kind'], [
+        { group: 'stable.example.com', version: 'v1', kind: 'CronTab' },
+      ]);
+      const v2 = (await raw.request({ path: '/openapi/v2', headers: { accept: 'application/json' } })).json<{
+        paths: Record<string, { patch?: { consumes: string[] } }>;
+      }>();
       const patch = v2.paths['/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}']?.patch;
       assert.ok(patch && !patch.consumes.includes('application/strategic-merge-patch+json'));
     });

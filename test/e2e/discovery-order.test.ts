@@ -19,7 +19,12 @@ describe('discovery order', () => {
     srv = await startTestServer();
     raw = new RawClient(srv.url, adminCredentials(srv.dataDir));
     const post = async (body: unknown): Promise<void> => {
-      const res = await raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await raw.request({
+        method: 'POST',
+        path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       assert.equal(res.status, 201, res.text());
     };
     await post(crdObject({ group: 'b.example.com', plural: 'widgets', kind: 'Widget', spec: { type: 'object' } }));
@@ -40,17 +45,25 @@ describe('discovery order', () => {
   });
 
   it('/apis: by group priority, then APIService name; versions by priority', async () => {
-    const list = (await raw.request({ path: '/apis', headers: { accept: 'application/json' } })).json<{ groups: { name: string; versions: { version: string }[]; preferredVersion: { version: string } }[] }>();
+    const list = (await raw.request({ path: '/apis', headers: { accept: 'application/json' } })).json<{
+      groups: { name: string; versions: { version: string }[]; preferredVersion: { version: string } }[];
+    }>();
     // v1.b.example.com sorts before v1beta1.a.example.com ('.' < 'b'): b's group comes first here.
     assert.deepEqual(
       list.groups.map((g) => g.name),
       ['events.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'b.example.com', 'a.example.com'],
     );
     const a = list.groups.find((g) => g.name === 'a.example.com')!;
-    assert.deepEqual(a.versions.map((x) => x.version), ['v2', 'v1beta1']);
+    assert.deepEqual(
+      a.versions.map((x) => x.version),
+      ['v2', 'v1beta1'],
+    );
     assert.equal(a.preferredVersion.version, 'v2');
     const group = (await raw.request({ path: '/apis/a.example.com' })).json<{ versions: { version: string }[]; preferredVersion: { version: string } }>();
-    assert.deepEqual(group.versions.map((x) => x.version), ['v2', 'v1beta1']);
+    assert.deepEqual(
+      group.versions.map((x) => x.version),
+      ['v2', 'v1beta1'],
+    );
     assert.equal(group.preferredVersion.version, 'v2');
   });
 
@@ -62,6 +75,9 @@ describe('discovery order', () => {
       doc.items.map((g) => g.metadata.name),
       ['events.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'a.example.com', 'b.example.com'],
     );
-    assert.deepEqual(doc.items.find((g) => g.metadata.name === 'a.example.com')!.versions.map((x) => x.version), ['v2', 'v1beta1']);
+    assert.deepEqual(
+      doc.items.find((g) => g.metadata.name === 'a.example.com')!.versions.map((x) => x.version),
+      ['v2', 'v1beta1'],
+    );
   });
 });

@@ -51,7 +51,15 @@ describe('two servers on one etcd', { timeout: 90_000 }, () => {
   });
 
   it('an object created through A is readable through B', async () => {
-    const created = ok(await ca.request({ method: 'POST', path: CMS, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared' }, data: { from: 'a' } }) }), 201);
+    const created = ok(
+      await ca.request({
+        method: 'POST',
+        path: CMS,
+        headers: JSON_CT,
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared' }, data: { from: 'a' } }),
+      }),
+      201,
+    );
     const got = ok(await cb.request({ path: `${CMS}/shared` }));
     assert.equal(got.metadata.uid, created.metadata.uid);
     assert.equal(got.metadata.resourceVersion, created.metadata.resourceVersion);
@@ -66,14 +74,25 @@ describe('two servers on one etcd', { timeout: 90_000 }, () => {
     const w = await cb.stream({ path: `${CMS}?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dw1`, timeoutMs: 5_000 });
     try {
       assert.equal(w.status, 200);
-      const c = ok(await ca.request({ method: 'POST', path: CMS, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w1' }, data: { n: '1' } }) }), 201);
+      const c = ok(
+        await ca.request({
+          method: 'POST',
+          path: CMS,
+          headers: JSON_CT,
+          body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w1' }, data: { n: '1' } }),
+        }),
+        201,
+      );
       const u = ok(await ca.request({ method: 'PUT', path: `${CMS}/w1`, headers: JSON_CT, body: JSON.stringify({ ...c, data: { n: '2' } }) }));
       ok(await ca.request({ method: 'DELETE', path: `${CMS}/w1` }));
       const events = await w.waitFor((d) => {
         const evs = watchLines(d);
         return evs.length >= 3 ? evs : undefined;
       });
-      assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['ADDED', 'MODIFIED', 'DELETED'],
+      );
       assert.equal(events[0]!.object.metadata?.resourceVersion, c.metadata.resourceVersion);
       assert.equal(events[1]!.object.metadata?.resourceVersion, u.metadata.resourceVersion);
       assert.deepEqual(events[1]!.object.data, { n: '2' });
@@ -85,7 +104,15 @@ describe('two servers on one etcd', { timeout: 90_000 }, () => {
   });
 
   it('optimistic concurrency across servers: a stale update through B after A updated → 409', async () => {
-    const c = ok(await ca.request({ method: 'POST', path: CMS, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'occ' }, data: { v: '0' } }) }), 201);
+    const c = ok(
+      await ca.request({
+        method: 'POST',
+        path: CMS,
+        headers: JSON_CT,
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'occ' }, data: { v: '0' } }),
+      }),
+      201,
+    );
     const stale = ok(await cb.request({ path: `${CMS}/occ` }));
     assert.equal(stale.metadata.resourceVersion, c.metadata.resourceVersion);
     ok(await ca.request({ method: 'PUT', path: `${CMS}/occ`, headers: JSON_CT, body: JSON.stringify({ ...c, data: { v: 'a' } }) }));
@@ -94,10 +121,18 @@ describe('two servers on one etcd', { timeout: 90_000 }, () => {
     const s = res.json<KubeStatus>();
     assert.equal(s.kind, 'Status');
     assert.equal(s.reason, 'Conflict');
-    assert.equal(s.message, 'Operation cannot be fulfilled on configmaps "occ": the object has been modified; please apply your changes to the latest version and try again');
+    assert.equal(
+      s.message,
+      'Operation cannot be fulfilled on configmaps "occ": the object has been modified; please apply your changes to the latest version and try again',
+    );
     assert.deepEqual(ok(await cb.request({ path: `${CMS}/occ` })).data, { v: 'a' });
     // Creating the same name through B is AlreadyExists.
-    const dup = await cb.request({ method: 'POST', path: CMS, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'occ' } }) });
+    const dup = await cb.request({
+      method: 'POST',
+      path: CMS,
+      headers: JSON_CT,
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'occ' } }),
+    });
     assert.equal(dup.status, 409);
     assert.equal(dup.json<KubeStatus>().reason, 'AlreadyExists');
   });
@@ -122,7 +157,10 @@ describe('two servers on one etcd', { timeout: 90_000 }, () => {
     const healthz = await ca.request({ path: '/healthz', timeoutMs: 10_000 });
     assert.equal(healthz.status, 500);
     // A GET needs etcd (gets are not served from the watch cache): a 5xx Status in bounded time.
-    for (const [client, what] of [[ca, 'A'], [cb, 'B']] as const) {
+    for (const [client, what] of [
+      [ca, 'A'],
+      [cb, 'B'],
+    ] as const) {
       // timeoutMs: an answer, not a hang (the client gives up after 30 s)
       const res = await client.request({ path: `${CMS}/shared`, timeoutMs: 30_000 });
       assert.equal(res.status, 503, `${what}: ${res.text()}`);
@@ -133,7 +171,13 @@ describe('two servers on one etcd', { timeout: 90_000 }, () => {
       assert.equal(s.code, res.status);
     }
     // A write fails the same way and is not acknowledged.
-    const w = await ca.request({ method: 'POST', path: CMS, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'during-outage' } }), timeoutMs: 30_000 });
+    const w = await ca.request({
+      method: 'POST',
+      path: CMS,
+      headers: JSON_CT,
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'during-outage' } }),
+      timeoutMs: 30_000,
+    });
     assert.ok(w.status >= 500 && w.status < 600, `${w.status} ${w.text()}`);
     assert.equal(w.json<KubeStatus>().kind, 'Status');
   });
@@ -149,24 +193,50 @@ describe('starting before etcd answers', { timeout: 90_000 }, () => {
     let etcd: RunningEtcd | undefined;
     try {
       // Nothing listens there: the start fails after the wait, naming the endpoint and the fix.
-      const never = await createControlPlane({ storage: etcdStorage({ endpoints: [endpoint] }), dataDir, port: 0, storageStartTimeoutMs: 1_500, log: (m) => logs.push(m) });
+      const never = await createControlPlane({
+        storage: etcdStorage({ endpoints: [endpoint] }),
+        dataDir,
+        port: 0,
+        storageStartTimeoutMs: 1_500,
+        log: (m) => logs.push(m),
+      });
       await assert.rejects(never.start(), (e: Error) => {
-        assert.match(e.message, new RegExp(`^storage does not answer after \\d+ s: etcd at ${endpoint.replace(/[.:/]/g, '\\$&')} is not answering: .+; start etcd, or point kplane at a running one \\(kplane serve --etcd-servers`));
+        assert.match(
+          e.message,
+          new RegExp(
+            `^storage does not answer after \\d+ s: etcd at ${endpoint.replace(/[.:/]/g, '\\$&')} is not answering: .+; start etcd, or point kplane at a running one \\(kplane serve --etcd-servers`,
+          ),
+        );
         return true;
       });
-      assert.ok(logs.some((l) => l.startsWith('storage: waiting for etcd to answer (up to 2 s): etcd at ')), logs.join('\n'));
+      assert.ok(
+        logs.some((l) => l.startsWith('storage: waiting for etcd to answer (up to 2 s): etcd at ')),
+        logs.join('\n'),
+      );
       await never.stop();
 
       // etcd starts 2 s into the wait: the server comes up and serves.
       logs.length = 0;
-      const late = await createControlPlane({ storage: etcdStorage({ endpoints: [endpoint] }), dataDir, port: 0, storageStartTimeoutMs: 60_000, log: (m) => logs.push(m) });
+      const late = await createControlPlane({
+        storage: etcdStorage({ endpoints: [endpoint] }),
+        dataDir,
+        port: 0,
+        storageStartTimeoutMs: 60_000,
+        log: (m) => logs.push(m),
+      });
       const starting = late.start();
       await new Promise((r) => setTimeout(r, 2_000));
       etcd = await startEtcd({ clientPort: port });
       await starting;
       try {
-        assert.ok(logs.some((l) => l.startsWith('storage: waiting for etcd to answer (up to 60 s)')), logs.join('\n'));
-        assert.ok(logs.some((l) => /^storage: etcd answers after \d+\.\d s$/.test(l)), logs.join('\n'));
+        assert.ok(
+          logs.some((l) => l.startsWith('storage: waiting for etcd to answer (up to 60 s)')),
+          logs.join('\n'),
+        );
+        assert.ok(
+          logs.some((l) => /^storage: etcd answers after \d+\.\d s$/.test(l)),
+          logs.join('\n'),
+        );
         const client = new RawClient(late.url, adminCredentials(dataDir));
         try {
           assert.equal((await client.request({ path: '/api/v1/namespaces/default' })).status, 200);
@@ -188,7 +258,12 @@ describe('starting before etcd answers', { timeout: 90_000 }, () => {
       const dataDir = await mkdtemp(join(tmpdir(), 'kplane-port-'));
       const b = await createControlPlane({ storage: memory(), dataDir, port: a.cp.port });
       try {
-        await assert.rejects(b.start(), new RegExp(`^Error: cannot listen on 127\\.0\\.0\\.1:${a.cp.port}: the address is in use \\(another kplane server or another program\\); stop it, or choose another port \\(kplane serve --secure-port`));
+        await assert.rejects(
+          b.start(),
+          new RegExp(
+            `^Error: cannot listen on 127\\.0\\.0\\.1:${a.cp.port}: the address is in use \\(another kplane server or another program\\); stop it, or choose another port \\(kplane serve --secure-port`,
+          ),
+        );
       } finally {
         await b.stop();
         await rm(dataDir, { recursive: true, force: true });

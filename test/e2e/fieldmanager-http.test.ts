@@ -23,7 +23,15 @@ interface Entry {
 interface Obj {
   kind?: string;
   apiVersion?: string;
-  metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string>; managedFields?: Entry[]; [k: string]: unknown };
+  metadata: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    managedFields?: Entry[];
+    [k: string]: unknown;
+  };
   data?: Record<string, string>;
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
@@ -58,9 +66,19 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
   let client: RawClient;
   const cm = (ns: string, name: string): string => `/api/v1/namespaces/${ns}/configmaps/${name}`;
   const applyReq = (path: string, doc: unknown, query: string, headers: Record<string, string> = {}): Promise<RawResponse> =>
-    client.request({ method: 'PATCH', path: `${path}?${query}`, headers: { 'content-type': APPLY, accept: JSON_CT, ...headers }, body: typeof doc === 'string' ? doc : JSON.stringify(doc) });
+    client.request({
+      method: 'PATCH',
+      path: `${path}?${query}`,
+      headers: { 'content-type': APPLY, accept: JSON_CT, ...headers },
+      body: typeof doc === 'string' ? doc : JSON.stringify(doc),
+    });
   const get = async (path: string): Promise<Obj> => body(await client.request({ path, headers: { accept: JSON_CT } }), 200);
-  const cmDoc = (name: string, data: Record<string, string>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...extra }, data });
+  const cmDoc = (name: string, data: Record<string, string>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, ...extra },
+    data,
+  });
 
   before(async () => {
     server = await startTestServer();
@@ -131,7 +149,12 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
   it('a conflict with an Update manager names its apiVersion', async () => {
     body(await applyReq(cm('default', 'u1'), cmDoc('u1', { a: '1' }), 'fieldManager=alice'), 201);
     body(
-      await client.request({ method: 'PATCH', path: `${cm('default', 'u1')}?fieldManager=editor`, headers: { 'content-type': 'application/merge-patch+json', accept: JSON_CT }, body: '{"data":{"a":"2"}}' }),
+      await client.request({
+        method: 'PATCH',
+        path: `${cm('default', 'u1')}?fieldManager=editor`,
+        headers: { 'content-type': 'application/merge-patch+json', accept: JSON_CT },
+        body: '{"data":{"a":"2"}}',
+      }),
       200,
     );
     const res = await applyReq(cm('default', 'u1'), cmDoc('u1', { a: '1' }), 'fieldManager=alice');
@@ -173,14 +196,27 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
     assert.equal(st.reason, 'Invalid');
     assert.deepEqual(st.details?.causes, [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }]);
 
-    const forceOnMerge = await client.request({ method: 'PATCH', path: `${cm('default', 'b1')}?force=true`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{}' });
+    const forceOnMerge = await client.request({
+      method: 'PATCH',
+      path: `${cm('default', 'b1')}?force=true`,
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: '{}',
+    });
     assert.equal(forceOnMerge.status, 422);
     assert.equal(forceOnMerge.json<Status>().message, 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
 
-    for (const [doc, type] of [['[1,2]', 'array'], ['"text"', 'string'], ['42', 'number'], ['- a\n- b\n', 'array']] as const) {
+    for (const [doc, type] of [
+      ['[1,2]', 'array'],
+      ['"text"', 'string'],
+      ['42', 'number'],
+      ['- a\n- b\n', 'array'],
+    ] as const) {
       const res = await applyReq(cm('default', 'b1'), doc, 'fieldManager=alice');
       assert.equal(res.status, 400, doc);
-      assert.equal(res.json<Status>().message, `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${type} into Go value of type map[string]interface {}`);
+      assert.equal(
+        res.json<Status>().message,
+        `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${type} into Go value of type map[string]interface {}`,
+      );
     }
     const broken = await applyReq(cm('default', 'b1'), 'a: [1\n', 'fieldManager=alice');
     assert.equal(broken.status, 400);
@@ -195,7 +231,11 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
     assert.equal(empty.status, 400);
     assert.equal(empty.json<Status>().message, 'invalid object type: /, Kind=');
 
-    const withManaged = await applyReq(cm('default', 'b1'), { ...cmDoc('b1', {}), metadata: { name: 'b1', managedFields: [{ manager: 'x', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: {} }] } }, 'fieldManager=alice');
+    const withManaged = await applyReq(
+      cm('default', 'b1'),
+      { ...cmDoc('b1', {}), metadata: { name: 'b1', managedFields: [{ manager: 'x', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: {} }] } },
+      'fieldManager=alice',
+    );
     assert.equal(withManaged.status, 400);
     assert.equal(withManaged.json<Status>().message, 'metadata.managedFields must be nil');
 
@@ -208,16 +248,27 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
     assert.equal(unknown.status, 500);
     assert.equal(unknown.json<Status>().message, 'failed to create typed patch object (/b1; /v1, Kind=ConfigMap): .spec: field not declared in schema');
 
-    const dup = await applyReq(cm('default', 'b1'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b1\ndata:\n  a: "1"\n  a: "2"\n', 'fieldManager=alice&fieldValidation=Strict');
+    const dup = await applyReq(
+      cm('default', 'b1'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b1\ndata:\n  a: "1"\n  a: "2"\n',
+      'fieldManager=alice&fieldValidation=Strict',
+    );
     assert.equal(dup.status, 400);
     assert.match(dup.json<Status>().message, /^error strict decoding YAML: .*"data\.a"/);
-    const warned = await applyReq(cm('default', 'b1'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b1\ndata:\n  a: "1"\n  a: "2"\n', 'fieldManager=alice');
+    const warned = await applyReq(
+      cm('default', 'b1'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b1\ndata:\n  a: "1"\n  a: "2"\n',
+      'fieldManager=alice',
+    );
     assert.equal(warned.status, 201, warned.text());
     assert.equal(String(warned.headers.warning), '299 - "duplicate field \\"data.a\\""');
 
     const uid = await applyReq(cm('default', 'b3'), cmDoc('b3', {}, { uid: '6f1f2d4e-0000-4000-8000-000000000000' }), 'fieldManager=alice');
     assert.equal(uid.status, 409);
-    assert.equal(uid.json<Status>().message, 'Operation cannot be fulfilled on configmaps "b3": uid mismatch: the provided object specified uid 6f1f2d4e-0000-4000-8000-000000000000, and no existing object was found');
+    assert.equal(
+      uid.json<Status>().message,
+      'Operation cannot be fulfilled on configmaps "b3": uid mismatch: the provided object specified uid 6f1f2d4e-0000-4000-8000-000000000000, and no existing object was found',
+    );
   });
 
   it('creating in a missing namespace goes through NamespaceLifecycle', async () => {
@@ -228,7 +279,12 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
 
   it('records Update managers on create, PUT and patches (fieldManager or User-Agent prefix)', async () => {
     const created = body(
-      await client.request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', headers: { 'content-type': JSON_CT, 'user-agent': 'my-tool/1.2 (linux)' }, body: JSON.stringify(cmDoc('m1', { a: '1' })) }),
+      await client.request({
+        method: 'POST',
+        path: '/api/v1/namespaces/default/configmaps',
+        headers: { 'content-type': JSON_CT, 'user-agent': 'my-tool/1.2 (linux)' },
+        body: JSON.stringify(cmDoc('m1', { a: '1' })),
+      }),
       201,
     );
     assert.deepEqual(managers(created), [['my-tool', 'Update', undefined]]);
@@ -236,72 +292,164 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
     assert.equal(entry(created, 'my-tool', 'Update').apiVersion, 'v1');
 
     const put = body(
-      await client.request({ method: 'PUT', path: `${cm('default', 'm1')}?fieldManager=replacer`, headers: { 'content-type': JSON_CT }, body: JSON.stringify({ ...created, data: { a: '1', b: '2' } }) }),
+      await client.request({
+        method: 'PUT',
+        path: `${cm('default', 'm1')}?fieldManager=replacer`,
+        headers: { 'content-type': JSON_CT },
+        body: JSON.stringify({ ...created, data: { a: '1', b: '2' } }),
+      }),
       200,
     );
-    assert.deepEqual(managers(put).map((m) => m[0]).sort(), ['my-tool', 'replacer']);
+    assert.deepEqual(
+      managers(put)
+        .map((m) => m[0])
+        .sort(),
+      ['my-tool', 'replacer'],
+    );
     assert.deepEqual(entry(put, 'replacer', 'Update').fieldsV1, { 'f:data': { 'f:b': {} } });
 
     const patched = body(
-      await client.request({ method: 'PATCH', path: `${cm('default', 'm1')}?fieldManager=labeler`, headers: { 'content-type': 'application/strategic-merge-patch+json' }, body: '{"metadata":{"labels":{"k":"v"}}}' }),
+      await client.request({
+        method: 'PATCH',
+        path: `${cm('default', 'm1')}?fieldManager=labeler`,
+        headers: { 'content-type': 'application/strategic-merge-patch+json' },
+        body: '{"metadata":{"labels":{"k":"v"}}}',
+      }),
       200,
     );
     assert.deepEqual(entry(patched, 'labeler', 'Update').fieldsV1, { 'f:metadata': { 'f:labels': { '.': {}, 'f:k': {} } } });
     const jsonPatched = body(
-      await client.request({ method: 'PATCH', path: cm('default', 'm1'), headers: { 'content-type': 'application/json-patch+json', 'user-agent': 'jp/0' }, body: '[{"op":"remove","path":"/data/a"}]' }),
+      await client.request({
+        method: 'PATCH',
+        path: cm('default', 'm1'),
+        headers: { 'content-type': 'application/json-patch+json', 'user-agent': 'jp/0' },
+        body: '[{"op":"remove","path":"/data/a"}]',
+      }),
       200,
     );
     // Removing a field takes it from its owner; the remover owns nothing and gets no entry.
     // my-tool keeps `.data` itself (the map it created), replacer keeps .data.b.
-    assert.deepEqual(managers(jsonPatched).map((m) => m[0]).sort(), ['labeler', 'my-tool', 'replacer']);
+    assert.deepEqual(
+      managers(jsonPatched)
+        .map((m) => m[0])
+        .sort(),
+      ['labeler', 'my-tool', 'replacer'],
+    );
     assert.deepEqual(entry(jsonPatched, 'my-tool', 'Update').fieldsV1, { 'f:data': {} });
 
     // An unchanged PUT does not touch managedFields or the resourceVersion.
-    const same = body(await client.request({ method: 'PUT', path: `${cm('default', 'm1')}?fieldManager=other`, headers: { 'content-type': JSON_CT }, body: JSON.stringify(jsonPatched) }), 200);
+    const same = body(
+      await client.request({
+        method: 'PUT',
+        path: `${cm('default', 'm1')}?fieldManager=other`,
+        headers: { 'content-type': JSON_CT },
+        body: JSON.stringify(jsonPatched),
+      }),
+      200,
+    );
     assert.equal(same.metadata.resourceVersion, jsonPatched.metadata.resourceVersion);
   });
 
   it('keeps managedFields a client edits, resets them on [] and ignores them through a subresource', async () => {
     const created = body(await applyReq(cm('default', 'k1'), cmDoc('k1', { a: '1' }), 'fieldManager=alice'), 201);
     // A client that sends managedFields back unchanged keeps them.
-    const put = body(await client.request({ method: 'PUT', path: `${cm('default', 'k1')}?fieldManager=bob`, headers: { 'content-type': JSON_CT }, body: JSON.stringify({ ...created, data: { a: '1', b: '2' } }) }), 200);
-    assert.deepEqual(managers(put), [['alice', 'Apply', undefined], ['bob', 'Update', undefined]]);
+    const put = body(
+      await client.request({
+        method: 'PUT',
+        path: `${cm('default', 'k1')}?fieldManager=bob`,
+        headers: { 'content-type': JSON_CT },
+        body: JSON.stringify({ ...created, data: { a: '1', b: '2' } }),
+      }),
+      200,
+    );
+    assert.deepEqual(managers(put), [
+      ['alice', 'Apply', undefined],
+      ['bob', 'Update', undefined],
+    ]);
     // A client may rename a manager.
     const renamed = structuredClone(put);
     renamed.metadata.managedFields![0]!.manager = 'alice2';
-    const afterRename = body(await client.request({ method: 'PUT', path: `${cm('default', 'k1')}?fieldManager=bob`, headers: { 'content-type': JSON_CT }, body: JSON.stringify(renamed) }), 200);
-    assert.deepEqual(managers(afterRename), [['alice2', 'Apply', undefined], ['bob', 'Update', undefined]]);
+    const afterRename = body(
+      await client.request({
+        method: 'PUT',
+        path: `${cm('default', 'k1')}?fieldManager=bob`,
+        headers: { 'content-type': JSON_CT },
+        body: JSON.stringify(renamed),
+      }),
+      200,
+    );
+    assert.deepEqual(managers(afterRename), [
+      ['alice2', 'Apply', undefined],
+      ['bob', 'Update', undefined],
+    ]);
     // [] resets: the whole object is then owned by the writer.
     const reset = body(
-      await client.request({ method: 'PATCH', path: `${cm('default', 'k1')}?fieldManager=resetter`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"metadata":{"managedFields":[]}}' }),
+      await client.request({
+        method: 'PATCH',
+        path: `${cm('default', 'k1')}?fieldManager=resetter`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: '{"metadata":{"managedFields":[]}}',
+      }),
       200,
     );
     assert.equal(reset.metadata.managedFields, undefined);
     // Untracked now: the next update does not start tracking ...
-    const untracked = body(await client.request({ method: 'PATCH', path: `${cm('default', 'k1')}?fieldManager=bob`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"data":{"c":"3"}}' }), 200);
+    const untracked = body(
+      await client.request({
+        method: 'PATCH',
+        path: `${cm('default', 'k1')}?fieldManager=bob`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: '{"data":{"c":"3"}}',
+      }),
+      200,
+    );
     assert.equal(untracked.metadata.managedFields, undefined);
     // ... an apply does: what was there belongs to "before-first-apply", so changing it conflicts.
     const conflicting = await applyReq(cm('default', 'k1'), cmDoc('k1', { a: '9' }), 'fieldManager=alice');
     assert.equal(conflicting.json<Status>().message, 'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.a');
     const applied = body(await applyReq(cm('default', 'k1'), cmDoc('k1', { a: '1' }), 'fieldManager=alice'), 200);
-    assert.deepEqual(managers(applied), [['alice', 'Apply', undefined], ['before-first-apply', 'Update', undefined]]);
+    assert.deepEqual(managers(applied), [
+      ['alice', 'Apply', undefined],
+      ['before-first-apply', 'Update', undefined],
+    ]);
     assert.deepEqual(entry(applied, 'before-first-apply', 'Update').fieldsV1, { 'f:data': { '.': {}, 'f:a': {}, 'f:b': {}, 'f:c': {} } });
   });
 
   it('namespaces: status is reset on the main resource, spec through /status; apply to /status', async () => {
-    const ns = body(await applyReq('/api/v1/namespaces/ssa-ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa-ns', labels: { team: 'a' } } }, 'fieldManager=alice'), 201);
+    const ns = body(
+      await applyReq(
+        '/api/v1/namespaces/ssa-ns',
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa-ns', labels: { team: 'a' } } },
+        'fieldManager=alice',
+      ),
+      201,
+    );
     assert.equal(ns.status?.phase, 'Active');
     assert.deepEqual(entry(ns, 'alice').fieldsV1, { 'f:metadata': { 'f:labels': { 'f:team': {} } } });
     // status in an apply to the main resource is dropped and not owned.
     const withStatus = body(
-      await applyReq('/api/v1/namespaces/ssa-ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa-ns', labels: { team: 'a' } }, status: { phase: 'Terminating' } }, 'fieldManager=alice'),
+      await applyReq(
+        '/api/v1/namespaces/ssa-ns',
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa-ns', labels: { team: 'a' } }, status: { phase: 'Terminating' } },
+        'fieldManager=alice',
+      ),
       200,
     );
     assert.equal(withStatus.status?.phase, 'Active');
     assert.deepEqual(entry(withStatus, 'alice').fieldsV1, { 'f:metadata': { 'f:labels': { 'f:team': {} } } });
 
     const viaStatus = body(
-      await applyReq('/api/v1/namespaces/ssa-ns/status', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa-ns' }, status: { conditions: [{ type: 'X', status: 'True' }] }, spec: { finalizers: ['a/b'] } }, 'fieldManager=ctrl'),
+      await applyReq(
+        '/api/v1/namespaces/ssa-ns/status',
+        {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: 'ssa-ns' },
+          status: { conditions: [{ type: 'X', status: 'True' }] },
+          spec: { finalizers: ['a/b'] },
+        },
+        'fieldManager=ctrl',
+      ),
       200,
     );
     assert.deepEqual(viaStatus.status?.conditions, [{ type: 'X', status: 'True' }]);
@@ -316,22 +464,52 @@ describe('server-side apply over HTTP', { timeout: 90_000 }, () => {
     // strategy keeps only the spec, so its label change applies and is the updater's (upstream).
     const cur = await get('/api/v1/namespaces/ssa-ns');
     const put = body(
-      await client.request({ method: 'PUT', path: '/api/v1/namespaces/ssa-ns/status?fieldManager=statuser', headers: { 'content-type': JSON_CT }, body: JSON.stringify({ ...cur, metadata: { ...cur.metadata, labels: { team: 'b' } }, status: { ...cur.status, conditions: [{ type: 'X', status: 'True' }, { type: 'Y', status: 'False' }] } }) }),
+      await client.request({
+        method: 'PUT',
+        path: '/api/v1/namespaces/ssa-ns/status?fieldManager=statuser',
+        headers: { 'content-type': JSON_CT },
+        body: JSON.stringify({
+          ...cur,
+          metadata: { ...cur.metadata, labels: { team: 'b' } },
+          status: {
+            ...cur.status,
+            conditions: [
+              { type: 'X', status: 'True' },
+              { type: 'Y', status: 'False' },
+            ],
+          },
+        }),
+      }),
       200,
     );
     const upd = entry(put, 'statuser', 'Update');
     assert.equal(upd.subresource, 'status');
-    assert.deepEqual(upd.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:team': {} } }, 'f:status': { 'f:conditions': { 'k:{"type":"Y"}': { '.': {}, 'f:status': {}, 'f:type': {} } } } });
+    assert.deepEqual(upd.fieldsV1, {
+      'f:metadata': { 'f:labels': { 'f:team': {} } },
+      'f:status': { 'f:conditions': { 'k:{"type":"Y"}': { '.': {}, 'f:status': {}, 'f:type': {} } } },
+    });
     assert.deepEqual(put.metadata.labels?.team, 'b');
 
     // Another applier of the same status field conflicts with the /status applier.
-    const clash = await applyReq('/api/v1/namespaces/ssa-ns/status', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa-ns' }, status: { conditions: [{ type: 'X', status: 'False' }] } }, 'fieldManager=other');
+    const clash = await applyReq(
+      '/api/v1/namespaces/ssa-ns/status',
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ssa-ns' }, status: { conditions: [{ type: 'X', status: 'False' }] } },
+      'fieldManager=other',
+    );
     assert.equal(clash.status, 409);
-    assert.equal(clash.json<Status>().message, 'Apply failed with 1 conflict: conflict with "ctrl" with subresource "status": .status.conditions[type="X"].status');
+    assert.equal(
+      clash.json<Status>().message,
+      'Apply failed with 1 conflict: conflict with "ctrl" with subresource "status": .status.conditions[type="X"].status',
+    );
     // managedFields sent through a subresource are ignored (`[]` does not reset them there).
     const cur2 = await get('/api/v1/namespaces/ssa-ns');
     const ignored = body(
-      await client.request({ method: 'PUT', path: '/api/v1/namespaces/ssa-ns/status?fieldManager=statuser', headers: { 'content-type': JSON_CT }, body: JSON.stringify({ ...cur2, metadata: { ...cur2.metadata, managedFields: [] } }) }),
+      await client.request({
+        method: 'PUT',
+        path: '/api/v1/namespaces/ssa-ns/status?fieldManager=statuser',
+        headers: { 'content-type': JSON_CT },
+        body: JSON.stringify({ ...cur2, metadata: { ...cur2.metadata, managedFields: [] } }),
+      }),
       200,
     );
     assert.deepEqual(ignored.metadata.managedFields, cur2.metadata.managedFields);

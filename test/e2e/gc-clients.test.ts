@@ -52,7 +52,9 @@ interface Seen {
 }
 
 const show = (events: readonly Seen[]): string =>
-  events.map((e) => `${e.rv} ${e.type} ${e.kind}/${e.name}${e.deletionTimestamp ? ` terminating[${e.finalizers.join(',')}]` : ''} owners=${e.ownerUids.length}`).join('\n');
+  events
+    .map((e) => `${e.rv} ${e.type} ${e.kind}/${e.name}${e.deletionTimestamp ? ` terminating[${e.finalizers.join(',')}]` : ''} owners=${e.ownerUids.length}`)
+    .join('\n');
 
 /** Metadata as the watch delivers it: client-node's Watch hands over the parsed JSON, not a model. */
 interface RawMeta {
@@ -136,7 +138,10 @@ async function chain(ns: string, leaseFinalizers?: string[]): Promise<Chain> {
     namespace: ns,
     body: { metadata: { name: 's', ownerReferences: [ownerRef('v1', 'ConfigMap', cm)] }, stringData: { level: '1' } },
   });
-  const sa = await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'sa', ownerReferences: [ownerRef('v1', 'Secret', secret)] } } });
+  const sa = await core.createNamespacedServiceAccount({
+    namespace: ns,
+    body: { metadata: { name: 'sa', ownerReferences: [ownerRef('v1', 'Secret', secret)] } },
+  });
   const lease = await coord.createNamespacedLease({
     namespace: ns,
     body: {
@@ -145,7 +150,9 @@ async function chain(ns: string, leaseFinalizers?: string[]): Promise<Chain> {
     },
   });
   // The references are stored as sent.
-  assert.deepEqual(refs(lease.metadata?.ownerReferences), [{ apiVersion: 'v1', kind: 'ServiceAccount', name: 'sa', uid: sa.metadata!.uid!, blockOwnerDeletion: true, controller: undefined }]);
+  assert.deepEqual(refs(lease.metadata?.ownerReferences), [
+    { apiVersion: 'v1', kind: 'ServiceAccount', name: 'sa', uid: sa.metadata!.uid!, blockOwnerDeletion: true, controller: undefined },
+  ]);
   assert.equal(secret.metadata?.ownerReferences?.[0]?.uid, cm.metadata?.uid);
   return { cm, secret, sa, lease };
 }
@@ -206,11 +213,7 @@ describe('client-node: owner chain across kinds', { timeout: 60_000 }, () => {
       await new Promise((r) => setTimeout(r, 1000));
       assert.ok(await readOrUndefined(() => core.readNamespacedConfigMap({ name: 'root', namespace: ns })), 'the root waits for its dependents');
       assert.ok(await readOrUndefined(() => core.readNamespacedServiceAccount({ name: 'sa', namespace: ns })), 'the ServiceAccount waits for the Lease');
-      assert.equal(
-        w.events.filter((e) => e.type === 'DELETED').length,
-        0,
-        `nothing DELETED while the Lease is held:\n${show(w.sorted())}`,
-      );
+      assert.equal(w.events.filter((e) => e.type === 'DELETED').length, 0, `nothing DELETED while the Lease is held:\n${show(w.sorted())}`);
 
       // Step 2: release the Lease; the chain unwinds bottom-up.
       await coord.patchNamespacedLease(
@@ -272,7 +275,10 @@ describe('client-node: owner chain across kinds', { timeout: 60_000 }, () => {
         const firstTerm = evs.findIndex((e) => e.deletionTimestamp);
         assert.ok(firstTerm > 0, `${k}/${n} terminating before DELETED:\n${log}`);
         const ts = evs[firstTerm]!.deletionTimestamp;
-        assert.ok(evs.slice(firstTerm).every((e) => e.deletionTimestamp === ts), `${k}/${n} keeps its deletionTimestamp:\n${log}`);
+        assert.ok(
+          evs.slice(firstTerm).every((e) => e.deletionTimestamp === ts),
+          `${k}/${n} keeps its deletionTimestamp:\n${log}`,
+        );
         assert.equal(evs.at(-1)?.type, 'DELETED', `${k}/${n} ends DELETED:\n${log}`);
       }
       // The DELETED objects carry the owner references they were collected for.
@@ -293,11 +299,7 @@ describe('client-node: owner chain across kinds', { timeout: 60_000 }, () => {
       await chain(ns);
       await core.deleteNamespacedConfigMap({ name: 'root', namespace: ns, propagationPolicy: 'Foreground' });
       const { all, log, deleted } = await chainDeleted(w);
-      assert.deepEqual(
-        deleted,
-        ['Lease/lease', 'ServiceAccount/sa', 'Secret/s', 'ConfigMap/root'],
-        log,
-      );
+      assert.deepEqual(deleted, ['Lease/lease', 'ServiceAccount/sa', 'Secret/s', 'ConfigMap/root'], log);
       const rootFg = all.find((e) => e.kind === 'ConfigMap' && e.type === 'MODIFIED' && e.finalizers.includes('foregroundDeletion'));
       assert.ok(rootFg?.deletionTimestamp, log);
       assert.ok(rootFg.rv < w.deleted('Lease', 'lease')!.rv, `the owner is terminating while its dependents exist:\n${log}`);
@@ -312,13 +314,13 @@ describe('client-node: owner chain across kinds', { timeout: 60_000 }, () => {
     try {
       await chain(ns);
       await core.deleteNamespacedConfigMap({ name: 'root', namespace: ns, propagationPolicy: 'Background' });
-      assert.equal(await readOrUndefined(() => core.readNamespacedConfigMap({ name: 'root', namespace: ns })), undefined, 'the root is gone when the call returns');
-      const { all, log, deleted } = await chainDeleted(w);
-      assert.deepEqual(
-        deleted,
-        ['ConfigMap/root', 'Secret/s', 'ServiceAccount/sa', 'Lease/lease'],
-        log,
+      assert.equal(
+        await readOrUndefined(() => core.readNamespacedConfigMap({ name: 'root', namespace: ns })),
+        undefined,
+        'the root is gone when the call returns',
       );
+      const { all, log, deleted } = await chainDeleted(w);
+      assert.deepEqual(deleted, ['ConfigMap/root', 'Secret/s', 'ServiceAccount/sa', 'Lease/lease'], log);
       assert.ok(!all.some((e) => e.finalizers.includes('foregroundDeletion') || e.finalizers.includes('orphan')), `no GC finalizer in background:\n${log}`);
       assert.equal(await readOrUndefined(() => core.readNamespacedSecret({ name: 's', namespace: ns })), undefined);
       assert.equal(await readOrUndefined(() => core.readNamespacedServiceAccount({ name: 'sa', namespace: ns })), undefined);
@@ -345,7 +347,11 @@ describe('client-node: owner chain across kinds', { timeout: 60_000 }, () => {
       const secretOrphaned = all.find((e) => e.kind === 'Secret' && e.type === 'MODIFIED' && e.ownerUids.length === 0);
       assert.ok(secretOrphaned, `the Secret is MODIFIED without its reference:\n${log}`);
       assert.ok(rootOrphan.rv < secretOrphaned.rv && secretOrphaned.rv < w.deleted('ConfigMap', 'root')!.rv, `orphaned before the owner is DELETED:\n${log}`);
-      assert.deepEqual(all.filter((e) => e.type === 'DELETED').map((e) => `${e.kind}/${e.name}`), ['ConfigMap/root'], log);
+      assert.deepEqual(
+        all.filter((e) => e.type === 'DELETED').map((e) => `${e.kind}/${e.name}`),
+        ['ConfigMap/root'],
+        log,
+      );
 
       const s = await core.readNamespacedSecret({ name: 's', namespace: ns });
       assert.equal(s.metadata?.uid, c.secret.metadata?.uid);
@@ -401,7 +407,10 @@ describe('python3-kubernetes: foreground deletion of a chain followed with watch
       .map((e) => ({ ...e, rv: Number(e.resourceVersion) }))
       .sort((a, b) => a.rv - b.rv);
     const log = show(all);
-    assert.ok(all.every((e) => Number.isInteger(e.rv) && e.rv > 0), log);
+    assert.ok(
+      all.every((e) => Number.isInteger(e.rv) && e.rv > 0),
+      log,
+    );
     assert.equal(new Set(all.map((e) => e.rv)).size, all.length, `one resourceVersion per event:\n${log}`);
     // The watches start after the creations: what they see is the deletion only.
     assert.ok(!all.some((e) => e.type === 'ADDED'), log);
@@ -411,7 +420,11 @@ describe('python3-kubernetes: foreground deletion of a chain followed with watch
       log,
     );
     const first = all[0]!;
-    assert.deepEqual([first.type, first.kind, first.name, first.finalizers], ['MODIFIED', 'ConfigMap', 'root', ['foregroundDeletion']], `the owner is marked first:\n${log}`);
+    assert.deepEqual(
+      [first.type, first.kind, first.name, first.finalizers],
+      ['MODIFIED', 'ConfigMap', 'root', ['foregroundDeletion']],
+      `the owner is marked first:\n${log}`,
+    );
     assert.ok(first.deletionTimestamp, log);
     assert.equal(resp.metadata?.resource_version, String(first.rv), 'the delete answered with the object of the MODIFIED event');
     const midFg = all.find((e) => e.kind === 'Secret' && e.type === 'MODIFIED' && e.finalizers.includes('foregroundDeletion'));
@@ -420,7 +433,10 @@ describe('python3-kubernetes: foreground deletion of a chain followed with watch
     assert.ok(first.rv < midFg.rv && midFg.rv < del('ConfigMap', 'leaf'), log);
     // Every event for root before its DELETED shows it terminating: it existed while its dependents did.
     const rootEvents = all.filter((e) => e.kind === 'ConfigMap' && e.name === 'root');
-    assert.ok(rootEvents.every((e) => e.deletionTimestamp === first.deletionTimestamp), log);
+    assert.ok(
+      rootEvents.every((e) => e.deletionTimestamp === first.deletionTimestamp),
+      log,
+    );
     assert.deepEqual(all.find((e) => e.type === 'DELETED' && e.name === 'leaf')?.ownerUids, [created.mid!.uid]);
     assert.deepEqual(all.find((e) => e.type === 'DELETED' && e.name === 'mid')?.ownerUids, [created.root!.uid]);
   });

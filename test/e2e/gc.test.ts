@@ -15,7 +15,6 @@ import { eventually } from '../support/eventually.js';
 
 ensureTools();
 
-
 let server: TestServer;
 let client: KubeClient;
 let seq = 0;
@@ -28,7 +27,6 @@ after(async () => {
   await client?.close();
   await server?.stop();
 });
-
 
 async function newNamespace(): Promise<string> {
   const name = `gc-${++seq}`;
@@ -66,7 +64,9 @@ for (const kubectl of [
 ]) {
   describe(`kubectl ${kubectl.name} delete --cascade`, { timeout: 60_000 }, () => {
     const kdelete = (ns: string, name: string, cascade: string) =>
-      run(kubectl.bin, ['--kubeconfig', server.kubeconfig, '-n', ns, 'delete', 'configmap', name, `--cascade=${cascade}`, '--timeout=30s'], { timeoutMs: 40_000 });
+      run(kubectl.bin, ['--kubeconfig', server.kubeconfig, '-n', ns, 'delete', 'configmap', name, `--cascade=${cascade}`, '--timeout=30s'], {
+        timeoutMs: 40_000,
+      });
 
     it('background: the owner goes at once, its dependents (and theirs) after it', async () => {
       const ns = await newNamespace();
@@ -106,7 +106,10 @@ for (const kubectl of [
       assert.equal(r.code, 0, r.stderr);
       await goneWithin(10_000, CM, ns, 'owner');
       const dep = await client.get(CM, ns, 'dep-cm');
-      assert.deepEqual(dep.metadata?.ownerReferences?.map((o) => o.name), ['other-owner']);
+      assert.deepEqual(
+        dep.metadata?.ownerReferences?.map((o) => o.name),
+        ['other-owner'],
+      );
       const s = await client.get(SECRETS, ns, 'dep-secret');
       assert.equal(s.metadata?.ownerReferences, undefined);
       // Still there a moment later: nothing deletes orphans.
@@ -215,7 +218,9 @@ describe("upstream's rules for owners", { timeout: 60_000 }, () => {
     const name = `gc-cluster-dep-${seq}`;
     const dep = await client.create<KubeObject>(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ownerReferences: [ref(owner)] } });
     const ev = await eventually(10_000, 'OwnerRefInvalidNamespace event in default', async () =>
-      (await client.list(EVENTS, 'default')).items.find((e) => (e as unknown as { involvedObject?: { uid?: string } }).involvedObject?.uid === dep.metadata?.uid),
+      (await client.list(EVENTS, 'default')).items.find(
+        (e) => (e as unknown as { involvedObject?: { uid?: string } }).involvedObject?.uid === dep.metadata?.uid,
+      ),
     );
     assert.equal((ev as unknown as { reason: string }).reason, 'OwnerRefInvalidNamespace');
     await client.delete(CM, ns, 'owner');

@@ -129,7 +129,8 @@ describe('helm 4 with a chart holding configmaps, secrets, a CRD and custom reso
     assert.equal(r.code, 0, `kubectl ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
     return r.stdout;
   };
-  const get = async (ns: string, kind: string, name: string): Promise<Obj> => JSON.parse(await kubectl(['-n', ns, 'get', kind, name, '-o', 'json', '--show-managed-fields'])) as Obj;
+  const get = async (ns: string, kind: string, name: string): Promise<Obj> =>
+    JSON.parse(await kubectl(['-n', ns, 'get', kind, name, '-o', 'json', '--show-managed-fields'])) as Obj;
   const status = async (path: string): Promise<number> => (await raw.request({ path })).status;
   const gizmoMessages = async (ns: string): Promise<Record<string, unknown>> => {
     const list = JSON.parse(await kubectl(['-n', ns, 'get', 'gizmos', '-o', 'json'])) as { items: Obj[] };
@@ -141,20 +142,28 @@ describe('helm 4 with a chart holding configmaps, secrets, a CRD and custom reso
     const out = await helmOk(['install', 'demo', chart, '-n', 'helm-a', '--create-namespace', '--wait=watcher', '--timeout', '30s']);
     assert.match(out, /STATUS: deployed/);
     assert.match(out, /REVISION: 1/);
-    const crd = JSON.parse(await kubectl(['get', 'crd', 'gizmos.helm.example.com', '-o', 'json'])) as { status: { conditions: { type: string; status: string }[] } };
+    const crd = JSON.parse(await kubectl(['get', 'crd', 'gizmos.helm.example.com', '-o', 'json'])) as {
+      status: { conditions: { type: string; status: string }[] };
+    };
     assert.ok(crd.status.conditions.some((c) => c.type === 'Established' && c.status === 'True'));
     const cm = await get('helm-a', 'configmap', 'demo-config');
     assert.deepEqual(cm.data, { greeting: 'hello', replicas: '1' });
     assert.equal(cm.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm');
     assert.equal(cm.metadata.annotations?.['meta.helm.sh/release-name'], 'demo');
     // helm 4 applies server-side, as the "helm" field manager.
-    assert.deepEqual(cm.metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`), ['helm/Apply']);
+    assert.deepEqual(
+      cm.metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`),
+      ['helm/Apply'],
+    );
     const secret = await get('helm-a', 'secret', 'demo-secret');
     assert.equal(Buffer.from(secret.data!['password']!, 'base64').toString(), 's3cret');
     assert.deepEqual(await gizmoMessages('helm-a'), { 'demo-alpha': 'hello from alpha', 'demo-beta': 'hello from beta' });
     const alpha = await get('helm-a', 'gizmo', 'demo-alpha');
     assert.deepEqual(alpha.spec, { message: 'hello from alpha', replicas: 1, tags: ['alpha', 'helm'] });
-    assert.deepEqual(alpha.metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`), ['helm/Apply']);
+    assert.deepEqual(
+      alpha.metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`),
+      ['helm/Apply'],
+    );
     installed = { cm, secret, gizmos: [alpha, await get('helm-a', 'gizmo', 'demo-beta')] };
     // The release is recorded in a Secret of the namespace.
     assert.equal(await status('/api/v1/namespaces/helm-a/secrets/sh.helm.release.v1.demo.v1'), 200);
@@ -162,7 +171,21 @@ describe('helm 4 with a chart holding configmaps, secrets, a CRD and custom reso
   });
 
   it('upgrade with changed values changes the objects; a removed custom resource is deleted', async () => {
-    const out = await helmOk(['upgrade', 'demo', chart, '-n', 'helm-a', '--set', 'greeting=bonjour', '--set', 'replicas=3', '--set', 'password=changed', '--set', 'gizmos={alpha}']);
+    const out = await helmOk([
+      'upgrade',
+      'demo',
+      chart,
+      '-n',
+      'helm-a',
+      '--set',
+      'greeting=bonjour',
+      '--set',
+      'replicas=3',
+      '--set',
+      'password=changed',
+      '--set',
+      'gizmos={alpha}',
+    ]);
     assert.match(out, /REVISION: 2/);
     assert.deepEqual((await get('helm-a', 'configmap', 'demo-config')).data, { greeting: 'bonjour', replicas: '3' });
     assert.equal(Buffer.from((await get('helm-a', 'secret', 'demo-secret')).data!['password']!, 'base64').toString(), 'changed');
@@ -188,18 +211,27 @@ describe('helm 4 with a chart holding configmaps, secrets, a CRD and custom reso
     assert.deepEqual(cm.data, installed.cm.data);
     assert.deepEqual((await get('helm-b', 'secret', 'demo-secret')).data, installed.secret.data);
     for (const g of installed.gizmos) assert.deepEqual((await get('helm-b', 'gizmo', g.metadata.name)).spec, g.spec);
-    assert.deepEqual(cm.metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`), ['kubectl/Apply']);
+    assert.deepEqual(
+      cm.metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`),
+      ['kubectl/Apply'],
+    );
   });
 
   it('--server-side=false: install and upgrade with client-side patches (merge patch for custom resources)', async () => {
     await helmOk(['install', 'legacy', chart, '-n', 'helm-c', '--create-namespace', '--server-side=false']);
     const cm = await get('helm-c', 'configmap', 'legacy-config');
-    assert.deepEqual(cm.metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`), ['helm/Update']);
+    assert.deepEqual(
+      cm.metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`),
+      ['helm/Update'],
+    );
     // "auto" keeps the release's client-side method.
     await helmOk(['upgrade', 'legacy', chart, '-n', 'helm-c', '--set', 'greeting=hola', '--set', 'gizmos={beta}']);
     assert.deepEqual((await get('helm-c', 'configmap', 'legacy-config')).data, { greeting: 'hola', replicas: '1' });
     assert.deepEqual(await gizmoMessages('helm-c'), { 'legacy-beta': 'hola from beta' });
-    assert.deepEqual((await get('helm-c', 'gizmo', 'legacy-beta')).metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`), ['helm/Update']);
+    assert.deepEqual(
+      (await get('helm-c', 'gizmo', 'legacy-beta')).metadata.managedFields?.map((e) => `${e.manager}/${e.operation}`),
+      ['helm/Update'],
+    );
     await helmOk(['uninstall', 'legacy', '-n', 'helm-c']);
   });
 

@@ -25,7 +25,8 @@ const CMS = `/api/v1/namespaces/${NS}/configmaps`;
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 /** What upstream's timeout filter writes (json.Encoder of the bare Status, then a newline). */
-const FILTER_504 = '{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}\n';
+const FILTER_504 =
+  '{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}\n';
 const HOLD = 'test.kplane.io/hold';
 const HOLD_DELETE = 'test.kplane.io/hold-delete';
 
@@ -53,7 +54,12 @@ function configMap(name: string, labels: Record<string, string> = {}, data: Reco
 }
 
 /** One HTTP/2 exchange: status, headers and body (the body written whole, or left open with `open`). */
-async function h2(session: ClientHttp2Session, headers: Record<string, string>, body?: string, open = false): Promise<{ status: number; headers: H2Headers; body: Buffer }> {
+async function h2(
+  session: ClientHttp2Session,
+  headers: Record<string, string>,
+  body?: string,
+  open = false,
+): Promise<{ status: number; headers: H2Headers; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`HTTP/2 ${headers[':path']}: no answer in 20 s`)), 20_000);
     const st = session.request(headers);
@@ -101,7 +107,12 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
   before(async () => {
     server = await startTestServer({ storage: 'memory', admission: [hold.plugin], log: (l) => logged.push(l) });
     client = new RawClient(server.url, adminCredentials(server.dataDir));
-    const ns = await client.request({ method: 'POST', path: '/api/v1/namespaces', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }) });
+    const ns = await client.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      headers: JSON_CT,
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }),
+    });
     assert.equal(ns.status, 201, ns.text());
     // 40 ConfigMaps of ~4 KiB: a list of ~180 KB, over the 128 KiB threshold.
     for (let i = 0; i < 40; i++) {
@@ -115,7 +126,8 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
     await server?.stop();
   });
 
-  const list = (headers: Record<string, string> = {}, path = CMS, method = 'GET'): Promise<RawResponse> => client.request({ method, path, headers: { accept: 'application/json', ...headers } });
+  const list = (headers: Record<string, string> = {}, path = CMS, method = 'GET'): Promise<RawResponse> =>
+    client.request({ method, path, headers: { accept: 'application/json', ...headers } });
 
   it('gzips a list over 128 KiB for a client that sends Accept-Encoding: gzip (HTTP/1.1, HTTP/2, JSON, protobuf, HEAD); it decodes to the identity answer', async () => {
     const plain = await list();
@@ -178,7 +190,10 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
       JSON.parse(r.text());
     }
     // A watch's initial events are well over 128 KiB: a stream is never compressed.
-    const w = await client.request({ path: `${CMS}?watch=1&resourceVersion=0&timeoutSeconds=1`, headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });
+    const w = await client.request({
+      path: `${CMS}?watch=1&resourceVersion=0&timeoutSeconds=1`,
+      headers: { accept: 'application/json', 'accept-encoding': 'gzip' },
+    });
     assert.equal(w.status, 200);
     assert.equal(w.headers['content-encoding'], undefined);
     assert.ok(w.body.length > 128 * 1024, `${w.body.length} bytes of events`);
@@ -220,7 +235,10 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
       const env = { HOME: dir, KUBECACHEDIR: join(dir, 'cache') };
       /** The response headers kubectl logs (-v=8) for its configmaps list, and the items it printed. */
       const get = async (bin: string, extra: string[]): Promise<{ headers: string; items: number }> => {
-        const r = await run(bin, ['--kubeconfig', server.kubeconfig, '-n', NS, 'get', 'configmaps', '-o', 'json', '-v=8', ...extra], { env, timeoutMs: 60_000 });
+        const r = await run(bin, ['--kubeconfig', server.kubeconfig, '-n', NS, 'get', 'configmaps', '-o', 'json', '-v=8', ...extra], {
+          env,
+          timeoutMs: 60_000,
+        });
         assert.equal(r.code, 0, r.stderr.slice(-2000));
         const lines = r.stderr.split('\n');
         const at = lines.findIndex((l) => l.includes(`/api/v1/namespaces/${NS}/configmaps?limit=500`));
@@ -242,30 +260,44 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
     }
   });
 
-  it('answers a write slower than ?timeout= with the timeout filter\'s 504 (HTTP/1.1 and HTTP/2); the late work is dropped and not stored', async () => {
+  it("answers a write slower than ?timeout= with the timeout filter's 504 (HTTP/1.1 and HTTP/2); the late work is dropped and not stored", async () => {
     // One connection, so that the answer after the timeout is seen to leave it usable.
     const one = new RawClient(server.url, adminCredentials(server.dataDir), { maxSockets: 1 });
     const session = h2connect(server.url, adminCredentials(server.dataDir));
     try {
-      const res = await one.request({ method: 'POST', path: `${CMS}?timeout=1s&fieldManager=late-h1`, headers: { ...JSON_CT, 'audit-id': 'deadline-test-1' }, body: configMap('late-h1', { [HOLD]: 'true' }) });
+      const res = await one.request({
+        method: 'POST',
+        path: `${CMS}?timeout=1s&fieldManager=late-h1`,
+        headers: { ...JSON_CT, 'audit-id': 'deadline-test-1' },
+        body: configMap('late-h1', { [HOLD]: 'true' }),
+      });
       assertFilter504(res, 'HTTP/1.1');
       assert.equal(res.headers['audit-id'], 'deadline-test-1', 'the audit ID comes from outside the timeout filter');
       assert.equal(hold.held(), 1, 'the handler is still waiting in admission');
       assert.equal((await one.request({ path: '/version' })).status, 200, 'the connection serves the next request');
 
-      const h2res = await h2(session, { ':method': 'POST', ':path': `${CMS}?timeout=1s&fieldManager=late-h2`, ...JSON_CT }, configMap('late-h2', { [HOLD]: 'true' }));
+      const h2res = await h2(
+        session,
+        { ':method': 'POST', ':path': `${CMS}?timeout=1s&fieldManager=late-h2`, ...JSON_CT },
+        configMap('late-h2', { [HOLD]: 'true' }),
+      );
       assertFilter504(h2res, 'HTTP/2');
       assert.equal((await h2(session, { ':path': `${CMS}/big-0`, accept: 'application/json' })).status, 200, 'the session serves the next request');
 
       // The handlers go on once admission lets them, and stop before storage: their context is done.
       hold.release();
       for (const name of ['late-h1', 'late-h2']) {
-        await eventually(10_000, `the post-timeout activity of ${name} is logged`, async () => logged.find((l) => l.includes('post-timeout activity') && l.includes(`fieldManager=${name}`)));
+        await eventually(10_000, `the post-timeout activity of ${name} is logged`, async () =>
+          logged.find((l) => l.includes('post-timeout activity') && l.includes(`fieldManager=${name}`)),
+        );
         assert.equal((await one.request({ path: `${CMS}/${name}` })).status, 404, `${name} was not stored`);
       }
       // What an operator sees: the terminations and the handlers' activity after them, in upstream's metrics.
       const metrics = (await one.request({ path: '/metrics' })).text();
-      assert.match(metrics, /^apiserver_request_terminations_total\{verb="POST",group="",version="v1",resource="configmaps",subresource="",scope="resource",component="apiserver",code="504"\} 2$/m);
+      assert.match(
+        metrics,
+        /^apiserver_request_terminations_total\{verb="POST",group="",version="v1",resource="configmaps",subresource="",scope="resource",component="apiserver",code="504"\} 2$/m,
+      );
       assert.match(metrics, /^apiserver_request_post_timeout_total\{source="timeout-handler",status="ok"\} 2$/m);
       // A write in time is not affected.
       assert.equal((await one.request({ method: 'POST', path: `${CMS}?timeout=30s`, headers: JSON_CT, body: configMap('in-time') })).status, 201);
@@ -284,7 +316,9 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
       assertFilter504(res, 'DELETE');
       assert.equal(hold.held(), 1, 'the DELETE is still waiting in admission');
       hold.release();
-      await eventually(10_000, 'the post-timeout activity of the DELETE is logged', async () => logged.find((l) => l.includes('post-timeout activity') && l.includes('late-delete')));
+      await eventually(10_000, 'the post-timeout activity of the DELETE is logged', async () =>
+        logged.find((l) => l.includes('post-timeout activity') && l.includes('late-delete')),
+      );
       assert.equal((await one.request({ path: `${CMS}/late-delete` })).status, 200, 'the timed-out DELETE did not remove the object');
     } finally {
       hold.release();
@@ -297,7 +331,12 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
     try {
       const body = configMap('slow-body');
       // Half the body, then nothing: the handler waits for the rest until the deadline.
-      const res = await h2(session, { ':method': 'POST', ':path': `${CMS}?timeout=500ms`, ...JSON_CT, 'content-length': String(body.length) }, body.slice(0, body.length / 2), true);
+      const res = await h2(
+        session,
+        { ':method': 'POST', ':path': `${CMS}?timeout=500ms`, ...JSON_CT, 'content-length': String(body.length) },
+        body.slice(0, body.length / 2),
+        true,
+      );
       assertFilter504(res, 'slow body');
       assert.equal((await h2(session, { ':path': '/version' })).status, 200);
       assert.equal((await client.request({ path: `${CMS}/slow-body` })).status, 404);
@@ -323,23 +362,43 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
 
     it('times requests out at the server deadline without ?timeout=, with ?timeout=0 and with a longer one; watches have none', async () => {
       for (const [i, q] of ['', '?timeout=0', '?timeout=10m', '?timeout=-1s'].entries()) {
-        const res = await tightClient.request({ method: 'POST', path: `/api/v1/namespaces/default/configmaps${q}`, headers: JSON_CT, body: configMap(`held-${i}`, { [HOLD]: 'true' }) });
+        const res = await tightClient.request({
+          method: 'POST',
+          path: `/api/v1/namespaces/default/configmaps${q}`,
+          headers: JSON_CT,
+          body: configMap(`held-${i}`, { [HOLD]: 'true' }),
+        });
         assertFilter504(res, q || 'no ?timeout=');
       }
       tightHold.release();
-      assert.equal((await tightClient.request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps?timeout=10m', headers: JSON_CT, body: configMap('quick') })).status, 201);
+      assert.equal(
+        (await tightClient.request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps?timeout=10m', headers: JSON_CT, body: configMap('quick') }))
+          .status,
+        201,
+      );
       // A watch is long-running: it outlives the 2 s deadline and ends at its own timeoutSeconds.
-      const w = await tightClient.request({ path: '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=3&timeout=1s', headers: { accept: 'application/json' } });
+      const w = await tightClient.request({
+        path: '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=3&timeout=1s',
+        headers: { accept: 'application/json' },
+      });
       assert.equal(w.status, 200);
       assert.ok(watchLines(w.body).some((e) => e.type === 'ADDED' && e.object.metadata?.name === 'quick'));
     });
 
     it('responseCompression: false sends large lists uncompressed to clients that ask', async () => {
       for (let i = 0; i < 40; i++) {
-        const r = await tightClient.request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', headers: JSON_CT, body: configMap(`big-${i}`, {}, { v: 'y'.repeat(4000) }) });
+        const r = await tightClient.request({
+          method: 'POST',
+          path: '/api/v1/namespaces/default/configmaps',
+          headers: JSON_CT,
+          body: configMap(`big-${i}`, {}, { v: 'y'.repeat(4000) }),
+        });
         assert.equal(r.status, 201, r.text());
       }
-      const r = await tightClient.request({ path: '/api/v1/namespaces/default/configmaps', headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });
+      const r = await tightClient.request({
+        path: '/api/v1/namespaces/default/configmaps',
+        headers: { accept: 'application/json', 'accept-encoding': 'gzip' },
+      });
       assert.equal(r.status, 200);
       assert.ok(r.body.length > 128 * 1024);
       assert.equal(r.headers['content-encoding'], undefined);
@@ -353,17 +412,30 @@ describe('response compression and request deadlines', { timeout: 180_000 }, () 
     const procs = kplaneProcesses();
     const dir = await mkdtemp(join(tmpdir(), 'kplane-flags-'));
     try {
-      const p = await procs.start(['serve', '--data-dir', dir, '--secure-port', '0', '--controllers=false', '--request-timeout=3s', '--response-compression=false'], /kplane is serving on (https:\/\/\S+)/);
+      const p = await procs.start(
+        ['serve', '--data-dir', dir, '--secure-port', '0', '--controllers=false', '--request-timeout=3s', '--response-compression=false'],
+        /kplane is serving on (https:\/\/\S+)/,
+      );
       const url = /https:\/\/\S+/.exec(p.firstLine)![0];
       const creds = adminCredentials(dir);
       const session = h2connect(url, creds);
       const raw = new RawClient(url, creds);
       try {
         const body = configMap('slow-body');
-        const res = await h2(session, { ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', ...JSON_CT, 'content-length': String(body.length) }, body.slice(0, 10), true);
+        const res = await h2(
+          session,
+          { ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', ...JSON_CT, 'content-length': String(body.length) },
+          body.slice(0, 10),
+          true,
+        );
         assertFilter504(res, '--request-timeout');
         for (let i = 0; i < 30; i++) {
-          const r = await raw.request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', headers: JSON_CT, body: configMap(`big-${i}`, {}, { v: 'z'.repeat(5000) }) });
+          const r = await raw.request({
+            method: 'POST',
+            path: '/api/v1/namespaces/default/configmaps',
+            headers: JSON_CT,
+            body: configMap(`big-${i}`, {}, { v: 'z'.repeat(5000) }),
+          });
           assert.equal(r.status, 201, r.text());
         }
         const big = await raw.request({ path: '/api/v1/namespaces/default/configmaps', headers: { accept: 'application/json', 'accept-encoding': 'gzip' } });

@@ -47,7 +47,15 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
   const logged: string[] = [];
 
   const create = async (name: string, data: Record<string, string> = { a: '1' }, ns = NS): Promise<Obj> =>
-    ok(await client.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }) }), 201);
+    ok(
+      await client.request({
+        method: 'POST',
+        path: `/api/v1/namespaces/${ns}/configmaps`,
+        headers: JSON_CT,
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }),
+      }),
+      201,
+    );
   const metrics = async (): Promise<string> => {
     const res = await client.request({ path: '/metrics' });
     assert.equal(res.status, 200);
@@ -126,14 +134,17 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
       const res = await anon.request({ path: CMS });
       assert.equal(res.status, 401);
       const s = res.json<KubeStatus>();
-      assert.deepEqual({ kind: s.kind, apiVersion: s.apiVersion, status: s.status, reason: s.reason, code: s.code, message: s.message }, {
-        kind: 'Status',
-        apiVersion: 'v1',
-        status: 'Failure',
-        reason: 'Unauthorized',
-        code: 401,
-        message: 'Unauthorized',
-      });
+      assert.deepEqual(
+        { kind: s.kind, apiVersion: s.apiVersion, status: s.status, reason: s.reason, code: s.code, message: s.message },
+        {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'Unauthorized',
+          code: 401,
+          message: 'Unauthorized',
+        },
+      );
       assert.equal((await anon.request({ path: '/healthz' })).status, 200);
       assert.equal((await anon.request({ path: '/version' })).status, 200);
       // A token nobody issued is no better.
@@ -147,7 +158,9 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     await create('metrics-cm');
     let text = await metrics();
     // Upstream reports the HTTP method for writes (POST, PUT, PATCH, DELETE), LIST/GET/WATCH for reads.
-    const created = text.split('\n').find((l) => l.startsWith('apiserver_request_total{') && l.includes('verb="POST"') && l.includes('resource="configmaps"') && l.includes('code="201"'));
+    const created = text
+      .split('\n')
+      .find((l) => l.startsWith('apiserver_request_total{') && l.includes('verb="POST"') && l.includes('resource="configmaps"') && l.includes('code="201"'));
     assert.ok(created, 'apiserver_request_total for the create');
     assert.match(created, /group="",version="v1",resource="configmaps",subresource="",scope="resource"/);
     assert.ok(Number(created.split(' ').pop()) >= 1);
@@ -216,7 +229,9 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
 
   it('Table with the configmap columns', async () => {
     await create('tbl', { a: '1', b: '2' });
-    const t = ok(await client.request({ path: `${CMS}?fieldSelector=metadata.name%3Dtbl`, headers: { accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' } }));
+    const t = ok(
+      await client.request({ path: `${CMS}?fieldSelector=metadata.name%3Dtbl`, headers: { accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' } }),
+    );
     assert.equal(t.kind, 'Table');
     assert.equal(t.apiVersion, 'meta.k8s.io/v1');
     const cols = (t.columnDefinitions as { name: string; type: string }[]).map((c) => c.name);
@@ -275,9 +290,15 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
         const evs = decodeWatchFrames(d.subarray(0, off));
         return evs.length >= 3 ? evs : undefined;
       });
-      assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['ADDED', 'MODIFIED', 'DELETED'],
+      );
       const objs = events.map((e) => e.object as unknown as Obj);
-      assert.deepEqual(objs.map((o) => o.metadata.name), ['pw-1', 'pw-1', 'pw-1']);
+      assert.deepEqual(
+        objs.map((o) => o.metadata.name),
+        ['pw-1', 'pw-1', 'pw-1'],
+      );
       assert.deepEqual(objs[1]!.data, { n: '2' });
       assert.ok(objs.every((o) => o.kind === 'ConfigMap'));
     } finally {
@@ -326,7 +347,15 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
 
   it('a continue token whose revision was compacted → 410 Expired', async () => {
     const ns = 'paging';
-    ok(await client.request({ method: 'POST', path: '/api/v1/namespaces', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) }), 201);
+    ok(
+      await client.request({
+        method: 'POST',
+        path: '/api/v1/namespaces',
+        headers: JSON_CT,
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }),
+      }),
+      201,
+    );
     for (const n of ['p1', 'p2', 'p3']) await create(n, { a: n }, ns);
     const path = `/api/v1/namespaces/${ns}/configmaps`;
     const page1 = ok(await client.request({ path: `${path}?limit=1` }));
@@ -384,13 +413,24 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     const before = logged.length;
     // HTTP/1.1: Content-Length promises more than is sent, then the socket closes.
     await new Promise<void>((resolve, reject) => {
-      const sock = tlsConnect({ host: '127.0.0.1', port: Number(new URL(server.url).port), ca: creds.ca, cert: creds.cert, key: creds.key, ALPNProtocols: ['http/1.1'], servername: 'localhost' }, () => {
-        sock.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n${partial}`);
-        setTimeout(() => {
-          sock.destroy();
-          resolve();
-        }, 200);
-      });
+      const sock = tlsConnect(
+        {
+          host: '127.0.0.1',
+          port: Number(new URL(server.url).port),
+          ca: creds.ca,
+          cert: creds.cert,
+          key: creds.key,
+          ALPNProtocols: ['http/1.1'],
+          servername: 'localhost',
+        },
+        () => {
+          sock.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n${partial}`);
+          setTimeout(() => {
+            sock.destroy();
+            resolve();
+          }, 200);
+        },
+      );
       sock.on('error', reject);
     });
     // HTTP/2: the stream is cancelled (RST_STREAM) after part of the body.
@@ -399,10 +439,12 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
       await new Promise<void>((resolve) => {
         const st = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json', 'content-length': '1000' }, { endStream: false });
         st.on('error', () => undefined);
-        st.write(partial, () => setTimeout(() => {
-          st.close(h2.NGHTTP2_CANCEL);
-          resolve();
-        }, 200));
+        st.write(partial, () =>
+          setTimeout(() => {
+            st.close(h2.NGHTTP2_CANCEL);
+            resolve();
+          }, 200),
+        );
       });
     } finally {
       session.close();
@@ -419,7 +461,7 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     assert.equal(ok(await client.request({ path: CMS })).kind, 'ConfigMapList');
   });
 
-  it('paths nobody serves get the not-found handler\'s text; unknown resources of a built-in group the router\'s Status', async () => {
+  it("paths nobody serves get the not-found handler's text; unknown resources of a built-in group the router's Status", async () => {
     for (const path of ['/apis/nogroup/v1/foos', '/nothing', '/apis/nogroup']) {
       const r = await client.request({ path });
       assert.equal(r.status, 404, path);
@@ -430,15 +472,38 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     for (const path of ['/api/v1/foos', `${CMS}/a/foo`]) {
       const r = await client.request({ path });
       assert.equal(r.status, 404, path);
-      assert.deepEqual(r.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 });
+      assert.deepEqual(r.json(), {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'the server could not find the requested resource',
+        reason: 'NotFound',
+        details: {},
+        code: 404,
+      });
     }
   });
 
-  it('415: a built-in PATCH with a body of another type is the router\'s; a create names the accepted types, without details', async () => {
+  it("415: a built-in PATCH with a body of another type is the router's; a create names the accepted types, without details", async () => {
     await create('patch-415');
-    const patch = await client.request({ method: 'PATCH', path: `${CMS}/patch-415`, headers: { 'content-type': 'application/json' }, body: '{"data":{"a":"2"}}' });
+    const patch = await client.request({
+      method: 'PATCH',
+      path: `${CMS}/patch-415`,
+      headers: { 'content-type': 'application/json' },
+      body: '{"data":{"a":"2"}}',
+    });
     assert.equal(patch.status, 415);
-    assert.deepEqual(patch.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: '415: Unsupported Media Type', reason: 'UnsupportedMediaType', details: {}, code: 415 });
+    assert.deepEqual(patch.json(), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: '415: Unsupported Media Type',
+      reason: 'UnsupportedMediaType',
+      details: {},
+      code: 415,
+    });
     const post = await client.request({ method: 'POST', path: CMS, headers: { 'content-type': 'text/plain' }, body: 'x' });
     assert.equal(post.status, 415);
     assert.deepEqual(post.json(), {
@@ -446,7 +511,8 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
       apiVersion: 'v1',
       metadata: {},
       status: 'Failure',
-      message: 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+      message:
+        'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
       reason: 'UnsupportedMediaType',
       code: 415,
     });
@@ -462,7 +528,8 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
       assert.equal(r.status, 400, t);
       assert.equal(r.json<KubeStatus>().message, `invalid timeout specified in the request URL - ${why}`);
     }
-    for (const t of ['32s', '1m30s', '1.5h', '0', '-1s', '300ms']) assert.equal((await client.request({ path: `/api/v1/namespaces?timeout=${t}` })).status, 200, t);
+    for (const t of ['32s', '1m30s', '1.5h', '0', '-1s', '300ms'])
+      assert.equal((await client.request({ path: `/api/v1/namespaces?timeout=${t}` })).status, 200, t);
     const w = await client.stream({ path: `${CMS}?watch=1&timeoutSeconds=1&timeout=bogus` });
     assert.equal(w.status, 200);
     await w.ended;
@@ -499,7 +566,7 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
 });
 
 describe('max requests in flight', { timeout: 30_000 }, () => {
-  it('two pools as upstream\'s filter keeps them: 429 as text with Retry-After past a full one, system:masters served anyway, credentials judged first', async () => {
+  it("two pools as upstream's filter keeps them: 429 as text with Retry-After past a full one, system:masters served anyway, credentials judged first", async () => {
     const server = await startTestServer({
       storage: 'memory',
       maxRequestsInFlight: 1,
@@ -519,7 +586,8 @@ describe('max requests in flight', { timeout: 30_000 }, () => {
       held.write('{"apiVersion":"v1"');
       // The pool's watermark, published each second: the held slot was taken in the second before
       // the next publication (nothing else takes a mutating slot below).
-      const mutating = async (): Promise<number> => Number(/^apiserver_current_inflight_requests\{request_kind="mutating"\} (\d+)/m.exec((await admin.request({ path: '/metrics' })).text())?.[1] ?? -1);
+      const mutating = async (): Promise<number> =>
+        Number(/^apiserver_current_inflight_requests\{request_kind="mutating"\} (\d+)/m.exec((await admin.request({ path: '/metrics' })).text())?.[1] ?? -1);
       await eventually(5_000, 'apiserver_current_inflight_requests{request_kind="mutating"} 1', async () => ((await mutating()) === 1 ? true : undefined));
 
       const r = await alice.request({ method: 'POST', path: CMS, headers: { ...asAlice, ...JSON_CT }, body: cm('by-alice') });
@@ -541,7 +609,10 @@ describe('max requests in flight', { timeout: 30_000 }, () => {
 
       // What an operator sees: the 429 as a termination (not a served request), and the pools' watermark.
       const text = (await admin.request({ path: '/metrics' })).text();
-      assert.match(text, /^apiserver_request_terminations_total\{verb="POST",group="",version="v1",resource="configmaps",subresource="",scope="resource",component="apiserver",code="429"\} 1$/m);
+      assert.match(
+        text,
+        /^apiserver_request_terminations_total\{verb="POST",group="",version="v1",resource="configmaps",subresource="",scope="resource",component="apiserver",code="429"\} 1$/m,
+      );
       assert.doesNotMatch(text, /^apiserver_request_total\{[^}]*code="429"/m);
 
       held.close(h2.NGHTTP2_CANCEL);
@@ -561,19 +632,50 @@ describe('max requests in flight', { timeout: 30_000 }, () => {
     try {
       const tokens = join(dir, 'tokens.csv');
       await writeFile(tokens, 'alice-token,alice,alice-uid,"developers"\n');
-      const p = await procs.start(['serve', '--data-dir', join(dir, 'data'), '--secure-port', '0', '--controllers=false', '--token-auth-file', tokens, '--max-requests-inflight=0', '--max-mutating-requests-inflight=1'], /kplane is serving on (https:\/\/\S+)/);
+      const p = await procs.start(
+        [
+          'serve',
+          '--data-dir',
+          join(dir, 'data'),
+          '--secure-port',
+          '0',
+          '--controllers=false',
+          '--token-auth-file',
+          tokens,
+          '--max-requests-inflight=0',
+          '--max-mutating-requests-inflight=1',
+        ],
+        /kplane is serving on (https:\/\/\S+)/,
+      );
       const url = /https:\/\/\S+/.exec(p.firstLine)![0];
       const creds = adminCredentials(join(dir, 'data'));
       const session = connect(url, { ca: creds.ca, cert: creds.cert, key: creds.key });
       const alice = new RawClient(url, { ca: creds.ca });
       try {
-        const held = session.request({ ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json', 'content-length': '1000' }, { endStream: false });
+        const held = session.request(
+          { ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json', 'content-length': '1000' },
+          { endStream: false },
+        );
         held.on('error', () => undefined);
         held.write('{"apiVersion":"v1"');
         await new Promise((r) => setTimeout(r, 200));
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'by-alice' } });
-        assert.equal((await alice.request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', headers: { authorization: 'Bearer alice-token', ...JSON_CT }, body })).status, 429);
-        assert.equal((await alice.request({ path: '/api/v1/namespaces/default/configmaps', headers: { authorization: 'Bearer alice-token' } })).status, 200, 'a read is served (its pool is not the full one)');
+        assert.equal(
+          (
+            await alice.request({
+              method: 'POST',
+              path: '/api/v1/namespaces/default/configmaps',
+              headers: { authorization: 'Bearer alice-token', ...JSON_CT },
+              body,
+            })
+          ).status,
+          429,
+        );
+        assert.equal(
+          (await alice.request({ path: '/api/v1/namespaces/default/configmaps', headers: { authorization: 'Bearer alice-token' } })).status,
+          200,
+          'a read is served (its pool is not the full one)',
+        );
         held.close(h2.NGHTTP2_CANCEL);
       } finally {
         session.close();
@@ -583,7 +685,9 @@ describe('max requests in flight', { timeout: 30_000 }, () => {
         ['--max-requests-inflight=-1', /--max-requests-inflight can not be negative value/],
         ['--max-mutating-requests-inflight=ten', /invalid argument "ten" for "--max-mutating-requests-inflight" flag: not a whole number/],
       ] as const) {
-        const bad = await run(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'serve', '--data-dir', join(dir, 'data'), arg], { timeoutMs: 30_000 });
+        const bad = await run(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'serve', '--data-dir', join(dir, 'data'), arg], {
+          timeoutMs: 30_000,
+        });
         assert.equal(bad.code, 2, arg);
         assert.match(bad.stderr, message);
       }

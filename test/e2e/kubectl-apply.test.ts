@@ -25,12 +25,21 @@ interface Obj {
 }
 
 const cmYaml = (name: string, data: Record<string, string>, labels?: Record<string, string>): string =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${labels ? `  labels:\n${Object.entries(labels).map(([k, v]) => `    ${k}: "${v}"\n`).join('')}` : ''}data:\n${Object.entries(data).map(([k, v]) => `  ${k}: "${v}"\n`).join('')}`;
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${
+    labels
+      ? `  labels:\n${Object.entries(labels)
+          .map(([k, v]) => `    ${k}: "${v}"\n`)
+          .join('')}`
+      : ''
+  }data:\n${Object.entries(data)
+    .map(([k, v]) => `  ${k}: "${v}"\n`)
+    .join('')}`;
 
 for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name} apply --server-side`, { timeout: 120_000 }, () => {
     const { k, ok, file } = useKubectlServer(kubectl.bin, `kplane-ssa-${kubectl.name}-`, { storage: 'sqlite' });
-    const getCM = async (ns: string, name: string): Promise<Obj> => parseYaml(await ok(['-n', ns, 'get', 'configmap', name, '-o', 'yaml', ...kubectl.showManagedFields])) as Obj;
+    const getCM = async (ns: string, name: string): Promise<Obj> =>
+      parseYaml(await ok(['-n', ns, 'get', 'configmap', name, '-o', 'yaml', ...kubectl.showManagedFields])) as Obj;
     const owners = (o: Obj): Record<string, Record<string, unknown>> =>
       Object.fromEntries((o.metadata.managedFields ?? []).map((e) => [`${e.manager}/${e.operation}`, e.fieldsV1]));
     const ns = async (name: string): Promise<string> => {
@@ -59,7 +68,10 @@ for (const kubectl of KUBECTLS) {
 
       // The raw YAML shows the FieldsV1 keys as kubectl prints them.
       const yaml = await ok(['-n', n, 'get', 'configmap', 'c', '-o', 'yaml', ...kubectl.showManagedFields]);
-      assert.match(yaml, /  managedFields:\n  - apiVersion: v1\n    fieldsType: FieldsV1\n    fieldsV1:\n      f:data:\n        f:a: \{\}\n        f:b: \{\}\n      f:metadata:\n        f:labels:\n          f:app: \{\}\n    manager: kubectl\n    operation: Apply\n    time: "/);
+      assert.match(
+        yaml,
+        /  managedFields:\n  - apiVersion: v1\n    fieldsType: FieldsV1\n    fieldsV1:\n      f:data:\n        f:a: \{\}\n        f:b: \{\}\n      f:metadata:\n        f:labels:\n          f:app: \{\}\n    manager: kubectl\n    operation: Apply\n    time: "/,
+      );
       if (kubectl.name === '1.33') {
         // Current kubectl hides managedFields unless asked.
         assert.doesNotMatch(await ok(['-n', n, 'get', 'configmap', 'c', '-o', 'yaml']), /managedFields/);

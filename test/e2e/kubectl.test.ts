@@ -21,7 +21,15 @@ const KUBECTLS = [
 interface Obj {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; finalizers?: string[]; resourceVersion?: string };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    resourceVersion?: string;
+  };
   data?: Record<string, string>;
   type?: string;
   secrets?: Array<{ name: string }>;
@@ -163,10 +171,7 @@ for (const kubectl of KUBECTLS) {
       const lease = await getJson(['-n', n, 'lease', 'm-lease']);
       assert.deepEqual(lease.spec, { holderIdentity: 'me', leaseDurationSeconds: 15 });
 
-      assert.equal(
-        await ok(['-n', n, 'create', 'configmap', 'dry', '--from-literal=a=1', '--dry-run=server']),
-        'configmap/dry created (server dry run)\n',
-      );
+      assert.equal(await ok(['-n', n, 'create', 'configmap', 'dry', '--from-literal=a=1', '--dry-run=server']), 'configmap/dry created (server dry run)\n');
       await fails(['-n', n, 'get', 'configmap', 'dry'], 'Error from server (NotFound): configmaps "dry" not found');
       // Already there: the server dry run reports the conflict as a real create would.
       await fails(['-n', n, 'create', 'configmap', 'c1', '--from-literal=a=1', '--dry-run=server'], 'configmaps "c1" already exists');
@@ -198,7 +203,13 @@ for (const kubectl of KUBECTLS) {
 
       const wide = (await ok(['-n', n, 'get', 'configmaps', '-o', 'wide'])).trim().split('\n');
       assert.match(wide[0]!, /^NAME\s+DATA\s+AGE$/);
-      assert.deepEqual(wide.slice(1).map((l) => l.split(/\s+/).slice(0, 2)), [['m-cm', '1'], ['other', '1']]);
+      assert.deepEqual(
+        wide.slice(1).map((l) => l.split(/\s+/).slice(0, 2)),
+        [
+          ['m-cm', '1'],
+          ['other', '1'],
+        ],
+      );
       const secrets = (await ok(['-n', n, 'get', 'secrets'])).trim().split('\n');
       assert.match(secrets[0]!, /^NAME\s+TYPE\s+DATA\s+AGE$/);
       assert.match(secrets[1]!, /^m-sec\s+Opaque\s+1\s+\d+s$/);
@@ -223,20 +234,32 @@ for (const kubectl of KUBECTLS) {
       assert.equal(none.stdout, '');
       assert.equal(none.stderr, `No resources found in ${n} namespace.\n`);
 
-      await fails(['-n', n, 'get', 'cm', '--field-selector', 'data.a=1'], /"data\.a" is not a known field selector: only "metadata\.name", "metadata\.namespace"/);
+      await fails(
+        ['-n', n, 'get', 'cm', '--field-selector', 'data.a=1'],
+        /"data\.a" is not a known field selector: only "metadata\.name", "metadata\.namespace"/,
+      );
       await fails(['-n', n, 'get', 'secrets', '--field-selector', 'data.a=1'], /field label not supported: data\.a/);
       await fails(['-n', n, 'get', 'cm', '-l', 'a b'], /unable to parse requirement|couldn't parse the selector/);
 
       const namespaces = (await ok(['get', 'ns'])).trim().split('\n');
       assert.match(namespaces[0]!, /^NAME\s+STATUS\s+AGE$/);
       for (const want of ['default', 'kube-public', 'kube-system', n]) {
-        assert.ok(namespaces.some((l) => new RegExp(`^${want}\\s+Active\\s+\\d+[sm]$`).test(l)), `${want} in\n${namespaces.join('\n')}`);
+        assert.ok(
+          namespaces.some((l) => new RegExp(`^${want}\\s+Active\\s+\\d+[sm]$`).test(l)),
+          `${want} in\n${namespaces.join('\n')}`,
+        );
       }
 
       const all = (await ok(['get', 'cm', '-A'])).trim().split('\n');
       assert.match(all[0]!, /^NAMESPACE\s+NAME\s+DATA\s+AGE$/);
-      assert.ok(all.some((l) => new RegExp(`^${n}\\s+m-cm\\s+1\\s+`).test(l)), all.join('\n'));
-      assert.ok(all.some((l) => new RegExp(`^${n}\\s+other\\s+1\\s+`).test(l)), all.join('\n'));
+      assert.ok(
+        all.some((l) => new RegExp(`^${n}\\s+m-cm\\s+1\\s+`).test(l)),
+        all.join('\n'),
+      );
+      assert.ok(
+        all.some((l) => new RegExp(`^${n}\\s+other\\s+1\\s+`).test(l)),
+        all.join('\n'),
+      );
       const allNames = await ok(['get', 'cm', '--all-namespaces', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name} {end}']);
       assert.ok(allNames.includes(`${n}/m-cm ${n}/other`), allNames);
 
@@ -266,7 +289,10 @@ for (const kubectl of KUBECTLS) {
 
     it('apply: create, unchanged, then a removed key is removed (three-way merge)', async () => {
       const n = await ns('apply');
-      const v1 = await file('apply1.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\n  labels: {keep: "yes", drop: "me"}\ndata:\n  a: "1"\n  b: "2"\n');
+      const v1 = await file(
+        'apply1.yaml',
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\n  labels: {keep: "yes", drop: "me"}\ndata:\n  a: "1"\n  b: "2"\n',
+      );
       const v2 = await file('apply2.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\n  labels: {keep: "yes"}\ndata:\n  a: "1"\n');
       assert.equal(await ok(['-n', n, 'apply', '-f', v1]), 'configmap/ap created\n');
       const first = await getJson(['-n', n, 'cm', 'ap']);
@@ -302,7 +328,12 @@ for (const kubectl of KUBECTLS) {
       assert.match(table[0]!, /^NAME\s+DATA\s+AGE\s+APP\s+LABELS$/);
       assert.deepEqual(
         table.slice(1).map((l) => l.split(/\s+/).filter((c) => !/^\d+s$/.test(c))),
-        [['c1', '1', 'x', 'app=x'], ['c2', '1', 'x', 'app=x'], ['c3', '1', '<none>'], ['st', '1', '<none>']],
+        [
+          ['c1', '1', 'x', 'app=x'],
+          ['c2', '1', 'x', 'app=x'],
+          ['c3', '1', '<none>'],
+          ['st', '1', '<none>'],
+        ],
       );
       assert.equal(await ok(['-n', n, 'delete', 'configmap', '-l', 'app=x']), 'configmap "c1" deleted\nconfigmap "c2" deleted\n');
       assert.equal(await ok(['-n', n, 'delete', 'configmap', '--all']), 'configmap "c3" deleted\nconfigmap "st" deleted\n');
@@ -328,7 +359,10 @@ for (const kubectl of KUBECTLS) {
     it('patch: json, merge, strategic (merge key and $patch delete)', async () => {
       const n = await ns('patch');
       await ok(['-n', n, 'create', 'configmap', 'p', '--from-literal=a=1', '--from-literal=b=2']);
-      assert.equal(await ok(['-n', n, 'patch', 'configmap', 'p', '--type', 'json', '-p', '[{"op":"add","path":"/data/j","value":"J"},{"op":"remove","path":"/data/b"}]']), 'configmap/p patched\n');
+      assert.equal(
+        await ok(['-n', n, 'patch', 'configmap', 'p', '--type', 'json', '-p', '[{"op":"add","path":"/data/j","value":"J"},{"op":"remove","path":"/data/b"}]']),
+        'configmap/p patched\n',
+      );
       assert.equal(await ok(['-n', n, 'patch', 'configmap', 'p', '--type', 'merge', '-p', '{"data":{"m":"M","a":null}}']), 'configmap/p patched\n');
       assert.equal(await ok(['-n', n, 'patch', 'configmap', 'p', '-p', '{"data":{"s":"S"}}']), 'configmap/p patched\n');
       assert.deepEqual((await getJson(['-n', n, 'cm', 'p'])).data, { j: 'J', m: 'M', s: 'S' });
@@ -366,7 +400,10 @@ for (const kubectl of KUBECTLS) {
       await fails(['-n', n, 'label', 'configmap', 'l', 'tier=db'], "error: 'tier' already has a value (web), and --overwrite is false");
       assert.equal(await ok(['-n', n, 'label', 'configmap', 'l', 'tier=db', '--overwrite']), 'configmap/l labeled\n');
       assert.equal(await ok(['-n', n, 'annotate', 'configmap', 'l', 'note=hi']), 'configmap/l annotated\n');
-      await fails(['-n', n, 'annotate', 'configmap', 'l', 'note=bye'], "error: --overwrite is false but found the following declared annotation(s): 'note' already has a value (hi)");
+      await fails(
+        ['-n', n, 'annotate', 'configmap', 'l', 'note=bye'],
+        "error: --overwrite is false but found the following declared annotation(s): 'note' already has a value (hi)",
+      );
       assert.equal(await ok(['-n', n, 'annotate', 'configmap', 'l', 'note=bye', '--overwrite']), 'configmap/l annotated\n');
       let got = await getJson(['-n', n, 'cm', 'l']);
       assert.deepEqual(got.metadata.labels, { tier: 'db' });
@@ -416,7 +453,10 @@ for (const kubectl of KUBECTLS) {
       } finally {
         await w.stop();
       }
-      const lines = w.stdout.trim().split('\n').map((l) => l.split(/\s+/).slice(0, 3).join(' '));
+      const lines = w.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/).slice(0, 3).join(' '));
       assert.deepEqual(lines, ['EVENT NAME DATA', 'ADDED w0 1', 'ADDED w1 1', 'MODIFIED w1 2', 'DELETED w1 2']);
 
       // -o json watch of a single object prints it, then each change.
@@ -438,7 +478,13 @@ for (const kubectl of KUBECTLS) {
       await fails(['-n', n, 'delete', 'configmap', 'gone'], 'Error from server (NotFound): configmaps "gone" not found');
 
       // A finalizer holds the object: delete --wait returns only once it is removed.
-      await ok(['-n', n, 'create', '-f', await file('held.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  finalizers: [example.com/hold]\n')]);
+      await ok([
+        '-n',
+        n,
+        'create',
+        '-f',
+        await file('held.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  finalizers: [example.com/hold]\n'),
+      ]);
       const del = new Background(kubectl.bin, ['-n', n, 'delete', 'configmap', 'held', '--wait', '--timeout=30s'], env);
       try {
         const deadline = Date.now() + 15_000;
@@ -460,7 +506,10 @@ for (const kubectl of KUBECTLS) {
 
       await fails(['delete', 'namespace', 'default'], 'Error from server (Forbidden): namespaces "default" is forbidden: this namespace may not be deleted');
       await fails(['-n', 'no-such-ns', 'create', 'configmap', 'x', '--from-literal=a=1'], 'namespaces "no-such-ns" not found');
-      await fails(['-n', 'no-such-ns', 'create', '-f', await file('x.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n')], /Error from server \(NotFound\).*namespaces "no-such-ns" not found/s);
+      await fails(
+        ['-n', 'no-such-ns', 'create', '-f', await file('x.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n')],
+        /Error from server \(NotFound\).*namespaces "no-such-ns" not found/s,
+      );
 
       assert.equal(await ok(['delete', 'namespace', n, '--wait=false']), `namespace "${n}" deleted\n`);
       const terminating = await getJson(['namespace', n]);
@@ -486,7 +535,9 @@ for (const kubectl of KUBECTLS) {
       // 1.20 reads /openapi/v2 (gnostic protobuf); 1.33 reads /openapi/v3.
       assert.match(
         top.stderr,
-        kubectl.name === '1.20' ? /GET https:\/\/[^ ]+\/openapi\/v2\?timeout=32s 200 OK/ : /verb="GET" url="https:\/\/[^ ]+\/openapi\/v3\/api\/v1\?hash=[0-9A-F]{128}&timeout=32s" status="200 OK"/,
+        kubectl.name === '1.20'
+          ? /GET https:\/\/[^ ]+\/openapi\/v2\?timeout=32s 200 OK/
+          : /verb="GET" url="https:\/\/[^ ]+\/openapi\/v3\/api\/v1\?hash=[0-9A-F]{128}&timeout=32s" status="200 OK"/,
       );
       const field = await ok(['explain', 'configmap.data']);
       assert.match(field, /^KIND:\s+ConfigMap\nVERSION:\s+v1\n\nFIELD:\s+data <map\[string\]string>\n/);
@@ -507,7 +558,11 @@ for (const kubectl of KUBECTLS) {
         ['leases', 'coordination.k8s.io/v1', 'true', 'Lease'],
         ['events', 'ev', 'events.k8s.io/v1', 'true', 'Event'],
       ];
-      for (const e of expect) assert.ok(rows.some((r) => r.join(' ') === e.join(' ')), `${e.join(' ')} in\n${res.join('\n')}`);
+      for (const e of expect)
+        assert.ok(
+          rows.some((r) => r.join(' ') === e.join(' ')),
+          `${e.join(' ')} in\n${res.join('\n')}`,
+        );
       assert.equal(await ok(['api-resources', '--api-group=coordination.k8s.io', '-o', 'name']), 'leases.coordination.k8s.io\n');
       const versions = (await ok(['api-versions'])).trim().split('\n');
       for (const v of ['v1', 'coordination.k8s.io/v1', 'events.k8s.io/v1']) assert.ok(versions.includes(v), versions.join('\n'));
@@ -519,7 +574,10 @@ for (const kubectl of KUBECTLS) {
         const kc = { ...admin, users: admin.users.map((u) => ({ ...u, user })) };
         return file(name, toYamlText(kc));
       };
-      for (const kc of [await withUser('token.kubeconfig', { token: 'not-a-valid-token' }), await withUser('basic.kubeconfig', { username: 'admin', password: 'admin' })]) {
+      for (const kc of [
+        await withUser('token.kubeconfig', { token: 'not-a-valid-token' }),
+        await withUser('basic.kubeconfig', { username: 'admin', password: 'admin' }),
+      ]) {
         const r = await k(['get', 'configmaps', '-A'], { env: { KUBECONFIG: kc } });
         assert.equal(r.code, 1, r.stdout);
         assert.equal(r.stdout, '');

@@ -62,7 +62,12 @@ describe('list bodies in reused memory', { timeout: 120_000 }, () => {
     for (const [ns, n, ch] of layout) {
       await nss.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       for (let i = 0; i < n; i++) {
-        await cms.create(ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, labels: { n: String(i) } }, data: { payload: `${ns}-${i}-`.padEnd(700 + (i % 13) * 37, ch) } });
+        await cms.create(ns, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `cm-${i}`, labels: { n: String(i) } },
+          data: { payload: `${ns}-${i}-`.padEnd(700 + (i % 13) * 37, ch) },
+        });
       }
       expected.set(ns, items(await cms.listJSON(ns)));
     }

@@ -20,7 +20,14 @@ type Status = KubeStatus & { details?: { causes?: Cause[]; retryAfterSeconds?: n
 interface Obj {
   kind?: string;
   apiVersion?: string;
-  metadata: { name?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string>; continue?: string; remainingItemCount?: number };
+  metadata: {
+    name?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    continue?: string;
+    remainingItemCount?: number;
+  };
   items?: Obj[];
   columnDefinitions?: unknown[] | null;
   rows?: { cells: unknown[]; object?: Obj }[];
@@ -43,11 +50,19 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     assert.equal(st.reason, 'Invalid');
     assert.equal(st.details?.group, 'meta.k8s.io');
     assert.equal(st.details?.kind, 'ListOptions');
-    assert.deepEqual((st.details?.causes ?? []).map((c) => `${c.field}: ${c.message}`), causes);
+    assert.deepEqual(
+      (st.details?.causes ?? []).map((c) => `${c.field}: ${c.message}`),
+      causes,
+    );
   };
   const currentRv = async (): Promise<number> => Number((await get(CMS)).json<Obj>().metadata.resourceVersion);
   const create = async (name: string, labels: Record<string, string> = {}): Promise<Obj> => {
-    const r = await client.request({ method: 'POST', path: CMS, headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data: { a: '1' } }) });
+    const r = await client.request({
+      method: 'POST',
+      path: CMS,
+      headers: JSON_CT,
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data: { a: '1' } }),
+    });
     assert.equal(r.status, 201, r.text());
     return r.json<Obj>();
   };
@@ -81,19 +96,28 @@ describe('list and watch options', { timeout: 90_000 }, () => {
 
   it('watch options: upstream validateWatchOptions causes', async () => {
     const w = `${CMS}?watch=1`;
-    listOptionsInvalid(await get(`${w}&resourceVersionMatch=NotOlderThan&resourceVersion=1`), ['resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided']);
+    listOptionsInvalid(await get(`${w}&resourceVersionMatch=NotOlderThan&resourceVersion=1`), [
+      'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+    ]);
     listOptionsInvalid(await get(`${w}&resourceVersionMatch=Exact&resourceVersion=1`), [
       'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
       'resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"',
     ]);
-    listOptionsInvalid(await get(`${w}&sendInitialEvents=true`), ['resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan']);
-    listOptionsInvalid(await get(`${w}&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&continue=abc`), ['resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided']);
+    listOptionsInvalid(await get(`${w}&sendInitialEvents=true`), [
+      'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+    ]);
+    listOptionsInvalid(await get(`${w}&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&continue=abc`), [
+      'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided',
+    ]);
   });
 
   it('parameters read as Go reads them: resourceVersion, limit and timeoutSeconds', async () => {
     const rv = status(await get(`${CMS}?resourceVersion=abc`), 400);
     assert.equal(rv.message, 'invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax');
-    assert.equal(status(await get(`${CMS}?resourceVersion=-1`), 400).message, 'invalid resource version: resourceVersion: Invalid value: "-1": strconv.ParseUint: parsing "-1": invalid syntax');
+    assert.equal(
+      status(await get(`${CMS}?resourceVersion=-1`), 400).message,
+      'invalid resource version: resourceVersion: Invalid value: "-1": strconv.ParseUint: parsing "-1": invalid syntax',
+    );
     assert.equal(status(await get(`${CMS}?limit=abc`), 400).message, 'strconv.ParseInt: parsing "abc": invalid syntax');
     assert.equal(status(await get(`${CMS}?watch=1&timeoutSeconds=1.5`), 400).message, 'strconv.ParseInt: parsing "1.5": invalid syntax');
     // limit ≤ 0 is no limit.
@@ -107,8 +131,14 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     assert.equal(status(await get(`${CMS}?limit=99999999999999999999x`), 400).message, 'strconv.ParseInt: parsing "99999999999999999999x": value out of range');
     assert.equal(status(await get(`${CMS}?limit=9223372036854775808`), 400).message, 'strconv.ParseInt: parsing "9223372036854775808": value out of range');
     // NumError.Error() and field.Invalid's %q quote with strconv.Quote: \x01, not JSON's \u0001.
-    assert.equal(status(await get(`${CMS}?resourceVersion=%01`), 400).message, 'invalid resource version: resourceVersion: Invalid value: "\\x01": strconv.ParseUint: parsing "\\x01": invalid syntax');
-    assert.equal(status(await get(`${CMS}?resourceVersion=18446744073709551616`), 400).message, 'invalid resource version: resourceVersion: Invalid value: "18446744073709551616": strconv.ParseUint: parsing "18446744073709551616": value out of range');
+    assert.equal(
+      status(await get(`${CMS}?resourceVersion=%01`), 400).message,
+      'invalid resource version: resourceVersion: Invalid value: "\\x01": strconv.ParseUint: parsing "\\x01": invalid syntax',
+    );
+    assert.equal(
+      status(await get(`${CMS}?resourceVersion=18446744073709551616`), 400).message,
+      'invalid resource version: resourceVersion: Invalid value: "18446744073709551616": strconv.ParseUint: parsing "18446744073709551616": value out of range',
+    );
   });
 
   it('an Exact or paged list at a revision not reached yet is a 504 at once; resourceVersion=0 ignores the limit', async () => {
@@ -129,12 +159,17 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     }
   });
 
-  it('an object leaving the selector is DELETED as it was, at the event\'s resourceVersion', async () => {
+  it("an object leaving the selector is DELETED as it was, at the event's resourceVersion", async () => {
     await create('mover', { app: 'y' });
     const rv = await currentRv();
     const w = await client.stream({ path: `${CMS}?watch=1&labelSelector=app%3Dy&resourceVersion=${rv}` });
     try {
-      const patched = await client.request({ method: 'PATCH', path: `${CMS}/mover`, headers: { 'content-type': 'application/merge-patch+json' }, body: '{"metadata":{"labels":{"app":"z"}}}' });
+      const patched = await client.request({
+        method: 'PATCH',
+        path: `${CMS}/mover`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: '{"metadata":{"labels":{"app":"z"}}}',
+      });
       assert.equal(patched.status, 200);
       const patchedRv = patched.json<Obj>().metadata.resourceVersion;
       const ev = await w.waitFor((d) => watchLines(d).find((e) => e.type === 'DELETED'), 5_000);
@@ -159,9 +194,12 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     assert.equal((marks[0]!.object.metadata as Obj['metadata']).annotations?.['k8s.io/initial-events-end'], 'true');
   });
 
-  it('Table watch: column definitions on the first frame only, the row\'s resourceVersion in each, bookmarks as Tables', async () => {
+  it("Table watch: column definitions on the first frame only, the row's resourceVersion in each, bookmarks as Tables", async () => {
     const table = { accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' };
-    const w = await client.stream({ path: `${CMS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=app%3Dseed&timeoutSeconds=1`, headers: table });
+    const w = await client.stream({
+      path: `${CMS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=app%3Dseed&timeoutSeconds=1`,
+      headers: table,
+    });
     await w.ended;
     const frames = watchLines(w.data()) as unknown as { type: string; object: Obj }[];
     assert.equal(frames.length, 6, JSON.stringify(frames.map((f) => f.type)));
@@ -181,14 +219,20 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     await pom.ended;
     const objs = watchLines(pom.data());
     assert.equal(objs.length, 6);
-    assert.ok(objs.every((e) => e.object.kind === 'PartialObjectMetadata' && e.object.apiVersion === 'meta.k8s.io/v1'), JSON.stringify(objs.at(-1)));
+    assert.ok(
+      objs.every((e) => e.object.kind === 'PartialObjectMetadata' && e.object.apiVersion === 'meta.k8s.io/v1'),
+      JSON.stringify(objs.at(-1)),
+    );
   });
 
   it('a YAML watch is 406; timeoutSeconds=0 is the default timeout, a negative one ends at once; a named watch refuses another name', async () => {
     // The Status itself is negotiated as any answer: YAML is fine for it.
     const yaml = await get(`${CMS}?watch=1`, { accept: 'application/yaml' });
     assert.equal(yaml.status, 406);
-    assert.match(yaml.text(), /^message: "only the following media types are accepted: application\/json;stream=watch, application\/vnd.kubernetes.protobuf;stream=watch"$/m);
+    assert.match(
+      yaml.text(),
+      /^message: "only the following media types are accepted: application\/json;stream=watch, application\/vnd.kubernetes.protobuf;stream=watch"$/m,
+    );
     const rv = await currentRv();
     const zero = await client.stream({ path: `${CMS}?watch=1&timeoutSeconds=0&resourceVersion=${rv}` });
     try {
@@ -203,10 +247,16 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     await Promise.race([negative.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('a watch with timeoutSeconds=-1 did not end')), 3_000))]);
     const named = `/api/v1/watch/namespaces/${NS}/configmaps/seed-0`;
     assert.equal(status(await get(`${named}?fieldSelector=metadata.name%3Dseed-1`), 400).message, "fieldSelector metadata.name doesn't match requested name");
-    assert.equal(status(await get(`${named}?fieldSelector=metadata.namespace%3Ddefault`), 400).message, "fieldSelector metadata.name doesn't match requested name");
+    assert.equal(
+      status(await get(`${named}?fieldSelector=metadata.namespace%3Ddefault`), 400).message,
+      "fieldSelector metadata.name doesn't match requested name",
+    );
     const same = await client.stream({ path: `${named}?fieldSelector=metadata.name%3Dseed-0&timeoutSeconds=1` });
     await same.ended;
-    assert.deepEqual(watchLines(same.data()).map((e) => `${e.type} ${e.object.metadata?.name}`), ['ADDED seed-0']);
+    assert.deepEqual(
+      watchLines(same.data()).map((e) => `${e.type} ${e.object.metadata?.name}`),
+      ['ADDED seed-0'],
+    );
   });
 
   it('a watch from below the history names the lowest resourceVersion still accepted (410)', async () => {
@@ -217,7 +267,10 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     // The compacted revision itself is still a valid start (events after it exist); one below is not.
     const ok = await client.stream({ path: `${CMS}?watch=1&resourceVersion=${compactedTo}&timeoutSeconds=1` });
     await ok.ended;
-    assert.deepEqual(watchLines(ok.data()).map((e) => `${e.type} ${e.object.metadata?.name}`), ['ADDED after-compaction']);
+    assert.deepEqual(
+      watchLines(ok.data()).map((e) => `${e.type} ${e.object.metadata?.name}`),
+      ['ADDED after-compaction'],
+    );
     const old = await client.stream({ path: `${CMS}?watch=1&resourceVersion=${compactedTo - 1}` });
     await old.ended;
     const [ev] = watchLines(old.data());
@@ -225,8 +278,11 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     assert.equal((ev?.object as { message?: string }).message, `too old resource version: ${compactedTo - 1} (${compactedTo})`);
   });
 
-  it('field labels per kind: each kind\'s own (with upstream\'s words), events.k8s.io\'s names, the source fallback', async () => {
-    assert.equal(status(await get(`${CMS}?fieldSelector=data.a%3D1`), 400).message, '"data.a" is not a known field selector: only "metadata.name", "metadata.namespace"');
+  it("field labels per kind: each kind's own (with upstream's words), events.k8s.io's names, the source fallback", async () => {
+    assert.equal(
+      status(await get(`${CMS}?fieldSelector=data.a%3D1`), 400).message,
+      '"data.a" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
     assert.equal(status(await get('/api/v1/namespaces?fieldSelector=metadata.namespace%3D'), 400).message, 'field label not supported: metadata.namespace');
     assert.equal((await get('/api/v1/namespaces?fieldSelector=status.phase%3DActive')).status, 200);
     const ev = {
@@ -246,9 +302,14 @@ describe('list and watch options', { timeout: 90_000 }, () => {
     assert.equal(made.status, 201, made.text());
     const v1 = `/apis/events.k8s.io/v1/namespaces/${NS}/events`;
     assert.equal(status(await get(`${v1}?fieldSelector=involvedObject.name%3Dseed-0`), 400).message, 'field label not supported: involvedObject.name');
-    assert.deepEqual((await get(`${v1}?fieldSelector=regarding.name%3Dseed-0`)).json<Obj>().items?.map((i) => i.metadata.name), ['ev-sel']);
+    assert.deepEqual(
+      (await get(`${v1}?fieldSelector=regarding.name%3Dseed-0`)).json<Obj>().items?.map((i) => i.metadata.name),
+      ['ev-sel'],
+    );
     // core/v1 `source` is the source component, or the reporting controller when there is none.
-    assert.deepEqual((await get(`/api/v1/namespaces/${NS}/events?fieldSelector=source%3Dexample.com%2Fctl`)).json<Obj>().items?.map((i) => i.metadata.name), ['ev-sel']);
+    assert.deepEqual(
+      (await get(`/api/v1/namespaces/${NS}/events?fieldSelector=source%3Dexample.com%2Fctl`)).json<Obj>().items?.map((i) => i.metadata.name),
+      ['ev-sel'],
+    );
   });
 });
-

@@ -15,7 +15,6 @@ import { eventually } from '../support/eventually.js';
 
 ensureTools();
 
-
 let server: TestServer;
 let client: KubeClient;
 
@@ -27,7 +26,6 @@ after(async () => {
   await client?.close();
   await server?.stop();
 });
-
 
 async function fill(ns: string): Promise<void> {
   await client.create(NS, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -87,7 +85,12 @@ describe('an object with its own finalizer', { timeout: 60_000 }, () => {
         ['NamespaceDeletionGroupVersionParsingFailure', 'False', 'ParsedGroupVersions', 'All legacy kube types successfully parsed'],
         ['NamespaceDeletionContentFailure', 'False', 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization'],
         ['NamespaceContentRemaining', 'True', 'SomeResourcesRemain', 'Some resources are remaining: configmaps. has 1 resource instances'],
-        ['NamespaceFinalizersRemaining', 'True', 'SomeFinalizersRemain', 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances'],
+        [
+          'NamespaceFinalizersRemaining',
+          'True',
+          'SomeFinalizersRemain',
+          'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances',
+        ],
       ],
     );
     assert.ok(terminating.spec?.finalizers?.includes('kubernetes'));

@@ -165,9 +165,27 @@ describe('NamespaceLifecycle: content in a missing namespace', () => {
   });
 
   it('a PUT or patch of a missing object that may not be created on update is its own 404, read before admission', async () => {
-    const own = (name: string): Obj => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `configmaps "${name}" not found`, reason: 'NotFound', details: { name, kind: 'configmaps' }, code: 404 });
+    const own = (name: string): Obj => ({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `configmaps "${name}" not found`,
+      reason: 'NotFound',
+      details: { name, kind: 'configmaps' },
+      code: 404,
+    });
     assert.deepEqual(expect(await call('PUT', '/api/v1/namespaces/nowhere/configmaps/y', cm({ name: 'y', namespace: 'nowhere' })), 404), own('y'));
-    assert.deepEqual(expect(await call('PATCH', '/api/v1/namespaces/nowhere/configmaps/y', '{"data":{"a":"b"}}', { 'content-type': 'application/merge-patch+json', accept: 'application/json' }), 404), own('y'));
+    assert.deepEqual(
+      expect(
+        await call('PATCH', '/api/v1/namespaces/nowhere/configmaps/y', '{"data":{"a":"b"}}', {
+          'content-type': 'application/merge-patch+json',
+          accept: 'application/json',
+        }),
+        404,
+      ),
+      own('y'),
+    );
   });
 
   it('a namespace is usable right after its create answers', async () => {
@@ -190,7 +208,12 @@ describe('NamespaceLifecycle: content in a terminating namespace', () => {
     status: 'Failure',
     message: `${group ? `${resource}.${group}` : resource} "${name}" is forbidden: unable to create new content in namespace ${NS} because it is being terminated`,
     reason: 'Forbidden',
-    details: { name, ...(group ? { group } : {}), kind: resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${NS} is being terminated`, field: 'metadata.namespace' }] },
+    details: {
+      name,
+      ...(group ? { group } : {}),
+      kind: resource,
+      causes: [{ reason: 'NamespaceTerminating', message: `namespace ${NS} is being terminated`, field: 'metadata.namespace' }],
+    },
     code: 403,
   });
 
@@ -210,8 +233,21 @@ describe('NamespaceLifecycle: content in a terminating namespace', () => {
 
   it('the resource in the message is the group-qualified one (leases, events.k8s.io events)', async () => {
     const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { generateName: 'l-' } };
-    assert.deepEqual(expect(await call('POST', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`, lease), 403), forbidden('leases', 'l-', 'coordination.k8s.io'));
-    const ev = { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e' }, eventTime: '2024-01-01T00:00:00.000000Z', reportingController: 'x/y', reportingInstance: 'i', action: 'A', reason: 'R', type: 'Normal' };
+    assert.deepEqual(
+      expect(await call('POST', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`, lease), 403),
+      forbidden('leases', 'l-', 'coordination.k8s.io'),
+    );
+    const ev = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: 'e' },
+      eventTime: '2024-01-01T00:00:00.000000Z',
+      reportingController: 'x/y',
+      reportingInstance: 'i',
+      action: 'A',
+      reason: 'R',
+      type: 'Normal',
+    };
     assert.deepEqual(expect(await call('POST', `/apis/events.k8s.io/v1/namespaces/${NS}/events`, ev), 403), forbidden('events', 'e', 'events.k8s.io'));
   });
 
@@ -219,7 +255,10 @@ describe('NamespaceLifecycle: content in a terminating namespace', () => {
     const event = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1' }, involvedObject: { kind: 'ConfigMap', name: 'a', namespace: NS } };
     assert.deepEqual(expect(await call('PUT', `/api/v1/namespaces/${NS}/events/e1`, event), 403), forbidden('events', 'e1'));
     const apply = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n';
-    assert.deepEqual(expect(await call('PATCH', `/api/v1/namespaces/${NS}/configmaps/applied?fieldManager=t`, apply, APPLY_CT), 403), forbidden('configmaps', 'applied'));
+    assert.deepEqual(
+      expect(await call('PATCH', `/api/v1/namespaces/${NS}/configmaps/applied?fieldManager=t`, apply, APPLY_CT), 403),
+      forbidden('configmaps', 'applied'),
+    );
   });
 
   it("a PUT of a missing configmap is its own 404, not the namespace's 403", async () => {
@@ -366,7 +405,6 @@ describe('DELETE of a namespace (the namespace REST)', () => {
     assert.equal(expect(await call('DELETE', '/api/v1/namespaces/kube-public'), 404).message, 'namespaces "kube-public" not found');
     expect(await call('POST', '/api/v1/namespaces', nsObj('kube-public')), 201);
   });
-
 });
 
 describe('namespace /status and /finalize write the metadata too (namespaceStatusStrategy, namespaceFinalizeStrategy)', () => {
@@ -399,7 +437,12 @@ describe('namespace /status and /finalize write the metadata too (namespaceStatu
   it('/finalize applies labels and annotations with spec.finalizers, and keeps the stored status', async () => {
     const name = 'finalize-meta';
     const created = expect(await call('POST', '/api/v1/namespaces', nsObj(name)), 201);
-    const written = { ...created, metadata: { ...created.metadata, labels: { team: 'a' }, annotations: { note: 'y' } }, spec: { finalizers: ['example.com/mine'] }, status: { phase: 'Terminating' } };
+    const written = {
+      ...created,
+      metadata: { ...created.metadata, labels: { team: 'a' }, annotations: { note: 'y' } },
+      spec: { finalizers: ['example.com/mine'] },
+      status: { phase: 'Terminating' },
+    };
     const out = expect(await call('PUT', `/api/v1/namespaces/${name}/finalize`, written), 200);
     // The name label is the defaulting's, whatever the write.
     assert.deepEqual(out.metadata?.labels, { team: 'a', 'kubernetes.io/metadata.name': name });
@@ -411,7 +454,8 @@ describe('namespace /status and /finalize write the metadata too (namespaceStatu
 
 describe('DELETE and DELETECOLLECTION admission (rest.AdmissionToValidateObjectDeleteFunc)', () => {
   const NS = 'delete-admission';
-  const probed = (name: string, extra: Record<string, unknown> = {}, labels: Record<string, string> = {}): Obj => cm({ name, labels: { probe: 'delete', ...labels }, ...extra });
+  const probed = (name: string, extra: Record<string, unknown> = {}, labels: Record<string, string> = {}): Obj =>
+    cm({ name, labels: { probe: 'delete', ...labels }, ...extra });
   before(async () => {
     expect(await call('POST', '/api/v1/namespaces', nsObj(NS)), 201);
   });
@@ -439,7 +483,10 @@ describe('DELETE and DELETECOLLECTION admission (rest.AdmissionToValidateObjectD
   it('a refused DELETE whose preconditions fail is their 409, not the 403', async () => {
     const created = expect(await call('POST', `/api/v1/namespaces/${NS}/configmaps`, probed('guarded', {}, { 'deny-delete': 'yes' })), 201);
     expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/guarded`, deleteOptions({ preconditions: { resourceVersion: '1' } })), 409);
-    const denied = expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/guarded`, deleteOptions({ preconditions: { uid: created.metadata?.uid } })), 403);
+    const denied = expect(
+      await call('DELETE', `/api/v1/namespaces/${NS}/configmaps/guarded`, deleteOptions({ preconditions: { uid: created.metadata?.uid } })),
+      403,
+    );
     assert.equal(denied.message, 'configmaps "guarded" is forbidden: denied by the probe');
     expect(await call('GET', `/api/v1/namespaces/${NS}/configmaps/guarded`), 200);
   });
@@ -450,9 +497,23 @@ describe('DELETE and DELETECOLLECTION admission (rest.AdmissionToValidateObjectD
     admitted.length = 0;
     const out = expect(await call('DELETE', `/api/v1/namespaces/${NS}/configmaps?labelSelector=set%3Ddc`), 200);
     assert.equal(out.kind, 'ConfigMapList');
-    assert.deepEqual((out.items ?? []).map((i) => [i.metadata?.name, i.metadata?.deletionTimestamp]), [['dc-1', undefined], ['dc-2', undefined], ['dc-held', undefined]]);
+    assert.deepEqual(
+      (out.items ?? []).map((i) => [i.metadata?.name, i.metadata?.deletionTimestamp]),
+      [
+        ['dc-1', undefined],
+        ['dc-2', undefined],
+        ['dc-held', undefined],
+      ],
+    );
     assert.deepEqual([...new Set(admitted.map((a) => `${a.namespace}/${a.name}`))], [`${NS}/`]);
-    assert.deepEqual(admitted.map((a) => `${a.phase} ${a.oldObject?.metadata?.name ?? ''}`).sort(), ['admit dc-1', 'admit dc-2', 'admit dc-held', 'validate dc-1', 'validate dc-2', 'validate dc-held']);
+    assert.deepEqual(admitted.map((a) => `${a.phase} ${a.oldObject?.metadata?.name ?? ''}`).sort(), [
+      'admit dc-1',
+      'admit dc-2',
+      'admit dc-held',
+      'validate dc-1',
+      'validate dc-2',
+      'validate dc-held',
+    ]);
     assert.ok(expect(await call('GET', `/api/v1/namespaces/${NS}/configmaps/dc-held`), 200).metadata?.deletionTimestamp);
     expect(await call('GET', `/api/v1/namespaces/${NS}/configmaps/dc-1`), 404);
   });
@@ -463,7 +524,13 @@ describe('DELETE and DELETECOLLECTION admission (rest.AdmissionToValidateObjectD
     expect(await call('PUT', `/api/v1/namespaces/${name}/finalize`, { ...created, spec: { finalizers: ['example.com/mine'] } }), 200);
     admitted.length = 0;
     const first = expect(await call('DELETE', `/api/v1/namespaces/${name}`), 200);
-    assert.deepEqual(admitted.map((a) => [a.phase, a.name, phase(a.oldObject as Obj)]), [['admit', name, 'Active'], ['validate', name, 'Active']]);
+    assert.deepEqual(
+      admitted.map((a) => [a.phase, a.name, phase(a.oldObject as Obj)]),
+      [
+        ['admit', name, 'Active'],
+        ['validate', name, 'Active'],
+      ],
+    );
     admitted.length = 0;
     assert.deepEqual(expect(await call('DELETE', `/api/v1/namespaces/${name}`), 200), first);
     assert.deepEqual(admitted, []);
@@ -482,7 +549,7 @@ describe('system namespaces controller', () => {
     await own?.stop();
   });
 
-  it('re-creates a system namespace removed behind the API\'s back', async () => {
+  it("re-creates a system namespace removed behind the API's back", async () => {
     const get = (name: string): Promise<RawResponse> => ownClient.request({ method: 'GET', path: `/api/v1/namespaces/${name}`, headers: JSON_CT });
     const before = expect(await get('kube-system'), 200);
     await own.cp.storage.delete('/registry/namespaces/kube-system');

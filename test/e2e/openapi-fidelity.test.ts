@@ -129,9 +129,16 @@ describe('published documents: custom resource routes and schemas, request bodie
   });
 
   it('v2: the paths, operations and actions the CRD builder publishes (no watch paths)', () => {
-    const paths = Object.keys(v2.paths).filter((p) => p.startsWith(`/apis/${GROUP}/`)).sort();
+    const paths = Object.keys(v2.paths)
+      .filter((p) => p.startsWith(`/apis/${GROUP}/`))
+      .sort();
     assert.deepEqual(paths, [ns, `${ns}/{name}`, `${ns}/{name}/scale`, `${ns}/{name}/status`, `/apis/${GROUP}/v1/widgets`]);
-    const ops = (p: string) => Object.fromEntries(Object.entries(v2.paths[p]!).filter(([m]) => m !== 'parameters').map(([m, o]) => [m, [(o as Op).operationId, (o as Op)['x-kubernetes-action']]]));
+    const ops = (p: string) =>
+      Object.fromEntries(
+        Object.entries(v2.paths[p]!)
+          .filter(([m]) => m !== 'parameters')
+          .map(([m, o]) => [m, [(o as Op).operationId, (o as Op)['x-kubernetes-action']]]),
+      );
     assert.deepEqual(ops(ns), {
       delete: ['deleteFidExampleComV1CollectionNamespacedWidget', 'deletecollection'],
       get: ['listFidExampleComV1NamespacedWidget', 'list'],
@@ -164,11 +171,24 @@ describe('published documents: custom resource routes and schemas, request bodie
     assert.deepEqual(paramNames(item, item.patch), ['body', 'dryRun', 'fieldManager', 'fieldValidation', 'force', 'name', 'namespace', 'pretty']);
     const coll = v2.paths[ns];
     assert.deepEqual(paramNames(coll, coll.delete), [
-      'allowWatchBookmarks', 'continue', 'fieldSelector', 'labelSelector', 'limit', 'namespace', 'pretty',
-      'resourceVersion', 'resourceVersionMatch', 'sendInitialEvents', 'timeoutSeconds', 'watch',
+      'allowWatchBookmarks',
+      'continue',
+      'fieldSelector',
+      'labelSelector',
+      'limit',
+      'namespace',
+      'pretty',
+      'resourceVersion',
+      'resourceVersionMatch',
+      'sendInitialEvents',
+      'timeoutSeconds',
+      'watch',
     ]);
     const scale = v2.paths[`${ns}/{name}/scale`]!;
-    assert.deepEqual(scale.put?.parameters?.find((p) => p.name === 'body'), { in: 'body', name: 'body', required: true, schema: { $ref: '#/definitions/io.k8s.api.autoscaling.v1.Scale' } });
+    assert.deepEqual(
+      scale.put?.parameters?.find((p) => p.name === 'body'),
+      { in: 'body', name: 'body', required: true, schema: { $ref: '#/definitions/io.k8s.api.autoscaling.v1.Scale' } },
+    );
   });
 
   it('v2: the kind as ToStructuralOpenAPIV2 leaves it, with embedded resources given apiVersion, kind and metadata', () => {
@@ -177,7 +197,11 @@ describe('published documents: custom resource routes and schemas, request bodie
     assert.deepEqual(Object.keys(p['embedded']!.properties!).sort(), ['apiVersion', 'data', 'kind', 'metadata']);
     assert.deepEqual(p['embedded']!.required, ['kind', 'apiVersion']);
     assert.equal(p['embedded']!.properties!['metadata']!['$ref'], '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta');
-    assert.deepEqual(p['template'], { 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true }, 'preserved unknown fields: no type, no properties');
+    assert.deepEqual(
+      p['template'],
+      { 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
+      'preserved unknown fields: no type, no properties',
+    );
     assert.deepEqual(p['free'], { 'x-kubernetes-preserve-unknown-fields': true });
     assert.deepEqual(p['choice'], { type: 'string' }, 'junctors are dropped');
     assert.deepEqual(p['port'], { description: 'A port, by number or name.', 'x-kubernetes-int-or-string': true });
@@ -187,7 +211,7 @@ describe('published documents: custom resource routes and schemas, request bodie
     assert.deepEqual(p['labels'], { type: 'object', additionalProperties: {} }, 'nothing is required of a map with nullable values, which lose their type');
   });
 
-  it('v3: the index lists the custom resource\'s group-version, whose document has only its routes (no discovery)', async () => {
+  it("v3: the index lists the custom resource's group-version, whose document has only its routes (no discovery)", async () => {
     const index = (await raw.request({ path: '/openapi/v3' })).json<{ paths: Record<string, unknown> }>();
     assert.ok(index.paths[`apis/${GROUP}/v1`]);
     assert.equal(index.paths[`apis/${GROUP}`], undefined);

@@ -162,7 +162,13 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
     // prepack builds dist/ from scratch, so the tarball holds what src/ holds now.
     const started = Date.now();
     const packed = ok(await run(npm, ['pack', '--json', '--pack-destination', work], { env, timeoutMs: 600_000 }), 'npm pack');
-    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; size: number; unpackedSize: number; entryCount: number; files: { path: string }[] }[];
+    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as {
+      filename: string;
+      size: number;
+      unpackedSize: number;
+      entryCount: number;
+      files: { path: string }[];
+    }[];
     assert.ok(info);
     files = info.files.map((f) => f.path);
     const tarball = join(work, info.filename);
@@ -174,7 +180,10 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
     const pkg = JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ ...pkg, type: 'module' }, null, 2));
     const deps = [tarball, `better-sqlite3@${versionOf('better-sqlite3')}`, `@types/node@${versionOf('@types/node')}`];
-    ok(await run(npm, ['install', ...deps, '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: consumer, env, timeoutMs: 600_000 }), 'npm install');
+    ok(
+      await run(npm, ['install', ...deps, '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: consumer, env, timeoutMs: 600_000 }),
+      'npm install',
+    );
     const binding = join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
     const target = join(consumer, 'node_modules', 'better-sqlite3', 'build', 'Release');
     if (existsSync(binding)) {
@@ -197,13 +206,33 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
   it('holds dist/, bin/, the non-test sources and nothing else', () => {
     const top = new Set(files.map((f) => f.split('/')[0]));
     assert.deepEqual([...top].sort(), ['README.md', 'bin', 'dist', 'package.json', 'src']);
-    assert.deepEqual(files.filter((f) => /\.test\.ts$|\.test-support\.ts$|\/testdata\/|\/bench-[^/]*$|\/conformance\//.test(f)), []);
-    assert.deepEqual(files.filter((f) => f.startsWith('src/') && !f.endsWith('.ts')), []);
-    assert.deepEqual(files.filter((f) => f.split('/').some((part) => part.startsWith('.'))), [], 'no dotfiles (dist/.build-stamp stays home)');
+    assert.deepEqual(
+      files.filter((f) => /\.test\.ts$|\.test-support\.ts$|\/testdata\/|\/bench-[^/]*$|\/conformance\//.test(f)),
+      [],
+    );
+    assert.deepEqual(
+      files.filter((f) => f.startsWith('src/') && !f.endsWith('.ts')),
+      [],
+    );
+    assert.deepEqual(
+      files.filter((f) => f.split('/').some((part) => part.startsWith('.'))),
+      [],
+      'no dotfiles (dist/.build-stamp stays home)',
+    );
     // Every export's target and every asset the code reads from disk next to itself.
-    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, string>>; bin: Record<string, string> };
-    const targets = Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.entries(e).filter(([c]) => c !== 'kplane-source').map(([, t]) => t)));
-    for (const t of [...targets, ...Object.values(manifest.bin), 'dist/cli/main.js']) assert.ok(files.includes(t.replace(/^\.\//, '')), `${t} is in the tarball`);
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      exports: Record<string, string | Record<string, string>>;
+      bin: Record<string, string>;
+    };
+    const targets = Object.values(manifest.exports).flatMap((e) =>
+      typeof e === 'string'
+        ? [e]
+        : Object.entries(e)
+            .filter(([c]) => c !== 'kplane-source')
+            .map(([, t]) => t),
+    );
+    for (const t of [...targets, ...Object.values(manifest.bin), 'dist/cli/main.js'])
+      assert.ok(files.includes(t.replace(/^\.\//, '')), `${t} is in the tarball`);
     for (const a of assets(join(repoRoot, 'src'))) assert.ok(files.includes(`dist/${a}`), `dist/${a} is in the tarball`);
   });
 
@@ -219,13 +248,28 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
     writeFileSync(
       join(consumer, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: false,
+          types: ['node'],
+          outDir: 'out',
+        },
         files: ['app.ts'],
       }),
     );
     ok(await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: consumer, env, timeoutMs: 300_000 }), 'tsc');
     const r = ok(await run(process.execPath, ['out/app.js'], { cwd: consumer, env, timeoutMs: 120_000 }), 'node out/app.js');
-    assert.deepEqual(JSON.parse(r.stdout.trim()), { greeting: 'hello', missing: 'NotFound', storage: 'function', reconciler: 'function', factory: 'function', bundles: 0 });
+    assert.deepEqual(JSON.parse(r.stdout.trim()), {
+      greeting: 'hello',
+      missing: 'NotFound',
+      storage: 'function',
+      reconciler: 'function',
+      factory: 'function',
+      bundles: 0,
+    });
   });
 
   it('the installed kplane bin serves: ready, and answers with the admin kubeconfig, protobuf too', async () => {

@@ -92,9 +92,15 @@ test('python client: CRUD, patches, selectors and Status errors on configmaps', 
   const invalid = at(out, 'invalid');
   assert.equal(invalid.http, 422);
   assert.equal(at(invalid, 'body').reason, 'Invalid');
-  assert.match(String(at(invalid, 'body').message), /^ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+  assert.match(
+    String(at(invalid, 'body').message),
+    /^ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+  );
   const causes = at(at(invalid, 'body'), 'details').causes as Json[];
-  assert.deepEqual(causes.map((c) => [c.reason, c.field]), [['FieldValueInvalid', 'metadata.name']]);
+  assert.deepEqual(
+    causes.map((c) => [c.reason, c.field]),
+    [['FieldValueInvalid', 'metadata.name']],
+  );
 
   // What the script did is what the server holds.
   const left = await server.cp.registry.lookup('', 'v1', 'configmaps')!.store.list('py-crud');
@@ -111,14 +117,22 @@ test('python client: watch.Watch().stream sees ADDED, MODIFIED, DELETED and ends
   const events = out.events as { type: string; name: string; rv: string; data: Json | null; kind: string; api_version: string; class: string }[];
   assert.deepEqual(
     events.map((e) => [e.type, e.name]),
-    [['ADDED', 'pre'], ['ADDED', 'w'], ['MODIFIED', 'w'], ['DELETED', 'w']],
+    [
+      ['ADDED', 'pre'],
+      ['ADDED', 'w'],
+      ['MODIFIED', 'w'],
+      ['DELETED', 'w'],
+    ],
     JSON.stringify(events),
   );
-  assert.deepEqual(events.map((e) => e.data?.n ?? null), [null, '1', '2', '2']);
+  assert.deepEqual(
+    events.map((e) => e.data?.n ?? null),
+    [null, '1', '2', '2'],
+  );
   assert.ok(events.every((e) => e.kind === 'ConfigMap' && e.api_version === 'v1' && e.class === 'V1ConfigMap'));
   const rvs = events.map((e) => Number(e.rv));
   assert.ok(rvs[1]! > rvs[0]! && rvs[2]! > rvs[1]! && rvs[3]! > rvs[2]!, `resourceVersions increase: ${rvs.join(',')}`);
-  assert.equal(out.watch_resource_version, events[3]!.rv, 'the client tracks the last event\'s resourceVersion');
+  assert.equal(out.watch_resource_version, events[3]!.rv, "the client tracks the last event's resourceVersion");
   const elapsed = Number(out.elapsed);
   // Not before the 5 s are up; a watch the server never ended would leave the client waiting (a hang, not a figure checked here).
   assert.ok(elapsed >= 4.5, `the server ends the watch after timeoutSeconds=5 (took ${elapsed}s)`);

@@ -54,7 +54,12 @@ async function table(raw: RawClient, path: string): Promise<Table> {
 }
 
 async function post(raw: RawClient, path: string, body: unknown): Promise<void> {
-  const res = await raw.request({ method: 'POST', path, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) });
+  const res = await raw.request({
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
   assert.equal(res.status, 201, res.text().slice(0, 500));
 }
 
@@ -106,7 +111,12 @@ const CRD = {
   },
 };
 
-const widget = (name: string, spec: Record<string, unknown>): unknown => ({ apiVersion: 'tf.example.com/v1', kind: 'Widget', metadata: { name, namespace: 'default' }, spec });
+const widget = (name: string, spec: Record<string, unknown>): unknown => ({
+  apiVersion: 'tf.example.com/v1',
+  kind: 'Widget',
+  metadata: { name, namespace: 'default' },
+  spec,
+});
 
 /** Objects whose table rows do not depend on when the test runs (times far enough in the past). */
 async function seed(raw: RawClient): Promise<void> {
@@ -153,13 +163,41 @@ async function seed(raw: RawClient): Promise<void> {
     reportingController: 'kubelet',
     reportingInstance: 'n3',
   });
-  await post(raw, '/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'sa1' }, secrets: [{ name: 'a' }, { name: 'b' }] });
-  await post(raw, '/apis/coordination.k8s.io/v1/namespaces/default/leases', { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'nobody' }, spec: {} });
-  await post(raw, '/apis/coordination.k8s.io/v1/namespaces/default/leases', { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'held' }, spec: { holderIdentity: 'me' } });
+  await post(raw, '/api/v1/namespaces/default/serviceaccounts', {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'sa1' },
+    secrets: [{ name: 'a' }, { name: 'b' }],
+  });
+  await post(raw, '/apis/coordination.k8s.io/v1/namespaces/default/leases', {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'nobody' },
+    spec: {},
+  });
+  await post(raw, '/apis/coordination.k8s.io/v1/namespaces/default/leases', {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'held' },
+    spec: { holderIdentity: 'me' },
+  });
   await post(raw, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', CRD);
   await waitServed(raw, '/apis/tf.example.com/v1/widgets');
   const W = '/apis/tf.example.com/v1/namespaces/default/widgets';
-  await post(raw, W, widget('w1', { replicas: 3, ratio: 1234567.5, selector: { b: 'x<y', a: [1, 0.5] }, count: 2.9, ready: true, started: ago(10 * DAY + HOUR), maybe: null, note: 'hello' }));
+  await post(
+    raw,
+    W,
+    widget('w1', {
+      replicas: 3,
+      ratio: 1234567.5,
+      selector: { b: 'x<y', a: [1, 0.5] },
+      count: 2.9,
+      ready: true,
+      started: ago(10 * DAY + HOUR),
+      maybe: null,
+      note: 'hello',
+    }),
+  );
   await post(raw, W, widget('w2', { ratio: 0.00001, started: '2020-01-01', maybe: 'yes' }));
   await post(raw, W, widget('w3', { ratio: 0.25, started: '' }));
 }
@@ -217,19 +255,28 @@ describe('Table JSON per kind, as kube-apiserver answers', { concurrency: false,
     assert.match(String(ns.rows[0]!.cells[2]), AGE_CELL);
 
     const sa = await table(env.raw, '/api/v1/namespaces/default/serviceaccounts/sa1');
-    assert.deepEqual(sa.columnDefinitions.map((c) => [c.name, c.type, c.format, c.priority]), [
-      ['Name', 'string', 'name', 0],
-      ['Secrets', 'string', '', 0],
-      ['Age', 'string', '', 0],
-    ]);
-    assert.match(sa.columnDefinitions[1]!.description, /^Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use\. Pods are only limited/);
+    assert.deepEqual(
+      sa.columnDefinitions.map((c) => [c.name, c.type, c.format, c.priority]),
+      [
+        ['Name', 'string', 'name', 0],
+        ['Secrets', 'string', '', 0],
+        ['Age', 'string', '', 0],
+      ],
+    );
+    assert.match(
+      sa.columnDefinitions[1]!.description,
+      /^Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use\. Pods are only limited/,
+    );
     assert.deepEqual(sa.columnDefinitions[2], AGE);
     assert.deepEqual(sa.rows[0]!.cells.slice(0, 2), ['sa1', 2]);
 
     const leases = await table(env.raw, '/apis/coordination.k8s.io/v1/namespaces/default/leases');
     assert.deepEqual(leases.columnDefinitions, [
       NAME,
-      col('Holder', 'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.'),
+      col(
+        'Holder',
+        'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.',
+      ),
       AGE,
     ]);
     assert.deepEqual(
@@ -242,15 +289,26 @@ describe('Table JSON per kind, as kube-apiserver answers', { concurrency: false,
   });
 
   it('configmaps and secrets: their columns (pkg/printers: the field docs as descriptions)', async () => {
-    const configMapData = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
-    const secretType = 'Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types';
-    const secretData = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
+    const configMapData =
+      "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
+    const secretType =
+      'Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types';
+    const secretData =
+      "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
     assert.deepEqual((await table(env.raw, '/api/v1/namespaces/default/configmaps')).columnDefinitions, [NAME, col('Data', configMapData), AGE]);
-    assert.deepEqual((await table(env.raw, '/api/v1/namespaces/default/secrets')).columnDefinitions, [NAME, col('Type', secretType), col('Data', secretData), AGE]);
+    assert.deepEqual((await table(env.raw, '/api/v1/namespaces/default/secrets')).columnDefinitions, [
+      NAME,
+      col('Type', secretType),
+      col('Data', secretData),
+      AGE,
+    ]);
   });
 
   it('CRDs: the default convertor (Name, Created At as RFC 3339)', async () => {
-    const res = await env.raw.request({ path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.tf.example.com', headers: { accept: 'application/json' } });
+    const res = await env.raw.request({
+      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.tf.example.com',
+      headers: { accept: 'application/json' },
+    });
     const created = res.json<{ metadata: { creationTimestamp: string } }>().metadata.creationTimestamp;
     const t = await table(env.raw, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.tf.example.com');
     assert.deepEqual(t.columnDefinitions, [NAME, col('Created At', CREATED_DESC, { type: 'date' })]);
@@ -281,10 +339,23 @@ describe('Table JSON per kind, as kube-apiserver answers', { concurrency: false,
       ],
     );
     // Without additionalPrinterColumns: Name and serveDefaultColumnsIfEmpty's Age (a date).
-    const none = { ...CRD, metadata: { name: 'plains.tf.example.com' }, spec: { ...CRD.spec, names: { plural: 'plains', singular: 'plain', kind: 'Plain' }, versions: [{ ...CRD.spec.versions[0]!, additionalPrinterColumns: [] }] } };
+    const none = {
+      ...CRD,
+      metadata: { name: 'plains.tf.example.com' },
+      spec: {
+        ...CRD.spec,
+        names: { plural: 'plains', singular: 'plain', kind: 'Plain' },
+        versions: [{ ...CRD.spec.versions[0]!, additionalPrinterColumns: [] }],
+      },
+    };
     await post(env.raw, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', none);
     await waitServed(env.raw, '/apis/tf.example.com/v1/plains');
-    await post(env.raw, '/apis/tf.example.com/v1/namespaces/default/plains', { apiVersion: 'tf.example.com/v1', kind: 'Plain', metadata: { name: 'p' }, spec: {} });
+    await post(env.raw, '/apis/tf.example.com/v1/namespaces/default/plains', {
+      apiVersion: 'tf.example.com/v1',
+      kind: 'Plain',
+      metadata: { name: 'p' },
+      spec: {},
+    });
     const plain = await table(env.raw, '/apis/tf.example.com/v1/namespaces/default/plains');
     assert.deepEqual(plain.columnDefinitions, [NAME, col('Age', CREATED_DESC, { type: 'date' })]);
     assert.equal(plain.rows[0]!.cells[0], 'p');
@@ -296,7 +367,10 @@ describe('Table JSON per kind, as kube-apiserver answers', { concurrency: false,
     assert.equal(none.rows[0]!.object, undefined);
     assert.deepEqual(none.rows[0]!.cells.slice(0, 2), ['held', 'me']);
     const whole = await table(env.raw, '/apis/events.k8s.io/v1/namespaces/default/events/e1?includeObject=Object');
-    assert.deepEqual([whole.rows[0]!.object?.kind, whole.rows[0]!.object?.apiVersion, whole.rows[0]!.object?.metadata?.name], ['Event', 'events.k8s.io/v1', 'e1']);
+    assert.deepEqual(
+      [whole.rows[0]!.object?.kind, whole.rows[0]!.object?.apiVersion, whole.rows[0]!.object?.metadata?.name],
+      ['Event', 'events.k8s.io/v1', 'e1'],
+    );
     assert.equal(whole.metadata.resourceVersion !== undefined && whole.metadata.resourceVersion !== '', true);
   });
 });
@@ -336,16 +410,22 @@ for (const kubectl of KUBECTLS) {
 
     it('get serviceaccounts and leases', async () => {
       const sa = parseTable(await ok(['get', 'serviceaccount', 'sa1', '-n', 'default']));
-      assert.deepEqual(sa.map((r) => r.slice(0, 2)), [
-        ['NAME', 'SECRETS'],
-        ['sa1', '2'],
-      ]);
+      assert.deepEqual(
+        sa.map((r) => r.slice(0, 2)),
+        [
+          ['NAME', 'SECRETS'],
+          ['sa1', '2'],
+        ],
+      );
       const leases = parseTable(await ok(['get', 'leases', '-n', 'default']));
-      assert.deepEqual(leases.map((r) => r.slice(0, 2)), [
-        ['NAME', 'HOLDER'],
-        ['held', 'me'],
-        ['nobody', ''],
-      ]);
+      assert.deepEqual(
+        leases.map((r) => r.slice(0, 2)),
+        [
+          ['NAME', 'HOLDER'],
+          ['held', 'me'],
+          ['nobody', ''],
+        ],
+      );
     });
 
     it('get crd: NAME and CREATED AT', async () => {

@@ -42,7 +42,12 @@ const widgets: ResourceRegistration = {
     validateUpdate: () => [],
   },
   definitions: {
-    [WIDGET_DEF]: kind({ ...GV, kind: 'Widget' }, 'A test kind.', { apiVersion: apiVersionField, data: stringMap('Values.'), kind: kindField, metadata: objectMetaField() }),
+    [WIDGET_DEF]: kind({ ...GV, kind: 'Widget' }, 'A test kind.', {
+      apiVersion: apiVersionField,
+      data: stringMap('Values.'),
+      kind: kindField,
+      metadata: objectMetaField(),
+    }),
     [WIDGET_DEF + 'List']: listKind(GV, WIDGET_DEF, 'Widget', 'The widgets.'),
   },
   protobuf: { kind: 'k8s.io.api.core.v1.ConfigMap', list: 'k8s.io.api.core.v1.ConfigMapList' },
@@ -111,7 +116,10 @@ describe('two control planes in one process serving different kinds', () => {
       cb.request({ path: '/apis/coordination.k8s.io/v1' }),
     ]);
     assert.equal(wa.status, 200);
-    assert.deepEqual(wa.json<{ resources: { name: string; shortNames?: string[] }[] }>().resources.map((r) => [r.name, r.shortNames]), [['widgets', ['wd']]]);
+    assert.deepEqual(
+      wa.json<{ resources: { name: string; shortNames?: string[] }[] }>().resources.map((r) => [r.name, r.shortNames]),
+      [['widgets', ['wd']]],
+    );
     assert.equal(wb.status, 404);
     assert.equal(la.status, 404);
     assert.equal(lb.status, 200);
@@ -133,11 +141,17 @@ describe('two control planes in one process serving different kinds', () => {
     assert.deepEqual(w.data, { a: 'b' });
     assert.equal(decoded(cl).kind, 'Lease');
 
-    const [lw, ll] = await Promise.all([ca.request({ path: WIDGETS, headers: { accept: PROTOBUF_MEDIA_TYPE } }), cb.request({ path: LEASES, headers: { accept: PROTOBUF_MEDIA_TYPE } })]);
+    const [lw, ll] = await Promise.all([
+      ca.request({ path: WIDGETS, headers: { accept: PROTOBUF_MEDIA_TYPE } }),
+      cb.request({ path: LEASES, headers: { accept: PROTOBUF_MEDIA_TYPE } }),
+    ]);
     assert.equal(lw.headers['content-type'], PROTOBUF_MEDIA_TYPE);
     const list = decoded(lw) as KubeObject & { items: KubeObject[] };
     assert.equal(list.kind, 'WidgetList');
-    assert.deepEqual(list.items.map((i) => i.metadata?.name), ['w1']);
+    assert.deepEqual(
+      list.items.map((i) => i.metadata?.name),
+      ['w1'],
+    );
     assert.equal((decoded(ll) as KubeObject & { items: KubeObject[] }).items[0]?.metadata?.name, 'l1');
 
     // A protobuf envelope naming a kind the server does not serve is not registered there.
@@ -153,13 +167,26 @@ describe('two control planes in one process serving different kinds', () => {
 
   it('each checks bodies with its own Go field types', async () => {
     const [bw, bl] = await Promise.all([
-      ca.request({ method: 'POST', path: WIDGETS, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'test.kplane.io/v1', kind: 'Widget', metadata: { name: 'bad' }, data: { a: 1 } }) }),
-      cb.request({ method: 'POST', path: LEASES, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'bad' }, spec: { strategy: 1 } }) }),
+      ca.request({
+        method: 'POST',
+        path: WIDGETS,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'test.kplane.io/v1', kind: 'Widget', metadata: { name: 'bad' }, data: { a: 1 } }),
+      }),
+      cb.request({
+        method: 'POST',
+        path: LEASES,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'bad' }, spec: { strategy: 1 } }),
+      }),
     ]);
     assert.equal(bw.status, 400);
     assert.match(bw.json<{ message: string }>().message, /cannot unmarshal number into Go struct field Widget\.data of type v1\.WidgetValue/);
     assert.equal(bl.status, 400);
-    assert.match(bl.json<{ message: string }>().message, /cannot unmarshal number into Go struct field LeaseSpec\.spec\.strategy of type v1\.CoordinatedLeaseStrategy/);
+    assert.match(
+      bl.json<{ message: string }>().message,
+      /cannot unmarshal number into Go struct field LeaseSpec\.spec\.strategy of type v1\.CoordinatedLeaseStrategy/,
+    );
   });
 
   it('each publishes only its own kinds in OpenAPI v2 and v3', async () => {

@@ -29,7 +29,12 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     assert.equal(st.kind, 'Status');
     return st;
   };
-  const cm = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...extra }, data: { a: '1' } });
+  const cm = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, ...extra },
+    data: { a: '1' },
+  });
   const create = async (name: string): Promise<Obj> => {
     const r = await req('POST', CMS, cm(name));
     assert.equal(r.status, 201, r.text());
@@ -46,7 +51,7 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     await server?.stop();
   });
 
-  it('options: every cause in one 422 on the verb\'s kind; an empty fieldValidation is the default; printable Unicode managers', async () => {
+  it("options: every cause in one 422 on the verb's kind; an empty fieldValidation is the default; printable Unicode managers", async () => {
     await create('opts');
     const put = status(await req('PUT', `${CMS}/opts?fieldValidation=foo&dryRun=foo&fieldManager=%01x`, cm('opts')), 422);
     assert.equal(st(put).kind, 'UpdateOptions');
@@ -57,12 +62,15 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     ]);
     const patch = status(await req('PATCH', `${CMS}/opts?force=true&dryRun=All&dryRun=x`, '{}', { 'content-type': 'application/merge-patch+json' }), 422);
     assert.equal(st(patch).kind, 'PatchOptions');
-    assert.deepEqual(causes(patch), ['force: Forbidden: may not be specified for non-apply patch', 'dryRun: Unsupported value: ["All","x"]: supported values: "All"']);
+    assert.deepEqual(causes(patch), [
+      'force: Forbidden: may not be specified for non-apply patch',
+      'dryRun: Unsupported value: ["All","x"]: supported values: "All"',
+    ]);
     assert.equal(st(status(await req('POST', `${CMS}?fieldValidation=nope`, cm('x')), 422)).kind, 'CreateOptions');
     assert.equal((await req('POST', `${CMS}?fieldValidation=&fieldManager=${encodeURIComponent('été')}`, cm('empty-fv'))).status, 201);
   });
 
-  it('DeleteOptions: from the body when there is one (the query is then ignored), else the query; upstream\'s order of causes', async () => {
+  it("DeleteOptions: from the body when there is one (the query is then ignored), else the query; upstream's order of causes", async () => {
     await create('body-wins');
     // The body says nothing about dryRun: the delete is real.
     assert.equal((await req('DELETE', `${CMS}/body-wins?dryRun=All`, {})).status, 200);
@@ -70,7 +78,16 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     await create('query-dry');
     assert.equal((await req('DELETE', `${CMS}/query-dry?dryRun=All`)).status, 200);
     assert.equal((await req('GET', `${CMS}/query-dry`)).status, 200);
-    const both = status(await req('DELETE', `${CMS}/query-dry`, { kind: 'DeleteOptions', apiVersion: 'v1', orphanDependents: true, propagationPolicy: 'Sideways', dryRun: ['x'] }), 422);
+    const both = status(
+      await req('DELETE', `${CMS}/query-dry`, {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        orphanDependents: true,
+        propagationPolicy: 'Sideways',
+        dryRun: ['x'],
+      }),
+      422,
+    );
     assert.equal(st(both).kind, 'DeleteOptions');
     assert.deepEqual(causes(both), [
       'propagationPolicy: Invalid value: "Sideways": orphanDependents and deletionPropagation cannot be both set',
@@ -86,13 +103,22 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     const made = await create('pre');
     const uid = status(await req('DELETE', `${CMS}/pre`, { preconditions: { uid: 'x' } }), 409);
     assert.equal(uid.reason, 'Conflict');
-    assert.equal(uid.message, `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (x) does not match the UID in record (${made.metadata.uid}). The object might have been deleted and then recreated`);
+    assert.equal(
+      uid.message,
+      `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (x) does not match the UID in record (${made.metadata.uid}). The object might have been deleted and then recreated`,
+    );
     assert.deepEqual(uid.details, { name: 'pre', kind: 'ConfigMap' });
     const rv = status(await req('DELETE', `${CMS}/pre`, { preconditions: { resourceVersion: '1' } }), 409);
-    assert.equal(rv.message, `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${made.metadata.resourceVersion}). The object might have been modified`);
+    assert.equal(
+      rv.message,
+      `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${made.metadata.resourceVersion}). The object might have been modified`,
+    );
     // An empty precondition is one (Go's *string is set), not none; null is none.
     const empty = status(await req('DELETE', `${CMS}/pre`, { preconditions: { uid: '', resourceVersion: null } }), 409);
-    assert.equal(empty.message, `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition () does not match the UID in record (${made.metadata.uid}). The object might have been deleted and then recreated`);
+    assert.equal(
+      empty.message,
+      `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition () does not match the UID in record (${made.metadata.uid}). The object might have been deleted and then recreated`,
+    );
     assert.equal(status(await req('DELETE', `${CMS}/pre`, { preconditions: { resourceVersion: '' } }), 409).reason, 'Conflict');
     const lease = await req('POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l1' }, spec: {} });
     assert.equal(lease.status, 201, lease.text());
@@ -101,10 +127,16 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     assert.deepEqual(leaseUid.details, { name: 'l1', group: 'coordination.k8s.io', kind: 'Lease' });
     const deleted = await req('DELETE', `${CMS}/pre`);
     assert.equal(deleted.status, 200);
-    assert.deepEqual(deleted.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'pre', kind: 'configmaps', uid: made.metadata.uid } });
+    assert.deepEqual(deleted.json(), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name: 'pre', kind: 'configmaps', uid: made.metadata.uid },
+    });
   });
 
-  it('405 for a method a built-in resource does not serve is the router\'s', async () => {
+  it("405 for a method a built-in resource does not serve is the router's", async () => {
     await create('m');
     for (const [method, path] of [
       ['POST', `${CMS}/m`],
@@ -119,9 +151,12 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     }
   });
 
-  it('PUT: the body must name the URL\'s object; a lease without resourceVersion names the resource', async () => {
+  it("PUT: the body must name the URL's object; a lease without resourceVersion names the resource", async () => {
     await create('named');
-    assert.equal(status(await req('PUT', `${CMS}/named`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: {}, data: {} }), 400).message, 'the name of the object () does not match the name on the URL (named)');
+    assert.equal(
+      status(await req('PUT', `${CMS}/named`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: {}, data: {} }), 400).message,
+      'the name of the object () does not match the name on the URL (named)',
+    );
     const lease = (await req('GET', `${LEASES}/l1`)).json<Obj & Record<string, unknown>>();
     delete lease.metadata.resourceVersion;
     const noRv = status(await req('PUT', `${LEASES}/l1`, lease), 422);
@@ -132,37 +167,60 @@ describe('write and delete options', { timeout: 60_000 }, () => {
   it('a resourceVersion on create: 500 as etcd3 store.Create (not on a dry run, nor when a PUT creates)', async () => {
     const r = await req('POST', CMS, cm('with-rv', { resourceVersion: '5' }));
     assert.equal(r.status, 500);
-    assert.deepEqual(r.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'resourceVersion should not be set on objects to be created', code: 500 });
+    assert.deepEqual(r.json(), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'resourceVersion should not be set on objects to be created',
+      code: 500,
+    });
     assert.equal((await req('GET', `${CMS}/with-rv`)).status, 404);
     assert.equal((await req('POST', `${CMS}?dryRun=All`, cm('with-rv', { resourceVersion: '5' }))).status, 201);
-    const putCreate = await req('PUT', `${LEASES}/l2`, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l2', resourceVersion: '12345' }, spec: {} });
+    const putCreate = await req('PUT', `${LEASES}/l2`, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'l2', resourceVersion: '12345' },
+      spec: {},
+    });
     assert.equal(putCreate.status, 201, putCreate.text());
     assert.notEqual(putCreate.json<Obj>().metadata.resourceVersion, '12345');
   });
 
   it('finalizer names: core kinds need a standard or domain-qualified one; leases take any qualified name', async () => {
     const bad = status(await req('POST', CMS, cm('fin', { finalizers: ['foo'] })), 422);
-    assert.equal(bad.message, 'ConfigMap "fin" is invalid: metadata.finalizers[0]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified');
+    assert.equal(
+      bad.message,
+      'ConfigMap "fin" is invalid: metadata.finalizers[0]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified',
+    );
     assert.equal((await req('POST', CMS, cm('fin', { finalizers: ['example.com/foo', 'kubernetes'] }))).status, 201);
     const lease = await req('POST', LEASES, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'fin', finalizers: ['foo'] }, spec: {} });
     assert.equal(lease.status, 201, lease.text());
     assert.equal(lease.headers['warning'], undefined);
   });
 
-  it('owner references: exact duplicates dropped with upstream\'s warning; system fields sent on create are not the client\'s', async () => {
+  it("owner references: exact duplicates dropped with upstream's warning; system fields sent on create are not the client's", async () => {
     const owner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u-1' };
     const warning = (after: boolean): string =>
       `299 - ".metadata.ownerReferences contains duplicate entries${after ? ' after mutating admission happens' : ''}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: u-1"`;
-    const made = await req('POST', CMS, cm('owned', { ownerReferences: [owner, owner, { ...owner, name: 'other' }], deletionTimestamp: '2020-01-01T00:00:00Z', uid: 'mine' }));
+    const made = await req(
+      'POST',
+      CMS,
+      cm('owned', { ownerReferences: [owner, owner, { ...owner, name: 'other' }], deletionTimestamp: '2020-01-01T00:00:00Z', uid: 'mine' }),
+    );
     assert.equal(made.status, 201, made.text());
     assert.equal(made.headers['warning'], warning(false));
-    const obj = made.json<{ metadata: { uid: string; deletionTimestamp?: string; ownerReferences: unknown[]; managedFields: { fieldsV1: Record<string, unknown> }[] } }>();
+    const obj = made.json<{
+      metadata: { uid: string; deletionTimestamp?: string; ownerReferences: unknown[]; managedFields: { fieldsV1: Record<string, unknown> }[] };
+    }>();
     // Same uid, different name: not a duplicate (only equal references are).
     assert.equal(obj.metadata.ownerReferences.length, 2);
     assert.notEqual(obj.metadata.uid, 'mine');
     assert.equal(obj.metadata.deletionTimestamp, undefined);
     assert.deepEqual(Object.keys(obj.metadata.managedFields[0]!.fieldsV1['f:metadata'] as object).sort(), ['f:ownerReferences']);
-    const patched = await req('PATCH', `${CMS}/owned`, JSON.stringify({ metadata: { ownerReferences: [owner, owner] } }), { 'content-type': 'application/merge-patch+json' });
+    const patched = await req('PATCH', `${CMS}/owned`, JSON.stringify({ metadata: { ownerReferences: [owner, owner] } }), {
+      'content-type': 'application/merge-patch+json',
+    });
     assert.equal(patched.status, 200, patched.text());
     assert.equal(patched.headers['warning'], warning(true));
     assert.equal(patched.json<{ metadata: { ownerReferences: unknown[] } }>().metadata.ownerReferences.length, 1);
@@ -179,15 +237,25 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     ] as const) {
       assert.equal(status(await req('PATCH', `${CMS}/unnamed`, body, { 'content-type': ct }), 400).message, undeterminable, `${ct} ${body}`);
     }
-    const replaced = await req('PATCH', `${CMS}/unnamed`, '[{"op":"replace","path":"/metadata/labels","value":{"l":"1"}},{"op":"replace","path":"/data/new","value":"n"}]', { 'content-type': 'application/json-patch+json' });
+    const replaced = await req(
+      'PATCH',
+      `${CMS}/unnamed`,
+      '[{"op":"replace","path":"/metadata/labels","value":{"l":"1"}},{"op":"replace","path":"/data/new","value":"n"}]',
+      { 'content-type': 'application/json-patch+json' },
+    );
     assert.equal(replaced.status, 200, replaced.text());
     const obj = replaced.json<{ metadata: { labels?: Record<string, string> }; data: Record<string, string> }>();
     assert.deepEqual(obj.metadata.labels, { l: '1' });
     assert.deepEqual(obj.data, { a: '1', new: 'n' });
   });
 
-  it('fields of the wrong type are refused as Go\'s decoder refuses them, never stored (create, update, patch, apply)', async () => {
-    const lease = (spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'typed' }, spec });
+  it("fields of the wrong type are refused as Go's decoder refuses them, never stored (create, update, patch, apply)", async () => {
+    const lease = (spec: Record<string, unknown>): Record<string, unknown> => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'typed' },
+      spec,
+    });
     assert.equal(
       status(await req('POST', LEASES, lease({ holderIdentity: 5 })), 400).message,
       'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go struct field LeaseSpec.spec.holderIdentity of type string',
@@ -197,17 +265,39 @@ describe('write and delete options', { timeout: 60_000 }, () => {
       'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32',
     );
     assert.equal(
-      status(await req('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'sa-typed' }, secrets: 'x' }), 400).message,
+      status(
+        await req('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, {
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: { name: 'sa-typed' },
+          secrets: 'x',
+        }),
+        400,
+      ).message,
       'ServiceAccount in version "v1" cannot be handled as a ServiceAccount: json: cannot unmarshal string into Go struct field ServiceAccount.secrets of type []v1.ObjectReference',
     );
     const made = await req('POST', LEASES, lease({ holderIdentity: 'me', leaseDurationSeconds: 10 }));
     assert.equal(made.status, 201, made.text());
     const put = lease({ holderIdentity: true });
-    assert.equal(status(await req('PUT', `${LEASES}/typed`, put), 400).message, 'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal bool into Go struct field LeaseSpec.spec.holderIdentity of type string');
-    const patched = status(await req('PATCH', `${LEASES}/typed`, '{"spec":{"leaseDurationSeconds":"10"}}', { 'content-type': 'application/merge-patch+json' }), 422);
+    assert.equal(
+      status(await req('PUT', `${LEASES}/typed`, put), 400).message,
+      'Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal bool into Go struct field LeaseSpec.spec.holderIdentity of type string',
+    );
+    const patched = status(
+      await req('PATCH', `${LEASES}/typed`, '{"spec":{"leaseDurationSeconds":"10"}}', { 'content-type': 'application/merge-patch+json' }),
+      422,
+    );
     assert.equal(patched.reason, 'Invalid');
-    assert.deepEqual(causes(patched).map((c) => c.replace(/Invalid value: ".*": /, 'Invalid value: …: ')), ['patch: Invalid value: …: json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32']);
-    const applied = await req('PATCH', `${LEASES}/typed?fieldManager=t`, 'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: typed}\nspec: {leaseTransitions: abc}\n', { 'content-type': 'application/apply-patch+yaml' });
+    assert.deepEqual(
+      causes(patched).map((c) => c.replace(/Invalid value: ".*": /, 'Invalid value: …: ')),
+      ['patch: Invalid value: …: json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32'],
+    );
+    const applied = await req(
+      'PATCH',
+      `${LEASES}/typed?fieldManager=t`,
+      'apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: typed}\nspec: {leaseTransitions: abc}\n',
+      { 'content-type': 'application/apply-patch+yaml' },
+    );
     assert.equal(applied.status, 422, applied.text());
     const stored = (await req('GET', `${LEASES}/typed`)).json<{ spec: Record<string, unknown> }>();
     assert.deepEqual(stored.spec, { holderIdentity: 'me', leaseDurationSeconds: 10 });

@@ -19,9 +19,10 @@ test('the layer rules report each kind of violation, and only those', async () =
   const fixture = join(repoRoot, 'test', 'layers', 'fixture');
   const bin = join(repoRoot, 'node_modules', '.bin', 'depcruise');
   // depcruise exits non-zero when it finds violations; the report is what this test reads.
-  const out = await promisify(execFile)(bin, ['src', '--config', join(repoRoot, '.dependency-cruiser.mjs'), '--output-type', 'json'], { cwd: fixture, maxBuffer: 16 << 20 }).catch(
-    (e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }),
-  );
+  const out = await promisify(execFile)(bin, ['src', '--config', join(repoRoot, '.dependency-cruiser.mjs'), '--output-type', 'json'], {
+    cwd: fixture,
+    maxBuffer: 16 << 20,
+  }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
   const result = JSON.parse(out.stdout) as { summary: { violations: Violation[] } };
   const found = result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
   assert.deepEqual(found, [

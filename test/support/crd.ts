@@ -49,4 +49,3 @@ export function crdObject(f: CrdFixture) {
 export async function waitServed(raw: RawClient, path: string): Promise<void> {
   await eventually(10_000, `${path} served`, async () => ((await raw.request({ path })).status === 200 ? true : undefined));
 }
-

@@ -43,11 +43,7 @@ export class RawClient {
   readonly agent: Agent;
   private readonly base: URL;
 
-  constructor(
-    url: string,
-    creds: Credentials,
-    opts: { keepAlive?: boolean; maxSockets?: number } = {},
-  ) {
+  constructor(url: string, creds: Credentials, opts: { keepAlive?: boolean; maxSockets?: number } = {}) {
     this.base = new URL(url);
     this.agent = new Agent({
       keepAlive: opts.keepAlive ?? true,
@@ -218,7 +214,9 @@ export interface RawStream {
 }
 
 /** JSON watch events (one per line) in `data`. */
-export function watchLines(data: Buffer): { type: string; object: Record<string, unknown> & { metadata?: { name?: string; resourceVersion?: string; uid?: string } } }[] {
+export function watchLines(
+  data: Buffer,
+): { type: string; object: Record<string, unknown> & { metadata?: { name?: string; resourceVersion?: string; uid?: string } } }[] {
   return data
     .toString('utf8')
     .split('\n')

@@ -27,7 +27,10 @@ export function kplaneProcesses(): KplaneProcesses {
   return {
     children,
     async start(args, ready) {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.push(child);
       const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
       let stderr = '';

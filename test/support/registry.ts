@@ -215,7 +215,11 @@ interface TokenIssuer {
  * { token, access_token, expires_in, issued_at }. Known users get what they ask for; anonymous
  * callers get pull when `anonymousPull`, else nothing (the registry then answers 401).
  */
-async function startTokenIssuer(users: Readonly<Record<string, string>>, identityTokens: Readonly<Record<string, string>>, anonymousPull: boolean): Promise<TokenIssuer> {
+async function startTokenIssuer(
+  users: Readonly<Record<string, string>>,
+  identityTokens: Readonly<Record<string, string>>,
+  anonymousPull: boolean,
+): Promise<TokenIssuer> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const certPem = selfSignedCert(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey.export({ type: 'spki', format: 'pem' }).toString());
   const kid = libtrustKeyId(publicKey.export({ type: 'spki', format: 'der' }));
@@ -259,11 +263,23 @@ async function startTokenIssuer(users: Readonly<Record<string, string>>, identit
       }
     }
     const now = Math.floor(Date.now() / 1000);
-    const claims = { iss: TOKEN_ISSUER, sub: subject, aud: params.get('service') ?? TOKEN_SERVICE, exp: now + 300, nbf: now - 10, iat: now, jti: randomBytes(8).toString('hex'), access };
+    const claims = {
+      iss: TOKEN_ISSUER,
+      sub: subject,
+      aud: params.get('service') ?? TOKEN_SERVICE,
+      exp: now + 300,
+      nbf: now - 10,
+      iat: now,
+      jti: randomBytes(8).toString('hex'),
+      access,
+    };
     const header = { typ: 'JWT', alg: 'RS256', kid };
     const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
     const token = `${input}.${b64url(sign('sha256', Buffer.from(input), privateKey))}`;
-    const reply = method === 'POST' ? { access_token: token, expires_in: 300, issued_at: new Date().toISOString() } : { token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() };
+    const reply =
+      method === 'POST'
+        ? { access_token: token, expires_in: 300, issued_at: new Date().toISOString() }
+        : { token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
   };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -319,7 +335,12 @@ function selfSignedCert(privateKeyPem: string, publicKeyPem: string, ip?: string
   cert.setExtensions([
     { name: 'basicConstraints', cA: true },
     { name: 'keyUsage', keyCertSign: true, digitalSignature: true, keyEncipherment: true },
-    ...(ip ? [{ name: 'subjectAltName', altNames: [{ type: 7, ip }] }, { name: 'extKeyUsage', serverAuth: true }] : []),
+    ...(ip
+      ? [
+          { name: 'subjectAltName', altNames: [{ type: 7, ip }] },
+          { name: 'extKeyUsage', serverAuth: true },
+        ]
+      : []),
   ]);
   cert.sign(forge.pki.privateKeyFromPem(privateKeyPem), forge.md.sha256.create());
   // createPublicKey checks that forge wrote a certificate node can read back.

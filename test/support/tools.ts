@@ -26,7 +26,9 @@ let ensured = false;
 /** Installs the tools once per process if any is missing (the script itself is idempotent). */
 export function ensureTools(): void {
   if (ensured) return;
-  const missing = [tools.kubectl120, tools.kubectl, tools.helm, tools.etcd, tools.registry, tools.skopeo, tools.umoci, tools.htpasswd].some((p) => !existsSync(p));
+  const missing = [tools.kubectl120, tools.kubectl, tools.helm, tools.etcd, tools.registry, tools.skopeo, tools.umoci, tools.htpasswd].some(
+    (p) => !existsSync(p),
+  );
   if (missing) execFileSync('bash', [join(repoRoot, 'scripts', 'install-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   ensured = true;
 }
@@ -38,7 +40,11 @@ export interface RunResult {
 }
 
 /** Runs a command with a deadline; never throws for a non-zero exit (tests assert on `code`). */
-export function run(cmd: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string } = {}): Promise<RunResult> {
+export function run(
+  cmd: string,
+  args: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string } = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd ?? repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -46,7 +46,17 @@ describe('compileRules', () => {
 
   it('type-checks against the schema: fields, overloads, result type', () => {
     const { messages, issues } = compile(
-      specSchema([{ rule: 'self.replicas > "a"' }, { rule: 'self.nope > 1' }, { rule: 'self.replicas' }, { rule: 'self.replicas > 0' }, { rule: 'self.name.startsWith("x")' }, { rule: 'has(self.zzz)' }], replicas),
+      specSchema(
+        [
+          { rule: 'self.replicas > "a"' },
+          { rule: 'self.nope > 1' },
+          { rule: 'self.replicas' },
+          { rule: 'self.replicas > 0' },
+          { rule: 'self.name.startsWith("x")' },
+          { rule: 'has(self.zzz)' },
+        ],
+        replicas,
+      ),
     );
     assert.equal(issues.length, 4);
     assert.ok(messages[3]!.includes(`compilation failed: ERROR: <input>:1:9: undefined field 'zzz'\n | has(self.zzz)\n | ........^`), messages[3]);
@@ -57,29 +67,62 @@ describe('compileRules', () => {
   });
 
   it('compiles messageExpression and checks it yields a string', () => {
-    const { messages } = compile(specSchema([{ rule: 'true', messageExpression: 'self.replicas' }, { rule: 'true', messageExpression: '"x" +' }], replicas));
+    const { messages } = compile(
+      specSchema(
+        [
+          { rule: 'true', messageExpression: 'self.replicas' },
+          { rule: 'true', messageExpression: '"x" +' },
+        ],
+        replicas,
+      ),
+    );
     assert.equal(messages.length, 2);
     assert.match(messages[0]!, /x-kubernetes-validations\[0\]\.messageExpression: Invalid value: .*: messageExpression must evaluate to a string$/);
-    assert.match(messages[1]!, /x-kubernetes-validations\[1\]\.messageExpression: Invalid value: .*: messageExpression compilation failed: ERROR: <input>:1:6: Syntax error: /);
+    assert.match(
+      messages[1]!,
+      /x-kubernetes-validations\[1\]\.messageExpression: Invalid value: .*: messageExpression compilation failed: ERROR: <input>:1:6: Syntax error: /,
+    );
   });
 
   it('validates fieldPath against the schema', () => {
-    const { messages, compiled } = compile(specSchema([{ rule: 'true', fieldPath: '.nope' }, { rule: 'true', fieldPath: ".items" }, { rule: 'true', fieldPath: "['name']" }], replicas));
-    assert.deepEqual(messages, [`${P}.properties[spec].x-kubernetes-validations[0].fieldPath: Invalid value: ".nope": fieldPath must be a valid path: does not refer to a valid field`]);
+    const { messages, compiled } = compile(
+      specSchema(
+        [
+          { rule: 'true', fieldPath: '.nope' },
+          { rule: 'true', fieldPath: '.items' },
+          { rule: 'true', fieldPath: "['name']" },
+        ],
+        replicas,
+      ),
+    );
+    assert.deepEqual(messages, [
+      `${P}.properties[spec].x-kubernetes-validations[0].fieldPath: Invalid value: ".nope": fieldPath must be a valid path: does not refer to a valid field`,
+    ]);
     const rules = compiled.root!.properties!.get('spec')!.rules;
-    assert.deepEqual(rules.map((r) => r.fieldPath), [undefined, 'items', 'name']);
+    assert.deepEqual(
+      rules.map((r) => r.fieldPath),
+      [undefined, 'items', 'name'],
+    );
   });
 
   it('optionalOldSelf needs oldSelf; oldSelf is refused inside uncorrelatable lists', () => {
     const schema = specSchema([{ rule: 'self.replicas > 0', optionalOldSelf: true }], {
       ...replicas,
-      atomic: { type: 'array', maxItems: 5, items: { type: 'object', properties: { a: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } } } },
+      atomic: {
+        type: 'array',
+        maxItems: 5,
+        items: { type: 'object', properties: { a: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } } },
+      },
       keyed: {
         type: 'array',
         maxItems: 5,
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['k'],
-        items: { type: 'object', required: ['k'], properties: { k: { type: 'string', maxLength: 5 }, v: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } } },
+        items: {
+          type: 'object',
+          required: ['k'],
+          properties: { k: { type: 'string', maxLength: 5 }, v: { type: 'string', maxLength: 5, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } },
+        },
       },
     });
     const { messages } = compile(schema);
@@ -92,7 +135,14 @@ describe('compileRules', () => {
   it('rejects an expensive rule on an unbounded list, as upstream', () => {
     const schema: JSONSchemaProps = {
       type: 'object',
-      properties: { spec: { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] } } } },
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] },
+          },
+        },
+      },
     };
     const { messages, issues } = compile(schema);
     assert.equal(issues[0]!.type, 'FieldValueForbidden');
@@ -113,7 +163,11 @@ describe('compileRules', () => {
       properties: {
         list: {
           type: 'array',
-          items: { type: 'object', properties: { s: { type: 'string', maxLength: 10000 } }, 'x-kubernetes-validations': [{ rule: 'self.s.contains("a") && self.s.contains("b")' }] },
+          items: {
+            type: 'object',
+            properties: { s: { type: 'string', maxLength: 10000 } },
+            'x-kubernetes-validations': [{ rule: 'self.s.contains("a") && self.s.contains("b")' }],
+          },
         },
       },
     };
@@ -162,7 +216,12 @@ describe('evaluate', () => {
   it('transition rules: immutability on update, skipped on create', () => {
     const s: JSONSchemaProps = {
       type: 'object',
-      properties: { spec: { type: 'object', properties: { name: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'name is immutable' }] } } } },
+      properties: {
+        spec: {
+          type: 'object',
+          properties: { name: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'name is immutable' }] } },
+        },
+      },
     };
     assert.deepEqual(run(s, { spec: { name: 'a' } }), []); // create: no oldSelf, rule skipped
     assert.deepEqual(run(s, { spec: { name: 'a' } }, { spec: { name: 'a' } }), []);
@@ -179,7 +238,10 @@ describe('evaluate', () => {
   });
 
   it('optionalOldSelf runs on create with oldSelf as an optional', () => {
-    const s = specSchema([{ rule: '!oldSelf.hasValue() || self.replicas >= oldSelf.value().replicas', message: 'no scale down', optionalOldSelf: true }], replicas);
+    const s = specSchema(
+      [{ rule: '!oldSelf.hasValue() || self.replicas >= oldSelf.value().replicas', message: 'no scale down', optionalOldSelf: true }],
+      replicas,
+    );
     assert.deepEqual(run(s, { spec: { replicas: 1 } }), []);
     assert.deepEqual(run(s, { spec: { replicas: 1 } }, { spec: { replicas: 2 } }), ['spec: Invalid value: no scale down']);
   });
@@ -255,13 +317,34 @@ describe('evaluate', () => {
           items: {
             type: 'object',
             required: ['name'],
-            properties: { name: { type: 'string', maxLength: 10 }, port: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'port is immutable' }] } },
+            properties: {
+              name: { type: 'string', maxLength: 10 },
+              port: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'port is immutable' }] },
+            },
           },
         },
       },
     };
-    const old = { ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }] };
-    assert.deepEqual(run(s, { ports: [{ name: 'b', port: 2 }, { name: 'a', port: 1 }, { name: 'c', port: 3 }] }, old), []);
+    const old = {
+      ports: [
+        { name: 'a', port: 1 },
+        { name: 'b', port: 2 },
+      ],
+    };
+    assert.deepEqual(
+      run(
+        s,
+        {
+          ports: [
+            { name: 'b', port: 2 },
+            { name: 'a', port: 1 },
+            { name: 'c', port: 3 },
+          ],
+        },
+        old,
+      ),
+      [],
+    );
     assert.deepEqual(run(s, { ports: [{ name: 'b', port: 5 }] }, old), ['ports[0].port: Invalid value: 5: port is immutable']);
   });
 
@@ -277,7 +360,12 @@ describe('evaluate', () => {
         { rule: 'url(self.u).getHost() == "example.com:8443" && url(self.u).getScheme() == "https" && isURL(self.u)' },
         { rule: 'quantity(self.q).isGreaterThan(quantity("1Gi")) && quantity("500m").asApproximateFloat() == 0.5' },
       ],
-      { nums: { type: 'array', maxItems: 5, items: { type: 'integer' } }, s: { type: 'string', maxLength: 20 }, u: { type: 'string', maxLength: 100 }, q: { type: 'string', maxLength: 20 } },
+      {
+        nums: { type: 'array', maxItems: 5, items: { type: 'integer' } },
+        s: { type: 'string', maxLength: 20 },
+        u: { type: 'string', maxLength: 100 },
+        q: { type: 'string', maxLength: 20 },
+      },
     );
     assert.deepEqual(run(s, { spec: { nums: [1, 2, 3], s: 'Hello, World', u: 'https://example.com:8443/x', q: '1.5Gi' } }), []);
   });
@@ -293,7 +381,12 @@ describe('evaluate', () => {
     const schema: JSONSchemaProps = {
       type: 'object',
       properties: {
-        l: { type: 'array', maxItems: 2000, items: { type: 'integer' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, self.all(z, x + y + z >= 0)))' }, { rule: 'false' }] },
+        l: {
+          type: 'array',
+          maxItems: 2000,
+          items: { type: 'integer' },
+          'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, self.all(z, x + y + z >= 0)))' }, { rule: 'false' }],
+        },
       },
     };
     const r = compileRules(schema, { path: P });
@@ -309,7 +402,9 @@ describe('evaluate', () => {
   it('the request budget and the wall-clock guard stop evaluation', { timeout: 10_000 }, () => {
     const schema: JSONSchemaProps = {
       type: 'object',
-      properties: { l: { type: 'array', maxItems: 2000, items: { type: 'integer' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x + y >= 0))' }] } },
+      properties: {
+        l: { type: 'array', maxItems: 2000, items: { type: 'integer' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x + y >= 0))' }] },
+      },
     };
     const r = compileRules(schema, { path: P, perCallLimit: Number.POSITIVE_INFINITY });
     const obj = { l: Array.from({ length: 2000 }, (_, i) => i) };

@@ -14,14 +14,7 @@ import { fieldIssue, omitValue, type FieldIssue } from '../../apimachinery/error
 import { child, index, key } from '../schema/path.js';
 import { newStructural } from '../schema/structural.js';
 import type { JSONSchemaProps, Structural, ValidationRule } from '../schema/types.js';
-import {
-  PER_CALL_LIMIT,
-  STATIC_ESTIMATED_COST_LIMIT,
-  STATIC_ESTIMATED_CRD_COST_LIMIT,
-  costErrorMessage,
-  countNodes,
-  estimateCost,
-} from './cost.js';
+import { PER_CALL_LIMIT, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT, costErrorMessage, countNodes, estimateCost } from './cost.js';
 import { RE2_MATCHES, baseEnvironment, charge, compileRE2 } from './library.js';
 import { TypeBuilder, fieldsConverter, maxSize, type Converter, type DeclType } from './types.js';
 
@@ -119,7 +112,20 @@ export function celErrorText(src: string, e: unknown): string {
   return `ERROR: <input>:${line}:${col + 1}: ${msg}\n | ${lineText}\n | ${'.'.repeat(col)}^`;
 }
 
-const OPS: Record<string, string> = { '+': '_+_', '-': '_-_', '*': '_*_', '/': '_/_', '%': '_%_', '<': '_<_', '<=': '_<=_', '>': '_>_', '>=': '_>=_', '==': '_==_', '!=': '_!=_', in: '@in' };
+const OPS: Record<string, string> = {
+  '+': '_+_',
+  '-': '_-_',
+  '*': '_*_',
+  '/': '_/_',
+  '%': '_%_',
+  '<': '_<_',
+  '<=': '_<=_',
+  '>': '_>_',
+  '>=': '_>=_',
+  '==': '_==_',
+  '!=': '_!=_',
+  in: '@in',
+};
 
 function translateMessage(msg: string, code: string | undefined): string {
   msg = msg.split(RE2_MATCHES).join('matches');
@@ -313,7 +319,9 @@ function compileExpr(env: Environment, src: string, want: 'bool' | 'string', pre
   }
   const badHas = checkHasFields(program.ast, fieldsOf);
   if (badHas) {
-    return { error: `${prefix}compilation failed: ${celErrorText(src, { summary: `undefined field '${badHas.field}'`, range: { start: badHas.start, end: badHas.start } })}` };
+    return {
+      error: `${prefix}compilation failed: ${celErrorText(src, { summary: `undefined field '${badHas.field}'`, range: { start: badHas.start, end: badHas.start } })}`,
+    };
   }
   const badPattern = checkConstantPatterns(program.ast);
   if (badPattern) return { error: `${prefix}${badPattern}` };
@@ -409,14 +417,7 @@ interface WalkState {
 
 const SUPPORTED_REASONS = new Set(['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate']);
 
-function compileNodeRules(
-  s: Structural,
-  decl: DeclType,
-  p: string,
-  cardinality: number,
-  uncorrelatable: string | undefined,
-  st: WalkState,
-): CompiledRule[] {
+function compileNodeRules(s: Structural, decl: DeclType, p: string, cardinality: number, uncorrelatable: string | undefined, st: WalkState): CompiledRule[] {
   const rules = s.xValidations;
   if (!rules?.length) return [];
   const env = st.typesEnv.clone();
@@ -456,7 +457,9 @@ function compileNodeRules(
         messageProgram = m.program;
         messageCost = estimateCost(m.program.ast, s);
         if (messageCost > st.opts.staticCostLimit) {
-          st.issues.push(fieldIssue.forbidden(child(rp, 'messageExpression'), costErrorMessage('estimated messageExpression cost', messageCost, st.opts.staticCostLimit)));
+          st.issues.push(
+            fieldIssue.forbidden(child(rp, 'messageExpression'), costErrorMessage('estimated messageExpression cost', messageCost, st.opts.staticCostLimit)),
+          );
         }
       }
     }
@@ -503,7 +506,12 @@ function hasRules(s: Structural | undefined, memo: WeakMap<Structural, boolean>)
   const hit = memo.get(s);
   if (hit !== undefined) return hit;
   let r = !!s.xValidations?.length || hasRules(s.items, memo) || hasRules(s.additionalProperties?.structural, memo);
-  if (!r && s.properties) for (const c of s.properties.values()) if (hasRules(c, memo)) { r = true; break; }
+  if (!r && s.properties)
+    for (const c of s.properties.values())
+      if (hasRules(c, memo)) {
+        r = true;
+        break;
+      }
   memo.set(s, r);
   return r;
 }
@@ -594,10 +602,18 @@ export function compileRules(schema: Structural | JSONSchemaProps, opts: Compile
   const root = compileNode(s, rootDecl, path, 1, undefined, st, memo);
   if (st.totalCost > st.opts.crdCostLimit) {
     for (const c of st.contributors) {
-      if (c.cost > st.opts.crdCostLimit / 100) st.issues.push(fieldIssue.forbidden(c.path, 'contributed to estimated rule & messageExpression cost total exceeding cost limit'));
+      if (c.cost > st.opts.crdCostLimit / 100)
+        st.issues.push(fieldIssue.forbidden(c.path, 'contributed to estimated rule & messageExpression cost total exceeding cost limit'));
     }
     st.issues.push(
-      fieldIssue.forbidden(path, costErrorMessage('x-kubernetes-validations estimated rule & messageExpression cost total for entire OpenAPIv3 schema', st.totalCost, st.opts.crdCostLimit)),
+      fieldIssue.forbidden(
+        path,
+        costErrorMessage(
+          'x-kubernetes-validations estimated rule & messageExpression cost total for entire OpenAPIv3 schema',
+          st.totalCost,
+          st.opts.crdCostLimit,
+        ),
+      ),
     );
   }
   return {

@@ -50,7 +50,21 @@ function elemSchema(s: Structural | undefined): Structural | undefined {
 }
 
 const LIST_FUNCS = new Set(['isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf', 'join']);
-const SCAN_FUNCS = new Set(['contains', 'startsWith', 'endsWith', 'lowerAscii', 'upperAscii', 'trim', 'reverse', 'replace', 'split', 'substring', 'charAt', 'url', 'isURL']);
+const SCAN_FUNCS = new Set([
+  'contains',
+  'startsWith',
+  'endsWith',
+  'lowerAscii',
+  'upperAscii',
+  'trim',
+  'reverse',
+  'replace',
+  'split',
+  'substring',
+  'charAt',
+  'url',
+  'isURL',
+]);
 const REGEX_FUNCS = new Set(['matches', '__re2_matches', 'find', 'findAll']);
 
 function est(n: Node | undefined, scope: Scope, root: Structural): Est {
@@ -121,7 +135,7 @@ function est(n: Node | undefined, scope: Scope, root: Structural): Est {
       if (LIST_FUNCS.has(name) && subject) cost += subject.size;
       else if (SCAN_FUNCS.has(name) && subject) cost += Math.ceil(subject.size / 10) + (args[0] && recv ? Math.ceil(args[0].size / 10) : 0);
       else if (REGEX_FUNCS.has(name) && subject) cost += Math.ceil(subject.size / 4) * (1 + Math.ceil((args[0]?.size ?? 1) / 4));
-      const size = name === 'size' ? 1 : subject?.size ?? 1;
+      const size = name === 'size' ? 1 : (subject?.size ?? 1);
       return { cost, size };
     }
     case 'list': {

@@ -91,7 +91,11 @@ function correlateList(n: CompiledNode, old: unknown): ((item: unknown) => unkno
     for (const o of old) {
       if (!isObject(o)) continue;
       let same = true;
-      for (const k of keys) if (!deepEqualJSON(o[k], item[k])) { same = false; break; }
+      for (const k of keys)
+        if (!deepEqualJSON(o[k], item[k])) {
+          same = false;
+          break;
+        }
       if (same) return o;
     }
     return undefined;
@@ -163,7 +167,11 @@ function runRules(n: CompiledNode, p: string, obj: unknown, old: unknown, st: St
           st.issues.push(fieldIssue.invalid(fieldPath, n.type, OUT_OF_BUDGET));
         } else {
           st.issues.push(
-            fieldIssue.invalid(fieldPath, n.type, `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`),
+            fieldIssue.invalid(
+              fieldPath,
+              n.type,
+              `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`,
+            ),
           );
         }
         st.stopped = true;
@@ -172,7 +180,13 @@ function runRules(n: CompiledNode, p: string, obj: unknown, old: unknown, st: St
       st.remaining -= res.cost;
       const msg = errText(res.error);
       if (msg.startsWith('no such overload')) {
-        st.issues.push(fieldIssue.invalid(fieldPath, n.type, `'${msg}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(r)}`));
+        st.issues.push(
+          fieldIssue.invalid(
+            fieldPath,
+            n.type,
+            `'${msg}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(r)}`,
+          ),
+        );
       } else {
         st.issues.push(fieldIssue.invalid(fieldPath, n.type, `${msg} evaluating rule: ${ruleErrorString(r)}`));
       }

@@ -133,7 +133,10 @@ function equalValues(a: unknown, b: unknown): boolean {
 // ---------- urls ----------
 
 class KubeURL {
-  constructor(readonly url: URL, readonly raw: string) {}
+  constructor(
+    readonly url: URL,
+    readonly raw: string,
+  ) {}
 }
 
 function parseURL(s: string): KubeURL | undefined {
@@ -362,7 +365,7 @@ export function registerKubeLibraries(env: Environment): void {
   fn('quantity(string): Quantity', (s: string) => {
     charge(1);
     const q = Quantity.parse(s);
-    if (!q) throw evalError('quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'');
+    if (!q) throw evalError("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
     return q;
   });
   fn('isQuantity(string): bool', (s: string) => (charge(1), Quantity.parse(s) !== undefined));

@@ -32,7 +32,12 @@ function usedFields(rules: ValidationRule[]): string[] | undefined {
 describe('converting only the fields the rules select', () => {
   it('finds the selected fields, and gives up on any other use', () => {
     assert.deepEqual(usedFields([{ rule: 'self.b > 0 && has(self.a)' }]), ['a', 'b']);
-    assert.deepEqual(usedFields([{ rule: 'self.l.all(x, x.n < self.b)' }, { rule: 'self.c.d > 0', messageExpression: "'bad ' + self.a" }]), ['a', 'b', 'c', 'l']);
+    assert.deepEqual(usedFields([{ rule: 'self.l.all(x, x.n < self.b)' }, { rule: 'self.c.d > 0', messageExpression: "'bad ' + self.a" }]), [
+      'a',
+      'b',
+      'c',
+      'l',
+    ]);
     assert.deepEqual(usedFields([{ rule: 'self.b == oldSelf.b' }]), ['b']);
     assert.equal(usedFields([{ rule: 'self == oldSelf' }]), undefined);
     assert.equal(usedFields([{ rule: 'self.b > 0' }, { rule: "self.m.all(k, k != 'x') && [self, self].size() == 2" }]), undefined);
@@ -47,7 +52,10 @@ describe('converting only the fields the rules select', () => {
       { rule: '!has(self.c) || self.c.d != 3' },
     ];
     const { compiled } = specNode(rules);
-    const full = compileRules({ type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [...rules, { rule: 'self == self' }], properties: props } } }).compiled;
+    const full = compileRules({
+      type: 'object',
+      properties: { spec: { type: 'object', 'x-kubernetes-validations': [...rules, { rule: 'self == self' }], properties: props } },
+    }).compiled;
     const objs = [
       { spec: { a: 'x', b: 2, l: [{ n: 1 }], m: { k: 'v' } } },
       { spec: { b: 0, l: [{ n: 5 }], c: { d: 3 } } },

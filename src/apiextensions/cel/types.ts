@@ -10,8 +10,27 @@ import type { Structural } from '../schema/types.js';
 export const MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024;
 
 const RESERVED = new Set([
-  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
-  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
 ]);
 const ESCAPABLE = /^[a-zA-Z_][a-zA-Z0-9_./-]*$/;
 

@@ -18,9 +18,15 @@ const schema: JSONSchemaProps = {
         c: { type: 'string' },
         d: { type: 'string', nullable: true },
         o: { type: 'object', default: { a: 'z' }, properties: { a: { type: 'string' }, n: { type: 'integer', default: 3 } } },
-        m: { type: 'object', additionalProperties: { type: 'object', default: { n: 1 }, properties: { n: { type: 'integer' }, q: { type: 'string', default: 'q' } } } },
+        m: {
+          type: 'object',
+          additionalProperties: { type: 'object', default: { n: 1 }, properties: { n: { type: 'integer' }, q: { type: 'string', default: 'q' } } },
+        },
         mn: { type: 'object', additionalProperties: { type: 'string', nullable: true } },
-        l: { type: 'array', items: { type: 'object', default: { a: 'i' }, properties: { a: { type: 'string' }, c: { type: 'string' }, n: { type: 'integer', default: 2 } } } },
+        l: {
+          type: 'array',
+          items: { type: 'object', default: { a: 'i' }, properties: { a: { type: 'string' }, c: { type: 'string' }, n: { type: 'integer', default: 2 } } },
+        },
         ln: { type: 'array', items: { type: 'string' } },
         free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
       },
@@ -31,7 +37,16 @@ const s = newStructural(schema);
 
 const key = fc.constantFrom('spec', 'a', 'b', 'c', 'd', 'o', 'm', 'mn', 'l', 'ln', 'free', 'n', 'q', 'x');
 const json = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant(null), fc.constant(null), fc.boolean(), fc.integer(), fc.string(), tie('arr'), tie('obj')),
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constant(null),
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.string(),
+    tie('arr'),
+    tie('obj'),
+  ),
   arr: fc.array(tie('value'), { maxLength: 4 }),
   obj: fc.dictionary(key, tie('value'), { maxKeys: 6 }),
 })).obj;

@@ -20,7 +20,11 @@ describe('applyDefaults (upstream TestDefault)', () => {
   it('scalar', () => check('4', { default: 'foo' }, '4'));
   it('scalar array', () => check('[1,2]', { items: { default: 'foo' } }, '[1,2]'));
   it('object array', () =>
-    check('[{"a":1},{"b":1},{"c":1}]', { items: { properties: { a: { default: 'A' }, b: { default: 'B' }, c: { default: 'C' } } } }, '[{"a":1,"b":"B","c":"C"},{"a":"A","b":1,"c":"C"},{"a":"A","b":"B","c":1}]'));
+    check(
+      '[{"a":1},{"b":1},{"c":1}]',
+      { items: { properties: { a: { default: 'A' }, b: { default: 'B' }, c: { default: 'C' } } } },
+      '[{"a":1,"b":"B","c":"C"},{"a":"A","b":1,"c":"C"},{"a":"A","b":"B","c":1}]',
+    ));
   it('object array object', () =>
     check(
       '{"array":[{"a":1},{"b":2}],"object":{"a":1},"additionalProperties":{"x":{"a":1},"y":{"b":2}}}',
@@ -35,7 +39,11 @@ describe('applyDefaults (upstream TestDefault)', () => {
       '{"array":[{"a":1,"b":"B"},{"a":"A","b":2}],"object":{"a":1,"b":"O"},"additionalProperties":{"x":{"a":1,"b":"beta"},"y":{"a":"alpha","b":2}},"foo":"bar"}',
     ));
   it('empty and null', () =>
-    check('[{},{"a":1},{"a":0},{"a":0.0},{"a":""},{"a":null},{"a":[]},{"a":{}}]', { items: { properties: { a: { default: 'A' } } } }, '[{"a":"A"},{"a":1},{"a":0},{"a":0.0},{"a":""},{"a":"A"},{"a":[]},{"a":{}}]'));
+    check(
+      '[{},{"a":1},{"a":0},{"a":0.0},{"a":""},{"a":null},{"a":[]},{"a":{}}]',
+      { items: { properties: { a: { default: 'A' } } } },
+      '[{"a":"A"},{"a":1},{"a":0},{"a":0.0},{"a":""},{"a":"A"},{"a":[]},{"a":{}}]',
+    ));
   it('null in nullable list', () => check('[null]', { nullable: true, items: { properties: { a: { default: 'A' } } } }, '[null]'));
   it('null in non-nullable list', () => check('[null]', { items: { default: 'A' } }, '["A"]'));
   it('null in nullable object', () => check('{"a": null}', { properties: { a: { nullable: true, default: 'A' } } }, '{"a": null}'));
@@ -43,7 +51,12 @@ describe('applyDefaults (upstream TestDefault)', () => {
   it('null in nullable map', () => check('{"a": null}', { additionalProperties: { nullable: true, default: 'A' } }, '{"a": null}'));
   it('null in non-nullable map', () => check('{"a": null}', { additionalProperties: { default: 'A' } }, '{"a": "A"}'));
   it('defaults are deep copies and are themselves defaulted', () => {
-    const s = S({ type: 'object', properties: { a: { type: 'object', default: { x: [1] }, properties: { x: { type: 'array', items: { type: 'integer' } }, y: { type: 'string', default: 'Y' } } } } });
+    const s = S({
+      type: 'object',
+      properties: {
+        a: { type: 'object', default: { x: [1] }, properties: { x: { type: 'array', items: { type: 'integer' } }, y: { type: 'string', default: 'Y' } } },
+      },
+    });
     const o1: Record<string, { x: number[]; y: string }> = {};
     const o2: Record<string, { x: number[]; y: string }> = {};
     applyDefaults(o1, s);
@@ -75,7 +88,10 @@ describe('validateDefaults', () => {
   const P = 'spec.versions[0].schema.openAPIV3Schema';
   const v = (p: JSONSchemaProps): string[] => validateDefaults(S(p), P).map(issueString);
   it('valid defaults pass', () => {
-    assert.deepEqual(v({ type: 'object', properties: { spec: { type: 'object', default: { a: 1 }, properties: { a: { type: 'integer', minimum: 0, default: 3 } } } } }), []);
+    assert.deepEqual(
+      v({ type: 'object', properties: { spec: { type: 'object', default: { a: 1 }, properties: { a: { type: 'integer', minimum: 0, default: 3 } } } } }),
+      [],
+    );
   });
   it('defaults must validate against their schema', () => {
     assert.deepEqual(v({ type: 'object', properties: { a: { type: 'integer', minimum: 1, default: 0 }, b: { type: 'string', default: 3 } } }), [
@@ -90,7 +106,10 @@ describe('validateDefaults', () => {
   });
   it('embedded resource defaults need valid TypeMeta', () => {
     assert.deepEqual(
-      v({ type: 'object', properties: { e: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true, default: { kind: 'Foo' } } } }),
+      v({
+        type: 'object',
+        properties: { e: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true, default: { kind: 'Foo' } } },
+      }),
       [`${P}.properties[e].default.apiVersion: Required value`],
     );
   });
@@ -105,7 +124,9 @@ describe('validateDefaults', () => {
         },
       },
     });
-    assert.deepEqual(out, [`${P}.properties[e].properties[metadata].properties[name].default: Invalid value: "a/b": must result in valid metadata: metadata.name: Invalid value: "a/b": may not contain '/'`]);
+    assert.deepEqual(out, [
+      `${P}.properties[e].properties[metadata].properties[name].default: Invalid value: "a/b": must result in valid metadata: metadata.name: Invalid value: "a/b": may not contain '/'`,
+    ]);
   });
 });
 

@@ -12,7 +12,14 @@ export {
 } from './structural.js';
 export { decodeObjectMeta, validateEmbeddedResources, validateObject, validateOpenAPI, type ValidateObjectOptions } from './validate.js';
 export { coerceCheck, prune, pruneObjectMeta, type PruneOptions } from './prune.js';
-export { applyDefaults, defaultAndPruneNulls, needsDefaulting, pruneNonNullableNullsWithoutDefaults, validateDefaults, type ValidateDefaultsOptions } from './defaults.js';
+export {
+  applyDefaults,
+  defaultAndPruneNulls,
+  needsDefaulting,
+  pruneNonNullableNullsWithoutDefaults,
+  validateDefaults,
+  type ValidateDefaultsOptions,
+} from './defaults.js';
 export { canonicalJSON, validateListSetsAndMaps, validateListTypeExtensions, validateMapListKeysMapSet } from './listtype.js';
 export { SUPPORTED_STRING_FORMATS, effectiveFormat, formatChecker } from './formats.js';
 export { compileGoRegExp, type CompiledPattern } from './regex.js';

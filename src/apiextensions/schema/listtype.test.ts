@@ -9,7 +9,12 @@ import type { JSONSchemaProps } from './types.js';
 
 const where = (errs: FieldIssue[]) => errs.map((e) => `${e.type === 'FieldValueDuplicate' ? 'duplicate' : 'invalid'} ${e.field}`).sort();
 const set = (items: JSONSchemaProps = {}): JSONSchemaProps => ({ type: 'array', 'x-kubernetes-list-type': 'set', items });
-const map = (keys: string[], items: JSONSchemaProps = { type: 'object' }): JSONSchemaProps => ({ type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': keys, items });
+const map = (keys: string[], items: JSONSchemaProps = { type: 'object' }): JSONSchemaProps => ({
+  type: 'array',
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': keys,
+  items,
+});
 
 describe('validateListSetsAndMaps (upstream table)', () => {
   it('nil, no schema, no object', () => {
@@ -22,11 +27,20 @@ describe('validateListSetsAndMaps (upstream table)', () => {
     assert.deepEqual(errs.map(issueString), ['root.array[1]: Duplicate value: "a"', 'root.array[5]: Duplicate value: "c"']);
   });
   it('normal (atomic) lists are not checked', () => {
-    assert.deepEqual(validateListSetsAndMaps({ array: ['a', 'a'] }, newStructural({ type: 'object', properties: { array: { type: 'array', items: { type: 'string' } } } })), []);
+    assert.deepEqual(
+      validateListSetsAndMaps({ array: ['a', 'a'] }, newStructural({ type: 'object', properties: { array: { type: 'array', items: { type: 'string' } } } })),
+      [],
+    );
   });
   it('set lists under additionalProperties and items', () => {
-    const s = newStructural({ type: 'object', properties: { m: { type: 'object', additionalProperties: set({ type: 'string' }) }, l: { type: 'array', items: set({ type: 'string' }) } } });
-    assert.deepEqual(where(validateListSetsAndMaps({ m: { k: ['a', 'a'] }, l: [['b'], ['c', 'c']] }, s, 'root')), ['duplicate root.l[1][1]', 'duplicate root.m[k][1]']);
+    const s = newStructural({
+      type: 'object',
+      properties: { m: { type: 'object', additionalProperties: set({ type: 'string' }) }, l: { type: 'array', items: set({ type: 'string' }) } },
+    });
+    assert.deepEqual(where(validateListSetsAndMaps({ m: { k: ['a', 'a'] }, l: [['b'], ['c', 'c']] }, s, 'root')), [
+      'duplicate root.l[1][1]',
+      'duplicate root.m[k][1]',
+    ]);
   });
   it('set list with compound map items', () => {
     const names = ['strings', 'integers', 'booleans', 'float64', 'nil', 'empty maps', 'map values', 'nil values', 'array', 'nil array', 'multiple duplicates'];
@@ -44,26 +58,36 @@ describe('validateListSetsAndMaps (upstream table)', () => {
       'nil array': [[], [null], [null, null], [null], ['a']],
       'multiple duplicates': [{ a: 'b' }, { a: 'c' }, { a: 'b' }, { a: 'c' }, { a: 'c' }],
     };
-    assert.deepEqual(
-      where(validateListSetsAndMaps(obj, s, 'root')),
-      [
-        'duplicate root.array[3]',
-        'duplicate root.booleans[2]',
-        'duplicate root.empty maps[2]',
-        'duplicate root.float64[2]',
-        'duplicate root.integers[2]',
-        'duplicate root.map values[2]',
-        'duplicate root.multiple duplicates[2]',
-        'duplicate root.multiple duplicates[3]',
-        'duplicate root.nil array[3]',
-        'duplicate root.nil[2]',
-        'duplicate root.strings[2]',
-      ],
-    );
+    assert.deepEqual(where(validateListSetsAndMaps(obj, s, 'root')), [
+      'duplicate root.array[3]',
+      'duplicate root.booleans[2]',
+      'duplicate root.empty maps[2]',
+      'duplicate root.float64[2]',
+      'duplicate root.integers[2]',
+      'duplicate root.map values[2]',
+      'duplicate root.multiple duplicates[2]',
+      'duplicate root.multiple duplicates[3]',
+      'duplicate root.nil array[3]',
+      'duplicate root.nil[2]',
+      'duplicate root.strings[2]',
+    ]);
   });
   it('maps compare keys regardless of key order', () => {
     const s = newStructural({ type: 'object', properties: { l: set({ type: 'object', 'x-kubernetes-map-type': 'atomic' }) } });
-    assert.deepEqual(where(validateListSetsAndMaps({ l: [{ a: 1, b: 2 }, { b: 2, a: 1 }] }, s)), ['duplicate l[1]']);
+    assert.deepEqual(
+      where(
+        validateListSetsAndMaps(
+          {
+            l: [
+              { a: 1, b: 2 },
+              { b: 2, a: 1 },
+            ],
+          },
+          s,
+        ),
+      ),
+      ['duplicate l[1]'],
+    );
   });
   it('map list with compound map items', () => {
     const item = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } satisfies JSONSchemaProps;
@@ -96,11 +120,25 @@ describe('validateListSetsAndMaps (upstream table)', () => {
       'one key': [{ a: '0', c: '2' }, { a: '1', c: '1' }, { a: '1', c: '2' }, {}],
       'two keys': [{ a: '1', b: '1', c: '1' }, { a: '1', b: '2', c: '2' }, { a: '1', b: '2', c: '3' }, {}],
       'undefined key': [{ a: '1', b: '1', c: '1' }, { a: '1', c: '2' }, { a: '1', c: '3' }, {}],
-      'compound key': [{ a: [], c: '1' }, { a: null, c: '1' }, { a: ['a'], c: '1' }, { a: ['a', 42], c: '2' }, { a: ['a', 42], c: ['3'] }],
+      'compound key': [
+        { a: [], c: '1' },
+        { a: null, c: '1' },
+        { a: ['a'], c: '1' },
+        { a: ['a', 42], c: '2' },
+        { a: ['a', 42], c: ['3'] },
+      ],
       'nil key': [{ a: [], c: '1' }, { a: null, c: '1' }, { c: '1' }, { a: null }],
       'nil item': [null, { a: '0', c: '1' }, { a: null }, { c: '1' }],
       'nil item multiple keys': [null, { b: '0', c: '1' }, { a: null }, { c: '1' }],
-      'multiple duplicates': [{ a: [], c: '1' }, { a: null, c: '1' }, { a: ['a'], c: '1' }, { a: ['a', 42], c: '2' }, { a: ['a', 42], c: ['3'] }, { a: ['a'], c: '1', d: '1' }, { a: ['a'], c: '1', d: '2' }],
+      'multiple duplicates': [
+        { a: [], c: '1' },
+        { a: null, c: '1' },
+        { a: ['a'], c: '1' },
+        { a: ['a', 42], c: '2' },
+        { a: ['a', 42], c: ['3'] },
+        { a: ['a'], c: '1', d: '1' },
+        { a: ['a'], c: '1', d: '2' },
+      ],
     };
     assert.deepEqual(where(validateListSetsAndMaps(obj, s, 'root')), [
       'duplicate root.compound key[4]',
@@ -121,7 +159,9 @@ describe('validateListSetsAndMaps (upstream table)', () => {
   });
   it('map duplicates report the key as the value', () => {
     const s = newStructural({ type: 'object', properties: { ports: map(['port'], { type: 'object', properties: { port: { type: 'integer' } } }) } });
-    assert.deepEqual(validateListSetsAndMaps({ ports: [{ port: 80 }, { port: 80 }] }, s, 'spec').map(issueString), ['spec.ports[1]: Duplicate value: {"port":80}']);
+    assert.deepEqual(validateListSetsAndMaps({ ports: [{ port: 80 }, { port: 80 }] }, s, 'spec').map(issueString), [
+      'spec.ports[1]: Duplicate value: {"port":80}',
+    ]);
   });
 });
 
@@ -129,23 +169,38 @@ describe('list-type schema rules', () => {
   const P = 'spec.versions[0].schema.openAPIV3Schema';
   const rules = (s: JSONSchemaProps) => [...validateListTypeExtensions(s, P), ...validateMapListKeysMapSet(s, P)].map(issueString);
   it('list-type needs an array, map-type an object', () => {
-    assert.deepEqual(rules({ type: 'object', 'x-kubernetes-list-type': 'set' }), [`${P}.type: Invalid value: "object": must be array if x-kubernetes-list-type is specified`]);
+    assert.deepEqual(rules({ type: 'object', 'x-kubernetes-list-type': 'set' }), [
+      `${P}.type: Invalid value: "object": must be array if x-kubernetes-list-type is specified`,
+    ]);
     assert.deepEqual(rules({ 'x-kubernetes-map-type': 'atomic' }), [`${P}.type: Required value: must be object if x-kubernetes-map-type is specified`]);
   });
   it('unknown values', () => {
-    assert.deepEqual(rules({ type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'bag' }), [`${P}.x-kubernetes-list-type: Unsupported value: "bag": supported values: "atomic", "set", "map"`]);
-    assert.deepEqual(rules({ type: 'object', 'x-kubernetes-map-type': 'x' }), [`${P}.x-kubernetes-map-type: Unsupported value: "x": supported values: "atomic", "granular"`]);
+    assert.deepEqual(rules({ type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'bag' }), [
+      `${P}.x-kubernetes-list-type: Unsupported value: "bag": supported values: "atomic", "set", "map"`,
+    ]);
+    assert.deepEqual(rules({ type: 'object', 'x-kubernetes-map-type': 'x' }), [
+      `${P}.x-kubernetes-map-type: Unsupported value: "x": supported values: "atomic", "granular"`,
+    ]);
   });
   it('map keys require list-type map', () => {
-    assert.deepEqual(rules({ type: 'array', items: { type: 'string' }, 'x-kubernetes-list-map-keys': ['a'] }), [`${P}.x-kubernetes-list-type: Required value: must be map if x-kubernetes-list-map-keys is non-empty`]);
+    assert.deepEqual(rules({ type: 'array', items: { type: 'string' }, 'x-kubernetes-list-map-keys': ['a'] }), [
+      `${P}.x-kubernetes-list-type: Required value: must be map if x-kubernetes-list-map-keys is non-empty`,
+    ]);
   });
   it('map lists: keys, item type, scalars, duplicates', () => {
-    assert.deepEqual(rules({ type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object' } }), [`${P}.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map`]);
+    assert.deepEqual(rules({ type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object' } }), [
+      `${P}.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map`,
+    ]);
     assert.deepEqual(rules({ type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['a'], items: { type: 'string' } }), [
       `${P}.items.type: Invalid value: "string": must be object if parent array's x-kubernetes-list-type is map`,
     ]);
     assert.deepEqual(
-      rules({ type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['a', 'a', 'z'], items: { type: 'object', required: ['a'], properties: { a: { type: 'object' } } } }),
+      rules({
+        type: 'array',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['a', 'a', 'z'],
+        items: { type: 'object', required: ['a'], properties: { a: { type: 'object' } } },
+      }),
       [
         `${P}.items.properties[a].type: Invalid value: "object": must be a scalar type if parent array's x-kubernetes-list-type is map`,
         `${P}.items.properties[a].type: Invalid value: "object": must be a scalar type if parent array's x-kubernetes-list-type is map`,
@@ -162,7 +217,11 @@ describe('list-type schema rules', () => {
     ]);
   });
   it('set items must be atomic', () => {
-    assert.deepEqual(rules(set({ type: 'object' })), [`${P}.items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set`]);
-    assert.deepEqual(rules(set({ type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' })), [`${P}.items.x-kubernetes-list-type: Invalid value: "set": must be atomic as item of a list with x-kubernetes-list-type=set`]);
+    assert.deepEqual(rules(set({ type: 'object' })), [
+      `${P}.items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set`,
+    ]);
+    assert.deepEqual(rules(set({ type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' })), [
+      `${P}.items.x-kubernetes-list-type: Invalid value: "set": must be atomic as item of a list with x-kubernetes-list-type=set`,
+    ]);
   });
 });

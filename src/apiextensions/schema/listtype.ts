@@ -37,12 +37,20 @@ export function validateListTypeExtensions(schema: JSONSchemaProps, p: string, o
       const it = items['x-kubernetes-list-type'];
       // atomic is the implicit default, so only an explicit non-atomic value is wrong
       if (it !== undefined && it !== 'atomic') {
-        errs.push(fieldIssue.invalid(child(child(p, 'items'), 'x-kubernetes-list-type'), it, 'must be atomic as item of a list with x-kubernetes-list-type=set'));
+        errs.push(
+          fieldIssue.invalid(child(child(p, 'items'), 'x-kubernetes-list-type'), it, 'must be atomic as item of a list with x-kubernetes-list-type=set'),
+        );
       }
     } else if (items.type === 'object') {
       // granular is the implicit default for maps, so unset is wrong too
       if (items['x-kubernetes-map-type'] !== 'atomic') {
-        errs.push(fieldIssue.invalid(child(child(p, 'items'), 'x-kubernetes-map-type'), items['x-kubernetes-list-type'] ?? null, 'must be atomic as item of a list with x-kubernetes-list-type=set'));
+        errs.push(
+          fieldIssue.invalid(
+            child(child(p, 'items'), 'x-kubernetes-map-type'),
+            items['x-kubernetes-list-type'] ?? null,
+            'must be atomic as item of a list with x-kubernetes-list-type=set',
+          ),
+        );
       }
     }
   }
@@ -52,13 +60,15 @@ export function validateListTypeExtensions(schema: JSONSchemaProps, p: string, o
 
   if (mapKeys.length > 0) {
     if (listType === undefined) errs.push(fieldIssue.required(child(p, 'x-kubernetes-list-type'), 'must be map if x-kubernetes-list-map-keys is non-empty'));
-    else if (listType !== 'map') errs.push(fieldIssue.invalid(child(p, 'x-kubernetes-list-type'), listType, 'must be map if x-kubernetes-list-map-keys is non-empty'));
+    else if (listType !== 'map')
+      errs.push(fieldIssue.invalid(child(p, 'x-kubernetes-list-type'), listType, 'must be map if x-kubernetes-list-map-keys is non-empty'));
   }
 
   if (listType === 'map') {
     if (mapKeys.length === 0) errs.push(fieldIssue.required(child(p, 'x-kubernetes-list-map-keys'), 'must not be empty if x-kubernetes-list-type is map'));
     if (schema.items === undefined) errs.push(fieldIssue.required(child(p, 'items'), 'must have a schema if x-kubernetes-list-type is map'));
-    if (schema.items !== undefined && !items) errs.push(fieldIssue.invalid(child(p, 'items'), schema.items, 'must only have a single schema if x-kubernetes-list-type is map'));
+    if (schema.items !== undefined && !items)
+      errs.push(fieldIssue.invalid(child(p, 'items'), schema.items, 'must only have a single schema if x-kubernetes-list-type is map'));
     if (items && items.type !== 'object') {
       errs.push(fieldIssue.invalid(child(child(p, 'items'), 'type'), items.type ?? '', "must be object if parent array's x-kubernetes-list-type is map"));
     }
@@ -69,7 +79,13 @@ export function validateListTypeExtensions(schema: JSONSchemaProps, p: string, o
         if (ks) {
           if (ks.type === 'array' || ks.type === 'object') {
             // upstream reports the item type as the bad value here
-            errs.push(fieldIssue.invalid(child(key(child(child(p, 'items'), 'properties'), k), 'type'), items.type, "must be a scalar type if parent array's x-kubernetes-list-type is map"));
+            errs.push(
+              fieldIssue.invalid(
+                child(key(child(child(p, 'items'), 'properties'), k), 'type'),
+                items.type,
+                "must be a scalar type if parent array's x-kubernetes-list-type is map",
+              ),
+            );
           }
         } else {
           errs.push(fieldIssue.invalid(child(p, 'x-kubernetes-list-map-keys'), mapKeys, 'entries must all be names of item properties'));
@@ -99,7 +115,9 @@ export function validateMapListKeysMapSet(schema: JSONSchemaProps, p: string): F
       if (!ks) continue; // reported by validateListTypeExtensions
       const kp = key(child(child(p, 'items'), 'properties'), k);
       if (!required.has(k) && ks.default === undefined) {
-        errs.push(fieldIssue.required(child(kp, 'default'), 'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property'));
+        errs.push(
+          fieldIssue.required(child(kp, 'default'), 'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property'),
+        );
       }
       if (ks.nullable) errs.push(fieldIssue.forbidden(child(kp, 'nullable'), 'this property is in x-kubernetes-list-map-keys, so it cannot be nullable'));
     }
@@ -152,7 +170,8 @@ function walkArray(p: string, s: Structural, arr: unknown[], errs: FieldIssue[],
   } else if (s.xListType === 'map') {
     validateListMap(p, s, arr, errs);
   }
-  if (s.items && depth <= MAX_DEPTH && subtreeHas(s.items, hasListInvariant, listMemo)) for (let i = 0; i < arr.length; i++) walk(index(p, i), s.items, arr[i], errs, depth + 1);
+  if (s.items && depth <= MAX_DEPTH && subtreeHas(s.items, hasListInvariant, listMemo))
+    for (let i = 0; i < arr.length; i++) walk(index(p, i), s.items, arr[i], errs, depth + 1);
 }
 
 /** Stands for "this element has no value for the key"; distinct from a null key. */

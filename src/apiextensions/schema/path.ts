@@ -106,7 +106,12 @@ export function subtreeHas(s: Structural | undefined, pred: (s: Structural) => b
   const hit = memo.get(s);
   if (hit !== undefined) return hit;
   let r = pred(s) || subtreeHas(s.items, pred, memo) || subtreeHas(s.additionalProperties?.structural, pred, memo);
-  if (!r && s.properties) for (const p of s.properties.values()) if (subtreeHas(p, pred, memo)) { r = true; break; }
+  if (!r && s.properties)
+    for (const p of s.properties.values())
+      if (subtreeHas(p, pred, memo)) {
+        r = true;
+        break;
+      }
   memo.set(s, r);
   return r;
 }

@@ -36,14 +36,48 @@ const schema: JSONSchemaProps = {
       },
       oneOf: [{ required: ['replicas'] }, { required: ['ratio'] }],
     },
-    status: { type: 'object', properties: { items: { type: 'array', items: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } } } } },
+    status: {
+      type: 'object',
+      properties: { items: { type: 'array', items: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } } } },
+    },
   },
 };
 const s = newStructural(schema);
 
-const key = fc.constantFrom('spec', 'status', 'name', 'replicas', 'ratio', 'mode', 'port', 'when', 'labels', 'tags', 'ports', 'template', 'free', 'known', 'any', 'items', 'a', 'metadata', 'apiVersion', 'kind', 'x');
+const key = fc.constantFrom(
+  'spec',
+  'status',
+  'name',
+  'replicas',
+  'ratio',
+  'mode',
+  'port',
+  'when',
+  'labels',
+  'tags',
+  'ports',
+  'template',
+  'free',
+  'known',
+  'any',
+  'items',
+  'a',
+  'metadata',
+  'apiVersion',
+  'kind',
+  'x',
+);
 const json = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(), tie('arr'), tie('obj')),
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.string(),
+    tie('arr'),
+    tie('obj'),
+  ),
   arr: fc.array(tie('value'), { maxLength: 4 }),
   obj: fc.dictionary(key, tie('value'), { maxKeys: 6 }),
 })).obj;

@@ -19,7 +19,8 @@ describe('prune (upstream TestPrune)', () => {
   it('empty', () => check('null', undefined, 'null'));
   it('scalar', () => check('4', {}, '4'));
   it('scalar array', () => check('[1,2]', { items: {} }, '[1,2]'));
-  it('object array', () => check('[{"a":1},{"b":1},{"a":1,"b":2,"c":3}]', { items: { properties: { a: {}, c: {} } } }, '[{"a":1},{},{"a":1,"c":3}]', ['[1].b', '[2].b']));
+  it('object array', () =>
+    check('[{"a":1},{"b":1},{"a":1,"b":2,"c":3}]', { items: { properties: { a: {}, c: {} } } }, '[{"a":1},{},{"a":1,"c":3}]', ['[1].b', '[2].b']));
   it('object array with nil schema', () =>
     check('[{"a":1},{"b":1},{"a":1,"b":2,"c":3}]', undefined, '[{},{},{}]', ['[0].a', '[1].b', '[2].a', '[2].b', '[2].c']));
   it('object array object', () =>
@@ -42,7 +43,10 @@ describe('prune (upstream TestPrune)', () => {
         properties: {
           alpha: { type: 'string' },
           beta: { type: 'number' },
-          pruning: { type: 'object', properties: { preserving: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, pruning: { type: 'object' } } },
+          pruning: {
+            type: 'object',
+            properties: { preserving: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, pruning: { type: 'object' } },
+          },
           preserving: {
             type: 'object',
             'x-kubernetes-preserve-unknown-fields': true,
@@ -57,7 +61,10 @@ describe('prune (upstream TestPrune)', () => {
             'x-kubernetes-preserve-unknown-fields': true,
             additionalProperties: { type: 'object', properties: { specified: { type: 'object' } } },
           },
-          preservingAdditionalPropertiesKeyPruneValues: { type: 'object', additionalProperties: { type: 'object', properties: { specified: { type: 'object' } } } },
+          preservingAdditionalPropertiesKeyPruneValues: {
+            type: 'object',
+            additionalProperties: { type: 'object', properties: { specified: { type: 'object' } } },
+          },
         },
       },
       `{"unspecified":"bar","alpha":"abc","beta":42.0,"unspecifiedObject":{"unspecified":"bar"},
@@ -78,7 +85,12 @@ describe('prune (upstream TestPrune)', () => {
       ],
     ));
   it('additionalProperties with schema', () =>
-    check('{"a":1,"b":1,"c":{"a":1,"b":2,"c":{"a":1}}}', { properties: { a: {}, c: { additionalProperties: { type: 'integer' } } } }, '{"a":1,"c":{"a":1,"b":2,"c":{}}}', ['b', 'c.c.a']));
+    check(
+      '{"a":1,"b":1,"c":{"a":1,"b":2,"c":{"a":1}}}',
+      { properties: { a: {}, c: { additionalProperties: { type: 'integer' } } } },
+      '{"a":1,"c":{"a":1,"b":2,"c":{}}}',
+      ['b', 'c.c.a'],
+    ));
   it('additionalProperties with bool', () =>
     check(
       '{"a":1,"b":1,"c":{"a":1,"b":2,"c":{"a":1, "apiVersion": "unknown"}}}',
@@ -87,9 +99,21 @@ describe('prune (upstream TestPrune)', () => {
       ['b', 'c.c.a', 'c.c.apiVersion'],
     ));
   it('resource root keeps apiVersion, kind and metadata', () =>
-    check('{"apiVersion":"a/v1","kind":"A","metadata":{"name":"x"},"spec":{"a":1,"b":2},"foo":1}', { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'integer' } } } } }, '{"apiVersion":"a/v1","kind":"A","metadata":{"name":"x"},"spec":{"a":1}}', ['foo', 'spec.b'], true));
+    check(
+      '{"apiVersion":"a/v1","kind":"A","metadata":{"name":"x"},"spec":{"a":1,"b":2},"foo":1}',
+      { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'integer' } } } } },
+      '{"apiVersion":"a/v1","kind":"A","metadata":{"name":"x"},"spec":{"a":1}}',
+      ['foo', 'spec.b'],
+      true,
+    ));
   it('metadata-named fields below the root are pruned and reported', () =>
-    check('{"spec":{"metadata":{"a":1},"kind":"x"}}', { type: 'object', properties: { spec: { type: 'object' } } }, '{"spec":{}}', ['spec.kind', 'spec.metadata'], true));
+    check(
+      '{"spec":{"metadata":{"a":1},"kind":"x"}}',
+      { type: 'object', properties: { spec: { type: 'object' } } },
+      '{"spec":{}}',
+      ['spec.kind', 'spec.metadata'],
+      true,
+    ));
   it('x-kubernetes-embedded-resource keeps TypeMeta and drops unknown metadata fields', () =>
     check(
       '{"apiVersion":"foo/v1","kind":"Foo","metadata":{"name":"instance","unspecified":"bar"},"unspecified":"bar","pruned":{"apiVersion":"foo/v1","kind":"Foo","unspecified":"bar","metadata":{"name":"instance","unspecified":"bar"},"spec":{"unspecified":"bar"}},"preserving":{"apiVersion":"foo/v1","kind":"Foo","unspecified":"bar","metadata":{"name":"instance","unspecified":"bar"},"spec":{"unspecified":"bar"}}}',
@@ -121,6 +145,6 @@ describe('prune (upstream TestPrune)', () => {
     assert.deepEqual(out, []);
     const out2 = prune({ y: deep }, S({ type: 'object', properties: { y: { type: 'array', items: { type: 'string' } } } }));
     assert.equal(out2.length, 1);
-    assert.ok(out2[0]!.startsWith("y[0][0]") && out2[0]!.endsWith("].a"));
+    assert.ok(out2[0]!.startsWith('y[0][0]') && out2[0]!.endsWith('].a'));
   });
 });

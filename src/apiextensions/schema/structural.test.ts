@@ -14,13 +14,27 @@ describe('newStructural', () => {
   for (const [name, s, msg] of [
     ['$ref', { type: 'object', $ref: '#/x' }, "OpenAPIV3Schema '$ref' is not supported"],
     ['items array', { type: 'array', items: [{ type: 'string' }] }, "OpenAPIV3Schema 'items' must be a schema, but is an array"],
-    ['preserve false', { type: 'object', 'x-kubernetes-preserve-unknown-fields': false }, "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined"],
+    [
+      'preserve false',
+      { type: 'object', 'x-kubernetes-preserve-unknown-fields': false },
+      "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined",
+    ],
     ['patternProperties', { type: 'object', patternProperties: { a: {} } }, "OpenAPIV3Schema 'patternProperties' is not supported"],
   ] as [string, JSONSchemaProps, string][]) {
-    it(`rejects ${name}`, () => assert.throws(() => newStructural(s), (e: unknown) => e instanceof StructuralConversionError && e.message === msg));
+    it(`rejects ${name}`, () =>
+      assert.throws(
+        () => newStructural(s),
+        (e: unknown) => e instanceof StructuralConversionError && e.message === msg,
+      ));
   }
   it('keeps properties, items, additionalProperties and extensions', () => {
-    const s = newStructural({ type: 'object', properties: { a: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' }, m: { type: 'object', additionalProperties: { type: 'integer' } } } });
+    const s = newStructural({
+      type: 'object',
+      properties: {
+        a: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' },
+        m: { type: 'object', additionalProperties: { type: 'integer' } },
+      },
+    });
     assert.equal(s.properties?.get('a')?.items?.type, 'string');
     assert.equal(s.properties?.get('a')?.xListType, 'set');
     assert.equal(s.properties?.get('m')?.additionalProperties?.structural?.type, 'integer');
@@ -47,7 +61,9 @@ describe('validateStructural', () => {
     ]);
   });
   it('root must be object without additionalProperties', () => {
-    assert.deepEqual(structural({ type: 'object', additionalProperties: { type: 'string' } }), [`${P}.additionalProperties: Forbidden: must not be used at the root`]);
+    assert.deepEqual(structural({ type: 'object', additionalProperties: { type: 'string' } }), [
+      `${P}.additionalProperties: Forbidden: must not be used at the root`,
+    ]);
     assert.deepEqual(structural({ type: 'string' }), [`${P}.type: Invalid value: "string": must be object at the root`]);
   });
   it('value validations must not specify generics or extensions', () => {
@@ -75,7 +91,13 @@ describe('validateStructural', () => {
     ]);
   });
   it('metadata at the root may only restrict name and generateName', () => {
-    assert.deepEqual(structural({ type: 'object', properties: { metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 3 }, generateName: { type: 'string' } } } } }), []);
+    assert.deepEqual(
+      structural({
+        type: 'object',
+        properties: { metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 3 }, generateName: { type: 'string' } } } },
+      }),
+      [],
+    );
     assert.deepEqual(structural({ type: 'object', properties: { metadata: { type: 'object', properties: { labels: { type: 'object' } } } } }), [
       `${P}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified`,
     ]);
@@ -89,16 +111,29 @@ describe('validateStructural', () => {
     ]);
   });
   it('int-or-string anyOf and allOf patterns are allowed', () => {
-    assert.deepEqual(structural({ type: 'object', properties: { a: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] } } }), []);
-    assert.deepEqual(structural({ type: 'object', properties: { a: { 'x-kubernetes-int-or-string': true, allOf: [{ anyOf: [{ type: 'integer' }, { type: 'string' }] }, { pattern: 'x' }] } } }), []);
+    assert.deepEqual(
+      structural({ type: 'object', properties: { a: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] } } }),
+      [],
+    );
+    assert.deepEqual(
+      structural({
+        type: 'object',
+        properties: { a: { 'x-kubernetes-int-or-string': true, allOf: [{ anyOf: [{ type: 'integer' }, { type: 'string' }] }, { pattern: 'x' }] } },
+      }),
+      [],
+    );
     assert.deepEqual(structural({ type: 'object', properties: { a: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-preserve-unknown-fields': true } } }), [
       `${P}.properties[a].x-kubernetes-preserve-unknown-fields: Invalid value: true: must be false if x-kubernetes-int-or-string is true`,
     ]);
   });
   it('embedded resources must be objects with properties or preserve-unknown-fields', () => {
-    assert.deepEqual(structural({ type: 'object', properties: { e: { type: 'string', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true } } }), [
-      `${P}.properties[e].type: Invalid value: "string": must be object if x-kubernetes-embedded-resource is true`,
-    ]);
+    assert.deepEqual(
+      structural({
+        type: 'object',
+        properties: { e: { type: 'string', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true } },
+      }),
+      [`${P}.properties[e].type: Invalid value: "string": must be object if x-kubernetes-embedded-resource is true`],
+    );
     assert.deepEqual(structural({ type: 'object', properties: { e: { type: 'object', 'x-kubernetes-embedded-resource': true } } }), [
       `${P}.properties[e].properties: Required value: must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields`,
     ]);
@@ -116,7 +151,9 @@ describe('validateStructural', () => {
 
 describe('validateOpenAPIV3Schema (CRD rules)', () => {
   it('x-kubernetes-preserve-unknown-fields: false', () => {
-    assert.deepEqual(crd({ type: 'object', 'x-kubernetes-preserve-unknown-fields': false }), [`${P}.x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined`]);
+    assert.deepEqual(crd({ type: 'object', 'x-kubernetes-preserve-unknown-fields': false }), [
+      `${P}.x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined`,
+    ]);
   });
   it('uniqueItems, additionalProperties with properties, $ref, type null, nullable root', () => {
     assert.deepEqual(
@@ -146,12 +183,19 @@ describe('validateOpenAPIV3Schema (CRD rules)', () => {
     ]);
   });
   it('defaults are forbidden in top-level metadata', () => {
-    assert.ok(crd({ type: 'object', properties: { metadata: { type: 'object', default: {} } } }).includes(`${P}.properties[metadata].default: Forbidden: must not be set in top-level metadata`));
+    assert.ok(
+      crd({ type: 'object', properties: { metadata: { type: 'object', default: {} } } }).includes(
+        `${P}.properties[metadata].default: Forbidden: must not be set in top-level metadata`,
+      ),
+    );
   });
   it('status subresource restricts the root', () => {
-    assert.deepEqual(crd({ type: 'object', properties: { spec: { type: 'object' } }, anyOf: [{ required: ['spec'] }] }, { statusSubresource: true }).slice(0, 1), [
-      `${P}: Invalid value: {"type":"object","properties":{"spec":{"type":"object"}},"anyOf":[{"required":["spec"]}]}: only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of the schema if the status subresource is enabled`,
-    ]);
+    assert.deepEqual(
+      crd({ type: 'object', properties: { spec: { type: 'object' } }, anyOf: [{ required: ['spec'] }] }, { statusSubresource: true }).slice(0, 1),
+      [
+        `${P}: Invalid value: {"type":"object","properties":{"spec":{"type":"object"}},"anyOf":[{"required":["spec"]}]}: only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of the schema if the status subresource is enabled`,
+      ],
+    );
   });
   it('x-kubernetes-validations shape', () => {
     assert.deepEqual(crd({ type: 'object', 'x-kubernetes-validations': [{ rule: ' ' }, { rule: 'a\nb' }, { rule: 'x', reason: 'Nope' }] }), [
@@ -171,7 +215,12 @@ describe('validateOpenAPIV3Schema (CRD rules)', () => {
             properties: {
               name: { type: 'string', pattern: '^[a-z]+$' },
               replicas: { type: 'integer', minimum: 0, default: 1 },
-              ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['port'], items: { type: 'object', required: ['port'], properties: { port: { type: 'integer' } } } },
+              ports: {
+                type: 'array',
+                'x-kubernetes-list-type': 'map',
+                'x-kubernetes-list-map-keys': ['port'],
+                items: { type: 'object', required: ['port'], properties: { port: { type: 'integer' } } },
+              },
               template: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
             },
           },

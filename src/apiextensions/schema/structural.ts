@@ -7,14 +7,7 @@ import { validateDefaults } from './defaults.js';
 import { validateListTypeExtensions, validateMapListKeysMapSet } from './listtype.js';
 import { child, index, key } from './path.js';
 import { compileGoRegExp } from './regex.js';
-import type {
-  Extensions,
-  Generic,
-  JSONSchemaProps,
-  NestedValueValidation,
-  Structural,
-  ValueValidation,
-} from './types.js';
+import type { Extensions, Generic, JSONSchemaProps, NestedValueValidation, Structural, ValueValidation } from './types.js';
 
 /** Thrown by {@link newStructural} for schemas that cannot be structural at all (upstream returns an error). */
 export class StructuralConversionError extends Error {
@@ -28,7 +21,8 @@ function checkUnsupported(s: JSONSchemaProps): void {
   if (s.id) throw new StructuralConversionError("OpenAPIV3Schema 'id' is not supported");
   if (s.$schema) throw new StructuralConversionError("OpenAPIV3Schema 'schema' is not supported");
   if (s.$ref) throw new StructuralConversionError("OpenAPIV3Schema '$ref' is not supported");
-  if (s.patternProperties && Object.keys(s.patternProperties).length > 0) throw new StructuralConversionError("OpenAPIV3Schema 'patternProperties' is not supported");
+  if (s.patternProperties && Object.keys(s.patternProperties).length > 0)
+    throw new StructuralConversionError("OpenAPIV3Schema 'patternProperties' is not supported");
   if (s.dependencies && Object.keys(s.dependencies).length > 0) throw new StructuralConversionError("OpenAPIV3Schema 'dependencies' is not supported");
   if (s.additionalItems !== undefined) throw new StructuralConversionError("OpenAPIV3Schema 'additionalItems' is not supported");
   if (s.definitions && Object.keys(s.definitions).length > 0) throw new StructuralConversionError("OpenAPIV3Schema 'definitions' is not supported");
@@ -195,7 +189,9 @@ function isOnlyType(n: NestedValueValidation, t: string): boolean {
 }
 
 function isEmptyExtensions(x: Extensions): boolean {
-  return !x.xPreserveUnknownFields && !x.xEmbeddedResource && !x.xIntOrString && !x.xListMapKeys?.length && x.xListType === undefined && x.xMapType === undefined;
+  return (
+    !x.xPreserveUnknownFields && !x.xEmbeddedResource && !x.xIntOrString && !x.xListMapKeys?.length && x.xListType === undefined && x.xMapType === undefined
+  );
 }
 
 function isEmptyValueValidation(v: ValueValidation | undefined): boolean {
@@ -252,7 +248,12 @@ function invariants(s: Structural | undefined, lvl: Level, p: string, opts: Stru
     if (!s.type) errs.push(fieldIssue.required(child(p, 'type'), 'must be object if x-kubernetes-embedded-resource is true'));
     else errs.push(fieldIssue.invalid(child(p, 'type'), s.type, 'must be object if x-kubernetes-embedded-resource is true'));
   } else if (!s.type && !s.xIntOrString && !s.xPreserveUnknownFields) {
-    const detail = lvl === 'root' ? 'must not be empty at the root' : lvl === 'item' ? 'must not be empty for specified array items' : 'must not be empty for specified object fields';
+    const detail =
+      lvl === 'root'
+        ? 'must not be empty at the root'
+        : lvl === 'item'
+          ? 'must not be empty for specified array items'
+          : 'must not be empty for specified object fields';
     errs.push(fieldIssue.required(child(p, 'type'), detail));
   }
   if (s.xEmbeddedResource && s.additionalProperties) {
@@ -272,7 +273,9 @@ function invariants(s: Structural | undefined, lvl: Level, p: string, opts: Stru
   if (metadata) metadataInvariants(metadata, checkMetadata, lvl, key(child(p, 'properties'), 'metadata'), errs);
 
   if (s.xEmbeddedResource && !s.xPreserveUnknownFields && !s.properties?.size) {
-    errs.push(fieldIssue.required(child(p, 'properties'), 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'));
+    errs.push(
+      fieldIssue.required(child(p, 'properties'), 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'),
+    );
   }
 }
 
@@ -355,12 +358,20 @@ function nested(
   if (x.xListMapKeys?.length) errs.push(fieldIssue.forbidden(child(p, 'x-kubernetes-list-map-keys'), 'must be empty to be structural'));
   if (x.xListType !== undefined) errs.push(fieldIssue.forbidden(child(p, 'x-kubernetes-list-type'), 'must be undefined to be structural'));
   if (x.xMapType !== undefined) errs.push(fieldIssue.forbidden(child(p, 'x-kubernetes-map-type'), 'must be undefined to be structural'));
-  if (v.xValidations?.length && !opts.allowNestedXValidations) errs.push(fieldIssue.forbidden(child(p, 'x-kubernetes-validations'), 'must be empty to be structural'));
+  if (v.xValidations?.length && !opts.allowNestedXValidations)
+    errs.push(fieldIssue.forbidden(child(p, 'x-kubernetes-validations'), 'must be empty to be structural'));
   // Reasoning about metadata in value validations could restrict metadata in ways we do not want.
   if (v.properties?.has('metadata')) errs.push(fieldIssue.forbidden(key(child(p, 'properties'), 'metadata'), 'must not be specified in a nested context'));
 }
 
-function completeness(v: ValueValidation | undefined, s: Structural | undefined, sPath: string, vPath: string, opts: StructuralValidationOptions, errs: FieldIssue[]): void {
+function completeness(
+  v: ValueValidation | undefined,
+  s: Structural | undefined,
+  sPath: string,
+  vPath: string,
+  opts: StructuralValidationOptions,
+  errs: FieldIssue[],
+): void {
   if (!v) return;
   if (!s) {
     errs.push(fieldIssue.required(sPath, `because it is defined in ${vPath}`));
@@ -372,7 +383,14 @@ function completeness(v: ValueValidation | undefined, s: Structural | undefined,
   v.oneOf?.forEach((n, i) => nestedCompleteness(n, s, sPath, index(child(vPath, 'oneOf'), i), opts, errs));
 }
 
-function nestedCompleteness(v: NestedValueValidation | undefined, s: Structural | undefined, sPath: string, vPath: string, opts: StructuralValidationOptions, errs: FieldIssue[]): void {
+function nestedCompleteness(
+  v: NestedValueValidation | undefined,
+  s: Structural | undefined,
+  sPath: string,
+  vPath: string,
+  opts: StructuralValidationOptions,
+  errs: FieldIssue[],
+): void {
   if (!v) return;
   if (!s) {
     errs.push(fieldIssue.required(sPath, `because it is defined in ${vPath}`));
@@ -419,9 +437,28 @@ const OPENAPI_V3_TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'st
 const SUPPORTED_VALIDATION_REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired'];
 /** Root fields allowed with the status subresource, in JSON spelling (upstream lists Go field names). */
 const ALLOWED_AT_ROOT_WITH_STATUS = new Set([
-  'description', 'type', 'format', 'title', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength',
-  'pattern', 'maxItems', 'minItems', 'uniqueItems', 'multipleOf', 'required', 'items', 'properties', 'externalDocs', 'example',
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-validations',
+  'description',
+  'type',
+  'format',
+  'title',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'multipleOf',
+  'required',
+  'items',
+  'properties',
+  'externalDocs',
+  'example',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations',
 ]);
 const ALLOWED_AT_ROOT_GO_NAMES =
   '[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations]';
@@ -440,13 +477,25 @@ export function validateOpenAPIV3Schema(schema: JSONSchemaProps, fieldPath: stri
       if (isZero(v)) continue;
       if (k === 'type') {
         if (schema.type !== 'object') {
-          errs.push(fieldIssue.invalid(child(fieldPath, 'type'), schema.type, 'only "object" is allowed as the type at the root of the schema if the status subresource is enabled'));
+          errs.push(
+            fieldIssue.invalid(
+              child(fieldPath, 'type'),
+              schema.type,
+              'only "object" is allowed as the type at the root of the schema if the status subresource is enabled',
+            ),
+          );
           break;
         }
         continue;
       }
       if (!ALLOWED_AT_ROOT_WITH_STATUS.has(k)) {
-        errs.push(fieldIssue.invalid(fieldPath, schema, `only ${ALLOWED_AT_ROOT_GO_NAMES} fields are allowed at the root of the schema if the status subresource is enabled`));
+        errs.push(
+          fieldIssue.invalid(
+            fieldPath,
+            schema,
+            `only ${ALLOWED_AT_ROOT_GO_NAMES} fields are allowed at the root of the schema if the status subresource is enabled`,
+          ),
+        );
         break;
       }
     }
@@ -528,7 +577,8 @@ function validateSchemaNode(
     return;
   }
   standardValidate(schema, p, ssv, o, errs);
-  if (schema.uniqueItems) errs.push(fieldIssue.forbidden(child(p, 'uniqueItems'), 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
+  if (schema.uniqueItems)
+    errs.push(fieldIssue.forbidden(child(p, 'uniqueItems'), 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
 
   const ap = schema.additionalProperties;
   if (ap !== undefined) {
@@ -537,7 +587,9 @@ function validateSchemaNode(
       errs.push(fieldIssue.forbidden(child(p, 'additionalProperties'), 'additionalProperties and properties are mutual exclusive'));
     }
     // Defaults inside maps of object metadata cannot be pruned without an actual value.
-    const sub = ssv.insideResourceMeta ? { ...ssv, allowDefaults: false, disallowDefaultsReason: 'inside additionalProperties applying to object metadata' } : ssv;
+    const sub = ssv.insideResourceMeta
+      ? { ...ssv, allowDefaults: false, disallowDefaultsReason: 'inside additionalProperties applying to object metadata' }
+      : ssv;
     if (typeof ap === 'object') validateSchemaNode(ap, child(p, 'additionalProperties'), sub, false, o, errs, depth + 1);
   }
   if (schema.properties) {
@@ -584,12 +636,15 @@ function standardValidate(schema: JSONSchemaProps, p: string, ssv: SSV, o: Requi
   }
   if (schema.id) errs.push(fieldIssue.forbidden(child(p, 'id'), 'id is not supported'));
   if (schema.additionalItems !== undefined) errs.push(fieldIssue.forbidden(child(p, 'additionalItems'), 'additionalItems is not supported'));
-  if (schema.patternProperties && Object.keys(schema.patternProperties).length > 0) errs.push(fieldIssue.forbidden(child(p, 'patternProperties'), 'patternProperties is not supported'));
-  if (schema.definitions && Object.keys(schema.definitions).length > 0) errs.push(fieldIssue.forbidden(child(p, 'definitions'), 'definitions is not supported'));
+  if (schema.patternProperties && Object.keys(schema.patternProperties).length > 0)
+    errs.push(fieldIssue.forbidden(child(p, 'patternProperties'), 'patternProperties is not supported'));
+  if (schema.definitions && Object.keys(schema.definitions).length > 0)
+    errs.push(fieldIssue.forbidden(child(p, 'definitions'), 'definitions is not supported'));
   if (schema.dependencies !== undefined) errs.push(fieldIssue.forbidden(child(p, 'dependencies'), 'dependencies is not supported'));
   if (schema.$ref !== undefined) errs.push(fieldIssue.forbidden(child(p, '$ref'), '$ref is not supported'));
   if (schema.type === 'null') errs.push(fieldIssue.forbidden(child(p, 'type'), 'type cannot be set to null, use nullable as an alternative'));
-  if (Array.isArray(schema.items) && schema.items.length > 0) errs.push(fieldIssue.forbidden(child(p, 'items'), 'items must be a schema object and not an array'));
+  if (Array.isArray(schema.items) && schema.items.length > 0)
+    errs.push(fieldIssue.forbidden(child(p, 'items'), 'items must be a schema object and not an array'));
   if (ssv.insideResourceMeta && schema['x-kubernetes-embedded-resource']) {
     errs.push(fieldIssue.forbidden(child(p, 'x-kubernetes-embedded-resource'), 'must not be used inside of resource meta'));
   }
@@ -608,7 +663,8 @@ function validateXValidationsShape(schema: JSONSchemaProps, p: string, errs: Fie
     if (!trimmedRule) errs.push(fieldIssue.required(child(rp, 'rule'), 'rule is not specified'));
     else if (msg.length > 0 && !trimmedMsg) errs.push(fieldIssue.invalid(child(rp, 'message'), msg, 'must be non-empty if specified'));
     else if (NEWLINES.test(trimmedMsg)) errs.push(fieldIssue.invalid(child(rp, 'message'), msg, 'must not contain line breaks'));
-    else if (NEWLINES.test(trimmedRule) && !trimmedMsg) errs.push(fieldIssue.required(child(rp, 'message'), 'message must be specified if rule contains line breaks'));
+    else if (NEWLINES.test(trimmedRule) && !trimmedMsg)
+      errs.push(fieldIssue.required(child(rp, 'message'), 'message must be specified if rule contains line breaks'));
     if (rule.messageExpression !== undefined && rule.messageExpression.length > 0 && !rule.messageExpression.trim()) {
       errs.push(fieldIssue.required(child(rp, 'messageExpression'), 'messageExpression must be non-empty if specified'));
     }

@@ -14,7 +14,14 @@ const sameSet = (a: string[], b: string[]) => assert.deepEqual([...a].sort(), [.
 
 describe('validateObject: types and nullable (upstream table)', () => {
   const notNullable = field({ type: 'object' });
-  for (const [v, t] of [['foo', 'string'], [42, 'integer'], [true, 'boolean'], [1.2, 'number'], [[], 'array'], [null, 'null']] as const) {
+  for (const [v, t] of [
+    ['foo', 'string'],
+    [42, 'integer'],
+    [true, 'boolean'],
+    [1.2, 'number'],
+    [[], 'array'],
+    [null, 'null'],
+  ] as const) {
     it(`!nullable object rejects ${t}`, () => {
       assert.deepEqual(msgs({ field: v }, notNullable), [`field: Invalid value: "${t}": field in body must be of type object: "${t}"`]);
     });
@@ -33,7 +40,13 @@ describe('validateObject: types and nullable (upstream table)', () => {
     const s = field({ 'x-kubernetes-int-or-string': true });
     assert.deepEqual(msgs({ field: 42 }, s), []);
     assert.deepEqual(msgs({ field: 'foo' }, s), []);
-    for (const [v, t] of [[null, 'null'], [true, 'boolean'], [1.2, 'number'], [{}, 'object'], [[], 'array']] as const) {
+    for (const [v, t] of [
+      [null, 'null'],
+      [true, 'boolean'],
+      [1.2, 'number'],
+      [{}, 'object'],
+      [[], 'array'],
+    ] as const) {
       assert.deepEqual(msgs({ field: v }, s), [`field: Invalid value: "${t}": field in body must be of type integer,string: "${t}"`]);
     }
   });
@@ -66,12 +79,20 @@ describe('validateObject: types and nullable (upstream table)', () => {
 
 describe('validateObject: value validations', () => {
   it('required fields, nested', () => {
-    const s: JSONSchemaProps = { type: 'object', required: ['field'], properties: { field: { type: 'object', required: ['nested'], properties: { nested: { type: 'string' } } } } };
+    const s: JSONSchemaProps = {
+      type: 'object',
+      required: ['field'],
+      properties: { field: { type: 'object', required: ['nested'], properties: { nested: { type: 'string' } } } },
+    };
     assert.deepEqual(msgs({ test: 'a' }, s), ['field: Required value']);
     assert.deepEqual(msgs({ field: {} }, s), ['field.nested: Required value']);
   });
   it('enum: type errors and unsupported values (upstream table)', () => {
-    const s = field({ type: 'object', required: ['nestedint', 'nestedstring'], properties: { nestedint: { type: 'integer', enum: [1, 2] }, nestedstring: { type: 'string', enum: ['a', 'b'] } } });
+    const s = field({
+      type: 'object',
+      required: ['nestedint', 'nestedstring'],
+      properties: { nestedint: { type: 'integer', enum: [1, 2] }, nestedstring: { type: 'string', enum: ['a', 'b'] } },
+    });
     assert.deepEqual(msgs({ field: {} }, s), ['field.nestedint: Required value', 'field.nestedstring: Required value']);
     assert.deepEqual(msgs({ field: { nestedint: 'x', nestedstring: true } }, s), [
       'field.nestedint: Invalid value: "string": field.nestedint in body must be of type integer: "string"',
@@ -81,29 +102,53 @@ describe('validateObject: value validations', () => {
     ]);
   });
   it('maxProperties / maxItems / maxLength', () => {
-    assert.deepEqual(msgs({ fieldX: { a: true, b: true, c: true } }, { type: 'object', properties: { fieldX: { type: 'object', maxProperties: 2 } } }), ['fieldX: Too many: 3: must have at most 2 items']);
-    assert.deepEqual(msgs({ fieldX: ['a', 'b', 'c'] }, { type: 'object', properties: { fieldX: { type: 'array', maxItems: 2, items: { type: 'string' } } } }), ['fieldX: Too many: 3: must have at most 2 items']);
-    assert.deepEqual(msgs({ fieldX: 'abc' }, { type: 'object', properties: { fieldX: { type: 'string', maxLength: 2 } } }), ['fieldX: Too long: may not be more than 2 bytes']);
+    assert.deepEqual(msgs({ fieldX: { a: true, b: true, c: true } }, { type: 'object', properties: { fieldX: { type: 'object', maxProperties: 2 } } }), [
+      'fieldX: Too many: 3: must have at most 2 items',
+    ]);
+    assert.deepEqual(msgs({ fieldX: ['a', 'b', 'c'] }, { type: 'object', properties: { fieldX: { type: 'array', maxItems: 2, items: { type: 'string' } } } }), [
+      'fieldX: Too many: 3: must have at most 2 items',
+    ]);
+    assert.deepEqual(msgs({ fieldX: 'abc' }, { type: 'object', properties: { fieldX: { type: 'string', maxLength: 2 } } }), [
+      'fieldX: Too long: may not be more than 2 bytes',
+    ]);
   });
   it('minProperties / minItems / minLength', () => {
-    assert.deepEqual(msgs({ x: {} }, { type: 'object', properties: { x: { type: 'object', minProperties: 1 } } }), ['x: Invalid value: 0: x in body should have at least 1 properties']);
-    assert.deepEqual(msgs({ x: [] }, { type: 'object', properties: { x: { type: 'array', minItems: 1, items: { type: 'string' } } } }), ['x: Invalid value: 0: x in body should have at least 1 items']);
-    assert.deepEqual(msgs({ x: 'ab' }, { type: 'object', properties: { x: { type: 'string', minLength: 3 } } }), ['x: Invalid value: "ab": x in body should be at least 3 chars long']);
+    assert.deepEqual(msgs({ x: {} }, { type: 'object', properties: { x: { type: 'object', minProperties: 1 } } }), [
+      'x: Invalid value: 0: x in body should have at least 1 properties',
+    ]);
+    assert.deepEqual(msgs({ x: [] }, { type: 'object', properties: { x: { type: 'array', minItems: 1, items: { type: 'string' } } } }), [
+      'x: Invalid value: 0: x in body should have at least 1 items',
+    ]);
+    assert.deepEqual(msgs({ x: 'ab' }, { type: 'object', properties: { x: { type: 'string', minLength: 3 } } }), [
+      'x: Invalid value: "ab": x in body should be at least 3 chars long',
+    ]);
   });
   it('string lengths count runes, not UTF-16 units', () => {
     assert.deepEqual(msgs({ x: '😀😀' }, { type: 'object', properties: { x: { type: 'string', maxLength: 2 } } }), []);
   });
   it('numeric bounds: minimum, exclusive, maximum', () => {
-    const s = { type: 'object', properties: { spec: { type: 'object', properties: { replicas: { type: 'integer', minimum: 1, maximum: 10 }, ratio: { type: 'number', minimum: 0, exclusiveMinimum: true, maximum: 1.5, exclusiveMaximum: true } } } } } satisfies JSONSchemaProps;
+    const s = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            replicas: { type: 'integer', minimum: 1, maximum: 10 },
+            ratio: { type: 'number', minimum: 0, exclusiveMinimum: true, maximum: 1.5, exclusiveMaximum: true },
+          },
+        },
+      },
+    } satisfies JSONSchemaProps;
     assert.deepEqual(msgs({ spec: { replicas: 0 } }, s), ['spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1']);
     assert.deepEqual(msgs({ spec: { replicas: 11 } }, s), ['spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10']);
     assert.deepEqual(msgs({ spec: { ratio: 1.5 } }, s), ['spec.ratio: Invalid value: 1.5: spec.ratio in body should be less than 1.5']);
     assert.deepEqual(msgs({ spec: { ratio: -0.5 } }, s), ['spec.ratio: Invalid value: -0.5: spec.ratio in body should be greater than 0']);
   });
   it('type error on the brief example', () => {
-    assert.deepEqual(msgs({ spec: { replicas: 'string' } }, { type: 'object', properties: { spec: { type: 'object', properties: { replicas: { type: 'integer' } } } } }), [
-      'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
-    ]);
+    assert.deepEqual(
+      msgs({ spec: { replicas: 'string' } }, { type: 'object', properties: { spec: { type: 'object', properties: { replicas: { type: 'integer' } } } } }),
+      ['spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"'],
+    );
   });
   it('multipleOf, integer and float', () => {
     const s: JSONSchemaProps = { type: 'object', properties: { i: { type: 'integer', multipleOf: 3 }, f: { type: 'number', multipleOf: 0.5 } } };
@@ -111,10 +156,14 @@ describe('validateObject: value validations', () => {
     assert.deepEqual(msgs({ f: 1.25 }, s), ['f: Invalid value: 1.25: f in body should be a multiple of 0.5']);
   });
   it('int32 format range', () => {
-    assert.deepEqual(msgs({ x: 2 ** 31 }, { type: 'object', properties: { x: { type: 'integer', format: 'int32' } } }), ['<nil>: Invalid value: "": Checked value must be of type integer with format int32 in x']);
+    assert.deepEqual(msgs({ x: 2 ** 31 }, { type: 'object', properties: { x: { type: 'integer', format: 'int32' } } }), [
+      '<nil>: Invalid value: "": Checked value must be of type integer with format int32 in x',
+    ]);
   });
   it('pattern', () => {
-    assert.deepEqual(msgs({ name: 'ABC' }, { type: 'object', properties: { name: { type: 'string', pattern: '^[a-z]+$' } } }), ["name: Invalid value: \"ABC\": name in body should match '^[a-z]+$'"]);
+    assert.deepEqual(msgs({ name: 'ABC' }, { type: 'object', properties: { name: { type: 'string', pattern: '^[a-z]+$' } } }), [
+      'name: Invalid value: "ABC": name in body should match \'^[a-z]+$\'',
+    ]);
     assert.deepEqual(msgs({ name: 'abc' }, { type: 'object', properties: { name: { type: 'string', pattern: '^[a-z]+$' } } }), []);
   });
   it('invalid pattern is reported at validation time', () => {
@@ -132,17 +181,29 @@ describe('validateObject: value validations', () => {
     assert.deepEqual(msgs({ labels: { a: 'x', b: 1 } }, s), ['labels.b: Invalid value: "integer": labels.b in body must be of type string: "integer"']);
   });
   it('additionalProperties: false forbids keys', () => {
-    assert.deepEqual(msgs({ m: { a: 1 } }, { type: 'object', properties: { m: { type: 'object', additionalProperties: false } } }), ['m: Invalid value: "a": m.a in body is a forbidden property']);
+    assert.deepEqual(msgs({ m: { a: 1 } }, { type: 'object', properties: { m: { type: 'object', additionalProperties: false } } }), [
+      'm: Invalid value: "a": m.a in body is a forbidden property',
+    ]);
   });
   it('array item paths', () => {
-    const s: JSONSchemaProps = { type: 'object', properties: { spec: { type: 'object', properties: { items: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } } } } };
+    const s: JSONSchemaProps = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: { items: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } },
+        },
+      },
+    };
     assert.deepEqual(msgs({ spec: { items: [{ name: 'a' }, { name: 'b' }, { name: 3 }, {}] } }, s), [
       'spec.items[2].name: Invalid value: "integer": spec.items[2].name in body must be of type string: "integer"',
       'spec.items[3].name: Required value',
     ]);
   });
   it('status fieldPath prefixes paths', () => {
-    assert.deepEqual(msgs({ n: 'x' }, { type: 'object', properties: { n: { type: 'integer' } } }, 'status'), ['status.n: Invalid value: "string": n in body must be of type integer: "string"']);
+    assert.deepEqual(msgs({ n: 'x' }, { type: 'object', properties: { n: { type: 'integer' } } }, 'status'), [
+      'status.n: Invalid value: "string": n in body must be of type integer: "string"',
+    ]);
   });
 });
 
@@ -167,7 +228,9 @@ describe('validateObject: formats', () => {
     it(`${format}`, () => {
       const s = { type: 'object', properties: { fieldX: { type: 'string', format } } } satisfies JSONSchemaProps;
       assert.deepEqual(msgs({ fieldX: good }, s), []);
-      assert.deepEqual(msgs({ fieldX: bad }, s), [`fieldX: Invalid value: ${JSON.stringify(bad)}: fieldX in body must be of type ${format}: ${JSON.stringify(bad)}`]);
+      assert.deepEqual(msgs({ fieldX: bad }, s), [
+        `fieldX: Invalid value: ${JSON.stringify(bad)}: fieldX in body must be of type ${format}: ${JSON.stringify(bad)}`,
+      ]);
     });
   }
   it('unknown formats are dropped, not enforced', () => {
@@ -191,8 +254,11 @@ describe('validateObject: embedded resources', () => {
   });
   it('validates embedded ObjectMeta', () => {
     const out = msgs({ template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a/b', labels: { 'bad key!': 'x' } } } }, s);
-    assert.ok(out.includes("template.metadata.name: Invalid value: \"a/b\": may not contain '/'"), out.join('\n'));
-    assert.ok(out.some((m) => m.startsWith('template.metadata.labels: Invalid value: "bad key!"')), out.join('\n'));
+    assert.ok(out.includes('template.metadata.name: Invalid value: "a/b": may not contain \'/\''), out.join('\n'));
+    assert.ok(
+      out.some((m) => m.startsWith('template.metadata.labels: Invalid value: "bad key!"')),
+      out.join('\n'),
+    );
   });
   it('reports undecodable metadata', () => {
     assert.deepEqual(msgs({ template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 5 } } }, s), [
@@ -208,7 +274,10 @@ describe('decodeObjectMeta: a Time field as metav1.Time.UnmarshalJSON parses it 
   it("gives time.Parse's own error, quoted by time's quote()", () => {
     const L = '"2006-01-02T15:04:05Z07:00"';
     assert.equal(decodeObjectMeta({ creationTimestamp: 'x' }).error, `parsing time "x" as ${L}: cannot parse "x" as "2006"`);
-    assert.equal(decodeObjectMeta({ creationTimestamp: '2024-01-01 00:00:00Z' }).error, `parsing time "2024-01-01 00:00:00Z" as ${L}: cannot parse " 00:00:00Z" as "T"`);
+    assert.equal(
+      decodeObjectMeta({ creationTimestamp: '2024-01-01 00:00:00Z' }).error,
+      `parsing time "2024-01-01 00:00:00Z" as ${L}: cannot parse " 00:00:00Z" as "T"`,
+    );
     assert.equal(decodeObjectMeta({ deletionTimestamp: '2024-13-01T00:00:00Z' }).error, 'parsing time "2024-13-01T00:00:00Z": month out of range');
     assert.equal(decodeObjectMeta({ creationTimestamp: 'é' }).error, `parsing time "\\xc3\\xa9" as ${L}: cannot parse "\\xc3\\xa9" as "2006"`);
     assert.equal(decodeObjectMeta({ creationTimestamp: '2024-01-01T00:00:00+01:00' }).error, undefined);

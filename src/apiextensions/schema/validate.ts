@@ -261,7 +261,8 @@ function rangeError(val: number, typeName: string, format: string, prefix: strin
   let bad = false;
   const asInt = isInt64(val);
   if (typeName === 'integer') {
-    if (!asInt) bad = true; // strconv.ParseInt of a decimal fraction fails
+    if (!asInt)
+      bad = true; // strconv.ParseInt of a decimal fraction fails
     else if (format === 'int32') bad = val < -(2 ** 31) || val > 2 ** 31 - 1;
   } else if (format === 'float') {
     bad = Math.abs(val) > MAX_FLOAT32;
@@ -269,7 +270,9 @@ function rangeError(val: number, typeName: string, format: string, prefix: strin
   if (!bad) return undefined;
   const path = c.path();
   const t = typeName || 'number';
-  const message = format ? `${prefix} value must be of type ${t} with format ${format} in ${path}` : `${prefix} value must be of type ${t} (default format) in ${path}`;
+  const message = format
+    ? `${prefix} value must be of type ${t} with format ${format} in ${path}`
+    : `${prefix} value must be of type ${t} (default format) in ${path}`;
   return { code: 'plain', name: '', message };
 }
 
@@ -284,13 +287,25 @@ function numberChecks(n: VNode, val: number, c: Ctx, res: Result): void {
     if (re) extra.push(re);
     if (!re && asInt) {
       const f = Math.trunc(mo);
-      if (f <= 0) extra.push({ code: 'multipleOfMustBePositive', name: c.path(), value: f, message: `factor MultipleOf declared for ${c.path()} must be positive: ${f}` });
+      if (f <= 0)
+        extra.push({
+          code: 'multipleOfMustBePositive',
+          name: c.path(),
+          value: f,
+          message: `factor MultipleOf declared for ${c.path()} must be positive: ${f}`,
+        });
       else if (val % f !== 0) extra.push({ code: 'multipleOf', name: c.path(), value: val, message: at(c.path(), `should be a multiple of ${f}`) });
     } else if (mo <= 0) {
-      extra.push({ code: 'multipleOfMustBePositive', name: c.path(), value: mo, message: `factor MultipleOf declared for ${c.path()} must be positive: ${goFloat(mo)}` });
+      extra.push({
+        code: 'multipleOfMustBePositive',
+        name: c.path(),
+        value: mo,
+        message: `factor MultipleOf declared for ${c.path()} must be positive: ${goFloat(mo)}`,
+      });
     } else {
       const mult = mo < 1 ? (1 / mo) * val : val / mo;
-      if (!isFloat64AJSONInteger(mult)) extra.push({ code: 'multipleOf', name: c.path(), value: val, message: at(c.path(), `should be a multiple of ${goFloat(mo)}`) });
+      if (!isFloat64AJSONInteger(mult))
+        extra.push({ code: 'multipleOf', name: c.path(), value: val, message: at(c.path(), `should be a multiple of ${goFloat(mo)}`) });
     }
   }
   // upstream merges multipleOf, minimum, then maximum
@@ -371,7 +386,8 @@ function validateValue(n: VNode, data: unknown, c: Ctx, res: Result): void {
     stringChecks(n, data, c, res);
     res.matchCount++;
     if (n.formatCheck) {
-      if (!n.formatCheck(data)) res.add({ code: 'invalidType', name: c.path(), value: data, message: at(c.path(), `must be of type ${n.format}: ${JSON.stringify(data)}`) });
+      if (!n.formatCheck(data))
+        res.add({ code: 'invalidType', name: c.path(), value: data, message: at(c.path(), `must be of type ${n.format}: ${JSON.stringify(data)}`) });
       res.matchCount++;
     }
   } else if (isNum) {
@@ -482,17 +498,30 @@ function objectChecks(n: VNode, obj: Record<string, unknown>, c: Ctx, res: Resul
   if (n.minProperties !== undefined || n.maxProperties !== undefined) {
     const numKeys = Object.keys(obj).length;
     if (n.minProperties !== undefined && numKeys < n.minProperties) {
-      res.add({ code: 'tooFewProperties', name: c.path(), value: numKeys, valid: n.minProperties, message: at(c.path(), `should have at least ${n.minProperties} properties`) });
+      res.add({
+        code: 'tooFewProperties',
+        name: c.path(),
+        value: numKeys,
+        valid: n.minProperties,
+        message: at(c.path(), `should have at least ${n.minProperties} properties`),
+      });
     }
     if (n.maxProperties !== undefined && numKeys > n.maxProperties) {
-      res.add({ code: 'tooManyProperties', name: c.path(), value: numKeys, valid: n.maxProperties, message: at(c.path(), `should have at most ${n.maxProperties} properties`) });
+      res.add({
+        code: 'tooManyProperties',
+        name: c.path(),
+        value: numKeys,
+        valid: n.maxProperties,
+        message: at(c.path(), `should have at most ${n.maxProperties} properties`),
+      });
     }
   }
   const props = n.properties;
   const ap = n.additional;
   if (ap && !ap.allows) {
     for (const k in obj) {
-      if (!props?.some(([p]) => p === k)) res.add({ code: 'unallowedProperty', name: c.path(), value: k, message: `${c.path()}.${k} in ${IN} is a forbidden property` });
+      if (!props?.some(([p]) => p === k))
+        res.add({ code: 'unallowedProperty', name: c.path(), value: k, message: `${c.path()}.${k} in ${IN} is a forbidden property` });
     }
   } else if (ap?.schema) {
     for (const k in obj) {
@@ -573,7 +602,11 @@ function schemaProps(n: VNode, data: unknown, c: Ctx, res: Result): void {
       res.merge(r);
     }
     if (validated !== n.allOf.length) {
-      res.add({ code: 'plain', name: '', message: `${JSON.stringify(c.path())} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}` });
+      res.add({
+        code: 'plain',
+        name: '',
+        message: `${JSON.stringify(c.path())} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}`,
+      });
     }
   }
   if (n.not) {
@@ -613,7 +646,13 @@ function toFieldIssues(errs: readonly VErr[], base: string, out: FieldIssue[]): 
         out.push(fieldIssue.required(p));
         break;
       case 'enum':
-        out.push(fieldIssue.notSupported(p, printable(e.value ?? null), (e.values ?? []).map((v) => (typeof v === 'string' ? v : canonicalJSON(v)))));
+        out.push(
+          fieldIssue.notSupported(
+            p,
+            printable(e.value ?? null),
+            (e.values ?? []).map((v) => (typeof v === 'string' ? v : canonicalJSON(v))),
+          ),
+        );
         break;
       case 'tooLong':
         out.push(tooLong(p, e.valid ?? -1));

@@ -38,7 +38,10 @@ const WIDGET: OpenAPISchema = {
           type: 'array',
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['name'],
-          items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' }, extra: { type: 'object', additionalProperties: { type: 'string' } } } },
+          items: {
+            type: 'object',
+            properties: { name: { type: 'string' }, port: { type: 'integer' }, extra: { type: 'object', additionalProperties: { type: 'string' } } },
+          },
         },
         routes: {
           type: 'array',
@@ -46,17 +49,46 @@ const WIDGET: OpenAPISchema = {
           'x-kubernetes-list-map-keys': ['port', 'protocol'],
           items: { type: 'object', properties: { port: { type: 'integer' }, protocol: { type: 'string', default: 'TCP' }, host: { type: 'string' } } },
         },
-        resources: { type: 'object', properties: { cpu: { type: 'string' }, memory: { type: 'string' }, nested: { type: 'object', properties: { deep: { type: 'object', properties: { x: { type: 'string' } } } } } } },
+        resources: {
+          type: 'object',
+          properties: {
+            cpu: { type: 'string' },
+            memory: { type: 'string' },
+            nested: { type: 'object', properties: { deep: { type: 'object', properties: { x: { type: 'string' } } } } },
+          },
+        },
         atomicObj: { type: 'object', 'x-kubernetes-map-type': 'atomic', properties: { a: { type: 'string' }, b: { type: 'string' } } },
         env: { type: 'object', additionalProperties: { type: 'string' } },
-        byName: { type: 'object', additionalProperties: { type: 'object', properties: { v: { type: 'string' }, w: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' } } } },
+        byName: {
+          type: 'object',
+          additionalProperties: {
+            type: 'object',
+            properties: { v: { type: 'string' }, w: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' } },
+          },
+        },
         free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
         port: { 'x-kubernetes-int-or-string': true },
-        template: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true, properties: { metadata: { type: 'object' } } },
+        template: {
+          type: 'object',
+          'x-kubernetes-embedded-resource': true,
+          'x-kubernetes-preserve-unknown-fields': true,
+          properties: { metadata: { type: 'object' } },
+        },
         empty: { type: 'object' },
       },
     },
-    status: { type: 'object', properties: { phase: { type: 'string' }, conditions: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], items: { type: 'object', properties: { type: { type: 'string' }, status: { type: 'string' } } } } } },
+    status: {
+      type: 'object',
+      properties: {
+        phase: { type: 'string' },
+        conditions: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['type'],
+          items: { type: 'object', properties: { type: { type: 'string' }, status: { type: 'string' } } },
+        },
+      },
+    },
   },
 };
 
@@ -83,14 +115,13 @@ const defs: Definitions = { ...builtinDefinitions, 'com.example.v1.Widget': WIDG
 
 // Short keys, so that list-map keys and set values collide (duplicates) now and then.
 const key = fc.constantFrom('a', 'b', 'c', 'name', 'port', 'type', 'é', 'Z', '.', 'x:y', '');
-const scalar: fc.Arbitrary<JsonValue> = fc.oneof(fc.constantFrom<JsonValue>(null, true, false, 0, 1, -1, 1.5, 'a', 'b', '', 'TCP', '80'), fc.string({ maxLength: 4 }), fc.integer({ min: -3, max: 3 }));
+const scalar: fc.Arbitrary<JsonValue> = fc.oneof(
+  fc.constantFrom<JsonValue>(null, true, false, 0, 1, -1, 1.5, 'a', 'b', '', 'TCP', '80'),
+  fc.string({ maxLength: 4 }),
+  fc.integer({ min: -3, max: 3 }),
+);
 const anyJson: fc.Arbitrary<JsonValue> = fc.letrec<{ v: JsonValue }>((tie) => ({
-  v: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    scalar,
-    fc.array(tie('v'), { maxLength: 3 }),
-    fc.dictionary(key, tie('v'), { maxKeys: 3 }),
-  ),
+  v: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalar, fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(key, tie('v'), { maxKeys: 3 })),
 })).v;
 
 /** Values shaped by the schema most of the time, anything (wrong types, nulls) sometimes. */
@@ -101,10 +132,14 @@ function valueOf(schema: OpenAPISchema | undefined, depth: number): fc.Arbitrary
   if (s.type === 'object' || s.properties || s.additionalProperties) {
     const props = s.properties ?? {};
     const names = Object.keys(props);
-    const declared = fc.record(Object.fromEntries(names.map((n) => [n, valueOf(props[n], depth + 1)])), { requiredKeys: [] }) as fc.Arbitrary<Record<string, JsonValue>>;
+    const declared = fc.record(Object.fromEntries(names.map((n) => [n, valueOf(props[n], depth + 1)])), { requiredKeys: [] }) as fc.Arbitrary<
+      Record<string, JsonValue>
+    >;
     const ap = s.additionalProperties;
     const extraSchema = typeof ap === 'object' ? ap : undefined;
-    const extra = fc.dictionary(fc.oneof(key, fc.string({ maxLength: 3 })), extraSchema ? valueOf(extraSchema, depth + 1) : anyJson, { maxKeys: names.length ? 1 : 3 });
+    const extra = fc.dictionary(fc.oneof(key, fc.string({ maxLength: 3 })), extraSchema ? valueOf(extraSchema, depth + 1) : anyJson, {
+      maxKeys: names.length ? 1 : 3,
+    });
     fitting = fc.tuple(declared, extra).map(([d, e]) => ({ ...e, ...d }));
   } else if (s.type === 'array') {
     fitting = fc.array(valueOf(s.items, depth + 1), { maxLength: 4 });
@@ -129,7 +164,13 @@ function objectsOf(k: Kind): fc.Arbitrary<KubeObject> {
       labels: fc.dictionary(key, fc.string({ maxLength: 3 }), { maxKeys: 3 }),
       annotations: fc.dictionary(key, fc.string({ maxLength: 3 }), { maxKeys: 2 }),
       finalizers: fc.array(fc.constantFrom('a/b', 'c'), { maxLength: 3 }),
-      ownerReferences: fc.array(fc.record({ apiVersion: fc.constant('v1'), kind: fc.constant('ConfigMap'), name: fc.constantFrom('o1', 'o2'), uid: fc.constantFrom('u1', 'u2') }, { requiredKeys: ['uid'] }), { maxLength: 3 }),
+      ownerReferences: fc.array(
+        fc.record(
+          { apiVersion: fc.constant('v1'), kind: fc.constant('ConfigMap'), name: fc.constantFrom('o1', 'o2'), uid: fc.constantFrom('u1', 'u2') },
+          { requiredKeys: ['uid'] },
+        ),
+        { maxLength: 3 },
+      ),
       managedFields: fc.constantFrom<ManagedFieldsEntry[]>([], [{}]),
     },
     { requiredKeys: [] },
@@ -148,7 +189,12 @@ const RESETS: readonly (FieldSet | undefined)[] = [
   undefined,
   FieldSet.of(makePath('status')),
   FieldSet.of(makePath('spec'), makePath('metadata', 'labels')),
-  FieldSet.of(makePath('spec', 'ports'), makePath('spec', 'tags', { value: 'a' }), makePath('data', 'a'), makePath('metadata', 'ownerReferences', { key: { uid: 'u1' } })),
+  FieldSet.of(
+    makePath('spec', 'ports'),
+    makePath('spec', 'tags', { value: 'a' }),
+    makePath('data', 'a'),
+    makePath('metadata', 'ownerReferences', { key: { uid: 'u1' } }),
+  ),
 ];
 
 /** update() as a create (the shortcut) and as an update from an empty, uid-less object (the general path). */
@@ -168,12 +214,18 @@ function both(k: Kind, obj: KubeObject, opts: Partial<UpdateOptions>): { fast: s
 for (const k of KINDS) {
   test(`create shortcut and general update path give identical managedFields: ${k.name}`, () => {
     fc.assert(
-      fc.property(objectsOf(k), fc.constantFrom(...RESETS.keys()), fc.constantFrom('', 'status'), fc.constantFrom('tester', '', 'kubectl-create', 'a"b<c>'), (obj, reset, subresource, manager) => {
-        const before = JSON.stringify(obj);
-        const { fast, general } = both(k, obj, { resetFields: RESETS[reset], subresource: subresource || undefined, manager });
-        assert.equal(fast, general);
-        assert.equal(JSON.stringify(obj), before, 'the object is not modified');
-      }),
+      fc.property(
+        objectsOf(k),
+        fc.constantFrom(...RESETS.keys()),
+        fc.constantFrom('', 'status'),
+        fc.constantFrom('tester', '', 'kubectl-create', 'a"b<c>'),
+        (obj, reset, subresource, manager) => {
+          const before = JSON.stringify(obj);
+          const { fast, general } = both(k, obj, { resetFields: RESETS[reset], subresource: subresource || undefined, manager });
+          assert.equal(fast, general);
+          assert.equal(JSON.stringify(obj), before, 'the object is not modified');
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -198,7 +250,14 @@ test('create shortcut: the bench custom resource, a ConfigMap with data and bina
     },
     status: { phase: 'Ready' },
   } as KubeObject;
-  const cmObj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: { a: '1', b: '', c: undefined }, binaryData: {}, immutable: undefined } as unknown as KubeObject;
+  const cmObj = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'c', namespace: 'default' },
+    data: { a: '1', b: '', c: undefined },
+    binaryData: {},
+    immutable: undefined,
+  } as unknown as KubeObject;
   const cases: [Kind, KubeObject][] = [
     [KINDS[0]!, widget],
     [KINDS[1]!, cmObj],

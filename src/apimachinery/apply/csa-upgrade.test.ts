@@ -16,7 +16,10 @@ const entry = (manager: string, operation: 'Apply' | 'Update', fieldsV1: Record<
 });
 
 test('a lone client-side-apply entry becomes the kubectl Apply entry', () => {
-  const out = upgradeClientSideApplyManagedFields([entry('kubectl-client-side-apply', 'Update', { 'f:data': { '.': {}, 'f:a': {} } }), entry('other', 'Update', { 'f:data': { 'f:b': {} } })]);
+  const out = upgradeClientSideApplyManagedFields([
+    entry('kubectl-client-side-apply', 'Update', { 'f:data': { '.': {}, 'f:a': {} } }),
+    entry('other', 'Update', { 'f:data': { 'f:b': {} } }),
+  ]);
   assert.deepEqual(out, [entry('kubectl', 'Apply', { 'f:data': { '.': {}, 'f:a': {} } }), entry('other', 'Update', { 'f:data': { 'f:b': {} } })]);
 });
 
@@ -40,7 +43,17 @@ test('after the upgrade, server-side apply prunes what client-side apply used to
   const mf = update({ old: undefined, new: obj, manager: 'kubectl-client-side-apply', schema, defs: builtinDefinitions, apiVersion: 'v1' });
   const upgraded = upgradeClientSideApplyManagedFields(mf!);
   const live = { ...obj, metadata: { ...obj.metadata, uid: 'u', managedFields: upgraded! } };
-  const r = apply({ live, config: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { a: '1' } }, manager: 'kubectl', schema, defs: builtinDefinitions, apiVersion: 'v1' });
+  const r = apply({
+    live,
+    config: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { a: '1' } },
+    manager: 'kubectl',
+    schema,
+    defs: builtinDefinitions,
+    apiVersion: 'v1',
+  });
   assert.deepEqual(r.object.data, { a: '1' });
-  assert.deepEqual(r.managedFields!.map((e) => [e.manager, e.operation, e.fieldsV1]), [['kubectl', 'Apply', { 'f:data': { 'f:a': {} } }]]);
+  assert.deepEqual(
+    r.managedFields!.map((e) => [e.manager, e.operation, e.fieldsV1]),
+    [['kubectl', 'Apply', { 'f:data': { 'f:a': {} } }]],
+  );
 });

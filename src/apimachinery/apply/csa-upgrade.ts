@@ -6,7 +6,10 @@ import type { ManagedFieldsEntry } from '../types.js';
 import { FieldSet } from './fieldpath.js';
 import { KUBECTL_APPLY_MANAGER, KUBECTL_CLIENT_SIDE_APPLY_MANAGER } from './merge.js';
 
-const isCsaEntry = (csa: string) => (e: ManagedFieldsEntry): boolean => e.manager === csa && e.operation === 'Update' && !e.subresource;
+const isCsaEntry =
+  (csa: string) =>
+  (e: ManagedFieldsEntry): boolean =>
+    e.manager === csa && e.operation === 'Update' && !e.subresource;
 
 /**
  * UpgradeManagedFields: the client-side apply manager's Update entry becomes (or is merged into)

@@ -3,7 +3,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JsonValue } from '../types.js';
-import { FieldSet, FieldsV1Error, comparePathElements, keyElement, makePath, parseFieldsV1Key, pathToString, valueElement, indexElement, fieldElement } from './fieldpath.js';
+import {
+  FieldSet,
+  FieldsV1Error,
+  comparePathElements,
+  keyElement,
+  makePath,
+  parseFieldsV1Key,
+  pathToString,
+  valueElement,
+  indexElement,
+  fieldElement,
+} from './fieldpath.js';
 
 const P = makePath;
 
@@ -89,6 +100,15 @@ test('leaves drops members that are prefixes of other members; has/withPrefix', 
 });
 
 test('path elements compare by kind, then by content (numbers before strings in values)', () => {
-  const sorted = [indexElement(2), valueElement('a'), keyElement({ name: 'b' }), fieldElement('z'), indexElement(10), valueElement(3), keyElement({ name: 'a' }), fieldElement('a')].sort(comparePathElements);
+  const sorted = [
+    indexElement(2),
+    valueElement('a'),
+    keyElement({ name: 'b' }),
+    fieldElement('z'),
+    indexElement(10),
+    valueElement(3),
+    keyElement({ name: 'a' }),
+    fieldElement('a'),
+  ].sort(comparePathElements);
   assert.deepEqual(sorted, ['f:a', 'f:z', 'k:{"name":"a"}', 'k:{"name":"b"}', 'v:3', 'v:"a"', 'i:2', 'i:10']);
 });

@@ -379,7 +379,8 @@ export function parseFieldsV1Key(key: string): PathElement | undefined {
     }
     case 'k': {
       const v = parseJson(body);
-      if (v === undefined || v === null || typeof v !== 'object' || Array.isArray(v)) return fail(`ReadObjectCB: expect { or n, but found ${body.slice(0, 1) || 'EOF'}: ${body}`);
+      if (v === undefined || v === null || typeof v !== 'object' || Array.isArray(v))
+        return fail(`ReadObjectCB: expect { or n, but found ${body.slice(0, 1) || 'EOF'}: ${body}`);
       return keyElement(v as Record<string, JsonValue>);
     }
     case 'i': {

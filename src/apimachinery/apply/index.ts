@@ -1,6 +1,18 @@
 // Server-side apply as a library: field sets and their FieldsV1 encoding, typed field sets from
 // OpenAPI schemas, and the apply/update entry points the registry calls on every write.
-export { FieldSet, FieldsV1Error, makePath, fieldElement, keyElement, valueElement, indexElement, pathToString, pathElementToString, comparePathElements, parseFieldsV1Key } from './fieldpath.js';
+export {
+  FieldSet,
+  FieldsV1Error,
+  makePath,
+  fieldElement,
+  keyElement,
+  valueElement,
+  indexElement,
+  pathToString,
+  pathElementToString,
+  comparePathElements,
+  parseFieldsV1Key,
+} from './fieldpath.js';
 export type { FieldPath, PathElement, PathPart, DecodedPathElement } from './fieldpath.js';
 export { toFieldSet, validateListUniqueness, validateTyped, fieldSetOf, TypedError, listItemElement } from './typed.js';
 export type { TypedIssue, ValidateOptions } from './typed.js';

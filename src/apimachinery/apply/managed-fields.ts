@@ -74,7 +74,9 @@ export function decodeManagedFields(entries: readonly ManagedFieldsEntry[] | und
     if (e.operation !== 'Apply' && e.operation !== 'Update') throw new ManagedFieldsError('operation must be `Apply` or `Update`');
     if (!e.apiVersion) throw new ManagedFieldsError('apiVersion must not be empty');
     if (e.fieldsType !== 'FieldsV1') {
-      throw new ManagedFieldsError(e.fieldsType ? `invalid fieldsType ${goJson(e.fieldsType)} in managed fields entry ${i}` : `missing fieldsType in managed fields entry ${i}`);
+      throw new ManagedFieldsError(
+        e.fieldsType ? `invalid fieldsType ${goJson(e.fieldsType)} in managed fields entry ${i}` : `missing fieldsType in managed fields entry ${i}`,
+      );
     }
     const id = managerIdentifier(e);
     let set: FieldSet;
@@ -128,8 +130,6 @@ function compareEntries(p: ManagedFieldsEntry, q: ManagedFieldsEntry): number {
     compareStrings(p.subresource ?? '', q.subresource ?? '')
   );
 }
-
-
 
 /** isResetManagedFields: `[]` or `[{}]` in a request means "drop all managed fields". */
 export function isResetManagedFields(entries: readonly ManagedFieldsEntry[] | undefined | null): boolean {

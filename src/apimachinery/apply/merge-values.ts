@@ -98,7 +98,8 @@ function mergeListItems(list: ListAtom, lhs: readonly JsonValue[], rhs: readonly
     if (v !== undefined) out.push(v);
   };
   // A null live value marks a duplicated identity: the configuration's item replaces it.
-  const item = (l: JsonValue | undefined, r: JsonValue | undefined): JsonValue | undefined => mergeTyped(l === null && r !== undefined ? undefined : l, r, list.elem);
+  const item = (l: JsonValue | undefined, r: JsonValue | undefined): JsonValue | undefined =>
+    mergeTyped(l === null && r !== undefined ? undefined : l, r, list.elem);
   let li = 0;
   let ri = 0;
   while (li < L.pes.length || ri < R.pes.length) {

@@ -91,7 +91,12 @@ test('several conflicts are grouped by manager, sorted; appliers print without a
   );
   assert.deepEqual(
     err.status.details!.causes!.map((c) => `${c.message} ${c.field}`),
-    ['conflict with "bar" .metadata.labels.app', 'conflict with "foo" using v1 .data.a', 'conflict with "foo" using v1 .data.b', 'conflict with "foo" using v1 .metadata.labels.app'],
+    [
+      'conflict with "bar" .metadata.labels.app',
+      'conflict with "foo" using v1 .data.a',
+      'conflict with "foo" using v1 .data.b',
+      'conflict with "foo" using v1 .metadata.labels.app',
+    ],
   );
 });
 
@@ -112,7 +117,10 @@ test('kubectl --server-side takes over from client-side apply through the last-a
   const r = applyCM(live, cm({ key: 'b' }), 'kubectl');
   assert.equal(r.object.data!['key' as never], 'b');
   // The annotation follows the applied configuration, so client-side apply still works afterwards.
-  assert.equal(r.object.metadata!.annotations![LAST_APPLIED_ANNOTATION], '{"apiVersion":"v1","data":{"key":"b"},"kind":"ConfigMap","metadata":{"name":"cm","namespace":"default"}}\n');
+  assert.equal(
+    r.object.metadata!.annotations![LAST_APPLIED_ANNOTATION],
+    '{"apiVersion":"v1","data":{"key":"b"},"kind":"ConfigMap","metadata":{"name":"cm","namespace":"default"}}\n',
+  );
   assert.deepEqual(entries(r.object)['kubectl/Apply'], { 'f:data': { 'f:key': {} } });
   // Any other manager still conflicts.
   assert.equal(statusOf(() => applyCM(live, cm({ key: 'b' }), 'someone')).status.code, 409);
@@ -129,7 +137,10 @@ test('kubectl takeover still conflicts on fields changed since the last client-s
 });
 
 test('first apply to an object without managedFields gives its existing fields to "before-first-apply"', () => {
-  const live: KubeObject = { ...cm({ key: 'a', keep: 'k' }, { labels: { l: 'v' } }), metadata: { name: 'cm', namespace: 'default', uid: 'u', labels: { l: 'v' } } };
+  const live: KubeObject = {
+    ...cm({ key: 'a', keep: 'k' }, { labels: { l: 'v' } }),
+    metadata: { name: 'cm', namespace: 'default', uid: 'u', labels: { l: 'v' } },
+  };
   const conflictErr = statusOf(() => applyCM(live, cm({ key: 'b' }), 'mgr'));
   assert.equal(conflictErr.status.message, 'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.key');
   const r = applyCM(live, cm({ key: 'a', mine: 'm' }), 'mgr');
@@ -151,11 +162,29 @@ test('updates to an untracked existing object stay untracked; [] in the request 
 
 test('update reads managedFields from the request when valid, else keeps the stored ones', () => {
   const live = created(cm({ a: '1', b: '2' }), 'creator');
-  const handEdited: ManagedFieldsEntry[] = [{ manager: 'claimed', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:a': {} } } }];
-  const viaRequest = update({ old: live, new: { ...cm({ a: '1', b: '2' }), metadata: { name: 'cm', managedFields: handEdited } }, manager: 'x', schema: CM, defs, apiVersion: 'v1', now: T1 });
+  const handEdited: ManagedFieldsEntry[] = [
+    { manager: 'claimed', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:a': {} } } },
+  ];
+  const viaRequest = update({
+    old: live,
+    new: { ...cm({ a: '1', b: '2' }), metadata: { name: 'cm', managedFields: handEdited } },
+    manager: 'x',
+    schema: CM,
+    defs,
+    apiVersion: 'v1',
+    now: T1,
+  });
   assert.deepEqual(entries(viaRequest), { 'claimed/Update': { 'f:data': { 'f:a': {} } } });
   const garbage = [{ manager: 'bad', operation: 'Frobnicate' }] as unknown as ManagedFieldsEntry[];
-  const viaLive = update({ old: live, new: { ...cm({ a: '1', b: '3' }), metadata: { name: 'cm', managedFields: garbage } }, manager: 'x', schema: CM, defs, apiVersion: 'v1', now: T1 });
+  const viaLive = update({
+    old: live,
+    new: { ...cm({ a: '1', b: '3' }), metadata: { name: 'cm', managedFields: garbage } },
+    manager: 'x',
+    schema: CM,
+    defs,
+    apiVersion: 'v1',
+    now: T1,
+  });
   assert.deepEqual(entries(viaLive), { 'creator/Update': { 'f:data': { '.': {}, 'f:a': {} } }, 'x/Update': { 'f:data': { 'f:b': {} } } });
 });
 
@@ -203,7 +232,16 @@ test('subresource writes get their own entries and are named in conflict message
   const mf = update({ old: live, new: withStatus, manager: 'ns-controller', schema: NS, defs, apiVersion: 'v1', subresource: 'status', now: T1 });
   assert.deepEqual(entries(mf)['ns-controller/Update/status'], { 'f:status': { '.': {}, 'f:phase': {} } });
   const err = statusOf(() =>
-    apply({ live: { ...withStatus, metadata: { ...withStatus.metadata, managedFields: mf! } }, config: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' }, status: { phase: 'Terminating' } }, manager: 'me', schema: NS, defs, apiVersion: 'v1', subresource: 'status', now: T1 }),
+    apply({
+      live: { ...withStatus, metadata: { ...withStatus.metadata, managedFields: mf! } },
+      config: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' }, status: { phase: 'Terminating' } },
+      manager: 'me',
+      schema: NS,
+      defs,
+      apiVersion: 'v1',
+      subresource: 'status',
+      now: T1,
+    }),
   );
   assert.equal(err.status.message, 'Apply failed with 1 conflict: conflict with "ns-controller" with subresource "status" using v1: .status.phase');
 });
@@ -229,10 +267,16 @@ test('bad configurations: wrong type → 400, managedFields set → 400, undecla
 });
 
 test('stored managedFields that cannot be decoded fail an apply with 500', () => {
-  const live = { ...cm({}), metadata: { name: 'cm', managedFields: [{ manager: 'x', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { bogus: {} } }] } } as KubeObject;
+  const live = {
+    ...cm({}),
+    metadata: { name: 'cm', managedFields: [{ manager: 'x', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { bogus: {} } }] },
+  } as KubeObject;
   const err = statusOf(() => applyCM(live, cm({ a: 'b' }), 'm'));
   assert.equal(err.status.code, 500);
-  assert.match(err.status.message!, /^Internal error occurred: failed to decode managed fields: error decoding versioned set from .*: error decoding set: parsing key as path element: missing colon: bogus$/);
+  assert.match(
+    err.status.message!,
+    /^Internal error occurred: failed to decode managed fields: error decoding versioned set from .*: error decoding set: parsing key as path element: missing colon: bogus$/,
+  );
 });
 
 test('more than 10 Update entries: the oldest are merged into "ancient-changes"', () => {
@@ -254,14 +298,30 @@ test('entries are sorted: Apply before Update, then by time, then by manager', (
   live = applyCM(live, cm({ b: '2' }), 'applier', { now: T1 }).object;
   const next = cm({ a: '1', b: '2', c: '3' });
   const mf = update({ old: live, new: next, manager: 'alpha', schema: CM, defs, apiVersion: 'v1', now: T1 });
-  assert.deepEqual(mf!.map((e) => `${e.operation}:${e.manager}`), ['Apply:applier', 'Update:zeta', 'Update:alpha']);
+  assert.deepEqual(
+    mf!.map((e) => `${e.operation}:${e.manager}`),
+    ['Apply:applier', 'Update:zeta', 'Update:alpha'],
+  );
 });
 
 test('Lease: a holder renewing through Update takes renewTime from the applier that set it', () => {
-  const lease: KubeObject = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l', namespace: 'kube-system' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15, renewTime: '2024-01-01T00:00:00.000000Z' } };
+  const lease: KubeObject = {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'l', namespace: 'kube-system' },
+    spec: { holderIdentity: 'a', leaseDurationSeconds: 15, renewTime: '2024-01-01T00:00:00.000000Z' },
+  };
   const first = apply({ live: undefined, config: lease, manager: 'setup', schema: LEASE, defs, apiVersion: 'coordination.k8s.io/v1', now: T0 });
   const renewed = { ...first.object, spec: { ...(first.object.spec as object), renewTime: '2024-01-01T00:00:10.000000Z' } };
-  const mf = update({ old: { ...first.object, metadata: { ...first.object.metadata, uid: 'u' } }, new: renewed, manager: 'holder', schema: LEASE, defs, apiVersion: 'coordination.k8s.io/v1', now: T1 });
+  const mf = update({
+    old: { ...first.object, metadata: { ...first.object.metadata, uid: 'u' } },
+    new: renewed,
+    manager: 'holder',
+    schema: LEASE,
+    defs,
+    apiVersion: 'coordination.k8s.io/v1',
+    now: T1,
+  });
   assert.deepEqual(entries(mf), {
     'setup/Apply': { 'f:spec': { 'f:holderIdentity': {}, 'f:leaseDurationSeconds': {} } },
     'holder/Update': { 'f:spec': { 'f:renewTime': {} } },
@@ -269,7 +329,13 @@ test('Lease: a holder renewing through Update takes renewTime from the applier t
 });
 
 test('Event: involvedObject (atomic ObjectReference) is owned and replaced as one value', () => {
-  const ev = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: 'default' }, involvedObject: { kind: 'Pod', name, namespace: 'default' }, reason: 'R' });
+  const ev = (name: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: 'e', namespace: 'default' },
+    involvedObject: { kind: 'Pod', name, namespace: 'default' },
+    reason: 'R',
+  });
   const first = apply({ live: undefined, config: ev('p1'), manager: 'recorder', schema: EVENT, defs, apiVersion: 'v1', now: T0 });
   assert.deepEqual(entries(first.object)['recorder/Apply'], { 'f:involvedObject': {}, 'f:reason': {} });
   const second = apply({ live: first.object, config: ev('p2'), manager: 'recorder', schema: EVENT, defs, apiVersion: 'v1', now: T1 });

@@ -323,7 +323,14 @@ function capUpdateManagers(managed: Managed): Managed {
  * client-side last-applied annotation already set to the live value are its own (the object was
  * managed by client-side apply before); if no other conflict remains, the apply is forced.
  */
-function applyThroughLastApplied(live: JsonValue, config: JsonValue, managed: Managed, manager: string, force: boolean, ctx: Context): { object: JsonValue; managed: Managed } {
+function applyThroughLastApplied(
+  live: JsonValue,
+  config: JsonValue,
+  managed: Managed,
+  manager: string,
+  force: boolean,
+  ctx: Context,
+): { object: JsonValue; managed: Managed } {
   try {
     return applyManaged(live, config, managed, manager, force, ctx);
   } catch (e) {
@@ -354,7 +361,14 @@ function allowedConflictsFromLastApplied(live: JsonValue, ctx: Context): FieldSe
 }
 
 /** skipNonApplied + the Apply path: before the first apply, the existing fields get an owner. */
-function applyManaged(live: JsonValue, config: JsonValue, managed: Managed, manager: string, force: boolean, ctx: Context): { object: JsonValue; managed: Managed } {
+function applyManaged(
+  live: JsonValue,
+  config: JsonValue,
+  managed: Managed,
+  manager: string,
+  force: boolean,
+  ctx: Context,
+): { object: JsonValue; managed: Managed } {
   let start = managed;
   if (start.fields.size === 0) start = updateManaged({}, live, start, BEFORE_FIRST_APPLY_MANAGER, ctx);
   const id = managerIdentifier({ manager: manager || 'unknown', operation: 'Apply', subresource: ctx.opts.subresource });
@@ -406,4 +420,3 @@ function withManagedFields(o: KubeObject, entries: ManagedFieldsEntry[] | undefi
   const { managedFields: _old, ...metadata } = o.metadata ?? {};
   return { ...o, metadata: entries ? { ...metadata, managedFields: entries } : metadata };
 }
-

@@ -122,7 +122,12 @@ test('null and {} values are owned as nodes; a missing list-map key field takes 
   assert.deepEqual(fields({ struct: null, strings: {} }, ROOT, small), { 'f:strings': {}, 'f:struct': {} });
   const withDefaultKey: Definitions = {
     ...small,
-    r2: { type: 'object', properties: { l: { type: 'array', items: { $ref: '#/definitions/elem' }, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name', 'value'] } } },
+    r2: {
+      type: 'object',
+      properties: {
+        l: { type: 'array', items: { $ref: '#/definitions/elem' }, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name', 'value'] },
+      },
+    },
   };
   assert.deepEqual(fields({ l: [{ name: 'a' }] }, ref('r2'), withDefaultKey), { 'f:l': { 'k:{"name":"a","value":0}': { '.': {}, 'f:name': {} } } });
 });
@@ -131,10 +136,23 @@ test('duplicates: owned once as a whole item; validateListUniqueness reports the
   assert.deepEqual(fields({ set: ['a', 'a', 'b'] }, ROOT, small), { 'f:set': { 'v:"a"': {}, 'v:"b"': {} } });
   assert.throws(
     () => validateListUniqueness({ keyed: [{ name: 'a' }, { name: 'a', value: 2 }], set: ['x', 'x'] }, ROOT, small),
-    (e: unknown) => e instanceof TypedError && e.message === 'errors:\n  .keyed: duplicate entries for key [name="a"]\n  .set: duplicate entries for key [="x"]',
+    (e: unknown) =>
+      e instanceof TypedError && e.message === 'errors:\n  .keyed: duplicate entries for key [name="a"]\n  .set: duplicate entries for key [="x"]',
   );
   assert.throws(
-    () => validateListUniqueness({ metadata: { ownerReferences: [{ uid: '1', name: 'a' }, { uid: '1', name: 'b' }] } }, CM, defs),
+    () =>
+      validateListUniqueness(
+        {
+          metadata: {
+            ownerReferences: [
+              { uid: '1', name: 'a' },
+              { uid: '1', name: 'b' },
+            ],
+          },
+        },
+        CM,
+        defs,
+      ),
     /\.metadata\.ownerReferences: duplicate entries for key \[uid="1"\]/,
   );
   validateListUniqueness({ metadata: { finalizers: ['a', 'b'] } }, CM, defs);
@@ -145,7 +163,12 @@ test('validation: undeclared fields and list items without keys are reported wit
   assert.deepEqual(validateTyped({ bogus: 1 }, type), [{ path: '.bogus', message: 'field not declared in schema' }]);
   assert.deepEqual(validateTyped({ bogus: 1 }, type, { allowUnknownFields: true }), []);
   assert.deepEqual(validateTyped({ keyed: [{ value: 1 }] }, type), [
-    { path: '.keyed', message: 'element 0: associative list with keys has an element that omits all key fields ["name"] (and doesn\'t have default values for any key fields)' },
+    {
+      path: '.keyed',
+      message: 'element 0: associative list with keys has an element that omits all key fields ["name"] (and doesn\'t have default values for any key fields)',
+    },
   ]);
-  assert.deepEqual(validateTyped({ set: [{ a: 1 }] }, type), [{ path: '.set', message: "element 0: associative list without keys has an element that's a map type" }]);
+  assert.deepEqual(validateTyped({ set: [{ a: 1 }] }, type), [
+    { path: '.set', message: "element 0: associative list without keys has an element that's a map type" },
+  ]);
 });

@@ -83,7 +83,9 @@ test('leaf: apply, update by a controller, apply again without touching its fiel
 });
 
 test('leaf: a controller changed a field the applier sets: conflict, then force takes it back', () => {
-  const f = new Fixture(ref('leafFields')).apply('default', 'numeric: 1\nstring: string').update('controller', 'numeric: 1\nstring: controller string\nbool: true');
+  const f = new Fixture(ref('leafFields'))
+    .apply('default', 'numeric: 1\nstring: string')
+    .update('controller', 'numeric: 1\nstring: controller string\nbool: true');
   assert.deepEqual(f.owned(), { controller: '.bool .string', default: '.numeric' });
   assert.deepEqual(f.conflicts('default', 'numeric: 2\nstring: user string'), ['controller .string']);
   f.expectObject('numeric: 1\nstring: controller string\nbool: true'); // nothing written on conflict
@@ -105,13 +107,19 @@ test('leaf: a field another applier also owns survives when one of them stops ap
 });
 
 test('leaf: a field an updater touched after the applier survives the applier dropping it', () => {
-  const f = new Fixture(ref('leafFields')).apply('default', 'numeric: 1\nstring: s').update('controller', 'numeric: 5\nstring: s').apply('default', 'string: s');
+  const f = new Fixture(ref('leafFields'))
+    .apply('default', 'numeric: 1\nstring: s')
+    .update('controller', 'numeric: 5\nstring: s')
+    .apply('default', 'string: s');
   f.expectObject('numeric: 5\nstring: s');
   assert.deepEqual(f.owned(), { controller: '.numeric', default: '.string' });
 });
 
-test('multiple appliers, list-map: remove_one keeps the other applier\'s item', () => {
-  const f = new Fixture(ref('associative')).apply('apply-one', 'list:\n- name: a\n- name: b').apply('apply-two', 'list:\n- name: c', false, 'v2').apply('apply-one', 'list:\n- name: a', false, 'v3');
+test("multiple appliers, list-map: remove_one keeps the other applier's item", () => {
+  const f = new Fixture(ref('associative'))
+    .apply('apply-one', 'list:\n- name: a\n- name: b')
+    .apply('apply-two', 'list:\n- name: c', false, 'v2')
+    .apply('apply-one', 'list:\n- name: a', false, 'v3');
   f.expectObject('list:\n- name: a\n- name: c');
   assert.deepEqual(f.owned(), { 'apply-one': '.list[name="a"] .list[name="a"].name', 'apply-two': '.list[name="c"] .list[name="c"].name' });
   assert.equal(f.managers.get('apply-one')!.apiVersion, 'v3');
@@ -129,7 +137,9 @@ test('multiple appliers, list-map: same value is shared ownership, different val
 
 test('list-map merge order: the configuration orders the items it names, live-only items stay near their place', () => {
   // Traced through typed/merge.go visitListItems: live [a b c d] + config [d b] → [a c d b].
-  const f = new Fixture(ref('associative')).update('controller', 'list:\n- name: a\n- name: b\n- name: c\n- name: d').apply('default', 'list:\n- name: d\n- name: b');
+  const f = new Fixture(ref('associative'))
+    .update('controller', 'list:\n- name: a\n- name: b\n- name: c\n- name: d')
+    .apply('default', 'list:\n- name: d\n- name: b');
   f.expectObject('list:\n- name: a\n- name: c\n- name: d\n- name: b');
 });
 

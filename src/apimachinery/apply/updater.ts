@@ -28,7 +28,14 @@ function filtered(set: FieldSet, ignored: FieldSet | undefined): FieldSet {
  * Updater.update: other managers lose fields that changed (a conflict unless forced) or were
  * removed; managers left with nothing are dropped. `managers` is modified in place.
  */
-function takeChanges(oldObj: JsonValue | undefined, newObj: JsonValue | undefined, managers: ManagerSets, workflow: string, force: boolean, opts: UpdaterOptions): Comparison {
+function takeChanges(
+  oldObj: JsonValue | undefined,
+  newObj: JsonValue | undefined,
+  managers: ManagerSets,
+  workflow: string,
+  force: boolean,
+  opts: UpdaterOptions,
+): Comparison {
   const raw = compareTyped(oldObj, newObj, opts.type);
   const cmp: Comparison = {
     added: filtered(raw.added, opts.ignoredFields),
@@ -67,7 +74,14 @@ function takeChanges(oldObj: JsonValue | undefined, newObj: JsonValue | undefine
  * Updater.Update: `manager` takes every field the write added or changed and loses the ones it
  * removed; nobody else keeps a field whose value changed under them.
  */
-export function updateOwnership(oldObj: JsonValue | undefined, newObj: JsonValue, apiVersion: string, managers: ManagerSets, manager: string, opts: UpdaterOptions): void {
+export function updateOwnership(
+  oldObj: JsonValue | undefined,
+  newObj: JsonValue,
+  apiVersion: string,
+  managers: ManagerSets,
+  manager: string,
+  opts: UpdaterOptions,
+): void {
   const cmp = takeChanges(oldObj, newObj, managers, manager, true, opts);
   const previous = managers.get(manager)?.set ?? new FieldSet();
   const set = filtered(previous.difference(cmp.removed).union(cmp.modified).union(cmp.added), opts.ignoredFields);

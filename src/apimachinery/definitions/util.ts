@@ -41,7 +41,7 @@ export const apiVersionField = str(
 export const kindField = str(
   'Kind is the REST kind of this object, in CamelCase. Servers may infer it from the endpoint the request was sent to. Cannot be updated.',
 );
-export function objectMetaField(description = "Standard object metadata: name, namespace, labels, annotations, owners, ..."): OpenAPISchema {
+export function objectMetaField(description = 'Standard object metadata: name, namespace, labels, annotations, owners, ...'): OpenAPISchema {
   return ref(META + 'ObjectMeta', description);
 }
 export function listMetaField(description = 'Standard list metadata: resourceVersion and continue token.'): OpenAPISchema {
@@ -49,12 +49,7 @@ export function listMetaField(description = 'Standard list metadata: resourceVer
 }
 
 /** A top-level kind: `type: object` plus the GVK extension clients use to map kinds to schemas. */
-export function kind(
-  gvks: GVK | GVK[],
-  description: string,
-  properties: Record<string, OpenAPISchema>,
-  extra: Partial<OpenAPISchema> = {},
-): OpenAPISchema {
+export function kind(gvks: GVK | GVK[], description: string, properties: Record<string, OpenAPISchema>, extra: Partial<OpenAPISchema> = {}): OpenAPISchema {
   return {
     description,
     type: 'object',

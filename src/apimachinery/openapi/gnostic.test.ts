@@ -61,7 +61,8 @@ test('definitions keep types, refs and extensions', () => {
 
 test('path-level parameters and security', () => {
   const item = path('/api/v1/namespaces/{namespace}/configmaps');
-  const pathParam = item.parameters.find((p: Obj) => p.parameter?.non_body_parameter?.path_parameter_sub_schema)?.parameter.non_body_parameter.path_parameter_sub_schema;
+  const pathParam = item.parameters.find((p: Obj) => p.parameter?.non_body_parameter?.path_parameter_sub_schema)?.parameter.non_body_parameter
+    .path_parameter_sub_schema;
   assert.deepEqual(pathParam.name, 'namespace');
   assert.equal(pathParam.required, true);
   assert.equal(decoded.security[0].additional_properties[0].name, 'BearerToken');

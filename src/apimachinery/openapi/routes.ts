@@ -109,7 +109,7 @@ export const P = {
   ),
   timeoutSeconds: q('timeoutSeconds', 'integer', 'Time limit for the list or watch call, whether or not there is activity.'),
   watch: q('watch', 'boolean', 'Watch for changes to the selected objects and stream them as events.'),
-  gracePeriodSeconds: q('gracePeriodSeconds', 'integer', 'Seconds before the object is deleted; 0 deletes immediately. Default: the kind\'s own grace period.'),
+  gracePeriodSeconds: q('gracePeriodSeconds', 'integer', "Seconds before the object is deleted; 0 deletes immediately. Default: the kind's own grace period."),
   ignoreStoreReadErrorWithClusterBreakingPotential: q(
     'ignoreStoreReadErrorWithClusterBreakingPotential',
     'boolean',
@@ -131,7 +131,13 @@ const LIST_PARAMS: readonly Param[] = [
   P.timeoutSeconds,
   P.watch,
 ];
-const DELETE_PARAMS: readonly Param[] = [P.dryRun, P.gracePeriodSeconds, P.ignoreStoreReadErrorWithClusterBreakingPotential, P.orphanDependents, P.propagationPolicy];
+const DELETE_PARAMS: readonly Param[] = [
+  P.dryRun,
+  P.gracePeriodSeconds,
+  P.ignoreStoreReadErrorWithClusterBreakingPotential,
+  P.orphanDependents,
+  P.propagationPolicy,
+];
 const DELETECOLLECTION_PARAMS: readonly Param[] = [
   P.continue,
   P.dryRun,
@@ -151,7 +157,8 @@ const DELETECOLLECTION_PARAMS: readonly Param[] = [
 // GetOptions, which custom resources' read operations take (built-in ones do not publish it).
 const RESOURCE_VERSION_GET = q('resourceVersion', 'string', 'Constrain which resource version the object is served from. Default: the most recent.');
 
-const body = (schema: string, required: boolean): Param => (required ? { name: 'body', in: 'body', required: true, schema } : { name: 'body', in: 'body', schema });
+const body = (schema: string, required: boolean): Param =>
+  required ? { name: 'body', in: 'body', required: true, schema } : { name: 'body', in: 'body', schema };
 
 // ---- names
 
@@ -260,23 +267,33 @@ export function resourceRoutes(r: ResourceDescriptor, options: RouteOptions = {}
   const collection: Operation[] = [];
   if (has('deletecollection')) {
     collection.push(
-      op('delete', 'delete', `Collection${ns}${r.kind}`, 'deletecollection', `delete collection of ${r.kind}`, [body(DELETE_OPTIONS, false), ...DELETECOLLECTION_PARAMS], [
-        ok(STATUS),
-        unauthorized,
-      ]),
+      op(
+        'delete',
+        'delete',
+        `Collection${ns}${r.kind}`,
+        'deletecollection',
+        `delete collection of ${r.kind}`,
+        [body(DELETE_OPTIONS, false), ...DELETECOLLECTION_PARAMS],
+        [ok(STATUS), unauthorized],
+      ),
     );
   }
   if (has('list')) {
-    collection.push(op('get', 'list', `${ns}${r.kind}`, 'list', `list or watch objects of kind ${r.kind}`, LIST_PARAMS, [ok(listDef), unauthorized], { produces: STREAMING }));
+    collection.push(
+      op('get', 'list', `${ns}${r.kind}`, 'list', `list or watch objects of kind ${r.kind}`, LIST_PARAMS, [ok(listDef), unauthorized], { produces: STREAMING }),
+    );
   }
   if (has('create')) {
     collection.push(
-      op('post', 'create', `${ns}${r.kind}`, 'post', `create ${article(r.kind)} ${r.kind}`, [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation], [
-        ok(def),
-        created(def),
-        accepted(def),
-        unauthorized,
-      ]),
+      op(
+        'post',
+        'create',
+        `${ns}${r.kind}`,
+        'post',
+        `create ${article(r.kind)} ${r.kind}`,
+        [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation],
+        [ok(def), created(def), accepted(def), unauthorized],
+      ),
     );
   }
   add(`${scopePath}/${r.plural}`, [...scopeParams, P.pretty], collection);
@@ -285,71 +302,107 @@ export function resourceRoutes(r: ResourceDescriptor, options: RouteOptions = {}
   const item: Operation[] = [];
   if (has('delete')) {
     item.push(
-      op('delete', 'delete', `${ns}${r.kind}`, 'delete', `delete ${article(r.kind)} ${r.kind}`, [body(DELETE_OPTIONS, false), ...DELETE_PARAMS], [
-        ok(deleted),
-        accepted(deleted),
-        unauthorized,
-      ]),
+      op(
+        'delete',
+        'delete',
+        `${ns}${r.kind}`,
+        'delete',
+        `delete ${article(r.kind)} ${r.kind}`,
+        [body(DELETE_OPTIONS, false), ...DELETE_PARAMS],
+        [ok(deleted), accepted(deleted), unauthorized],
+      ),
     );
   }
   if (has('get')) item.push(op('get', 'read', `${ns}${r.kind}`, 'get', `read the specified ${r.kind}`, [], [ok(def), unauthorized]));
   if (has('patch')) {
     item.push(
-      op('patch', 'patch', `${ns}${r.kind}`, 'patch', `partially update the specified ${r.kind}`, [body(PATCH, true), P.dryRun, P.fieldManagerApply, P.fieldValidation, P.force], [
-        ok(def),
-        created(def),
-        unauthorized,
-      ], { consumes: patchTypes }),
+      op(
+        'patch',
+        'patch',
+        `${ns}${r.kind}`,
+        'patch',
+        `partially update the specified ${r.kind}`,
+        [body(PATCH, true), P.dryRun, P.fieldManagerApply, P.fieldValidation, P.force],
+        [ok(def), created(def), unauthorized],
+        { consumes: patchTypes },
+      ),
     );
   }
   if (has('update')) {
     item.push(
-      op('put', 'replace', `${ns}${r.kind}`, 'put', `replace the specified ${r.kind}`, [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation], [
-        ok(def),
-        created(def),
-        unauthorized,
-      ]),
+      op(
+        'put',
+        'replace',
+        `${ns}${r.kind}`,
+        'put',
+        `replace the specified ${r.kind}`,
+        [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation],
+        [ok(def), created(def), unauthorized],
+      ),
     );
   }
   add(`${scopePath}/${r.plural}/{name}`, [nameParam, ...scopeParams, P.pretty], item);
 
   // Subresources.
-  for (const sub of r.subresources) routes.push(...subresourceRoute(r, sub, { scopePath, scopeParams, ns, infix, tags, patchTypes, op, ok, created, unauthorized, nameParam }));
+  for (const sub of r.subresources)
+    routes.push(...subresourceRoute(r, sub, { scopePath, scopeParams, ns, infix, tags, patchTypes, op, ok, created, unauthorized, nameParam }));
 
   // Watch (deprecated watch paths, still published upstream) and all-namespaces list/watch.
   const listCommon = [...LIST_PARAMS, P.pretty];
   if (has('watch')) {
     const watchScope = r.namespaced ? `${gvPath}/watch/namespaces/{namespace}` : `${gvPath}/watch`;
-    add(`${watchScope}/${r.plural}`, [...scopeParams, ...listCommon], [
-      op('get', 'watch', `${ns}${r.kind}List`, 'watchlist', `watch individual changes to a list of ${r.kind}. deprecated: use the 'watch' parameter with a list operation instead.`, [], [
-        ok(WATCH_EVENT),
-        unauthorized,
-      ], { produces: STREAMING }),
-    ]);
-    add(`${watchScope}/${r.plural}/{name}`, [nameParam, ...scopeParams, ...listCommon], [
-      op(
-        'get',
-        'watch',
-        `${ns}${r.kind}`,
-        'watch',
-        `watch changes to an object of kind ${r.kind}. deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter.`,
-        [],
-        [ok(WATCH_EVENT), unauthorized],
-        { produces: STREAMING },
-      ),
-    ]);
+    add(
+      `${watchScope}/${r.plural}`,
+      [...scopeParams, ...listCommon],
+      [
+        op(
+          'get',
+          'watch',
+          `${ns}${r.kind}List`,
+          'watchlist',
+          `watch individual changes to a list of ${r.kind}. deprecated: use the 'watch' parameter with a list operation instead.`,
+          [],
+          [ok(WATCH_EVENT), unauthorized],
+          { produces: STREAMING },
+        ),
+      ],
+    );
+    add(
+      `${watchScope}/${r.plural}/{name}`,
+      [nameParam, ...scopeParams, ...listCommon],
+      [
+        op(
+          'get',
+          'watch',
+          `${ns}${r.kind}`,
+          'watch',
+          `watch changes to an object of kind ${r.kind}. deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter.`,
+          [],
+          [ok(WATCH_EVENT), unauthorized],
+          { produces: STREAMING },
+        ),
+      ],
+    );
   }
   if (r.namespaced && has('list')) {
     add(`${gvPath}/${r.plural}`, listCommon, [
-      op('get', 'list', `${r.kind}ForAllNamespaces`, 'list', `list or watch objects of kind ${r.kind}`, [], [ok(listDef), unauthorized], { produces: STREAMING }),
+      op('get', 'list', `${r.kind}ForAllNamespaces`, 'list', `list or watch objects of kind ${r.kind}`, [], [ok(listDef), unauthorized], {
+        produces: STREAMING,
+      }),
     ]);
   }
   if (r.namespaced && has('watch')) {
     add(`${gvPath}/watch/${r.plural}`, listCommon, [
-      op('get', 'watch', `${r.kind}ListForAllNamespaces`, 'watchlist', `watch individual changes to a list of ${r.kind}. deprecated: use the 'watch' parameter with a list operation instead.`, [], [
-        ok(WATCH_EVENT),
-        unauthorized,
-      ], { produces: STREAMING }),
+      op(
+        'get',
+        'watch',
+        `${r.kind}ListForAllNamespaces`,
+        'watchlist',
+        `watch individual changes to a list of ${r.kind}. deprecated: use the 'watch' parameter with a list operation instead.`,
+        [],
+        [ok(WATCH_EVENT), unauthorized],
+        { produces: STREAMING },
+      ),
     ]);
   }
   return routes;
@@ -390,30 +443,44 @@ function subresourceRoute(r: ResourceDescriptor, sub: SubresourceDescriptor, c: 
   if (has('get')) ops.push(c.op('get', 'read', rest, 'get', `read ${sub.name} of the specified ${r.kind}`, [], [c.ok(def), c.unauthorized], { gvk }));
   if (has('patch')) {
     ops.push(
-      c.op('patch', 'patch', rest, 'patch', `partially update ${sub.name} of the specified ${r.kind}`, [body(PATCH, true), P.dryRun, P.fieldManagerApply, P.fieldValidation, P.force], [
-        c.ok(def),
-        c.created(def),
-        c.unauthorized,
-      ], { consumes: c.patchTypes, gvk }),
+      c.op(
+        'patch',
+        'patch',
+        rest,
+        'patch',
+        `partially update ${sub.name} of the specified ${r.kind}`,
+        [body(PATCH, true), P.dryRun, P.fieldManagerApply, P.fieldValidation, P.force],
+        [c.ok(def), c.created(def), c.unauthorized],
+        { consumes: c.patchTypes, gvk },
+      ),
     );
   }
   if (has('update')) {
     ops.push(
-      c.op('put', 'replace', rest, 'put', `replace ${sub.name} of the specified ${r.kind}`, [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation], [
-        c.ok(def),
-        c.created(def),
-        c.unauthorized,
-      ], { gvk }),
+      c.op(
+        'put',
+        'replace',
+        rest,
+        'put',
+        `replace ${sub.name} of the specified ${r.kind}`,
+        [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation],
+        [c.ok(def), c.created(def), c.unauthorized],
+        { gvk },
+      ),
     );
   }
   if (has('create')) {
     ops.push(
-      c.op('post', 'create', rest, 'post', `create ${sub.name} of ${article(r.kind)} ${r.kind}`, [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation], [
-        c.ok(def),
-        c.created(def),
-        { code: '202', description: 'Accepted', schema: def },
-        c.unauthorized,
-      ], { gvk }),
+      c.op(
+        'post',
+        'create',
+        rest,
+        'post',
+        `create ${sub.name} of ${article(r.kind)} ${r.kind}`,
+        [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation],
+        [c.ok(def), c.created(def), { code: '202', description: 'Accepted', schema: def }, c.unauthorized],
+        { gvk },
+      ),
     );
   }
   if (ops.length === 0) return [];
@@ -446,7 +513,14 @@ export function customResourceRoutes(r: ResourceDescriptor): Route[] {
   const patchTypes = PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
   const ok = (schema: string): Response => ({ code: '200', description: 'OK', schema });
   const unauthorized: Response = { code: '401', description: 'Unauthorized' };
-  const op = (method: HttpMethod, operationId: string, action: Action, description: string, params: readonly Param[], responses: readonly Response[]): Operation => ({
+  const op = (
+    method: HttpMethod,
+    operationId: string,
+    action: Action,
+    description: string,
+    params: readonly Param[],
+    responses: readonly Response[],
+  ): Operation => ({
     method,
     operationId,
     description,
@@ -468,34 +542,60 @@ export function customResourceRoutes(r: ResourceDescriptor): Route[] {
     const of = sub === '' ? '' : ` ${sub} of`;
     return [
       op('get', `read${infix}${rest}`, 'get', `read${of} the specified ${r.kind}`, [RESOURCE_VERSION_GET], [ok(def)]),
-      op('put', `replace${infix}${rest}`, 'put', `replace${of} the specified ${r.kind}`, [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation], [
-        ok(def),
-        { code: '201', description: 'Created', schema: def },
-      ]),
-      op('patch', `patch${infix}${rest}`, 'patch', `partially update${of} the specified ${r.kind}`, [body(PATCH, true), P.dryRun, P.fieldManagerApply, P.fieldValidation, P.force], [ok(def)]),
+      op(
+        'put',
+        `replace${infix}${rest}`,
+        'put',
+        `replace${of} the specified ${r.kind}`,
+        [body(def, true), P.dryRun, P.fieldManager, P.fieldValidation],
+        [ok(def), { code: '201', description: 'Created', schema: def }],
+      ),
+      op(
+        'patch',
+        `patch${infix}${rest}`,
+        'patch',
+        `partially update${of} the specified ${r.kind}`,
+        [body(PATCH, true), P.dryRun, P.fieldManagerApply, P.fieldValidation, P.force],
+        [ok(def)],
+      ),
     ];
   };
 
   if (r.namespaced) {
-    add(`${gvPath}/${r.plural}`, [], [op('get', `list${infix}${r.kind}ForAllNamespaces`, 'list', `list objects of kind ${r.kind}`, LIST_PARAMS, [ok(r.definitionName + 'List')])]);
+    add(
+      `${gvPath}/${r.plural}`,
+      [],
+      [op('get', `list${infix}${r.kind}ForAllNamespaces`, 'list', `list objects of kind ${r.kind}`, LIST_PARAMS, [ok(r.definitionName + 'List')])],
+    );
   }
   add(`${scopePath}/${r.plural}`, scopeParams, [
     op('get', `list${infix}${ns}${r.kind}`, 'list', `list objects of kind ${r.kind}`, LIST_PARAMS, [ok(r.definitionName + 'List')]),
-    op('post', `create${infix}${ns}${r.kind}`, 'post', `create ${article(r.kind)} ${r.kind}`, [body(r.definitionName, true), P.dryRun, P.fieldManager, P.fieldValidation], [
-      ok(r.definitionName),
-      { code: '201', description: 'Created', schema: r.definitionName },
-      { code: '202', description: 'Accepted', schema: r.definitionName },
-    ]),
+    op(
+      'post',
+      `create${infix}${ns}${r.kind}`,
+      'post',
+      `create ${article(r.kind)} ${r.kind}`,
+      [body(r.definitionName, true), P.dryRun, P.fieldManager, P.fieldValidation],
+      [
+        ok(r.definitionName),
+        { code: '201', description: 'Created', schema: r.definitionName },
+        { code: '202', description: 'Accepted', schema: r.definitionName },
+      ],
+    ),
     op('delete', `delete${infix}Collection${ns}${r.kind}`, 'deletecollection', `delete collection of ${r.kind}`, LIST_PARAMS, [ok(STATUS)]),
   ]);
   const item = `${scopePath}/${r.plural}/{name}`;
   const itemParams = [P.name(r.kind), ...scopeParams];
   add(item, itemParams, [
     ...objectOps('', r.definitionName),
-    op('delete', `delete${infix}${ns}${r.kind}`, 'delete', `delete ${article(r.kind)} ${r.kind}`, [body(DELETE_OPTIONS, false), ...DELETE_PARAMS], [
-      ok(STATUS),
-      { code: '202', description: 'Accepted', schema: STATUS },
-    ]),
+    op(
+      'delete',
+      `delete${infix}${ns}${r.kind}`,
+      'delete',
+      `delete ${article(r.kind)} ${r.kind}`,
+      [body(DELETE_OPTIONS, false), ...DELETE_PARAMS],
+      [ok(STATUS), { code: '202', description: 'Accepted', schema: STATUS }],
+    ),
   ]);
   for (const sub of r.subresources) {
     const group = sub.group ?? r.group;
@@ -540,14 +640,26 @@ export function discoveryRoutes(groupVersions: readonly { group: string; version
     if (group !== '') {
       routes.push({
         path: `/apis/${group}/`,
-        operations: [get(`get${toValidOperationID(group.replace(/\.k8s\.io$/, ''), true)}APIGroup`, 'get information of a group', groupTag(group), META_PREFIX + 'APIGroup')],
+        operations: [
+          get(
+            `get${toValidOperationID(group.replace(/\.k8s\.io$/, ''), true)}APIGroup`,
+            'get information of a group',
+            groupTag(group),
+            META_PREFIX + 'APIGroup',
+          ),
+        ],
       });
     }
     for (const version of versions) {
       routes.push({
         path: `${groupVersionPath(group, version)}/`,
         operations: [
-          get(`get${groupVersionInfix(group, version)}APIResources`, 'get available resources', groupVersionTag(group, version), META_PREFIX + 'APIResourceList'),
+          get(
+            `get${groupVersionInfix(group, version)}APIResources`,
+            'get available resources',
+            groupVersionTag(group, version),
+            META_PREFIX + 'APIResourceList',
+          ),
         ],
       });
     }

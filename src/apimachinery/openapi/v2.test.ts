@@ -49,10 +49,23 @@ test('configmap paths and operation IDs match upstream', () => {
 test('parameters on configmap operations', () => {
   const coll = '/api/v1/namespaces/{namespace}/configmaps';
   const item = coll + '/{name}';
-  assert.deepEqual(doc.paths[coll]?.parameters?.map((p) => p.name), ['namespace', 'pretty']);
+  assert.deepEqual(
+    doc.paths[coll]?.parameters?.map((p) => p.name),
+    ['namespace', 'pretty'],
+  );
   assert.deepEqual(paramNames(doc, coll, 'get').sort(), [
-    'allowWatchBookmarks', 'continue', 'fieldSelector', 'labelSelector', 'limit', 'namespace', 'pretty',
-    'resourceVersion', 'resourceVersionMatch', 'sendInitialEvents', 'timeoutSeconds', 'watch',
+    'allowWatchBookmarks',
+    'continue',
+    'fieldSelector',
+    'labelSelector',
+    'limit',
+    'namespace',
+    'pretty',
+    'resourceVersion',
+    'resourceVersionMatch',
+    'sendInitialEvents',
+    'timeoutSeconds',
+    'watch',
   ]);
   assert.deepEqual(paramNames(doc, coll, 'post').sort(), ['body', 'dryRun', 'fieldManager', 'fieldValidation', 'namespace', 'pretty']);
   assert.deepEqual(paramNames(doc, item, 'patch').sort(), ['body', 'dryRun', 'fieldManager', 'fieldValidation', 'force', 'name', 'namespace', 'pretty']);
@@ -76,8 +89,14 @@ test('cluster-scoped namespaces with status and finalize subresources', () => {
   assert.equal(doc.paths['/api/v1/namespaces/{name}/status']?.patch?.operationId, 'patchCoreV1NamespaceStatus');
   assert.equal(doc.paths['/api/v1/namespaces/{name}/finalize']?.put?.operationId, 'replaceCoreV1NamespaceFinalize');
   // Single-operation paths hoist their query parameters, body stays on the operation (as upstream).
-  assert.deepEqual(doc.paths['/api/v1/namespaces/{name}/finalize']?.parameters?.map((p) => p.name), ['dryRun', 'fieldManager', 'fieldValidation', 'name', 'pretty']);
-  assert.deepEqual(doc.paths['/api/v1/namespaces/{name}/finalize']?.put?.parameters?.map((p) => p.name), ['body']);
+  assert.deepEqual(
+    doc.paths['/api/v1/namespaces/{name}/finalize']?.parameters?.map((p) => p.name),
+    ['dryRun', 'fieldManager', 'fieldValidation', 'name', 'pretty'],
+  );
+  assert.deepEqual(
+    doc.paths['/api/v1/namespaces/{name}/finalize']?.put?.parameters?.map((p) => p.name),
+    ['body'],
+  );
   assert.equal(doc.paths['/api/v1/watch/namespaces']?.get?.operationId, 'watchCoreV1NamespaceList');
   assert.equal(doc.paths['/api/v1/namespaces/{namespace}/namespaces'], undefined);
 });
@@ -109,14 +128,31 @@ test('definitions are exactly those referenced, and every ref resolves', () => {
   };
   walk(doc);
   for (const r of refs) assert.ok(r.slice('#/definitions/'.length) in doc.definitions, r);
-  const d = buildOpenAPIV2({ resources: builtinResources.filter((r) => r.kind === 'ConfigMap'), definitions: builtinDefinitions, version: { gitVersion: 'x' } });
+  const d = buildOpenAPIV2({
+    resources: builtinResources.filter((r) => r.kind === 'ConfigMap'),
+    definitions: builtinDefinitions,
+    version: { gitVersion: 'x' },
+  });
   assert.equal(d.definitions['io.k8s.api.coordination.v1.Lease'], undefined);
   assert.ok(d.definitions['io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent']);
 });
 
 test('shared kinds list every served group-version; input untouched', () => {
-  const extra = { ...builtinResources[0]!, group: 'example.com', version: 'v1alpha1', kind: 'Widget', listKind: 'WidgetList', plural: 'widgets', singular: 'widget', definitionName: 'com.example.v1alpha1.Widget' };
-  const widget: OpenAPISchema = { type: 'object', properties: {}, 'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1alpha1', kind: 'Widget' }] };
+  const extra = {
+    ...builtinResources[0]!,
+    group: 'example.com',
+    version: 'v1alpha1',
+    kind: 'Widget',
+    listKind: 'WidgetList',
+    plural: 'widgets',
+    singular: 'widget',
+    definitionName: 'com.example.v1alpha1.Widget',
+  };
+  const widget: OpenAPISchema = {
+    type: 'object',
+    properties: {},
+    'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1alpha1', kind: 'Widget' }],
+  };
   const d = buildOpenAPIV2({
     resources: [...builtinResources, extra],
     definitions: { ...builtinDefinitions, 'com.example.v1alpha1.Widget': widget, 'com.example.v1alpha1.WidgetList': widget },
@@ -136,17 +172,35 @@ test('document is deterministic', () => {
   assert.equal(JSON.stringify(again), JSON.stringify(doc));
 });
 
-test('custom resources get the CRD builder\'s routes: no watch paths, JSON and YAML only, GVK of the kind on subresources', () => {
+test("custom resources get the CRD builder's routes: no watch paths, JSON and YAML only, GVK of the kind on subresources", () => {
   const widget = {
     ...builtinResources[0]!,
-    group: 'example.com', version: 'v1', kind: 'Widget', listKind: 'WidgetList', plural: 'widgets', singular: 'widget', namespaced: true,
+    group: 'example.com',
+    version: 'v1',
+    kind: 'Widget',
+    listKind: 'WidgetList',
+    plural: 'widgets',
+    singular: 'widget',
+    namespaced: true,
     definitionName: 'com.example.v1.Widget',
-    subresources: [{ name: 'status', kind: 'Widget', verbs: ['get', 'patch', 'update'] }, { name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] }],
+    subresources: [
+      { name: 'status', kind: 'Widget', verbs: ['get', 'patch', 'update'] },
+      { name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] },
+    ],
   };
-  const schema: OpenAPISchema = { type: 'object', properties: {}, 'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Widget' }] };
+  const schema: OpenAPISchema = {
+    type: 'object',
+    properties: {},
+    'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Widget' }],
+  };
   const d = buildOpenAPIV2({
     resources: [...builtinResources, widget],
-    definitions: { ...builtinDefinitions, 'com.example.v1.Widget': schema, 'com.example.v1.WidgetList': schema, 'io.k8s.api.autoscaling.v1.Scale': { type: 'object' } },
+    definitions: {
+      ...builtinDefinitions,
+      'com.example.v1.Widget': schema,
+      'com.example.v1.WidgetList': schema,
+      'io.k8s.api.autoscaling.v1.Scale': { type: 'object' },
+    },
     version: { gitVersion: 'x' },
     customResource: (r) => r.group === 'example.com',
   });
@@ -170,8 +224,14 @@ test('custom resources get the CRD builder\'s routes: no watch paths, JSON and Y
   assert.deepEqual(scale.patch?.['x-kubernetes-group-version-kind'], { group: 'example.com', kind: 'Widget', version: 'v1' });
   assert.deepEqual(scale.get?.responses['200']?.schema, { $ref: '#/definitions/io.k8s.api.autoscaling.v1.Scale' });
   // kubectl finds dry-run and field validation through the PATCH operation's own parameters.
-  assert.deepEqual(item.patch?.parameters?.map((p) => p.name), ['body', 'dryRun', 'fieldManager', 'fieldValidation', 'force']);
-  assert.equal(d.paths['/apis/example.com/v1/namespaces/{namespace}/widgets']?.delete?.parameters?.some((p) => p.in === 'body'), false);
+  assert.deepEqual(
+    item.patch?.parameters?.map((p) => p.name),
+    ['body', 'dryRun', 'fieldManager', 'fieldValidation', 'force'],
+  );
+  assert.equal(
+    d.paths['/apis/example.com/v1/namespaces/{namespace}/widgets']?.delete?.parameters?.some((p) => p.in === 'body'),
+    false,
+  );
   // Built-in resources keep the installer's routes.
   assert.ok(d.paths['/api/v1/watch/namespaces/{namespace}/configmaps']);
 });
@@ -187,8 +247,20 @@ test('structuralToV2: what ToStructuralOpenAPIV2 and addEmbeddedProperties leave
       ios: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
       str: { type: 'string', allOf: [{ enum: ['a'] }], oneOf: [{ enum: ['b'] }], not: { enum: ['c'] }, default: 'x' },
       map: { type: 'object', required: ['k'], additionalProperties: { type: 'string', nullable: true } },
-      emb: { type: 'object', 'x-kubernetes-embedded-resource': true, nullable: true, required: ['kind', 'apiVersion'], properties: { d: { type: 'string' }, ...embeddedProps } },
-      embp: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true, required: ['kind', 'apiVersion'], properties: embeddedProps },
+      emb: {
+        type: 'object',
+        'x-kubernetes-embedded-resource': true,
+        nullable: true,
+        required: ['kind', 'apiVersion'],
+        properties: { d: { type: 'string' }, ...embeddedProps },
+      },
+      embp: {
+        type: 'object',
+        'x-kubernetes-embedded-resource': true,
+        'x-kubernetes-preserve-unknown-fields': true,
+        required: ['kind', 'apiVersion'],
+        properties: embeddedProps,
+      },
     },
   });
   assert.deepEqual(v2.properties, {

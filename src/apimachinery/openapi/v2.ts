@@ -137,7 +137,8 @@ function v2Operation(o: Operation, params: readonly Param[]): SwaggerOperation {
   };
   if (params.length > 0) out.parameters = params.map(v2Param);
   for (const r of o.responses) {
-    out.responses[r.code] = r.schema === undefined ? { description: r.description } : { description: r.description, schema: { $ref: DEFINITIONS_REF_PREFIX + r.schema } };
+    out.responses[r.code] =
+      r.schema === undefined ? { description: r.description } : { description: r.description, schema: { $ref: DEFINITIONS_REF_PREFIX + r.schema } };
   }
   if (o.action !== undefined) out['x-kubernetes-action'] = o.action;
   if (o.gvk !== undefined) out['x-kubernetes-group-version-kind'] = { group: o.gvk.group, kind: o.gvk.kind, version: o.gvk.version };
@@ -171,7 +172,10 @@ export function v2Paths(routes: readonly Route[]): Record<string, SwaggerPathIte
 export function structuralToV2(def: OpenAPISchema): OpenAPISchema {
   const { [CUSTOM_RESOURCE_SCHEMA]: _marker, ...rest } = def;
   if (rest['x-kubernetes-preserve-unknown-fields']) {
-    return { type: 'object', ...(rest['x-kubernetes-group-version-kind'] ? { 'x-kubernetes-group-version-kind': rest['x-kubernetes-group-version-kind'] } : {}) };
+    return {
+      type: 'object',
+      ...(rest['x-kubernetes-group-version-kind'] ? { 'x-kubernetes-group-version-kind': rest['x-kubernetes-group-version-kind'] } : {}),
+    };
   }
   const walk = (s: OpenAPISchema): OpenAPISchema => {
     if (s.$ref !== undefined) return s;

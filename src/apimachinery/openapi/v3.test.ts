@@ -10,7 +10,15 @@ const svc = buildOpenAPIV3Service(input);
 const core = svc.documents.get('api/v1')!.document;
 
 test('index lists every document with a hash URL', () => {
-  assert.deepEqual(Object.keys(svc.index.paths), ['api', 'api/v1', 'apis', 'apis/coordination.k8s.io', 'apis/coordination.k8s.io/v1', 'apis/events.k8s.io', 'apis/events.k8s.io/v1']);
+  assert.deepEqual(Object.keys(svc.index.paths), [
+    'api',
+    'api/v1',
+    'apis',
+    'apis/coordination.k8s.io',
+    'apis/coordination.k8s.io/v1',
+    'apis/events.k8s.io',
+    'apis/events.k8s.io/v1',
+  ]);
   for (const [key, d] of svc.documents) {
     const expected = createHash('sha512').update(d.json).digest('hex').toUpperCase();
     assert.equal(d.hash, expected);
@@ -38,20 +46,34 @@ test('document keys', () => {
 test('configmap operations in api/v1', () => {
   assert.ok(Object.keys(core.paths).every((p) => p.startsWith('/api/v1/')));
   const item = core.paths['/api/v1/namespaces/{namespace}/configmaps/{name}'];
-  assert.deepEqual(item?.parameters?.map((p) => p.name), ['name', 'namespace', 'pretty']);
-  assert.deepEqual(item?.parameters?.[0], { name: 'name', in: 'path', description: 'Name of the ConfigMap.', required: true, schema: { type: 'string', uniqueItems: true } });
+  assert.deepEqual(
+    item?.parameters?.map((p) => p.name),
+    ['name', 'namespace', 'pretty'],
+  );
+  assert.deepEqual(item?.parameters?.[0], {
+    name: 'name',
+    in: 'path',
+    description: 'Name of the ConfigMap.',
+    required: true,
+    schema: { type: 'string', uniqueItems: true },
+  });
   const patch = item?.patch;
   assert.equal(patch?.operationId, 'patchCoreV1NamespacedConfigMap');
   assert.equal(patch?.['x-kubernetes-action'], 'patch');
   assert.deepEqual(patch?.['x-kubernetes-group-version-kind'], { group: '', version: 'v1', kind: 'ConfigMap' });
-  assert.deepEqual(patch?.parameters?.map((p) => p.name), ['dryRun', 'fieldManager', 'fieldValidation', 'force']);
+  assert.deepEqual(
+    patch?.parameters?.map((p) => p.name),
+    ['dryRun', 'fieldManager', 'fieldValidation', 'force'],
+  );
   assert.deepEqual(Object.keys(patch?.requestBody?.content ?? {}), [
     'application/apply-patch+yaml',
     'application/json-patch+json',
     'application/merge-patch+json',
     'application/strategic-merge-patch+json',
   ]);
-  assert.deepEqual(patch?.requestBody?.content['application/apply-patch+yaml']?.schema, { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' });
+  assert.deepEqual(patch?.requestBody?.content['application/apply-patch+yaml']?.schema, {
+    $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch',
+  });
   assert.deepEqual(Object.keys(patch?.responses['200']?.content ?? {}), ['application/json', 'application/vnd.kubernetes.protobuf', 'application/yaml']);
   assert.deepEqual(item?.put?.requestBody, { content: { '*/*': { schema: { $ref: '#/components/schemas/io.k8s.api.core.v1.ConfigMap' } } }, required: true });
   assert.equal(item?.delete?.requestBody?.required, undefined, 'the DeleteOptions body is optional');
@@ -66,7 +88,9 @@ test('schemas: refs to components, allOf for described refs, only what the docum
   const schemas = core.components.schemas;
   assert.ok(schemas['io.k8s.api.core.v1.ConfigMap']);
   assert.equal(schemas['io.k8s.api.coordination.v1.Lease'], undefined);
-  assert.deepEqual(schemas['io.k8s.api.core.v1.ConfigMap']?.properties?.metadata?.allOf, [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' }]);
+  assert.deepEqual(schemas['io.k8s.api.core.v1.ConfigMap']?.properties?.metadata?.allOf, [
+    { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' },
+  ]);
   assert.deepEqual(schemas['io.k8s.api.core.v1.ConfigMapList']?.properties?.items?.items, { $ref: '#/components/schemas/io.k8s.api.core.v1.ConfigMap' });
   const text = JSON.stringify(svc.documents.get('apis/coordination.k8s.io/v1')!.document);
   assert.ok(!text.includes('#/definitions/'));
@@ -77,10 +101,18 @@ test('schemas: refs to components, allOf for described refs, only what the docum
 });
 
 test('junctors of custom resource schemas are carried to v3', () => {
-  assert.deepEqual(toV3Schema({ 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }], allOf: [{ anyOf: [{ format: 'a' }] }], not: { enum: ['x'] } }), {
-    'x-kubernetes-int-or-string': true,
-    anyOf: [{ type: 'integer' }, { type: 'string' }],
-    allOf: [{ anyOf: [{ format: 'a' }] }],
-    not: { enum: ['x'] },
-  });
+  assert.deepEqual(
+    toV3Schema({
+      'x-kubernetes-int-or-string': true,
+      anyOf: [{ type: 'integer' }, { type: 'string' }],
+      allOf: [{ anyOf: [{ format: 'a' }] }],
+      not: { enum: ['x'] },
+    }),
+    {
+      'x-kubernetes-int-or-string': true,
+      anyOf: [{ type: 'integer' }, { type: 'string' }],
+      allOf: [{ anyOf: [{ format: 'a' }] }],
+      not: { enum: ['x'] },
+    },
+  );
 });

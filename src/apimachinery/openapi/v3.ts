@@ -108,7 +108,8 @@ export function toV3Schema(s: OpenAPISchema): V3Schema {
   const out: V3Schema = { ...rest };
   if (properties !== undefined) out.properties = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, toV3Schema(v)]));
   if (items !== undefined) out.items = toV3Schema(items);
-  if (additionalProperties !== undefined) out.additionalProperties = typeof additionalProperties === 'boolean' ? additionalProperties : toV3Schema(additionalProperties);
+  if (additionalProperties !== undefined)
+    out.additionalProperties = typeof additionalProperties === 'boolean' ? additionalProperties : toV3Schema(additionalProperties);
   // Junctors (a custom resource's value validations) carry no refs, but are converted all the same.
   if (allOf !== undefined) out.allOf = allOf.map(toV3Schema);
   if (anyOf !== undefined) out.anyOf = anyOf.map(toV3Schema);
@@ -129,7 +130,13 @@ function v3Param(p: Param): V3Parameter {
   if (p.description !== undefined) out.description = p.description;
   if (p.required) out.required = true;
   // Key order as kube-openapi writes it: name, in, description, required, schema.
-  return { name: out.name, in: out.in, ...(out.description !== undefined ? { description: out.description } : {}), ...(out.required ? { required: true } : {}), schema: out.schema };
+  return {
+    name: out.name,
+    in: out.in,
+    ...(out.description !== undefined ? { description: out.description } : {}),
+    ...(out.required ? { required: true } : {}),
+    schema: out.schema,
+  };
 }
 
 function v3Operation(o: Operation, params: readonly Param[]): V3Operation {

@@ -35,39 +35,75 @@ test('json patch applies every operation without touching the input', () => {
 });
 
 test('json patch errors match upstream (TestJSONPatch)', () => {
-  assert.deepEqual(failure(() => applyJsonPatch(pod, 'invalid json patch')), {
-    code: 400,
-    reason: 'BadRequest',
-    message: "invalid character 'i' looking for beginning of value",
-  });
+  assert.deepEqual(
+    failure(() => applyJsonPatch(pod, 'invalid json patch')),
+    {
+      code: 400,
+      reason: 'BadRequest',
+      message: "invalid character 'i' looking for beginning of value",
+    },
+  );
   const invalid = { code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' };
-  assert.deepEqual(failure(() => applyJsonPatch(pod, '[{"op": "test", "value": "podA", "path": "/invalid/path"}]')), invalid);
-  assert.deepEqual(failure(() => applyJsonPatch(pod, '[{"op": "test", "value": "podB", "path": "/metadata/name"}]')), invalid);
-  assert.deepEqual(failure(() => applyJsonPatch(pod, '[{"op": "remove", "path": "/metadata/nope"}]')), invalid);
-  assert.deepEqual(failure(() => applyJsonPatch(pod, '[{"op": "add", "path": "/a/b/c", "value": 1}]')), invalid);
-  assert.deepEqual(failure(() => applyJsonPatch(pod, '[{"op": "frob", "path": "/a"}]')), invalid);
+  assert.deepEqual(
+    failure(() => applyJsonPatch(pod, '[{"op": "test", "value": "podA", "path": "/invalid/path"}]')),
+    invalid,
+  );
+  assert.deepEqual(
+    failure(() => applyJsonPatch(pod, '[{"op": "test", "value": "podB", "path": "/metadata/name"}]')),
+    invalid,
+  );
+  assert.deepEqual(
+    failure(() => applyJsonPatch(pod, '[{"op": "remove", "path": "/metadata/nope"}]')),
+    invalid,
+  );
+  assert.deepEqual(
+    failure(() => applyJsonPatch(pod, '[{"op": "add", "path": "/a/b/c", "value": 1}]')),
+    invalid,
+  );
+  assert.deepEqual(
+    failure(() => applyJsonPatch(pod, '[{"op": "frob", "path": "/a"}]')),
+    invalid,
+  );
   assert.equal(failure(() => applyJsonPatch(pod, '{"op":"add"}')).message, 'json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   const many = Array.from({ length: 10001 }, () => ({ op: 'test', path: '/metadata/name', value: 'podA' }));
-  assert.deepEqual(failure(() => applyJsonPatchOperations(pod, many)), {
-    code: 413,
-    reason: 'RequestEntityTooLarge',
-    message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
-  });
+  assert.deepEqual(
+    failure(() => applyJsonPatchOperations(pod, many)),
+    {
+      code: 413,
+      reason: 'RequestEntityTooLarge',
+      message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
+    },
+  );
   assert.deepEqual(applyJsonPatch(pod, 'null'), pod);
 });
 
-test('json patch as json-patch v4 (kube\'s) reads it: replace of a missing key sets it, null test of a missing key passes, negative indices', () => {
+test("json patch as json-patch v4 (kube's) reads it: replace of a missing key sets it, null test of a missing key passes, negative indices", () => {
   const doc = { metadata: { name: 'a', finalizers: ['x', 'y', 'z'] }, data: { k: 'v' } };
   assert.deepEqual(applyJsonPatch(doc, '[{"op":"replace","path":"/data/new","value":"n"}]'), { ...doc, data: { k: 'v', new: 'n' } });
-  assert.deepEqual(applyJsonPatch(doc, '[{"op":"replace","path":"/metadata/labels","value":{"l":"1"}}]'), { ...doc, metadata: { ...doc.metadata, labels: { l: '1' } } });
+  assert.deepEqual(applyJsonPatch(doc, '[{"op":"replace","path":"/metadata/labels","value":{"l":"1"}}]'), {
+    ...doc,
+    metadata: { ...doc.metadata, labels: { l: '1' } },
+  });
   assert.deepEqual(applyJsonPatch(doc, '[{"op":"test","path":"/data/missing","value":null}]'), doc);
   assert.deepEqual(applyJsonPatch(doc, '[{"op":"remove","path":"/metadata/finalizers/-1"}]'), { ...doc, metadata: { name: 'a', finalizers: ['x', 'y'] } });
-  assert.deepEqual(applyJsonPatch(doc, '[{"op":"replace","path":"/metadata/finalizers/-3","value":"w"}]'), { ...doc, metadata: { name: 'a', finalizers: ['w', 'y', 'z'] } });
+  assert.deepEqual(applyJsonPatch(doc, '[{"op":"replace","path":"/metadata/finalizers/-3","value":"w"}]'), {
+    ...doc,
+    metadata: { name: 'a', finalizers: ['w', 'y', 'z'] },
+  });
   const invalid = { code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' };
   // Still errors: an index out of range (also counted from the end), a missing parent, a test of a missing key with a value.
-  assert.deepEqual(failure(() => applyJsonPatch(doc, '[{"op":"remove","path":"/metadata/finalizers/-4"}]')), invalid);
-  assert.deepEqual(failure(() => applyJsonPatch(doc, '[{"op":"replace","path":"/nope/x","value":1}]')), invalid);
-  assert.deepEqual(failure(() => applyJsonPatch(doc, '[{"op":"test","path":"/data/missing","value":"v"}]')), invalid);
+  assert.deepEqual(
+    failure(() => applyJsonPatch(doc, '[{"op":"remove","path":"/metadata/finalizers/-4"}]')),
+    invalid,
+  );
+  assert.deepEqual(
+    failure(() => applyJsonPatch(doc, '[{"op":"replace","path":"/nope/x","value":1}]')),
+    invalid,
+  );
+  assert.deepEqual(
+    failure(() => applyJsonPatch(doc, '[{"op":"test","path":"/data/missing","value":"v"}]')),
+    invalid,
+  );
   assert.deepEqual(doc.data, { k: 'v' });
 });
 
@@ -91,15 +127,30 @@ test("json patch keeps its numbers' texts where json-patch v4 puts them (add, re
   // Each patched text as json-patch v4.12.0 (kube vendors v4) prints it under Go 1.19; undefined: it fails.
   const cases: [string, string | undefined][] = [
     ['[{"op":"replace","path":"/spec/leaseDurationSeconds","value":1.0}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1.0}}'],
-    ['[{"op":"add","path":"/spec/x","value":{"y":1e3,"z":[1.50]}}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":{"y":1e3,"z":[1.50]}}}'],
-    ['[{"op":"add","path":"/spec/x","value":1.0},{"op":"copy","from":"/spec/x","path":"/spec/leaseDurationSeconds"}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1.0,"x":1.0}}'],
-    ['[{"op":"add","path":"/spec/x","value":1.0},{"op":"move","from":"/spec/x","path":"/spec/leaseDurationSeconds"}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1.0}}'],
+    [
+      '[{"op":"add","path":"/spec/x","value":{"y":1e3,"z":[1.50]}}]',
+      '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":{"y":1e3,"z":[1.50]}}}',
+    ],
+    [
+      '[{"op":"add","path":"/spec/x","value":1.0},{"op":"copy","from":"/spec/x","path":"/spec/leaseDurationSeconds"}]',
+      '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1.0,"x":1.0}}',
+    ],
+    [
+      '[{"op":"add","path":"/spec/x","value":1.0},{"op":"move","from":"/spec/x","path":"/spec/leaseDurationSeconds"}]',
+      '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1.0}}',
+    ],
     ['[{"op":"test","path":"/spec/leaseDurationSeconds","value":1.0}]', undefined],
     ['[{"op":"test","path":"/spec/leaseDurationSeconds","value":1}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1}}'],
-    ['[{"op":"add","path":"/spec/x","value":1.0},{"op":"test","path":"/spec/x","value":1.0}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":1.0}}'],
+    [
+      '[{"op":"add","path":"/spec/x","value":1.0},{"op":"test","path":"/spec/x","value":1.0}]',
+      '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":1.0}}',
+    ],
     ['[{"op":"add","path":"/spec/x","value":1.0},{"op":"test","path":"/spec/x","value":1}]', undefined],
     ['[{"op":"add","path":"/spec/x","value":{"a":1.0}},{"op":"test","path":"/spec/x","value":{"a":1}}]', undefined],
-    ['[{"op":"add","path":"/a/0","value":1.0},{"op":"add","path":"/a/0","value":7}]', '{"a":[7,1.0,1,2],"spec":{"leaseDurationSeconds":1,"holderIdentity":"a"}}'],
+    [
+      '[{"op":"add","path":"/a/0","value":1.0},{"op":"add","path":"/a/0","value":7}]',
+      '{"a":[7,1.0,1,2],"spec":{"leaseDurationSeconds":1,"holderIdentity":"a"}}',
+    ],
     ['[{"op":"add","path":"/a/-","value":9007199254740993}]', '{"a":[1,2,9007199254740993],"spec":{"leaseDurationSeconds":1,"holderIdentity":"a"}}'],
     ['[{"op":"add","path":"/spec/x","value":1.0, "value": 1}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":1}}'],
     ['[{"op":"add","path":"/spec/x","value":-0.0}]', '{"a":[1,2],"spec":{"holderIdentity":"a","leaseDurationSeconds":1,"x":-0.0}}'],
@@ -115,17 +166,28 @@ test("json patch keeps its numbers' texts where json-patch v4 puts them (add, re
 });
 
 test('json patch number texts: the path of an integer a double cannot hold is where the patch puts it; strings stay strings; none without such numbers', () => {
-  const out = applyJsonPatch({ spec: { x: {} } }, '[{"op":"add","path":"/spec/x/y","value":{"z":[1,9007199254740993]}},{"op":"add","path":"/spec/n","value":12345678901234567}]') as {
+  const out = applyJsonPatch(
+    { spec: { x: {} } },
+    '[{"op":"add","path":"/spec/x/y","value":{"z":[1,9007199254740993]}},{"op":"add","path":"/spec/n","value":12345678901234567}]',
+  ) as {
     spec: { x: { y: { z: number[] } }; n: number };
   };
   assert.deepEqual(numberTextAt(out.spec.x.y.z, 1, out.spec.x.y.z[1]!), { literal: '9007199254740993', inexactPath: 'spec.x.y.z[1]' });
   assert.deepEqual(numberTextAt(out.spec, 'n', out.spec.n), { literal: '12345678901234567', inexactPath: 'spec.n' });
   // A string is never taken for a number, whatever it holds.
-  const s = applyJsonPatch({}, '[{"op":"add","path":"/s","value":"\\u0000kplane-number-x:1.0"},{"op":"add","path":"/t","value":"1.0"},{"op":"add","path":"/n","value":2.0}]') as Record<string, unknown>;
+  const s = applyJsonPatch(
+    {},
+    '[{"op":"add","path":"/s","value":"\\u0000kplane-number-x:1.0"},{"op":"add","path":"/t","value":"1.0"},{"op":"add","path":"/n","value":2.0}]',
+  ) as Record<string, unknown>;
   assert.deepEqual(s, { s: '\u0000kplane-number-x:1.0', t: '1.0', n: 2 });
   assert.equal(numberTextAt(s, 'n', 2)?.literal, '2.0');
   // The common path: a patch whose numbers need no text records none, and its result has none.
-  for (const patch of ['[{"op":"add","path":"/n","value":3}]', '[{"op":"add","path":"/s","value":"nginx:1.25"},{"op":"add","path":"/o","value":{"a":[1,-2,10]}}]', '[]', 'null']) {
+  for (const patch of [
+    '[{"op":"add","path":"/n","value":3}]',
+    '[{"op":"add","path":"/s","value":"nginx:1.25"},{"op":"add","path":"/o","value":{"a":[1,-2,10]}}]',
+    '[]',
+    'null',
+  ]) {
     const ops = decodeJsonPatch(patch);
     assert.equal(hasNumberTexts(ops), false, patch);
     assert.equal(hasNumberTexts(applyJsonPatchOperations({}, ops)), false, patch);
@@ -150,7 +212,11 @@ test('merge patch (RFC 7386 appendix A cases)', () => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ a: 'foo' }, null, null],
     [{ a: 'foo' }, 'bar', 'bar'],
@@ -159,6 +225,9 @@ test('merge patch (RFC 7386 appendix A cases)', () => {
     [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }],
   ];
   for (const [orig, patch, want] of cases) assert.deepEqual(mergePatch(orig as never, patch as never), want, JSON.stringify([orig, patch]));
-  assert.deepEqual(failure(() => applyMergePatch({}, '{')), { code: 400, reason: 'BadRequest', message: 'Invalid JSON Patch' });
+  assert.deepEqual(
+    failure(() => applyMergePatch({}, '{')),
+    { code: 400, reason: 'BadRequest', message: 'Invalid JSON Patch' },
+  );
   assert.deepEqual(applyMergePatch({ metadata: { labels: { a: '1', b: '2' } } }, '{"metadata":{"labels":{"a":null}}}'), { metadata: { labels: { b: '2' } } });
 });

@@ -84,7 +84,10 @@ export function applyJsonPatchOperations(original: JsonValue, ops: readonly Json
 function asV4Operation(doc: JsonValue, raw: JsonValue): Operation | undefined {
   const op = raw as unknown as Operation & { value?: unknown };
   if (op === null || typeof op !== 'object' || typeof op.path !== 'string' || op.path === '') return op;
-  const parts = op.path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = op.path
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   let parent: unknown = doc;
   for (const p of parts.slice(0, -1)) {
     if (parent === null || typeof parent !== 'object') return op;

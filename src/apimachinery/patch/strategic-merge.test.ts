@@ -272,6 +272,9 @@ test('lists of lists are rejected with 422 like upstream', () => {
 });
 
 test('a non-object patch is a 400; null is a no-op', () => {
-  assert.throws(() => strategicMergePatch({}, [1], schema, defs), (e: unknown) => isStatusError(e) && e.code === 400);
+  assert.throws(
+    () => strategicMergePatch({}, [1], schema, defs),
+    (e: unknown) => isStatusError(e) && e.code === 400,
+  );
   assert.deepEqual(strategicMergePatch({ a: 1 }, null, schema, defs), { a: 1 });
 });

@@ -43,7 +43,9 @@ function goValue(v: JsonValue | undefined): string {
   if (v === null || v === undefined) return '<nil>';
   if (Array.isArray(v)) return `[${v.map(goValue).join(' ')}]`;
   if (isJsonObject(v)) {
-    const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort();
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
     return `map[${keys.map((k) => `${k}:${goValue(v[k])}`).join(' ')}]`;
   }
   return String(v);
@@ -59,7 +61,8 @@ function goType(v: JsonValue | undefined): string {
 
 const errNoMergeKey = (m: JsonObject, key: string): StatusError => badRequest(`map: ${goValue(m)} does not contain declared merge key: ${key}`);
 const errBadPatchType = (t: JsonValue | undefined, m: JsonObject): StatusError => badRequest(`unknown patch type: ${goValue(t)} in map: ${goValue(m)}`);
-const errBadArgType = (expected: JsonValue, actual: JsonValue | undefined): StatusError => badRequest(`expected a ${goType(expected)}, but received a ${goType(actual)}`);
+const errBadArgType = (expected: JsonValue, actual: JsonValue | undefined): StatusError =>
+  badRequest(`expected a ${goType(expected)}, but received a ${goType(actual)}`);
 
 // ---------------------------------------------------------------------------------------------
 // Patch metadata from the schema
@@ -213,7 +216,14 @@ function partition(merged: JsonValue[], by: JsonValue[], mergeKey: string, kind:
   return { patchItems, serverOnly };
 }
 
-function normalizeElementOrder(patchItems: JsonValue[], serverOnly: JsonValue[], patchOrder: JsonValue[], serverOrder: JsonValue[], mergeKey: string, kind: Kind): JsonValue[] {
+function normalizeElementOrder(
+  patchItems: JsonValue[],
+  serverOnly: JsonValue[],
+  patchOrder: JsonValue[],
+  serverOrder: JsonValue[],
+  mergeKey: string,
+  kind: Kind,
+): JsonValue[] {
   const p = normalizeSliceOrder(patchItems, patchOrder, mergeKey, kind);
   const s = normalizeSliceOrder(serverOnly, serverOrder, mergeKey, kind);
   return mergeSortedSlice(s, p, serverOrder, mergeKey, kind);
@@ -255,7 +265,8 @@ class StrategicMerger {
       }
       const current = original[key];
       const sameKind =
-        current !== undefined && (Array.isArray(current) ? Array.isArray(patchV) : isJsonObject(current) ? isJsonObject(patchV) : !Array.isArray(patchV) && !isJsonObject(patchV));
+        current !== undefined &&
+        (Array.isArray(current) ? Array.isArray(patchV) : isJsonObject(current) ? isJsonObject(patchV) : !Array.isArray(patchV) && !isJsonObject(patchV));
       if (current === undefined || current === null || !sameKind) {
         // Deleting from a list that is not there (or is not a list) leaves the object alone.
         if (isDeleteList) continue;
@@ -398,7 +409,9 @@ class StrategicMerger {
 function extractKey(s: string, prefix: string): string {
   const slash = s.indexOf('/');
   if (slash < 0 || s.slice(0, slash) !== prefix) {
-    throw badRequest(prefix === DELETE_FROM_PRIMITIVE_LIST_PREFIX ? SMP_ERRORS.badPatchFormatForPrimitiveList : SMP_ERRORS.badPatchFormatForSetElementOrderList);
+    throw badRequest(
+      prefix === DELETE_FROM_PRIMITIVE_LIST_PREFIX ? SMP_ERRORS.badPatchFormatForPrimitiveList : SMP_ERRORS.badPatchFormatForSetElementOrderList,
+    );
   }
   return s.slice(slash + 1);
 }

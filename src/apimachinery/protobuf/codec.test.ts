@@ -178,7 +178,14 @@ const full: Record<string, Obj> = {
     status: 'Failure',
     message: 'ConfigMap "x" is invalid: data: Invalid value',
     reason: 'Invalid',
-    details: { name: 'x', group: 'apps', kind: 'ConfigMap', uid: 'u', causes: [{ reason: 'FieldValueInvalid', message: 'bad', field: 'data' }, {}], retryAfterSeconds: 3 },
+    details: {
+      name: 'x',
+      group: 'apps',
+      kind: 'ConfigMap',
+      uid: 'u',
+      causes: [{ reason: 'FieldValueInvalid', message: 'bad', field: 'data' }, {}],
+      retryAfterSeconds: 3,
+    },
     code: 422,
   },
   DeleteOptions: {
@@ -266,7 +273,11 @@ describe('protobuf codec: round trips', () => {
             name: fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/),
             labels: fc.dictionary(key, fc.string({ maxLength: 30 }), { minKeys: 1, noNullPrototype: true }),
             data: fc.dictionary(key, fc.string({ unit: 'grapheme', maxLength: 200 }), { minKeys: 1, noNullPrototype: true }),
-            binaryData: fc.dictionary(key, fc.uint8Array({ maxLength: 50 }).map((b) => Buffer.from(b).toString('base64')), { minKeys: 1, noNullPrototype: true }),
+            binaryData: fc.dictionary(
+              key,
+              fc.uint8Array({ maxLength: 50 }).map((b) => Buffer.from(b).toString('base64')),
+              { minKeys: 1, noNullPrototype: true },
+            ),
             immutable: fc.boolean(),
             generation: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
           },
@@ -320,7 +331,11 @@ describe('protobuf codec: Go struct semantics', () => {
   it('creationTimestamp: a null/zero time is omitted (omitzero), deletionTimestamp null kept (pointer)', () => {
     const o = rt({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'c', creationTimestamp: null } });
     assert.deepEqual(o.metadata, { name: 'c' });
-    const z = rt({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'c', creationTimestamp: '0001-01-01T00:00:00Z', deletionTimestamp: '0001-01-01T00:00:00Z' } });
+    const z = rt({
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { name: 'c', creationTimestamp: '0001-01-01T00:00:00Z', deletionTimestamp: '0001-01-01T00:00:00Z' },
+    });
     assert.deepEqual(z.metadata, { name: 'c', deletionTimestamp: null });
   });
   it('Time keeps seconds only; MicroTime keeps microseconds; offsets normalise to UTC', () => {
@@ -354,24 +369,44 @@ describe('protobuf codec: golden bytes', () => {
   it('a small ConfigMap, derived by hand from the field tags', () => {
     const bytes = enc({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data: { k: 'v' } });
     const objectMeta =
-      '0a01' + ascii('a') + // name = 1
+      '0a01' +
+      ascii('a') + // name = 1
       '1200' + // generateName = 2 (Go writes value fields even when empty)
-      '1a02' + ascii('ns') + // namespace = 3
-      '2200' + '2a00' + '3200' + // selfLink, uid, resourceVersion
+      '1a02' +
+      ascii('ns') + // namespace = 3
+      '2200' +
+      '2a00' +
+      '3200' + // selfLink, uid, resourceVersion
       '3800' + // generation = 7 (varint 0)
       '4200'; // creationTimestamp = 8, zero Time marshals to nothing
     const configMap =
-      '0a13' + objectMeta + // metadata = 1, 19 bytes
-      '1206' + '0a01' + ascii('k') + '1201' + ascii('v'); // data = 2, one map entry {key=1, value=2}
+      '0a13' +
+      objectMeta + // metadata = 1, 19 bytes
+      '1206' +
+      '0a01' +
+      ascii('k') +
+      '1201' +
+      ascii('v'); // data = 2, one map entry {key=1, value=2}
     const expected =
       '6b387300' + // k8s\0
-      '0a0f' + '0a02' + ascii('v1') + '1209' + ascii('ConfigMap') + // typeMeta = 1 {apiVersion = 1, kind = 2}
-      '121d' + configMap + // raw = 2, 29 bytes
-      '1a00' + '2200'; // contentEncoding = 3, contentType = 4
+      '0a0f' +
+      '0a02' +
+      ascii('v1') +
+      '1209' +
+      ascii('ConfigMap') + // typeMeta = 1 {apiVersion = 1, kind = 2}
+      '121d' +
+      configMap + // raw = 2, 29 bytes
+      '1a00' +
+      '2200'; // contentEncoding = 3, contentType = 4
     assert.equal(hex(bytes), expected);
-    assert.deepEqual(decodeObject(Buffer.from(expected, 'hex')), { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'ns' }, data: { k: 'v' } });
+    assert.deepEqual(decodeObject(Buffer.from(expected, 'hex')), {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { name: 'a', namespace: 'ns' },
+      data: { k: 'v' },
+    });
   });
-  it('negative int64 is a 10-byte two\'s complement varint', () => {
+  it("negative int64 is a 10-byte two's complement varint", () => {
     const b = enc({ kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', gracePeriodSeconds: -1 });
     assert.ok(hex(b).includes('08ffffffffffffffffff01'));
     assert.equal(rt({ kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', gracePeriodSeconds: -1 }).gracePeriodSeconds, -1);
@@ -381,7 +416,15 @@ describe('protobuf codec: golden bytes', () => {
   // local mirror of github.com/kubernetes/api when one is present (KPLANE_K8S_API_REPO or the
   // default path); not vendored here.
   const repo = process.env.KPLANE_K8S_API_REPO ?? '/work/.mirror/kubernetes+api/repo';
-  const fixtures = ['core.v1.ConfigMap', 'core.v1.Secret', 'core.v1.Namespace', 'core.v1.ServiceAccount', 'core.v1.Event', 'events.k8s.io.v1.Event', 'coordination.k8s.io.v1.Lease'];
+  const fixtures = [
+    'core.v1.ConfigMap',
+    'core.v1.Secret',
+    'core.v1.Namespace',
+    'core.v1.ServiceAccount',
+    'core.v1.Event',
+    'events.k8s.io.v1.Event',
+    'coordination.k8s.io.v1.Lease',
+  ];
   const show = (p: string): Buffer => execFileSync('git', ['-C', repo, 'show', `HEAD:testdata/HEAD/${p}`], { maxBuffer: 1 << 24 });
   for (const f of fixtures) {
     it(`upstream fixture ${f}: identical bytes and identical JSON`, { skip: existsSync(repo) ? false : `no kubernetes/api checkout at ${repo}` }, () => {
@@ -410,9 +453,22 @@ describe('protobuf codec: watch', () => {
     assert.deepEqual(decodeWatchEvent(body), { type: 'ADDED', object: decodeObject(env) });
   });
   it('streams of frames decode, including BOOKMARK and ERROR(Status)', () => {
-    const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'too old resource version: 1 (5)', reason: 'Expired', code: 410 };
+    const status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'too old resource version: 1 (5)',
+      reason: 'Expired',
+      code: 410,
+    };
     const bookmark = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '9', annotations: { 'k8s.io/initial-events-end': 'true' } } };
-    const stream = Buffer.concat([encodeWatchEvent('ADDED', cm), encodeWatchEvent('DELETED', cm), encodeWatchEvent('BOOKMARK', bookmark), encodeWatchEvent('ERROR', status)]);
+    const stream = Buffer.concat([
+      encodeWatchEvent('ADDED', cm),
+      encodeWatchEvent('DELETED', cm),
+      encodeWatchEvent('BOOKMARK', bookmark),
+      encodeWatchEvent('ERROR', status),
+    ]);
     const events = decodeWatchFrames(stream);
     assert.deepEqual(
       events.map((e) => e.type),
@@ -448,7 +504,10 @@ describe('protobuf codec: kinds without protobuf', () => {
         () => enc(o),
         (e: unknown) => e instanceof StatusError && e.code === 406 && e.reason === 'NotAcceptable' && e.message === NOT_ACCEPTABLE_MESSAGE,
       );
-      assert.throws(() => encodeWatchEvent('ADDED', o), (e: unknown) => e instanceof StatusError && e.code === 406);
+      assert.throws(
+        () => encodeWatchEvent('ADDED', o),
+        (e: unknown) => e instanceof StatusError && e.code === 406,
+      );
     }
   });
   it('objects no Go struct could hold are internal errors naming the field', () => {
@@ -467,9 +526,15 @@ describe('protobuf codec: malformed input', () => {
   const good = Buffer.from(enc(full.ConfigMap!));
   it('envelope checks with upstream messages', () => {
     assertBadRequest(() => decodeObject(new Uint8Array(0)), 'empty data');
-    assertBadRequest(() => decodeObject(Buffer.from('{"kind":"ConfigMap"}')), 'provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]');
+    assertBadRequest(
+      () => decodeObject(Buffer.from('{"kind":"ConfigMap"}')),
+      'provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]',
+    );
     assertBadRequest(() => decodeObject(PROTOBUF_MAGIC), 'empty body');
-    assertBadRequest(() => decodeObject(Buffer.from('6b387300' + '0a07' + '0a02' + ascii('v1') + '1201' + ascii('X'), 'hex')), 'no kind "X" is registered for version "v1"');
+    assertBadRequest(
+      () => decodeObject(Buffer.from('6b387300' + '0a07' + '0a02' + ascii('v1') + '1201' + ascii('X'), 'hex')),
+      'no kind "X" is registered for version "v1"',
+    );
     assertBadRequest(() => decodeObject(Buffer.from('6b387300' + '0a04' + '0a02' + ascii('v1'), 'hex')), "Object 'Kind' is missing");
   });
   it('the request kind fills a missing envelope kind (copyKindDefaults)', () => {
@@ -505,7 +570,12 @@ describe('protobuf codec: malformed input', () => {
   it('deeply nested groups in unknown fields are skipped without recursion', () => {
     const depth = 1_000_000;
     const body = Buffer.concat([Buffer.alloc(depth, 0x4b), Buffer.alloc(depth, 0x4c)]); // field 9 start/end group
-    const env = Buffer.concat([Buffer.from('6b387300' + '0a0f0a02' + ascii('v1') + '1209' + ascii('ConfigMap'), 'hex'), Buffer.from([0x12]), lenVarint(body.length), body]);
+    const env = Buffer.concat([
+      Buffer.from('6b387300' + '0a0f0a02' + ascii('v1') + '1209' + ascii('ConfigMap'), 'hex'),
+      Buffer.from([0x12]),
+      lenVarint(body.length),
+      body,
+    ]);
     assert.deepEqual(decodeObject(env), { kind: 'ConfigMap', apiVersion: 'v1', metadata: {} });
     const unbalanced = Buffer.concat([env.subarray(0, env.length - 1)]);
     assertBadRequest(() => decodeObject(unbalanced));
@@ -513,7 +583,10 @@ describe('protobuf codec: malformed input', () => {
   it('deeply nested envelopes (watch events of watch events) are refused', () => {
     let o: KubeObject = { kind: 'ConfigMap', apiVersion: 'v1', metadata: {} };
     for (let i = 0; i < 40; i++) o = { kind: 'WatchEvent', apiVersion: 'meta.k8s.io/v1', type: 'ADDED', object: o };
-    assert.throws(() => enc(o), (e: unknown) => e instanceof StatusError && e.code === 500);
+    assert.throws(
+      () => enc(o),
+      (e: unknown) => e instanceof StatusError && e.code === 500,
+    );
     // hand-build the same nesting on the wire
     let inner = Buffer.from(enc({ kind: 'ConfigMap', apiVersion: 'v1', metadata: {} }));
     for (let i = 0; i < 40; i++) {

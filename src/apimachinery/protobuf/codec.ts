@@ -21,8 +21,7 @@ export const PROTOBUF_MAGIC: Uint8Array = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
  * kube-apiserver's 406 when a client accepts only protobuf for a resource that has none (custom
  * resources; `as=Table`): negotiation.errNotAcceptable over the media types it does serve.
  */
-export const NOT_ACCEPTABLE_MESSAGE =
-  'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
+export const NOT_ACCEPTABLE_MESSAGE = 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
 
 /** Envelopes nested inside RawExtensions (watch events of watch events...) deeper than this are refused. */
 const MAX_ENVELOPE_NESTING = 16;
@@ -387,7 +386,7 @@ function readMessage(r: Reader, end: number, desc: MessageDesc, vals: Vals, dept
       cur = undefined;
       r.varint64();
       const wire = r.lo & 7;
-      const num = ((r.lo >>> 3) | (r.hi << 29)) | 0;
+      const num = (r.lo >>> 3) | (r.hi << 29) | 0;
       if (wire === WIRE_END_GROUP) throw new WireError(`proto: ${shortName(desc)}: wiretype end group for non-group`);
       if (num <= 0) throw new WireError(`proto: ${shortName(desc)}: illegal tag ${num} (wire type ${wire})`);
       const f = desc.byNumber.get(num);
@@ -531,7 +530,7 @@ function readMapEntry(r: Reader, f: FieldDesc, vals: Vals): void {
     while (r.pos < e) {
       r.varint64();
       const wire = r.lo & 7;
-      const num = ((r.lo >>> 3) | (r.hi << 29)) | 0;
+      const num = (r.lo >>> 3) | (r.hi << 29) | 0;
       if (num <= 0) throw new WireError(`proto: illegal tag ${num} (wire type ${wire})`);
       if (num === 1 || num === 2) {
         if (wire !== WIRE_LEN) throw new WireError(`proto: wrong wireType = ${wire} for field ${num === 1 ? 'key' : 'value'}`);

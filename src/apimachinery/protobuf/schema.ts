@@ -77,7 +77,9 @@ const compiled = new Map<string, MessageDesc>();
 function loadRoot(): protobuf.Root {
   if (root) return root;
   const r = new protobuf.Root();
-  for (const file of readdirSync(protoDir).filter((f) => f.endsWith('.proto')).sort()) {
+  for (const file of readdirSync(protoDir)
+    .filter((f) => f.endsWith('.proto'))
+    .sort()) {
     protobuf.parse(readFileSync(protoDir + file, 'utf8'), r, { keepCase: true });
   }
   r.resolveAll();
@@ -148,4 +150,3 @@ function compile(fullName: string): MessageDesc {
 export function messageDesc(fullName: string): MessageDesc {
   return compile(fullName);
 }
-

@@ -98,11 +98,11 @@ export class Writer {
   int(v: number): void {
     if (v >= 0) {
       if (v < TWO_32) this.uint32(v);
-      else this.varint64(v % TWO_32 >>> 0, Math.floor(v / TWO_32) >>> 0);
+      else this.varint64((v % TWO_32) >>> 0, Math.floor(v / TWO_32) >>> 0);
       return;
     }
     const a = -v;
-    let lo = a % TWO_32 >>> 0;
+    let lo = (a % TWO_32) >>> 0;
     let hi = Math.floor(a / TWO_32) >>> 0;
     lo = (~lo + 1) >>> 0;
     hi = (~hi + (lo === 0 ? 1 : 0)) >>> 0;

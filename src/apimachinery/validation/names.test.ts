@@ -40,8 +40,14 @@ test('qualified names (label keys)', () => {
     'name part must be non-empty',
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
   ]);
-  assert.match(isQualifiedName('a/b/c')[0]!, /^a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e.g. 'example.com\/MyName'\)$/);
-  assert.deepEqual(isQualifiedName('Bad_Prefix/a').map((m) => m.slice(0, 30)), ['prefix part a lowercase RFC 11']);
+  assert.match(
+    isQualifiedName('a/b/c')[0]!,
+    /^a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e.g. 'example.com\/MyName'\)$/,
+  );
+  assert.deepEqual(
+    isQualifiedName('Bad_Prefix/a').map((m) => m.slice(0, 30)),
+    ['prefix part a lowercase RFC 11'],
+  );
   assert.deepEqual(isQualifiedName('a'.repeat(64))[0], 'name part must be no more than 63 characters');
 });
 
@@ -71,5 +77,8 @@ test('generateName: masking, truncation, alphabet', () => {
   const long = generateName('x'.repeat(100));
   assert.equal(long.length, 63);
   assert.ok(long.startsWith('x'.repeat(58)));
-  assert.equal(generateName('a-', () => 0), 'a-bbbbb');
+  assert.equal(
+    generateName('a-', () => 0),
+    'a-bbbbb',
+  );
 });

@@ -49,7 +49,9 @@ test('labels and annotations', () => {
   assert.ok(issues[0]!.startsWith('metadata.labels: Invalid value: "bad key": name part must consist of'));
   assert.ok(issues[1]!.startsWith('metadata.labels: Invalid value: "-x": a valid label must be an empty string'));
   const big = { a: 'x'.repeat(256 * 1024) };
-  assert.deepEqual(strings(validateObjectMetaCreate({ name: 'a', annotations: big }, cluster)), ['metadata.annotations: Too long: must have at most 262144 bytes']);
+  assert.deepEqual(strings(validateObjectMetaCreate({ name: 'a', annotations: big }, cluster)), [
+    'metadata.annotations: Too long: must have at most 262144 bytes',
+  ]);
   assert.deepEqual(validateObjectMetaCreate({ name: 'a', annotations: { a: 'x'.repeat(256 * 1024 - 1) } }, cluster), []);
 });
 
@@ -57,7 +59,10 @@ test('finalizers: qualified names, orphan vs foreground, warnings for unqualifie
   const issues = strings(validateObjectMetaCreate({ name: 'a', finalizers: ['orphan', 'foregroundDeletion', 'x/y/z'] }, cluster));
   assert.equal(issues.length, 2);
   assert.ok(issues[0]!.startsWith('metadata.finalizers: Invalid value: "x/y/z": a qualified name must consist of'));
-  assert.equal(issues[1], 'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion","x/y/z"]: finalizer orphan and foregroundDeletion cannot be both set');
+  assert.equal(
+    issues[1],
+    'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion","x/y/z"]: finalizer orphan and foregroundDeletion cannot be both set',
+  );
   assert.deepEqual(finalizerWarnings(['kubernetes', 'example.com/x', 'mine']), [
     'metadata.finalizers: "mine": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers',
   ]);

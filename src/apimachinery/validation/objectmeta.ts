@@ -111,7 +111,11 @@ export function validateOwnerReferences(refs: OwnerReference[] | undefined, path
       const current = `${ref.kind}/${ref.name}`;
       if (firstController) {
         issues.push(
-          fieldIssue.invalid(path, refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`),
+          fieldIssue.invalid(
+            path,
+            refs,
+            `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
+          ),
         );
       } else {
         firstController = current;
@@ -126,9 +130,7 @@ export function validateFinalizers(finalizers: string[] | undefined, path: strin
   if (!finalizers) return issues;
   for (const f of finalizers) for (const m of isQualifiedName(f)) issues.push(fieldIssue.invalid(path, f, m));
   if (finalizers.includes(FINALIZER_ORPHAN_DEPENDENTS) && finalizers.includes(FINALIZER_DELETE_DEPENDENTS)) {
-    issues.push(
-      fieldIssue.invalid(path, finalizers, `finalizer ${FINALIZER_ORPHAN_DEPENDENTS} and ${FINALIZER_DELETE_DEPENDENTS} cannot be both set`),
-    );
+    issues.push(fieldIssue.invalid(path, finalizers, `finalizer ${FINALIZER_ORPHAN_DEPENDENTS} and ${FINALIZER_DELETE_DEPENDENTS} cannot be both set`));
   }
   return issues;
 }
@@ -170,7 +172,9 @@ export function finalizerWarnings(finalizers: string[] | undefined, policy: Fina
   if (policy !== 'custom-resource') return warnings;
   for (const f of finalizers ?? []) {
     if (!f.includes('/') && !isStandardFinalizerName(f)) {
-      warnings.push(`${path}: ${JSON.stringify(f)}: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers`);
+      warnings.push(
+        `${path}: ${JSON.stringify(f)}: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers`,
+      );
     }
   }
   return warnings;
@@ -180,7 +184,8 @@ export function validateManagedFields(entries: ManagedFieldsEntry[] | undefined,
   const issues: FieldIssue[] = [];
   (entries ?? []).forEach((e, i) => {
     const p = `${path}[${i}]`;
-    if (e.operation !== 'Apply' && e.operation !== 'Update') issues.push(fieldIssue.invalid(`${p}.operation`, e.operation ?? '', 'must be `Apply` or `Update`'));
+    if (e.operation !== 'Apply' && e.operation !== 'Update')
+      issues.push(fieldIssue.invalid(`${p}.operation`, e.operation ?? '', 'must be `Apply` or `Update`'));
     if (e.fieldsType !== 'FieldsV1') issues.push(fieldIssue.invalid(`${p}.fieldsType`, e.fieldsType ?? '', 'must be `FieldsV1`'));
     if (e.subresource !== undefined && e.subresource.length > 256) issues.push(tooLongBytes(`${p}.subresource`, 256));
     if (e.fieldsV1 !== undefined && !isJsonObject(e.fieldsV1)) issues.push(fieldIssue.invalid(`${p}.fieldsV1`, e.fieldsV1, 'must be an object'));
@@ -245,7 +250,8 @@ export function validateObjectMetaUpdate(newMeta: ObjectMeta, oldMeta: ObjectMet
     }
   }
   if (!newMeta.resourceVersion) issues.push(fieldIssue.invalid(`${path}.resourceVersion`, newMeta.resourceVersion ?? '', 'must be specified for an update'));
-  if ((newMeta.generation ?? 0) < (oldMeta.generation ?? 0)) issues.push(fieldIssue.invalid(`${path}.generation`, newMeta.generation ?? 0, 'must not be decremented'));
+  if ((newMeta.generation ?? 0) < (oldMeta.generation ?? 0))
+    issues.push(fieldIssue.invalid(`${path}.generation`, newMeta.generation ?? 0, 'must not be decremented'));
   immutable(issues, `${path}.name`, newMeta.name ?? '', oldMeta.name ?? '');
   immutable(issues, `${path}.namespace`, newMeta.namespace ?? '', oldMeta.namespace ?? '');
   immutable(issues, `${path}.uid`, newMeta.uid ?? '', oldMeta.uid ?? '');
@@ -295,7 +301,12 @@ export function dropEmptyObjectMetaFields(meta: ObjectMeta): void {
   const m = meta as Record<string, unknown>;
   for (const key of ['labels', 'annotations', 'finalizers', 'ownerReferences', 'managedFields', 'generateName', 'namespace', 'selfLink', 'uid'] as const) {
     const v = m[key];
-    if (v === null || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0)) {
+    if (
+      v === null ||
+      v === '' ||
+      (Array.isArray(v) && v.length === 0) ||
+      (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0)
+    ) {
       delete m[key];
     }
   }

@@ -58,7 +58,9 @@ export async function writeCachedRender(cacheDir: string, manifestDigest: string
   const { properties, ...rest } = bundle;
   const cached: CachedBundle = { format: RENDER_FORMAT, bundle: { ...rest } };
   if (properties) {
-    cached.bundle.properties = properties.map((p) => (isHTMLEscaped(p.value) ? { type: p.type, value: p.value, escaped: true } : { type: p.type, value: p.value }));
+    cached.bundle.properties = properties.map((p) =>
+      isHTMLEscaped(p.value) ? { type: p.type, value: p.value, escaped: true } : { type: p.type, value: p.value },
+    );
   }
   try {
     await mkdir(join(cacheDir, 'renders'), { recursive: true });

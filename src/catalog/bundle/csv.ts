@@ -97,7 +97,10 @@ export class CSV {
     }
     const raw = spec[key];
     if (raw === undefined || raw === null) return [[], []];
-    if (!isObject(raw)) throw new Error(cannotUnmarshal(raw, 'struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }'));
+    if (!isObject(raw))
+      throw new Error(
+        cannotUnmarshal(raw, 'struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }'),
+      );
     const list = (name: string): DefinitionKey[] => {
       const v = field(raw, name);
       if (v === undefined || v === null) return [];
@@ -128,17 +131,20 @@ export class CSV {
     const spec = this.spec();
     const images = new Set<string>();
     const install = field(spec, 'install');
-    if (install !== undefined && install !== null && !isObject(install)) throw new Error(cannotUnmarshal(install, 'registry.strategy', { struct: 'csvSpec', field: 'Install' }));
+    if (install !== undefined && install !== null && !isObject(install))
+      throw new Error(cannotUnmarshal(install, 'registry.strategy', { struct: 'csvSpec', field: 'Install' }));
     if (stringField(install, 'strategy', 'strategy') !== 'deployment') return images;
     const deployments = field(field(install, 'spec'), 'deployments');
     if (deployments === undefined || deployments === null) return images;
-    if (!Array.isArray(deployments)) throw new Error(cannotUnmarshal(deployments, '[]registry.dep', { struct: 'strategySpec', field: 'Install.spec.Deployments' }));
+    if (!Array.isArray(deployments))
+      throw new Error(cannotUnmarshal(deployments, '[]registry.dep', { struct: 'strategySpec', field: 'Install.spec.Deployments' }));
     for (const d of deployments) {
       const podSpec = field(field(field(d, 'spec'), 'template'), 'spec');
       for (const list of ['containers', 'initContainers']) {
         const cs = field(podSpec, list);
         if (cs === undefined || cs === null) continue;
-        if (!Array.isArray(cs)) throw new Error(cannotUnmarshal(cs, '[]v1.Container', { struct: 'PodSpec', field: `Install.spec.Deployments.Spec.template.spec.${list}` }));
+        if (!Array.isArray(cs))
+          throw new Error(cannotUnmarshal(cs, '[]v1.Container', { struct: 'PodSpec', field: `Install.spec.Deployments.Spec.template.spec.${list}` }));
         for (const c of cs) images.add(stringField(c, 'image', 'Container.Install.spec.Deployments.Spec.template.spec.containers'));
       }
     }

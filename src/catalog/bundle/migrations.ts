@@ -189,7 +189,8 @@ function apiServiceDescriptions(v: unknown): Json {
         put(desc, 'deploymentName', str(o, 'deploymentName', where));
         const port = field(o, 'containerPort');
         if (port !== undefined && port !== null) {
-          if (typeof port !== 'number' || !Number.isInteger(port) || port < -2147483648 || port > 2147483647) throw typeError(port, `${where}.containerPort`, 'int32');
+          if (typeof port !== 'number' || !Number.isInteger(port) || port < -2147483648 || port > 2147483647)
+            throw typeError(port, `${where}.containerPort`, 'int32');
           if (port !== 0) desc['containerPort'] = port;
         }
         describedAPIs(o, desc, where);
@@ -240,7 +241,8 @@ export function csvMetadata(csv: unknown): Json {
     'installModes',
     list(field(spec, 'installModes'), `${where}.installModes`, '[]v1alpha1.InstallMode').map((m) => {
       const supported = field(m, 'supported');
-      if (supported !== undefined && supported !== null && typeof supported !== 'boolean') throw typeError(supported, `${where}.installModes.supported`, 'bool');
+      if (supported !== undefined && supported !== null && typeof supported !== 'boolean')
+        throw typeError(supported, `${where}.installModes.supported`, 'bool');
       return { type: str(m, 'type', `${where}.installModes`), supported: supported === true };
     }),
   );
@@ -253,7 +255,11 @@ export function csvMetadata(csv: unknown): Json {
     }),
   );
   put(out, 'labels', stringMap(field(md, 'labels'), 'ObjectMeta.metadata.labels'));
-  put(out, 'links', list(field(spec, 'links'), `${where}.links`, '[]v1alpha1.AppLink').map((l) => appLink(l, `${where}.links`)));
+  put(
+    out,
+    'links',
+    list(field(spec, 'links'), `${where}.links`, '[]v1alpha1.AppLink').map((l) => appLink(l, `${where}.links`)),
+  );
   put(
     out,
     'maintainers',

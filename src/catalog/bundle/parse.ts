@@ -209,7 +209,11 @@ function allProvidedAPIsInBundle(csv: CSV, objects: Record<string, unknown>[]): 
     if (!provided.has(apiKeyId(key))) {
       // fmt prints a map with its keys sorted (by struct fields in order)
       const found = [...provided.values()].sort(
-        (a, b) => compareGoStrings(a.group, b.group) || compareGoStrings(a.version, b.version) || compareGoStrings(a.kind, b.kind) || compareGoStrings(a.plural, b.plural),
+        (a, b) =>
+          compareGoStrings(a.group, b.group) ||
+          compareGoStrings(a.version, b.version) ||
+          compareGoStrings(a.kind, b.kind) ||
+          compareGoStrings(a.plural, b.plural),
       );
       throw new Error(`couldn't find ${apiKeyString(key)} in bundle. found: map[${found.map((k) => `${apiKeyString(k)}:{}`).join(' ')}]`);
     }
@@ -357,7 +361,10 @@ function derivedProperties(csv: CSV, objects: Record<string, unknown>[], annotat
     throw new Error(`error getting provided apis: ${(e as Error).message}`, { cause: e });
   }
   for (const api of provided.values()) {
-    derived.push({ type: 'olm.gvk', raw: `{"group":${JSON.stringify(api.group)},"kind":${JSON.stringify(api.kind)},"version":${JSON.stringify(api.version)}}` });
+    derived.push({
+      type: 'olm.gvk',
+      raw: `{"group":${JSON.stringify(api.group)},"kind":${JSON.stringify(api.kind)},"version":${JSON.stringify(api.version)}}`,
+    });
   }
   return propertySet(derived);
 }

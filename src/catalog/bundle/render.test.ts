@@ -67,7 +67,19 @@ describe('etcd.0.9.2 as registry_to_model_test.go expects it', () => {
     // opm's order: by type, then by the raw value's bytes; bundle objects last
     assert.deepEqual(
       got.map((p) => p.type),
-      ['olm.constraint', 'olm.gvk', 'olm.gvk', 'olm.gvk', 'olm.gvk.required', 'olm.gvk.required', 'olm.package', 'olm.bundle.object', 'olm.bundle.object', 'olm.bundle.object', 'olm.bundle.object'],
+      [
+        'olm.constraint',
+        'olm.gvk',
+        'olm.gvk',
+        'olm.gvk',
+        'olm.gvk.required',
+        'olm.gvk.required',
+        'olm.package',
+        'olm.bundle.object',
+        'olm.bundle.object',
+        'olm.bundle.object',
+        'olm.bundle.object',
+      ],
     );
     assert.deepEqual(
       got.filter((p) => p.type === 'olm.gvk').map((p) => (p.value as { kind: string }).kind),
@@ -178,7 +190,9 @@ describe("the bundle parser (parse_test.go's cases)", () => {
   });
 
   it('WithDependenciesFile: olm.package dependencies become olm.package.required', async () => {
-    const dir = await parserBundle({ 'metadata/dependencies.yaml': 'dependencies:\n- type: olm.package\n  value:\n    packageName: bar\n    version: 2.0.0\n' });
+    const dir = await parserBundle({
+      'metadata/dependencies.yaml': 'dependencies:\n- type: olm.package\n  value:\n    packageName: bar\n    version: 2.0.0\n',
+    });
     const b = await parseBundleDir(dir);
     assert.deepEqual(b.dependencies, [{ type: 'olm.package', raw: '{"packageName":"bar","version":"2.0.0"}', escaped: true }]);
     const bundle = await renderBundleDir(dir);
@@ -191,7 +205,9 @@ describe("the bundle parser (parse_test.go's cases)", () => {
         { type: 'olm.package.required', value: { packageName: 'bar', versionRange: '2.0.0' } },
       ],
     );
-    assert.deepEqual(bundle.relatedImages, [{ name: '', image: 'quay.io/test/foo-operator@sha256:c0301e4686c3ed4206e370b42de5a3bd2229b9fb4906cf85f3f30650424abec2' }]);
+    assert.deepEqual(bundle.relatedImages, [
+      { name: '', image: 'quay.io/test/foo-operator@sha256:c0301e4686c3ed4206e370b42de5a3bd2229b9fb4906cf85f3f30650424abec2' },
+    ]);
   });
 
   it('PropertiesAnnotation: the CSV olm.properties annotation adds opaque properties', async () => {
@@ -221,14 +237,18 @@ spec:
       ['{"packageName":"fizz","version":"1.1.0"}', '{"packageName":"foo","version":"1.1.0"}', '{"group":"test.io","kind":"Foo","version":"v1"}'],
     );
     const bundle = await renderBundleDir(dir);
-    assert.deepEqual(bundle.properties!.filter((p) => p.type === 'olm.package'), [{ type: 'olm.package', value: { packageName: 'foo', version: '1.1.0' } }]);
+    assert.deepEqual(
+      bundle.properties!.filter((p) => p.type === 'olm.package'),
+      [{ type: 'olm.package', value: { packageName: 'foo', version: '1.1.0' } }],
+    );
   });
 
   it('finds the annotations in any metadata file (the first by name that has them), YAML or JSON', async () => {
     const dir = await parserBundle({
       'metadata/annotations.yaml': null,
       'metadata/a-notes.txt': 'just text\n',
-      'metadata/b.json': '{"annotations": {"operators.operatorframework.io.bundle.package.v1": "from-json", "operators.operatorframework.io.bundle.channels.v1": "beta"}}',
+      'metadata/b.json':
+        '{"annotations": {"operators.operatorframework.io.bundle.package.v1": "from-json", "operators.operatorframework.io.bundle.channels.v1": "beta"}}',
       'metadata/c.yaml': 'annotations:\n  operators.operatorframework.io.bundle.package.v1: later\n',
     });
     const b = await parseBundleDir(dir);
@@ -242,19 +262,26 @@ spec:
   it('fails like opm on missing pieces', async () => {
     await assert.rejects(parseBundleDir(await parserBundle({ 'metadata/annotations.yaml': null })), { message: 'Could not find annotations file' });
     await assert.rejects(parseBundleDir(await parserBundle({ 'manifests/csv.yaml': null })), { message: 'no csv in bundle' });
-    await assert.rejects(parseBundleDir(await parserBundle({ 'manifests/csv.yaml': null, 'manifests/crd.yaml': null })), { message: 'no bundle objects found' });
+    await assert.rejects(parseBundleDir(await parserBundle({ 'manifests/csv.yaml': null, 'manifests/crd.yaml': null })), {
+      message: 'no bundle objects found',
+    });
     // an undecodable CSV is skipped (opm logs it), which leaves the bundle without one
     await assert.rejects(parseBundleDir(await parserBundle({ 'manifests/csv.yaml': 'kind: [unclosed\n' })), { message: 'no csv in bundle' });
     await assert.rejects(parseBundleDir(await parserBundle({ 'manifests/crd.yaml': null })), {
       message: "error checking provided apis in bundle foo.v1.1.0: couldn't find test.io/v1/Foo (foos) in bundle. found: map[]",
     });
     const dir = await parserBundle({ 'metadata/dependencies.yaml': 'dependencies:\n  - type: olm.gvk\n' });
-    await assert.rejects(renderBundleDir(dir), { message: 'get properties for bundle "foo.v1.1.0": parse property[0] of type "olm.gvk": unexpected end of JSON input' });
+    await assert.rejects(renderBundleDir(dir), {
+      message: 'get properties for bundle "foo.v1.1.0": parse property[0] of type "olm.gvk": unexpected end of JSON input',
+    });
   });
 
   it('reads only the first document of a manifest, and only the first CSV', async () => {
     const other = (await readFile(join(testdata, 'foo-bundle-v0.1.0/manifests/foo.v0.1.0.csv.yaml'), 'utf8')).replace('name: foo.v0.1.0', 'name: zzz.v9');
-    const dir = await parserBundle({ 'manifests/zz-second.csv.yaml': other, 'manifests/extra.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n' });
+    const dir = await parserBundle({
+      'manifests/zz-second.csv.yaml': other,
+      'manifests/extra.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n',
+    });
     const b = await parseBundleDir(dir);
     assert.equal(b.name, 'foo.v1.1.0');
     assert.deepEqual(
@@ -302,7 +329,28 @@ describe('Go encodings', () => {
 
   it('resolves YAML scalars as go-yaml v2 (YAML 1.1)', () => {
     assert.deepEqual(
-      ['yes', 'No', 'on', 'y', 'true', '~', 'null', '0x1F', '017', '0o17', '1_000', '+5', '1.0', '.5', '1e3', '2019-01-02', '2019-01-02T10:00:00Z', '1:20', 'abc', '0b101'].map(resolvePlain),
+      [
+        'yes',
+        'No',
+        'on',
+        'y',
+        'true',
+        '~',
+        'null',
+        '0x1F',
+        '017',
+        '0o17',
+        '1_000',
+        '+5',
+        '1.0',
+        '.5',
+        '1e3',
+        '2019-01-02',
+        '2019-01-02T10:00:00Z',
+        '1:20',
+        'abc',
+        '0b101',
+      ].map(resolvePlain),
       [true, false, true, true, true, null, null, 31, 15, 15, 1000, 5, 1, 0.5, 1000, '2019-01-02', '2019-01-02T10:00:00Z', '1:20', 'abc', 5],
     );
     assert.deepEqual(yamlToValue('y: 1\n"n": 2\n3: x\nq: "yes"\n'), { true: 1, n: 2, '3': 'x', q: 'yes' });
@@ -310,7 +358,10 @@ describe('Go encodings', () => {
   });
 
   it('keeps int64 values exact and turns larger integers into float64, as the k8s decoder does', () => {
-    assert.equal(goMarshal(yamlToValue('a: 9223372036854775807\nb: -9007199254740993\nc: 18446744073709551615\nd: 0x7fffffffffffffff\n')), '{"a":9223372036854775807,"b":-9007199254740993,"c":18446744073709552000,"d":9223372036854775807}');
+    assert.equal(
+      goMarshal(yamlToValue('a: 9223372036854775807\nb: -9007199254740993\nc: 18446744073709551615\nd: 0x7fffffffffffffff\n')),
+      '{"a":9223372036854775807,"b":-9007199254740993,"c":18446744073709552000,"d":9223372036854775807}',
+    );
     const j = firstDocument('{"a": 9223372036854775807, "c": 18446744073709551615, "f": 1.0}');
     assert.equal(goMarshal(j.kind === 'json' ? j.value.value : undefined), '{"a":9223372036854775807,"c":18446744073709552000,"f":1}');
   });
@@ -328,9 +379,18 @@ describe('Go encodings', () => {
 
 describe('migrations', () => {
   it('selects levels as opm does', () => {
-    assert.deepEqual(migrationsFor('none').map((m) => m.token), ['none']);
-    assert.deepEqual(migrationsFor('bundle-object-to-csv-metadata').map((m) => m.token), ['none', 'bundle-object-to-csv-metadata']);
-    assert.deepEqual(migrationsFor('all').map((m) => m.token), ['none', 'bundle-object-to-csv-metadata']);
+    assert.deepEqual(
+      migrationsFor('none').map((m) => m.token),
+      ['none'],
+    );
+    assert.deepEqual(
+      migrationsFor('bundle-object-to-csv-metadata').map((m) => m.token),
+      ['none', 'bundle-object-to-csv-metadata'],
+    );
+    assert.deepEqual(
+      migrationsFor('all').map((m) => m.token),
+      ['none', 'bundle-object-to-csv-metadata'],
+    );
     assert.throws(() => migrationsFor('nope'), { message: 'unknown migration level "nope"' });
     assert.equal(
       migrationsHelpText(),
@@ -343,12 +403,26 @@ describe('migrations', () => {
   it('replaces bundle objects by the CSV metadata only for bundles with an image', async () => {
     const plain = await renderBundleDir(join(testdata, 'etcd.0.9.2'), { migrateLevel: 'bundle-object-to-csv-metadata' });
     assert.equal(plain.properties!.filter((p) => p.type === 'olm.bundle.object').length, 4);
-    const withImage = await renderBundleDir(join(testdata, 'etcd.0.9.2'), { image: 'quay.io/operatorhubio/etcd:v0.9.2', migrateLevel: 'bundle-object-to-csv-metadata' });
+    const withImage = await renderBundleDir(join(testdata, 'etcd.0.9.2'), {
+      image: 'quay.io/operatorhubio/etcd:v0.9.2',
+      migrateLevel: 'bundle-object-to-csv-metadata',
+    });
     const props = withImage.properties!;
     assert.equal(props.filter((p) => p.type === 'olm.bundle.object').length, 0);
     assert.equal(props.at(-1)!.type, 'olm.csv.metadata');
     const md = props.at(-1)!.value as Record<string, unknown>;
-    assert.deepEqual(Object.keys(md), ['annotations', 'apiServiceDefinitions', 'crdDescriptions', 'description', 'displayName', 'keywords', 'links', 'maintainers', 'maturity', 'provider']);
+    assert.deepEqual(Object.keys(md), [
+      'annotations',
+      'apiServiceDefinitions',
+      'crdDescriptions',
+      'description',
+      'displayName',
+      'keywords',
+      'links',
+      'maintainers',
+      'maturity',
+      'provider',
+    ]);
     assert.deepEqual(md['provider'], { name: 'CoreOS, Inc' });
     assert.deepEqual(md['maintainers'], [{ name: 'CoreOS, Inc', email: 'support@coreos.com' }]);
     // csv.GetLabels(): the CSV's metadata labels; spec.labels (which etcd's CSV has) do not count

@@ -28,7 +28,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const root = await findRepoRoot(parsed.values.root);
     const path = join(root, CATALOG_DIR, name, VENEER_FILE);
-    if (!(await exists(path))) return fail(`operator "${name}" not found: no ${join(CATALOG_DIR, name, VENEER_FILE)} (add it with "kplane catalog add-operator")`);
+    if (!(await exists(path)))
+      return fail(`operator "${name}" not found: no ${join(CATALOG_DIR, name, VENEER_FILE)} (add it with "kplane catalog add-operator")`);
     const text = await readFile(path, 'utf8');
     const out = addBundleToVeneer(text, join(CATALOG_DIR, name, VENEER_FILE), image, channels);
     await writeFileAtomic(path, out);

@@ -25,7 +25,10 @@ describe('kplane catalog render-template: arguments', () => {
 
   it('-o yaml writes the same blobs; -o mermaid draws the channels', async () => {
     const y = await text([major, '-o', 'yaml']);
-    assert.ok(y.startsWith('---\ndefaultChannel: stable-v1\nname: testoperator\nschema: olm.package\n---\nentries:\n- name: testoperator.v0.1.0\n'), y.slice(0, 200));
+    assert.ok(
+      y.startsWith('---\ndefaultChannel: stable-v1\nname: testoperator\nschema: olm.package\n---\nentries:\n- name: testoperator.v0.1.0\n'),
+      y.slice(0, 200),
+    );
     const m = await text([major, '-o', 'mermaid']);
     assert.match(m, /^graph LR\n/);
     assert.match(m, /candidate-v0/);
@@ -44,7 +47,9 @@ describe('kplane catalog render-template: arguments', () => {
     assert.throws(() => parseRenderTemplateArgs(['--nope']), { message: 'unknown flag: --nope' });
     assert.throws(() => parseRenderTemplateArgs(['-x']), { message: "unknown shorthand flag: 'x' in -x" });
     assert.throws(() => parseRenderTemplateArgs(['-o']), { message: "flag needs an argument: 'o' in -o" });
-    assert.throws(() => parseRenderTemplateArgs(['--use-http', '--skip-tls-verify']), { message: 'invalid flag combination: --use-http and --skip-tls-verify cannot both be true' });
+    assert.throws(() => parseRenderTemplateArgs(['--use-http', '--skip-tls-verify']), {
+      message: 'invalid flag combination: --use-http and --skip-tls-verify cannot both be true',
+    });
     await assert.rejects(text(['helm', major]), { message: 'invalid template type "helm", must be one of: [basic semver substitutes]' });
     await assert.rejects(text([major, '-o', 'xml']), { message: 'invalid --output value "xml", expected (json|yaml|mermaid)' });
     await assert.rejects(text([major, '-o', 'xml', '--legacy']), { message: 'invalid output format "xml"' });
@@ -59,13 +64,17 @@ describe('kplane catalog render-template: arguments', () => {
       writeFileSync(join(dir, name), body);
       return join(dir, name);
     };
-    await assert.rejects(text([file('none.yaml', 'stable: {}\n')]), { message: "auto-detecting template type: template input missing required 'schema' field" });
+    await assert.rejects(text([file('none.yaml', 'stable: {}\n')]), {
+      message: "auto-detecting template type: template input missing required 'schema' field",
+    });
     await assert.rejects(text([file('odd.yaml', 'schema: olm.helm\n')]), { message: 'auto-detecting template type: unknown template schema: olm.helm' });
     await assert.rejects(text([file('empty.yaml', '')]), { message: 'auto-detecting template type: decoding template input: EOF' });
     await assert.rejects(text([file('num.yaml', 'schema: 5\n')]), {
       message: 'auto-detecting template type: unmarshalling template schema: json: cannot unmarshal number into Go struct field .schema of type string',
     });
-    await assert.rejects(text([file('basic.yaml', 'Schema: olm.template.basic\nentries: []\n')]), { message: /the basic template \(schema olm.template.basic\) is not supported by kplane/ });
+    await assert.rejects(text([file('basic.yaml', 'Schema: olm.template.basic\nentries: []\n')]), {
+      message: /the basic template \(schema olm.template.basic\) is not supported by kplane/,
+    });
     // TYPE given: no detection, the semver reader's own check
     await assert.rejects(text(['semver', file('basic2.yaml', 'schema: olm.template.basic\n')]), {
       message: 'rendering template: render: unable to read file: readFile: input file has unknown schema, should be "olm.semver"',

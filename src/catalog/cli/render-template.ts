@@ -122,7 +122,9 @@ async function readInput(file: string, legacy: boolean): Promise<{ text: string;
     // os.Open succeeds on a directory; reading it is what fails
     if (e.code === 'EISDIR') {
       const msg = goFileError('read', file, e);
-      throw new CommandError(legacy ? `semver ${goQuote(file)}: semver-render: unable to read file: ${msg}` : `rendering template: render: unable to read file: ${msg}`);
+      throw new CommandError(
+        legacy ? `semver ${goQuote(file)}: semver-render: unable to read file: ${msg}` : `rendering template: render: unable to read file: ${msg}`,
+      );
     }
     const msg = goFileError('open', file, e);
     throw new CommandError(legacy ? msg : `unable to open ${goQuote(file)}: ${msg}`);
@@ -143,7 +145,8 @@ export async function renderTemplateToText(flags: RenderTemplateFlags, renderBun
   } else {
     templateType = a0;
     file = a1;
-    if (!TEMPLATE_TYPES.includes(templateType)) throw new CommandError(`invalid template type ${goQuote(templateType)}, must be one of: [${TEMPLATE_TYPES.join(' ')}]`);
+    if (!TEMPLATE_TYPES.includes(templateType))
+      throw new CommandError(`invalid template type ${goQuote(templateType)}, must be one of: [${TEMPLATE_TYPES.join(' ')}]`);
   }
 
   const { text, source } = await readInput(file, flags.legacy);
@@ -161,7 +164,9 @@ export async function renderTemplateToText(flags: RenderTemplateFlags, renderBun
       write = flags.legacy ? (cfg) => writeLegacyMermaid(cfg) : (cfg) => writeMermaid(cfg);
       break;
     default:
-      throw new CommandError(flags.legacy ? `invalid output format ${goQuote(flags.output)}` : `invalid --output value ${goQuote(flags.output)}, expected (json|yaml|mermaid)`);
+      throw new CommandError(
+        flags.legacy ? `invalid output format ${goQuote(flags.output)}` : `invalid --output value ${goQuote(flags.output)}, expected (json|yaml|mermaid)`,
+      );
   }
   if (flags.migrateLevel !== undefined) {
     try {

@@ -56,7 +56,19 @@ export interface RenderFlags {
 }
 
 const FLAGS: FlagSpec = {
-  values: new Set(['output', 'migrate-level', 'alpha-image-ref-template', 'platform', 'cache-dir', 'creds', 'username', 'password', 'authfile', 'image-platform', 'progress']),
+  values: new Set([
+    'output',
+    'migrate-level',
+    'alpha-image-ref-template',
+    'platform',
+    'cache-dir',
+    'creds',
+    'username',
+    'password',
+    'authfile',
+    'image-platform',
+    'progress',
+  ]),
   bools: new Set(['migrate', 'skip-tls-verify', 'skip-tls', 'use-http']),
   output: true,
 };

@@ -28,7 +28,10 @@ Flags:
       --legacy             render templates with the opm v1.23-v1.26 algorithm
       --mirror FROM=TO     pull images under FROM from TO instead; repeatable
 
-${registryFlagsUsage.split('\n').filter((l) => !l.trimStart().startsWith('--platform')).join('\n')}`;
+${registryFlagsUsage
+  .split('\n')
+  .filter((l) => !l.trimStart().startsWith('--platform'))
+  .join('\n')}`;
 
 export async function run(argv: string[]): Promise<number> {
   const fail = failer('test');

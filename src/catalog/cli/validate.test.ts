@@ -86,11 +86,18 @@ const goodFiles = {
     channel('foo', 'candidate', [{ name: 'foo.v0.2.0' }]) +
     bundle('foo', '0.1.0') +
     bundle('foo', '0.2.0'),
-  'bar/catalog.json': JSON.stringify({ schema: 'olm.package', name: 'bar', defaultChannel: 'fast' }) +
+  'bar/catalog.json':
+    JSON.stringify({ schema: 'olm.package', name: 'bar', defaultChannel: 'fast' }) +
     '\n' +
     JSON.stringify({ schema: 'olm.channel', package: 'bar', name: 'fast', entries: [{ name: 'bar.v1.0.0' }] }) +
     '\n' +
-    JSON.stringify({ schema: 'olm.bundle', package: 'bar', name: 'bar.v1.0.0', image: 'bar-bundle:v1.0.0', properties: [{ type: 'olm.package', value: { packageName: 'bar', version: '1.0.0' } }] }),
+    JSON.stringify({
+      schema: 'olm.bundle',
+      package: 'bar',
+      name: 'bar.v1.0.0',
+      image: 'bar-bundle:v1.0.0',
+      properties: [{ type: 'olm.package', value: { packageName: 'bar', version: '1.0.0' } }],
+    }),
 };
 
 before(async () => {
@@ -159,10 +166,25 @@ test('stranded bundles, multiple heads, a bad skipRange and a missing default ch
 
 test('reference errors stop at the first, with opm message', async () => {
   const cases: [string, Record<string, string>, string][] = [
-    ['entry-without-bundle', { 'c.yaml': pkg('foo', 'alpha') + channel('foo', 'alpha', [{ name: 'foo.v0.1.0' }, { name: 'foo.v0.2.0', replaces: 'foo.v0.1.0' }]) + bundle('foo', '0.1.0') }, 'no olm.bundle blobs found in package "foo" for olm.channel entries [foo.v0.2.0]'],
+    [
+      'entry-without-bundle',
+      {
+        'c.yaml':
+          pkg('foo', 'alpha') + channel('foo', 'alpha', [{ name: 'foo.v0.1.0' }, { name: 'foo.v0.2.0', replaces: 'foo.v0.1.0' }]) + bundle('foo', '0.1.0'),
+      },
+      'no olm.bundle blobs found in package "foo" for olm.channel entries [foo.v0.2.0]',
+    ],
     ['duplicate-package', { 'a.yaml': pkg('foo', 'alpha'), 'b.yaml': pkg('foo', 'alpha') }, 'duplicate package "foo"'],
-    ['bundle-without-channel', { 'c.yaml': pkg('foo', 'alpha') + channel('foo', 'alpha', [{ name: 'foo.v0.1.0' }]) + bundle('foo', '0.1.0') + bundle('foo', '0.2.0') }, 'package "foo", bundle "foo.v0.2.0" not found in any channel entries'],
-    ['channel-unknown-package', { 'c.yaml': pkg('foo', 'alpha') + channel('bar', 'alpha', [{ name: 'bar.v0.1.0' }]) }, 'unknown package "bar" for channel "alpha"'],
+    [
+      'bundle-without-channel',
+      { 'c.yaml': pkg('foo', 'alpha') + channel('foo', 'alpha', [{ name: 'foo.v0.1.0' }]) + bundle('foo', '0.1.0') + bundle('foo', '0.2.0') },
+      'package "foo", bundle "foo.v0.2.0" not found in any channel entries',
+    ],
+    [
+      'channel-unknown-package',
+      { 'c.yaml': pkg('foo', 'alpha') + channel('bar', 'alpha', [{ name: 'bar.v0.1.0' }]) },
+      'unknown package "bar" for channel "alpha"',
+    ],
   ];
   const results = await Promise.all(cases.map(async ([name, files]) => kplane(await catalog(name, files))));
   cases.forEach(([name, , message], i) => {
@@ -183,7 +205,12 @@ test('.indexignore keeps files out of the catalog', async () => {
 test('-o json and -o yaml print the result on stdout; the exit code still tells', async () => {
   const good = await catalog('good-o', goodFiles);
   const bad = await catalog('bad-o', { 'a.yaml': pkg('foo', 'alpha'), 'b.yaml': pkg('foo', 'alpha') });
-  const [gj, bj, by, gy] = await Promise.all([kplane('-o', 'json', good), kplane(bad, '--output=json'), kplane('--output', 'yaml', bad), kplane('-oyaml', good)]);
+  const [gj, bj, by, gy] = await Promise.all([
+    kplane('-o', 'json', good),
+    kplane(bad, '--output=json'),
+    kplane('--output', 'yaml', bad),
+    kplane('-oyaml', good),
+  ]);
   assert.deepEqual(gj, { code: 0, stdout: '{\n  "passed": true\n}\n', stderr: '' });
   assert.deepEqual(bj, { code: 1, stdout: '{\n  "passed": false,\n  "error": {\n    "message": "duplicate package \\"foo\\""\n  }\n}\n', stderr: '' });
   assert.deepEqual(by, { code: 1, stdout: 'error:\n  message: duplicate package "foo"\npassed: false\n\n', stderr: '' });
@@ -239,7 +266,10 @@ test('--help prints the usage on stdout', async () => {
 test('the logrus line: key=value off a terminal, colored level and padded message on one', () => {
   const now = new Date('2026-11-22T02:30:00Z');
   process.env.TZ = 'UTC';
-  assert.equal(fatalLine('duplicate package "foo"', { tty: false, now }).replace(/time="[^"]+"/, 'time=T'), 'time=T level=fatal msg="duplicate package \\"foo\\""\n');
+  assert.equal(
+    fatalLine('duplicate package "foo"', { tty: false, now }).replace(/time="[^"]+"/, 'time=T'),
+    'time=T level=fatal msg="duplicate package \\"foo\\""\n',
+  );
   assert.equal(fatalLine('plain', { tty: false, now }).replace(/time="[^"]+"/, 'time=T'), 'time=T level=fatal msg=plain\n');
   assert.equal(fatalLine('short', { tty: true, now, startedAt: now.getTime() - 3200 }), `\x1b[31mFATA\x1b[0m[0003] ${'short'.padEnd(44)} \n`);
 });

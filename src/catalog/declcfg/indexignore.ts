@@ -49,7 +49,6 @@ export function parsePatterns(text: string, domain: string[]): IgnorePattern[] {
   return out;
 }
 
-
 type MatchResult = 'none' | 'exclude' | 'include';
 
 function matchPattern(p: IgnorePattern, path: string[], isDir: boolean): MatchResult {

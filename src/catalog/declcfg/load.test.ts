@@ -41,7 +41,8 @@ function loadError(fn: () => unknown): string {
 
 describe('LoadReader (upstream load_test.go)', () => {
   it("a []byte field (icon.base64data) is checked as base64.StdEncoding decodes it, with CorruptInputError's offset", () => {
-    const pkg = (data: string): string => loadError(() => parseBlobs(Buffer.from(JSON.stringify({ schema: 'olm.package', name: 'p', icon: { base64data: data, mediatype: 'image/svg+xml' } }))));
+    const pkg = (data: string): string =>
+      loadError(() => parseBlobs(Buffer.from(JSON.stringify({ schema: 'olm.package', name: 'p', icon: { base64data: data, mediatype: 'image/svg+xml' } }))));
     // base64_test.go's TestDecodeCorrupt offsets.
     assert.equal(pkg('AAA=AAAA'), 'parse package: illegal base64 data at input byte 4');
     assert.equal(pkg('AA==A'), 'parse package: illegal base64 data at input byte 4');
@@ -50,7 +51,10 @@ describe('LoadReader (upstream load_test.go)', () => {
     assert.equal(pkg('x==='), 'parse package: illegal base64 data at input byte 1');
   });
   it('Error/NotYAMLOrJSON', () => {
-    assert.equal(loadError(() => parseBlobs(readInvalid('invalid-format.txt'))), "error converting YAML to JSON: yaml: did not find expected ',' or ']'");
+    assert.equal(
+      loadError(() => parseBlobs(readInvalid('invalid-format.txt'))),
+      "error converting YAML to JSON: yaml: did not find expected ',' or ']'",
+    );
   });
   it('Error/NotJSONObject: the array is reported with its offset, pretty-printed', () => {
     assert.equal(
@@ -59,7 +63,10 @@ describe('LoadReader (upstream load_test.go)', () => {
     );
   });
   it('Error/NoSchema', () => {
-    assert.equal(loadError(() => parseBlobs(readInvalid('no-schema.yaml'))), `object '{"hello":"world"}\n' is missing root schema field`);
+    assert.equal(
+      loadError(() => parseBlobs(readInvalid('no-schema.yaml'))),
+      `object '{"hello":"world"}\n' is missing root schema field`,
+    );
   });
   it('Error/InvalidPackageJSON: name must be a string', () => {
     assert.equal(
@@ -89,11 +96,14 @@ describe('LoadReader (upstream load_test.go)', () => {
   it('Success/ValidFile/Deprecations', () => {
     const cfg = parseBlobs(readValid('deprecations.yaml'));
     assert.equal(cfg.deprecations.length, 1);
-    assert.deepEqual(cfg.deprecations[0]!.entries.map((e) => e.message), [
-      'kiali-operator.v1.68.0 is deprecated. Uninstall and install kiali-operator.v1.72.0 for support.\n',
-      "package kiali is end of life.  Please use 'kiali-new' package for support.\n",
-      "channel alpha is no longer supported.  Please switch to channel 'stable'.\n",
-    ]);
+    assert.deepEqual(
+      cfg.deprecations[0]!.entries.map((e) => e.message),
+      [
+        'kiali-operator.v1.68.0 is deprecated. Uninstall and install kiali-operator.v1.72.0 for support.\n',
+        "package kiali is end of life.  Please use 'kiali-new' package for support.\n",
+        "channel alpha is no longer supported.  Please switch to channel 'stable'.\n",
+      ],
+    );
   });
 });
 
@@ -158,9 +168,15 @@ describe('.indexignore', () => {
     const files = { 'a/catalog.yaml': blob('a'), 'a/veneer.yaml': veneer, 'a/README.md': '# A\n', 'a/OWNERS': 'approvers:\n- me\n' };
     // the veneer comes back as a blob of schema olm.semver (its Schema key, found case-insensitively)
     const leaky = await loadFS(tree({ ...files, '.indexignore': 'veneer.yaml\nREADME.md\nOWNERS\n!*.yaml\n' }));
-    assert.deepEqual(leaky.others.map((o) => o.schema), ['olm.semver']);
+    assert.deepEqual(
+      leaky.others.map((o) => o.schema),
+      ['olm.semver'],
+    );
     const cfg = await loadFS(tree({ ...files, '.indexignore': '*\n!*.yaml\nveneer.yaml\n' }));
-    assert.deepEqual(cfg.packages.map((p) => p.name), ['a']);
+    assert.deepEqual(
+      cfg.packages.map((p) => p.name),
+      ['a'],
+    );
     assert.equal(cfg.others.length, 0);
     // without a rule for it, README.md is read as YAML: a comment, so an empty document
     await assert.rejects(loadFS(tree({ ...files, '.indexignore': 'veneer.yaml\nOWNERS\n' })), {
@@ -180,7 +196,10 @@ describe('.indexignore', () => {
         'z/.indexignore': '/sub\n',
       }),
     );
-    assert.deepEqual(cfg.packages.map((p) => p.name), ['y']);
+    assert.deepEqual(
+      cfg.packages.map((p) => p.name),
+      ['y'],
+    );
   });
 });
 
@@ -196,8 +215,11 @@ describe('blob checks (Meta.UnmarshalJSON)', () => {
     assert.deepEqual(cfg.others, [{ schema: 'my.blob', package: 'p', name: '', blob: { PACKAGE: 'p', Schema: 'my.blob', alpha: { a: 1, b: 2 }, zeta: 1 } }]);
     assert.equal(JSON.stringify(cfg.others[0]!.blob), '{"PACKAGE":"p","Schema":"my.blob","alpha":{"a":1,"b":2},"zeta":1}');
   });
-  it('a non-string schema is reported with Go\'s %t and %v', () => {
-    assert.equal(loadError(() => parseBlobs('{"schema": 5}')), 'expected value for key "schema" to be a string, got %!t(float64=5): 5');
+  it("a non-string schema is reported with Go's %t and %v", () => {
+    assert.equal(
+      loadError(() => parseBlobs('{"schema": 5}')),
+      'expected value for key "schema" to be a string, got %!t(float64=5): 5',
+    );
     // from YAML, the message comes wrapped by sigs.k8s.io/yaml
     assert.equal(
       loadError(() => parseBlobs('schema: true\n')),
@@ -215,13 +237,22 @@ describe('blob checks (Meta.UnmarshalJSON)', () => {
     );
   });
   it('YAML documents: an empty document is a blob without schema', () => {
-    assert.equal(loadError(() => parseBlobs('schema: olm.package\nname: a\n---\n\n')), "object '' is missing root schema field");
+    assert.equal(
+      loadError(() => parseBlobs('schema: olm.package\nname: a\n---\n\n')),
+      "object '' is missing root schema field",
+    );
     const cfg = parseBlobs('---\nschema: olm.package\nname: a\n---\nschema: olm.package\nname: b\n---\n');
-    assert.deepEqual(cfg.packages.map((p) => p.name), ['a', 'b']);
+    assert.deepEqual(
+      cfg.packages.map((p) => p.name),
+      ['a', 'b'],
+    );
   });
   it('a JSON document that JSON rejects but YAML reads is accepted, as with opm', () => {
     const cfg = parseBlobs('{"schema":"olm.package","name":"a",}\n');
-    assert.deepEqual(cfg.packages.map((p) => p.name), ['a']);
+    assert.deepEqual(
+      cfg.packages.map((p) => p.name),
+      ['a'],
+    );
   });
   it('a "__proto__" key is an ordinary member, as for Go', () => {
     const cfg = parseBlobs('{"schema":"x.y","__proto__":{"a":1},"b":2}\n');
@@ -230,11 +261,17 @@ describe('blob checks (Meta.UnmarshalJSON)', () => {
     const y = parseBlobs('schema: x.y\n__proto__:\n  a: 1\n');
     assert.deepEqual(JSON.parse(JSON.stringify(y.others[0]!.blob)), JSON.parse('{"__proto__":{"a":1},"schema":"x.y"}'));
   });
-  it('a broken JSON stream: after two objects the decoder\'s error; after one, YAML is tried and the JSON error has the offset', () => {
+  it("a broken JSON stream: after two objects the decoder's error; after one, YAML is tried and the JSON error has the offset", () => {
     const two = '{"schema":"olm.package","name":"a"}\n{"schema":"olm.package","name":"b"}\n{"schema" "x"}\n';
-    assert.equal(loadError(() => parseBlobs(two)), `invalid character '"' after object key`);
+    assert.equal(
+      loadError(() => parseBlobs(two)),
+      `invalid character '"' after object key`,
+    );
     const one = '{"schema":"olm.package","name":"a"}\n{"schema" "x"}\n';
-    assert.equal(loadError(() => parseBlobs(one)), `json: offset ${one.indexOf('"x"') + 1}: invalid character '"' after object key`);
+    assert.equal(
+      loadError(() => parseBlobs(one)),
+      `json: offset ${one.indexOf('"x"') + 1}: invalid character '"' after object key`,
+    );
   });
   it('%t of slices and maps goes element by element, as fmt does', () => {
     assert.equal(
@@ -257,7 +294,10 @@ describe('blob checks (Meta.UnmarshalJSON)', () => {
 
 describe('streams that end oddly', () => {
   it('a JSON stream followed by a lone `---` ends in an empty YAML document, as with opm', () => {
-    assert.equal(loadError(() => parseBlobs('{"schema":"olm.package","name":"a"}\n---\n')), "object '' is missing root schema field");
+    assert.equal(
+      loadError(() => parseBlobs('{"schema":"olm.package","name":"a"}\n---\n')),
+      "object '' is missing root schema field",
+    );
   });
 });
 

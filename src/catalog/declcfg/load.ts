@@ -190,8 +190,7 @@ export function walkMetas(data: Buffer, path: string, fn: (meta: LoadedMeta) => 
       if (doc.error !== undefined) {
         err = doc.error;
         rawErr = doc.rawError;
-      }
-      else {
+      } else {
         try {
           meta = metaFromValue(doc.value, text.slice(doc.start, doc.end));
         } catch (e) {
@@ -664,15 +663,17 @@ function decodePackage(blob: Record<string, unknown>): Package {
         if (v === null) break;
         const icon: Icon = p.icon ?? { base64data: '', mediatype: '' };
         let data = p.icon !== undefined && !hasNilBytes(p.icon);
-        if (d.fields(v, 'Icon', 'declcfg.Icon', ['base64data', 'mediatype'], (g, gv) => {
-          if (g === 'base64data') {
-            const b = bytesField(d, gv);
-            if (b !== undefined) {
-              icon.base64data = canonicalBase64(b);
-              data = true;
-            }
-          } else icon.mediatype = d.string(gv) ?? icon.mediatype;
-        })) {
+        if (
+          d.fields(v, 'Icon', 'declcfg.Icon', ['base64data', 'mediatype'], (g, gv) => {
+            if (g === 'base64data') {
+              const b = bytesField(d, gv);
+              if (b !== undefined) {
+                icon.base64data = canonicalBase64(b);
+                data = true;
+              }
+            } else icon.mediatype = d.string(gv) ?? icon.mediatype;
+          })
+        ) {
           // no base64data (or null): Go's Data stays nil and is written as null
           p.icon = data ? icon : markNilBytes(icon);
         }

@@ -56,10 +56,7 @@ describe('writeFS (upstream TestWriteFS)', () => {
       const root = read(join(dir, 'catalog.json'), 'utf8');
       assert.ok(root.includes('"schema": "custom.1"') && root.includes('"schema": "custom.2"'));
       const loaded = await loadFS(dir);
-      assert.deepEqual(
-        loaded.others.map((o) => o.schema).sort(),
-        cfg.others.map((o) => o.schema).sort(),
-      );
+      assert.deepEqual(loaded.others.map((o) => o.schema).sort(), cfg.others.map((o) => o.schema).sort());
       assert.deepEqual(loaded.deprecations, cfg.deprecations);
       assert.throws(() => writeFS({ ...cfg, packages: [{ schema: 'olm.package', name: '../x', defaultChannel: '' }] }, dir, 'yaml'), {
         message: 'invalid package name "../x": must be a single local path element',

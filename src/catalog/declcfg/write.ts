@@ -41,10 +41,7 @@ export function packageBlob(p: Package): Record<string, unknown> {
     schema: p.schema ?? '',
     name: p.name ?? '',
     defaultChannel: p.defaultChannel ?? '',
-    icon:
-      p.icon == null
-        ? undefined
-        : { base64data: hasNilBytes(p.icon) ? null : (p.icon.base64data ?? null), mediatype: p.icon.mediatype ?? '' },
+    icon: p.icon == null ? undefined : { base64data: hasNilBytes(p.icon) ? null : (p.icon.base64data ?? null), mediatype: p.icon.mediatype ?? '' },
     description: nonEmpty(p.description),
     properties: properties(p.properties),
   };
@@ -77,9 +74,7 @@ export function bundleBlob(b: Bundle): Record<string, unknown> {
     image: b.image ?? '',
     properties: properties(b.properties),
     relatedImages:
-      b.relatedImages === undefined || b.relatedImages.length === 0
-        ? undefined
-        : b.relatedImages.map((r) => ({ name: r.name ?? '', image: r.image ?? '' })),
+      b.relatedImages === undefined || b.relatedImages.length === 0 ? undefined : b.relatedImages.map((r) => ({ name: r.name ?? '', image: r.image ?? '' })),
   };
 }
 
@@ -266,9 +261,7 @@ function packageVersion(b: Bundle): Version {
   }
   const value = pkgs[0]!.value;
   const version =
-    typeof value === 'object' && value !== null && typeof (value as { version?: unknown }).version === 'string'
-      ? (value as { version: string }).version
-      : '';
+    typeof value === 'object' && value !== null && typeof (value as { version?: unknown }).version === 'string' ? (value as { version: string }).version : '';
   try {
     return parseSemver(version);
   } catch (err) {

@@ -56,7 +56,8 @@ const cases: Case[] = [
   {
     // opm's case feeds the raw text "{"; loaded blobs are parsed JSON, so the reachable failure is a type mismatch
     name: 'Error/BundleInvalidProperties',
-    error: 'parse properties for bundle "foo.v0.1.0": parse property[0] of type "olm.package": json: cannot unmarshal string into Go value of type property.Package',
+    error:
+      'parse properties for bundle "foo.v0.1.0": parse property[0] of type "olm.package": json: cannot unmarshal string into Go value of type property.Package',
     cfg: config({
       packages: [foo()],
       bundles: [newTestBundle('foo', '0.1.0', (b) => (b.properties = [packageProperty('foo', '0.1.0'), { type: 'olm.package', value: 'x' }]))],
@@ -146,7 +147,11 @@ const cases: Case[] = [
   {
     name: 'Error/PackageBreaksRFC1123',
     error: 'invalid package name "foo.bar": [must not contain dots]',
-    cfg: config({ packages: [newTestPackage('foo.bar', 'alpha', svgSmallCircle)], channels: [fooAlpha('foo.v0.1.0')], bundles: [newTestBundle('foo', '0.1.0')] }),
+    cfg: config({
+      packages: [newTestPackage('foo.bar', 'alpha', svgSmallCircle)],
+      channels: [fooAlpha('foo.v0.1.0')],
+      bundles: [newTestBundle('foo', '0.1.0')],
+    }),
   },
   {
     name: 'Error/DuplicateChannel',
@@ -380,7 +385,8 @@ const cases: Case[] = [
   },
   {
     name: 'Error/BundleImageUppercase',
-    error: 'package "foo" bundle "foo.v0.1.0" image: invalid image pull spec "quay.io/Foo/bundle:v1": invalid reference format: repository name must be lowercase',
+    error:
+      'package "foo" bundle "foo.v0.1.0" image: invalid image pull spec "quay.io/Foo/bundle:v1": invalid reference format: repository name must be lowercase',
     cfg: config({
       packages: [foo()],
       channels: [fooAlpha(testBundleName('foo', '0.1.0'))],
@@ -412,7 +418,9 @@ const cases: Case[] = [
       bundles: [
         newTestBundle('foo', '0.1.0', (b) => {
           b.image = 'quay.io/operator-framework/foo-bundle@sha256:abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234';
-          b.relatedImages = [{ name: 'bundle', image: 'quay.io/operator-framework/foo-bundle@sha256:abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234' }];
+          b.relatedImages = [
+            { name: 'bundle', image: 'quay.io/operator-framework/foo-bundle@sha256:abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234' },
+          ];
         }),
       ],
     }),
@@ -438,7 +446,9 @@ const cases: Case[] = [
       'invalid index:\n└── invalid package "foo":\n    └── invalid channel "alpha":\n        └── channel contains one or more stranded bundles: foo.v0.1.0',
     cfg: config({
       packages: [foo()],
-      channels: [newTestChannel('foo', 'alpha', { name: 'foo.v0.1.0' }, { name: 'foo.v0.2.0', replaces: 'foo.v0.1.0' }, { name: 'foo.v0.3.0', skips: ['foo.v0.2.0'] })],
+      channels: [
+        newTestChannel('foo', 'alpha', { name: 'foo.v0.1.0' }, { name: 'foo.v0.2.0', replaces: 'foo.v0.1.0' }, { name: 'foo.v0.3.0', skips: ['foo.v0.2.0'] }),
+      ],
       bundles: [newTestBundle('foo', '0.1.0'), newTestBundle('foo', '0.2.0'), newTestBundle('foo', '0.3.0')],
     }),
   },
@@ -517,11 +527,20 @@ test('convertFromModel sorts packages, channels, bundles and de-duplicates bundl
   cfg.channels.reverse();
   cfg.bundles.reverse();
   const out = convertFromModel(convertToModel(cfg));
-  assert.deepEqual(out.packages.map((p) => p.name), ['anakin', 'boba-fett']);
-  assert.deepEqual(out.bundles.map((b) => b.name), ['anakin.v0.0.1', 'anakin.v0.1.0', 'anakin.v0.1.1', 'boba-fett.v1.0.0', 'boba-fett.v2.0.0']);
+  assert.deepEqual(
+    out.packages.map((p) => p.name),
+    ['anakin', 'boba-fett'],
+  );
+  assert.deepEqual(
+    out.bundles.map((b) => b.name),
+    ['anakin.v0.0.1', 'anakin.v0.1.0', 'anakin.v0.1.1', 'boba-fett.v1.0.0', 'boba-fett.v2.0.0'],
+  );
   // anakin.v0.0.1 is in two channels: its three properties appear once each
   assert.equal(out.bundles[0]!.properties!.length, 3);
-  assert.deepEqual(out.bundles[0]!.properties!.map((p) => p.type), ['olm.bundle.object', 'olm.bundle.object', 'olm.package']);
+  assert.deepEqual(
+    out.bundles[0]!.properties!.map((p) => p.type),
+    ['olm.bundle.object', 'olm.bundle.object', 'olm.package'],
+  );
   const dark = out.channels.find((c) => c.name === 'dark')!;
   assert.deepEqual(dark.entries[2], { name: 'anakin.v0.1.1', replaces: 'anakin.v0.0.1', skips: ['anakin.v0.1.0'] });
 });

@@ -15,7 +15,13 @@ export function channelHead(c: Pick<Channel, 'bundles'>): Bundle {
   const heads: Bundle[] = [];
   for (const b of c.bundles.values()) if (!incoming.has(b.name)) heads.push(b);
   if (heads.length === 0) throw new Error('no channel head found in graph');
-  if (heads.length > 1) throw new Error(`multiple channel heads found in graph: ${heads.map((h) => h.name).sort(compareGoStrings).join(', ')}`);
+  if (heads.length > 1)
+    throw new Error(
+      `multiple channel heads found in graph: ${heads
+        .map((h) => h.name)
+        .sort(compareGoStrings)
+        .join(', ')}`,
+    );
   return heads[0]!;
 }
 

@@ -35,11 +35,7 @@ type FieldKind = 'string' | 'bytes' | 'object';
  * exactly or, failing that, case-insensitively; unknown keys are ignored; null leaves a field empty.
  * Throws Go's UnmarshalTypeError text for the first mismatch.
  */
-function decodeStruct(
-  value: unknown,
-  goType: string,
-  fields: Record<string, FieldKind>,
-): Record<string, string> {
+function decodeStruct(value: unknown, goType: string, fields: Record<string, FieldKind>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const f of Object.keys(fields)) out[f] = '';
   if (value === null || value === undefined) return out;
@@ -87,7 +83,9 @@ export function parseProperties(props: readonly Property[] | undefined): ParsedP
       switch (p.type) {
         case PropertyPackage: {
           const v = decodeStruct(p.value, 'Package', { packageName: 'string', version: 'string', release: 'string' });
-          out.packages.push(v.release ? { packageName: v.packageName!, version: v.version!, release: v.release } : { packageName: v.packageName!, version: v.version! });
+          out.packages.push(
+            v.release ? { packageName: v.packageName!, version: v.version!, release: v.release } : { packageName: v.packageName!, version: v.version! },
+          );
           break;
         }
         case PropertyPackageRequired: {

@@ -52,7 +52,15 @@ function makePackageChannelBundle(): { pkg: Package; ch: Channel } {
   const b1 = bundle({ name: 'anakin.v0.0.1', image: 'anakin-operator:v0.0.1', properties: props('0.0.1'), version: '0.0.1' });
   const b2 = bundle({ name: 'anakin.v0.0.2', image: 'anakin-operator:v0.0.2', replaces: 'anakin.v0.0.1', properties: props('0.0.2'), version: '0.0.2' });
   const pkg: Package = { name: 'anakin', description: '', channels: new Map() };
-  const ch: Channel = { package: pkg, name: 'light', bundles: new Map([[b1.name, b1], [b2.name, b2]]), properties: [] };
+  const ch: Channel = {
+    package: pkg,
+    name: 'light',
+    bundles: new Map([
+      [b1.name, b1],
+      [b2.name, b2],
+    ]),
+    properties: [],
+  };
   pkg.channels.set('light', ch);
   pkg.defaultChannel = ch;
   for (const b of [b1, b2]) {
@@ -82,13 +90,14 @@ test('Channel head: Success/Valid', () => {
   assert.equal(channelHead(channelOf(bundle({ name: 'anakin.v0.0.1' }), bundle({ name: 'anakin.v0.0.2' }), head)), head);
 });
 test('Channel head: Error/NoChannelHead', () => {
-  assert.throws(() => channelHead(channelOf(bundle({ name: 'anakin.v0.0.1', replaces: 'anakin.v0.0.3' }), head)), { message: 'no channel head found in graph' });
+  assert.throws(() => channelHead(channelOf(bundle({ name: 'anakin.v0.0.1', replaces: 'anakin.v0.0.3' }), head)), {
+    message: 'no channel head found in graph',
+  });
 });
 test('Channel head: Error/MultipleChannelHeads', () => {
-  assert.throws(
-    () => channelHead(channelOf(bundle({ name: 'anakin.v0.0.1' }), head, bundle({ name: 'anakin.v0.0.4', replaces: 'anakin.v0.0.1' }))),
-    { message: 'multiple channel heads found in graph: anakin.v0.0.3, anakin.v0.0.4' },
-  );
+  assert.throws(() => channelHead(channelOf(bundle({ name: 'anakin.v0.0.1' }), head, bundle({ name: 'anakin.v0.0.4', replaces: 'anakin.v0.0.1' }))), {
+    message: 'multiple channel heads found in graph: anakin.v0.0.3, anakin.v0.0.4',
+  });
 });
 
 // TestValidReplacesChain
@@ -173,7 +182,12 @@ const validators: [string, Validator, string | undefined][] = [
     'Package/Error/DuplicateBundleVersions',
     () => {
       const light: Channel = { package: pkg, name: 'light', properties: [], bundles: new Map() };
-      for (const [n, v] of [['anakin.v0.0.1', '0.0.1'], ['anakin.v0.0.2', '0.0.1'], ['anakin.v1.0.1', '1.0.1'], ['anakin.v1.0.2', '1.0.1']] as const) {
+      for (const [n, v] of [
+        ['anakin.v0.0.1', '0.0.1'],
+        ['anakin.v0.0.2', '0.0.1'],
+        ['anakin.v1.0.1', '1.0.1'],
+        ['anakin.v1.0.2', '1.0.1'],
+      ] as const) {
         light.bundles.set(n, bundle({ name: n, version: v }));
       }
       return validatePackage({ name: 'anakin', description: '', channels: new Map([['light', light]]) });
@@ -282,7 +296,14 @@ const validators: [string, Validator, string | undefined][] = [
     'Bundle/Success/ReplacesNotInChannel',
     () =>
       validateBundle(
-        bundle({ package: pkg, channel: ch, name: 'anakin.v0.1.0', image: 'registry.io/image', replaces: 'anakin.v0.0.0', properties: [packageProperty('anakin', '0.1.0')] }),
+        bundle({
+          package: pkg,
+          channel: ch,
+          name: 'anakin.v0.1.0',
+          image: 'registry.io/image',
+          replaces: 'anakin.v0.0.0',
+          properties: [packageProperty('anakin', '0.1.0')],
+        }),
       ),
     undefined,
   ],
@@ -305,7 +326,12 @@ const validators: [string, Validator, string | undefined][] = [
     'Bundle/Error/NoBundleImage',
     () =>
       validateBundle(
-        bundle({ package: pkg, channel: ch, name: 'anakin.v0.1.0', properties: [packageProperty('anakin', '0.1.0'), gvkProperty('skywalker.me', 'v1alpha1', 'PodRacer')] }),
+        bundle({
+          package: pkg,
+          channel: ch,
+          name: 'anakin.v0.1.0',
+          properties: [packageProperty('anakin', '0.1.0'), gvkProperty('skywalker.me', 'v1alpha1', 'PodRacer')],
+        }),
       ),
     'bundle image must be set',
   ],
@@ -319,7 +345,10 @@ const validators: [string, Validator, string | undefined][] = [
   ],
   [
     'Bundle/Error/InvalidProperty',
-    () => validateBundle(bundle({ package: pkg, channel: ch, name: 'anakin.v0.1.0', replaces: 'anakin.v0.0.1', properties: [{ type: 'broken', value: undefined }] })),
+    () =>
+      validateBundle(
+        bundle({ package: pkg, channel: ch, name: 'anakin.v0.1.0', replaces: 'anakin.v0.0.1', properties: [{ type: 'broken', value: undefined }] }),
+      ),
     'parse property[0] of type "broken": unexpected end of JSON input',
   ],
   [
@@ -350,7 +379,14 @@ const validators: [string, Validator, string | undefined][] = [
     'Bundle/Error/InvalidSkipRange/LeadingV',
     () =>
       validateBundle(
-        bundle({ package: pkg, channel: ch, name: 'anakin.v0.1.0', image: 'registry.io/image', skipRange: '>v0.1.0', properties: [packageProperty('anakin', '0.1.0')] }),
+        bundle({
+          package: pkg,
+          channel: ch,
+          name: 'anakin.v0.1.0',
+          image: 'registry.io/image',
+          skipRange: '>v0.1.0',
+          properties: [packageProperty('anakin', '0.1.0')],
+        }),
       ),
     'invalid skipRange ">v0.1.0": Could not parse Range ">v0.1.0": Could not parse comparator ">v" in ">v0.1.0"',
   ],
@@ -358,7 +394,14 @@ const validators: [string, Validator, string | undefined][] = [
     'Bundle/Error/InvalidSkipRange/LeadingZero',
     () =>
       validateBundle(
-        bundle({ package: pkg, channel: ch, name: 'anakin.v0.1.0', image: 'registry.io/image', skipRange: '>1.00.1', properties: [packageProperty('anakin', '0.1.0')] }),
+        bundle({
+          package: pkg,
+          channel: ch,
+          name: 'anakin.v0.1.0',
+          image: 'registry.io/image',
+          skipRange: '>1.00.1',
+          properties: [packageProperty('anakin', '0.1.0')],
+        }),
       ),
     'invalid skipRange ">1.00.1": Could not parse Range ">1.00.1": Could not parse version "1.00.1" in ">1.00.1": Minor number must not contain leading zeroes "00"',
   ],
@@ -375,7 +418,21 @@ const validators: [string, Validator, string | undefined][] = [
       ),
     'must be exactly one property with type "olm.package"',
   ],
-  ['Bundle/Error/EmptyDeprecationMessage', () => validateBundle(bundle({ package: pkg, channel: ch, name: 'anakin.v0.1.0', image: 'x', properties: [packageProperty('anakin', '0.1.0')], deprecation: { message: '' } })), 'invalid deprecation: message must be set'],
+  [
+    'Bundle/Error/EmptyDeprecationMessage',
+    () =>
+      validateBundle(
+        bundle({
+          package: pkg,
+          channel: ch,
+          name: 'anakin.v0.1.0',
+          image: 'x',
+          properties: [packageProperty('anakin', '0.1.0')],
+          deprecation: { message: '' },
+        }),
+      ),
+    'invalid deprecation: message must be set',
+  ],
   ['RelatedImage/Success/Valid', () => validateRelatedImage({ name: 'foo', image: 'bar' }), undefined],
   ['RelatedImage/Error/NoImage', () => validateRelatedImage({ name: 'foo', image: '' }), 'image must be set'],
 ];

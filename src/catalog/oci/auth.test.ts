@@ -20,7 +20,10 @@ test('WWW-Authenticate challenges as distribution and Docker Hub send them', () 
     params: { realm: 'https://auth.docker.io/token', service: 'registry.docker.io', scope: 'repository:library/busybox:pull' },
   });
   assert.deepEqual(parseChallenge('Basic realm="kplane-test"'), { scheme: 'basic', params: { realm: 'kplane-test' } });
-  assert.deepEqual(parseChallenge('Bearer realm="a\\"b", error=insufficient_scope'), { scheme: 'bearer', params: { realm: 'a"b', error: 'insufficient_scope' } });
+  assert.deepEqual(parseChallenge('Bearer realm="a\\"b", error=insufficient_scope'), {
+    scheme: 'bearer',
+    params: { realm: 'a"b', error: 'insufficient_scope' },
+  });
   assert.deepEqual(parseCreds('u:p:w'), { username: 'u', password: 'p:w' });
   assert.deepEqual(parseCreds('u'), { username: 'u', password: '' });
 });
@@ -40,7 +43,11 @@ test('credentials from docker config.json / auth.json entries', () => {
   assert.deepEqual(credentialsFor('r.example.com', { authFile: file }), { username: 'ruser', password: 'rpass' });
   assert.deepEqual(credentialsFor('tok.example.com', { authFile: file }), { identityToken: 'refresh-me' });
   assert.equal(credentialsFor('other.io', { authFile: file }), undefined);
-  assert.deepEqual(credentialsFor('quay.io', { authFile: file, credentials: { username: 'flag', password: 'x' } }), { username: 'flag', password: 'x' }, 'flags win');
+  assert.deepEqual(
+    credentialsFor('quay.io', { authFile: file, credentials: { username: 'flag', password: 'x' } }),
+    { username: 'flag', password: 'x' },
+    'flags win',
+  );
   assert.throws(() => credentialsFor('quay.io', { authFile: writeBad() }), /is not valid JSON/);
   assert.throws(() => credentialsFor('quay.io', { authFile: join(work, 'missing.json') }), /cannot read the registry auth file/);
 });
@@ -56,12 +63,18 @@ test('credential helpers: credHelpers for a host, then credsStore; a missing hel
   mkdirSync(bin);
   const helper = join(bin, 'docker-credential-kplanetest');
   // Answers for quay.io only, as a keychain that knows one server.
-  writeFileSync(helper, '#!/bin/sh\nread server\n[ "$1" = get ] && [ "$server" = quay.io ] && { echo \'{"ServerURL":"quay.io","Username":"hu","Secret":"hs"}\'; exit 0; }\necho "credentials not found in native keychain"; exit 1\n');
+  writeFileSync(
+    helper,
+    '#!/bin/sh\nread server\n[ "$1" = get ] && [ "$server" = quay.io ] && { echo \'{"ServerURL":"quay.io","Username":"hu","Secret":"hs"}\'; exit 0; }\necho "credentials not found in native keychain"; exit 1\n',
+  );
   chmodSync(helper, 0o755);
   const saved = process.env.PATH;
   process.env.PATH = `${bin}${delimiter}${saved ?? ''}`;
   try {
-    const byHost = authFile('helpers.json', { credHelpers: { 'quay.io': 'kplanetest' }, auths: { 'quay.io': { auth: Buffer.from('file:pw').toString('base64') } } });
+    const byHost = authFile('helpers.json', {
+      credHelpers: { 'quay.io': 'kplanetest' },
+      auths: { 'quay.io': { auth: Buffer.from('file:pw').toString('base64') } },
+    });
     assert.deepEqual(credentialsFor('quay.io', { authFile: byHost }), { username: 'hu', password: 'hs' });
     const store = authFile('store.json', { credsStore: 'kplanetest', auths: { 'other.io': { auth: Buffer.from('o:p').toString('base64') } } });
     assert.deepEqual(credentialsFor('quay.io', { authFile: store }), { username: 'hu', password: 'hs' });

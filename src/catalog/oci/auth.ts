@@ -61,7 +61,10 @@ export function credentialsFor(host: string, opts: AuthOptions = {}): Credential
       throw new OciError('UNAUTHORIZED', `the registry auth file ${file} is not valid JSON (${(e as Error).message}); fix or remove it`);
     }
     // docker's order: a helper for this host, then the default store, then the file's own entries.
-    const helper = hostKeys(host).map((k) => cfg.credHelpers?.[k]).find(Boolean) ?? cfg.credsStore;
+    const helper =
+      hostKeys(host)
+        .map((k) => cfg.credHelpers?.[k])
+        .find(Boolean) ?? cfg.credsStore;
     if (helper) {
       const fromHelper = credentialsFromHelper(helper, host);
       if (fromHelper) return fromHelper;

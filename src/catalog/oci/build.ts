@@ -54,7 +54,10 @@ export function bundleLabels(bundleDir: string): Record<string, string> {
   try {
     text = readFileSync(file, 'utf8');
   } catch {
-    throw new OciError('BUILD', `${bundleDir} is not a bundle directory: ${file} is missing (a registry+v1 bundle has manifests/ and metadata/annotations.yaml)`);
+    throw new OciError(
+      'BUILD',
+      `${bundleDir} is not a bundle directory: ${file} is missing (a registry+v1 bundle has manifests/ and metadata/annotations.yaml)`,
+    );
   }
   let doc: unknown;
   try {
@@ -74,7 +77,8 @@ export function buildBundleImage(bundleDir: string, opts: BuildOptions = {}): Bu
   if (!isDir(join(bundleDir, 'manifests'))) throw new OciError('BUILD', `${bundleDir} is not a bundle directory: manifests/ is missing`);
   const entries: TarWriteEntry[] = [...collect(join(bundleDir, 'manifests'), 'manifests'), ...collect(join(bundleDir, 'metadata'), 'metadata')];
   // operator-sdk's bundle Dockerfile also ships the scorecard tests when the bundle has them.
-  if (isDir(join(bundleDir, 'tests', 'scorecard'))) entries.push({ path: 'tests', type: 'dir' }, ...collect(join(bundleDir, 'tests', 'scorecard'), 'tests/scorecard'));
+  if (isDir(join(bundleDir, 'tests', 'scorecard')))
+    entries.push({ path: 'tests', type: 'dir' }, ...collect(join(bundleDir, 'tests', 'scorecard'), 'tests/scorecard'));
   return writeImage(entries, labels, opts);
 }
 

@@ -96,7 +96,8 @@ export class ContentCache {
     const got = `${alg}:${hash.digest('hex')}`;
     if (got !== digest || (o.size !== undefined && total !== o.size)) {
       rmSync(tmp, { force: true });
-      if (got === digest) throw new OciError('DIGEST_MISMATCH', `${o.what}: got ${total} bytes, the manifest says ${o.size}; the image is damaged: push it again`);
+      if (got === digest)
+        throw new OciError('DIGEST_MISMATCH', `${o.what}: got ${total} bytes, the manifest says ${o.size}; the image is damaged: push it again`);
       throw mismatch(o.what, digest, got);
     }
     renameSync(tmp, dest);
@@ -118,5 +119,8 @@ export class ContentCache {
 }
 
 function mismatch(what: string, want: string, got: string): OciError {
-  return new OciError('DIGEST_MISMATCH', `${what}: digest mismatch: expected ${want}, got ${got}; the content was damaged in the registry or on the way: push the image again (nothing was cached)`);
+  return new OciError(
+    'DIGEST_MISMATCH',
+    `${what}: digest mismatch: expected ${want}, got ${got}; the content was damaged in the registry or on the way: push the image again (nothing was cached)`,
+  );
 }

@@ -116,13 +116,18 @@ export class RegistryClient {
     }
     await res.arrayBuffer();
     if (res.status === 401) this.challenge = parseChallenge(res.headers.get('www-authenticate') ?? '');
-    else if (res.status !== 200) throw new OciError('REGISTRY_ERROR', `${this.host} does not answer the registry API (GET /v2/ gave ${res.status}); is it a registry?`);
+    else if (res.status !== 200)
+      throw new OciError('REGISTRY_ERROR', `${this.host} does not answer the registry API (GET /v2/ gave ${res.status}); is it a registry?`);
     this.pinged = true;
   }
 
   async getManifest(repository: string, reference: string): Promise<FetchedManifest> {
     const what = `${this.host}/${repository}${reference.includes(':') ? '@' : ':'}${reference}`;
-    const res = await this.request('GET', `/v2/${repository}/manifests/${reference}`, { scope: `repository:${repository}:pull`, headers: { accept: MANIFEST_ACCEPT }, what });
+    const res = await this.request('GET', `/v2/${repository}/manifests/${reference}`, {
+      scope: `repository:${repository}:pull`,
+      headers: { accept: MANIFEST_ACCEPT },
+      what,
+    });
     if (res.status === 404) {
       const err = await registryError(res);
       throw new OciError('NOT_FOUND', `image ${what} not found (${err || 'manifest unknown'}): check the repository name and tag, and that it was pushed`);
@@ -131,11 +136,17 @@ export class RegistryClient {
     const body = Buffer.from(await res.arrayBuffer());
     const digest = sha256(body);
     if (reference.includes(':') && reference !== digest) {
-      throw new OciError('DIGEST_MISMATCH', `manifest of ${what} has digest ${digest}, not the ${reference} asked for: the registry returned other content; do not use this image`);
+      throw new OciError(
+        'DIGEST_MISMATCH',
+        `manifest of ${what} has digest ${digest}, not the ${reference} asked for: the registry returned other content; do not use this image`,
+      );
     }
     const header = res.headers.get('docker-content-digest');
     if (!reference.includes(':') && header && header.startsWith('sha256:') && header !== digest) {
-      throw new OciError('DIGEST_MISMATCH', `manifest of ${what} hashes to ${digest} but the registry says ${header}: the content was altered on the way; retry, or check the registry`);
+      throw new OciError(
+        'DIGEST_MISMATCH',
+        `manifest of ${what} hashes to ${digest} but the registry says ${header}: the content was altered on the way; retry, or check the registry`,
+      );
     }
     return { body, mediaType: res.headers.get('content-type') ?? undefined, digest };
   }
@@ -189,7 +200,11 @@ export class RegistryClient {
     });
     if (put.status === 400) {
       const err = await registryError(put);
-      if (/DIGEST_INVALID/.test(err)) throw new OciError('DIGEST_MISMATCH', `${what}: the registry found the uploaded content does not hash to ${digest}: the image being pushed is damaged; build it again`);
+      if (/DIGEST_INVALID/.test(err))
+        throw new OciError(
+          'DIGEST_MISMATCH',
+          `${what}: the registry found the uploaded content does not hash to ${digest}: the image being pushed is damaged; build it again`,
+        );
       throw new OciError('REGISTRY_ERROR', `${what}: the registry answered 400 (${err})`);
     }
     await this.ensureOk(put, what);
@@ -216,12 +231,22 @@ export class RegistryClient {
     o: { scope: string; what: string; headers?: Record<string, string>; body?: RequestBody; absolute?: string | undefined; timeoutMs?: number },
   ): Promise<Response> {
     await this.ping();
-    let res = await this.send(method, path, { headers: { ...o.headers, ...(await this.authHeader(o.scope, false)) }, body: o.body, absolute: o.absolute, timeoutMs: o.timeoutMs });
+    let res = await this.send(method, path, {
+      headers: { ...o.headers, ...(await this.authHeader(o.scope, false)) },
+      body: o.body,
+      absolute: o.absolute,
+      timeoutMs: o.timeoutMs,
+    });
     if (res.status === 401) {
       const fresh = parseChallenge(res.headers.get('www-authenticate') ?? '');
       await res.arrayBuffer();
       if (fresh) this.challenge = fresh;
-      res = await this.send(method, path, { headers: { ...o.headers, ...(await this.authHeader(o.scope, true)) }, body: o.body, absolute: o.absolute, timeoutMs: o.timeoutMs });
+      res = await this.send(method, path, {
+        headers: { ...o.headers, ...(await this.authHeader(o.scope, true)) },
+        body: o.body,
+        absolute: o.absolute,
+        timeoutMs: o.timeoutMs,
+      });
     }
     if (res.status === 401) {
       await res.arrayBuffer();
@@ -233,7 +258,8 @@ export class RegistryClient {
     for (let hops = 0; REDIRECT.has(res.status) && (method === 'GET' || method === 'HEAD'); hops++) {
       const location = res.headers.get('location');
       await res.arrayBuffer();
-      if (!location || hops >= 10) throw new OciError('REGISTRY_ERROR', `${o.what}: ${location ? 'too many redirects' : `redirect (${res.status}) without a location`}`);
+      if (!location || hops >= 10)
+        throw new OciError('REGISTRY_ERROR', `${o.what}: ${location ? 'too many redirects' : `redirect (${res.status}) without a location`}`);
       const next = new URL(location, url);
       const sameOrigin = next.origin === new URL(this.base).origin;
       const headers = sameOrigin ? { ...o.headers, ...(await this.authHeader(o.scope, false)) } : { ...o.headers };
@@ -245,16 +271,23 @@ export class RegistryClient {
 
   private unauthorized(what: string): OciError {
     if (!this.credentials) {
-      return new OciError('UNAUTHORIZED', `${what}: the registry ${this.host} requires authentication (401) and no credentials were found; log in (e.g. skopeo login / docker login, which write REGISTRY_AUTH_FILE or ~/.docker/config.json) or pass --creds USER:PASSWORD`);
+      return new OciError(
+        'UNAUTHORIZED',
+        `${what}: the registry ${this.host} requires authentication (401) and no credentials were found; log in (e.g. skopeo login / docker login, which write REGISTRY_AUTH_FILE or ~/.docker/config.json) or pass --creds USER:PASSWORD`,
+      );
     }
-    return new OciError('UNAUTHORIZED', `${what}: the registry ${this.host} rejected the credentials for user "${this.credentials.username ?? '(identity token)'}" (401); check the user name and password (or log in again)`);
+    return new OciError(
+      'UNAUTHORIZED',
+      `${what}: the registry ${this.host} rejected the credentials for user "${this.credentials.username ?? '(identity token)'}" (401); check the user name and password (or log in again)`,
+    );
   }
 
   private async authHeader(scope: string, renew: boolean): Promise<Record<string, string>> {
     const c = this.challenge;
     if (!c) return {};
     if (c.scheme === 'basic') return this.credentials ? { authorization: basicHeader(this.credentials) } : {};
-    if (c.scheme !== 'bearer') throw new OciError('UNSUPPORTED', `the registry ${this.host} asks for "${c.scheme}" authentication, which is not supported (Basic and Bearer are)`);
+    if (c.scheme !== 'bearer')
+      throw new OciError('UNSUPPORTED', `the registry ${this.host} asks for "${c.scheme}" authentication, which is not supported (Basic and Bearer are)`);
     let held = renew ? undefined : this.tokens.get(scope);
     if (held === undefined || held.expiresAt < Date.now() + 5_000) {
       held = await this.fetchToken(c, scope);
@@ -276,20 +309,28 @@ export class RegistryClient {
       if (creds?.identityToken) {
         const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.identityToken, client_id: 'kplane', scope });
         if (c.params.service) form.set('service', c.params.service);
-        res = await this.fetch(realm, { method: 'POST', body: form, headers: { 'user-agent': USER_AGENT }, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000) });
+        res = await this.fetch(realm, {
+          method: 'POST',
+          body: form,
+          headers: { 'user-agent': USER_AGENT },
+          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+        });
       } else {
         const headers: Record<string, string> = { 'user-agent': USER_AGENT };
         if (creds?.username !== undefined) headers.authorization = basicHeader(creds);
         res = await this.fetch(url, { headers, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000) });
       }
     } catch (e) {
-      throw new OciError('UNREACHABLE', `cannot reach the token server ${url.origin} of the registry ${this.host} (${causeText(e)}); check the network`, { cause: e });
+      throw new OciError('UNREACHABLE', `cannot reach the token server ${url.origin} of the registry ${this.host} (${causeText(e)}); check the network`, {
+        cause: e,
+      });
     }
     if (res.status === 401 || res.status === 403) {
       await res.arrayBuffer();
       throw this.unauthorized(`token for ${scope}`);
     }
-    if (!res.ok) throw new OciError('REGISTRY_ERROR', `the token server ${url.origin} answered ${res.status} for ${scope}: ${(await res.text()).slice(0, 200)}`);
+    if (!res.ok)
+      throw new OciError('REGISTRY_ERROR', `the token server ${url.origin} answered ${res.status} for ${scope}: ${(await res.text()).slice(0, 200)}`);
     const body = (await res.json()) as { token?: string; access_token?: string; expires_in?: number };
     // The spec's default lifetime is 60 s when the server does not say.
     return { token: body.token ?? body.access_token ?? '', expiresAt: Date.now() + (body.expires_in ?? 60) * 1000 };
@@ -321,7 +362,8 @@ export class RegistryClient {
         : /certificate|CERT_|self.signed/i.test(text)
           ? "; its TLS certificate is not trusted: add the registry's CA with NODE_EXTRA_CA_CERTS=FILE (or --use-http if it speaks plain HTTP)"
           : '; check the host and port, that the registry is running, and --use-http for a plain-HTTP registry';
-      const where = o.absolute && new URL(o.absolute).origin !== new URL(this.base).origin ? `${new URL(o.absolute).origin}, where ${this.base} redirected,` : this.base;
+      const where =
+        o.absolute && new URL(o.absolute).origin !== new URL(this.base).origin ? `${new URL(o.absolute).origin}, where ${this.base} redirected,` : this.base;
       throw new OciError('UNREACHABLE', `cannot reach the registry at ${where} (${text})${hint}`, { cause: e });
     } finally {
       clearTimeout(timer);
@@ -331,7 +373,8 @@ export class RegistryClient {
   private async ensureOk(res: Response, what: string): Promise<void> {
     if (res.ok) return;
     const err = await registryError(res);
-    if (res.status === 403) throw new OciError('DENIED', `${what}: access denied by ${this.host} (403${err ? `: ${err}` : ''}); the credentials lack permission for this repository`);
+    if (res.status === 403)
+      throw new OciError('DENIED', `${what}: access denied by ${this.host} (403${err ? `: ${err}` : ''}); the credentials lack permission for this repository`);
     if (res.status === 404) throw new OciError('NOT_FOUND', `${what}: not found (404${err ? `: ${err}` : ''})`);
     throw new OciError('REGISTRY_ERROR', `${what}: the registry answered ${res.status}${err ? ` (${err})` : ''}`);
   }

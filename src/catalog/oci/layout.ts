@@ -81,7 +81,8 @@ export class OciLayout {
     }
     const [alg] = digest.split(':');
     const got = `${alg}:${createHash(alg!).update(data).digest('hex')}`;
-    if (got !== digest) throw new OciError('DIGEST_MISMATCH', `${what}: blob ${digest} in OCI layout ${this.dir} hashes to ${got}: the layout is damaged; build it again`);
+    if (got !== digest)
+      throw new OciError('DIGEST_MISMATCH', `${what}: blob ${digest} in OCI layout ${this.dir} hashes to ${got}: the layout is damaged; build it again`);
     return data;
   }
 

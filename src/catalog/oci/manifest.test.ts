@@ -24,11 +24,19 @@ test('parseManifest: what it refuses, and why', () => {
   const cases: [string, RegExp][] = [
     ['{not json', /img: the manifest is not JSON/],
     [JSON.stringify({ schemaVersion: 1, name: 'x', fsLayers: [] }), /Docker schema 1 manifests are not supported; push the image again with a current client/],
-    [JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.cncf.helm.config.v1+json' }), /unsupported manifest media type "application\/vnd\.cncf\.helm\.config\.v1\+json"/],
+    [
+      JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.cncf.helm.config.v1+json' }),
+      /unsupported manifest media type "application\/vnd\.cncf\.helm\.config\.v1\+json"/,
+    ],
     [JSON.stringify({ schemaVersion: 2, config: { digest: 'x' }, layers: [] }), /img \(config\): a descriptor lacks mediaType, digest or size/],
     [JSON.stringify({ schemaVersion: 2, config: d(1) }), /the manifest has no layers list/],
   ];
-  for (const [body, msg] of cases) assert.throws(() => parseManifest(Buffer.from(body), undefined, 'img'), (e: unknown) => isOciError(e, 'UNSUPPORTED') && msg.test(e.message), body);
+  for (const [body, msg] of cases)
+    assert.throws(
+      () => parseManifest(Buffer.from(body), undefined, 'img'),
+      (e: unknown) => isOciError(e, 'UNSUPPORTED') && msg.test(e.message),
+      body,
+    );
 });
 
 test('selectPlatform: exact match, variant, linux/amd64 fallback, attestations skipped, clear error', () => {
@@ -48,7 +56,13 @@ test('selectPlatform: exact match, variant, linux/amd64 fallback, attestations s
   const armOnly: ImageIndex = { schemaVersion: 2, manifests: [d(1, { os: 'linux', architecture: 'arm64' }), d(5, undefined, 'application/vnd.in-toto+json')] };
   assert.throws(
     () => selectPlatform(armOnly, { os: 'linux', architecture: 'ppc64le' }, 'quay.io/x:y'),
-    (e: unknown) => isOciError(e, 'UNSUPPORTED') && e.message === 'quay.io/x:y: no image for linux/ppc64le in the image index (it has: linux/arm64); pick one with --platform',
+    (e: unknown) =>
+      isOciError(e, 'UNSUPPORTED') &&
+      e.message === 'quay.io/x:y: no image for linux/ppc64le in the image index (it has: linux/arm64); pick one with --platform',
   );
-  assert.equal(selectPlatform({ schemaVersion: 2, manifests: [d(6)] }, { os: 'linux', architecture: 'arm64' }, 'x').digest, d(6).digest, 'a lone platform-less image');
+  assert.equal(
+    selectPlatform({ schemaVersion: 2, manifests: [d(6)] }, { os: 'linux', architecture: 'arm64' }, 'x').digest,
+    d(6).digest,
+    'a lone platform-less image',
+  );
 });

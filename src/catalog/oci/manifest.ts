@@ -122,9 +122,18 @@ export function parsePlatform(s: string): Platform {
  * Entries without a platform (attestations, artifacts) are skipped unless nothing else is there.
  */
 export function selectPlatform(index: ImageIndex, want: Platform, what: string): Descriptor {
-  const images = index.manifests.filter((d) => d.mediaType === MediaType.ociManifest || d.mediaType === MediaType.dockerManifest || d.mediaType === MediaType.ociIndex || d.mediaType === MediaType.dockerList);
+  const images = index.manifests.filter(
+    (d) =>
+      d.mediaType === MediaType.ociManifest ||
+      d.mediaType === MediaType.dockerManifest ||
+      d.mediaType === MediaType.ociIndex ||
+      d.mediaType === MediaType.dockerList,
+  );
   const matches = (p: Platform) => (d: Descriptor) =>
-    d.platform !== undefined && d.platform.os === p.os && d.platform.architecture === p.architecture && (p.variant === undefined || d.platform.variant === p.variant);
+    d.platform !== undefined &&
+    d.platform.os === p.os &&
+    d.platform.architecture === p.architecture &&
+    (p.variant === undefined || d.platform.variant === p.variant);
   const found = images.find(matches(want)) ?? images.find(matches({ os: 'linux', architecture: 'amd64' }));
   if (found) return found;
   const unplatformed = images.filter((d) => d.platform === undefined);

@@ -3,7 +3,13 @@ import { test } from 'node:test';
 import { formatBytes, progressPrinter } from './progress.js';
 
 function sink(isTTY: boolean) {
-  const out = { isTTY, text: '', write(s: string) { out.text += s; } };
+  const out = {
+    isTTY,
+    text: '',
+    write(s: string) {
+      out.text += s;
+    },
+  };
   return out;
 }
 
@@ -25,7 +31,15 @@ test('quiet when stderr is not a terminal, unless asked', () => {
 test('on a terminal: one line per layer with bytes / total, redrawn in place', () => {
   const out = sink(true);
   const p = progressPrinter('tty', out)!;
-  p({ kind: 'resolved', ref: 'r.io/a:b', digest: D1, layers: [{ digest: D1, size: 2048, cached: true }, { digest: D2, size: 3 * 1024 * 1024, cached: false }] });
+  p({
+    kind: 'resolved',
+    ref: 'r.io/a:b',
+    digest: D1,
+    layers: [
+      { digest: D1, size: 2048, cached: true },
+      { digest: D2, size: 3 * 1024 * 1024, cached: false },
+    ],
+  });
   p({ kind: 'layer', digest: D2, size: 3 * 1024 * 1024, bytes: 3 * 1024 * 1024, done: true, cached: false });
   assert.match(out.text, /^Pulling r\.io\/a:b \(sha256:111111111111\): 2 layers, 3\.0 MiB\n/);
   assert.match(out.text, /\x1b\[2Ksha256:111111111111 {2}2\.0 KiB \/ 2\.0 KiB {2}cached\n\x1b\[2Ksha256:222222222222 {2}0 B \/ 3\.0 MiB {2}downloading\n/);

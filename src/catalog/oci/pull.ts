@@ -83,7 +83,12 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
   if (opts.dest && existsSync(final) && readdirSync(final).length > 0) {
     throw new OciError('OUTPUT', `cannot unpack ${source.what} into ${opts.dest}: the directory is not empty; give a new or empty one`);
   }
-  opts.progress?.({ kind: 'resolved', ref: formatReference(parsed), digest: top.digest, layers: manifest.layers.map((l) => ({ digest: l.digest, size: l.size, cached: source.isLocal(l) })) });
+  opts.progress?.({
+    kind: 'resolved',
+    ref: formatReference(parsed),
+    digest: top.digest,
+    layers: manifest.layers.map((l) => ({ digest: l.digest, size: l.size, cached: source.isLocal(l) })),
+  });
   // Up to three layers download at once (as docker does); they are applied in order afterwards.
   const files: string[] = new Array<string>(manifest.layers.length);
   let next = 0;
@@ -106,7 +111,8 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
     target = mkdtempSync(`${final}.tmp-`);
   } else target = cache.scratch();
   try {
-    for (let i = 0; i < files.length; i++) await applyLayer(target, { path: files[i]!, digest: manifest.layers[i]!.digest, mediaType: manifest.layers[i]!.mediaType });
+    for (let i = 0; i < files.length; i++)
+      await applyLayer(target, { path: files[i]!, digest: manifest.layers[i]!.digest, mediaType: manifest.layers[i]!.mediaType });
   } catch (e) {
     rmSync(target, { recursive: true, force: true });
     throw isOciError(e, 'DIGEST_MISMATCH') ? source.damaged(e) : e;

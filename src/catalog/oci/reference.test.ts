@@ -24,7 +24,11 @@ test('bad references say why', () => {
     ['quay.io/', /no repository name|must be lowercase/],
   ];
   for (const [ref, msg] of cases) {
-    assert.throws(() => parseReference(ref), (e: unknown) => isOciError(e, 'BAD_REFERENCE') && msg.test(e.message), ref);
+    assert.throws(
+      () => parseReference(ref),
+      (e: unknown) => isOciError(e, 'BAD_REFERENCE') && msg.test(e.message),
+      ref,
+    );
   }
 });
 

@@ -79,7 +79,8 @@ export class TarReader {
   /** The stream ended: an entry cut short means the layer is truncated. */
   end(): void {
     if (this.remaining > 0 || this.meta) throw new OciError('CORRUPT_LAYER', 'the tar stream ends in the middle of an entry (truncated)');
-    if (!this.finished && this.buf.length > 0 && this.buf.some((b) => b !== 0)) throw new OciError('CORRUPT_LAYER', 'the tar stream ends with a partial header (truncated)');
+    if (!this.finished && this.buf.length > 0 && this.buf.some((b) => b !== 0))
+      throw new OciError('CORRUPT_LAYER', 'the tar stream ends with a partial header (truncated)');
   }
 
   private finishEntry(): void {
@@ -132,7 +133,15 @@ export class TarReader {
     this.longLink = undefined;
     const type: TarEntryType =
       typeflag === '0' || typeflag === '7' ? 'file' : typeflag === '5' ? 'dir' : typeflag === '2' ? 'symlink' : typeflag === '1' ? 'hardlink' : 'other';
-    const header: TarHeader = { path, type, typeflag, mode: parseOctal(h.subarray(100, 108)), size: type === 'file' || type === 'other' ? realSize : 0, linkpath, mtime: parseNumeric(h.subarray(136, 148)) };
+    const header: TarHeader = {
+      path,
+      type,
+      typeflag,
+      mode: parseOctal(h.subarray(100, 108)),
+      size: type === 'file' || type === 'other' ? realSize : 0,
+      linkpath,
+      mtime: parseNumeric(h.subarray(136, 148)),
+    };
     this.entries++;
     this.sink = this.onEntry(header);
     const content = header.size;
@@ -203,12 +212,23 @@ export function writeTar(entries: readonly TarWriteEntry[]): Buffer {
     if (Buffer.byteLength(link) > 100) pax.linkpath = link;
     if (Object.keys(pax).length) {
       const body = paxBody(pax);
-      out.push(headerBlock({ name: 'PaxHeader', prefix: '', typeflag: 'x', size: body.length, mode: 0o644, linkname: '' }), body, Buffer.alloc((BLOCK - (body.length % BLOCK)) % BLOCK));
+      out.push(
+        headerBlock({ name: 'PaxHeader', prefix: '', typeflag: 'x', size: body.length, mode: 0o644, linkname: '' }),
+        body,
+        Buffer.alloc((BLOCK - (body.length % BLOCK)) % BLOCK),
+      );
     }
     const typeflag = e.type === 'file' ? '0' : e.type === 'dir' ? '5' : '2';
     const mode = e.mode ?? (e.type === 'dir' ? 0o755 : e.type === 'symlink' ? 0o777 : 0o644);
     out.push(
-      headerBlock({ name: split?.name ?? name.slice(0, 100), prefix: split?.prefix ?? '', typeflag, size: content.length, mode, linkname: link.length <= 100 ? link : '' }),
+      headerBlock({
+        name: split?.name ?? name.slice(0, 100),
+        prefix: split?.prefix ?? '',
+        typeflag,
+        size: content.length,
+        mode,
+        linkname: link.length <= 100 ? link : '',
+      }),
       content,
       Buffer.alloc((BLOCK - (content.length % BLOCK)) % BLOCK),
     );

@@ -62,7 +62,10 @@ test('a truncated archive is corrupt', () => {
   const tar = writeTar([{ path: 'x', type: 'file', content: Buffer.alloc(2000, 1) }]);
   const reader = new TarReader(() => undefined);
   reader.write(tar.subarray(0, 1000));
-  assert.throws(() => reader.end(), (e: unknown) => isOciError(e, 'CORRUPT_LAYER') && /truncated/.test(e.message));
+  assert.throws(
+    () => reader.end(),
+    (e: unknown) => isOciError(e, 'CORRUPT_LAYER') && /truncated/.test(e.message),
+  );
 });
 
 test('layers apply in order: whiteouts delete, opaque whiteouts empty a directory of lower content only', async () => {
@@ -87,8 +90,14 @@ test('layers apply in order: whiteouts delete, opaque whiteouts empty a director
 });
 
 test('entries and links cannot reach outside the root', async () => {
-  assert.throws(() => entryComponents('../etc/passwd'), (e: unknown) => isOciError(e, 'UNSAFE_PATH'));
-  assert.throws(() => entryComponents('a/../../x'), (e: unknown) => isOciError(e, 'UNSAFE_PATH'));
+  assert.throws(
+    () => entryComponents('../etc/passwd'),
+    (e: unknown) => isOciError(e, 'UNSAFE_PATH'),
+  );
+  assert.throws(
+    () => entryComponents('a/../../x'),
+    (e: unknown) => isOciError(e, 'UNSAFE_PATH'),
+  );
   assert.deepEqual(entryComponents('./a/./b/../c'), ['a', 'c']);
   assert.deepEqual(entryComponents('/abs/path'), ['abs', 'path']);
 

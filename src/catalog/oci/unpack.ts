@@ -2,7 +2,20 @@
 // (`.wh.NAME` deletes NAME from lower layers, `.wh..wh..opq` empties a directory of lower-layer
 // content), hard and symbolic links, and no entry or link ever reaching outside the directory.
 import { createHash } from 'node:crypto';
-import { closeSync, readFileSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeSync, chmodSync } from 'node:fs';
+import {
+  closeSync,
+  readFileSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeSync,
+  chmodSync,
+} from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { createGunzip } from 'node:zlib';

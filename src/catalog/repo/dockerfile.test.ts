@@ -49,7 +49,10 @@ test('generateDockerfile: upstream cases', () => {
   assert.equal(generateDockerfile({ baseImage: 'foo', builderImage: 'foo', indexDir: 'bar' }), HEAD('foo', 'foo') + WITH_OPM + TAIL);
   assert.equal(generateDockerfile({ baseImage: 'foo', builderImage: 'foo', indexDir: 'bar', extraLabels }), HEAD('foo', 'foo') + WITH_OPM + TAIL + LABELS);
   assert.equal(generateDockerfile({ baseImage: 'scratch', builderImage: 'foo', indexDir: 'bar' }), HEAD('foo', 'scratch') + SCRATCH + TAIL);
-  assert.equal(generateDockerfile({ baseImage: 'scratch', builderImage: 'foo', indexDir: 'bar', extraLabels }), HEAD('foo', 'scratch') + SCRATCH + TAIL + LABELS);
+  assert.equal(
+    generateDockerfile({ baseImage: 'scratch', builderImage: 'foo', indexDir: 'bar', extraLabels }),
+    HEAD('foo', 'scratch') + SCRATCH + TAIL + LABELS,
+  );
 });
 
 test('parseLabels: key=value, the last duplicate wins, a value may hold "="', () => {

@@ -53,7 +53,10 @@ test('generate renders what changed, rewrites hand edits, keeps files on failure
     tools.renders.length = 0;
     r = await generate({ root, tools });
     assert.deepEqual(tools.renders, [], 'nothing changed');
-    assert.deepEqual(r.operators.map((o) => o.status), ['unchanged', 'unchanged']);
+    assert.deepEqual(
+      r.operators.map((o) => o.status),
+      ['unchanged', 'unchanged'],
+    );
 
     await writeFile(join(root, 'catalog/b/catalog.yaml'), 'edited\n');
     await generate({ root, tools });
@@ -65,7 +68,13 @@ test('generate renders what changed, rewrites hand edits, keeps files on failure
     await writeFile(join(root, 'catalog/a/veneer.yaml'), 'package: a\nfail\n');
     r = await generate({ root, tools });
     assert.equal(r.ok, false);
-    assert.deepEqual(r.operators.map((o) => [o.operator, o.status, o.error]), [['a', 'failed', 'render: unable to read file: boom'], ['b', 'unchanged', undefined]]);
+    assert.deepEqual(
+      r.operators.map((o) => [o.operator, o.status, o.error]),
+      [
+        ['a', 'failed', 'render: unable to read file: boom'],
+        ['b', 'unchanged', undefined],
+      ],
+    );
     assert.equal(await readFile(join(root, 'catalog/a/catalog.yaml'), 'utf8'), good);
     assert.deepEqual((await readdir(join(root, 'catalog/a'))).sort(), ['catalog.yaml', 'veneer.yaml']);
 

@@ -4,7 +4,11 @@ import type { Bundle, Channel, DeclarativeConfig, Package } from '../declcfg/typ
 import { channelHeadName, channelKindOf, checkPlatform, checkRequirements, checkSharedAPIs, indexBundles } from './interop.js';
 import { PlatformError, filterCatalogForPlatform, parsePlatform, resolveChannel } from './platform.js';
 
-function bundle(pkg: string, version: string, opts: { provides?: [string, string, string][]; requires?: [string, string][]; requiresGVK?: [string, string, string][] } = {}): Bundle {
+function bundle(
+  pkg: string,
+  version: string,
+  opts: { provides?: [string, string, string][]; requires?: [string, string][]; requiresGVK?: [string, string, string][] } = {},
+): Bundle {
   return {
     schema: 'olm.bundle',
     name: `${pkg}.v${version}`,
@@ -20,7 +24,12 @@ function bundle(pkg: string, version: string, opts: { provides?: [string, string
 }
 
 function chan(pkg: string, name: string, versions: string[]): Channel {
-  return { schema: 'olm.channel', name, package: pkg, entries: versions.map((v, i) => ({ name: `${pkg}.v${v}`, ...(i > 0 ? { replaces: `${pkg}.v${versions[i - 1]}` } : {}) })) };
+  return {
+    schema: 'olm.channel',
+    name,
+    package: pkg,
+    entries: versions.map((v, i) => ({ name: `${pkg}.v${v}`, ...(i > 0 ? { replaces: `${pkg}.v${versions[i - 1]}` } : {}) })),
+  };
 }
 
 const pkg = (name: string, defaultChannel: string): Package => ({ schema: 'olm.package', name, defaultChannel });
@@ -40,13 +49,26 @@ function fixture(): DeclarativeConfig {
       bundle('db', '1.0.0', { provides: [['db.io', 'v1', 'DB']] }),
       bundle('db', '1.1.0', { provides: [['db.io', 'v1', 'DB']], requires: [['mon', '>=1.0.0 <2.0.0']] }),
       // only in candidate, and needs mon 1.1 which is in candidate: fine; and a package nowhere: warning
-      bundle('db', '1.2.0', { provides: [['db.io', 'v1', 'DB']], requires: [['mon', '>=1.1.0'], ['logging', '>=1.0.0']] }),
+      bundle('db', '1.2.0', {
+        provides: [['db.io', 'v1', 'DB']],
+        requires: [
+          ['mon', '>=1.1.0'],
+          ['logging', '>=1.0.0'],
+        ],
+      }),
       bundle('mon', '1.0.0', { provides: [['monitoring.coreos.com', 'v1', 'ServiceMonitor']] }),
       bundle('mon', '1.1.0', { provides: [['monitoring.coreos.com', 'v1', 'ServiceMonitor']] }),
       bundle('pg', '2.0.0', { provides: [['monitoring.coreos.com', 'v1', 'ServiceMonitor']], requiresGVK: [['db.io', 'v1', 'DB']] }),
     ],
     deprecations: [
-      { schema: 'olm.deprecations', package: 'db', entries: [{ reference: { schema: 'olm.channel', name: 'candidate-v1' }, message: 'x' }, { reference: { schema: 'olm.bundle', name: 'db.v1.0.0' }, message: 'old' }] },
+      {
+        schema: 'olm.deprecations',
+        package: 'db',
+        entries: [
+          { reference: { schema: 'olm.channel', name: 'candidate-v1' }, message: 'x' },
+          { reference: { schema: 'olm.bundle', name: 'db.v1.0.0' }, message: 'old' },
+        ],
+      },
       { schema: 'olm.deprecations', package: 'pg', entries: [{ reference: { schema: 'olm.package' }, message: 'eol' }] },
     ],
     others: [],
@@ -63,7 +85,9 @@ test('channelKindOf', () => {
 test('requirements: satisfiable in the same channel kind; candidate-only findings are warnings', () => {
   const f = checkRequirements(indexBundles(fixture()));
   assert.deepEqual(f.get('mon'), []);
-  assert.deepEqual(f.get('db'), [{ severity: 'warning', message: 'bundle db.v1.2.0 (candidate-v1) requires package logging >=1.0.0, which is not in the catalog' }]);
+  assert.deepEqual(f.get('db'), [
+    { severity: 'warning', message: 'bundle db.v1.2.0 (candidate-v1) requires package logging >=1.0.0, which is not in the catalog' },
+  ]);
   // pg 2.0.0 is in stable-v2 and requires db.io/v1/DB: db's stable bundles provide it
   assert.deepEqual(f.get('pg'), []);
   // take mon 1.0.0 out of stable: db 1.1.0 in stable-v1 can no longer be satisfied there
@@ -100,11 +124,18 @@ test('platform: parse strictly, resolve kinds to the newest channel, check heads
   const cfg = fixture();
   cfg.channels.push(chan('mon', 'fast-v0', ['1.0.0']));
   assert.equal(resolveChannel(cfg, 'mon', 'fast').name, 'fast-v1');
-  assert.throws(() => resolveChannel(cfg, 'mon', 'beta'), { message: 'package "mon" has no channel "beta" (channels: candidate-v1, fast-v0, fast-v1, stable-v1)' });
+  assert.throws(() => resolveChannel(cfg, 'mon', 'beta'), {
+    message: 'package "mon" has no channel "beta" (channels: candidate-v1, fast-v0, fast-v1, stable-v1)',
+  });
   assert.throws(() => resolveChannel(cfg, 'nope', 'stable'), { message: 'package "nope" is not in the catalog' });
   // the newest major wins, and a major channel before its minor channels
   const m = fixture();
-  m.channels.push(chan('mon', 'fast-v2.0', ['1.1.0']), chan('mon', 'fast-v2', ['1.1.0']), chan('mon', 'fast-v2.3', ['1.1.0']), chan('mon', 'fast-v1.9', ['1.0.0']));
+  m.channels.push(
+    chan('mon', 'fast-v2.0', ['1.1.0']),
+    chan('mon', 'fast-v2', ['1.1.0']),
+    chan('mon', 'fast-v2.3', ['1.1.0']),
+    chan('mon', 'fast-v1.9', ['1.0.0']),
+  );
   assert.equal(resolveChannel(m, 'mon', 'fast').name, 'fast-v2');
   m.channels = m.channels.filter((c) => c.name !== 'fast-v2');
   assert.equal(resolveChannel(m, 'mon', 'fast').name, 'fast-v2.3');
@@ -112,14 +143,23 @@ test('platform: parse strictly, resolve kinds to the newest channel, check heads
   const b = indexBundles(cfg);
   const px = parsePlatform('schema: kplane.platform\nname: px\noperators:\n- {package: db, channel: stable-v1}\n- {package: mon, channel: fast}\n', 'px.yaml');
   const r = checkPlatform(cfg, b, px, []);
-  assert.deepEqual(r.heads.map((h) => h.bundle.bundle.name), ['db.v1.1.0', 'mon.v1.1.0']);
+  assert.deepEqual(
+    r.heads.map((h) => h.bundle.bundle.name),
+    ['db.v1.1.0', 'mon.v1.1.0'],
+  );
   assert.deepEqual(r.findings, []);
 
-  const py = parsePlatform('schema: kplane.platform\nname: py\noperators:\n- {package: db, channel: stable-v1}\n- {package: pg, channel: stable-v2}\n', 'py.yaml');
+  const py = parsePlatform(
+    'schema: kplane.platform\nname: py\noperators:\n- {package: db, channel: stable-v1}\n- {package: pg, channel: stable-v2}\n',
+    'py.yaml',
+  );
   const f = checkPlatform(cfg, b, py, []).findings.map((x) => `${x.severity}: ${x.message}`);
   assert.deepEqual(f, ['error: db head db.v1.1.0 (stable-v1) requires package mon >=1.0.0 <2.0.0, which is not part of platform py']);
 
-  const pz = parsePlatform('schema: kplane.platform\nname: pz\noperators:\n- {package: mon, channel: stable-v1}\n- {package: pg, channel: stable-v2}\n', 'pz.yaml');
+  const pz = parsePlatform(
+    'schema: kplane.platform\nname: pz\noperators:\n- {package: mon, channel: stable-v1}\n- {package: pg, channel: stable-v2}\n',
+    'pz.yaml',
+  );
   const z = checkPlatform(cfg, b, pz, []).findings.map((x) => `${x.severity}: ${x.message}`);
   assert.deepEqual(z, [
     'error: pg head pg.v2.0.0 (stable-v2) requires API db.io/v1/DB, which no operator of platform pz provides',
@@ -139,11 +179,25 @@ test('filterCatalogForPlatform keeps only the platform channels, their bundles, 
   const cfg = fixture();
   const p = parsePlatform('schema: kplane.platform\nname: px\noperators:\n- {package: db, channel: stable-v1}\n- {package: mon, channel: fast}\n', 'px.yaml');
   const out = filterCatalogForPlatform(cfg, p);
-  assert.deepEqual(out.packages.map((x) => [x.name, x.defaultChannel]), [['db', 'stable-v1'], ['mon', 'fast-v1']]);
-  assert.deepEqual(out.channels.map((c) => `${c.package}/${c.name}`), ['db/stable-v1', 'mon/fast-v1']);
-  assert.deepEqual(out.bundles.map((b) => b.name), ['db.v1.0.0', 'db.v1.1.0', 'mon.v1.0.0', 'mon.v1.1.0']);
+  assert.deepEqual(
+    out.packages.map((x) => [x.name, x.defaultChannel]),
+    [
+      ['db', 'stable-v1'],
+      ['mon', 'fast-v1'],
+    ],
+  );
+  assert.deepEqual(
+    out.channels.map((c) => `${c.package}/${c.name}`),
+    ['db/stable-v1', 'mon/fast-v1'],
+  );
+  assert.deepEqual(
+    out.bundles.map((b) => b.name),
+    ['db.v1.0.0', 'db.v1.1.0', 'mon.v1.0.0', 'mon.v1.1.0'],
+  );
   // the candidate-v1 channel deprecation is dropped with its channel; the bundle one stays; pg's package is gone
-  assert.deepEqual(out.deprecations, [{ schema: 'olm.deprecations', package: 'db', entries: [{ reference: { schema: 'olm.bundle', name: 'db.v1.0.0' }, message: 'old' }] }]);
+  assert.deepEqual(out.deprecations, [
+    { schema: 'olm.deprecations', package: 'db', entries: [{ reference: { schema: 'olm.bundle', name: 'db.v1.0.0' }, message: 'old' }] },
+  ]);
   // the input is not modified
   assert.equal(cfg.packages[1]!.defaultChannel, 'stable-v1');
 });

@@ -79,7 +79,8 @@ export function indexBundles(cfg: DeclarativeConfig): BundleInfo[] {
         }
       } else if (p.type === 'olm.gvk') info.provides.push(gvkOf(v));
       else if (p.type === 'olm.gvk.required') info.requiresGVKs.push(gvkOf(v));
-      else if (p.type === 'olm.package.required') info.requiresPackages.push({ packageName: String(v.packageName ?? ''), versionRange: String(v.versionRange ?? '') });
+      else if (p.type === 'olm.package.required')
+        info.requiresPackages.push({ packageName: String(v.packageName ?? ''), versionRange: String(v.versionRange ?? '') });
     }
     return info;
   });
@@ -155,7 +156,10 @@ export function checkRequirements(bundles: BundleInfo[]): Map<string, Finding[]>
   for (const b of bundles) {
     const findings = out.get(b.bundle.package)!;
     for (const k of b.kinds) {
-      const where = `bundle ${b.bundle.name} (${b.channels.filter((c) => (channelKindOf(c.name) ?? 'other') === k).map((c) => c.name).join(', ')})`;
+      const where = `bundle ${b.bundle.name} (${b.channels
+        .filter((c) => (channelKindOf(c.name) ?? 'other') === k)
+        .map((c) => c.name)
+        .join(', ')})`;
       const severity: Severity = k === 'candidate' ? 'warning' : 'error';
       const kindText = k === 'other' ? 'any' : k;
       for (const r of b.requiresPackages) {
@@ -163,7 +167,10 @@ export function checkRequirements(bundles: BundleInfo[]): Map<string, Finding[]>
         try {
           range = parseRange(r.versionRange);
         } catch (err) {
-          findings.push({ severity: 'error', message: `${where} requires package ${r.packageName} ${r.versionRange}: invalid range: ${(err as Error).message}` });
+          findings.push({
+            severity: 'error',
+            message: `${where} requires package ${r.packageName} ${r.versionRange}: invalid range: ${(err as Error).message}`,
+          });
           continue;
         }
         const candidates = byPackage.get(r.packageName) ?? [];
@@ -172,7 +179,10 @@ export function checkRequirements(bundles: BundleInfo[]): Map<string, Finding[]>
           continue;
         }
         if (!candidates.some((c) => inKind(c, k) && c.version !== undefined && range(c.version))) {
-          findings.push({ severity, message: `${where} requires package ${r.packageName} ${r.versionRange}: no bundle of it in a ${kindText} channel is in that range` });
+          findings.push({
+            severity,
+            message: `${where} requires package ${r.packageName} ${r.versionRange}: no bundle of it in a ${kindText} channel is in that range`,
+          });
         }
       }
       for (const g of b.requiresGVKs) {
@@ -208,7 +218,12 @@ export interface PlatformHead {
  * met by another head of the set (a required package must be in the platform), and no two heads
  * provide the same group/kind unless declared. Findings about a candidate channel's head are warnings.
  */
-export function checkPlatform(cfg: DeclarativeConfig, bundles: BundleInfo[], platform: Platform, declared: SharedAPI[]): { heads: PlatformHead[]; findings: Finding[] } {
+export function checkPlatform(
+  cfg: DeclarativeConfig,
+  bundles: BundleInfo[],
+  platform: Platform,
+  declared: SharedAPI[],
+): { heads: PlatformHead[]; findings: Finding[] } {
   const findings: Finding[] = [];
   let resolved: Map<string, Channel[]>;
   try {
@@ -240,7 +255,10 @@ export function checkPlatform(cfg: DeclarativeConfig, bundles: BundleInfo[], pla
     for (const r of h.bundle.requiresPackages) {
       const others = heads.filter((o) => o.package === r.packageName);
       if (others.length === 0) {
-        findings.push({ severity: sev(h), message: `${who} requires package ${r.packageName} ${r.versionRange}, which is not part of platform ${platform.name}` });
+        findings.push({
+          severity: sev(h),
+          message: `${who} requires package ${r.packageName} ${r.versionRange}, which is not part of platform ${platform.name}`,
+        });
         continue;
       }
       let range;
@@ -276,7 +294,10 @@ export function checkPlatform(cfg: DeclarativeConfig, bundles: BundleInfo[], pla
     const pkgs = hs.map((h) => h.package).sort();
     if (isDeclared(allDeclared, group, kind, pkgs)) continue;
     const severity: Severity = hs.filter((h) => sev(h) === 'error').length >= 2 ? 'error' : 'warning';
-    findings.push({ severity, message: `${key} is provided by ${hs.map((h) => `${h.package} (${h.channel})`).join(' and ')}; both cannot be installed in one cluster unless declared in sharedAPIs` });
+    findings.push({
+      severity,
+      message: `${key} is provided by ${hs.map((h) => `${h.package} (${h.channel})`).join(' and ')}; both cannot be installed in one cluster unless declared in sharedAPIs`,
+    });
   }
   return { heads, findings };
 }

@@ -36,7 +36,10 @@ test('init writes the layout; its .indexignore keeps README.md, OWNERS and venee
     assert.equal(await readFile(join(root, 'catalog', '.indexignore'), 'utf8'), INDEXIGNORE);
     for (const f of ['catalog/README.md', 'catalog.Dockerfile', '.github/workflows/catalog.yaml']) await readFile(join(root, f));
     const cfg = await loadFS(join(root, 'catalog'));
-    assert.deepEqual(cfg.packages.map((p) => p.name), ['foo']);
+    assert.deepEqual(
+      cfg.packages.map((p) => p.name),
+      ['foo'],
+    );
     assert.equal(cfg.others.length, 0);
     // a second init keeps what is there
     const again = await initRepo(root);
@@ -53,7 +56,10 @@ test('the trap: "!*.yaml" after "veneer.yaml" brings veneer.yaml back', async ()
     // opm reads JSON keys case-insensitively, so the template's "Schema: olm.semver" makes it a
     // blob of an unknown schema: it would silently ship inside the catalog image
     const cfg = await loadFS(join(root, 'catalog'));
-    assert.deepEqual(cfg.others.map((m) => m.schema), ['olm.semver']);
+    assert.deepEqual(
+      cfg.others.map((m) => m.schema),
+      ['olm.semver'],
+    );
   } finally {
     await rm(root, { recursive: true, force: true });
   }

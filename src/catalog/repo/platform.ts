@@ -160,7 +160,11 @@ export function resolveChannel(cfg: DeclarativeConfig, pkg: string, spec: string
 /** Each platform operator's resolved channels, in the order the platform lists them. */
 export function resolvePlatform(cfg: DeclarativeConfig, platform: Platform): Map<string, Channel[]> {
   const out = new Map<string, Channel[]>();
-  for (const op of platform.operators) out.set(op.package, op.channels.map((c) => resolveChannel(cfg, op.package, c)));
+  for (const op of platform.operators)
+    out.set(
+      op.package,
+      op.channels.map((c) => resolveChannel(cfg, op.package, c)),
+    );
   return out;
 }
 

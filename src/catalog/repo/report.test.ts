@@ -24,9 +24,15 @@ test('junitXML: counts, failures, warnings as system-out, escaping', () => {
     ],
   };
   const x = junitXML([s]);
-  assert.match(x, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="kplane catalog test" tests="5" failures="1" errors="0" skipped="1" time="0.003">/);
+  assert.match(
+    x,
+    /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="kplane catalog test" tests="5" failures="1" errors="0" skipped="1" time="0.003">/,
+  );
   assert.match(x, /<testsuite name="interoperability" tests="5" failures="1" errors="0" skipped="1" time="0.003" timestamp="2026-01-01T00:00:00.000Z">/);
-  assert.match(x, /<testcase classname="interoperability" name="a &lt;b&gt; &amp; &quot;c&quot;" time="0.002">\n {6}<failure message="line1 &lt;x&gt;" type="failure">line1 &lt;x&gt;\nline2<\/failure>/);
+  assert.match(
+    x,
+    /<testcase classname="interoperability" name="a &lt;b&gt; &amp; &quot;c&quot;" time="0.002">\n {6}<failure message="line1 &lt;x&gt;" type="failure">line1 &lt;x&gt;\nline2<\/failure>/,
+  );
   assert.match(x, /<system-out>warning: candidate only<\/system-out>/);
   assert.match(x, /<system-out>warning: already marked<\/system-out>/);
   assert.match(x, /<skipped message="no platform"\/>/);

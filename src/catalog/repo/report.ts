@@ -42,10 +42,7 @@ export function countSuite(s: TestSuite): SuiteCounts {
 }
 
 /** Runs fn as one test case, timing it; a thrown error fails the case with its message. */
-export async function runCase(
-  name: string,
-  fn: () => Promise<{ status: CaseStatus; message?: string } | void>,
-): Promise<TestCase> {
+export async function runCase(name: string, fn: () => Promise<{ status: CaseStatus; message?: string } | void>): Promise<TestCase> {
   const t0 = performance.now();
   try {
     const r = await fn();
@@ -64,9 +61,7 @@ const LABEL: Record<CaseStatus, string> = { pass: 'PASS', fail: 'FAIL', warn: 'W
 
 export function suiteText(s: TestSuite): string {
   const c = countSuite(s);
-  const lines = [
-    `${s.name}: ${c.passed} passed, ${c.failed} failed, ${c.warnings} warnings, ${c.skipped} skipped (${seconds(c.durationMs)}s)`,
-  ];
+  const lines = [`${s.name}: ${c.passed} passed, ${c.failed} failed, ${c.warnings} warnings, ${c.skipped} skipped (${seconds(c.durationMs)}s)`];
   for (const t of s.cases) {
     lines.push(`  ${LABEL[t.status]}  ${t.name}`);
     if (t.message) for (const l of t.message.split('\n')) lines.push(`        ${l}`);
@@ -97,7 +92,15 @@ export function junitXML(suites: TestSuite[], name = 'kplane catalog test'): str
       const msg = t.message ?? '';
       if (t.status === 'fail') out.push(`      <failure message="${attr(firstLine(msg))}" type="failure">${text(msg)}</failure>`);
       else if (t.status === 'skip') out.push(`      <skipped message="${attr(firstLine(msg))}"/>`);
-      else if (t.status === 'warn') out.push(`      <system-out>${text(msg.split('\n').map((l) => (/^(warning|error): /.test(l) ? l : `warning: ${l}`)).join('\n'))}</system-out>`);
+      else if (t.status === 'warn')
+        out.push(
+          `      <system-out>${text(
+            msg
+              .split('\n')
+              .map((l) => (/^(warning|error): /.test(l) ? l : `warning: ${l}`))
+              .join('\n'),
+          )}</system-out>`,
+        );
       else out.push(`      <system-out>${text(msg)}</system-out>`);
       out.push(`    </testcase>`);
     }

@@ -44,14 +44,32 @@ test('sanity: package named after its directory, catalog.yaml up to date, unrend
     assert.deepEqual(
       sanity!.cases.map((c) => `${c.status} ${c.name}`),
       [
-        'pass a: template renders', 'pass a: names its package', 'pass a: validates alone', 'pass a: catalog.yaml is up to date',
-        'pass b: template renders', 'fail b: names its package', 'pass b: validates alone', 'pass b: catalog.yaml is up to date',
-        'pass c: template renders', 'pass c: names its package', 'pass c: validates alone', 'fail c: catalog.yaml is up to date',
-        'fail d: template renders', 'skip d: names its package', 'skip d: validates alone', 'skip d: catalog.yaml is up to date',
+        'pass a: template renders',
+        'pass a: names its package',
+        'pass a: validates alone',
+        'pass a: catalog.yaml is up to date',
+        'pass b: template renders',
+        'fail b: names its package',
+        'pass b: validates alone',
+        'pass b: catalog.yaml is up to date',
+        'pass c: template renders',
+        'pass c: names its package',
+        'pass c: validates alone',
+        'fail c: catalog.yaml is up to date',
+        'fail d: template renders',
+        'skip d: names its package',
+        'skip d: validates alone',
+        'skip d: catalog.yaml is up to date',
       ],
     );
-    assert.equal(byName.get('b: names its package')!.message, 'catalog/b/veneer.yaml renders package(s) other; the directory must be named after its one package');
-    assert.equal(byName.get('c: catalog.yaml is up to date')!.message, 'catalog/c/catalog.yaml differs from what catalog/c/veneer.yaml renders: run "kplane catalog generate"');
+    assert.equal(
+      byName.get('b: names its package')!.message,
+      'catalog/b/veneer.yaml renders package(s) other; the directory must be named after its one package',
+    );
+    assert.equal(
+      byName.get('c: catalog.yaml is up to date')!.message,
+      'catalog/c/catalog.yaml differs from what catalog/c/veneer.yaml renders: run "kplane catalog generate"',
+    );
     assert.equal(byName.get('d: template renders')!.message, 'render: unable to read file: json: unknown field "broken"');
     const missing = integration!.cases.find((c) => c.name === 'every operator directory is in the catalog')!;
     assert.deepEqual([missing.status, missing.message], ['fail', 'not in the loaded catalog: b, c, d (no catalog.yaml, or it is ignored)']);

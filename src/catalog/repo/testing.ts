@@ -40,7 +40,8 @@ export async function runRepoTests(o: RepoTestOptions): Promise<TestSuite[]> {
 
   say('sanity: rendering and validating each operator alone');
   const sanity = await suite('sanity', async (add) => {
-    if (ops.length === 0) add({ name: `${CATALOG_DIR}/ has operators`, status: 'fail', message: `no ${CATALOG_DIR}/<operator>/${VENEER_FILE} found`, durationMs: 0 });
+    if (ops.length === 0)
+      add({ name: `${CATALOG_DIR}/ has operators`, status: 'fail', message: `no ${CATALOG_DIR}/<operator>/${VENEER_FILE} found`, durationMs: 0 });
     for (const op of ops) {
       const rel = join(CATALOG_DIR, op, VENEER_FILE);
       let cfg: DeclarativeConfig | undefined;
@@ -51,7 +52,8 @@ export async function runRepoTests(o: RepoTestOptions): Promise<TestSuite[]> {
       );
       if (!cfg) {
         const message = 'template did not render';
-        for (const n of ['names its package', 'validates alone', `${CATALOG_FILE} is up to date`]) add({ name: `${op}: ${n}`, status: 'skip', message, durationMs: 0 });
+        for (const n of ['names its package', 'validates alone', `${CATALOG_FILE} is up to date`])
+          add({ name: `${op}: ${n}`, status: 'skip', message, durationMs: 0 });
         continue;
       }
       const rendered = cfg;
@@ -100,7 +102,9 @@ export async function runRepoTests(o: RepoTestOptions): Promise<TestSuite[]> {
       await runCase(`every operator directory is in the catalog`, async () => {
         const pkgs = new Set(cfg.packages.map((p) => p.name));
         const missing = ops.filter((op) => !pkgs.has(op));
-        return missing.length > 0 ? { status: 'fail', message: `not in the loaded catalog: ${missing.join(', ')} (no ${CATALOG_FILE}, or it is ignored)` } : undefined;
+        return missing.length > 0
+          ? { status: 'fail', message: `not in the loaded catalog: ${missing.join(', ')} (no ${CATALOG_FILE}, or it is ignored)` }
+          : undefined;
       }),
     );
   });
@@ -141,7 +145,10 @@ export async function runRepoTests(o: RepoTestOptions): Promise<TestSuite[]> {
           const r = checkPlatform(cfg, bundles, platform, declared);
           const res = outcome(r.findings);
           const installs = r.heads.map((h) => `${h.package} ${h.bundle.bundle.name} (${h.channel})`).join(', ');
-          return { status: res.status, message: [`platform ${platform.name} installs: ${installs || 'nothing'}`, ...(res.message ? [res.message] : [])].join('\n') };
+          return {
+            status: res.status,
+            message: [`platform ${platform.name} installs: ${installs || 'nothing'}`, ...(res.message ? [res.message] : [])].join('\n'),
+          };
         }),
       );
       const p = platform;

@@ -45,11 +45,7 @@ export interface NewVeneerOptions {
 export function newVeneer(o: NewVeneerOptions): string {
   const major = o.generateMajorChannels ?? true;
   const minor = o.generateMinorChannels ?? false;
-  const lines = [
-    'Schema: olm.semver',
-    `GenerateMajorChannels: ${major}`,
-    `GenerateMinorChannels: ${minor}`,
-  ];
+  const lines = ['Schema: olm.semver', `GenerateMajorChannels: ${major}`, `GenerateMinorChannels: ${minor}`];
   for (const kind of CHANNEL_KINDS) {
     if (!o.channels.includes(kind)) continue;
     lines.push(`${keyOf(kind)}:`, '  Bundles:', `  - Image: ${o.image}`);

@@ -34,11 +34,23 @@ describe('JsonCache', () => {
     const b = Bundle.toObject(Bundle.decode(await served.index.getBundleForChannel('testpkg', 'stable'))) as { csvName: string; bundlePath: string };
     assert.equal(b.csvName, 'testpkg.v1.0.0');
     assert.equal(b.bundlePath, 'quay.io/test/testpkg:v1.0.0');
-    assert.deepEqual(served.metas.list('custom.operator.io', 'testpkg').map((m) => m.name).sort(), ['another-custom-resource', 'my-custom-resource']);
-    assert.deepEqual(served.metas.list('custom.packageless', '').map((m) => m.name), ['global-config']);
+    assert.deepEqual(
+      served.metas
+        .list('custom.operator.io', 'testpkg')
+        .map((m) => m.name)
+        .sort(),
+      ['another-custom-resource', 'my-custom-resource'],
+    );
+    assert.deepEqual(
+      served.metas.list('custom.packageless', '').map((m) => m.name),
+      ['global-config'],
+    );
 
     writeFileSync(join(configDir, 'extra.json'), '{"schema":"custom.extra","name":"x"}\n');
-    await assert.rejects(cache.checkIntegrity(), /^CacheError: cache requires rebuild: cache reports digest as "[0-9a-f]+", but computed digest is "[0-9a-f]+"$/);
+    await assert.rejects(
+      cache.checkIntegrity(),
+      /^CacheError: cache requires rebuild: cache reports digest as "[0-9a-f]+", but computed digest is "[0-9a-f]+"$/,
+    );
     assert.ok(lines.some((l) => l.includes('level=warning msg="cache requires rebuild"')));
   });
 

@@ -16,14 +16,7 @@ import { goMarshal } from '../../golang/json.js';
 import type { Logger } from './log.js';
 import { loadCatalog } from './load.js';
 import { MetaStore } from './metas.js';
-import {
-  RegistryIndex,
-  RegistryQueryError,
-  indexFromModel,
-  type BundleKey,
-  type BundleStore,
-  type IndexPackage,
-} from './registry-index.js';
+import { RegistryIndex, RegistryQueryError, indexFromModel, type BundleKey, type BundleStore, type IndexPackage } from './registry-index.js';
 
 const DIGEST_FILE = 'digest';
 const CACHE_DIR = 'cache';
@@ -358,4 +351,3 @@ export class JsonCache {
     return this.load();
   }
 }
-

@@ -51,7 +51,16 @@ describe('csvFromMetadata', () => {
       csvFromMetadata({ metadata: { displayName: 'x' }, name: 'x.v1.0.0', version: '1.0.0', relatedImages: [], packageDescription: 'from the package' }),
     ) as { spec: Obj; metadata: Obj };
     assert.deepEqual(out.metadata, { name: 'x.v1.0.0', creationTimestamp: null });
-    assert.deepEqual(Object.keys(out.spec), ['install', 'version', 'customresourcedefinitions', 'apiservicedefinitions', 'displayName', 'description', 'provider', 'cleanup']);
+    assert.deepEqual(Object.keys(out.spec), [
+      'install',
+      'version',
+      'customresourcedefinitions',
+      'apiservicedefinitions',
+      'displayName',
+      'description',
+      'provider',
+      'cleanup',
+    ]);
     assert.equal(out.spec.description, 'from the package');
     assert.deepEqual(out.spec.provider, {});
   });

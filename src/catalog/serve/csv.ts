@@ -6,7 +6,6 @@ import { goMarshal, goString, goStruct } from '../../golang/json.js';
 
 type Obj = Record<string, unknown>;
 
-
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
@@ -47,7 +46,10 @@ function struct(fields: [string, FieldWriter][]): (v: unknown) => string {
     return goStruct(fields.map(([name, f]) => [name, f(o[name])]));
   };
 }
-const listOf = (f: (x: unknown) => string): FieldWriter => (v) => list(v, f);
+const listOf =
+  (f: (x: unknown) => string): FieldWriter =>
+  (v) =>
+    list(v, f);
 
 const descriptor = struct([
   ['path', s],
@@ -73,7 +75,15 @@ const describedFields: [string, FieldWriter][] = [
 const crdDescription = struct([['name', s], ['version', s], ['kind', s], ...describedFields]);
 /** an int32 with omitempty */
 const port: FieldWriter = (v) => (typeof v === 'number' && v !== 0 ? String(Math.trunc(v)) : undefined);
-const apiServiceDescription = struct([['name', s], ['group', s], ['version', s], ['kind', s], ['deploymentName', so], ['containerPort', port], ...describedFields]);
+const apiServiceDescription = struct([
+  ['name', s],
+  ['group', s],
+  ['version', s],
+  ['kind', s],
+  ['deploymentName', so],
+  ['containerPort', port],
+  ...describedFields,
+]);
 const ownedRequired = (f: (x: unknown) => string): ((v: unknown) => string) =>
   struct([
     ['owned', listOf(f)],

@@ -85,7 +85,7 @@ describe('catalog serve log lines (logrus text format)', () => {
     assert.equal(lines[0], 'time="1970-01-01T00:00:00Z" level=info msg="finished call" a="x y" grpc.code=OK port=1\n');
   });
 
-  it('grpc.time_ms is float32(whole microseconds) / 1000 in a float32\'s shortest digits (go-grpc-middleware)', () => {
+  it("grpc.time_ms is float32(whole microseconds) / 1000 in a float32's shortest digits (go-grpc-middleware)", () => {
     assert.equal(goMilliseconds(0.5129), '0.512');
     assert.equal(goMilliseconds(0), '0');
     assert.equal(goMilliseconds(12.3456789), '12.345');

@@ -29,12 +29,20 @@ export function quote(v: string): string {
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
     const bare =
-      (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x5f || c === 0x2f || c === 0x40 || c === 0x5e || c === 0x2b;
+      (c >= 0x61 && c <= 0x7a) ||
+      (c >= 0x41 && c <= 0x5a) ||
+      (c >= 0x30 && c <= 0x39) ||
+      c === 0x2d ||
+      c === 0x2e ||
+      c === 0x5f ||
+      c === 0x2f ||
+      c === 0x40 ||
+      c === 0x5e ||
+      c === 0x2b;
     if (!bare) return goQuote(v);
   }
   return v;
 }
-
 
 export function formatLine(time: Date, level: Level, msg: string, fields: Fields): string {
   const parts = [`time="${rfc3339(time.getTime())}"`, `level=${level}`, `msg=${quote(msg)}`];

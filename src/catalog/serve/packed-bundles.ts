@@ -401,7 +401,8 @@ export class PackedBundles {
     const withB = trimmed || (flags & F_HAS_PATH) === 0;
     const csvObject = withB && (this.bFlags[bn]! & B_CSV_OBJECT) !== 0;
     const size =
-      aEnd - start +
+      aEnd -
+      start +
       (withB ? bEnd - bStart : LISTED_B.length) +
       (csvObject ? b1End - bStart : 0) +
       (cEnd - aEnd) +

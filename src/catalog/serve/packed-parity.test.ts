@@ -45,7 +45,10 @@ async function listed(gen: () => AsyncIterable<Buffer>): Promise<string[]> {
 
 function reference(model: Model): ReferenceIndex {
   const store = new ModelBundleStore();
-  return new ReferenceIndex(referenceIndexFromModel(model, (k, b) => store.put(k, b)), store);
+  return new ReferenceIndex(
+    referenceIndexFromModel(model, (k, b) => store.put(k, b)),
+    store,
+  );
 }
 
 /** Every query of the registry API, over every package, channel, bundle, name and API the model has (and some it has not). */
@@ -73,15 +76,27 @@ async function assertSameAnswers(model: Model, got: RegistryIndex, want: Referen
     }
   }
   for (const pkgName of [...model.keys(), 'no-such-package']) {
-    await same(`GetPackage ${pkgName}`, () => got.getPackage(pkgName), () => want.getPackage(pkgName));
+    await same(
+      `GetPackage ${pkgName}`,
+      () => got.getPackage(pkgName),
+      () => want.getPackage(pkgName),
+    );
     const p = model.get(pkgName);
     for (const chName of [...(p?.channels.keys() ?? []), 'no-such-channel']) {
       const ch = p?.channels.get(chName);
-      await same(`GetBundleForChannel ${pkgName}/${chName}`, () => got.getBundleForChannel(pkgName, chName), () => want.getBundleForChannel(pkgName, chName));
+      await same(
+        `GetBundleForChannel ${pkgName}/${chName}`,
+        () => got.getBundleForChannel(pkgName, chName),
+        () => want.getBundleForChannel(pkgName, chName),
+      );
       const cached = got.cachedBundleForChannel(pkgName, chName);
       if (cached) assert.equal(cached.toString('hex'), (await want.getBundleForChannel(pkgName, chName)).toString('hex'));
       for (const name of [...(ch?.bundles.keys() ?? []), 'no-such-bundle']) {
-        await same(`GetBundle ${pkgName}/${chName}/${name}`, () => got.getBundle(pkgName, chName, name), () => want.getBundle(pkgName, chName, name));
+        await same(
+          `GetBundle ${pkgName}/${chName}/${name}`,
+          () => got.getBundle(pkgName, chName, name),
+          () => want.getBundle(pkgName, chName, name),
+        );
       }
       for (const name of names) {
         await same(
@@ -93,16 +108,28 @@ async function assertSameAnswers(model: Model, got: RegistryIndex, want: Referen
     }
   }
   for (const name of names) {
-    await same(`GetChannelEntriesThatReplace ${name}`, () => got.getChannelEntriesThatReplace(name), () => want.getChannelEntriesThatReplace(name));
+    await same(
+      `GetChannelEntriesThatReplace ${name}`,
+      () => got.getChannelEntriesThatReplace(name),
+      () => want.getChannelEntriesThatReplace(name),
+    );
   }
   for (const [key, [g, v, k]] of gvks) {
-    await same(`GetChannelEntriesThatProvide ${key}`, () => got.getChannelEntriesThatProvide(g, v, k), () => want.getChannelEntriesThatProvide(g, v, k));
+    await same(
+      `GetChannelEntriesThatProvide ${key}`,
+      () => got.getChannelEntriesThatProvide(g, v, k),
+      () => want.getChannelEntriesThatProvide(g, v, k),
+    );
     await same(
       `GetLatestChannelEntriesThatProvide ${key}`,
       () => got.getLatestChannelEntriesThatProvide(g, v, k),
       () => want.getLatestChannelEntriesThatProvide(g, v, k),
     );
-    await same(`GetDefaultBundleThatProvides ${key}`, () => got.getDefaultBundleThatProvides(g, v, k), () => want.getDefaultBundleThatProvides(g, v, k));
+    await same(
+      `GetDefaultBundleThatProvides ${key}`,
+      () => got.getDefaultBundleThatProvides(g, v, k),
+      () => want.getDefaultBundleThatProvides(g, v, k),
+    );
   }
   const gotList = await listed(() => got.listBundles());
   assert.deepEqual(gotList, await listed(() => want.listBundles()), 'ListBundles');
@@ -137,7 +164,12 @@ function variedCatalog(dir: string): void {
   const channel = (p: string, name: string, entries: { name: string; replaces?: string; skips?: string[]; skipRange?: string }[]): void => {
     blobs.push({ schema: 'olm.channel', package: p, name, entries });
   };
-  const bundle = (p: string, name: string, version: string, opts: { image?: string; gvks?: string[]; required?: string[]; objects?: boolean; metadata?: boolean; extra?: object[] }): void => {
+  const bundle = (
+    p: string,
+    name: string,
+    version: string,
+    opts: { image?: string; gvks?: string[]; required?: string[]; objects?: boolean; metadata?: boolean; extra?: object[] },
+  ): void => {
     const properties: object[] = [{ type: 'olm.package', value: { packageName: p, version } }];
     for (const k of opts.gvks ?? []) properties.push({ type: 'olm.gvk', value: { group: 'example.com', version: 'v1', kind: k } });
     for (const k of opts.required ?? []) properties.push({ type: 'olm.gvk.required', value: { group: 'example.com', version: 'v1', kind: k } });
@@ -223,7 +255,14 @@ function brokenModel(): Model {
   });
   ch.bundles.set('broken.v1', mk('broken.v1', '', [{ type: 'olm.bundle.object', value: { data: b64('a: b: c') } }]));
   const csv = csvManifest('broken.v2');
-  ch.bundles.set('broken.v2', mk('broken.v2', 'broken.v1', [{ type: 'olm.gvk', value: { group: 'g', version: 'v', kind: 'K' } }], { objects: ['{"kind":"Other"}', csv, csv], csvJSON: csv, deprecation: { message: 'old' } }));
+  ch.bundles.set(
+    'broken.v2',
+    mk('broken.v2', 'broken.v1', [{ type: 'olm.gvk', value: { group: 'g', version: 'v', kind: 'K' } }], {
+      objects: ['{"kind":"Other"}', csv, csv],
+      csvJSON: csv,
+      deprecation: { message: 'old' },
+    }),
+  );
   ch.bundles.set('broken.v3', mk('broken.v3', 'broken.v2', [], { image: 'example.com/broken:v3', objects: ['{"kind":"Other"}'], csvJSON: csv }));
   pkg.channels.set('stable', ch);
   pkg.defaultChannel = ch;
@@ -261,7 +300,10 @@ describe('packed index parity with the model-backed index', () => {
     await got.warm();
     await want.warm();
     await assertSameAnswers(model, got, want);
-    await assert.rejects(got.getBundle('broken', 'stable', 'broken.v1'), { name: 'RegistryQueryError', message: /^package "broken", bundle "broken.v1": convert bundle object property to JSON: / });
+    await assert.rejects(got.getBundle('broken', 'stable', 'broken.v1'), {
+      name: 'RegistryQueryError',
+      message: /^package "broken", bundle "broken.v1": convert bundle object property to JSON: /,
+    });
   });
 
   it('every query over the cache directory of the varied catalog', async () => {
@@ -301,32 +343,47 @@ describe('BundlePacker', () => {
     ['the CSV in the middle of the objects, and twice', { ...base, bundlePath: '', object: ['{"kind":"A"}', base.csvJson, '{"kind":"B"}', base.csvJson] }],
     ['objects without the CSV', { ...base, object: ['{"kind":"A"}', ''] }],
     ['no csvJson, empty objects', { ...base, csvJson: '', object: ['', ''] }],
-    ['every repeated field, plural set, a deprecation', {
-      ...base,
-      providedApis: [{ group: '', version: 'v1', kind: 'K', plural: 'ks' }, { group: 'g', version: '', kind: '' }],
-      requiredApis: [{ group: 'r', version: 'v2', kind: 'R' }],
-      dependencies: [{ type: 'olm.gvk', value: '{}' }, { type: '', value: '' }],
-      skips: ['', 'a', 'b'],
-      deprecation: { message: 'deprecated ✓' },
-    }],
+    [
+      'every repeated field, plural set, a deprecation',
+      {
+        ...base,
+        providedApis: [
+          { group: '', version: 'v1', kind: 'K', plural: 'ks' },
+          { group: 'g', version: '', kind: '' },
+        ],
+        requiredApis: [{ group: 'r', version: 'v2', kind: 'R' }],
+        dependencies: [
+          { type: 'olm.gvk', value: '{}' },
+          { type: '', value: '' },
+        ],
+        skips: ['', 'a', 'b'],
+        deprecation: { message: 'deprecated ✓' },
+      },
+    ],
     ['an empty deprecation', { ...base, deprecation: { message: '' } }],
-    ['non-ASCII and lone surrogates, short and long strings', {
-      ...base,
-      csvName: 'é\ud800x',
-      csvJson: `${long}\udc00 𝄞`,
-      object: [`${long}\udc00 𝄞`, '\ud83d'],
-      properties: [{ type: 'ü', value: `"${long}\ud800"` }],
-      skips: ['\udfff'],
-      replaces: `${long}é`,
-    }],
-    ['text whose length in bytes needs a longer prefix than its length in characters', {
-      ...base,
-      csvName: 'é'.repeat(39),
-      csvJson: 'é'.repeat(100),
-      object: ['ü'.repeat(100), 'é'.repeat(100)],
-      properties: [{ type: 'ü'.repeat(60), value: '✓'.repeat(50) }],
-      deprecation: { message: '✓'.repeat(45) },
-    }],
+    [
+      'non-ASCII and lone surrogates, short and long strings',
+      {
+        ...base,
+        csvName: 'é\ud800x',
+        csvJson: `${long}\udc00 𝄞`,
+        object: [`${long}\udc00 𝄞`, '\ud83d'],
+        properties: [{ type: 'ü', value: `"${long}\ud800"` }],
+        skips: ['\udfff'],
+        replaces: `${long}é`,
+      },
+    ],
+    [
+      'text whose length in bytes needs a longer prefix than its length in characters',
+      {
+        ...base,
+        csvName: 'é'.repeat(39),
+        csvJson: 'é'.repeat(100),
+        object: ['ü'.repeat(100), 'é'.repeat(100)],
+        properties: [{ type: 'ü'.repeat(60), value: '✓'.repeat(50) }],
+        deprecation: { message: '✓'.repeat(45) },
+      },
+    ],
     ['large fields (multi-byte lengths)', { ...base, csvJson: 'c'.repeat(300_000), object: ['c'.repeat(300_000), 'o'.repeat(20_000)] }],
     ['unset strings left out', { ...base, bundlePath: undefined as unknown as string, version: null as unknown as string }],
   ];
@@ -356,6 +413,6 @@ describe('BundlePacker', () => {
     for (const i of [0, 1, 777, 1500, 2999]) {
       assert.equal(packed.trimmed(slots[i]!).toString('hex'), enc.bundle({ ...bundles[i]!, replaces: '', skips: [] }).toString('hex'));
     }
-    assert.ok(packed.byteLength() > 3000 * 3000 * 7 / 2);
+    assert.ok(packed.byteLength() > (3000 * 3000 * 7) / 2);
   });
 });

@@ -11,7 +11,10 @@ const root = protobuf.loadSync(REGISTRY_PROTO);
 const Bundle = root.lookupType('api.Bundle');
 const decode = (b: Buffer): Record<string, unknown> => Bundle.toObject(Bundle.decode(b), { defaults: true });
 
-function model(spec: Record<string, Record<string, { name: string; replaces?: string; skips?: string[]; gvk?: string }[]>>, defaults: Record<string, string>): Model {
+function model(
+  spec: Record<string, Record<string, { name: string; replaces?: string; skips?: string[]; gvk?: string }[]>>,
+  defaults: Record<string, string>,
+): Model {
   const m: Model = new Map();
   for (const [pkgName, channels] of Object.entries(spec)) {
     const pkg: Package = { name: pkgName, description: '', channels: new Map() };
@@ -53,11 +56,7 @@ describe('RegistryIndex', () => {
   const m = model(
     {
       a: {
-        stable: [
-          { name: 'a.v3', replaces: 'a.v2', skips: ['a.v2', 'a.v1'], gvk: 'Thing' },
-          { name: 'a.v2', replaces: 'a.v1', gvk: 'Thing' },
-          { name: 'a.v1' },
-        ],
+        stable: [{ name: 'a.v3', replaces: 'a.v2', skips: ['a.v2', 'a.v1'], gvk: 'Thing' }, { name: 'a.v2', replaces: 'a.v1', gvk: 'Thing' }, { name: 'a.v1' }],
         fast: [{ name: 'a.v3', skips: ['a.v0'], gvk: 'Thing' }],
       },
       b: { stable: [{ name: 'b.v1', gvk: 'Thing' }] },
@@ -69,7 +68,17 @@ describe('RegistryIndex', () => {
   it('channelHead: opm texts for none and several', () => {
     const two = model({ p: { c: [{ name: 'x' }, { name: 'y' }] } }, {});
     assert.throws(() => channelHead(two.get('p')!.channels.get('c')!), { message: 'multiple channel heads found in graph: x, y' });
-    const loop = model({ p: { c: [{ name: 'x', replaces: 'y' }, { name: 'y', replaces: 'x' }] } }, {});
+    const loop = model(
+      {
+        p: {
+          c: [
+            { name: 'x', replaces: 'y' },
+            { name: 'y', replaces: 'x' },
+          ],
+        },
+      },
+      {},
+    );
     assert.throws(() => channelHead(loop.get('p')!.channels.get('c')!), { message: 'no channel head found in graph' });
   });
 

@@ -425,9 +425,7 @@ export class RegistryIndex {
     const ch = this.lookupChannel(pkgName, channelName, true);
     const id = ch.ids.get(csvName);
     if (id === undefined) {
-      throw new RegistryQueryError(
-        `package ${JSON.stringify(pkgName)}, channel ${JSON.stringify(channelName)}, bundle ${JSON.stringify(csvName)} not found`,
-      );
+      throw new RegistryQueryError(`package ${JSON.stringify(pkgName)}, channel ${JSON.stringify(channelName)}, bundle ${JSON.stringify(csvName)} not found`);
     }
     return id === ch.headId ? this.headBytes(ch) : this.trimmedBytes(id);
   }

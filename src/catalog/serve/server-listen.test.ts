@@ -24,7 +24,13 @@ describe('listen', () => {
     const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     const call = (): Promise<grpc.status | undefined> =>
       new Promise((resolve) => {
-        client.makeUnaryRequest('/kplane.test.Nothing/Call', (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), (err) => resolve(err?.code));
+        client.makeUnaryRequest(
+          '/kplane.test.Nothing/Call',
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.alloc(0),
+          (err) => resolve(err?.code),
+        );
       });
     try {
       assert.equal(await call(), grpc.status.UNIMPLEMENTED);

@@ -59,7 +59,11 @@ function unary<Req>(fn: (req: Req) => Buffer | Promise<Buffer>): Unary<Req> {
       return;
     }
     if (Buffer.isBuffer(out)) callback(null, out);
-    else out.then((b) => callback(null, b), (err: unknown) => callback(toStatus(err)));
+    else
+      out.then(
+        (b) => callback(null, b),
+        (err: unknown) => callback(toStatus(err)),
+      );
   };
 }
 
@@ -141,9 +145,7 @@ export function createRegistryServer(opts: RegistryServerOptions): grpc.Server {
     GetChannelEntriesThatReplace: streaming<{ csvName: string }>((req) => entries(index.getChannelEntriesThatReplace(req.csvName))),
     GetBundleThatReplaces: unary<BundleRequest>((req) => index.getBundleThatReplaces(req.csvName, req.pkgName, req.channelName)),
     GetChannelEntriesThatProvide: streaming<GVKRequest>((req) => entries(index.getChannelEntriesThatProvide(req.group, req.version, req.kind))),
-    GetLatestChannelEntriesThatProvide: streaming<GVKRequest>((req) =>
-      entries(index.getLatestChannelEntriesThatProvide(req.group, req.version, req.kind)),
-    ),
+    GetLatestChannelEntriesThatProvide: streaming<GVKRequest>((req) => entries(index.getLatestChannelEntriesThatProvide(req.group, req.version, req.kind))),
     GetDefaultBundleThatProvides: unary<GVKRequest>((req) => index.getDefaultBundleThatProvides(req.group, req.version, req.kind)),
     ListBundles: streaming<object>(() => index.listBundles()),
   };
@@ -207,9 +209,23 @@ function levelOf(code: grpc.status): Level {
 
 /** grpc-go's names of status codes (codes.Code.String()). */
 const CODE_NAMES: Record<number, string> = {
-  0: 'OK', 1: 'Canceled', 2: 'Unknown', 3: 'InvalidArgument', 4: 'DeadlineExceeded', 5: 'NotFound', 6: 'AlreadyExists',
-  7: 'PermissionDenied', 8: 'ResourceExhausted', 9: 'FailedPrecondition', 10: 'Aborted', 11: 'OutOfRange', 12: 'Unimplemented',
-  13: 'Internal', 14: 'Unavailable', 15: 'DataLoss', 16: 'Unauthenticated',
+  0: 'OK',
+  1: 'Canceled',
+  2: 'Unknown',
+  3: 'InvalidArgument',
+  4: 'DeadlineExceeded',
+  5: 'NotFound',
+  6: 'AlreadyExists',
+  7: 'PermissionDenied',
+  8: 'ResourceExhausted',
+  9: 'FailedPrecondition',
+  10: 'Aborted',
+  11: 'OutOfRange',
+  12: 'Unimplemented',
+  13: 'Internal',
+  14: 'Unavailable',
+  15: 'DataLoss',
+  16: 'Unauthenticated',
 };
 
 /**
@@ -225,7 +241,13 @@ function callLogger(logger: Logger): grpc.ServerInterceptor {
     if (list === undefined) {
       const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(d.path) ?? [];
       list = [];
-      for (const [k, v] of [['protocol', 'grpc'], ['grpc.component', 'server'], ['grpc.service', service], ['grpc.method', method], ['grpc.method_type', methodType(d)]] as const) {
+      for (const [k, v] of [
+        ['protocol', 'grpc'],
+        ['grpc.component', 'server'],
+        ['grpc.service', service],
+        ['grpc.method', method],
+        ['grpc.method_type', methodType(d)],
+      ] as const) {
         putEntry(list, newEntry(k, quote(v)));
       }
       perMethod.set(d.path, list);

@@ -140,7 +140,8 @@ export function validateVersions(versions: ReadonlyMap<string, Version>): void {
     if (seen.has(stripped)) errs.push(`bundle version ${goQuote(v.toString())} cannot be compared to ${goQuote(stripped)}`);
     else seen.add(stripped);
   }
-  if (errs.length > 0) throw new TemplateError(`encountered bundle versions which differ only by build metadata, which cannot be ordered: ${aggregateMessage(errs)}`);
+  if (errs.length > 0)
+    throw new TemplateError(`encountered bundle versions which differ only by build metadata, which cannot be ordered: ${aggregateMessage(errs)}`);
 }
 
 /** Template images, each once, in order of first appearance (candidate, then fast, then stable). */
@@ -169,7 +170,11 @@ export function wrapErrors<T>(prefix: string, f: () => T): T {
 }
 
 /** Decodes template YAML into a Go type, opm's decode errors becoming TemplateErrors. */
-export function decodeTemplate(input: string, type: GoType, opts: { strictYAML: boolean; disallowUnknownFields: boolean }): Record<string, unknown> | undefined {
+export function decodeTemplate(
+  input: string,
+  type: GoType,
+  opts: { strictYAML: boolean; disallowUnknownFields: boolean },
+): Record<string, unknown> | undefined {
   try {
     return unmarshalYAMLInto(input, type, opts);
   } catch (err) {
@@ -211,7 +216,12 @@ export function versionsFromStandardChannels(
   return out;
 }
 
-function versionsFromChannel(images: readonly string[], cfg: DeclarativeConfig, state: RenderState, renderedImageOf: (img: string) => string): Map<string, Version> {
+function versionsFromChannel(
+  images: readonly string[],
+  cfg: DeclarativeConfig,
+  state: RenderState,
+  renderedImageOf: (img: string) => string,
+): Map<string, Version> {
   const entries = new Map<string, Version>();
   for (const image of images) {
     const want = renderedImageOf(image);

@@ -13,7 +13,12 @@ export const TEMPLATE_SCHEMAS: Readonly<Record<string, string>> = {
 /** Template types opm knows, sorted (GetSupportedTypes). */
 export const TEMPLATE_TYPES: readonly string[] = Object.values(TEMPLATE_SCHEMAS).sort();
 
-const SCHEMA_DOC: GoType = { kind: 'struct', goName: 'struct { Schema string "json:\\"schema\\"" }', short: '', fields: [{ name: 'schema', type: { kind: 'string', goName: 'string' } }] };
+const SCHEMA_DOC: GoType = {
+  kind: 'struct',
+  goName: 'struct { Schema string "json:\\"schema\\"" }',
+  short: '',
+  fields: [{ name: 'schema', type: { kind: 'string', goName: 'string' } }],
+};
 
 /**
  * detectSchema: the schema of the first YAML or JSON document. Errors as opm's: "decoding template

@@ -5,9 +5,19 @@ import { unmarshalYAMLInto, type GoType } from './godecode.js';
 
 // golang/testdata/go-yaml-random.json also holds what sigs.k8s.io/yaml's Unmarshal (lax) and
 // UnmarshalStrict (strict) made of each document for struct { Image string `json:"image"`; Flag bool `json:"flag"` }.
-const T: GoType = { kind: 'struct', goName: 'main.T', short: 'T', fields: [{ name: 'image', type: { kind: 'string', goName: 'string' } }, { name: 'flag', type: { kind: 'bool' } }] };
+const T: GoType = {
+  kind: 'struct',
+  goName: 'main.T',
+  short: 'T',
+  fields: [
+    { name: 'image', type: { kind: 'string', goName: 'string' } },
+    { name: 'flag', type: { kind: 'bool' } },
+  ],
+};
 type Outcome = string | { image: string; flag: boolean };
-const { cases } = JSON.parse(readFileSync(new URL('../../golang/testdata/go-yaml-random.json', import.meta.url), 'utf8')) as { cases: { doc: string; lax: Outcome; strict: Outcome }[] };
+const { cases } = JSON.parse(readFileSync(new URL('../../golang/testdata/go-yaml-random.json', import.meta.url), 'utf8')) as {
+  cases: { doc: string; lax: Outcome; strict: Outcome }[];
+};
 
 function decode(doc: string, strict: boolean): Outcome {
   try {

@@ -13,7 +13,14 @@ const T: GoType = {
   fields: [
     { name: 'name', type: { kind: 'string', goName: 'string' } },
     { name: 'enabled', type: { kind: 'bool' } },
-    { name: 'items', type: { kind: 'slice', goName: '[]pkg.Item', elem: { kind: 'struct', goName: 'pkg.Item', short: 'Item', fields: [{ name: 'id', type: { kind: 'string', goName: 'string' } }] } } },
+    {
+      name: 'items',
+      type: {
+        kind: 'slice',
+        goName: '[]pkg.Item',
+        elem: { kind: 'struct', goName: 'pkg.Item', short: 'Item', fields: [{ name: 'id', type: { kind: 'string', goName: 'string' } }] },
+      },
+    },
   ],
 };
 const strict = (text: string) => unmarshalYAMLInto(text, T, { strictYAML: true, disallowUnknownFields: true });
@@ -38,7 +45,7 @@ describe('go-yaml v2 scalar resolution', () => {
     // not octal, but ParseFloat takes it
     assert.equal(resolvePlain('08'), 8);
   });
-  it('FormatFloat(f, \'g\', -1, 32)', () => {
+  it("FormatFloat(f, 'g', -1, 32)", () => {
     assert.equal(formatFloat32G(1.5), '1.5');
     assert.equal(formatFloat32G(0.1), '0.1');
     assert.equal(formatFloat32G(100000), '100000');
@@ -68,9 +75,15 @@ describe('sigs.k8s.io/yaml into a Go struct', () => {
     assert.deepEqual(lax('__proto__: {name: x}\nname: why\n'), { name: 'why' });
   });
   it('type errors: the innermost struct and the whole field path', () => {
-    assert.throws(() => strict('items:\n- id: [1]\n'), { message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go struct field Item.items.id of type string' });
-    assert.throws(() => strict('enabled: 3\n'), { message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal number into Go struct field T.enabled of type bool' });
-    assert.throws(() => strict('items: {}\n'), { message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go struct field T.items of type []pkg.Item' });
+    assert.throws(() => strict('items:\n- id: [1]\n'), {
+      message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go struct field Item.items.id of type string',
+    });
+    assert.throws(() => strict('enabled: 3\n'), {
+      message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal number into Go struct field T.enabled of type bool',
+    });
+    assert.throws(() => strict('items: {}\n'), {
+      message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go struct field T.items of type []pkg.Item',
+    });
   });
   it('json.Marshal refuses infinities that are not bound for strings', () => {
     assert.throws(() => lax('other: .inf\n'), { message: 'error converting YAML to JSON: json: unsupported value: +Inf' });
@@ -84,7 +97,12 @@ describe('sigs.k8s.io/yaml into a Go struct', () => {
   });
   it('excessive aliasing is refused', () => {
     const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 9; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+    for (let i = 1; i < 9; i++)
+      lines.push(
+        `a${i}: &a${i} [${Array(10)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
     assert.throws(() => lax(lines.join('\n') + '\n'), { message: 'error converting YAML to JSON: yaml: document contains excessive aliasing' });
   });
   it('syntax errors name the line', () => {
@@ -94,7 +112,7 @@ describe('sigs.k8s.io/yaml into a Go struct', () => {
 
 describe('encoding/json of parsed values', () => {
   it('source key order; non-object input', () => {
-    assert.deepEqual(decodeJSONInto({ id: 'x' }, T.kind === 'struct' ? T.fields[2]!.type.kind === 'slice' ? T.fields[2]!.type.elem : T : T), { id: 'x' });
+    assert.deepEqual(decodeJSONInto({ id: 'x' }, T.kind === 'struct' ? (T.fields[2]!.type.kind === 'slice' ? T.fields[2]!.type.elem : T) : T), { id: 'x' });
     assert.throws(() => decodeJSONInto('x', T), { message: 'json: cannot unmarshal string into Go value of type pkg.T' });
     assert.throws(() => decodeJSONInto({ zz: 1, aa: 2 }, T, { disallowUnknownFields: true }), { message: 'json: unknown field "zz"' });
   });

@@ -38,7 +38,7 @@ export class GoDecodeError extends Error {
 export function unmarshalYAMLInto(
   text: string,
   target: GoType,
-  opts: { strictYAML: boolean; disallowUnknownFields: boolean; /** false: plain YAMLToJSON, not guided by the target */ guided?: boolean },
+  opts: { strictYAML: boolean; disallowUnknownFields: boolean /** false: plain YAMLToJSON, not guided by the target */; guided?: boolean },
 ): Record<string, unknown> | undefined {
   let json: unknown;
   try {

@@ -14,13 +14,19 @@ import { README_VERSIONS, aBundle, fixture, fixtureJSON, fixtureRenderer, testop
 
 const byName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const versionMap = (v: Record<string, string>): Map<string, Version> => new Map(Object.entries(v).map(([n, s]) => [n, mustParse(s)]));
-const render = (input: string, bundles: Bundle[]): Promise<DeclarativeConfig> => renderSemverTemplate(input, { legacy: true, renderBundle: fixtureRenderer(bundles).render });
+const render = (input: string, bundles: Bundle[]): Promise<DeclarativeConfig> =>
+  renderSemverTemplate(input, { legacy: true, renderBundle: fixtureRenderer(bundles).render });
 
 describe('semver template (legacy, opm v1.26.3): upstream TestLinkChannels', () => {
-  const fx = fixtureJSON<{ versions: { stable: Record<string, string> }; cases: { name: string; avoidSkipPatch: boolean; unlinked: Record<string, string[]>; out: ChannelFixture[] }[] }>('legacy/link-channels.json');
+  const fx = fixtureJSON<{
+    versions: { stable: Record<string, string> };
+    cases: { name: string; avoidSkipPatch: boolean; unlinked: Record<string, string[]>; out: ChannelFixture[] }[];
+  }>('legacy/link-channels.json');
   for (const c of fx.cases) {
     it(c.name, () => {
-      const unlinked = new Map<string, Channel>(Object.entries(c.unlinked).map(([name, es]) => [name, { schema: 'olm.channel', name, package: 'a', entries: es.map((e) => ({ name: e })) }]));
+      const unlinked = new Map<string, Channel>(
+        Object.entries(c.unlinked).map(([name, es]) => [name, { schema: 'olm.channel', name, package: 'a', entries: es.map((e) => ({ name: e })) }]),
+      );
       // upstream compares with ElementsMatch: channel order is not part of the contract
       const out = linkLegacyChannels(unlinked, versionMap(fx.versions.stable), c.avoidSkipPatch).sort(byName);
       assert.deepEqual(out, [...c.out].sort(byName));
@@ -85,7 +91,11 @@ stable:
       generateMajorChannels: true,
       generateMinorChannels: true,
       avoidSkipPatch: false,
-      bundles: { candidate: ['quay.io/foo/olm:testoperator.v0.1.0'], fast: ['quay.io/foo/olm:testoperator.v0.2.1'], stable: ['quay.io/foo/olm:testoperator.v1.0.1'] },
+      bundles: {
+        candidate: ['quay.io/foo/olm:testoperator.v0.1.0'],
+        fast: ['quay.io/foo/olm:testoperator.v0.2.1'],
+        stable: ['quay.io/foo/olm:testoperator.v1.0.1'],
+      },
     });
   });
   it('unknown channel prefix', () => {
@@ -114,13 +124,21 @@ describe('semver template (legacy, opm v1.26.3): behaviour that differs from tod
   const list = (vs: Bundle[]): string => vs.map((b) => `  - image: ${b.image}\n`).join('');
 
   it('AvoidSkipPatch: a replaces chain through every version of each channel', async () => {
-    const cfg = await render(`schema: olm.semver\navoidSkipPatch: true\ngenerateMajorChannels: true\ngenerateMinorChannels: false\nstable:\n  bundles:\n${list(bs)}`, bs);
+    const cfg = await render(
+      `schema: olm.semver\navoidSkipPatch: true\ngenerateMajorChannels: true\ngenerateMinorChannels: false\nstable:\n  bundles:\n${list(bs)}`,
+      bs,
+    );
     assert.deepEqual(cfg.channels, [
       {
         schema: 'olm.channel',
         name: 'stable-v0',
         package: 'a',
-        entries: [{ name: 'a-v0.1.0' }, { name: 'a-v0.1.1', replaces: 'a-v0.1.0' }, { name: 'a-v0.2.0', replaces: 'a-v0.1.1' }, { name: 'a-v0.2.1', replaces: 'a-v0.2.0' }],
+        entries: [
+          { name: 'a-v0.1.0' },
+          { name: 'a-v0.1.1', replaces: 'a-v0.1.0' },
+          { name: 'a-v0.2.0', replaces: 'a-v0.1.1' },
+          { name: 'a-v0.2.1', replaces: 'a-v0.2.0' },
+        ],
       },
     ]);
   });
@@ -136,7 +154,10 @@ describe('semver template (legacy, opm v1.26.3): behaviour that differs from tod
   });
   it('no schema check, and duplicate YAML keys are accepted (the last wins)', async () => {
     const cfg = await render(`schema: whatever\nstable:\n  bundles:\n${list([bs[0]!])}stable:\n  bundles:\n${list([bs[1]!])}`, bs);
-    assert.deepEqual(cfg.bundles.map((b) => b.name), ['a-v0.1.1']);
+    assert.deepEqual(
+      cfg.bundles.map((b) => b.name),
+      ['a-v0.1.1'],
+    );
   });
   it('the default channel: with major and minor channels, the major one (current opm prefers minor)', async () => {
     const two = ['1.0.0', '2.0.0'].map(aBundle);
@@ -144,7 +165,7 @@ describe('semver template (legacy, opm v1.26.3): behaviour that differs from tod
     assert.equal((await render(input, two)).packages[0]!.defaultChannel, 'stable-v1');
     assert.equal((await renderSemverTemplate(input, { renderBundle: fixtureRenderer(two).render })).packages[0]!.defaultChannel, 'stable-v1.0');
   });
-  it('bundle objects keep the bundle\'s object order, as v1.26 rendered them (today: sorted by value)', async () => {
+  it("bundle objects keep the bundle's object order, as v1.26 rendered them (today: sorted by value)", async () => {
     const csv = '{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion"}';
     const crd = '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition"}';
     const obj = (o: string) => ({ type: 'olm.bundle.object', value: { data: Buffer.from(o).toString('base64') } });
@@ -152,7 +173,10 @@ describe('semver template (legacy, opm v1.26.3): behaviour that differs from tod
     b.properties = [{ type: 'olm.gvk', value: { group: 'g', kind: 'K', version: 'v1' } }, ...b.properties!, obj(crd), obj(csv)];
     const input = `schema: olm.semver\nstable:\n  bundles:\n  - image: ${b.image}\n`;
     const legacy = await render(input, [b]);
-    assert.deepEqual(legacy.bundles[0]!.properties!.map((p) => p.type), ['olm.gvk', 'olm.package', 'olm.bundle.object', 'olm.bundle.object']);
+    assert.deepEqual(
+      legacy.bundles[0]!.properties!.map((p) => p.type),
+      ['olm.gvk', 'olm.package', 'olm.bundle.object', 'olm.bundle.object'],
+    );
     assert.deepEqual(legacy.bundles[0]!.properties!.slice(2), [obj(csv), obj(crd)]);
     const current = await renderSemverTemplate(input, { renderBundle: fixtureRenderer([b]).render });
     assert.deepEqual(current.bundles[0]!.properties!.slice(2), [obj(crd), obj(csv)]);
@@ -163,11 +187,17 @@ describe('semver template (legacy, opm v1.26.3): behaviour that differs from tod
     assert.deepEqual((await render(input, [b])).bundles[0]!.properties, [{ type: 'olm.package', value: { packageName: 'a', version: '1.0.0' } }]);
   });
   it('errors carry the semver-render prefix', async () => {
-    await assert.rejects(render('schema: olm.semver\nfoo: 1\n', []), { message: 'semver-render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "foo"' });
+    await assert.rejects(render('schema: olm.semver\nfoo: 1\n', []), {
+      message: 'semver-render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "foo"',
+    });
     await assert.rejects(render('schema: olm.semver\n', []), { message: 'semver-render: no bundles specified or no bundles could be rendered' });
-    await assert.rejects(render('stable:\n  bundles:\n  - image: missing\n', [aBundle('1.0.0')]), { message: 'render reference "missing": no such fixture image' });
+    await assert.rejects(render('stable:\n  bundles:\n  - image: missing\n', [aBundle('1.0.0')]), {
+      message: 'render reference "missing": no such fixture image',
+    });
     const dup = [aBundle('1.0.0'), { ...aBundle('1.0.0'), image: 'other' }];
-    await assert.rejects(render(`stable:\n  bundles:\n  - image: ${dup[0]!.image}\n  - image: other\n`, dup), { message: 'semver-render: unable to post-process bundle info: duplicate bundle name "a-v1.0.0"' });
+    await assert.rejects(render(`stable:\n  bundles:\n  - image: ${dup[0]!.image}\n  - image: other\n`, dup), {
+      message: 'semver-render: unable to post-process bundle info: duplicate bundle name "a-v1.0.0"',
+    });
   });
 });
 
@@ -182,7 +212,14 @@ describe('semver template (legacy, opm v1.26.3): -o mermaid as v1.26.3 drew it',
     const bs = ['1.0.0', '1.1.0', '1.2.0'].map(aBundle);
     const cfg: DeclarativeConfig = {
       packages: [],
-      channels: [{ schema: 'olm.channel', name: 's', package: 'a', entries: [{ name: 'a-v1.0.0' }, { name: 'a-v1.1.0', skipRange: '<1.1.0' }, { name: 'a-v1.2.0', skipRange: 'bad' }] }],
+      channels: [
+        {
+          schema: 'olm.channel',
+          name: 's',
+          package: 'a',
+          entries: [{ name: 'a-v1.0.0' }, { name: 'a-v1.1.0', skipRange: '<1.1.0' }, { name: 'a-v1.2.0', skipRange: 'bad' }],
+        },
+      ],
       bundles: bs,
       deprecations: [],
       others: [],

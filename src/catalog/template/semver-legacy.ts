@@ -47,7 +47,8 @@ import {
 import type { GoType } from './godecode.js';
 
 const entryType = goStruct('semver.semverVeneerBundleEntry', [{ name: 'image', type: GO_STRING }]);
-const listOf = (goName: string): GoType => goStruct(goName, [{ name: 'bundles', type: { kind: 'slice', goName: '[]semver.semverVeneerBundleEntry', elem: entryType } }]);
+const listOf = (goName: string): GoType =>
+  goStruct(goName, [{ name: 'bundles', type: { kind: 'slice', goName: '[]semver.semverVeneerBundleEntry', elem: entryType } }]);
 /** v1.26.3's semverVeneer struct. */
 const LEGACY_TYPE = goStruct('semver.semverVeneer', [
   { name: 'schema', type: GO_STRING },

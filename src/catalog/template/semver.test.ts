@@ -55,7 +55,14 @@ describe('semver template (current algorithm): upstream TestGenerateChannels', (
     versions: { stable: Record<string, string> };
     majorLinkedChannels: ChannelFixture[];
     minorLinkedChannels: ChannelFixture[];
-    cases: { name: string; generateMinorChannels: boolean; generateMajorChannels: boolean; defaultChannel: string; channelTypePreference: StreamType; out: 'major' | 'minor' | 'combined' }[];
+    cases: {
+      name: string;
+      generateMinorChannels: boolean;
+      generateMajorChannels: boolean;
+      defaultChannel: string;
+      channelTypePreference: StreamType;
+      out: 'major' | 'minor' | 'combined';
+    }[];
   }>('current/generate-channels.json');
   const combined = [...fx.minorLinkedChannels, ...fx.majorLinkedChannels].sort((a, b) => (a.name < b.name ? -1 : 1));
   for (const c of fx.cases) {
@@ -63,7 +70,11 @@ describe('semver template (current algorithm): upstream TestGenerateChannels', (
       const versions = { ...noVersions(), stable: versionMap(fx.versions.stable) };
       const state = { pkg: 'a', defaultChannel: '' };
       const out = generateChannels(
-        { generateMajorChannels: c.generateMajorChannels, generateMinorChannels: c.generateMinorChannels, defaultChannelTypePreference: c.channelTypePreference },
+        {
+          generateMajorChannels: c.generateMajorChannels,
+          generateMinorChannels: c.generateMinorChannels,
+          defaultChannelTypePreference: c.channelTypePreference,
+        },
         versions,
         state,
       );
@@ -85,7 +96,10 @@ describe('semver template (current algorithm): upstream TestGetVersionsFromStand
     const v = versionsFromStandardChannels(t, cfg, state, (img) => img);
     assert.equal(v.candidate.size, 0);
     assert.equal(v.fast.size, 0);
-    assert.deepEqual([...v.stable.entries()].map(([n, ver]) => [n, ver.toString()]), SUNNY.map((s) => [`a-v${s}`, s]));
+    assert.deepEqual(
+      [...v.stable.entries()].map(([n, ver]) => [n, ver.toString()]),
+      SUNNY.map((s) => [`a-v${s}`, s]),
+    );
     assert.equal(state.pkg, 'a');
     assert.deepEqual(cfg.packages, [{ schema: 'olm.package', name: 'a', defaultChannel: '' }]);
   });
@@ -103,14 +117,20 @@ describe('semver template (current algorithm): upstream TestGetVersionsFromStand
 });
 
 describe('semver template (current algorithm): upstream TestPopulatePackageMetadata', () => {
-  const csv = (spec: string): string => `{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": "test.v1.0.0"}, "spec": ${spec}}`;
+  const csv = (spec: string): string =>
+    `{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": "test.v1.0.0"}, "spec": ${spec}}`;
   const pkgCfg = (channels: Channel[], bundles: Bundle[]): DeclarativeConfig => ({
     ...emptyConfig(),
     packages: [{ schema: 'olm.package', name: 'test-operator', defaultChannel: '' }],
     channels,
     bundles,
   });
-  const ch = (name: string, entries: string[]): Channel => ({ schema: 'olm.channel', name, package: 'test-operator', entries: entries.map((e) => ({ name: e })) });
+  const ch = (name: string, entries: string[]): Channel => ({
+    schema: 'olm.channel',
+    name,
+    package: 'test-operator',
+    entries: entries.map((e) => ({ name: e })),
+  });
   const b = (name: string, csvJSON: string): Bundle => ({ schema: 'olm.bundle', name, package: 'test-operator', image: `quay.io/test:${name}`, csvJSON });
   const one = (spec: string): DeclarativeConfig => pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', csv(spec))]);
 
@@ -121,7 +141,10 @@ describe('semver template (current algorithm): upstream TestPopulatePackageMetad
         [ch('stable-v1', ['test-operator-v1.0.0', 'test-operator-v1.1.0'])],
         [
           b('test-operator-v1.0.0', csv('{"description": "Old description", "icon": [{"base64data": "b2xkZGF0YQ==", "mediatype": "image/png"}]}')),
-          b('test-operator-v1.1.0', csv('{"description": "Test operator provides awesome functionality", "icon": [{"base64data": "aGVsbG93b3JsZA==", "mediatype": "image/svg+xml"}]}')),
+          b(
+            'test-operator-v1.1.0',
+            csv('{"description": "Test operator provides awesome functionality", "icon": [{"base64data": "aGVsbG93b3JsZA==", "mediatype": "image/svg+xml"}]}'),
+          ),
         ],
       ),
       dc: 'stable-v1',
@@ -132,28 +155,60 @@ describe('semver template (current algorithm): upstream TestPopulatePackageMetad
     { name: 'empty channel entries', cfg: pkgCfg([ch('stable', [])], []), dc: 'stable' },
     { name: 'head bundle not found in bundles', cfg: pkgCfg([ch('stable', ['missing-bundle'])], []), dc: 'stable' },
     { name: 'bundle has no CSV JSON', cfg: pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', '')]), dc: 'stable' },
-    { name: 'CSV has no description', cfg: one('{"icon": [{"base64data": "aGVsbG8=", "mediatype": "image/png"}]}'), dc: 'stable', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' } },
+    {
+      name: 'CSV has no description',
+      cfg: one('{"icon": [{"base64data": "aGVsbG8=", "mediatype": "image/png"}]}'),
+      dc: 'stable',
+      icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' },
+    },
     { name: 'CSV has no icon', cfg: one('{"description": "Test description"}'), dc: 'stable', desc: 'Test description' },
-    { name: 'CSV has empty description', cfg: one('{"description": "", "icon": [{"base64data": "aGVsbG8=", "mediatype": "image/png"}]}'), dc: 'stable', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' } },
+    {
+      name: 'CSV has empty description',
+      cfg: one('{"description": "", "icon": [{"base64data": "aGVsbG8=", "mediatype": "image/png"}]}'),
+      dc: 'stable',
+      icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' },
+    },
     { name: 'CSV has empty icons array', cfg: one('{"description": "Test description", "icon": []}'), dc: 'stable', desc: 'Test description' },
     {
       name: 'CSV has multiple icons - uses first one',
-      cfg: one('{"description": "Test description", "icon": [{"base64data": "Zmlyc3Q=", "mediatype": "image/png"}, {"base64data": "c2Vjb25k", "mediatype": "image/svg+xml"}]}'),
+      cfg: one(
+        '{"description": "Test description", "icon": [{"base64data": "Zmlyc3Q=", "mediatype": "image/png"}, {"base64data": "c2Vjb25k", "mediatype": "image/svg+xml"}]}',
+      ),
       dc: 'stable',
       desc: 'Test description',
       icon: { base64data: Buffer.from('first').toString('base64'), mediatype: 'image/png' },
     },
     // beyond upstream's cases: Go decoding details
-    { name: 'icon base64 that Go cannot decode leaves the icon out', cfg: one('{"description": "d", "icon": [{"base64data": "aGVsbG8", "mediatype": "image/png"}]}'), dc: 'stable', desc: 'd' },
-    { name: 'icon keys match case-insensitively', cfg: one('{"icon": [{"Base64Data": "aGVsbG8=", "MediaType": "image/png"}]}'), dc: 'stable', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' } },
+    {
+      name: 'icon base64 that Go cannot decode leaves the icon out',
+      cfg: one('{"description": "d", "icon": [{"base64data": "aGVsbG8", "mediatype": "image/png"}]}'),
+      dc: 'stable',
+      desc: 'd',
+    },
+    {
+      name: 'icon keys match case-insensitively',
+      cfg: one('{"icon": [{"Base64Data": "aGVsbG8=", "MediaType": "image/png"}]}'),
+      dc: 'stable',
+      icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' },
+    },
     {
       name: 'a CSV whose metadata does not decode (a boolean annotation) gives nothing',
       cfg: pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', '{"metadata": {"annotations": {"certified": false}}, "spec": {"description": "d"}}')]),
       dc: 'stable',
     },
     { name: 'spec is null', cfg: pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', '{"spec": null}')]), dc: 'stable' },
-    { name: 'the Spec key matches case-insensitively', cfg: pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', '{"Spec": {"description": "d"}}')]), dc: 'stable', desc: 'd' },
-    { name: 'a description that is not a string is skipped', cfg: one('{"description": 7, "icon": [{"base64data": "aGVsbG8=", "mediatype": "image/png"}]}'), dc: 'stable', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' } },
+    {
+      name: 'the Spec key matches case-insensitively',
+      cfg: pkgCfg([ch('stable', ['test-bundle'])], [b('test-bundle', '{"Spec": {"description": "d"}}')]),
+      dc: 'stable',
+      desc: 'd',
+    },
+    {
+      name: 'a description that is not a string is skipped',
+      cfg: one('{"description": 7, "icon": [{"base64data": "aGVsbG8=", "mediatype": "image/png"}]}'),
+      dc: 'stable',
+      icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' },
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -210,7 +265,9 @@ describe('semver template (current algorithm): upstream TestReadFile', () => {
     assert.equal(t.bundles.candidate.length, 11);
   });
   it('unknown channel prefix', () => {
-    const input = TEMPLATE('true', 'true', 'minor').replace('defaultChannelTypePreference: minor\n', '') + 'invalid:\n    bundles:\n        - image: quay.io/foo/olm:testoperator.v1.0.1\n';
+    const input =
+      TEMPLATE('true', 'true', 'minor').replace('defaultChannelTypePreference: minor\n', '') +
+      'invalid:\n    bundles:\n        - image: quay.io/foo/olm:testoperator.v1.0.1\n';
     assert.throws(() => readSemverTemplate(input), { message: 'error unmarshaling JSON: while decoding JSON: json: unknown field "invalid"' });
   });
   it('generate/default mismatch, minor/major', () => {
@@ -224,12 +281,20 @@ describe('semver template (current algorithm): upstream TestReadFile', () => {
     });
   });
   it('unknown defaultchanneltypepreference', () => {
-    assert.throws(() => readSemverTemplate(TEMPLATE('false', 'true', 'foo')), { message: 'unknown DefaultChannelTypePreference: "foo"\nValid values are \'major\' or \'minor\'' });
+    assert.throws(() => readSemverTemplate(TEMPLATE('false', 'true', 'foo')), {
+      message: "unknown DefaultChannelTypePreference: \"foo\"\nValid values are 'major' or 'minor'",
+    });
   });
   // beyond upstream's cases: how sigs.k8s.io/yaml and encoding/json read the file
   it('keys match fields case-insensitively; YAML 1.1 booleans; defaults', () => {
     const t = readSemverTemplate('SCHEMA: olm.semver\nGenerateMajorChannels: yes\nCandidate:\n  Bundles:\n  - Image: a\n');
-    assert.deepEqual(t, { schema: 'olm.semver', generateMajorChannels: true, generateMinorChannels: false, defaultChannelTypePreference: 'major', bundles: { candidate: ['a'], fast: [], stable: [] } });
+    assert.deepEqual(t, {
+      schema: 'olm.semver',
+      generateMajorChannels: true,
+      generateMinorChannels: false,
+      defaultChannelTypePreference: 'major',
+      bundles: { candidate: ['a'], fast: [], stable: [] },
+    });
     const d = readSemverTemplate('schema: olm.semver\n');
     assert.equal(d.generateMinorChannels, true);
     assert.equal(d.defaultChannelTypePreference, 'minor');
@@ -239,17 +304,25 @@ describe('semver template (current algorithm): upstream TestReadFile', () => {
     assert.throws(() => readSemverTemplate(''), { message: 'readFile: input file has unknown schema, should be "olm.semver"' });
   });
   it('the first error in sorted key order wins; unknown nested fields too', () => {
-    assert.throws(() => readSemverTemplate('schema: olm.semver\nzzz: 1\naaa: 2\n'), { message: 'error unmarshaling JSON: while decoding JSON: json: unknown field "aaa"' });
-    assert.throws(() => readSemverTemplate('schema: olm.semver\nstable:\n  bundles:\n  - image: x\n    digest: y\n'), { message: 'error unmarshaling JSON: while decoding JSON: json: unknown field "digest"' });
+    assert.throws(() => readSemverTemplate('schema: olm.semver\nzzz: 1\naaa: 2\n'), {
+      message: 'error unmarshaling JSON: while decoding JSON: json: unknown field "aaa"',
+    });
+    assert.throws(() => readSemverTemplate('schema: olm.semver\nstable:\n  bundles:\n  - image: x\n    digest: y\n'), {
+      message: 'error unmarshaling JSON: while decoding JSON: json: unknown field "digest"',
+    });
   });
   it('type errors name the Go field as encoding/json does', () => {
     assert.throws(() => readSemverTemplate('schema: olm.semver\ngenerateMajorChannels: "true"\n'), {
-      message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field SemverTemplateData.generateMajorChannels of type bool',
+      message:
+        'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field SemverTemplateData.generateMajorChannels of type bool',
     });
     assert.throws(() => readSemverTemplate('schema: olm.semver\nstable:\n  bundles: [x]\n'), {
-      message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field channelBundles.stable.bundles of type semver.bundleEntry',
+      message:
+        'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field channelBundles.stable.bundles of type semver.bundleEntry',
     });
-    assert.throws(() => readSemverTemplate('- schema: olm.semver\n'), { message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type semver.SemverTemplateData' });
+    assert.throws(() => readSemverTemplate('- schema: olm.semver\n'), {
+      message: 'error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type semver.SemverTemplateData',
+    });
   });
   it('a scalar bound for a string field becomes that string (sigs.k8s.io/yaml)', () => {
     const t = readSemverTemplate('schema: olm.semver\nstable:\n  bundles:\n  - image: 1.50\n  - image: 0x10\n  - image: true\n');
@@ -289,14 +362,18 @@ describe('semver template (current algorithm): the README examples, rendered end
       assert.deepEqual(got.channels, want.channels);
       assert.equal(got.text, fixture(`current/readme-${kind}.catalog.json`));
       // every listed image rendered once, in order of first appearance
-      assert.deepEqual(r.asked, README_VERSIONS.map((v) => `quay.io/foo/olm:testoperator.v${v}`));
+      assert.deepEqual(
+        r.asked,
+        README_VERSIONS.map((v) => `quay.io/foo/olm:testoperator.v${v}`),
+      );
     });
   }
 });
 
 describe('semver template (current algorithm): bad input gives opm messages', () => {
   const tmpl = (stable: string[], extra = ''): string => `schema: olm.semver\n${extra}stable:\n  bundles:\n${stable.map((i) => `  - image: ${i}\n`).join('')}`;
-  const render = (input: string, bundles: Bundle[]): Promise<DeclarativeConfig> => renderSemverTemplate(input, { renderBundle: fixtureRenderer(bundles).render });
+  const render = (input: string, bundles: Bundle[]): Promise<DeclarativeConfig> =>
+    renderSemverTemplate(input, { renderBundle: fixtureRenderer(bundles).render });
 
   it('unknown keys', async () => {
     await assert.rejects(render('schema: olm.semver\nGenerateMajorChannel: true\n', []), {
@@ -304,7 +381,9 @@ describe('semver template (current algorithm): bad input gives opm messages', ()
     });
   });
   it('wrong schema', async () => {
-    await assert.rejects(render('schema: olm.veneer\n', []), { message: 'render: unable to read file: readFile: input file has unknown schema, should be "olm.semver"' });
+    await assert.rejects(render('schema: olm.veneer\n', []), {
+      message: 'render: unable to read file: readFile: input file has unknown schema, should be "olm.semver"',
+    });
   });
   it('no bundles', async () => {
     await assert.rejects(render('schema: olm.semver\n', []), { message: 'render: no bundles specified or no bundles could be rendered' });
@@ -315,17 +394,22 @@ describe('semver template (current algorithm): bad input gives opm messages', ()
   it('duplicate bundle name in one channel', async () => {
     const a = aBundle('1.0.0');
     const twin = { ...aBundle('1.0.0'), image: 'repo/other/a-v1.0.0' };
-    await assert.rejects(render(tmpl([a.image, twin.image]), [a, twin]), { message: 'render: unable to post-process bundle info: duplicate bundle name "a-v1.0.0"' });
+    await assert.rejects(render(tmpl([a.image, twin.image]), [a, twin]), {
+      message: 'render: unable to post-process bundle info: duplicate bundle name "a-v1.0.0"',
+    });
   });
   it('build-metadata collisions', async () => {
     const bs = [aBundle('1.0.0+1'), aBundle('1.0.0+2')];
     await assert.rejects(render(tmpl(bs.map((b) => b.image)), bs), {
-      message: 'render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version "1.0.0+2" cannot be compared to "1.0.0"',
+      message:
+        'render: unable to post-process bundle info: encountered bundle versions which differ only by build metadata, which cannot be ordered: bundle version "1.0.0+2" cannot be compared to "1.0.0"',
     });
   });
   it('bundles of two packages', async () => {
     const bs = [aBundle('1.0.0'), bundle('b', 'b-v1', 'repo/b-v1', '1.0.0')];
-    await assert.rejects(render(tmpl(bs.map((b) => b.image)), bs), { message: 'render: unable to post-process bundle info: bundle "b" does not belong to this package: "a"' });
+    await assert.rejects(render(tmpl(bs.map((b) => b.image)), bs), {
+      message: 'render: unable to post-process bundle info: bundle "b" does not belong to this package: "a"',
+    });
   });
   it('invalid bundle version', async () => {
     const bs = [bundle('a', 'a-v1', 'repo/a-v1', 'v1.0.0')];
@@ -335,7 +419,9 @@ describe('semver template (current algorithm): bad input gives opm messages', ()
   });
   it('no olm.package property', async () => {
     const bs = [{ ...aBundle('1.0.0'), properties: [] }];
-    await assert.rejects(render(tmpl(['repo/origin/a-v1.0.0']), bs), { message: 'render: unable to post-process bundle info: bundle "a-v1.0.0" has multiple "olm.package" properties, expected exactly 1' });
+    await assert.rejects(render(tmpl(['repo/origin/a-v1.0.0']), bs), {
+      message: 'render: unable to post-process bundle info: bundle "a-v1.0.0" has multiple "olm.package" properties, expected exactly 1',
+    });
   });
   it('a malformed olm.package property', async () => {
     const bs = [{ ...aBundle('1.0.0'), properties: [{ type: 'olm.package', value: { packageName: 'a', version: 1 } }] }];
@@ -365,7 +451,9 @@ describe('semver template (current algorithm): default channel and package metad
     bs[0]!.csvJSON = JSON.stringify({ spec: { description: 'stable head', icon: [{ base64data: 'aGVsbG8=', mediatype: 'image/png' }] } });
     const input = `schema: olm.semver\ncandidate:\n  bundles:\n${bs.map((b) => `  - image: ${b.image}\n`).join('')}stable:\n  bundles:\n  - image: ${bs[0]!.image}\n`;
     const cfg = await renderSemverTemplate(input, { renderBundle: fixtureRenderer(bs).render });
-    assert.deepEqual(cfg.packages, [{ schema: 'olm.package', name: 'a', defaultChannel: 'stable-v1.0', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' }, description: 'stable head' }]);
+    assert.deepEqual(cfg.packages, [
+      { schema: 'olm.package', name: 'a', defaultChannel: 'stable-v1.0', icon: { base64data: 'aGVsbG8=', mediatype: 'image/png' }, description: 'stable head' },
+    ]);
     assert.deepEqual(
       cfg.channels.map((c) => [c.name, c.entries]),
       [

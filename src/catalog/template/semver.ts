@@ -109,12 +109,16 @@ export function readSemverTemplate(input: string): SemverTemplate {
       break;
     case 'minor':
       if (!t.generateMinorChannels) {
-        throw new TemplateError("schema attribute mismatch: DefaultChannelTypePreference set to 'minor' doesn't make sense if not generating minor-version channels");
+        throw new TemplateError(
+          "schema attribute mismatch: DefaultChannelTypePreference set to 'minor' doesn't make sense if not generating minor-version channels",
+        );
       }
       break;
     case 'major':
       if (!t.generateMajorChannels) {
-        throw new TemplateError("schema attribute mismatch: DefaultChannelTypePreference set to 'major' doesn't make sense if not generating major-version channels");
+        throw new TemplateError(
+          "schema attribute mismatch: DefaultChannelTypePreference set to 'major' doesn't make sense if not generating major-version channels",
+        );
       }
       break;
     default:
@@ -144,7 +148,9 @@ async function renderCurrent(input: string, opts: RenderSemverOptions): Promise<
   if (out.bundles.length === 0) throw new TemplateError('render: no bundles specified or no bundles could be rendered');
 
   const state: RenderState = { pkg: '', defaultChannel: '' };
-  const versions = wrapErrors('render: unable to post-process bundle info', () => versionsFromStandardChannels(t, out, state, (img) => renderedImage.get(img) ?? ''));
+  const versions = wrapErrors('render: unable to post-process bundle info', () =>
+    versionsFromStandardChannels(t, out, state, (img) => renderedImage.get(img) ?? ''),
+  );
   out.channels = generateChannels(t, versions, state);
   out.packages[0]!.defaultChannel = state.defaultChannel;
   populatePackageMetadata(out, state.defaultChannel);

@@ -226,7 +226,14 @@ export class GarbageCollector implements Runnable {
 
   // ---- graph builder (processGraphChanges) ----------------------------------------------------
 
-  private processGraphChange(type: 'add' | 'update' | 'delete', old: KubeObject | undefined, obj: KubeObject, gvr: GVR, apiVersion: string, kind: string): void {
+  private processGraphChange(
+    type: 'add' | 'update' | 'delete',
+    old: KubeObject | undefined,
+    obj: KubeObject,
+    gvr: GVR,
+    apiVersion: string,
+    kind: string,
+  ): void {
     const m = obj.metadata ?? {};
     const uid = m.uid;
     if (!uid) return;
@@ -363,7 +370,12 @@ export class GarbageCollector implements Runnable {
     const ownerNamespaced = identity.namespace !== '';
     for (const dep of n.dependents) {
       const ref = dep.owners.find((o) => o.uid === identity.uid);
-      const ok = !!ref && ref.apiVersion === identity.apiVersion && ref.kind === identity.kind && ref.name === identity.name && (!ownerNamespaced || dep.identity.namespace === identity.namespace);
+      const ok =
+        !!ref &&
+        ref.apiVersion === identity.apiVersion &&
+        ref.kind === identity.kind &&
+        ref.name === identity.name &&
+        (!ownerNamespaced || dep.identity.namespace === identity.namespace);
       (ok ? matching : nonmatching).push(dep);
     }
     return { matching, nonmatching };
@@ -422,7 +434,13 @@ export class GarbageCollector implements Runnable {
         apiVersion: 'v1',
         kind: 'Event',
         metadata: { name: `${about.name}.${nanos.toString(16)}`, namespace },
-        involvedObject: { kind: about.kind, apiVersion: about.apiVersion, name: about.name, uid: about.uid, ...(about.namespace ? { namespace: about.namespace } : {}) },
+        involvedObject: {
+          kind: about.kind,
+          apiVersion: about.apiVersion,
+          name: about.name,
+          uid: about.uid,
+          ...(about.namespace ? { namespace: about.namespace } : {}),
+        },
         reason,
         message,
         type,
@@ -547,7 +565,10 @@ export class GarbageCollector implements Runnable {
     for (const dep of blocking) if (!dep.deletingDependents) this.enqueueDelete(dep);
   }
 
-  private async classifyReferences(item: GraphNode, refs: readonly OwnerReference[]): Promise<{ solid: OwnerReference[]; dangling: OwnerReference[]; waiting: OwnerReference[] }> {
+  private async classifyReferences(
+    item: GraphNode,
+    refs: readonly OwnerReference[],
+  ): Promise<{ solid: OwnerReference[]; dangling: OwnerReference[]; waiting: OwnerReference[] }> {
     const solid: OwnerReference[] = [];
     const dangling: OwnerReference[] = [];
     const waiting: OwnerReference[] = [];
@@ -568,7 +589,9 @@ export class GarbageCollector implements Runnable {
     const m = this.mapping(ref.apiVersion, ref.kind);
     if (!item.identity.namespace && m.namespaced) {
       // A cluster-scoped object cannot have a namespaced owner: the reference is ignored.
-      throw new NamespacedOwnerOfClusterScopedObjectError(`${identityString(item.identity)} is cluster-scoped, but refers to a namespaced owner ${ref.kind}/${ref.name}`);
+      throw new NamespacedOwnerOfClusterScopedObjectError(
+        `${identityString(item.identity)} is cluster-scoped, but refers to a namespaced owner ${ref.kind}/${ref.name}`,
+      );
     }
     const absentKey = identityKey({ ...coords, namespace: m.namespaced ? item.identity.namespace : '' });
     let owner: KubeObject;
@@ -630,7 +653,9 @@ export class GarbageCollector implements Runnable {
       const meta = change(latest);
       if (!meta) return;
       try {
-        await this.client.patch(m.gvr, ns, n.identity.name, 'merge', { metadata: { ...meta, uid: n.identity.uid, resourceVersion: latest.metadata?.resourceVersion } });
+        await this.client.patch(m.gvr, ns, n.identity.name, 'merge', {
+          metadata: { ...meta, uid: n.identity.uid, resourceVersion: latest.metadata?.resourceVersion },
+        });
         return;
       } catch (e) {
         if (isStatusError(e) && e.code === 404) return;
@@ -666,7 +691,10 @@ class VirtualDeleted extends Error {
   readonly code = 'KPL_ERR_GC_VIRTUAL_DELETE';
 }
 
-function referenceDiffs(old: readonly OwnerReference[], cur: readonly OwnerReference[]): { added: OwnerReference[]; removed: OwnerReference[]; changed: { old: OwnerReference; cur: OwnerReference }[] } {
+function referenceDiffs(
+  old: readonly OwnerReference[],
+  cur: readonly OwnerReference[],
+): { added: OwnerReference[]; removed: OwnerReference[]; changed: { old: OwnerReference; cur: OwnerReference }[] } {
   const oldByUid = new Map(old.map((r) => [r.uid, r]));
   const curByUid = new Map(cur.map((r) => [r.uid, r]));
   const added = cur.filter((r) => !oldByUid.has(r.uid));

@@ -7,5 +7,9 @@ export { GarbageCollector, FINALIZER_ORPHAN, FINALIZER_FOREGROUND } from './coll
 export type { GarbageCollectorOptions } from './collector.js';
 
 export function garbageCollector(opts: GarbageCollectorOptions = {}): ControllerFactory {
-  return controllerFactory('garbagecollector', (ctx) => new GarbageCollector(ctx.client, { ...opts, log: ctx.log, ...(ctx.metrics && !opts.registry ? { registry: ctx.metrics } : {}) }), { garbageCollection: true });
+  return controllerFactory(
+    'garbagecollector',
+    (ctx) => new GarbageCollector(ctx.client, { ...opts, log: ctx.log, ...(ctx.metrics && !opts.registry ? { registry: ctx.metrics } : {}) }),
+    { garbageCollection: true },
+  );
 }

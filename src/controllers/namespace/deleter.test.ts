@@ -51,11 +51,16 @@ describe('NamespacedResourcesDeleter', () => {
   it('deletecollection failing for one resource: NamespaceDeletionContentFailure, the rest is deleted', async () => {
     await terminating('c-fail');
     const failing = Object.create(client) as KubeClient;
-    failing.deleteCollection = (gvr, ns, opts) => (gvr.resource === 'configmaps' ? Promise.reject(new Error('configmaps is forbidden')) : client.deleteCollection(gvr, ns, opts));
+    failing.deleteCollection = (gvr, ns, opts) =>
+      gvr.resource === 'configmaps' ? Promise.reject(new Error('configmaps is forbidden')) : client.deleteCollection(gvr, ns, opts);
     const d = new NamespacedResourcesDeleter({ client: failing });
     await assert.rejects(d.delete('c-fail'), /configmaps is forbidden/);
     const c = await conditions('c-fail');
-    assert.deepEqual(c.NamespaceDeletionContentFailure, ['True', 'ContentDeletionFailed', 'Failed to delete all resource types, 1 remaining: configmaps is forbidden']);
+    assert.deepEqual(c.NamespaceDeletionContentFailure, [
+      'True',
+      'ContentDeletionFailed',
+      'Failed to delete all resource types, 1 remaining: configmaps is forbidden',
+    ]);
     assert.equal((await client.list({ group: '', version: 'v1', resource: 'secrets' }, 'c-fail')).items.length, 0);
     assert.equal((await client.list(CM, 'c-fail')).items.length, 1);
     await new NamespacedResourcesDeleter({ client }).delete('c-fail');

@@ -81,7 +81,6 @@ function gvrString(g: GVR): string {
   return `${g.group}/${g.version}, Resource=${g.resource}`;
 }
 
-
 export class NamespacedResourcesDeleter {
   private readonly client: KubeClient;
   private readonly estimate: number;
@@ -193,11 +192,19 @@ export class NamespacedResourcesDeleter {
     }
     if (finalizersRemaining.size) {
       const parts = [...finalizersRemaining].map(([f, n]) => `${f} in ${n} resource instances`).sort();
-      newConditions.push(this.condition('NamespaceFinalizersRemaining', 'SomeFinalizersRemain', `Some content in the namespace has finalizers remaining: ${parts.join(', ')}`));
+      newConditions.push(
+        this.condition('NamespaceFinalizersRemaining', 'SomeFinalizersRemain', `Some content in the namespace has finalizers remaining: ${parts.join(', ')}`),
+      );
     }
     if (contentErrors.length && !newConditions.some((c) => c.type === 'NamespaceDeletionContentFailure')) {
       const msgs = contentErrors.map((e) => e.message).sort();
-      newConditions.push(this.condition('NamespaceDeletionContentFailure', 'ContentDeletionFailed', `Failed to delete all resource types, ${contentErrors.length} remaining: ${msgs.join(', ')}`));
+      newConditions.push(
+        this.condition(
+          'NamespaceDeletionContentFailure',
+          'ContentDeletionFailed',
+          `Failed to delete all resource types, ${contentErrors.length} remaining: ${msgs.join(', ')}`,
+        ),
+      );
     }
     const status = { ...(ns.status ?? {}), conditions: (ns.status?.conditions ?? []).map((c) => ({ ...c })) };
     if (this.updateConditions(status.conditions, newConditions)) {
@@ -219,7 +226,13 @@ export class NamespacedResourcesDeleter {
   private updateConditions(conditions: NamespaceCondition[], fresh: NamespaceCondition[]): boolean {
     let changed = false;
     for (const type of CONDITION_TYPES) {
-      const next = fresh.find((c) => c.type === type) ?? { type, status: 'False' as const, lastTransitionTime: rfc3339(this.now()), reason: OK_REASONS[type], message: OK_MESSAGES[type] };
+      const next = fresh.find((c) => c.type === type) ?? {
+        type,
+        status: 'False' as const,
+        lastTransitionTime: rfc3339(this.now()),
+        reason: OK_REASONS[type],
+        message: OK_MESSAGES[type],
+      };
       const old = conditions.find((c) => c.type === type);
       if (!old) {
         conditions.push(next);

@@ -39,7 +39,10 @@ test('an error is retried with per-key backoff (5, 10, 20 ms); success resets it
     clock.step(step);
     await settle();
   }
-  assert.deepEqual(calls.map((t) => t - t0), [0, 5, 15, 35]);
+  assert.deepEqual(
+    calls.map((t) => t - t0),
+    [0, 5, 15, 35],
+  );
   assert.equal(await metric(registry, 'controller_runtime_reconcile_errors_total', { controller: 'test' }), 3);
   assert.equal(await metric(registry, 'controller_runtime_reconcile_total', { controller: 'test', result: 'success' }), 1);
   assert.equal(await metric(registry, 'workqueue_retries_total', { name: 'test' }), 3);
@@ -79,7 +82,10 @@ test('requeueAfterMs reconciles again after that delay (no backoff growth)', asy
     clock.step(1000);
     await settle();
   }
-  assert.deepEqual(calls.map((t) => t - t0), [0, 1000, 2000, 3000]);
+  assert.deepEqual(
+    calls.map((t) => t - t0),
+    [0, 1000, 2000, 3000],
+  );
   abort.abort();
   await running;
 });

@@ -86,7 +86,9 @@ export class Controller {
   /** Reconcile the controlling owner (of `ownerKind`, same namespace) when an owned object changes. */
   owns<T extends KubeObject>(informer: Informer<T>, ownerKind: string, ownerApiVersion?: string): this {
     return this.watches(informer, (o) => {
-      const ref = o.metadata?.ownerReferences?.find((r: OwnerReference) => r.controller && r.kind === ownerKind && (!ownerApiVersion || r.apiVersion === ownerApiVersion));
+      const ref = o.metadata?.ownerReferences?.find(
+        (r: OwnerReference) => r.controller && r.kind === ownerKind && (!ownerApiVersion || r.apiVersion === ownerApiVersion),
+      );
       if (!ref) return [];
       return [o.metadata?.namespace ? `${o.metadata.namespace}/${ref.name}` : ref.name];
     });
@@ -128,7 +130,11 @@ export class Controller {
    */
   async start(signal: AbortSignal): Promise<void> {
     if (this.queue) throw new Error(`controller ${this.name} is already running`);
-    const q = new WorkQueue<string>({ clock: this.clock, metrics: this.metrics.queue, ...(this.opts.rateLimiter ? { rateLimiter: this.opts.rateLimiter } : {}) });
+    const q = new WorkQueue<string>({
+      clock: this.clock,
+      metrics: this.metrics.queue,
+      ...(this.opts.rateLimiter ? { rateLimiter: this.opts.rateLimiter } : {}),
+    });
     this.queue = q;
     this.metrics.maxConcurrentReconciles(this.workers);
     const stop = (): void => q.shutDown();

@@ -29,7 +29,12 @@ async function newNamespace(): Promise<string> {
   return name;
 }
 
-const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns },
+  data,
+});
 
 /** Polls `cond` every 20 ms until it holds or `ms` pass (then fails with `what`). */
 async function eventually(ms: number, what: string, cond: () => boolean): Promise<void> {

@@ -235,7 +235,12 @@ export class LeaderElector {
         this.lease = await this.client.create<Lease>(
           LEASES,
           this.cfg.namespace,
-          { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.cfg.name, namespace: this.cfg.namespace }, spec: specFromRecord(desired) },
+          {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: this.cfg.name, namespace: this.cfg.namespace },
+            spec: specFromRecord(desired),
+          },
           { signal },
         );
       } catch (err) {
@@ -276,7 +281,13 @@ export class LeaderElector {
   private async release(): Promise<void> {
     if (!this.isLeader()) return;
     const now = formatMicroTime(this.clock.now());
-    const released: LeaderElectionRecord = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaderTransitions: this.observed!.leaderTransitions };
+    const released: LeaderElectionRecord = {
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
+      leaderTransitions: this.observed!.leaderTransitions,
+    };
     const bounded = new AbortController();
     const timer = this.clock.setTimer(() => bounded.abort(), this.renewDeadlineMs);
     try {

@@ -65,7 +65,9 @@ function labelCopier(identity: string, client: KubeClient, ns: string, opts: { l
   const mgr = new Manager({
     client,
     ...(opts.registry ? { registry: opts.registry } : {}),
-    ...(opts.lease ? { leaderElection: { namespace: 'kube-system', name: opts.lease, identity, leaseDurationMs: 1000, renewDeadlineMs: 700, retryPeriodMs: 100 } } : {}),
+    ...(opts.lease
+      ? { leaderElection: { namespace: 'kube-system', name: opts.lease, identity, leaseDurationMs: 1000, renewDeadlineMs: 700, retryPeriodMs: 100 } }
+      : {}),
   });
   const cms = mgr.informer(configmaps, { namespace: ns });
   let reconciles = 0;
@@ -81,7 +83,14 @@ function labelCopier(identity: string, client: KubeClient, ns: string, opts: { l
         if (want === undefined || cached.metadata?.annotations?.[COPIED] === want) return;
         const { namespace, name } = splitKey(key);
         // The resourceVersion makes this a conditional write: a stale cache is a 409 and a retry.
-        await client.patch(configmaps, namespace, name, 'merge', { metadata: { resourceVersion: cached.metadata?.resourceVersion, annotations: { [COPIED]: want, [BY]: identity } } }, { signal });
+        await client.patch(
+          configmaps,
+          namespace,
+          name,
+          'merge',
+          { metadata: { resourceVersion: cached.metadata?.resourceVersion, annotations: { [COPIED]: want, [BY]: identity } } },
+          { signal },
+        );
       },
     })
     .for(cms);

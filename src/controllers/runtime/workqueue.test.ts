@@ -93,7 +93,10 @@ test('the default limiter spreads a storm: after a burst of 100, 10 per second',
   const clock = new FakeClock();
   const l = defaultControllerRateLimiter<string>(clock);
   const delays = Array.from({ length: 110 }, (_, i) => l.whenMs(`key-${i}`));
-  assert.ok(delays.slice(0, 100).every((d) => d === 5), 'first failure of each key: 5 ms while the bucket has tokens');
+  assert.ok(
+    delays.slice(0, 100).every((d) => d === 5),
+    'first failure of each key: 5 ms while the bucket has tokens',
+  );
   assert.equal(Math.round(delays[100]!), 100);
   assert.equal(Math.round(delays[109]!), 1000);
   const bucket = new BucketRateLimiter<string>(10, 1, clock);

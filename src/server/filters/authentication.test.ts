@@ -223,7 +223,6 @@ describe('authentication over real TLS', () => {
   });
 });
 
-
 describe('parseTokenFile', () => {
   it('reads kube token CSV: quoted group lists, leading spaces, BOM', () => {
     const { tokens, warnings } = parseTokenFile('\uFEFF' + TOKEN_CSV + 't3,carol,,"a, b,"\n');

@@ -217,7 +217,9 @@ function isPublicPath(path: string): boolean {
  * paths are read as system:anonymous instead of refused: upstream's anonymous user passes there
  * because RBAC's system:public-info-viewer allows it, which kplane has no RBAC for yet.
  */
-export function withAuthentication(authenticate: (req: Request) => { readonly name: string; readonly uid?: string; readonly groups: readonly string[] }): Filter {
+export function withAuthentication(
+  authenticate: (req: Request) => { readonly name: string; readonly uid?: string; readonly groups: readonly string[] },
+): Filter {
   return (next) => (s) => {
     try {
       s.user = authenticate(s.req);

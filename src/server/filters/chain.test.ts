@@ -25,8 +25,13 @@ describe('handler chain slots', () => {
       admission: [{ name: 'Recorder', admit: (a: AdmissionAttributes) => void admittedAs.push(a.userInfo.name) }],
       authenticate: createAuthenticator({ tokens: new Map([['t', { name: 'alice', groups: [] }]]) }),
       // Acts as bob when asked; may not touch secrets.
-      impersonator: { impersonate: (req, user) => (req.headers['impersonate-user'] ? { name: String(req.headers['impersonate-user']), groups: ['system:authenticated'] } : user) },
-      authorizer: { authorize: async (user, info) => (info.resource === 'secrets' ? { decision: 'deny', reason: `${user.name} may not` } : { decision: 'allow' }) },
+      impersonator: {
+        impersonate: (req, user) =>
+          req.headers['impersonate-user'] ? { name: String(req.headers['impersonate-user']), groups: ['system:authenticated'] } : user,
+      },
+      authorizer: {
+        authorize: async (user, info) => (info.resource === 'secrets' ? { decision: 'deny', reason: `${user.name} may not` } : { decision: 'allow' }),
+      },
       maxRequestBodyBytes: 3 * 1024 * 1024,
       version: versionInfo(),
       serverAddress: () => '127.0.0.1:0',

@@ -4,7 +4,16 @@
 // already, the filter answers 504 (or the handler's Status for the write bound) and whatever the
 // handler writes later is dropped; the handler sees `s.expired` before it reaches storage.
 import type { ErrorSink } from '../config.js';
-import { Deadlines, FILTER_TIMEOUT_BODY, FILTER_TIMEOUT_CONTENT_TYPE, filterTimeoutMs, handlerBoundFirst, handlerTimeoutError, silence, WRITE_TIMEOUT_UPPER_BOUND_MS } from '../deadline.js';
+import {
+  Deadlines,
+  FILTER_TIMEOUT_BODY,
+  FILTER_TIMEOUT_CONTENT_TYPE,
+  filterTimeoutMs,
+  handlerBoundFirst,
+  handlerTimeoutError,
+  silence,
+  WRITE_TIMEOUT_UPPER_BOUND_MS,
+} from '../deadline.js';
 import { header, type Filter, type RequestScope } from '../request-scope.js';
 import { postTimeout, writeError } from '../handlers/responsewriters.js';
 

@@ -72,7 +72,14 @@ export function validator(
  * (after it is found and the preconditions hold), mutating then validating admission, with no
  * object and the one being deleted as the old object.
  */
-export function deleteAdmission(c: ServerContext, s: RequestScope, r: RegisteredResource, namespace: string | undefined, name: string, dryRun: boolean): (old: KubeObject) => Promise<void> {
+export function deleteAdmission(
+  c: ServerContext,
+  s: RequestScope,
+  r: RegisteredResource,
+  namespace: string | undefined,
+  name: string,
+  dryRun: boolean,
+): (old: KubeObject) => Promise<void> {
   return async (old) => {
     const attrs = admissionAttributes(s, r, 'DELETE', namespace, name, undefined, old, dryRun);
     await admit(c, attrs);

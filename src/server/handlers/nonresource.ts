@@ -50,4 +50,3 @@ export function rootPaths(c: ServerContext): string[] {
   for (const gv of c.registry.groupVersions()) if (gv.group) paths.push(`/apis/${gv.group}`, `/apis/${gv.group}/${gv.version}`);
   return [...new Set(paths)].sort();
 }
-

@@ -119,7 +119,8 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
   const p = from.propagation;
   const orphanSet = from.orphan !== undefined && from.orphan !== null;
   if (orphanSet && p !== undefined) issues.push(fieldIssue.invalid('propagationPolicy', p, 'orphanDependents and deletionPropagation cannot be both set'));
-  if (p !== undefined && p !== 'Orphan' && p !== 'Background' && p !== 'Foreground') issues.push(fieldIssue.notSupported('propagationPolicy', p, ['Foreground', 'Background', 'Orphan', 'nil']));
+  if (p !== undefined && p !== 'Orphan' && p !== 'Background' && p !== 'Foreground')
+    issues.push(fieldIssue.notSupported('propagationPolicy', p, ['Foreground', 'Background', 'Orphan', 'nil']));
   issues.push(...dryRunIssues(from.dryRun));
   if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', issues);
   const grace = typeof from.grace === 'number' ? from.grace : undefined;

@@ -35,13 +35,17 @@ export function writeError(sink: ErrorSink, res: Response, e: unknown, s: Reques
     // The handler failed after its request timed out: nothing more to answer.
     // Upstream's labels: an error answer is a handler that returned (the timeout filter's `ok`, the
     // write handler's `error`); anything but a Status is a crash, its `panic`.
-    if (s?.timedOutBy) sink.metrics?.recordPostTimeout(s.timedOutBy, !(e instanceof StatusError) ? 'panic' : s.timedOutBy === 'timeout-handler' ? 'ok' : 'error');
+    if (s?.timedOutBy)
+      sink.metrics?.recordPostTimeout(s.timedOutBy, !(e instanceof StatusError) ? 'panic' : s.timedOutBy === 'timeout-handler' ? 'ok' : 'error');
     sink.log?.(postTimeout(res.req ?? s?.req, undefined, e instanceof Error ? e.message : String(e)));
     return;
   }
   const err = toStatusError(e);
   // A Status made on purpose is logged by its message; anything else that failed, with its stack.
-  if (err.code >= 500 && sink.log) sink.log(`${s?.req.method ?? ''} ${s?.req.url ?? ''}: ${e instanceof ClientWentAway || e instanceof StatusError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  if (err.code >= 500 && sink.log)
+    sink.log(
+      `${s?.req.method ?? ''} ${s?.req.url ?? ''}: ${e instanceof ClientWentAway || e instanceof StatusError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+    );
   if (res.headersSent) {
     res.destroy?.();
     return;
@@ -64,7 +68,15 @@ export function writeError(sink: ErrorSink, res: Response, e: unknown, s: Reques
   } catch {
     choice = { format: 'json', transform: 'none', transformVersion: 'v1', pretty: false };
   }
-  writeBody(res, err.code, err.status as unknown as KubeObject, choice, s ? prettyOutput(s, choice) : choice.pretty, s ? s.compress : sink.compression, sink.scheme);
+  writeBody(
+    res,
+    err.code,
+    err.status as unknown as KubeObject,
+    choice,
+    s ? prettyOutput(s, choice) : choice.pretty,
+    s ? s.compress : sink.compression,
+    sink.scheme,
+  );
 }
 
 /** The log line of work that went on after its request timed out (upstream's "post-timeout activity"). */
@@ -136,13 +148,28 @@ export function writeNegotiated(s: RequestScope, code: number, obj: unknown): vo
  * An API object in the negotiated format (SerializeObject): gzipped when large and asked for, if
  * `compress`. `scheme`: the control plane's kind table for protobuf (undefined where it was not offered).
  */
-export function writeBody(res: Response, code: number, obj: KubeObject, choice: OutputChoice, pretty: boolean, compress: boolean, scheme: ProtobufKinds | undefined): void {
+export function writeBody(
+  res: Response,
+  code: number,
+  obj: KubeObject,
+  choice: OutputChoice,
+  pretty: boolean,
+  compress: boolean,
+  scheme: ProtobufKinds | undefined,
+): void {
   res.statusCode = code;
   let body: Uint8Array | string;
   let format = choice.format;
   try {
     // json.MarshalIndent for pretty output (no newline after it), json.Encoder otherwise.
-    body = format === 'json' ? (pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj) + '\n') : format === 'yaml' ? toYaml(obj) : encodeProtobuf(obj, scheme ?? NO_KINDS);
+    body =
+      format === 'json'
+        ? pretty
+          ? JSON.stringify(obj, null, 2)
+          : JSON.stringify(obj) + '\n'
+        : format === 'yaml'
+          ? toYaml(obj)
+          : encodeProtobuf(obj, scheme ?? NO_KINDS);
   } catch {
     // Kinds without a protobuf form (discovery documents, Status of foreign groups) fall back to JSON.
     format = 'json';

@@ -72,7 +72,12 @@ export function dedupOwnerReferences(obj: KubeObject, afterMutatingAdmission: bo
   const kept: typeof refs = [];
   const duplicates: string[] = [];
   const seen = new Set<string>();
-  const canonical = (x: object): string => JSON.stringify(Object.entries(x).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const canonical = (x: object): string =>
+    JSON.stringify(
+      Object.entries(x)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
   for (const ref of refs) {
     if (seen.has(ref.uid) && kept.some((k) => canonical(k) === canonical(ref))) {
       duplicates.push(ref.uid);
@@ -84,9 +89,10 @@ export function dedupOwnerReferences(obj: KubeObject, afterMutatingAdmission: bo
   if (!duplicates.length) return;
   obj.metadata!.ownerReferences = kept;
   const after = afterMutatingAdmission ? ' after mutating admission happens' : '';
-  warnings.push(`.metadata.ownerReferences contains duplicate entries${after}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ${duplicates.join(', ')}`);
+  warnings.push(
+    `.metadata.ownerReferences contains duplicate entries${after}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ${duplicates.join(', ')}`,
+  );
 }
-
 
 /** The body's apiVersion/kind must name the resource's kind (or be omitted where kube allows). */
 export function checkKind(obj: KubeObject, r: RegisteredResource | { group: string; version: string; kind: string }): void {
@@ -99,7 +105,12 @@ export function checkKind(obj: KubeObject, r: RegisteredResource | { group: stri
     throw badRequest(`Object 'apiVersion' is missing in '${truncate(JSON.stringify(obj))}'`);
   }
   if (obj.kind !== d.kind) {
-    throw undecodable(String(obj.kind), String(obj.apiVersion), d.kind, `the kind in the data (${String(obj.kind)}) does not match the expected kind (${d.kind})`);
+    throw undecodable(
+      String(obj.kind),
+      String(obj.apiVersion),
+      d.kind,
+      `the kind in the data (${String(obj.kind)}) does not match the expected kind (${d.kind})`,
+    );
   }
   if (obj.apiVersion !== want) {
     throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);

@@ -26,7 +26,9 @@ export async function route(c: ServerContext, s: RequestScope): Promise<void> {
   if (!r) {
     // Inside a group/version with built-in resources, go-restful answers with a Status; anywhere
     // else (no such group/version, or one only custom resources serve) the not-found handler's text.
-    const builtIn = c.registry.resources.some((x) => !x.registration.customResource && x.descriptor.group === info.apiGroup && x.descriptor.version === info.apiVersion);
+    const builtIn = c.registry.resources.some(
+      (x) => !x.registration.customResource && x.descriptor.group === info.apiGroup && x.descriptor.version === info.apiVersion,
+    );
     throw builtIn ? pageNotFound() : notFoundPage();
   }
   await serveResource(c, s, r);

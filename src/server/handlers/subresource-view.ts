@@ -44,12 +44,15 @@ export async function serveView(c: ServerContext, s: RequestScope, r: Registered
     defaultGroupVersionKind(o, gvk);
     checkKind(o, { group: gvk.group, version: gvk.version, kind: gvk.kind });
     const unknown = schema ? pruneUnknownFields(o, schema, c.registry.definitions) : [];
-    const problems = opts.fieldValidation === 'Ignore' ? [] : [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
+    const problems =
+      opts.fieldValidation === 'Ignore' ? [] : [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
     if (problems.length && opts.fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
     warnings = problems;
     return o;
   };
-  const decoded = patchType ? undefined : decodeBody(header(s.req, 'content-type'), body, { numberTexts: r.registration.goTypedBody === true, scheme: r.scheme });
+  const decoded = patchType
+    ? undefined
+    : decodeBody(header(s.req, 'content-type'), body, { numberTexts: r.registration.goTypedBody === true, scheme: r.scheme });
   const result = await r.store.update(
     namespace,
     name,
@@ -58,7 +61,13 @@ export async function serveView(c: ServerContext, s: RequestScope, r: Registered
       const base = view(current);
       let incoming: KubeObject;
       if (patchType) {
-        const patched = applyPatch(patchType, base, body, { schema, definitions: c.registry.definitions, kind: gvk.kind, group: gvk.group, fieldValidation: opts.fieldValidation });
+        const patched = applyPatch(patchType, base, body, {
+          schema,
+          definitions: c.registry.definitions,
+          kind: gvk.kind,
+          group: gvk.group,
+          fieldValidation: opts.fieldValidation,
+        });
         incoming = toObject(patched.object, patched.duplicateFields);
       } else {
         incoming = toObject(cloneObject(decoded!.object), decoded!.duplicateFields);

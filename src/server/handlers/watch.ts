@@ -30,7 +30,8 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
   let fieldSelector = q.get('fieldSelector') ?? '';
   if (name !== undefined) {
     // A watch of one object allows no field selector but one naming that object (get.go ListResource).
-    if (fieldSelector && exactMetadataName(parseFieldSelector(fieldSelector)) !== name) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+    if (fieldSelector && exactMetadataName(parseFieldSelector(fieldSelector)) !== name)
+      throw badRequest("fieldSelector metadata.name doesn't match requested name");
     fieldSelector = `metadata.name=${name}`;
   }
   // Go's int64 parameter: 0 (or none) is the server's default; a negative one ends the watch at once.
@@ -47,7 +48,14 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
   res.on('close', onClose);
   const d = r.descriptor;
   const untrack = c.metrics?.trackWatcher({ group: d.group, version: d.version, kind: d.kind });
-  const unLongRunning = c.metrics?.trackLongRunning({ verb: 'WATCH', group: d.group, version: d.version, resource: d.plural, subresource: '', scope: namespace ? 'namespace' : 'cluster' });
+  const unLongRunning = c.metrics?.trackLongRunning({
+    verb: 'WATCH',
+    group: d.group,
+    version: d.version,
+    resource: d.plural,
+    subresource: '',
+    scope: namespace ? 'namespace' : 'cluster',
+  });
   const protobuf = choice.format === 'protobuf';
   let headersWritten = false;
   const writeHeaders = (): void => {
@@ -78,7 +86,10 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
     const firstStep = it.next();
     let graceTimer: NodeJS.Timeout | undefined;
     const settled = await Promise.race([
-      firstStep.then(() => true, () => true),
+      firstStep.then(
+        () => true,
+        () => true,
+      ),
       new Promise<boolean>((ok) => (graceTimer = setTimeout(() => ok(false), WATCH_HEADER_GRACE_MS))),
     ]);
     clearTimeout(graceTimer);

@@ -70,7 +70,10 @@ describe('cacher', () => {
     try {
       const got = await withTimeout(s.get('/registry/x/late'), 5_000, 'get of the late key');
       assert.equal(dec(got), 'v');
-      assert.deepEqual((await s.list('/registry/x/')).items.map((kv) => kv.key), ['/registry/x/late']);
+      assert.deepEqual(
+        (await s.list('/registry/x/')).items.map((kv) => kv.key),
+        ['/registry/x/late'],
+      );
       assert.equal(dec(s.peek('/registry/x/late')?.kv), 'v');
     } finally {
       await s.close();
@@ -126,7 +129,8 @@ describe('cacher', () => {
         let seen = 0;
         for await (const e of s.watch(`/registry/fan/`, { afterRevision: 0, signal: ac.signal })) {
           if (e.type === 'progress') continue;
-          if (e.type !== 'put' || e.kv.key !== `/registry/fan/k${seen}`) throw new Error(`watcher ${i}: event ${seen} is ${e.type} ${e.type === 'put' ? e.kv.key : ''}`);
+          if (e.type !== 'put' || e.kv.key !== `/registry/fan/k${seen}`)
+            throw new Error(`watcher ${i}: event ${seen} is ${e.type} ${e.type === 'put' ? e.kv.key : ''}`);
           latenciesMs.push(performance.now() - writtenAt);
           received[seen] = (received[seen] ?? 0) + 1;
           if (++seen === rounds) return;
@@ -143,7 +147,9 @@ describe('cacher', () => {
       await withTimeout(Promise.all(readers), 10_000, 'fan-out readers');
       latenciesMs.sort((a, b) => a - b);
       const p99 = latenciesMs[Math.floor(latenciesMs.length * 0.99)] as number;
-      console.log(`# fan-out: ${watcherCount} watchers x ${rounds} events, p50 ${latenciesMs[Math.floor(latenciesMs.length / 2)]?.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`);
+      console.log(
+        `# fan-out: ${watcherCount} watchers x ${rounds} events, p50 ${latenciesMs[Math.floor(latenciesMs.length / 2)]?.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`,
+      );
       assert.equal(latenciesMs.length, watcherCount * rounds);
     } finally {
       ac.abort();

@@ -439,4 +439,3 @@ class PrefixCache {
     this.progressTicker.unref();
   }
 }
-

@@ -1,14 +1,6 @@
 import { Etcd3, WatchClient } from 'etcd3';
 import type { IKeyValue, IRangeResponse, IWatchRequest, IWatchResponse, ITxnResponse } from 'etcd3';
-import {
-  ConflictError,
-  ExpiredError,
-  KeyExistsError,
-  KeyNotFoundError,
-  StorageError,
-  StorageUnavailableError,
-  prefixEnd,
-} from '../storage.js';
+import { ConflictError, ExpiredError, KeyExistsError, KeyNotFoundError, StorageError, StorageUnavailableError, prefixEnd } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
 import { WatchChannel } from '../cacher/watch-channel.js';
 
@@ -305,9 +297,7 @@ export class EtcdStorage implements Storage {
     if (res.canceled) {
       const compacted = Number(res.compact_revision);
       channel.fail(
-        compacted > 0
-          ? new ExpiredError(afterRevision, compacted + 1)
-          : new StorageUnavailableError(`etcd canceled the watch: ${res.cancel_reason}`),
+        compacted > 0 ? new ExpiredError(afterRevision, compacted + 1) : new StorageUnavailableError(`etcd canceled the watch: ${res.cancel_reason}`),
       );
       return;
     }
@@ -417,7 +407,9 @@ function isCompactedError(err: unknown): boolean {
 }
 
 function isBrokenCircuit(err: unknown): boolean {
-  return (err as { name?: string } | undefined)?.name === 'BrokenCircuitError' || /circuit breaker is open/.test(String((err as Error | undefined)?.message ?? err));
+  return (
+    (err as { name?: string } | undefined)?.name === 'BrokenCircuitError' || /circuit breaker is open/.test(String((err as Error | undefined)?.message ?? err))
+  );
 }
 
 function isFutureRevisionError(err: unknown): boolean {

@@ -1,10 +1,4 @@
-import {
-  ConflictError,
-  ExpiredError,
-  KeyExistsError,
-  KeyNotFoundError,
-  StorageUnavailableError,
-} from '../storage.js';
+import { ConflictError, ExpiredError, KeyExistsError, KeyNotFoundError, StorageUnavailableError } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
 import { WatchChannel } from '../cacher/watch-channel.js';
 
@@ -56,9 +50,7 @@ export class MemoryStorage implements Storage {
     const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : keys.length;
     const items = keys.slice(0, limit).map((k) => state.get(k) as KV);
     const remaining = keys.length - items.length;
-    return remaining > 0
-      ? { items, revision: atRevision, more: true, remaining }
-      : { items, revision: atRevision, more: false };
+    return remaining > 0 ? { items, revision: atRevision, more: true, remaining } : { items, revision: atRevision, more: false };
   }
 
   async count(prefix: string): Promise<number> {

@@ -124,7 +124,8 @@ describe('sqlite storage', () => {
     const page = 4096 + 24; // a WAL frame: page plus frame header
     assert.ok(small < 100 * page, `with 50 pages the WAL grew to ${small} bytes`);
     assert.ok(large > 1_000 * page, `without checkpoints the WAL should hold every page written (${large} bytes)`);
-    for (const bad of [-1, 1.5, Number.NaN]) await assert.rejects(openSqliteStorage({ path: freshPath(), walAutoCheckpointPages: bad }), /walAutoCheckpointPages must be a whole number/);
+    for (const bad of [-1, 1.5, Number.NaN])
+      await assert.rejects(openSqliteStorage({ path: freshPath(), walAutoCheckpointPages: bad }), /walAutoCheckpointPages must be a whole number/);
   });
 
   it('refuses a second writer on the same file with a clear error', async () => {
@@ -296,10 +297,19 @@ describe('sqlite storage', () => {
     }
     const db = new Database(path, { readonly: true });
     try {
-      const columns = db.prepare<[], { name: string }>('PRAGMA table_info(kv)').all().map((c) => c.name);
+      const columns = db
+        .prepare<[], { name: string }>('PRAGMA table_info(kv)')
+        .all()
+        .map((c) => c.name);
       assert.deepEqual(columns, ['key', 'create_rev', 'mod_rev']);
       const rows = db.prepare<[], { key: string; value: Buffer }>('SELECT kv.key, l.value FROM kv JOIN log l ON l.rev = kv.mod_rev ORDER BY kv.key').all();
-      assert.deepEqual(rows.map((r) => [r.key, r.value.toString()]), [['/registry/once/a', 'a1'], ['/registry/once/b', 'b0']]);
+      assert.deepEqual(
+        rows.map((r) => [r.key, r.value.toString()]),
+        [
+          ['/registry/once/a', 'a1'],
+          ['/registry/once/b', 'b0'],
+        ],
+      );
     } finally {
       db.close();
     }
@@ -321,10 +331,19 @@ describe('sqlite storage', () => {
       assert.equal((await s.get('/registry/keep/old'))?.modRevision, old.modRevision);
       assert.equal(await s.get('/registry/keep/gone'), undefined);
       const listed = await s.list('/registry/keep/');
-      assert.deepEqual(listed.items.map((x) => [x.key, dec(x)]), [['/registry/keep/hot', '100'], ['/registry/keep/old', 'old']]);
+      assert.deepEqual(
+        listed.items.map((x) => [x.key, dec(x)]),
+        [
+          ['/registry/keep/hot', '100'],
+          ['/registry/keep/old', 'old'],
+        ],
+      );
       // At the compacted revision `gone` still existed: its value comes from its delete's log row.
       const atCompacted = await s.list('/registry/keep/', { revision: kv.modRevision });
-      assert.deepEqual(atCompacted.items.map((x) => dec(x)), ['gone', '100', 'old']);
+      assert.deepEqual(
+        atCompacted.items.map((x) => dec(x)),
+        ['gone', '100', 'old'],
+      );
       // Replacing the old value after compaction passed its revision removes its row at once.
       const replaced = await s.update('/registry/keep/old', enc('new'), old.modRevision);
       const events: WatchEvent[] = [];
@@ -335,14 +354,23 @@ describe('sqlite storage', () => {
         if (!r.done) events.push(r.value);
       }
       ac.abort();
-      assert.deepEqual(events.map((e) => [e.type, e.revision]), [['delete', kv.modRevision + 1], ['put', replaced.modRevision]]);
+      assert.deepEqual(
+        events.map((e) => [e.type, e.revision]),
+        [
+          ['delete', kv.modRevision + 1],
+          ['put', replaced.modRevision],
+        ],
+      );
       assert.equal(events[1]?.type === 'put' ? dec(events[1].prevKv) : '', 'old');
     } finally {
       await s.close();
     }
     const db = new Database(path, { readonly: true });
     try {
-      const revs = db.prepare<[], { rev: number }>('SELECT rev FROM log ORDER BY rev').all().map((r) => r.rev);
+      const revs = db
+        .prepare<[], { rev: number }>('SELECT rev FROM log ORDER BY rev')
+        .all()
+        .map((r) => r.rev);
       // Left: the hot key's current row (compacted exactly at it), gone's delete and old's update.
       assert.deepEqual(revs, [hotRev, hotRev + 1, hotRev + 2]);
     } finally {
@@ -354,7 +382,10 @@ describe('sqlite storage', () => {
     const notices: string[] = [];
     const s = await openSqliteStorage({ path: await writeEarlierLayout(), inProcessWriter: true, onNotice: (m) => notices.push(m) });
     try {
-      assert.deepEqual(notices.map((m) => m.split(' ').slice(0, 3).join(' ')), ['sqlite: converting 2', 'sqlite: converted 2']);
+      assert.deepEqual(
+        notices.map((m) => m.split(' ').slice(0, 3).join(' ')),
+        ['sqlite: converting 2', 'sqlite: converted 2'],
+      );
       assert.equal(dec(await s.get('/registry/mig/a')), 'a0');
     } finally {
       await s.close();
@@ -370,7 +401,9 @@ describe('sqlite storage', () => {
     await s.close();
     // What a crash right after the compacted revision was recorded, before any row went, leaves.
     const db = new Database(path);
-    db.prepare("INSERT INTO meta (name, value) VALUES ('compacted', ?), ('compaction_done', 0) ON CONFLICT(name) DO UPDATE SET value = excluded.value").run(hot.modRevision - 5);
+    db.prepare("INSERT INTO meta (name, value) VALUES ('compacted', ?), ('compaction_done', 0) ON CONFLICT(name) DO UPDATE SET value = excluded.value").run(
+      hot.modRevision - 5,
+    );
     db.close();
     const reopened = await openSqliteStorage({ path, compactionChunkRows: 8 });
     try {
@@ -378,7 +411,10 @@ describe('sqlite storage', () => {
       assert.equal(dec(await reopened.get('/registry/cut/cold')), 'cold');
       assert.equal(dec(await reopened.get('/registry/cut/hot')), '40');
       const at = await reopened.list('/registry/cut/', { revision: hot.modRevision - 5 });
-      assert.deepEqual(at.items.map((x) => dec(x)), ['cold', '35']);
+      assert.deepEqual(
+        at.items.map((x) => dec(x)),
+        ['cold', '35'],
+      );
       // The resumed compaction runs in the writer in steps, writes interleave; nothing asks for it.
       await reopened.create('/registry/cut/after', enc('a'));
       const progress = new Database(path, { readonly: true });
@@ -394,7 +430,10 @@ describe('sqlite storage', () => {
     }
     const check = new Database(path, { readonly: true });
     try {
-      const revs = check.prepare<[], { rev: number }>('SELECT rev FROM log ORDER BY rev').all().map((r) => r.rev);
+      const revs = check
+        .prepare<[], { rev: number }>('SELECT rev FROM log ORDER BY rev')
+        .all()
+        .map((r) => r.rev);
       const done = check.prepare<[], { value: number }>("SELECT value FROM meta WHERE name = 'compaction_done'").get()?.value;
       assert.equal(done, hot.modRevision - 5);
       // cold's create stays (current); hot's rows above the compacted revision stay; the rest went.
@@ -415,12 +454,22 @@ describe('sqlite storage', () => {
       assert.equal(await s.currentRevision(), 5);
       assert.equal(await s.oldestRevision(), 4);
       const listed = await s.list('/registry/mig/');
-      assert.deepEqual(listed.items.map((x) => [x.key, dec(x), x.createRevision, x.modRevision]), [
-        ['/registry/mig/a', 'a0', 1, 1],
-        ['/registry/mig/b', 'b1', 2, 4],
-      ]);
+      assert.deepEqual(
+        listed.items.map((x) => [x.key, dec(x), x.createRevision, x.modRevision]),
+        [
+          ['/registry/mig/a', 'a0', 1, 1],
+          ['/registry/mig/b', 'b1', 2, 4],
+        ],
+      );
       const at3 = await s.list('/registry/mig/', { revision: 3 });
-      assert.deepEqual(at3.items.map((x) => [x.key, dec(x)]), [['/registry/mig/a', 'a0'], ['/registry/mig/b', 'b0'], ['/registry/mig/c', 'c0']]);
+      assert.deepEqual(
+        at3.items.map((x) => [x.key, dec(x)]),
+        [
+          ['/registry/mig/a', 'a0'],
+          ['/registry/mig/b', 'b0'],
+          ['/registry/mig/c', 'c0'],
+        ],
+      );
       const ac = new AbortController();
       const it = s.watch('/registry/mig/', { afterRevision: 3, signal: ac.signal })[Symbol.asyncIterator]();
       const e4 = (await it.next()).value as WatchEvent;
@@ -435,9 +484,21 @@ describe('sqlite storage', () => {
     }
     const check = new Database(path, { readonly: true });
     try {
-      assert.deepEqual(check.prepare<[], { name: string }>('PRAGMA table_info(kv)').all().map((c) => c.name), ['key', 'create_rev', 'mod_rev']);
+      assert.deepEqual(
+        check
+          .prepare<[], { name: string }>('PRAGMA table_info(kv)')
+          .all()
+          .map((c) => c.name),
+        ['key', 'create_rev', 'mod_rev'],
+      );
       // The unfinished compaction was finished (row 3 gone); a's restored row went when a was updated.
-      assert.deepEqual(check.prepare<[], { rev: number }>('SELECT rev FROM log ORDER BY rev').all().map((r) => r.rev), [4, 5, 6]);
+      assert.deepEqual(
+        check
+          .prepare<[], { rev: number }>('SELECT rev FROM log ORDER BY rev')
+          .all()
+          .map((r) => r.rev),
+        [4, 5, 6],
+      );
     } finally {
       check.close();
     }

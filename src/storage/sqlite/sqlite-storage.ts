@@ -2,15 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import {
-  ConflictError,
-  ExpiredError,
-  KeyExistsError,
-  KeyNotFoundError,
-  StorageError,
-  StorageUnavailableError,
-  prefixEnd,
-} from '../storage.js';
+import { ConflictError, ExpiredError, KeyExistsError, KeyNotFoundError, StorageError, StorageUnavailableError, prefixEnd } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
 import { WatchChannel } from '../cacher/watch-channel.js';
 import type { FromWriter, ToWriter, WireKv, WireWrite, WriterConfig } from './protocol.js';
@@ -265,15 +257,11 @@ export class SqliteStorage implements Storage {
   }
 
   update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KV> {
-    return new Promise((resolve, reject) =>
-      this.enqueue({ op: 'update', key, value, expected: expectedModRevision, settle: { resolve, reject } }),
-    );
+    return new Promise((resolve, reject) => this.enqueue({ op: 'update', key, value, expected: expectedModRevision, settle: { resolve, reject } }));
   }
 
   delete(key: string, expectedModRevision?: number): Promise<{ kv: KV; revision: number }> {
-    return new Promise((resolve, reject) =>
-      this.enqueue({ op: 'delete', key, expected: expectedModRevision, settle: { resolve, reject } }),
-    );
+    return new Promise((resolve, reject) => this.enqueue({ op: 'delete', key, expected: expectedModRevision, settle: { resolve, reject } }));
   }
 
   watch(prefix: string, opts: WatchOptions): WatchChannel<WatchEvent> {
@@ -426,7 +414,11 @@ export class SqliteStorage implements Storage {
         continue;
       }
       values.set(w.value, off);
-      writes.push(w.op === 'create' ? { op: 'create', key: w.key, off, len: w.value.byteLength } : { op: 'update', key: w.key, off, len: w.value.byteLength, expected: w.expected });
+      writes.push(
+        w.op === 'create'
+          ? { op: 'create', key: w.key, off, len: w.value.byteLength }
+          : { op: 'update', key: w.key, off, len: w.value.byteLength, expected: w.expected },
+      );
       off += w.value.byteLength;
     }
     this.inFlight = batch;
@@ -655,7 +647,10 @@ async function startWorkerWriter(
 }
 
 /** The same writer on this thread; replies are delivered as microtasks, never re-entrantly. */
-function startInProcessWriter(config: WriterConfig, onNotice: ((message: string) => void) | undefined): { link: WriterLink; revision: number; compacted: number } {
+function startInProcessWriter(
+  config: WriterConfig,
+  onNotice: ((message: string) => void) | undefined,
+): { link: WriterLink; revision: number; compacted: number } {
   const link: WriterLink = {
     send: (msg) => core.handle(msg),
     setBusy: () => undefined,

@@ -45,9 +45,12 @@ function migrateV1(db: Database.Database, send: Send): void {
   if (!columns.some((c) => c.name === 'value')) return;
   const keys = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM kv').get()?.n ?? 0;
   const started = performance.now();
-  send({ type: 'notice', message: `sqlite: converting ${keys} keys to the current storage layout (each value stored once); this happens once and takes about 3 s per 100,000 keys` });
+  send({
+    type: 'notice',
+    message: `sqlite: converting ${keys} keys to the current storage layout (each value stored once); this happens once and takes about 3 s per 100,000 keys`,
+  });
   db.transaction(() => {
-    const compacted = (db.prepare<[], { value: number }>("SELECT value FROM meta WHERE name = 'compacted'").get()?.value ?? 0);
+    const compacted = db.prepare<[], { value: number }>("SELECT value FROM meta WHERE name = 'compacted'").get()?.value ?? 0;
     const minRev = db.prepare<[], { rev: number | null }>('SELECT MIN(rev) AS rev FROM log').get()?.rev ?? null;
     const done = minRev !== null && minRev <= compacted ? minRev - 1 : compacted;
     db.exec(`
@@ -311,14 +314,10 @@ function prepare(db: Database.Database) {
     insertKv: db.prepare('INSERT INTO kv (key, create_rev, mod_rev) VALUES (?, ?, ?)'),
     updateKv: db.prepare('UPDATE kv SET mod_rev = ? WHERE key = ?'),
     deleteKv: db.prepare('DELETE FROM kv WHERE key = ?'),
-    insertLog: db.prepare(
-      'INSERT INTO log (rev, key, deleted, value, create_rev, prev_value, prev_create_rev, prev_mod_rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ),
+    insertLog: db.prepare('INSERT INTO log (rev, key, deleted, value, create_rev, prev_value, prev_create_rev, prev_mod_rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     deleteLogRow: db.prepare('DELETE FROM log WHERE rev = ?'),
     setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
     getMeta: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE name = ?'),
-    deleteLogWindow: db.prepare(
-      'DELETE FROM log WHERE rev > ? AND rev <= ? AND NOT EXISTS (SELECT 1 FROM kv WHERE kv.key = log.key AND kv.mod_rev = log.rev)',
-    ),
+    deleteLogWindow: db.prepare('DELETE FROM log WHERE rev > ? AND rev <= ? AND NOT EXISTS (SELECT 1 FROM kv WHERE kv.key = log.key AND kv.mod_rev = log.rev)'),
   };
 }

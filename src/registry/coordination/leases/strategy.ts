@@ -11,7 +11,7 @@ interface LeaseSpec {
   preferredHolder?: string;
 }
 
-const spec = (o: KubeObject): LeaseSpec => ((o as { spec?: LeaseSpec }).spec ?? {});
+const spec = (o: KubeObject): LeaseSpec => (o as { spec?: LeaseSpec }).spec ?? {};
 
 function validateLease(o: KubeObject): FieldIssue[] {
   const s = spec(o);
@@ -45,7 +45,8 @@ export const leaseStrategy: Strategy = {
     {
       name: 'Holder',
       type: 'string',
-      description: 'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.',
+      description:
+        'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.',
       priority: 0,
     },
     ageColumn,

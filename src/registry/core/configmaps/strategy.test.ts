@@ -9,7 +9,8 @@ import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
 import { GenericStore } from '../../store.js';
 import { configMapStrategy } from './strategy.js';
 
-const newStore = (): GenericStore => new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/configmaps/' });
+const newStore = (): GenericStore =>
+  new GenericStore({ descriptor: configMapsResource, strategy: configMapStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/configmaps/' });
 const cm = (name: string, extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, ...extra });
 const undecodable = (detail: string): string => `ConfigMap in version "v1" cannot be handled as a ConfigMap: ${detail}`;
 const KEY_MSG =
@@ -40,9 +41,21 @@ describe('ConfigMap decoding', () => {
 
   it('values of the wrong JSON type are decode errors; null values are empty', async () => {
     const s = newStore();
-    await rejects(s.create('default', cm('c', { data: { a: 1 } })), 400, undecodable('json: cannot unmarshal number into Go struct field ConfigMap.data of type string'));
-    await rejects(s.create('default', cm('c', { data: ['a'] })), 400, undecodable('json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string'));
-    await rejects(s.create('default', cm('c', { immutable: 'yes' })), 400, undecodable('json: cannot unmarshal string into Go struct field ConfigMap.immutable of type bool'));
+    await rejects(
+      s.create('default', cm('c', { data: { a: 1 } })),
+      400,
+      undecodable('json: cannot unmarshal number into Go struct field ConfigMap.data of type string'),
+    );
+    await rejects(
+      s.create('default', cm('c', { data: ['a'] })),
+      400,
+      undecodable('json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string'),
+    );
+    await rejects(
+      s.create('default', cm('c', { immutable: 'yes' })),
+      400,
+      undecodable('json: cannot unmarshal string into Go struct field ConfigMap.immutable of type bool'),
+    );
     const { object } = await s.create('default', cm('n', { data: { a: null } }));
     assert.deepEqual(object.data, { a: '' });
   });
@@ -52,8 +65,16 @@ describe('ConfigMap decoding', () => {
     const { object } = await s.create('default', cm('arr', { binaryData: { a: [1, 2, null], b: null, c: 'YR==' }, immutable: null }));
     assert.deepEqual(object.binaryData, { a: 'AQIA', b: '', c: 'YQ==' });
     assert.equal('immutable' in object, false);
-    await rejects(s.create('default', cm('c', { binaryData: { a: [1, 256] } })), 400, undecodable('json: cannot unmarshal number 256 into Go struct field ConfigMap.binaryData of type uint8'));
-    await rejects(s.create('default', cm('c', { binaryData: { a: {} } })), 400, undecodable('json: cannot unmarshal object into Go struct field ConfigMap.binaryData of type []uint8'));
+    await rejects(
+      s.create('default', cm('c', { binaryData: { a: [1, 256] } })),
+      400,
+      undecodable('json: cannot unmarshal number 256 into Go struct field ConfigMap.binaryData of type uint8'),
+    );
+    await rejects(
+      s.create('default', cm('c', { binaryData: { a: {} } })),
+      400,
+      undecodable('json: cannot unmarshal object into Go struct field ConfigMap.binaryData of type []uint8'),
+    );
   });
 
   it('metadata is decoded too: its error wins when it comes first in the body', async () => {
@@ -67,7 +88,11 @@ describe('ConfigMap decoding', () => {
   it('updates are decoded as creates are', async () => {
     const s = newStore();
     await s.create('default', cm('u', { data: { a: '1' } }));
-    await rejects(s.update('default', 'u', (cur) => ({ ...cur!, binaryData: { b: 'YQ=' } })), 400, undecodable('illegal base64 data at input byte 3'));
+    await rejects(
+      s.update('default', 'u', (cur) => ({ ...cur!, binaryData: { b: 'YQ=' } })),
+      400,
+      undecodable('illegal base64 data at input byte 3'),
+    );
     const { object } = await s.update('default', 'u', (cur) => ({ ...cur!, binaryData: { b: 'YR\n==' } }));
     assert.deepEqual(object.binaryData, { b: 'YQ==' });
   });
@@ -78,7 +103,11 @@ describe('ConfigMap validation (ValidateConfigMap)', () => {
     const s = newStore();
     await s.create('default', cm('max', { data: { k: 'a'.repeat(1024 * 1024) } }));
     await s.create('default', cm('mixed', { data: { k: 'a'.repeat(512 * 1024) }, binaryData: { b: Buffer.alloc(512 * 1024).toString('base64') } }));
-    await rejects(s.create('default', cm('over', { data: { k: 'a'.repeat(1024 * 1024 + 1) } })), 422, 'ConfigMap "over" is invalid: []: Too long: must have at most 1048576 bytes');
+    await rejects(
+      s.create('default', cm('over', { data: { k: 'a'.repeat(1024 * 1024 + 1) } })),
+      422,
+      'ConfigMap "over" is invalid: []: Too long: must have at most 1048576 bytes',
+    );
   });
 
   it('a key in both maps: the duplicate is reported with the data key, before binaryData', async () => {

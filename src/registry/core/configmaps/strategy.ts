@@ -126,7 +126,6 @@ export function prepareDecoded(obj: KubeObject, kind: DecodedKind): void {
   if (err !== undefined) throw undecodable(kind.kind, 'v1', kind.kind, err);
 }
 
-
 /** Decoded size of a []byte value for the size limit (a value that does not decode counts 0). */
 export function decodedLength(v: unknown): number {
   if (typeof v !== 'string') return 0;
@@ -187,7 +186,17 @@ export const configMapStrategy: Strategy = {
   validate: validateConfigMap,
   // ValidateConfigMapUpdate: the immutability checks come first, then ValidateConfigMap.
   validateUpdate: (obj, old) => [...immutableDataIssues(obj, old, ['data', 'binaryData']), ...validateConfigMap(obj)],
-  tableColumns: [nameColumn, { name: 'Data', type: 'string', description: "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.", priority: 0 }, ageColumn],
+  tableColumns: [
+    nameColumn,
+    {
+      name: 'Data',
+      type: 'string',
+      description:
+        "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.",
+      priority: 0,
+    },
+    ageColumn,
+  ],
   tableCells: (o) => [
     o.metadata?.name ?? '',
     Object.keys((o.data as object | undefined) ?? {}).length + Object.keys((o.binaryData as object | undefined) ?? {}).length,

@@ -10,7 +10,13 @@ import { GenericStore } from '../../store.js';
 import { coreEventStrategy } from './strategy.js';
 
 function store(garbageCollection = false): GenericStore {
-  return new GenericStore({ descriptor: eventsResource, strategy: coreEventStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/events/', garbageCollection });
+  return new GenericStore({
+    descriptor: eventsResource,
+    strategy: coreEventStrategy,
+    storage: new MemoryStorage(),
+    keyPrefix: '/registry/events/',
+    garbageCollection,
+  });
 }
 
 /** An old-style (no eventTime) event about a pod in `ns`, with `extra` merged in. */
@@ -97,9 +103,15 @@ describe('core/v1 Event validation', () => {
   it('with eventTime: 128-byte limits and a 1024-byte message, as upstream words them', async () => {
     const s = store();
     const full = { eventTime: '2025-01-02T03:04:05Z', reportingComponent: 'kubelet', reportingInstance: 'node-1', action: 'Start' };
-    await s.create('ns', event('at-limit', 'ns', { ...full, action: 'a'.repeat(128), reason: 'r'.repeat(128), reportingInstance: 'i'.repeat(128), message: 'm'.repeat(1024) }));
+    await s.create(
+      'ns',
+      event('at-limit', 'ns', { ...full, action: 'a'.repeat(128), reason: 'r'.repeat(128), reportingInstance: 'i'.repeat(128), message: 'm'.repeat(1024) }),
+    );
     const msg = await invalidMessage(
-      s.create('ns', event('e', 'ns', { ...full, action: 'a'.repeat(129), reason: 'r'.repeat(129), reportingInstance: 'i'.repeat(129), message: 'é'.repeat(513) })),
+      s.create(
+        'ns',
+        event('e', 'ns', { ...full, action: 'a'.repeat(129), reason: 'r'.repeat(129), reportingInstance: 'i'.repeat(129), message: 'é'.repeat(513) }),
+      ),
     );
     assert.equal(
       msg,

@@ -50,8 +50,7 @@ const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
 /** A metav1.Time / MicroTime is "set" unless null or absent (Go's zero time). */
 export const timeIsSet = (t: string | null | undefined): t is string => typeof t === 'string' && t !== '';
 
-const atMost = (path: string, limit: number): FieldIssue =>
-  fieldIssue.invalid(path, '', `can have at most ${limit} characters`);
+const atMost = (path: string, limit: number): FieldIssue => fieldIssue.invalid(path, '', `can have at most ${limit} characters`);
 
 /** legacyValidateEvent: the checks every Event write passes, whichever API it came through. */
 export function legacyValidateEvent(o: KubeObject, requestVersion: EventRequestVersion): FieldIssue[] {
@@ -131,7 +130,12 @@ export const coreEventStrategy: Strategy = {
   tableColumns: [
     { name: 'Last Seen', type: 'string', description: 'The time at which the most recent occurrence of this event was recorded.', priority: 0 },
     { name: 'Type', type: 'string', description: 'Type of this event (Normal, Warning), new types could be added in the future', priority: 0 },
-    { name: 'Reason', type: 'string', description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.", priority: 0 },
+    {
+      name: 'Reason',
+      type: 'string',
+      description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+      priority: 0,
+    },
     { name: 'Object', type: 'string', description: 'The object that this event is about.', priority: 0 },
     {
       name: 'Subobject',
@@ -142,7 +146,12 @@ export const coreEventStrategy: Strategy = {
     },
     { name: 'Source', type: 'string', description: 'The component reporting this event. Should be a short machine understandable string.', priority: 1 },
     { name: 'Message', type: 'string', description: 'A human-readable description of the status of this operation.', priority: 0 },
-    { name: 'First Seen', type: 'string', description: 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', priority: 1 },
+    {
+      name: 'First Seen',
+      type: 'string',
+      description: 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)',
+      priority: 1,
+    },
     { name: 'Count', type: 'string', description: 'The number of times this event has occurred.', priority: 1 },
     { ...nameColumn, priority: 1 },
   ],
@@ -160,6 +169,17 @@ export const coreEventStrategy: Strategy = {
     }
     const kind = (e.involvedObject?.kind ?? '').toLowerCase();
     const name = e.involvedObject?.name ?? '';
-    return [last, e.type ?? '', e.reason ?? '', name ? `${kind}/${name}` : kind, e.involvedObject?.fieldPath ?? '', source(e), (e.message ?? '').trim(), first, count, o.metadata?.name ?? ''];
+    return [
+      last,
+      e.type ?? '',
+      e.reason ?? '',
+      name ? `${kind}/${name}` : kind,
+      e.involvedObject?.fieldPath ?? '',
+      source(e),
+      (e.message ?? '').trim(),
+      first,
+      count,
+      o.metadata?.name ?? '',
+    ];
   },
 };

@@ -2,7 +2,20 @@
 import type { GoFieldTypes } from '../../../apimachinery/gotypes.js';
 import type { Definitions } from '../../../apimachinery/schema.js';
 import { refTo } from '../../../apimachinery/schema.js';
-import { CORE, META, apiVersionField, arrayOf, kind, kindField, listKind, objectMetaField, ref, str, stringList, struct } from '../../../apimachinery/definitions/util.js';
+import {
+  CORE,
+  META,
+  apiVersionField,
+  arrayOf,
+  kind,
+  kindField,
+  listKind,
+  objectMetaField,
+  ref,
+  str,
+  stringList,
+  struct,
+} from '../../../apimachinery/definitions/util.js';
 
 const V1 = { group: '', version: 'v1' };
 const gvk = (k: string) => ({ group: '', kind: k, version: 'v1' });
@@ -17,14 +30,13 @@ export const namespaceDefinitions: Definitions = {
   }),
 
   [CORE + 'NamespaceSpec']: struct('NamespaceSpec holds the attributes of a namespace.', {
-    finalizers: stringList(
-      'Opaque values that must all be removed (through the finalize subresource) before the namespace is deleted from storage.',
-      { 'x-kubernetes-list-type': 'atomic' },
-    ),
+    finalizers: stringList('Opaque values that must all be removed (through the finalize subresource) before the namespace is deleted from storage.', {
+      'x-kubernetes-list-type': 'atomic',
+    }),
   }),
 
   [CORE + 'NamespaceStatus']: struct('NamespaceStatus is the observed state of a namespace.', {
-    conditions: arrayOf(refTo(CORE + 'NamespaceCondition'), 'Latest observations of the namespace\'s state, one per condition type.', {
+    conditions: arrayOf(refTo(CORE + 'NamespaceCondition'), "Latest observations of the namespace's state, one per condition type.", {
       'x-kubernetes-list-map-keys': ['type'],
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-patch-merge-key': 'type',
@@ -34,7 +46,7 @@ export const namespaceDefinitions: Definitions = {
   }),
 
   [CORE + 'NamespaceCondition']: struct(
-    'NamespaceCondition is one observation of a namespace\'s state.',
+    "NamespaceCondition is one observation of a namespace's state.",
     {
       lastTransitionTime: ref(META + 'Time', 'When the condition last changed status.'),
       message: str('Human-readable details of the last transition.'),

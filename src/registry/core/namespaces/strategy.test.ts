@@ -57,7 +57,8 @@ describe('namespaces: spec.finalizers (ValidateNamespace, ValidateNamespaceFinal
       { field: 'spec.finalizers[2]', message: `Invalid value: "": ${NEITHER}` },
     ]);
     assert.match(err.causes[2]!.message!, /^Invalid value: "": name part must consist of/);
-    const ok = (await s.update(undefined, 'a', (cur) => ({ ...cur!, spec: { finalizers: ['kubernetes', 'example.com/x'] } }), { subresource: 'finalize' })).object as Namespace;
+    const ok = (await s.update(undefined, 'a', (cur) => ({ ...cur!, spec: { finalizers: ['kubernetes', 'example.com/x'] } }), { subresource: 'finalize' }))
+      .object as Namespace;
     assert.deepEqual(ok.spec, { finalizers: ['kubernetes', 'example.com/x'] });
   });
 });
@@ -86,24 +87,34 @@ describe('namespaces: /status phase (ValidateNamespaceStatusUpdate)', () => {
     await s.create(undefined, ns('a'));
     await s.delete(undefined, 'a');
     const active = await invalid(s.update(undefined, 'a', withPhase('Active'), { subresource: 'status' }));
-    assert.deepEqual(active.causes, [{ field: 'status.Phase', message: 'Invalid value: "Active": may only be \'Terminating\' if `deletionTimestamp` is not empty' }]);
-    const out = (await s.update(undefined, 'a', (cur) => ({ ...cur!, status: { phase: 'Terminating', conditions: [{ type: 'X', status: 'True' }] } }), { subresource: 'status' })).object as Namespace;
+    assert.deepEqual(active.causes, [
+      { field: 'status.Phase', message: 'Invalid value: "Active": may only be \'Terminating\' if `deletionTimestamp` is not empty' },
+    ]);
+    const out = (
+      await s.update(undefined, 'a', (cur) => ({ ...cur!, status: { phase: 'Terminating', conditions: [{ type: 'X', status: 'True' }] } }), {
+        subresource: 'status',
+      })
+    ).object as Namespace;
     assert.deepEqual(out.status, { phase: 'Terminating', conditions: [{ type: 'X', status: 'True' }] });
   });
 });
 
 describe('namespaces: what /status and /finalize write (namespaceStatusStrategy, namespaceFinalizeStrategy)', () => {
-  const relabel = (spec: Namespace['spec'], status: Namespace['status']) => (cur: KubeObject | undefined): KubeObject => ({
-    ...cur!,
-    metadata: { ...cur!.metadata, labels: { ...cur!.metadata?.labels, team: 'a' }, annotations: { note: 'x' }, finalizers: ['example.com/f'] },
-    spec,
-    status,
-  });
+  const relabel =
+    (spec: Namespace['spec'], status: Namespace['status']) =>
+    (cur: KubeObject | undefined): KubeObject => ({
+      ...cur!,
+      metadata: { ...cur!.metadata, labels: { ...cur!.metadata?.labels, team: 'a' }, annotations: { note: 'x' }, finalizers: ['example.com/f'] },
+      spec,
+      status,
+    });
 
   it('/status applies metadata and status, and keeps the stored spec', async () => {
     const s = store();
     await s.create(undefined, ns('a'));
-    const out = (await s.update(undefined, 'a', relabel({ finalizers: [] }, { phase: 'Active', conditions: [{ type: 'X', status: 'True' }] }), { subresource: 'status' })).object as Namespace;
+    const out = (
+      await s.update(undefined, 'a', relabel({ finalizers: [] }, { phase: 'Active', conditions: [{ type: 'X', status: 'True' }] }), { subresource: 'status' })
+    ).object as Namespace;
     assert.deepEqual(out.metadata?.labels, { 'kubernetes.io/metadata.name': 'a', team: 'a' });
     assert.deepEqual(out.metadata?.annotations, { note: 'x' });
     assert.deepEqual(out.metadata?.finalizers, ['example.com/f']);
@@ -114,7 +125,8 @@ describe('namespaces: what /status and /finalize write (namespaceStatusStrategy,
   it('/finalize applies metadata and spec, and keeps the stored status', async () => {
     const s = store();
     await s.create(undefined, ns('a'));
-    const out = (await s.update(undefined, 'a', relabel({ finalizers: ['example.com/x'] }, { phase: 'Terminating' }), { subresource: 'finalize' })).object as Namespace;
+    const out = (await s.update(undefined, 'a', relabel({ finalizers: ['example.com/x'] }, { phase: 'Terminating' }), { subresource: 'finalize' }))
+      .object as Namespace;
     assert.deepEqual(out.metadata?.labels, { 'kubernetes.io/metadata.name': 'a', team: 'a' });
     assert.deepEqual(out.metadata?.annotations, { note: 'x' });
     assert.deepEqual(out.metadata?.finalizers, ['example.com/f']);
@@ -125,17 +137,27 @@ describe('namespaces: what /status and /finalize write (namespaceStatusStrategy,
   it('metadata written through them is validated as on the namespace (labels; no new finalizers once terminating)', async () => {
     const s = store();
     await s.create(undefined, ns('a'));
-    const bad = await invalid(s.update(undefined, 'a', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { 'bad key!': 'x' } } }), { subresource: 'status' }));
+    const bad = await invalid(
+      s.update(undefined, 'a', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { 'bad key!': 'x' } } }), { subresource: 'status' }),
+    );
     assert.equal(bad.causes[0]?.field, 'metadata.labels');
     await s.delete(undefined, 'a');
-    const added = await invalid(s.update(undefined, 'a', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, finalizers: ['example.com/late'] } }), { subresource: 'finalize' }));
+    const added = await invalid(
+      s.update(undefined, 'a', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, finalizers: ['example.com/late'] } }), { subresource: 'finalize' }),
+    );
     assert.equal(added.causes[0]?.field, 'metadata.finalizers');
   });
 });
 
 describe('namespaces: DELETE (the namespace REST, pkg/registry/core/namespace/storage)', () => {
   const gcStore = (): GenericStore =>
-    new GenericStore({ descriptor: namespacesResource, strategy: namespaceStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/namespaces/', garbageCollection: true });
+    new GenericStore({
+      descriptor: namespacesResource,
+      strategy: namespaceStrategy,
+      storage: new MemoryStorage(),
+      keyPrefix: '/registry/namespaces/',
+      garbageCollection: true,
+    });
   const emptyFinalizers = (cur: KubeObject | undefined): KubeObject => ({ ...cur!, spec: { finalizers: [] } });
 
   it('the first DELETE only marks the namespace Terminating, even without any finalizer; the next one removes it', async () => {
@@ -208,7 +230,7 @@ describe('namespaces: DELETE (the namespace REST, pkg/registry/core/namespace/st
     assert.deepEqual(again.object, held.object);
   });
 
-  it('admission: none for a namespace still finalizing; after the REST\'s own preconditions otherwise, on the namespace as read', async () => {
+  it("admission: none for a namespace still finalizing; after the REST's own preconditions otherwise, on the namespace as read", async () => {
     const s = store();
     const seen: KubeObject[] = [];
     const validate = (old: KubeObject): void => void seen.push(old);
@@ -222,7 +244,13 @@ describe('namespaces: DELETE (the namespace REST, pkg/registry/core/namespace/st
     assert.deepEqual(again.object, first.object);
     assert.equal(seen.length, 1);
     // Preconditions still apply there, in the REST's words.
-    await assert.rejects(s.delete(undefined, 'a', { validate, preconditions: { resourceVersion: '1' } }), (e: unknown) => e instanceof StatusError && e.code === 409 && /^Operation cannot be fulfilled on namespaces "a": Precondition failed: ResourceVersion in precondition: 1, /.test(e.message));
+    await assert.rejects(
+      s.delete(undefined, 'a', { validate, preconditions: { resourceVersion: '1' } }),
+      (e: unknown) =>
+        e instanceof StatusError &&
+        e.code === 409 &&
+        /^Operation cannot be fulfilled on namespaces "a": Precondition failed: ResourceVersion in precondition: 1, /.test(e.message),
+    );
   });
 });
 
@@ -301,7 +329,11 @@ describe('NamespaceLifecycle admission (plugin/namespace/lifecycle)', () => {
         status: 'Failure',
         message: `configmaps "${want}" is forbidden: unable to create new content in namespace t because it is being terminated`,
         reason: 'Forbidden',
-        details: { name: want, kind: 'configmaps', causes: [{ reason: 'NamespaceTerminating', message: 'namespace t is being terminated', field: 'metadata.namespace' }] },
+        details: {
+          name: want,
+          kind: 'configmaps',
+          causes: [{ reason: 'NamespaceTerminating', message: 'namespace t is being terminated', field: 'metadata.namespace' }],
+        },
         code: 403,
       });
     }
@@ -328,7 +360,9 @@ describe('NamespaceLifecycle admission (plugin/namespace/lifecycle)', () => {
       resource: { group: 'authorization.k8s.io', version: 'v1', resource: 'localsubjectaccessreviews' },
       kind: { group: 'authorization.k8s.io', version: 'v1', kind: 'LocalSubjectAccessReview' },
     });
-    const e = await rejected(plugin.admit!({ ...cmAttrs('CREATE', 'gone', ''), resource: { group: 'authorization.k8s.io', version: 'v1', resource: 'subjectaccessreviews' } }));
+    const e = await rejected(
+      plugin.admit!({ ...cmAttrs('CREATE', 'gone', ''), resource: { group: 'authorization.k8s.io', version: 'v1', resource: 'subjectaccessreviews' } }),
+    );
     assert.equal(e.code, 404);
   });
 

@@ -1,7 +1,12 @@
 import { fieldIssue, type FieldIssue } from '../../../apimachinery/errors.js';
 import type { KubeObject } from '../../../apimachinery/types.js';
 import { nameIsDNSLabel } from '../../../apimachinery/validation/names.js';
-import { FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND, FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN, validateFinalizerName, withGcFinalizers } from '../../../apimachinery/validation/objectmeta.js';
+import {
+  FINALIZER_DELETE_DEPENDENTS as FINALIZER_FOREGROUND,
+  FINALIZER_ORPHAN_DEPENDENTS as FINALIZER_ORPHAN,
+  validateFinalizerName,
+  withGcFinalizers,
+} from '../../../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../../codec.js';
 import type { Strategy } from '../../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../../table.js';
@@ -121,8 +126,18 @@ export const namespaceStrategy: Strategy = {
     const next = cloneObject(o) as KubeObject & NamespaceShape;
     next.status = { ...(next.status ?? {}), phase: 'Terminating' };
     const current = next.metadata?.finalizers ?? [];
-    const orphan = opts.orphanDependents !== undefined ? opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Orphan' : current.includes(FINALIZER_ORPHAN);
-    const foreground = opts.orphanDependents !== undefined ? !opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Foreground' : current.includes(FINALIZER_FOREGROUND);
+    const orphan =
+      opts.orphanDependents !== undefined
+        ? opts.orphanDependents
+        : opts.propagationPolicy !== undefined
+          ? opts.propagationPolicy === 'Orphan'
+          : current.includes(FINALIZER_ORPHAN);
+    const foreground =
+      opts.orphanDependents !== undefined
+        ? !opts.orphanDependents
+        : opts.propagationPolicy !== undefined
+          ? opts.propagationPolicy === 'Foreground'
+          : current.includes(FINALIZER_FOREGROUND);
     const finalizers = withGcFinalizers(current, orphan, foreground);
     if (finalizers) (next.metadata ??= {}).finalizers = finalizers;
     return { update: next };

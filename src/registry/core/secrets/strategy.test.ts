@@ -9,7 +9,8 @@ import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
 import { GenericStore } from '../../store.js';
 import { secretStrategy } from './strategy.js';
 
-const newStore = (): GenericStore => new GenericStore({ descriptor: secretsResource, strategy: secretStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/secrets/' });
+const newStore = (): GenericStore =>
+  new GenericStore({ descriptor: secretsResource, strategy: secretStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/secrets/' });
 const secret = (name: string, extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, ...extra });
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
@@ -52,26 +53,61 @@ describe('Secret data decodes as base64.StdEncoding (400 when it does not)', () 
 
   it('values of the wrong JSON type are decode errors too', async () => {
     const s = newStore();
-    await rejects(s.create('default', secret('s', { data: { a: 5 } })), 400, undecodable('json: cannot unmarshal number into Go struct field Secret.data of type []uint8'));
-    await rejects(s.create('default', secret('s', { data: 'x' })), 400, undecodable('json: cannot unmarshal string into Go struct field Secret.data of type map[string][]uint8'));
-    await rejects(s.create('default', secret('s', { stringData: { a: 1 } })), 400, undecodable('json: cannot unmarshal number into Go struct field Secret.stringData of type string'));
-    await rejects(s.create('default', secret('s', { immutable: 'yes' })), 400, undecodable('json: cannot unmarshal string into Go struct field Secret.immutable of type bool'));
+    await rejects(
+      s.create('default', secret('s', { data: { a: 5 } })),
+      400,
+      undecodable('json: cannot unmarshal number into Go struct field Secret.data of type []uint8'),
+    );
+    await rejects(
+      s.create('default', secret('s', { data: 'x' })),
+      400,
+      undecodable('json: cannot unmarshal string into Go struct field Secret.data of type map[string][]uint8'),
+    );
+    await rejects(
+      s.create('default', secret('s', { stringData: { a: 1 } })),
+      400,
+      undecodable('json: cannot unmarshal number into Go struct field Secret.stringData of type string'),
+    );
+    await rejects(
+      s.create('default', secret('s', { immutable: 'yes' })),
+      400,
+      undecodable('json: cannot unmarshal string into Go struct field Secret.immutable of type bool'),
+    );
     // The first error in document order wins, as encoding/json keeps the first it saw.
     await rejects(s.create('default', secret('s', { data: { a: 'Y', b: 5 } })), 400, undecodable('illegal base64 data at input byte 0'));
-    await rejects(s.create('default', secret('s', { data: { b: 5, a: 'Y' } })), 400, undecodable('json: cannot unmarshal number into Go struct field Secret.data of type []uint8'));
-    await rejects(s.create('default', secret('s', { type: 5 })), 400, undecodable('json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType'));
-    await rejects(s.create('default', secret('s', { stringData: ['a'] })), 400, undecodable('json: cannot unmarshal array into Go struct field Secret.stringData of type map[string]string'));
+    await rejects(
+      s.create('default', secret('s', { data: { b: 5, a: 'Y' } })),
+      400,
+      undecodable('json: cannot unmarshal number into Go struct field Secret.data of type []uint8'),
+    );
+    await rejects(
+      s.create('default', secret('s', { type: 5 })),
+      400,
+      undecodable('json: cannot unmarshal number into Go struct field Secret.type of type v1.SecretType'),
+    );
+    await rejects(
+      s.create('default', secret('s', { stringData: ['a'] })),
+      400,
+      undecodable('json: cannot unmarshal array into Go struct field Secret.stringData of type map[string]string'),
+    );
   });
 
   it('metadata is decoded too: its error wins when it comes first in the body', async () => {
     const s = newStore();
     const body = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { a: true } }, type: 5 } as unknown as KubeObject;
-    await rejects(s.create('default', body), 400, undecodable('json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.annotations of type string'));
+    await rejects(
+      s.create('default', body),
+      400,
+      undecodable('json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.annotations of type string'),
+    );
   });
 
   it('null values decode as empty, null fields as absent; stringData is folded into data and not kept', async () => {
     const s = newStore();
-    const { object } = await s.create('default', secret('n', { data: { a: null, b: [104, 105] }, stringData: { c: null, d: 'hi' }, immutable: null, type: null }));
+    const { object } = await s.create(
+      'default',
+      secret('n', { data: { a: null, b: [104, 105] }, stringData: { c: null, d: 'hi' }, immutable: null, type: null }),
+    );
     assert.deepEqual(object.data, { a: '', b: 'aGk=', c: '', d: 'aGk=' });
     assert.equal(object.type, 'Opaque');
     assert.equal('immutable' in object || 'stringData' in object, false);
@@ -114,11 +150,19 @@ describe('Secret type rules (ValidateSecret)', () => {
   });
 
   it('kubernetes.io/basic-auth without username and password names both', async () => {
-    await rejects(newStore().create('default', secret('b', { type: 'kubernetes.io/basic-auth', data: {} })), 422, invalid('b', 'data[username]: Required value', 'data[password]: Required value'));
+    await rejects(
+      newStore().create('default', secret('b', { type: 'kubernetes.io/basic-auth', data: {} })),
+      422,
+      invalid('b', 'data[username]: Required value', 'data[password]: Required value'),
+    );
   });
 
   it('kubernetes.io/ssh-auth needs a non-empty private key', async () => {
-    await rejects(newStore().create('default', secret('k', { type: 'kubernetes.io/ssh-auth', data: { 'ssh-privatekey': '' } })), 422, invalid('k', 'data[ssh-privatekey]: Required value'));
+    await rejects(
+      newStore().create('default', secret('k', { type: 'kubernetes.io/ssh-auth', data: { 'ssh-privatekey': '' } })),
+      422,
+      invalid('k', 'data[ssh-privatekey]: Required value'),
+    );
   });
 
   it('the 1 MiB limit counts decoded values, not keys', async () => {

@@ -140,8 +140,19 @@ export const secretStrategy: Strategy = {
   selectableFields: (o) => ({ type: typeof o.type === 'string' ? o.type : 'Opaque' }),
   tableColumns: [
     nameColumn,
-    { name: 'Type', type: 'string', description: 'Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types', priority: 0 },
-    { name: 'Data', type: 'string', description: "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4", priority: 0 },
+    {
+      name: 'Type',
+      type: 'string',
+      description: 'Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types',
+      priority: 0,
+    },
+    {
+      name: 'Data',
+      type: 'string',
+      description:
+        "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+      priority: 0,
+    },
     ageColumn,
   ],
   tableCells: (o) => [o.metadata?.name ?? '', o.type ?? 'Opaque', Object.keys(dataOf(o)).length, ageSince(o.metadata?.creationTimestamp)],

@@ -15,7 +15,14 @@ function stores(garbageCollection = false): { v1: GenericStore; core: GenericSto
   const storage = new MemoryStorage();
   const keyPrefix = '/registry/events/';
   return {
-    v1: new GenericStore({ descriptor: eventsV1EventsResource, strategy: eventsV1Strategy, storage, keyPrefix, converter: eventsV1Converter, garbageCollection }),
+    v1: new GenericStore({
+      descriptor: eventsV1EventsResource,
+      strategy: eventsV1Strategy,
+      storage,
+      keyPrefix,
+      converter: eventsV1Converter,
+      garbageCollection,
+    }),
     core: new GenericStore({ descriptor: eventsResource, strategy: coreEventStrategy, storage, keyPrefix, garbageCollection }),
   };
 }
@@ -47,8 +54,7 @@ async function invalidMessage(p: Promise<unknown>): Promise<string> {
   assert.fail('expected a 422');
 }
 
-const list = (name: string, msgs: string[]): string =>
-  `Event.events.k8s.io "${name}" is invalid: ${msgs.length === 1 ? msgs[0] : `[${msgs.join(', ')}]`}`;
+const list = (name: string, msgs: string[]): string => `Event.events.k8s.io "${name}" is invalid: ${msgs.length === 1 ? msgs[0] : `[${msgs.join(', ')}]`}`;
 
 describe('events.k8s.io/v1 Event create', () => {
   it('requires eventTime and a Normal/Warning type, with upstream messages', async () => {
@@ -114,7 +120,9 @@ describe('events.k8s.io/v1 Event create', () => {
       ]),
     );
     assert.equal(
-      await invalidMessage(v1.create('ns', event('f', 'ns', { action: 'a'.repeat(129), reason: 'r'.repeat(129), reportingInstance: 'i'.repeat(129), note: 'n'.repeat(1025) }))),
+      await invalidMessage(
+        v1.create('ns', event('f', 'ns', { action: 'a'.repeat(129), reason: 'r'.repeat(129), reportingInstance: 'i'.repeat(129), note: 'n'.repeat(1025) })),
+      ),
       list('f', [
         'reportingInstance: Invalid value: "": can have at most 128 characters',
         'action: Invalid value: "": can have at most 128 characters',
@@ -134,7 +142,10 @@ describe('events.k8s.io/v1 Event create', () => {
 
   it('names are DNS subdomains here, path segments through core/v1', async () => {
     const { v1, core } = stores();
-    assert.match(await invalidMessage(v1.create('ns', event('Bad_Name', 'ns'))), /^Event\.events\.k8s\.io "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    assert.match(
+      await invalidMessage(v1.create('ns', event('Bad_Name', 'ns'))),
+      /^Event\.events\.k8s\.io "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+    );
     const coreEvent = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'Bad_Name' }, involvedObject: { namespace: 'ns' }, reason: 'R' };
     await core.create('ns', coreEvent);
   });

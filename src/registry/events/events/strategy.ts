@@ -32,7 +32,12 @@ function convert(obj: KubeObject, apiVersion: string, pairs: readonly (readonly 
 
 export const eventsV1Converter: VersionConverter = {
   toStorage: (obj) => convert(obj, 'v1', RENAMED),
-  fromStorage: (obj) => convert(obj, 'events.k8s.io/v1', RENAMED.map(([a, b]) => [b, a] as const)),
+  fromStorage: (obj) =>
+    convert(
+      obj,
+      'events.k8s.io/v1',
+      RENAMED.map(([a, b]) => [b, a] as const),
+    ),
 };
 
 function asCore(o: KubeObject): KubeObject {
@@ -85,8 +90,7 @@ const REF_FIELDS = [
   ['fieldPath', 'FieldPath'],
 ] as const;
 
-const sameRef = (a: ObjectRef | null | undefined, b: ObjectRef | null | undefined): boolean =>
-  REF_FIELDS.every(([k]) => (a?.[k] ?? '') === (b?.[k] ?? ''));
+const sameRef = (a: ObjectRef | null | undefined, b: ObjectRef | null | undefined): boolean => REF_FIELDS.every(([k]) => (a?.[k] ?? '') === (b?.[k] ?? ''));
 
 /** Go's %#v of an internal core.ObjectReference, as field.Error prints a struct value. */
 const goRef = (r: ObjectRef | null | undefined): string =>
@@ -129,7 +133,8 @@ export function validateEventUpdate(o: KubeObject, old: KubeObject): FieldIssue[
   const issues = legacyValidateEvent(o, 'events.k8s.io/v1');
   // The series is checked only when it changed (reflect.DeepEqual upstream).
   const seriesSame =
-    !n.series === !p.series && (!n.series || ((n.series.count ?? 0) === (p.series?.count ?? 0) && sameTime(n.series.lastObservedTime, p.series?.lastObservedTime)));
+    !n.series === !p.series &&
+    (!n.series || ((n.series.count ?? 0) === (p.series?.count ?? 0) && sameTime(n.series.lastObservedTime, p.series?.lastObservedTime)));
   if (!seriesSame) issues.push(...validateSeries(n));
   const str = (path: string, a: string | undefined, b: string | undefined): void => {
     if ((a ?? '') !== (b ?? '')) issues.push(fieldIssue.invalid(path, a ?? '', FIELD_IMMUTABLE_MESSAGE));
