@@ -47,7 +47,7 @@ export function num(v: number): string {
 export function renderSvg(figure: Figure, points: readonly Point[]): string {
   const W = 860;
   const H = 420;
-  const m = { left: 72, right: 24, top: 56, bottom: 112 };
+  const m = { left: 100, right: 24, top: 56, bottom: 112 };
   const pw = W - m.left - m.right;
   const ph = H - m.top - m.bottom;
   const values = points.map((p) => p.value);
@@ -103,7 +103,7 @@ export function renderSvg(figure: Figure, points: readonly Point[]): string {
       `<text transform="translate(${px} ${m.top + ph + 14}) rotate(-40)" text-anchor="end" font-size="10" fill="#444"><tspan fill="#2c6fbb">${esc(p.commit ?? '?')}</tspan> ${esc(when)}</text>`,
     );
   });
-  if (figure.goal) out.push(`<text x="${W - m.right}" y="40" text-anchor="end" font-size="11" fill="#666">filled: goal met; hollow: missed</text>`);
+  if (figure.goal) out.push(`<text x="${W - m.right}" y="22" text-anchor="end" font-size="11" fill="#666">filled: goal met; hollow: missed</text>`);
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }
