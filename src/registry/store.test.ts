@@ -76,6 +76,34 @@ describe('GenericStore', () => {
     assert.equal(r.object.metadata!.uid, created.metadata!.uid);
   });
 
+  it('a write that lands between the read and the swap: a patch is applied again to the fresh object, a pinned PUT is a Conflict', async () => {
+    const { cms } = stores();
+    await cms.create('ns', cm('race', { a: '1' }));
+    // A patch's update function carries the resourceVersion it was applied to (GuaranteedUpdate re-runs it).
+    let calls = 0;
+    const r = await cms.update('ns', 'race', async (cur) => {
+      calls++;
+      if (calls === 1) await cms.update('ns', 'race', (c) => ({ ...c!, data: { ...c!.data, b: 'other writer' } }));
+      return { ...cur!, data: { ...cur!.data, a: '2' } };
+    });
+    assert.equal(calls, 2);
+    assert.deepEqual(r.object.data, { a: '2', b: 'other writer' });
+    // A PUT's body is the same on every attempt: the fresh object's resourceVersion differs.
+    const before = (await cms.get('ns', 'race')).metadata!.resourceVersion!;
+    let puts = 0;
+    await rejectsWith(
+      cms.update('ns', 'race', async () => {
+        puts++;
+        if (puts === 1) await cms.update('ns', 'race', (c) => ({ ...c!, data: { a: 'third' } }));
+        return { ...cm('race', { a: 'mine' }), metadata: { name: 'race', resourceVersion: before } };
+      }),
+      409,
+      'Conflict',
+    );
+    assert.equal(puts, 2);
+    assert.deepEqual((await cms.get('ns', 'race')).data, { a: 'third' });
+  });
+
   it('an update that changes nothing writes nothing (same resourceVersion)', async () => {
     const { cms } = stores();
     const created = (await cms.create('ns', cm('same'))).object;

@@ -765,10 +765,10 @@ export class GenericStore {
         const next = await this.storage.update(key, bytes, kv.modRevision);
         return { object: this.fromKV(next, undefined, false), created: false, warnings };
       } catch (e) {
-        if (e instanceof ConflictError || e instanceof KeyNotFoundError) {
-          if (rvGiven) throw e instanceof KeyNotFoundError ? notFound(this.groupResource, name) : conflict(this.groupResource, name);
-          continue;
-        }
+        // GuaranteedUpdate: a lost compare-and-swap re-reads and runs the update function again. A
+        // PUT pinned to a resourceVersion then fails on the fresh object's; a patch (which carries
+        // the resourceVersion it was applied to) is applied again to the fresh object.
+        if (e instanceof ConflictError || e instanceof KeyNotFoundError) continue;
         throw this.storageError(e, name);
       }
     }
