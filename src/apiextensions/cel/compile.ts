@@ -277,9 +277,9 @@ function checkConstantPatterns(ast: ASTNode, src: string): string | undefined {
     const a = n.args as unknown[];
     const name = a[0];
     if (name !== RE2_MATCHES && name !== 'find' && name !== 'findAll') return;
-    const args = (n.op === 'rcall' ? a[2] : a[1]) as AnyNode[] | undefined;
+    const args = (n.op === 'rcall' ? a[2] : a[1]) as (AnyNode & { start?: number })[] | undefined;
     // The pattern is the receiver's first argument, or the global form's second.
-    const p = (n.op === 'rcall' ? args?.[0] : args?.[1]) as (AnyNode & { start?: number }) | undefined;
+    const p = n.op === 'rcall' ? args?.[0] : args?.[1];
     if (p?.op === 'value' && typeof p.args === 'string') constants.push({ name, pattern: p.args, start: p.start ?? 0 });
   });
   const badMatches = constants.find((c) => c.name === RE2_MATCHES && compileRegexp(c.pattern).error !== undefined);
