@@ -377,6 +377,44 @@ describe('evaluate', () => {
     assert.equal(out.length, 1);
   });
 
+  it("matches, find and findAll are Go's regexp: RE2 syntax, FindAllString's empty matches", () => {
+    const s = specSchema(
+      [
+        { rule: 'self.s.matches("^(?i)(abort|warn)?$")' },
+        { rule: 'matches(self.s, "^((?i)ab|cd)ORT$")' },
+        { rule: 'self.g.matches("^\\\\p{Greek}+$") && self.g.matches("^\\\\pL+$") && !self.g.matches("^\\\\PL+$")' },
+        { rule: '"A".matches("^\\\\x{41}$") && "a.b".matches("^\\\\Qa.b\\\\E$") && !"axb".matches("^\\\\Qa.b\\\\E$")' },
+        { rule: '"ab".matches("\\\\Aab\\\\z") && "Ab".matches("^[[:upper:]][[:lower:]]$") && "x".matches("(?P<a>x)|(?P<a>y)")' },
+        { rule: '"baaa".find("(?U)a+") == "a" && "baaac".findAll("a*") == ["", "aaa", ""]' },
+      ],
+      { s: { type: 'string', maxLength: 10 }, g: { type: 'string', maxLength: 10 } },
+    );
+    assert.deepEqual(run(s, { spec: { s: 'ABORT', g: 'αβγ' } }), []);
+    assert.deepEqual(run(s, { spec: { s: 'abort', g: 'αβγ' } }), ['spec: Invalid value: failed rule: matches(self.s, "^((?i)ab|cd)ORT$")']);
+  });
+
+  it('a constant pattern Go refuses fails at compile time, with upstream texts', () => {
+    const { messages } = compile(
+      specSchema([{ rule: 'self.s.matches("(?=x)")' }, { rule: 'self.s.find(")") == ""' }, { rule: 'self.s.findAll("a\\\\1") == []' }], {
+        s: { type: 'string', maxLength: 10 },
+      }),
+    );
+    assert.equal(messages.length, 3, messages.join('\n'));
+    assert.ok(
+      messages[0]!.endsWith(': compilation failed: ERROR: <input>:1:16: invalid matches argument\n | self.s.matches("(?=x)")\n | ...............^'),
+      messages[0],
+    );
+    assert.ok(messages[1]!.endsWith(': program instantiation failed: error parsing regexp: unexpected ): `)`'), messages[1]);
+    assert.ok(messages[2]!.endsWith(': program instantiation failed: error parsing regexp: invalid escape sequence: `\\1`'), messages[2]);
+  });
+
+  it("a pattern known only at run time fails the rule with Go's error", () => {
+    const s = specSchema([{ rule: 'self.s.matches(self.p)' }], { s: { type: 'string', maxLength: 10 }, p: { type: 'string', maxLength: 10 } });
+    const out = run(s, { spec: { s: 'a', p: '(?<=a)' } });
+    assert.equal(out.length, 1);
+    assert.match(out[0]!, /error parsing regexp: invalid named capture: `\(\?<=a\)`/);
+  });
+
   it('a pathological rule is stopped by the per-call cost limit', { timeout: 10_000 }, () => {
     const schema: JSONSchemaProps = {
       type: 'object',

@@ -11,11 +11,12 @@
 // per-call cost limit" fail if an upgrade changes any of these.
 import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
 import { fieldIssue, omitValue, type FieldIssue } from '../../apimachinery/errors.js';
+import { compileRegexp } from '../../golang/regexp.js';
 import { child, index, key } from '../schema/path.js';
 import { newStructural } from '../schema/structural.js';
 import type { JSONSchemaProps, Structural, ValidationRule } from '../schema/types.js';
 import { PER_CALL_LIMIT, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT, costErrorMessage, countNodes, estimateCost } from './cost.js';
-import { RE2_MATCHES, baseEnvironment, charge, compileRE2 } from './library.js';
+import { RE2_MATCHES, baseEnvironment, charge } from './library.js';
 import { TypeBuilder, fieldsConverter, maxSize, type Converter, type DeclType } from './types.js';
 
 export interface CompileOptions {
@@ -232,7 +233,7 @@ export function selectedSelfFields(asts: readonly unknown[]): Set<string> | unde
 /** Replaces the evaluator's backtracking-RegExp `matches` with the RE2 one, before type checking. */
 function useRE2(ast: ASTNode): void {
   walk(ast, (n) => {
-    if (n.op === 'rcall' && Array.isArray(n.args) && n.args[0] === 'matches') n.args[0] = RE2_MATCHES;
+    if ((n.op === 'rcall' || n.op === 'call') && Array.isArray(n.args) && n.args[0] === 'matches') n.args[0] = RE2_MATCHES;
   });
 }
 
@@ -263,25 +264,32 @@ function meterComprehensions(ast: ASTNode): void {
   });
 }
 
-/** Constant regex patterns are checked at compile time, as cel-go's regex precompilation does. */
-function checkConstantPatterns(ast: ASTNode): string | undefined {
-  let bad: string | undefined;
+/**
+ * Constant patterns Go's regexp refuses, as kube's CEL finds them: for matches, cel-go's regex
+ * literal validator (a compile error, "invalid matches argument", at the pattern); for find and
+ * findAll, kube's regex optimisation compiles the pattern when the program is built, so the
+ * error is Go's own, "program instantiation failed: error parsing regexp: …".
+ */
+function checkConstantPatterns(ast: ASTNode, src: string): string | undefined {
+  const constants: { name: string; pattern: string; start: number }[] = [];
   walk(ast, (n) => {
-    if (bad || (n.op !== 'rcall' && n.op !== 'call')) return;
+    if (n.op !== 'rcall' && n.op !== 'call') return;
     const a = n.args as unknown[];
     const name = a[0];
     if (name !== RE2_MATCHES && name !== 'find' && name !== 'findAll') return;
-    const args = (n.op === 'rcall' ? a[2] : a[1]) as AnyNode[] | undefined;
-    const p = args?.[0];
-    if (p?.op === 'value' && typeof p.args === 'string') {
-      try {
-        compileRE2(p.args);
-      } catch (e) {
-        bad = `compilation failed: ERROR: <input>:1:1: invalid regular expression: ${e instanceof Error ? e.message : String(e)}`;
-      }
-    }
+    const args = (n.op === 'rcall' ? a[2] : a[1]) as (AnyNode & { start?: number })[] | undefined;
+    // The pattern is the receiver's first argument, or the global form's second.
+    const p = n.op === 'rcall' ? args?.[0] : args?.[1];
+    if (p?.op === 'value' && typeof p.args === 'string') constants.push({ name, pattern: p.args, start: p.start ?? 0 });
   });
-  return bad;
+  const badMatches = constants.find((c) => c.name === RE2_MATCHES && compileRegexp(c.pattern).error !== undefined);
+  if (badMatches)
+    return `compilation failed: ${celErrorText(src, { summary: 'invalid matches argument', range: { start: badMatches.start, end: badMatches.start } })}`;
+  for (const c of constants) {
+    const error = compileRegexp(c.pattern).error;
+    if (error !== undefined) return `program instantiation failed: ${error}`;
+  }
+  return undefined;
 }
 
 type Compiled = { program: Program } | { error: string };
@@ -323,7 +331,7 @@ function compileExpr(env: Environment, src: string, want: 'bool' | 'string', pre
       error: `${prefix}compilation failed: ${celErrorText(src, { summary: `undefined field '${badHas.field}'`, range: { start: badHas.start, end: badHas.start } })}`,
     };
   }
-  const badPattern = checkConstantPatterns(program.ast);
+  const badPattern = checkConstantPatterns(program.ast, src);
   if (badPattern) return { error: `${prefix}${badPattern}` };
   meterComprehensions(program.ast);
   return { program };

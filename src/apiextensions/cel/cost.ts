@@ -134,7 +134,12 @@ function est(n: Node | undefined, scope: Scope, root: Structural): Est {
       const subject = recv ?? args[0];
       if (LIST_FUNCS.has(name) && subject) cost += subject.size;
       else if (SCAN_FUNCS.has(name) && subject) cost += Math.ceil(subject.size / 10) + (args[0] && recv ? Math.ceil(args[0].size / 10) : 0);
-      else if (REGEX_FUNCS.has(name) && subject) cost += Math.ceil(subject.size / 4) * (1 + Math.ceil((args[0]?.size ?? 1) / 4));
+      else if (REGEX_FUNCS.has(name) && subject) {
+        // cel-go's estimate for matches (kube's for find/findAll): the string's traversal, offset by
+        // one so an empty string still pays for the pattern, times one expression per 4 characters.
+        const pattern = recv ? args[0] : args[1];
+        cost += Math.ceil((subject.size + 1) * 0.1) * Math.ceil((pattern?.size ?? 1) * 0.25);
+      }
       const size = name === 'size' ? 1 : (subject?.size ?? 1);
       return { cost, size };
     }

@@ -21,7 +21,7 @@
 //   math.ceil ...), base64 encoders (ext encoders), list `distinct()/flatten()/range()/slice()/
 //   sort()/sortBy()` (ext lists v1+), quantity `isLessThan` on ints is covered only via add/sub.
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
-import { RE2JS } from 're2js';
+import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
 
 /** Thrown (and recognised) when a rule runs past its per-call cost limit or the request's time guard. */
 export class CostExceeded extends Error {
@@ -78,23 +78,29 @@ function evalError(message: string): EvaluationError {
 
 // ---------- regex (RE2 semantics, linear time) ----------
 
-const reCache = new Map<string, RE2JS>();
-export function compileRE2(pattern: string): RE2JS {
-  let re = reCache.get(pattern);
-  if (!re) {
-    re = RE2JS.compile(pattern);
-    if (reCache.size > 1024) reCache.clear();
-    reCache.set(pattern, re);
-  }
-  return re;
-}
-
-function re2(pattern: string): RE2JS {
+function re2(pattern: string): Regexp {
   try {
-    return compileRE2(pattern);
+    return mustCompileRegexp(pattern);
   } catch (e) {
     throw evalError(`invalid regular expression: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+function runeCount(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff) n++;
+  }
+  return n;
+}
+
+/**
+ * cel-go's runtime cost of matches (and kube's of find/findAll): the string's traversal times a
+ * guess at the pattern's size, one expression per four characters; sizes are in code points.
+ */
+function regexCost(s: string, pattern: string): number {
+  return Math.ceil((1 + runeCount(s)) * 0.1) * Math.ceil(runeCount(pattern) * 0.25);
 }
 
 /** Name the evaluator's own `matches` is renamed to before type checking (see compile.ts). */
@@ -280,24 +286,21 @@ export function registerKubeLibraries(env: Environment): void {
 
   // ----- regex -----
   fn(`string.${RE2_MATCHES}(string): bool`, (s: string, p: string) => {
-    charge(strCost(s) + strCost(p));
+    charge(regexCost(s, p));
+    return re2(p).test(s);
+  });
+  fn(`${RE2_MATCHES}(string, string): bool`, (s: string, p: string) => {
+    charge(regexCost(s, p));
     return re2(p).test(s);
   });
   fn('string.find(string): string', (s: string, p: string) => {
-    charge(strCost(s) + strCost(p));
-    const m = re2(p).matcher(s);
-    return m.find() ? (m.group() ?? '') : '';
+    charge(regexCost(s, p));
+    return findString(re2(p), s);
   });
   const findAll = (s: string, p: string, limit: bigint): string[] => {
-    charge(strCost(s) + strCost(p));
-    const out: string[] = [];
-    if (limit === 0n) return out;
-    const m = re2(p).matcher(s);
-    while (m.find()) {
-      out.push(m.group() ?? '');
-      if (limit > 0n && BigInt(out.length) >= limit) break;
-    }
-    return out;
+    charge(regexCost(s, p));
+    // FindAllString's n is a Go int; any count past the string's length means "all".
+    return findAllString(re2(p), s, limit < 0n || limit > BigInt(s.length + 1) ? -1 : Number(limit));
   };
   fn('string.findAll(string): list<string>', (s: string, p: string) => findAll(s, p, -1n));
   fn('string.findAll(string, int): list<string>', (s: string, p: string, n: bigint) => findAll(s, p, n));

@@ -22,4 +22,3 @@ export {
 } from './defaults.js';
 export { canonicalJSON, validateListSetsAndMaps, validateListTypeExtensions, validateMapListKeysMapSet } from './listtype.js';
 export { SUPPORTED_STRING_FORMATS, effectiveFormat, formatChecker } from './formats.js';
-export { compileGoRegExp, type CompiledPattern } from './regex.js';

@@ -3,10 +3,10 @@
 // (pkg/apis/apiextensions/validation: ValidateCustomResourceDefinitionOpenAPISchema and the
 // validation part of validateCustomResourceDefinitionValidation). Messages and paths are upstream's.
 import { fieldIssue, issueString, type FieldIssue } from '../../apimachinery/errors.js';
+import { compileRegexp } from '../../golang/regexp.js';
 import { validateDefaults } from './defaults.js';
 import { validateListTypeExtensions, validateMapListKeysMapSet } from './listtype.js';
 import { child, index, key } from './path.js';
-import { compileGoRegExp } from './regex.js';
 import type { Extensions, Generic, JSONSchemaProps, NestedValueValidation, Structural, ValueValidation } from './types.js';
 
 /** Thrown by {@link newStructural} for schemas that cannot be structural at all (upstream returns an error). */
@@ -322,7 +322,7 @@ function valueValidation(
   v.oneOf?.forEach((n, i) => nested(n, false, false, lvl, index(child(p, 'oneOf'), i), noCel, errs));
   nested(v.not, false, false, lvl, child(p, 'not'), noCel, errs);
   if (v.pattern) {
-    const re = compileGoRegExp(v.pattern);
+    const re = compileRegexp(v.pattern);
     if (re.error !== undefined) errs.push(fieldIssue.invalid(child(p, 'pattern'), v.pattern, `must be a valid regular expression, but isn't: ${re.error}`));
   }
 }

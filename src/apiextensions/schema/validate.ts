@@ -7,11 +7,11 @@ import type { JsonValue, ObjectMeta } from '../../apimachinery/types.js';
 import { isDNS1035Label, nameIsPathSegment } from '../../apimachinery/validation/names.js';
 import { validateObjectMetaCreate } from '../../apimachinery/validation/objectmeta.js';
 import { cannotUnmarshal, jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
+import { compileRegexp, type CompiledRegexp } from '../../golang/regexp.js';
 import { parseTimeError } from '../../golang/time.js';
 import { effectiveFormat, formatChecker } from './formats.js';
 import { canonicalJSON, validateListSetsAndMaps } from './listtype.js';
 import { child, deepEqualJSON, depthAtMost, goFloat, index, isObject, printable, subtreeHas } from './path.js';
-import { compileGoRegExp, type CompiledPattern } from './regex.js';
 import type { NestedValueValidation, Structural, ValueValidation } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -34,7 +34,7 @@ interface VNode {
   maxLength?: number;
   minLength?: number;
   pattern?: string;
-  compiled?: CompiledPattern;
+  compiled?: CompiledRegexp;
   items?: VNode;
   maxItems?: number;
   minItems?: number;
@@ -65,7 +65,7 @@ function fromValueValidation(n: VNode, v: ValueValidation | undefined): void {
   n.minLength = v.minLength;
   if (v.pattern) {
     n.pattern = v.pattern;
-    n.compiled = compileGoRegExp(v.pattern);
+    n.compiled = compileRegexp(v.pattern);
   }
   n.maxItems = v.maxItems;
   n.minItems = v.minItems;
@@ -453,7 +453,7 @@ function stringChecks(n: VNode, s: string, c: Ctx, res: Result): void {
   if (n.compiled) {
     if (n.compiled.error !== undefined) {
       res.add({ code: 'pattern', name: c.path(), value: s, message: at(c.path(), `should match '${n.pattern}, but pattern is invalid: ${n.compiled.error}'`) });
-    } else if (!n.compiled.re!.test(s)) {
+    } else if (!n.compiled.re.test(s)) {
       res.add({ code: 'pattern', name: c.path(), value: s, message: at(c.path(), `should match '${n.pattern}'`) });
     }
   }
