@@ -2,6 +2,7 @@
 // JSON bodies, Status errors and newline-delimited JSON watch streams, over a small Transport.
 import { isStatusError } from '../apimachinery/errors.js';
 import type { KubeList, KubeObject, Status } from '../apimachinery/types.js';
+import { AbortLinks } from './abort-links.js';
 import { ClientAbortError, ClientNetworkError, statusErrorFrom, statusErrorFromStatus } from './errors.js';
 import type {
   APIResourceList,
@@ -137,6 +138,8 @@ interface RawWatchEvent {
 export class RestClient implements KubeClient {
   private readonly requestTimeoutMs: number;
   private readonly userAgent: string;
+  /** Requests sharing a caller's signal share one listener on it (discovery runs dozens at once). */
+  private readonly abortLinks = new AbortLinks();
 
   constructor(
     private readonly transport: Transport,
@@ -151,8 +154,7 @@ export class RestClient implements KubeClient {
     const local = new AbortController();
     const outer = opts?.signal;
     if (outer?.aborted) throw new ClientAbortError();
-    const onAbort = (): void => local.abort();
-    outer?.addEventListener('abort', onAbort, { once: true });
+    const unlink = outer ? this.abortLinks.link(outer, () => local.abort()) : undefined;
     let timedOut = false;
     const timer =
       this.requestTimeoutMs > 0
@@ -189,7 +191,7 @@ export class RestClient implements KubeClient {
       throw new ClientNetworkError(`${method} ${path}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     } finally {
       if (timer) clearTimeout(timer);
-      outer?.removeEventListener('abort', onAbort);
+      unlink?.();
     }
   }
 
@@ -218,8 +220,7 @@ export class RestClient implements KubeClient {
     if (outer.aborted) return;
     // Our own controller so that leaving the loop early (break/return) also cancels the stream.
     const local = new AbortController();
-    const onAbort = (): void => local.abort();
-    outer.addEventListener('abort', onAbort, { once: true });
+    const unlink = this.abortLinks.link(outer, () => local.abort());
     let res: TransportResponse | undefined;
     try {
       try {
@@ -254,7 +255,7 @@ export class RestClient implements KubeClient {
       // A stream cut mid-event (pending text) ends like any closed watch: the caller resumes from
       // the last resourceVersion it saw, so the partial event is re-sent, not lost.
     } finally {
-      outer.removeEventListener('abort', onAbort);
+      unlink();
       local.abort();
       res?.cancel();
     }

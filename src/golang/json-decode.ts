@@ -205,6 +205,52 @@ function scanStructure(text: string, maxDepth: number, inexact?: InexactInteger[
   return { duplicates, depthExceededAt: -1 };
 }
 
+/** One object key of a JSON text, in document order: its dotted path, and whether the object had it already. */
+export interface KeyOccurrence {
+  readonly path: string;
+  readonly repeated: boolean;
+}
+
+/**
+ * Every object key of valid JSON text in document order (sigs.k8s.io/json's strict decoder meets
+ * unknown and duplicate fields in this order). A second walk, made only when a body has problems
+ * to report in that order.
+ */
+export function keyOccurrences(text: string): KeyOccurrence[] {
+  const out: KeyOccurrence[] = [];
+  const stack: Frame[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
+      if (expectKey) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+        const frame = stack[stack.length - 1]!;
+        frame.keys ??= new Set();
+        const repeated = frame.keys.has(key);
+        frame.keys.add(key);
+        frame.at = key;
+        out.push({ path: pathOf(stack), repeated });
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 123 || c === 91) {
+      stack.push({ isObject: c === 123, at: c === 123 ? '' : 0, keys: undefined });
+      expectKey = c === 123;
+    } else if (c === 125 || c === 93) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 44) {
+      const frame = stack[stack.length - 1]!;
+      if (frame.isObject) expectKey = true;
+      else frame.at = (frame.at as number) + 1;
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Number texts. JSON.parse keeps a number's value, not how it was written; Go's decoder judges an
 // integer field by the text (strconv.ParseInt refuses `1.0` and `1e3`) and prints it in its errors.

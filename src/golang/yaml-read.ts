@@ -267,6 +267,25 @@ export function readGoYAML(text: string, opts: ReadOptions = {}): GoYAMLValue {
   return v;
 }
 
+/**
+ * go-yaml v2's strict-mode complaints about text's first document, `line N: key "k" already set in
+ * map`, one per key set twice, in the order it meets them (none when it does not parse: its decoder
+ * then says why). sigs.k8s.io/yaml's strict YAMLToJSON reports them as "yaml: unmarshal errors:".
+ */
+export function goYAMLDuplicateKeys(text: string): string[] {
+  const lc = new LineCounter();
+  const docs = parseAllDocuments(text, { schema: 'failsafe', uniqueKeys: false, version: '1.1', lineCounter: lc });
+  const doc = Array.isArray(docs) ? docs[0] : undefined;
+  if (doc === undefined || doc.errors.length > 0) return [];
+  const ctx: WalkContext = { doc, lc, dups: [], visited: 0 };
+  try {
+    fromNode(doc.contents, ctx, 0);
+  } catch {
+    return [];
+  }
+  return ctx.dups!;
+}
+
 function fromNode(node: YAMLNode | null | undefined, ctx: WalkContext, depth: number): GoYAMLValue {
   if (depth > MAX_DEPTH) throw new Error(`yaml: exceeded max depth of ${MAX_DEPTH}`);
   if (++ctx.visited > MAX_NODES) throw new Error('yaml: document contains excessive aliasing');

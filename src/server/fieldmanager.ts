@@ -11,6 +11,7 @@ import { normalizeTimes } from '../apimachinery/times.js';
 import { apiVersionOf, type KubeObject } from '../apimachinery/types.js';
 import { dropEmptyObjectMetaFields } from '../apimachinery/validation/objectmeta.js';
 import { cannotUnmarshal } from '../golang/json-errors.js';
+import { goYAMLDuplicateKeys } from '../golang/yaml-read.js';
 import { cloneObject } from '../registry/codec.js';
 import type { GenericStore } from '../registry/store.js';
 import type { Strategy } from '../registry/strategy.js';
@@ -209,7 +210,7 @@ export function applyRequest(scope: FieldManagerScope, live: KubeObject | undefi
   // Unchanged (object and managedFields): hand back the live object as it is, so the store sees
   // the same bytes and writes nothing.
   if (live && !result.changed && sameJson(result.managedFields, live.metadata?.managedFields))
-    return { object: live, warnings: duplicateWarnings(duplicateFields, req.fieldValidation) };
+    return { object: live, warnings: duplicateWarnings(req.body, duplicateFields, req.fieldValidation) };
   const object = alignMetadata(normalise(scope, result.object), live);
   // A create must not name a uid: no object with it exists (patcher.applyPatch).
   const uid = object.metadata?.uid;
@@ -220,14 +221,25 @@ export function applyRequest(scope: FieldManagerScope, live: KubeObject | undefi
       `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`,
     );
   }
-  return { object, warnings: duplicateWarnings(duplicateFields, req.fieldValidation) };
+  return { object, warnings: duplicateWarnings(req.body, duplicateFields, req.fieldValidation) };
 }
 
-/** fieldValidation after a successful apply: duplicate keys fail (Strict) or warn (Warn). */
-function duplicateWarnings(duplicateFields: readonly string[], mode: ApplyRequest['fieldValidation']): string[] {
+/**
+ * fieldValidation after a successful apply: duplicate keys fail (Strict) or warn (Warn). Upstream
+ * reads an apply body, JSON or not, with sigs.k8s.io/yaml's strict YAMLToJSON, so they are go-yaml's
+ * complaints by line: one error under Strict, one warning per line under Warn.
+ */
+const textDecoder = new TextDecoder('utf-8');
+
+function duplicateWarnings(body: Uint8Array, duplicateFields: readonly string[], mode: ApplyRequest['fieldValidation']): string[] {
   if (!duplicateFields.length || mode === 'Ignore') return [];
-  const problems = duplicateFields.map((p) => `duplicate field "${p}"`);
-  if (mode === 'Strict') throw badRequest(`error strict decoding YAML: ${problems.join(', ')}`);
+  const lines = goYAMLDuplicateKeys(textDecoder.decode(body));
+  // go-yaml sees none where our readers saw some only for keys it reads as different values.
+  const problems = lines.length ? lines : duplicateFields.map((p) => `duplicate field "${p}"`);
+  if (mode === 'Strict') {
+    if (!lines.length) throw badRequest(`error strict decoding YAML: ${problems.join(', ')}`);
+    throw badRequest(`error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+  }
   return problems;
 }
 

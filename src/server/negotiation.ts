@@ -7,6 +7,7 @@ import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE, type ProtobufKinds } f
 import type { Scheme } from '../apimachinery/scheme.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { cannotUnmarshal } from '../golang/json-errors.js';
+import { goYAMLDuplicateKeys } from '../golang/yaml-read.js';
 import { parseGoFloat } from '../golang/strconv.js';
 import { isJsonObject } from '../apimachinery/types.js';
 
@@ -206,6 +207,12 @@ const textDecoder = new TextDecoder('utf-8', { fatal: false });
 export interface DecodedBody {
   object: KubeObject;
   duplicateFields: string[];
+  /** go-yaml's texts for a YAML body's duplicate keys (see strict-fields.ts). */
+  yamlDuplicates?: string[];
+  /** A JSON body: its problems go in document order (see strict-fields.ts). */
+  jsonBody?: true;
+  /** A JSON body's text when it has duplicate keys, to place them among unknown fields. */
+  jsonText?: string;
 }
 
 /**
@@ -222,14 +229,18 @@ export function decodeBody(contentType: string | undefined, body: Uint8Array, op
   if (body.length === 0) throw badRequest('the body of the request was empty');
   let value: unknown;
   let duplicateFields: string[] = [];
+  let yamlDuplicates: string[] | undefined;
+  let jsonBody = false;
   if (full === JSON_MEDIA_TYPE) {
     const r = parseJson(body, opts);
     value = r.value;
     duplicateFields = r.duplicateFields;
+    jsonBody = true;
   } else if (full === YAML_MEDIA_TYPE) {
     const r = decodeYaml(body);
     value = r.value;
     duplicateFields = r.duplicateFields;
+    yamlDuplicates = r.yamlDuplicates;
   } else if (full === PROTOBUF_MEDIA_TYPE && opts.scheme) {
     value = decodeObject(body, opts.scheme);
   } else {
@@ -239,7 +250,15 @@ export function decodeBody(contentType: string | undefined, body: Uint8Array, op
     throw badRequest(`Object 'Kind' is missing in '${truncate(textDecoder.decode(body.subarray(0, 200)))}'`);
   }
   checkObjectMeta(value);
-  return { object: value, duplicateFields };
+  return {
+    object: value,
+    duplicateFields,
+    ...(yamlDuplicates ? { yamlDuplicates } : {}),
+    ...(jsonBody ? { jsonBody: true as const } : {}),
+    // Unknown fields are found later, against the kind's schema: the text places the duplicates
+    // among them (decoded again only for a body that has some).
+    ...(jsonBody && duplicateFields.length ? { jsonText: textDecoder.decode(body) } : {}),
+  };
 }
 
 /** Go's decoder refuses an ObjectMeta that is not an object (null decodes to an empty one): a 400 with its words. */
@@ -251,7 +270,7 @@ export function checkObjectMeta(value: Record<string, unknown>): void {
   throw undecodable(kind, version, kind, cannotUnmarshal(meta, 'v1.ObjectMeta', { struct: kind, field: 'metadata' }));
 }
 
-export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields: string[] } {
+export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields: string[]; yamlDuplicates?: string[] } {
   const text = textDecoder.decode(body);
   const docs = parseAllDocuments(text, { uniqueKeys: false });
   const list = Array.isArray(docs) ? docs : [docs];
@@ -269,7 +288,10 @@ export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields:
     // Unresolved aliases and alias bombs surface only here; they are the client's error.
     throw badRequest(`error converting YAML to JSON: yaml: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`);
   }
-  return { value: js, duplicateFields };
+  if (!duplicateFields.length) return { value: js, duplicateFields };
+  // Upstream's YAMLToJSON reports them as go-yaml does, by line; only then is the text read that way.
+  const yamlDuplicates = goYAMLDuplicateKeys(text);
+  return { value: js, duplicateFields, ...(yamlDuplicates.length ? { yamlDuplicates } : {}) };
 }
 
 /**

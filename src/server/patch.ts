@@ -7,6 +7,7 @@ import { mergePatch } from '../apimachinery/patch/merge-patch.js';
 import { strategicMergePatch } from '../apimachinery/patch/strategic-merge.js';
 import type { Definitions, OpenAPISchema } from '../apimachinery/schema.js';
 import { isJsonObject, type JsonValue, type KubeObject } from '../apimachinery/types.js';
+import { keyOccurrences } from '../golang/json-decode.js';
 import { cannotUnmarshal } from '../golang/json-errors.js';
 import { PATCH_MEDIA_TYPES, checkObjectMeta, type PatchType } from './negotiation.js';
 
@@ -22,6 +23,30 @@ export interface PatchContext {
   readonly fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
 }
 
+/** The fields of upstream's jsonPatchOp, which a JSON patch is strictly decoded into under Warn/Strict. */
+const JSON_PATCH_OP_FIELDS = new Set(['op', 'path', 'from', 'value']);
+
+/**
+ * The JSON patch's own problems (patch.go decodes the operations strictly into []jsonPatchOp and
+ * prefixes each error with "json patch "): keys an operation does not have, keys set twice (also
+ * inside a `value`, an interface{}), in document order; an unknown key set twice is unknown only.
+ */
+function jsonPatchOpProblems(body: Uint8Array): string[] {
+  const out: string[] = [];
+  for (const k of keyOccurrences(new TextDecoder().decode(body))) {
+    const m = /^\[\d+\]\.(.*)$/.exec(k.path);
+    if (!m) continue;
+    const field = m[1]!;
+    const top = !/[.[]/.test(field);
+    if (top && !JSON_PATCH_OP_FIELDS.has(field)) {
+      if (!k.repeated) out.push(`json patch unknown field "${k.path}"`);
+    } else if (k.repeated && (top || field.startsWith('value'))) {
+      out.push(`json patch duplicate field "${k.path}"`);
+    }
+  }
+  return out;
+}
+
 /** The Go type upstream decodes a merge or strategic merge patch into, as its errors name it. */
 const PATCH_MAP = 'map[string]interface {}';
 
@@ -30,7 +55,7 @@ export function applyPatch(
   current: KubeObject | undefined,
   body: Uint8Array,
   ctx: PatchContext,
-): { object: KubeObject; duplicateFields: string[] } {
+): { object: KubeObject; duplicateFields: string[]; patchProblems?: string[] } {
   if (type === 'apply') {
     throw unsupportedMediaType(
       'application/apply-patch+yaml',
@@ -42,7 +67,8 @@ export function applyPatch(
     const result = applyJsonPatch(original, body);
     if (!isJsonObject(result)) throw badRequest('the patched object is not a JSON object');
     checkObjectMeta(result);
-    return { object: result, duplicateFields: [] };
+    const patchProblems = ctx.fieldValidation === 'Ignore' ? [] : jsonPatchOpProblems(body);
+    return { object: result, duplicateFields: [], ...(patchProblems.length ? { patchProblems } : {}) };
   }
   // A merge patch is decoded by kjson.UnmarshalStrict first ("error decoding patch: %v"), unless
   // fieldValidation=Ignore, where only jsonpatch.MergePatch reads it and answers ErrBadJSONPatch; a

@@ -199,17 +199,31 @@ class Pruner {
 /**
  * Removes fields `schema` does not specify, in place, as kube-apiserver does on decode
  * (x-kubernetes-preserve-unknown-fields stops pruning until properties/additionalProperties are
- * specified again; embedded resources keep apiVersion/kind/metadata). Returns the sorted paths of
- * what was removed (`spec.foo`, `spec.items[0].bar`) for `fieldValidation=Warn|Strict`
- * (`unknown field "spec.foo"`). Never throws.
+ * specified again; embedded resources keep apiVersion/kind/metadata). Returns the paths of what was
+ * removed (`spec.foo`, `spec.items[0].bar`) for `fieldValidation=Warn|Strict` (`unknown field
+ * "spec.foo"`), in the order upstream's unstructuredSchemaCoercer reports them: the root
+ * metadata's (sorted, as its strict decoding of a map meets them), then the pruned fields (sorted,
+ * as PruneWithOptions sorts them), then the embedded objects' metadata (which pruning skips and
+ * objectmeta.Coerce reports after it; sorted). test/integration/apiserver/field_validation_test.go
+ * pins this order.
+ * Never throws.
  */
 export function prune(obj: unknown, schema: Structural | undefined, opts: PruneOptions = {}): string[] {
   const p = new Pruner();
   p.prune(obj, opts.isResourceRoot ? rootPnodeOf(schema) : schema && pnodeOf(schema));
-  const out = p.pruned;
-  if ((opts.pruneEmbeddedMetadata ?? true) && subtreeHas(schema, isEmbedded, embeddedMemo)) pruneEmbeddedMetadata(obj, schema, '', out);
-  if (opts.pruneRootMetadata && isObject(obj) && isObject(obj['metadata'])) out.push(...pruneObjectMeta(obj['metadata'], 'metadata'));
-  return out.length > 1 ? out.sort() : out;
+  let out = p.pruned;
+  if (out.length > 1) out.sort();
+  if ((opts.pruneEmbeddedMetadata ?? true) && subtreeHas(schema, isEmbedded, embeddedMemo)) {
+    // objectmeta.Coerce walks a Go map (no fixed order): sorted here, so that the answer is stable.
+    const embedded: string[] = [];
+    pruneEmbeddedMetadata(obj, schema, '', embedded);
+    if (embedded.length) out.push(...embedded.sort());
+  }
+  if (opts.pruneRootMetadata && isObject(obj) && isObject(obj['metadata'])) {
+    const meta = pruneObjectMeta(obj['metadata'], 'metadata');
+    if (meta.length) out = [...meta, ...out];
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,7 +288,8 @@ export function pruneObjectMeta(meta: Record<string, unknown>, prefix: string): 
       });
     }
   }
-  return out;
+  // A strict decode of the metadata map meets its keys sorted (Go marshals maps so).
+  return out.length > 1 ? out.sort() : out;
 }
 
 /** Walks like objectmeta.Coerce: field.Path spelling (`a[key]` for map keys) for metadata paths. */

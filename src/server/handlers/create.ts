@@ -23,7 +23,7 @@ export async function serveCreate(c: ServerContext, s: RequestScope, r: Register
   defaultGroupVersionKind(obj, r.descriptor);
   checkKind(obj, r);
   checkGoTypes(c.registry.definitions, r, obj);
-  const warnings = checkFields(c.registry.definitions, r, obj, decoded.duplicateFields, opts.fieldValidation);
+  const warnings = checkFields(c.registry.definitions, r, obj, decoded, opts.fieldValidation);
   // rest.WipeObjectMetaSystemFields: what the server sets is not the client's, nor its managed fields'.
   wipeObjectMetaSystemFields(obj);
   dedupOwnerReferences(obj, false, warnings);

@@ -57,7 +57,7 @@ export async function servePatch(c: ServerContext, s: RequestScope, r: Registere
       checkGoTypes(c.registry.definitions, r, patched.object, true);
       // checkName: a patch that leaves the object without a name (null, "", or no metadata) names nothing.
       if (!patched.object.metadata?.name) throw badRequest(`the name of the object (${name} based on URL) was undeterminable: name must be provided`);
-      warnings = checkFields(c.registry.definitions, r, patched.object, patched.duplicateFields, opts.fieldValidation);
+      warnings = checkFields(c.registry.definitions, r, patched.object, patched, opts.fieldValidation);
       trackUpdate(fields, current, patched.object, manager);
       await admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, patched.object, current, opts.dryRun, sub));
       dedupOwnerReferences(patched.object, true, warnings);

@@ -9,6 +9,7 @@ import { apiVersionOf, type KubeObject } from '../../apimachinery/types.js';
 import { pruneUnknownFields } from '../../apimachinery/unknown-fields.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { fieldManagerScope, type FieldManagerScope } from '../fieldmanager.js';
+import { strictFieldProblems, type DuplicateFields } from '../strict-fields.js';
 
 /**
  * A body (or a patch's result) with a field of the wrong type for the kind's Go struct: the
@@ -35,19 +36,18 @@ export function fieldScope(definitions: Definitions, r: RegisteredResource, subr
   return fieldManagerScope(definitions, r.store, subresource);
 }
 
-/** fieldValidation: unknown and duplicate fields → error (Strict), Warning headers (Warn) or nothing. */
-export function checkFields(definitions: Definitions, r: RegisteredResource, obj: KubeObject, duplicates: readonly string[], mode: string): string[] {
+/**
+ * fieldValidation: unknown and duplicate fields → error (Strict), Warning headers (Warn) or nothing,
+ * worded and ordered as upstream's decoders give them (strict-fields.ts).
+ */
+export function checkFields(definitions: Definitions, r: RegisteredResource, obj: KubeObject, duplicates: DuplicateFields, mode: string): string[] {
   const prune = r.registration.pruneUnknownFields;
   const schema = prune ? undefined : schemaOf(definitions, r);
   // Fields the schema does not declare are never stored (upstream's typed decoding drops them).
   const unknown = prune ? prune(obj) : schema ? pruneUnknownFields(obj, schema, definitions) : [];
   // Time/MicroTime come back in Go's marshalled form (seconds; six fractional digits), as after kube's decode.
   if (schema) normalizeTimes(obj, schema, definitions);
-  if (mode === 'Ignore') return [];
-  const problems = [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
-  if (!problems.length) return [];
-  if (mode === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
-  return problems;
+  return strictFieldProblems({ ...duplicates, unknown, customResource: prune !== undefined }, mode);
 }
 
 /** rest.WipeObjectMetaSystemFields, run on a create before the field manager and admission. */

@@ -1,6 +1,6 @@
 // GET/PUT/PATCH of a subresource with a kind of its own (scale): the subresource's view of the
 // object in and out, mapped back onto the object by the strategy.
-import { badRequest, notFound } from '../../apimachinery/errors.js';
+import { notFound } from '../../apimachinery/errors.js';
 import { refTo, resolveSchema } from '../../apimachinery/schema.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { pruneUnknownFields } from '../../apimachinery/unknown-fields.js';
@@ -10,6 +10,7 @@ import { managerOrUserAgent, trackViewUpdate } from '../fieldmanager.js';
 import { defaultGroupVersionKind } from '../gvk.js';
 import { decodeBody, patchTypeOf } from '../negotiation.js';
 import { applyPatch } from '../patch.js';
+import { strictFieldProblems, type DuplicateFields } from '../strict-fields.js';
 import { header, type RequestScope } from '../request-scope.js';
 import { admissionAttributes, admit, validator } from './admission.js';
 import { readBody } from './body.js';
@@ -40,14 +41,12 @@ export async function serveView(c: ServerContext, s: RequestScope, r: Registered
   let warnings: string[] = [];
   const definitionName = `io.k8s.api.${gvk.group || 'core'}.${gvk.version}.${gvk.kind}`;
   const schema = resolveSchema(c.registry.definitions, refTo(definitionName));
-  const toObject = (o: KubeObject, duplicates: readonly string[]): KubeObject => {
+  const toObject = (o: KubeObject, duplicates: DuplicateFields): KubeObject => {
     defaultGroupVersionKind(o, gvk);
     checkKind(o, { group: gvk.group, version: gvk.version, kind: gvk.kind });
     const unknown = schema ? pruneUnknownFields(o, schema, c.registry.definitions) : [];
-    const problems =
-      opts.fieldValidation === 'Ignore' ? [] : [...unknown.map((p) => `unknown field "${p}"`), ...duplicates.map((p) => `duplicate field "${p}"`)];
-    if (problems.length && opts.fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
-    warnings = problems;
+    // A typed kind (autoscaling/v1 Scale): upstream's typed decoders' order and words.
+    warnings = strictFieldProblems({ ...duplicates, unknown, customResource: false }, opts.fieldValidation);
     return o;
   };
   const decoded = patchType
@@ -68,9 +67,9 @@ export async function serveView(c: ServerContext, s: RequestScope, r: Registered
           group: gvk.group,
           fieldValidation: opts.fieldValidation,
         });
-        incoming = toObject(patched.object, patched.duplicateFields);
+        incoming = toObject(patched.object, patched);
       } else {
-        incoming = toObject(cloneObject(decoded!.object), decoded!.duplicateFields);
+        incoming = toObject(cloneObject(decoded!.object), decoded!);
         // Like upstream's scale update: without a resourceVersion the write is unconditional.
         const m = (incoming.metadata ??= {});
         if (!m.resourceVersion) m.resourceVersion = base.metadata?.resourceVersion;

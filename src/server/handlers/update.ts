@@ -26,7 +26,7 @@ export async function serveUpdate(c: ServerContext, s: RequestScope, r: Register
   // checkName (handlers/rest.go): the body must name the object of the URL; an empty name does not.
   const bodyName = obj.metadata?.name ?? '';
   if (bodyName !== name) throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
-  const warnings = checkFields(c.registry.definitions, r, obj, decoded.duplicateFields, opts.fieldValidation);
+  const warnings = checkFields(c.registry.definitions, r, obj, decoded, opts.fieldValidation);
   const fields = fieldScope(c.registry.definitions, r, sub);
   const manager = managerOrUserAgent(opts.fieldManager, header(s.req, 'user-agent'));
   const dedupWarnings: string[] = [];
