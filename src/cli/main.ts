@@ -169,8 +169,22 @@ async function main(): Promise<void> {
   }
 }
 
+/** An example value for each flag an error message may point at. */
+const FLAG_EXAMPLES: Record<string, string> = { '--secure-port': '16443', '--data-dir': '.kplane-2', '--bind-address': '127.0.0.1' };
+
+/**
+ * Run as `npm start` (npm sets npm_lifecycle_event), flags go after `--`: an error that names a
+ * `kplane serve` flag says so, with the command to type.
+ */
+function npmHint(msg: string): string {
+  const script = process.env.npm_lifecycle_event;
+  const flag = /kplane serve (--[a-z-]+)/.exec(msg)?.[1];
+  if (!script || !flag || !(flag in FLAG_EXAMPLES)) return '';
+  return `kplane: through npm, flags go after "--": ${script === 'start' ? 'npm start' : `npm run ${script}`} -- ${flag} ${FLAG_EXAMPLES[flag]}\n`;
+}
+
 main().catch((e: unknown) => {
   const msg = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`kplane: ${msg}\n`);
+  process.stderr.write(`kplane: ${msg}\n${npmHint(msg)}`);
   process.exit(1);
 });
