@@ -81,7 +81,7 @@ test('a value JSON cannot hold still gives a line', () => {
   const cyclic: Record<string, unknown> = { a: 1 };
   cyclic.self = cyclic;
   log.info('cycle', 'value', cyclic);
-  assert.match(JSON.parse(lines[0]!).value as string, /a: 1/);
+  assert.match((JSON.parse(lines[0]!) as { value: string }).value, /a: 1/);
   const text = capture({});
   text.log.info('cycle', 'value', cyclic);
   assert.match(text.lines[0]!, /"cycle" value="<ref \*1> \{ a: 1, self: \[Circular \*1\] \}"\n$/);
