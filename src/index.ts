@@ -25,6 +25,8 @@ export { ApiRegistry } from './registry/registry.js';
 export { GenericStore } from './registry/store.js';
 export type { Strategy, TableColumn } from './registry/strategy.js';
 export { sqlite, etcd, memory } from './storage/factories.js';
+export { createKlog } from './golang/klog.js';
+export type { Logger, LogFormat, KlogOptions } from './golang/klog.js';
 export type { Storage, KV, WatchEvent } from './storage/storage.js';
 export { StatusError } from './apimachinery/errors.js';
 export type { KubeObject, ObjectMeta, Status } from './apimachinery/types.js';

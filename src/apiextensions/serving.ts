@@ -39,6 +39,7 @@ import { buildServedVersion, type CustomResourceOptions } from './customresource
 import { canonicalJSON } from './schema/index.js';
 import { conditionOf, isConditionTrue, type CRDCondition, type CRDNames, type CustomResourceDefinition } from './types.js';
 import { apiApprovalState, isProtectedCommunityGroup, semanticEqual } from './validation.js';
+import { asLogger } from '../golang/klog.js';
 
 /** The finalizer DELETE adds and the clean-up removes (apiextensionsv1.CustomResourceCleanupFinalizer). */
 export const CUSTOM_RESOURCE_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
@@ -144,7 +145,7 @@ export class CRDServing {
         }
       } catch (e) {
         if (signal.aborted) return;
-        this.opts.log?.(`apiextensions: CRD watch ended: ${errorText(e)}`);
+        asLogger(this.opts.log).error(errorText(e), 'CRD watch ended; watching again');
         await new Promise((r) => setTimeout(r, 200).unref());
         if (signal.aborted) return;
         // A watch too far behind (410) or a storage hiccup: start over from a fresh list.
@@ -375,7 +376,7 @@ export class CRDServing {
         this.registry.add(built.registration);
         gvrs.push({ group: d.group, version: d.version, plural: d.plural });
       } catch (e) {
-        this.opts.log?.(`apiextensions: cannot serve ${name} ${v.name}: ${errorText(e)}`);
+        asLogger(this.opts.log).error(errorText(e), 'Cannot serve a version of a CRD', 'crd', name, 'version', v.name);
       }
     }
     if (prev) {
@@ -410,7 +411,7 @@ export class CRDServing {
         const failures = (this.failures.get(name) ?? 0) + 1;
         this.failures.set(name, failures);
         const delay = Math.min(30_000, 500 * 2 ** (failures - 1));
-        this.opts.log?.(`apiextensions: clean-up of ${name} failed (retry in ${delay} ms): ${errorText(e)}`);
+        asLogger(this.opts.log).error(errorText(e), 'Clean-up of a CRD failed; retrying', 'crd', name, 'delayMs', delay);
         const timer = setTimeout(() => {
           this.retries.delete(name);
           const crd = this.crds.get(name);

@@ -11,6 +11,7 @@ import { createHttpsClient } from '../client/https.js';
 import { defaultControllers, runControllers } from '../controllers/index.js';
 import { collectProcessMetrics } from '../server/metrics.js';
 import { sendMetrics } from '../server/promhttp.js';
+import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
 export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --kubeconfig FILE                    the server to manage and the credentials to use (required)
@@ -23,7 +24,7 @@ export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --leader-elect-retry-period DUR      time between attempts (default 2s)
   --metrics-port PORT                  serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0 picks a free port; default off)
   --metrics-bind-address ADDR          address of the metrics endpoint (default 127.0.0.1)
-`;
+${LOGGING_USAGE}`;
 
 function duration(flag: string, v: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
@@ -34,8 +35,9 @@ function duration(flag: string, v: string): number {
 
 export async function controllerManager(argv: string[]): Promise<void> {
   const { values } = parseArgs({
-    args: argv,
+    args: normalizeShortVerbosity(argv),
     options: {
+      ...LOGGING_OPTIONS,
       kubeconfig: { type: 'string' },
       controllers: { type: 'string' },
       'leader-elect': { type: 'string', default: 'true' },
@@ -54,6 +56,9 @@ export async function controllerManager(argv: string[]): Promise<void> {
     process.stdout.write(CONTROLLER_MANAGER_USAGE);
     return;
   }
+  const logging = loggerFromFlags(values);
+  if ('invalid' in logging) throw new Error(logging.invalid);
+  const log = logging.logger;
   if (!values.kubeconfig) throw new Error('controller-manager needs --kubeconfig FILE');
   const all = defaultControllers();
   const names = values.controllers
@@ -65,7 +70,6 @@ export async function controllerManager(argv: string[]): Promise<void> {
   const unknown = names.filter((n) => !all.some((c) => c.controllerName === n));
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${all.map((c) => c.controllerName).join(', ')}`);
   const controllers = all.filter((c) => names.includes(c.controllerName));
-  const log = (m: string): void => void process.stderr.write(`${new Date().toISOString()} ${m}\n`);
   const client = createHttpsClient(values.kubeconfig);
   const identity = `${hostname()}_${randomUUID()}`;
   const leaderElect = values['leader-elect'] !== 'false';
@@ -109,7 +113,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
             leaseDurationMs: duration('--leader-elect-lease-duration', values['leader-elect-lease-duration']),
             renewDeadlineMs: duration('--leader-elect-renew-deadline', values['leader-elect-renew-deadline']),
             retryPeriodMs: duration('--leader-elect-retry-period', values['leader-elect-retry-period']),
-            onNewLeader: (who) => log(`leader is now ${who}${who === identity ? ' (this process)' : ''}`),
+            onNewLeader: (who) => log.info('New leader elected', 'identity', who, 'thisProcess', who === identity),
           },
         }
       : {}),
@@ -121,7 +125,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
   const stop = (sig: string): void => {
     if (stopping) return;
     stopping = true;
-    log(`received ${sig}, shutting down`);
+    log.info('Received signal, shutting down', 'signal', sig);
     running
       .stop()
       .then(() => client.close())
@@ -129,7 +133,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
       .then(
         () => process.exit(0),
         (e: unknown) => {
-          log(`shutdown failed: ${String(e)}`);
+          log.error(e, 'Shutdown failed');
           process.exit(1);
         },
       );
@@ -141,7 +145,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
       if (!stopping) process.exit(0);
     },
     (e: unknown) => {
-      log(`controller-manager failed: ${e instanceof Error ? e.message : String(e)}`);
+      log.error(e, 'Controller manager failed');
       process.exit(1);
     },
   );

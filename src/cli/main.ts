@@ -8,6 +8,7 @@ import { parseGoDuration } from '../golang/time.js';
 import { defaultControllers } from '../controllers/index.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
+import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
 // Before any work, so that no allocation site is pretenured first (see runtime/v8-pretenuring.ts).
 disableAllocationSitePretenuring();
@@ -18,7 +19,7 @@ Commands:
   serve               Run the API server (embedded SQLite by default) with the built-in controllers
   controller-manager  Run the built-in controllers against a server, with leader election
   catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
-  version   Print the version
+  version             Print the version
 
 kplane serve flags:
   --data-dir DIR            where data, certificates and the admin kubeconfig live (default .kplane)
@@ -38,13 +39,14 @@ kplane serve flags:
                             never gzip responses (default: bodies over 128 KiB are gzipped when asked)
   --watch-cache=false       serve lists and watches from storage instead of memory
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
-
+${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
 
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
-    args: argv,
+    args: normalizeShortVerbosity(argv),
     options: {
+      ...LOGGING_OPTIONS,
       'data-dir': { type: 'string', default: '.kplane' },
       storage: { type: 'string', default: 'sqlite' },
       'etcd-servers': { type: 'string' },
@@ -67,6 +69,9 @@ async function serve(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
+  const logging = loggerFromFlags(values);
+  if ('invalid' in logging) fail(logging.invalid);
+  const { logger } = logging;
   const dataDir = resolve(values['data-dir']);
   let storage;
   if (values.storage === 'sqlite') storage = sqlite({ dir: dataDir });
@@ -111,7 +116,7 @@ async function serve(argv: string[]): Promise<void> {
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
-    log: (m) => process.stderr.write(`${new Date().toISOString()} ${m}\n`),
+    log: logger,
   });
   await cp.start();
   process.stdout.write(`kplane is serving on ${cp.url} (storage: ${values.storage}, data: ${dataDir})\n`);
@@ -120,11 +125,11 @@ async function serve(argv: string[]): Promise<void> {
   const stop = (sig: string): void => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`received ${sig}, shutting down\n`);
+    logger.info('Received signal, shutting down', 'signal', sig);
     cp.stop().then(
       () => process.exit(0),
       (e: unknown) => {
-        process.stderr.write(`shutdown failed: ${String(e)}\n`);
+        logger.error(e, 'Shutdown failed');
         process.exit(1);
       },
     );
@@ -164,8 +169,22 @@ async function main(): Promise<void> {
   }
 }
 
+/** An example value for each flag an error message may point at. */
+const FLAG_EXAMPLES: Record<string, string> = { '--secure-port': '16443', '--data-dir': '.kplane-2', '--bind-address': '127.0.0.1' };
+
+/**
+ * Run as `npm start` (npm sets npm_lifecycle_event), flags go after `--`: an error that names a
+ * `kplane serve` flag says so, with the command to type.
+ */
+function npmHint(msg: string): string {
+  const script = process.env.npm_lifecycle_event;
+  const flag = /kplane serve (--[a-z-]+)/.exec(msg)?.[1];
+  if (!script || !flag || !(flag in FLAG_EXAMPLES)) return '';
+  return `kplane: through npm, flags go after "--": ${script === 'start' ? 'npm start' : `npm run ${script}`} -- ${flag} ${FLAG_EXAMPLES[flag]}\n`;
+}
+
 main().catch((e: unknown) => {
   const msg = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`kplane: ${msg}\n`);
+  process.stderr.write(`kplane: ${msg}\n${npmHint(msg)}`);
   process.exit(1);
 });

@@ -83,7 +83,7 @@ describe('system namespaces controller (core module)', () => {
     await module.bootstrap!(ctx);
     assert.deepEqual(await names(storage), []);
     assert.ok(logged.length >= 3, logged.join('\n'));
-    assert.equal(logged[0], 'system namespaces: unable to create required namespace kube-system: storage is unavailable: connection refused');
+    assert.equal(logged[0], '"Unable to create a required namespace" err="storage is unavailable: connection refused" namespace="kube-system"');
     // Storage back: a later round creates them.
     storage.down = false;
     await until(async () => (await names(storage)).length === 3);

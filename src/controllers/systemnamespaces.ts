@@ -5,6 +5,7 @@
 // the loopback clientset, so its creates are admitted, validated and get managedFields like any.
 import { StatusError } from '../apimachinery/errors.js';
 import type { GVR, KubeClient } from '../client/types.js';
+import { asLogger } from '../golang/klog.js';
 
 const NAMESPACES: GVR = { group: '', version: 'v1', resource: 'namespaces' };
 
@@ -25,7 +26,7 @@ const ONE_MINUTE_MS = 60_000;
 
 export function systemNamespacesController(client: KubeClient, names: readonly string[], opts: SystemNamespacesOptions = {}): SystemNamespacesController {
   const intervalMs = opts.intervalMs ?? ONE_MINUTE_MS;
-  const log = opts.log ?? (() => {});
+  const log = asLogger(opts.log);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -51,7 +52,7 @@ export function systemNamespacesController(client: KubeClient, names: readonly s
       try {
         await ensure(name);
       } catch (e) {
-        log(`system namespaces: unable to create required namespace ${name}: ${e instanceof Error ? e.message : String(e)}`);
+        log.error(e, 'Unable to create a required namespace', 'namespace', name);
       }
     }
   };

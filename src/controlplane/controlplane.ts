@@ -5,7 +5,7 @@ import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { keepStreamTablesYoung } from '../runtime/http2-stream-tables.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
 import { parseGoDuration } from '../golang/time.js';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from '../server/openapi.js';
@@ -72,6 +72,11 @@ export interface ControlPlaneOptions {
    * does (its APIResponseCompression feature). Default true.
    */
   readonly responseCompression?: boolean;
+  /**
+   * Where the control plane and its controllers log. A `createKlog({ verbosity, format })` Logger
+   * gets klog-shaped lines with levels (per-object lines at V(2)); a plain function gets the V(0)
+   * lines' structured text (`"msg" key="value"`). Default: nothing is logged.
+   */
   readonly log?: (msg: string) => void;
   /** Controllers run in process over the loopback client once serving, e.g. `defaultControllers()`. */
   readonly controllers?: readonly ControllerFactory[];
@@ -164,8 +169,11 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const log = opts.log ?? (() => {});
   const requestTimeoutMs = opts.requestTimeout === undefined ? undefined : requestTimeoutMsOf(opts.requestTimeout);
   const dataDir = resolve(opts.dataDir);
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const host = opts.host ?? '127.0.0.1';
+  // A port already taken fails here, before the data dir, PKI and database exist: a start that
+  // cannot serve leaves nothing behind. (start() still reports a port taken in between.)
+  if ((opts.port ?? 6443) !== 0) await checkCanListen(host, opts.port ?? 6443);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   // ensurePki puts its files under `<dir>/pki/`.
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
   const metrics = createApiMetrics();
@@ -371,6 +379,15 @@ async function waitForStorage(storage: Storage, name: string, log: (m: string) =
       await new Promise((r) => setTimeout(r, Math.min(1_000, Math.max(0, timeoutMs - waited))));
     }
   }
+}
+
+/** Listens on host:port and closes at once; a failure is listenError's. */
+function checkCanListen(host: string, port: number): Promise<void> {
+  return new Promise((ok, fail) => {
+    const probe = createNetServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => fail(listenError(e, host, port)));
+    probe.listen(port, host, () => probe.close(() => ok()));
+  });
 }
 
 /** The listen failure said with what to do: a port in use or one that needs privileges. */

@@ -55,7 +55,7 @@ async function gone(client: KubeClient, gvr: GVR, ns: string | undefined, name: 
   }
 }
 
-const ran = (log: string[]): boolean => log.some((l) => /controller namespace: starting|proceeding to collect garbage/.test(l));
+const ran = (log: string[]): boolean => log.some((l) => /"Starting workers" controller="namespace"|Proceeding to collect garbage/.test(l));
 
 it('two control planes on one etcd: only the Lease holder runs the controllers; the other takes over', { timeout: 80_000 }, async () => {
   const a = await server();
@@ -66,7 +66,7 @@ it('two control planes on one etcd: only the Lease holder runs the controllers; 
   });
   const standby = leader === a ? b : a;
   await eventually(10_000, 'the leader runs both controllers', async () =>
-    ran(leader.log) && leader.log.some((l) => /proceeding to collect garbage/.test(l)) ? true : undefined,
+    ran(leader.log) && leader.log.some((l) => /Proceeding to collect garbage/.test(l)) ? true : undefined,
   );
   const lease = await a.client.get<KubeObject & { spec?: { holderIdentity?: string } }>(LEASES, 'kube-system', 'kplane-controller-manager');
   assert.ok(lease.spec?.holderIdentity, 'the Lease names a holder');

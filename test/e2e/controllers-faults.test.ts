@@ -154,11 +154,13 @@ describe('controller-manager faults', { timeout: 85_000 }, () => {
       return h === a.identity || h === b.identity ? h : undefined;
     });
     const [leader, standby] = lead === a.identity ? [a, b] : [b, a];
-    await eventually(10_000, 'the leader runs its controllers', async () => (/controller namespace: starting/.test(leader.log()) ? true : undefined));
+    await eventually(10_000, 'the leader runs its controllers', async () =>
+      /"Starting workers" controller="namespace"/.test(leader.log()) ? true : undefined,
+    );
     await fill('first', 10);
     await client.delete(NS, undefined, 'first');
     await eventually(15_000, 'namespace first gone (the leader acted)', async () => ((await gone(NS, undefined, 'first')) ? true : undefined));
-    assert.doesNotMatch(standby.log(), /controller namespace: starting|proceeding to collect garbage/, 'the standby runs no controller');
+    assert.doesNotMatch(standby.log(), /"Starting workers" controller="namespace"|Proceeding to collect garbage/, 'the standby runs no controller');
     assert.equal(await holder(), leader.identity);
 
     const before = await outside('second');
@@ -167,7 +169,7 @@ describe('controller-manager faults', { timeout: 85_000 }, () => {
     await client.delete(NS, undefined, 'second');
     await eventually(LEASE_DURATION_MS + 10_000, 'the standby takes the Lease', async () => ((await holder()) === standby.identity ? true : undefined));
     await eventually(20_000, 'namespace second gone (the new leader acted)', async () => ((await gone(NS, undefined, 'second')) ? true : undefined));
-    assert.match(standby.log(), /controller namespace: starting/);
+    assert.match(standby.log(), /"Starting workers" controller="namespace"/);
     assert.deepEqual(await outside('second'), before, 'nothing outside the namespace changed');
     standby.child.kill('SIGTERM');
     await standby.exited;

@@ -100,7 +100,7 @@ it('API server restarted under a running controller-manager: informers resume, n
     /identity \S+,/,
   );
   await eventually(20_000, 'the controller-manager leads and its caches are synced', async () =>
-    /proceeding to collect garbage/.test(cm!.log()) ? true : undefined,
+    /Proceeding to collect garbage/.test(cm!.log()) ? true : undefined,
   );
 
   // Before the stop: a namespace to delete after the restart, and an owner deleted right before it.

@@ -1,4 +1,4 @@
-// The official Python client (Debian's python3-kubernetes, /usr/bin/python3) on custom resources:
+// The official Python client (Debian's python3-kubernetes under .tools/, /usr/bin/python3) on custom resources:
 // CustomObjectsApi create/get/list/merge patch/status subresource/delete, a schema violation as a
 // 422 ApiException, and watch.Watch().stream(custom.list_namespaced_custom_object, ...).
 // test/e2e/python/custom_objects.py prints JSON; this file asserts on it.

@@ -151,6 +151,17 @@ try {
 }
 `;
 
+/** The first ```lang block of README.md after the text `after`: the README's snippets, run as written. */
+function readmeBlock(after: string, lang: string): string {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const at = readme.indexOf(after);
+  assert.ok(at >= 0, `README.md has "${after}"`);
+  const open = readme.indexOf(`\n\`\`\`${lang}\n`, at);
+  assert.ok(open >= 0, `a \`\`\`${lang} block after "${after}"`);
+  const start = open + lang.length + 5;
+  return readme.slice(start, readme.indexOf('\n```\n', start) + 1);
+}
+
 describe('the packed tarball, installed into an empty project', { timeout: 1_200_000 }, () => {
   const work = mkdtempSync(join(tmpdir(), 'kplane-package-'));
   const consumer = join(work, 'consumer');
@@ -270,6 +281,43 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
       factory: 'function',
       bundles: 0,
     });
+  });
+
+  it("README's JavaScript snippet runs as the README says: saved as app.mjs, node app.mjs", async () => {
+    const dir = join(consumer, 'readme-js');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'app.mjs'), readmeBlock('From plain JavaScript', 'js'));
+    const r = ok(await run(process.execPath, ['app.mjs'], { cwd: dir, env, timeoutMs: 120_000 }), 'node app.mjs');
+    assert.match(r.stdout, /^serving on https:\/\/127\.0\.0\.1:\d+; kubeconfig at \S+\/readme-js\/data\/admin\.kubeconfig$/m);
+    assert.match(r.stdout, /^\{ greeting: 'hi' \}$/m);
+  });
+
+  it("README's TypeScript snippet compiles and runs with the README's commands (demo.ts, tsc, node demo.js)", async () => {
+    const dir = join(consumer, 'readme-ts');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'demo.ts'), readmeBlock('From TypeScript the same code', 'ts'));
+    const commands = readmeBlock('`node demo.ts` fails', 'sh').trim().split('\n');
+    assert.deepEqual(commands, ['npm install --save-dev typescript @types/node', 'npx tsc demo.ts --module nodenext --target es2022 --strict', 'node demo.js']);
+    // The install as written, with this repository's versions pinned and npm's cache first (no network in CI).
+    ok(
+      await run(
+        npm,
+        [
+          'install',
+          '--save-dev',
+          `typescript@${versionOf('typescript')}`,
+          `@types/node@${versionOf('@types/node')}`,
+          '--prefer-offline',
+          '--no-audit',
+          '--no-fund',
+        ],
+        { cwd: dir, env, timeoutMs: 300_000 },
+      ),
+      commands[0]!,
+    );
+    ok(await run('sh', ['-c', commands[1]!], { cwd: dir, env, timeoutMs: 300_000 }), commands[1]!);
+    const r = ok(await run('sh', ['-c', commands[2]!], { cwd: dir, env, timeoutMs: 120_000 }), commands[2]!);
+    assert.equal(r.stdout, 'hello\n');
   });
 
   it('the installed kplane bin serves: ready, and answers with the admin kubeconfig, protobuf too', async () => {

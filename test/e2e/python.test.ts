@@ -1,8 +1,9 @@
-// The official Python client (Debian's python3-kubernetes 22.6, /usr/bin/python3) against a real
+// The official Python client (Debian's python3-kubernetes 22.6 unpacked under .tools/, run by /usr/bin/python3) against a real
 // kplane server: its strict TLS verification of our PKI, ConfigMap CRUD, strategic/JSON/merge
 // patches, label selectors, Status errors, and watch.Watch().stream. The scripts under
 // test/e2e/python/ print JSON; this file asserts on it.
 import assert from 'node:assert/strict';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -29,6 +30,12 @@ async function python(script: string, ...args: string[]): Promise<Record<string,
 
 type Json = Record<string, unknown>;
 const at = (o: unknown, key: string): Json => (o as Json)[key] as Json;
+
+test('python client: the kubernetes package is the one npm run tools unpacked under .tools/, not a system-wide one', async () => {
+  const r = await run(tools.python, ['-c', 'import kubernetes, os; print(os.path.realpath(kubernetes.__file__))']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.stdout.startsWith(`${realpathSync(join(repoRoot, '.tools'))}/root/usr/lib/python3/dist-packages/kubernetes/`), r.stdout);
+});
 
 test('python client: CRUD, patches, selectors and Status errors on configmaps', async () => {
   const out = await python('crud.py', 'py-crud');

@@ -12,7 +12,8 @@ export const tools = {
   kubectl: join(toolsBin, 'kubectl'),
   helm: join(toolsBin, 'helm'),
   etcd: join(toolsBin, 'etcd'),
-  python: '/usr/bin/python3',
+  /** /usr/bin/python3 with Debian's python3-kubernetes unpacked under .tools/root (a wrapper sets PYTHONPATH). */
+  python: join(toolsBin, 'python3'),
   /** Debian's docker-registry (distribution 2.8); see test/support/registry.ts. */
   registry: join(toolsBin, 'docker-registry'),
   /** Debian's skopeo and umoci, to cross-check the images kplane builds and pushes. */
@@ -26,7 +27,7 @@ let ensured = false;
 /** Installs the tools once per process if any is missing (the script itself is idempotent). */
 export function ensureTools(): void {
   if (ensured) return;
-  const missing = [tools.kubectl120, tools.kubectl, tools.helm, tools.etcd, tools.registry, tools.skopeo, tools.umoci, tools.htpasswd].some(
+  const missing = [tools.kubectl120, tools.kubectl, tools.helm, tools.etcd, tools.python, tools.registry, tools.skopeo, tools.umoci, tools.htpasswd].some(
     (p) => !existsSync(p),
   );
   if (missing) execFileSync('bash', [join(repoRoot, 'scripts', 'install-tools.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });

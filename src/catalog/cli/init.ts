@@ -10,7 +10,7 @@ Lay out a catalog repository in DIR (default: the current directory):
   catalog/README.md
   catalog.Dockerfile              the catalog image, as "opm generate dockerfile catalog"
   .github/workflows/catalog.yaml  CI: generate, validate, test, build the image
-  platforms/                      platform definitions
+  platforms/README.md             where platform definitions go (platforms/<name>.yaml)
   .gitignore
 Existing files are left alone.
 

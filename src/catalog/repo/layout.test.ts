@@ -34,7 +34,7 @@ test('init writes the layout; its .indexignore keeps README.md, OWNERS and venee
   const root = await repo();
   try {
     assert.equal(await readFile(join(root, 'catalog', '.indexignore'), 'utf8'), INDEXIGNORE);
-    for (const f of ['catalog/README.md', 'catalog.Dockerfile', '.github/workflows/catalog.yaml']) await readFile(join(root, f));
+    for (const f of ['catalog/README.md', 'catalog.Dockerfile', '.github/workflows/catalog.yaml', 'platforms/README.md']) await readFile(join(root, f));
     const cfg = await loadFS(join(root, 'catalog'));
     assert.deepEqual(
       cfg.packages.map((p) => p.name),

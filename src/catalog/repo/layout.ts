@@ -65,6 +65,21 @@ Typical change:
     kplane catalog test
 `;
 
+// A file, so that git keeps the folder: a clone of the repository has platforms/ to write into.
+export const PLATFORMS_README = `# Platforms
+
+One file per platform, \`<name>.yaml\`: the operators it ships and the channel of each.
+\`kplane catalog test\` checks every \`platforms/*.yaml\`; \`kplane catalog render catalog --platform
+platforms/<name>.yaml\` gives the platform branch's catalog.
+
+    schema: kplane.platform
+    name: my-platform
+    description: what it is for
+    operators:
+    - package: my-operator
+      channel: stable          # a channel name (stable-v2), or a kind alone: candidate, fast, stable
+`;
+
 export const GITIGNORE = `/.kplane/
 /reports/
 `;
@@ -127,10 +142,10 @@ export async function initRepo(root: string, opts: InitOptions = {}): Promise<In
       `${CATALOG_DIR}.Dockerfile`,
       generateDockerfile({ baseImage: opts.baseImage ?? DEFAULT_OPM_IMAGE, builderImage: opts.builderImage ?? DEFAULT_OPM_IMAGE, indexDir: CATALOG_DIR }),
     ],
+    [join(PLATFORMS_DIR, 'README.md'), PLATFORMS_README],
     ['.gitignore', GITIGNORE],
   ];
   const result: InitResult = { created: [], skipped: [] };
-  await mkdir(join(root, PLATFORMS_DIR), { recursive: true });
   for (const [rel, content] of files) {
     const path = join(root, rel);
     if (await exists(path)) {

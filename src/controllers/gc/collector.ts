@@ -7,6 +7,7 @@ import { isStatusError } from '../../apimachinery/errors.js';
 import type { KubeObject, OwnerReference } from '../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { discoverResources, gvrString, parseGroupVersion, type DiscoveredResource } from '../discovery.js';
+import { asLogger, type Logger } from '../../golang/klog.js';
 import { realClock, sleep, type Clock } from '../runtime/clock.js';
 import { Informer } from '../runtime/informer.js';
 import type { Runnable } from '../runtime/manager.js';
@@ -85,11 +86,11 @@ export class GarbageCollector implements Runnable {
     private readonly opts: GarbageCollectorOptions & { readonly log?: (msg: string) => void } = {},
   ) {
     this.clock = opts.clock ?? realClock;
+    this.logger = asLogger(opts.log).withName('garbagecollector');
   }
 
-  private log(msg: string): void {
-    this.opts.log?.(`garbage collector: ${msg}`);
-  }
+  /** klog-shaped: per-object lines at V(2) and above, as upstream's garbage collector logs them. */
+  private readonly logger: Logger;
 
   /** For tests: whether the graph has a node for this uid. */
   graphHasUID(uid: string): boolean {
@@ -116,13 +117,13 @@ export class GarbageCollector implements Runnable {
           break;
         } catch (e) {
           if (signal.aborted) break;
-          this.log(`discovery failed: ${describe(e)}; retrying`);
+          this.logger.error(describe(e), 'Failed to discover resources; retrying');
           await sleep(this.clock, Math.min(500 * 2 ** attempt, 10_000), signal);
         }
       }
       if (signal.aborted) return;
       await this.waitForSync(signal, this.opts.initialSyncTimeoutMs ?? 30_000);
-      this.log(`all resource monitors have synced (${this.informers.size} resources); proceeding to collect garbage`);
+      this.logger.info('All resource monitors have synced. Proceeding to collect garbage', 'resources', this.informers.size);
       const workers = this.opts.workers ?? 20;
       const running: Promise<void>[] = [];
       delMetrics.maxConcurrentReconciles(workers);
@@ -150,7 +151,8 @@ export class GarbageCollector implements Runnable {
     const timer = this.clock.setTimer(() => t.abort(), timeoutMs);
     try {
       const ok = await Promise.all([...this.informers.values()].map((m) => m.informer.waitForSync(t.signal)));
-      if (!ok.every(Boolean) && !signal.aborted) this.log(`not every resource synced within ${timeoutMs} ms; starting anyway`);
+      if (!ok.every(Boolean) && !signal.aborted)
+        this.logger.info('Not every resource monitor synced in time; collecting garbage anyway', 'timeoutMs', timeoutMs);
     } finally {
       timer.cancel();
       signal.removeEventListener('abort', onAbort);
@@ -165,7 +167,7 @@ export class GarbageCollector implements Runnable {
       try {
         await this.syncResources(signal);
       } catch (e) {
-        if (!signal.aborted) this.log(`discovery failed: ${describe(e)}`);
+        if (!signal.aborted) this.logger.error(describe(e), 'Failed to discover resources');
       }
     }
   }
@@ -195,7 +197,7 @@ export class GarbageCollector implements Runnable {
     }
     for (const [id, m] of this.informers) {
       if (wanted.has(id)) continue;
-      this.log(`stopping the monitor for ${id} (no longer served)`);
+      this.logger.v(4).info('Stopping the monitor of a resource no longer served', 'resource', id);
       m.stop.abort();
       this.informers.delete(id);
     }
@@ -208,7 +210,7 @@ export class GarbageCollector implements Runnable {
   private startMonitor(id: string, r: DiscoveredResource): void {
     const gvr: GVR = { group: r.group, version: r.version, resource: r.resource };
     // Metadata is all the graph needs; upstream's GC uses metadata informers for the same reason.
-    const informer = new Informer<KubeObject>({ client: this.client, gvr, clock: this.clock, log: (m) => this.log(m), metadataOnly: true });
+    const informer = new Informer<KubeObject>({ client: this.client, gvr, clock: this.clock, log: this.logger, metadataOnly: true });
     const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
     informer.addEventHandler({
       onAdd: (o) => this.processGraphChange('add', undefined, o, gvr, apiVersion, r.kind),
@@ -216,7 +218,7 @@ export class GarbageCollector implements Runnable {
       onDelete: (o) => this.processGraphChange('delete', undefined, o, gvr, apiVersion, r.kind),
     });
     const stop = new AbortController();
-    const done = informer.run(stop.signal).catch((e: unknown) => this.log(`monitor ${id} failed: ${describe(e)}`));
+    const done = informer.run(stop.signal).catch((e: unknown) => this.logger.error(describe(e), 'Monitor failed', 'resource', id));
     this.informers.set(id, { informer, stop, done, resource: r });
   }
 
@@ -420,7 +422,7 @@ export class GarbageCollector implements Runnable {
     if (!ref) return;
     const invalid: Identity = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, namespace: n.identity.namespace };
     const message = `ownerRef ${identityString(invalid)} does not exist in namespace ${JSON.stringify(n.identity.namespace)}`;
-    this.log(`${identityString(n.identity)}: ${message}`);
+    this.logger.v(2).info('Item references an owner in another namespace', 'item', identityString(n.identity), 'message', message);
     void this.recordEvent(n.identity, 'Warning', 'OwnerRefInvalidNamespace', message);
   }
 
@@ -452,7 +454,7 @@ export class GarbageCollector implements Runnable {
         reportingInstance: '',
       });
     } catch (e) {
-      this.log(`could not record event ${reason} on ${identityString(about)}: ${describe(e)}`);
+      this.logger.error(describe(e), 'Could not record an event', 'reason', reason, 'object', identityString(about));
     }
   }
 
@@ -471,7 +473,7 @@ export class GarbageCollector implements Runnable {
           outcome = await fn(uid);
           metrics.reconciled(outcome === 'forget' ? 'success' : 'requeue');
         } catch (e) {
-          if (!signal.aborted) this.log(`error syncing item ${uid}: ${describe(e)}`);
+          if (!signal.aborted) this.logger.error(describe(e), 'Error syncing item', 'uid', uid);
           metrics.reconciled('error');
           metrics.reconcileError(false);
           outcome = 'requeue';
@@ -613,7 +615,7 @@ export class GarbageCollector implements Runnable {
 
   private async deleteObject(item: GraphNode, latest: KubeObject, policy: 'Foreground' | 'Background' | 'Orphan'): Promise<void> {
     const m = this.mappingOf(item);
-    this.log(`deleting ${identityString(item.identity)} (propagationPolicy ${policy})`);
+    this.logger.v(2).info('Deleting item', 'item', identityString(item.identity), 'propagationPolicy', policy);
     try {
       await this.client.delete(m.gvr, m.namespaced ? item.identity.namespace : undefined, item.identity.name, {
         propagationPolicy: policy,

@@ -8,6 +8,7 @@ import { rfc3339 } from '../../apimachinery/times.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { discoverResources, type DiscoveredResource } from '../discovery.js';
+import { asLogger, type Logger } from '../../golang/klog.js';
 
 export const NAMESPACES: GVR = { group: '', version: 'v1', resource: 'namespaces' };
 export const KUBERNETES_FINALIZER = 'kubernetes';
@@ -85,7 +86,7 @@ export class NamespacedResourcesDeleter {
   private readonly client: KubeClient;
   private readonly estimate: number;
   private readonly now: () => Date;
-  private readonly log: (msg: string) => void;
+  private readonly log: Logger;
   /** Operations a resource answered 404/405 for (operationNotSupportedCache). */
   private readonly unsupported = new Set<string>();
 
@@ -93,7 +94,7 @@ export class NamespacedResourcesDeleter {
     this.client = opts.client;
     this.estimate = opts.finalizerEstimateSeconds ?? 15;
     this.now = opts.now ?? (() => new Date());
-    this.log = opts.log ?? (() => {});
+    this.log = asLogger(opts.log);
   }
 
   /**
@@ -211,7 +212,7 @@ export class NamespacedResourcesDeleter {
       try {
         await this.client.updateStatus<Namespace>(NAMESPACES, undefined, { ...ns, status });
       } catch (e) {
-        this.log(`namespace controller: couldn't update status condition for namespace "${namespace}": ${e instanceof Error ? e.message : String(e)}`);
+        this.log.error(e, "Couldn't update the namespace's status condition", 'namespace', namespace);
       }
     }
     if (errs.length) throw new MultiError(errs);
@@ -254,6 +255,8 @@ export class NamespacedResourcesDeleter {
     signal?: AbortSignal,
   ): Promise<{ estimate: number; remaining: number; finalizers: Map<string, number> }> {
     const gvr: GVR = { group: r.group, version: r.version, resource: r.resource };
+    // Upstream's namespaced_resources_deleter logs these steps at V(5).
+    this.log.v(5).info('Namespace controller - deleteAllContentForGroupVersionResource', 'namespace', namespace, 'gvr', gvrString(gvr));
     const supportedDC = await this.deleteCollection(r, gvr, namespace, signal);
     if (!supportedDC) await this.deleteEachItem(r, gvr, namespace, signal);
     const items = await this.listCollection(r, gvr, namespace, signal);
@@ -307,6 +310,7 @@ export class NamespacedResourcesDeleter {
     const items = await this.listCollection(r, gvr, namespace, signal);
     for (const item of items ?? []) {
       if (item.metadata?.deletionTimestamp) continue;
+      this.log.v(5).info('Namespace controller - deleteEachItem', 'namespace', namespace, 'gvr', gvrString(gvr), 'name', item.metadata?.name ?? '');
       try {
         await this.client.delete(gvr, namespace, item.metadata?.name ?? '', { propagationPolicy: 'Background', ...(signal ? { signal } : {}) });
       } catch (e) {

@@ -6,6 +6,7 @@ import { realClock, type Clock } from './clock.js';
 import { keyOf, type Informer } from './informer.js';
 import { controllerMetrics, type ControllerMetrics } from './metrics.js';
 import { WorkQueue, type RateLimiter } from './workqueue.js';
+import { asLogger, type Logger } from '../../golang/klog.js';
 
 export interface ReconcileResult {
   /** Reconcile again after this long (backoff is reset: this is a plan, not a failure). */
@@ -60,7 +61,7 @@ export class Controller {
   private readonly workers: number;
   private readonly clock: Clock;
   private readonly metrics: ControllerMetrics;
-  private readonly log: (msg: string) => void;
+  private readonly log: Logger;
   private readonly sources: Source[] = [];
   private queue: WorkQueue<string> | undefined;
 
@@ -75,7 +76,7 @@ export class Controller {
     this.reconciler = typeof r === 'function' ? { reconcile: r } : r;
     this.clock = opts.clock ?? realClock;
     this.metrics = controllerMetrics(opts.registry, opts.name);
-    this.log = opts.log ?? (() => {});
+    this.log = asLogger(opts.log);
   }
 
   /** Reconcile each object of this informer under its own key. */
@@ -142,12 +143,12 @@ export class Controller {
     if (signal.aborted) q.shutDown();
     try {
       for (const s of this.sources) for (const o of s.informer.store.list()) for (const k of s.map(o)) q.add(k);
-      this.log(`controller ${this.name}: starting ${this.workers} worker(s)`);
+      this.log.info('Starting workers', 'controller', this.name, 'workerCount', this.workers);
       await Promise.all(Array.from({ length: this.workers }, () => this.worker(q, signal)));
     } finally {
       signal.removeEventListener('abort', stop);
       this.queue = undefined;
-      this.log(`controller ${this.name}: stopped`);
+      this.log.info('All workers finished', 'controller', this.name);
     }
   }
 
@@ -184,12 +185,12 @@ export class Controller {
       if (isTerminal(e)) {
         this.metrics.reconcileError(true);
         q.forget(key);
-        this.log(`controller ${this.name}: ${key}: terminal error, not retried: ${describe(e)}`);
+        this.log.error(describe(e), 'Reconciler error (terminal, not retried)', 'controller', this.name, 'key', key);
       } else {
         this.metrics.reconcileError(false);
         // Stopping is not a failure of the key: a shut-down queue ignores the re-add anyway.
         q.addRateLimited(key);
-        if (!signal.aborted) this.log(`controller ${this.name}: ${key}: ${describe(e)} (retry ${q.numRequeues(key)})`);
+        if (!signal.aborted) this.log.error(describe(e), 'Reconciler error', 'controller', this.name, 'key', key, 'retries', q.numRequeues(key));
       }
     } finally {
       this.metrics.reconcileSeconds((this.clock.now() - started) / 1000);

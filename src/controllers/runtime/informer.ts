@@ -5,6 +5,7 @@ import { isStatusError } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { realClock, sleep, type Clock, type TimerHandle } from './clock.js';
+import { asLogger, type Logger } from '../../golang/klog.js';
 
 /** `namespace/name`, or `name` for cluster-scoped objects (MetaNamespaceKeyFunc). */
 export function keyOf(obj: KubeObject): string {
@@ -142,13 +143,13 @@ export class Informer<T extends KubeObject = KubeObject> {
   private rv: string | undefined;
   private running = false;
   private readonly clock: Clock;
-  private readonly log: (msg: string) => void;
+  private readonly log: Logger;
   private lists = 0;
 
   constructor(private readonly opts: InformerOptions<T>) {
     this.store = new Store<T>(opts.indexers);
     this.clock = opts.clock ?? realClock;
-    this.log = opts.log ?? (() => {});
+    this.log = asLogger(opts.log);
   }
 
   get gvr(): GVR {
@@ -226,14 +227,14 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (isStatusError(e) && (e.code === 410 || e.reason === 'Expired' || e.reason === 'Gone')) {
             // Our resourceVersion is older than the server's history: only a fresh list can
             // tell us what changed (and what was deleted) meanwhile.
-            this.log(`${this.what()}: ${e.message}; relisting`);
+            this.log.info('Watch ended: resource version too old; relisting', 'informer', this.what(), 'reason', e.message);
             needList = true;
             continue;
           }
           failures++;
           const initial = this.opts.backoffInitialMs ?? 800;
           const delay = Math.min(initial * 2 ** (failures - 1), this.opts.backoffMaxMs ?? 30_000);
-          this.log(`${this.what()}: ${e instanceof Error ? e.message : String(e)}; retrying in ${Math.round(delay)} ms`);
+          this.log.error(e, 'Failed to list or watch; retrying', 'informer', this.what(), 'delayMs', Math.round(delay));
           await sleep(this.clock, delay * (0.5 + Math.random() * 0.5), signal);
         }
       }
@@ -357,7 +358,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     try {
       fn();
     } catch (e) {
-      this.log(`${this.what()}: event handler failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      this.log.error(e instanceof Error ? (e.stack ?? e.message) : e, 'Event handler failed', 'informer', this.what());
     }
   }
 }

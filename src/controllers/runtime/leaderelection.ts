@@ -7,6 +7,7 @@ import type { KubeObject } from '../../apimachinery/types.js';
 import { formatMicroTime as formatWireMicroTime } from '../../apimachinery/protobuf/time.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { realClock, sleep, type Clock } from './clock.js';
+import { asLogger, type Logger } from '../../golang/klog.js';
 
 export const LEASES: GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
 
@@ -92,7 +93,7 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
-  private readonly log: (msg: string) => void;
+  private readonly log: Logger;
   private observed: LeaderElectionRecord | undefined;
   private observedRaw = '';
   private observedTime = 0;
@@ -106,7 +107,7 @@ export class LeaderElector {
     this.leaseDurationMs = cfg.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = cfg.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = cfg.retryPeriodMs ?? 2_000;
-    this.log = cfg.log ?? (() => {});
+    this.log = asLogger(cfg.log);
     // The same checks as client-go's NewLeaderElector: without them two leaders can overlap.
     if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leaseDuration must be greater than renewDeadline');
     if (this.renewDeadlineMs <= JITTER_FACTOR * this.retryPeriodMs) throw new Error('renewDeadline must be greater than retryPeriod*JitterFactor');
@@ -135,9 +136,9 @@ export class LeaderElector {
     signal.addEventListener('abort', onAbort, { once: true });
     let work: Promise<void>;
     try {
-      work = Promise.resolve(this.cfg.onStartedLeading(leading.signal)).catch((e: unknown) => this.log(`onStartedLeading failed: ${String(e)}`));
+      work = Promise.resolve(this.cfg.onStartedLeading(leading.signal)).catch((e: unknown) => this.log.error(e, 'onStartedLeading failed'));
     } catch (e) {
-      this.log(`onStartedLeading failed: ${String(e)}`);
+      this.log.error(e, 'onStartedLeading failed');
       work = Promise.resolve();
     }
     try {
@@ -152,12 +153,12 @@ export class LeaderElector {
   }
 
   private async acquire(signal: AbortSignal): Promise<boolean> {
-    this.log(`attempting to acquire leader lease ${this.cfg.namespace}/${this.cfg.name}`);
+    this.log.info('Attempting to acquire leader lease', 'lease', `${this.cfg.namespace}/${this.cfg.name}`);
     while (!signal.aborted) {
       const ok = await this.tryAcquireOrRenew(signal);
       this.maybeReportTransition();
       if (ok) {
-        this.log(`successfully acquired lease ${this.cfg.namespace}/${this.cfg.name}`);
+        this.log.info('Successfully acquired lease', 'lease', `${this.cfg.namespace}/${this.cfg.name}`);
         return true;
       }
       await sleep(this.clock, this.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR), signal);
@@ -189,7 +190,7 @@ export class LeaderElector {
       this.maybeReportTransition();
       if (signal.aborted) return;
       if (!renewed) {
-        this.log(`failed to renew lease ${this.cfg.namespace}/${this.cfg.name}: deadline passed`);
+        this.log.info('Failed to renew lease: deadline passed', 'lease', `${this.cfg.namespace}/${this.cfg.name}`);
         return;
       }
       await sleep(this.clock, this.retryPeriodMs, signal);
@@ -220,7 +221,7 @@ export class LeaderElector {
       desired.acquireTime = this.observed!.acquireTime;
       desired.leaderTransitions = this.observed!.leaderTransitions;
       if (await this.updateLease(desired, signal)) return true;
-      this.log('failed to update lease optimistically, falling back to slow path');
+      this.log.info('Failed to update lease optimistically, falling back to slow path');
     }
     // 2. Read (or create) the Lease.
     let current: Lease;
@@ -228,7 +229,7 @@ export class LeaderElector {
       current = await this.client.get<Lease>(LEASES, this.cfg.namespace, this.cfg.name, { signal });
     } catch (e) {
       if (!(isStatusError(e) && e.code === 404)) {
-        this.log(`error retrieving lease ${this.cfg.namespace}/${this.cfg.name}: ${String(e)}`);
+        this.log.error(e, 'Error retrieving lease', 'lease', `${this.cfg.namespace}/${this.cfg.name}`);
         return false;
       }
       try {
@@ -244,7 +245,7 @@ export class LeaderElector {
           { signal },
         );
       } catch (err) {
-        this.log(`error initially creating lease: ${String(err)}`);
+        this.log.error(err, 'Error initially creating lease', 'lease', `${this.cfg.namespace}/${this.cfg.name}`);
         return false;
       }
       this.setObserved(desired);
@@ -271,7 +272,7 @@ export class LeaderElector {
     try {
       this.lease = await this.client.update<Lease>(LEASES, this.cfg.namespace, { ...this.lease, spec: specFromRecord(r) }, signal ? { signal } : {});
     } catch (e) {
-      this.log(`failed to update lease ${this.cfg.namespace}/${this.cfg.name}: ${String(e)}`);
+      this.log.error(e, 'Failed to update lease', 'lease', `${this.cfg.namespace}/${this.cfg.name}`);
       return false;
     }
     this.setObserved(r);
@@ -302,10 +303,10 @@ export class LeaderElector {
             ok = await this.updateLease(released, bounded.signal);
           }
         } catch (e) {
-          this.log(`failed to re-read lease ${this.cfg.namespace}/${this.cfg.name} for release: ${String(e)}`);
+          this.log.error(e, 'Failed to re-read lease for release', 'lease', `${this.cfg.namespace}/${this.cfg.name}`);
         }
       }
-      if (ok) this.log(`released lease ${this.cfg.namespace}/${this.cfg.name}`);
+      if (ok) this.log.info('Released lease', 'lease', `${this.cfg.namespace}/${this.cfg.name}`);
     } finally {
       timer.cancel();
     }
@@ -319,7 +320,7 @@ export class LeaderElector {
       try {
         this.cfg.onNewLeader(holder);
       } catch (e) {
-        this.log(`onNewLeader failed: ${String(e)}`);
+        this.log.error(e, 'onNewLeader failed');
       }
     }
   }

@@ -8,6 +8,7 @@ import { realClock, type Clock } from './clock.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { Informer, type IndexFunc } from './informer.js';
 import { LeaderElector, type LeaderElectionConfig } from './leaderelection.js';
+import { asLogger } from '../../golang/klog.js';
 
 export interface Runnable {
   start(signal: AbortSignal): Promise<void>;
@@ -118,7 +119,7 @@ export class Manager {
     const track = (what: string, p: Promise<void>): void => {
       running.push(
         p.catch((e: unknown) => {
-          this.log(`manager: ${what} failed: ${e instanceof Error ? e.message : String(e)}`);
+          asLogger(this.log).error(e, 'Runnable failed', 'runnable', what);
           failure ??= e;
           stop.abort();
         }),
@@ -128,7 +129,7 @@ export class Manager {
       for (const inf of this.informers.values()) track(`informer ${inf.gvr.resource}`, inf.run(stop.signal));
       const synced = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(stop.signal)));
       if (synced.every(Boolean) && !stop.signal.aborted) {
-        this.log('manager: caches synced');
+        asLogger(this.log).info('Caches synced');
         for (const r of this.runnables.filter((x) => x.needLeaderElection === false)) track('runnable', r.start(stop.signal));
         const elected = this.runnables.filter((x) => x.needLeaderElection !== false);
         if (elected.length) track('leader election', this.runElected(elected, stop.signal));

@@ -191,7 +191,7 @@ export class SqliteStorage implements Storage {
       if (err instanceof WriterOpenError && err.busy) {
         throw new StorageUnavailableError(
           `sqlite database ${opts.path} is already open in another process (another kplane server on the same data path?). ` +
-            `Stop that process, or give this one a different database path.`,
+            `Stop that process, or give this one a different data directory (kplane serve --data-dir DIR; library: sqlite({ dir })).`,
           { cause: err },
         );
       }
