@@ -183,6 +183,29 @@ describe('cacher', () => {
     }
   });
 
+  it("forgets the history the backend's own compaction round removed (410 for a watch from before it)", async () => {
+    const inner = await openSqliteStorage({ path: join(dir, `db${n++}.sqlite`) });
+    const s = await cached(inner);
+    const ac = new AbortController();
+    try {
+      await s.create('/registry/auto/0', enc('0'));
+      const a = await s.create('/registry/auto/a', enc('1'));
+      await inner.compactRound();
+      const b = await s.update('/registry/auto/a', enc('2'), a.modRevision);
+      // The second round compacts to the first round's revision, behind the cacher's back.
+      await inner.compactRound();
+      await s.list('/registry/auto/'); // consistent: the cache has seen every write
+      const old = s.watch('/registry/auto/', { afterRevision: a.modRevision - 1, signal: ac.signal })[Symbol.asyncIterator]();
+      await assert.rejects(withTimeout(old.next(), 2_000, 'old watch'), ExpiredError);
+      const recent = s.watch('/registry/auto/', { afterRevision: b.modRevision - 1, signal: ac.signal })[Symbol.asyncIterator]();
+      const r = await withTimeout(recent.next(), 2_000, 'recent watch');
+      assert.ok(!r.done && r.value.type === 'put' && dec(r.value.kv) === '2');
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  });
+
   it('ends a slow watcher with WatchOverflowError and keeps serving the others', async () => {
     const s = await cached(new MemoryStorage(), { watcherBufferCapacity: 10 });
     const ac = new AbortController();

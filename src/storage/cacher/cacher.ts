@@ -36,11 +36,15 @@ interface CacheWatcher {
 export class CachingStorage implements Storage {
   private readonly caches = new Map<string, PrefixCache>();
   private closed = false;
+  private readonly stopCompactionListener: (() => void) | undefined;
 
   constructor(
     private readonly inner: Storage,
     private readonly opts: CachingStorageOptions = {},
-  ) {}
+  ) {
+    // The backend's own compaction schedule (SQLite, etcd) never passes through compact() here.
+    this.stopCompactionListener = inner.onCompacted?.((revision) => this.forgetHistoryUpTo(revision));
+  }
 
   /**
    * Starts caching keys under `prefix` (ending in '/', e.g. '/registry/configmaps/'). Resolves once
@@ -130,7 +134,15 @@ export class CachingStorage implements Storage {
 
   async compact(revision: number): Promise<void> {
     await this.inner.compact(revision);
-    // Our history must not answer what the store no longer can (kube clients expect the 410).
+    this.forgetHistoryUpTo(revision);
+  }
+
+  onCompacted(listener: (revision: number) => void): () => void {
+    return this.inner.onCompacted?.(listener) ?? (() => undefined);
+  }
+
+  /** Our history must not answer what the store no longer can (kube clients expect the 410). */
+  private forgetHistoryUpTo(revision: number): void {
     for (const cache of this.caches.values()) cache.forgetHistoryUpTo(revision);
   }
 
@@ -141,6 +153,7 @@ export class CachingStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopCompactionListener?.();
     for (const cache of this.caches.values()) cache.stop();
     await this.inner.close();
   }
