@@ -364,7 +364,7 @@ describe('GenericStore', () => {
       rest.items.map((o) => o.metadata!.name),
       ['x2', 'x3'],
     );
-    assert.equal(rest.items[1]!.data!.v, 'newer');
+    assert.deepEqual((rest.items[1] as { data?: unknown }).data, { v: 'newer' });
     assert.equal(rest.metadata.resourceVersion, String(await storage.currentRevision()));
   });
 

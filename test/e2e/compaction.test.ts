@@ -98,8 +98,8 @@ for (const backend of ['sqlite', 'etcd'] as const) {
       assert.notEqual(second.metadata?.resourceVersion, firstRV);
       assert.equal(second.items.length, LIMIT);
       assert.ok(second.metadata?._continue, 'more pages follow');
-      const names = [...first.items, ...second.items].map((t) => t.metadata?.name);
-      let token = second.metadata?._continue;
+      const names: (string | undefined)[] = [...first.items, ...second.items].map((t) => t.metadata?.name);
+      let token: string | undefined = second.metadata?._continue;
       while (token) {
         const page = await core.listNamespacedConfigMap({ namespace: NS, limit: LIMIT, _continue: token });
         names.push(...page.items.map((t) => t.metadata?.name));
