@@ -26,6 +26,9 @@ kplane serve flags:
   --storage sqlite|etcd     storage backend (default sqlite)
   --etcd-servers URLS       comma-separated etcd client URLs (with --storage etcd)
   --etcd-prefix PREFIX      key prefix in etcd (default none)
+  --etcd-compaction-interval DUR
+                            how often history is compacted, with etcd and SQLite alike: each round keeps the
+                            last interval's history (default 5m0s, a Go duration; 0 = never)
   --bind-address ADDR       address to listen on (default 127.0.0.1)
   --secure-port PORT        HTTPS port (default 6443; 0 picks a free one)
   --token-auth-file FILE    static bearer tokens (token,user,uid,"group1,group2")
@@ -51,6 +54,7 @@ async function serve(argv: string[]): Promise<void> {
       storage: { type: 'string', default: 'sqlite' },
       'etcd-servers': { type: 'string' },
       'etcd-prefix': { type: 'string' },
+      'etcd-compaction-interval': { type: 'string', default: '5m0s' },
       'bind-address': { type: 'string', default: '127.0.0.1' },
       'secure-port': { type: 'string', default: '6443' },
       'token-auth-file': { type: 'string' },
@@ -73,15 +77,21 @@ async function serve(argv: string[]): Promise<void> {
   if ('invalid' in logging) fail(logging.invalid);
   const { logger } = logging;
   const dataDir = resolve(values['data-dir']);
+  // kube-apiserver's flag, kept for SQLite too: kplane's SQLite is compacted as that flag compacts etcd.
+  const compaction = parseGoDuration(values['etcd-compaction-interval']);
+  if ('error' in compaction)
+    fail(`invalid argument ${JSON.stringify(values['etcd-compaction-interval'])} for "--etcd-compaction-interval" flag: ${compaction.error}`);
+  if (compaction.ns < 0n) fail('--etcd-compaction-interval can not be negative value');
+  const compactIntervalMs = Number(compaction.ns) / 1e6;
   let storage;
-  if (values.storage === 'sqlite') storage = sqlite({ dir: dataDir });
+  if (values.storage === 'sqlite') storage = sqlite({ dir: dataDir, compactIntervalMs });
   else if (values.storage === 'etcd') {
     const servers = (values['etcd-servers'] ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
     if (!servers.length) fail('--storage etcd needs --etcd-servers, e.g. --etcd-servers http://127.0.0.1:2379');
-    storage = etcd({ endpoints: servers, ...(values['etcd-prefix'] ? { prefix: values['etcd-prefix'] } : {}) });
+    storage = etcd({ endpoints: servers, compactIntervalMs, ...(values['etcd-prefix'] ? { prefix: values['etcd-prefix'] } : {}) });
   } else fail(`unknown --storage "${values.storage}": use sqlite or etcd`);
   const port = Number(values['secure-port']);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--secure-port must be a port number, got "${values['secure-port']}"`);

@@ -355,11 +355,17 @@ describe('GenericStore', () => {
       'Expired',
       /The provided continue parameter is too old/,
     );
+    // As etcd3's handleCompactedErrorForPaging: the offered token reads the rest at the latest revision (-1).
+    const offered = JSON.parse(Buffer.from(err.status.metadata.continue!, 'base64url').toString()) as { rv: number };
+    assert.equal(offered.rv, -1);
+    await cms.update('ns', 'x3', () => cm('x3', { v: 'newer' }));
     const rest = await cms.list('ns', { limit: 2, continue: err.status.metadata.continue! });
     assert.deepEqual(
       rest.items.map((o) => o.metadata!.name),
       ['x2', 'x3'],
     );
+    assert.deepEqual((rest.items[1] as { data?: unknown }).data, { v: 'newer' });
+    assert.equal(rest.metadata.resourceVersion, String(await storage.currentRevision()));
   });
 
   it('watch: initial state, then events; a label selector turns transitions into ADDED/DELETED', async () => {

@@ -375,7 +375,8 @@ export class GenericStore {
         throw badRequest('specifying resource version is not allowed when using continue');
       }
       const token = decodeContinue(opts.continue);
-      readRevision = token.rv;
+      // A negative revision (the token a 410 offers for an expired one) reads at the latest.
+      if (token.rv > 0) readRevision = token.rv;
       startKey = prefix + token.start;
       if (!startKey.startsWith(prefix)) throw badRequest('continue key is not valid: invalid continue token');
     } else {
@@ -432,11 +433,11 @@ export class GenericStore {
       }
     } catch (e) {
       if (e instanceof ExpiredError && opts.continue) {
-        // Like kube, offer an "inconsistent" continue token: the rest of the list at the current revision.
+        // Like kube, offer an "inconsistent" continue token: the rest of the list at whatever
+        // revision is latest when it is used (revision -1, as etcd3's handleCompactedErrorForPaging).
         const err = resourceExpired(CONTINUE_EXPIRED_MESSAGE);
         const start = startKey?.slice(prefix.length);
-        const current = await this.storage.currentRevision().catch(() => 0);
-        if (start && current > 0) err.status.metadata = { continue: encodeContinue(current, start) };
+        if (start) err.status.metadata = { continue: encodeContinue(-1, start) };
         throw err;
       }
       if (e instanceof ExpiredError) throw resourceExpired(`The resourceVersion for the provided list is too old.`);
@@ -1072,7 +1073,8 @@ function decodeContinue(token: string): { rv: number; start: string } {
     if (typeof parsed === 'object' && parsed !== null) {
       const t = parsed as { v?: unknown; rv?: unknown; start?: unknown };
       if (t.v !== CONTINUE_VERSION) throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-      if (typeof t.rv !== 'number' || t.rv <= 0 || typeof t.start !== 'string' || t.start === '')
+      // 0 is refused; a negative revision means "the latest" (storage.DecodeContinue).
+      if (typeof t.rv !== 'number' || !Number.isSafeInteger(t.rv) || t.rv === 0 || typeof t.start !== 'string' || t.start === '')
         throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
       return { rv: t.rv, start: t.start };
     }

@@ -6,8 +6,11 @@ import { openMemoryStorage } from './memory/memory-storage.js';
 import { openSqliteStorage } from './sqlite/sqlite-storage.js';
 
 /**
- * Embedded SQLite (the default): one file under `dir`; history compacted every minute. Writes
- * commit on a worker thread unless `inProcessWriter` (then the fsync runs on the event loop).
+ * Embedded SQLite (the default): one file under `dir`. History is compacted every
+ * `compactIntervalMs` (default 5 minutes, 0 = never) to the revision of one interval earlier, as
+ * kube-apiserver compacts etcd; `retainRevisions` (default 0) keeps at least that many revisions
+ * besides. Writes commit on a worker thread unless `inProcessWriter` (then the fsync runs on the
+ * event loop).
  */
 export function sqlite(opts: {
   dir: string;
@@ -22,9 +25,9 @@ export function sqlite(opts: {
     open: (ctx) =>
       openSqliteStorage({
         path: join(opts.dir, 'kplane.db'),
-        ...(ctx?.log ? { onNotice: ctx.log } : {}),
-        compactIntervalMs: opts.compactIntervalMs ?? 60_000,
-        retainRevisions: opts.retainRevisions ?? 10_000,
+        ...(ctx?.log ? { onNotice: ctx.log, onBackgroundError: logError(ctx.log) } : {}),
+        compactIntervalMs: opts.compactIntervalMs ?? DEFAULT_COMPACT_INTERVAL_MS,
+        retainRevisions: opts.retainRevisions ?? 0,
         ...(opts.inProcessWriter ? { inProcessWriter: true } : {}),
         ...(opts.walAutoCheckpointPages !== undefined ? { walAutoCheckpointPages: opts.walAutoCheckpointPages } : {}),
       }),
@@ -36,8 +39,19 @@ export function etcd(opts: { endpoints: string[]; prefix?: string; compactInterv
   return {
     name: 'etcd',
     open: () =>
-      openEtcdStorage({ endpoints: opts.endpoints, compactIntervalMs: opts.compactIntervalMs ?? 5 * 60_000, ...(opts.prefix ? { prefix: opts.prefix } : {}) }),
+      openEtcdStorage({
+        endpoints: opts.endpoints,
+        compactIntervalMs: opts.compactIntervalMs ?? DEFAULT_COMPACT_INTERVAL_MS,
+        ...(opts.prefix ? { prefix: opts.prefix } : {}),
+      }),
   };
+}
+
+/** kube-apiserver's default `--etcd-compaction-interval` (storagebackend.DefaultCompactInterval). */
+export const DEFAULT_COMPACT_INTERVAL_MS = 5 * 60_000;
+
+function logError(log: (message: string) => void): (err: unknown) => void {
+  return (err) => log(err instanceof Error ? err.message : String(err));
 }
 
 /** In-memory (tests and throwaway servers): everything is lost on stop. */

@@ -58,6 +58,7 @@ export function instrumentStorage(inner: Storage, metrics: StorageMetricsSink, b
     currentRevision: () => timed('currentRevision', () => inner.currentRevision()),
     oldestRevision: () => timed('oldestRevision', () => inner.oldestRevision()),
     compact: (revision: number) => timed('compact', () => inner.compact(revision)),
+    ...(inner.onCompacted ? { onCompacted: inner.onCompacted.bind(inner) } : {}),
     ping: () => timed('ping', () => inner.ping()),
     close: () => inner.close(),
   };

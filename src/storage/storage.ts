@@ -82,6 +82,12 @@ export interface Storage {
   /** Forget history at or below `revision` (current values stay). */
   compact(revision: number): Promise<void>;
   /**
+   * Optional: calls `listener` with the compacted revision after each compaction, including those
+   * the backend runs on its own schedule, so that a cache in front of it forgets the same history.
+   * Returns a function that removes the listener.
+   */
+  onCompacted?(listener: (revision: number) => void): () => void;
+  /**
    * Optional: the value a cache holds for `key` right now, without a round trip and without a
    * freshness guarantee (like a client-go lister). Undefined when no loaded cache covers the key;
    * `{ kv: undefined }` when the cache says the key is absent.

@@ -183,6 +183,32 @@ describe('cacher', () => {
     }
   });
 
+  it("forgets the history the backend's own compaction round removed (410 for a watch from before it)", async () => {
+    const inner = await openSqliteStorage({ path: join(dir, `db${n++}.sqlite`) });
+    // No idle progress: the cache does not learn of the compactor's writes (outside its prefix),
+    // so it is told of a compaction past the last revision it has seen.
+    const s = await cached(inner, { innerProgressIntervalMs: 600_000 });
+    const ac = new AbortController();
+    try {
+      await s.create('/registry/auto/0', enc('0'));
+      const a = await s.create('/registry/auto/a', enc('1'));
+      await inner.compactRound();
+      const mark = await inner.currentRevision();
+      // The second round compacts to the first round's revision, behind the cacher's back.
+      await inner.compactRound();
+      const old = s.watch('/registry/auto/', { afterRevision: a.modRevision, signal: ac.signal })[Symbol.asyncIterator]();
+      await assert.rejects(withTimeout(old.next(), 2_000, 'old watch'), (e: unknown) => e instanceof ExpiredError && e.oldest === mark + 1);
+      // From the compacted revision itself nothing is missing.
+      const recent = s.watch('/registry/auto/', { afterRevision: mark, signal: ac.signal })[Symbol.asyncIterator]();
+      await s.update('/registry/auto/a', enc('2'), a.modRevision);
+      const r = await withTimeout(recent.next(), 2_000, 'recent watch');
+      assert.ok(!r.done && r.value.type === 'put' && dec(r.value.kv) === '2');
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  });
+
   it('ends a slow watcher with WatchOverflowError and keeps serving the others', async () => {
     const s = await cached(new MemoryStorage(), { watcherBufferCapacity: 10 });
     const ac = new AbortController();

@@ -36,11 +36,15 @@ interface CacheWatcher {
 export class CachingStorage implements Storage {
   private readonly caches = new Map<string, PrefixCache>();
   private closed = false;
+  private readonly stopCompactionListener: (() => void) | undefined;
 
   constructor(
     private readonly inner: Storage,
     private readonly opts: CachingStorageOptions = {},
-  ) {}
+  ) {
+    // The backend's own compaction schedule (SQLite, etcd) never passes through compact() here.
+    this.stopCompactionListener = inner.onCompacted?.((revision) => this.forgetHistoryUpTo(revision));
+  }
 
   /**
    * Starts caching keys under `prefix` (ending in '/', e.g. '/registry/configmaps/'). Resolves once
@@ -130,7 +134,15 @@ export class CachingStorage implements Storage {
 
   async compact(revision: number): Promise<void> {
     await this.inner.compact(revision);
-    // Our history must not answer what the store no longer can (kube clients expect the 410).
+    this.forgetHistoryUpTo(revision);
+  }
+
+  onCompacted(listener: (revision: number) => void): () => void {
+    return this.inner.onCompacted?.(listener) ?? (() => undefined);
+  }
+
+  /** Our history must not answer what the store no longer can (kube clients expect the 410). */
+  private forgetHistoryUpTo(revision: number): void {
     for (const cache of this.caches.values()) cache.forgetHistoryUpTo(revision);
   }
 
@@ -141,6 +153,7 @@ export class CachingStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopCompactionListener?.();
     for (const cache of this.caches.values()) cache.stop();
     await this.inner.close();
   }
@@ -165,6 +178,12 @@ class PrefixCache {
   private loaded = false;
   /** The ring holds every event after this revision. */
   private historyFloor = 0;
+  /**
+   * The store's compacted revision as last told: may be ahead of `revision` (the compactor's own
+   * writes lie outside every prefix), so it is kept apart from historyFloor, which a watch "from
+   * now" must never be below.
+   */
+  private compactedRevision = 0;
   private readonly ring: (ChangeEvent | undefined)[];
   private ringStart = 0;
   private ringSize = 0;
@@ -263,9 +282,9 @@ class PrefixCache {
     const attach = (): void => {
       if (channel.isClosed) return;
       const afterRevision = opts.afterRevision > 0 ? opts.afterRevision : this.revision;
-      if (afterRevision < this.historyFloor) {
+      if (afterRevision < this.historyFloor || (opts.afterRevision > 0 && opts.afterRevision < this.compactedRevision)) {
         // kube answers 410 "too old resource version" here; the client re-lists.
-        channel.fail(new ExpiredError(afterRevision, this.historyFloor + 1));
+        channel.fail(new ExpiredError(afterRevision, Math.max(this.historyFloor, this.compactedRevision) + 1));
         return;
       }
       // Replay and registration in one synchronous step: no event can be applied in between.
@@ -284,6 +303,7 @@ class PrefixCache {
   forgetHistoryUpTo(revision: number): void {
     while (this.ringSize > 0 && (this.ring[this.ringStart] as ChangeEvent).revision <= revision) this.dropOldest();
     if (revision > this.historyFloor) this.historyFloor = Math.min(revision, this.revision);
+    if (revision > this.compactedRevision) this.compactedRevision = revision;
   }
 
   /** List, then watch from the list's revision; on a broken watch resume, on an expired one re-list. */

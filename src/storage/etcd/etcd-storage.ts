@@ -220,7 +220,19 @@ export class EtcdStorage implements Storage {
       if (isCompactedError(err)) return;
       throw unavailable(err);
     }
+    for (const listener of this.compactListeners) listener(target);
   }
+
+  /**
+   * Calls `listener` after each compaction this server runs (its own rounds included). Compactions
+   * by other servers sharing the etcd are not seen; a cache then keeps its history, as kube's does.
+   */
+  onCompacted(listener: (revision: number) => void): () => void {
+    this.compactListeners.add(listener);
+    return () => this.compactListeners.delete(listener);
+  }
+
+  private readonly compactListeners = new Set<(revision: number) => void>();
 
   async ping(): Promise<void> {
     const timeoutMs = this.opts.pingTimeoutMs ?? 2_000;

@@ -8,9 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { ConflictError, KeyExistsError, StorageUnavailableError } from '../storage.js';
+import { ConflictError, ExpiredError, KeyExistsError, StorageUnavailableError } from '../storage.js';
 import { dec, enc, storageConformance } from '../conformance/conformance.js';
-import { openSqliteStorage } from './sqlite-storage.js';
+import { COMPACT_REV_KEY, openSqliteStorage } from './sqlite-storage.js';
 import type { WatchEvent } from '../storage.js';
 
 let dir: string;
@@ -153,18 +153,76 @@ describe('sqlite storage', () => {
     await s3.close();
   });
 
-  it('automatic compaction keeps the last retainRevisions revisions, in chunks', async () => {
-    const s = await openSqliteStorage({ path: freshPath(), compactIntervalMs: 50, retainRevisions: 100, compactionChunkRows: 64 });
+  it('automatic compaction is by time: a quiet store forgets history older than the last interval', async () => {
+    const s = await openSqliteStorage({ path: freshPath(), compactIntervalMs: 100 });
+    try {
+      await s.create('/registry/tc/a', enc('a'));
+      await s.create('/registry/tc/b', enc('b'));
+      const listed = await s.list('/registry/tc/', { limit: 1 });
+      assert.ok(listed.more);
+      // Nothing else writes: the compactor's own compact_rev_key write moves the revision on, and
+      // the round after it compacts past the list's revision (kube-apiserver's compactor on etcd
+      // does the same, so a continue token of a quiet cluster expires).
+      const deadline = Date.now() + 20_000;
+      let expired: unknown;
+      while (expired === undefined && Date.now() < deadline) {
+        await s.list('/registry/tc/', { revision: listed.revision, startKey: '/registry/tc/b' }).catch((e: unknown) => (expired = e));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.ok(expired instanceof ExpiredError, `the list at ${listed.revision} never expired`);
+      assert.ok((await s.oldestRevision()) > listed.revision);
+      const it = s.watch('/registry/tc/', { afterRevision: listed.revision - 1, signal: AbortSignal.timeout(5_000) })[Symbol.asyncIterator]();
+      await assert.rejects(it.next(), ExpiredError);
+      assert.deepEqual(
+        (await s.list('/registry/tc/')).items.map((kv) => dec(kv)),
+        ['a', 'b'],
+      );
+      assert.match(dec(await s.get(COMPACT_REV_KEY)), /^[1-9][0-9]*$/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a compaction round compacts to the revision the previous round recorded; the first compacts nothing', async () => {
+    const s = await openSqliteStorage({ path: freshPath() });
+    try {
+      const a = await s.create('/registry/cr/a', enc('1'));
+      await s.compactRound();
+      const mark1 = (await s.get(COMPACT_REV_KEY))!;
+      assert.equal(dec(mark1), '0', 'the first round records, as kube-apiserver does on bootstrap');
+      assert.equal(await s.oldestRevision(), 1);
+      const a2 = await s.update('/registry/cr/a', enc('2'), a.modRevision);
+      await s.compactRound();
+      const mark2 = (await s.get(COMPACT_REV_KEY))!;
+      assert.equal(dec(mark2), String(mark1.modRevision), 'compact_rev_key holds the revision compacted to');
+      assert.equal(await s.oldestRevision(), mark1.modRevision + 1);
+      await assert.rejects(s.list('/registry/cr/', { revision: a.modRevision }), ExpiredError);
+      // The revision recorded by the previous round is still readable: history covers one interval.
+      assert.equal(dec((await s.list('/registry/cr/', { revision: mark1.modRevision })).items[0]), '1');
+      assert.equal(dec((await s.list('/registry/cr/', { revision: a2.modRevision })).items[0]), '2');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('retainRevisions is a floor under the time-based rounds; compaction runs in chunks', async () => {
+    const s = await openSqliteStorage({ path: freshPath(), retainRevisions: 100, compactionChunkRows: 64 });
     try {
       let kv = await s.create('/registry/ac/a', enc('0'));
+      const first = kv.modRevision;
+      await s.compactRound();
+      await s.compactRound();
+      assert.equal(await s.oldestRevision(), 1, 'fewer than 100 revisions: nothing compacted');
+      await s.list('/registry/ac/', { revision: first });
       for (let i = 1; i <= 600; i++) kv = await s.update('/registry/ac/a', enc(String(i)), kv.modRevision);
-      const deadline = Date.now() + 5_000;
-      while ((await s.oldestRevision()) < kv.modRevision - 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      const oldest = await s.oldestRevision();
-      assert.ok(oldest >= kv.modRevision - 150 && oldest <= kv.modRevision - 99, `oldest ${oldest}, current ${kv.modRevision}`);
+      await s.compactRound();
+      await s.compactRound();
+      const current = await s.currentRevision();
+      assert.equal(await s.oldestRevision(), current - 100 + 1, 'the floor, not the previous round, bounds it');
       assert.equal(dec(await s.get('/registry/ac/a')), '600');
-      const listed = await s.list('/registry/ac/', { revision: oldest });
+      const listed = await s.list('/registry/ac/', { revision: current - 100 });
       assert.equal(listed.items.length, 1);
+      await assert.rejects(s.list('/registry/ac/', { revision: current - 101 }), ExpiredError);
     } finally {
       await s.close();
     }

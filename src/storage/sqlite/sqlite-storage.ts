@@ -11,9 +11,16 @@ import { WriterCore, WriterOpenError } from './writer-core.js';
 export interface SqliteStorageOptions {
   /** The database file. Its directory is created when missing. */
   readonly path: string;
-  /** Run `compact(current - retainRevisions)` this often (0 or undefined = never). */
+  /**
+   * Compact this often, as kube-apiserver's compactor (`--etcd-compaction-interval`) does etcd's
+   * history: each round records the current revision and compacts to the one recorded a round
+   * earlier, so history lives one to two intervals. 0 or undefined = never.
+   */
   readonly compactIntervalMs?: number;
-  /** History kept by automatic compaction. Default 10,000 revisions. */
+  /**
+   * A floor under automatic compaction: it never compacts within this many revisions of the
+   * current one. Default 0 (time alone decides, as on kube-apiserver).
+   */
   readonly retainRevisions?: number;
   /** Revisions of history one compaction step (one transaction) covers; writes interleave between steps. Default 1,000. */
   readonly compactionChunkRows?: number;
@@ -41,6 +48,9 @@ export interface SqliteStorageOptions {
 }
 
 type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
+
+/** The key kube-apiserver's compactor writes in etcd each round; kept under the same name here. */
+export const COMPACT_REV_KEY = 'compact_rev_key';
 
 interface KvRow {
   key: string;
@@ -151,7 +161,10 @@ export class SqliteStorage implements Storage {
   private onDrained: (() => void) | undefined;
   private onWriterClosed: (() => void) | undefined;
   private commits = 0;
-  private autoCompactTimer: NodeJS.Timeout | undefined;
+  private compactTimer: NodeJS.Timeout | undefined;
+  /** The revision the previous automatic compaction round recorded; the next round compacts to it. */
+  private compactMark = 0;
+  private readonly compactListeners = new Set<(revision: number) => void>();
   private readonly stmt: Statements;
   private readonly snapshot: <T>(fn: () => T) => T;
 
@@ -169,10 +182,7 @@ export class SqliteStorage implements Storage {
     this.compactedRevision = compacted;
     writer.onMessage = (msg) => this.onWriterMessage(msg);
     writer.onLost = (err) => this.lose(err);
-    if (opts.compactIntervalMs !== undefined && opts.compactIntervalMs > 0) {
-      this.autoCompactTimer = setInterval(() => this.autoCompact(), opts.compactIntervalMs);
-      this.autoCompactTimer.unref();
-    }
+    if (opts.compactIntervalMs !== undefined && opts.compactIntervalMs > 0) this.scheduleCompaction(opts.compactIntervalMs);
   }
 
   static async open(opts: SqliteStorageOptions): Promise<SqliteStorage> {
@@ -338,6 +348,34 @@ export class SqliteStorage implements Storage {
     });
   }
 
+  /**
+   * One round of kube-apiserver's compactor (etcd3/compact.go), run every `compactIntervalMs`:
+   * write `compact_rev_key` (its value is the revision this round compacts to, as there), remember
+   * the revision of that write, and compact to the revision the previous round remembered. The
+   * write is what makes a quiet store's history expire too: without it the revision would not move,
+   * and a continue token or watch from before the last write would stay valid for ever (on etcd the
+   * same write does it). The first round only records ("we don't compact on bootstrap").
+   */
+  async compactRound(): Promise<void> {
+    this.assertOpen();
+    const target = this.compactMark;
+    const key = COMPACT_REV_KEY;
+    const value = Buffer.from(String(target));
+    const current = await this.get(key);
+    const written = current === undefined ? await this.create(key, value) : await this.update(key, value, current.modRevision);
+    this.compactMark = written.modRevision;
+    if (target === 0) return;
+    const floor = this.opts.retainRevisions ?? 0;
+    const upTo = floor > 0 ? Math.min(target, written.modRevision - floor) : target;
+    if (upTo > this.compactedRevision) await this.compact(upTo);
+  }
+
+  /** Calls `listener` with the compacted revision after every compaction (automatic or asked for). */
+  onCompacted(listener: (revision: number) => void): () => void {
+    this.compactListeners.add(listener);
+    return () => this.compactListeners.delete(listener);
+  }
+
   async ping(): Promise<void> {
     if (this.closed) throw new StorageUnavailableError('sqlite storage is closed');
     if (this.failure !== undefined) throw this.failure;
@@ -356,7 +394,7 @@ export class SqliteStorage implements Storage {
   private async shutdown(): Promise<void> {
     // Writes already issued still commit (and settle); later ones are refused by enqueue.
     this.closed = true;
-    if (this.autoCompactTimer !== undefined) clearInterval(this.autoCompactTimer);
+    if (this.compactTimer !== undefined) clearTimeout(this.compactTimer);
     if (this.failure === undefined && (this.pending.length > 0 || this.inFlight !== undefined)) {
       await new Promise<void>((resolve) => {
         this.onDrained = resolve;
@@ -435,6 +473,7 @@ export class SqliteStorage implements Storage {
         this.compactedRevision = Math.max(this.compactedRevision, msg.compacted);
         const settle = this.compactions.get(msg.id);
         this.compactions.delete(msg.id);
+        for (const listener of this.compactListeners) listener(msg.compacted);
         settle?.resolve();
         break;
       }
@@ -553,10 +592,19 @@ export class SqliteStorage implements Storage {
     return Math.max(watcher.after, this.committedRevision);
   }
 
-  private autoCompact(): void {
-    const target = this.committedRevision - (this.opts.retainRevisions ?? 10_000);
-    if (this.closed || this.failure !== undefined || target <= this.compactedRevision) return;
-    this.compact(target).catch((err: unknown) => this.opts.onBackgroundError?.(err));
+  /** The next automatic round, one interval after the previous one ended (rounds never overlap). */
+  private scheduleCompaction(intervalMs: number): void {
+    this.compactTimer = setTimeout(() => {
+      this.compactTimer = undefined;
+      this.compactRound()
+        .catch((err: unknown) => {
+          if (!this.closed && this.failure === undefined) this.opts.onBackgroundError?.(err);
+        })
+        .finally(() => {
+          if (!this.closed && this.failure === undefined) this.scheduleCompaction(intervalMs);
+        });
+    }, intervalMs);
+    this.compactTimer.unref();
   }
 
   private assertOpen(): void {
