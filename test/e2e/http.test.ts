@@ -565,7 +565,7 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
   });
 });
 
-describe('max requests in flight', { timeout: 30_000 }, () => {
+describe('max requests in flight', { timeout: 120_000 }, () => {
   it("two pools as upstream's filter keeps them: 429 as text with Retry-After past a full one, system:masters served anyway, credentials judged first", async () => {
     const server = await startTestServer({
       storage: 'memory',
