@@ -11,6 +11,7 @@ import {
   filterTimeoutMs,
   handlerBoundFirst,
   handlerTimeoutError,
+  resetResponse,
   silence,
   WRITE_TIMEOUT_UPPER_BOUND_MS,
 } from '../deadline.js';
@@ -47,7 +48,7 @@ function deadlinePassed(sink: ErrorSink, s: RequestScope, byHandler: boolean): v
       // Answered in time, but the client has not taken the answer by the deadline: a write blocked
       // past it (upstream's timeout writer then aborts the handler, which is still in its Write).
       // The connection (HTTP/1.1) or stream (HTTP/2) is reset, and what it still held is freed.
-      res.destroy();
+      resetResponse(res);
       return;
     }
     const timedOutAt = performance.now();
@@ -60,7 +61,7 @@ function deadlinePassed(sink: ErrorSink, s: RequestScope, byHandler: boolean): v
     if (res.headersSent) {
       // http.ErrAbortHandler: the HTTP/2 stream is reset, the HTTP/1.1 connection closed.
       silence(res, late);
-      res.destroy();
+      resetResponse(res);
       return;
     }
     if (byHandler) {

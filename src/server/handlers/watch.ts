@@ -7,6 +7,7 @@ import { PROTOBUF_WATCH_MEDIA_TYPE } from '../../apimachinery/protobuf/index.js'
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import type { IncludeObject } from '../../registry/table.js';
+import { resetResponse } from '../deadline.js';
 import { NOT_ACCEPTABLE_STREAM, chooseOutput } from '../negotiation.js';
 import type { RequestScope, Response } from '../request-scope.js';
 import { queryBool } from '../requestinfo.js';
@@ -113,7 +114,7 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
       if (!ok && !(await waitForDrain(res, abort.signal, c.requestTimeoutMs))) {
         // The client has read nothing for a whole request timeout: its watch is cut (as the cacher
         // ends a watcher that cannot keep up), and the frames it held are freed with the stream.
-        res.destroy();
+        resetResponse(res);
         break;
       }
       if (abort.signal.aborted) break;
