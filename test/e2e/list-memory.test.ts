@@ -70,7 +70,10 @@ describe('memory held by clients that stop reading a large list', { timeout: 300
     dir = await mkdtemp(join(tmpdir(), 'kplane-list-memory-'));
     const dataDir = join(dir, 'data');
     // A request timeout longer than the test: the stalled answers must still be in flight when RSS is read.
-    server = await procs.start(['serve', '--data-dir', dataDir, '--secure-port', '0', '--controllers=false', '--request-timeout', '10m'], /^kplane is serving on (\S+)/m);
+    server = await procs.start(
+      ['serve', '--data-dir', dataDir, '--secure-port', '0', '--controllers=false', '--request-timeout', '10m'],
+      /^kplane is serving on (\S+)/m,
+    );
     url = /https:\/\/\S+/.exec(server.firstLine)![0];
     creds = adminCredentials(dataDir);
     client = new RawClient(url, creds, { maxSockets: 8 });
@@ -90,7 +93,12 @@ describe('memory held by clients that stop reading a large list', { timeout: 300
             method: 'POST',
             path: CMS,
             headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { payload: randomBytes(18_000).toString('base64') } }),
+            body: JSON.stringify({
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: `cm-${i}` },
+              data: { payload: randomBytes(18_000).toString('base64') },
+            }),
             timeoutMs: 60_000,
           });
           assert.equal(r.status, 201, r.text());

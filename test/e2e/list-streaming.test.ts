@@ -189,7 +189,10 @@ describe('streamed lists and stalled readers', { timeout: 240_000 }, () => {
   }
 
   it('reset a watch whose HTTP/2 client stopped reading while events kept coming', async () => {
-    const watch = stalledH2(session, `${CMS}?watch=1&resourceVersion=${(await client.request({ path: `${CMS}?limit=1` })).json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion}`);
+    const watch = stalledH2(
+      session,
+      `${CMS}?watch=1&resourceVersion=${(await client.request({ path: `${CMS}?limit=1` })).json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion}`,
+    );
     assert.equal(await watch.headers, 200);
     // Events of ~100 KB each: more than the stream's flow-control window and the server's buffer.
     for (let i = 0; i < 6; i++) {
@@ -197,7 +200,12 @@ describe('streamed lists and stalled readers', { timeout: 240_000 }, () => {
         method: 'POST',
         path: CMS,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `watched-${i}` }, data: { payload: randomBytes(75_000).toString('base64') } }),
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `watched-${i}` },
+          data: { payload: randomBytes(75_000).toString('base64') },
+        }),
       });
       assert.equal(r.status, 201, r.text());
     }
