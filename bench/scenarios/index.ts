@@ -7,6 +7,7 @@ import { cr } from './cr.js';
 import { crud } from './crud.js';
 import { etcd } from './etcd.js';
 import { list10k } from './list10k.js';
+import { liststream } from './liststream.js';
 import { micro } from './micro.js';
 import { openloop } from './openloop.js';
 import { rss } from './rss.js';
@@ -14,7 +15,7 @@ import { sqlite } from './sqlite.js';
 import { ssa } from './ssa.js';
 import { watch } from './watch.js';
 
-export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, etcd, controllers, catalog, micro];
+export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, liststream, etcd, controllers, catalog, micro];
 
 /** The `--only` names, in the order `--help` lists them. */
 export const SCENARIO_NAMES = [
@@ -25,6 +26,7 @@ export const SCENARIO_NAMES = [
   'openloop',
   'sqlite',
   'list10k',
+  'liststream',
   'watch',
   'rss',
   'etcd',

@@ -143,6 +143,37 @@ describe('listJSON bytes', () => {
     assert.ok(exact.equals(want));
   });
 
+  it('listJSONChunks yields the same bytes in chunks, each the start of a buffer it took', async () => {
+    for (const withConverter of [false, true]) {
+      const { store, storage } = setup(withConverter);
+      await fill(store, storage);
+      for (const opts of [{}, { labelSelector: 'app=x' }, { limit: 5 }, { labelSelector: 'app=nothing' }] as ListOptions[]) {
+        const want = await referenceListJSON(store, storage, withConverter, 'ns', opts);
+        // 1 byte: every item in a chunk of its own; 300: a few per chunk; 1 MiB: one chunk.
+        for (const chunkBytes of [1, 300, 1 << 20]) {
+          const taken: Buffer[] = [];
+          const chunks = await store.listJSONChunks('ns', opts, chunkBytes, (size) => {
+            // Dirty memory, as reused buffers are.
+            const b = Buffer.alloc(size + 17, 0xff);
+            taken.push(b);
+            return b;
+          });
+          const parts: Buffer[] = [];
+          for (let r = chunks.next(); !r.done; r = chunks.next()) {
+            assert.equal(r.value.taken, taken[parts.length], 'the chunk is in the buffer taken for it');
+            assert.equal(r.value.bytes.buffer, r.value.taken.buffer);
+            assert.equal(r.value.bytes.byteOffset, r.value.taken.byteOffset);
+            parts.push(r.value.bytes);
+          }
+          assert.equal(parts.length, taken.length);
+          if (chunkBytes === 1 << 20) assert.equal(parts.length, 1);
+          assert.equal(Buffer.concat(parts).toString('utf8'), want.toString('utf8'), `${JSON.stringify(opts)} in ${chunkBytes}-byte chunks`);
+        }
+      }
+      await assert.rejects(store.listJSONChunks('ns', { limit: -1, continue: 'garbage' }), /continue|limit/);
+    }
+  });
+
   it('getJSON is the stored bytes spliced plus a newline, or the decoded object', async () => {
     for (const withConverter of [false, true]) {
       const { store, storage } = setup(withConverter);

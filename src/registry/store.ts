@@ -131,6 +131,15 @@ const MAX_UPDATE_RETRIES = 16;
 
 const allocUnsafe = (size: number): Buffer => Buffer.allocUnsafe(size);
 
+/** The size of listJSONChunks' chunks unless an item needs more. */
+export const LIST_CHUNK_BYTES = 256 * 1024;
+
+/** A piece of a list's JSON: `bytes` is the start of `taken`, the buffer it was written into. */
+export interface ListJSONChunk {
+  readonly bytes: Buffer;
+  readonly taken: Buffer;
+}
+
 /** Deletes in flight per deletecollection request. */
 const DELETE_COLLECTION_WORKERS = 32;
 
@@ -291,6 +300,55 @@ export class GenericStore {
    */
   async listJSON(namespace: string | undefined, opts: ListOptions = {}, alloc: (size: number) => Buffer = allocUnsafe): Promise<Buffer> {
     return this.encodeListJSON(await this.listKVs(namespace, opts), alloc);
+  }
+
+  /**
+   * The list as JSON bytes in chunks, encoded as they are taken: the same bytes as listJSON, but
+   * never more than one chunk of them in memory at a time (plus what the consumer still holds), so
+   * a large list written to a slow reader costs its chunks, not its whole encoding. Each chunk is
+   * `bytes`, the start of `taken`, a buffer from `take` of at least `chunkBytes` (larger for an item
+   * that does not fit one); the consumer owns both once the chunk is yielded. The list is read
+   * before the first chunk: its errors are thrown by this call, not by the iteration.
+   */
+  async listJSONChunks(
+    namespace: string | undefined,
+    opts: ListOptions = {},
+    chunkBytes: number = LIST_CHUNK_BYTES,
+    take: (size: number) => Buffer = allocUnsafe,
+  ): Promise<Iterator<ListJSONChunk, undefined>> {
+    return this.encodeListJSONChunks(await this.listKVs(namespace, opts), chunkBytes, take);
+  }
+
+  private *encodeListJSONChunks(
+    r: { kvs: KV[]; objects?: KubeObject[]; metadata: KubeList['metadata'] },
+    chunkBytes: number,
+    take: (size: number) => Buffer,
+  ): Generator<ListJSONChunk, undefined> {
+    const head = `{"kind":${JSON.stringify(this.descriptor.listKind)},"apiVersion":${JSON.stringify(this.apiVersion)},"metadata":${JSON.stringify(r.metadata)},"items":[`;
+    const prefix = this.rawPrefix;
+    const kvs = r.kvs;
+    const n = kvs.length;
+    let buf = take(Math.max(chunkBytes, Buffer.byteLength(head) + 2));
+    let pos = buf.write(head, 0);
+    for (let i = 0; i < n; i++) {
+      const kv = kvs[i]!;
+      // An item that cannot be sent as stored is encoded here, one at a time (never the whole list).
+      const text = this.sendableAsStored(kv) ? undefined : JSON.stringify(r.objects?.[i] ?? this.fromKV(kv));
+      // The item, its comma, and room for the closing `]}` after the last one.
+      const need = (text === undefined ? splicedLength(kv.value, prefix.length, kv.modRevision) : Buffer.byteLength(text)) + 1 + (i === n - 1 ? 2 : 0);
+      if (pos + need > buf.length) {
+        yield { bytes: buf.subarray(0, pos), taken: buf };
+        buf = take(Math.max(chunkBytes, need));
+        pos = 0;
+      }
+      if (i > 0) buf[pos++] = 0x2c; // ,
+      if (text !== undefined) pos += buf.write(text, pos);
+      else pos = writeSpliced(buf, pos, kv.value, prefix, kv.modRevision);
+    }
+    buf[pos++] = 0x5d; // ]
+    buf[pos++] = 0x7d; // }
+    yield { bytes: buf.subarray(0, pos), taken: buf };
+    return undefined;
   }
 
   private encodeListJSON(r: { kvs: KV[]; objects?: KubeObject[]; metadata: KubeList['metadata'] }, alloc: (size: number) => Buffer): Buffer {

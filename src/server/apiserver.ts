@@ -45,6 +45,7 @@ export class ApiServer {
       listBodies: new BodyBuffers(),
       watches: this.watches,
       minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds,
+      requestTimeoutMs: cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       watchBookmarkIntervalMs: cfg.watchBookmarkIntervalMs,
       discovery: this.discovery,
       version: cfg.version,

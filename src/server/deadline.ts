@@ -13,6 +13,7 @@
 // The write handlers (create, update, patch, delete, deletecollection) also bound their own work to
 // 34 s (handlers/rest.go requestTimeoutUpperBound); when that comes before the request's deadline,
 // they answer themselves (finisher.go), with a Status in the negotiated format.
+import { constants as h2 } from 'node:http2';
 import { timeout, type StatusError } from '../apimachinery/errors.js';
 
 /** --request-timeout's default. */
@@ -187,4 +188,15 @@ export function silence(res: object, onLateEnd?: () => void): void {
 /** Whether a timeout answered `res` (its handler's writes are dropped). */
 export function isSilenced(res: object): boolean {
   return silenced.has(res);
+}
+
+/**
+ * Aborts an answer mid-way, as Go's server does for http.ErrAbortHandler: the HTTP/1.1 connection
+ * is closed, an HTTP/2 stream is reset with INTERNAL_ERROR (destroy() alone would reset it with
+ * NO_ERROR, which clients read as a complete, if short, body). What the response held is freed.
+ */
+export function resetResponse(res: object): void {
+  const stream = (res as { stream?: { destroyed: boolean; close(code: number): void } }).stream;
+  if (stream && !stream.destroyed) stream.close(h2.NGHTTP2_INTERNAL_ERROR);
+  else (res as { destroy(): void }).destroy();
 }

@@ -1,5 +1,5 @@
 // List answers written into reused memory (src/server/body-buffers.ts) over real HTTP/1.1 and
-// HTTP/2: every body is byte for byte what the store encodes, while others reuse buffers, while a
+// HTTP/2, large ones in chunks (src/server/stream-body.ts): every body is byte for byte what the store encodes, while others reuse buffers, while a
 // stalled HTTP/2 reader holds its body in flight, and after an aborted one; the loopback client
 // never gets reused memory.
 import assert from 'node:assert/strict';
@@ -116,8 +116,11 @@ describe('list bodies in reused memory', { timeout: 120_000 }, () => {
       }
     });
     await Promise.all(jobs);
-    assert.equal(counts.take - before.take, 60, 'every list body came from the pool');
-    assert.ok(counts.give - before.give >= 55, `given back once sent (${counts.give - before.give})`);
+    // The 800 KB answers are written in chunks, each from the pool; the small ones in one.
+    const taken = counts.take - before.take;
+    const given = counts.give - before.give;
+    assert.ok(taken > 60, `every list body came from the pool, the large ones in chunks (${taken})`);
+    assert.ok(given >= taken * 0.9, `given back once sent (${given} of ${taken})`);
   });
 
   it('stay intact for a stalled HTTP/2 reader while other lists reuse buffers', async () => {

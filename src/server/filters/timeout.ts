@@ -11,6 +11,7 @@ import {
   filterTimeoutMs,
   handlerBoundFirst,
   handlerTimeoutError,
+  resetResponse,
   silence,
   WRITE_TIMEOUT_UPPER_BOUND_MS,
 } from '../deadline.js';
@@ -32,7 +33,8 @@ export function withTimeout(requestTimeoutMs: number, sink: ErrorSink): Filter {
 }
 
 /**
- * A request's deadline passed. Unless the handler answered already: the timeout filter's 504 (only
+ * A request's deadline passed. An answer still being written (a client that does not read it) is
+ * reset. Unless the handler answered already: the timeout filter's 504 (only
  * the headers set before the handler ran), or for a write past its 34 s bound the handler's own
  * 504 Status; a response already started is reset. What the handler writes afterwards is dropped,
  * and its work stops before it reaches storage (the handlers' validating admission).
@@ -41,7 +43,14 @@ function deadlinePassed(sink: ErrorSink, s: RequestScope, byHandler: boolean): v
   const { req, res } = s;
   s.expired = true;
   try {
-    if (res.writableEnded) return;
+    if (res.writableFinished) return;
+    if (res.writableEnded) {
+      // Answered in time, but the client has not taken the answer by the deadline: a write blocked
+      // past it (upstream's timeout writer then aborts the handler, which is still in its Write).
+      // The connection (HTTP/1.1) or stream (HTTP/2) is reset, and what it still held is freed.
+      resetResponse(res);
+      return;
+    }
     const timedOutAt = performance.now();
     const timedOutBy = byHandler ? 'rest-handler' : 'timeout-handler';
     s.timedOutBy = timedOutBy;
@@ -52,7 +61,7 @@ function deadlinePassed(sink: ErrorSink, s: RequestScope, byHandler: boolean): v
     if (res.headersSent) {
       // http.ErrAbortHandler: the HTTP/2 stream is reset, the HTTP/1.1 connection closed.
       silence(res, late);
-      res.destroy();
+      resetResponse(res);
       return;
     }
     if (byHandler) {

@@ -23,6 +23,8 @@ export interface ServerContext {
   readonly listBodies: BodyBuffers;
   readonly watches: WatchSet;
   readonly minRequestTimeoutSeconds: number | undefined;
+  /** --request-timeout: also how long a watch's write may wait for a client that does not read. */
+  readonly requestTimeoutMs: number;
   readonly watchBookmarkIntervalMs: number | undefined;
   readonly discovery: Discovery;
   readonly version: VersionInfo;

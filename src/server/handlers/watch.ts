@@ -7,6 +7,7 @@ import { PROTOBUF_WATCH_MEDIA_TYPE } from '../../apimachinery/protobuf/index.js'
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import type { IncludeObject } from '../../registry/table.js';
+import { resetResponse } from '../deadline.js';
 import { NOT_ACCEPTABLE_STREAM, chooseOutput } from '../negotiation.js';
 import type { RequestScope, Response } from '../request-scope.js';
 import { queryBool } from '../requestinfo.js';
@@ -110,7 +111,12 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
     while (next && !next.done) {
       const ok = res.write(frames.encode(next.value.type, next.value.object));
       c.metrics?.watchEventsSent({ group: d.group, version: d.version, kind: d.kind });
-      if (!ok) await waitForDrain(res, abort.signal);
+      if (!ok && !(await waitForDrain(res, abort.signal, c.requestTimeoutMs))) {
+        // The client has read nothing for a whole request timeout: its watch is cut (as the cacher
+        // ends a watcher that cannot keep up), and the frames it held are freed with the stream.
+        resetResponse(res);
+        break;
+      }
       if (abort.signal.aborted) break;
       try {
         next = await it.next();
@@ -136,14 +142,19 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
 /** How long a watch's first step may take before its headers are sent anyway. */
 const WATCH_HEADER_GRACE_MS = 100;
 
-function waitForDrain(res: Response, signal: AbortSignal): Promise<void> {
+/** Resolves true once `res` drains or the signal aborted; false when it did not drain within `stallMs`. */
+function waitForDrain(res: Response, signal: AbortSignal, stallMs: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
+    const done = (drained: boolean): void => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      signal.removeEventListener('abort', onDrain);
+      resolve(drained);
     };
-    res.on('drain', done);
-    signal.addEventListener('abort', done);
+    const onDrain = (): void => done(true);
+    // No request timeout (0): a watch waits for its client as long as it stays connected.
+    const timer = stallMs > 0 ? setTimeout(() => done(false), stallMs) : undefined;
+    res.on('drain', onDrain);
+    signal.addEventListener('abort', onDrain);
   });
 }
