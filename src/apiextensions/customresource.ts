@@ -20,6 +20,7 @@ import type { CompiledRules, ValidationRulesEngine } from './rules.js';
 import { defaultAndPruneNulls, needsDefaulting, newStructural, prune, validateObject, type JSONSchemaProps, type Structural } from './schema/index.js';
 import type { CRDVersion, CustomResourceColumnDefinition, CustomResourceDefinition, ScaleSubresource } from './types.js';
 import { semanticEqual } from './validation.js';
+import { stringifyJSON } from '../golang/json-int64.js';
 
 export interface CustomResourceOptions {
   readonly rules?: ValidationRulesEngine | undefined;
@@ -208,7 +209,7 @@ const KEEP = [
 ] as const;
 
 const INT_OR_STRING = '[{"type":"integer"},{"type":"string"}]';
-const isIntOrString = (anyOf: readonly JSONSchemaProps[] | undefined) => anyOf !== undefined && JSON.stringify(anyOf) === INT_OR_STRING;
+const isIntOrString = (anyOf: readonly JSONSchemaProps[] | undefined) => anyOf !== undefined && stringifyJSON(anyOf) === INT_OR_STRING;
 
 /**
  * A CRD schema as published in /openapi/v3, as upstream's builder publishes the structural schema
@@ -463,7 +464,6 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
     keyPrefix: `/registry/${group}/${plural}/`,
     ...(needsConversion ? { converter } : {}),
     strategicMergePatch: false,
-    exactIntegers: true,
     customResource: true,
     pruneUnknownFields: (obj) => prune(obj, structural, { isResourceRoot: true, pruneRootMetadata: true }),
     ...(warning ? { warnings: [warning] } : {}),

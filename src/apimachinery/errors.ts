@@ -1,6 +1,7 @@
 // Kube API errors: every failure a client sees is a metav1.Status with upstream's reason, code
 // and message shapes (k8s.io/apimachinery/pkg/api/errors and pkg/util/validation/field).
 import type { GroupResource, Status, StatusCause, StatusDetails, StatusReason } from './types.js';
+import { stringifyJSON } from '../golang/json-int64.js';
 
 /** field.ErrorType: the kind of problem a validator found at one field path. */
 export type FieldIssueType =
@@ -74,7 +75,7 @@ function renderValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   try {
-    return JSON.stringify(v);
+    return stringifyJSON(v);
   } catch {
     return String(v);
   }
