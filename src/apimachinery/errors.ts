@@ -256,6 +256,14 @@ export function internalError(err: unknown): StatusError {
   return new StatusError({ reason: 'InternalError', code: 500, message: `Internal error occurred: ${m}`, details: { causes: [{ message: m }] } });
 }
 
+/**
+ * ErrorToAPIStatus of an error that is no Status (a decoder's error a handler passes on as it is):
+ * a 500 with an empty reason (StatusReasonUnknown, left out as Go's omitempty does) and the error's text.
+ */
+export function unknownError(message: string): StatusError {
+  return new StatusError({ code: 500, message });
+}
+
 export function serviceUnavailable(message: string): StatusError {
   return new StatusError({ reason: 'ServiceUnavailable', code: 503, message });
 }
