@@ -73,6 +73,7 @@ function stringCell(value: unknown): string {
   if (typeof value === 'boolean') return String(value);
   // Integral numbers decode to int64 upstream; the rest are float64.
   if (typeof value === 'number') return Number.isInteger(value) && Number.isSafeInteger(value) ? String(value) : formatFloat64(value);
+  if (typeof value === 'bigint') return value.toString(); // an int64 past 2^53
   return goMarshal(value); // json.Marshal: keys sorted, <, > and & escaped
 }
 
@@ -82,9 +83,9 @@ function cellFor(type: string, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   switch (type) {
     case 'integer':
-      return typeof value === 'number' ? Math.trunc(value) : null;
+      return typeof value === 'number' ? Math.trunc(value) : typeof value === 'bigint' ? value : null;
     case 'number':
-      return typeof value === 'number' ? value : null;
+      return typeof value === 'number' || typeof value === 'bigint' ? value : null;
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
     case 'date': {
@@ -133,7 +134,9 @@ function scaleSubresource(scale: ScaleSubresource): SubresourceStrategy {
   const specPath = simplePathFields(scale.specReplicasPath ?? '');
   const statusPath = simplePathFields(scale.statusReplicasPath ?? '');
   const selectorPath = scale.labelSelectorPath ? simplePathFields(scale.labelSelectorPath) : undefined;
-  const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
+  // Scale's replicas is an int32: Go's int32(int64) keeps the low 32 bits (an int64 past 2^53 is a bigint).
+  const int = (v: unknown): number =>
+    typeof v === 'bigint' ? Number(BigInt.asIntN(32, v)) : typeof v === 'number' && Number.isFinite(v) ? Number(BigInt.asIntN(32, BigInt(Math.trunc(v)))) : 0;
   return {
     view(obj) {
       const m = obj.metadata ?? {};

@@ -21,6 +21,11 @@ spec:
   - name: v1
     served: true
     storage: true
+    additionalPrinterColumns:
+    - {name: Max, type: integer, jsonPath: .spec.max}
+    - {name: Text, type: string, jsonPath: .spec.min}
+    subresources:
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
     schema:
       openAPIV3Schema:
         type: object
@@ -37,6 +42,11 @@ spec:
               size: {type: integer, default: 9223372036854775807}
               ratio: {type: number}
               any: {x-kubernetes-preserve-unknown-fields: true}
+              replicas: {type: integer}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
 `;
 
 const MAX = '9223372036854775807';
@@ -129,6 +139,16 @@ describe('int64 in custom resources through kubectl 1.33', { concurrency: false,
     const cel = await k(['apply', '-f', await file('c5.yaml', counter('c5', `  max: 9223372036854775806\n`))]);
     assert.notEqual(cel.code, 0);
     assert.match(cel.stderr, /spec: Invalid value: max must not be 9223372036854775806/);
+  });
+
+  it('printer columns show the exact values; the scale subresource reads them as Go converts an int64 to int32', async () => {
+    await ok(['apply', '-f', await file('c8.yaml', counter('c8', `  max: ${MAX}\n  min: ${MIN}\n  replicas: 9223372036854775807\n`))]);
+    assert.match(await ok(['get', 'counter', 'c8']), new RegExp(`^c8\\s+${MAX}\\s+${MIN}\\s*$`, 'm'));
+    // int32(2^63-1) keeps the low 32 bits: -1; int32(2^32+5) is 5.
+    const scale = JSON.parse(await ok(['get', '--raw', `${PATH}/c8/scale`])) as { spec: { replicas?: number } };
+    assert.equal(scale.spec.replicas, -1);
+    await ok(['patch', 'counter', 'c8', '--type', 'merge', '-p', '{"spec":{"replicas":4294967301}}']);
+    assert.equal((JSON.parse(await ok(['get', '--raw', `${PATH}/c8/scale`])) as { spec: { replicas?: number } }).spec.replicas, 5);
   });
 
   it('beyond int64: an integer field refuses it, elsewhere it is a float64 as upstream decodes it', async () => {
