@@ -43,6 +43,10 @@ describe('parseJSONExact', () => {
       b: { c: -9223372036854775808n },
     });
     assert.deepEqual(parseJSONExact('{"k\\"ey":12345678901234567,"x":"\\\\"}'), { 'k"ey': 12345678901234567n, x: '\\' });
+    // A number as the whole text too.
+    assert.equal(parseJSONExact(' 9223372036854775807 '), 9223372036854775807n);
+    assert.equal(parseJSONExact('1.5'), 1.5);
+    assert.equal(parseJSONExact('9223372036854775808'), 2 ** 63);
   });
 
   it('tells whether a text may hold long integers and a value bigints', () => {

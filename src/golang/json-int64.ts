@@ -67,6 +67,7 @@ export function mayHoldLongIntegers(text: string): boolean {
  */
 export function parseJSONExact(text: string): unknown {
   const value: unknown = JSON.parse(text);
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : jsonNumber(text.trim());
   if (value !== null && typeof value === 'object' && LONG_DIGIT_RUN.test(text)) reviveLongIntegers(text, value, false);
   return value;
 }
