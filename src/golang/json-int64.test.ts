@@ -49,6 +49,16 @@ describe('parseJSONExact', () => {
     assert.equal(parseJSONExact('9223372036854775808'), 2 ** 63);
   });
 
+  it('(property) finds a run of 16 digits exactly where a regular expression does', () => {
+    const text = fc
+      .array(fc.oneof(fc.constantFrom('1', '9', '0', '"', ',', '.', '-'), fc.stringMatching(/^[0-9]{1,20}$/)), { maxLength: 40 })
+      .map((a) => a.join(''));
+    fc.assert(
+      fc.property(text, (t) => assert.equal(mayHoldLongIntegers(t), /[0-9]{16}/.test(t), t)),
+      { numRuns: 3000 },
+    );
+  });
+
   it('tells whether a text may hold long integers and a value bigints', () => {
     assert.equal(mayHoldLongIntegers('{"a":123456789012345}'), false);
     assert.equal(mayHoldLongIntegers('{"a":1234567890123456}'), true);
