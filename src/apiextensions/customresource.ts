@@ -20,6 +20,7 @@ import type { CompiledRules, ValidationRulesEngine } from './rules.js';
 import { defaultAndPruneNulls, needsDefaulting, newStructural, prune, validateObject, type JSONSchemaProps, type Structural } from './schema/index.js';
 import type { CRDVersion, CustomResourceColumnDefinition, CustomResourceDefinition, ScaleSubresource } from './types.js';
 import { semanticEqual } from './validation.js';
+import { stringifyJSON } from '../golang/json-int64.js';
 
 export interface CustomResourceOptions {
   readonly rules?: ValidationRulesEngine | undefined;
@@ -72,6 +73,7 @@ function stringCell(value: unknown): string {
   if (typeof value === 'boolean') return String(value);
   // Integral numbers decode to int64 upstream; the rest are float64.
   if (typeof value === 'number') return Number.isInteger(value) && Number.isSafeInteger(value) ? String(value) : formatFloat64(value);
+  if (typeof value === 'bigint') return value.toString(); // an int64 past 2^53
   return goMarshal(value); // json.Marshal: keys sorted, <, > and & escaped
 }
 
@@ -81,9 +83,9 @@ function cellFor(type: string, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   switch (type) {
     case 'integer':
-      return typeof value === 'number' ? Math.trunc(value) : null;
+      return typeof value === 'number' ? Math.trunc(value) : typeof value === 'bigint' ? value : null;
     case 'number':
-      return typeof value === 'number' ? value : null;
+      return typeof value === 'number' || typeof value === 'bigint' ? value : null;
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
     case 'date': {
@@ -132,7 +134,9 @@ function scaleSubresource(scale: ScaleSubresource): SubresourceStrategy {
   const specPath = simplePathFields(scale.specReplicasPath ?? '');
   const statusPath = simplePathFields(scale.statusReplicasPath ?? '');
   const selectorPath = scale.labelSelectorPath ? simplePathFields(scale.labelSelectorPath) : undefined;
-  const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
+  // Scale's replicas is an int32: Go's int32(int64) keeps the low 32 bits (an int64 past 2^53 is a bigint).
+  const int = (v: unknown): number =>
+    typeof v === 'bigint' ? Number(BigInt.asIntN(32, v)) : typeof v === 'number' && Number.isFinite(v) ? Number(BigInt.asIntN(32, BigInt(Math.trunc(v)))) : 0;
   return {
     view(obj) {
       const m = obj.metadata ?? {};
@@ -208,7 +212,7 @@ const KEEP = [
 ] as const;
 
 const INT_OR_STRING = '[{"type":"integer"},{"type":"string"}]';
-const isIntOrString = (anyOf: readonly JSONSchemaProps[] | undefined) => anyOf !== undefined && JSON.stringify(anyOf) === INT_OR_STRING;
+const isIntOrString = (anyOf: readonly JSONSchemaProps[] | undefined) => anyOf !== undefined && stringifyJSON(anyOf) === INT_OR_STRING;
 
 /**
  * A CRD schema as published in /openapi/v3, as upstream's builder publishes the structural schema
@@ -463,7 +467,6 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
     keyPrefix: `/registry/${group}/${plural}/`,
     ...(needsConversion ? { converter } : {}),
     strategicMergePatch: false,
-    exactIntegers: true,
     customResource: true,
     pruneUnknownFields: (obj) => prune(obj, structural, { isResourceRoot: true, pruneRootMetadata: true }),
     ...(warning ? { warnings: [warning] } : {}),

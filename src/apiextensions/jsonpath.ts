@@ -175,7 +175,8 @@ function compare(a: unknown, op: string, b: unknown): boolean {
     case '!=':
       return a !== b;
   }
-  if (typeof a === 'number' && typeof b === 'number') {
+  // < and > compare a bigint (an int64 past 2^53) with a number exactly.
+  if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) {
     if (op === '<') return a < b;
     if (op === '<=') return a <= b;
     if (op === '>') return a > b;

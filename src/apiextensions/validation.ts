@@ -83,6 +83,28 @@ export function defaultCRD(crd: CustomResourceDefinition): void {
   spec.conversion ??= { strategy: 'None' };
   const svc = spec.conversion.webhook?.clientConfig?.service;
   if (svc && svc.port === undefined) svc.port = 443;
+  floatSchemaBounds(spec);
+}
+
+const FLOAT64_BOUNDS = new Set(['maximum', 'minimum', 'multipleOf']);
+/** Values Go keeps as raw JSON (apiextensions JSON): their integers stay exact. */
+const RAW_JSON = new Set(['default', 'enum', 'example']);
+
+/**
+ * A schema's maximum, minimum and multipleOf are float64 in JSONSchemaProps: an integer literal
+ * past 2^53 (decoded as a bigint, golang/json-int64.ts) is the double Go decodes it to.
+ */
+function floatSchemaBounds(spec: object): void {
+  const stack: object[] = [spec];
+  while (stack.length > 0) {
+    const o = stack.pop() as Record<string, unknown>;
+    const isArray = Array.isArray(o);
+    for (const k in o) {
+      const v = o[k];
+      if (typeof v === 'bigint' && !isArray && FLOAT64_BOUNDS.has(k)) o[k] = Number(v);
+      else if (v !== null && typeof v === 'object' && (isArray || !RAW_JSON.has(k))) stack.push(v);
+    }
+  }
 }
 
 function enumStrings(path: string, value: string | undefined, accepted: string[], required: boolean): FieldIssue[] {

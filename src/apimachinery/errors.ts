@@ -1,6 +1,7 @@
 // Kube API errors: every failure a client sees is a metav1.Status with upstream's reason, code
 // and message shapes (k8s.io/apimachinery/pkg/api/errors and pkg/util/validation/field).
 import type { GroupResource, Status, StatusCause, StatusDetails, StatusReason } from './types.js';
+import { stringifyJSON } from '../golang/json-int64.js';
 
 /** field.ErrorType: the kind of problem a validator found at one field path. */
 export type FieldIssueType =
@@ -74,7 +75,7 @@ function renderValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   try {
-    return JSON.stringify(v);
+    return stringifyJSON(v);
   } catch {
     return String(v);
   }
@@ -253,6 +254,14 @@ export function tooManyRequests(message: string, retryAfterSeconds = 1): StatusE
 export function internalError(err: unknown): StatusError {
   const m = err instanceof Error ? err.message : String(err);
   return new StatusError({ reason: 'InternalError', code: 500, message: `Internal error occurred: ${m}`, details: { causes: [{ message: m }] } });
+}
+
+/**
+ * ErrorToAPIStatus of an error that is no Status (a decoder's error a handler passes on as it is):
+ * a 500 with an empty reason (StatusReasonUnknown, left out as Go's omitempty does) and the error's text.
+ */
+export function unknownError(message: string): StatusError {
+  return new StatusError({ code: 500, message });
 }
 
 export function serviceUnavailable(message: string): StatusError {

@@ -40,18 +40,13 @@
 // numbers are taken as String(n) writes them. bigint values (from a lossless parser) are exact
 // integer literals. Duplicate keys (JSON.parse keeps the last) and integer-like map keys (JS orders
 // them first) can change which error is the first.
-//
-// kplane's own limit, checked in the same walk: an apiextensions JSON value (a CRD schema's
-// `default`, `enum`, `example`), which Go keeps as raw bytes and its conversion to the internal
-// version reads as int64 or float64, must not hold an integer a double cannot hold exactly (json.ts
-// isInexactInteger): goTypeError throws that 400 when the body decodes.
 
 import { isStackOverflow } from './errors.js';
 import { base64ErrorOffset, corruptInputError } from '../golang/base64.js';
 import { goTrimSpace } from '../golang/strings.js';
 import { parseTimeError } from '../golang/time.js';
 import { jsonKind, numberValue, unmarshalTypeError, type StructField } from '../golang/json-errors.js';
-import { forEachNumberText, hasNumberTexts, inexactIntegerError, numberTextAt, type InexactInteger, type NumberText } from './json.js';
+import { hasNumberTexts, numberTextAt, type NumberText } from './json.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
@@ -316,8 +311,6 @@ interface State {
    * context, which type errors end up with (both names '' at the root).
    */
   frozen: StructField | undefined;
-  /** Integers of apiextensions JSON values a double cannot hold (kplane's limit, not Go's). */
-  inexact: InexactInteger[] | undefined;
 }
 
 /** UnmarshalTypeError.Error() with the decoder's context (addErrorContext) at this point. */
@@ -338,11 +331,9 @@ function soft(st: State, struct: string | undefined, value: unknown, goType: str
  * The message of the first error Go's decoder (sigs.k8s.io/json, as kube-apiserver uses it) reports
  * decoding `value` into the Go type of definition `definitionName`, or undefined when it decodes;
  * `fieldTypes` holds the Go types the definitions lose (a Scheme's goFieldTypes).
- * Throws the 400 of inexactIntegerError (json.ts) when it decodes but an apiextensions JSON value
- * holds an integer a double cannot hold, as parseJson recorded it (see the module comment).
  */
 export function goTypeError(value: unknown, definitionName: string, definitions: Definitions, fieldTypes: GoFieldTypeTable): string | undefined {
-  const st: State = { defs: definitions, fieldTypes, path: [], first: undefined, texts: hasNumberTexts(value), frozen: undefined, inexact: undefined };
+  const st: State = { defs: definitions, fieldTypes, path: [], first: undefined, texts: hasNumberTexts(value), frozen: undefined };
   try {
     const root = refNode(definitionName);
     if (value !== null && value !== undefined) decode(st, value, root, classified(root, definitions), undefined, undefined, undefined);
@@ -353,12 +344,8 @@ export function goTypeError(value: unknown, definitionName: string, definitions:
     if (isStackOverflow(e)) return st.first;
     throw e;
   }
-  if (st.first === undefined && st.inexact !== undefined) throw inexactIntegerError(st.inexact, RAW_JSON_UPSTREAM);
   return st.first;
 }
-
-const RAW_JSON_UPSTREAM =
-  "kube-apiserver keeps the integers of a CustomResourceDefinition's default, enum and example values as int64; send such a value as a number within that range";
 
 /** One `$ref` node per definition (so that its Target is remembered): roots and nested decodes. */
 const REF_NODES = new Map<string, OpenAPISchema>();
@@ -504,8 +491,7 @@ function decode(
       return;
     }
     case K.RawJSON:
-      // JSON.UnmarshalJSON keeps the bytes, whatever they hold.
-      if (st.texts) findInexactIntegers(st, v, text);
+      // JSON.UnmarshalJSON keeps the bytes, whatever they hold (integers past 2^53 are bigints: exact).
       return;
     case K.PropsOrBool:
       // `{`: a nested decode into JSONSchemaProps; exactly `true` or `false`; anything else fails.
@@ -545,21 +531,6 @@ function nested(st: State, v: unknown, schema: OpenAPISchema, struct: string | u
   if (st.first !== undefined) throw new HardError(st.first);
   st.first = outerFirst;
   if (outermost) st.frozen = undefined;
-}
-
-/**
- * Records the integers of an apiextensions JSON value (`v`, written as `text` when a number) that
- * a double cannot hold: Go keeps the bytes, kplane would write back another number.
- */
-function findInexactIntegers(st: State, v: unknown, text: NumberText | undefined): void {
-  const found = (t: NumberText): void => {
-    (st.inexact ??= []).push({ path: t.inexactPath!, literal: t.literal });
-  };
-  if (text?.inexactPath !== undefined) found(text);
-  if (v === null || typeof v !== 'object') return;
-  forEachNumberText(v, (_c, _key, t) => {
-    if (t.inexactPath !== undefined) found(t);
-  });
 }
 
 const INT_RANGES: Record<string, readonly [bigint, bigint]> = {

@@ -2,16 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { StatusError, isStatusError } from './errors.js';
-import {
-  copyNumberTexts,
-  describeJsonSyntaxError,
-  hasNumberTexts,
-  inexactJsonIntegers,
-  isInexactInteger,
-  numberTextAt,
-  numberTextsIn,
-  parseJson,
-} from './json.js';
+import { copyNumberTexts, describeJsonSyntaxError, hasNumberTexts, numberTextAt, numberTextsIn, parseJson } from './json.js';
+import { stringifyJSON } from '../golang/json-int64.js';
 
 const messageOf = (f: () => unknown): string => {
   try {
@@ -128,43 +120,64 @@ test('property: never throws anything but StatusError', () => {
   );
 });
 
-test('property: agrees with JSON.parse on valid JSON', () => {
+/** The value with its bigints as the doubles JSON.parse makes of them. */
+const asDoubles = (v: unknown): unknown =>
+  typeof v === 'bigint'
+    ? Number(v)
+    : Array.isArray(v)
+      ? v.map(asDoubles)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, asDoubles(x)]))
+        : v;
+
+test('property: agrees with JSON.parse on valid JSON, but for integers past 2^53 (bigints)', () => {
   fc.assert(
     fc.property(fc.json({ maxDepth: 6 }), (s) => {
       const r = parseJson(s);
-      assert.deepEqual(r.value, JSON.parse(s));
+      assert.deepEqual(asDoubles(r.value), JSON.parse(s));
     }),
     { numRuns: 1000 },
   );
 });
 
-test('inexact integers: int64 values whose double is written back as another number, with their paths', () => {
-  assert.deepEqual(
-    inexactJsonIntegers(
-      '{"spec":{"a":9007199254740993,"b":[1,9007199254740992,-9007199254740993,1152921504606846976,92233720368547758070,1.5e300,9007199254740993.0,9007199254740993e0],"c":"9007199254740993"},"x\\"y":{"z":12345678901234567}}',
-    ),
-    [
-      { path: 'spec.a', literal: '9007199254740993' },
-      { path: 'spec.b[2]', literal: '-9007199254740993' },
-      // 2^60 is a double, but its shortest text is 1152921504606847000.
-      { path: 'spec.b[3]', literal: '1152921504606846976' },
-      { path: 'x"y.z', literal: '12345678901234567' },
-    ],
-  );
-  assert.deepEqual(inexactJsonIntegers('[{"op":"add","value":-9223372036854775808},{"value":9223372036854775807},{"value":9223372036854775808}]'), [
-    // -2^63 is a double written as -9223372036854776000; 2^63 is past int64 (a float64 in Go too).
-    { path: '[0].value', literal: '-9223372036854775808' },
-    { path: '[1].value', literal: '9223372036854775807' },
+test('exact integers: int64 integers past 2^53 are bigints, with their paths; others stay numbers', () => {
+  const v = parseJson(
+    '{"spec":{"a":9007199254740993,"b":[1,9007199254740992,-9007199254740993,1152921504606846976,92233720368547758070,1.5e300,9007199254740993.0,9007199254740993e0],"c":"9007199254740993"},"x\\"y":{"z":12345678901234567}}',
+  ).value as { spec: { a: unknown; b: unknown[]; c: unknown }; 'x"y': { z: unknown } };
+  assert.equal(v.spec.a, 9007199254740993n);
+  // 2^53 is a double, but Go keeps it as int64: a bigint too (written back the same).
+  assert.deepEqual(v.spec.b, [
+    1,
+    9007199254740992n,
+    -9007199254740993n,
+    1152921504606846976n,
+    Number('92233720368547758070'),
+    1.5e300,
+    9007199254740992,
+    9007199254740992,
   ]);
-  assert.deepEqual(inexactJsonIntegers('{"a":"12345678901234567890","b":9007199254740991}'), []);
-  assert.equal(inexactJsonIntegers('{"a":9007199254740993'), undefined, 'not JSON: the decoder says why');
-  assert.equal(isInexactInteger('0x20000000000001'), true);
-  assert.equal(isInexactInteger('0o400000000000000001'), true);
-  assert.equal(isInexactInteger('+9007199254740993'), true);
-  assert.equal(isInexactInteger('0x20000000000000'), false);
+  assert.equal(v.spec.c, '9007199254740993');
+  assert.equal(v['x"y'].z, 12345678901234567n);
+  // int64's ends; 2^63 is past int64 (a float64 in Go too).
+  assert.deepEqual(parseJson('[-9223372036854775808,9223372036854775807,9223372036854775808,-9223372036854775809]').value, [
+    -9223372036854775808n,
+    9223372036854775807n,
+    2 ** 63,
+    -(2 ** 63),
+  ]);
+  assert.deepEqual(parseJson('{"a":"12345678901234567890","b":9007199254740991}').value, { a: '12345678901234567890', b: 9007199254740991 });
+  // Duplicate keys: the last occurrence wins, bigint or not.
+  assert.deepEqual(parseJson('{"a":9223372036854775807,"a":9223372036854775806,"b":9223372036854775807,"b":1,"c":1,"c":9223372036854775807}').value, {
+    a: 9223372036854775806n,
+    b: 1,
+    c: 9223372036854775807n,
+  });
+  assert.deepEqual(parseJson('{"a":{"x":9223372036854775807},"a":{"x":9223372036854775808}}').value, { a: { x: 9223372036854775808 } });
+  // The same with number texts off (bodies of kinds without the typed check).
+  assert.deepEqual(parseJson('{"a":[9223372036854775807,1.0]}', { numberTexts: false }).value, { a: [9223372036854775807n, 1] });
 });
 
-test('inexact integers (property): flagged exactly when a parse and stringify would change the value', () => {
+test('exact integers (property): a parse and stringifyJSON give every int64 back as written', () => {
   const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
   fc.assert(
     fc.property(
@@ -172,9 +185,10 @@ test('inexact integers (property): flagged exactly when a parse and stringify wo
       fc.jsonValue(),
       (x, other) => {
         const text = `{"a":${JSON.stringify(other)},"b":[${x}],"c":"${x}"}`;
-        const roundTrip = JSON.stringify(JSON.parse(text)).match(/"b":\[(-?\d+)\]/)![1]!;
-        const changed = BigInt(roundTrip) !== x;
-        assert.deepEqual(inexactJsonIntegers(text), changed ? [{ path: 'b[0]', literal: String(x) }] : []);
+        const v = parseJson(text).value as { b: unknown[]; c: string };
+        assert.equal(typeof v.b[0], x >= -(2n ** 53n) + 1n && x <= 2n ** 53n - 1n ? 'number' : 'bigint');
+        assert.equal(BigInt(v.b[0] as number | bigint), x);
+        assert.match(stringifyJSON(v), new RegExp(`"b":\\[${x}\\],"c":"${x}"`));
       },
     ),
     { numRuns: 2000 },
@@ -182,22 +196,23 @@ test('inexact integers (property): flagged exactly when a parse and stringify wo
 });
 
 test('number texts: parseJson records how a number was written when String(value) would not give it back', () => {
-  const v = parseJson('{"a":1.0,"b":[7,1e3,-0.5,2.5],"c":{"d":12345678901234567,"e":-0,"f":1.5,"g":"1.0"},"h":9007199254740993}').value as {
+  const v = parseJson('{"a":1.0,"b":[7,1e3,-0.5,2.5],"c":{"d":12345678901234567.0,"e":-0,"f":1.5,"g":"1.0"},"h":9007199254740993}').value as {
     a: number;
     b: number[];
     c: Record<string, unknown>;
-    h: number;
+    h: bigint;
   };
   assert.equal(hasNumberTexts(v), true);
-  assert.deepEqual(numberTextAt(v, 'a', 1), { literal: '1.0', inexactPath: undefined });
+  assert.deepEqual(numberTextAt(v, 'a', 1), { literal: '1.0' });
   assert.equal(numberTextAt(v.b, 0, 7), undefined, '7 is written as String(7)');
   assert.equal(numberTextAt(v.b, 1, 1000)?.literal, '1e3');
   assert.equal(numberTextAt(v.b, 2, -0.5), undefined);
-  assert.equal(numberTextAt(v.c, 'd', 12345678901234568)?.literal, '12345678901234567');
+  assert.equal(numberTextAt(v.c, 'd', 12345678901234568)?.literal, '12345678901234567.0');
   assert.equal(numberTextAt(v.c, 'e', -0), undefined, '-0 is told by its value');
   assert.equal(numberTextAt(v.c, 'f', 1.5), undefined);
-  // The path of an integer kplane cannot keep exactly (isInexactInteger), for its 400.
-  assert.deepEqual(numberTextAt(v, 'h', v.h), { literal: '9007199254740993', inexactPath: 'h' });
+  // An int64 past 2^53 is a bigint, written back as it was: no text.
+  assert.equal(v.h, 9007199254740993n);
+  assert.equal(numberTextsIn(v)?.has('h'), false);
   assert.deepEqual([...numberTextsIn(v.b)!.keys()], [1]);
   // A record holds only while the value is the one parsed.
   v.a = 2;
@@ -245,7 +260,7 @@ test('number texts (property): every record is the text of the value it stands f
           assert.equal(typeof x, 'number');
           assert.equal(Number(t.literal), x);
           assert.notEqual(String(x), t.literal);
-          assert.equal(t.inexactPath !== undefined, /^-?[0-9]+$/.test(t.literal) && isInexactInteger(t.literal));
+          assert.ok(!/^-?[0-9]+$/.test(t.literal) || BigInt(t.literal) < -(2n ** 63n) || BigInt(t.literal) >= 2n ** 63n, 'int64s are bigints, without texts');
           seen.push(t.literal);
         }
         for (const k in rec) walk(rec[k]);
@@ -256,7 +271,8 @@ test('number texts (property): every record is the text of the value it stands f
       if (!hasDuplicates && value !== null && typeof value === 'object') {
         // The number literals of the text, strings (keys included) left out.
         const literals = text.replace(/"(?:[^"\\]|\\.)*"/g, '""').match(/-?[0-9][0-9.eE+-]*/g) ?? [];
-        const odd = literals.filter((l) => String(Number(l)) !== l && l !== '-0');
+        const int64 = (l: string): boolean => /^-?[0-9]+$/.test(l) && BigInt(l) >= -(2n ** 63n) && BigInt(l) < 2n ** 63n;
+        const odd = literals.filter((l) => String(Number(l)) !== l && l !== '-0' && !int64(l));
         assert.deepEqual([...seen].sort(), [...odd].sort());
         assert.equal(hasNumberTexts(value), odd.length > 0);
       }

@@ -7,7 +7,7 @@ import { StatusError, badRequest } from './errors.js';
 import type { JsonValue } from './types.js';
 import { strictDuplicateField } from '../golang/json-errors.js';
 import { MAX_NESTING_DEPTH } from '../golang/json-scanner.js';
-import { decodeJSON, type InexactInteger } from '../golang/json-decode.js';
+import { decodeJSON } from '../golang/json-decode.js';
 
 // The decoding itself, and the number texts it records, live in golang/json-decode.ts.
 export {
@@ -15,14 +15,11 @@ export {
   describeJsonSyntaxError,
   forEachNumberText,
   hasNumberTexts,
-  inexactJsonIntegers,
-  isInexactInteger,
   mayHoldLongIntegers,
   numberTextAt,
   numberTextsIn,
   recordNumberTextsOf,
   setNumberText,
-  type InexactInteger,
   type NumberText,
 } from '../golang/json-decode.js';
 
@@ -66,15 +63,4 @@ export function strictDecodingError(messages: readonly string[]): StatusError {
 /** runtime.NewMissingKindErr, for a body that parses but has no kind. */
 export function missingKindError(body: string): StatusError {
   return badRequest(`Object 'Kind' is missing in '${body}'`);
-}
-
-const CUSTOM_RESOURCE_INTEGERS = "kube-apiserver keeps a custom resource's integers as int64; send such a value as a string, or as a number within that range";
-
-/**
- * The 400 for a body with integers a double would round: a custom resource's by default, or what
- * `upstream` says kube-apiserver does instead and what to send.
- */
-export function inexactIntegerError(found: readonly InexactInteger[], upstream = CUSTOM_RESOURCE_INTEGERS): StatusError {
-  const list = found.map((f) => (f.path ? `${f.path}: ${f.literal}` : f.literal)).join(', ');
-  return badRequest(`integers beyond ±9007199254740991 cannot be stored exactly (${list}): kplane keeps numbers as 64-bit floating point, where ${upstream}`);
 }

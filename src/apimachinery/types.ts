@@ -1,7 +1,7 @@
 // Wire types shared by every layer. They mirror k8s.io/apimachinery/pkg/apis/meta/v1, JSON-shaped:
 // objects travel through kplane as plain JSON values, typed only as far as the generic code needs.
 
-export type JsonPrimitive = string | number | boolean | null;
+export type JsonPrimitive = string | number | bigint | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue | undefined;

@@ -19,6 +19,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from './types.js';
+import { parseJSONExact, stringifyJSON } from '../golang/json-int64.js';
 
 /** kube's metadata-only media types (what client-go's metadata client asks for). */
 const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
@@ -121,7 +122,7 @@ function deleteBody(o: DeleteOptions | undefined): Uint8Array | undefined {
 }
 
 function encodeJson(v: unknown): Uint8Array {
-  return Buffer.from(JSON.stringify(v), 'utf8');
+  return Buffer.from(stringifyJSON(v), 'utf8');
 }
 
 export async function readAll(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
@@ -181,7 +182,7 @@ export class RestClient implements KubeClient {
       if (res.status < 200 || res.status > 299) throw statusErrorFrom(res.status, bytes);
       if (bytes.length === 0) return {} as T;
       try {
-        return JSON.parse(bytes.toString('utf8')) as T;
+        return parseJSONExact(bytes.toString('utf8')) as T;
       } catch (e) {
         throw new ClientNetworkError(`${method} ${path}: the server answered ${res.status} with a body that is not JSON`, { cause: e });
       }
@@ -329,7 +330,7 @@ export class RestClient implements KubeClient {
 function parseWatchLine(line: string, path: string): RawWatchEvent {
   let v: unknown;
   try {
-    v = JSON.parse(line);
+    v = parseJSONExact(line);
   } catch (e) {
     throw new ClientNetworkError(`watch ${path}: undecodable event: ${line.slice(0, 200)}`, { cause: e });
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeJSON, describeJsonSyntaxError, hasNumberTexts, inexactJsonIntegers, numberTextAt, unmarshalSyntaxError } from './json-decode.js';
+import { decodeJSON, describeJsonSyntaxError, hasNumberTexts, numberTextAt, unmarshalSyntaxError } from './json-decode.js';
 
 describe('golang/json-decode', () => {
   it('decodes as JSON.parse does and lists duplicate keys by path, the last value winning', () => {
@@ -37,9 +37,16 @@ describe('golang/json-decode', () => {
     assert.ok(dup.error === undefined && !hasNumberTexts(dup.value));
   });
 
-  it('finds integers a double would round, with their paths', () => {
-    assert.deepEqual(inexactJsonIntegers('{"spec":{"sizes":[1,9007199254740993]}}'), [{ path: 'spec.sizes[1]', literal: '9007199254740993' }]);
-    assert.equal(inexactJsonIntegers('{"a":9007199254740993'), undefined);
+  it('keeps integers within int64 exactly (bigints past 2^53), with or without number texts', () => {
+    const r = decodeJSON('{"spec":{"sizes":[1,9007199254740993,1.5e300],"n":-9223372036854775808}}');
+    assert.ok(r.error === undefined);
+    assert.deepEqual(r.value, { spec: { sizes: [1, 9007199254740993n, 1.5e300], n: -9223372036854775808n } });
+    const plain = decodeJSON('[9223372036854775807,1.0]', { numberTexts: false });
+    assert.ok(plain.error === undefined);
+    assert.deepEqual(plain.value, [9223372036854775807n, 1]);
+    assert.equal(hasNumberTexts(plain.value), false);
+    // A number as the whole text is no container: JSON.parse's double (only request bodies of objects matter).
+    assert.deepEqual(decodeJSON('9223372036854775807'), { value: 2 ** 63, duplicateFields: [] });
   });
 });
 

@@ -7,6 +7,7 @@
 // plus where it went wrong.
 import { UNEXPECTED_END_OF_JSON } from './json-errors.js';
 import { closingQuote, MAX_NESTING_DEPTH, quoteCharAsJSON, scanJSON } from './json-scanner.js';
+import { reviveLongIntegers } from './json-int64.js';
 
 export interface DecodeJSONOptions {
   /** Deepest allowed nesting of objects and arrays; MAX_NESTING_DEPTH by default. */
@@ -46,8 +47,10 @@ export function decodeJSON(text: string, opts: DecodeJSONOptions = {}): DecodedJ
       ),
     };
   if (opts.strict && scan.duplicates.length) return { value, duplicateFields: scan.duplicates };
-  if (opts.numberTexts !== false && textHasOddNumbers && value !== null && typeof value === 'object')
-    recordNumberTexts(text, value, scan.duplicates.length > 0);
+  if (value !== null && typeof value === 'object') {
+    const texts = opts.numberTexts !== false && textHasOddNumbers;
+    if (texts || textHasLongIntegers) recordNumberTexts(text, value, scan.duplicates.length > 0, texts);
+  }
   return { value, duplicateFields: scan.duplicates };
 }
 
@@ -75,6 +78,8 @@ function stringEnd(text: string, start: number): number {
 
 /** Set by countTextKeys: the text holds a number that needs its text (see needsText). */
 let textHasOddNumbers = false;
+/** Set by countTextKeys: the text holds an integer of 16 digits or more (maybe past 2^53: a bigint). */
+let textHasLongIntegers = false;
 
 /**
  * The number of object keys in `text`, or -1 when it nests deeper than `maxDepth`. Also notes in
@@ -84,6 +89,7 @@ function countTextKeys(text: string, maxDepth: number): number {
   let keys = 0;
   let depth = 0;
   let odd = false;
+  let long = false;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -93,6 +99,7 @@ function countTextKeys(text: string, maxDepth: number): number {
     else if (c === 123 || c === 91) {
       if (depth >= maxDepth) {
         textHasOddNumbers = false;
+        textHasLongIntegers = false;
         return -1;
       }
       depth++;
@@ -102,11 +109,13 @@ function countTextKeys(text: string, maxDepth: number): number {
       let j = i + 1;
       let d = 0;
       while (j < n && (d = text.charCodeAt(j)) >= 48 && d <= 57) j++;
-      if (j - i >= 16 || d === 46 || d === 101 || d === 69) odd = true;
+      if (d === 46 || d === 101 || d === 69) odd = true;
+      else if (j - i >= 16) odd = long = true;
       i = j - 1;
     }
   }
   textHasOddNumbers = odd;
+  textHasLongIntegers = long;
   return keys;
 }
 
@@ -134,32 +143,14 @@ function countKeys(v: unknown): number {
   return keys;
 }
 
-/**
- * One pass over valid JSON text: duplicate keys with their paths, the depth limit, and (when
- * `inexact` is given) the integers a double would write back as another number.
- */
-function scanStructure(text: string, maxDepth: number, inexact?: InexactInteger[]): StructureScan {
+/** One pass over valid JSON text: duplicate keys with their paths, and the depth limit. */
+function scanStructure(text: string, maxDepth: number): StructureScan {
   const duplicates: string[] = [];
   const stack: Frame[] = [];
   let expectKey = false;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (inexact && (c === 45 || (c >= 48 && c <= 57))) {
-      // A number (strings are skipped whole; true, false and null hold no digit or '-').
-      let j = i + 1;
-      let integral = true;
-      for (; j < n; j++) {
-        const d = text.charCodeAt(j);
-        if (d >= 48 && d <= 57) continue;
-        if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45) integral = false;
-        else break;
-      }
-      const literal = text.slice(i, j);
-      if (integral && literal.length >= 16 && isInexactInteger(literal)) inexact.push({ path: pathOf(stack), literal });
-      i = j - 1;
-      continue;
-    }
     switch (c) {
       case QUOTE: {
         const end = stringEnd(text, i);
@@ -262,11 +253,6 @@ export function keyOccurrences(text: string): KeyOccurrence[] {
 export interface NumberText {
   /** The number as the body wrote it (`1.0`, `1e3`, `9007199254740993`). */
   readonly literal: string;
-  /**
-   * Its dotted path (`spec.sizes[2]`), kept only for integers a double cannot hold exactly (see
-   * isInexactInteger), which kplane refuses to store.
-   */
-  readonly inexactPath: string | undefined;
 }
 
 const NUMBER_TEXTS = new WeakMap<object, Map<string | number, NumberText>>();
@@ -361,20 +347,19 @@ export function copyNumberTexts<T>(from: unknown, to: T): T {
 export function recordNumberTextsOf(text: string, value: unknown): void {
   if (value === null || typeof value !== 'object') return;
   countTextKeys(text, Infinity);
-  if (textHasOddNumbers) recordNumberTexts(text, value, true);
+  if (textHasOddNumbers) recordNumberTexts(text, value, true, true);
 }
 
 /**
  * Records that the number at `container[key]`, inside the value `root`, was written `literal`, as
  * parseJson would have recorded it there (for values put together from parsed pieces: a JSON
- * patch's result). `path` gives its dotted path (`spec.sizes[2]`), asked only for an integer a
- * double cannot hold. Nothing is recorded for a literal String(value) gives back.
+ * patch's result). Nothing is recorded for a literal String(value) gives back.
  */
-export function setNumberText(root: object, container: object, key: string | number, literal: string, path: () => string): void {
+export function setNumberText(root: object, container: object, key: string | number, literal: string): void {
   if (!needsText(literal)) return;
   let texts = NUMBER_TEXTS.get(container);
   if (texts === undefined) NUMBER_TEXTS.set(container, (texts = new Map<string | number, NumberText>()));
-  texts.set(key, { literal, inexactPath: /^-?[0-9]+$/.test(literal) && isInexactInteger(literal) ? path() : undefined });
+  texts.set(key, { literal });
   WITH_NUMBER_TEXTS.add(root);
 }
 
@@ -386,127 +371,37 @@ function needsText(literal: string): boolean {
   return String(Number(literal)) !== literal && literal !== '-0';
 }
 
-interface TextFrame {
-  /** The object or array of the parsed value this bracket opened; undefined when it went astray (duplicate keys). */
-  readonly container: Record<string | number, unknown> | undefined;
-  readonly isObject: boolean;
-  at: string | number;
-}
-
 /**
- * Walks `text` (valid JSON, parsed into `root`) in step with `root` and records the numbers
+ * Walks `text` (valid JSON, parsed into `root`) in step with `root`: puts a bigint where it holds an
+ * integer within int64 past 2^53 (json-int64.ts), and with `texts` records the other numbers
  * needsText picks. With duplicate keys (`duplicates`) the earlier occurrences are walked against
  * the last value (JSON.parse keeps that one): the later occurrence's numbers replace or drop what
  * they recorded, and numberTextAt checks the value for the rest.
  */
-function recordNumberTexts(text: string, root: object, duplicates: boolean): void {
-  const stack: TextFrame[] = [];
-  let expectKey = false;
+function recordNumberTexts(text: string, root: object, duplicates: boolean, texts: boolean): void {
   let any = false;
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    switch (c) {
-      case QUOTE: {
-        const end = stringEnd(text, i);
-        if (expectKey) {
-          const raw = text.slice(i + 1, end);
-          stack[stack.length - 1]!.at = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
-          expectKey = false;
-        }
-        i = end;
-        break;
-      }
-      case 123: // {
-      case 91: {
-        // [
-        const parent = stack[stack.length - 1];
-        const v: unknown = parent === undefined ? root : parent.container?.[parent.at];
-        const ok = v !== null && typeof v === 'object' && Array.isArray(v) === (c === 91);
-        stack.push({ container: ok ? (v as Record<string | number, unknown>) : undefined, isObject: c === 123, at: c === 123 ? '' : 0 });
-        expectKey = c === 123;
-        break;
-      }
-      case 125: // }
-      case 93: // ]
-        stack.pop();
-        expectKey = false;
-        break;
-      case 44: {
-        // ,
-        const frame = stack[stack.length - 1]!;
-        if (frame.isObject) expectKey = true;
-        else frame.at = (frame.at as number) + 1;
-        break;
-      }
-      default:
-        if (c === 45 || (c >= 48 && c <= 57)) {
-          let j = i + 1;
-          for (; j < n; j++) {
-            const d = text.charCodeAt(j);
-            if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break;
-          }
-          const literal = text.slice(i, j);
-          const frame = stack[stack.length - 1];
-          if (frame?.container !== undefined && needsText(literal)) {
-            let texts = NUMBER_TEXTS.get(frame.container);
-            if (texts === undefined) NUMBER_TEXTS.set(frame.container, (texts = new Map<string | number, NumberText>()));
-            texts.set(frame.at, { literal, inexactPath: /^-?[0-9]+$/.test(literal) && isInexactInteger(literal) ? textPathOf(stack) : undefined });
+  reviveLongIntegers(
+    text,
+    root,
+    duplicates,
+    texts
+      ? (container, at, literal) => {
+          if (needsText(literal)) {
+            let t = NUMBER_TEXTS.get(container);
+            if (t === undefined) NUMBER_TEXTS.set(container, (t = new Map<string | number, NumberText>()));
+            t.set(at, { literal });
             any = true;
-          } else if (duplicates && frame?.container !== undefined) {
-            NUMBER_TEXTS.get(frame.container)?.delete(frame.at);
+          } else if (duplicates) {
+            NUMBER_TEXTS.get(container)?.delete(at);
           }
-          i = j - 1;
         }
-        break;
-    }
-  }
+      : undefined,
+  );
   if (any) WITH_NUMBER_TEXTS.add(root);
 }
 
-function textPathOf(stack: readonly TextFrame[]): string {
-  let s = '';
-  for (const f of stack) {
-    if (f.isObject) s += s === '' ? String(f.at) : `.${String(f.at)}`;
-    else s += `[${String(f.at)}]`;
-  }
-  return s;
-}
-
 // ---------------------------------------------------------------------------------------------
-// Integers a double cannot hold. kube-apiserver keeps a custom resource's integers as int64;
-// JavaScript's numbers are doubles, exact only up to 2^53 - 1 in magnitude.
-
-export interface InexactInteger {
-  /** Dotted path of the value, as duplicate fields are reported (`spec.sizes[2]`). */
-  readonly path: string;
-  /** The integer as the body wrote it. */
-  readonly literal: string;
-}
-
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/**
- * True when `literal` (an integer in decimal, or hex/octal as YAML writes them) is in int64's range,
- * where Go keeps it exactly, and the number kplane would write back for it (the shortest text of the
- * nearest double) has another value: 9007199254740993 becomes ...992, and 2^60 (exact as a double)
- * is written 1152921504606847000. Beyond int64 Go falls back to float64 too.
- */
-export function isInexactInteger(literal: string): boolean {
-  let big: bigint;
-  try {
-    const neg = literal.startsWith('-');
-    const digits = neg || literal.startsWith('+') ? literal.slice(1) : literal;
-    big = BigInt(digits.startsWith('0o') ? `0o${digits.slice(2)}` : digits);
-    if (neg) big = -big;
-  } catch {
-    return false;
-  }
-  if (big < INT64_MIN || big > INT64_MAX) return false;
-  // Below 1e21 a double's shortest text is its integer digits.
-  return BigInt(String(Number(big))) !== big;
-}
+// Integers past 2^53 are bigints (json-int64.ts); YAML writes them in hex or octal too.
 
 /**
  * 16 digits in a row, or 14 hex digits after 0x (YAML): any integer past 2^53 is written so, and few
@@ -517,22 +412,6 @@ const LONG_DIGIT_RUN = /[0-9]{16}|0x[0-9a-fA-F]{14}/;
 /** Whether `text` may hold an integer past 2^53 (a cheap test before a scan). */
 export function mayHoldLongIntegers(text: string): boolean {
   return LONG_DIGIT_RUN.test(text);
-}
-
-/**
- * The integers of a JSON text that a double would round (only inside int64's range; see
- * isInexactInteger); undefined for text that is not valid JSON.
- */
-export function inexactJsonIntegers(text: string): InexactInteger[] | undefined {
-  if (!LONG_DIGIT_RUN.test(text)) return [];
-  try {
-    JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const found: InexactInteger[] = [];
-  scanStructure(text, Number.POSITIVE_INFINITY, found);
-  return found;
 }
 
 function pathOf(stack: readonly Frame[]): string {

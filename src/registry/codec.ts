@@ -7,6 +7,7 @@
 // copy of every object. Decoded objects are shared and must be treated as read-only.
 import type { KubeObject } from '../apimachinery/types.js';
 import type { KV } from '../storage/storage.js';
+import { parseJSONExact, stringifyJSON } from '../golang/json-int64.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -18,7 +19,7 @@ export function encodeForStorage(obj: KubeObject): Uint8Array {
     const { resourceVersion: _rv, ...m } = meta;
     meta = m;
   }
-  return encoder.encode(JSON.stringify({ kind, apiVersion, metadata: meta, ...rest }));
+  return encoder.encode(stringifyJSON({ kind, apiVersion, metadata: meta, ...rest }));
 }
 
 /**
@@ -41,7 +42,7 @@ export class StorageDecoder {
       const hit = this.memo.get(kv);
       if (hit) return hit;
     }
-    const obj = JSON.parse(decoder.decode(kv.value)) as KubeObject;
+    const obj = parseJSONExact(decoder.decode(kv.value)) as KubeObject;
     obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(revision) };
     if (memoised && remember) {
       if (this.memo.size >= this.capacity) this.memo.delete(this.memo.keys().next().value!);

@@ -39,12 +39,6 @@ export interface ResourceRegistration {
    */
   readonly pruneUnknownFields?: (obj: KubeObject) => string[];
   /**
-   * Refuses request bodies holding integers in int64's range that a double cannot hold exactly (a
-   * 400 naming them). Custom resources: kube-apiserver keeps their integers as int64, and rounding
-   * one silently would change the stored data.
-   */
-  readonly exactIntegers?: boolean;
-  /**
    * Request bodies are checked as Go's JSON decoder would decode them into the kind's struct
    * (src/apimachinery/gotypes.ts), so a field of the wrong type is refused as upstream refuses it
    * instead of being stored (the core/v1, events and coordination kinds; ConfigMap and Secret

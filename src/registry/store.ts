@@ -50,6 +50,7 @@ import { splicable, splicedLength, writeSpliced } from './json-splice.js';
 import { compilePredicate, type Predicate } from './predicate.js';
 import type { Strategy } from './strategy.js';
 import type { DeleteOptions } from './delete-options.js';
+import { stringifyJSON } from '../golang/json-int64.js';
 
 export type { DeleteOptions } from './delete-options.js';
 
@@ -365,7 +366,7 @@ export class GenericStore {
       if (this.sendableAsStored(kv)) {
         size += splicedLength(kv.value, prefix.length, kv.modRevision);
       } else {
-        const text = JSON.stringify(r.objects?.[i] ?? this.fromKV(kv));
+        const text = stringifyJSON(r.objects?.[i] ?? this.fromKV(kv));
         (encoded ??= new Array<string | undefined>(n))[i] = text;
         size += Buffer.byteLength(text);
       }

@@ -17,6 +17,7 @@ import type { GenericStore } from '../registry/store.js';
 import type { Strategy } from '../registry/strategy.js';
 import { decodeYaml, type PatchType } from './negotiation.js';
 import { queryBool } from './requestinfo.js';
+import { stringifyJSON } from '../golang/json-int64.js';
 
 /** Longest fieldManager (and user-agent-derived manager name) accepted, as upstream. */
 export const FIELD_MANAGER_MAX_LENGTH = 128;
@@ -246,7 +247,7 @@ function duplicateWarnings(body: Uint8Array, duplicateFields: readonly string[],
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
-  return JSON.stringify(a) === JSON.stringify(b);
+  return stringifyJSON(a) === stringifyJSON(b);
 }
 
 /**

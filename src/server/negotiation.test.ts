@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { StatusError } from '../apimachinery/errors.js';
 import { encodeObject } from '../apimachinery/protobuf/index.js';
 import { builtinScheme } from '../controlplane/modules.js';
-import { chooseOutput, decodeBody, inexactIntegers, parseAccept, partialMetadataMismatch, patchTypeOf } from './negotiation.js';
+import { chooseOutput, decodeBody, parseAccept, partialMetadataMismatch, patchTypeOf } from './negotiation.js';
 
 const status = (fn: () => unknown): StatusError => {
   try {
@@ -76,23 +76,19 @@ describe('negotiation', () => {
   });
 });
 
-describe('inexactIntegers', () => {
+describe('exact integers in bodies', () => {
   const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
-  it('finds them in JSON whatever the content type says, and in YAML only when it says YAML', () => {
-    const json = '{"spec":{"a":9007199254740993}}';
-    assert.deepEqual(inexactIntegers('application/json', enc(json)), [{ path: 'spec.a', literal: '9007199254740993' }]);
-    assert.deepEqual(inexactIntegers('application/merge-patch+json', enc(json)), [{ path: 'spec.a', literal: '9007199254740993' }]);
+  it('keeps int64 integers past 2^53 as bigints in JSON and YAML (hex, octal, keys), others as numbers', () => {
+    const json = decodeBody('application/json', enc('{"kind":"K","spec":{"a":9007199254740993,"b":9223372036854775808}}')).object;
+    assert.deepEqual(json['spec'], { a: 9007199254740993n, b: 9223372036854775808 });
     const yaml =
-      'spec:\n  a: 9007199254740993\n  b: [1, 0x20000000000001, -9007199254740993, "9007199254740993"]\n  9007199254740993: k\n  l:\n  - x: 0o400000000000000001\n';
-    assert.deepEqual(inexactIntegers('application/yaml', enc(yaml)), [
-      { path: 'spec.a', literal: '9007199254740993' },
-      { path: 'spec.b[1]', literal: '0x20000000000001' },
-      { path: 'spec.b[2]', literal: '-9007199254740993' },
-      { path: 'spec.l[0].x', literal: '0o400000000000000001' },
-    ]);
-    assert.deepEqual(inexactIntegers('application/apply-patch+yaml', enc('spec: {a: 9007199254740993}')), [{ path: 'spec.a', literal: '9007199254740993' }]);
-    assert.deepEqual(inexactIntegers('application/json', enc(yaml)), [], 'a JSON body that is not JSON: its decoder says why');
-    assert.deepEqual(inexactIntegers('application/yaml', enc('a: [unclosed 9007199254740993')), []);
-    assert.deepEqual(inexactIntegers('application/yaml', enc('a: 9007199254740992\nb: 1.5e300\n')), []);
+      'kind: K\nspec:\n  a: 9007199254740993\n  b: [1, 0x20000000000001, -9007199254740993, "9007199254740993", 9223372036854775808, 1.5e300]\n  9007199254740993: k\n  l:\n  - x: 0o400000000000000001\n';
+    assert.deepEqual(decodeBody('application/yaml', enc(yaml)).object['spec'], {
+      a: 9007199254740993n,
+      b: [1, 9007199254740993n, -9007199254740993n, '9007199254740993', 9223372036854775808, 1.5e300],
+      '9007199254740993': 'k',
+      l: [{ x: 9007199254740993n }],
+    });
+    assert.deepEqual(decodeBody('application/yaml', enc('kind: K\na: 9007199254740991\n')).object['a'], 9007199254740991);
   });
 });

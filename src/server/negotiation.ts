@@ -1,15 +1,17 @@
 // Content negotiation: request bodies in (JSON, YAML, protobuf; patch types) and responses out
 // (JSON, YAML, protobuf; Table and PartialObjectMetadata transformations via Accept parameters).
-import { isMap, isPair, isScalar, isSeq, parseAllDocuments, stringify as yamlStringify, visit, type Document } from 'yaml';
+import { isMap, isScalar, isSeq, parseAllDocuments, stringify as yamlStringify, visit, type Document } from 'yaml';
 import { StatusError, badRequest, notAcceptable, undecodable, unsupportedMediaType } from '../apimachinery/errors.js';
-import { inexactJsonIntegers, isInexactInteger, mayHoldLongIntegers, parseJson, type InexactInteger } from '../apimachinery/json.js';
+import { mayHoldLongIntegers, parseJson } from '../apimachinery/json.js';
 import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE, type ProtobufKinds } from '../apimachinery/protobuf/index.js';
 import type { Scheme } from '../apimachinery/scheme.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { cannotUnmarshal } from '../golang/json-errors.js';
 import { goYAMLDuplicateKeys } from '../golang/yaml-read.js';
 import { parseGoFloat } from '../golang/strconv.js';
+import { int64OrFloat } from '../golang/json.js';
 import { isJsonObject } from '../apimachinery/types.js';
+import { parseJSONExact, stringifyJSON } from '../golang/json-int64.js';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 export const YAML_MEDIA_TYPE = 'application/yaml';
@@ -281,6 +283,7 @@ export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields:
   }
   const duplicateFields: string[] = [];
   findYamlDuplicates(doc.contents, '', duplicateFields, 0);
+  if (mayHoldLongIntegers(text)) keepYamlIntegersExact(doc);
   let js: unknown;
   try {
     js = doc.toJS({ maxAliasCount: 100 });
@@ -295,48 +298,29 @@ export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields:
 }
 
 /**
- * The integers of a request body (JSON, or YAML when the content type says so) that a double would
- * round while Go would keep them as int64. Bodies that do not parse give none: their decoder says why.
+ * Integers of a YAML document past 2^53 and within int64 become bigints, as in JSON bodies (golang/
+ * json-int64.ts): sigs.k8s.io/yaml converts YAML to JSON, which the k8s decoder reads as int64.
  */
-export function inexactIntegers(contentType: string | undefined, body: Uint8Array): InexactInteger[] {
-  const text = textDecoder.decode(body);
-  if (!mayHoldLongIntegers(text)) return [];
-  const json = inexactJsonIntegers(text);
-  if (json) return json;
-  const mt = contentType ? parseMediaType(contentType) : undefined;
-  if (!mt || !/(^|[+/-])yaml$/.test(mt.subtype)) return [];
-  const found: InexactInteger[] = [];
-  for (const doc of parseAllDocuments(text, { uniqueKeys: false }) as Document[]) {
-    if (doc.errors.length) return [];
-    visit(doc, {
-      Scalar(key, node, ancestors) {
-        // A key is a string to Go's YAML decoder (sigs.k8s.io/yaml), whatever it looks like.
-        if (key === 'key') return;
-        const v = node.value;
-        if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && node.source !== undefined && isInexactInteger(node.source)) {
-          found.push({ path: yamlPath([...ancestors, node]), literal: node.source });
-        }
-      },
-    });
-  }
-  return found;
+function keepYamlIntegersExact(doc: Document): void {
+  visit(doc, {
+    Scalar(_key, node) {
+      // A key too: sigs.k8s.io/yaml writes an integer key with all its digits.
+      const v = node.value;
+      if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && node.source !== undefined) {
+        const exact = yamlInteger(node.source);
+        if (exact !== undefined) node.value = int64OrFloat(exact);
+      }
+    },
+  });
 }
 
-/** The dotted path of a YAML node from its ancestors (maps and sequences; pairs name the key). */
-function yamlPath(ancestors: readonly unknown[]): string {
-  let s = '';
-  for (let i = 0; i < ancestors.length; i++) {
-    const a = ancestors[i];
-    if (isPair(a)) {
-      const key = isScalar(a.key) ? String(a.key.value) : String(a.key);
-      s += s === '' ? key : `.${key}`;
-    } else if (isSeq(a)) {
-      const next = ancestors[i + 1];
-      const idx = a.items.indexOf(next);
-      if (idx >= 0) s += `[${idx}]`;
-    }
-  }
-  return s;
+/** A YAML integer's value exactly (decimal, or hex and octal as YAML writes them); undefined for other text. */
+function yamlInteger(literal: string): bigint | undefined {
+  const neg = literal.startsWith('-');
+  const digits = neg || literal.startsWith('+') ? literal.slice(1) : literal;
+  if (!/^(?:[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+)$/.test(digits)) return undefined;
+  const big = BigInt(digits);
+  return neg ? -big : big;
 }
 
 /** Duplicate mapping keys, reported with their field paths like the JSON decoder does. */
@@ -382,14 +366,14 @@ const encoder = new TextEncoder();
 
 /** Encodes a response object. JSON is the fast path (no re-serialisation beyond JSON.stringify). */
 export function encodeBody(obj: unknown, format: OutputFormat, scheme: ProtobufKinds, pretty = false): Uint8Array | string {
-  if (format === 'json') return pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj) + '\n';
+  if (format === 'json') return pretty ? stringifyJSON(obj, 2) + '\n' : stringifyJSON(obj) + '\n';
   if (format === 'yaml') return toYaml(obj);
   return encodeObject(obj as KubeObject, scheme);
 }
 
 export function toYaml(obj: unknown): string {
   // Through JSON first so undefined fields vanish exactly as in the JSON output.
-  const plain: unknown = JSON.parse(JSON.stringify(obj));
+  const plain: unknown = parseJSONExact(stringifyJSON(obj));
   return stringifyYaml(plain);
 }
 

@@ -99,6 +99,28 @@ describe('write and delete options', { timeout: 60_000 }, () => {
     assert.equal((await req('GET', `${CMS}/query-dry`)).status, 404);
   });
 
+  it('DELETE: gracePeriodSeconds is an int64 as Go decodes it (exact within int64, its error beyond)', async () => {
+    await create('grace-max');
+    const del = (name: string, body: string): Promise<RawResponse> => req('DELETE', `${CMS}/${name}`, body);
+    for (const [literal, what] of [
+      ['9223372036854775808', 'number 9223372036854775808'],
+      ['-9223372036854775809', 'number -9223372036854775809'],
+      ['1.5', 'number 1.5'],
+      ['1e3', 'number 1e3'],
+      ['"30"', 'string'],
+    ]) {
+      const st = status(await del('grace-max', `{"gracePeriodSeconds":${literal}}`), 500);
+      // ErrorToAPIStatus of the decoder's error: no reason, its text.
+      assert.equal(st.reason, undefined, literal);
+      assert.equal(st.message, `json: cannot unmarshal ${what} into Go struct field DeleteOptions.gracePeriodSeconds of type int64`);
+      assert.equal((await req('GET', `${CMS}/grace-max`)).status, 200, 'not deleted');
+    }
+    assert.equal((await del('grace-max', '{"gracePeriodSeconds":9223372036854775807}')).status, 200);
+    assert.equal((await req('GET', `${CMS}/grace-max`)).status, 404);
+    await create('grace-min');
+    assert.equal((await del('grace-min', '{"gracePeriodSeconds":-9223372036854775808}')).status, 200);
+  });
+
   it('DELETE: preconditions name the kind (rest.BeforeDelete); the Status of a deleted object has no code', async () => {
     const made = await create('pre');
     const uid = status(await req('DELETE', `${CMS}/pre`, { preconditions: { uid: 'x' } }), 409);

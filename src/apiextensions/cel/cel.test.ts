@@ -237,6 +237,28 @@ describe('evaluate', () => {
     assert.deepEqual(run(s, { spec: { ...spec, items: [{ name: 'b' }] } }, { spec }), ['spec: Invalid value: spec is immutable']);
   });
 
+  it('int is int64: values past 2^53 (bigints) compare, add and equal exactly', () => {
+    const s = specSchema(
+      [
+        { rule: 'self.replicas != 9223372036854775806', message: 'not 2^63-2' },
+        { rule: 'self.maxReplicas - self.minReplicas == 1', message: 'one apart' },
+        { rule: 'self.minReplicas < self.maxReplicas', message: 'ordered' },
+        { rule: '[self.minReplicas, self.maxReplicas].all(x, x >= -9223372036854775808)' },
+      ],
+      replicas,
+    );
+    assert.deepEqual(run(s, { spec: { replicas: 9223372036854775807n, minReplicas: 9007199254740992n, maxReplicas: 9007199254740993n } }), []);
+    assert.deepEqual(run(s, { spec: { replicas: 9223372036854775806n, minReplicas: 9007199254740993n, maxReplicas: 9007199254740992n } }), [
+      'spec: Invalid value: not 2^63-2',
+      'spec: Invalid value: one apart',
+      'spec: Invalid value: ordered',
+    ]);
+    // Transition rules see 2^63-2 and 2^63-1 as different values (the same double).
+    const t = specSchema([{ rule: 'self == oldSelf', message: 'immutable' }], replicas);
+    assert.deepEqual(run(t, { spec: { replicas: 9223372036854775807n } }, { spec: { replicas: 9223372036854775806n } }), ['spec: Invalid value: immutable']);
+    assert.deepEqual(run(t, { spec: { replicas: 9223372036854775807n } }, { spec: { replicas: 9223372036854775807n } }), []);
+  });
+
   it('optionalOldSelf runs on create with oldSelf as an optional', () => {
     const s = specSchema(
       [{ rule: '!oldSelf.hasValue() || self.replicas >= oldSelf.value().replicas', message: 'no scale down', optionalOldSelf: true }],

@@ -22,6 +22,7 @@
 //   sort()/sortBy()` (ext lists v1+), quantity `isLessThan` on ints is covered only via add/sub.
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
 import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
+import { numbersEqual } from './types.js';
 
 /** Thrown (and recognised) when a rule runs past its per-call cost limit or the request's time guard. */
 export class CostExceeded extends Error {
@@ -113,9 +114,8 @@ type Scalar = bigint | number | string | boolean;
 function cmp(a: unknown, b: unknown): number {
   if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
   if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) {
-    const x = Number(a);
-    const y = Number(b);
-    return x < y ? -1 : x > y ? 1 : 0;
+    // < and > compare a bigint with a number exactly (an int64 past 2^53 with a double).
+    return a < b ? -1 : a > b ? 1 : 0;
   }
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
@@ -132,7 +132,7 @@ function listOf(v: unknown): unknown[] {
 
 function equalValues(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a === 'bigint' || typeof a === 'number') return (typeof b === 'bigint' || typeof b === 'number') && Number(a) === Number(b);
+  if (typeof a === 'bigint' || typeof a === 'number') return (typeof b === 'bigint' || typeof b === 'number') && numbersEqual(a, b);
   return false;
 }
 

@@ -75,10 +75,17 @@ export const toDyn: Converter = (v) => {
   return m;
 };
 
+/** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
+export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
+  if (typeof a === typeof b) return a === b;
+  const [n, big] = typeof a === 'number' ? [a, b as bigint] : [b as number, a];
+  return Number.isInteger(n) && BigInt(n) === big;
+}
+
 /** Deep equality of converted CEL values (message types, maps, lists, scalars). */
 export function celEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return Number(a) === Number(b);
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return numbersEqual(a, b);
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (a instanceof Date) return b instanceof Date && a.getTime() === b.getTime();
   if (Array.isArray(a)) {

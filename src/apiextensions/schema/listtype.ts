@@ -211,11 +211,14 @@ function nonUnique(arr: readonly unknown[]): number[] {
   return out;
 }
 
+/** A scalar as JSON (an int64 past 2^53 is a bigint: golang/json-int64.ts). */
+const scalarJSON = (v: unknown): string => (typeof v === 'bigint' ? v.toString() : (JSON.stringify(v) ?? 'null'));
+
 /** Compound list elements nested deeper than this are not compared (see nonUnique). */
 const MAX_COMPARE_DEPTH = 512;
 
 function boundedCanonicalJSON(v: unknown, depth: number): string | undefined {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (v === null || typeof v !== 'object') return scalarJSON(v);
   if (depth <= 0) return undefined;
   const parts: string[] = [];
   if (Array.isArray(v)) {
@@ -238,7 +241,7 @@ function boundedCanonicalJSON(v: unknown, depth: number): string | undefined {
 
 /** JSON with object keys sorted, so that equal maps serialize equally. Only for values of bounded depth. */
 export function canonicalJSON(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (v === null || typeof v !== 'object') return scalarJSON(v);
   if (Array.isArray(v)) return `[${v.map(canonicalJSON).join(',')}]`;
   const o = v as Record<string, unknown>;
   const keys = Object.keys(o)

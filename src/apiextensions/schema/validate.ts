@@ -13,6 +13,7 @@ import { effectiveFormat, formatChecker } from './formats.js';
 import { canonicalJSON, validateListSetsAndMaps } from './listtype.js';
 import { child, deepEqualJSON, depthAtMost, goFloat, index, isObject, printable, subtreeHas } from './path.js';
 import type { NestedValueValidation, Structural, ValueValidation } from './types.js';
+import { stringifyJSON } from '../../golang/json-int64.js';
 
 // ---------------------------------------------------------------------------------------------
 // Compiled validator nodes (spec.Schema as the validator sees it, after format post-processing)
@@ -56,10 +57,11 @@ const compiledCache = new WeakMap<Structural, VNode>();
 
 function fromValueValidation(n: VNode, v: ValueValidation | undefined): void {
   if (!v) return;
-  n.multipleOf = v.multipleOf;
-  n.maximum = v.maximum;
+  // float64 in JSONSchemaProps: a bigint (an integer literal past 2^53) is read as Go reads it.
+  n.multipleOf = asFloat64(v.multipleOf);
+  n.maximum = asFloat64(v.maximum);
   n.exclusiveMaximum = v.exclusiveMaximum === true;
-  n.minimum = v.minimum;
+  n.minimum = asFloat64(v.minimum);
   n.exclusiveMinimum = v.exclusiveMinimum === true;
   n.maxLength = v.maxLength;
   n.minLength = v.minLength;
@@ -235,13 +237,21 @@ class Ctx {
 const at = (path: string, rest: string): string => `${path} in ${IN} ${rest}`;
 
 function invalidType(path: string, typeName: string, value: string): VErr {
-  return { code: 'invalidType', name: path, value, message: at(path, `must be of type ${typeName}: ${JSON.stringify(value)}`) };
+  return { code: 'invalidType', name: path, value, message: at(path, `must be of type ${typeName}: ${stringifyJSON(value)}`) };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Numbers as Go holds them: the unstructured decoder makes integral JSON numbers int64.
 
-const isInt64 = (x: number): boolean => Number.isInteger(x) && Math.abs(x) < 9.2e18;
+// Integer literals past 2^53 are bigints (golang/json-int64.ts): a number is an int64 when it is a
+// safe integer, else a float64 (written with a fraction or an exponent, or beyond int64).
+const isInt64 = (x: number | bigint): boolean => typeof x === 'bigint' || Number.isSafeInteger(x);
+/** swag.ConvertInt64(swag.FormatFloat64(x)) succeeds: integral and within int64 (-2^63 is, 2^63 is not). */
+const parsesAsInt64 = (x: number | bigint): boolean => typeof x === 'bigint' || (Number.isInteger(x) && x >= -(2 ** 63) && x < 2 ** 63);
+/** A float64 of the schema (Go's type for maximum, minimum and multipleOf). */
+const asFloat64 = (x: number | bigint | undefined): number | undefined => (x === undefined ? undefined : Number(x));
+/** Go's int64(f) of a bound, for comparing with an int64 value exactly (f is integral and in range: see rangeError). */
+const int64Of = (f: number): bigint => BigInt(Math.trunc(f));
 const MAX_JSON_INT = 2 ** 53 - 1;
 
 /** swag.IsFloat64AJSONInteger */
@@ -257,15 +267,15 @@ function isFloat64AJSONInteger(f: number): boolean {
 const MAX_FLOAT32 = 3.4028234663852886e38;
 
 /** IsValueValidAgainstRange: the value must fit the declared type/format (int32 range, float32...). */
-function rangeError(val: number, typeName: string, format: string, prefix: string, c: Ctx): VErr | undefined {
+function rangeError(val: number | bigint, typeName: string, format: string, prefix: string, c: Ctx): VErr | undefined {
   let bad = false;
-  const asInt = isInt64(val);
+  const asInt = parsesAsInt64(val);
   if (typeName === 'integer') {
     if (!asInt)
       bad = true; // strconv.ParseInt of a decimal fraction fails
     else if (format === 'int32') bad = val < -(2 ** 31) || val > 2 ** 31 - 1;
   } else if (format === 'float') {
-    bad = Math.abs(val) > MAX_FLOAT32;
+    bad = Math.abs(Number(val)) > MAX_FLOAT32;
   }
   if (!bad) return undefined;
   const path = c.path();
@@ -276,8 +286,11 @@ function rangeError(val: number, typeName: string, format: string, prefix: strin
   return { code: 'plain', name: '', message };
 }
 
-function numberChecks(n: VNode, val: number, c: Ctx, res: Result): void {
+function numberChecks(n: VNode, val: number | bigint, c: Ctx, res: Result): void {
   const asInt = isInt64(val);
+  // An int64 compares as Go's native int64 code does (exactly); a float64 as a float64.
+  const exact = typeof val === 'bigint' ? val : asInt ? BigInt(val) : undefined;
+  const num = Number(val);
   const checked = rangeError(val, n.numType, n.numFormat, 'Checked', c);
   if (checked) res.add(checked);
   const extra: VErr[] = [];
@@ -286,15 +299,15 @@ function numberChecks(n: VNode, val: number, c: Ctx, res: Result): void {
     const re = rangeError(mo, n.numType, n.numFormat, 'MultipleOf', c);
     if (re) extra.push(re);
     if (!re && asInt) {
-      const f = Math.trunc(mo);
-      if (f <= 0)
+      const f = int64Of(mo);
+      if (f <= 0n)
         extra.push({
           code: 'multipleOfMustBePositive',
           name: c.path(),
-          value: f,
+          value: Number(f),
           message: `factor MultipleOf declared for ${c.path()} must be positive: ${f}`,
         });
-      else if (val % f !== 0) extra.push({ code: 'multipleOf', name: c.path(), value: val, message: at(c.path(), `should be a multiple of ${f}`) });
+      else if (exact! % f !== 0n) extra.push({ code: 'multipleOf', name: c.path(), value: val, message: at(c.path(), `should be a multiple of ${f}`) });
     } else if (mo <= 0) {
       extra.push({
         code: 'multipleOfMustBePositive',
@@ -303,7 +316,7 @@ function numberChecks(n: VNode, val: number, c: Ctx, res: Result): void {
         message: `factor MultipleOf declared for ${c.path()} must be positive: ${goFloat(mo)}`,
       });
     } else {
-      const mult = mo < 1 ? (1 / mo) * val : val / mo;
+      const mult = mo < 1 ? (1 / mo) * num : num / mo;
       if (!isFloat64AJSONInteger(mult))
         extra.push({ code: 'multipleOf', name: c.path(), value: val, message: at(c.path(), `should be a multiple of ${goFloat(mo)}`) });
     }
@@ -313,9 +326,11 @@ function numberChecks(n: VNode, val: number, c: Ctx, res: Result): void {
     const re = rangeError(n.minimum, n.numType, n.numFormat, 'Minimum boundary', c);
     if (re) extra.push(re);
     const excl = n.exclusiveMinimum;
-    const bound = !re && asInt ? Math.trunc(n.minimum) : n.minimum;
-    if ((!excl && val < bound) || (excl && val <= bound)) {
-      const shown = !re && asInt ? String(bound) : goFloat(bound);
+    const native = !re && asInt;
+    const bound = native ? int64Of(n.minimum) : n.minimum;
+    const v = native ? exact! : num;
+    if ((!excl && v < bound) || (excl && v <= bound)) {
+      const shown = native ? String(bound) : goFloat(n.minimum);
       extra.push({ code: 'min', name: c.path(), value: val, message: at(c.path(), `should be greater than ${excl ? '' : 'or equal to '}${shown}`) });
     }
   }
@@ -323,9 +338,11 @@ function numberChecks(n: VNode, val: number, c: Ctx, res: Result): void {
     const re = rangeError(n.maximum, n.numType, n.numFormat, 'Maximum boundary', c);
     if (re) extra.push(re);
     const excl = n.exclusiveMaximum;
-    const bound = !re && asInt ? Math.trunc(n.maximum) : n.maximum;
-    if ((!excl && val > bound) || (excl && val >= bound)) {
-      const shown = !re && asInt ? String(bound) : goFloat(bound);
+    const native = !re && asInt;
+    const bound = native ? int64Of(n.maximum) : n.maximum;
+    const v = native ? exact! : num;
+    if ((!excl && v > bound) || (excl && v >= bound)) {
+      const shown = native ? String(bound) : goFloat(n.maximum);
       extra.push({ code: 'max', name: c.path(), value: val, message: at(c.path(), `should be less than ${excl ? '' : 'or equal to '}${shown}`) });
     }
   }
@@ -372,7 +389,7 @@ function validateValue(n: VNode, data: unknown, c: Ctx, res: Result): void {
     return;
   }
   const isStr = typeof data === 'string';
-  const isNum = typeof data === 'number';
+  const isNum = typeof data === 'number' || typeof data === 'bigint';
   const isArr = Array.isArray(data);
   const isObj = !isArr && typeof data === 'object';
 
@@ -387,7 +404,7 @@ function validateValue(n: VNode, data: unknown, c: Ctx, res: Result): void {
     res.matchCount++;
     if (n.formatCheck) {
       if (!n.formatCheck(data))
-        res.add({ code: 'invalidType', name: c.path(), value: data, message: at(c.path(), `must be of type ${n.format}: ${JSON.stringify(data)}`) });
+        res.add({ code: 'invalidType', name: c.path(), value: data, message: at(c.path(), `must be of type ${n.format}: ${stringifyJSON(data)}`) });
       res.matchCount++;
     }
   } else if (isNum) {
@@ -411,7 +428,7 @@ function typeCheck(n: VNode, data: unknown, isStr: boolean, isArr: boolean, c: C
   let format = '';
   if (typeof data === 'boolean') schType = 'boolean';
   else if (isStr) schType = 'string';
-  else if (typeof data === 'number') {
+  else if (typeof data === 'number' || typeof data === 'bigint') {
     if (isInt64(data)) {
       schType = 'integer';
       format = 'int64';
@@ -818,8 +835,8 @@ export function decodeObjectMeta(v: unknown): { meta?: ObjectMeta; error?: strin
         if (typeof val !== 'string') return badMetaField(k, t, jsonKind(val));
         break;
       case 'int64':
-        if (typeof val !== 'number') return badMetaField(k, t, jsonKind(val));
-        if (!isInt64(val)) return badMetaField(k, t, numberValue(goFloat(val)));
+        if (typeof val !== 'number' && typeof val !== 'bigint') return badMetaField(k, t, jsonKind(val));
+        if (typeof val === 'number' && !isInt64(val)) return badMetaField(k, t, numberValue(goFloat(val)));
         break;
       case 'Time':
         if (typeof val !== 'string') return badMetaField(k, t, jsonKind(val));

@@ -7,6 +7,7 @@ import {
   FieldSet,
   FieldsV1Error,
   comparePathElements,
+  decodePathElement,
   keyElement,
   makePath,
   parseFieldsV1Key,
@@ -55,6 +56,22 @@ test('key elements sort their fields by name and write values as Go does (HTML c
   assert.equal(pathToString(P('spec', 'ports', { key: { protocol: 'TCP', port: 80 } }, 'name')), '.spec.ports[port=80,protocol="TCP"].name');
   assert.equal(pathToString(P('finalizers', { value: 'x' })), '.finalizers[="x"]');
   assert.equal(pathToString(P('list', 3)), '.list[3]');
+});
+
+test('int64s past 2^53 (bigints) in key and value elements are written and read back exactly', () => {
+  const k = keyElement({ id: 9223372036854775807n, name: 'a' });
+  assert.equal(k, 'k:{"id":9223372036854775807,"name":"a"}');
+  assert.deepEqual(decodePathElement(k), {
+    kind: 'key',
+    fields: [
+      ['id', 9223372036854775807n],
+      ['name', 'a'],
+    ],
+  });
+  const v = valueElement(-9007199254740993n);
+  assert.equal(v, 'v:-9007199254740993');
+  assert.deepEqual(decodePathElement(v), { kind: 'value', value: -9007199254740993n });
+  assert.notEqual(keyElement({ id: 9223372036854775806n }), keyElement({ id: 9223372036854775807n }));
 });
 
 test('malformed FieldsV1 fails with upstream messages; unknown element types are skipped', () => {

@@ -8,6 +8,7 @@
 import { goAtoi, NumError } from '../../golang/strconv.js';
 import type { JsonObject, JsonValue } from '../types.js';
 import { compareStrings, compareValues, goJson, valueToString } from './values.js';
+import { parseJSONExact } from '../../golang/json-int64.js';
 
 /** One step of a field path, as its FieldsV1 key (`f:spec`, `k:{"uid":"…"}`, `v:"a"`, `i:0`). */
 export type PathElement = string;
@@ -50,12 +51,12 @@ export function decodePathElement(pe: PathElement): DecodedPathElement {
       d = { kind: 'field', name: body };
       break;
     case 'k': {
-      const obj = JSON.parse(body) as JsonObject;
+      const obj = parseJSONExact(body) as JsonObject;
       d = { kind: 'key', fields: Object.keys(obj).map((k) => [k, obj[k] as JsonValue] as const) };
       break;
     }
     case 'v':
-      d = { kind: 'value', value: JSON.parse(body) as JsonValue };
+      d = { kind: 'value', value: parseJSONExact(body) as JsonValue };
       break;
     default:
       d = { kind: 'index', index: Number(body) };
@@ -395,7 +396,7 @@ export function parseFieldsV1Key(key: string): PathElement | undefined {
 
 function parseJson(s: string): JsonValue | undefined {
   try {
-    return JSON.parse(s) as JsonValue;
+    return parseJSONExact(s) as JsonValue;
   } catch {
     return undefined;
   }

@@ -27,6 +27,7 @@ import {
 import { TypedError, fieldSetOf, validateTyped } from './typed.js';
 import { applyOwnership, updateOwnership, type UpdaterOptions } from './updater.js';
 import { goJson, valuesEqual } from './values.js';
+import { parseJSONExact } from '../../golang/json-int64.js';
 
 /** The annotation kubectl's client-side apply keeps its last configuration in. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -348,7 +349,7 @@ function allowedConflictsFromLastApplied(live: JsonValue, ctx: Context): FieldSe
   if (!raw) return undefined;
   let lastApplied: JsonValue;
   try {
-    lastApplied = JSON.parse(raw) as JsonValue;
+    lastApplied = parseJSONExact(raw) as JsonValue;
   } catch {
     return undefined;
   }

@@ -25,7 +25,7 @@ export function compareStrings(a: string, b: string): number {
 // value.Compare's type rank: numbers (ints and floats compare numerically), strings, booleans,
 // lists, maps, null.
 function rank(v: JsonValue): number {
-  if (typeof v === 'number') return 0;
+  if (typeof v === 'number' || typeof v === 'bigint') return 0;
   if (typeof v === 'string') return 1;
   if (typeof v === 'boolean') return 2;
   if (Array.isArray(v)) return 3;
@@ -40,7 +40,8 @@ export function compareValues(a: JsonValue, b: JsonValue): number {
   if (ra !== rb) return ra < rb ? -1 : 1;
   switch (ra) {
     case 0:
-      return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+      // An int64 past 2^53 is a bigint: < and > compare it with a number exactly.
+      return (a as number | bigint) < (b as number | bigint) ? -1 : (a as number | bigint) > (b as number | bigint) ? 1 : 0;
     case 1:
       return compareStrings(a as string, b as string);
     case 2:
@@ -115,7 +116,7 @@ export function valuesEqual(a: JsonValue | undefined, b: JsonValue | undefined):
 export function valueToString(v: JsonValue): string {
   if (v === null) return 'null';
   if (typeof v === 'string') return goQuote(v);
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
   if (Array.isArray(v)) return `[${v.map(valueToString).join(',')}]`;
   return definedKeys(v)
     .map((k) => `${k}=${valueToString(v[k] as JsonValue)}`)
@@ -154,6 +155,7 @@ export function goJson(v: JsonValue): string {
     return HAS_HTML_UNSAFE.test(j) ? j.replace(HTML_UNSAFE, htmlEscape) : j;
   }
   if (v === null || typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
+  if (typeof v === 'bigint') return v.toString();
   if (typeof v !== 'object') return JSON.stringify(v).replace(HTML_UNSAFE, htmlEscape);
   if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
   const keys = definedKeys(v).sort(compareStrings);

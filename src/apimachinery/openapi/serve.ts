@@ -8,6 +8,7 @@ import { GNOSTIC_V2_CONTENT_TYPE, GNOSTIC_V2_CONTENT_TYPE_ALT, encodeGnosticV2 }
 import type { OpenAPIV2Input } from './v2.js';
 import { buildOpenAPIV2 } from './v2.js';
 import { openAPIHash } from './v3.js';
+import { stringifyJSON } from '../../golang/json-int64.js';
 
 export interface OpenAPIV2Service {
   readonly json: Buffer;
@@ -17,7 +18,7 @@ export interface OpenAPIV2Service {
 
 export function buildOpenAPIV2Service(input: OpenAPIV2Input): OpenAPIV2Service {
   const doc = buildOpenAPIV2(input);
-  const json = Buffer.from(JSON.stringify(doc));
+  const json = Buffer.from(stringifyJSON(doc));
   return { json, protobuf: Buffer.from(encodeGnosticV2(doc)), etag: openAPIHash(json) };
 }
 

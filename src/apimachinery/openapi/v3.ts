@@ -10,6 +10,7 @@ import { CUSTOM_RESOURCE_SCHEMA, type Definitions, type OpenAPISchema } from '..
 import type { Operation, Param, Route, RouteOptions } from './routes.js';
 import { buildRoutes, splitCommonParams } from './routes.js';
 import { DEFINITIONS_REF_PREFIX, addSharedKindGroupVersions, reachableDefinitions, routeSchemas } from './v2.js';
+import { stringifyJSON } from '../../golang/json-int64.js';
 
 export const SCHEMAS_REF_PREFIX = '#/components/schemas/';
 
@@ -212,7 +213,7 @@ export function buildOpenAPIV3Service(input: OpenAPIV3Input): OpenAPIV3Service {
   const documents = new Map<string, ServedV3Document>();
   const index: OpenAPIV3Index = { paths: {} };
   for (const [key, document] of buildOpenAPIV3(input)) {
-    const json = Buffer.from(JSON.stringify(document));
+    const json = Buffer.from(stringifyJSON(document));
     const hash = openAPIHash(json);
     const serverRelativeURL = `/openapi/v3/${key}?hash=${hash}`;
     documents.set(key, { key, document, json, hash, serverRelativeURL });

@@ -111,6 +111,7 @@ test("json patch as json-patch v4 (kube's) reads it: replace of a missing key se
 function withTexts(v: unknown): string {
   const walk = (x: unknown, container?: object, key?: string | number): string => {
     if (typeof x === 'number') return (container !== undefined ? numberTextAt(container, key!, x)?.literal : undefined) ?? String(x);
+    if (typeof x === 'bigint') return `${x}n`;
     if (x === null || typeof x !== 'object') return JSON.stringify(x);
     if (Array.isArray(x)) return `[${x.map((e, i) => walk(e, x, i)).join(',')}]`;
     const o = x as Record<string, unknown>;
@@ -165,15 +166,26 @@ test("json patch keeps its numbers' texts where json-patch v4 puts them (add, re
   assert.deepEqual(doc, { spec: { leaseDurationSeconds: 1, holderIdentity: 'a' }, a: [1, 2] });
 });
 
-test('json patch number texts: the path of an integer a double cannot hold is where the patch puts it; strings stay strings; none without such numbers', () => {
+test('json patch: int64s past 2^53 (bigints) are placed, copied, moved and tested exactly; strings stay strings; none without such numbers', () => {
   const out = applyJsonPatch(
     { spec: { x: {} } },
     '[{"op":"add","path":"/spec/x/y","value":{"z":[1,9007199254740993]}},{"op":"add","path":"/spec/n","value":12345678901234567}]',
   ) as {
-    spec: { x: { y: { z: number[] } }; n: number };
+    spec: { x: { y: { z: unknown[] } }; n: unknown };
   };
-  assert.deepEqual(numberTextAt(out.spec.x.y.z, 1, out.spec.x.y.z[1]!), { literal: '9007199254740993', inexactPath: 'spec.x.y.z[1]' });
-  assert.deepEqual(numberTextAt(out.spec, 'n', out.spec.n), { literal: '12345678901234567', inexactPath: 'spec.n' });
+  assert.deepEqual(out, { spec: { x: { y: { z: [1, 9007199254740993n] } }, n: 12345678901234567n } });
+  const big = { spec: { a: 9223372036854775807n, l: [{ b: -9223372036854775808n }] } };
+  assert.deepEqual(
+    applyJsonPatch(
+      big,
+      '[{"op":"test","path":"/spec/a","value":9223372036854775807},{"op":"copy","from":"/spec/l","path":"/spec/m"},{"op":"move","from":"/spec/a","path":"/spec/c"},{"op":"replace","path":"/spec/l/0/b","value":1}]',
+    ),
+    { spec: { c: 9223372036854775807n, l: [{ b: 1 }], m: [{ b: -9223372036854775808n }] } },
+  );
+  assert.deepEqual(big, { spec: { a: 9223372036854775807n, l: [{ b: -9223372036854775808n }] } }, 'the original is untouched');
+  // test compares exactly: 2^63-2 is not 2^63-1, though both are the same double.
+  assert.equal(failure(() => applyJsonPatch(big, '[{"op":"test","path":"/spec/a","value":9223372036854775806}]')).code, 422);
+  assert.equal(failure(() => applyJsonPatch(big, '[{"op":"test","path":"/spec/a","value":9223372036854775808}]')).code, 422);
   // A string is never taken for a number, whatever it holds.
   const s = applyJsonPatch(
     {},

@@ -12,6 +12,8 @@ import { StatusError, badRequest } from '../errors.js';
 import { describeJsonSyntaxError, forEachNumberText, hasNumberTexts, numberTextAt, recordNumberTextsOf, setNumberText } from '../json.js';
 import type { JsonValue } from '../types.js';
 import { cannotUnmarshal } from '../../golang/json-errors.js';
+import { jsonNumber } from '../../golang/json.js';
+import { containsBigInt } from '../../golang/json-int64.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
 
@@ -53,13 +55,16 @@ export function decodeJsonPatch(patch: string | Uint8Array): JsonValue[] {
  */
 export function applyJsonPatchOperations(original: JsonValue, ops: readonly JsonValue[]): JsonValue {
   if (ops.length > MAX_JSON_PATCH_OPERATIONS) throw tooManyOperations(ops.length);
-  const marked = hasNumberTexts(ops) ? markNumberTexts(ops) : undefined;
+  // int64s past 2^53 (bigints) take the path of numbers with a text of their own: fast-json-patch
+  // copies values through JSON.stringify, which refuses a bigint, and `test` compares them by text.
+  const bigOriginal = containsBigInt(original);
+  const marked = bigOriginal || hasNumberTexts(ops) || containsBigInt(ops) ? markNumberTexts(ops) : undefined;
   const marker = marked?.marker;
   try {
     // validateOperation=true makes missing paths fail (as evanphx/json-patch does) instead of
     // creating them. One operation at a time, each first read the way json-patch v4 (the version
     // kube vendors) reads it against the document as it is then.
-    let doc = fastJsonPatch.deepClone(original) as JsonValue;
+    let doc = bigOriginal ? markedCopy(original, marker!) : (fastJsonPatch.deepClone(original) as JsonValue);
     for (const raw of ops) {
       const op = asV4Operation(doc, raw);
       if (op === undefined) continue;
@@ -116,12 +121,17 @@ function asV4Operation(doc: JsonValue, raw: JsonValue): Operation | undefined {
  * test compares it by its text (`1.0` is not `1` there, upstream's bytes.Equal of raw scalars).
  * restoreNumberTexts turns the markers of the result back into numbers and records their texts.
  */
-function markNumberTexts(ops: readonly JsonValue[]): { marker: string; undo: [Record<string | number, JsonValue>, string | number, number][] } {
+function markNumberTexts(ops: readonly JsonValue[]): { marker: string; undo: [Record<string | number, JsonValue>, string | number, number | bigint][] } {
   const marker = `\u0000kplane-number-${randomUUID()}:`;
-  const undo: [Record<string | number, JsonValue>, string | number, number][] = [];
+  const undo: [Record<string | number, JsonValue>, string | number, number | bigint][] = [];
   for (const op of ops) {
     if (op === null || typeof op !== 'object' || Array.isArray(op) || !Object.prototype.hasOwnProperty.call(op, 'value')) continue;
-    const top = op['value'];
+    const top = op['value'] as JsonValue | bigint;
+    if (typeof top === 'bigint') {
+      undo.push([op as Record<string | number, JsonValue>, 'value', top]);
+      op['value'] = marker + top.toString();
+      continue;
+    }
     if (typeof top === 'number') {
       const t = numberTextAt(op, 'value', top);
       if (t !== undefined) {
@@ -135,8 +145,33 @@ function markNumberTexts(ops: readonly JsonValue[]): { marker: string; undo: [Re
       undo.push([c as Record<string | number, JsonValue>, key, v]);
       c[key] = marker + t.literal;
     });
+    forEachBigInt(top, (c, key, v) => {
+      undo.push([c, key, v]);
+      c[key] = marker + v.toString();
+    });
   }
   return { marker, undo };
+}
+
+/** Calls `fn` for every bigint inside `root` (iteratively: values may nest deeply). */
+function forEachBigInt(root: object, fn: (container: Record<string | number, JsonValue>, key: string | number, v: bigint) => void): void {
+  const stack: object[] = [root];
+  while (stack.length > 0) {
+    const c = stack.pop() as Record<string | number, JsonValue>;
+    for (const key in c) {
+      const v = c[key] as JsonValue | bigint;
+      if (typeof v === 'bigint') fn(c, Array.isArray(c) ? Number(key) : key, v);
+      else if (v !== null && typeof v === 'object') stack.push(v);
+    }
+  }
+}
+
+/** A copy of `v` with its bigints as marked strings (see markNumberTexts). */
+function markedCopy(v: JsonValue, marker: string): JsonValue {
+  if (typeof v === 'bigint') return marker + v.toString();
+  const copy = structuredClone(v);
+  if (copy !== null && typeof copy === 'object') forEachBigInt(copy, (c, key, b) => (c[key] = marker + b.toString()));
+  return copy;
 }
 
 interface Place {
@@ -146,23 +181,11 @@ interface Place {
   readonly key: string | number;
 }
 
-/** Dotted path of `key` in `at` (parseJson's form: `spec.sizes[2]`). */
-function placePath(at: Place, key: string | number): string {
-  const keys: (string | number)[] = [key];
-  for (let p: Place | undefined = at; p?.parent !== undefined; p = p.parent) keys.push(p.key);
-  let s = '';
-  for (let i = keys.length - 1; i >= 0; i--) {
-    const k = keys[i]!;
-    s += typeof k === 'number' ? `[${k}]` : s === '' ? k : `.${k}`;
-  }
-  return s;
-}
-
 /** The markers of markNumberTexts in `doc` become numbers again, with their texts recorded. */
 function restoreNumberTexts(doc: JsonValue, marker: string): JsonValue {
   const number = (v: JsonValue): string | undefined => (typeof v === 'string' && v.startsWith(marker) ? v.slice(marker.length) : undefined);
   const rootLiteral = number(doc);
-  if (rootLiteral !== undefined) return Number(rootLiteral);
+  if (rootLiteral !== undefined) return jsonNumber(rootLiteral);
   if (doc === null || typeof doc !== 'object') return doc;
   const root = doc;
   const stack: Place[] = [{ container: doc as Record<string | number, JsonValue>, parent: undefined, key: '' }];
@@ -173,8 +196,9 @@ function restoreNumberTexts(doc: JsonValue, marker: string): JsonValue {
       const v = c[key]!;
       const literal = number(v);
       if (literal !== undefined) {
-        c[key] = Number(literal);
-        setNumberText(root, c, key, literal, () => placePath(at, key));
+        const n = jsonNumber(literal);
+        c[key] = n;
+        if (typeof n === 'number') setNumberText(root, c, key, literal);
       } else if (v !== null && typeof v === 'object') {
         stack.push({ container: v as Record<string | number, JsonValue>, parent: at, key });
       }

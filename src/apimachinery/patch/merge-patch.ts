@@ -1,6 +1,7 @@
 // RFC 7386 JSON merge patch (application/merge-patch+json), as evanphx/json-patch applies it.
 import { badRequest } from '../errors.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../types.js';
+import { parseJSONExact } from '../../golang/json-int64.js';
 
 /** Returns a new value; neither argument is modified. */
 export function mergePatch(original: JsonValue | undefined, patch: JsonValue): JsonValue {
@@ -19,7 +20,7 @@ export function applyMergePatch(original: JsonValue, patch: string | Uint8Array)
   const text = typeof patch === 'string' ? patch : new TextDecoder().decode(patch);
   let parsed: JsonValue;
   try {
-    parsed = JSON.parse(text) as JsonValue;
+    parsed = parseJSONExact(text) as JsonValue;
   } catch {
     throw badRequest('Invalid JSON Patch');
   }

@@ -56,6 +56,7 @@ function goType(v: JsonValue | undefined): string {
   if (Array.isArray(v)) return '[]interface {}';
   if (isJsonObject(v)) return 'map[string]interface {}';
   if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  if (typeof v === 'bigint') return 'int64'; // an int64 past 2^53
   return typeof v;
 }
 

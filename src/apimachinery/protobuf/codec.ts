@@ -10,6 +10,7 @@ import type { ProtobufKinds } from './kinds.js';
 import { type FieldDesc, type MessageDesc, messageDesc } from './schema.js';
 import { formatMicroTime, formatTime, GO_ZERO_TIME_SECONDS, parseRfc3339 } from './time.js';
 import { Reader, WIRE_END_GROUP, WIRE_LEN, WIRE_VARINT, WireError, Writer } from './wire.js';
+import { parseJSONExact, stringifyJSON } from '../../golang/json-int64.js';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 export const PROTOBUF_WATCH_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch';
@@ -140,6 +141,11 @@ function writeOne(w: Writer, f: FieldDesc, v: unknown, depth: number, kinds: Pro
       w.int(v);
       return;
     case 'int64':
+      if (typeof v === 'bigint' && v >= -(2n ** 63n) && v < 2n ** 63n) {
+        w.tag(f.id, WIRE_VARINT);
+        w.bigint64(v);
+        return;
+      }
       if (typeof v !== 'number' || !Number.isInteger(v)) throw wrongType('integer', v);
       w.tag(f.id, WIRE_VARINT);
       w.int(v);
@@ -178,7 +184,7 @@ function writeOne(w: Writer, f: FieldDesc, v: unknown, depth: number, kinds: Pro
       w.tag(f.id, WIRE_LEN);
       const s = w.open();
       w.tag(1, WIRE_LEN);
-      w.string(JSON.stringify(v));
+      w.string(stringifyJSON(v));
       w.close(s);
       return;
     }
@@ -267,7 +273,7 @@ function writeRaw(w: Writer, v: unknown, depth: number, kinds: ProtobufKinds): v
     writeEnvelope(w, v, depth + 1, kinds);
     return;
   }
-  const json = JSON.stringify(v);
+  const json = stringifyJSON(v);
   w.ensure(Buffer.byteLength(json));
   w.pos += w.buf.write(json, w.pos, 'utf8');
 }
@@ -514,7 +520,7 @@ const utf8 = new TextDecoder();
 
 function parseJson(raw: Uint8Array, what: string): JsonValue {
   try {
-    return JSON.parse(utf8.decode(raw)) as JsonValue;
+    return parseJSONExact(utf8.decode(raw)) as JsonValue;
   } catch (e) {
     throw new WireError(`invalid ${what} JSON: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -109,6 +109,12 @@ export class Writer {
     this.varint64(lo, hi);
   }
 
+  /** An int64 past 2^53 (a bigint, golang/json-int64.ts), exactly: its two's complement 64 bits. */
+  bigint64(v: bigint): void {
+    const u = BigInt.asUintN(64, v);
+    this.varint64(Number(u & 0xffffffffn), Number(u >> 32n));
+  }
+
   tag(field: number, wire: number): void {
     this.uint32(((field << 3) | wire) >>> 0);
   }
@@ -233,16 +239,20 @@ export class Reader {
     return this.lo | 0;
   }
 
-  /** int64 as a JS number (exact up to 2^53, like JSON consumers see it anyway). */
-  int64(): number {
+  /** int64 as JSON decoding gives it: a number, or a bigint past 2^53 (golang/json-int64.ts). */
+  int64(): number | bigint {
     this.varint64();
+    let n: number;
     if (this.hi >= 0x80000000) {
       // two's complement negative
       const lo = (~this.lo + 1) >>> 0;
       const hi = (~this.hi + (lo === 0 ? 1 : 0)) >>> 0;
-      return -(hi * TWO_32 + lo);
+      n = -(hi * TWO_32 + lo);
+    } else {
+      n = this.hi * TWO_32 + this.lo;
     }
-    return this.hi * TWO_32 + this.lo;
+    if (Number.isSafeInteger(n)) return n;
+    return BigInt.asIntN(64, (BigInt(this.hi) << 32n) | BigInt(this.lo));
   }
 
   bool(): boolean {

@@ -15,6 +15,7 @@ import type { Registry } from 'prom-client';
 import { controllerMetrics, type ControllerMetrics } from '../runtime/metrics.js';
 import { WorkQueue } from '../runtime/workqueue.js';
 import { BoundedSet, GraphNode, identityKey, identityString, sameIdentity, type Identity } from './graph.js';
+import { stringifyJSON } from '../../golang/json-int64.js';
 
 export const FINALIZER_ORPHAN = 'orphan';
 export const FINALIZER_FOREGROUND = 'foregroundDeletion';
@@ -632,7 +633,7 @@ export class GarbageCollector implements Runnable {
     await this.patchMetadata(n, (o) => {
       const cur = o.metadata?.ownerReferences ?? [];
       const next = fn(cur);
-      if (JSON.stringify(next) === JSON.stringify(cur)) return undefined;
+      if (stringifyJSON(next) === stringifyJSON(cur)) return undefined;
       return { ownerReferences: next.length ? next : null };
     });
   }
@@ -704,7 +705,7 @@ function referenceDiffs(
   const changed: { old: OwnerReference; cur: OwnerReference }[] = [];
   for (const r of cur) {
     const o = oldByUid.get(r.uid);
-    if (o && JSON.stringify(o) !== JSON.stringify(r)) changed.push({ old: o, cur: r });
+    if (o && stringifyJSON(o) !== stringifyJSON(r)) changed.push({ old: o, cur: r });
   }
   return { added, removed, changed };
 }

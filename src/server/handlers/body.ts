@@ -1,9 +1,8 @@
 // Reading request bodies: the size limit (413), a client that went away mid-body, and the decoding
 // of an object body with upstream's error texts.
 import { StatusError, badRequest, isStatusError, requestEntityTooLarge } from '../../apimachinery/errors.js';
-import { inexactIntegerError } from '../../apimachinery/json.js';
 import type { RegisteredResource } from '../../registry/registry.js';
-import { decodeBody, inexactIntegers } from '../negotiation.js';
+import { decodeBody } from '../negotiation.js';
 import { header, type Request } from '../request-scope.js';
 
 export async function readBody(req: Request, limit: number): Promise<Uint8Array> {
@@ -31,14 +30,9 @@ export async function readBody(req: Request, limit: number): Promise<Uint8Array>
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
-/** The body of a create, update or patch; custom resources refuse integers a double would round. */
-export async function readObjectBody(req: Request, r: RegisteredResource, limit: number): Promise<Uint8Array> {
-  const body = await readBody(req, limit);
-  if (r.registration.exactIntegers) {
-    const found = inexactIntegers(header(req, 'content-type'), body);
-    if (found.length) throw inexactIntegerError(found);
-  }
-  return body;
+/** The body of a create, update or patch (its integers are kept exactly when it is decoded: golang/json-int64.ts). */
+export async function readObjectBody(req: Request, _r: RegisteredResource, limit: number): Promise<Uint8Array> {
+  return readBody(req, limit);
 }
 
 /**

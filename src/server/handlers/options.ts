@@ -1,6 +1,8 @@
 // The options of a request as upstream's handlers read and validate them: create/update/patch
 // options (dryRun, fieldManager, fieldValidation), list options, and DeleteOptions (body or query).
-import { badRequest, fieldIssue, invalid, undecodable, type FieldIssue } from '../../apimachinery/errors.js';
+import { badRequest, fieldIssue, invalid, undecodable, unknownError, type FieldIssue } from '../../apimachinery/errors.js';
+import { numberTextAt } from '../../apimachinery/json.js';
+import { jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
 import { decodeObject, type ProtobufKinds } from '../../apimachinery/protobuf/index.js';
 import { isJsonObject } from '../../apimachinery/types.js';
 import { NumError, parseGoInt } from '../../golang/strconv.js';
@@ -98,6 +100,7 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
       throw undecodable(String(obj.kind), String(obj.apiVersion ?? ''), 'DeleteOptions');
     }
     const o = obj as Record<string, unknown>;
+    checkGracePeriodSeconds(o);
     from = {
       dryRun: Array.isArray(o.dryRun) ? o.dryRun.map(String) : [],
       grace: o.gracePeriodSeconds,
@@ -123,7 +126,8 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
     issues.push(fieldIssue.notSupported('propagationPolicy', p, ['Foreground', 'Background', 'Orphan', 'nil']));
   issues.push(...dryRunIssues(from.dryRun));
   if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', issues);
-  const grace = typeof from.grace === 'number' ? from.grace : undefined;
+  // An int64 past 2^53 is a bigint; a grace period that long is forever either way.
+  const grace = typeof from.grace === 'number' ? from.grace : typeof from.grace === 'bigint' ? Number(from.grace) : undefined;
   return {
     dryRun: from.dryRun.includes('All'),
     // rest.BeforeDelete: a negative grace period is treated as 1 second, not refused.
@@ -132,4 +136,22 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
     ...(orphanSet ? { orphanDependents: from.orphan === true } : {}),
     ...(from.pre ? { preconditions: from.pre } : {}),
   };
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * DeleteOptions.gracePeriodSeconds is an *int64: Go's decoder refuses a number that ParseInt does
+ * not read (a fraction, an exponent, beyond int64) and any other JSON kind but null. The delete
+ * handler passes that error on as it is: ErrorToAPIStatus makes it a 500 with its text.
+ */
+function checkGracePeriodSeconds(o: Record<string, unknown>): void {
+  const v = o['gracePeriodSeconds'];
+  if (v === undefined || v === null || typeof v === 'bigint') return;
+  const at = { struct: 'DeleteOptions', field: 'gracePeriodSeconds' };
+  if (typeof v !== 'number') throw unknownError(unmarshalTypeError(jsonKind(v), 'int64', at));
+  const literal = numberTextAt(o, 'gracePeriodSeconds', v)?.literal ?? String(v);
+  if (/^-?[0-9]+$/.test(literal) && BigInt(literal) >= INT64_MIN && BigInt(literal) <= INT64_MAX) return;
+  throw unknownError(unmarshalTypeError(numberValue(literal), 'int64', at));
 }

@@ -15,6 +15,7 @@ import { isSilenced } from '../deadline.js';
 import { chooseOutput, contentTypeOf, partialMetadataMismatch, toYaml, type OutputChoice } from '../negotiation.js';
 import { header, type Request, type RequestScope, type Response } from '../request-scope.js';
 import { ClientWentAway } from './body.js';
+import { stringifyJSON } from '../../golang/json-int64.js';
 
 /** An error answered as Go's http.Error writes it: `text` and a newline, text/plain. */
 export class PlainTextError extends StatusError {
@@ -135,7 +136,7 @@ export function warningHeaderValue(text: string): string {
 export function writeJson(res: Response, code: number, obj: unknown): void {
   res.statusCode = code;
   res.setHeader('Content-Type', 'application/json');
-  res.end(JSON.stringify(obj) + '\n');
+  res.end(stringifyJSON(obj) + '\n');
 }
 
 /** A document that is not an API resource (discovery, Status of deletes) in JSON or YAML, never protobuf. */
@@ -165,15 +166,15 @@ export function writeBody(
     body =
       format === 'json'
         ? pretty
-          ? JSON.stringify(obj, null, 2)
-          : JSON.stringify(obj) + '\n'
+          ? stringifyJSON(obj, 2)
+          : stringifyJSON(obj) + '\n'
         : format === 'yaml'
           ? toYaml(obj)
           : encodeProtobuf(obj, scheme ?? NO_KINDS);
   } catch {
     // Kinds without a protobuf form (discovery documents, Status of foreign groups) fall back to JSON.
     format = 'json';
-    body = JSON.stringify(obj) + '\n';
+    body = stringifyJSON(obj) + '\n';
   }
   res.setHeader('Content-Type', contentTypeOf(format));
   endBody(res, body, compress);

@@ -10,6 +10,7 @@ import { pruneUnknownFields } from '../../apimachinery/unknown-fields.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { fieldManagerScope, type FieldManagerScope } from '../fieldmanager.js';
 import { strictFieldProblems, type DuplicateFields } from '../strict-fields.js';
+import { stringifyJSON } from '../../golang/json-int64.js';
 
 /**
  * A body (or a patch's result) with a field of the wrong type for the kind's Go struct: the
@@ -99,10 +100,10 @@ export function checkKind(obj: KubeObject, r: RegisteredResource | { group: stri
   const d = 'descriptor' in r ? r.descriptor : r;
   const want = apiVersionOf(d.group, d.version);
   if (obj.kind === undefined || obj.kind === '') {
-    throw badRequest(`Object 'Kind' is missing in '${truncate(JSON.stringify(obj))}'`);
+    throw badRequest(`Object 'Kind' is missing in '${truncate(stringifyJSON(obj))}'`);
   }
   if (obj.apiVersion === undefined || obj.apiVersion === '') {
-    throw badRequest(`Object 'apiVersion' is missing in '${truncate(JSON.stringify(obj))}'`);
+    throw badRequest(`Object 'apiVersion' is missing in '${truncate(stringifyJSON(obj))}'`);
   }
   if (obj.kind !== d.kind) {
     throw undecodable(

@@ -5,6 +5,7 @@ import type { KubeObject } from '../../apimachinery/types.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { partialObjectMetadata, toTable, type IncludeObject } from '../../registry/table.js';
 import { toYaml, type OutputChoice } from '../negotiation.js';
+import { stringifyJSON } from '../../golang/json-int64.js';
 
 /** JSON of objects sent on watches, by object identity (decoded objects are shared and read-only). */
 const watchJsonByObject = new WeakMap<KubeObject, string>();
@@ -41,9 +42,9 @@ export class WatchFrames {
     // Decoded objects are shared and read-only: one event fanned out to many watchers is serialised once.
     if (out === obj) {
       let json = watchJsonByObject.get(obj);
-      if (json === undefined) watchJsonByObject.set(obj, (json = JSON.stringify(obj)));
+      if (json === undefined) watchJsonByObject.set(obj, (json = stringifyJSON(obj)));
       return `{"type":"${type}","object":${json}}\n`;
     }
-    return `{"type":"${type}","object":${JSON.stringify(out)}}\n`;
+    return `{"type":"${type}","object":${stringifyJSON(out)}}\n`;
   }
 }
