@@ -334,7 +334,7 @@ export class GenericStore {
     for (let i = 0; i < n; i++) {
       const kv = kvs[i]!;
       // An item that cannot be sent as stored is encoded here, one at a time (never the whole list).
-      const text = this.sendableAsStored(kv) ? undefined : JSON.stringify(r.objects?.[i] ?? this.fromKV(kv));
+      const text = this.sendableAsStored(kv) ? undefined : stringifyJSON(r.objects?.[i] ?? this.fromKV(kv));
       // The item, its comma, and room for the closing `]}` after the last one.
       const need = (text === undefined ? splicedLength(kv.value, prefix.length, kv.modRevision) : Buffer.byteLength(text)) + 1 + (i === n - 1 ? 2 : 0);
       if (pos + need > buf.length) {

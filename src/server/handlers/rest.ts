@@ -25,7 +25,7 @@ export function checkGoTypes(definitions: Definitions, r: RegisteredResource, ob
     const d = r.descriptor;
     throw undecodable(d.kind, d.version, d.kind, why);
   }
-  throw invalid({ group: '', kind: '' }, '', [fieldIssue.invalid('patch', JSON.stringify(obj), why)]);
+  throw invalid({ group: '', kind: '' }, '', [fieldIssue.invalid('patch', stringifyJSON(obj), why)]);
 }
 
 export function schemaOf(definitions: Definitions, r: RegisteredResource): ReturnType<typeof resolveSchema> {
