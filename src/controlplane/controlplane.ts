@@ -1,6 +1,6 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_READ_HEADER_TIMEOUT_MS, installConnectionTimeouts } from '../server/connection-timeouts.js';
 import { serverTLSSettings } from '../server/tls-options.js';
@@ -21,6 +21,7 @@ import { ApiRegistry, type AdmissionPlugin, type ApiModule, type ControlPlaneCon
 import { defaultModules } from './modules.js';
 import type { Storage, StorageFactory } from '../storage/storage.js';
 import { CachingStorage } from '../storage/cacher/cacher.js';
+import { ensurePrivateDir, ensurePrivateFile } from '../storage/private-files.js';
 import { instrumentStorage } from '../storage/instrumented.js';
 import { createLoopbackClient } from '../client/loopback.js';
 import type { KubeClient } from '../client/types.js';
@@ -204,10 +205,13 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 0 || maxStreams > 2 ** 32 - 1)
     throw new Error(`http2MaxStreamsPerConnection must be a whole number from 0 to 4294967295, got ${maxStreams}`);
   const dataDir = resolve(opts.dataDir);
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // The data directory holds the database (Secrets) and the PKI's private keys: 0700, as etcd's.
+  ensurePrivateDir(dataDir, log);
+  if (existsSync(join(dataDir, 'pki'))) ensurePrivateDir(join(dataDir, 'pki'), log);
   const host = opts.host ?? '127.0.0.1';
   // ensurePki puts its files under `<dir>/pki/`.
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
+  for (const key of ['ca.key', 'apiserver.key', 'admin.key']) ensurePrivateFile(join(dataDir, 'pki', key), { log });
   const metrics = createApiMetrics();
   const raw = await opts.storage.open({ log });
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
