@@ -1,6 +1,7 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_READ_HEADER_TIMEOUT_MS, installConnectionTimeouts } from '../server/connection-timeouts.js';
 import { serverTLSSettings } from '../server/tls-options.js';
@@ -199,6 +200,14 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     ...(opts.tlsMinVersion !== undefined ? { minVersion: opts.tlsMinVersion } : {}),
   });
   for (const w of tlsSettings.warnings) log(w);
+  try {
+    createSecureContext({ ciphers: tlsSettings.ciphers });
+  } catch {
+    // Go implements RC4 and 3DES; OpenSSL 3 (node's) offers neither by default.
+    throw new Error(
+      `none of the TLS cipher suites ${(opts.tlsCipherSuites ?? []).join(',')} is available in this server's TLS library (OpenSSL ${process.versions.openssl})`,
+    );
+  }
   const idleTimeoutMs = positiveMs('idleTimeoutMs', opts.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS);
   const readHeaderTimeoutMs = positiveMs('readHeaderTimeoutMs', opts.readHeaderTimeoutMs, DEFAULT_READ_HEADER_TIMEOUT_MS);
   const maxStreams = opts.http2MaxStreamsPerConnection ?? 0;

@@ -183,5 +183,8 @@ describe('TLS cipher suites and versions (openssl s_client)', { skip: spawnSync(
       message: "Cipher suite TLS_RSA_WITH_FOO not supported or doesn't exist",
     });
     await assert.rejects(startTestServer({ storage: 'memory', tlsMinVersion: 'TLS1.2' }), { message: 'unknown tls version "TLS1.2"' });
+    await assert.rejects(startTestServer({ storage: 'memory', tlsCipherSuites: ['TLS_RSA_WITH_RC4_128_SHA'] }), {
+      message: /^none of the TLS cipher suites TLS_RSA_WITH_RC4_128_SHA is available in this server's TLS library \(OpenSSL /,
+    });
   });
 });
