@@ -3,7 +3,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
-import { DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_READ_HEADER_TIMEOUT_MS, installConnectionTimeouts } from '../server/connection-timeouts.js';
+import {
+  DEFAULT_HTTP2_MAX_STREAMS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_READ_HEADER_TIMEOUT_MS,
+  installConnectionTimeouts,
+} from '../server/connection-timeouts.js';
 import { serverTLSSettings } from '../server/tls-options.js';
 import { keepStreamTablesYoung } from '../runtime/http2-stream-tables.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';

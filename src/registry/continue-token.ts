@@ -3,9 +3,8 @@
 // A token is the client's to forge: decoding refuses what upstream refuses, with its words, and
 // above all a start key that would climb out of the list's prefix (`../kube-system/…`).
 import { badRequest, type StatusError } from '../apimachinery/errors.js';
-import { numberTextAt, decodeJSON } from '../golang/json-decode.js';
+import { decodeJSON, numberTextAt, unmarshalSyntaxError } from '../golang/json-decode.js';
 import { jsonKind, numberValue, unmarshalTypeError } from '../golang/json-errors.js';
-import { unmarshalSyntaxError } from '../golang/json-decode.js';
 
 const CONTINUE_VERSION = 'meta.k8s.io/v1';
 

@@ -110,7 +110,10 @@ describe('idle connections and slow headers', () => {
 
 describe('HTTP/2 streams per connection', () => {
   test('the server advertises 100 concurrent streams by default, and the option changes it', async () => {
-    for (const [opt, want] of [[undefined, 100], [7, 7]] as const) {
+    for (const [opt, want] of [
+      [undefined, 100],
+      [7, 7],
+    ] as const) {
       const srv = await startTestServer({ storage: 'memory', ...(opt !== undefined ? { http2MaxStreamsPerConnection: opt } : {}) });
       try {
         const creds = adminCredentials(srv.dataDir);
@@ -150,7 +153,14 @@ describe('TLS cipher suites and versions (openssl s_client)', { skip: spawnSync(
       assert.equal((await tls12('ECDHE-RSA-AES128-GCM-SHA256')).cipher, 'ECDHE-RSA-AES128-GCM-SHA256');
       assert.equal((await tls12('ECDHE-RSA-CHACHA20-POLY1305')).cipher, 'ECDHE-RSA-CHACHA20-POLY1305');
       assert.equal((await tls12('ECDHE-RSA-AES256-SHA')).cipher, 'ECDHE-RSA-AES256-SHA');
-      for (const refused of ['AES128-SHA', 'AES256-GCM-SHA384', 'ECDHE-RSA-AES128-SHA256', 'AES128-CCM8', 'DHE-RSA-AES128-GCM-SHA256', 'ECDHE-ARIA128-GCM-SHA256'])
+      for (const refused of [
+        'AES128-SHA',
+        'AES256-GCM-SHA384',
+        'ECDHE-RSA-AES128-SHA256',
+        'AES128-CCM8',
+        'DHE-RSA-AES128-GCM-SHA256',
+        'ECDHE-ARIA128-GCM-SHA256',
+      ])
         assert.equal((await tls12(refused)).ok, false, `${refused} was accepted`);
       // With no restriction the server's order decides: an AEAD before CBC.
       assert.equal((await tls12('ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256')).cipher, 'ECDHE-RSA-AES128-GCM-SHA256');

@@ -159,11 +159,14 @@ function longTimeout(fn: () => void, ms: number): { cancel(): void } {
   let t: NodeJS.Timeout;
   const due = Date.now() + ms;
   const step = (left: number): void => {
-    t = setTimeout(() => {
-      const rest = due - Date.now();
-      if (rest > 0) step(rest);
-      else fn();
-    }, Math.min(Math.max(left, 0), MAX_TIMER_MS));
+    t = setTimeout(
+      () => {
+        const rest = due - Date.now();
+        if (rest > 0) step(rest);
+        else fn();
+      },
+      Math.min(Math.max(left, 0), MAX_TIMER_MS),
+    );
   };
   step(ms);
   return { cancel: () => clearTimeout(t) };
