@@ -9,6 +9,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { connect as netConnect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createHttpsClient } from '../../src/client/https.js';
 import { adminCredentials } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -125,6 +126,33 @@ describe('HTTP/2 streams per connection', () => {
       } finally {
         await srv.stop();
       }
+    }
+  });
+});
+
+describe("kplane's own client past the streams a connection allows", () => {
+  test('with more watches open than one connection takes, requests still get through (a second connection)', async () => {
+    const srv = await startTestServer({ storage: 'memory', http2MaxStreamsPerConnection: 5 });
+    const client = createHttpsClient(srv.kubeconfig);
+    const stop = new AbortController();
+    try {
+      const gvr = { group: '', version: 'v1', resource: 'configmaps' };
+      const watching: Promise<void>[] = [];
+      for (let i = 0; i < 8; i++)
+        watching.push(
+          (async () => {
+            for await (const _ of client.watch(gvr, 'default', { signal: stop.signal }));
+          })().catch(() => {}),
+        );
+      await sleep(500);
+      const listed = await Promise.race([client.list(gvr, 'default'), sleep(10_000).then(() => 'no answer within 10 s')]);
+      assert.notEqual(listed, 'no answer within 10 s');
+      stop.abort();
+      await Promise.all(watching);
+    } finally {
+      stop.abort();
+      await client.close();
+      await srv.stop();
     }
   });
 });
