@@ -67,23 +67,16 @@ export function installConnectionTimeouts(server: Http2SecureServer, t: Connecti
   // http2 server does; open streams (watches among them) keep it.
   server.on('session', (session: Http2Session) => {
     let open = 0;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (): void => {
-      timer = setTimeout(() => {
-        if (open === 0 && !session.closed && !session.destroyed) session.close();
-      }, t.idleTimeoutMs);
-      timer.unref();
-    };
-    arm();
+    // One timer per session, re-armed (refresh) whenever the last open stream ends; when it fires
+    // with a stream open it does nothing, and that stream's end re-arms it.
+    const timer = setTimeout(() => {
+      if (open === 0 && !session.closed && !session.destroyed) session.close();
+    }, t.idleTimeoutMs);
+    timer.unref();
     session.on('stream', (stream: ServerHttp2Stream, _headers: IncomingHttpHeaders) => {
       open++;
-      if (timer !== undefined) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
       stream.once('close', () => {
-        open--;
-        if (open === 0 && !session.closed && !session.destroyed) arm();
+        if (--open === 0 && !session.closed && !session.destroyed) timer.refresh();
       });
     });
     session.once('close', () => clearTimeout(timer));
