@@ -9,7 +9,11 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { connect as netConnect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createHttpsClient } from '../../src/client/https.js';
+import { kplaneProcesses } from '../support/kplane-process.js';
 import { adminCredentials } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -213,6 +217,44 @@ describe('TLS cipher suites and versions (openssl s_client)', { skip: spawnSync(
       assert.equal((await sClient(srv13.cp.port, ['-tls1_3'])).ok, true);
     } finally {
       await srv13.stop();
+    }
+  });
+
+  test('kplane serve --tls-cipher-suites / --tls-min-version / --http2-max-streams-per-connection', async () => {
+    const procs = kplaneProcesses();
+    const dataDir = await mkdtemp(join(tmpdir(), 'kplane-tls-flags-'));
+    try {
+      const p = await procs.start(
+        [
+          'serve',
+          '--data-dir',
+          dataDir,
+          '--secure-port',
+          '0',
+          '--controllers=false',
+          '--tls-cipher-suites',
+          'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
+          '--tls-min-version',
+          'VersionTLS12',
+          '--http2-max-streams-per-connection',
+          '3',
+        ],
+        /serving on https:\/\/127\.0\.0\.1:(\d+)/,
+      );
+      const port = Number(/:(\d+)/.exec(p.firstLine)![1]);
+      assert.equal((await sClient(port, ['-tls1_2', '-cipher', 'ECDHE-RSA-CHACHA20-POLY1305'])).cipher, 'ECDHE-RSA-CHACHA20-POLY1305');
+      assert.equal((await sClient(port, ['-tls1_2', '-cipher', 'ECDHE-RSA-AES128-GCM-SHA256'])).ok, false);
+      const session = h2connect(`https://127.0.0.1:${port}`, { ca: adminCredentials(dataDir).ca, servername: 'localhost' });
+      session.on('error', () => {});
+      const settings = await new Promise<{ maxConcurrentStreams?: number }>((ok) => session.once('remoteSettings', ok));
+      session.close();
+      assert.equal(settings.maxConcurrentStreams, 3);
+      await assert.rejects(procs.start(['serve', '--data-dir', dataDir, '--tls-cipher-suites', 'TLS_NOPE'], /never/), {
+        message: /exited \(2\) before it was ready: kplane: Cipher suite TLS_NOPE not supported or doesn't exist/,
+      });
+    } finally {
+      procs.killAll();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 
