@@ -33,12 +33,12 @@ export function ensurePrivateDir(dir: string, log?: (msg: string) => void): void
   if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
   const perm = st.mode & 0o777;
   if (perm === PRIVATE_DIR_MODE) return;
-  chmodSync(dir, PRIVATE_DIR_MODE);
-  log?.(
+  const said =
     `check file permission: directory ${JSON.stringify(dir)} exist, but the permission is ${JSON.stringify(goFileModeString(perm, true))}. ` +
-      `The recommended permission is ${JSON.stringify(goFileModeString(PRIVATE_DIR_MODE, false))} to prevent possible unprivileged access to the data; ` +
-      `changed it to ${JSON.stringify(goFileModeString(PRIVATE_DIR_MODE, true))}`,
-  );
+    `The recommended permission is ${JSON.stringify(goFileModeString(PRIVATE_DIR_MODE, false))} to prevent possible unprivileged access to the data`;
+  // Not ours to change (another owner): warn and carry on, as etcd does.
+  const failed = tryChmod(dir, PRIVATE_DIR_MODE);
+  log?.(failed ? `${said}; it could not be changed: ${failed}` : `${said}; changed it to ${JSON.stringify(goFileModeString(PRIVATE_DIR_MODE, true))}`);
 }
 
 /**
@@ -59,9 +59,21 @@ export function ensurePrivateFile(file: string, opts: { create?: boolean; log?: 
   }
   const perm = st.mode & 0o777;
   if ((perm & 0o077) === 0) return;
-  chmodSync(file, perm & 0o700);
+  const failed = tryChmod(file, perm & 0o700);
+  const said = `check file permission: file ${JSON.stringify(file)} had permission ${JSON.stringify(goFileModeString(perm, false))}`;
   opts.log?.(
-    `check file permission: file ${JSON.stringify(file)} had permission ${JSON.stringify(goFileModeString(perm, false))}; ` +
-      `changed it to ${JSON.stringify(goFileModeString(perm & 0o700, false))} to prevent possible unprivileged access to the data`,
+    failed
+      ? `${said}; it could not be changed to ${JSON.stringify(goFileModeString(perm & 0o700, false))}: ${failed}`
+      : `${said}; changed it to ${JSON.stringify(goFileModeString(perm & 0o700, false))} to prevent possible unprivileged access to the data`,
   );
+}
+
+/** chmod, answering why it failed instead of throwing. */
+function tryChmod(path: string, mode: number): string | undefined {
+  try {
+    chmodSync(path, mode);
+    return undefined;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
 }
