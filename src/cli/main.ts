@@ -5,6 +5,7 @@ import { createControlPlane } from '../controlplane/controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { loadTokenFile } from '../server/filters/authentication.js';
 import { parseGoDuration } from '../golang/time.js';
+import { checkTLSCipherSuites, checkTLSVersion } from '../server/tls-options.js';
 import { defaultControllers } from '../controllers/index.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
@@ -40,6 +41,11 @@ kplane serve flags:
   --request-timeout DUR     deadline of every request but a watch, a Go duration (default 1m0s)
   --response-compression=false
                             never gzip responses (default: bodies over 128 KiB are gzipped when asked)
+  --tls-cipher-suites LIST  comma-separated TLS 1.2 cipher suites, Go's names (default: Go's defaults,
+                            ECDHE with AES-GCM, ChaCha20-Poly1305 or AES-CBC-SHA)
+  --tls-min-version VER     VersionTLS10, VersionTLS11, VersionTLS12 (default) or VersionTLS13
+  --http2-max-streams-per-connection N
+                            concurrent streams per HTTP/2 connection (default 0: 100)
   --watch-cache=false       serve lists and watches from storage instead of memory
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
 ${LOGGING_USAGE}
@@ -64,6 +70,9 @@ async function serve(argv: string[]): Promise<void> {
       'request-timeout': { type: 'string', default: '1m0s' },
       'response-compression': { type: 'string', default: 'true' },
       'watch-cache': { type: 'string', default: 'true' },
+      'tls-cipher-suites': { type: 'string' },
+      'tls-min-version': { type: 'string', default: '' },
+      'http2-max-streams-per-connection': { type: 'string', default: '0' },
       controllers: { type: 'string', default: 'true' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -108,6 +117,21 @@ async function serve(argv: string[]): Promise<void> {
   };
   const maxRequestsInFlight = inflight('max-requests-inflight');
   const maxMutatingRequestsInFlight = inflight('max-mutating-requests-inflight');
+  // pflag's StringSlice: comma-separated, spaces around names kept out.
+  const cipherSuites = (values['tls-cipher-suites'] ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  try {
+    checkTLSCipherSuites(cipherSuites);
+    checkTLSVersion(values['tls-min-version']);
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  const maxStreamsText = values['http2-max-streams-per-connection'];
+  if (!/^[+-]?[0-9]+$/.test(maxStreamsText) || !Number.isSafeInteger(Number(maxStreamsText)))
+    fail(`invalid argument ${JSON.stringify(maxStreamsText)} for "--http2-max-streams-per-connection" flag: not a whole number`);
+  const http2MaxStreamsPerConnection = Math.max(0, Number(maxStreamsText));
   const requestTimeout = parseGoDuration(values['request-timeout']);
   if ('error' in requestTimeout) fail(`invalid argument ${JSON.stringify(values['request-timeout'])} for "--request-timeout" flag: ${requestTimeout.error}`);
   if (requestTimeout.ns < 0n) fail('--request-timeout can not be negative value');
@@ -121,6 +145,9 @@ async function serve(argv: string[]): Promise<void> {
     maxRequestsInFlight,
     maxMutatingRequestsInFlight,
     watchCache: values['watch-cache'] !== 'false',
+    ...(cipherSuites.length ? { tlsCipherSuites: cipherSuites } : {}),
+    tlsMinVersion: values['tls-min-version'],
+    http2MaxStreamsPerConnection,
     requestTimeout: Number(requestTimeout.ns) / 1e6,
     responseCompression: values['response-compression'] !== 'false',
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.

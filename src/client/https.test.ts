@@ -70,9 +70,9 @@ test('HTTP/2: the session is re-opened after the server drops it', async () => {
   try {
     await c.list(configmaps, 'default');
     // Kill the live session under the client (as a server restart or idle cut would); the
-    // cast reaches a private field because nothing public should expose the session.
-    const transport = (c as unknown as { transport: { session?: { destroy(): void; destroyed: boolean } } }).transport;
-    const s = transport.session;
+    // cast reaches a private field because nothing public should expose the sessions.
+    const transport = (c as unknown as { transport: { sessions: Map<{ destroy(): void; destroyed: boolean }, number> } }).transport;
+    const [s] = transport.sessions.keys();
     assert.ok(s, 'a session after the first request');
     s.destroy();
     assert.ok(s.destroyed);

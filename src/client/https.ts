@@ -106,9 +106,22 @@ function networkError(what: string, e: unknown): ClientNetworkError {
 // fresh session is safe even for writes.
 const SESSION_GONE = new Set(['ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_INVALID_SESSION', 'ERR_HTTP2_STREAM_CANCEL']);
 
+/**
+ * Streams a session is assumed to take before the server's SETTINGS say how many: Go's http2
+ * transport's initialMaxConcurrentStreams.
+ */
+const INITIAL_MAX_CONCURRENT_STREAMS = 100;
+
 class Http2Transport implements Transport {
-  private session: ClientHttp2Session | undefined;
-  private active = 0;
+  /**
+   * Open sessions with the streams each carries. As Go's http2 transport (client-go), a request
+   * goes on the first session with room under the server's SETTINGS_MAX_CONCURRENT_STREAMS
+   * (kube-apiserver's default is 100) and a new session is opened when all are full: one session
+   * alone would queue every request behind 100 open watches.
+   */
+  private readonly sessions = new Map<ClientHttp2Session, number>();
+  /** Sessions whose server SETTINGS have arrived (before them, remoteSettings holds defaults). */
+  private readonly settled = new WeakSet<ClientHttp2Session>();
   private closed = false;
   private readonly origin: string;
   private readonly prefix: string;
@@ -120,34 +133,41 @@ class Http2Transport implements Transport {
   }
 
   private sessionFor(): ClientHttp2Session {
-    const cur = this.session;
-    if (cur && !cur.closed && !cur.destroyed) return cur;
+    for (const [cur, active] of this.sessions) {
+      if (cur.closed || cur.destroyed) {
+        this.sessions.delete(cur);
+        continue;
+      }
+      const max = this.settled.has(cur) ? (cur.remoteSettings.maxConcurrentStreams ?? INITIAL_MAX_CONCURRENT_STREAMS) : INITIAL_MAX_CONCURRENT_STREAMS;
+      if (active < max) return cur;
+    }
     const s = connect(this.origin, tlsOptions(this.cfg));
     // Failures reach the streams that were using the session; a dead session is just dropped so
     // that the next request reconnects.
     s.on('error', () => {});
+    s.once('remoteSettings', () => this.settled.add(s));
     const drop = (): void => {
-      if (this.session === s) this.session = undefined;
+      this.sessions.delete(s);
     };
     s.on('close', drop);
     s.on('goaway', drop);
-    this.session = s;
-    if (this.active === 0) s.unref();
+    this.sessions.set(s, 0);
+    s.unref();
     return s;
   }
 
   // An idle session must not keep the process alive; one carrying a request (or a watch) must.
   private hold(s: ClientHttp2Session): () => void {
-    this.active++;
+    this.sessions.set(s, (this.sessions.get(s) ?? 0) + 1);
     s.ref();
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.active--;
-      if (this.active > 0) return;
+      const left = (this.sessions.get(s) ?? 1) - 1;
+      if (this.sessions.has(s)) this.sessions.set(s, left);
+      if (left > 0) return;
       if (!s.destroyed) s.unref();
-      if (this.session && !this.session.destroyed) this.session.unref();
     };
   }
 
@@ -204,17 +224,21 @@ class Http2Transport implements Transport {
 
   async close(): Promise<void> {
     this.closed = true;
-    const s = this.session;
-    this.session = undefined;
-    if (!s || s.destroyed) return;
-    await new Promise<void>((ok) => {
-      s.close(() => ok());
-      // Open watches would hold close() forever; they end with a network error, as on a reset.
-      setTimeout(() => {
-        s.destroy();
-        ok();
-      }, 100).unref();
-    });
+    const open = [...this.sessions.keys()].filter((s) => !s.destroyed);
+    this.sessions.clear();
+    await Promise.all(
+      open.map(
+        (s) =>
+          new Promise<void>((ok) => {
+            s.close(() => ok());
+            // Open watches would hold close() forever; they end with a network error, as on a reset.
+            setTimeout(() => {
+              s.destroy();
+              ok();
+            }, 100).unref();
+          }),
+      ),
+    );
   }
 }
 

@@ -1,7 +1,15 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import {
+  DEFAULT_HTTP2_MAX_STREAMS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_READ_HEADER_TIMEOUT_MS,
+  installConnectionTimeouts,
+} from '../server/connection-timeouts.js';
+import { serverTLSSettings } from '../server/tls-options.js';
 import { keepStreamTablesYoung } from '../runtime/http2-stream-tables.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
 import { parseGoDuration } from '../golang/time.js';
@@ -19,6 +27,7 @@ import { ApiRegistry, type AdmissionPlugin, type ApiModule, type ControlPlaneCon
 import { defaultModules } from './modules.js';
 import type { Storage, StorageFactory } from '../storage/storage.js';
 import { CachingStorage } from '../storage/cacher/cacher.js';
+import { ensurePrivateDir, ensurePrivateFile } from '../storage/private-files.js';
 import { instrumentStorage } from '../storage/instrumented.js';
 import { createLoopbackClient } from '../client/loopback.js';
 import type { KubeClient } from '../client/types.js';
@@ -72,6 +81,27 @@ export interface ControlPlaneOptions {
    * does (its APIResponseCompression feature). Default true.
    */
   readonly responseCompression?: boolean;
+  /**
+   * A connection with no request in flight for this long is closed (HTTP/1.1 keep-alive; HTTP/2
+   * with GOAWAY), as kube-apiserver's IdleTimeout. Default 90,000 ms. Watches and other requests
+   * in flight are never cut by it.
+   */
+  readonly idleTimeoutMs?: number;
+  /**
+   * The TLS handshake, and each request's headers, must arrive within this (kube-apiserver's
+   * ReadHeaderTimeout); a connection that sends nothing is closed after it. Default 32,000 ms.
+   */
+  readonly readHeaderTimeoutMs?: number;
+  /** kube-apiserver's --http2-max-streams-per-connection: concurrent streams per HTTP/2 connection (default and 0: 100). */
+  readonly http2MaxStreamsPerConnection?: number;
+  /**
+   * kube-apiserver's --tls-cipher-suites, Go's (IANA) names such as
+   * `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`. Default: Go's default suites (ECDHE with AES-GCM,
+   * ChaCha20-Poly1305 or AES-CBC-SHA). TLS 1.3 suites are not configurable, as in Go.
+   */
+  readonly tlsCipherSuites?: readonly string[];
+  /** kube-apiserver's --tls-min-version: VersionTLS10, VersionTLS11, VersionTLS12 (default) or VersionTLS13. */
+  readonly tlsMinVersion?: string;
   /**
    * Where the control plane and its controllers log. A `createKlog({ verbosity, format })` Logger
    * gets klog-shaped lines with levels (per-object lines at V(2)); a plain function gets the V(0)
@@ -149,6 +179,13 @@ function kubeApiserverUserAgent(): string {
   return `kube-apiserver/${v.gitVersion} (${v.platform}) kubernetes/${v.gitCommit || 'unknown'}`;
 }
 
+/** A timeout option in ms: a positive number, or the default when absent. */
+function positiveMs(name: string, v: number | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number of milliseconds, got ${v}`);
+  return v;
+}
+
 /** The requestTimeout option in ms: a Go duration or a number of ms, not negative (as --request-timeout). */
 function requestTimeoutMsOf(v: string | number): number {
   let ms: number;
@@ -168,14 +205,35 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   disableAllocationSitePretenuring();
   const log = opts.log ?? (() => {});
   const requestTimeoutMs = opts.requestTimeout === undefined ? undefined : requestTimeoutMsOf(opts.requestTimeout);
+  const tlsSettings = serverTLSSettings({
+    ...(opts.tlsCipherSuites ? { cipherSuites: opts.tlsCipherSuites } : {}),
+    ...(opts.tlsMinVersion !== undefined ? { minVersion: opts.tlsMinVersion } : {}),
+  });
+  for (const w of tlsSettings.warnings) log(w);
+  try {
+    createSecureContext({ ciphers: tlsSettings.ciphers });
+  } catch {
+    // Go implements RC4 and 3DES; OpenSSL 3 (node's) offers neither by default.
+    throw new Error(
+      `none of the TLS cipher suites ${(opts.tlsCipherSuites ?? []).join(',')} is available in this server's TLS library (OpenSSL ${process.versions.openssl})`,
+    );
+  }
+  const idleTimeoutMs = positiveMs('idleTimeoutMs', opts.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS);
+  const readHeaderTimeoutMs = positiveMs('readHeaderTimeoutMs', opts.readHeaderTimeoutMs, DEFAULT_READ_HEADER_TIMEOUT_MS);
+  const maxStreams = opts.http2MaxStreamsPerConnection ?? 0;
+  if (!Number.isSafeInteger(maxStreams) || maxStreams < 0 || maxStreams > 2 ** 32 - 1)
+    throw new Error(`http2MaxStreamsPerConnection must be a whole number from 0 to 4294967295, got ${maxStreams}`);
   const dataDir = resolve(opts.dataDir);
   const host = opts.host ?? '127.0.0.1';
   // A port already taken fails here, before the data dir, PKI and database exist: a start that
   // cannot serve leaves nothing behind. (start() still reports a port taken in between.)
   if ((opts.port ?? 6443) !== 0) await checkCanListen(host, opts.port ?? 6443);
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // The data directory holds the database (Secrets) and the PKI's private keys: 0700, as etcd's.
+  ensurePrivateDir(dataDir, log);
+  if (existsSync(join(dataDir, 'pki'))) ensurePrivateDir(join(dataDir, 'pki'), log);
   // ensurePki puts its files under `<dir>/pki/`.
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
+  for (const key of ['ca.key', 'apiserver.key', 'admin.key']) ensurePrivateFile(join(dataDir, 'pki', key), { log });
   const metrics = createApiMetrics();
   const raw = await opts.storage.open({ log });
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
@@ -283,12 +341,18 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
           requestCert: true,
           rejectUnauthorized: false,
           allowHTTP1: true,
-          settings: { maxConcurrentStreams: 1000 },
+          ciphers: tlsSettings.ciphers,
+          minVersion: tlsSettings.minVersion,
+          honorCipherOrder: tlsSettings.honorCipherOrder,
+          handshakeTimeout: readHeaderTimeoutMs,
+          settings: { maxConcurrentStreams: maxStreams > 0 ? maxStreams : DEFAULT_HTTP2_MAX_STREAMS },
         },
         apiServer.handle as unknown as Parameters<typeof createSecureServer>[1],
       );
-      // Idle keep-alive connections stay open like kube-apiserver's (clients reuse them).
+      // No inactivity timeout on sockets: a watch may send nothing for long. Connections without a
+      // request in flight are closed by installConnectionTimeouts instead.
       server.setTimeout(0);
+      installConnectionTimeouts(server, { idleTimeoutMs, readHeaderTimeoutMs });
       keepStreamTablesYoung(server);
       await new Promise<void>((ok, fail) => {
         const onError = (e: NodeJS.ErrnoException): void => fail(listenError(e, host, port));

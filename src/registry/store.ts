@@ -46,6 +46,7 @@ import {
   type WatchEvent,
 } from '../storage/storage.js';
 import { StorageDecoder, cloneObject, encodeForStorage } from './codec.js';
+import { decodeContinue, encodeContinue } from './continue-token.js';
 import { splicable, splicedLength, writeSpliced } from './json-splice.js';
 import { compilePredicate, type Predicate } from './predicate.js';
 import type { Strategy } from './strategy.js';
@@ -126,7 +127,6 @@ export interface UpdateResult {
 /** Produces the object to store from the current one (undefined when absent). May throw StatusError. */
 export type UpdateFn = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
-const CONTINUE_VERSION = 'meta.k8s.io/v1';
 const NEWLINE = 0x0a;
 const MAX_UPDATE_RETRIES = 16;
 
@@ -175,6 +175,9 @@ export class GenericStore {
   // ---- keys -------------------------------------------------------------------------------
 
   private key(namespace: string | undefined, name: string): string {
+    // NamespaceKeyFunc / NoNamespaceKeyFunc: a name that is no single path segment never makes a key.
+    const bad = pathSegmentNameIssues(name);
+    if (bad.length) throw badRequest(`Name parameter invalid: ${goQuote(name)}: ${bad.join(';')}`);
     return this.strategy.namespaced ? `${this.keyPrefix}${namespace ?? ''}/${name}` : `${this.keyPrefix}${name}`;
   }
 
@@ -434,10 +437,9 @@ export class GenericStore {
         throw badRequest('specifying resource version is not allowed when using continue');
       }
       const token = decodeContinue(opts.continue);
-      // A negative revision (the token a 410 offers for an expired one) reads at the latest.
+      // A negative revision is upstream's "inconsistent" continuation: the rest at the latest revision.
       if (token.rv > 0) readRevision = token.rv;
       startKey = prefix + token.start;
-      if (!startKey.startsWith(prefix)) throw badRequest('continue key is not valid: invalid continue token');
     } else {
       const rv = parseResourceVersion(opts.resourceVersion);
       const match = opts.resourceVersionMatch ?? '';
@@ -1122,27 +1124,13 @@ export function validateListOptions(
   return issues;
 }
 
-function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: CONTINUE_VERSION, rv, start })).toString('base64url');
-}
-
-function decodeContinue(token: string): { rv: number; start: string } {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (typeof parsed === 'object' && parsed !== null) {
-      const t = parsed as { v?: unknown; rv?: unknown; start?: unknown };
-      if (t.v !== CONTINUE_VERSION) throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-      // 0 is refused; a negative revision means "the latest" (storage.DecodeContinue).
-      if (typeof t.rv !== 'number' || !Number.isSafeInteger(t.rv) || t.rv === 0 || typeof t.start !== 'string' || t.start === '')
-        throw new Error('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-      return { rv: t.rv, start: t.start };
-    }
-  } catch (e) {
-    throw badRequest(
-      `invalid continue token: ${e instanceof Error && e.message.startsWith('continue') ? e.message : 'continue key is not valid: illegal base64 data'}`,
-    );
-  }
-  throw badRequest('invalid continue token: continue key is not valid: illegal base64 data');
+/** apimachinery's path.IsValidPathSegmentName. */
+function pathSegmentNameIssues(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  const issues: string[] = [];
+  if (name.includes('/')) issues.push("may not contain '/'");
+  if (name.includes('%')) issues.push("may not contain '%'");
+  return issues;
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {

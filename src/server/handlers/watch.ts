@@ -43,7 +43,7 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
   const sendInitial = q.get('sendInitialEvents');
   const abort = new AbortController();
   c.watches.open.add(abort);
-  const timer = setTimeout(() => abort.abort(), timeoutSeconds * 1000);
+  const timer = longTimeout(() => abort.abort(), timeoutSeconds * 1000);
   const onClose = (): void => abort.abort();
   req.on('close', onClose);
   res.on('close', onClose);
@@ -130,7 +130,7 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
     void it.return?.(undefined);
     if (!res.writableEnded) res.end();
   } finally {
-    clearTimeout(timer);
+    timer.cancel();
     abort.abort();
     c.watches.open.delete(abort);
     req.off('close', onClose);
@@ -157,4 +157,28 @@ function waitForDrain(res: Response, signal: AbortSignal, stallMs: number): Prom
     res.on('drain', onDrain);
     signal.addEventListener('abort', onDrain);
   });
+}
+
+/** setTimeout's longest delay (a signed 32-bit count of ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A timer for any delay: node runs a longer setTimeout after 1 ms (TimeoutOverflowWarning), which
+ * ended a watch asked for `timeoutSeconds=2200000` at once; this one waits in steps instead.
+ */
+function longTimeout(fn: () => void, ms: number): { cancel(): void } {
+  let t: NodeJS.Timeout;
+  const due = Date.now() + ms;
+  const step = (left: number): void => {
+    t = setTimeout(
+      () => {
+        const rest = due - Date.now();
+        if (rest > 0) step(rest);
+        else fn();
+      },
+      Math.min(Math.max(left, 0), MAX_TIMER_MS),
+    );
+  };
+  step(ms);
+  return { cancel: () => clearTimeout(t) };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { chmodSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -620,6 +620,8 @@ INSERT INTO log VALUES (3, '/registry/mig/c', 0, X'6330', 3, NULL, NULL, NULL),
   (5, '/registry/mig/c', 1, X'6330', 3, NULL, 3, 3);
 INSERT INTO meta VALUES ('revision', 5), ('compacted', 3);`);
   db.close();
+  // As kplane leaves its database (0600), so that opening it has only the conversion to tell.
+  chmodSync(path, 0o600);
   return path;
 }
 

@@ -6,7 +6,8 @@ import { ConflictError, ExpiredError, KeyExistsError, KeyNotFoundError, StorageE
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
 import { WatchChannel } from '../cacher/watch-channel.js';
 import type { FromWriter, ToWriter, WireKv, WireWrite, WriterConfig } from './protocol.js';
-import { WriterCore, WriterOpenError } from './writer-core.js';
+import { WriterCore, WriterOpenError, lockPath } from './writer-core.js';
+import { PRIVATE_DIR_MODE, ensurePrivateFile } from '../private-files.js';
 
 export interface SqliteStorageOptions {
   /** The database file. Its directory is created when missing. */
@@ -188,7 +189,15 @@ export class SqliteStorage implements Storage {
   static async open(opts: SqliteStorageOptions): Promise<SqliteStorage> {
     const pages = opts.walAutoCheckpointPages ?? 500;
     if (!Number.isSafeInteger(pages) || pages < 0) throw new TypeError(`walAutoCheckpointPages must be a whole number of pages, 0 or more; got ${pages}`);
-    mkdirSync(dirname(opts.path), { recursive: true });
+    // The database holds Secrets: owner-only, as etcd's data (see private-files.ts). A missing
+    // directory is made 0700; an existing one is the caller's (createControlPlane fixes its data dir).
+    mkdirSync(dirname(opts.path), { recursive: true, mode: PRIVATE_DIR_MODE });
+    // SQLite gives the -wal, -shm and -journal files it creates the database file's mode, so the
+    // database is made 0600 before SQLite first opens it; files left by an earlier run are fixed too.
+    const log = opts.onNotice;
+    ensurePrivateFile(opts.path, { create: true, ...(log ? { log } : {}) });
+    ensurePrivateFile(lockPath(opts.path), { create: true, ...(log ? { log } : {}) });
+    for (const suffix of ['-wal', '-shm', '-journal']) ensurePrivateFile(opts.path + suffix, log ? { log } : {});
     const config: WriterConfig = {
       path: opts.path,
       compactionChunkRows: opts.compactionChunkRows ?? 1_000,
