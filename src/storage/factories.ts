@@ -35,8 +35,13 @@ export function sqlite(opts: {
 export function etcd(opts: { endpoints: string[]; prefix?: string; compactIntervalMs?: number }): StorageFactory {
   return {
     name: 'etcd',
-    open: () =>
-      openEtcdStorage({ endpoints: opts.endpoints, compactIntervalMs: opts.compactIntervalMs ?? 5 * 60_000, ...(opts.prefix ? { prefix: opts.prefix } : {}) }),
+    open: (ctx) =>
+      openEtcdStorage({
+        endpoints: opts.endpoints,
+        compactIntervalMs: opts.compactIntervalMs ?? 5 * 60_000,
+        ...(opts.prefix ? { prefix: opts.prefix } : {}),
+        ...(ctx?.log ? { onNotice: ctx.log } : {}),
+      }),
   };
 }
 

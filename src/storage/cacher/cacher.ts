@@ -50,7 +50,7 @@ export class CachingStorage implements Storage {
     if (!prefix.endsWith('/')) throw new Error(`cacher prefix must end with '/': ${prefix}`);
     let cache = this.caches.get(prefix);
     if (cache === undefined) {
-      cache = new PrefixCache(this.inner, prefix, this.opts);
+      cache = new PrefixCache(this.inner, prefix, this.opts, () => this.progressRequestsSafe());
       this.caches.set(prefix, cache);
       cache.start();
     }
@@ -86,10 +86,20 @@ export class CachingStorage implements Storage {
     return (await this.localCacheCaughtUp(prefix))?.count(prefix) ?? this.inner.count(prefix);
   }
 
-  /** Whether `cache` has applied everything up to the store's current revision (waits a while for it). */
+  /**
+   * Whether `cache` has applied everything up to the store's current revision. It waits a while
+   * for that, asking the inner watch for progress, only where progress answers are safe; else
+   * (etcd before 3.4.31) a cache behind the store's revision is passed over at once, as
+   * kube-apiserver passes consistent lists to etcd without the RequestWatchProgress feature.
+   */
   private async caughtUp(cache: PrefixCache): Promise<boolean> {
     const atLeast = await this.inner.currentRevision();
-    return cache.waitForRevision(atLeast, this.opts.consistentReadTimeoutMs ?? 3_000);
+    const waitMs = this.progressRequestsSafe() ? (this.opts.consistentReadTimeoutMs ?? 3_000) : 0;
+    return cache.waitForRevision(atLeast, waitMs);
+  }
+
+  private progressRequestsSafe(): boolean {
+    return this.inner.watchProgressRequestsSafe?.() ?? true;
   }
 
   /**
@@ -179,6 +189,8 @@ class PrefixCache {
     private readonly inner: Storage,
     private readonly prefix: string,
     private readonly opts: CachingStorageOptions,
+    /** Whether the inner watch may be asked for progress (see Storage.watchProgressRequestsSafe). */
+    private readonly mayRequestProgress: () => boolean,
   ) {
     this.ring = new Array<ChangeEvent | undefined>(Math.max(1, opts.historyCapacity ?? 10_000));
     this.ready = new Promise((resolve) => {
@@ -215,6 +227,7 @@ class PrefixCache {
   /** Resolves true once the cache has applied everything up to `revision`, false on timeout. */
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
     if (this.loaded && this.revision >= revision) return Promise.resolve(true);
+    if (timeoutMs <= 0) return Promise.resolve(false);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.revisionWaiters = this.revisionWaiters.filter((w) => w !== waiter);
@@ -229,7 +242,7 @@ class PrefixCache {
       };
       this.revisionWaiters.push(waiter);
       // Writes outside this prefix move the store's revision without sending us events.
-      if (isProgressRequestable(this.innerStream)) this.innerStream.requestProgress();
+      this.requestInnerProgress();
     });
   }
 
@@ -315,7 +328,7 @@ class PrefixCache {
         }
         this.innerStream = stream;
         // Waiters that arrived while no stream existed never asked for progress.
-        if (this.revisionWaiters.length > 0 && isProgressRequestable(stream)) stream.requestProgress();
+        if (this.revisionWaiters.length > 0) this.requestInnerProgress();
         try {
           for await (const event of stream) this.apply(event);
         } finally {
@@ -356,6 +369,14 @@ class PrefixCache {
       for (const w of [...this.watchers]) w.channel.fail(new ExpiredError(w.afterRevision, revision + 1));
     }
     this.resolveWaiters();
+  }
+
+  /**
+   * Asks the inner watch for a progress event, whose revision the cache then takes as reached.
+   * Never where the answer may come ahead of events still to be sent: the cache would skip them.
+   */
+  private requestInnerProgress(): void {
+    if (isProgressRequestable(this.innerStream) && this.mayRequestProgress()) this.innerStream.requestProgress();
   }
 
   private apply(event: WatchEvent): void {
