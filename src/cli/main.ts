@@ -38,6 +38,9 @@ kplane serve flags:
   --response-compression=false
                             never gzip responses (default: bodies over 128 KiB are gzipped when asked)
   --watch-cache=false       serve lists and watches from storage instead of memory
+  --watch-cache-consistency-check-interval DUR
+                            compare each watch cache with storage this often, a Go duration (default 0s: off;
+                            kube's period is 5m); a difference fails /readyz (KEP 0001)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
 ${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
@@ -60,6 +63,7 @@ async function serve(argv: string[]): Promise<void> {
       'request-timeout': { type: 'string', default: '1m0s' },
       'response-compression': { type: 'string', default: 'true' },
       'watch-cache': { type: 'string', default: 'true' },
+      'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       controllers: { type: 'string', default: 'true' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -101,6 +105,12 @@ async function serve(argv: string[]): Promise<void> {
   const requestTimeout = parseGoDuration(values['request-timeout']);
   if ('error' in requestTimeout) fail(`invalid argument ${JSON.stringify(values['request-timeout'])} for "--request-timeout" flag: ${requestTimeout.error}`);
   if (requestTimeout.ns < 0n) fail('--request-timeout can not be negative value');
+  const checkInterval = parseGoDuration(values['watch-cache-consistency-check-interval']);
+  if ('error' in checkInterval)
+    fail(
+      `invalid argument ${JSON.stringify(values['watch-cache-consistency-check-interval'])} for "--watch-cache-consistency-check-interval" flag: ${checkInterval.error}`,
+    );
+  if (checkInterval.ns < 0n) fail('--watch-cache-consistency-check-interval can not be negative value');
   const cp = await createControlPlane({
     storage,
     dataDir,
@@ -111,6 +121,7 @@ async function serve(argv: string[]): Promise<void> {
     maxRequestsInFlight,
     maxMutatingRequestsInFlight,
     watchCache: values['watch-cache'] !== 'false',
+    watchCacheConsistencyCheckIntervalMs: Number(checkInterval.ns) / 1e6,
     requestTimeout: Number(requestTimeout.ns) / 1e6,
     responseCompression: values['response-compression'] !== 'false',
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.

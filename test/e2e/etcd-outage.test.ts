@@ -245,6 +245,19 @@ describe('the watch cache through etcd outages', { timeout: 150_000 }, () => {
         `the watch through ${server} saw exactly etcd's history`,
       );
       assert.deepEqual(watch.errors, [], `the watch through ${server} never had to start over`);
+      // The self-check (every 2 s on test servers) agrees: a passed configmaps check since, none failed.
+      const metrics = async (): Promise<string> => (await client.request({ path: '/metrics' })).text();
+      const passed = (text: string): number =>
+        Number(/apiserver_storage_consistency_checks_total\{group="",resource="configmaps",status="success"\} (\d+)/.exec(text)?.[1] ?? 0);
+      const before = passed(await metrics());
+      const text = await eventually(15_000, `a later self-check on ${server}`, async () => {
+        const t = await metrics();
+        return passed(t) > before ? t : undefined;
+      });
+      assert.doesNotMatch(text, /apiserver_storage_consistency_checks_total\{[^}]*status="failure"\}/);
+      const ready = await client.request({ path: '/readyz?verbose' });
+      assert.equal(ready.status, 200, ready.text());
+      assert.match(ready.text(), /\[\+\]watch-cache-consistency ok/);
     }
   });
 });

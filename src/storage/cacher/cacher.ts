@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExpiredError, StorageUnavailableError, isProgressRequestable, prefixEnd } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
@@ -15,6 +16,29 @@ export interface CachingStorageOptions {
   readonly innerProgressIntervalMs?: number;
   /** Pause before re-watching or re-listing after the inner watch broke. Default 250. */
   readonly retryDelayMs?: number;
+  /**
+   * The cache self-check (kube's watch cache consistency checker): about this often (the first
+   * check after one interval, each wait jittered up to half as long again) every loaded cache is
+   * compared with the inner store at the cache's revision. 0 or undefined: never.
+   */
+  readonly consistencyCheckIntervalMs?: number;
+  /** Told every check's outcome, e.g. for a metric and a log line. */
+  readonly onConsistencyCheck?: (result: ConsistencyCheckResult) => void;
+}
+
+/** One comparison of a prefix's cache with the inner store (kube's consistency.Digest). */
+export interface ConsistencyCheckResult {
+  readonly prefix: string;
+  /** As kube's apiserver_storage_consistency_checks_total labels them. */
+  readonly status: 'success' | 'failure' | 'error';
+  /** The cache's revision, at which the store was read. */
+  readonly revision?: number;
+  readonly cacheDigest?: string;
+  readonly storageDigest?: string;
+  /** Where they first differ: `index=<i> cache=<key>@<modRevision> storage=<key>@<modRevision>` (`<nil>`: missing). */
+  readonly diff?: string;
+  /** Why no comparison could be made (status 'error'), e.g. the revision was compacted. */
+  readonly error?: unknown;
 }
 
 type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
@@ -36,11 +60,50 @@ interface CacheWatcher {
 export class CachingStorage implements Storage {
   private readonly caches = new Map<string, PrefixCache>();
   private closed = false;
+  /** Prefixes whose last self-check found the cache different from the store, with that result. */
+  private readonly diverged = new Map<string, ConsistencyCheckResult>();
+  private checkTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly inner: Storage,
     private readonly opts: CachingStorageOptions = {},
-  ) {}
+  ) {
+    if ((opts.consistencyCheckIntervalMs ?? 0) > 0) this.scheduleConsistencyCheck(opts.consistencyCheckIntervalMs as number);
+  }
+
+  /**
+   * Compares every loaded cache with the inner store now: the cache's keys and mod revisions at its
+   * revision R against a list of the store at R. A cache found different answers no more lists
+   * (the store does, as kube's cacher delegates once inconsistent) and is reported by
+   * `divergences()` until a later check finds it equal again.
+   */
+  async checkConsistency(): Promise<ConsistencyCheckResult[]> {
+    const results: ConsistencyCheckResult[] = [];
+    for (const [prefix, cache] of this.caches) {
+      if (this.closed) break;
+      const result = await cache.checkConsistency();
+      if (result.status === 'failure') this.diverged.set(prefix, result);
+      else if (result.status === 'success') this.diverged.delete(prefix);
+      results.push(result);
+      this.opts.onConsistencyCheck?.(result);
+    }
+    return results;
+  }
+
+  /** The failed checks of caches still considered different from the store (for /readyz). */
+  divergences(): ConsistencyCheckResult[] {
+    return [...this.diverged.values()];
+  }
+
+  private scheduleConsistencyCheck(intervalMs: number): void {
+    const delay = intervalMs * (1 + Math.random() / 2);
+    this.checkTimer = setTimeout(() => {
+      void this.checkConsistency().finally(() => {
+        if (!this.closed) this.scheduleConsistencyCheck(intervalMs);
+      });
+    }, delay);
+    this.checkTimer.unref();
+  }
 
   /**
    * Starts caching keys under `prefix` (ending in '/', e.g. '/registry/configmaps/'). Resolves once
@@ -73,7 +136,7 @@ export class CachingStorage implements Storage {
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     const cache = this.cacheFor(prefix);
-    if (cache === undefined || (opts.revision !== undefined && opts.revision > 0)) return this.inner.list(prefix, opts);
+    if (cache === undefined || (opts.revision !== undefined && opts.revision > 0) || this.diverged.has(cache.prefix)) return this.inner.list(prefix, opts);
     return (await this.caughtUp(cache)) ? cache.list(prefix, opts) : this.inner.list(prefix, opts);
   }
 
@@ -151,6 +214,7 @@ export class CachingStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.checkTimer !== undefined) clearTimeout(this.checkTimer);
     for (const cache of this.caches.values()) cache.stop();
     await this.inner.close();
   }
@@ -187,7 +251,7 @@ class PrefixCache {
 
   constructor(
     private readonly inner: Storage,
-    private readonly prefix: string,
+    readonly prefix: string,
     private readonly opts: CachingStorageOptions,
     /** Whether the inner watch may be asked for progress (see Storage.watchProgressRequestsSafe). */
     private readonly mayRequestProgress: () => boolean,
@@ -292,6 +356,50 @@ class PrefixCache {
     if (this.loaded) attach();
     else void this.ready.then(attach);
     return channel;
+  }
+
+  /** See CachingStorage.checkConsistency. */
+  async checkConsistency(): Promise<ConsistencyCheckResult> {
+    const prefix = this.prefix;
+    if (!this.isLoaded()) return { prefix, status: 'error', error: new Error('cache is not ready') };
+    // A synchronous snapshot: no event is applied while it is taken.
+    const { items: cached, revision } = this.list(prefix, {});
+    const cacheHash = createHash('sha256');
+    for (const kv of cached) cacheHash.update(`${kv.key}\0${kv.modRevision}\n`);
+    const storageHash = createHash('sha256');
+    let index = 0;
+    let diff: string | undefined;
+    const visit = (kv: KV): void => {
+      storageHash.update(`${kv.key}\0${kv.modRevision}\n`);
+      if (diff === undefined) {
+        const mine = cached[index];
+        if (mine === undefined || mine.key !== kv.key || mine.modRevision !== kv.modRevision) diff = diffDetail(index, mine, kv);
+      }
+      index++;
+    };
+    try {
+      let page = await this.inner.list(prefix, { limit: 10_000, ...(revision > 0 ? { revision } : {}) });
+      for (;;) {
+        for (const kv of page.items) visit(kv);
+        if (!page.more) break;
+        const last = page.items.at(-1) as KV;
+        page = await this.inner.list(prefix, { limit: 10_000, revision: page.revision, startKey: `${last.key}\0` });
+      }
+      if (revision > 0 && page.revision !== revision) throw new Error(`storage answered at revision ${page.revision}, not at the cache's ${revision}`);
+    } catch (error) {
+      return { prefix, status: 'error', revision, error };
+    }
+    if (diff === undefined && index < cached.length) diff = diffDetail(index, cached[index], undefined);
+    const cacheDigest = cacheHash.digest('hex').slice(0, 16);
+    const storageDigest = storageHash.digest('hex').slice(0, 16);
+    return {
+      prefix,
+      status: diff === undefined ? 'success' : 'failure',
+      revision,
+      cacheDigest,
+      storageDigest,
+      ...(diff !== undefined ? { diff } : {}),
+    };
   }
 
   forgetHistoryUpTo(revision: number): void {
@@ -459,4 +567,9 @@ class PrefixCache {
     }, tickMs);
     this.progressTicker.unref();
   }
+}
+
+function diffDetail(index: number, cached: KV | undefined, stored: KV | undefined): string {
+  const show = (kv: KV | undefined): string => (kv === undefined ? '<nil>' : `${kv.key}@${kv.modRevision}`);
+  return `index=${index} cache=${show(cached)} storage=${show(stored)}`;
 }
