@@ -367,3 +367,20 @@ describe('cache self-check (consistency checker)', () => {
     }
   });
 });
+
+describe('cache self-check interval', () => {
+  it('an interval past what a timer holds waits (no check within the test), not 1 ms', async () => {
+    const results: ConsistencyCheckResult[] = [];
+    const s = await cached(
+      new MemoryStorage(),
+      { consistencyCheckIntervalMs: 1000 * 3600 * 1000, onConsistencyCheck: (r) => results.push(r) },
+      '/registry/cms/',
+    );
+    try {
+      await sleep(100);
+      assert.deepEqual(results, []);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -43,6 +43,8 @@ export interface ConsistencyCheckResult {
 
 type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 interface CacheWatcher {
   readonly prefix: string;
   /** Events at or below this revision were already seen by the client. */
@@ -68,7 +70,8 @@ export class CachingStorage implements Storage {
     private readonly inner: Storage,
     private readonly opts: CachingStorageOptions = {},
   ) {
-    if ((opts.consistencyCheckIntervalMs ?? 0) > 0) this.scheduleConsistencyCheck(opts.consistencyCheckIntervalMs as number);
+    const checkMs = opts.consistencyCheckIntervalMs ?? 0;
+    if (checkMs > 0 && !Number.isNaN(checkMs)) this.scheduleConsistencyCheck(checkMs);
   }
 
   /**
@@ -96,7 +99,8 @@ export class CachingStorage implements Storage {
   }
 
   private scheduleConsistencyCheck(intervalMs: number): void {
-    const delay = intervalMs * (1 + Math.random() / 2);
+    // Node fires a timer past 2^31-1 ms after 1 ms instead: cap the wait (about 24.8 days).
+    const delay = Math.min(intervalMs * (1 + Math.random() / 2), MAX_TIMER_MS);
     this.checkTimer = setTimeout(() => {
       void this.checkConsistency().finally(() => {
         if (!this.closed) this.scheduleConsistencyCheck(intervalMs);
