@@ -47,6 +47,9 @@ kplane serve flags:
   --http2-max-streams-per-connection N
                             concurrent streams per HTTP/2 connection (default 0: 100)
   --watch-cache=false       serve lists and watches from storage instead of memory
+  --watch-cache-consistency-check-interval DUR
+                            compare each watch cache with storage this often, a Go duration (default 0s: off;
+                            kube's period is 5m); a difference fails /readyz (KEP 0001)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
 ${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
@@ -73,6 +76,7 @@ async function serve(argv: string[]): Promise<void> {
       'tls-cipher-suites': { type: 'string' },
       'tls-min-version': { type: 'string', default: '' },
       'http2-max-streams-per-connection': { type: 'string', default: '0' },
+      'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       controllers: { type: 'string', default: 'true' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -135,6 +139,12 @@ async function serve(argv: string[]): Promise<void> {
   const requestTimeout = parseGoDuration(values['request-timeout']);
   if ('error' in requestTimeout) fail(`invalid argument ${JSON.stringify(values['request-timeout'])} for "--request-timeout" flag: ${requestTimeout.error}`);
   if (requestTimeout.ns < 0n) fail('--request-timeout can not be negative value');
+  const checkInterval = parseGoDuration(values['watch-cache-consistency-check-interval']);
+  if ('error' in checkInterval)
+    fail(
+      `invalid argument ${JSON.stringify(values['watch-cache-consistency-check-interval'])} for "--watch-cache-consistency-check-interval" flag: ${checkInterval.error}`,
+    );
+  if (checkInterval.ns < 0n) fail('--watch-cache-consistency-check-interval can not be negative value');
   const cp = await createControlPlane({
     storage,
     dataDir,
@@ -148,6 +158,7 @@ async function serve(argv: string[]): Promise<void> {
     ...(cipherSuites.length ? { tlsCipherSuites: cipherSuites } : {}),
     tlsMinVersion: values['tls-min-version'],
     http2MaxStreamsPerConnection,
+    watchCacheConsistencyCheckIntervalMs: Number(checkInterval.ns) / 1e6,
     requestTimeout: Number(requestTimeout.ns) / 1e6,
     responseCompression: values['response-compression'] !== 'false',
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.

@@ -23,7 +23,8 @@ import { createAuthenticator, type UserInfo as AuthUser } from '../server/filter
 import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
-import { ApiRegistry, type AdmissionPlugin, type ApiModule, type ControlPlaneContext } from '../registry/registry.js';
+import { asLogger } from '../golang/klog.js';
+import { ApiRegistry, defaultKeyPrefix, type AdmissionPlugin, type ApiModule, type ControlPlaneContext } from '../registry/registry.js';
 import { defaultModules } from './modules.js';
 import type { Storage, StorageFactory } from '../storage/storage.js';
 import { CachingStorage } from '../storage/cacher/cacher.js';
@@ -59,6 +60,15 @@ export interface ControlPlaneOptions {
   readonly maxMutatingRequestsInFlight?: number;
   /** Answer lists and watches from memory (default true). */
   readonly watchCache?: boolean;
+  /**
+   * The watch cache self-check, as kube's cache consistency checker: about this often (ms, jittered
+   * up to half again) each cache is compared with storage at the cache's resourceVersion. Each
+   * check counts in `apiserver_storage_consistency_checks_total{group,resource,status}`; a cache
+   * found different logs an error line "Cache consistency check failed", answers no more lists
+   * (storage does) and fails the `watch-cache-consistency` check of /readyz until a later check
+   * finds it equal again. Default 0: off (kube's period is 5 minutes).
+   */
+  readonly watchCacheConsistencyCheckIntervalMs?: number;
   readonly admission?: readonly AdmissionPlugin[];
   readonly minRequestTimeoutSeconds?: number;
   /** How often idle watches with allowWatchBookmarks=true get a BOOKMARK (default 10,000 ms). */
@@ -237,7 +247,48 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const metrics = createApiMetrics();
   const raw = await opts.storage.open({ log });
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
-  const cacher = opts.watchCache === false ? undefined : new CachingStorage(instrumented);
+  const consistencyLog = asLogger(log);
+  const cacher =
+    opts.watchCache === false
+      ? undefined
+      : new CachingStorage(instrumented, {
+          consistencyCheckIntervalMs: opts.watchCacheConsistencyCheckIntervalMs ?? 0,
+          onConsistencyCheck: (r) => {
+            const { group, resource } = groupResourceOf(r.prefix);
+            metrics.recordConsistencyCheck(group, resource, r.status);
+            const rv = String(r.revision ?? '');
+            if (r.status === 'success') {
+              consistencyLog.v(3).info('Cache consistency check passed', 'group', group, 'resource', resource, 'resourceVersion', rv, 'digest', r.cacheDigest);
+            } else if (r.status === 'failure') {
+              consistencyLog.error(
+                undefined,
+                'Cache consistency check failed',
+                'group',
+                group,
+                'resource',
+                resource,
+                'resourceVersion',
+                rv,
+                'storageDigest',
+                r.storageDigest,
+                'cacheDigest',
+                r.cacheDigest,
+                'diffDetail',
+                r.diff,
+              );
+            } else {
+              consistencyLog.error(r.error, 'Cache consistency check error', 'group', group, 'resource', resource);
+            }
+          },
+        });
+  /** group and resource of a registered key prefix (`/registry/[<group>/]<plural>/` or a resource's own). */
+  const groupResourceOf = (prefix: string): { group: string; resource: string } => {
+    for (const r of registry.resources) {
+      if ((r.registration.keyPrefix ?? defaultKeyPrefix(r.descriptor)) === prefix) return { group: r.descriptor.group, resource: r.descriptor.plural };
+    }
+    const parts = prefix.split('/').filter(Boolean).slice(1);
+    return parts.length >= 2 ? { group: parts[0]!, resource: parts[1]! } : { group: '', resource: parts[0] ?? prefix };
+  };
   const storage: Storage = cacher ?? instrumented;
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
   // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
@@ -269,6 +320,21 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       },
       endpoints: ['healthz', 'readyz'],
     },
+    ...(cacher
+      ? [
+          {
+            // Not upstream's: kube-apiserver only counts and logs a diverged cache.
+            name: 'watch-cache-consistency',
+            endpoints: ['readyz' as const],
+            check: async () => {
+              const diverged = cacher.divergences();
+              if (diverged.length === 0) return;
+              const what = diverged.map((r) => `${r.prefix} at resourceVersion ${r.revision} (${r.diff})`).join(', ');
+              throw new Error(`watch cache differs from storage: ${what}`);
+            },
+          },
+        ]
+      : []),
   ]);
   let bootstrapped = false;
   let port = opts.port ?? 6443;

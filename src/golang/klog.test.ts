@@ -86,3 +86,12 @@ test('a value JSON cannot hold still gives a line', () => {
   text.log.info('cycle', 'value', cyclic);
   assert.match(text.lines[0]!, /"cycle" value="<ref \*1> \{ a: 1, self: \[Circular \*1\] \}"\n$/);
 });
+
+test('an error line without an error (klog.ErrorS(nil, …)) has no err key', () => {
+  const text = capture({});
+  text.log.error(undefined, 'Cache consistency check failed', 'resource', 'configmaps');
+  assert.deepEqual(text.lines, ['E1205 15:04:05.123456   12345 kplane] "Cache consistency check failed" resource="configmaps"\n']);
+  const json = capture({ format: 'json' });
+  json.log.error(null, 'Cache consistency check failed', 'resource', 'configmaps');
+  assert.deepEqual(JSON.parse(json.lines[0]!), { ts: at, msg: 'Cache consistency check failed', resource: 'configmaps' });
+});

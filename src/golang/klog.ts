@@ -148,7 +148,7 @@ function formatLine(sink: Sink, state: State, severity: 'I' | 'E', msg: string, 
     if (state.name) o.logger = state.name;
     o.msg = msg;
     if (err === NO_ERROR) o.v = state.level;
-    else o.err = errorText(err);
+    else if (err !== undefined && err !== null) o.err = errorText(err);
     const pairs = keyValuePairs(kv);
     for (const [k, v] of pairs) if (!(k in o)) o[k] = jsonValue(v);
     try {
@@ -173,7 +173,8 @@ function header(severity: string, ms: number, pid: number, where: string): strin
 /** The structured part of a klog text line: `"msg" err="…" key="value" key=1`. */
 function structuredText(_state: State, msg: string, kv: readonly unknown[], err: unknown): string {
   let s = goQuote(msg);
-  if (err !== NO_ERROR) s += ` err=${goQuote(errorText(err))}`;
+  // klog.ErrorS(nil, …) writes no err key (zapr's too): the line is an error by its severity.
+  if (err !== NO_ERROR && err !== undefined && err !== null) s += ` err=${goQuote(errorText(err))}`;
   for (const [k, v] of keyValuePairs(kv)) s += ` ${k}=${textValue(v)}`;
   return s;
 }

@@ -45,6 +45,8 @@ export interface ApiMetrics {
   /** kplane_storage_request_duration_seconds: labels operation, backend. */
   readonly storageRequestDurationSeconds: SeriesHistogram;
   readonly storageRequestErrorsTotal: Counter<'operation' | 'backend'>;
+  /** apiserver_storage_consistency_checks_total: the watch cache self-check's outcomes. */
+  readonly storageConsistencyChecksTotal: Counter<'group' | 'resource' | 'status'>;
   readonly currentInflightRequests: Gauge<'request_kind'>;
 
   /** Records one finished request (call once per request, after the response is written). */
@@ -71,6 +73,8 @@ export interface ApiMetrics {
   /** One storage call; `durationSeconds` undefined counts a failure without a latency sample (watch streams). */
   observeStorage(o: { readonly operation: string; readonly backend: string; readonly durationSeconds?: number; readonly failed: boolean }): void;
   setInflightRequests(kind: RequestKind, count: number): void;
+  /** One watch cache consistency check: `status` success, failure or error. */
+  recordConsistencyCheck(group: string, resource: string, status: string): void;
   /** A request the server answered itself (the timeout filter's 504): apiserver_request_terminations_total. */
   recordRequestTermination(
     method: string,
@@ -170,6 +174,12 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     labelNames: ['operation', 'backend'] as const,
     registers,
   });
+  const storageConsistencyChecksTotal = new Counter({
+    name: 'apiserver_storage_consistency_checks_total',
+    help: 'Counter for status of consistency checks between etcd and watch cache',
+    labelNames: ['group', 'resource', 'status'] as const,
+    registers,
+  });
   const requestTerminationsTotal = new Counter({
     name: 'apiserver_request_terminations_total',
     help: 'Number of requests which apiserver terminated in self-defense.',
@@ -234,6 +244,7 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     storageObjects,
     storageRequestDurationSeconds,
     storageRequestErrorsTotal,
+    storageConsistencyChecksTotal,
     currentInflightRequests,
     observeRequest(o) {
       record(o.verb, o.dryRun ?? '', o.group, o.version, o.resource, o.subresource, o.scope, o.component ?? APISERVER_COMPONENT, o.code, o.durationSeconds);
@@ -296,6 +307,9 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
         storageRequestDurationSeconds.observe(series, o.durationSeconds);
       }
       if (o.failed) storageRequestErrorsTotal.inc({ operation: o.operation, backend: o.backend });
+    },
+    recordConsistencyCheck(group, resource, status) {
+      storageConsistencyChecksTotal.inc({ group, resource, status });
     },
     setInflightRequests(kind, count) {
       currentInflightRequests.set({ request_kind: kind }, count);

@@ -38,11 +38,12 @@ export function sqlite(opts: {
 export function etcd(opts: { endpoints: string[]; prefix?: string; compactIntervalMs?: number }): StorageFactory {
   return {
     name: 'etcd',
-    open: () =>
+    open: (ctx) =>
       openEtcdStorage({
         endpoints: opts.endpoints,
         compactIntervalMs: opts.compactIntervalMs ?? DEFAULT_COMPACT_INTERVAL_MS,
         ...(opts.prefix ? { prefix: opts.prefix } : {}),
+        ...(ctx?.log ? { onNotice: ctx.log } : {}),
       }),
   };
 }

@@ -30,6 +30,7 @@ export function instrumentStorage(inner: Storage, metrics: StorageMetricsSink, b
 
   return {
     ...(inner.revisionIsLocal ? { revisionIsLocal: true } : {}),
+    ...(inner.watchProgressRequestsSafe ? { watchProgressRequestsSafe: () => inner.watchProgressRequestsSafe?.() ?? true } : {}),
     get: (key: string) => timed('get', () => inner.get(key)),
     list: (prefix: string, opts?: ListOptions): Promise<ListResult> => timed('list', () => inner.list(prefix, opts)),
     count: (prefix: string) => timed('count', () => inner.count(prefix)),

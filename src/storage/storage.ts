@@ -77,6 +77,14 @@ export interface Storage {
    * round trip. Never true for etcd, where other API servers write too.
    */
   readonly revisionIsLocal?: boolean;
+  /**
+   * Optional: false while a watch's progress requests ({@link ProgressRequestable}) might be
+   * answered with a revision whose events the stream has not sent yet (kube's RequestWatchProgress
+   * feature check: etcd before 3.4.31, and 3.5.0 to 3.5.12, answer a watch that is still catching
+   * up with the current revision, etcd-io/etcd#15220 and #17507). Such streams then never send
+   * progress requests, and a cache must not wait for answers. Absent: always safe.
+   */
+  watchProgressRequestsSafe?(): boolean;
   /** The oldest revision still answerable (compacted revision + 1). */
   oldestRevision(): Promise<number>;
   /** Forget history at or below `revision` (current values stay). */

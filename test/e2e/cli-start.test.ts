@@ -1,7 +1,7 @@
 // What a new user meets when `kplane serve` cannot start, and the README's other promises about the
 // command line: a busy port fails before anything is created, and names the flag (with the npm form
 // when run through `npm start`); a data dir held by another server names --data-dir; `kplane --help`
-// lines up; `npm run tools -- <group>` installs only that group.
+// lines up; `npm run tools -- <group>` installs only that group; the watch cache self-check flag.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -102,5 +102,31 @@ describe('npm run tools', () => {
     const r = await run('npm', ['run', 'tools', '--', 'kubeclt'], { timeoutMs: 60_000 });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /install-tools: unknown group "kubeclt"; groups: kubectl etcd python catalog bench \(none: all\)/);
+  });
+});
+
+describe('kplane serve --watch-cache-consistency-check-interval', () => {
+  const procs = kplaneProcesses();
+  after(() => procs.killAll());
+
+  it('refuses what is not a Go duration, naming the flag', async () => {
+    const r = await kplane(['serve', '--data-dir', join(dir, 'check-bad'), '--secure-port', '0', '--watch-cache-consistency-check-interval', 'soon']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^kplane: invalid argument "soon" for "--watch-cache-consistency-check-interval" flag: /);
+  });
+
+  it('runs the self-check that often (its passes are logged at -v=3)', async () => {
+    const server = await procs.start(
+      ['serve', '--data-dir', join(dir, 'check'), '--secure-port', '0', '--controllers=false', '--watch-cache-consistency-check-interval=200ms', '-v=3'],
+      /^kplane is serving on \S+/m,
+    );
+    for (let i = 0; i < 200 && !/"Cache consistency check passed" group="" resource="configmaps"/.test(server.log()); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.match(
+      server.log(),
+      /^I\d{4} [^\n]*\] "Cache consistency check passed" group="" resource="configmaps" resourceVersion="\d+" digest="[0-9a-f]{16}"$/m,
+    );
+    server.child.kill('SIGTERM');
+    await server.exited;
   });
 });

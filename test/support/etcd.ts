@@ -17,6 +17,8 @@ export interface RunningEtcd {
   stop(): Promise<void>;
   /** SIGKILL, immediately (the data directory stays until `stop`). */
   kill(): void;
+  /** Starts etcd again on the same data directory and ports (after `kill`); resolves once healthy. */
+  restart(): Promise<void>;
 }
 
 export interface StartEtcdOptions {
@@ -32,48 +34,56 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<RunningEtc
   const peerPort = await freePort();
   const endpoint = `http://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
-  const child: ChildProcess = spawn(
-    ETCD_BINARY,
-    [
-      '--name=kplane-test',
-      `--data-dir=${join(dataDir, 'data')}`,
-      `--listen-client-urls=${endpoint}`,
-      `--advertise-client-urls=${endpoint}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=kplane-test=${peerUrl}`,
-      '--initial-cluster-state=new',
-      '--logger=zap',
-      '--log-level=error',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const args = [
+    '--name=kplane-test',
+    `--data-dir=${join(dataDir, 'data')}`,
+    `--listen-client-urls=${endpoint}`,
+    `--advertise-client-urls=${endpoint}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=kplane-test=${peerUrl}`,
+    '--initial-cluster-state=new',
+    '--logger=zap',
+    '--log-level=error',
+  ];
+  let child!: ChildProcess;
+  let exited!: Promise<void>;
   let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    stderr = (stderr + d).slice(-4_000);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-
-  const deadline = Date.now() + (opts.startTimeoutMs ?? 20_000);
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      await rm(dataDir, { recursive: true, force: true });
-      throw new Error(`etcd exited during start (${child.exitCode ?? child.signalCode}): ${stderr}`);
+  const launch = async (): Promise<void> => {
+    child = spawn(ETCD_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = child;
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      stderr = (stderr + d).slice(-4_000);
+    });
+    exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    const deadline = Date.now() + (opts.startTimeoutMs ?? 20_000);
+    for (;;) {
+      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`etcd exited during start (${proc.exitCode ?? proc.signalCode}): ${stderr}`);
+      if (await isHealthy(endpoint)) return;
+      if (Date.now() > deadline) {
+        proc.kill('SIGKILL');
+        await exited;
+        throw new Error(`etcd at ${endpoint} not healthy in time: ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
     }
-    if (await isHealthy(endpoint)) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      await exited;
-      await rm(dataDir, { recursive: true, force: true });
-      throw new Error(`etcd at ${endpoint} not healthy in time: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  };
+  try {
+    await launch();
+  } catch (e) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw e;
   }
 
   return {
     endpoint,
     kill() {
       child.kill('SIGKILL');
+    },
+    async restart() {
+      if (!child.killed && child.exitCode === null) throw new Error('etcd is still running; kill it first');
+      await exited;
+      await launch();
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {

@@ -13,14 +13,26 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/** How often test servers run the watch cache self-check (it is off by default elsewhere). */
+export const TEST_CONSISTENCY_CHECK_INTERVAL_MS = 2_000;
+
 export async function startTestServer(
-  opts: { storage?: 'sqlite' | 'memory' | { etcd: string }; dataDir?: string } & Partial<Omit<ControlPlaneOptions, 'storage' | 'dataDir'>> = {},
+  opts: { storage?: 'sqlite' | 'memory' | { etcd: string } | StorageFactory; dataDir?: string } & Partial<
+    Omit<ControlPlaneOptions, 'storage' | 'dataDir'>
+  > = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'kplane-test-')));
   const kind = opts.storage ?? 'sqlite';
-  const storage: StorageFactory = kind === 'sqlite' ? sqlite({ dir: dataDir }) : kind === 'memory' ? memory() : etcd({ endpoints: [kind.etcd] });
+  const storage: StorageFactory =
+    kind === 'sqlite' ? sqlite({ dir: dataDir }) : kind === 'memory' ? memory() : 'etcd' in kind ? etcd({ endpoints: [kind.etcd] }) : kind;
   const { storage: _s, dataDir: _d, ...rest } = opts;
-  const cp = await createControlPlane({ port: 0, ...rest, storage, dataDir });
+  const cp = await createControlPlane({
+    port: 0,
+    watchCacheConsistencyCheckIntervalMs: TEST_CONSISTENCY_CHECK_INTERVAL_MS,
+    ...rest,
+    storage,
+    dataDir,
+  });
   await cp.start();
   return {
     cp,

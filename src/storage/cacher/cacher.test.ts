@@ -10,7 +10,7 @@ import { dec, enc, sleep, storageConformance, withTimeout } from '../conformance
 import { MemoryStorage } from '../memory/memory-storage.js';
 import { openSqliteStorage } from '../sqlite/sqlite-storage.js';
 import { CachingStorage } from './cacher.js';
-import type { CachingStorageOptions } from './cacher.js';
+import type { CachingStorageOptions, ConsistencyCheckResult } from './cacher.js';
 
 let dir: string;
 let n = 0;
@@ -286,6 +286,126 @@ describe('cacher', () => {
       assert.deepEqual((await s.list('/registry/br/')).items.map(dec), ['a', 'b', 'c']);
     } finally {
       ac.abort();
+      await s.close();
+    }
+  });
+});
+
+/** A memory store whose watches never deliver the events of keys containing `lost` (a cache bug). */
+class LosingStorage extends MemoryStorage {
+  override watch(prefix: string, opts: WatchOptions): ReturnType<MemoryStorage['watch']> {
+    const channel = super.watch(prefix, opts);
+    const next = channel.next.bind(channel);
+    channel.next = async () => {
+      for (;;) {
+        const r = await next();
+        if (r.done || r.value.type === 'progress' || !r.value.kv.key.includes('lost')) return r;
+      }
+    };
+    return channel;
+  }
+}
+
+/** A memory store that says its progress answers may run ahead of the events (etcd before 3.4.31). */
+class UnsafeProgressStorage extends MemoryStorage {
+  progressRequests = 0;
+  watchProgressRequestsSafe(): boolean {
+    return false;
+  }
+  override watch(prefix: string, opts: WatchOptions): ReturnType<MemoryStorage['watch']> {
+    const channel = super.watch(prefix, opts);
+    const request = channel.requestProgress.bind(channel);
+    channel.requestProgress = () => {
+      this.progressRequests++;
+      request();
+    };
+    return channel;
+  }
+}
+
+describe('cacher over a store whose progress answers are not safe', () => {
+  it('never asks its watch for progress: a list the cache cannot prove fresh goes to the store', async () => {
+    const inner = new UnsafeProgressStorage();
+    const s = await cached(inner, {}, '/registry/cms/');
+    try {
+      await s.create('/registry/cms/a', enc('a'));
+      // Only a write elsewhere moves the store's revision past the cache's.
+      const other = await s.create('/registry/others/x', enc('x'));
+      const listed = await s.list('/registry/cms/');
+      assert.deepEqual(listed.items.map(dec), ['a']);
+      assert.equal(listed.revision, other.modRevision, 'answered by the store at its current revision');
+      assert.equal(inner.progressRequests, 0);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('cache self-check (consistency checker)', () => {
+  it('finds a cache equal to its store', async () => {
+    const s = await cached(new MemoryStorage(), {}, '/registry/cms/');
+    try {
+      await s.create('/registry/cms/a', enc('a'));
+      await s.create('/registry/cms/b', enc('b'));
+      const [result] = await s.checkConsistency();
+      assert.equal(result?.status, 'success');
+      assert.equal(result?.cacheDigest, result?.storageDigest);
+      assert.deepEqual(s.divergences(), []);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('reports an injected divergence, then lists come from the store', async () => {
+    const results: ConsistencyCheckResult[] = [];
+    const s = await cached(new LosingStorage(), { onConsistencyCheck: (r) => results.push(r) }, '/registry/cms/');
+    try {
+      await s.create('/registry/cms/a', enc('a'));
+      const lost = await s.create('/registry/cms/lost', enc('lost'));
+      const c = await s.create('/registry/cms/z', enc('z'));
+      // The cache applied z (and so claims c's revision) but never saw `lost`.
+      for (let i = 0; i < 100 && s.peek('/registry/cms/z')?.kv === undefined; i++) await sleep(5);
+      assert.equal(s.peek('/registry/cms/lost')?.kv, undefined);
+      const [result] = await s.checkConsistency();
+      assert.deepEqual(results, [result]);
+      assert.equal(result?.status, 'failure');
+      assert.equal(result?.prefix, '/registry/cms/');
+      assert.equal(result?.revision, c.modRevision);
+      assert.notEqual(result?.cacheDigest, result?.storageDigest);
+      assert.equal(result?.diff, `index=1 cache=/registry/cms/z@${c.modRevision} storage=/registry/cms/lost@${lost.modRevision}`);
+      assert.deepEqual(s.divergences(), [result]);
+      // Marked inconsistent: lists are answered by the store, which has it.
+      assert.deepEqual((await s.list('/registry/cms/')).items.map(dec), ['a', 'lost', 'z']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('runs by itself every consistencyCheckIntervalMs', async () => {
+    const results: ConsistencyCheckResult[] = [];
+    const s = await cached(new MemoryStorage(), { consistencyCheckIntervalMs: 20, onConsistencyCheck: (r) => results.push(r) }, '/registry/cms/');
+    try {
+      for (let i = 0; i < 200 && results.length < 2; i++) await sleep(10);
+      assert.ok(results.length >= 2, `${results.length} checks`);
+      assert.ok(results.every((r) => r.status === 'success'));
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('cache self-check interval', () => {
+  it('an interval past what a timer holds waits (no check within the test), not 1 ms', async () => {
+    const results: ConsistencyCheckResult[] = [];
+    const s = await cached(
+      new MemoryStorage(),
+      { consistencyCheckIntervalMs: 1000 * 3600 * 1000, onConsistencyCheck: (r) => results.push(r) },
+      '/registry/cms/',
+    );
+    try {
+      await sleep(100);
+      assert.deepEqual(results, []);
+    } finally {
       await s.close();
     }
   });

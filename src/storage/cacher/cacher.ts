@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExpiredError, StorageUnavailableError, isProgressRequestable, prefixEnd } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
@@ -15,9 +16,34 @@ export interface CachingStorageOptions {
   readonly innerProgressIntervalMs?: number;
   /** Pause before re-watching or re-listing after the inner watch broke. Default 250. */
   readonly retryDelayMs?: number;
+  /**
+   * The cache self-check (kube's watch cache consistency checker): about this often (the first
+   * check after one interval, each wait jittered up to half as long again) every loaded cache is
+   * compared with the inner store at the cache's revision. 0 or undefined: never.
+   */
+  readonly consistencyCheckIntervalMs?: number;
+  /** Told every check's outcome, e.g. for a metric and a log line. */
+  readonly onConsistencyCheck?: (result: ConsistencyCheckResult) => void;
+}
+
+/** One comparison of a prefix's cache with the inner store (kube's consistency.Digest). */
+export interface ConsistencyCheckResult {
+  readonly prefix: string;
+  /** As kube's apiserver_storage_consistency_checks_total labels them. */
+  readonly status: 'success' | 'failure' | 'error';
+  /** The cache's revision, at which the store was read. */
+  readonly revision?: number;
+  readonly cacheDigest?: string;
+  readonly storageDigest?: string;
+  /** Where they first differ: `index=<i> cache=<key>@<modRevision> storage=<key>@<modRevision>` (`<nil>`: missing). */
+  readonly diff?: string;
+  /** Why no comparison could be made (status 'error'), e.g. the revision was compacted. */
+  readonly error?: unknown;
 }
 
 type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface CacheWatcher {
   readonly prefix: string;
@@ -37,6 +63,9 @@ export class CachingStorage implements Storage {
   private readonly caches = new Map<string, PrefixCache>();
   private closed = false;
   private readonly stopCompactionListener: (() => void) | undefined;
+  /** Prefixes whose last self-check found the cache different from the store, with that result. */
+  private readonly diverged = new Map<string, ConsistencyCheckResult>();
+  private checkTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly inner: Storage,
@@ -44,6 +73,43 @@ export class CachingStorage implements Storage {
   ) {
     // The backend's own compaction schedule (SQLite, etcd) never passes through compact() here.
     this.stopCompactionListener = inner.onCompacted?.((revision) => this.forgetHistoryUpTo(revision));
+    const checkMs = opts.consistencyCheckIntervalMs ?? 0;
+    if (checkMs > 0 && !Number.isNaN(checkMs)) this.scheduleConsistencyCheck(checkMs);
+  }
+
+  /**
+   * Compares every loaded cache with the inner store now: the cache's keys and mod revisions at its
+   * revision R against a list of the store at R. A cache found different answers no more lists
+   * (the store does, as kube's cacher delegates once inconsistent) and is reported by
+   * `divergences()` until a later check finds it equal again.
+   */
+  async checkConsistency(): Promise<ConsistencyCheckResult[]> {
+    const results: ConsistencyCheckResult[] = [];
+    for (const [prefix, cache] of this.caches) {
+      if (this.closed) break;
+      const result = await cache.checkConsistency();
+      if (result.status === 'failure') this.diverged.set(prefix, result);
+      else if (result.status === 'success') this.diverged.delete(prefix);
+      results.push(result);
+      this.opts.onConsistencyCheck?.(result);
+    }
+    return results;
+  }
+
+  /** The failed checks of caches still considered different from the store (for /readyz). */
+  divergences(): ConsistencyCheckResult[] {
+    return [...this.diverged.values()];
+  }
+
+  private scheduleConsistencyCheck(intervalMs: number): void {
+    // Node fires a timer past 2^31-1 ms after 1 ms instead: cap the wait (about 24.8 days).
+    const delay = Math.min(intervalMs * (1 + Math.random() / 2), MAX_TIMER_MS);
+    this.checkTimer = setTimeout(() => {
+      void this.checkConsistency().finally(() => {
+        if (!this.closed) this.scheduleConsistencyCheck(intervalMs);
+      });
+    }, delay);
+    this.checkTimer.unref();
   }
 
   /**
@@ -54,7 +120,7 @@ export class CachingStorage implements Storage {
     if (!prefix.endsWith('/')) throw new Error(`cacher prefix must end with '/': ${prefix}`);
     let cache = this.caches.get(prefix);
     if (cache === undefined) {
-      cache = new PrefixCache(this.inner, prefix, this.opts);
+      cache = new PrefixCache(this.inner, prefix, this.opts, () => this.progressRequestsSafe());
       this.caches.set(prefix, cache);
       cache.start();
     }
@@ -77,7 +143,7 @@ export class CachingStorage implements Storage {
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     const cache = this.cacheFor(prefix);
-    if (cache === undefined || (opts.revision !== undefined && opts.revision > 0)) return this.inner.list(prefix, opts);
+    if (cache === undefined || (opts.revision !== undefined && opts.revision > 0) || this.diverged.has(cache.prefix)) return this.inner.list(prefix, opts);
     return (await this.caughtUp(cache)) ? cache.list(prefix, opts) : this.inner.list(prefix, opts);
   }
 
@@ -90,10 +156,20 @@ export class CachingStorage implements Storage {
     return (await this.localCacheCaughtUp(prefix))?.count(prefix) ?? this.inner.count(prefix);
   }
 
-  /** Whether `cache` has applied everything up to the store's current revision (waits a while for it). */
+  /**
+   * Whether `cache` has applied everything up to the store's current revision. It waits a while
+   * for that, asking the inner watch for progress, only where progress answers are safe; else
+   * (etcd before 3.4.31) a cache behind the store's revision is passed over at once, as
+   * kube-apiserver passes consistent lists to etcd without the RequestWatchProgress feature.
+   */
   private async caughtUp(cache: PrefixCache): Promise<boolean> {
     const atLeast = await this.inner.currentRevision();
-    return cache.waitForRevision(atLeast, this.opts.consistentReadTimeoutMs ?? 3_000);
+    const waitMs = this.progressRequestsSafe() ? (this.opts.consistentReadTimeoutMs ?? 3_000) : 0;
+    return cache.waitForRevision(atLeast, waitMs);
+  }
+
+  private progressRequestsSafe(): boolean {
+    return this.inner.watchProgressRequestsSafe?.() ?? true;
   }
 
   /**
@@ -154,6 +230,7 @@ export class CachingStorage implements Storage {
     if (this.closed) return;
     this.closed = true;
     this.stopCompactionListener?.();
+    if (this.checkTimer !== undefined) clearTimeout(this.checkTimer);
     for (const cache of this.caches.values()) cache.stop();
     await this.inner.close();
   }
@@ -196,8 +273,10 @@ class PrefixCache {
 
   constructor(
     private readonly inner: Storage,
-    private readonly prefix: string,
+    readonly prefix: string,
     private readonly opts: CachingStorageOptions,
+    /** Whether the inner watch may be asked for progress (see Storage.watchProgressRequestsSafe). */
+    private readonly mayRequestProgress: () => boolean,
   ) {
     this.ring = new Array<ChangeEvent | undefined>(Math.max(1, opts.historyCapacity ?? 10_000));
     this.ready = new Promise((resolve) => {
@@ -234,6 +313,7 @@ class PrefixCache {
   /** Resolves true once the cache has applied everything up to `revision`, false on timeout. */
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
     if (this.loaded && this.revision >= revision) return Promise.resolve(true);
+    if (timeoutMs <= 0) return Promise.resolve(false);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.revisionWaiters = this.revisionWaiters.filter((w) => w !== waiter);
@@ -248,7 +328,7 @@ class PrefixCache {
       };
       this.revisionWaiters.push(waiter);
       // Writes outside this prefix move the store's revision without sending us events.
-      if (isProgressRequestable(this.innerStream)) this.innerStream.requestProgress();
+      this.requestInnerProgress();
     });
   }
 
@@ -300,6 +380,50 @@ class PrefixCache {
     return channel;
   }
 
+  /** See CachingStorage.checkConsistency. */
+  async checkConsistency(): Promise<ConsistencyCheckResult> {
+    const prefix = this.prefix;
+    if (!this.isLoaded()) return { prefix, status: 'error', error: new Error('cache is not ready') };
+    // A synchronous snapshot: no event is applied while it is taken.
+    const { items: cached, revision } = this.list(prefix, {});
+    const cacheHash = createHash('sha256');
+    for (const kv of cached) cacheHash.update(`${kv.key}\0${kv.modRevision}\n`);
+    const storageHash = createHash('sha256');
+    let index = 0;
+    let diff: string | undefined;
+    const visit = (kv: KV): void => {
+      storageHash.update(`${kv.key}\0${kv.modRevision}\n`);
+      if (diff === undefined) {
+        const mine = cached[index];
+        if (mine === undefined || mine.key !== kv.key || mine.modRevision !== kv.modRevision) diff = diffDetail(index, mine, kv);
+      }
+      index++;
+    };
+    try {
+      let page = await this.inner.list(prefix, { limit: 10_000, ...(revision > 0 ? { revision } : {}) });
+      for (;;) {
+        for (const kv of page.items) visit(kv);
+        if (!page.more) break;
+        const last = page.items.at(-1) as KV;
+        page = await this.inner.list(prefix, { limit: 10_000, revision: page.revision, startKey: `${last.key}\0` });
+      }
+      if (revision > 0 && page.revision !== revision) throw new Error(`storage answered at revision ${page.revision}, not at the cache's ${revision}`);
+    } catch (error) {
+      return { prefix, status: 'error', revision, error };
+    }
+    if (diff === undefined && index < cached.length) diff = diffDetail(index, cached[index], undefined);
+    const cacheDigest = cacheHash.digest('hex').slice(0, 16);
+    const storageDigest = storageHash.digest('hex').slice(0, 16);
+    return {
+      prefix,
+      status: diff === undefined ? 'success' : 'failure',
+      revision,
+      cacheDigest,
+      storageDigest,
+      ...(diff !== undefined ? { diff } : {}),
+    };
+  }
+
   forgetHistoryUpTo(revision: number): void {
     while (this.ringSize > 0 && (this.ring[this.ringStart] as ChangeEvent).revision <= revision) this.dropOldest();
     if (revision > this.historyFloor) this.historyFloor = Math.min(revision, this.revision);
@@ -335,7 +459,7 @@ class PrefixCache {
         }
         this.innerStream = stream;
         // Waiters that arrived while no stream existed never asked for progress.
-        if (this.revisionWaiters.length > 0 && isProgressRequestable(stream)) stream.requestProgress();
+        if (this.revisionWaiters.length > 0) this.requestInnerProgress();
         try {
           for await (const event of stream) this.apply(event);
         } finally {
@@ -376,6 +500,14 @@ class PrefixCache {
       for (const w of [...this.watchers]) w.channel.fail(new ExpiredError(w.afterRevision, revision + 1));
     }
     this.resolveWaiters();
+  }
+
+  /**
+   * Asks the inner watch for a progress event, whose revision the cache then takes as reached.
+   * Never where the answer may come ahead of events still to be sent: the cache would skip them.
+   */
+  private requestInnerProgress(): void {
+    if (isProgressRequestable(this.innerStream) && this.mayRequestProgress()) this.innerStream.requestProgress();
   }
 
   private apply(event: WatchEvent): void {
@@ -458,4 +590,9 @@ class PrefixCache {
     }, tickMs);
     this.progressTicker.unref();
   }
+}
+
+function diffDetail(index: number, cached: KV | undefined, stored: KV | undefined): string {
+  const show = (kv: KV | undefined): string => (kv === undefined ? '<nil>' : `${kv.key}@${kv.modRevision}`);
+  return `index=${index} cache=${show(cached)} storage=${show(stored)}`;
 }

@@ -313,7 +313,12 @@ export function storageConformance(name: string, open: () => Promise<OpenedStora
       assert.ok(seen.length <= 1);
     });
 
-    it('emits progress events to an idle watcher when asked', { timeout: CASE_TIMEOUT_MS }, async () => {
+    it('emits progress events to an idle watcher when asked', { timeout: CASE_TIMEOUT_MS }, async (t) => {
+      // etcd before 3.4.31 is never asked (its answers may come ahead of the events).
+      if (s.watchProgressRequestsSafe?.() === false) {
+        t.skip('this store says its progress answers are not safe to ask for');
+        return;
+      }
       await s.create(`${p.slice(0, -1)}z/other`, enc('elsewhere'));
       const before = await s.currentRevision();
       const ac = new AbortController();

@@ -5,7 +5,7 @@ import { startEtcd } from '../../../test/support/etcd.js';
 import type { RunningEtcd } from '../../../test/support/etcd.js';
 import { StorageUnavailableError } from '../storage.js';
 import { dec, enc, storageConformance } from '../conformance/conformance.js';
-import { openEtcdStorage } from './etcd-storage.js';
+import { openEtcdStorage, progressRequestsSafeIn } from './etcd-storage.js';
 
 // One etcd for the file; each conformance case writes under its own random prefix.
 let etcd: RunningEtcd;
@@ -115,6 +115,36 @@ describe('etcd storage', () => {
       await a.close();
       await b.close();
       await own.stop();
+    }
+  });
+});
+
+describe('watch progress requests (kube RequestWatchProgress feature check)', () => {
+  it('are safe from etcd 3.4.31 and 3.5.13 on, as kube-apiserver decides', () => {
+    const cases: [string, boolean][] = [
+      ['3.4.23', false],
+      ['3.4.30', false],
+      ['3.4.31', true],
+      ['3.5.0', false],
+      ['3.5.12', false],
+      ['3.5.13', true],
+      ['3.6.0', true],
+      ['4.0.0', true],
+      ['3.3.27', false],
+      ['not-a-version', false],
+    ];
+    for (const [version, safe] of cases) assert.equal(progressRequestsSafeIn(version), safe, version);
+  });
+
+  it('are not sent to the etcd the tests run (3.4.23), and a notice says why', async () => {
+    const notices: string[] = [];
+    const s = await openEtcdStorage({ endpoints: [etcd.endpoint], onNotice: (m) => notices.push(m) });
+    try {
+      for (let i = 0; i < 200 && notices.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.match(notices[0] ?? '', /^etcd 3\.4\.\d+ at http:\/\/127\.0\.0\.1:\d+ may answer watch progress requests ahead of the events/);
+      assert.equal(s.watchProgressRequestsSafe(), false);
+    } finally {
+      await s.close();
     }
   });
 });

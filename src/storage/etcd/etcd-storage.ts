@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3, WatchClient } from 'etcd3';
 import type { IKeyValue, IRangeResponse, IWatchRequest, IWatchResponse, ITxnResponse } from 'etcd3';
 import { ConflictError, ExpiredError, KeyExistsError, KeyNotFoundError, StorageError, StorageUnavailableError, prefixEnd } from '../storage.js';
@@ -18,6 +19,8 @@ export interface EtcdStorageOptions {
   readonly compactIntervalMs?: number;
   /** Events a watcher may fall behind before it is cut off with WatchOverflowError. Default 100,000. */
   readonly watchBufferCapacity?: number;
+  /** Notices for the operator, e.g. that the etcd version rules out watch progress requests. */
+  readonly onNotice?: (message: string) => void;
 }
 
 type ChangeEvent = Extract<WatchEvent, { type: 'put' | 'delete' }>;
@@ -33,6 +36,9 @@ export class EtcdStorage implements Storage {
   private readonly prefix: string;
   private readonly streams = new Set<WatchStream>();
   private closed = false;
+  /** Per endpoint, once its version is known: whether its watch progress requests are safe. */
+  private readonly progressSupport = new Map<string, boolean>();
+  private readonly versionChecks = new AbortController();
 
   constructor(private readonly opts: EtcdStorageOptions) {
     this.client = new Etcd3({ hosts: opts.endpoints });
@@ -42,6 +48,42 @@ export class EtcdStorage implements Storage {
     const pool = (this.client as unknown as { pool: ConstructorParameters<typeof WatchClient>[0] }).pool;
     this.watchClient = new WatchClient(pool);
     this.prefix = opts.prefix ?? '';
+    for (const endpoint of opts.endpoints) void this.checkProgressSupport(endpoint);
+  }
+
+  /**
+   * kube's RequestWatchProgress feature check: true once every endpoint reported a version whose
+   * progress responses follow the events (3.4.31+, 3.5.13+); false before the versions are known.
+   * etcd 3.4.23 (Debian's) answers a progress request on a watch that is still catching up with
+   * the current revision before sending the older events: a cache that believed it dropped them.
+   */
+  watchProgressRequestsSafe(): boolean {
+    return this.progressSupport.size === this.opts.endpoints.length && [...this.progressSupport.values()].every(Boolean);
+  }
+
+  /** Asks `endpoint` for its version, retrying with backoff (10 ms doubling to 15 s) until it answers. */
+  private async checkProgressSupport(endpoint: string): Promise<void> {
+    const signal = this.versionChecks.signal;
+    let delayMs = 10;
+    while (!signal.aborted) {
+      const client = new Etcd3({ hosts: endpoint });
+      try {
+        const status = await client.maintenance.status({ deadline: Date.now() + 5_000 });
+        const supported = progressRequestsSafeIn(status.version);
+        this.progressSupport.set(endpoint, supported);
+        if (!supported) {
+          this.opts.onNotice?.(
+            `etcd ${status.version} at ${endpoint} may answer watch progress requests ahead of the events (etcd-io/etcd#15220, needs 3.4.31+ or 3.5.13+): watch caches do not ask it for progress, and consistent lists they cannot prove fresh are read from etcd`,
+          );
+        }
+        return;
+      } catch {
+        await sleep(delayMs, undefined, { signal }).catch(() => undefined);
+        delayMs = Math.min(delayMs * 2, 15_000);
+      } finally {
+        client.close();
+      }
+    }
   }
 
   async get(key: string): Promise<KV | undefined> {
@@ -144,7 +186,11 @@ export class EtcdStorage implements Storage {
         if (progressTimer !== undefined) clearInterval(progressTimer);
         if (stream !== undefined) this.endStream(stream);
       },
-      onRequestProgress: () => send({ progress_request: {} }),
+      // On an etcd that may answer ahead of the events, a progress response could make the
+      // consumer skip events still to come: ask nothing (kube-apiserver does the same).
+      onRequestProgress: () => {
+        if (this.watchProgressRequestsSafe()) send({ progress_request: {} });
+      },
     });
     if (channel.isClosed) return channel;
 
@@ -178,7 +224,7 @@ export class EtcdStorage implements Storage {
         // etcd's own progress_notify interval is a server setting (10 min by default), so idle
         // watchers ask for progress themselves.
         progressTimer = setInterval(() => {
-          if (Date.now() - lastMessageAt >= intervalMs) send({ progress_request: {} });
+          if (Date.now() - lastMessageAt >= intervalMs && this.watchProgressRequestsSafe()) send({ progress_request: {} });
         }, intervalMs);
         progressTimer.unref();
       }
@@ -300,6 +346,7 @@ export class EtcdStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.versionChecks.abort();
     if (this.compactTimer) clearInterval(this.compactTimer);
     for (const s of [...this.streams]) this.endStream(s);
     this.client.close();
@@ -413,6 +460,18 @@ export async function openEtcdStorage(opts: EtcdStorageOptions): Promise<EtcdSto
 
 /** The key kube-apiserver's compactor uses; sharing it lets kplane and kube servers coordinate. */
 const COMPACT_REV_KEY = 'compact_rev_key';
+
+/** Whether an etcd server of `version` answers progress requests only after the events below it (see watchProgressRequestsSafe). */
+export function progressRequestsSafeIn(version: string): boolean {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (m === null) return false;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (major !== 3) return major > 3;
+  if (minor < 4) return false;
+  if (minor === 4) return patch >= 31;
+  if (minor === 5) return patch >= 13;
+  return true;
+}
 
 function isCompactedError(err: unknown): boolean {
   return /required revision has been compacted/.test(String((err as Error | undefined)?.message ?? err));
