@@ -579,7 +579,7 @@ describe('catalog images against a real registry', { timeout: 180_000 }, () => {
   });
 });
 
-describe('a registry over HTTPS with its own CA', { timeout: 60_000 }, () => {
+describe('a registry over HTTPS with its own CA', { timeout: 180_000 }, () => {
   test('untrusted certificate: a clear error; with NODE_EXTRA_CA_CERTS: push and pull over HTTPS', async () => {
     ensureTools();
     const bundleDir = existsSync(join(work, 'bundle')) ? join(work, 'bundle') : fixtureBundle();

@@ -1,6 +1,7 @@
 // Two kplane servers on one real etcd: shared reads, cross-server watches in order, optimistic
 // concurrency across servers; then etcd dies: /readyz goes red and requests fail fast with a Status.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -252,21 +253,21 @@ describe('starting before etcd answers', { timeout: 90_000 }, () => {
     }
   });
 
-  it('a port in use is said as such, with what to do', async () => {
+  it('a port in use is said as such, with what to do, before anything is created', async () => {
     const a = await startTestServer({ storage: 'memory' });
     try {
-      const dataDir = await mkdtemp(join(tmpdir(), 'kplane-port-'));
-      const b = await createControlPlane({ storage: memory(), dataDir, port: a.cp.port });
+      const parent = await mkdtemp(join(tmpdir(), 'kplane-port-'));
+      const dataDir = join(parent, 'data');
       try {
         await assert.rejects(
-          b.start(),
+          createControlPlane({ storage: memory(), dataDir, port: a.cp.port }),
           new RegExp(
             `^Error: cannot listen on 127\\.0\\.0\\.1:${a.cp.port}: the address is in use \\(another kplane server or another program\\); stop it, or choose another port \\(kplane serve --secure-port`,
           ),
         );
+        assert.equal(existsSync(dataDir), false, 'a start that cannot serve leaves no data directory behind');
       } finally {
-        await b.stop();
-        await rm(dataDir, { recursive: true, force: true });
+        await rm(parent, { recursive: true, force: true });
       }
     } finally {
       await a.stop();
