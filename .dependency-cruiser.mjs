@@ -14,6 +14,9 @@ const LAYERS = [
   { name: 'foundation', folders: ['storage', 'apimachinery'] },
   // The typed client (HTTPS, loopback) and the admission interfaces and chain.
   { name: 'interfaces', folders: ['client', 'admission'] },
+  // Identity and access: authenticators (tokens, ServiceAccount JWTs, OIDC), RBAC's rule evaluation,
+  // token signing. Used by the registry (TokenRequest), the server's filters and the controllers.
+  { name: 'auth', folders: ['auth'] },
   // The generic store, strategies and the built-in kinds.
   { name: 'registry', folders: ['registry'] },
   // What is built on the registry: the HTTP server, CRDs, controllers, catalogs.

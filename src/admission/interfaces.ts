@@ -8,6 +8,8 @@ export interface UserInfo {
   readonly name: string;
   readonly uid?: string;
   readonly groups: readonly string[];
+  /** user.Info's Extra: e.g. `authentication.kubernetes.io/credential-id` of a ServiceAccount token. */
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
