@@ -9,6 +9,8 @@
 const LAYERS = [
   // Go's behaviour (JSON, YAML, strconv, durations) and process tuning: depend on nothing of ours.
   { name: 'base', folders: ['golang', 'runtime'] },
+  // component-base's parts built on Go's behaviour: feature gates.
+  { name: 'component', folders: ['featuregate'] },
   // The etcd-shaped Storage and its backends; API machinery: pure functions on API objects, no I/O.
   // Neither needs the other: storage holds bytes under keys, apimachinery never does I/O.
   { name: 'foundation', folders: ['storage', 'apimachinery'] },

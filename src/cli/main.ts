@@ -5,6 +5,8 @@ import { createControlPlane } from '../controlplane/controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { loadTokenFile } from '../server/filters/authentication.js';
 import { parseGoDuration } from '../golang/time.js';
+import type { Logger } from '../golang/klog.js';
+import { type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
 import { checkTLSCipherSuites, checkTLSVersion } from '../server/tls-options.js';
 import { defaultControllers } from '../controllers/index.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
@@ -51,8 +53,37 @@ kplane serve flags:
                             compare each watch cache with storage this often, a Go duration (default 0s: off;
                             kube's period is 5m); a difference fails /readyz (KEP 0001)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
+  --feature-gates LIST      ${indent(newKubeFeatureGate().flagUsage())}
+  --emulated-version VER    behave as this Kubernetes version for features' stages and defaults, 1.30 to
+                            ${KUBE_BINARY_VERSION.toString()} (default ${KUBE_BINARY_VERSION.toString()}), e.g. 1.32 or kube=1.32
 ${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
+
+/** Continues a multi-line help text in the flag descriptions' column. */
+function indent(text: string): string {
+  return text.split('\n').join('\n                            ');
+}
+
+/** --emulated-version and --feature-gates (repeatable, cumulative), with pflag's message for a bad value. */
+function featureGatesFromFlags(emulated: string | undefined, gates: readonly string[] | undefined, log: Logger): FeatureGate {
+  let version = KUBE_BINARY_VERSION;
+  if (emulated !== undefined) {
+    const parsed = parseEmulatedVersionFlag(emulated);
+    if ('error' in parsed) fail(`invalid argument ${JSON.stringify(emulated)} for "--emulated-version" flag: ${parsed.error}`);
+    const invalid = validateEmulationVersion(KUBE_BINARY_VERSION, parsed);
+    if (invalid) fail(invalid);
+    version = parsed;
+  }
+  const gate = newKubeFeatureGate(version, { log });
+  for (const value of gates ?? []) {
+    try {
+      gate.set(value);
+    } catch (e) {
+      fail(`invalid argument ${JSON.stringify(value)} for "--feature-gates" flag: ${(e as Error).message}`);
+    }
+  }
+  return gate;
+}
 
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -78,6 +109,8 @@ async function serve(argv: string[]): Promise<void> {
       'http2-max-streams-per-connection': { type: 'string', default: '0' },
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       controllers: { type: 'string', default: 'true' },
+      'feature-gates': { type: 'string', multiple: true },
+      'emulated-version': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -89,6 +122,7 @@ async function serve(argv: string[]): Promise<void> {
   const logging = loggerFromFlags(values);
   if ('invalid' in logging) fail(logging.invalid);
   const { logger } = logging;
+  const featureGates = featureGatesFromFlags(values['emulated-version'], values['feature-gates'], logger);
   const dataDir = resolve(values['data-dir']);
   // kube-apiserver's flag, kept for SQLite too: kplane's SQLite is compacted as that flag compacts etcd.
   const compaction = parseGoDuration(values['etcd-compaction-interval']);
@@ -161,6 +195,7 @@ async function serve(argv: string[]): Promise<void> {
     watchCacheConsistencyCheckIntervalMs: Number(checkInterval.ns) / 1e6,
     requestTimeout: Number(requestTimeout.ns) / 1e6,
     responseCompression: values['response-compression'] !== 'false',
+    featureGates,
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),

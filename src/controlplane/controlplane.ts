@@ -1,4 +1,5 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
+import { ConsistentListFromCache, type FeatureGate, newKubeFeatureGate } from '../featuregate/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -91,6 +92,12 @@ export interface ControlPlaneOptions {
    * does (its APIResponseCompression feature). Default true.
    */
   readonly responseCompression?: boolean;
+  /**
+   * Feature gates (`--feature-gates`, `--emulated-version`): kplane's gates of the generic API
+   * server (`newKubeFeatureGate()`, the default) or a gate a library user built with their own
+   * features added. Closed when the control plane starts: add features before.
+   */
+  readonly featureGates?: FeatureGate;
   /**
    * A connection with no request in flight for this long is closed (HTTP/1.1 keep-alive; HTTP/2
    * with GOAWAY), as kube-apiserver's IdleTimeout. Default 90,000 ms. Watches and other requests
@@ -245,6 +252,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
   for (const key of ['ca.key', 'apiserver.key', 'admin.key']) ensurePrivateFile(join(dataDir, 'pki', key), { log });
   const metrics = createApiMetrics();
+  const features = opts.featureGates ?? newKubeFeatureGate();
+  features.close();
+  metrics.recordFeatures(features);
   const raw = await opts.storage.open({ log });
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
   const consistencyLog = asLogger(log);
@@ -252,6 +262,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     opts.watchCache === false
       ? undefined
       : new CachingStorage(instrumented, {
+          consistentListFromCache: () => features.enabled(ConsistentListFromCache),
           consistencyCheckIntervalMs: opts.watchCacheConsistencyCheckIntervalMs ?? 0,
           onConsistencyCheck: (r) => {
             const { group, resource } = groupResourceOf(r.prefix);
@@ -357,6 +368,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     ...(opts.watchBookmarkIntervalMs !== undefined ? { watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs } : {}),
     ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     ...(opts.responseCompression !== undefined ? { responseCompression: opts.responseCompression } : {}),
+    features,
     log,
   });
   let server: Http2SecureServer | undefined;

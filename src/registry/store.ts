@@ -103,6 +103,8 @@ export interface WatchOptions {
   readonly continue?: string;
   readonly signal: AbortSignal;
   readonly progressIntervalMs?: number;
+  /** The WatchList feature gate; off, `sendInitialEvents` is refused (a 422). Default on. */
+  readonly watchListEnabled?: boolean;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -524,7 +526,7 @@ export class GenericStore {
     let after: number;
     const initial: KubeObject[] = [];
     const wantsInitial = opts.sendInitialEvents ?? (rvParam === undefined || rvParam === '' || rv === 0);
-    const issues = validateListOptions(opts, true);
+    const issues = validateListOptions(opts, true, opts.watchListEnabled ?? true);
     if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', issues);
     try {
       if (wantsInitial) {
@@ -1097,12 +1099,16 @@ export function parseResourceVersion(rv: string | undefined): number {
 export function validateListOptions(
   opts: { readonly resourceVersion?: string; readonly resourceVersionMatch?: string; readonly continue?: string; readonly sendInitialEvents?: boolean },
   watch: boolean,
+  watchListEnabled = true,
 ): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const match = opts.resourceVersionMatch ?? '';
   if (watch) {
     if (opts.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
       issues.push(fieldIssue.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    }
+    if (opts.sendInitialEvents !== undefined && !watchListEnabled) {
+      issues.push(fieldIssue.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'));
     }
     if (match) {
       if (opts.sendInitialEvents === undefined)

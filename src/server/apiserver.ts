@@ -1,6 +1,7 @@
 // The API server, assembled: the filters (filters/chain.ts, in kube-apiserver's order) around the
 // router (handlers/router.ts), which sends each request to one handler per verb. Nothing here
 // serves a request itself.
+import { APIResponseCompression, newKubeFeatureGate } from '../featuregate/index.js';
 import { AdmissionChain } from '../admission/index.js';
 import { BodyBuffers } from './body-buffers.js';
 import type { ApiServerConfig, ErrorSink } from './config.js';
@@ -29,7 +30,8 @@ export class ApiServer {
   constructor(cfg: ApiServerConfig) {
     this.discovery = new Discovery(cfg.registry);
     this.admission = cfg.admission instanceof AdmissionChain ? cfg.admission : new AdmissionChain(cfg.admission);
-    const compression = cfg.responseCompression ?? true;
+    const features = cfg.features ?? newKubeFeatureGate();
+    const compression = (cfg.responseCompression ?? true) && features.enabled(APIResponseCompression);
     const sink: ErrorSink = { metrics: cfg.metrics, log: cfg.log, compression, scheme: cfg.registry.scheme };
     this.maxInFlight = new MaxInFlight(
       cfg.maxRequestsInFlight ?? DEFAULT_MAX_REQUESTS_INFLIGHT,
@@ -53,6 +55,7 @@ export class ApiServer {
       openapi: cfg.openapi,
       metricsText: cfg.metricsText,
       serverAddress: cfg.serverAddress,
+      features,
     };
     this.chain = buildHandlerChain(serveApi(c), {
       sink,

@@ -1,5 +1,6 @@
 // What an ApiServer is built from: the registry it serves, admission, the authentication,
 // authorization and impersonation hooks, limits and the non-resource endpoints' providers.
+import type { FeatureGate } from '../featuregate/index.js';
 import type { AdmissionChain, AdmissionPlugin, UserInfo } from '../admission/index.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { ApiMetrics } from './metrics.js';
@@ -73,8 +74,10 @@ export interface ApiServerConfig {
    * `?timeout=` shortens it. Past it the answer is a 504 (see deadline.ts).
    */
   readonly requestTimeoutMs?: number;
-  /** APIResponseCompression: gzip bodies over 128 KiB for clients that ask (default true; see compression.ts). */
+  /** gzip bodies over 128 KiB for clients that ask (default true; see compression.ts); off as well when the APIResponseCompression gate is. */
   readonly responseCompression?: boolean;
+  /** Feature gates (`--feature-gates`); default: kplane's gates at their defaults. */
+  readonly features?: FeatureGate;
   readonly log?: (msg: string) => void;
 }
 

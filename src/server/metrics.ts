@@ -1,6 +1,7 @@
 // Prometheus metrics for one API server, with upstream's names, labels and buckets
 // (k8s.io/apiserver/pkg/endpoints/metrics/metrics.go) so kube dashboards and alerts work unchanged.
 // Every server owns its Registry: prom-client's global registry would mix two servers in one process.
+import type { FeatureGate } from '../featuregate/index.js';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
 
@@ -75,6 +76,8 @@ export interface ApiMetrics {
   setInflightRequests(kind: RequestKind, count: number): void;
   /** One watch cache consistency check: `status` success, failure or error. */
   recordConsistencyCheck(group: string, resource: string, status: string): void;
+  /** kubernetes_feature_enabled for every feature the gate knows at its version (AddMetrics). */
+  recordFeatures(gate: FeatureGate): void;
   /** A request the server answered itself (the timeout filter's 504): apiserver_request_terminations_total. */
   recordRequestTermination(
     method: string,
@@ -154,6 +157,12 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     name: 'apiserver_watch_events_total',
     help: 'Number of events sent in watch clients',
     labelNames: ['group', 'version', 'kind'] as const,
+    registers,
+  });
+  const featureEnabled = new Gauge({
+    name: 'kubernetes_feature_enabled',
+    help: '[BETA] This metric records the data about the stage and enablement of a k8s feature.',
+    labelNames: ['name', 'stage'] as const,
     registers,
   });
   const storageObjects = new Gauge({
@@ -310,6 +319,9 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     },
     recordConsistencyCheck(group, resource, status) {
       storageConsistencyChecksTotal.inc({ group, resource, status });
+    },
+    recordFeatures(gate) {
+      for (const [name, spec] of gate.getAll()) featureEnabled.set({ name, stage: spec.preRelease }, gate.enabled(name) ? 1 : 0);
     },
     setInflightRequests(kind, count) {
       currentInflightRequests.set({ request_kind: kind }, count);

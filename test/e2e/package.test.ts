@@ -90,9 +90,14 @@ import { createHttpsClient } from 'kplane/client';
 import { Manager, runControllers } from 'kplane/controllers';
 import { convertToModel, parseBlobs, validateModel } from 'kplane/catalog';
 import { openMemoryStorage } from 'kplane/storage';
+import { newKubeFeatureGate } from 'kplane/featuregate';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'kplane-consumer-mjs-'));
-const cp = await createControlPlane({ storage: sqlite({ dir: dataDir }), apis: [core()], dataDir, port: 0 });
+// A library user's own feature, next to kplane's.
+const featureGates = newKubeFeatureGate();
+featureGates.add({ MyFeature: { default: false, preRelease: 'ALPHA' } });
+featureGates.set('MyFeature=true,WatchList=false');
+const cp = await createControlPlane({ storage: sqlite({ dir: dataDir }), apis: [core()], dataDir, port: 0, featureGates });
 await cp.start();
 try {
   const client = createHttpsClient(cp.kubeconfigPath);
@@ -110,6 +115,7 @@ try {
     packages: [...model.keys()],
     valid: validateModel(model) === undefined,
     exports: [typeof Manager, typeof runControllers, typeof openMemoryStorage],
+    features: featureGates.toString(),
   }));
 } finally {
   await cp.stop();
@@ -250,7 +256,13 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
   it('a plain .mjs imports kplane and its subpaths, serves on SQLite, creates and reads a ConfigMap', async () => {
     writeFileSync(join(consumer, 'app.mjs'), CONSUMER_MJS);
     const r = ok(await run(process.execPath, ['app.mjs'], { cwd: consumer, env, timeoutMs: 120_000 }), 'node app.mjs');
-    assert.deepEqual(JSON.parse(r.stdout.trim()), { greeting: 'hi', packages: ['p'], valid: true, exports: ['function', 'function', 'function'] });
+    assert.deepEqual(JSON.parse(r.stdout.trim()), {
+      greeting: 'hi',
+      packages: ['p'],
+      valid: true,
+      exports: ['function', 'function', 'function'],
+      features: 'MyFeature=true,WatchList=false',
+    });
     assert.doesNotMatch(r.stderr, /tsx|Unknown file extension/);
   });
 

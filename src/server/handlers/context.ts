@@ -1,6 +1,7 @@
 // What every handler shares across requests: the registry, admission, limits, the watch and
 // list-body state, and the providers of the non-resource endpoints. Made once per ApiServer.
 import type { AdmissionChain } from '../../admission/index.js';
+import type { FeatureGate } from '../../featuregate/index.js';
 import type { ApiRegistry } from '../../registry/registry.js';
 import type { BodyBuffers } from '../body-buffers.js';
 import type { ErrorSink, HealthProvider, OpenAPIProvider, VersionInfo } from '../config.js';
@@ -32,4 +33,6 @@ export interface ServerContext {
   readonly openapi: OpenAPIProvider | undefined;
   readonly metricsText: (() => Promise<{ contentType: string; body: string }>) | undefined;
   readonly serverAddress: () => string;
+  /** The server's feature gates (WatchList is asked per watch). */
+  readonly features: FeatureGate;
 }

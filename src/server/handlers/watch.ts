@@ -4,6 +4,7 @@
 import { StatusError, badRequest, notAcceptable, toStatusError } from '../../apimachinery/errors.js';
 import { exactMetadataName, parseFieldSelector } from '../../apimachinery/fields.js';
 import { PROTOBUF_WATCH_MEDIA_TYPE } from '../../apimachinery/protobuf/index.js';
+import { WatchList } from '../../featuregate/index.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import type { IncludeObject } from '../../registry/table.js';
@@ -79,6 +80,7 @@ export async function serveWatch(c: ServerContext, s: RequestScope, r: Registere
       ...(sendInitial !== null ? { sendInitialEvents: queryBool(sendInitial) } : {}),
       ...(q.get('continue') ? { continue: q.get('continue')! } : {}),
       signal: abort.signal,
+      watchListEnabled: c.features.enabled(WatchList),
     });
     const it = events[Symbol.asyncIterator]();
     // Errors the store finds at once (a bad selector or resourceVersion) are plain answers, so the

@@ -12,6 +12,8 @@ export interface CachingStorageOptions {
   readonly watcherBufferCapacity?: number;
   /** How long a consistent list waits for the cache to catch up before asking the inner store. Default 3,000. */
   readonly consistentReadTimeoutMs?: number;
+  /** The ConsistentListFromCache feature gate: off, consistent reads (no resourceVersion) go to storage. Default on. */
+  readonly consistentListFromCache?: () => boolean;
   /** Progress interval asked of the inner watch, which keeps the cache's revision fresh. Default 1,000. */
   readonly innerProgressIntervalMs?: number;
   /** Pause before re-watching or re-listing after the inner watch broke. Default 250. */
@@ -163,6 +165,7 @@ export class CachingStorage implements Storage {
    * kube-apiserver passes consistent lists to etcd without the RequestWatchProgress feature.
    */
   private async caughtUp(cache: PrefixCache): Promise<boolean> {
+    if (this.opts.consistentListFromCache?.() === false) return false;
     const atLeast = await this.inner.currentRevision();
     const waitMs = this.progressRequestsSafe() ? (this.opts.consistentReadTimeoutMs ?? 3_000) : 0;
     return cache.waitForRevision(atLeast, waitMs);

@@ -1,0 +1,48 @@
+// The generic API server's features that kplane implements and can turn off, with upstream's names
+// and versioned specs (k8s.io/apiserver/pkg/features, as of the API level kplane serves, 1.33).
+// Features of kplane's own (not upstream's) get names upstream cannot take; none yet.
+import { Alpha, Beta, FeatureGate, GA, type FeatureGateOptions, type VersionedSpecs } from './feature-gate.js';
+import { Version } from './version.js';
+
+/** The Kubernetes minor version kplane's API matches: its gates' binary version. */
+export const KUBE_BINARY_VERSION = Version.majorMinor(1, 33);
+
+/** gzip of GET and LIST responses (compression filter). */
+export const APIResponseCompression = 'APIResponseCompression';
+/** Consistent lists (no resourceVersion) served from the watch cache once it has caught up. */
+export const ConsistentListFromCache = 'ConsistentListFromCache';
+/** `sendInitialEvents=true` watches (streaming lists). */
+export const WatchList = 'WatchList';
+
+const v = (s: string): Version => Version.parse(s);
+
+export const KUBE_FEATURES: Readonly<Record<string, VersionedSpecs>> = {
+  [APIResponseCompression]: [
+    { version: v('1.8'), default: false, preRelease: Alpha },
+    { version: v('1.16'), default: true, preRelease: Beta },
+  ],
+  [ConsistentListFromCache]: [
+    { version: v('1.28'), default: false, preRelease: Alpha },
+    { version: v('1.31'), default: true, preRelease: Beta },
+    { version: v('1.34'), default: true, preRelease: GA, lockToDefault: true },
+  ],
+  [WatchList]: [
+    { version: v('1.27'), default: false, preRelease: Alpha },
+    { version: v('1.32'), default: true, preRelease: Beta },
+    { version: v('1.33'), default: false, preRelease: Beta },
+    { version: v('1.34'), default: true, preRelease: Beta },
+  ],
+};
+
+/**
+ * A gate with kplane's features at `emulationVersion` (default: the binary version). kplane
+ * overrides one default, as OverrideDefault is meant for: WatchList stays on at 1.33 (upstream
+ * turned it off for 1.33 only, for its JSON and protobuf streaming encoders; kplane's watch lists
+ * worked before and clients that ask for them keep getting them).
+ */
+export function newKubeFeatureGate(emulationVersion: Version = KUBE_BINARY_VERSION, opts: FeatureGateOptions = {}): FeatureGate {
+  const g = new FeatureGate(emulationVersion, opts);
+  g.addVersioned(KUBE_FEATURES);
+  if (!emulationVersion.lessThan(Version.majorMinor(1, 32))) g.overrideDefault(WatchList, true);
+  return g;
+}

@@ -1,0 +1,136 @@
+// Feature gates as a user meets them (issue 24): `kplane serve --feature-gates` with upstream's
+// syntax and messages, `--emulated-version`, the help listing, kubernetes_feature_enabled on
+// /metrics, and each gated capability actually off when its gate is.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConsistentListFromCache, newKubeFeatureGate, Version, WatchList, APIResponseCompression } from '../../src/featuregate/index.js';
+import { adminCredentials, RawClient, type KubeStatus } from '../support/https.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { repoRoot } from '../support/tools.js';
+
+const CMS = '/api/v1/namespaces/default/configmaps';
+
+function kplane(args: readonly string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, NODE_OPTIONS: `--conditions=kplane-source ${process.env['NODE_OPTIONS'] ?? ''}` },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('kplane serve --feature-gates and --emulated-version', { timeout: 120_000 }, () => {
+  it('lists every gate with its stage and default in --help', () => {
+    const r = kplane(['serve', '--help']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /--feature-gates LIST {6}A set of key=value pairs that describe feature gates for alpha\/experimental features\. Options are:\n/);
+    for (const line of [
+      'APIResponseCompression=true|false (BETA - default=true)',
+      'AllAlpha=true|false (ALPHA - default=false)',
+      'WatchList=true|false (BETA - default=true)',
+    ])
+      assert.ok(r.stdout.includes(line), `help lists ${line}`);
+  });
+
+  it("refuses malformed, unknown and locked gates with pflag's and featuregate's messages", () => {
+    const cases: Array<[string[], string]> = [
+      [['--feature-gates=WatchList'], 'kplane: invalid argument "WatchList" for "--feature-gates" flag: missing bool value for WatchList\n'],
+      [
+        ['--feature-gates', 'WatchList=yes'],
+        'kplane: invalid argument "WatchList=yes" for "--feature-gates" flag: invalid value of WatchList=yes, err: strconv.ParseBool: parsing "yes": invalid syntax\n',
+      ],
+      [['--feature-gates=NoSuchGate=true'], 'kplane: invalid argument "NoSuchGate=true" for "--feature-gates" flag: unrecognized feature gate: NoSuchGate\n'],
+      [['--emulated-version=1.34', '--feature-gates=ConsistentListFromCache=false'], 'kplane: emulation version 1.34 is not between [1.30, 1.33]\n'],
+      [['--emulated-version=wardle=1.2'], 'kplane: invalid argument "wardle=1.2" for "--emulated-version" flag: component not registered: wardle\n'],
+    ];
+    for (const [args, stderr] of cases) {
+      const r = kplane(['serve', '--data-dir', join(repoRoot, '.never-created'), ...args]);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stderr, stderr);
+    }
+  });
+});
+
+describe('gated capabilities', { timeout: 120_000 }, () => {
+  let on: TestServer;
+  let off: TestServer;
+  let onClient: RawClient;
+  let offClient: RawClient;
+
+  before(async () => {
+    const gates = newKubeFeatureGate();
+    gates.set(`${WatchList}=false,${APIResponseCompression}=false`);
+    gates.set(`${ConsistentListFromCache}=false`);
+    [on, off] = await Promise.all([startTestServer(), startTestServer({ featureGates: gates })]);
+    onClient = new RawClient(on.url, adminCredentials(on.dataDir));
+    offClient = new RawClient(off.url, adminCredentials(off.dataDir));
+    // Enough data for a list over 128 KiB, which is gzipped when compression is on.
+    const big = 'x'.repeat(60_000);
+    for (const c of [onClient, offClient])
+      for (let i = 0; i < 4; i++) {
+        const r = await c.request({
+          method: 'POST',
+          path: CMS,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { big } }),
+        });
+        assert.equal(r.status, 201, r.text());
+      }
+  });
+  after(async () => {
+    onClient?.close();
+    offClient?.close();
+    await Promise.all([on?.stop(), off?.stop()]);
+  });
+
+  it('WatchList off: a sendInitialEvents watch is a 422 with the upstream cause; on: it streams', async () => {
+    const path = `${CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1`;
+    const r = await offClient.request({ path, headers: { accept: 'application/json' } });
+    assert.equal(r.status, 422, r.text());
+    const st = r.json<KubeStatus & { details?: { causes?: { field?: string; message?: string }[] } }>();
+    assert.deepEqual(
+      st.details?.causes?.map((c) => `${c.field}: ${c.message}`),
+      ['sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'],
+    );
+    const ok = await onClient.request({ path, headers: { accept: 'application/json' } });
+    assert.equal(ok.status, 200, ok.text());
+    assert.match(ok.text(), /"type":"ADDED"/);
+  });
+
+  it('APIResponseCompression off: a large list is not gzipped even when the client asks', async () => {
+    const headers = { accept: 'application/json', 'accept-encoding': 'gzip' };
+    assert.equal((await onClient.request({ path: CMS, headers })).headers['content-encoding'], 'gzip');
+    assert.equal((await offClient.request({ path: CMS, headers })).headers['content-encoding'], undefined);
+  });
+
+  it('ConsistentListFromCache off: consistent lists are read from storage', async () => {
+    const storageLists = async (c: RawClient): Promise<number> => {
+      const text = (await c.request({ path: '/metrics' })).text();
+      const m = /kplane_storage_request_duration_seconds_count\{operation="list",backend="sqlite"\} (\d+)/.exec(text);
+      return m ? Number(m[1]) : 0;
+    };
+    for (const [c, wantMore] of [
+      [onClient, false],
+      [offClient, true],
+    ] as const) {
+      const before = await storageLists(c);
+      for (let i = 0; i < 3; i++) assert.equal((await c.request({ path: CMS, headers: { accept: 'application/json' } })).status, 200);
+      const grew = (await storageLists(c)) - before;
+      assert.equal(grew >= 3, wantMore, `storage lists grew by ${grew}`);
+    }
+  });
+
+  it('publishes kubernetes_feature_enabled with the stage, GA as ""', async () => {
+    const on = (await onClient.request({ path: '/metrics' })).text();
+    const off = (await offClient.request({ path: '/metrics' })).text();
+    assert.match(on, /# HELP kubernetes_feature_enabled \[BETA\] This metric records the data about the stage and enablement of a k8s feature\./);
+    assert.match(on, /kubernetes_feature_enabled\{name="WatchList",stage="BETA"\} 1/);
+    assert.match(off, /kubernetes_feature_enabled\{name="WatchList",stage="BETA"\} 0/);
+    assert.match(on, /kubernetes_feature_enabled\{name="AllAlpha",stage="ALPHA"\} 0/);
+    const ga = newKubeFeatureGate(Version.majorMinor(1, 33));
+    assert.equal(ga.getAll().get(ConsistentListFromCache)?.preRelease, 'BETA');
+  });
+});
