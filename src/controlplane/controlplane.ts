@@ -1,5 +1,6 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
-import { ConsistentListFromCache, type FeatureGate, newKubeFeatureGate } from '../featuregate/index.js';
+import { apiserverIdentityController, type IdentityLeaseController } from '../controllers/apiserveridentity.js';
+import { APIServerIdentity, ConsistentListFromCache, type FeatureGate, newKubeFeatureGate } from '../featuregate/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -374,6 +375,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   let server: Http2SecureServer | undefined;
   let controllers: RunningControllers | undefined;
   let objectCounter: NodeJS.Timeout | undefined;
+  let identityLease: IdentityLeaseController | undefined;
   const sockets = new Set<import('node:net').Socket>();
   // apiserver_storage_objects, refreshed like kube-apiserver's storage object count tracker.
   const countObjects = async (): Promise<void> => {
@@ -449,6 +451,11 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       objectCounter = setInterval(() => void countObjects(), 30_000);
       objectCounter.unref();
       await writeAdminKubeconfig(kubeconfigPath, { server: urlOf(), pki });
+      // KEP-1965's identity Lease, where Leases are served (post-start hook upstream).
+      if (features.enabled(APIServerIdentity) && registry.lookup('coordination.k8s.io', 'v1', 'leases')) {
+        identityLease = apiserverIdentityController(serverClient, { id: `${hostname()}:${port}`, hostname: hostname(), log });
+        await identityLease.start();
+      }
       if (opts.controllers?.length) {
         const le = opts.controllerLeaderElection ?? opts.storage.name === 'etcd';
         const leaderElection: ManagerLeaderElection | undefined = le
@@ -470,6 +477,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     },
     async stop() {
       health.markShuttingDown();
+      await identityLease?.stop();
       await controllers?.stop();
       apiServer.shutdown();
       for (const m of modules) await m.shutdown?.();

@@ -7,6 +7,8 @@ import { Version } from './version.js';
 /** The Kubernetes minor version kplane's API matches: its gates' binary version. */
 export const KUBE_BINARY_VERSION = Version.majorMinor(1, 33);
 
+/** Each API server keeps an identity Lease `apiserver-<hash>` in kube-system (KEP-1965). */
+export const APIServerIdentity = 'APIServerIdentity';
 /** gzip of GET and LIST responses (compression filter). */
 export const APIResponseCompression = 'APIResponseCompression';
 /** Consistent lists (no resourceVersion) served from the watch cache once it has caught up. */
@@ -20,6 +22,10 @@ export const KUBE_FEATURES: Readonly<Record<string, VersionedSpecs>> = {
   [APIResponseCompression]: [
     { version: v('1.8'), default: false, preRelease: Alpha },
     { version: v('1.16'), default: true, preRelease: Beta },
+  ],
+  [APIServerIdentity]: [
+    { version: v('1.20'), default: false, preRelease: Alpha },
+    { version: v('1.26'), default: true, preRelease: Beta },
   ],
   [ConsistentListFromCache]: [
     { version: v('1.28'), default: false, preRelease: Alpha },

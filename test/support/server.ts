@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createControlPlane, type ControlPlane, type ControlPlaneOptions, type StorageFactory } from '../../src/controlplane/controlplane.js';
 import { memory, sqlite, etcd } from '../../src/storage/factories.js';
+import { APIServerIdentity, newKubeFeatureGate } from '../../src/featuregate/index.js';
 
 export interface TestServer {
   readonly cp: ControlPlane;
@@ -15,6 +16,16 @@ export interface TestServer {
 
 /** How often test servers run the watch cache self-check (it is off by default elsewhere). */
 export const TEST_CONSISTENCY_CHECK_INTERVAL_MS = 2_000;
+
+/**
+ * kplane's gates, but without the identity Lease renewed every 10 s: most tests read resource
+ * versions and lists of a server nothing else writes to. Tests of the lease pass their own gates.
+ */
+export function quietFeatureGates(): ReturnType<typeof newKubeFeatureGate> {
+  const g = newKubeFeatureGate();
+  g.setFromMap({ [APIServerIdentity]: false });
+  return g;
+}
 
 export async function startTestServer(
   opts: { storage?: 'sqlite' | 'memory' | { etcd: string } | StorageFactory; dataDir?: string } & Partial<
@@ -29,6 +40,7 @@ export async function startTestServer(
   const cp = await createControlPlane({
     port: 0,
     watchCacheConsistencyCheckIntervalMs: TEST_CONSISTENCY_CHECK_INTERVAL_MS,
+    featureGates: quietFeatureGates(),
     ...rest,
     storage,
     dataDir,
