@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import { eventually } from '../support/eventually.js';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { repoRoot, run, tools, type RunResult } from '../support/tools.js';
+import { SCHEMA } from '../../src/storage/sqlite/writer-core.js';
 
 const children: ChildProcess[] = [];
 const SERVING = /kplane is serving on (https:\/\/127\.0\.0\.1:\d+)/;
@@ -220,20 +221,23 @@ describe('kplane backup and restore (SQLite)', { timeout: 600_000 }, () => {
       await stop(first.proc);
 
       assert.equal((await kplane(['restore', '--data-dir', dataDir, '--force', backupFile])).code, 0);
-      // A server on the restored data takes writes while the informer is away: the new history
-      // passes the revisions the informer saw before.
-      const between = await serve(dataDir);
-      const client2 = new RawClient(between.url, adminCredentials(dataDir));
-      assert.deepEqual(await names(client2), ['kept-1', 'kept-2', 'kept-3']);
+      // Back on the informer's address. Once its watch is registered again (resumed from its old
+      // resourceVersion, or relisted after a 410), new writes pass the revisions it saw before.
+      const second = await serve(dataDir, port);
+      const client2 = new RawClient(second.url, adminCredentials(dataDir));
+      await eventually(60_000, 'the informer watches again', async () => {
+        const m = await client2.request({ path: '/metrics' });
+        return /^apiserver_registered_watchers\{[^}]*kind="ConfigMap"[^}]*\} [1-9]/m.test(m.text()) || undefined;
+      });
       for (let i = 1; i <= lastRv - backupRevision + 2; i++) await createConfigMap(client2, `new-${i}`);
       const expected = await names(client2);
-      await stop(between.proc);
-
-      // Back on the informer's address: it resumes from its old resourceVersion, gets 410, relists.
-      const second = await serve(dataDir, port);
-      await eventually(30_000, `the informer converges on ${expected.join(',')} (has ${cached().join(',')})`, async () =>
-        cached().join(',') === expected.join(',') ? true : undefined,
+      assert.deepEqual(
+        expected.filter((n) => !n.startsWith('new-')),
+        ['kept-1', 'kept-2', 'kept-3'],
       );
+      await eventually(30_000, `the informer converges on ${expected.join(',')}`, async () => (cached().join(',') === expected.join(',') ? true : undefined), {
+        context: () => `the informer has ${cached().join(',')}`,
+      });
 
       // kubectl watching from a resourceVersion of the old server: 410, never the new history.
       const home = await tmp('kplane-restore-kubectl-');
@@ -256,5 +260,39 @@ describe('kplane backup and restore (SQLite)', { timeout: 600_000 }, () => {
       stopped = true;
       await informer.stop();
     }
+  });
+
+  it('says so when the disk is full, and leaves nothing behind (no server running)', async (t) => {
+    const work = await tmp('kplane-backup-full-');
+    const dataDir = join(work, 'data');
+    // A kplane database of ~3 MiB, as a stopped server leaves it.
+    await run('mkdir', ['-m', '700', dataDir]);
+    const db = new Database(join(dataDir, 'kplane.db'));
+    db.exec(SCHEMA);
+    db.prepare('INSERT INTO log (rev, key, deleted, value, create_rev) VALUES (1, ?, 0, ?, 1)').run('/registry/configmaps/default/big', Buffer.alloc(3 << 20, 1));
+    db.prepare("INSERT INTO kv (key, create_rev, mod_rev) VALUES ('/registry/configmaps/default/big', 1, 1)").run();
+    db.prepare("INSERT INTO meta (name, value) VALUES ('revision', 1)").run();
+    db.close();
+    const outDir = join(work, 'out');
+    await run('mkdir', [outDir]);
+    // A full disk: a 1 MiB tmpfs over the output directory, mounted in a mount namespace of the
+    // backup's own (unshare: no root needed where user namespaces are allowed, nothing left mounted).
+    const script = [
+      'mount -t tmpfs -o size=1m tmpfs "$1" || exit 97',
+      `"${process.execPath}" --import tsx "${join(repoRoot, 'src/cli/main.ts')}" backup --data-dir "$2" "$1/b.db"`,
+      'echo "exit=$?"',
+      'ls -A "$1"',
+    ].join('\n');
+    const full = await run('unshare', ['-Urm', 'bash', '-c', script, 'bash', outDir, dataDir], { timeoutMs: 120_000 });
+    if (full.code === 97 || /unshare failed|Operation not permitted/.test(full.stderr)) {
+      t.skip(`no mount namespace here to fill a disk in: ${full.stderr.trim()}`);
+      return;
+    }
+    assert.match(full.stderr, /^kplane: no space left to write .*b\.db \(database or disk is full\); free some space or write elsewhere\. Nothing was written\./);
+    assert.equal(full.stdout, 'exit=1\n', 'exit code 1, and nothing left in the directory');
+    // Without the limit the same backup works, with no server running.
+    const ok = await kplane(['backup', '--data-dir', dataDir, join(outDir, 'b.db')]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /: 1 keys at revision 1, 3\.\d MiB/);
   });
 });
