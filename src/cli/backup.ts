@@ -23,10 +23,12 @@ kplane restore [--data-dir DIR] [--force] [--bump-revision N] IN.db
 const MB = 1024 * 1024;
 
 function progressPrinter(verb: string): (p: BackupProgress) => void {
-  return (p) =>
-    process.stderr.write(
-      `${verb}: ${Math.min(99, Math.floor((p.copiedBytes / p.totalBytes) * 100))}% (${(p.copiedBytes / MB).toFixed(0)} of ${(p.totalBytes / MB).toFixed(0)} MiB)\n`,
-    );
+  return (p) => {
+    // A small database is done in a moment anyway; a line about it would only be noise on a busy machine.
+    if (p.totalBytes < MB) return;
+    const percent = Math.min(99, Math.floor((p.copiedBytes / p.totalBytes) * 100));
+    process.stderr.write(`${verb}: ${percent}% (${(p.copiedBytes / MB).toFixed(0)} of ${(p.totalBytes / MB).toFixed(0)} MiB)\n`);
+  };
 }
 
 /** An interrupt stops the copy (its partial output is removed) instead of leaving it behind. */
@@ -47,7 +49,12 @@ function interruptible(): { signal: AbortSignal; done: () => void } {
 function parse(argv: string[], extra: Record<string, { type: 'string' }>): { values: Record<string, string | boolean | undefined>; file: string } | undefined {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { 'data-dir': { type: 'string', default: '.kplane' }, force: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' }, ...extra },
+    options: {
+      'data-dir': { type: 'string', default: '.kplane' },
+      force: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+      ...extra,
+    },
     allowPositionals: true,
   });
   if (values.help) {

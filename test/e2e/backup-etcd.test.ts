@@ -55,12 +55,30 @@ async function startEtcd(dataDir: string, name: string): Promise<{ proc: Proc; e
       { stdio: 'ignore' },
     ),
   );
-  await eventually(60_000, `etcd at ${endpoint} answers`, async () => ((await run(ETCDCTL, ['--endpoints', endpoint, 'endpoint', 'health'])).code === 0 ? true : undefined), 200);
+  await eventually(
+    60_000,
+    `etcd at ${endpoint} answers`,
+    async () => ((await run(ETCDCTL, ['--endpoints', endpoint, 'endpoint', 'health'])).code === 0 ? true : undefined),
+    200,
+  );
   return { proc, endpoint, peer };
 }
 
 async function serve(dataDir: string, etcd: string): Promise<{ proc: Proc; client: RawClient }> {
-  const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'serve', '--storage', 'etcd', '--etcd-servers', etcd, '--data-dir', dataDir, '--secure-port', '0'];
+  const args = [
+    '--import',
+    'tsx',
+    join(repoRoot, 'src/cli/main.ts'),
+    'serve',
+    '--storage',
+    'etcd',
+    '--etcd-servers',
+    etcd,
+    '--data-dir',
+    dataDir,
+    '--secure-port',
+    '0',
+  ];
   const proc = track(spawn(process.execPath, [...args, '--controllers=false'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] }));
   let stderr = '';
   proc.child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));

@@ -195,7 +195,9 @@ describe('kplane backup and restore (SQLite)', { timeout: 600_000 }, () => {
     for (const n of ['kept-1', 'kept-2', 'kept-3']) await createConfigMap(client, n);
     const backupFile = join(work, 'backup.db');
     assert.equal((await kplane(['backup', '--data-dir', dataDir, backupFile])).code, 0);
-    const backupRevision = new Database(backupFile, { readonly: true }).prepare<[], { value: number }>("SELECT value FROM meta WHERE name = 'revision'").get()!.value;
+    const backupRevision = new Database(backupFile, { readonly: true })
+      .prepare<[], { value: number }>("SELECT value FROM meta WHERE name = 'revision'")
+      .get()!.value;
     // Written after the backup: lost by the restore.
     let lastRv = 0;
     for (let i = 1; i <= 5; i++) lastRv = await createConfigMap(client, `lost-${i}`);
@@ -269,7 +271,10 @@ describe('kplane backup and restore (SQLite)', { timeout: 600_000 }, () => {
     await run('mkdir', ['-m', '700', dataDir]);
     const db = new Database(join(dataDir, 'kplane.db'));
     db.exec(SCHEMA);
-    db.prepare('INSERT INTO log (rev, key, deleted, value, create_rev) VALUES (1, ?, 0, ?, 1)').run('/registry/configmaps/default/big', Buffer.alloc(3 << 20, 1));
+    db.prepare('INSERT INTO log (rev, key, deleted, value, create_rev) VALUES (1, ?, 0, ?, 1)').run(
+      '/registry/configmaps/default/big',
+      Buffer.alloc(3 << 20, 1),
+    );
     db.prepare("INSERT INTO kv (key, create_rev, mod_rev) VALUES ('/registry/configmaps/default/big', 1, 1)").run();
     db.prepare("INSERT INTO meta (name, value) VALUES ('revision', 1)").run();
     db.close();
@@ -288,7 +293,10 @@ describe('kplane backup and restore (SQLite)', { timeout: 600_000 }, () => {
       t.skip(`no mount namespace here to fill a disk in: ${full.stderr.trim()}`);
       return;
     }
-    assert.match(full.stderr, /^kplane: no space left to write .*b\.db \(database or disk is full\); free some space or write elsewhere\. Nothing was written\./);
+    assert.match(
+      full.stderr,
+      /^kplane: no space left to write .*b\.db \(database or disk is full\); free some space or write elsewhere\. Nothing was written\./,
+    );
     assert.equal(full.stdout, 'exit=1\n', 'exit code 1, and nothing left in the directory');
     // Without the limit the same backup works, with no server running.
     const ok = await kplane(['backup', '--data-dir', dataDir, join(outDir, 'b.db')]);

@@ -18,6 +18,7 @@
 // and the client lists again, instead of being resumed into a history that diverged.
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -88,7 +89,11 @@ export interface BackupResult extends DatabaseInfo {
 export async function backupDatabase(opts: BackupOptions): Promise<BackupResult> {
   const { source, output } = opts;
   if (!isFile(source))
-    throw new BackupError('no-database', `no kplane database at ${source} (kplane serve --data-dir DIR keeps it in DIR/${DATABASE_FILE}; is --data-dir right?)`);
+    throw new BackupError(
+      'no-database',
+      `no kplane database at ${source} (kplane serve --data-dir DIR keeps it in DIR/${DATABASE_FILE}; is --data-dir right? ` +
+        'A server with --storage etcd keeps its data in etcd: back that up with etcdctl snapshot save)',
+    );
   inspectDatabase(source);
   const existing = statOrUndefined(output);
   if (existing?.isDirectory()) throw new BackupError('exists', `${output} is a directory; name the file the backup goes to`);
@@ -152,7 +157,8 @@ function readInfo(db: Database.Database, path: string): DatabaseInfo {
     if (missing.length) throw notKplane(`table "${table}" lacks ${missing.map((m) => `"${m}"`).join(', ')}`);
   }
   return db.transaction((): DatabaseInfo => {
-    const meta = (name: string): number | undefined => db.prepare<[string], { value: unknown }>('SELECT value FROM meta WHERE name = ?').get(name)?.value as number | undefined;
+    const meta = (name: string): number | undefined =>
+      db.prepare<[string], { value: unknown }>('SELECT value FROM meta WHERE name = ?').get(name)?.value as number | undefined;
     const revision = meta('revision');
     const maxRev = db.prepare<[], { rev: number | null }>('SELECT MAX(rev) AS rev FROM log').get()?.rev ?? 0;
     if (revision !== undefined && !Number.isSafeInteger(revision)) throw notKplane(`its revision is ${String(revision)}, not a whole number`);
@@ -349,7 +355,9 @@ async function vacuumInto(
     const result = await new Promise<{ ok: boolean; message?: string; code?: string }>((resolve, reject) => {
       worker.once('message', resolve);
       worker.once('error', reject);
-      worker.once('exit', (code) => reject(opts.signal?.aborted ? new BackupError('interrupted', 'interrupted') : new Error(`the copy's thread exited with code ${code}`)));
+      worker.once('exit', (code) =>
+        reject(opts.signal?.aborted ? new BackupError('interrupted', 'interrupted') : new Error(`the copy's thread exited with code ${code}`)),
+      );
     });
     if (!result.ok) throw Object.assign(new Error(result.message ?? 'the copy failed'), { code: result.code });
   } finally {
@@ -381,7 +389,7 @@ function asBackupError(err: unknown, output: string): BackupError {
   return new BackupError('failed', `cannot write ${output}: ${e.message ?? String(err)}`, { cause: err });
 }
 
-function statOrUndefined(path: string): ReturnType<typeof statSync> | undefined {
+function statOrUndefined(path: string): Stats | undefined {
   try {
     return statSync(path);
   } catch (e) {
