@@ -249,7 +249,7 @@ export async function restoreDatabase(opts: RestoreOptions): Promise<RestoreResu
     await vacuumInto(input, tmp, opts);
     const revision = bump > 0 ? Math.max(backup.revision, replacedRevision ?? 0) + bump : backup.revision;
     if (!Number.isSafeInteger(revision)) throw new BackupError('failed', `the revision after the bump (${revision}) is too large`);
-    if (bump > 0) bumpAndMarkCompacted(tmp, revision);
+    if (bump > 0) bumpAndMarkCompacted(tmp, revision, backup.layout);
     syncFile(tmp);
     // The old database's WAL must not be replayed into the new one: it goes first.
     for (const suffix of ['-wal', '-shm', '-journal']) rmSync(path + suffix, { force: true });
@@ -270,12 +270,16 @@ export async function restoreDatabase(opts: RestoreOptions): Promise<RestoreResu
  * backup goes (each live key keeps its current row and resourceVersion), as after etcdutl's
  * `--bump-revision --mark-compacted`. The next write gets `revision + 1`.
  */
-function bumpAndMarkCompacted(path: string, revision: number): void {
+function bumpAndMarkCompacted(path: string, revision: number, layout: DatabaseInfo['layout']): void {
   const db = new Database(path, { fileMustExist: true });
   try {
     db.pragma('journal_mode = DELETE');
     db.transaction(() => {
-      db.exec('DELETE FROM log WHERE NOT EXISTS (SELECT 1 FROM kv WHERE kv.key = log.key AND kv.mod_rev = log.rev)');
+      // The earlier layout keeps current values in `kv`, and the server's conversion puts them back
+      // into `log`; a log row it finds at or below the compacted revision would make it resume a
+      // compaction over every revision up to the bumped one, so none is left.
+      if (layout === 'v1') db.exec('DELETE FROM log');
+      else db.exec('DELETE FROM log WHERE NOT EXISTS (SELECT 1 FROM kv WHERE kv.key = log.key AND kv.mod_rev = log.rev)');
       const set = db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value');
       set.run('revision', revision);
       set.run('compacted', revision);
