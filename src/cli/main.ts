@@ -21,6 +21,8 @@ const USAGE = `Usage: kplane <command> [flags]
 Commands:
   serve               Run the API server (embedded SQLite by default) with the built-in controllers
   controller-manager  Run the built-in controllers against a server, with leader election
+  backup              Copy the SQLite database while it serves (kplane backup --help)
+  restore             Restore a backup into a data directory (kplane restore --help)
   catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
   version             Print the version
 
@@ -233,6 +235,12 @@ async function main(): Promise<void> {
       return serve(rest);
     case 'controller-manager':
       return controllerManager(rest);
+    case 'backup':
+    case 'restore': {
+      const cli = await import('./backup.js');
+      process.exitCode = await (cmd === 'backup' ? cli.backup(rest) : cli.restore(rest));
+      return;
+    }
     case 'catalog': {
       const { catalog } = await import('../catalog/cli.js');
       process.exitCode = await catalog(rest);
