@@ -51,6 +51,9 @@ kplane serve flags:
                             compare each watch cache with storage this often, a Go duration (default 0s: off;
                             kube's period is 5m); a difference fails /readyz (KEP 0001)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
+  --encryption-provider-config FILE
+                            encrypt resources at rest as this EncryptionConfiguration (apiserver.config.k8s.io/v1,
+                            YAML or JSON) says: aescbc, aesgcm, secretbox or identity, read once at start
 ${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
 
@@ -78,6 +81,7 @@ async function serve(argv: string[]): Promise<void> {
       'http2-max-streams-per-connection': { type: 'string', default: '0' },
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       controllers: { type: 'string', default: 'true' },
+      'encryption-provider-config': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -164,6 +168,7 @@ async function serve(argv: string[]): Promise<void> {
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
+    ...(values['encryption-provider-config'] ? { encryptionProviderConfig: values['encryption-provider-config'] } : {}),
     log: logger,
   });
   await cp.start();

@@ -24,12 +24,22 @@ import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
 import { asLogger } from '../golang/klog.js';
-import { ApiRegistry, defaultKeyPrefix, type AdmissionPlugin, type ApiModule, type ControlPlaneContext } from '../registry/registry.js';
+import {
+  ApiRegistry,
+  defaultKeyPrefix,
+  type RegisteredResource,
+  type AdmissionPlugin,
+  type ApiModule,
+  type ControlPlaneContext,
+} from '../registry/registry.js';
 import { defaultModules } from './modules.js';
 import type { Storage, StorageFactory } from '../storage/storage.js';
 import { CachingStorage } from '../storage/cacher/cacher.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../storage/private-files.js';
 import { instrumentStorage } from '../storage/instrumented.js';
+import { loadEncryptionConfig, type ResourceTransformers } from '../storage/value/config.js';
+import { createTransformationMetrics } from '../storage/value/metrics.js';
+import { KeyTransformers, transformStorage, type StoredResource } from '../storage/value/transforming-storage.js';
 import { createLoopbackClient } from '../client/loopback.js';
 import type { KubeClient } from '../client/types.js';
 import { runControllers, type RunningControllers } from '../controllers/index.js';
@@ -134,6 +144,14 @@ export interface ControlPlaneOptions {
    * object overrides the Lease's name, namespace, identity and timings.
    */
   readonly controllerLeaderElection?: boolean | Partial<ManagerLeaderElection>;
+  /**
+   * kube-apiserver's --encryption-provider-config: the path of an apiserver.config.k8s.io/v1
+   * EncryptionConfiguration (YAML or JSON). The resources it lists are encrypted before they reach
+   * the storage backend (aescbc, aesgcm, secretbox; identity writes plain text). Read once, when
+   * the control plane is created; a file that does not load or validate fails creation, naming the
+   * file and the field.
+   */
+  readonly encryptionProviderConfig?: string;
 }
 
 /** The Lease in-process controllers and `kplane controller-manager` campaign for. */
@@ -233,6 +251,16 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const maxStreams = opts.http2MaxStreamsPerConnection ?? 0;
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 0 || maxStreams > 2 ** 32 - 1)
     throw new Error(`http2MaxStreamsPerConnection must be a whole number from 0 to 4294967295, got ${maxStreams}`);
+  const metrics = createApiMetrics();
+  // Before the data dir, PKI and storage: a config that does not load leaves nothing behind.
+  let encryption: ResourceTransformers | undefined;
+  if (opts.encryptionProviderConfig !== undefined) {
+    try {
+      encryption = loadEncryptionConfig(opts.encryptionProviderConfig, createTransformationMetrics(metrics.registry));
+    } catch (e) {
+      throw new Error(`--encryption-provider-config=${opts.encryptionProviderConfig}: ${(e as Error).message}`, { cause: e });
+    }
+  }
   const dataDir = resolve(opts.dataDir);
   const host = opts.host ?? '127.0.0.1';
   // A port already taken fails here, before the data dir, PKI and database exist: a start that
@@ -244,9 +272,19 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // ensurePki puts its files under `<dir>/pki/`.
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
   for (const key of ['ca.key', 'apiserver.key', 'admin.key']) ensurePrivateFile(join(dataDir, 'pki', key), { log });
-  const metrics = createApiMetrics();
   const raw = await opts.storage.open({ log });
-  const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
+  const instrumentedBackend = instrumentStorage(raw, metrics, opts.storage.name);
+  // Encryption at rest sits below the watch cache: the cache holds plain text, the backend never does.
+  const keyTransformers: KeyTransformers | undefined = encryption
+    ? new KeyTransformers(encryption, (): StoredResource[] =>
+        registry.resources.map((r: RegisteredResource) => ({
+          prefix: r.registration.keyPrefix ?? defaultKeyPrefix(r.descriptor),
+          group: r.descriptor.group,
+          resource: r.descriptor.plural,
+        })),
+      )
+    : undefined;
+  const instrumented = keyTransformers ? transformStorage(instrumentedBackend, keyTransformers) : instrumentedBackend;
   const consistencyLog = asLogger(log);
   const cacher =
     opts.watchCache === false
@@ -293,6 +331,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
   // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
   const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
+  registry.onChange(() => keyTransformers?.invalidate());
   const modules = opts.apis ?? defaultModules();
   const seenDefs = new Set<object>();
   for (const m of modules) {
