@@ -303,3 +303,31 @@ describe('transformStorage', () => {
     await s.close();
   });
 });
+
+describe('KeyTransformers', () => {
+  test('a key belongs to the longest registered prefix; the list is read again after invalidate()', () => {
+    const cfg: EncryptionConfiguration = {
+      resources: [
+        { resources: ['deployments.apps'], providers: [{ secretbox: { keys: [{ name: 'd', secret: KEY32 }] } }] },
+        { resources: ['widgets.example.com'], providers: [{ aesgcm: { keys: [{ name: 'w', secret: KEY32 }] } }] },
+      ],
+    };
+    const registered = [
+      { prefix: '/registry/apps/deployments/', group: 'apps', resource: 'deployments' },
+      { prefix: '/registry/apps/', group: '', resource: 'apps' },
+    ];
+    const keys = new KeyTransformers(buildTransformers(cfg), () => registered);
+    const written = (key: string): string => {
+      const r = keys.forKey(key);
+      const stored = Buffer.from(r.transformer.toStorage(PLAIN, ctx(key))).toString('latin1');
+      return `${r.resource} ${/^k8s:enc:[a-z]+:v1:[^:]+:/.exec(stored)?.[0] ?? stored.slice(0, 1)}`;
+    };
+    assert.equal(written('/registry/apps/deployments/ns/web'), 'deployments.apps k8s:enc:secretbox:v1:d:');
+    assert.equal(written('/registry/apps/ns/x'), 'apps {');
+    // A custom resource registered later is found once the registry says it changed.
+    assert.equal(keys.forKey('/registry/example.com/widgets/ns/w').resource, 'example.com');
+    registered.push({ prefix: '/registry/example.com/widgets/', group: 'example.com', resource: 'widgets' });
+    keys.invalidate();
+    assert.equal(written('/registry/example.com/widgets/ns/w'), 'widgets.example.com k8s:enc:aesgcm:v1:w:');
+  });
+});
