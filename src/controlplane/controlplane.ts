@@ -273,7 +273,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
   for (const key of ['ca.key', 'apiserver.key', 'admin.key']) ensurePrivateFile(join(dataDir, 'pki', key), { log });
   const raw = await opts.storage.open({ log });
-  const instrumentedBackend = instrumentStorage(raw, metrics, opts.storage.name);
+  const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
   // Encryption at rest sits below the watch cache: the cache holds plain text, the backend never does.
   const keyTransformers: KeyTransformers | undefined = encryption
     ? new KeyTransformers(encryption, (): StoredResource[] =>
@@ -284,12 +284,12 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         })),
       )
     : undefined;
-  const instrumented = keyTransformers ? transformStorage(instrumentedBackend, keyTransformers) : instrumentedBackend;
+  const backend = keyTransformers ? transformStorage(instrumented, keyTransformers) : instrumented;
   const consistencyLog = asLogger(log);
   const cacher =
     opts.watchCache === false
       ? undefined
-      : new CachingStorage(instrumented, {
+      : new CachingStorage(backend, {
           consistencyCheckIntervalMs: opts.watchCacheConsistencyCheckIntervalMs ?? 0,
           onConsistencyCheck: (r) => {
             const { group, resource } = groupResourceOf(r.prefix);
@@ -327,7 +327,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     const parts = prefix.split('/').filter(Boolean).slice(1);
     return parts.length >= 2 ? { group: parts[0]!, resource: parts[1]! } : { group: '', resource: parts[0] ?? prefix };
   };
-  const storage: Storage = cacher ?? instrumented;
+  const storage: Storage = cacher ?? backend;
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
   // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
   const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
