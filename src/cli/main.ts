@@ -53,7 +53,9 @@ kplane serve flags:
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
   --encryption-provider-config FILE
                             encrypt resources at rest as this EncryptionConfiguration (apiserver.config.k8s.io/v1,
-                            YAML or JSON) says: aescbc, aesgcm, secretbox or identity, read once at start
+                            YAML or JSON) says: aescbc, aesgcm, secretbox or identity, read at start
+  --encryption-provider-config-automatic-reload
+                            read that file again every minute and use it when it changed and loads
 ${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
 
@@ -82,6 +84,7 @@ async function serve(argv: string[]): Promise<void> {
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       controllers: { type: 'string', default: 'true' },
       'encryption-provider-config': { type: 'string' },
+      'encryption-provider-config-automatic-reload': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -149,6 +152,8 @@ async function serve(argv: string[]): Promise<void> {
       `invalid argument ${JSON.stringify(values['watch-cache-consistency-check-interval'])} for "--watch-cache-consistency-check-interval" flag: ${checkInterval.error}`,
     );
   if (checkInterval.ns < 0n) fail('--watch-cache-consistency-check-interval can not be negative value');
+  if (values['encryption-provider-config-automatic-reload'] && !values['encryption-provider-config'])
+    fail('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
   const cp = await createControlPlane({
     storage,
     dataDir,
@@ -169,6 +174,7 @@ async function serve(argv: string[]): Promise<void> {
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
     ...(values['encryption-provider-config'] ? { encryptionProviderConfig: values['encryption-provider-config'] } : {}),
+    ...(values['encryption-provider-config-automatic-reload'] ? { encryptionProviderConfigAutomaticReload: true } : {}),
     log: logger,
   });
   await cp.start();

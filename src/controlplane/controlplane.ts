@@ -38,7 +38,8 @@ import { CachingStorage } from '../storage/cacher/cacher.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../storage/private-files.js';
 import { instrumentStorage } from '../storage/instrumented.js';
 import { loadEncryptionConfig, type ResourceTransformers } from '../storage/value/config.js';
-import { createTransformationMetrics } from '../storage/value/metrics.js';
+import { createReloadMetrics, createTransformationMetrics } from '../storage/value/metrics.js';
+import { EncryptionConfigReloader, readConfigContent } from '../storage/value/reload.js';
 import { KeyTransformers, transformStorage, type StoredResource } from '../storage/value/transforming-storage.js';
 import { createLoopbackClient } from '../client/loopback.js';
 import type { KubeClient } from '../client/types.js';
@@ -152,6 +153,15 @@ export interface ControlPlaneOptions {
    * file and the field.
    */
   readonly encryptionProviderConfig?: string;
+  /**
+   * kube-apiserver's --encryption-provider-config-automatic-reload: read the file again every
+   * minute (`encryptionProviderConfigReloadIntervalMs`) and, when it changed and loads, use the
+   * new providers from then on without a restart. A file that does not load is logged, counted in
+   * `apiserver_encryption_config_controller_automatic_reloads_total{status="failure"}`, and the
+   * providers in use stay.
+   */
+  readonly encryptionProviderConfigAutomaticReload?: boolean;
+  readonly encryptionProviderConfigReloadIntervalMs?: number;
 }
 
 /** The Lease in-process controllers and `kplane controller-manager` campaign for. */
@@ -254,9 +264,11 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const metrics = createApiMetrics();
   // Before the data dir, PKI and storage: a config that does not load leaves nothing behind.
   let encryption: ResourceTransformers | undefined;
+  const transformationMetrics = createTransformationMetrics(metrics.registry);
+  const encryptionContent = opts.encryptionProviderConfig !== undefined ? readConfigContent(opts.encryptionProviderConfig) : undefined;
   if (opts.encryptionProviderConfig !== undefined) {
     try {
-      encryption = loadEncryptionConfig(opts.encryptionProviderConfig, createTransformationMetrics(metrics.registry));
+      encryption = loadEncryptionConfig(opts.encryptionProviderConfig, transformationMetrics);
     } catch (e) {
       throw new Error(`--encryption-provider-config=${opts.encryptionProviderConfig}: ${(e as Error).message}`, { cause: e });
     }
@@ -285,6 +297,24 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       )
     : undefined;
   const backend = keyTransformers ? transformStorage(instrumented, keyTransformers) : instrumented;
+  const recordReload =
+    keyTransformers && opts.encryptionProviderConfigAutomaticReload ? createReloadMetrics(metrics.registry, `kplane-${randomUUID()}`) : undefined;
+  const encryptionReloader =
+    keyTransformers && recordReload && opts.encryptionProviderConfig !== undefined
+      ? new EncryptionConfigReloader({
+          path: opts.encryptionProviderConfig,
+          initialContent: encryptionContent,
+          ...(opts.encryptionProviderConfigReloadIntervalMs !== undefined ? { intervalMs: opts.encryptionProviderConfigReloadIntervalMs } : {}),
+          metrics: transformationMetrics,
+          apply: (t) => keyTransformers.replace(t),
+          onReload: (r) => {
+            recordReload(r.ok);
+            const reloadLog = asLogger(log);
+            if (r.ok) reloadLog.info('Loaded new encryption config content', 'name', 'encryption-provider-config-automatic-reload-controller');
+            else reloadLog.error(r.error, 'Encryption config reload failed', 'name', 'encryption-provider-config-automatic-reload-controller');
+          },
+        })
+      : undefined;
   const consistencyLog = asLogger(log);
   const cacher =
     opts.watchCache === false
@@ -475,6 +505,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       void countObjects();
       objectCounter = setInterval(() => void countObjects(), 30_000);
       objectCounter.unref();
+      encryptionReloader?.start();
       await writeAdminKubeconfig(kubeconfigPath, { server: urlOf(), pki });
       if (opts.controllers?.length) {
         const le = opts.controllerLeaderElection ?? opts.storage.name === 'etcd';
@@ -502,6 +533,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       for (const m of modules) await m.shutdown?.();
       await serverClient.close();
       if (objectCounter) clearInterval(objectCounter);
+      encryptionReloader?.stop();
       if (server) {
         const s = server;
         const closed = new Promise<void>((ok) => s.close(() => ok()));

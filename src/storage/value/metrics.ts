@@ -1,5 +1,6 @@
 // apiserver_storage_transformation_* (k8s.io/apiserver/pkg/storage/value/metrics.go): names,
 // labels, help and buckets as upstream, so kube's dashboards and alerts on them work unchanged.
+import { createHash } from 'node:crypto';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { TransformationMetrics } from './transformer.js';
 
@@ -31,4 +32,19 @@ export function createTransformationMetrics(registry: Registry): TransformationM
       if (o.ok) duration.observe({ transformation_type: o.type, transformer_prefix: o.prefix }, o.durationSeconds);
     },
   };
+}
+
+/**
+ * apiserver_encryption_config_controller_automatic_reloads_total{status, apiserver_id_hash}
+ * (pkg/server/options/encryptionconfig/metrics). `apiServerID` is hashed as upstream hashes it.
+ */
+export function createReloadMetrics(registry: Registry, apiServerID: string): (ok: boolean) => void {
+  const reloads = new Counter({
+    name: 'apiserver_encryption_config_controller_automatic_reloads_total',
+    help: 'Total number of reload successes and failures of encryption configuration split by apiserver identity.',
+    labelNames: ['status', 'apiserver_id_hash'],
+    registers: [registry],
+  });
+  const idHash = `sha256:${createHash('sha256').update(apiServerID).digest('hex')}`;
+  return (ok) => reloads.inc({ status: ok ? 'success' : 'failure', apiserver_id_hash: idHash });
 }

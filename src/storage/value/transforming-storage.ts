@@ -30,11 +30,17 @@ export class KeyTransformers {
   private byPrefix: Map<string, Resolved> | undefined;
 
   constructor(
-    private readonly transformers: ResourceTransformers,
+    private transformers: ResourceTransformers,
     private readonly resources: () => Iterable<StoredResource>,
   ) {}
 
   invalidate(): void {
+    this.byPrefix = undefined;
+  }
+
+  /** Every later read and write uses `transformers` (the config file was reloaded). */
+  replace(transformers: ResourceTransformers): void {
+    this.transformers = transformers;
     this.byPrefix = undefined;
   }
 
