@@ -58,6 +58,11 @@ kplane serve flags:
   --feature-gates LIST      ${indent(newKubeFeatureGate().flagUsage())}
   --emulated-version VER    behave as this Kubernetes version for features' stages and defaults, 1.30 to
                             ${KUBE_BINARY_VERSION.toString()} (default ${KUBE_BINARY_VERSION.toString()}), e.g. 1.32 or kube=1.32
+  --encryption-provider-config FILE
+                            encrypt resources at rest as this EncryptionConfiguration (apiserver.config.k8s.io/v1,
+                            YAML or JSON) says: aescbc, aesgcm, secretbox or identity, read at start
+  --encryption-provider-config-automatic-reload
+                            read that file again every minute and use it when it changed and loads
 ${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
 
@@ -113,6 +118,8 @@ async function serve(argv: string[]): Promise<void> {
       controllers: { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
       'emulated-version': { type: 'string' },
+      'encryption-provider-config': { type: 'string' },
+      'encryption-provider-config-automatic-reload': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -181,6 +188,8 @@ async function serve(argv: string[]): Promise<void> {
       `invalid argument ${JSON.stringify(values['watch-cache-consistency-check-interval'])} for "--watch-cache-consistency-check-interval" flag: ${checkInterval.error}`,
     );
   if (checkInterval.ns < 0n) fail('--watch-cache-consistency-check-interval can not be negative value');
+  if (values['encryption-provider-config-automatic-reload'] && !values['encryption-provider-config'])
+    fail('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
   const cp = await createControlPlane({
     storage,
     dataDir,
@@ -201,6 +210,8 @@ async function serve(argv: string[]): Promise<void> {
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
+    ...(values['encryption-provider-config'] ? { encryptionProviderConfig: values['encryption-provider-config'] } : {}),
+    ...(values['encryption-provider-config-automatic-reload'] ? { encryptionProviderConfigAutomaticReload: true } : {}),
     log: logger,
   });
   await cp.start();

@@ -26,12 +26,23 @@ import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
 import { asLogger } from '../golang/klog.js';
-import { ApiRegistry, defaultKeyPrefix, type AdmissionPlugin, type ApiModule, type ControlPlaneContext } from '../registry/registry.js';
+import {
+  ApiRegistry,
+  defaultKeyPrefix,
+  type RegisteredResource,
+  type AdmissionPlugin,
+  type ApiModule,
+  type ControlPlaneContext,
+} from '../registry/registry.js';
 import { defaultModules } from './modules.js';
 import type { Storage, StorageFactory } from '../storage/storage.js';
 import { CachingStorage } from '../storage/cacher/cacher.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../storage/private-files.js';
 import { instrumentStorage } from '../storage/instrumented.js';
+import { loadEncryptionConfig, type ResourceTransformers } from '../storage/value/config.js';
+import { createReloadMetrics, createTransformationMetrics } from '../storage/value/metrics.js';
+import { EncryptionConfigReloader, readConfigContent } from '../storage/value/reload.js';
+import { KeyTransformers, transformStorage, type StoredResource } from '../storage/value/transforming-storage.js';
 import { createLoopbackClient } from '../client/loopback.js';
 import type { KubeClient } from '../client/types.js';
 import { runControllers, type RunningControllers } from '../controllers/index.js';
@@ -142,6 +153,23 @@ export interface ControlPlaneOptions {
    * object overrides the Lease's name, namespace, identity and timings.
    */
   readonly controllerLeaderElection?: boolean | Partial<ManagerLeaderElection>;
+  /**
+   * kube-apiserver's --encryption-provider-config: the path of an apiserver.config.k8s.io/v1
+   * EncryptionConfiguration (YAML or JSON). The resources it lists are encrypted before they reach
+   * the storage backend (aescbc, aesgcm, secretbox; identity writes plain text). Read once, when
+   * the control plane is created; a file that does not load or validate fails creation, naming the
+   * file and the field.
+   */
+  readonly encryptionProviderConfig?: string;
+  /**
+   * kube-apiserver's --encryption-provider-config-automatic-reload: read the file again every
+   * minute (`encryptionProviderConfigReloadIntervalMs`) and, when it changed and loads, use the
+   * new providers from then on without a restart. A file that does not load is logged, counted in
+   * `apiserver_encryption_config_controller_automatic_reloads_total{status="failure"}`, and the
+   * providers in use stay.
+   */
+  readonly encryptionProviderConfigAutomaticReload?: boolean;
+  readonly encryptionProviderConfigReloadIntervalMs?: number;
 }
 
 /** The Lease in-process controllers and `kplane controller-manager` campaign for. */
@@ -241,6 +269,18 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const maxStreams = opts.http2MaxStreamsPerConnection ?? 0;
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 0 || maxStreams > 2 ** 32 - 1)
     throw new Error(`http2MaxStreamsPerConnection must be a whole number from 0 to 4294967295, got ${maxStreams}`);
+  const metrics = createApiMetrics();
+  // Before the data dir, PKI and storage: a config that does not load leaves nothing behind.
+  let encryption: ResourceTransformers | undefined;
+  const transformationMetrics = createTransformationMetrics(metrics.registry);
+  const encryptionContent = opts.encryptionProviderConfig !== undefined ? readConfigContent(opts.encryptionProviderConfig) : undefined;
+  if (opts.encryptionProviderConfig !== undefined) {
+    try {
+      encryption = loadEncryptionConfig(opts.encryptionProviderConfig, transformationMetrics);
+    } catch (e) {
+      throw new Error(`--encryption-provider-config=${opts.encryptionProviderConfig}: ${(e as Error).message}`, { cause: e });
+    }
+  }
   const dataDir = resolve(opts.dataDir);
   const host = opts.host ?? '127.0.0.1';
   // A port already taken fails here, before the data dir, PKI and database exist: a start that
@@ -252,17 +292,45 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // ensurePki puts its files under `<dir>/pki/`.
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
   for (const key of ['ca.key', 'apiserver.key', 'admin.key']) ensurePrivateFile(join(dataDir, 'pki', key), { log });
-  const metrics = createApiMetrics();
   const features = opts.featureGates ?? newKubeFeatureGate();
   features.close();
   metrics.recordFeatures(features);
   const raw = await opts.storage.open({ log });
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
+  // Encryption at rest sits below the watch cache: the cache holds plain text, the backend never does.
+  const keyTransformers: KeyTransformers | undefined = encryption
+    ? new KeyTransformers(encryption, (): StoredResource[] =>
+        registry.resources.map((r: RegisteredResource) => ({
+          prefix: r.registration.keyPrefix ?? defaultKeyPrefix(r.descriptor),
+          group: r.descriptor.group,
+          resource: r.descriptor.plural,
+        })),
+      )
+    : undefined;
+  const backend = keyTransformers ? transformStorage(instrumented, keyTransformers) : instrumented;
+  const recordReload =
+    keyTransformers && opts.encryptionProviderConfigAutomaticReload ? createReloadMetrics(metrics.registry, `kplane-${randomUUID()}`) : undefined;
+  const encryptionReloader =
+    keyTransformers && recordReload && opts.encryptionProviderConfig !== undefined
+      ? new EncryptionConfigReloader({
+          path: opts.encryptionProviderConfig,
+          initialContent: encryptionContent,
+          ...(opts.encryptionProviderConfigReloadIntervalMs !== undefined ? { intervalMs: opts.encryptionProviderConfigReloadIntervalMs } : {}),
+          metrics: transformationMetrics,
+          apply: (t) => keyTransformers.replace(t),
+          onReload: (r) => {
+            recordReload(r.ok);
+            const reloadLog = asLogger(log);
+            if (r.ok) reloadLog.info('Loaded new encryption config content', 'name', 'encryption-provider-config-automatic-reload-controller');
+            else reloadLog.error(r.error, 'Encryption config reload failed', 'name', 'encryption-provider-config-automatic-reload-controller');
+          },
+        })
+      : undefined;
   const consistencyLog = asLogger(log);
   const cacher =
     opts.watchCache === false
       ? undefined
-      : new CachingStorage(instrumented, {
+      : new CachingStorage(backend, {
           consistentListFromCache: () => features.enabled(ConsistentListFromCache),
           consistencyCheckIntervalMs: opts.watchCacheConsistencyCheckIntervalMs ?? 0,
           onConsistencyCheck: (r) => {
@@ -301,10 +369,11 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     const parts = prefix.split('/').filter(Boolean).slice(1);
     return parts.length >= 2 ? { group: parts[0]!, resource: parts[1]! } : { group: '', resource: parts[0] ?? prefix };
   };
-  const storage: Storage = cacher ?? instrumented;
+  const storage: Storage = cacher ?? backend;
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
   // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
   const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
+  registry.onChange(() => keyTransformers?.invalidate());
   const modules = opts.apis ?? defaultModules();
   const seenDefs = new Set<object>();
   for (const m of modules) {
@@ -450,6 +519,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       void countObjects();
       objectCounter = setInterval(() => void countObjects(), 30_000);
       objectCounter.unref();
+      encryptionReloader?.start();
       await writeAdminKubeconfig(kubeconfigPath, { server: urlOf(), pki });
       // KEP-1965's identity Lease, where Leases are served (post-start hook upstream).
       if (features.enabled(APIServerIdentity) && registry.lookup('coordination.k8s.io', 'v1', 'leases')) {
@@ -483,6 +553,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       for (const m of modules) await m.shutdown?.();
       await serverClient.close();
       if (objectCounter) clearInterval(objectCounter);
+      encryptionReloader?.stop();
       if (server) {
         const s = server;
         const closed = new Promise<void>((ok) => s.close(() => ok()));

@@ -813,9 +813,11 @@ export class GenericStore {
         ...(this.strategy.warningsOnUpdate?.(obj, current) ?? []),
       ];
       await opts.validate?.(obj, current);
-      // An update that changes nothing is not written: no new revision, no watch event.
+      // An update that changes nothing is not written: no new revision, no watch event. Unless the
+      // stored value is stale (encrypted with a key or provider other than the writing one):
+      // GuaranteedUpdate writes it then, so that `kubectl replace` re-encrypts.
       const bytes = this.toBytes(obj);
-      if (bytesEqual(bytes, kv.value)) return { object: current, created: false, warnings };
+      if (bytesEqual(bytes, kv.value) && !kv.stale) return { object: current, created: false, warnings };
       // A deleting object whose last finalizer goes is removed (store.shouldDeleteDuringUpdate).
       const removing = !!om.deletionTimestamp && (om.finalizers?.length ?? 0) === 0 && (this.strategy.canRemove?.(obj) ?? true);
       if (opts.dryRun) return { object: obj, created: false, warnings };
@@ -944,7 +946,7 @@ export class GenericStore {
     name: string,
   ): Promise<{ object: KubeObject; deleted: false } | undefined> {
     const bytes = this.toBytes(next);
-    if (bytesEqual(bytes, kv.value)) return { object: current, deleted: false };
+    if (bytesEqual(bytes, kv.value) && !kv.stale) return { object: current, deleted: false };
     if (dryRun) return { object: next, deleted: false };
     try {
       const updated = await this.storage.update(key, bytes, kv.modRevision);

@@ -10,6 +10,12 @@ export interface KV {
   readonly value: Uint8Array;
   readonly createRevision: number;
   readonly modRevision: number;
+  /**
+   * The value was read through an encryption provider or key other than the one that writes now
+   * (upstream's `stale` from TransformFromStorage): an update writes it even when nothing changed,
+   * which is how rewriting every object moves it to the new key. Absent: false.
+   */
+  readonly stale?: boolean;
 }
 
 export interface ListOptions {
