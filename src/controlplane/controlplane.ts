@@ -23,6 +23,7 @@ import { createAuthenticator, type UserInfo as AuthUser } from '../server/filter
 import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
+import { createAuditRuntime, type AuditOptions } from '../server/audit/index.js';
 import { asLogger } from '../golang/klog.js';
 import { ApiRegistry, defaultKeyPrefix, type AdmissionPlugin, type ApiModule, type ControlPlaneContext } from '../registry/registry.js';
 import { defaultModules } from './modules.js';
@@ -134,6 +135,11 @@ export interface ControlPlaneOptions {
    * object overrides the Lease's name, namespace, identity and timings.
    */
   readonly controllerLeaderElection?: boolean | Partial<ManagerLeaderElection>;
+  /**
+   * Auditing: an audit.k8s.io/v1 Policy (`policyFile`, or `policy`) and the log backend (`log.path`,
+   * `-` for stdout; rotation, format, mode). Both are needed; a policy that does not load refuses start.
+   */
+  readonly audit?: AuditOptions;
 }
 
 /** The Lease in-process controllers and `kplane controller-manager` campaign for. */
@@ -235,6 +241,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     throw new Error(`http2MaxStreamsPerConnection must be a whole number from 0 to 4294967295, got ${maxStreams}`);
   const dataDir = resolve(opts.dataDir);
   const host = opts.host ?? '127.0.0.1';
+  // The metrics registry exists before anything can fail to start (a bad audit policy refuses start).
+  const metrics = createApiMetrics();
+  const audit = createAuditRuntime(opts.audit, metrics.registry, log);
   // A port already taken fails here, before the data dir, PKI and database exist: a start that
   // cannot serve leaves nothing behind. (start() still reports a port taken in between.)
   if ((opts.port ?? 6443) !== 0) await checkCanListen(host, opts.port ?? 6443);
@@ -244,7 +253,6 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // ensurePki puts its files under `<dir>/pki/`.
   const pki = await ensurePki(dataDir, { hosts: ['127.0.0.1', '::1', 'localhost', host] });
   for (const key of ['ca.key', 'apiserver.key', 'admin.key']) ensurePrivateFile(join(dataDir, 'pki', key), { log });
-  const metrics = createApiMetrics();
   const raw = await opts.storage.open({ log });
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
   const consistencyLog = asLogger(log);
@@ -357,6 +365,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     ...(opts.watchBookmarkIntervalMs !== undefined ? { watchBookmarkIntervalMs: opts.watchBookmarkIntervalMs } : {}),
     ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     ...(opts.responseCompression !== undefined ? { responseCompression: opts.responseCompression } : {}),
+    ...(audit ? { audit: audit.runtime } : {}),
     log,
   });
   let server: Http2SecureServer | undefined;
@@ -473,6 +482,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         for (const sock of sockets) sock.destroy();
         await closed;
       }
+      await audit?.shutdown();
       await storage.close();
     },
   };

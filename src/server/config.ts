@@ -6,6 +6,7 @@ import type { ApiMetrics } from './metrics.js';
 import type { Authorizer } from './filters/authorization.js';
 import type { Impersonator } from './filters/impersonation.js';
 import type { Request, Response } from './request-scope.js';
+import type { AuditRuntime } from './audit/context.js';
 
 export interface VersionInfo {
   major: string;
@@ -76,6 +77,8 @@ export interface ApiServerConfig {
   /** APIResponseCompression: gzip bodies over 128 KiB for clients that ask (default true; see compression.ts). */
   readonly responseCompression?: boolean;
   readonly log?: (msg: string) => void;
+  /** Auditing (`--audit-policy-file` with a backend): see server/audit/ and filters/audit.ts. None: off, at no cost. */
+  readonly audit?: AuditRuntime;
 }
 
 export type { ErrorSink } from './error-sink.js';
