@@ -1,6 +1,7 @@
 // Every scenario of bench/run.ts, in the order a run takes them: first those on the shared kplane
 // and bare servers, then those that start servers of their own.
 import type { Scenario } from '../context.js';
+import { audit } from './audit.js';
 import { catalog } from './catalog.js';
 import { controllers } from './controllers.js';
 import { cr } from './cr.js';
@@ -15,7 +16,7 @@ import { sqlite } from './sqlite.js';
 import { ssa } from './ssa.js';
 import { watch } from './watch.js';
 
-export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, liststream, etcd, controllers, catalog, micro];
+export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, liststream, etcd, controllers, audit, catalog, micro];
 
 /** The `--only` names, in the order `--help` lists them. */
 export const SCENARIO_NAMES = [
@@ -35,6 +36,7 @@ export const SCENARIO_NAMES = [
   'nsdelete',
   'gc',
   'idlecm',
+  'audit',
   'catalog',
   'micro',
 ] as const;

@@ -36,6 +36,8 @@ export class AuditMetrics {
   private readonly events: Counter;
   private readonly errors: Counter<'plugin'>;
   private readonly levels: Counter<'level'>;
+  /** The level counter's children, bound once: labelling per request hashes the labels each time. */
+  private readonly byLevel = new Map<Level, { inc(): void }>();
   readonly rejected: Counter;
 
   constructor(registry: Registry | undefined) {
@@ -65,7 +67,12 @@ export class AuditMetrics {
   }
 
   level(l: Level): void {
-    this.levels.inc({ level: l });
+    let c = this.byLevel.get(l);
+    if (c === undefined) {
+      c = this.levels.labels(l);
+      this.byLevel.set(l, c);
+    }
+    c.inc();
   }
 
   error(plugin: string, n = 1): void {

@@ -55,6 +55,8 @@ export interface AuditEvent {
   requestReceivedTimestamp: number;
   stageTimestamp: number;
   annotations: Map<string, string> | undefined;
+  /** The encoded fields from requestURI to userAgent, which do not change between stages once made. */
+  memo?: { readonly impersonatedUser: AuditUser | undefined; readonly text: string } | undefined;
 }
 
 /** Microseconds since the epoch, now (performance's clock: the wall clock at start plus a monotonic offset). */
@@ -67,12 +69,19 @@ export function microsOf(performanceNow: number): number {
   return Math.round((performance.timeOrigin + performanceNow) * 1000);
 }
 
+// The date and time of the last second formatted: every event of a second shares it.
+let lastSecond = NaN;
+let lastSecondText = '';
+
 /** metav1.MicroTime as JSON: RFC 3339 in UTC with exactly six fractional digits. */
 export function formatMicroTime(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const iso = new Date(ms).toISOString(); // 2026-12-05T18:33:41.123Z
-  const frac = String(((us % 1_000_000) + 1_000_000) % 1_000_000).padStart(6, '0');
-  return `${iso.slice(0, 19)}.${frac}Z`;
+  const second = Math.floor(us / 1_000_000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastSecondText = new Date(second * 1000).toISOString().slice(0, 19); // 2026-12-05T18:33:41
+  }
+  const frac = us - second * 1_000_000;
+  return `${lastSecondText}.${frac < 100_000 ? String(frac).padStart(6, '0') : frac}Z`;
 }
 
 /** time.RFC3339Nano: the fraction without trailing zeros (and without the dot when zero). */
@@ -125,10 +134,14 @@ function statusJSON(s: ResponseStatus): string {
 /** The event as the JSON log backend writes it (one line, without the newline). */
 export function encodeEventJSON(ev: AuditEvent): string {
   let out = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"${ev.level}","auditID":${goString(ev.auditID, true)},"stage":"${ev.stage}"`;
-  out += `,"requestURI":${goString(ev.requestURI, true)},"verb":${goString(ev.verb, true)},"user":${userJSON(ev.user)}`;
-  if (ev.impersonatedUser) out += `,"impersonatedUser":${userJSON(ev.impersonatedUser)}`;
-  if (ev.sourceIPs.length) out += `,"sourceIPs":[${ev.sourceIPs.map((ip) => goString(ip, true)).join(',')}]`;
-  if (ev.userAgent) out += `,"userAgent":${goString(ev.userAgent, true)}`;
+  if (ev.memo === undefined || ev.memo.impersonatedUser !== ev.impersonatedUser) {
+    let text = `,"requestURI":${goString(ev.requestURI, true)},"verb":${goString(ev.verb, true)},"user":${userJSON(ev.user)}`;
+    if (ev.impersonatedUser) text += `,"impersonatedUser":${userJSON(ev.impersonatedUser)}`;
+    if (ev.sourceIPs.length) text += `,"sourceIPs":[${ev.sourceIPs.map((ip) => goString(ip, true)).join(',')}]`;
+    if (ev.userAgent) text += `,"userAgent":${goString(ev.userAgent, true)}`;
+    ev.memo = { impersonatedUser: ev.impersonatedUser, text };
+  }
+  out += ev.memo.text;
   if (ev.objectRef) out += `,"objectRef":${objectRefJSON(ev.objectRef)}`;
   if (ev.responseStatus) out += `,"responseStatus":${statusJSON(ev.responseStatus)}`;
   if (ev.requestObject !== undefined) out += `,"requestObject":${ev.requestObject}`;
