@@ -114,7 +114,8 @@ export function parsePolicy(text: string, warn?: (msg: string) => void): Policy 
     const lenient = new StructDecoder();
     policy = decodePolicy(lenient, doc);
     if (lenient.firstError !== undefined) throw new Error(`failed decoding: ${lenient.firstError}`);
-    warn?.(`Audit policy contains errors, falling back to lenient decoding: strict decoding error: ${strict.firstError}`);
+    // (Upstream's strict decoder names the field's path, `rules[0].levle`; this names the field.)
+    warn?.(`Audit policy contains errors, falling back to lenient decoding: strict decoding error: ${strict.firstError.replace(/^json: /, '')}`);
   }
   const issues = validatePolicy(policy);
   if (issues.length === 1) throw new Error(issueString(issues[0]!));
