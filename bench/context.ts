@@ -155,6 +155,7 @@ export class ServerProc {
       cpuProfDir?: string;
       tls?: { key: string; cert: string; ca: string };
       controllers?: boolean;
+      auditLogPath?: string;
     },
   ): Promise<ServerProc> {
     // The product's node flags (npm start, bin/kplane.js) for every server, the baselines too: the

@@ -31,6 +31,8 @@ interface StartArgs {
   readonly tls?: { key: string; cert: string; ca: string };
   /** Run the namespace and garbage-collector controllers in process (nsdelete, gc scenarios). */
   readonly controllers?: boolean;
+  /** Audit every request at Metadata level into this JSON-lines file (audit scenario). */
+  readonly auditLogPath?: string;
 }
 
 interface PreloadArgs {
@@ -68,6 +70,30 @@ async function start(a: StartArgs): Promise<StartedServer> {
     // measured before kube's default of 100 streams per connection was adopted: keep the figures comparable.
     http2MaxStreamsPerConnection: 1000,
     ...(a.controllers ? { controllers: defaultControllers() } : {}),
+    ...(a.auditLogPath
+      ? {
+          audit: {
+            policy: {
+              rules: [
+                {
+                  level: 'Metadata' as const,
+                  users: [],
+                  userGroups: [],
+                  verbs: [],
+                  resources: [],
+                  namespaces: [],
+                  nonResourceURLs: [],
+                  omitStages: [],
+                  omitManagedFields: undefined,
+                },
+              ],
+              omitStages: [],
+              omitManagedFields: false,
+            },
+            log: { path: a.auditLogPath },
+          },
+        }
+      : {}),
     log: (m) => process.stderr.write(`[kplane] ${m}\n`),
   });
   await cp.start();

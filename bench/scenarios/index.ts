@@ -2,6 +2,7 @@
 // and bare servers, then those that start servers of their own.
 import type { Scenario } from '../context.js';
 import { backup } from './backup.js';
+import { audit } from './audit.js';
 import { catalog } from './catalog.js';
 import { controllers } from './controllers.js';
 import { cr } from './cr.js';
@@ -16,7 +17,23 @@ import { sqlite } from './sqlite.js';
 import { ssa } from './ssa.js';
 import { watch } from './watch.js';
 
-export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, liststream, backup, etcd, controllers, catalog, micro];
+export const SCENARIOS: readonly Scenario[] = [
+  crud,
+  openloop,
+  list10k,
+  watch,
+  ssa,
+  cr,
+  sqlite,
+  rss,
+  liststream,
+  backup,
+  etcd,
+  controllers,
+  audit,
+  catalog,
+  micro,
+];
 
 /** The `--only` names, in the order `--help` lists them. */
 export const SCENARIO_NAMES = [
@@ -37,6 +54,7 @@ export const SCENARIO_NAMES = [
   'nsdelete',
   'gc',
   'idlecm',
+  'audit',
   'catalog',
   'micro',
 ] as const;

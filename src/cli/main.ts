@@ -7,6 +7,7 @@ import { loadTokenFile } from '../server/filters/authentication.js';
 import { parseGoDuration } from '../golang/time.js';
 import type { Logger } from '../golang/klog.js';
 import { type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
+import type { AuditLogFormat, AuditLogMode } from '../server/audit/index.js';
 import { checkTLSCipherSuites, checkTLSVersion } from '../server/tls-options.js';
 import { defaultControllers } from '../controllers/index.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
@@ -63,6 +64,19 @@ kplane serve flags:
                             YAML or JSON) says: aescbc, aesgcm, secretbox or identity, read at start
   --encryption-provider-config-automatic-reload
                             read that file again every minute and use it when it changed and loads
+  --audit-policy-file FILE  audit.k8s.io/v1 Policy: which requests are audited, at which level and stages
+  --audit-log-path PATH     write audit events there as JSON lines (- is stdout); needs --audit-policy-file
+  --audit-log-maxsize MB    rotate the audit log at this size (default 0: 100 MB)
+  --audit-log-maxbackup N   rotated audit logs kept (default 0: all, unless --audit-log-maxage)
+  --audit-log-maxage DAYS   days a rotated audit log is kept, by the time in its name (default 0: no limit)
+  --audit-log-compress      gzip rotated audit logs
+  --audit-log-format FMT    json (default) or legacy (one line of text per event)
+  --audit-log-mode MODE     blocking (default: each event is written before the request goes on; a failed
+                            write is counted in apiserver_audit_error_total and the request still answered),
+                            blocking-strict (a failed write at RequestReceived fails the request) or batch
+                            (written off the request's path; a full buffer drops events)
+  --audit-log-batch-buffer-size N
+                            events batch mode queues before it drops (default 10000)
 ${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
 
@@ -120,6 +134,15 @@ async function serve(argv: string[]): Promise<void> {
       'emulated-version': { type: 'string' },
       'encryption-provider-config': { type: 'string' },
       'encryption-provider-config-automatic-reload': { type: 'boolean' },
+      'audit-policy-file': { type: 'string' },
+      'audit-log-path': { type: 'string' },
+      'audit-log-maxsize': { type: 'string', default: '0' },
+      'audit-log-maxbackup': { type: 'string', default: '0' },
+      'audit-log-maxage': { type: 'string', default: '0' },
+      'audit-log-compress': { type: 'boolean', default: false },
+      'audit-log-format': { type: 'string', default: 'json' },
+      'audit-log-mode': { type: 'string', default: 'blocking' },
+      'audit-log-batch-buffer-size': { type: 'string', default: '10000' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -190,6 +213,30 @@ async function serve(argv: string[]): Promise<void> {
   if (checkInterval.ns < 0n) fail('--watch-cache-consistency-check-interval can not be negative value');
   if (values['encryption-provider-config-automatic-reload'] && !values['encryption-provider-config'])
     fail('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
+  const auditInt = (flag: 'audit-log-maxsize' | 'audit-log-maxbackup' | 'audit-log-maxage' | 'audit-log-batch-buffer-size'): number => {
+    const text = values[flag];
+    if (!/^[+-]?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text)))
+      fail(`invalid argument ${JSON.stringify(text)} for "--${flag}" flag: strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
+    return Number(text);
+  };
+  const auditLogPath = values['audit-log-path'];
+  const audit = {
+    ...(values['audit-policy-file'] ? { policyFile: values['audit-policy-file'] } : {}),
+    ...(auditLogPath
+      ? {
+          log: {
+            path: auditLogPath,
+            maxSizeMB: auditInt('audit-log-maxsize'),
+            maxBackups: auditInt('audit-log-maxbackup'),
+            maxAgeDays: auditInt('audit-log-maxage'),
+            compress: values['audit-log-compress'],
+            format: values['audit-log-format'] as AuditLogFormat,
+            mode: values['audit-log-mode'] as AuditLogMode,
+            batchBufferSize: auditInt('audit-log-batch-buffer-size'),
+          },
+        }
+      : {}),
+  };
   const cp = await createControlPlane({
     storage,
     dataDir,
@@ -212,6 +259,7 @@ async function serve(argv: string[]): Promise<void> {
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
     ...(values['encryption-provider-config'] ? { encryptionProviderConfig: values['encryption-provider-config'] } : {}),
     ...(values['encryption-provider-config-automatic-reload'] ? { encryptionProviderConfigAutomaticReload: true } : {}),
+    ...(audit.policyFile || audit.log ? { audit } : {}),
     log: logger,
   });
   await cp.start();

@@ -25,6 +25,7 @@ import { createAuthenticator, type UserInfo as AuthUser } from '../server/filter
 import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
+import { createAuditRuntime, type AuditOptions } from '../server/audit/index.js';
 import { asLogger } from '../golang/klog.js';
 import {
   ApiRegistry,
@@ -170,6 +171,11 @@ export interface ControlPlaneOptions {
    */
   readonly encryptionProviderConfigAutomaticReload?: boolean;
   readonly encryptionProviderConfigReloadIntervalMs?: number;
+  /**
+   * Auditing: an audit.k8s.io/v1 Policy (`policyFile`, or `policy`) and the log backend (`log.path`,
+   * `-` for stdout; rotation, format, mode). Both are needed; a policy that does not load refuses start.
+   */
+  readonly audit?: AuditOptions;
 }
 
 /** The Lease in-process controllers and `kplane controller-manager` campaign for. */
@@ -283,6 +289,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   }
   const dataDir = resolve(opts.dataDir);
   const host = opts.host ?? '127.0.0.1';
+  // The metrics registry exists before anything can fail to start (a bad audit policy refuses start).
+  const audit = createAuditRuntime(opts.audit, metrics.registry, log);
   // A port already taken fails here, before the data dir, PKI and database exist: a start that
   // cannot serve leaves nothing behind. (start() still reports a port taken in between.)
   if ((opts.port ?? 6443) !== 0) await checkCanListen(host, opts.port ?? 6443);
@@ -439,6 +447,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     ...(opts.responseCompression !== undefined ? { responseCompression: opts.responseCompression } : {}),
     features,
+    ...(audit ? { audit: audit.runtime } : {}),
     log,
   });
   let server: Http2SecureServer | undefined;
@@ -564,6 +573,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         for (const sock of sockets) sock.destroy();
         await closed;
       }
+      await audit?.shutdown();
       await storage.close();
     },
   };

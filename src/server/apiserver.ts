@@ -66,6 +66,7 @@ export class ApiServer {
       maxInFlight: this.maxInFlight,
       requestTimeoutMs: cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       responseCompression: compression,
+      audit: cfg.audit,
     });
   }
 

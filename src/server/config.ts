@@ -7,6 +7,7 @@ import type { ApiMetrics } from './metrics.js';
 import type { Authorizer } from './filters/authorization.js';
 import type { Impersonator } from './filters/impersonation.js';
 import type { Request, Response } from './request-scope.js';
+import type { AuditRuntime } from './audit/context.js';
 
 export interface VersionInfo {
   major: string;
@@ -79,6 +80,8 @@ export interface ApiServerConfig {
   /** Feature gates (`--feature-gates`); default: kplane's gates at their defaults. */
   readonly features?: FeatureGate;
   readonly log?: (msg: string) => void;
+  /** Auditing (`--audit-policy-file` with a backend): see server/audit/ and filters/audit.ts. None: off, at no cost. */
+  readonly audit?: AuditRuntime;
 }
 
 export type { ErrorSink } from './error-sink.js';

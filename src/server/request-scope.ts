@@ -17,6 +17,26 @@ export type Response = ServerResponse;
  */
 export type Handler = (s: RequestScope) => void | Promise<void>;
 
+/**
+ * What the handlers tell the request's audit event (server/audit/context.ts), as upstream's handlers
+ * call audit.LogRequestObject / LogRequestPatch / LogResponseObject. Each call does only what the
+ * request's audit level needs (nothing at None).
+ */
+export interface AuditHooks {
+  /** The decoded body of a create, update or delete: completes objectRef; kept at Request level and above. */
+  requestObject(obj: object): void;
+  /** A patch's body as sent (Request level and above). */
+  requestPatch(body: Uint8Array): void;
+  /** The object answered: a Status sets responseStatus; kept at RequestResponse. */
+  responseObject(obj: object): void;
+  /** The answer's JSON bytes, written as they are (the stored-bytes fast paths). */
+  responseJSON(body: Uint8Array): void;
+  /** An error answer's Status. */
+  responseStatus(status: object): void;
+  /** An annotation on the event (e.g. authorization.k8s.io/decision and /reason from the authorizer). */
+  annotate(key: string, value: string): void;
+}
+
 /** Wraps a handler; a filter that is switched off returns `next` itself. */
 export type Filter = (next: Handler) => Handler;
 
@@ -68,6 +88,8 @@ export class RequestScope {
   namespace: string | undefined;
   name: string;
   subresource: string;
+  /** Set by the audit filter when a policy is given (a no-op recorder for requests at level None). */
+  audit: AuditHooks | undefined;
   private cleanupHooked: boolean;
 
   constructor(req: Request, res: Response) {
@@ -90,6 +112,7 @@ export class RequestScope {
     this.namespace = undefined;
     this.name = '';
     this.subresource = '';
+    this.audit = undefined;
     this.cleanupHooked = false;
   }
 

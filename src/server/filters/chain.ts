@@ -9,10 +9,14 @@
 // credentials are judged (401) before load is (429); a 429 never holds a deadline's handler; every
 // answer, the 504 included, carries Audit-Id and Cache-Control. Upstream sets Cache-Control inside
 // RequestInfo; here it goes with the audit ID so that a path refused by RequestInfo carries it too.
-// Audit has no filter yet: it goes between authentication and impersonation.
+// With an audit policy, WithAudit sits between authentication and impersonation (the policy sees
+// the authenticated user; the event records whom it impersonates) and WithFailedAuthenticationAudit
+// around authentication, as upstream; without one neither is in the chain.
 import type { ApiMetrics } from '../metrics.js';
 import type { ErrorSink } from '../config.js';
 import type { Handler, Request } from '../request-scope.js';
+import type { AuditRuntime } from '../audit/context.js';
+import { withAudit, withFailedAuthenticationAudit } from './audit.js';
 import { withAuditInit } from './audit-init.js';
 import { withAuthentication } from './authentication.js';
 import { withAuthorization, type Authorizer } from './authorization.js';
@@ -34,6 +38,8 @@ export interface HandlerChainConfig {
   readonly maxInFlight: MaxInFlight;
   readonly requestTimeoutMs: number;
   readonly responseCompression: boolean;
+  /** The audit policy and backend (`--audit-policy-file`, `--audit-log-*`); none: no auditing. */
+  readonly audit?: AuditRuntime | undefined;
 }
 
 /** Wraps `apiHandler` once, when the server is built; each request then runs the finished chain. */
@@ -43,7 +49,9 @@ export function buildHandlerChain(apiHandler: Handler, c: HandlerChainConfig): H
   h = withAuthorization(c.authorizer, c.sink)(h);
   h = withMaxInFlight(c.maxInFlight, c.metrics)(h);
   h = withImpersonation(c.impersonator, c.sink)(h);
+  h = withAudit(c.audit)(h);
   h = withAuthentication(c.authenticate)(h);
+  h = withFailedAuthenticationAudit(c.audit)(h);
   h = withTimeout(c.requestTimeoutMs, c.sink)(h);
   h = withRequestDeadline(h);
   h = withResponseCompression(c.responseCompression)(h);

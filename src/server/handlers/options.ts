@@ -95,6 +95,7 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
     const ct = header(s.req, 'content-type');
     const obj = ct?.startsWith('application/vnd.kubernetes.protobuf') ? decodeObject(body, scheme) : decodeBody(ct, body, { scheme }).object;
     if (!isJsonObject(obj)) throw badRequest('DeleteOptions must be an object');
+    s.audit?.requestObject(obj);
     if (obj.kind !== undefined && obj.kind !== 'DeleteOptions') {
       // eslint-disable-next-line @typescript-eslint/no-base-to-string -- TODO: an object kind prints as [object Object]; upstream fails earlier ("couldn't get version/kind")
       throw undecodable(String(obj.kind), String(obj.apiVersion ?? ''), 'DeleteOptions');

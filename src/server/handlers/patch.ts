@@ -28,6 +28,7 @@ export async function servePatch(c: ServerContext, s: RequestScope, r: Registere
   }
   const opts = writeParams(s.query, 'patch', patchOptionsIssues(s.query, patchType));
   const body = await readObjectBody(s.req, r, c.maxRequestBodyBytes);
+  s.audit?.requestPatch(body);
   const schema = schemaOf(c.registry.definitions, r);
   const fields = fieldScope(c.registry.definitions, r, sub);
   const manager = managerOrUserAgent(opts.fieldManager, header(s.req, 'user-agent'));

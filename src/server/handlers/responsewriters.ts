@@ -42,6 +42,8 @@ export function writeError(sink: ErrorSink, res: Response, e: unknown, s: Reques
     return;
   }
   const err = toStatusError(e);
+  // The answer's Status for the audit event; a plain-text answer leaves it the code only, as upstream's.
+  if (s?.audit && !(e instanceof PlainTextError)) s.audit.responseStatus(err.status);
   // A Status made on purpose is logged by its message; anything else that failed, with its stack.
   if (err.code >= 500 && sink.log)
     sink.log(
@@ -109,6 +111,7 @@ function isPrettyPrint(req: Request, query: URLSearchParams): boolean {
 
 /** Sends JSON bytes that are already the answer (the store's stored-bytes fast paths). */
 export function sendJSON(s: RequestScope, code: number, body: Buffer, warnings: readonly string[]): void {
+  s.audit?.responseJSON(body);
   setWarnings(s.res, warnings);
   s.res.statusCode = code;
   s.res.setHeader('Content-Type', 'application/json');
@@ -142,6 +145,7 @@ export function writeJson(res: Response, code: number, obj: unknown): void {
 /** A document that is not an API resource (discovery, Status of deletes) in JSON or YAML, never protobuf. */
 export function writeNegotiated(s: RequestScope, code: number, obj: unknown): void {
   const choice = chooseOutput(s.accept, { protobufOk: false, allowTransforms: false });
+  s.audit?.responseObject(obj as object);
   writeBody(s.res, code, obj as KubeObject, choice, prettyOutput(s, choice), s.compress, undefined);
 }
 
@@ -201,6 +205,7 @@ export function respondObject(
   } else if (choice.transform === 'PartialObjectMetadata') {
     out = partialObjectMetadata(obj, `meta.k8s.io/${choice.transformVersion}`);
   }
+  s.audit?.responseObject(out as object);
   writeBody(s.res, code, out as KubeObject, choice, prettyOutput(s, choice), s.compress, r.scheme);
 }
 
@@ -217,6 +222,7 @@ export function respondList(s: RequestScope, r: RegisteredResource, list: KubeLi
     const v = `meta.k8s.io/${choice.transformVersion}`;
     out = { kind: 'PartialObjectMetadataList', apiVersion: v, metadata: list.metadata, items: list.items.map((i) => partialObjectMetadata(i, v)) };
   }
+  s.audit?.responseObject(out as object);
   writeBody(s.res, 200, out as KubeObject, choice, prettyOutput(s, choice), s.compress, r.scheme);
 }
 

@@ -21,6 +21,7 @@ export async function serveUpdate(c: ServerContext, s: RequestScope, r: Register
   const obj = decoded.object;
   // Like kube's decoder, the endpoint's group/version/kind fills what the body leaves out.
   defaultGroupVersionKind(obj, r.descriptor);
+  s.audit?.requestObject(obj);
   checkKind(obj, r);
   checkGoTypes(c.registry.definitions, r, obj);
   // checkName (handlers/rest.go): the body must name the object of the URL; an empty name does not.
