@@ -20,6 +20,9 @@ import { buildOpenAPIProvider } from '../server/openapi.js';
 import { ApiServer, type VersionInfo } from '../server/apiserver.js';
 import { ensurePki, type Pki } from '../server/certs.js';
 import { createAuthenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
+import { AuthenticationMetrics } from '../server/filters/authentication-metrics.js';
+import { bootstrapTokenAuthenticator } from '../auth/authn/bootstrap.js';
+import type { TokenAuthenticator } from '../auth/types.js';
 import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
@@ -52,7 +55,26 @@ export interface ControlPlaneOptions {
   readonly port?: number;
   /** Bearer tokens accepted besides client certificates. */
   readonly tokens?: ReadonlyMap<string, AuthUser>;
+  /**
+   * kube-apiserver's --anonymous-auth: a request without credentials is served as
+   * `system:anonymous` (group `system:unauthenticated`) instead of a 401. Default false.
+   */
   readonly anonymousAuth?: boolean;
+  /**
+   * kube-apiserver's --client-ca-file, as PEM (one or more certificates): client certificates
+   * signed by these CAs authenticate (CN the user, O the groups), as well as those of kplane's own CA.
+   */
+  readonly clientCA?: string;
+  /**
+   * --enable-bootstrap-token-auth: `<id>.<secret>` bearer tokens of `bootstrap.kubernetes.io/token`
+   * Secrets in kube-system authenticate as `system:bootstrap:<id>`. Default false.
+   */
+  readonly bootstrapTokenAuth?: boolean;
+  /**
+   * Token authenticators asked after static and bootstrap tokens, in this order (upstream's: the
+   * ServiceAccount tokens', then the JWT/OIDC authenticators).
+   */
+  readonly tokenAuthenticators?: readonly TokenAuthenticator[];
   readonly maxRequestBodyBytes?: number;
   /** kube-apiserver's --max-requests-inflight: get and list requests at once before 429 (default 400; 0 = no limit). */
   readonly maxRequestsInFlight?: number;
@@ -343,7 +365,15 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const apiServer = new ApiServer({
     registry,
     admission,
-    authenticate: createAuthenticator({ tokens, anonymous: opts.anonymousAuth ?? false }),
+    authenticate: createAuthenticator({
+      tokens,
+      tokenAuthenticators: [
+        ...(opts.bootstrapTokenAuth ? [bootstrapTokenAuthenticator({ client: serverClient })] : []),
+        ...(opts.tokenAuthenticators ?? []),
+      ],
+      anonymous: opts.anonymousAuth ?? false,
+      metrics: new AuthenticationMetrics(metrics.registry),
+    }),
     maxRequestBodyBytes: opts.maxRequestBodyBytes ?? 3 * 1024 * 1024,
     ...(opts.maxRequestsInFlight !== undefined ? { maxRequestsInFlight: opts.maxRequestsInFlight } : {}),
     ...(opts.maxMutatingRequestsInFlight !== undefined ? { maxMutatingRequestsInFlight: opts.maxMutatingRequestsInFlight } : {}),
@@ -403,7 +433,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         {
           key: pki.servingKeyPem,
           cert: pki.servingCertPem,
-          ca: pki.caCertPem,
+          ca: opts.clientCA !== undefined ? [pki.caCertPem, opts.clientCA] : pki.caCertPem,
           requestCert: true,
           rejectUnauthorized: false,
           allowHTTP1: true,

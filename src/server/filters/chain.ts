@@ -10,6 +10,7 @@
 // answer, the 504 included, carries Audit-Id and Cache-Control. Upstream sets Cache-Control inside
 // RequestInfo; here it goes with the audit ID so that a path refused by RequestInfo carries it too.
 // Audit has no filter yet: it goes between authentication and impersonation.
+import type { UserInfo } from '../../admission/index.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { ErrorSink } from '../config.js';
 import type { Handler, Request } from '../request-scope.js';
@@ -28,7 +29,7 @@ import { withTimeout } from './timeout.js';
 export interface HandlerChainConfig {
   readonly sink: ErrorSink;
   readonly metrics: ApiMetrics | undefined;
-  readonly authenticate: (req: Request) => { readonly name: string; readonly uid?: string; readonly groups: readonly string[] };
+  readonly authenticate: (req: Request) => UserInfo | Promise<UserInfo>;
   readonly impersonator: Impersonator | undefined;
   readonly authorizer: Authorizer | undefined;
   readonly maxInFlight: MaxInFlight;
