@@ -19,7 +19,10 @@ import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from '../server/openapi.js';
 import { ApiServer, type VersionInfo } from '../server/apiserver.js';
 import { ensurePki, type Pki } from '../server/certs.js';
-import { createAuthenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
+import { createAuthenticator, type Authenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
+import { authentication } from '../registry/authentication/index.js';
+import { createImpersonator } from '../server/filters/impersonation.js';
+import { alwaysAllow } from '../server/filters/authorization.js';
 import { AuthenticationMetrics } from '../server/filters/authentication-metrics.js';
 import { bootstrapTokenAuthenticator } from '../auth/authn/bootstrap.js';
 import type { TokenAuthenticator } from '../auth/types.js';
@@ -315,7 +318,12 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
   // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
   const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
-  const modules = opts.apis ?? defaultModules();
+  // authentication.k8s.io is served whatever the modules: it answers from the authenticator, not storage.
+  let authenticator: Authenticator | undefined;
+  const givenModules = opts.apis ?? defaultModules();
+  const modules = givenModules.some((m) => m.name === 'authentication.k8s.io')
+    ? givenModules
+    : [...givenModules, authentication({ reviewer: () => authenticator?.tokens })];
   const seenDefs = new Set<object>();
   for (const m of modules) {
     for (const r of m.resources) registry.add(r);
@@ -365,7 +373,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const apiServer = new ApiServer({
     registry,
     admission,
-    authenticate: createAuthenticator({
+    authenticate: (authenticator = createAuthenticator({
       tokens,
       tokenAuthenticators: [
         ...(opts.bootstrapTokenAuth ? [bootstrapTokenAuthenticator({ client: serverClient })] : []),
@@ -373,7 +381,10 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       ],
       anonymous: opts.anonymousAuth ?? false,
       metrics: new AuthenticationMetrics(metrics.registry),
-    }),
+    })),
+    // Impersonate-* headers, each authorized as verb `impersonate` by the server's authorizer
+    // (none yet: every authenticated request may do anything, so every impersonation is allowed).
+    impersonator: createImpersonator(alwaysAllow),
     maxRequestBodyBytes: opts.maxRequestBodyBytes ?? 3 * 1024 * 1024,
     ...(opts.maxRequestsInFlight !== undefined ? { maxRequestsInFlight: opts.maxRequestsInFlight } : {}),
     ...(opts.maxMutatingRequestsInFlight !== undefined ? { maxMutatingRequestsInFlight: opts.maxMutatingRequestsInFlight } : {}),
