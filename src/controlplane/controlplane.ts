@@ -26,6 +26,9 @@ import { alwaysAllow } from '../server/filters/authorization.js';
 import { AuthenticationMetrics } from '../server/filters/authentication-metrics.js';
 import { bootstrapTokenAuthenticator } from '../auth/authn/bootstrap.js';
 import type { TokenAuthenticator } from '../auth/types.js';
+import type { AuthenticationConfiguration } from '../auth/authn/jwt-config.js';
+import { createJWTAuthenticators } from '../auth/authn/jwt.js';
+import { claimExpressions } from './claim-expressions.js';
 import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
@@ -78,6 +81,13 @@ export interface ControlPlaneOptions {
    * ServiceAccount tokens', then the JWT/OIDC authenticators).
    */
   readonly tokenAuthenticators?: readonly TokenAuthenticator[];
+  /**
+   * kube-apiserver's --authentication-config (see loadAuthenticationConfiguration): JWT/OIDC
+   * authenticators, asked after `tokenAuthenticators`. Their CEL expressions compile when the
+   * control plane is created (an error names the file and the field); issuers' keys are fetched
+   * in the background from then on.
+   */
+  readonly authenticationConfig?: AuthenticationConfiguration;
   readonly maxRequestBodyBytes?: number;
   /** kube-apiserver's --max-requests-inflight: get and list requests at once before 429 (default 400; 0 = no limit). */
   readonly maxRequestsInFlight?: number;
@@ -369,6 +379,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   let bootstrapped = false;
   let port = opts.port ?? 6443;
   const tokens = new Map(opts.tokens ?? []);
+  const jwt = opts.authenticationConfig ? createJWTAuthenticators(opts.authenticationConfig, { cel: claimExpressions, log }) : undefined;
   tokens.set(loopbackToken, { name: 'system:apiserver', groups: ['system:masters'] });
   const apiServer = new ApiServer({
     registry,
@@ -378,6 +389,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       tokenAuthenticators: [
         ...(opts.bootstrapTokenAuth ? [bootstrapTokenAuthenticator({ client: serverClient })] : []),
         ...(opts.tokenAuthenticators ?? []),
+        ...(jwt?.authenticators ?? []),
       ],
       anonymous: opts.anonymousAuth ?? false,
       metrics: new AuthenticationMetrics(metrics.registry),
@@ -499,6 +511,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     },
     async stop() {
       health.markShuttingDown();
+      jwt?.stop();
       await controllers?.stop();
       apiServer.shutdown();
       for (const m of modules) await m.shutdown?.();
