@@ -14,14 +14,15 @@ export const claimExpressions: ClaimExpressionCompiler = {
     try {
       program = env.parse(expression);
     } catch (e) {
-      throw new Error(celErrorText(expression, e));
+      throw new Error(celErrorText(expression, e), { cause: e });
     }
     const checked = program.check();
     if (!checked.valid) throw new Error(celErrorText(expression, checked.error));
     return {
       evaluate(vars) {
         armMeter(PER_CALL_LIMIT, performance.now() + 1000);
-        return program(vars as Record<string, unknown>);
+        const value: unknown = program(vars);
+        return value;
       },
     };
   },

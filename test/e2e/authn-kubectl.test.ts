@@ -220,14 +220,16 @@ describe('authentication through kubectl', { timeout: 240_000 }, () => {
     assert.deepEqual(u, { username: 'bob', groups: ['system:authenticated'], extra: { scopes: ['view', 'edit'], 'example.com/team': ['a'] } });
   });
 
-  it('impersonating groups without a user: upstream\'s 500, naming what was asked', async () => {
+  it("impersonating groups without a user: upstream's 500, naming what was asked", async () => {
     const r = await admin.request({ path: '/api/v1/namespaces', headers: { 'impersonate-group': 'devs' } });
     assert.equal(r.status, 500);
     assert.equal(r.json<{ message: string }>().message, 'Internal error occurred: requested [{Group  devs    }] without impersonating a user');
   });
 
   it('tokenreviews and selfsubjectreviews are create-only and discovered', async () => {
-    const list = (await admin.request({ path: '/apis/authentication.k8s.io/v1' })).json<{ resources: Array<{ name: string; verbs: string[]; namespaced: boolean }> }>();
+    const list = (await admin.request({ path: '/apis/authentication.k8s.io/v1' })).json<{
+      resources: Array<{ name: string; verbs: string[]; namespaced: boolean }>;
+    }>();
     assert.deepEqual(
       list.resources.map((r) => [r.name, r.namespaced, r.verbs]),
       [
@@ -252,7 +254,15 @@ describe('authentication through kubectl', { timeout: 240_000 }, () => {
     try {
       const r = await anon.request({ path: '/api/v1/namespaces' });
       assert.equal(r.status, 401);
-      assert.deepEqual(r.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+      assert.deepEqual(r.json(), {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'Unauthorized',
+        reason: 'Unauthorized',
+        code: 401,
+      });
     } finally {
       anon.close();
     }

@@ -163,7 +163,10 @@ describe('JWT/OIDC authentication', { timeout: 240_000 }, () => {
   }
 
   it('TokenReview names why a token is refused', async () => {
-    assert.match((await review(await issuer.sign({ sub: 'bob', hd: 'example.com' }, { expiresIn: Math.floor(Date.now() / 1000) - 60 }))).error ?? '', /^oidc: verify token: .*"exp"/);
+    assert.match(
+      (await review(await issuer.sign({ sub: 'bob', hd: 'example.com' }, { expiresIn: Math.floor(Date.now() / 1000) - 60 }))).error ?? '',
+      /^oidc: verify token: .*"exp"/,
+    );
     assert.equal(
       (await review(await issuer.sign({ sub: 'bob', hd: 'other.org' }))).error,
       "oidc: error evaluating claim validation expression: validation expression 'claims.hd == 'example.com'' failed: the hosted domain must be example.com",
@@ -210,7 +213,11 @@ describe('JWT/OIDC authentication', { timeout: 240_000 }, () => {
       const a = jwt.authenticators[0]!;
       const good = await issuer.sign({ sub: 'alice', hd: 'example.com' });
       const [h, , s] = good.split('.') as [string, string, string];
-      const segment = fc.oneof(fc.string(), fc.base64String(), fc.json().map((j) => Buffer.from(j).toString('base64url')));
+      const segment = fc.oneof(
+        fc.string(),
+        fc.base64String(),
+        fc.json().map((j) => Buffer.from(j).toString('base64url')),
+      );
       const token = fc.oneof(
         fc.string({ maxLength: 300 }),
         fc.tuple(segment, segment, segment).map((parts) => parts.join('.')),
@@ -255,7 +262,10 @@ describe('--authentication-config errors name the file and the field', () => {
       bad(`${head}jwt:\n- issuer: {url: "https://issuer.example"}\n  claimMappings: {}\n`),
       'invalid authentication configuration in file "/etc/kplane/authn.yaml": [jwt[0].issuer.audiences: Required value: at least one jwt[0].issuer.audiences is required, jwt[0].claimMappings.username: Required value: claim or expression is required]',
     );
-    assert.match(bad('apiVersion: v1\nkind: ConfigMap\n'), /^failed to load authentication configuration from file "\/etc\/kplane\/authn.yaml": no kind "ConfigMap"/);
+    assert.match(
+      bad('apiVersion: v1\nkind: ConfigMap\n'),
+      /^failed to load authentication configuration from file "\/etc\/kplane\/authn.yaml": no kind "ConfigMap"/,
+    );
   });
 
   it('a CEL expression that does not compile: createControlPlane refuses to start', async () => {

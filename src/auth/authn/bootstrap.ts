@@ -46,7 +46,7 @@ export function bootstrapTokenAuthenticator(opts: BootstrapTokenOptions): TokenA
       const name = BOOTSTRAP_TOKEN_SECRET_PREFIX + id;
       let obj: SecretLike;
       try {
-        obj = (await opts.client.get(SECRETS, 'kube-system', name)) as SecretLike;
+        obj = await opts.client.get(SECRETS, 'kube-system', name);
       } catch (e) {
         if (isStatusError(e) && e.status.code === 404) {
           log(`No secret of name ${name} to match bootstrap bearer token`);
@@ -86,7 +86,9 @@ export function bootstrapTokenAuthenticator(opts: BootstrapTokenOptions): TokenA
       if (extra !== '') {
         for (const g of extra.split(',')) {
           if (!EXTRA_GROUP_RE.test(g)) {
-            log(`Bootstrap secret ${name} has invalid auth-extra-groups: bootstrap group ${JSON.stringify(g)} is invalid (must match ${EXTRA_GROUP_RE.source})`);
+            log(
+              `Bootstrap secret ${name} has invalid auth-extra-groups: bootstrap group ${JSON.stringify(g)} is invalid (must match ${EXTRA_GROUP_RE.source})`,
+            );
             return NONE;
           }
           if (!groups.includes(g)) groups.push(g);

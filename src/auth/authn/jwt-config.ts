@@ -23,7 +23,12 @@ export interface JWTAuthenticatorConfig {
     readonly audiences: readonly string[];
     readonly audienceMatchPolicy?: string;
   };
-  readonly claimValidationRules?: readonly { readonly claim?: string; readonly requiredValue?: string; readonly expression?: string; readonly message?: string }[];
+  readonly claimValidationRules?: readonly {
+    readonly claim?: string;
+    readonly requiredValue?: string;
+    readonly expression?: string;
+    readonly message?: string;
+  }[];
   readonly claimMappings: {
     readonly username: PrefixedClaimOrExpression;
     readonly groups?: PrefixedClaimOrExpression;
@@ -87,7 +92,13 @@ function validateURL(issues: Issues, path: string, raw: string): URL | undefined
   return u;
 }
 
-function claimOrExpression(issues: Issues, path: string, v: Record<string, unknown>, prefixed: boolean, required: boolean): PrefixedClaimOrExpression | undefined {
+function claimOrExpression(
+  issues: Issues,
+  path: string,
+  v: Record<string, unknown>,
+  prefixed: boolean,
+  required: boolean,
+): PrefixedClaimOrExpression | undefined {
   const claim = str(v['claim']) ?? '';
   const expression = str(v['expression']) ?? '';
   const prefix = str(v['prefix']);
@@ -111,7 +122,7 @@ export function parseAuthenticationConfiguration(text: string, source: string): 
   try {
     doc = parseYaml(text);
   } catch (e) {
-    throw new Error(`failed to load authentication configuration from file ${q(source)}: ${(e as Error).message}`);
+    throw new Error(`failed to load authentication configuration from file ${q(source)}: ${(e as Error).message}`, { cause: e });
   }
   const top = obj(doc);
   const issues = new Issues();

@@ -81,7 +81,10 @@ function compileAll(config: AuthenticationConfiguration, cel: ClaimExpressionCom
       username: mapping(`${p}.claimMappings.username`, m.username)!,
       ...(groups ? { groups } : {}),
       ...(uid ? { uid } : {}),
-      extra: (m.extra ?? []).map((e, j) => ({ key: e.key, expression: compile(`${p}.claimMappings.extra[${j}].valueExpression`, e.valueExpression, 'claims') })),
+      extra: (m.extra ?? []).map((e, j) => ({
+        key: e.key,
+        expression: compile(`${p}.claimMappings.extra[${j}].valueExpression`, e.valueExpression, 'claims'),
+      })),
       claimRules: (a.claimValidationRules ?? []).map((r, j) =>
         r.expression
           ? { expression: compile(`${p}.claimValidationRules[${j}].expression`, r.expression, 'claims'), source: r.expression, message: r.message ?? '' }
@@ -103,24 +106,28 @@ function compileAll(config: AuthenticationConfiguration, cel: ClaimExpressionCom
 /** GET over HTTPS with the issuer's CA; the body as JSON. */
 function fetchJSON(url: string, ca: string | undefined, signal: AbortSignal): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { method: 'GET', headers: { accept: 'application/json' }, ...(ca ? { ca } : {}), signal, timeout: FETCH_TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_DOCUMENT_BYTES) req.destroy(new Error(`${url}: response larger than ${MAX_DOCUMENT_BYTES} bytes`));
-        else chunks.push(c);
-      });
-      res.on('error', reject);
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new Error(`${url}: ${res.statusCode} ${res.statusMessage ?? ''}`.trim()));
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        } catch (e) {
-          reject(new Error(`${url}: ${(e as Error).message}`));
-        }
-      });
-    });
+    const req = httpsRequest(
+      url,
+      { method: 'GET', headers: { accept: 'application/json' }, ...(ca ? { ca } : {}), signal, timeout: FETCH_TIMEOUT_MS },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_DOCUMENT_BYTES) req.destroy(new Error(`${url}: response larger than ${MAX_DOCUMENT_BYTES} bytes`));
+          else chunks.push(c);
+        });
+        res.on('error', reject);
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`${url}: ${res.statusCode} ${res.statusMessage ?? ''}`.trim()));
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          } catch (e) {
+            reject(new Error(`${url}: ${(e as Error).message}`));
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${url}: no answer within ${FETCH_TIMEOUT_MS} ms`)));
     req.on('error', reject);
     req.end();
@@ -153,7 +160,7 @@ function claimString(claims: JWTPayload, claim: string, what: string): string {
 function stringList(v: unknown, what: string): string[] {
   if (v === undefined || v === null) return [];
   if (typeof v === 'string') return v === '' ? [] : [v];
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
   throw new Rejection(`oidc: ${what} must be a string or an array of strings`);
 }
 
@@ -199,9 +206,14 @@ class IssuerAuthenticator implements TokenAuthenticator {
     this.lastFetch = Date.now();
     try {
       const base = (discoveryURL ?? url).replace(/\/$/, '');
-      const discovery = (await fetchJSON(discoveryURL ? discoveryURL : `${base}/.well-known/openid-configuration`, ca, this.abort.signal)) as Record<string, unknown>;
+      const discovery = (await fetchJSON(discoveryURL ? discoveryURL : `${base}/.well-known/openid-configuration`, ca, this.abort.signal)) as Record<
+        string,
+        unknown
+      >;
       if (discovery['issuer'] !== url) {
-        throw new Error(`oidc: issuer did not match the issuer returned by provider, expected ${JSON.stringify(url)} got ${JSON.stringify(discovery['issuer'])}`);
+        throw new Error(
+          `oidc: issuer did not match the issuer returned by provider, expected ${JSON.stringify(url)} got ${JSON.stringify(discovery['issuer'])}`,
+        );
       }
       const jwksURI = discovery['jwks_uri'];
       if (typeof jwksURI !== 'string') throw new Error('oidc: discovery document has no jwks_uri');
@@ -268,7 +280,8 @@ class IssuerAuthenticator implements TokenAuthenticator {
         if (v !== rule.requiredValue) throw new Rejection(`oidc: required claim ${rule.claim} value does not match. Got = ${v}, want = ${rule.requiredValue}`);
       } else if (rule.expression) {
         const ok = this.evaluate(rule.expression, vars, 'claim validation');
-        if (ok !== true) throw new Rejection(`oidc: error evaluating claim validation expression: validation expression '${rule.source}' failed: ${rule.message}`);
+        if (ok !== true)
+          throw new Rejection(`oidc: error evaluating claim validation expression: validation expression '${rule.source}' failed: ${rule.message}`);
       }
     }
     let name: string;
@@ -286,7 +299,8 @@ class IssuerAuthenticator implements TokenAuthenticator {
     }
     let groups: string[] = [];
     if (c.groups?.expression) groups = stringList(this.evaluate(c.groups.expression, vars, 'groups claim'), 'groups expression');
-    else if (c.groups?.claim) groups = stringList(claims[c.groups.claim], `groups claim ${JSON.stringify(c.groups.claim)}`).map((g) => (c.groups?.prefix ?? '') + g);
+    else if (c.groups?.claim)
+      groups = stringList(claims[c.groups.claim], `groups claim ${JSON.stringify(c.groups.claim)}`).map((g) => (c.groups?.prefix ?? '') + g);
     let uid = '';
     if (c.uid?.expression) {
       const v = this.evaluate(c.uid.expression, vars, 'uid claim');

@@ -40,7 +40,11 @@ export const authenticationDefinitions: Definitions = {
       kind: kindField,
       metadata: objectMetaField(),
       spec: { ...refTo(AUTHN_V1 + 'TokenReviewSpec'), default: {}, description: 'Spec holds information about the request being evaluated' },
-      status: { ...refTo(AUTHN_V1 + 'TokenReviewStatus'), default: {}, description: 'Status is filled in by the server and indicates whether the request can be authenticated.' },
+      status: {
+        ...refTo(AUTHN_V1 + 'TokenReviewStatus'),
+        default: {},
+        description: 'Status is filled in by the server and indicates whether the request can be authenticated.',
+      },
     },
     { required: ['spec'] },
   ),

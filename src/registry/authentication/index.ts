@@ -87,7 +87,7 @@ export function tokenReviews(opts: AuthenticationModuleOptions): ResourceRegistr
     async review(obj) {
       const { token, audiences: asked } = specOf(obj);
       if (token === '') throw badRequest('token is required for TokenReview in authentication');
-      const out: KubeObject = { ...obj, metadata: { ...(obj.metadata ?? {}), creationTimestamp: null } } as KubeObject;
+      const out: KubeObject = { ...obj, metadata: { ...(obj.metadata ?? {}), creationTimestamp: null } };
       const reviewer = opts.reviewer();
       if (reviewer === undefined) return out;
       const audiences = asked.length > 0 ? asked : opts.apiAudiences?.length ? opts.apiAudiences : undefined;
@@ -120,7 +120,7 @@ export const selfSubjectReviews: ResourceRegistration = {
       kind: 'SelfSubjectReview',
       metadata: { creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
       status: { userInfo: userInfoOf(ctx.user) },
-    } as KubeObject;
+    };
   },
 };
 

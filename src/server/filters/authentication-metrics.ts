@@ -59,7 +59,12 @@ export class AuthenticationMetrics {
         for (const [username, n] of users) this.inc({ username }, n);
       },
     });
-    this.duration = new SeriesHistogram('authentication_duration_seconds', 'Authentication duration in seconds broken out by result.', DURATION_BUCKETS, registry);
+    this.duration = new SeriesHistogram(
+      'authentication_duration_seconds',
+      'Authentication duration in seconds broken out by result.',
+      DURATION_BUCKETS,
+      registry,
+    );
   }
 
   /** One authentication: its result, how long it took, and (on success) who. */
