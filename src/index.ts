@@ -71,3 +71,6 @@ export type {
 } from './controllers/runtime/index.js';
 export { defaultControllers, runControllers, namespaceDeletion, garbageCollector, controllerFactory } from './controllers/index.js';
 export type { ControllerContext, ControllerFactory, RunControllersOptions, RunningControllers } from './controllers/index.js';
+export { loadAuthenticationConfiguration, parseAuthenticationConfiguration } from './auth/authn/jwt-config.js';
+export type { AuthenticationConfiguration } from './auth/authn/jwt-config.js';
+export type { TokenAuthenticator, TokenOutcome } from './auth/types.js';

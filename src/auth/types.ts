@@ -17,5 +17,11 @@ export type TokenOutcome =
 export interface TokenAuthenticator {
   /** Names the authenticator in metrics (`apiserver_authentication_*`) and logs. */
   readonly name: string;
-  authenticateToken(token: string): TokenOutcome | Promise<TokenOutcome>;
+  /**
+   * `audiences`: the audiences the caller accepts (a TokenReview's `spec.audiences`); absent, the
+   * API server's own (`--api-audiences`). A token valid for none of them is `rejected`; a `user`
+   * outcome names in `audiences` those of the accepted ones the token is for (upstream's
+   * authenticator.Response.Audiences).
+   */
+  authenticateToken(token: string, audiences?: readonly string[]): TokenOutcome | Promise<TokenOutcome>;
 }

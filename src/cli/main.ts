@@ -3,7 +3,10 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createControlPlane } from '../controlplane/controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
+import { readFile } from 'node:fs/promises';
 import { loadTokenFile } from '../server/filters/authentication.js';
+import { loadClientCA } from '../auth/authn/client-ca.js';
+import { loadAuthenticationConfiguration, type AuthenticationConfiguration } from '../auth/authn/jwt-config.js';
 import { parseGoDuration } from '../golang/time.js';
 import type { Logger } from '../golang/klog.js';
 import { type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
@@ -38,6 +41,14 @@ kplane serve flags:
   --bind-address ADDR       address to listen on (default 127.0.0.1)
   --secure-port PORT        HTTPS port (default 6443; 0 picks a free one)
   --token-auth-file FILE    static bearer tokens (token,user,uid,"group1,group2")
+  --client-ca-file FILE     PEM CA bundle: client certificates it signed authenticate (CN user, O groups),
+                            as well as those of kplane's own CA
+  --enable-bootstrap-token-auth
+                            bootstrap.kubernetes.io/token Secrets in kube-system authenticate as
+                            system:bootstrap:<id>
+  --authentication-config FILE
+                            AuthenticationConfiguration (apiserver.config.k8s.io/v1beta1 or v1): JWT/OIDC issuers
+  --anonymous-auth=true     requests without credentials are system:anonymous (default false)
   --max-request-bytes N     largest request body accepted (default 3145728)
   --max-requests-inflight N get and list requests served at once before 429 (default 400; 0 = no limit)
   --max-mutating-requests-inflight N
@@ -119,6 +130,10 @@ async function serve(argv: string[]): Promise<void> {
       'bind-address': { type: 'string', default: '127.0.0.1' },
       'secure-port': { type: 'string', default: '6443' },
       'token-auth-file': { type: 'string' },
+      'client-ca-file': { type: 'string' },
+      'enable-bootstrap-token-auth': { type: 'boolean', default: false },
+      'authentication-config': { type: 'string' },
+      'anonymous-auth': { type: 'string', default: 'false' },
       'max-request-bytes': { type: 'string' },
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
@@ -175,6 +190,22 @@ async function serve(argv: string[]): Promise<void> {
   const port = Number(values['secure-port']);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--secure-port must be a port number, got "${values['secure-port']}"`);
   const tokens = values['token-auth-file'] ? (await loadTokenFile(values['token-auth-file'])).tokens : undefined;
+  let clientCA: string | undefined;
+  if (values['client-ca-file']) {
+    try {
+      clientCA = loadClientCA(await readFile(values['client-ca-file'], 'utf8'), values['client-ca-file']);
+    } catch (e) {
+      fail((e as Error).message);
+    }
+  }
+  let authenticationConfig: AuthenticationConfiguration | undefined;
+  if (values['authentication-config']) {
+    try {
+      authenticationConfig = await loadAuthenticationConfiguration(values['authentication-config']);
+    } catch (e) {
+      fail((e as Error).message);
+    }
+  }
   const maxBytes = values['max-request-bytes'] ? Number(values['max-request-bytes']) : undefined;
   if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
   const inflight = (flag: 'max-requests-inflight' | 'max-mutating-requests-inflight'): number => {
@@ -243,6 +274,10 @@ async function serve(argv: string[]): Promise<void> {
     host: values['bind-address'],
     port,
     ...(tokens ? { tokens } : {}),
+    ...(clientCA ? { clientCA } : {}),
+    ...(authenticationConfig ? { authenticationConfig } : {}),
+    bootstrapTokenAuth: values['enable-bootstrap-token-auth'] === true,
+    anonymousAuth: values['anonymous-auth'] === 'true',
     ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
     maxRequestsInFlight,
     maxMutatingRequestsInFlight,

@@ -21,7 +21,16 @@ import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from '../server/openapi.js';
 import { ApiServer, type VersionInfo } from '../server/apiserver.js';
 import { ensurePki, type Pki } from '../server/certs.js';
-import { createAuthenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
+import { createAuthenticator, type Authenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
+import { authentication } from '../registry/authentication/index.js';
+import { createImpersonator } from '../server/filters/impersonation.js';
+import { alwaysAllow } from '../server/filters/authorization.js';
+import { AuthenticationMetrics } from '../server/filters/authentication-metrics.js';
+import { bootstrapTokenAuthenticator } from '../auth/authn/bootstrap.js';
+import type { TokenAuthenticator } from '../auth/types.js';
+import type { AuthenticationConfiguration } from '../auth/authn/jwt-config.js';
+import { createJWTAuthenticators } from '../auth/authn/jwt.js';
+import { claimExpressions } from './claim-expressions.js';
 import { createHealthChecks } from '../server/health.js';
 import { writeAdminKubeconfig } from '../server/kubeconfig.js';
 import { createApiMetrics, metricsHandler, type ApiMetrics } from '../server/metrics.js';
@@ -66,7 +75,33 @@ export interface ControlPlaneOptions {
   readonly port?: number;
   /** Bearer tokens accepted besides client certificates. */
   readonly tokens?: ReadonlyMap<string, AuthUser>;
+  /**
+   * kube-apiserver's --anonymous-auth: a request without credentials is served as
+   * `system:anonymous` (group `system:unauthenticated`) instead of a 401. Default false.
+   */
   readonly anonymousAuth?: boolean;
+  /**
+   * kube-apiserver's --client-ca-file, as PEM (one or more certificates): client certificates
+   * signed by these CAs authenticate (CN the user, O the groups), as well as those of kplane's own CA.
+   */
+  readonly clientCA?: string;
+  /**
+   * --enable-bootstrap-token-auth: `<id>.<secret>` bearer tokens of `bootstrap.kubernetes.io/token`
+   * Secrets in kube-system authenticate as `system:bootstrap:<id>`. Default false.
+   */
+  readonly bootstrapTokenAuth?: boolean;
+  /**
+   * Token authenticators asked after static and bootstrap tokens, in this order (upstream's: the
+   * ServiceAccount tokens', then the JWT/OIDC authenticators).
+   */
+  readonly tokenAuthenticators?: readonly TokenAuthenticator[];
+  /**
+   * kube-apiserver's --authentication-config (see loadAuthenticationConfiguration): JWT/OIDC
+   * authenticators, asked after `tokenAuthenticators`. Their CEL expressions compile when the
+   * control plane is created (an error names the file and the field); issuers' keys are fetched
+   * in the background from then on.
+   */
+  readonly authenticationConfig?: AuthenticationConfiguration;
   readonly maxRequestBodyBytes?: number;
   /** kube-apiserver's --max-requests-inflight: get and list requests at once before 429 (default 400; 0 = no limit). */
   readonly maxRequestsInFlight?: number;
@@ -382,7 +417,12 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
   const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
   registry.onChange(() => keyTransformers?.invalidate());
-  const modules = opts.apis ?? defaultModules();
+  // authentication.k8s.io is served whatever the modules: it answers from the authenticator, not storage.
+  let authenticator: Authenticator | undefined;
+  const givenModules = opts.apis ?? defaultModules();
+  const modules = givenModules.some((m) => m.name === 'authentication.k8s.io')
+    ? givenModules
+    : [...givenModules, authentication({ reviewer: () => authenticator?.tokens })];
   const seenDefs = new Set<object>();
   for (const m of modules) {
     for (const r of m.resources) registry.add(r);
@@ -428,11 +468,24 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   let bootstrapped = false;
   let port = opts.port ?? 6443;
   const tokens = new Map(opts.tokens ?? []);
+  const jwt = opts.authenticationConfig ? createJWTAuthenticators(opts.authenticationConfig, { cel: claimExpressions, log }) : undefined;
   tokens.set(loopbackToken, { name: 'system:apiserver', groups: ['system:masters'] });
   const apiServer = new ApiServer({
     registry,
     admission,
-    authenticate: createAuthenticator({ tokens, anonymous: opts.anonymousAuth ?? false }),
+    authenticate: (authenticator = createAuthenticator({
+      tokens,
+      tokenAuthenticators: [
+        ...(opts.bootstrapTokenAuth ? [bootstrapTokenAuthenticator({ client: serverClient })] : []),
+        ...(opts.tokenAuthenticators ?? []),
+        ...(jwt?.authenticators ?? []),
+      ],
+      anonymous: opts.anonymousAuth ?? false,
+      metrics: new AuthenticationMetrics(metrics.registry),
+    })),
+    // Impersonate-* headers, each authorized as verb `impersonate` by the server's authorizer
+    // (none yet: every authenticated request may do anything, so every impersonation is allowed).
+    impersonator: createImpersonator(alwaysAllow),
     maxRequestBodyBytes: opts.maxRequestBodyBytes ?? 3 * 1024 * 1024,
     ...(opts.maxRequestsInFlight !== undefined ? { maxRequestsInFlight: opts.maxRequestsInFlight } : {}),
     ...(opts.maxMutatingRequestsInFlight !== undefined ? { maxMutatingRequestsInFlight: opts.maxMutatingRequestsInFlight } : {}),
@@ -495,7 +548,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         {
           key: pki.servingKeyPem,
           cert: pki.servingCertPem,
-          ca: pki.caCertPem,
+          ca: opts.clientCA !== undefined ? [pki.caCertPem, opts.clientCA] : pki.caCertPem,
           requestCert: true,
           rejectUnauthorized: false,
           allowHTTP1: true,
@@ -557,6 +610,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     async stop() {
       health.markShuttingDown();
       await identityLease?.stop();
+      jwt?.stop();
       await controllers?.stop();
       apiServer.shutdown();
       for (const m of modules) await m.shutdown?.();

@@ -49,9 +49,21 @@ export interface ResourceRegistration {
   readonly customResource?: boolean;
   /** Warnings sent with every response of this resource (a deprecated custom resource version). */
   readonly warnings?: readonly string[];
+  /**
+   * A create-only kind answered without storage (TokenReview, SelfSubjectReview, the access
+   * reviews; upstream's rest.Creater without a store): POST decodes and checks the body as for
+   * any kind, then this returns the object answered with 201. Nothing is stored or cached.
+   */
+  readonly review?: (obj: KubeObject, ctx: ReviewContext) => KubeObject | Promise<KubeObject>;
 }
 
-import type { AdmissionPlugin } from '../admission/interfaces.js';
+/** Who asks a review kind, and where (a namespaced review's namespace). */
+export interface ReviewContext {
+  readonly user: UserInfo;
+  readonly namespace: string | undefined;
+}
+
+import type { AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 import type { KubeClient } from '../client/types.js';
 export type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 
@@ -123,7 +135,7 @@ export class ApiRegistry {
   add(reg: ResourceRegistration): RegisteredResource {
     const d = reg.descriptor;
     const keyPrefix = reg.keyPrefix ?? defaultKeyPrefix(d);
-    this.onPrefix?.(keyPrefix);
+    if (!reg.review) this.onPrefix?.(keyPrefix);
     const store = new GenericStore({
       descriptor: d,
       strategy: reg.strategy,

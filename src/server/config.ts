@@ -41,8 +41,8 @@ export interface ApiServerConfig {
   readonly registry: ApiRegistry;
   /** Admission: plugins in order (mutating phases first, then validating), or a chain built already. */
   readonly admission: readonly AdmissionPlugin[] | AdmissionChain;
-  /** Throws a 401 StatusError for requests without valid credentials. */
-  readonly authenticate: (req: Request) => UserInfo;
+  /** Throws (or rejects with) a 401 StatusError for requests without valid credentials. */
+  readonly authenticate: (req: Request) => UserInfo | Promise<UserInfo>;
   /**
    * Decides whether an authenticated request may proceed (403 otherwise). None: every
    * authenticated request is allowed, and the authorization filter is not in the chain.

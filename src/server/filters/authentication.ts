@@ -1,15 +1,24 @@
 // Request authentication with kube-apiserver's semantics (pkg/kubeapiserver/authenticator/config.go):
-// client certificate first, then a static bearer token, then (if enabled) anonymous. The TLS server
-// must be created with `requestCert: true, rejectUnauthorized: false, ca: [caPem]`: the handshake
-// accepts any client certificate and this filter trusts only one that verified against the CA.
-// A client presenting an unrelated certificate and a good token is served as the token's user;
-// bad credentials with nothing good beside them are a 401, never a fall back to anonymous.
+// client certificate first, then a bearer token (static tokens, then the token authenticators:
+// bootstrap tokens, ServiceAccount JWTs, JWT/OIDC), then (if enabled) anonymous. The TLS server
+// must be created with `requestCert: true, rejectUnauthorized: false, ca: [caPem, ...clientCAs]`:
+// the handshake accepts any client certificate and this filter trusts only one that verified
+// against those CAs. A client presenting an unrelated certificate and a good token is served as
+// the token's user; bad credentials with nothing good beside them are a 401, never a fall back to
+// anonymous.
+//
+// A client certificate, a static token and a token remembered by the union's cache are decided
+// synchronously; only a token that a token authenticator has to look at makes a promise.
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
+import type { UserInfo as RequestUser } from '../../admission/index.js';
 import { unauthorized } from '../../apimachinery/errors.js';
-import type { Filter, Request } from '../request-scope.js';
+import { TokenUnion, type TokenResult } from '../../auth/authn/token-union.js';
+import type { TokenAuthenticator } from '../../auth/types.js';
+import type { Filter, Request, RequestScope } from '../request-scope.js';
+import type { AuthenticationMetrics, AuthenticationResult } from './authentication-metrics.js';
 
 export type UserInfo = { name: string; uid?: string; groups: string[] };
 
@@ -22,12 +31,24 @@ export type AuthenticatableRequest = IncomingMessage | Http2ServerRequest;
 export interface AuthenticatorOptions {
   /** Static bearer tokens (`--token-auth-file`): token → user. */
   readonly tokens?: ReadonlyMap<string, UserInfo>;
+  /**
+   * Asked in turn for a bearer token that is not a static one, in upstream's order: bootstrap
+   * tokens, ServiceAccount tokens, the JWT/OIDC authenticators.
+   */
+  readonly tokenAuthenticators?: readonly TokenAuthenticator[];
+  /** How long a token authenticator's success is remembered (default 10,000 ms as upstream; 0: never). */
+  readonly tokenSuccessCacheTtlMs?: number;
   /** `--anonymous-auth`: a request carrying no credentials at all becomes system:anonymous. Off by default. */
   readonly anonymous?: boolean;
+  /** authentication_attempts, authentication_duration_seconds, authenticated_user_requests. */
+  readonly metrics?: AuthenticationMetrics;
 }
 
-/** Authenticates a request or throws a 401 StatusError (reason Unauthorized, message `Unauthorized`). */
-export type Authenticator = (req: AuthenticatableRequest) => UserInfo;
+/**
+ * Authenticates a request, or throws (rejects with) a 401 StatusError (reason Unauthorized,
+ * message `Unauthorized`). `tokens` is the bearer-token union, for TokenReview.
+ */
+export type Authenticator = ((req: AuthenticatableRequest) => RequestUser | Promise<RequestUser>) & { readonly tokens: TokenUnion };
 
 type Outcome = { kind: 'user'; user: UserInfo } | { kind: 'none' } | { kind: 'rejected' };
 
@@ -78,35 +99,63 @@ function certOutcome(req: AuthenticatableRequest): Outcome {
   return { kind: 'user', user: { name, groups: asList(subject['O']) } };
 }
 
-/** The bearer-token authenticator: `Authorization: Bearer <token>`, anything else is not a token. */
-function fromBearerToken(req: AuthenticatableRequest, tokens: ReadonlyMap<string, UserInfo>): Outcome {
+/** The bearer token of `Authorization: Bearer <token>`; anything else is not a token (undefined). */
+export function bearerToken(req: AuthenticatableRequest): string | undefined {
   const header = req.headers.authorization?.trim();
-  if (!header) return NONE;
+  if (!header) return undefined;
   const parts = header.split(' ');
-  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || parts[1] === '') return NONE;
-  const user = tokens.get(parts[1]!);
-  return user ? { kind: 'user', user: { ...user, groups: [...user.groups] } } : REJECTED;
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || parts[1] === '') return undefined;
+  return parts[1];
 }
 
 /** AuthenticatedGroupAdder: every authenticated user is in system:authenticated unless it says otherwise. */
-function withAuthenticatedGroup(user: UserInfo): UserInfo {
+function withAuthenticatedGroup<U extends RequestUser>(user: U): U {
   if (user.name === USER_ANONYMOUS) return user;
   if (user.groups.includes(GROUP_AUTHENTICATED) || user.groups.includes(GROUP_UNAUTHENTICATED)) return user;
   return { ...user, groups: [...user.groups, GROUP_AUTHENTICATED] };
 }
 
 export function createAuthenticator(opts: AuthenticatorOptions = {}): Authenticator {
-  const tokens = opts.tokens ?? new Map<string, UserInfo>();
+  const union = new TokenUnion({
+    ...(opts.tokens ? { tokens: opts.tokens } : {}),
+    ...(opts.tokenAuthenticators ? { tokenAuthenticators: opts.tokenAuthenticators } : {}),
+    ...(opts.tokenSuccessCacheTtlMs !== undefined ? { successCacheTtlMs: opts.tokenSuccessCacheTtlMs } : {}),
+  });
   const anonymous = opts.anonymous ?? false;
-  return (req) => {
-    let rejected = false;
-    for (const outcome of [fromClientCertificate(req), fromBearerToken(req, tokens)]) {
-      if (outcome.kind === 'user') return withAuthenticatedGroup(outcome.user);
-      if (outcome.kind === 'rejected') rejected = true;
+  const metrics = opts.metrics;
+  /** Everything after the token: anonymous or 401, and the metrics. */
+  const finish = (started: number, rejected: boolean, token: TokenResult | undefined): RequestUser => {
+    let user: RequestUser | undefined;
+    let result: AuthenticationResult;
+    if (token?.kind === 'user') {
+      user = withAuthenticatedGroup(token.user);
+      result = 'success';
+    } else if (anonymous && !rejected && token === undefined) {
+      user = { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
+      result = 'success';
+    } else {
+      result = rejected || token !== undefined ? 'error' : 'failure';
     }
-    if (anonymous && !rejected) return { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
-    throw unauthorized();
+    metrics?.record(result, (performance.now() - started) / 1000, user?.name);
+    if (user === undefined) throw unauthorized();
+    return user;
   };
+  const authenticate = (req: AuthenticatableRequest): RequestUser | Promise<RequestUser> => {
+    const started = metrics ? performance.now() : 0;
+    const cert = fromClientCertificate(req);
+    if (cert.kind === 'user') {
+      const user = withAuthenticatedGroup(cert.user);
+      metrics?.record('success', (performance.now() - started) / 1000, user.name);
+      return user;
+    }
+    const rejected = cert.kind === 'rejected';
+    const token = bearerToken(req);
+    if (token === undefined) return finish(started, rejected, undefined);
+    const result = union.authenticate(token);
+    if (!(result instanceof Promise)) return finish(started, rejected, result);
+    return result.then((r) => finish(started, rejected, r));
+  };
+  return Object.assign(authenticate, { tokens: union });
 }
 
 export interface TokenFile {
@@ -217,16 +266,30 @@ function isPublicPath(path: string): boolean {
  * paths are read as system:anonymous instead of refused: upstream's anonymous user passes there
  * because RBAC's system:public-info-viewer allows it, which kplane has no RBAC for yet.
  */
-export function withAuthentication(
-  authenticate: (req: Request) => { readonly name: string; readonly uid?: string; readonly groups: readonly string[] },
-): Filter {
+export function withAuthentication(authenticate: (req: Request) => RequestUser | Promise<RequestUser>): Filter {
   return (next) => (s) => {
+    let user: RequestUser | Promise<RequestUser>;
     try {
-      s.user = authenticate(s.req);
+      user = authenticate(s.req);
     } catch (e) {
-      if (!isPublicPath(s.info.path)) throw e;
-      s.user = { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
+      return refused(s, e, next);
     }
-    return next(s);
+    if (!(user instanceof Promise)) {
+      s.user = user;
+      return next(s);
+    }
+    return user.then(
+      (u) => {
+        s.user = u;
+        return next(s);
+      },
+      (e: unknown) => refused(s, e, next),
+    );
   };
+}
+
+function refused(s: RequestScope, e: unknown, next: (s: RequestScope) => void | Promise<void>): void | Promise<void> {
+  if (!isPublicPath(s.info.path)) throw e;
+  s.user = { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
+  return next(s);
 }

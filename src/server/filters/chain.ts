@@ -12,6 +12,7 @@
 // With an audit policy, WithAudit sits between authentication and impersonation (the policy sees
 // the authenticated user; the event records whom it impersonates) and WithFailedAuthenticationAudit
 // around authentication, as upstream; without one neither is in the chain.
+import type { UserInfo } from '../../admission/index.js';
 import type { ApiMetrics } from '../metrics.js';
 import type { ErrorSink } from '../config.js';
 import type { Handler, Request } from '../request-scope.js';
@@ -32,7 +33,7 @@ import { withTimeout } from './timeout.js';
 export interface HandlerChainConfig {
   readonly sink: ErrorSink;
   readonly metrics: ApiMetrics | undefined;
-  readonly authenticate: (req: Request) => { readonly name: string; readonly uid?: string; readonly groups: readonly string[] };
+  readonly authenticate: (req: Request) => UserInfo | Promise<UserInfo>;
   readonly impersonator: Impersonator | undefined;
   readonly authorizer: Authorizer | undefined;
   readonly maxInFlight: MaxInFlight;

@@ -25,6 +25,13 @@ export async function serveCreate(c: ServerContext, s: RequestScope, r: Register
   checkKind(obj, r);
   checkGoTypes(c.registry.definitions, r, obj);
   const warnings = checkFields(c.registry.definitions, r, obj, decoded, opts.fieldValidation);
+  const review = r.registration.review;
+  if (review !== undefined) {
+    // Answered as JSON (every client that accepts protobuf accepts JSON too): review kinds carry
+    // maps of string lists (UserInfo.extra) that kplane's protobuf codec has no form for.
+    const answer = await review(obj, { user: s.user, namespace });
+    return respondObject(s, r, 201, answer, warnings, chooseOutput(s.accept, { protobufOk: false }));
+  }
   // rest.WipeObjectMetaSystemFields: what the server sets is not the client's, nor its managed fields'.
   wipeObjectMetaSystemFields(obj);
   dedupOwnerReferences(obj, false, warnings);
