@@ -35,12 +35,19 @@ export interface HealthProvider {
   ): { status: number; body: string; contentType: string } | undefined | Promise<{ status: number; body: string; contentType: string } | undefined>;
 }
 
+/** The ServiceAccount issuer's OIDC discovery documents, pre-rendered (see auth/serviceaccount/openid.ts). */
+export interface IssuerDiscoveryDocuments {
+  readonly configJSON: string;
+  readonly keysetJSON: string;
+  readonly maxAgeSeconds: number;
+}
+
 export interface ApiServerConfig {
   readonly registry: ApiRegistry;
   /** Admission: plugins in order (mutating phases first, then validating), or a chain built already. */
   readonly admission: readonly AdmissionPlugin[] | AdmissionChain;
   /** Throws a 401 StatusError for requests without valid credentials. */
-  readonly authenticate: (req: Request) => UserInfo;
+  readonly authenticate: (req: Request) => UserInfo | Promise<UserInfo>;
   /**
    * Decides whether an authenticated request may proceed (403 otherwise). None: every
    * authenticated request is allowed, and the authorization filter is not in the chain.
@@ -60,6 +67,11 @@ export interface ApiServerConfig {
   readonly metrics?: ApiMetrics;
   readonly health?: HealthProvider;
   readonly openapi?: OpenAPIProvider;
+  /**
+   * `/.well-known/openid-configuration` and `/openid/v1/jwks`: the documents, or undefined when the
+   * issuer has none (not an https URL); without the option the paths are not served.
+   */
+  readonly serviceAccountIssuerDiscovery?: () => Promise<IssuerDiscoveryDocuments | undefined>;
   readonly version: VersionInfo;
   /** Address clients reach this server on, for /api's serverAddressByClientCIDRs. */
   readonly serverAddress: () => string;

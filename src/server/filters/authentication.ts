@@ -9,9 +9,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { unauthorized } from '../../apimachinery/errors.js';
+import type { TokenAuthenticator } from '../../auth/types.js';
 import type { Filter, Request } from '../request-scope.js';
 
-export type UserInfo = { name: string; uid?: string; groups: string[] };
+export type UserInfo = { name: string; uid?: string; groups: string[]; extra?: Readonly<Record<string, readonly string[]>> };
 
 export const USER_ANONYMOUS = 'system:anonymous';
 export const GROUP_AUTHENTICATED = 'system:authenticated';
@@ -24,10 +25,15 @@ export interface AuthenticatorOptions {
   readonly tokens?: ReadonlyMap<string, UserInfo>;
   /** `--anonymous-auth`: a request carrying no credentials at all becomes system:anonymous. Off by default. */
   readonly anonymous?: boolean;
+  /**
+   * Bearer-token authenticators asked after the static tokens, in order (ServiceAccount JWTs, ...):
+   * the first `user` wins; `rejected` makes the request a 401 unless a later one claims the token.
+   */
+  readonly tokenAuthenticators?: readonly TokenAuthenticator[];
 }
 
 /** Authenticates a request or throws a 401 StatusError (reason Unauthorized, message `Unauthorized`). */
-export type Authenticator = (req: AuthenticatableRequest) => UserInfo;
+export type Authenticator = (req: AuthenticatableRequest) => UserInfo | Promise<UserInfo>;
 
 type Outcome = { kind: 'user'; user: UserInfo } | { kind: 'none' } | { kind: 'rejected' };
 
@@ -78,13 +84,20 @@ function certOutcome(req: AuthenticatableRequest): Outcome {
   return { kind: 'user', user: { name, groups: asList(subject['O']) } };
 }
 
-/** The bearer-token authenticator: `Authorization: Bearer <token>`, anything else is not a token. */
-function fromBearerToken(req: AuthenticatableRequest, tokens: ReadonlyMap<string, UserInfo>): Outcome {
+/** The bearer token of `Authorization: Bearer <token>`, or undefined for anything else. */
+function bearerToken(req: AuthenticatableRequest): string | undefined {
   const header = req.headers.authorization?.trim();
-  if (!header) return NONE;
+  if (!header) return undefined;
   const parts = header.split(' ');
-  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || parts[1] === '') return NONE;
-  const user = tokens.get(parts[1]!);
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer' || parts[1] === '') return undefined;
+  return parts[1]!;
+}
+
+/** The static bearer-token authenticator. */
+function fromBearerToken(req: AuthenticatableRequest, tokens: ReadonlyMap<string, UserInfo>): Outcome {
+  const token = bearerToken(req);
+  if (token === undefined) return NONE;
+  const user = tokens.get(token);
   return user ? { kind: 'user', user: { ...user, groups: [...user.groups] } } : REJECTED;
 }
 
@@ -98,14 +111,32 @@ function withAuthenticatedGroup(user: UserInfo): UserInfo {
 export function createAuthenticator(opts: AuthenticatorOptions = {}): Authenticator {
   const tokens = opts.tokens ?? new Map<string, UserInfo>();
   const anonymous = opts.anonymous ?? false;
+  const tokenAuthenticators = opts.tokenAuthenticators ?? [];
+  const rest = (rejected: boolean): UserInfo => {
+    if (anonymous && !rejected) return { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
+    throw unauthorized();
+  };
+  /** The token authenticators, one after another; only requests that reach them pay for a promise. */
+  const fromTokenAuthenticators = async (token: string, rejected: boolean): Promise<UserInfo> => {
+    for (const a of tokenAuthenticators) {
+      const outcome = await a.authenticateToken(token);
+      if (outcome.kind === 'user') {
+        const u = outcome.user;
+        return withAuthenticatedGroup({ name: u.name, ...(u.uid !== undefined ? { uid: u.uid } : {}), groups: [...u.groups], ...(u.extra ? { extra: u.extra } : {}) });
+      }
+      if (outcome.kind === 'rejected') rejected = true;
+    }
+    return rest(rejected);
+  };
   return (req) => {
     let rejected = false;
     for (const outcome of [fromClientCertificate(req), fromBearerToken(req, tokens)]) {
       if (outcome.kind === 'user') return withAuthenticatedGroup(outcome.user);
       if (outcome.kind === 'rejected') rejected = true;
     }
-    if (anonymous && !rejected) return { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
-    throw unauthorized();
+    const token = tokenAuthenticators.length ? bearerToken(req) : undefined;
+    if (token !== undefined) return fromTokenAuthenticators(token, rejected);
+    return rest(rejected);
   };
 }
 
@@ -217,16 +248,39 @@ function isPublicPath(path: string): boolean {
  * paths are read as system:anonymous instead of refused: upstream's anonymous user passes there
  * because RBAC's system:public-info-viewer allows it, which kplane has no RBAC for yet.
  */
-export function withAuthentication(
-  authenticate: (req: Request) => { readonly name: string; readonly uid?: string; readonly groups: readonly string[] },
-): Filter {
+export function withAuthentication(authenticate: AuthenticateFn): Filter {
   return (next) => (s) => {
+    let user: AuthenticatedUser | Promise<AuthenticatedUser>;
     try {
-      s.user = authenticate(s.req);
+      user = authenticate(s.req);
     } catch (e) {
       if (!isPublicPath(s.info.path)) throw e;
-      s.user = { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
+      user = { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
     }
-    return next(s);
+    if (!(user instanceof Promise)) {
+      s.user = user;
+      return next(s);
+    }
+    return user.then(
+      (u) => {
+        s.user = u;
+        return next(s);
+      },
+      (e: unknown) => {
+        if (!isPublicPath(s.info.path)) throw e;
+        s.user = { name: USER_ANONYMOUS, groups: [GROUP_UNAUTHENTICATED] };
+        return next(s);
+      },
+    );
   };
 }
+
+type AuthenticatedUser = {
+  readonly name: string;
+  readonly uid?: string;
+  readonly groups: readonly string[];
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
+};
+
+/** What the filter calls: a user, a promise of one, or a thrown (or rejected) 401. */
+export type AuthenticateFn = (req: Request) => AuthenticatedUser | Promise<AuthenticatedUser>;

@@ -12,9 +12,9 @@
 // Audit has no filter yet: it goes between authentication and impersonation.
 import type { ApiMetrics } from '../metrics.js';
 import type { ErrorSink } from '../config.js';
-import type { Handler, Request } from '../request-scope.js';
+import type { Handler } from '../request-scope.js';
 import { withAuditInit } from './audit-init.js';
-import { withAuthentication } from './authentication.js';
+import { withAuthentication, type AuthenticateFn } from './authentication.js';
 import { withAuthorization, type Authorizer } from './authorization.js';
 import { withImpersonation, type Impersonator } from './impersonation.js';
 import { withMaxInFlight, type MaxInFlight } from './max-in-flight.js';
@@ -28,7 +28,7 @@ import { withTimeout } from './timeout.js';
 export interface HandlerChainConfig {
   readonly sink: ErrorSink;
   readonly metrics: ApiMetrics | undefined;
-  readonly authenticate: (req: Request) => { readonly name: string; readonly uid?: string; readonly groups: readonly string[] };
+  readonly authenticate: AuthenticateFn;
   readonly impersonator: Impersonator | undefined;
   readonly authorizer: Authorizer | undefined;
   readonly maxInFlight: MaxInFlight;
