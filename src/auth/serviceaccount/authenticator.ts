@@ -160,9 +160,7 @@ export function createServiceAccountAuthenticator(opts: ServiceAccountAuthentica
       const secretName = str(k.secret.name);
       const secret = await opts.getter.getSecret(namespace, secretName);
       if (!secret) {
-        log.info(
-          `Could not retrieve bound secret ${namespace}/${secretName} for service account ${namespace}/${saName}: secrets "${secretName}" not found`,
-        );
+        log.info(`Could not retrieve bound secret ${namespace}/${secretName} for service account ${namespace}/${saName}: secrets "${secretName}" not found`);
         return rejected('service account token has been invalidated');
       }
       if (deletedBefore(secret)) {

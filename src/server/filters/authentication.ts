@@ -122,7 +122,12 @@ export function createAuthenticator(opts: AuthenticatorOptions = {}): Authentica
       const outcome = await a.authenticateToken(token);
       if (outcome.kind === 'user') {
         const u = outcome.user;
-        return withAuthenticatedGroup({ name: u.name, ...(u.uid !== undefined ? { uid: u.uid } : {}), groups: [...u.groups], ...(u.extra ? { extra: u.extra } : {}) });
+        return withAuthenticatedGroup({
+          name: u.name,
+          ...(u.uid !== undefined ? { uid: u.uid } : {}),
+          groups: [...u.groups],
+          ...(u.extra ? { extra: u.extra } : {}),
+        });
       }
       if (outcome.kind === 'rejected') rejected = true;
     }

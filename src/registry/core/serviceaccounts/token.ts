@@ -137,5 +137,10 @@ export function withTokenRequest(reg: ResourceRegistration, issuer: TokenIssuer)
     },
     definitions: { ...reg.definitions, ...tokenRequestDefinitions },
     goFieldTypes: { ...reg.goFieldTypes, ...tokenRequestGoFieldTypes },
+    // kubectl 1.33 sends its TokenRequest as protobuf.
+    protobufKinds: [
+      ...(reg.protobufKinds ?? []),
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', message: 'k8s.io.api.authentication.v1.TokenRequest' },
+    ],
   };
 }
