@@ -40,7 +40,7 @@ import type { KubeObject } from '../apimachinery/types.js';
 import { createServiceAccountAuthenticator, type ServiceAccountTokenGetter } from '../auth/serviceaccount/authenticator.js';
 import { loadServiceAccountKeys } from '../auth/serviceaccount/keys.js';
 import { openIDMetadata, type OpenIDMetadata } from '../auth/serviceaccount/openid.js';
-import { tokenIssuer, type TokenIssuer } from '../auth/serviceaccount/token.js';
+import { signToken, tokenIssuer, type TokenIssuer } from '../auth/serviceaccount/token.js';
 import { withTokenRequest } from '../registry/core/serviceaccounts/token.js';
 
 export { core, coordination, events, defaultModules } from './modules.js';
@@ -500,6 +500,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         controllers = runControllers({
           client: cp.loopbackClient(),
           controllers: opts.controllers,
+          rootCA: pki.caCertPem,
+          serviceAccountTokenSigner: (claims) => signToken(sa.keys.signing, claims),
           metrics: metrics.registry,
           log,
           ...(leaderElection ? { leaderElection } : {}),
