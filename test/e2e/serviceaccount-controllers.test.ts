@@ -11,15 +11,21 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 const NS = 'team-b';
 
+/** The fields of the objects read here. */
+interface Obj {
+  metadata: { uid: string; annotations: { 'kubernetes.io/description': string; 'kubernetes.io/service-account.uid': string } };
+  data: { token: string; namespace: string; 'ca.crt': string };
+}
+
 describe('ServiceAccount controllers', () => {
   let server: TestServer;
   let admin: RawClient;
   let anon: RawClient;
   const json = async (method: string, path: string, body?: unknown) => {
     const r = await admin.request({ method, path, ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
-    return { status: r.status, body: r.status === 204 ? {} : (r.json() as Record<string, any>) };
+    return { status: r.status, body: r.json<Obj>() };
   };
-  const found = async (path: string) => {
+  const found = async (path: string): Promise<Obj | undefined> => {
     const r = await json('GET', path);
     return r.status === 200 ? r.body : undefined;
   };

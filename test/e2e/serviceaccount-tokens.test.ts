@@ -70,7 +70,7 @@ describe('ServiceAccount tokens', () => {
     new SignJWT(claims).setProtectedHeader({ alg, kid: keyIdOf(createPublicKey(key)) }).sign(key);
   const saUid = async (name: string): Promise<string> => {
     const r = await admin.request({ path: `/api/v1/namespaces/team-a/serviceaccounts/${name}` });
-    return (r.json() as { metadata: { uid: string } }).metadata.uid;
+    return r.json<{ metadata: { uid: string } }>().metadata.uid;
   };
   const claimsFor = async (name: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> => {
     const now = Math.floor(Date.now() / 1000);
@@ -176,7 +176,7 @@ current-context: c
     assert.match(String(uid.json().message), /the UID in the bound object reference \(not-the-uid\) does not match the UID in record/);
     const ok = await post({ metadata: { name: 'ci' }, spec: {} });
     assert.equal(ok.status, 201);
-    const tr = ok.json() as { kind: string; apiVersion: string; spec: { audiences: string[]; expirationSeconds: number }; status: { token: string } };
+    const tr = ok.json<{ kind: string; apiVersion: string; spec: { audiences: string[]; expirationSeconds: number }; status: { token: string } }>();
     assert.equal(tr.kind, 'TokenRequest');
     assert.equal(tr.apiVersion, 'authentication.k8s.io/v1');
     assert.deepEqual(tr.spec.audiences, [ISSUER, 'kplane']);
@@ -249,7 +249,7 @@ current-context: c
     const jwks = await get(token, '/openid/v1/jwks');
     assert.equal(jwks.status, 200);
     assert.equal(jwks.headers['content-type'], 'application/jwk-set+json');
-    const set = jwks.json() as { keys: { kid: string; use: string; alg: string }[] };
+    const set = jwks.json<{ keys: { kid: string; use: string; alg: string }[] }>();
     assert.deepEqual(
       set.keys.map((k) => [k.alg, k.use, k.kid]),
       [

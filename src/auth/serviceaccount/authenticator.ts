@@ -84,7 +84,7 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 function audiencesOf(aud: unknown): string[] | undefined {
   if (aud === undefined || aud === null) return [];
   if (typeof aud === 'string') return [aud];
-  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return aud as string[];
+  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return aud;
   return undefined;
 }
 

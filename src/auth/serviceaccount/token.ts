@@ -94,7 +94,7 @@ export function legacyClaims(serviceAccount: KubeObject, secretName: string): Re
 
 /** Signs claims with the key (compact JWS, header `{alg, kid}` as upstream's signer writes it). */
 export async function signToken(key: SigningKey, claims: object): Promise<string> {
-  return new SignJWT({ ...claims } as Record<string, unknown>).setProtectedHeader({ alg: key.algorithm, kid: key.keyId }).sign(key.privateKey);
+  return new SignJWT({ ...claims }).setProtectedHeader({ alg: key.algorithm, kid: key.keyId }).sign(key.privateKey);
 }
 
 /** What the TokenRequest subresource and the token controller need to issue tokens. */

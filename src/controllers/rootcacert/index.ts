@@ -50,7 +50,7 @@ export function rootCACertPublisher(opts: RootCACertPublisherOptions = {}): Cont
               kind: 'ConfigMap',
               metadata: { name: ROOT_CA_CONFIGMAP, annotations: { [DESCRIPTION_ANNOTATION]: DESCRIPTION } },
               data,
-            } as KubeObject);
+            });
             return;
           }
           const current = (cm as { data?: Record<string, string> }).data ?? {};

@@ -16,7 +16,7 @@ import { checkKind } from './rest.js';
 
 export async function serveSubresourceCreate(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
   const { namespace, name, subresource: sub } = s;
-  const create = r.store.strategy.subresources![sub]!.create!;
+  const subStrategy = r.store.strategy.subresources![sub]!;
   const sd = r.descriptor.subresources.find((x) => x.name === sub)!;
   const gvk = { group: sd.group ?? r.descriptor.group, version: sd.version ?? r.descriptor.version, kind: sd.kind };
   const opts = writeParams(s.query, 'create');
@@ -28,7 +28,7 @@ export async function serveSubresourceCreate(c: ServerContext, s: RequestScope, 
   const definitionName = `io.k8s.api.${gvk.group.replace(/\.k8s\.io$/, '').split('.')[0] || 'core'}.${gvk.version}.${gvk.kind}`;
   const why = goTypeError(obj, definitionName, c.registry.definitions, r.scheme.goFieldTypes);
   if (why !== undefined) throw undecodable(gvk.kind, gvk.version, gvk.kind, why);
-  const out = await create({
+  const out = await subStrategy.create!({
     namespace,
     name,
     body: obj,
