@@ -7,7 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
-import { createHttpsClient } from '../client/https.js';
+import { readFileSync } from 'node:fs';
+import { parsePrivateKeyPEM } from '../auth/serviceaccount/keys.js';
+import { signToken } from '../auth/serviceaccount/token.js';
+import { createHttpsClient, loadKubeconfig } from '../client/https.js';
 import { defaultControllers, runControllers } from '../controllers/index.js';
 import { collectProcessMetrics } from '../server/metrics.js';
 import { sendMetrics } from '../server/promhttp.js';
@@ -15,7 +18,8 @@ import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosit
 
 export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --kubeconfig FILE                    the server to manage and the credentials to use (required)
-  --controllers LIST                   comma-separated controllers to run (default: all: namespace,garbagecollector)
+  --controllers LIST                   comma-separated controllers to run (default: all: namespace,garbagecollector,
+                                       serviceaccount,serviceaccount-token,root-ca-cert-publisher)
   --leader-elect=true|false            run only while holding the Lease (default true)
   --lease-namespace NS                 namespace of the Lease (default kube-system)
   --lease-name NAME                    name of the Lease (default kplane-controller-manager)
@@ -24,6 +28,12 @@ export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --leader-elect-retry-period DUR      time between attempts (default 2s)
   --metrics-port PORT                  serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0 picks a free port; default off)
   --metrics-bind-address ADDR          address of the metrics endpoint (default 127.0.0.1)
+  --root-ca-file FILE                  CA bundle published as kube-root-ca.crt and put in token Secrets
+                                       (default: the kubeconfig's certificate authority)
+  --service-account-private-key-file FILE
+                                       PEM private key that signs the tokens of kubernetes.io/service-account-token
+                                       Secrets (the API server's --service-account-signing-key-file); without it
+                                       those Secrets are not filled
 ${LOGGING_USAGE}`;
 
 function duration(flag: string, v: string): number {
@@ -48,6 +58,8 @@ export async function controllerManager(argv: string[]): Promise<void> {
       'leader-elect-retry-period': { type: 'string', default: '2s' },
       'metrics-port': { type: 'string' },
       'metrics-bind-address': { type: 'string', default: '127.0.0.1' },
+      'root-ca-file': { type: 'string' },
+      'service-account-private-key-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -71,6 +83,9 @@ export async function controllerManager(argv: string[]): Promise<void> {
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${all.map((c) => c.controllerName).join(', ')}`);
   const controllers = all.filter((c) => names.includes(c.controllerName));
   const client = createHttpsClient(values.kubeconfig);
+  const rootCA = values['root-ca-file'] ? readFileSync(values['root-ca-file'], 'utf8') : loadKubeconfig(values.kubeconfig).caPem;
+  const signingKeyFile = values['service-account-private-key-file'];
+  const signingKey = signingKeyFile ? parsePrivateKeyPEM(readFileSync(signingKeyFile, 'utf8'), signingKeyFile) : undefined;
   const identity = `${hostname()}_${randomUUID()}`;
   const leaderElect = values['leader-elect'] !== 'false';
   const registry = new Registry();
@@ -102,6 +117,8 @@ export async function controllerManager(argv: string[]): Promise<void> {
   const running = runControllers({
     client,
     controllers,
+    ...(rootCA !== undefined ? { rootCA } : {}),
+    ...(signingKey ? { serviceAccountTokenSigner: (claims: object) => signToken(signingKey, claims) } : {}),
     metrics: registry,
     log,
     ...(leaderElect

@@ -88,6 +88,20 @@ kplane serve flags:
                             (written off the request's path; a full buffer drops events)
   --audit-log-batch-buffer-size N
                             events batch mode queues before it drops (default 10000)
+  --service-account-signing-key-file FILE
+                            PEM private key (RSA or ECDSA) ServiceAccount tokens are signed with
+                            (default: <data-dir>/pki/sa.key, made at first start)
+  --service-account-key-file FILE
+                            PEM keys (public, private or certificates) tokens are verified with; repeat
+                            for rotation (default: the signing key). Servers sharing an etcd need the same keys
+  --service-account-issuer URL
+                            the iss of new tokens; repeat: the first issues, all are accepted
+                            (default https://kubernetes.default.svc.cluster.local)
+  --api-audiences LIST      comma-separated audiences a token must name one of (default: the first issuer)
+  --service-account-max-token-expiration DUR
+                            longest token a TokenRequest gets, a Go duration from 1h (default 0: no cap)
+  --service-account-jwks-uri URL
+                            jwks_uri of /.well-known/openid-configuration (default https://<host:port>/openid/v1/jwks)
 ${LOGGING_USAGE}
 ${CONTROLLER_MANAGER_USAGE}`;
 
@@ -158,6 +172,12 @@ async function serve(argv: string[]): Promise<void> {
       'audit-log-format': { type: 'string', default: 'json' },
       'audit-log-mode': { type: 'string', default: 'blocking' },
       'audit-log-batch-buffer-size': { type: 'string', default: '10000' },
+      'service-account-signing-key-file': { type: 'string' },
+      'service-account-key-file': { type: 'string', multiple: true },
+      'service-account-issuer': { type: 'string', multiple: true },
+      'api-audiences': { type: 'string' },
+      'service-account-max-token-expiration': { type: 'string', default: '0s' },
+      'service-account-jwks-uri': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -268,6 +288,17 @@ async function serve(argv: string[]): Promise<void> {
         }
       : {}),
   };
+  const maxTokenExpiration = parseGoDuration(values['service-account-max-token-expiration']);
+  if ('error' in maxTokenExpiration)
+    fail(
+      `invalid argument ${JSON.stringify(values['service-account-max-token-expiration'])} for "--service-account-max-token-expiration" flag: ${maxTokenExpiration.error}`,
+    );
+  // pflag's StringSlice: each value comma-separated too.
+  const slice = (v: string | string[] | undefined): string[] =>
+    (Array.isArray(v) ? v : v === undefined ? [] : [v])
+      .flatMap((x) => x.split(','))
+      .map((x) => x.trim())
+      .filter(Boolean);
   const cp = await createControlPlane({
     storage,
     dataDir,
@@ -295,6 +326,14 @@ async function serve(argv: string[]): Promise<void> {
     ...(values['encryption-provider-config'] ? { encryptionProviderConfig: values['encryption-provider-config'] } : {}),
     ...(values['encryption-provider-config-automatic-reload'] ? { encryptionProviderConfigAutomaticReload: true } : {}),
     ...(audit.policyFile || audit.log ? { audit } : {}),
+    serviceAccounts: {
+      ...(values['service-account-signing-key-file'] ? { signingKeyFile: values['service-account-signing-key-file'] } : {}),
+      keyFiles: values['service-account-key-file'] ?? [],
+      issuers: values['service-account-issuer'] ?? [],
+      apiAudiences: slice(values['api-audiences']),
+      maxTokenExpirationSeconds: Number(maxTokenExpiration.ns / 1_000_000_000n),
+      ...(values['service-account-jwks-uri'] ? { jwksURI: values['service-account-jwks-uri'] } : {}),
+    },
     log: logger,
   });
   await cp.start();

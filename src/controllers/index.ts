@@ -7,19 +7,27 @@ import { Manager, type ManagerLeaderElection } from './runtime/manager.js';
 import type { ControllerFactory } from './types.js';
 import { namespaceDeletion } from './namespace/index.js';
 import { garbageCollector } from './gc/index.js';
+import { rootCACertPublisher } from './rootcacert/index.js';
+import { serviceAccountController, serviceAccountTokenController } from './serviceaccount/index.js';
 
 export { namespaceDeletion } from './namespace/index.js';
 export type { NamespaceDeletionOptions } from './namespace/index.js';
 export { garbageCollector } from './gc/index.js';
 export type { GarbageCollectorOptions } from './gc/index.js';
+export { rootCACertPublisher, ROOT_CA_CONFIGMAP } from './rootcacert/index.js';
+export { serviceAccountController, serviceAccountTokenController } from './serviceaccount/index.js';
 export { controllerFactory } from './types.js';
 export type { ControllerContext, ControllerFactory } from './types.js';
 // The controller runtime too, so `kplane/controllers` is all a controller author imports.
 export * from './runtime/index.js';
 
-/** The built-in controllers: namespace deletion and garbage collection. */
+/**
+ * The built-in controllers: namespace deletion, garbage collection, the ServiceAccount controller
+ * (`default` in every namespace), the token controller (fills `kubernetes.io/service-account-token`
+ * Secrets) and the root CA publisher (`kube-root-ca.crt` in every namespace).
+ */
 export function defaultControllers(): ControllerFactory[] {
-  return [namespaceDeletion(), garbageCollector()];
+  return [namespaceDeletion(), garbageCollector(), serviceAccountController(), serviceAccountTokenController(), rootCACertPublisher()];
 }
 
 export interface RunControllersOptions {
@@ -29,6 +37,10 @@ export interface RunControllersOptions {
   readonly leaderElection?: ManagerLeaderElection;
   readonly metrics?: Registry;
   readonly log?: (msg: string) => void;
+  /** See ControllerContext.rootCA. */
+  readonly rootCA?: string;
+  /** See ControllerContext.serviceAccountTokenSigner. */
+  readonly serviceAccountTokenSigner?: (claims: object) => Promise<string>;
 }
 
 export interface RunningControllers {
@@ -48,7 +60,16 @@ export function runControllers(opts: RunControllersOptions): RunningControllers 
     ...(opts.metrics ? { registry: opts.metrics } : {}),
   });
   for (const f of opts.controllers) {
-    manager.add(f({ client: opts.client, manager, log, ...(opts.metrics ? { metrics: opts.metrics } : {}) }));
+    manager.add(
+      f({
+        client: opts.client,
+        manager,
+        log,
+        ...(opts.metrics ? { metrics: opts.metrics } : {}),
+        ...(opts.rootCA !== undefined ? { rootCA: opts.rootCA } : {}),
+        ...(opts.serviceAccountTokenSigner ? { serviceAccountTokenSigner: opts.serviceAccountTokenSigner } : {}),
+      }),
+    );
   }
   const abort = new AbortController();
   const done = manager.start(abort.signal);

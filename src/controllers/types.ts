@@ -13,6 +13,16 @@ export interface ControllerContext {
   /** Metrics go here (the API server's registry in process, the controller-manager's otherwise). */
   readonly metrics?: Registry;
   readonly log: (msg: string) => void;
+  /**
+   * The CA bundle clients verify the API server with (kube-controller-manager's --root-ca-file):
+   * published as `kube-root-ca.crt` and put in token Secrets. Absent: those controllers idle.
+   */
+  readonly rootCA?: string;
+  /**
+   * Signs the claims of a legacy ServiceAccount token (kube-controller-manager's
+   * --service-account-private-key-file). Absent: token Secrets are not filled.
+   */
+  readonly serviceAccountTokenSigner?: (claims: object) => Promise<string>;
 }
 
 export interface ControllerFactory {

@@ -58,6 +58,13 @@ import type { KubeClient } from '../client/types.js';
 import { runControllers, type RunningControllers } from '../controllers/index.js';
 import type { ControllerFactory } from '../controllers/types.js';
 import type { ManagerLeaderElection } from '../controllers/runtime/manager.js';
+import { StatusError } from '../apimachinery/errors.js';
+import type { KubeObject } from '../apimachinery/types.js';
+import { createServiceAccountAuthenticator, type ServiceAccountTokenGetter } from '../auth/serviceaccount/authenticator.js';
+import { loadServiceAccountKeys } from '../auth/serviceaccount/keys.js';
+import { openIDMetadata, type OpenIDMetadata } from '../auth/serviceaccount/openid.js';
+import { signToken, tokenIssuer, type TokenIssuer } from '../auth/serviceaccount/token.js';
+import { withTokenRequest } from '../registry/core/serviceaccounts/token.js';
 
 export { core, coordination, events, defaultModules } from './modules.js';
 
@@ -211,7 +218,31 @@ export interface ControlPlaneOptions {
    * `-` for stdout; rotation, format, mode). Both are needed; a policy that does not load refuses start.
    */
   readonly audit?: AuditOptions;
+  /** ServiceAccount tokens: keys, issuers, audiences (kube-apiserver's --service-account-* flags). */
+  readonly serviceAccounts?: ServiceAccountOptions;
 }
+
+export interface ServiceAccountOptions {
+  /**
+   * --service-account-signing-key-file: the PEM private key (RSA or ECDSA) tokens are signed with.
+   * Default: `<dataDir>/pki/sa.key`, made at first start. API servers sharing one etcd must be
+   * given the same key (and the same verification keys).
+   */
+  readonly signingKeyFile?: string;
+  /** --service-account-key-file (repeatable): PEM keys tokens are verified with. Default: the signing key. */
+  readonly keyFiles?: readonly string[];
+  /** --service-account-issuer (repeatable): the first is the `iss` of new tokens, all are accepted. Default https://kubernetes.default.svc.cluster.local. */
+  readonly issuers?: readonly string[];
+  /** --api-audiences: the audiences a token must name one of. Default: the first issuer. */
+  readonly apiAudiences?: readonly string[];
+  /** --service-account-max-token-expiration in seconds (1 hour to 2^32 seconds; 0: no cap). */
+  readonly maxTokenExpirationSeconds?: number;
+  /** --service-account-jwks-uri: jwks_uri of the discovery document. Default https://<host:port>/openid/v1/jwks. */
+  readonly jwksURI?: string;
+}
+
+/** kubeadm's default issuer. */
+export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 /** The Lease in-process controllers and `kplane controller-manager` campaign for. */
 export const CONTROLLER_LEASE = { namespace: 'kube-system', name: 'kplane-controller-manager' } as const;
@@ -431,6 +462,10 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       registry.addDefinitions(m.definitions);
     }
   }
+  // ServiceAccount tokens: keys, the TokenRequest subresource and the token authenticator.
+  const sa = serviceAccountSetup(opts.serviceAccounts ?? {}, dataDir, log);
+  const saRegistration = registry.lookup('', 'v1', 'serviceaccounts');
+  if (saRegistration) registry.add(withTokenRequest(saRegistration.registration, sa.issuer));
   // The loopback client's credential: random per process, like kube-apiserver's loopback token.
   const loopbackToken = randomBytes(32).toString('base64url');
   // What the server itself writes (system namespaces, CRD status) goes through the API with the
@@ -467,6 +502,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   ]);
   let bootstrapped = false;
   let port = opts.port ?? 6443;
+  let issuerDocs: Promise<OpenIDMetadata | undefined> | undefined;
   const tokens = new Map(opts.tokens ?? []);
   const jwt = opts.authenticationConfig ? createJWTAuthenticators(opts.authenticationConfig, { cel: claimExpressions, log }) : undefined;
   tokens.set(loopbackToken, { name: 'system:apiserver', groups: ['system:masters'] });
@@ -477,6 +513,14 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       tokens,
       tokenAuthenticators: [
         ...(opts.bootstrapTokenAuth ? [bootstrapTokenAuthenticator({ client: serverClient })] : []),
+        createServiceAccountAuthenticator({
+          issuers: sa.issuers,
+          keys: sa.keys.verification,
+          apiAudiences: sa.issuer.apiAudiences,
+          getter: registryTokenGetter(registry),
+          metrics: metrics.registry,
+          log,
+        }),
         ...(opts.tokenAuthenticators ?? []),
         ...(jwt?.authenticators ?? []),
       ],
@@ -492,6 +536,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     metrics,
     health: { handle: (path, query) => health.handle(path, query) },
     openapi: buildOpenAPIProvider(registry, versionInfo()),
+    ...(sa.discoverable ? { serviceAccountIssuerDiscovery: () => (issuerDocs ??= sa.discovery(`${host.includes(':') ? `[${host}]` : host}:${port}`)) } : {}),
     version: versionInfo(),
     serverAddress: () => `${host.includes(':') ? `[${host}]` : host}:${port}`,
     metricsText: metricsHandler(metrics.registry),
@@ -601,6 +646,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         controllers = runControllers({
           client: cp.loopbackClient(),
           controllers: opts.controllers,
+          rootCA: pki.caCertPem,
+          serviceAccountTokenSigner: (claims) => signToken(sa.keys.signing, claims),
           metrics: metrics.registry,
           log,
           ...(leaderElection ? { leaderElection } : {}),
@@ -691,4 +738,72 @@ function listenError(e: NodeJS.ErrnoException, host: string, port: number): Erro
   if (e.code === 'EADDRNOTAVAIL')
     return new Error(`cannot listen on ${where}: no interface of this machine has that address; choose another (kplane serve --bind-address)`, { cause: e });
   return e;
+}
+
+/** The keys, issuer and discovery documents of ServiceAccount tokens, from the options. */
+function serviceAccountSetup(
+  o: ServiceAccountOptions,
+  dataDir: string,
+  log: (msg: string) => void,
+): {
+  keys: ReturnType<typeof loadServiceAccountKeys>;
+  issuers: readonly string[];
+  issuer: TokenIssuer;
+  discoverable: boolean;
+  discovery: (externalAddress: string) => Promise<OpenIDMetadata | undefined>;
+} {
+  const issuers = o.issuers?.length ? o.issuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
+  for (const i of issuers) if (i === '') throw new Error('service-account-issuer should not be an empty string');
+  if (new Set(issuers).size !== issuers.length) throw new Error('service-account-issuer contains duplicated values');
+  const max = o.maxTokenExpirationSeconds ?? 0;
+  if (max !== 0 && !(max >= 3600 && max <= 2 ** 32)) throw new Error('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');
+  const keys = loadServiceAccountKeys({
+    dataDir,
+    log,
+    ...(o.signingKeyFile ? { signingKeyFile: o.signingKeyFile } : {}),
+    ...(o.keyFiles?.length ? { keyFiles: o.keyFiles } : {}),
+  });
+  const apiAudiences = o.apiAudiences?.length ? o.apiAudiences : [issuers[0]!];
+  const issuer = tokenIssuer({ issuer: issuers[0]!, apiAudiences, maxExpirationSeconds: max, key: keys.signing });
+  // Upstream installs the discovery endpoints only for an https issuer URL (and logs why not).
+  let discoverable = true;
+  try {
+    const u = new URL(issuers[0]!);
+    if (u.protocol !== 'https:' || u.search || u.hash) discoverable = false;
+  } catch {
+    discoverable = false;
+  }
+  if (!discoverable) log(`service account issuer discovery is off: the issuer ${JSON.stringify(issuers[0])} is not an https URL without query or fragment`);
+  return {
+    keys,
+    issuers,
+    issuer,
+    discoverable,
+    discovery: (externalAddress) =>
+      openIDMetadata({ issuer: issuers[0]!, externalAddress, keys: keys.verification, ...(o.jwksURI ? { jwksURI: o.jwksURI } : {}) }).catch((e: unknown) => {
+        log(`service account issuer discovery is off: ${(e as Error).message}`);
+        return undefined;
+      }),
+  };
+}
+
+/**
+ * The authenticator's view of ServiceAccounts and Secrets: the watch cache first, then storage for
+ * what the cache does not have (yet), as upstream's getter reads its informers and then the API.
+ */
+function registryTokenGetter(registry: ApiRegistry): ServiceAccountTokenGetter {
+  const read = async (resource: string, namespace: string, name: string): Promise<KubeObject | undefined> => {
+    const r = registry.lookup('', 'v1', resource);
+    if (!r) return undefined;
+    const notFound = (e: unknown): undefined => {
+      if (e instanceof StatusError && e.code === 404) return undefined;
+      throw e;
+    };
+    const cached = await r.store.get(namespace, name, { resourceVersion: '0' }).catch(notFound);
+    return cached ?? (await r.store.get(namespace, name).catch(notFound));
+  };
+  return {
+    getServiceAccount: (namespace, name) => read('serviceaccounts', namespace, name),
+    getSecret: (namespace, name) => read('secrets', namespace, name),
+  };
 }

@@ -23,6 +23,8 @@ export interface ResourceRegistration {
    * the kind has no protobuf form there.
    */
   readonly protobuf?: { readonly kind: string; readonly list: string };
+  /** Other kinds its endpoints take or answer in protobuf (a subresource's own kind: TokenRequest). */
+  readonly protobufKinds?: readonly { readonly apiVersion: string; readonly kind: string; readonly message: string }[];
   /** Go types of fields its definitions lose (see gotypes.ts), added to the Scheme for goTypedBody. */
   readonly goFieldTypes?: GoFieldTypes;
   /** Storage key prefix ending in '/'; default `/registry/[<group>/]<plural>/`. */
@@ -108,6 +110,7 @@ export function addToScheme(scheme: Scheme, reg: ResourceRegistration): void {
       { apiVersion, kind: d.listKind, message: reg.protobuf.list },
     ]);
   }
+  if (reg.protobufKinds) scheme.addProtobufKinds(reg.protobufKinds);
   if (reg.goFieldTypes) scheme.addGoFieldTypes(reg.goFieldTypes);
 }
 

@@ -84,4 +84,25 @@ export interface SubresourceStrategy {
   /** Like Strategy.prepareForUpdate, for writes through this subresource (e.g. scale bumps generation). */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldIssue[];
+  /**
+   * POST on the subresource of one object (upstream's NamedCreater: serviceaccounts/token): the
+   * body, decoded as the subresource's kind, in; the object to answer with (201) out. Nothing of
+   * the parent is written. Throws StatusErrors for what it refuses.
+   */
+  create?(input: SubresourceCreateInput): Promise<SubresourceCreateResult>;
+}
+
+export interface SubresourceCreateInput {
+  readonly namespace: string | undefined;
+  /** The parent object's name (from the URL). */
+  readonly name: string;
+  readonly body: KubeObject;
+  readonly dryRun: boolean;
+  /** Reads an object of a served core/v1 resource (`secrets`, `serviceaccounts`); a resource not served reads as not found. */
+  get(resource: string, namespace: string | undefined, name: string): Promise<KubeObject>;
+}
+
+export interface SubresourceCreateResult {
+  readonly object: KubeObject;
+  readonly warnings?: readonly string[];
 }

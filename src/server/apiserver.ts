@@ -53,6 +53,7 @@ export class ApiServer {
       version: cfg.version,
       health: cfg.health,
       openapi: cfg.openapi,
+      serviceAccountIssuerDiscovery: cfg.serviceAccountIssuerDiscovery,
       metricsText: cfg.metricsText,
       serverAddress: cfg.serverAddress,
       features,

@@ -37,6 +37,13 @@ export interface HealthProvider {
   ): { status: number; body: string; contentType: string } | undefined | Promise<{ status: number; body: string; contentType: string } | undefined>;
 }
 
+/** The ServiceAccount issuer's OIDC discovery documents, pre-rendered (see auth/serviceaccount/openid.ts). */
+export interface IssuerDiscoveryDocuments {
+  readonly configJSON: string;
+  readonly keysetJSON: string;
+  readonly maxAgeSeconds: number;
+}
+
 export interface ApiServerConfig {
   readonly registry: ApiRegistry;
   /** Admission: plugins in order (mutating phases first, then validating), or a chain built already. */
@@ -62,6 +69,11 @@ export interface ApiServerConfig {
   readonly metrics?: ApiMetrics;
   readonly health?: HealthProvider;
   readonly openapi?: OpenAPIProvider;
+  /**
+   * `/.well-known/openid-configuration` and `/openid/v1/jwks`: the documents, or undefined when the
+   * issuer has none (not an https URL); without the option the paths are not served.
+   */
+  readonly serviceAccountIssuerDiscovery?: () => Promise<IssuerDiscoveryDocuments | undefined>;
   readonly version: VersionInfo;
   /** Address clients reach this server on, for /api's serverAddressByClientCIDRs. */
   readonly serverAddress: () => string;

@@ -31,6 +31,10 @@ async function controllerManager(): Promise<Proc & { identity: string }> {
       'controller-manager',
       '--kubeconfig',
       kubeconfig,
+      // The controllers these faults are about; the ServiceAccount and root CA controllers would
+      // add `default` and kube-root-ca.crt to the bystanders' namespaces.
+      '--controllers',
+      'namespace,garbagecollector',
       '--leader-elect-lease-duration',
       `${LEASE_DURATION_MS}ms`,
       '--leader-elect-renew-deadline',

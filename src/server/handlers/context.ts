@@ -4,7 +4,7 @@ import type { AdmissionChain } from '../../admission/index.js';
 import type { FeatureGate } from '../../featuregate/index.js';
 import type { ApiRegistry } from '../../registry/registry.js';
 import type { BodyBuffers } from '../body-buffers.js';
-import type { ErrorSink, HealthProvider, OpenAPIProvider, VersionInfo } from '../config.js';
+import type { ErrorSink, HealthProvider, IssuerDiscoveryDocuments, OpenAPIProvider, VersionInfo } from '../config.js';
 import type { Discovery } from '../discovery.js';
 import type { ApiMetrics } from '../metrics.js';
 
@@ -31,6 +31,7 @@ export interface ServerContext {
   readonly version: VersionInfo;
   readonly health: HealthProvider | undefined;
   readonly openapi: OpenAPIProvider | undefined;
+  readonly serviceAccountIssuerDiscovery: (() => Promise<IssuerDiscoveryDocuments | undefined>) | undefined;
   readonly metricsText: (() => Promise<{ contentType: string; body: string }>) | undefined;
   readonly serverAddress: () => string;
   /** The server's feature gates (WatchList is asked per watch). */

@@ -47,6 +47,7 @@ export function serveIndex(c: ServerContext, s: RequestScope): void {
 
 export function rootPaths(c: ServerContext): string[] {
   const paths = ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'];
+  if (c.serviceAccountIssuerDiscovery) paths.push('/.well-known/openid-configuration', '/openid/v1/jwks');
   for (const gv of c.registry.groupVersions()) if (gv.group) paths.push(`/apis/${gv.group}`, `/apis/${gv.group}/${gv.version}`);
   return [...new Set(paths)].sort();
 }

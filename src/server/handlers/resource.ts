@@ -11,6 +11,7 @@ import { assertVerbAllowed, methodNotAllowed, pageNotFound } from './errors.js';
 import { serveGet } from './get.js';
 import { serveList } from './list.js';
 import { servePatch } from './patch.js';
+import { serveSubresourceCreate } from './subresource-create.js';
 import { serveView } from './subresource-view.js';
 import { serveUpdate } from './update.js';
 import { serveWatch } from './watch.js';
@@ -38,6 +39,10 @@ export function serveResource(c: ServerContext, s: RequestScope, r: RegisteredRe
     else if (method === 'PATCH') assertVerbAllowed(r, sub, 'patch');
     else throw methodNotAllowed(r, method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : method.toLowerCase());
     return serveView(c, s, r);
+  }
+  if (itemName && sub && method === 'POST' && r.store.strategy.subresources?.[sub]?.create) {
+    assertVerbAllowed(r, sub, 'create');
+    return serveSubresourceCreate(c, s, r);
   }
   if (itemName) {
     switch (method) {

@@ -6,6 +6,7 @@ import type { ServerContext } from './context.js';
 import { serveDiscovery } from './discovery.js';
 import { notFoundPage, pageNotFound } from './errors.js';
 import { serveHealth, serveIndex, serveMetrics, serveOpenAPI, serveVersion } from './nonresource.js';
+import { serveIssuerDiscovery } from './issuer-discovery.js';
 import { serveResource } from './resource.js';
 
 export async function route(c: ServerContext, s: RequestScope): Promise<void> {
@@ -17,6 +18,7 @@ export async function route(c: ServerContext, s: RequestScope): Promise<void> {
     if (await serveHealth(c, s, path)) return;
     if (path === '/metrics' && (await serveMetrics(c, s))) return;
     if ((path.startsWith('/openapi/') || path === '/openapi') && (await serveOpenAPI(c, s, path))) return;
+    if (await serveIssuerDiscovery(c, s, path)) return;
     if (read && serveDiscovery(c, s, path)) return;
     if (path === '/') return serveIndex(c, s);
     throw notFoundPage();

@@ -5,7 +5,8 @@ import { coreReferenceDefinitions, coreReferenceGoFieldTypes } from '../referenc
 import { serviceAccountDefinitions } from './definitions.js';
 import { serviceAccountStrategy } from './strategy.js';
 
-// Upstream also serves serviceaccounts/token (TokenRequest); kplane does not issue tokens yet.
+// serviceaccounts/token (TokenRequest) is added by withTokenRequest (token.ts) when the control
+// plane has a token issuer, as upstream installs TokenREST only with one.
 export const serviceAccountsResource: ResourceDescriptor = {
   group: '',
   version: 'v1',
