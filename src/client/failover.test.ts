@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { KubeObject } from '../apimachinery/types.js';
 import { startTestServer, type TestServer } from '../../test/support/server.js';
 import { freePort } from '../../test/support/etcd.js';
 import { ClientAbortError, ClientNetworkError } from './errors.js';
@@ -29,7 +30,7 @@ for (const http2 of [true, false]) {
     });
     try {
       const name = `failover-${http2 ? 'h2' : 'h1'}`;
-      const created = await client.create(configmaps, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+      const created = await client.create<KubeObject>(configmaps, 'default', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
       assert.equal(created.metadata?.name, name);
       assert.equal(moves.length, 1, moves.join('\n'));
       assert.match(moves[0]!, new RegExp(`^${dead} -> ${server.url}: .*ECONNREFUSED`));
