@@ -6,6 +6,7 @@ import { controllers } from './controllers.js';
 import { cr } from './cr.js';
 import { crud } from './crud.js';
 import { etcd } from './etcd.js';
+import { etcdHa } from './etcd-ha.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
@@ -15,7 +16,7 @@ import { sqlite } from './sqlite.js';
 import { ssa } from './ssa.js';
 import { watch } from './watch.js';
 
-export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, liststream, etcd, controllers, catalog, micro];
+export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, liststream, etcd, etcdHa, controllers, catalog, micro];
 
 /** The `--only` names, in the order `--help` lists them. */
 export const SCENARIO_NAMES = [
@@ -30,6 +31,7 @@ export const SCENARIO_NAMES = [
   'watch',
   'rss',
   'etcd',
+  'etcdha',
   'ssa',
   'cr',
   'nsdelete',
