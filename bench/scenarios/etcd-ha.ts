@@ -26,7 +26,9 @@ export const etcdHa: Scenario = {
       etcd = await startEtcdCluster();
       ha = await startHaControlPlane(etcd, { servers: 2, controllerManagers: 0, consistencyCheckInterval: '0s' });
       for (const s of ha.servers) own.push(createHttpsClient(s.kubeconfig, { requestTimeoutMs: 10_000 }));
-      await ha.client(0).create({ group: '', version: 'v1', resource: 'namespaces' }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      await ha
+        .client(0)
+        .create({ group: '', version: 'v1', resource: 'namespaces' }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
       const writes: number[] = [];
       const caches: number[] = [];
       for (let r = 0; r < rounds; r++) {
@@ -39,7 +41,9 @@ export const etcdHa: Scenario = {
           const rcv = await measureRecovery(ha.client(0), own, NS, since, { tag: `r${r}`, timeoutMs: 60_000 });
           writes.push(rcv.writesBackMs);
           caches.push(rcv.convergedMs);
-          console.log(`  round ${r + 1}: ${leader.name} killed; writes accepted again after ${rcv.writesBackMs} ms, caches converged after ${rcv.convergedMs} ms`);
+          console.log(
+            `  round ${r + 1}: ${leader.name} killed; writes accepted again after ${rcv.writesBackMs} ms, caches converged after ${rcv.convergedMs} ms`,
+          );
           await leader.restart();
           await etcd.waitForLeader();
         } finally {

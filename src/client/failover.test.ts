@@ -58,7 +58,9 @@ test('servers: only https URLs are taken', () => {
 });
 
 test('mayFailOver: reads after any network error, writes only when nothing was sent', () => {
-  const refused = new ClientNetworkError('POST /x: connect ECONNREFUSED', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+  const refused = new ClientNetworkError('POST /x: connect ECONNREFUSED', {
+    cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+  });
   const broken = new ClientNetworkError('POST /x: stream closed before a response (code 2)');
   assert.equal(mayFailOver('POST', refused), true);
   assert.equal(mayFailOver('POST', broken), false, 'a write that may have been applied is not sent twice');

@@ -55,7 +55,10 @@ describe('the etcd health check on a 3-member cluster', { timeout: 90_000 }, () 
     await etcd.waitForLeader();
     let last: unknown;
     for (let i = 0; i < 50; i++) {
-      last = await storage.ping().then(() => undefined, (e: unknown) => e);
+      last = await storage.ping().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       if (last === undefined) break;
       await new Promise((r) => setTimeout(r, 100));
     }

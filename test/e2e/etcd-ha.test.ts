@@ -79,7 +79,17 @@ async function readyzHolds(servers: readonly ApiServerProc[], what: string, ms =
       const bad = all.map((r, i) => [servers[i]!.name, r] as const).filter(([, r]) => r.status !== 200);
       if (bad.length) {
         streak = 0;
-        throw new Error(bad.map(([n, r]) => `${n}: ${r.status} ${r.text.split('\n').filter((l) => l.startsWith('[-]')).join(' ')}`).join('; '));
+        throw new Error(
+          bad
+            .map(
+              ([n, r]) =>
+                `${n}: ${r.status} ${r.text
+                  .split('\n')
+                  .filter((l) => l.startsWith('[-]'))
+                  .join(' ')}`,
+            )
+            .join('; '),
+        );
       }
       return ++streak >= times ? true : undefined;
     },
@@ -128,9 +138,7 @@ async function round(t: TestContext, label: string, fault: Fault): Promise<void>
     assert.ok(load.counts.creates > 10, `the load got ${load.counts.creates} creates through`);
 
     // The last write, through server 0: the end of the history every watch must reach.
-    const sentinel = await ha
-      .client(0)
-      .create<KubeObject>(CONFIGMAPS, NS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'sentinel-' } } as KubeObject);
+    const sentinel = await ha.client(0).create<KubeObject>(CONFIGMAPS, NS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'sentinel-' } });
     const untilRv = Number(sentinel.metadata!.resourceVersion);
 
     // 1. No acknowledged write lost: etcd holds every acknowledged state.

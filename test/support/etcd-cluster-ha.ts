@@ -178,7 +178,7 @@ export async function startHaControlPlane(etcd: EtcdCluster, opts: HaOptions = {
         const order = servers.map((_, k) => servers[(i + k) % servers.length]!.url);
         clients[i] = createHttpsClient(servers[i]!.kubeconfig, { servers: order, requestTimeoutMs: 15_000 });
       }
-      return clients[i]!;
+      return clients[i];
     },
     async leaseHolder() {
       for (let i = 0; i < servers.length; i++) {
@@ -220,7 +220,9 @@ export async function startHaControlPlane(etcd: EtcdCluster, opts: HaOptions = {
     async stop() {
       await Promise.all(clients.map((c) => c?.close()));
       procs.killAll();
-      await Promise.all(procs.children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+      await Promise.all(
+        procs.children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise<void>((r) => c.once('exit', () => r())) : Promise.resolve())),
+      );
       await direct.close();
       await rm(root, { recursive: true, force: true });
     },
@@ -287,13 +289,13 @@ export function mixedLoad(clients: readonly KubeClient[], ns: string, opts: { wr
       const ack: Ack = { rv: undefined, uncertain: false, log: [] };
       try {
         const created = await timed(() =>
-          client.create<KubeObject>(CONFIGMAPS, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { step: '0' } } as KubeObject),
+          client.create<KubeObject>(CONFIGMAPS, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { step: '0' } }),
         );
         acks.set(name, ack);
         ack.rv = Number(created.metadata!.resourceVersion);
         ack.log.push(`create @${ack.rv}`);
         counts.creates++;
-        const updated = await timed(() => client.update<KubeObject>(CONFIGMAPS, ns, { ...created, data: { step: '1' } } as KubeObject));
+        const updated = await timed(() => client.update<KubeObject>(CONFIGMAPS, ns, { ...created, data: { step: '1' } }));
         ack.rv = Number(updated.metadata!.resourceVersion);
         ack.log.push(`update @${ack.rv}`);
         counts.updates++;
@@ -305,7 +307,7 @@ export function mixedLoad(clients: readonly KubeClient[], ns: string, opts: { wr
         }
       } catch (e) {
         counts.failures++;
-        const what = `${(e as { code?: unknown }).code ?? ''} ${(e as Error).message}`.replace(/\d+/g, 'N').slice(0, 160);
+        const what = `${String((e as { code?: unknown }).code ?? '')} ${(e as Error).message}`.replace(/\d+/g, 'N').slice(0, 160);
         failures.set(what, (failures.get(what) ?? 0) + 1);
         ack.log.push(`failed: ${what}`);
         // A refusal with a Status (4xx) left nothing behind; anything else may have.
@@ -354,7 +356,7 @@ export async function measureRecovery(
   for (let n = 0; !probe; n++) {
     const name = `probe-${opts.tag}-${n}`;
     try {
-      const o = await client.create<KubeObject>(CONFIGMAPS, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } } as KubeObject);
+      const o = await client.create<KubeObject>(CONFIGMAPS, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
       probe = { name, rv: Number(o.metadata!.resourceVersion) };
     } catch {
       if (Date.now() - since > timeoutMs) throw new Error(`${opts.tag}: no write accepted within ${timeoutMs} ms`);
