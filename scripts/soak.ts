@@ -1,4 +1,4 @@
-// npm run soak [-- --minutes 30] [--storage sqlite,etcd] [--watches 1000] [--writers 4] [--out DIR]
+// npm run soak [-- --minutes 30] [--storage sqlite,etcd] [--watches 1000] [--writers 4] [--sample-seconds 60] [--out DIR]
 //
 // The soak of issue 21 (not in CI): a mixed load (creates, updates, deletes through the kplane
 // client) plus `--watches` watches that resume from their last resourceVersion, for `--minutes`,
@@ -43,7 +43,7 @@ const sampleMs = Number(values['sample-seconds']) * 1000;
 const storages = values.storage.split(',').filter(Boolean);
 for (const s of storages) if (s !== 'sqlite' && s !== 'etcd') throw new Error(`--storage: unknown ${s}; use sqlite, etcd or both`);
 if (!(minutes > 0) || !(watchCount >= 0) || !(writers > 0) || !(sampleMs > 0)) throw new Error('--minutes, --writers and --sample-seconds must be positive, --watches not negative');
-const outDir = resolve(values.out ?? join('soak-results', new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)));
+const outDir = resolve(values.out ?? join(tmpdir(), `kplane-soak-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`));
 mkdirSync(outDir, { recursive: true });
 
 interface Sample {
@@ -208,10 +208,12 @@ function writeOutputs(samples: readonly Sample[]): void {
         .map((r) => ({ date: new Date(t0 + r.minute * sampleMs).toISOString(), commit: `#${r.minute}`, value: r[p.key] as number }));
       if (points.length === 0) continue;
       // bench/plot.ts's subtitle speaks of bench runs; a soak's x axis is its samples.
-      const svg = renderSvg(figure, points).replace(
-        /(<text x="\d+" y="40" font-size="11" fill="#666">)[^<]*(<\/text>)/,
-        `$1${points.length} samples, one every ${sampleMs / 1000} s, ${watchCount} watches, ${writers} writers; scripts/soak.ts$2`,
-      );
+      const svg = renderSvg(figure, points)
+        .replace(
+          /(<text x="\d+" y="40" font-size="11" fill="#666">)[^<]*(<\/text>)/,
+          `$1${points.length} samples, one every ${sampleMs / 1000} s, ${watchCount} watches, ${writers} writers; scripts/soak.ts$2`,
+        )
+        .replace('run (UTC date and time of its start)', 'sample (#n, and the UTC time it was taken)');
       writeFileSync(join(outDir, `soak-${series.replace('/', '-')}-${p.key}.svg`), svg);
     }
   }
