@@ -94,6 +94,10 @@ export async function startEtcdCluster(opts: StartEtcdClusterOptions = {}): Prom
       launch() {
         const proc = spawn(ETCD_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'] });
         child = proc;
+        // Not left running when the process that started it exits.
+        const onExit = (): void => void proc.kill('SIGKILL');
+        process.once('exit', onExit);
+        proc.once('exit', () => process.off('exit', onExit));
         stopped = false;
         proc.stderr?.setEncoding('utf8').on('data', (d: string) => {
           stderr = (stderr + d).slice(-4_000);
