@@ -97,6 +97,26 @@ async function readyzHolds(servers: readonly ApiServerProc[], what: string, ms =
   );
 }
 
+/** Every listed server answers /readyz 200 at each of `samples` probes, 250 ms apart: none may fail. */
+async function readyzThroughout(servers: readonly ApiServerProc[], what: string, samples = 8): Promise<void> {
+  for (let i = 0; i < samples; i++) {
+    const all = await Promise.all(servers.map(readyz));
+    const bad = all.map((r, k) => [servers[k]!.name, r] as const).filter(([, r]) => r.status !== 200);
+    assert.deepEqual(
+      bad.map(
+        ([n, r]) =>
+          `${n}: ${r.status} ${r.text
+            .split('\n')
+            .filter((l) => l.startsWith('[-]'))
+            .join(' ')}`,
+      ),
+      [],
+      `${what} (probe ${i + 1} of ${samples})`,
+    );
+    await sleep(250);
+  }
+}
+
 function running(): ApiServerProc[] {
   return ha.servers.filter((s) => s.proc !== undefined);
 }
@@ -191,6 +211,10 @@ async function round(t: TestContext, label: string, fault: Fault): Promise<void>
     const p99 = quantile(load.latenciesMs, 0.99);
     const line = `${label}: writes accepted again ${recovered.writesBackMs} ms after the fault, every cache had that write ${recovered.convergedMs} ms after it; ${load.counts.creates} creates, ${load.counts.updates} updates, ${load.counts.deletes} deletes acknowledged, ${load.counts.failures} failed; write p99 ${p99.toFixed(0)} ms; ${history.length} events, watches reopened ${watches.map((w) => w.reopened).join('/')}`;
     t.diagnostic(line);
+    if (load.counts.appliedButRefused)
+      t.diagnostic(
+        `${label}: KNOWN BUG: ${load.counts.appliedButRefused} writes were applied but answered 404/409 (etcd3 retried a transaction whose answer was lost)`,
+      );
     if (load.failures.size) t.diagnostic(`${label}: failed writes: ${[...load.failures].map(([m, n]) => `${n}× ${m}`).join(' | ')}`);
     console.log(`[etcd-ha] ${line}`);
   } finally {
@@ -246,7 +270,8 @@ describe('HA: 3 API servers and 2 controller-managers on a 3-member etcd, one ro
         await victim.kill();
       },
       async during() {
-        await readyzHolds(running(), 'every server ready with a follower down');
+        // Truth: a quorum is up all along, so no probe may fail.
+        await readyzThroughout(running(), 'every server ready with a follower down');
       },
       repair: () => victim.restart(),
     });
@@ -261,8 +286,8 @@ describe('HA: 3 API servers and 2 controller-managers on a 3-member etcd, one ro
         victim.pause();
       },
       async during() {
-        // Truth: the other two are a quorum; a hung member must not make a server unready.
-        await readyzHolds(running(), 'every server ready with a member hung');
+        // Truth: the other two are a quorum all along; a hung member must not make a server unready.
+        await readyzThroughout(running(), 'every server ready with a member hung');
       },
       async repair() {
         victim.resume();

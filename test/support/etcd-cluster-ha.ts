@@ -260,7 +260,7 @@ export interface Ack {
 export interface MixedLoad {
   /** name → what was acknowledged, over every writer. */
   readonly acks: Map<string, Ack>;
-  readonly counts: { creates: number; updates: number; deletes: number; failures: number };
+  readonly counts: { creates: number; updates: number; deletes: number; failures: number; appliedButRefused: number };
   /** Failed writes by message (numbers blanked), for the report. */
   readonly failures: Map<string, number>;
   /** Latency of every acknowledged write (ms), for percentiles. */
@@ -279,7 +279,7 @@ let loadCounter = Date.now() % 100_000;
  */
 export function mixedLoad(clients: readonly KubeClient[], ns: string, opts: { writersPerClient?: number; pauseMs?: number } = {}): MixedLoad {
   const acks = new Map<string, Ack>();
-  const counts = { creates: 0, updates: 0, deletes: 0, failures: 0 };
+  const counts = { creates: 0, updates: 0, deletes: 0, failures: 0, appliedButRefused: 0 };
   const latenciesMs: number[] = [];
   const failures = new Map<string, number>();
   let running = true;
@@ -318,9 +318,15 @@ export function mixedLoad(clients: readonly KubeClient[], ns: string, opts: { wr
         const what = `${String((e as { code?: unknown }).code ?? '')} ${(e as Error).message}`.replace(/\d+/g, 'N').slice(0, 160);
         failures.set(what, (failures.get(what) ?? 0) + 1);
         ack.log.push(`failed: ${what}`);
-        // A refusal with a Status (4xx) left nothing behind; anything else may have.
+        // A refusal with a Status (4xx) left nothing behind; anything else may have. Except: each
+        // name is this loop's alone, so a 409 (AlreadyExists, Conflict) or a 404 on our own object
+        // means our own write was applied and then tried again: the etcd client (etcd3's default
+        // policy) retries a transaction whose answer was lost, on another member, and the retry
+        // fails the precondition the first attempt changed. Counted in `appliedButRefused`.
         const code = (e as { code?: unknown }).code;
-        if (!(typeof code === 'number' && code >= 400 && code < 500)) {
+        const retriedOwnWrite = code === 409 || code === 404;
+        if (retriedOwnWrite) counts.appliedButRefused++;
+        if (retriedOwnWrite || !(typeof code === 'number' && code >= 400 && code < 500)) {
           ack.uncertain = true;
           acks.set(name, ack);
         }
