@@ -8,6 +8,7 @@ import { controllers } from './controllers.js';
 import { cr } from './cr.js';
 import { crud } from './crud.js';
 import { etcd } from './etcd.js';
+import { etcdHa } from './etcd-ha.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
@@ -29,6 +30,7 @@ export const SCENARIOS: readonly Scenario[] = [
   liststream,
   backup,
   etcd,
+  etcdHa,
   controllers,
   audit,
   catalog,
@@ -49,6 +51,7 @@ export const SCENARIO_NAMES = [
   'watch',
   'rss',
   'etcd',
+  'etcdha',
   'ssa',
   'cr',
   'nsdelete',

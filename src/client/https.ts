@@ -7,6 +7,7 @@ import { connect, constants as h2, type ClientHttp2Session, type ClientHttp2Stre
 import { dirname, isAbsolute, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ClientAbortError, ClientNetworkError } from './errors.js';
+import { FailoverTransport } from './failover.js';
 import { RestClient, type RestClientOptions, type Transport, type TransportRequest, type TransportResponse } from './rest.js';
 import type { KubeClient } from './types.js';
 
@@ -36,6 +37,14 @@ export interface HttpsClientOptions extends RestClientOptions {
   readonly http2?: boolean;
   /** Kubeconfig context; default its current-context. */
   readonly context?: string;
+  /**
+   * Several API servers of one cluster (`https://host:port` each), tried in this order instead of
+   * the kubeconfig's server, with its credentials and CA. Requests stick to one server and move
+   * to the next when it cannot be reached (see `FailoverTransport`); client-go has no such list.
+   */
+  readonly servers?: readonly string[];
+  /** Told when requests move from one of `servers` to the next, with why. */
+  readonly onFailover?: (from: string, to: string, reason: string) => void;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -78,8 +87,18 @@ function isClientConfig(v: unknown): v is ClientConfig {
 /** A KubeClient for a remote server, from a kubeconfig path or object, or a resolved ClientConfig. */
 export function createHttpsClient(kubeconfig: string | KubeconfigLike | ClientConfig, opts: HttpsClientOptions = {}): KubeClient {
   const cfg = isClientConfig(kubeconfig) ? kubeconfig : loadKubeconfig(kubeconfig, opts.context);
-  const transport = opts.http2 === false ? new Http1Transport(cfg) : new Http2Transport(cfg);
-  return new RestClient(transport, opts);
+  const transportFor = (c: ClientConfig): Transport => (opts.http2 === false ? new Http1Transport(c) : new Http2Transport(c));
+  const servers = opts.servers ?? [];
+  if (servers.length === 0) return new RestClient(transportFor(cfg), opts);
+  for (const s of servers) {
+    const u = URL.canParse(s) ? new URL(s) : undefined;
+    if (u?.protocol !== 'https:') throw new TypeError(`servers: ${JSON.stringify(s)} is not an https:// URL`);
+  }
+  const failover = new FailoverTransport(
+    servers.map((server) => transportFor({ ...cfg, server })),
+    opts.onFailover ? (from, to, reason) => opts.onFailover!(servers[from]!, servers[to]!, reason) : undefined,
+  );
+  return new RestClient(failover, opts);
 }
 
 function tlsOptions(cfg: ClientConfig): { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean; servername?: string } {

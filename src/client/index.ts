@@ -4,6 +4,7 @@ export { ClientNetworkError, ClientAbortError, isNetworkError, statusErrorFrom, 
 export { RestClient, resourcePath, groupVersionPath } from './rest.js';
 export type { Transport, TransportRequest, TransportResponse, RestClientOptions, HttpMethod } from './rest.js';
 export { createHttpsClient, loadKubeconfig } from './https.js';
+export { FailoverTransport, mayFailOver } from './failover.js';
 export type { ClientConfig, HttpsClientOptions, KubeconfigLike } from './https.js';
 export { createLoopbackClient } from './loopback.js';
 export type { RequestHandler } from './loopback.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3, WatchClient } from 'etcd3';
-import type { IKeyValue, IRangeResponse, IWatchRequest, IWatchResponse, ITxnResponse } from 'etcd3';
+import type { IKeyValue, IOptions, IRangeResponse, IWatchRequest, IWatchResponse, ITxnResponse } from 'etcd3';
 import { ConflictError, ExpiredError, KeyExistsError, KeyNotFoundError, StorageError, StorageUnavailableError, prefixEnd } from '../storage.js';
 import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../storage.js';
 import { WatchChannel } from '../cacher/watch-channel.js';
@@ -280,29 +280,54 @@ export class EtcdStorage implements Storage {
 
   private readonly compactListeners = new Set<(revision: number) => void>();
 
+  /**
+   * Whether etcd serves: a linearizable read of `<prefix>/health`, as kube-apiserver's etcd check
+   * does. With several members, each is asked on a client of its own and one answer is enough: a
+   * member that answers a linearizable read is in touch with a leader and a quorum. Through the
+   * shared pool the read would land on a random member, and a hung one (SIGSTOP, a stalled disk)
+   * would fail the check while the cluster serves.
+   */
   async ping(): Promise<void> {
     const timeoutMs = this.opts.pingTimeoutMs ?? 2_000;
     let timer: NodeJS.Timeout | undefined;
+    const deadline = Date.now() + timeoutMs;
+    const read = (c: Etcd3): Promise<unknown> => c.kv.range({ key: this.k('/health'), keys_only: true }, { deadline });
     try {
+      const clients =
+        this.opts.endpoints.length > 1
+          ? (this.pingClients ??= this.opts.endpoints.map((e) => new Etcd3({ hosts: e, faultHandling: { host: () => ONCE, global: ONCE } })))
+          : [this.client];
       await Promise.race([
-        this.client.maintenance.status({ deadline: Date.now() + timeoutMs }),
+        clients.length === 1 ? read(clients[0]!) : Promise.any(clients.map(read)),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
         }),
       ]);
       this.lastPingFailure = undefined;
-    } catch (err) {
-      // grpc-js ends some messages with an empty `Resolution note:`.
-      let why = (err as Error).message.replace(/\s*Resolution note:\s*$/, '').trim();
-      // etcd3's circuit breaker refuses calls for a while after repeated failures; the failure that
-      // opened it says more than the refusal does.
-      if (isBrokenCircuit(err)) why = this.lastPingFailure === undefined ? why : `${this.lastPingFailure} (the client is pausing after repeated failures)`;
-      else this.lastPingFailure = why;
-      throw new StorageUnavailableError(`etcd at ${this.opts.endpoints.join(',')} is not answering: ${why}`, { cause: err });
+    } catch (caught) {
+      const errors = caught instanceof AggregateError ? caught.errors : [caught];
+      const whys = errors.map((err) => {
+        // grpc-js ends some messages with an empty `Resolution note:`.
+        let why = (err as Error).message.replace(/\s*Resolution note:\s*$/, '').trim();
+        // etcd3's circuit breaker refuses calls for a while after repeated failures; the failure that
+        // opened it says more than the refusal does.
+        if (isBrokenCircuit(err)) why = this.lastPingFailure === undefined ? why : `${this.lastPingFailure} (the client is pausing after repeated failures)`;
+        return why;
+      });
+      const why = [...new Set(whys)].join('; ');
+      if (!errors.some(isBrokenCircuit)) this.lastPingFailure = why;
+      throw new StorageUnavailableError(`etcd at ${this.opts.endpoints.join(',')} is not answering: ${why}`, { cause: caught });
     } finally {
       clearTimeout(timer);
     }
   }
+
+  /**
+   * One client per member for `ping`, made on its first call (with several members only), each
+   * call tried once: etcd3's default retries and circuit breaker would keep the check failing for
+   * 5 s after a member that lost its leader for a moment has a leader again.
+   */
+  private pingClients: Etcd3[] | undefined;
 
   /** What the last failed ping said, other than the circuit breaker's refusal. */
   private lastPingFailure: string | undefined;
@@ -350,6 +375,7 @@ export class EtcdStorage implements Storage {
     if (this.compactTimer) clearInterval(this.compactTimer);
     for (const s of [...this.streams]) this.endStream(s);
     this.client.close();
+    for (const c of this.pingClients ?? []) c.close();
   }
 
   private onWatchResponse(res: IWatchResponse, afterRevision: number, channel: WatchChannel<WatchEvent>): void {
@@ -476,6 +502,9 @@ export function progressRequestsSafeIn(version: string): boolean {
 function isCompactedError(err: unknown): boolean {
   return /required revision has been compacted/.test(String((err as Error | undefined)?.message ?? err));
 }
+
+/** An etcd3 fault-handling policy that runs each call once (etcd3 only ever calls `execute`). */
+const ONCE = { execute: <T>(fn: () => Promise<T>): Promise<T> => fn() } as unknown as NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
 
 function isBrokenCircuit(err: unknown): boolean {
   return (
