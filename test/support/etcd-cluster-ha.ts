@@ -320,9 +320,9 @@ export function mixedLoad(clients: readonly KubeClient[], ns: string, opts: { wr
         ack.log.push(`failed: ${what}`);
         // A refusal with a Status (4xx) left nothing behind; anything else may have. Except: each
         // name is this loop's alone, so a 409 (AlreadyExists, Conflict) or a 404 on our own object
-        // means our own write was applied and then tried again: the etcd client (etcd3's default
-        // policy) retries a transaction whose answer was lost, on another member, and the retry
-        // fails the precondition the first attempt changed. Counted in `appliedButRefused`.
+        // means our own write was applied and then tried again (a transaction whose answer was lost,
+        // repeated on another member, fails the precondition the first attempt changed). Counted
+        // in `appliedButRefused`, which the suite requires to stay 0.
         const code = (e as { code?: unknown }).code;
         const retriedOwnWrite = code === 409 || code === 404;
         if (retriedOwnWrite) counts.appliedButRefused++;

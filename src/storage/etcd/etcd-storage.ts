@@ -32,6 +32,14 @@ type WatchStream = Awaited<ReturnType<WatchClient['watch']>>;
  */
 export class EtcdStorage implements Storage {
   private readonly client: Etcd3;
+  /**
+   * Transactions go through a client that retries only a call that never reached etcd. etcd3's
+   * default policy retries any recoverable error on another member, which repeats a transaction
+   * whose answer was lost when a member died: the repeat then fails the precondition the first
+   * attempt changed, and a write etcd applied was answered 404 or 409. client-go's clientv3 retries
+   * a write only when it was not sent; so does this.
+   */
+  private readonly writeClient: Etcd3;
   private readonly watchClient: WatchClient;
   private readonly prefix: string;
   private readonly streams = new Set<WatchStream>();
@@ -42,6 +50,7 @@ export class EtcdStorage implements Storage {
 
   constructor(private readonly opts: EtcdStorageOptions) {
     this.client = new Etcd3({ hosts: opts.endpoints });
+    this.writeClient = new Etcd3({ hosts: opts.endpoints, faultHandling: { global: RETRY_UNSENT } });
     // etcd3's own watch manager neither forwards progress responses nor lets us send progress
     // requests, and it silently resumes after errors; we drive the Watch RPC ourselves instead.
     // The connection pool is private in the typings, hence the cast.
@@ -122,7 +131,7 @@ export class EtcdStorage implements Storage {
   async create(key: string, value: Uint8Array): Promise<KV> {
     const k = this.k(key);
     const res = await this.call(() =>
-      this.client.kv.txn({
+      this.writeClient.kv.txn({
         compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
         success: [{ request_put: { key: k, value: toBuffer(value) } }],
         failure: [],
@@ -136,7 +145,7 @@ export class EtcdStorage implements Storage {
   async update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KV> {
     const k = this.k(key);
     const res = await this.call(() =>
-      this.client.kv.txn({
+      this.writeClient.kv.txn({
         compare: [
           { key: k, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision },
           // Without this an expected revision of 0 would "update" a missing key into existence.
@@ -155,7 +164,7 @@ export class EtcdStorage implements Storage {
   async delete(key: string, expectedModRevision?: number): Promise<{ kv: KV; revision: number }> {
     const k = this.k(key);
     const res = await this.call(() =>
-      this.client.kv.txn({
+      this.writeClient.kv.txn({
         compare: [
           { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
           ...(expectedModRevision === undefined ? [] : [{ key: k, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expectedModRevision }]),
@@ -375,6 +384,7 @@ export class EtcdStorage implements Storage {
     if (this.compactTimer) clearInterval(this.compactTimer);
     for (const s of [...this.streams]) this.endStream(s);
     this.client.close();
+    this.writeClient.close();
     for (const c of this.pingClients ?? []) c.close();
   }
 
@@ -505,6 +515,27 @@ function isCompactedError(err: unknown): boolean {
 
 /** An etcd3 fault-handling policy that runs each call once (etcd3 only ever calls `execute`). */
 const ONCE = { execute: <T>(fn: () => Promise<T>): Promise<T> => fn() } as unknown as NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+
+/**
+ * A policy for writes: a call refused before it was sent (no connection to the member, its circuit
+ * breaker open) is tried again, on another member, up to 3 times; anything else is answered as it
+ * failed: the write may or may not have been applied, and the client (not the server) decides.
+ */
+const RETRY_UNSENT = {
+  async execute<T>(fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (attempt >= 3 || !neverSent(err)) throw err;
+      }
+    }
+  },
+} as unknown as NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+
+function neverSent(err: unknown): boolean {
+  return isBrokenCircuit(err) || /No connection established|ECONNREFUSED|ENOTFOUND/.test(String((err as Error | undefined)?.message ?? err));
+}
 
 function isBrokenCircuit(err: unknown): boolean {
   return (
