@@ -1,7 +1,7 @@
 // kplane: the command line. Argument parsing and wiring only; the work is in the library.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createControlPlane } from '../controlplane/controlplane.js';
+import { createControlPlane, type AuthorizationMode } from '../controlplane/controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { loadTokenFile } from '../server/filters/authentication.js';
 import { parseGoDuration } from '../golang/time.js';
@@ -33,6 +33,8 @@ kplane serve flags:
   --bind-address ADDR       address to listen on (default 127.0.0.1)
   --secure-port PORT        HTTPS port (default 6443; 0 picks a free one)
   --token-auth-file FILE    static bearer tokens (token,user,uid,"group1,group2")
+  --authorization-mode LIST comma-separated authorizers asked in order: RBAC, AlwaysAllow, AlwaysDeny
+                            (default RBAC); system:masters is always allowed
   --max-request-bytes N     largest request body accepted (default 3145728)
   --max-requests-inflight N get and list requests served at once before 429 (default 400; 0 = no limit)
   --max-mutating-requests-inflight N
@@ -67,6 +69,7 @@ async function serve(argv: string[]): Promise<void> {
       'bind-address': { type: 'string', default: '127.0.0.1' },
       'secure-port': { type: 'string', default: '6443' },
       'token-auth-file': { type: 'string' },
+      'authorization-mode': { type: 'string', default: 'RBAC' },
       'max-request-bytes': { type: 'string' },
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
@@ -109,6 +112,14 @@ async function serve(argv: string[]): Promise<void> {
   const port = Number(values['secure-port']);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--secure-port must be a port number, got "${values['secure-port']}"`);
   const tokens = values['token-auth-file'] ? (await loadTokenFile(values['token-auth-file'])).tokens : undefined;
+  // pflag's StringSlice, as kube-apiserver's flag; checked again (and named) by createControlPlane.
+  const authorizationModes = (values['authorization-mode'] ?? '')
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean) as AuthorizationMode[];
+  if (authorizationModes.length === 0) fail('--authorization-mode: at least one authorization-mode must be passed');
+  for (const m of authorizationModes)
+    if (!['AlwaysAllow', 'AlwaysDeny', 'RBAC'].includes(m)) fail(`--authorization-mode: authorization-mode ${JSON.stringify(m)} is not a valid mode`);
   const maxBytes = values['max-request-bytes'] ? Number(values['max-request-bytes']) : undefined;
   if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
   const inflight = (flag: 'max-requests-inflight' | 'max-mutating-requests-inflight'): number => {
@@ -151,6 +162,7 @@ async function serve(argv: string[]): Promise<void> {
     host: values['bind-address'],
     port,
     ...(tokens ? { tokens } : {}),
+    authorizationModes,
     ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
     maxRequestsInFlight,
     maxMutatingRequestsInFlight,

@@ -49,9 +49,23 @@ export interface ResourceRegistration {
   readonly customResource?: boolean;
   /** Warnings sent with every response of this resource (a deprecated custom resource version). */
   readonly warnings?: readonly string[];
+  /**
+   * A create-only resource whose POST is answered without storing anything (upstream's reviews:
+   * rest.Creater without a store): called with the decoded, checked body, the request's user and
+   * namespace; what it returns is answered 201. Its descriptor lists only `create`.
+   */
+  readonly createOnly?: (obj: KubeObject, req: CreateOnlyRequest) => KubeObject | Promise<KubeObject>;
 }
 
-import type { AdmissionPlugin } from '../admission/interfaces.js';
+export interface CreateOnlyRequest {
+  readonly user: UserInfo;
+  /** The request's namespace (namespaced resources), else undefined. */
+  readonly namespace: string | undefined;
+}
+
+import type { AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
+import type { Authorizer, RuleResolver } from '../auth/authorizer.js';
+import type { RbacRuleResolver } from '../auth/rbac/resolver.js';
 import type { KubeClient } from '../client/types.js';
 export type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 
@@ -65,6 +79,17 @@ export interface ControlPlaneContext {
   readonly client: KubeClient;
   /** Where modules report what goes wrong in the background (the control plane's log). */
   readonly log?: (msg: string) => void;
+  /** The control plane's authorization, for what must ask it (RBAC's escalation checks, the access reviews). */
+  readonly authorization?: ControlPlaneAuthorization;
+}
+
+export interface ControlPlaneAuthorization {
+  /** The authorizer the server's filter asks (undefined: every authenticated request is allowed). */
+  readonly authorizer: Authorizer | undefined;
+  /** What SelfSubjectRulesReview reports. */
+  readonly ruleResolver: RuleResolver;
+  /** RBAC's resolver, when RBAC is one of the modes (escalation checks read what a user holds). */
+  readonly rbac?: RbacRuleResolver;
 }
 
 export interface ApiModule {

@@ -24,6 +24,13 @@ export async function serveCreate(c: ServerContext, s: RequestScope, r: Register
   checkKind(obj, r);
   checkGoTypes(c.registry.definitions, r, obj);
   const warnings = checkFields(c.registry.definitions, r, obj, decoded, opts.fieldValidation);
+  const createOnly = r.registration.createOnly;
+  if (createOnly) {
+    // A review: answered from the body and the user, nothing stored. Admission is not run: the
+    // only built-in plugin, NamespaceLifecycle, exempts the access reviews upstream too.
+    const answer = await createOnly(obj, { user: s.user, namespace });
+    return respondObject(s, r, 201, answer, warnings, chooseOutput(s.accept, { protobufOk: true }));
+  }
   // rest.WipeObjectMetaSystemFields: what the server sets is not the client's, nor its managed fields'.
   wipeObjectMetaSystemFields(obj);
   dedupOwnerReferences(obj, false, warnings);
