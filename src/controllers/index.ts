@@ -7,19 +7,21 @@ import { Manager, type ManagerLeaderElection } from './runtime/manager.js';
 import type { ControllerFactory } from './types.js';
 import { namespaceDeletion } from './namespace/index.js';
 import { garbageCollector } from './gc/index.js';
+import { clusterRoleAggregation } from './clusterroleaggregation/index.js';
 
 export { namespaceDeletion } from './namespace/index.js';
 export type { NamespaceDeletionOptions } from './namespace/index.js';
 export { garbageCollector } from './gc/index.js';
+export { clusterRoleAggregation } from './clusterroleaggregation/index.js';
 export type { GarbageCollectorOptions } from './gc/index.js';
 export { controllerFactory } from './types.js';
 export type { ControllerContext, ControllerFactory } from './types.js';
 // The controller runtime too, so `kplane/controllers` is all a controller author imports.
 export * from './runtime/index.js';
 
-/** The built-in controllers: namespace deletion and garbage collection. */
+/** The built-in controllers: namespace deletion, garbage collection and ClusterRole aggregation. */
 export function defaultControllers(): ControllerFactory[] {
-  return [namespaceDeletion(), garbageCollector()];
+  return [namespaceDeletion(), garbageCollector(), clusterRoleAggregation()];
 }
 
 export interface RunControllersOptions {
