@@ -40,6 +40,8 @@ export function accessReviews(authz: () => ControlPlaneAuthorization): ResourceR
     strategy: strategy(namespaced),
     definitions: authorizationDefinitions,
     keyPrefix: `/registry/authorization.k8s.io/${kind.toLowerCase()}s/`,
+    // The list message is named for registration only: a review has no list (nothing is stored).
+    protobuf: { kind: `k8s.io.api.authorization.v1.${kind}`, list: `k8s.io.api.authorization.v1.${kind}` },
     ...(createOnly ? { createOnly } : {}),
   });
   return [

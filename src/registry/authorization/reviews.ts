@@ -47,7 +47,8 @@ function validateSpec(spec: ReviewSpec, needUser: boolean): FieldIssue[] {
 /** The metadata of a review must be empty (managedFields aside; a LocalSubjectAccessReview's namespace too). */
 function validateEmptyMetadata(o: KubeObject, allowNamespace: boolean): FieldIssue[] {
   const { managedFields: _m, namespace, ...rest } = o.metadata ?? {};
-  const extra = Object.entries(rest).filter(([, v]) => v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0));
+  // Old clients send `creationTimestamp: null` (Go's zero Time): that is empty too.
+  const extra = Object.entries(rest).filter(([, v]) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0));
   if (extra.length === 0 && (allowNamespace || !namespace)) return [];
   return [fieldIssue.invalid('metadata', omitValue, 'must be empty')];
 }

@@ -1,8 +1,9 @@
 // Escalation prevention on writes of the four kinds (pkg/registry/rbac/<kind>/policybased): a user
 // may write a Role or ClusterRole only with rules it holds itself, unless it may `escalate` it; a
 // binding only to a role whose rules it holds, unless it may `bind` that role. Upstream checks in
-// the REST storage before admission; kplane checks as the first validating admission plugin, on
-// the object about to be stored, which is the same object and the same answer.
+// the REST storage before admission and before validation; kplane checks in the mutating phase of
+// admission (which runs before the strategy's validation, and changes nothing), so that changing
+// a binding's roleRef to a role one does not hold is the same 403 as upstream, not a 422.
 import type { AdmissionAttributes, AdmissionPlugin } from '../../admission/index.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { bindingAuthorized, confirmNoEscalation, escalationAllowed, roleEscalationAuthorized } from '../../auth/rbac/escalation.js';
@@ -33,7 +34,7 @@ export function rbacEscalationCheck(opts: EscalationCheckOptions): AdmissionPlug
   return {
     name: 'RBACEscalationCheck',
     handles: (op) => op === 'CREATE' || op === 'UPDATE',
-    async validate(a: AdmissionAttributes) {
+    async admit(a: AdmissionAttributes) {
       if (a.resource.group !== RBAC_GROUP || a.subresource || !a.object) return;
       const resource = a.resource.resource;
       if (resource !== 'roles' && resource !== 'clusterroles' && resource !== 'rolebindings' && resource !== 'clusterrolebindings') return;
@@ -52,7 +53,11 @@ export function rbacEscalationCheck(opts: EscalationCheckOptions): AdmissionPlug
         if (why !== undefined || !resolver) throw forbidden(gr, name, why ?? 'escalation check is unavailable');
         return;
       }
-      const ref = a.object.roleRef as RoleRef;
+      const given = (a.object.roleRef ?? {}) as Partial<RoleRef>;
+      // The v1 default, which the store applies after admission.
+      const ref: RoleRef = { apiGroup: given.apiGroup || RBAC_GROUP, kind: given.kind ?? '', name: given.name ?? '' };
+      // Another kind is refused by validation (roleRef.kind: Unsupported value), not here.
+      if (ref.kind !== 'Role' && ref.kind !== 'ClusterRole') return;
       if (await bindingAuthorized(authorizer, a.userInfo, ref, namespace)) return;
       if (!resolver) throw forbidden(gr, name, 'escalation check is unavailable');
       const resolved = resolver.roleReferenceRules(ref, namespace);
