@@ -10,12 +10,13 @@ import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
 import { openloop } from './openloop.js';
+import { rbac } from './rbac.js';
 import { rss } from './rss.js';
 import { sqlite } from './sqlite.js';
 import { ssa } from './ssa.js';
 import { watch } from './watch.js';
 
-export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, liststream, etcd, controllers, catalog, micro];
+export const SCENARIOS: readonly Scenario[] = [crud, openloop, list10k, watch, ssa, cr, sqlite, rss, liststream, etcd, controllers, catalog, micro, rbac];
 
 /** The `--only` names, in the order `--help` lists them. */
 export const SCENARIO_NAMES = [
@@ -37,5 +38,6 @@ export const SCENARIO_NAMES = [
   'idlecm',
   'catalog',
   'micro',
+  'rbac',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

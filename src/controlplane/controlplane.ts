@@ -181,6 +181,8 @@ export interface ControlPlane {
    * validation exactly like remote ones. For controllers running inside the server.
    */
   loopbackClient(): KubeClient;
+  /** The authorizer (and rule resolver) this server's requests and reviews are decided with. */
+  readonly authorization: ControlPlaneAuthorization;
   /** Whether this server's in-process controllers are running now (false while another holds the Lease). */
   controllersLeading(): boolean;
   start(): Promise<void>;
@@ -422,6 +424,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       return port;
     },
     kubeconfigPath,
+    authorization: authz.authorization,
     loopbackClient: () => createLoopbackClient(apiServer.handle, loopbackToken),
     controllersLeading: () => controllers?.manager.isLeading() ?? false,
     async start() {
