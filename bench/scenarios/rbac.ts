@@ -95,7 +95,9 @@ export const rbac: Scenario = {
     times.sort((a, b) => a - b);
     const p50 = percentile(times, 50);
     const p99 = percentile(times, 99);
-    console.log(`  decision: p50 ${(p50 * 1000).toFixed(1)} µs, p99 ${(p99 * 1000).toFixed(1)} µs, max ${(times[n - 1]! * 1000).toFixed(0)} µs over ${n} (${((allowed / n) * 100).toFixed(0)}% allowed)`);
+    console.log(
+      `  decision: p50 ${(p50 * 1000).toFixed(1)} µs, p99 ${(p99 * 1000).toFixed(1)} µs, max ${(times[n - 1]! * 1000).toFixed(0)} µs over ${n} (${((allowed / n) * 100).toFixed(0)}% allowed)`,
+    );
     rec.row({ scenario: 'rbac', target: 'kplane', op: 'RBAC decision, 1k Roles/5k bindings', concurrency: '-', p50, p99, max: times[n - 1]!, n });
     rec.goal('RBAC decision p99, 1,000 Roles and 5,000 bindings', '≤ 0.2 ms', `${p99.toFixed(4)} ms`, p99 <= 0.2);
 
@@ -106,7 +108,12 @@ export const rbac: Scenario = {
       await cp.start();
       const client = cp.loopbackClient();
       const gvr = (resource: string) => ({ group: RBAC, version: 'v1', resource });
-      await client.create(gvr('roles'), 'default', { apiVersion: `${RBAC}/v1`, kind: 'Role', metadata: { name: 'r' }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }] });
+      await client.create(gvr('roles'), 'default', {
+        apiVersion: `${RBAC}/v1`,
+        kind: 'Role',
+        metadata: { name: 'r' },
+        rules: [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }],
+      });
       const rounds = quick ? 40 : 200;
       const lat: number[] = [];
       const authz = cp.authorization.authorizer!;
@@ -131,7 +138,16 @@ export const rbac: Scenario = {
       const vp50 = percentile(lat, 50);
       const vp99 = percentile(lat, 99);
       console.log(`  binding created → visible: p50 ${vp50.toFixed(2)} ms, p99 ${vp99.toFixed(2)} ms over ${rounds} (create included)`);
-      rec.row({ scenario: 'rbac', target: 'kplane', op: 'RoleBinding create → visible', concurrency: '1', p50: vp50, p99: vp99, max: lat[lat.length - 1]!, n: rounds });
+      rec.row({
+        scenario: 'rbac',
+        target: 'kplane',
+        op: 'RoleBinding create → visible',
+        concurrency: '1',
+        p50: vp50,
+        p99: vp99,
+        max: lat[lat.length - 1]!,
+        n: rounds,
+      });
       rec.goal('RBAC objects visible to the authorizer, p99', '≤ 100 ms', `${vp99.toFixed(1)} ms`, vp99 <= 100);
     } finally {
       await cp.stop();

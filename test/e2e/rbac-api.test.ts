@@ -9,9 +9,18 @@ import { after, before, describe, it } from 'node:test';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
+interface Review {
+  status: Record<string, unknown>;
+  message?: string;
+}
+interface Role {
+  metadata: { annotations: Record<string, string> };
+  rules: { verbs: string[]; nonResourceURLs: string[] }[];
+}
+
 const TOKENS = new Map([['alice-token', { name: 'alice', groups: ['system:authenticated'] }]]);
 
-async function post(raw: RawClient, path: string, body: unknown, token?: string): Promise<{ status: number; body: Record<string, any> }> {
+async function post(raw: RawClient, path: string, body: unknown, token?: string): Promise<{ status: number; body: Review }> {
   const r = await raw.request({
     method: 'POST',
     path,
@@ -53,7 +62,11 @@ describe('RBAC API', () => {
     const basic = await post(admin, '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
       apiVersion: 'authorization.k8s.io/v1',
       kind: 'SubjectAccessReview',
-      spec: { user: 'carol', groups: ['system:authenticated'], resourceAttributes: { verb: 'create', group: 'authorization.k8s.io', resource: 'selfsubjectrulesreviews' } },
+      spec: {
+        user: 'carol',
+        groups: ['system:authenticated'],
+        resourceAttributes: { verb: 'create', group: 'authorization.k8s.io', resource: 'selfsubjectrulesreviews' },
+      },
     });
     assert.deepEqual(basic.body.status, {
       allowed: true,
@@ -62,7 +75,11 @@ describe('RBAC API', () => {
   });
 
   it('refuses bad reviews with upstream Status errors', async () => {
-    const bad = await post(admin, '/apis/authorization.k8s.io/v1/subjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: {} });
+    const bad = await post(admin, '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {},
+    });
     assert.equal(bad.status, 422);
     assert.equal(
       bad.body.message,
@@ -84,7 +101,11 @@ describe('RBAC API', () => {
       body: '{"spec":',
     });
     assert.equal(garbage.status, 400);
-    const noNs = await post(admin, '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: {} });
+    const noNs = await post(admin, '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectRulesReview',
+      spec: {},
+    });
     assert.equal(noNs.status, 400);
     assert.equal(noNs.body.message, 'no namespace on request');
   });
@@ -113,22 +134,25 @@ describe('RBAC bootstrap policy across restarts', () => {
       let server = await startTestServer({ storage: 'sqlite', dataDir, authorizationModes: ['RBAC'] });
       let raw = new RawClient(server.url, adminCredentials(dataDir));
       const path = '/apis/rbac.authorization.k8s.io/v1/clusterroles/system:discovery';
-      const role = (await raw.request({ path })).json<Record<string, any>>();
+      const role = (await raw.request({ path })).json<Role>();
       role.metadata.annotations['rbac.authorization.kubernetes.io/autoupdate'] = 'false';
       role.rules = [{ verbs: ['get'], nonResourceURLs: ['/version'] }];
       const put = await raw.request({ method: 'PUT', path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(role) });
       assert.equal(put.status, 200);
       const view = '/apis/rbac.authorization.k8s.io/v1/clusterroles/system:public-info-viewer';
-      const viewer = (await raw.request({ path: view })).json<Record<string, any>>();
+      const viewer = (await raw.request({ path: view })).json<Role>();
       viewer.rules = [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }];
-      assert.equal((await raw.request({ method: 'PUT', path: view, headers: { 'content-type': 'application/json' }, body: JSON.stringify(viewer) })).status, 200);
+      assert.equal(
+        (await raw.request({ method: 'PUT', path: view, headers: { 'content-type': 'application/json' }, body: JSON.stringify(viewer) })).status,
+        200,
+      );
       raw.close();
       await server.stop();
       server = await startTestServer({ storage: 'sqlite', dataDir, authorizationModes: ['RBAC'] });
       raw = new RawClient(server.url, adminCredentials(dataDir));
-      assert.deepEqual((await raw.request({ path })).json<Record<string, any>>().rules, [{ verbs: ['get'], nonResourceURLs: ['/version'] }]);
+      assert.deepEqual((await raw.request({ path })).json<Role>().rules, [{ verbs: ['get'], nonResourceURLs: ['/version'] }]);
       // autoupdate=true: what the user removed is put back.
-      const back = (await raw.request({ path: view })).json<Record<string, any>>().rules as { nonResourceURLs: string[] }[];
+      const back = (await raw.request({ path: view })).json<Role>().rules as { nonResourceURLs: string[] }[];
       assert.ok(back.some((r) => r.nonResourceURLs.includes('/livez')));
       raw.close();
       await server.stop();
@@ -146,7 +170,10 @@ describe('AlwaysDeny', () => {
     try {
       const r = await raw.request({ path: '/api/v1/namespaces/default/configmaps', headers: { authorization: 'Bearer alice-token' } });
       assert.equal(r.status, 403);
-      assert.equal(r.json().message, 'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default": Everything is forbidden.');
+      assert.equal(
+        r.json().message,
+        'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default": Everything is forbidden.',
+      );
       assert.equal((await admin.request({ path: '/api/v1/namespaces/default/configmaps' })).status, 200);
     } finally {
       raw.close();

@@ -80,7 +80,9 @@ for (const { name, bin } of KUBECTLS) {
     it('grants through a Role and RoleBinding made with kubectl create', async () => {
       await admin.ok(['create', 'role', 'cm-reader', '--verb=get,list,watch', '--resource=configmaps', '-n', 'team-a']);
       await admin.ok(['create', 'rolebinding', 'alice-cm', '--role=cm-reader', '--user=alice', '-n', 'team-a']);
-      await eventually(5_000, 'alice can list configmaps in team-a', async () => ((await alice.k(['get', 'configmaps', '-n', 'team-a'])).code === 0 ? true : undefined));
+      await eventually(5_000, 'alice can list configmaps in team-a', async () =>
+        (await alice.k(['get', 'configmaps', '-n', 'team-a'])).code === 0 ? true : undefined,
+      );
       const wide = await admin.ok(['get', 'rolebindings', '-n', 'team-a', '-o', 'wide']);
       assert.match(wide, /^NAME\s+ROLE\s+AGE\s+USERS\s+GROUPS\s+SERVICEACCOUNTS/m);
       assert.match(wide, /^alice-cm\s+Role\/cm-reader\s+\S+\s+alice\s*$/m);
@@ -100,9 +102,17 @@ for (const { name, bin } of KUBECTLS) {
     });
 
     it('refuses escalation: a Role with more than one holds, binding cluster-admin, editing a binding', async () => {
-      await admin.ok(['create', 'clusterrole', 'rbac-manager', '--verb=get,list,watch,create,update,patch,delete', '--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io']);
+      await admin.ok([
+        'create',
+        'clusterrole',
+        'rbac-manager',
+        '--verb=get,list,watch,create,update,patch,delete',
+        '--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io',
+      ]);
       await admin.ok(['create', 'rolebinding', 'alice-rbac', '--clusterrole=rbac-manager', '--user=alice', '-n', 'team-a']);
-      await eventually(5_000, 'alice may create roles', async () => ((await alice.ok(['auth', 'can-i', 'create', 'roles', '-n', 'team-a'])).trim() === 'yes' ? true : undefined));
+      await eventually(5_000, 'alice may create roles', async () =>
+        (await alice.ok(['auth', 'can-i', 'create', 'roles', '-n', 'team-a'])).trim() === 'yes' ? true : undefined,
+      );
       // Within what she holds: allowed.
       await alice.ok(['create', 'role', 'cm-lister', '--verb=list', '--resource=configmaps', '-n', 'team-a']);
       const role = await alice.k(['create', 'role', 'secret-reader', '--verb=get', '--resource=secrets', '-n', 'team-a']);
@@ -113,7 +123,10 @@ for (const { name, bin } of KUBECTLS) {
       );
       const bind = await alice.k(['create', 'rolebinding', 'alice-admin', '--clusterrole=cluster-admin', '--user=alice', '-n', 'team-a']);
       assert.equal(bind.code, 1);
-      assert.match(bind.stderr, /rolebindings\.rbac\.authorization\.k8s\.io "alice-admin" is forbidden: user "alice" .* is attempting to grant RBAC permissions not currently held/);
+      assert.match(
+        bind.stderr,
+        /rolebindings\.rbac\.authorization\.k8s\.io "alice-admin" is forbidden: user "alice" .* is attempting to grant RBAC permissions not currently held/,
+      );
       // A binding to a role she does not hold: adding herself to it is refused too.
       await admin.ok(['create', 'role', 'secret-reader', '--verb=get', '--resource=secrets', '-n', 'team-a']);
       await admin.ok(['create', 'rolebinding', 'bob-secrets', '--role=secret-reader', '--user=bob', '-n', 'team-a']);
@@ -128,7 +141,10 @@ for (const { name, bin } of KUBECTLS) {
         '[{"op":"add","path":"/subjects/-","value":{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"alice"}}]',
       ]);
       assert.equal(patch.code, 1);
-      assert.match(patch.stderr, /rolebindings\.rbac\.authorization\.k8s\.io "bob-secrets" is forbidden: .*attempting to grant RBAC permissions not currently held/);
+      assert.match(
+        patch.stderr,
+        /rolebindings\.rbac\.authorization\.k8s\.io "bob-secrets" is forbidden: .*attempting to grant RBAC permissions not currently held/,
+      );
       // Her own binding pointed at that role: refused as well (the roleRef cannot change in any case).
       const own = await alice.k(['patch', 'rolebinding', 'alice-cm', '-n', 'team-a', '--type=merge', '-p', '{"roleRef":{"name":"secret-reader"}}']);
       assert.equal(own.code, 1);

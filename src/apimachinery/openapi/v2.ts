@@ -234,7 +234,10 @@ export function buildOpenAPIV2(input: OpenAPIV2Input): SwaggerDocument {
   // Every served kind is published even if no route names it (e.g. a kind served only through a
   // subresource), so that GVK lookups by clients find it.
   // A kind without list (the access reviews, create-only) has no List kind to publish.
-  const roots = new Set([...routeSchemas(routes), ...input.resources.flatMap((r) => (r.verbs.includes('list') ? [r.definitionName, r.definitionName + 'List'] : [r.definitionName]))]);
+  const roots = new Set([
+    ...routeSchemas(routes),
+    ...input.resources.flatMap((r) => (r.verbs.includes('list') ? [r.definitionName, r.definitionName + 'List'] : [r.definitionName])),
+  ]);
   const keep = [...reachableDefinitions(defs, roots)].sort();
   const definitions: Definitions = {};
   for (const name of keep) definitions[name] = defs[name]![CUSTOM_RESOURCE_SCHEMA] ? structuralToV2(defs[name]!) : defs[name]!;

@@ -200,7 +200,10 @@ export function buildOpenAPIV3(input: OpenAPIV3Input): Map<string, OpenAPIV3Docu
   for (const key of [...byKey.keys()].sort()) {
     const docRoutes = byKey.get(key)!;
     const kinds = input.resources.filter((r) => v3DocumentKey(`/${r.group === '' ? 'api' : `apis/${r.group}`}/${r.version}/`) === key);
-    const roots = new Set([...routeSchemas(docRoutes), ...kinds.flatMap((r) => (r.verbs.includes('list') ? [r.definitionName, r.definitionName + 'List'] : [r.definitionName]))]);
+    const roots = new Set([
+      ...routeSchemas(docRoutes),
+      ...kinds.flatMap((r) => (r.verbs.includes('list') ? [r.definitionName, r.definitionName + 'List'] : [r.definitionName])),
+    ]);
     const schemas: Record<string, V3Schema> = {};
     for (const name of [...reachableDefinitions(defs, roots)].sort()) schemas[name] = toV3Schema(defs[name]!);
     docs.set(key, v3Document(docRoutes, schemas, input.version.gitVersion));

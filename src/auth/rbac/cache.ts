@@ -89,7 +89,12 @@ export class RbacCache {
   }
 
   get size(): { roles: number; clusterRoles: number; roleBindings: number; clusterRoleBindings: number } {
-    return { roles: this.roles.size, clusterRoles: this.clusterRoles.size, roleBindings: this.roleBindings.size, clusterRoleBindings: this.clusterRoleBindings.size };
+    return {
+      roles: this.roles.size,
+      clusterRoles: this.clusterRoles.size,
+      roleBindings: this.roleBindings.size,
+      clusterRoleBindings: this.clusterRoleBindings.size,
+    };
   }
 
   /** Calls `fn` after every change (tests and the benchmark wait on it). */
@@ -138,10 +143,10 @@ export class RbacCache {
     const name = obj.metadata?.name ?? '';
     switch (kind) {
       case 'Role':
-        this.roles.set(`${ns}/${name}`, obj as Role);
+        this.roles.set(`${ns}/${name}`, obj);
         return;
       case 'ClusterRole':
-        this.clusterRoles.set(name, obj as ClusterRole);
+        this.clusterRoles.set(name, obj);
         return;
       case 'ClusterRoleBinding': {
         this.remove(kind, '', name);
@@ -155,7 +160,7 @@ export class RbacCache {
         const e: BindingEntry = { binding: obj as RoleBinding, namespace: ns };
         this.roleBindings.set(`${ns}/${name}`, e);
         let index = this.namespaceIndex.get(ns);
-        if (!index) this.namespaceIndex.set(ns, (index = new Map()));
+        if (!index) this.namespaceIndex.set(ns, (index = new Map<string, Set<BindingEntry>>()));
         addToIndex(index, e);
         return;
       }

@@ -15,7 +15,13 @@ export function escalationAllowed(user: UserInfo): boolean {
 }
 
 /** RoleEscalationAuthorized: `escalate` on the role (roles or clusterroles) being written. */
-export async function roleEscalationAuthorized(authorizer: Authorizer, user: UserInfo, resource: 'roles' | 'clusterroles', namespace: string, name: string): Promise<boolean> {
+export async function roleEscalationAuthorized(
+  authorizer: Authorizer,
+  user: UserInfo,
+  resource: 'roles' | 'clusterroles',
+  namespace: string,
+  name: string,
+): Promise<boolean> {
   const r = await authorizer.authorize(user, {
     isResourceRequest: true,
     path: '',

@@ -67,7 +67,9 @@ function trimRightStars(s: string): string {
 export function ruleAllows(a: AuthorizationAttributes, rule: PolicyRule): boolean {
   if (a.isResourceRequest) {
     const combined = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-    return verbMatches(rule, a.verb) && apiGroupMatches(rule, a.apiGroup) && resourceMatches(rule, combined, a.subresource) && resourceNameMatches(rule, a.name);
+    return (
+      verbMatches(rule, a.verb) && apiGroupMatches(rule, a.apiGroup) && resourceMatches(rule, combined, a.subresource) && resourceNameMatches(rule, a.name)
+    );
   }
   return verbMatches(rule, a.verb) && nonResourceURLMatches(rule, a.path);
 }
@@ -134,8 +136,7 @@ export function compactRules(rules: readonly PolicyRule[]): PolicyRule[] {
   const out: PolicyRule[] = [];
   const simple = new Map<string, PolicyRule>();
   for (const r of rules) {
-    const isSimple =
-      !r.resourceNames?.length && !r.nonResourceURLs?.length && r.apiGroups?.length === 1 && r.resources?.length === 1;
+    const isSimple = !r.resourceNames?.length && !r.nonResourceURLs?.length && r.apiGroups?.length === 1 && r.resources?.length === 1;
     if (!isSimple) {
       out.push(r);
       continue;

@@ -3,7 +3,6 @@
 // resourceVersion seen, a 410 relists (as client-go's reflector). The controllers' Informer lives
 // a layer above auth, so the authorizer has this small one of its own.
 import { isStatusError } from '../../apimachinery/errors.js';
-import type { KubeObject } from '../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import type { RbacCache, RbacKind } from './cache.js';
 import { RBAC_GROUP } from './types.js';
@@ -38,15 +37,20 @@ export function startRbacInformer(client: KubeClient, cache: RbacCache, opts: { 
           try {
             if (!rv) {
               const list = await client.list(gvr, undefined, { signal });
-              cache.replace(kind, list.items as KubeObject[] as never[]);
+              cache.replace(kind, list.items);
               rv = list.metadata.resourceVersion ?? '';
               markSynced();
             }
-            for await (const ev of client.watch(gvr, undefined, { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 300 + Math.floor(Math.random() * 300), signal })) {
+            for await (const ev of client.watch(gvr, undefined, {
+              resourceVersion: rv,
+              allowWatchBookmarks: true,
+              timeoutSeconds: 300 + Math.floor(Math.random() * 300),
+              signal,
+            })) {
               const o = ev.object;
               rv = o.metadata?.resourceVersion ?? rv;
-              if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.upsert(kind, o as never);
-              else if (ev.type === 'DELETED') cache.delete(kind, o as never);
+              if (ev.type === 'ADDED' || ev.type === 'MODIFIED') cache.upsert(kind, o);
+              else if (ev.type === 'DELETED') cache.delete(kind, o);
             }
             failures = 0;
           } catch (e) {

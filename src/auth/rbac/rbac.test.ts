@@ -49,15 +49,24 @@ describe('rule evaluation', () => {
   });
 
   it('covers: broken down, */subresource and resourceNames as upstream', () => {
-    assert.ok(covers([{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], [{ verbs: ['get'], apiGroups: [''], resources: ['secrets'], resourceNames: ['x'] }]).covered);
-    const partial = covers([{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }], [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods', 'pods/log'] }]);
+    assert.ok(
+      covers([{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], [{ verbs: ['get'], apiGroups: [''], resources: ['secrets'], resourceNames: ['x'] }])
+        .covered,
+    );
+    const partial = covers(
+      [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }],
+      [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods', 'pods/log'] }],
+    );
     assert.deepEqual(partial.missing, [
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
       { apiGroups: [''], resources: ['pods/log'], verbs: ['list'] },
     ]);
     assert.ok(covers([{ verbs: ['get'], apiGroups: [''], resources: ['*/log'] }], [{ verbs: ['get'], apiGroups: [''], resources: ['pods/log'] }]).covered);
-    assert.ok(!covers([{ verbs: ['get'], apiGroups: [''], resources: ['pods'], resourceNames: ['a'] }], [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }]).covered);
+    assert.ok(
+      !covers([{ verbs: ['get'], apiGroups: [''], resources: ['pods'], resourceNames: ['a'] }], [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }])
+        .covered,
+    );
     assert.ok(covers([{ verbs: ['get'], nonResourceURLs: ['/apis/*'] }], [{ verbs: ['get'], nonResourceURLs: ['/apis/apps'] }]).covered);
   });
 });
@@ -133,7 +142,10 @@ describe('escalation', () => {
       why,
       'user "alice" (groups=["devs"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get" "delete"]}',
     );
-    assert.equal(confirmNoEscalation(resolver, { name: 'alice', groups: ['devs'] }, 'b', [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }]), undefined);
+    assert.equal(
+      confirmNoEscalation(resolver, { name: 'alice', groups: ['devs'] }, 'b', [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }]),
+      undefined,
+    );
   });
 });
 
@@ -143,7 +155,10 @@ describe('bootstrap reconciliation', () => {
       metadata: { name: 'r', labels: { mine: 'x' } },
       rules: [{ verbs: ['get'], apiGroups: ['example.com'], resources: ['things'] }],
     };
-    const expected = { metadata: { name: 'r', labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' } }, rules: [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'] }] };
+    const expected = {
+      metadata: { name: 'r', labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' } },
+      rules: [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'] }],
+    };
     const out = reconcileClusterRole(existing, expected)!;
     assert.deepEqual(out.metadata?.labels, { 'kubernetes.io/bootstrapping': 'rbac-defaults', mine: 'x' });
     assert.deepEqual(out.rules, [

@@ -57,7 +57,10 @@ function sameSubject(a: Subject, b: Subject): boolean {
 }
 
 /** computeReconciledRoleBinding in its union mode; `recreate` when the roleRef differs (it cannot be updated). */
-export function reconcileClusterRoleBinding(existing: ClusterRoleBinding, expected: ClusterRoleBinding): { update: ClusterRoleBinding; recreate: boolean } | undefined {
+export function reconcileClusterRoleBinding(
+  existing: ClusterRoleBinding,
+  expected: ClusterRoleBinding,
+): { update: ClusterRoleBinding; recreate: boolean } | undefined {
   const out = structuredClone(existing);
   let changed = false;
   const annotations = mergeMaps(expected.metadata?.annotations, existing.metadata?.annotations);

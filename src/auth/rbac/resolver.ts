@@ -77,7 +77,10 @@ export class RbacRuleResolver implements RuleResolver {
     return errors.length ? { rules, error: aggregate(errors) } : { rules };
   }
 
-  rulesFor(user: UserInfo, namespace: string): { resourceRules: ResourceRuleInfo[]; nonResourceRules: NonResourceRuleInfo[]; incomplete: boolean; error?: string } {
+  rulesFor(
+    user: UserInfo,
+    namespace: string,
+  ): { resourceRules: ResourceRuleInfo[]; nonResourceRules: NonResourceRuleInfo[]; incomplete: boolean; error?: string } {
     const { rules, error } = this.policyRulesFor(user, namespace);
     const resourceRules: ResourceRuleInfo[] = [];
     const nonResourceRules: NonResourceRuleInfo[] = [];

@@ -6,7 +6,10 @@ import { META, apiVersionField, arrayOf, bool, kind, kindField, ref, str, string
 const A = 'io.k8s.api.authorization.v1.';
 const GV = { group: 'authorization.k8s.io', version: 'v1' };
 const atomic = { 'x-kubernetes-list-type': 'atomic' } as const;
-const metadata = ref(META + 'ObjectMeta', 'Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata');
+const metadata = ref(
+  META + 'ObjectMeta',
+  'Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',
+);
 const statusField = ref(A + 'SubjectAccessReviewStatus', 'Status is filled in by the server and indicates whether the request is allowed or not');
 
 const selectorAttributes = (what: string): ReturnType<typeof struct> =>
@@ -26,7 +29,7 @@ export const authorizationDefinitions: Definitions = {
     'FieldSelectorRequirement is a selector that contains values, a key, and an operator that relates the key and values.',
     {
       key: str('key is the field selector key that the requirement applies to.'),
-      operator: str('operator represents a key\'s relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.'),
+      operator: str("operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist."),
       values: stringList('values is an array of string values.', atomic),
     },
     { required: ['key', 'operator'] },
@@ -38,27 +41,42 @@ export const authorizationDefinitions: Definitions = {
       apiVersion: apiVersionField,
       kind: kindField,
       metadata,
-      spec: ref(A + 'SubjectAccessReviewSpec', 'Spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace you made the request against.  If empty, it is defaulted.'),
+      spec: ref(
+        A + 'SubjectAccessReviewSpec',
+        'Spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace you made the request against.  If empty, it is defaulted.',
+      ),
       status: statusField,
     },
     { required: ['spec'] },
   ),
-  [A + 'NonResourceAttributes']: struct('NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface', {
-    path: str('Path is the URL path of the request'),
-    verb: str('Verb is the standard HTTP verb'),
-  }),
+  [A + 'NonResourceAttributes']: struct(
+    'NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface',
+    {
+      path: str('Path is the URL path of the request'),
+      verb: str('Verb is the standard HTTP verb'),
+    },
+  ),
   [A + 'NonResourceRule']: struct(
     'NonResourceRule holds information that describes a rule for the non-resource',
     {
-      nonResourceURLs: stringList('NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path.  "*" means all.', atomic),
+      nonResourceURLs: stringList(
+        'NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path.  "*" means all.',
+        atomic,
+      ),
       verbs: stringList('Verb is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  "*" means all.', atomic),
     },
     { required: ['verbs'] },
   ),
   [A + 'ResourceAttributes']: struct('ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface', {
-    fieldSelector: ref(A + 'FieldSelectorAttributes', 'fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.'),
+    fieldSelector: ref(
+      A + 'FieldSelectorAttributes',
+      'fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.',
+    ),
     group: str('Group is the API Group of the Resource.  "*" means all.'),
-    labelSelector: ref(A + 'LabelSelectorAttributes', 'labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.'),
+    labelSelector: ref(
+      A + 'LabelSelectorAttributes',
+      'labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.',
+    ),
     name: str('Name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all.'),
     namespace: str(
       'Namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces "" (empty) is defaulted for LocalSubjectAccessReviews "" (empty) is empty for cluster-scoped resources "" (empty) means "all" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview',
@@ -71,9 +89,18 @@ export const authorizationDefinitions: Definitions = {
   [A + 'ResourceRule']: struct(
     "ResourceRule is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
     {
-      apiGroups: stringList('APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed.  "*" means all.', atomic),
-      resourceNames: stringList('ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  "*" means all.', atomic),
-      resources: stringList('Resources is a list of resources this rule applies to.  "*" means all in the specified apiGroups.\n "*/foo" represents the subresource \'foo\' for all resources in the specified apiGroups.', atomic),
+      apiGroups: stringList(
+        'APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed.  "*" means all.',
+        atomic,
+      ),
+      resourceNames: stringList(
+        'ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  "*" means all.',
+        atomic,
+      ),
+      resources: stringList(
+        'Resources is a list of resources this rule applies to.  "*" means all in the specified apiGroups.\n "*/foo" represents the subresource \'foo\' for all resources in the specified apiGroups.',
+        atomic,
+      ),
       verbs: stringList('Verb is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  "*" means all.', atomic),
     },
     { required: ['verbs'] },
@@ -90,13 +117,16 @@ export const authorizationDefinitions: Definitions = {
     },
     { required: ['spec'] },
   ),
-  [A + 'SelfSubjectAccessReviewSpec']: struct('SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set', {
-    nonResourceAttributes: ref(A + 'NonResourceAttributes', 'NonResourceAttributes describes information for a non-resource access request'),
-    resourceAttributes: ref(A + 'ResourceAttributes', 'ResourceAuthorizationAttributes describes information for a resource access request'),
-  }),
+  [A + 'SelfSubjectAccessReviewSpec']: struct(
+    'SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set',
+    {
+      nonResourceAttributes: ref(A + 'NonResourceAttributes', 'NonResourceAttributes describes information for a non-resource access request'),
+      resourceAttributes: ref(A + 'ResourceAttributes', 'ResourceAuthorizationAttributes describes information for a resource access request'),
+    },
+  ),
   [A + 'SelfSubjectRulesReview']: kind(
     { ...GV, kind: 'SelfSubjectRulesReview' },
-    'SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server\'s authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.',
+    "SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.",
     {
       apiVersion: apiVersionField,
       kind: kindField,
@@ -112,21 +142,33 @@ export const authorizationDefinitions: Definitions = {
   [A + 'SubjectAccessReview']: kind(
     { ...GV, kind: 'SubjectAccessReview' },
     'SubjectAccessReview checks whether or not a user or group can perform an action.',
-    { apiVersion: apiVersionField, kind: kindField, metadata, spec: ref(A + 'SubjectAccessReviewSpec', 'Spec holds information about the request being evaluated'), status: statusField },
+    {
+      apiVersion: apiVersionField,
+      kind: kindField,
+      metadata,
+      spec: ref(A + 'SubjectAccessReviewSpec', 'Spec holds information about the request being evaluated'),
+      status: statusField,
+    },
     { required: ['spec'] },
   ),
-  [A + 'SubjectAccessReviewSpec']: struct('SubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set', {
-    extra: {
-      type: 'object',
-      additionalProperties: { type: 'array', items: { type: 'string' } },
-      description: 'Extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer it needs a reflection here.',
+  [A + 'SubjectAccessReviewSpec']: struct(
+    'SubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set',
+    {
+      extra: {
+        type: 'object',
+        additionalProperties: { type: 'array', items: { type: 'string' } },
+        description:
+          'Extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer it needs a reflection here.',
+      },
+      groups: stringList("Groups is the groups you're testing for.", atomic),
+      nonResourceAttributes: ref(A + 'NonResourceAttributes', 'NonResourceAttributes describes information for a non-resource access request'),
+      resourceAttributes: ref(A + 'ResourceAttributes', 'ResourceAuthorizationAttributes describes information for a resource access request'),
+      uid: str('UID information about the requesting user.'),
+      user: str(
+        'User is the user you\'re testing for. If you specify "User" but not "Groups", then is it interpreted as "What if User were not a member of any groups',
+      ),
     },
-    groups: stringList("Groups is the groups you're testing for.", atomic),
-    nonResourceAttributes: ref(A + 'NonResourceAttributes', 'NonResourceAttributes describes information for a non-resource access request'),
-    resourceAttributes: ref(A + 'ResourceAttributes', 'ResourceAuthorizationAttributes describes information for a resource access request'),
-    uid: str('UID information about the requesting user.'),
-    user: str('User is the user you\'re testing for. If you specify "User" but not "Groups", then is it interpreted as "What if User were not a member of any groups'),
-  }),
+  ),
   [A + 'SubjectAccessReviewStatus']: struct(
     'SubjectAccessReviewStatus',
     {
@@ -147,7 +189,9 @@ export const authorizationDefinitions: Definitions = {
       evaluationError: str(
         "EvaluationError can appear in combination with Rules. It indicates an error occurred during rule evaluation, such as an authorizer that doesn't support rule evaluation, and that ResourceRules and/or NonResourceRules may be incomplete.",
       ),
-      incomplete: bool("Incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation."),
+      incomplete: bool(
+        "Incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.",
+      ),
       nonResourceRules: arrayOf(
         refTo(A + 'NonResourceRule'),
         "NonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",

@@ -31,7 +31,7 @@ interface ReviewSpec {
   uid?: string;
 }
 
-const specOf = (o: KubeObject): ReviewSpec => (o.spec && typeof o.spec === 'object' ? (o.spec as ReviewSpec) : {});
+const specOf = (o: KubeObject): ReviewSpec => (o.spec && typeof o.spec === 'object' ? o.spec : {});
 
 /** ValidateSubjectAccessReviewSpec's attribute checks (and the user check unless self). */
 function validateSpec(spec: ReviewSpec, needUser: boolean): FieldIssue[] {
@@ -39,8 +39,10 @@ function validateSpec(spec: ReviewSpec, needUser: boolean): FieldIssue[] {
   const ra = spec.resourceAttributes ?? undefined;
   const nra = spec.nonResourceAttributes ?? undefined;
   if (ra && nra) issues.push(fieldIssue.invalid('spec.nonResourceAttributes', nra, 'cannot be specified in combination with resourceAttributes'));
-  if (!ra && !nra) issues.push(fieldIssue.invalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'));
-  if (needUser && !spec.user && !spec.groups?.length) issues.push(fieldIssue.invalid('spec.user', spec.user ?? '', 'at least one of user or group must be specified'));
+  if (!ra && !nra)
+    issues.push(fieldIssue.invalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'));
+  if (needUser && !spec.user && !spec.groups?.length)
+    issues.push(fieldIssue.invalid('spec.user', spec.user ?? '', 'at least one of user or group must be specified'));
   return issues;
 }
 
@@ -70,7 +72,17 @@ function attributesOf(spec: ReviewSpec): AuthorizationAttributes {
     };
   }
   const nra = spec.nonResourceAttributes ?? {};
-  return { isResourceRequest: false, path: nra.path ?? '', verb: nra.verb ?? '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '', name: '' };
+  return {
+    isResourceRequest: false,
+    path: nra.path ?? '',
+    verb: nra.verb ?? '',
+    apiGroup: '',
+    apiVersion: '',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+  };
 }
 
 async function decide(authz: ControlPlaneAuthorization, user: UserInfo, attrs: AuthorizationAttributes): Promise<Record<string, unknown>> {

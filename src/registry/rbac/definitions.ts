@@ -16,16 +16,20 @@ export const rbacDefinitions: Definitions = {
       atomic,
     ),
   }),
-  [R + 'ClusterRole']: kind({ ...GV, kind: 'ClusterRole' }, 'ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.', {
-    aggregationRule: ref(
-      R + 'AggregationRule',
-      'AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.',
-    ),
-    apiVersion: apiVersionField,
-    kind: kindField,
-    metadata,
-    rules: arrayOf(refTo(R + 'PolicyRule'), 'Rules holds all the PolicyRules for this ClusterRole', atomic),
-  }),
+  [R + 'ClusterRole']: kind(
+    { ...GV, kind: 'ClusterRole' },
+    'ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.',
+    {
+      aggregationRule: ref(
+        R + 'AggregationRule',
+        'AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.',
+      ),
+      apiVersion: apiVersionField,
+      kind: kindField,
+      metadata,
+      rules: arrayOf(refTo(R + 'PolicyRule'), 'Rules holds all the PolicyRules for this ClusterRole', atomic),
+    },
+  ),
   [R + 'ClusterRoleBinding']: kind(
     { ...GV, kind: 'ClusterRoleBinding' },
     'ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.',
@@ -33,7 +37,10 @@ export const rbacDefinitions: Definitions = {
       apiVersion: apiVersionField,
       kind: kindField,
       metadata,
-      roleRef: ref(R + 'RoleRef', 'RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.'),
+      roleRef: ref(
+        R + 'RoleRef',
+        'RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.',
+      ),
       subjects: arrayOf(refTo(R + 'Subject'), 'Subjects holds references to the objects the role applies to.', atomic),
     },
     { required: ['roleRef'] },
@@ -51,7 +58,10 @@ export const rbacDefinitions: Definitions = {
         'NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path Since non-resource URLs are not namespaced, this field is only applicable for ClusterRoles referenced from a ClusterRoleBinding. Rules can either apply to API resources (such as "pods" or "secrets") or non-resource URL paths (such as "/api"),  but not both.',
         atomic,
       ),
-      resourceNames: stringList('ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.', atomic),
+      resourceNames: stringList(
+        'ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.',
+        atomic,
+      ),
       resources: stringList("Resources is a list of resources this rule applies to. '*' represents all resources.", atomic),
       verbs: stringList("Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*' represents all verbs.", atomic),
     },
@@ -92,7 +102,9 @@ export const rbacDefinitions: Definitions = {
   [R + 'Subject']: struct(
     'Subject contains a reference to the object or user identities a role binding applies to.  This can either hold a direct API object reference, or a value for non-objects such as user and group names.',
     {
-      apiGroup: str('APIGroup holds the API group of the referenced subject. Defaults to "" for ServiceAccount subjects. Defaults to "rbac.authorization.k8s.io" for User and Group subjects.'),
+      apiGroup: str(
+        'APIGroup holds the API group of the referenced subject. Defaults to "" for ServiceAccount subjects. Defaults to "rbac.authorization.k8s.io" for User and Group subjects.',
+      ),
       kind: str(
         'Kind of object being referenced. Values defined by this API group are "User", "Group", and "ServiceAccount". If the Authorizer does not recognized the kind value, the Authorizer should report an error.',
       ),

@@ -53,7 +53,14 @@ function bindingCells(o: KubeObject): unknown[] {
     else if (s.kind === 'User') users.push(s.name ?? '');
     else if (s.kind === 'Group') groups.push(s.name ?? '');
   }
-  return [o.metadata?.name ?? '', `${ref.kind ?? ''}/${ref.name ?? ''}`, ageSince(o.metadata?.creationTimestamp), users.join(', '), groups.join(', '), sas.join(', ')];
+  return [
+    o.metadata?.name ?? '',
+    `${ref.kind ?? ''}/${ref.name ?? ''}`,
+    ageSince(o.metadata?.creationTimestamp),
+    users.join(', '),
+    groups.join(', '),
+    sas.join(', '),
+  ];
 }
 
 export const roleBindingStrategy: Strategy = {

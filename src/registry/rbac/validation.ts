@@ -28,7 +28,7 @@ interface RoleRef {
 
 const rulesOf = (o: KubeObject): PolicyRule[] => (Array.isArray(o.rules) ? (o.rules as PolicyRule[]) : []);
 const subjectsOf = (o: KubeObject): Subject[] => (Array.isArray(o.subjects) ? (o.subjects as Subject[]) : []);
-export const roleRefOf = (o: KubeObject): RoleRef => (o.roleRef && typeof o.roleRef === 'object' ? (o.roleRef as RoleRef) : {});
+export const roleRefOf = (o: KubeObject): RoleRef => (o.roleRef && typeof o.roleRef === 'object' ? o.roleRef : {});
 
 /** validatePolicyRule. */
 function validatePolicyRule(rule: PolicyRule, namespaced: boolean, path: string): FieldIssue[] {
