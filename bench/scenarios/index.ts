@@ -13,6 +13,7 @@ import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
 import { openloop } from './openloop.js';
+import { rbac } from './rbac.js';
 import { rss } from './rss.js';
 import { sqlite } from './sqlite.js';
 import { ssa } from './ssa.js';
@@ -33,6 +34,7 @@ export const SCENARIOS: readonly Scenario[] = [
   etcdHa,
   controllers,
   audit,
+  rbac,
   catalog,
   micro,
 ];
@@ -60,5 +62,6 @@ export const SCENARIO_NAMES = [
   'audit',
   'catalog',
   'micro',
+  'rbac',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

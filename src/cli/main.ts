@@ -1,7 +1,7 @@
 // kplane: the command line. Argument parsing and wiring only; the work is in the library.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createControlPlane } from '../controlplane/controlplane.js';
+import { createControlPlane, type AuthorizationMode } from '../controlplane/controlplane.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { readFile } from 'node:fs/promises';
 import { loadTokenFile } from '../server/filters/authentication.js';
@@ -49,6 +49,8 @@ kplane serve flags:
   --authentication-config FILE
                             AuthenticationConfiguration (apiserver.config.k8s.io/v1beta1 or v1): JWT/OIDC issuers
   --anonymous-auth=true     requests without credentials are system:anonymous (default false)
+  --authorization-mode LIST comma-separated authorizers asked in order: RBAC, AlwaysAllow, AlwaysDeny
+                            (default RBAC); system:masters is always allowed
   --max-request-bytes N     largest request body accepted (default 3145728)
   --max-requests-inflight N get and list requests served at once before 429 (default 400; 0 = no limit)
   --max-mutating-requests-inflight N
@@ -148,6 +150,7 @@ async function serve(argv: string[]): Promise<void> {
       'enable-bootstrap-token-auth': { type: 'boolean', default: false },
       'authentication-config': { type: 'string' },
       'anonymous-auth': { type: 'string', default: 'false' },
+      'authorization-mode': { type: 'string', default: 'RBAC' },
       'max-request-bytes': { type: 'string' },
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
@@ -226,6 +229,14 @@ async function serve(argv: string[]): Promise<void> {
       fail((e as Error).message);
     }
   }
+  // pflag's StringSlice, as kube-apiserver's flag; checked again (and named) by createControlPlane.
+  const authorizationModes = (values['authorization-mode'] ?? '')
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean) as AuthorizationMode[];
+  if (authorizationModes.length === 0) fail('--authorization-mode: at least one authorization-mode must be passed');
+  for (const m of authorizationModes)
+    if (!['AlwaysAllow', 'AlwaysDeny', 'RBAC'].includes(m)) fail(`--authorization-mode: authorization-mode ${JSON.stringify(m)} is not a valid mode`);
   const maxBytes = values['max-request-bytes'] ? Number(values['max-request-bytes']) : undefined;
   if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
   const inflight = (flag: 'max-requests-inflight' | 'max-mutating-requests-inflight'): number => {
@@ -309,6 +320,7 @@ async function serve(argv: string[]): Promise<void> {
     ...(authenticationConfig ? { authenticationConfig } : {}),
     bootstrapTokenAuth: values['enable-bootstrap-token-auth'] === true,
     anonymousAuth: values['anonymous-auth'] === 'true',
+    authorizationModes,
     ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
     maxRequestsInFlight,
     maxMutatingRequestsInFlight,

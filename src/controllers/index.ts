@@ -7,12 +7,14 @@ import { Manager, type ManagerLeaderElection } from './runtime/manager.js';
 import type { ControllerFactory } from './types.js';
 import { namespaceDeletion } from './namespace/index.js';
 import { garbageCollector } from './gc/index.js';
+import { clusterRoleAggregation } from './clusterroleaggregation/index.js';
 import { rootCACertPublisher } from './rootcacert/index.js';
 import { serviceAccountController, serviceAccountTokenController } from './serviceaccount/index.js';
 
 export { namespaceDeletion } from './namespace/index.js';
 export type { NamespaceDeletionOptions } from './namespace/index.js';
 export { garbageCollector } from './gc/index.js';
+export { clusterRoleAggregation } from './clusterroleaggregation/index.js';
 export type { GarbageCollectorOptions } from './gc/index.js';
 export { rootCACertPublisher, ROOT_CA_CONFIGMAP } from './rootcacert/index.js';
 export { serviceAccountController, serviceAccountTokenController } from './serviceaccount/index.js';
@@ -24,10 +26,18 @@ export * from './runtime/index.js';
 /**
  * The built-in controllers: namespace deletion, garbage collection, the ServiceAccount controller
  * (`default` in every namespace), the token controller (fills `kubernetes.io/service-account-token`
- * Secrets) and the root CA publisher (`kube-root-ca.crt` in every namespace).
+ * Secrets), the root CA publisher (`kube-root-ca.crt` in every namespace) and ClusterRole
+ * aggregation.
  */
 export function defaultControllers(): ControllerFactory[] {
-  return [namespaceDeletion(), garbageCollector(), serviceAccountController(), serviceAccountTokenController(), rootCACertPublisher()];
+  return [
+    namespaceDeletion(),
+    garbageCollector(),
+    serviceAccountController(),
+    serviceAccountTokenController(),
+    rootCACertPublisher(),
+    clusterRoleAggregation(),
+  ];
 }
 
 export interface RunControllersOptions {

@@ -24,7 +24,6 @@ import { ensurePki, type Pki } from '../server/certs.js';
 import { createAuthenticator, type Authenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
 import { authentication } from '../registry/authentication/index.js';
 import { createImpersonator } from '../server/filters/impersonation.js';
-import { alwaysAllow } from '../server/filters/authorization.js';
 import { AuthenticationMetrics } from '../server/filters/authentication-metrics.js';
 import { bootstrapTokenAuthenticator } from '../auth/authn/bootstrap.js';
 import type { TokenAuthenticator } from '../auth/types.js';
@@ -65,8 +64,26 @@ import { loadServiceAccountKeys } from '../auth/serviceaccount/keys.js';
 import { openIDMetadata, type OpenIDMetadata } from '../auth/serviceaccount/openid.js';
 import { signToken, tokenIssuer, type TokenIssuer } from '../auth/serviceaccount/token.js';
 import { withTokenRequest } from '../registry/core/serviceaccounts/token.js';
+import { Counter } from 'prom-client';
+import {
+  alwaysAllow,
+  alwaysDeny,
+  instrumentedAuthorizer,
+  privilegedGroups,
+  SYSTEM_PRIVILEGED_GROUP,
+  unionAuthorizer,
+  unionRuleResolver,
+  type Authorizer,
+  type RuleResolver,
+} from '../auth/authorizer.js';
+import { createRbac, type Rbac } from '../auth/rbac/index.js';
+import type { ControlPlaneAuthorization } from '../registry/registry.js';
 
-export { core, coordination, events, defaultModules } from './modules.js';
+export { core, coordination, events, defaultModules, rbac, authorization } from './modules.js';
+
+/** kube-apiserver's --authorization-mode values kplane knows. */
+export type AuthorizationMode = 'AlwaysAllow' | 'AlwaysDeny' | 'RBAC';
+const AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'];
 
 // Re-exported where callers have imported it from; it is declared with the Storage it opens.
 export type { StorageFactory };
@@ -109,6 +126,15 @@ export interface ControlPlaneOptions {
    * in the background from then on.
    */
   readonly authenticationConfig?: AuthenticationConfiguration;
+  /**
+   * kube-apiserver's --authorization-mode: the authorizers asked in order, the first allow or deny
+   * deciding (system:masters is always allowed first). `RBAC` decides with the Roles and bindings
+   * served by the `rbac()` module; `AlwaysAllow` lets every authenticated request through;
+   * `AlwaysDeny` refuses what the others did not allow. Default `['AlwaysAllow']`, kube-apiserver's
+   * own default, so that a program embedding kplane keeps working as before; `kplane serve`
+   * defaults to `RBAC`.
+   */
+  readonly authorizationModes?: readonly AuthorizationMode[];
   readonly maxRequestBodyBytes?: number;
   /** kube-apiserver's --max-requests-inflight: get and list requests at once before 429 (default 400; 0 = no limit). */
   readonly maxRequestsInFlight?: number;
@@ -262,6 +288,8 @@ export interface ControlPlane {
    * validation exactly like remote ones. For controllers running inside the server.
    */
   loopbackClient(): KubeClient;
+  /** The authorizer (and rule resolver) this server's requests and reviews are decided with. */
+  readonly authorization: ControlPlaneAuthorization;
   /** Whether this server's in-process controllers are running now (false while another holds the Lease). */
   controllersLeading(): boolean;
   start(): Promise<void>;
@@ -466,6 +494,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const sa = serviceAccountSetup(opts.serviceAccounts ?? {}, dataDir, log);
   const saRegistration = registry.lookup('', 'v1', 'serviceaccounts');
   if (saRegistration) registry.add(withTokenRequest(saRegistration.registration, sa.issuer));
+  const authz = buildAuthorization(opts.authorizationModes ?? ['AlwaysAllow'], metrics.registry);
   // The loopback client's credential: random per process, like kube-apiserver's loopback token.
   const loopbackToken = randomBytes(32).toString('base64url');
   // What the server itself writes (system namespaces, CRD status) goes through the API with the
@@ -473,7 +502,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // managedFields name the manager "kube-apiserver" as upstream's do. The handler is looked up per
   // request: admission plugins below are built from ctx before the server exists.
   const serverClient = createLoopbackClient((req, res) => apiServer.handle(req, res), loopbackToken, { userAgent: kubeApiserverUserAgent() });
-  const ctx: ControlPlaneContext = { registry, client: serverClient, log };
+  const ctx: ControlPlaneContext = { registry, client: serverClient, log, authorization: authz.authorization };
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
@@ -528,8 +557,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       metrics: new AuthenticationMetrics(metrics.registry),
     })),
     // Impersonate-* headers, each authorized as verb `impersonate` by the server's authorizer
-    // (none yet: every authenticated request may do anything, so every impersonation is allowed).
-    impersonator: createImpersonator(alwaysAllow),
+    // (with AlwaysAllow and no authorizer in the chain, every impersonation is allowed).
+    impersonator: createImpersonator(authz.authorization.authorizer ?? alwaysAllow),
+    ...(authz.authorization.authorizer ? { authorizer: authz.authorization.authorizer } : {}),
     maxRequestBodyBytes: opts.maxRequestBodyBytes ?? 3 * 1024 * 1024,
     ...(opts.maxRequestsInFlight !== undefined ? { maxRequestsInFlight: opts.maxRequestsInFlight } : {}),
     ...(opts.maxMutatingRequestsInFlight !== undefined ? { maxMutatingRequestsInFlight: opts.maxMutatingRequestsInFlight } : {}),
@@ -583,11 +613,14 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       return port;
     },
     kubeconfigPath,
+    authorization: authz.authorization,
     loopbackClient: () => createLoopbackClient(apiServer.handle, loopbackToken),
     controllersLeading: () => controllers?.manager.isLeading() ?? false,
     async start() {
       await waitForStorage(raw, opts.storage.name, log, opts.storageStartTimeoutMs ?? STORAGE_START_TIMEOUT_MS);
       for (const m of modules) await m.bootstrap?.(ctx);
+      // RBAC decides from its cache: it is filled (every kind listed once) before the server listens.
+      await authz.rbac?.start(serverClient, log);
       bootstrapped = true;
       server = createSecureServer(
         {
@@ -661,6 +694,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       await controllers?.stop();
       apiServer.shutdown();
       for (const m of modules) await m.shutdown?.();
+      await authz.rbac?.stop();
       await serverClient.close();
       if (objectCounter) clearInterval(objectCounter);
       encryptionReloader?.stop();
@@ -679,6 +713,52 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     },
   };
   return cp;
+}
+
+/**
+ * The authorizer chain of --authorization-mode (pkg/kubeapiserver/authorizer): system:masters
+ * first (not counted, as upstream's privileged-group authorizer), then each mode, counted in
+ * `apiserver_authorization_decisions_total{type,name,decision}`.
+ */
+function buildAuthorization(
+  modes: readonly AuthorizationMode[],
+  registry: import('prom-client').Registry,
+): { authorization: ControlPlaneAuthorization; rbac: Rbac | undefined } {
+  if (modes.length === 0) throw new Error('authorizationModes: at least one authorization-mode must be passed');
+  const seen = new Set<string>();
+  for (const m of modes) {
+    if (!AUTHORIZATION_MODES.includes(m)) throw new Error(`authorizationModes: authorization-mode ${JSON.stringify(m)} is not a valid mode`);
+    if (seen.has(m)) throw new Error(`authorizationModes: authorization-mode ${JSON.stringify(m)} has mode specified more than once`);
+    seen.add(m);
+  }
+  const decisions = new Counter({
+    name: 'apiserver_authorization_decisions_total',
+    help: 'Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.',
+    labelNames: ['type', 'name', 'decision'],
+    registers: [registry],
+  });
+  const record = (type: string, name: string, decision: string): void => decisions.inc({ type, name, decision });
+  const rbac = modes.includes('RBAC') ? createRbac() : undefined;
+  const authorizers: Authorizer[] = [privilegedGroups(SYSTEM_PRIVILEGED_GROUP)];
+  const resolvers: RuleResolver[] = [];
+  for (const m of modes) {
+    // The legacy flag's authorizers are named after their mode in lower case.
+    const named = (a: Authorizer): Authorizer => instrumentedAuthorizer(m, m.toLowerCase(), a, record);
+    if (m === 'AlwaysAllow') {
+      authorizers.push(named(alwaysAllow));
+      resolvers.push(alwaysAllow);
+    } else if (m === 'AlwaysDeny') {
+      authorizers.push(named(alwaysDeny));
+      resolvers.push(alwaysDeny);
+    } else {
+      authorizers.push(named(rbac!.authorizer));
+      resolvers.push(rbac!.resolver);
+    }
+  }
+  return {
+    authorization: { authorizer: unionAuthorizer(authorizers), ruleResolver: unionRuleResolver(resolvers), ...(rbac ? { rbac: rbac.resolver } : {}) },
+    rbac,
+  };
 }
 
 /** Default of ControlPlaneOptions.storageStartTimeoutMs. */

@@ -11,7 +11,15 @@ import { systemNamespacesController, type SystemNamespacesController } from '../
 import { secrets } from '../registry/core/secrets/index.js';
 import { serviceAccounts } from '../registry/core/serviceaccounts/index.js';
 import { eventsV1Events } from '../registry/events/events/index.js';
-import { addToScheme, type ApiModule } from '../registry/registry.js';
+import { addToScheme, type ApiModule, type ControlPlaneAuthorization } from '../registry/registry.js';
+import { roles } from '../registry/rbac/roles/index.js';
+import { clusterRoles } from '../registry/rbac/clusterroles/index.js';
+import { roleBindings } from '../registry/rbac/rolebindings/index.js';
+import { clusterRoleBindings } from '../registry/rbac/clusterrolebindings/index.js';
+import { rbacEscalationCheck } from '../registry/rbac/escalation.js';
+import { accessReviews } from '../registry/authorization/index.js';
+import { alwaysAllow } from '../auth/authorizer.js';
+import { reconcileBootstrapPolicy } from '../auth/rbac/reconcile.js';
 import { Scheme } from '../apimachinery/scheme.js';
 import { apiextensions } from '../apiextensions/module.js';
 
@@ -63,11 +71,57 @@ export function coordination(): ApiModule {
   };
 }
 
+/**
+ * rbac.authorization.k8s.io/v1: Role, ClusterRole, RoleBinding, ClusterRoleBinding, with
+ * escalation prevention, and the bootstrap policy reconciled at start (upstream's
+ * rbac/bootstrap-roles hook). Served whatever the authorization mode, as upstream does.
+ */
+export function rbac(): ApiModule {
+  let authz: ControlPlaneAuthorization | undefined;
+  return {
+    name: 'rbac.authorization.k8s.io',
+    resources: [clusterRoleBindings, clusterRoles, roleBindings, roles],
+    admission: (ctx) => {
+      authz = ctx.authorization;
+      return [rbacEscalationCheck({ authorizer: () => authz?.authorizer, resolver: () => authz?.rbac })];
+    },
+    async bootstrap(ctx) {
+      const log = ctx.log ?? (() => {});
+      // As upstream's hook, retried until it succeeds (the store may be busy at start).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await reconcileBootstrapPolicy(ctx.client, (m) => log(m));
+          return;
+        } catch (e) {
+          if (attempt >= 10) throw e;
+          log(`rbac: reconciling the bootstrap policy failed (attempt ${attempt}): ${e instanceof Error ? e.message : String(e)}`);
+          await new Promise((r) => setTimeout(r, 200 * attempt));
+        }
+      }
+    },
+  };
+}
+
+/** authorization.k8s.io/v1: SubjectAccessReview, SelfSubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview. */
+export function authorization(): ApiModule {
+  // The control plane hands its authorization over in the context (admission is built once,
+  // before the first request): the reviews read it then.
+  let authz: ControlPlaneAuthorization | undefined;
+  return {
+    name: 'authorization.k8s.io',
+    resources: accessReviews(() => authz ?? { authorizer: undefined, ruleResolver: alwaysAllow }),
+    admission: (ctx) => {
+      authz = ctx.authorization;
+      return [];
+    },
+  };
+}
+
 export { apiextensions };
 
 /** What `kplane serve` serves by default. */
 export function defaultModules(): ApiModule[] {
-  return [core(), events(), coordination(), apiextensions()];
+  return [core(), events(), coordination(), authorization(), rbac(), apiextensions()];
 }
 
 /** A Scheme holding every kind the default modules serve, for code outside a control plane (a control plane has its own: `registry.scheme`). */

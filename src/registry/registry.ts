@@ -66,6 +66,8 @@ export interface ReviewContext {
 }
 
 import type { AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
+import type { Authorizer, RuleResolver } from '../auth/authorizer.js';
+import type { RbacRuleResolver } from '../auth/rbac/resolver.js';
 import type { KubeClient } from '../client/types.js';
 export type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 
@@ -79,6 +81,17 @@ export interface ControlPlaneContext {
   readonly client: KubeClient;
   /** Where modules report what goes wrong in the background (the control plane's log). */
   readonly log?: (msg: string) => void;
+  /** The control plane's authorization, for what must ask it (RBAC's escalation checks, the access reviews). */
+  readonly authorization?: ControlPlaneAuthorization;
+}
+
+export interface ControlPlaneAuthorization {
+  /** The authorizer the server's filter asks (undefined: every authenticated request is allowed). */
+  readonly authorizer: Authorizer | undefined;
+  /** What SelfSubjectRulesReview reports. */
+  readonly ruleResolver: RuleResolver;
+  /** RBAC's resolver, when RBAC is one of the modes (escalation checks read what a user holds). */
+  readonly rbac?: RbacRuleResolver;
 }
 
 export interface ApiModule {

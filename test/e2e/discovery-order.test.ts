@@ -51,7 +51,16 @@ describe('discovery order', () => {
     // v1.b.example.com sorts before v1beta1.a.example.com ('.' < 'b'): b's group comes first here.
     assert.deepEqual(
       list.groups.map((g) => g.name),
-      ['events.k8s.io', 'authentication.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'b.example.com', 'a.example.com'],
+      [
+        'events.k8s.io',
+        'authentication.k8s.io',
+        'authorization.k8s.io',
+        'rbac.authorization.k8s.io',
+        'apiextensions.k8s.io',
+        'coordination.k8s.io',
+        'b.example.com',
+        'a.example.com',
+      ],
     );
     const a = list.groups.find((g) => g.name === 'a.example.com')!;
     assert.deepEqual(
@@ -73,7 +82,16 @@ describe('discovery order', () => {
     const doc = res.json<{ items: { metadata: { name: string }; versions: { version: string }[] }[] }>();
     assert.deepEqual(
       doc.items.map((g) => g.metadata.name),
-      ['events.k8s.io', 'authentication.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io', 'a.example.com', 'b.example.com'],
+      [
+        'events.k8s.io',
+        'authentication.k8s.io',
+        'authorization.k8s.io',
+        'rbac.authorization.k8s.io',
+        'apiextensions.k8s.io',
+        'coordination.k8s.io',
+        'a.example.com',
+        'b.example.com',
+      ],
     );
     assert.deepEqual(
       doc.items.find((g) => g.metadata.name === 'a.example.com')!.versions.map((x) => x.version),

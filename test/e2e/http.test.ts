@@ -642,6 +642,8 @@ describe('max requests in flight', { timeout: 120_000 }, () => {
           '--controllers=false',
           '--token-auth-file',
           tokens,
+          // alice is a plain token user: this test is about the in-flight pools, not RBAC.
+          '--authorization-mode=AlwaysAllow',
           '--max-requests-inflight=0',
           '--max-mutating-requests-inflight=1',
         ],

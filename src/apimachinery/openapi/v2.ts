@@ -233,6 +233,7 @@ export function buildOpenAPIV2(input: OpenAPIV2Input): SwaggerDocument {
   );
   // Every served kind is published even if no route names it (e.g. a kind served only through a
   // subresource), so that GVK lookups by clients find it.
+  // A kind without list (the reviews, create-only) has no List kind to publish.
   const roots = new Set([
     ...routeSchemas(routes),
     ...input.resources.flatMap((r) => [r.definitionName, ...(defs[r.definitionName + 'List'] ? [r.definitionName + 'List'] : [])]),

@@ -263,8 +263,11 @@ function isPublicPath(path: string): boolean {
 
 /**
  * WithAuthentication: the user the request is made by, or the authenticator's 401. The public
- * paths are read as system:anonymous instead of refused: upstream's anonymous user passes there
- * because RBAC's system:public-info-viewer allows it, which kplane has no RBAC for yet.
+ * paths are read as system:anonymous (group system:unauthenticated) instead of refused, even with
+ * --anonymous-auth off, as health probes expect; what that user may read is then authorization's
+ * call: under RBAC, system:public-info-viewer (bound to system:unauthenticated) allows exactly
+ * /healthz, /livez, /readyz and /version, so a single check such as /readyz/etcd is a 403 for it,
+ * as upstream; with AlwaysAllow everything listed here is served.
  */
 export function withAuthentication(authenticate: (req: Request) => RequestUser | Promise<RequestUser>): Filter {
   return (next) => (s) => {

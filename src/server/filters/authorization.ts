@@ -1,7 +1,7 @@
-// WithAuthorization: the last filter before the handler. An Authorizer decides from the user and
-// the RequestInfo (upstream's authorizer.Attributes); anything but `allow` is a 403 with
-// upstream's message (responsewriters.Forbidden). Without an Authorizer every authenticated
-// request is allowed and the filter is not in the chain; RBAC only has to supply one.
+// WithAuthorization: the last filter before the handler. An Authorizer (src/auth/authorizer.ts)
+// decides from the user and the RequestInfo (upstream's authorizer.Attributes); anything but
+// `allow` is a 403 with upstream's message (responsewriters.Forbidden). Without an Authorizer
+// every authenticated request is allowed and the filter is not in the chain.
 import { StatusError, forbidden, internalError } from '../../apimachinery/errors.js';
 import type { UserInfo } from '../../admission/index.js';
 import type { ErrorSink } from '../error-sink.js';
@@ -9,22 +9,10 @@ import type { Filter, RequestScope } from '../request-scope.js';
 import type { RequestInfo } from '../requestinfo.js';
 import { writeError } from '../handlers/responsewriters.js';
 
-/** authorizer.Decision: an authorizer that has no opinion leaves the request to the next one (none: denied). */
-export type AuthorizationDecision = 'allow' | 'deny' | 'no-opinion';
+import type { AuthorizationResult, Authorizer } from '../../auth/authorizer.js';
 
-export interface AuthorizationResult {
-  readonly decision: AuthorizationDecision;
-  /** Why; appended to the 403's message. */
-  readonly reason?: string;
-}
-
-export interface Authorizer {
-  /** Decides for `user` doing `info.verb` on what `info` names (resource or non-resource path). */
-  authorize(user: UserInfo, info: RequestInfo): AuthorizationResult | Promise<AuthorizationResult>;
-}
-
-/** What kplane does before RBAC: every authenticated request may do anything (AlwaysAllow). */
-export const alwaysAllow: Authorizer = { authorize: () => ({ decision: 'allow' }) };
+export type { AuthorizationDecision, AuthorizationResult, Authorizer } from '../../auth/authorizer.js';
+export { alwaysAllow } from '../../auth/authorizer.js';
 
 export function withAuthorization(authorizer: Authorizer | undefined, sink: ErrorSink): Filter {
   return (next) =>
@@ -33,7 +21,7 @@ export function withAuthorization(authorizer: Authorizer | undefined, sink: Erro
       : (s) => {
           let result: AuthorizationResult | Promise<AuthorizationResult>;
           try {
-            result = authorizer.authorize(s.user, s.info);
+            result = authorizer.authorize(s.user, attributesOf(s));
           } catch (e) {
             return writeError(sink, s.res, internalError(e), s);
           }
@@ -45,9 +33,26 @@ export function withAuthorization(authorizer: Authorizer | undefined, sink: Erro
         };
 }
 
+/**
+ * The attributes asked about. Upstream's RequestInfo makes `/api/v1` and `/apis/<group>/<version>`
+ * (a group version's discovery) non-resource requests; kplane's parser calls them resource
+ * requests without a resource, so they are turned into the non-resource form here, with the
+ * method as the verb (what system:discovery's `/apis/*` allows).
+ */
+function attributesOf(s: RequestScope): RequestInfo {
+  const info = s.info;
+  if (!info.isResourceRequest || info.resource !== '') return info;
+  return { ...info, isResourceRequest: false, verb: (s.req.method ?? 'GET').toLowerCase(), apiGroup: '', apiVersion: '', namespace: '', name: '' };
+}
+
 function decide(sink: ErrorSink, s: RequestScope, r: AuthorizationResult, next: (s: RequestScope) => void | Promise<void>): void | Promise<void> {
+  // The audit event's annotations, as upstream's WithAuthorization sets them.
+  if (s.audit) {
+    s.audit.annotate('authorization.k8s.io/decision', r.decision === 'allow' ? 'allow' : 'forbid');
+    s.audit.annotate('authorization.k8s.io/reason', r.reason ?? '');
+  }
   if (r.decision === 'allow') return next(s);
-  writeError(sink, s.res, forbiddenError(s.user, s.info, r.reason ?? ''), s);
+  writeError(sink, s.res, forbiddenError(s.user, attributesOf(s), r.reason ?? ''), s);
 }
 
 /** responsewriters.ForbiddenStatusError: who may not do what, and the authorizer's reason. */

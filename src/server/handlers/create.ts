@@ -27,8 +27,10 @@ export async function serveCreate(c: ServerContext, s: RequestScope, r: Register
   const warnings = checkFields(c.registry.definitions, r, obj, decoded, opts.fieldValidation);
   const review = r.registration.review;
   if (review !== undefined) {
-    // Answered as JSON (every client that accepts protobuf accepts JSON too): review kinds carry
-    // maps of string lists (UserInfo.extra) that kplane's protobuf codec has no form for.
+    // A review: answered from the body and the user, nothing stored. Admission is not run: the
+    // only built-in plugin, NamespaceLifecycle, exempts the reviews upstream too. Answered as JSON
+    // (every client that accepts protobuf accepts JSON too): review kinds carry maps of string
+    // lists (UserInfo.extra) that kplane's protobuf codec has no form for.
     const answer = await review(obj, { user: s.user, namespace });
     return respondObject(s, r, 201, answer, warnings, chooseOutput(s.accept, { protobufOk: false }));
   }
