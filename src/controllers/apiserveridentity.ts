@@ -106,7 +106,7 @@ export function apiserverIdentityController(client: KubeClient, opts: IdentityLe
         labels: { ...((meta['labels'] as Record<string, string> | undefined) ?? {}), [IDENTITY_LABEL]: SERVER_NAME, [HOSTNAME_LABEL]: opts.hostname },
       },
       spec: {
-        ...((base?.['spec']) ?? {}),
+        ...(base?.['spec'] ?? {}),
         holderIdentity,
         leaseDurationSeconds: IDENTITY_LEASE_DURATION_SECONDS,
         renewTime: microTime(now()),
