@@ -83,7 +83,11 @@ export function bootstrapClusterRoles(): ClusterRole[] {
       urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/']),
     ]),
     clusterRole('system:monitoring', [urls(['get'], ['/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*'])]),
-    clusterRole('system:basic-user', [rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'])]),
+    clusterRole('system:basic-user', [
+      rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
+      // SelfSubjectReview (`kubectl auth whoami`), as upstream's policy since it reached beta.
+      rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews']),
+    ]),
     clusterRole('system:public-info-viewer', [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])]),
     clusterRole('admin', undefined, { aggregateLabel: AGG_ADMIN }),
     clusterRole('edit', undefined, { labels: { [AGG_ADMIN]: 'true' }, aggregateLabel: AGG_EDIT }),
