@@ -107,8 +107,9 @@ describe('two control planes in one process serving different kinds', () => {
   it('discovery lists only the served groups', async () => {
     const [ga, gb] = await Promise.all([ca.request({ path: '/apis' }), cb.request({ path: '/apis' })]);
     const names = (r: RawResponse): string[] => r.json<{ groups: { name: string }[] }>().groups.map((g) => g.name);
-    assert.deepEqual(names(ga), ['test.kplane.io']);
-    assert.deepEqual(names(gb), ['coordination.k8s.io']);
+    // authentication.k8s.io (TokenReview, SelfSubjectReview) is served by every control plane.
+    assert.deepEqual(names(ga), ['authentication.k8s.io', 'test.kplane.io']);
+    assert.deepEqual(names(gb), ['authentication.k8s.io', 'coordination.k8s.io']);
     const [wa, wb, la, lb] = await Promise.all([
       ca.request({ path: '/apis/test.kplane.io/v1' }),
       cb.request({ path: '/apis/test.kplane.io/v1' }),
