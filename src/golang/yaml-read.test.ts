@@ -123,3 +123,18 @@ describe('golang/yaml-read: randomly made documents, as Go read them', () => {
     }
   });
 });
+
+describe('golang/yaml-read: nesting too deep is refused before parsing', () => {
+  // The yaml library recurses once per level; that deep, V8 could fail fatally (not a RangeError)
+  // compiling a regular expression. A server took this body and crashed (test/e2e/bad-input.test.ts).
+  it("refuses deep flow collections and '- - -' chains with go-yaml's message, and counts no quoted brackets", () => {
+    for (const text of [
+      '['.repeat(100_000),
+      `a: ${'['.repeat(50_000)}${']'.repeat(50_000)}`,
+      `${'{a: '.repeat(20_000)}1${'}'.repeat(20_000)}`,
+      `${'- '.repeat(60_000)}x`,
+    ])
+      assert.throws(() => readGoYAML(text), { message: 'yaml: exceeded max depth of 10000' });
+    assert.deepEqual(toJSONValue(readGoYAML(`a: "${'['.repeat(20_000)}"`)), { a: '['.repeat(20_000) });
+  });
+});

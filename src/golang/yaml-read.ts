@@ -231,8 +231,58 @@ export interface ReadOptions {
   strict?: boolean;
 }
 
-const MAX_DEPTH = 10_000;
+export const MAX_DEPTH = 10_000;
 const MAX_NODES = 1_000_000;
+
+/**
+ * Whether flow collections (`[`, `{`) or block sequence indicators on one line (`- - - x`) nest
+ * deeper than `limit`, as go-yaml refuses them (`exceeded max depth`). Checked before the yaml
+ * library parses: it recurses once per level, and a stack that deep can make V8 fail fatally while
+ * compiling a regular expression (not a catchable RangeError). Quoted scalars and comments are
+ * skipped; the count may overshoot on odd text, never undershoot.
+ */
+export function nestingExceeds(text: string, limit: number = MAX_DEPTH): boolean {
+  if (text.length <= limit) return false;
+  let flow = 0;
+  let dashes = 0;
+  let atLineIndent = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) {
+      atLineIndent = true;
+      dashes = 0;
+      continue;
+    }
+    if (c === 0x22 || c === 0x27) {
+      // a quoted scalar: skip to its end ('' escapes a single quote, \ escapes in double quotes)
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (c === 0x22 && d === 0x5c) i++;
+        else if (d === c) {
+          if (c === 0x27 && text.charCodeAt(i + 1) === 0x27) i++;
+          else break;
+        }
+      }
+      atLineIndent = false;
+      continue;
+    }
+    if (c === 0x23 && (i === 0 || text.charCodeAt(i - 1) === 0x20 || text.charCodeAt(i - 1) === 0x0a)) {
+      while (i < text.length && text.charCodeAt(i) !== 0x0a) i++;
+      i--;
+      continue;
+    }
+    if (c === 0x5b || c === 0x7b) {
+      if (++flow > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      if (flow > 0) flow--;
+    } else if (atLineIndent && c === 0x2d && (text.charCodeAt(i + 1) === 0x20 || text.charCodeAt(i + 1) === 0x0a)) {
+      if (++dashes > limit) return true;
+    } else if (c !== 0x20 && c !== 0x09) {
+      atLineIndent = false;
+    }
+  }
+  return false;
+}
 
 interface WalkContext {
   readonly doc: Document;
@@ -248,6 +298,7 @@ interface WalkContext {
  * there is none); go-yaml's error otherwise.
  */
 export function readGoYAML(text: string, opts: ReadOptions = {}): GoYAMLValue {
+  if (nestingExceeds(text, MAX_DEPTH)) throw new Error(`yaml: exceeded max depth of ${MAX_DEPTH}`);
   const lc = new LineCounter();
   // failsafe: every scalar stays a string, and go-yaml's own resolution is applied below
   const docs = parseAllDocuments(text, { schema: 'failsafe', uniqueKeys: false, version: '1.1', lineCounter: lc });
@@ -273,6 +324,7 @@ export function readGoYAML(text: string, opts: ReadOptions = {}): GoYAMLValue {
  * then says why). sigs.k8s.io/yaml's strict YAMLToJSON reports them as "yaml: unmarshal errors:".
  */
 export function goYAMLDuplicateKeys(text: string): string[] {
+  if (nestingExceeds(text, MAX_DEPTH)) return [];
   const lc = new LineCounter();
   const docs = parseAllDocuments(text, { schema: 'failsafe', uniqueKeys: false, version: '1.1', lineCounter: lc });
   const doc = Array.isArray(docs) ? docs[0] : undefined;

@@ -7,7 +7,7 @@ import { decodeObject, encodeObject, PROTOBUF_MEDIA_TYPE, type ProtobufKinds } f
 import type { Scheme } from '../apimachinery/scheme.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { cannotUnmarshal } from '../golang/json-errors.js';
-import { goYAMLDuplicateKeys } from '../golang/yaml-read.js';
+import { goYAMLDuplicateKeys, MAX_DEPTH, nestingExceeds } from '../golang/yaml-read.js';
 import { parseGoFloat } from '../golang/strconv.js';
 import { int64OrFloat } from '../golang/json.js';
 import { isJsonObject } from '../apimachinery/types.js';
@@ -274,6 +274,8 @@ export function checkObjectMeta(value: Record<string, unknown>): void {
 
 export function decodeYaml(body: Uint8Array): { value: unknown; duplicateFields: string[]; yamlDuplicates?: string[] } {
   const text = textDecoder.decode(body);
+  // Refused before the yaml library recurses that deep (see nestingExceeds): go-yaml's limit and words.
+  if (nestingExceeds(text)) throw badRequest(`error converting YAML to JSON: yaml: exceeded max depth of ${MAX_DEPTH}`);
   const docs = parseAllDocuments(text, { uniqueKeys: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const doc = list.find((d) => d.contents !== null) ?? list[0];
