@@ -20,6 +20,10 @@ const info = (method: string, url: string) => {
 describe('parseRequestInfo (cases from upstream requestinfo_test.go)', () => {
   const cases: [string, string, Partial<ReturnType<typeof info>>][] = [
     ['GET', '/api/v1/namespaces', { verb: 'list', resource: 'namespaces', ns: '', name: '' }],
+    // Discovery paths are non-resource requests (fewer than three parts after the API prefix).
+    ['GET', '/api/v1', { res: false, verb: 'get', version: '', resource: '' }],
+    ['GET', '/apis/apps/v1', { res: false, verb: 'get', group: '', version: '' }],
+    ['GET', '/apis/apps', { res: false }],
     ['GET', '/api/v1/namespaces/other', { verb: 'get', resource: 'namespaces', ns: 'other', name: 'other' }],
     ['GET', '/api/v1/namespaces/other/configmaps/foo', { verb: 'get', resource: 'configmaps', ns: 'other', name: 'foo' }],
     ['GET', '/api/v1/configmaps', { verb: 'list', resource: 'configmaps', ns: '' }],

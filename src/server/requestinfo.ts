@@ -43,12 +43,14 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   let rest: string[];
   let group = '';
   let version: string;
+  // Discovery paths (/api, /api/v1, /apis, /apis/g, /apis/g/v) are non-resource requests, as
+  // upstream's RequestInfoFactory makes them: fewer than three parts after `api`, four after `apis`.
   if (prefix === 'api') {
-    if (segments.length < 2) return nonResource();
+    if (segments.length < 3) return nonResource();
     version = segments[1]!;
     rest = segments.slice(2);
   } else if (prefix === 'apis') {
-    if (segments.length < 3) return nonResource();
+    if (segments.length < 4) return nonResource();
     group = segments[1]!;
     version = segments[2]!;
     rest = segments.slice(3);

@@ -21,7 +21,7 @@ export function withAuthorization(authorizer: Authorizer | undefined, sink: Erro
       : (s) => {
           let result: AuthorizationResult | Promise<AuthorizationResult>;
           try {
-            result = authorizer.authorize(s.user, attributesOf(s));
+            result = authorizer.authorize(s.user, s.info);
           } catch (e) {
             return writeError(sink, s.res, internalError(e), s);
           }
@@ -33,18 +33,6 @@ export function withAuthorization(authorizer: Authorizer | undefined, sink: Erro
         };
 }
 
-/**
- * The attributes asked about. Upstream's RequestInfo makes `/api/v1` and `/apis/<group>/<version>`
- * (a group version's discovery) non-resource requests; kplane's parser calls them resource
- * requests without a resource, so they are turned into the non-resource form here, with the
- * method as the verb (what system:discovery's `/apis/*` allows).
- */
-function attributesOf(s: RequestScope): RequestInfo {
-  const info = s.info;
-  if (!info.isResourceRequest || info.resource !== '') return info;
-  return { ...info, isResourceRequest: false, verb: (s.req.method ?? 'GET').toLowerCase(), apiGroup: '', apiVersion: '', namespace: '', name: '' };
-}
-
 function decide(sink: ErrorSink, s: RequestScope, r: AuthorizationResult, next: (s: RequestScope) => void | Promise<void>): void | Promise<void> {
   // The audit event's annotations, as upstream's WithAuthorization sets them.
   if (s.audit) {
@@ -52,7 +40,7 @@ function decide(sink: ErrorSink, s: RequestScope, r: AuthorizationResult, next: 
     s.audit.annotate('authorization.k8s.io/reason', r.reason ?? '');
   }
   if (r.decision === 'allow') return next(s);
-  writeError(sink, s.res, forbiddenError(s.user, attributesOf(s), r.reason ?? ''), s);
+  writeError(sink, s.res, forbiddenError(s.user, s.info, r.reason ?? ''), s);
 }
 
 /** responsewriters.ForbiddenStatusError: who may not do what, and the authorizer's reason. */
