@@ -96,33 +96,37 @@ function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
  */
 export function unionAuthorizer(authorizers: readonly Authorizer[]): Authorizer {
   if (authorizers.length === 1) return authorizers[0]!;
-  return {
-    authorize(user, attrs) {
-      const reasons: string[] = [];
-      const errors: string[] = [];
-      const step = (i: number): AuthorizationResult | Promise<AuthorizationResult> => {
-        for (; i < authorizers.length; i++) {
-          const r = authorizers[i]!.authorize(user, attrs);
-          if (isPromise(r)) {
-            const next = i + 1;
-            return r.then((res) => (settle(res) ? res : step(next)));
-          }
-          if (settle(r)) return r;
-        }
-        return {
-          decision: 'no-opinion',
-          ...(reasons.length ? { reason: reasons.join('\n') } : {}),
-          ...(errors.length ? { error: errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]` } : {}),
-        };
-      };
-      const settle = (r: AuthorizationResult): boolean => {
-        if (r.error) errors.push(r.error);
-        if (r.reason) reasons.push(r.reason);
-        return r.decision !== 'no-opinion';
-      };
-      return step(0);
-    },
+  // Every request goes through here: the synchronous path allocates nothing until an authorizer
+  // has no opinion with a reason or an error to report.
+  const from = (
+    user: UserInfo,
+    attrs: AuthorizationAttributes,
+    i: number,
+    reasons?: string[],
+    errors?: string[],
+  ): AuthorizationResult | Promise<AuthorizationResult> => {
+    for (; i < authorizers.length; i++) {
+      const r = authorizers[i]!.authorize(user, attrs);
+      if (isPromise(r)) {
+        const next = i + 1;
+        return r.then((res) => {
+          if (res.decision !== 'no-opinion') return res;
+          if (res.reason) (reasons ??= []).push(res.reason);
+          if (res.error) (errors ??= []).push(res.error);
+          return from(user, attrs, next, reasons, errors);
+        });
+      }
+      if (r.decision !== 'no-opinion') return r;
+      if (r.reason) (reasons ??= []).push(r.reason);
+      if (r.error) (errors ??= []).push(r.error);
+    }
+    return {
+      decision: 'no-opinion',
+      ...(reasons ? { reason: reasons.join('\n') } : {}),
+      ...(errors ? { error: errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]` } : {}),
+    };
   };
+  return { authorize: (user, attrs) => from(user, attrs, 0) };
 }
 
 /** union.NewRuleResolvers: every resolver's rules, incomplete if any is, errors aggregated. */
