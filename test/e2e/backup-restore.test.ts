@@ -4,7 +4,6 @@
 // `get -w`), instead of resuming into a history that diverged, as after an etcd restore with
 // `etcdutl snapshot restore --bump-revision --mark-compacted`.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,11 +11,11 @@ import { after, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import Database from 'better-sqlite3';
 import { eventually } from '../support/eventually.js';
+import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { repoRoot, run, tools, type RunResult } from '../support/tools.js';
 import { SCHEMA } from '../../src/storage/sqlite/writer-core.js';
 
-const children: ChildProcess[] = [];
 const SERVING = /kplane is serving on (https:\/\/127\.0\.0\.1:\d+)/;
 const CMS = '/api/v1/namespaces/default/configmaps';
 
@@ -24,39 +23,13 @@ function kplane(args: readonly string[]): Promise<RunResult> {
   return run(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args], { timeoutMs: 120_000 });
 }
 
-interface Served {
-  readonly child: ChildProcess;
-  readonly exited: Promise<void>;
-}
+const processes = kplaneProcesses({ startTimeoutMs: 120_000 });
+type Served = Pick<KplaneProcess, 'child' | 'exited'>;
 
 /** `kplane serve` as a child process; waits for its "serving" line (a loaded machine can take long). */
 async function serve(dataDir: string, port = 0): Promise<{ proc: Served; url: string }> {
-  const args = ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'serve', '--data-dir', dataDir, '--secure-port', String(port), '--controllers=false'];
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kplane serve did not start in 120 s: ${stderr}`));
-    }, 120_000);
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const m = SERVING.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('exit', (code, sig) => {
-      clearTimeout(timer);
-      reject(new Error(`kplane serve exited (${code ?? sig}) before serving: ${stderr}`));
-    });
-  });
-  return { proc: { child, exited }, url };
+  const proc = await processes.start(['serve', '--data-dir', dataDir, '--secure-port', String(port), '--controllers=false'], SERVING);
+  return { proc, url: SERVING.exec(proc.firstLine)![1]! };
 }
 
 async function stop(proc: Served): Promise<void> {
@@ -94,7 +67,7 @@ describe('kplane backup and restore (SQLite)', { timeout: 600_000 }, () => {
     return d;
   };
   after(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    processes.killAll();
     for (const d of dirs) await rm(d, { recursive: true, force: true });
   });
 

@@ -3,7 +3,6 @@
 // leader election, a mixed load through every server that records every acknowledged write, and
 // watches that resume from their last resourceVersion (on another server when theirs is gone).
 // Used by test/e2e/etcd-ha.test.ts, bench/scenarios/etcd-ha.ts and scripts/soak.ts.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cp as copyDir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +13,7 @@ import type { GVR, KubeClient } from '../../src/client/types.js';
 import { EtcdStorage } from '../../src/storage/etcd/etcd-storage.js';
 import { freePort } from './etcd.js';
 import type { EtcdCluster } from './etcd-cluster.js';
-import type { KplaneProcess } from './kplane-process.js';
-import { repoRoot } from './tools.js';
+import { kplaneProcesses, type KplaneProcess, type KplaneProcesses } from './kplane-process.js';
 
 export const CONFIGMAPS: GVR = { group: '', version: 'v1', resource: 'configmaps' };
 export const LEASES: GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
@@ -64,63 +62,9 @@ export interface HaOptions {
   readonly leaseDurationMs?: number;
 }
 
-/**
- * `kplane <args>` as a child process, as test/support/kplane-process.ts starts it, with a longer
- * start deadline: on a loaded 2-core CI machine three servers and two controller-managers compiling
- * their source under tsx can take more than its 30 s.
- */
-export function kplaneChildren(startTimeoutMs = 120_000): {
-  children: ChildProcess[];
-  start(args: readonly string[], ready: RegExp): Promise<KplaneProcess>;
-  killAll(): void;
-} {
-  const children: ChildProcess[] = [];
-  return {
-    children,
-    async start(args, ready) {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args], {
-        cwd: repoRoot,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      children.push(child);
-      // Not left running when the test or script that started it exits (bench/run.ts, the soak).
-      const onExit = (): void => void child.kill('SIGKILL');
-      process.once('exit', onExit);
-      const exited = new Promise<void>((ok) =>
-        child.once('exit', () => {
-          process.off('exit', onExit);
-          ok();
-        }),
-      );
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr = (stderr + d).slice(-20_000);
-      });
-      const firstLine = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          reject(new Error(`kplane ${args[0]} did not start in ${startTimeoutMs} ms: ${stderr}`));
-        }, startTimeoutMs);
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-          out += d;
-          const m = ready.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[0]);
-          }
-        });
-        child.once('exit', (code, sig) => {
-          clearTimeout(timer);
-          reject(new Error(`kplane ${args[0]} exited (${code ?? sig}) before it was ready: ${stderr}`));
-        });
-      });
-      return { child, firstLine, exited, log: () => stderr };
-    },
-    killAll() {
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    },
-  };
+/** `kplane <args>` children with a 120 s start deadline: three servers and two controller-managers compile under tsx at once. */
+export function kplaneChildren(startTimeoutMs = 120_000): KplaneProcesses {
+  return kplaneProcesses({ startTimeoutMs });
 }
 
 /** Starts the servers (one after the other: the first writes the PKI the others copy) and controller-managers. */

@@ -22,7 +22,12 @@ export interface KplaneProcesses {
   killAll(): void;
 }
 
-export function kplaneProcesses(): KplaneProcesses {
+/**
+ * `startTimeoutMs` (default 30 s): how long `start` waits for `ready`; on a loaded 2-core machine
+ * several servers compiling their source under tsx may need more (the HA suite gives 120 s).
+ */
+export function kplaneProcesses(opts: { startTimeoutMs?: number } = {}): KplaneProcesses {
+  const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
   const children: ChildProcess[] = [];
   return {
     children,
@@ -32,15 +37,23 @@ export function kplaneProcesses(): KplaneProcesses {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       children.push(child);
-      const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+      // Not left running when the test or script that started it exits (bench/run.ts, the soak).
+      const onExit = (): void => void child.kill('SIGKILL');
+      process.once('exit', onExit);
+      const exited = new Promise<void>((ok) =>
+        child.once('exit', () => {
+          process.off('exit', onExit);
+          ok();
+        }),
+      );
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const firstLine = await new Promise<string>((resolve, reject) => {
         let out = '';
         const timer = setTimeout(() => {
           child.kill('SIGKILL');
-          reject(new Error(`kplane ${args[0]} did not start in 30 s: ${stderr}`));
-        }, 30_000);
+          reject(new Error(`kplane ${args[0]} did not start in ${startTimeoutMs / 1000} s: ${stderr}`));
+        }, startTimeoutMs);
         child.stdout.setEncoding('utf8').on('data', (d: string) => {
           out += d;
           const m = ready.exec(out);
