@@ -2,7 +2,7 @@
 // from the policy's decision, completed by the handlers through the AuditHooks of the RequestScope,
 // and handed to the backend at each stage the policy does not omit.
 import type { UserInfo } from '../../admission/index.js';
-import { stringifyJSON } from '../../golang/json-int64.js';
+import { parseJSONExact, stringifyJSON } from '../../golang/json-int64.js';
 import type { AuditHooks, Request } from '../request-scope.js';
 import type { RequestInfo } from '../requestinfo.js';
 import type { AuditBackend, AuditMetrics } from './backend.js';
@@ -117,7 +117,7 @@ export class AuditContext implements AuditHooks {
     // runtime.Unknown holds the patch as sent; a YAML apply patch is written as JSON here (upstream's
     // encoder would refuse it).
     try {
-      this.event.requestObject = stringifyJSON(JSON.parse(text));
+      this.event.requestObject = stringifyJSON(parseJSONExact(text));
     } catch {
       this.event.requestObject = stringifyJSON(text);
     }
