@@ -43,6 +43,9 @@ interface Args {
   readonly quick: boolean;
   readonly rounds: number;
   readonly tolerancePct: number;
+  /** Closed-loop warm-up and measuring windows for both sides (KPLANE_BENCH_WARM_MS/_MEASURE_MS); unset: the harness's. */
+  readonly warmMs: number | undefined;
+  readonly measureMs: number | undefined;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -51,6 +54,8 @@ function parseArgs(argv: readonly string[]): Args {
   let quick = false;
   let rounds = 1;
   let tolerancePct = 5;
+  let warmMs: number | undefined;
+  let measureMs: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => (a.includes('=') ? a.slice(a.indexOf('=') + 1) : (argv[++i] ?? ''));
@@ -59,15 +64,24 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--quick') quick = true;
     else if (a.startsWith('--rounds')) rounds = Number(value());
     else if (a.startsWith('--tolerance')) tolerancePct = Number(value());
+    else if (a.startsWith('--warm-ms')) warmMs = Number(value());
+    else if (a.startsWith('--measure-ms')) measureMs = Number(value());
     else if (a === '--help' || a === '-h') {
-      console.log('usage: npm run bench:compare -- --base <git ref> [--only create,get,...] [--quick] [--rounds N] [--tolerance PCT]');
+      console.log(
+        'usage: npm run bench:compare -- --base <git ref> [--only create,get,...] [--quick] [--rounds N] [--tolerance PCT] [--warm-ms MS --measure-ms MS]',
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (see --help)`);
   }
   if (!base) throw new Error('--base <git ref> is required: the commit to compare this tree with (e.g. --base main~5)');
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, not ${rounds}`);
   if (!(tolerancePct >= 0)) throw new Error(`--tolerance must be a number of per cent, not ${tolerancePct}`);
-  return { base, only, quick, rounds, tolerancePct };
+  for (const [flag, v] of [
+    ['--warm-ms', warmMs],
+    ['--measure-ms', measureMs],
+  ] as const)
+    if (v !== undefined && !(Number.isInteger(v) && v > 0)) throw new Error(`${flag} must be a positive number of milliseconds, not ${v}`);
+  return { base, only, quick, rounds, tolerancePct, warmMs, measureMs };
 }
 
 function git(args: readonly string[], cwd = root): string {
@@ -75,11 +89,23 @@ function git(args: readonly string[], cwd = root): string {
 }
 
 /** Runs one side's benchmark for one group; its output goes to ours, prefixed. */
-function runSide(label: string, tree: string, group: readonly string[], quick: boolean, jsonFile: string): Promise<Row[]> {
+function runSide(
+  label: string,
+  tree: string,
+  group: readonly string[],
+  quick: boolean,
+  jsonFile: string,
+  windows: Pick<Args, 'warmMs' | 'measureMs'>,
+): Promise<Row[]> {
   const args = ['run', 'bench', '--', '--only', group.join(','), '--json', jsonFile, ...(quick ? ['--quick'] : [])];
   console.log(`\n[compare] ${label}: npm ${args.join(' ')}  (in ${tree})`);
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', args, { cwd: tree, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Both sides read the windows from the environment; a base older than these variables needs them
+    // added to its harness (a branch off the base commit), or it measures on its own windows.
+    const env = { ...process.env };
+    if (windows.warmMs !== undefined) env.KPLANE_BENCH_WARM_MS = String(windows.warmMs);
+    if (windows.measureMs !== undefined) env.KPLANE_BENCH_MEASURE_MS = String(windows.measureMs);
+    const child = spawn('npm', args, { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const prefix = (chunk: Buffer): string =>
       chunk
         .toString('utf8')
@@ -161,7 +187,7 @@ async function main(): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), 'kplane-bench-compare-'));
   const baseTree = join(scratch, 'base');
   console.log(
-    `[compare] base ${args.base} = ${baseCommit}, head ${headCommit}${dirty ? ' (uncommitted changes included)' : ''}; ${groups.length} groups × ${args.rounds} round(s)${args.quick ? ', quick' : ''}`,
+    `[compare] base ${args.base} = ${baseCommit}, head ${headCommit}${dirty ? ' (uncommitted changes included)' : ''}; ${groups.length} groups × ${args.rounds} round(s)${args.quick ? ', quick' : ''}${args.warmMs !== undefined || args.measureMs !== undefined ? `; windows warm ${args.warmMs ?? 'default'} ms, measure ${args.measureMs ?? 'default'} ms` : ''}`,
   );
   git(['worktree', 'add', '--detach', baseTree, baseCommit]);
   try {
@@ -190,7 +216,10 @@ async function main(): Promise<void> {
         ];
         if (!baseFirst) sides.reverse();
         for (const [label, tree, into] of sides)
-          collect(into, await runSide(`${label} ${label === 'base' ? baseCommit : headCommit}`, tree, group, args.quick, join(scratch, 'json', `${n++}.json`)));
+          collect(
+            into,
+            await runSide(`${label} ${label === 'base' ? baseCommit : headCommit}`, tree, group, args.quick, join(scratch, 'json', `${n++}.json`), args),
+          );
       }
     }
 
@@ -242,6 +271,8 @@ async function main(): Promise<void> {
           quick: args.quick,
           rounds: args.rounds,
           tolerancePct: args.tolerancePct,
+          ...(args.warmMs !== undefined ? { warmMs: args.warmMs } : {}),
+          ...(args.measureMs !== undefined ? { measureMs: args.measureMs } : {}),
           figures: rows,
         },
         null,

@@ -37,11 +37,18 @@ export interface Config {
   readonly idleMeasureMs: number;
 }
 
+// The closed-loop windows. A code change that adds functions needs longer than 1 s of load before V8
+// has optimised the request path: two commits compared on 1 s + 3 s windows differed by 20-40 % on
+// get c=1 where 5 s + 15 s windows showed them equal (docs/benchmarks.md, 2026-12-05). Comparisons
+// of commits (bench:compare --warm-ms/--measure-ms) set these; the defaults keep the full run short.
+const WARM_MS = Number(process.env.KPLANE_BENCH_WARM_MS ?? 1000);
+const MEASURE_MS = Number(process.env.KPLANE_BENCH_MEASURE_MS ?? 3000);
+
 export const FULL: Config = {
   concurrency: [1, 16, 64],
-  warmMs: 1000,
-  measureMs: 3000,
-  maxOps: 50_000,
+  warmMs: WARM_MS,
+  measureMs: MEASURE_MS,
+  maxOps: Math.round((50_000 * MEASURE_MS) / 3000),
   openRate: 1000,
   openMs: 10000,
   openWarmMs: 3000,
