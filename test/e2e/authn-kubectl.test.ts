@@ -226,6 +226,12 @@ describe('authentication through kubectl', { timeout: 240_000 }, () => {
     assert.equal(r.json<{ message: string }>().message, 'Internal error occurred: requested [{Group  devs    }] without impersonating a user');
   });
 
+  it("Impersonate-* headers are found in any case (HTTP/1.1 keeps the sender's)", async () => {
+    const r = await admin.request({ path: '/api/v1/namespaces', headers: { 'Impersonate-Group': 'devs' } });
+    assert.equal(r.status, 500, r.text());
+    assert.match(r.json<{ message: string }>().message, /without impersonating a user/);
+  });
+
   it('tokenreviews and selfsubjectreviews are create-only and discovered', async () => {
     const list = (await admin.request({ path: '/apis/authentication.k8s.io/v1' })).json<{
       resources: Array<{ name: string; verbs: string[]; namespaced: boolean }>;

@@ -48,6 +48,9 @@ export function checkFields(definitions: Definitions, r: RegisteredResource, obj
   const unknown = prune ? prune(obj) : schema ? pruneUnknownFields(obj, schema, definitions) : [];
   // Time/MicroTime come back in Go's marshalled form (seconds; six fractional digits), as after kube's decode.
   if (schema) normalizeTimes(obj, schema, definitions);
+  // The common case (no problem) without building strictFieldProblems's input: spreading the decoded
+  // body (whose shape varies with the content type) costs a slow object clone on every write.
+  if (mode === 'Ignore' || (!unknown.length && !duplicates.duplicateFields.length && !duplicates.patchProblems?.length)) return [];
   return strictFieldProblems({ ...duplicates, unknown, customResource: prune !== undefined }, mode);
 }
 
