@@ -248,7 +248,9 @@ async function main(): Promise<void> {
     const fmt = (x: number): string => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
     for (const r of rows.filter((x) => !x.baseline)) {
       const d = drift.get(r.scenario);
-      const driftText = d ? `  (baselines ${d.map((x) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`).join(' ')})` : '';
+      // The baselines' median change in the scenario, and their range: the machine's own drift.
+      const pct = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
+      const driftText = d ? `  (baselines ${pct(median(d))}, ${pct(Math.min(...d))}…${pct(Math.max(...d))})` : '';
       console.log(
         `  ${r.worse ? 'WORSE' : '     '} ${r.figure.padEnd(58)} ${fmt(r.before).padStart(9)} → ${fmt(r.after).padStart(9)}  ${(r.changePct >= 0 ? '+' : '') + r.changePct.toFixed(1)}%${driftText}`,
       );
