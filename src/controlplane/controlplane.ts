@@ -474,7 +474,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const storage: Storage = cacher ?? backend;
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
   // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
-  const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
+  const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection, features });
   registry.onChange(() => keyTransformers?.invalidate());
   // authentication.k8s.io is served whatever the modules: it answers from the authenticator, not storage.
   let authenticator: Authenticator | undefined;

@@ -13,6 +13,8 @@ export const APIServerIdentity = 'APIServerIdentity';
 export const APIResponseCompression = 'APIResponseCompression';
 /** Consistent lists (no resourceVersion) served from the watch cache once it has caught up. */
 export const ConsistentListFromCache = 'ConsistentListFromCache';
+/** Lease `spec.strategy` and `spec.preferredHolder` (coordinated leader election, KEP-4444). */
+export const CoordinatedLeaderElection = 'CoordinatedLeaderElection';
 /** `sendInitialEvents=true` watches (streaming lists). */
 export const WatchList = 'WatchList';
 
@@ -31,6 +33,10 @@ export const KUBE_FEATURES: Readonly<Record<string, VersionedSpecs>> = {
     { version: v('1.28'), default: false, preRelease: Alpha },
     { version: v('1.31'), default: true, preRelease: Beta },
     { version: v('1.34'), default: true, preRelease: GA, lockToDefault: true },
+  ],
+  [CoordinatedLeaderElection]: [
+    { version: v('1.31'), default: false, preRelease: Alpha },
+    { version: v('1.33'), default: false, preRelease: Beta },
   ],
   [WatchList]: [
     { version: v('1.27'), default: false, preRelease: Alpha },
