@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConsistentListFromCache, newKubeFeatureGate, Version, WatchList, APIResponseCompression } from '../../src/featuregate/index.js';
+import { ConsistentListFromCache, KplaneWatchCache, newKubeFeatureGate, Version, WatchList, APIResponseCompression } from '../../src/featuregate/index.js';
 import { adminCredentials, RawClient, type KubeStatus } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot } from '../support/tools.js';
@@ -30,6 +30,8 @@ describe('kplane serve --feature-gates and --emulated-version', { timeout: 120_0
     for (const line of [
       'APIResponseCompression=true|false (BETA - default=true)',
       'AllAlpha=true|false (ALPHA - default=false)',
+      'CoordinatedLeaderElection=true|false (BETA - default=false)',
+      'KplaneWatchCache=true|false (BETA - default=true)',
       'WatchList=true|false (BETA - default=true)',
     ])
       assert.ok(r.stdout.includes(line), `help lists ${line}`);
@@ -53,6 +55,13 @@ describe('kplane serve --feature-gates and --emulated-version', { timeout: 120_0
     }
   });
 });
+
+/** Lists the server's storage answered (the watch cache answers the others). */
+async function storageLists(c: RawClient): Promise<number> {
+  const text = (await c.request({ path: '/metrics' })).text();
+  const m = /kplane_storage_request_duration_seconds_count\{operation="list",backend="sqlite"\} (\d+)/.exec(text);
+  return m ? Number(m[1]) : 0;
+}
 
 describe('gated capabilities', { timeout: 120_000 }, () => {
   let on: TestServer;
@@ -107,11 +116,6 @@ describe('gated capabilities', { timeout: 120_000 }, () => {
   });
 
   it('ConsistentListFromCache off: consistent lists are read from storage', async () => {
-    const storageLists = async (c: RawClient): Promise<number> => {
-      const text = (await c.request({ path: '/metrics' })).text();
-      const m = /kplane_storage_request_duration_seconds_count\{operation="list",backend="sqlite"\} (\d+)/.exec(text);
-      return m ? Number(m[1]) : 0;
-    };
     for (const [c, wantMore] of [
       [onClient, false],
       [offClient, true],
@@ -132,5 +136,37 @@ describe('gated capabilities', { timeout: 120_000 }, () => {
     assert.match(on, /kubernetes_feature_enabled\{name="AllAlpha",stage="ALPHA"\} 0/);
     const ga = newKubeFeatureGate(Version.majorMinor(1, 33));
     assert.equal(ga.getAll().get(ConsistentListFromCache)?.preRelease, 'BETA');
+  });
+});
+
+describe('kplane capabilities as gates', { timeout: 120_000 }, () => {
+  let on: TestServer;
+  let off: TestServer;
+  let onClient: RawClient;
+  let offClient: RawClient;
+
+  before(async () => {
+    const gates = newKubeFeatureGate();
+    gates.set(`${KplaneWatchCache}=false`);
+    [on, off] = await Promise.all([startTestServer(), startTestServer({ featureGates: gates })]);
+    onClient = new RawClient(on.url, adminCredentials(on.dataDir));
+    offClient = new RawClient(off.url, adminCredentials(off.dataDir));
+  });
+  after(async () => {
+    onClient?.close();
+    offClient?.close();
+    await Promise.all([on?.stop(), off?.stop()]);
+  });
+
+  it('KplaneWatchCache off (as --watch-cache=false): lists at resourceVersion=0 are read from storage', async () => {
+    for (const [c, wantMore] of [
+      [onClient, false],
+      [offClient, true],
+    ] as const) {
+      const before = await storageLists(c);
+      for (let i = 0; i < 3; i++) assert.equal((await c.request({ path: `${CMS}?resourceVersion=0`, headers: { accept: 'application/json' } })).status, 200);
+      const grew = (await storageLists(c)) - before;
+      assert.equal(grew >= 3, wantMore, `storage lists grew by ${grew}`);
+    }
   });
 });
