@@ -1,7 +1,7 @@
 // The generic API server's features that kplane implements and can turn off, with upstream's names
 // and versioned specs (k8s.io/apiserver/pkg/features, as of the API level kplane serves, 1.33).
 // Capabilities of kplane's own that upstream has no gate for get a `Kplane` prefix, a name
-// upstream will not take: KplaneWatchCache.
+// upstream will not take: KplaneWatchCache, KplaneCELCostLimits.
 import { Alpha, Beta, FeatureGate, GA, type FeatureGateOptions, type VersionedSpecs } from './feature-gate.js';
 import { Version } from './version.js';
 
@@ -22,6 +22,12 @@ export const CoordinatedLeaderElection = 'CoordinatedLeaderElection';
  * and a gate of one capability, as --enable-priority-and-fairness with APIPriorityAndFairness).
  */
 export const KplaneWatchCache = 'KplaneWatchCache';
+/**
+ * kplane's own: the cost limits of CRD validation rules (x-kubernetes-validations), the static
+ * estimates checked when a CRD is written and the runtime per-call limit and per-request budget.
+ * Off lifts them; evaluation keeps its wall-clock guard.
+ */
+export const KplaneCELCostLimits = 'KplaneCELCostLimits';
 /** `sendInitialEvents=true` watches (streaming lists). */
 export const WatchList = 'WatchList';
 
@@ -45,6 +51,7 @@ export const KUBE_FEATURES: Readonly<Record<string, VersionedSpecs>> = {
     { version: v('1.31'), default: false, preRelease: Alpha },
     { version: v('1.33'), default: false, preRelease: Beta },
   ],
+  [KplaneCELCostLimits]: [{ version: v('1.30'), default: true, preRelease: Beta }],
   [KplaneWatchCache]: [{ version: v('1.30'), default: true, preRelease: Beta }],
   [WatchList]: [
     { version: v('1.27'), default: false, preRelease: Alpha },

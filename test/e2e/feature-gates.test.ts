@@ -5,7 +5,15 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConsistentListFromCache, KplaneWatchCache, newKubeFeatureGate, Version, WatchList, APIResponseCompression } from '../../src/featuregate/index.js';
+import {
+  ConsistentListFromCache,
+  KplaneCELCostLimits,
+  KplaneWatchCache,
+  newKubeFeatureGate,
+  Version,
+  WatchList,
+  APIResponseCompression,
+} from '../../src/featuregate/index.js';
 import { adminCredentials, RawClient, type KubeStatus } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot } from '../support/tools.js';
@@ -31,6 +39,7 @@ describe('kplane serve --feature-gates and --emulated-version', { timeout: 120_0
       'APIResponseCompression=true|false (BETA - default=true)',
       'AllAlpha=true|false (ALPHA - default=false)',
       'CoordinatedLeaderElection=true|false (BETA - default=false)',
+      'KplaneCELCostLimits=true|false (BETA - default=true)',
       'KplaneWatchCache=true|false (BETA - default=true)',
       'WatchList=true|false (BETA - default=true)',
     ])
@@ -147,7 +156,7 @@ describe('kplane capabilities as gates', { timeout: 120_000 }, () => {
 
   before(async () => {
     const gates = newKubeFeatureGate();
-    gates.set(`${KplaneWatchCache}=false`);
+    gates.set(`${KplaneWatchCache}=false,${KplaneCELCostLimits}=false`);
     [on, off] = await Promise.all([startTestServer(), startTestServer({ featureGates: gates })]);
     onClient = new RawClient(on.url, adminCredentials(on.dataDir));
     offClient = new RawClient(off.url, adminCredentials(off.dataDir));
@@ -168,5 +177,50 @@ describe('kplane capabilities as gates', { timeout: 120_000 }, () => {
       const grew = (await storageLists(c)) - before;
       assert.equal(grew >= 3, wantMore, `storage lists grew by ${grew}`);
     }
+  });
+
+  it('KplaneCELCostLimits off: a CRD whose rule is over the estimated cost budget is accepted', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'costlies.cost.example.com' },
+      spec: {
+        group: 'cost.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'costlies', singular: 'costly', kind: 'Costly' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    properties: {
+                      tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    const post = (c: RawClient) =>
+      c.request({
+        method: 'POST',
+        path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(crd),
+      });
+    const refused = await post(onClient);
+    assert.equal(refused.status, 422, refused.text());
+    assert.match(refused.text(), /estimated rule cost exceeds budget by factor of more than 100x/);
+    const accepted = await post(offClient);
+    assert.equal(accepted.status, 201, accepted.text());
   });
 });
