@@ -2,6 +2,8 @@
 // served from the same registry and generic store as built-in kinds (see serving.ts).
 import type { GoFieldTypes } from '../apimachinery/gotypes.js';
 import { ALL_VERBS, type ResourceDescriptor } from '../apimachinery/resource.js';
+import { KplaneCELCostLimits } from '../featuregate/kube-features.js';
+import type { FeatureLookup } from '../registry/gated-fields.js';
 import type { ApiModule } from '../registry/registry.js';
 import { crdStrategy } from './crd-strategy.js';
 import { AX, apiextensionsDefinitions } from './definitions.js';
@@ -46,7 +48,10 @@ export interface ApiExtensionsOptions {
 /** CustomResourceDefinitions and their custom resources. */
 export function apiextensions(opts: ApiExtensionsOptions = {}): ApiModule {
   let serving: CRDServing | undefined;
-  const rules = opts.rules === null ? undefined : (opts.rules ?? celValidationRules());
+  // The control plane's gate, known from bootstrap on (before the server reports ready): the
+  // default engine asks it for KplaneCELCostLimits at each CRD check and compile.
+  let features: FeatureLookup | undefined;
+  const rules = opts.rules === null ? undefined : (opts.rules ?? celValidationRules({ costLimits: () => features?.enabled(KplaneCELCostLimits) ?? true }));
   return {
     name: 'apiextensions.k8s.io',
     definitions: apiextensionsDefinitions,
@@ -54,6 +59,7 @@ export function apiextensions(opts: ApiExtensionsOptions = {}): ApiModule {
     // v1.CustomResourceDefinition, JSONSchemaProps' custom unmarshalers included (gotypes.ts).
     resources: [{ descriptor: customResourceDefinitionsResource, strategy: crdStrategy({ rules }), goTypedBody: true, goFieldTypes: crdGoFieldTypes }],
     async bootstrap(ctx) {
+      features = ctx.registry.features;
       const crds = ctx.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
       if (!crds) return;
       serving = new CRDServing(ctx.registry, crds.store, ctx.client, { rules, ...(opts.log ? { log: opts.log } : {}) });

@@ -2,7 +2,7 @@
 // call rules only through this interface. `celValidationRules()` plugs in src/apiextensions/cel
 // (the default); `apiextensions({ rules: null })` leaves rules shape-checked but not evaluated.
 import type { FieldIssue } from '../apimachinery/errors.js';
-import { compileRules, evaluate } from './cel/index.js';
+import { compileRules, evaluate, type CompileOptions } from './cel/index.js';
 import type { Structural } from './schema/index.js';
 
 /** Compiled rules of one version's schema. */
@@ -25,14 +25,27 @@ export interface ValidationRulesEngine {
   compile(schema: Structural): CompiledRules | undefined;
 }
 
+export interface CelValidationRulesOptions {
+  /**
+   * Whether the cost limits apply (asked at each check and compile): false lifts the static
+   * per-rule and whole-schema estimates, the per-call limit and the per-request budget (the
+   * KplaneCELCostLimits gate). The wall-clock guard of evaluate() stays, so no rule can hang a
+   * request either way. Default: always on.
+   */
+  readonly costLimits?: () => boolean;
+}
+
 /** The CEL engine of src/apiextensions/cel as the rules hook (the default of `apiextensions()`). */
-export function celValidationRules(): ValidationRulesEngine {
+export function celValidationRules(opts: CelValidationRulesOptions = {}): ValidationRulesEngine {
+  const unlimited = (): boolean => opts.costLimits?.() === false;
+  const limits = (): CompileOptions => (unlimited() ? { staticCostLimit: Infinity, crdCostLimit: Infinity, perCallLimit: Infinity } : {});
   return {
-    check: (schema, fieldPath) => compileRules(schema, { path: fieldPath }).issues,
+    check: (schema, fieldPath) => compileRules(schema, { path: fieldPath, ...limits() }).issues,
     compile(schema) {
-      const { compiled } = compileRules(schema);
+      const { compiled } = compileRules(schema, limits());
       if (!compiled.root) return undefined;
-      return { validate: (obj, old) => evaluate(compiled, obj, old) };
+      const evalOpts = unlimited() ? { budget: Infinity } : {};
+      return { validate: (obj, old) => evaluate(compiled, obj, old, evalOpts) };
     },
   };
 }

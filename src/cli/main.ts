@@ -64,7 +64,8 @@ kplane serve flags:
   --tls-min-version VER     VersionTLS10, VersionTLS11, VersionTLS12 (default) or VersionTLS13
   --http2-max-streams-per-connection N
                             concurrent streams per HTTP/2 connection (default 0: 100)
-  --watch-cache=false       serve lists and watches from storage instead of memory
+  --watch-cache=false       serve lists and watches from storage instead of memory (as
+                            --feature-gates=KplaneWatchCache=false; the cache runs only when both allow it)
   --watch-cache-consistency-check-interval DUR
                             compare each watch cache with storage this often, a Go duration (default 0s: off;
                             kube's period is 5m); a difference fails /readyz (KEP 0001)

@@ -1,6 +1,6 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
 import { apiserverIdentityController, type IdentityLeaseController } from '../controllers/apiserveridentity.js';
-import { APIServerIdentity, ConsistentListFromCache, type FeatureGate, newKubeFeatureGate } from '../featuregate/index.js';
+import { APIServerIdentity, ConsistentListFromCache, type FeatureGate, KplaneWatchCache, newKubeFeatureGate } from '../featuregate/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -140,7 +140,10 @@ export interface ControlPlaneOptions {
   readonly maxRequestsInFlight?: number;
   /** --max-mutating-requests-inflight: requests of other verbs at once before 429 (default 200; 0 = no limit). */
   readonly maxMutatingRequestsInFlight?: number;
-  /** Answer lists and watches from memory (default true). */
+  /**
+   * Answer lists and watches from memory (default true). The KplaneWatchCache feature gate must
+   * be on too (it is by default): either one off serves lists and watches from storage.
+   */
   readonly watchCache?: boolean;
   /**
    * The watch cache self-check, as kube's cache consistency checker: about this often (ms, jittered
@@ -429,8 +432,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         })
       : undefined;
   const consistencyLog = asLogger(log);
+  // The flag (watchCache, --watch-cache) and the gate (KplaneWatchCache) must both allow the cache.
   const cacher =
-    opts.watchCache === false
+    opts.watchCache === false || !features.enabled(KplaneWatchCache)
       ? undefined
       : new CachingStorage(backend, {
           consistentListFromCache: () => features.enabled(ConsistentListFromCache),
@@ -474,7 +478,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const storage: Storage = cacher ?? backend;
   const garbageCollection = opts.garbageCollection ?? (opts.controllers ?? []).some((c) => c.garbageCollection);
   // Registering a prefix starts its cache; requests wait for the cache themselves, and its `ready` never rejects.
-  const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection });
+  const registry = new ApiRegistry(storage, cacher ? (prefix) => void cacher.register(prefix) : undefined, { garbageCollection, features });
   registry.onChange(() => keyTransformers?.invalidate());
   // authentication.k8s.io is served whatever the modules: it answers from the authenticator, not storage.
   let authenticator: Authenticator | undefined;

@@ -1,6 +1,7 @@
 // The generic API server's features that kplane implements and can turn off, with upstream's names
 // and versioned specs (k8s.io/apiserver/pkg/features, as of the API level kplane serves, 1.33).
-// Features of kplane's own (not upstream's) get names upstream cannot take; none yet.
+// Capabilities of kplane's own that upstream has no gate for get a `Kplane` prefix, a name
+// upstream will not take: KplaneWatchCache, KplaneCELCostLimits.
 import { Alpha, Beta, FeatureGate, GA, type FeatureGateOptions, type VersionedSpecs } from './feature-gate.js';
 import { Version } from './version.js';
 
@@ -13,6 +14,20 @@ export const APIServerIdentity = 'APIServerIdentity';
 export const APIResponseCompression = 'APIResponseCompression';
 /** Consistent lists (no resourceVersion) served from the watch cache once it has caught up. */
 export const ConsistentListFromCache = 'ConsistentListFromCache';
+/** Lease `spec.strategy` and `spec.preferredHolder` (coordinated leader election, KEP-4444). */
+export const CoordinatedLeaderElection = 'CoordinatedLeaderElection';
+/**
+ * kplane's own: lists and watches served from memory (the watch cache). Off is `--watch-cache=false`;
+ * the cache runs only when both the flag and the gate allow it (upstream's pattern for a flag
+ * and a gate of one capability, as --enable-priority-and-fairness with APIPriorityAndFairness).
+ */
+export const KplaneWatchCache = 'KplaneWatchCache';
+/**
+ * kplane's own: the cost limits of CRD validation rules (x-kubernetes-validations), the static
+ * estimates checked when a CRD is written and the runtime per-call limit and per-request budget.
+ * Off lifts them; evaluation keeps its wall-clock guard.
+ */
+export const KplaneCELCostLimits = 'KplaneCELCostLimits';
 /** `sendInitialEvents=true` watches (streaming lists). */
 export const WatchList = 'WatchList';
 
@@ -32,6 +47,12 @@ export const KUBE_FEATURES: Readonly<Record<string, VersionedSpecs>> = {
     { version: v('1.31'), default: true, preRelease: Beta },
     { version: v('1.34'), default: true, preRelease: GA, lockToDefault: true },
   ],
+  [CoordinatedLeaderElection]: [
+    { version: v('1.31'), default: false, preRelease: Alpha },
+    { version: v('1.33'), default: false, preRelease: Beta },
+  ],
+  [KplaneCELCostLimits]: [{ version: v('1.30'), default: true, preRelease: Beta }],
+  [KplaneWatchCache]: [{ version: v('1.30'), default: true, preRelease: Beta }],
   [WatchList]: [
     { version: v('1.27'), default: false, preRelease: Alpha },
     { version: v('1.32'), default: true, preRelease: Beta },

@@ -8,6 +8,7 @@ import { Scheme } from '../apimachinery/scheme.js';
 import type { Definitions } from '../apimachinery/schema.js';
 import { apiVersionOf, type KubeObject } from '../apimachinery/types.js';
 import type { Storage } from '../storage/storage.js';
+import type { FeatureLookup, GatedField } from './gated-fields.js';
 import { GenericStore, type VersionConverter } from './store.js';
 import type { Strategy } from './strategy.js';
 
@@ -57,6 +58,13 @@ export interface ResourceRegistration {
    * any kind, then this returns the object answered with 201. Nothing is stored or cached.
    */
   readonly review?: (obj: KubeObject, ctx: ReviewContext) => KubeObject | Promise<KubeObject>;
+  /**
+   * Fields that exist only while a feature gate is on (upstream's dropDisabledFields): while the
+   * control plane's gate has the feature off, create and update drop the field after the
+   * strategy's prepareForCreate/prepareForUpdate unless the stored object already has it set
+   * (ratcheting), and /openapi/v2, /openapi/v3 (so `kubectl explain`) leave it out.
+   */
+  readonly gatedFields?: readonly GatedField[];
 }
 
 /** Who asks a review kind, and where (a namespaced review's namespace). */
@@ -144,9 +152,17 @@ export class ApiRegistry {
   constructor(
     private readonly storage: Storage,
     private readonly onPrefix?: (prefix: string) => void,
-    /** garbageCollection: DELETE adds the orphan/foregroundDeletion finalizers (a GC runs). */
-    private readonly storeDefaults: { readonly garbageCollection?: boolean } = {},
+    /**
+     * garbageCollection: DELETE adds the orphan/foregroundDeletion finalizers (a GC runs).
+     * features: the control plane's gate, asked for resources' gatedFields (default: all on).
+     */
+    private readonly storeDefaults: { readonly garbageCollection?: boolean; readonly features?: FeatureLookup } = {},
   ) {}
+
+  /** The control plane's feature gate as the registry asks it (gated fields); all on without one. */
+  get features(): FeatureLookup {
+    return this.storeDefaults.features ?? ALL_ENABLED;
+  }
 
   add(reg: ResourceRegistration): RegisteredResource {
     const d = reg.descriptor;
@@ -159,6 +175,7 @@ export class ApiRegistry {
       keyPrefix,
       ...(reg.converter ? { converter: reg.converter } : {}),
       ...(this.storeDefaults.garbageCollection ? { garbageCollection: true } : {}),
+      ...(reg.gatedFields?.length ? { gatedFields: reg.gatedFields, features: this.features } : {}),
     });
     addToScheme(this.scheme, reg);
     if (reg.definitions) Object.assign(this.definitions, reg.definitions);
@@ -238,6 +255,8 @@ export class ApiRegistry {
     return this.resources.find((r) => apiVersionOf(r.descriptor.group, r.descriptor.version) === apiVersion && r.descriptor.kind === kind);
   }
 }
+
+const ALL_ENABLED: FeatureLookup = { enabled: () => true };
 
 function gvrKey(group: string, version: string, resource: string): string {
   return `${group}/${version}/${resource}`;

@@ -52,6 +52,7 @@ import { compilePredicate, type Predicate } from './predicate.js';
 import type { Strategy } from './strategy.js';
 import type { DeleteOptions } from './delete-options.js';
 import { stringifyJSON } from '../golang/json-int64.js';
+import { dropDisabledFields, type FeatureLookup, type GatedField } from './gated-fields.js';
 
 export type { DeleteOptions } from './delete-options.js';
 
@@ -77,6 +78,10 @@ export interface StoreOptions {
    * finalizers per propagationPolicy/orphanDependents (upstream's EnableGarbageCollection).
    */
   readonly garbageCollection?: boolean;
+  /** Fields dropped on write while their feature is off (see ResourceRegistration.gatedFields). */
+  readonly gatedFields?: readonly GatedField[];
+  /** The gate asked for `gatedFields`. */
+  readonly features?: FeatureLookup;
 }
 
 /** rest.GarbageCollectionPolicy: what a DELETE without options does to dependents. */
@@ -156,6 +161,8 @@ export class GenericStore {
   private readonly converter: VersionConverter | undefined;
   private readonly freshnessWaitMs: number;
   private readonly garbageCollection: boolean;
+  private readonly gatedFields: readonly GatedField[];
+  private readonly features: FeatureLookup | undefined;
   private readonly decoder = new StorageDecoder();
 
   constructor(opts: StoreOptions) {
@@ -167,6 +174,8 @@ export class GenericStore {
     this.converter = opts.converter;
     this.freshnessWaitMs = opts.freshnessWaitMs ?? 3000;
     this.garbageCollection = opts.garbageCollection ?? false;
+    this.gatedFields = opts.gatedFields ?? [];
+    this.features = opts.features;
     this.groupResource = { group: opts.descriptor.group, resource: opts.descriptor.plural };
   }
 
@@ -657,6 +666,7 @@ export class GenericStore {
     if (meta.generation !== undefined) delete meta.generation;
     this.strategy.defaults?.(obj);
     this.strategy.prepareForCreate(obj);
+    if (this.features && this.gatedFields.length) dropDisabledFields(obj, undefined, this.gatedFields, this.features);
     dropEmptyObjectMetaFields(meta);
     this.validateCreate(obj);
     return obj;
@@ -804,6 +814,7 @@ export class GenericStore {
       this.strategy.defaults?.(obj);
       if (!opts.subresource) this.strategy.prepareForUpdate(obj, current);
       else this.strategy.subresources?.[opts.subresource]?.prepareForUpdate?.(obj, current);
+      if (this.features && this.gatedFields.length) dropDisabledFields(obj, current, this.gatedFields, this.features);
       dropEmptyObjectMetaFields(om);
       this.validateUpdate(obj, current);
       const subIssues = opts.subresource ? (this.strategy.subresources?.[opts.subresource]?.validateUpdate?.(obj, current) ?? []) : [];

@@ -10,6 +10,7 @@ import {
   type OpenAPIV3Service,
 } from '../apimachinery/openapi/index.js';
 import type { ResourceDescriptor } from '../apimachinery/resource.js';
+import { pruneDisabledDefinitions } from '../registry/gated-fields.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { OpenAPIProvider, Request, Response, VersionInfo } from './apiserver.js';
 import { promisify } from 'node:util';
@@ -63,7 +64,15 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
   };
   const input = () => ({
     resources: registry.resources.map((r) => r.descriptor),
-    definitions: registry.definitions,
+    // Gated fields whose feature is off are left out of the documents (not of the registry's
+    // definitions, which still decode and prune request bodies with them).
+    definitions: pruneDisabledDefinitions(
+      registry.definitions,
+      registry.resources.flatMap((r) =>
+        r.registration.gatedFields?.length ? [{ definition: r.descriptor.definitionName, fields: r.registration.gatedFields }] : [],
+      ),
+      registry.features,
+    ),
     version: { gitVersion: version.gitVersion },
     returnsDeletedObject: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.returnDeletedObject ?? false,
     supportsStrategicMergePatch: (d: ResourceDescriptor) => registry.lookup(d.group, d.version, d.plural)?.registration.strategicMergePatch !== false,

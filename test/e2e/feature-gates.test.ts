@@ -5,7 +5,15 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConsistentListFromCache, newKubeFeatureGate, Version, WatchList, APIResponseCompression } from '../../src/featuregate/index.js';
+import {
+  ConsistentListFromCache,
+  KplaneCELCostLimits,
+  KplaneWatchCache,
+  newKubeFeatureGate,
+  Version,
+  WatchList,
+  APIResponseCompression,
+} from '../../src/featuregate/index.js';
 import { adminCredentials, RawClient, type KubeStatus } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot } from '../support/tools.js';
@@ -30,6 +38,9 @@ describe('kplane serve --feature-gates and --emulated-version', { timeout: 120_0
     for (const line of [
       'APIResponseCompression=true|false (BETA - default=true)',
       'AllAlpha=true|false (ALPHA - default=false)',
+      'CoordinatedLeaderElection=true|false (BETA - default=false)',
+      'KplaneCELCostLimits=true|false (BETA - default=true)',
+      'KplaneWatchCache=true|false (BETA - default=true)',
       'WatchList=true|false (BETA - default=true)',
     ])
       assert.ok(r.stdout.includes(line), `help lists ${line}`);
@@ -53,6 +64,13 @@ describe('kplane serve --feature-gates and --emulated-version', { timeout: 120_0
     }
   });
 });
+
+/** Lists the server's storage answered (the watch cache answers the others). */
+async function storageLists(c: RawClient): Promise<number> {
+  const text = (await c.request({ path: '/metrics' })).text();
+  const m = /kplane_storage_request_duration_seconds_count\{operation="list",backend="sqlite"\} (\d+)/.exec(text);
+  return m ? Number(m[1]) : 0;
+}
 
 describe('gated capabilities', { timeout: 120_000 }, () => {
   let on: TestServer;
@@ -107,11 +125,6 @@ describe('gated capabilities', { timeout: 120_000 }, () => {
   });
 
   it('ConsistentListFromCache off: consistent lists are read from storage', async () => {
-    const storageLists = async (c: RawClient): Promise<number> => {
-      const text = (await c.request({ path: '/metrics' })).text();
-      const m = /kplane_storage_request_duration_seconds_count\{operation="list",backend="sqlite"\} (\d+)/.exec(text);
-      return m ? Number(m[1]) : 0;
-    };
     for (const [c, wantMore] of [
       [onClient, false],
       [offClient, true],
@@ -132,5 +145,82 @@ describe('gated capabilities', { timeout: 120_000 }, () => {
     assert.match(on, /kubernetes_feature_enabled\{name="AllAlpha",stage="ALPHA"\} 0/);
     const ga = newKubeFeatureGate(Version.majorMinor(1, 33));
     assert.equal(ga.getAll().get(ConsistentListFromCache)?.preRelease, 'BETA');
+  });
+});
+
+describe('kplane capabilities as gates', { timeout: 120_000 }, () => {
+  let on: TestServer;
+  let off: TestServer;
+  let onClient: RawClient;
+  let offClient: RawClient;
+
+  before(async () => {
+    const gates = newKubeFeatureGate();
+    gates.set(`${KplaneWatchCache}=false,${KplaneCELCostLimits}=false`);
+    [on, off] = await Promise.all([startTestServer(), startTestServer({ featureGates: gates })]);
+    onClient = new RawClient(on.url, adminCredentials(on.dataDir));
+    offClient = new RawClient(off.url, adminCredentials(off.dataDir));
+  });
+  after(async () => {
+    onClient?.close();
+    offClient?.close();
+    await Promise.all([on?.stop(), off?.stop()]);
+  });
+
+  it('KplaneWatchCache off (as --watch-cache=false): lists at resourceVersion=0 are read from storage', async () => {
+    for (const [c, wantMore] of [
+      [onClient, false],
+      [offClient, true],
+    ] as const) {
+      const before = await storageLists(c);
+      for (let i = 0; i < 3; i++) assert.equal((await c.request({ path: `${CMS}?resourceVersion=0`, headers: { accept: 'application/json' } })).status, 200);
+      const grew = (await storageLists(c)) - before;
+      assert.equal(grew >= 3, wantMore, `storage lists grew by ${grew}`);
+    }
+  });
+
+  it('KplaneCELCostLimits off: a CRD whose rule is over the estimated cost budget is accepted', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'costlies.cost.example.com' },
+      spec: {
+        group: 'cost.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'costlies', singular: 'costly', kind: 'Costly' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    properties: {
+                      tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    const post = (c: RawClient) =>
+      c.request({
+        method: 'POST',
+        path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(crd),
+      });
+    const refused = await post(onClient);
+    assert.equal(refused.status, 422, refused.text());
+    assert.match(refused.text(), /estimated rule cost exceeds budget by factor of more than 100x/);
+    const accepted = await post(offClient);
+    assert.equal(accepted.status, 201, accepted.text());
   });
 });

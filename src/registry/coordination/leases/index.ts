@@ -1,4 +1,5 @@
 // coordination.k8s.io/v1 leases: everything the control plane needs to serve the kind.
+import { CoordinatedLeaderElection } from '../../../featuregate/kube-features.js';
 import { ALL_VERBS, type ResourceDescriptor } from '../../../apimachinery/resource.js';
 import type { ResourceRegistration } from '../../registry.js';
 import { coordinationDefinitions } from './definitions.js';
@@ -28,4 +29,10 @@ export const leases: ResourceRegistration = {
   protobuf: { kind: 'k8s.io.api.coordination.v1.Lease', list: 'k8s.io.api.coordination.v1.LeaseList' },
   goFieldTypes: { 'io.k8s.api.coordination.v1.LeaseSpec': { strategy: 'v1.CoordinatedLeaseStrategy' } },
   goTypedBody: true,
+  // pkg/registry/coordination/lease/strategy.go: PrepareForCreate clears both while the gate is
+  // off; PrepareForUpdate clears each unless the old Lease has it.
+  gatedFields: [
+    { feature: CoordinatedLeaderElection, path: ['spec', 'strategy'] },
+    { feature: CoordinatedLeaderElection, path: ['spec', 'preferredHolder'] },
+  ],
 };

@@ -1,5 +1,6 @@
 import { fieldIssue, type FieldIssue } from '../../../apimachinery/errors.js';
 import type { KubeObject } from '../../../apimachinery/types.js';
+import { isQualifiedName } from '../../../apimachinery/validation/names.js';
 import type { Strategy } from '../../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../../table.js';
 
@@ -7,8 +8,23 @@ interface LeaseSpec {
   holderIdentity?: string;
   leaseDurationSeconds?: number;
   leaseTransitions?: number;
-  strategy?: string;
-  preferredHolder?: string;
+  strategy?: string | null;
+  preferredHolder?: string | null;
+}
+
+/** validLeaseStrategies (coordination.OldestEmulationVersion). */
+const VALID_LEASE_STRATEGIES = ['OldestEmulationVersion'];
+
+/**
+ * ValidateCoordinatedLeaseStrategy: a name without `/` must be one of Kubernetes' own; a name
+ * with one a qualified name. Upstream's caller passes `spec.strategy` and the NotSupported case
+ * adds `strategy` again, so that error names `spec.strategy.strategy`; kept, as clients see it.
+ */
+function validateCoordinatedLeaseStrategy(strategy: string, path: string): FieldIssue[] {
+  if (!strategy.includes('/')) {
+    return VALID_LEASE_STRATEGIES.includes(strategy) ? [] : [fieldIssue.notSupported(`${path}.strategy`, strategy, VALID_LEASE_STRATEGIES)];
+  }
+  return isQualifiedName(strategy).map((msg) => fieldIssue.invalid(path, strategy, msg));
 }
 
 const spec = (o: KubeObject): LeaseSpec => (o as { spec?: LeaseSpec }).spec ?? {};
@@ -22,11 +38,12 @@ function validateLease(o: KubeObject): FieldIssue[] {
   if (s.leaseTransitions !== undefined && s.leaseTransitions < 0) {
     issues.push(fieldIssue.invalid('spec.leaseTransitions', s.leaseTransitions, 'must be greater than or equal to 0'));
   }
-  if (s.strategy !== undefined && s.strategy !== 'OldestEmulationVersion') {
-    issues.push(fieldIssue.notSupported('spec.strategy', s.strategy, ['OldestEmulationVersion']));
-  }
+  // The two fields of coordinated leader election, validated whenever present: with the
+  // CoordinatedLeaderElection gate off they are dropped before validation (gatedFields) unless
+  // the stored object already has them.
+  if (typeof s.strategy === 'string') issues.push(...validateCoordinatedLeaseStrategy(s.strategy, 'spec.strategy'));
   if (s.preferredHolder && !s.strategy) {
-    issues.push(fieldIssue.forbidden('spec.preferredHolder', 'preferredHolder is only allowed if strategy is set'));
+    issues.push(fieldIssue.forbidden('spec.preferredHolder', 'may only be specified if `strategy` is defined'));
   }
   return issues;
 }
