@@ -250,13 +250,16 @@ async function serve(argv: string[]): Promise<void> {
     .filter(Boolean) as AuthorizationMode[];
   if (authorizationModes.length === 0) fail('--authorization-mode: at least one authorization-mode must be passed');
   for (const m of authorizationModes)
-    if (!['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Webhook'].includes(m)) fail(`--authorization-mode: authorization-mode ${JSON.stringify(m)} is not a valid mode`);
+    if (!['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Webhook'].includes(m))
+      fail(`--authorization-mode: authorization-mode ${JSON.stringify(m)} is not a valid mode`);
   // BuiltInAuthorizationOptions.Validate's texts; the file itself is read (and its errors named) below.
   const webhookConfigFile = values['authorization-webhook-config-file'];
-  if (authorizationModes.includes('Webhook') && !webhookConfigFile) fail("--authorization-mode: authorization-mode Webhook's authorization config file not passed");
+  if (authorizationModes.includes('Webhook') && !webhookConfigFile)
+    fail("--authorization-mode: authorization-mode Webhook's authorization config file not passed");
   if (webhookConfigFile && !authorizationModes.includes('Webhook')) fail('cannot specify --authorization-webhook-config-file without mode Webhook');
   const webhookVersion = values['authorization-webhook-version'];
-  if (webhookVersion !== 'v1' && webhookVersion !== 'v1beta1')
+  const isWebhookVersion = (v: string): v is 'v1' | 'v1beta1' => v === 'v1' || v === 'v1beta1';
+  if (!isWebhookVersion(webhookVersion))
     fail(`--authorization-webhook-version: unsupported webhook authorizer version ${JSON.stringify(webhookVersion)}, supported versions are "v1", "v1beta1"`);
   const ttlMs = (flag: 'authorization-webhook-cache-authorized-ttl' | 'authorization-webhook-cache-unauthorized-ttl'): number => {
     const d = parseGoDuration(values[flag]);
@@ -267,7 +270,7 @@ async function serve(argv: string[]): Promise<void> {
   const authorizationWebhook = webhookConfigFile
     ? {
         configFile: webhookConfigFile,
-        version: webhookVersion as 'v1' | 'v1beta1',
+        version: webhookVersion,
         authorizedTTLMs: ttlMs('authorization-webhook-cache-authorized-ttl'),
         unauthorizedTTLMs: ttlMs('authorization-webhook-cache-unauthorized-ttl'),
       }

@@ -214,7 +214,10 @@ describe('--authorization-mode Webhook,RBAC with kubectl 1.33', () => {
         // Requests the cache has not seen: team-c for `allowed`, a named get for `ruled`.
         const denied = await user('allowed').k(['get', 'configmaps', '-n', 'team-c', '--request-timeout=30s']);
         assert.equal(denied.code, 1);
-        assert.match(denied.stderr, /Error from server \(Forbidden\): configmaps is forbidden: User "allowed" cannot list resource "configmaps" in API group "" in the namespace "team-c"/);
+        assert.match(
+          denied.stderr,
+          /Error from server \(Forbidden\): configmaps is forbidden: User "allowed" cannot list resource "configmaps" in API group "" in the namespace "team-c"/,
+        );
         assert.doesNotMatch(denied.stderr, /InternalError|Internal error/);
         const name = `cm-${mode}`;
         await admin.ok(['create', 'configmap', name, '-n', 'team-a']);
@@ -226,7 +229,9 @@ describe('--authorization-mode Webhook,RBAC with kubectl 1.33', () => {
   }
 
   it('retries a reset connection (3 attempts here) and then gives up', () => {
-    const resets = hook.reviews.filter((r) => r.spec['user'] === 'allowed' && (r.spec['resourceAttributes'] as { namespace?: string } | undefined)?.namespace === 'team-c');
+    const resets = hook.reviews.filter(
+      (r) => r.spec['user'] === 'allowed' && (r.spec['resourceAttributes'] as { namespace?: string } | undefined)?.namespace === 'team-c',
+    );
     // hang: 1 call (a timeout is not retried), garbage: 1, reset: 3 attempts.
     assert.equal(resets.length, 5);
   });
@@ -272,7 +277,10 @@ describe('kplane serve refuses a bad webhook configuration, naming the file and 
     assert.equal(r.stderr.trim(), 'kplane: cannot specify --authorization-webhook-config-file without mode Webhook');
     r = await serve(['--authorization-mode', 'Webhook', '--authorization-webhook-config-file', config, '--authorization-webhook-version', 'v2']);
     assert.equal(r.code, 2, r.stderr);
-    assert.equal(r.stderr.trim(), 'kplane: --authorization-webhook-version: unsupported webhook authorizer version "v2", supported versions are "v1", "v1beta1"');
+    assert.equal(
+      r.stderr.trim(),
+      'kplane: --authorization-webhook-version: unsupported webhook authorizer version "v2", supported versions are "v1", "v1beta1"',
+    );
   });
 
   it('a missing file and a cluster without a server', async () => {

@@ -37,11 +37,16 @@ const healthz: AuthorizationAttributes = {
   subresource: '',
   name: '',
 };
-const jane = { name: 'jane', uid: 'u-1', groups: ['devs', 'system:authenticated'], extra: { scopes: ['b', 'a'], 'authentication.kubernetes.io/credential-id': ['x'] } };
+const jane = {
+  name: 'jane',
+  uid: 'u-1',
+  groups: ['devs', 'system:authenticated'],
+  extra: { scopes: ['b', 'a'], 'authentication.kubernetes.io/credential-id': ['x'] },
+};
 
 describe('the SubjectAccessReview sent', () => {
   it('carries the resource attributes, user, groups, extra and uid as upstream builds them (v1)', () => {
-    const body = JSON.parse(subjectAccessReviewBody(subjectAccessReviewSpec(jane, podsGet), 'v1'));
+    const body = JSON.parse(subjectAccessReviewBody(subjectAccessReviewSpec(jane, podsGet), 'v1')) as { apiVersion: string; spec: unknown };
     assert.deepEqual(body, {
       kind: 'SubjectAccessReview',
       apiVersion: 'authorization.k8s.io/v1',
@@ -58,7 +63,8 @@ describe('the SubjectAccessReview sent', () => {
   });
 
   it('names the groups `group` in v1beta1 and sends nonResourceAttributes for a path', () => {
-    const body = JSON.parse(subjectAccessReviewBody(subjectAccessReviewSpec({ name: 'bob', groups: ['g'] }, healthz), 'v1beta1'));
+    const text = subjectAccessReviewBody(subjectAccessReviewSpec({ name: 'bob', groups: ['g'] }, healthz), 'v1beta1');
+    const body = JSON.parse(text) as { apiVersion: string; spec: unknown };
     assert.equal(body.apiVersion, 'authorization.k8s.io/v1beta1');
     assert.deepEqual(body.spec, { nonResourceAttributes: { path: '/healthz', verb: 'get' }, user: 'bob', group: ['g'] });
   });
@@ -72,7 +78,10 @@ describe('the SubjectAccessReview sent', () => {
 describe('the answer decoded', () => {
   it('reads allowed, denied, reason and evaluationError', () => {
     assert.deepEqual(
-      decodeSubjectAccessReviewStatus('{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","status":{"allowed":false,"denied":true,"reason":"no"}}', 'v1'),
+      decodeSubjectAccessReviewStatus(
+        '{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","status":{"allowed":false,"denied":true,"reason":"no"}}',
+        'v1',
+      ),
       { allowed: false, denied: true, reason: 'no' },
     );
     assert.deepEqual(decodeSubjectAccessReviewStatus('{"status":{"allowed":true}}', 'v1beta1'), { allowed: true });
@@ -82,23 +91,29 @@ describe('the answer decoded', () => {
     assert.throws(() => decodeSubjectAccessReviewStatus('<html>', 'v1'), /couldn't get version\/kind; json parse error/);
     assert.throws(() => decodeSubjectAccessReviewStatus('{"apiVersion":"v1","kind":"Pod"}', 'v1'), /no kind "Pod" is registered for version "v1"/);
     assert.throws(() => decodeSubjectAccessReviewStatus('{"apiVersion":"authorization.k8s.io/v1beta1","kind":"SubjectAccessReview"}', 'v1'), /no kind/);
-    assert.throws(() => decodeSubjectAccessReviewStatus('{"status":{"allowed":"yes"}}', 'v1'), /cannot unmarshal string into Go struct field .*allowed of type bool/);
+    assert.throws(
+      () => decodeSubjectAccessReviewStatus('{"status":{"allowed":"yes"}}', 'v1'),
+      /cannot unmarshal string into Go struct field .*allowed of type bool/,
+    );
   });
 });
 
 /** A fake webhook: answers in order, counting calls. */
 function fakePoster(answers: (WebhookResponse | Error)[]): WebhookPoster & { calls: string[] } {
   const calls: string[] = [];
-  const post = (async (body: string) => {
+  const post: WebhookPoster = async (body) => {
     calls.push(body);
     const a = answers[Math.min(calls.length - 1, answers.length - 1)]!;
     if (a instanceof Error) throw a;
     return a;
-  }) as WebhookPoster & { calls: string[] };
-  post.calls = calls;
-  return post;
+  };
+  return Object.assign(post, { calls });
 }
-const ok = (status: object): WebhookResponse => ({ status: 200, retryAfter: false, body: JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', status }) });
+const ok = (status: object): WebhookResponse => ({
+  status: 200,
+  retryAfter: false,
+  body: JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', status }),
+});
 
 describe('the webhook authorizer', () => {
   it('allows, denies with the reason, or has no opinion', async () => {
@@ -175,7 +190,10 @@ describe('the webhook authorizer', () => {
   });
 
   it('refuses an unknown version and resolves no rules', () => {
-    assert.throws(() => createWebhookAuthorizer({ connection: fakePoster([]), version: 'v2' as 'v1' }), /unsupported webhook authorizer version "v2", supported versions are "v1", "v1beta1"/);
+    assert.throws(
+      () => createWebhookAuthorizer({ connection: fakePoster([]), version: 'v2' as 'v1' }),
+      /unsupported webhook authorizer version "v2", supported versions are "v1", "v1beta1"/,
+    );
     const rules = createWebhookAuthorizer({ connection: fakePoster([]) }).rulesFor(jane, 'ns');
     assert.deepEqual(rules, { resourceRules: [], nonResourceRules: [], incomplete: true, error: 'webhook authorizer does not support user rule resolution' });
   });
@@ -202,7 +220,11 @@ describe('the webhook kubeconfig', () => {
       ['missing.yaml', '', /stat .*missing\.yaml: no such file or directory/],
       ['yaml.yaml', 'clusters: [', /error loading config file ".*yaml\.yaml": yaml: /],
       ['empty.yaml', '', /invalid configuration: no configuration has been provided/],
-      ['ctx.yaml', config('{server: "https://x"}').replace('current-context: webhook', 'current-context: other'), /context was not found for specified context: other/],
+      [
+        'ctx.yaml',
+        config('{server: "https://x"}').replace('current-context: webhook', 'current-context: other'),
+        /context was not found for specified context: other/,
+      ],
       ['noserver.yaml', config('{}'), /invalid configuration: no server found for cluster "authz"/],
       ['ca.yaml', config('{server: "https://x", certificate-authority: nope.pem}'), /unable to read certificate-authority .*nope\.pem for authz due to open/],
       ['b64.yaml', config('{server: "https://x", certificate-authority-data: "!!"}'), /certificate-authority-data: illegal base64 data at input byte 0/],

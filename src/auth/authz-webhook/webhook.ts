@@ -162,7 +162,7 @@ export function decodeSubjectAccessReviewStatus(body: string, version: SubjectAc
   try {
     doc = JSON.parse(body);
   } catch (e) {
-    throw new Error(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+    throw new Error(`couldn't get version/kind; json parse error: ${(e as Error).message}`, { cause: e });
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error("couldn't get version/kind; json parse error: not a JSON object");
   const o = doc as Record<string, unknown>;
@@ -178,7 +178,8 @@ export function decodeSubjectAccessReviewStatus(body: string, version: SubjectAc
   const field = (key: string, type: 'boolean' | 'string', goType: string): unknown => {
     const v = s[key];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== type) throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go struct field SubjectAccessReviewStatus.status.${key} of type ${goType}`);
+    if (typeof v !== type)
+      throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go struct field SubjectAccessReviewStatus.status.${key} of type ${goType}`);
     return v;
   };
   const allowed = field('allowed', 'boolean', 'bool') as boolean | undefined;
@@ -198,7 +199,8 @@ function jsonKind(v: unknown): string {
 const MAX_CONTROLLED_ATTR_CACHE_SIZE = 10_000;
 
 function shouldCache(a: AuthorizationAttributes): boolean {
-  const size = a.namespace.length + a.verb.length + a.apiGroup.length + a.apiVersion.length + a.resource.length + a.subresource.length + a.name.length + a.path.length;
+  const size =
+    a.namespace.length + a.verb.length + a.apiGroup.length + a.apiVersion.length + a.resource.length + a.subresource.length + a.name.length + a.path.length;
   return size < MAX_CONTROLLED_ATTR_CACHE_SIZE;
 }
 
@@ -263,7 +265,9 @@ export function webhookPoster(c: WebhookConnection): WebhookPoster {
           done(() => reject(new WebhookCallError(`${what}: ${e.message}`, e.code === 'ECONNRESET' ? 'reset' : 'other'))),
         );
         res.on('end', () =>
-          done(() => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] !== undefined, body: Buffer.concat(chunks).toString('utf8') })),
+          done(() =>
+            resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] !== undefined, body: Buffer.concat(chunks).toString('utf8') }),
+          ),
         );
       });
       req.end(body);
