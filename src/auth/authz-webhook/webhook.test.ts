@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { after, describe, it } from 'node:test';
+import { createCertificateAuthority, issueCertificate } from '../../server/certs.js';
 import type { AuthorizationAttributes } from '../authorizer.js';
 import { loadWebhookKubeconfig } from './kubeconfig.js';
 import {
@@ -241,6 +245,48 @@ describe('the webhook kubeconfig', () => {
           return true;
         },
       );
+    }
+  });
+});
+
+describe('the webhook reached over mutual TLS', () => {
+  it('presents the client certificate named in the kubeconfig (paths relative to it) and verifies the server with its CA', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kplane-authzwh-mtls-'));
+    const serverCA = createCertificateAuthority({ commonName: 'webhook-ca' });
+    const clientCA = createCertificateAuthority({ commonName: 'kplane-client-ca' });
+    const serving = issueCertificate(serverCA, { commonName: '127.0.0.1', hosts: ['127.0.0.1'], usage: 'server' });
+    const client = issueCertificate(clientCA, { commonName: 'kplane-apiserver', usage: 'client' });
+    const seen: string[] = [];
+    const server = createServer(
+      { cert: serving.certPem, key: serving.keyPem, ca: clientCA.certPem, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        seen.push(String((req.socket as TLSSocket).getPeerCertificate().subject.CN));
+        req.resume();
+        req.on('end', () => res.end(JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', status: { allowed: true } })));
+      },
+    );
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    try {
+      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/authorize`;
+      writeFileSync(join(dir, 'ca.crt'), serverCA.certPem);
+      writeFileSync(join(dir, 'client.crt'), client.certPem);
+      writeFileSync(join(dir, 'client.key'), client.keyPem);
+      const kubeconfig = (user: string): string =>
+        `clusters:\n- name: authz\n  cluster: {server: "${url}", certificate-authority: ca.crt}\nusers:\n- name: kplane\n  user: ${user}\n` +
+        'contexts:\n- name: webhook\n  context: {cluster: authz, user: kplane}\ncurrent-context: webhook\n';
+      writeFileSync(join(dir, 'mtls.yaml'), kubeconfig('{client-certificate: client.crt, client-key: client.key}'));
+      const w = createWebhookAuthorizer({ connection: loadWebhookKubeconfig(join(dir, 'mtls.yaml')), version: 'v1' });
+      assert.deepEqual(await w.authorize(jane, podsGet), { decision: 'allow' });
+      assert.deepEqual(seen, ['kplane-apiserver']);
+      // Without the certificate the handshake fails: no opinion, with the error, no retry.
+      writeFileSync(join(dir, 'none.yaml'), kubeconfig('{}'));
+      const bare = await createWebhookAuthorizer({ connection: loadWebhookKubeconfig(join(dir, 'none.yaml')), version: 'v1' }).authorize(jane, podsGet);
+      assert.equal(bare.decision, 'no-opinion');
+      assert.match(bare.error!, new RegExp(`^Post "${url}": `));
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((ok) => server.close(() => ok()));
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
