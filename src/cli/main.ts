@@ -8,6 +8,7 @@ import { loadTokenFile } from '../server/filters/authentication.js';
 import { loadClientCA } from '../auth/authn/client-ca.js';
 import { loadAuthenticationConfiguration, type AuthenticationConfiguration } from '../auth/authn/jwt-config.js';
 import { parseGoDuration } from '../golang/time.js';
+import { loadWebhookKubeconfig } from '../auth/authz-webhook/kubeconfig.js';
 import type { Logger } from '../golang/klog.js';
 import { type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
 import type { AuditLogFormat, AuditLogMode } from '../server/audit/index.js';
@@ -49,8 +50,17 @@ kplane serve flags:
   --authentication-config FILE
                             AuthenticationConfiguration (apiserver.config.k8s.io/v1beta1 or v1): JWT/OIDC issuers
   --anonymous-auth=true     requests without credentials are system:anonymous (default false)
-  --authorization-mode LIST comma-separated authorizers asked in order: RBAC, AlwaysAllow, AlwaysDeny
-                            (default RBAC); system:masters is always allowed
+  --authorization-mode LIST comma-separated authorizers asked in order: RBAC, Webhook, AlwaysAllow,
+                            AlwaysDeny (default RBAC); system:masters is always allowed
+  --authorization-webhook-config-file FILE
+                            kubeconfig naming the authorization webhook (cluster: server, certificate-authority)
+                            and kplane's credentials to it (user: client certificate or token), for mode Webhook
+  --authorization-webhook-version VER
+                            SubjectAccessReview version sent to the webhook: v1beta1 (default) or v1
+  --authorization-webhook-cache-authorized-ttl DUR
+                            how long an allowed answer of the webhook is reused (default 5m0s)
+  --authorization-webhook-cache-unauthorized-ttl DUR
+                            how long a not-allowed answer of the webhook is reused (default 30s)
   --max-request-bytes N     largest request body accepted (default 3145728)
   --max-requests-inflight N get and list requests served at once before 429 (default 400; 0 = no limit)
   --max-mutating-requests-inflight N
@@ -152,6 +162,10 @@ async function serve(argv: string[]): Promise<void> {
       'authentication-config': { type: 'string' },
       'anonymous-auth': { type: 'string', default: 'false' },
       'authorization-mode': { type: 'string', default: 'RBAC' },
+      'authorization-webhook-config-file': { type: 'string' },
+      'authorization-webhook-version': { type: 'string', default: 'v1beta1' },
+      'authorization-webhook-cache-authorized-ttl': { type: 'string', default: '5m0s' },
+      'authorization-webhook-cache-unauthorized-ttl': { type: 'string', default: '30s' },
       'max-request-bytes': { type: 'string' },
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
@@ -237,7 +251,38 @@ async function serve(argv: string[]): Promise<void> {
     .filter(Boolean) as AuthorizationMode[];
   if (authorizationModes.length === 0) fail('--authorization-mode: at least one authorization-mode must be passed');
   for (const m of authorizationModes)
-    if (!['AlwaysAllow', 'AlwaysDeny', 'RBAC'].includes(m)) fail(`--authorization-mode: authorization-mode ${JSON.stringify(m)} is not a valid mode`);
+    if (!['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Webhook'].includes(m))
+      fail(`--authorization-mode: authorization-mode ${JSON.stringify(m)} is not a valid mode`);
+  // BuiltInAuthorizationOptions.Validate's texts; the file itself is read (and its errors named) below.
+  const webhookConfigFile = values['authorization-webhook-config-file'];
+  if (authorizationModes.includes('Webhook') && !webhookConfigFile)
+    fail("--authorization-mode: authorization-mode Webhook's authorization config file not passed");
+  if (webhookConfigFile && !authorizationModes.includes('Webhook')) fail('cannot specify --authorization-webhook-config-file without mode Webhook');
+  const webhookVersion = values['authorization-webhook-version'];
+  const isWebhookVersion = (v: string): v is 'v1' | 'v1beta1' => v === 'v1' || v === 'v1beta1';
+  if (!isWebhookVersion(webhookVersion))
+    fail(`--authorization-webhook-version: unsupported webhook authorizer version ${JSON.stringify(webhookVersion)}, supported versions are "v1", "v1beta1"`);
+  const ttlMs = (flag: 'authorization-webhook-cache-authorized-ttl' | 'authorization-webhook-cache-unauthorized-ttl'): number => {
+    const d = parseGoDuration(values[flag]);
+    if ('error' in d) fail(`invalid argument ${JSON.stringify(values[flag])} for "--${flag}" flag: ${d.error}`);
+    // A negative TTL caches nothing, as a zero one (the entry is expired when added).
+    return Math.max(0, Number(d.ns) / 1e6);
+  };
+  const authorizationWebhook = webhookConfigFile
+    ? {
+        configFile: webhookConfigFile,
+        version: webhookVersion,
+        authorizedTTLMs: ttlMs('authorization-webhook-cache-authorized-ttl'),
+        unauthorizedTTLMs: ttlMs('authorization-webhook-cache-unauthorized-ttl'),
+      }
+    : undefined;
+  if (authorizationWebhook) {
+    try {
+      loadWebhookKubeconfig(authorizationWebhook.configFile);
+    } catch (e) {
+      fail((e as Error).message);
+    }
+  }
   const maxBytes = values['max-request-bytes'] ? Number(values['max-request-bytes']) : undefined;
   if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
   const inflight = (flag: 'max-requests-inflight' | 'max-mutating-requests-inflight'): number => {
@@ -322,6 +367,7 @@ async function serve(argv: string[]): Promise<void> {
     bootstrapTokenAuth: values['enable-bootstrap-token-auth'] === true,
     anonymousAuth: values['anonymous-auth'] === 'true',
     authorizationModes,
+    ...(authorizationWebhook ? { authorizationWebhook } : {}),
     ...(maxBytes ? { maxRequestBodyBytes: maxBytes } : {}),
     maxRequestsInFlight,
     maxMutatingRequestsInFlight,

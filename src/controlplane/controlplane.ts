@@ -64,7 +64,7 @@ import { loadServiceAccountKeys } from '../auth/serviceaccount/keys.js';
 import { openIDMetadata, type OpenIDMetadata } from '../auth/serviceaccount/openid.js';
 import { signToken, tokenIssuer, type TokenIssuer } from '../auth/serviceaccount/token.js';
 import { withTokenRequest } from '../registry/core/serviceaccounts/token.js';
-import { Counter } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import {
   alwaysAllow,
   alwaysDeny,
@@ -77,13 +77,42 @@ import {
   type RuleResolver,
 } from '../auth/authorizer.js';
 import { createRbac, type Rbac } from '../auth/rbac/index.js';
+import { loadWebhookKubeconfig, type WebhookConnection } from '../auth/authz-webhook/kubeconfig.js';
+import {
+  createWebhookAuthorizer,
+  SUBJECT_ACCESS_REVIEW_VERSIONS,
+  type RetryBackoff,
+  type SubjectAccessReviewVersion,
+  type WebhookMetrics,
+} from '../auth/authz-webhook/webhook.js';
 import type { ControlPlaneAuthorization } from '../registry/registry.js';
 
 export { core, coordination, events, defaultModules, rbac, authorization } from './modules.js';
 
 /** kube-apiserver's --authorization-mode values kplane knows. */
-export type AuthorizationMode = 'AlwaysAllow' | 'AlwaysDeny' | 'RBAC';
-const AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'];
+export type AuthorizationMode = 'AlwaysAllow' | 'AlwaysDeny' | 'RBAC' | 'Webhook';
+const AUTHORIZATION_MODES: readonly AuthorizationMode[] = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Webhook'];
+
+/**
+ * The `Webhook` authorization mode: kube-apiserver's --authorization-webhook-* flags (the legacy
+ * flags' webhook: named `default`, no opinion when the call fails, a 30 s deadline per call).
+ */
+export interface AuthorizationWebhookOptions {
+  /** --authorization-webhook-config-file: a kubeconfig naming the service and kplane's credentials to it. */
+  readonly configFile?: string;
+  /** The connection itself, instead of a file (a program embedding kplane). */
+  readonly connection?: WebhookConnection;
+  /** --authorization-webhook-version: `v1beta1` (default, as upstream) or `v1`. */
+  readonly version?: SubjectAccessReviewVersion;
+  /** --authorization-webhook-cache-authorized-ttl (default 5 min; 0 = not cached). */
+  readonly authorizedTTLMs?: number;
+  /** --authorization-webhook-cache-unauthorized-ttl (default 30 s; 0 = not cached). */
+  readonly unauthorizedTTLMs?: number;
+  /** Deadline of each call (default 30 s, AuthorizationConfiguration's `timeout` for the legacy flags). */
+  readonly timeoutMs?: number;
+  /** Retries of a call that failed in a way upstream retries (default 500 ms ×1.5, 20 % jitter, 5 attempts). */
+  readonly retryBackoff?: RetryBackoff;
+}
 
 // Re-exported where callers have imported it from; it is declared with the Storage it opens.
 export type { StorageFactory };
@@ -135,6 +164,8 @@ export interface ControlPlaneOptions {
    * defaults to `RBAC`.
    */
   readonly authorizationModes?: readonly AuthorizationMode[];
+  /** The `Webhook` mode's webhook; required with it, refused without it (as kube-apiserver's flags). */
+  readonly authorizationWebhook?: AuthorizationWebhookOptions;
   readonly maxRequestBodyBytes?: number;
   /** kube-apiserver's --max-requests-inflight: get and list requests at once before 429 (default 400; 0 = no limit). */
   readonly maxRequestsInFlight?: number;
@@ -498,7 +529,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const sa = serviceAccountSetup(opts.serviceAccounts ?? {}, dataDir, log);
   const saRegistration = registry.lookup('', 'v1', 'serviceaccounts');
   if (saRegistration) registry.add(withTokenRequest(saRegistration.registration, sa.issuer));
-  const authz = buildAuthorization(opts.authorizationModes ?? ['AlwaysAllow'], metrics.registry);
+  const authz = buildAuthorization(opts.authorizationModes ?? ['AlwaysAllow'], opts.authorizationWebhook, metrics.registry, log);
   // The loopback client's credential: random per process, like kube-apiserver's loopback token.
   const loopbackToken = randomBytes(32).toString('base64url');
   // What the server itself writes (system namespaces, CRD status) goes through the API with the
@@ -726,7 +757,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
  */
 function buildAuthorization(
   modes: readonly AuthorizationMode[],
+  webhook: AuthorizationWebhookOptions | undefined,
   registry: import('prom-client').Registry,
+  log: (message: string) => void,
 ): { authorization: ControlPlaneAuthorization; rbac: Rbac | undefined } {
   if (modes.length === 0) throw new Error('authorizationModes: at least one authorization-mode must be passed');
   const seen = new Set<string>();
@@ -735,6 +768,13 @@ function buildAuthorization(
     if (seen.has(m)) throw new Error(`authorizationModes: authorization-mode ${JSON.stringify(m)} has mode specified more than once`);
     seen.add(m);
   }
+  // BuiltInAuthorizationOptions.Validate's texts.
+  if (seen.has('Webhook') && !webhook?.configFile && !webhook?.connection)
+    throw new Error("authorizationModes: authorization-mode Webhook's authorization config file not passed");
+  if (!seen.has('Webhook') && (webhook?.configFile || webhook?.connection))
+    throw new Error('authorizationWebhook: cannot specify --authorization-webhook-config-file without mode Webhook');
+  if (webhook?.version !== undefined && !SUBJECT_ACCESS_REVIEW_VERSIONS.includes(webhook.version))
+    throw new Error(`authorizationWebhook: unsupported webhook authorizer version ${JSON.stringify(webhook.version)}, supported versions are "v1", "v1beta1"`);
   const decisions = new Counter({
     name: 'apiserver_authorization_decisions_total',
     help: 'Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.',
@@ -754,6 +794,22 @@ function buildAuthorization(
     } else if (m === 'AlwaysDeny') {
       authorizers.push(named(alwaysDeny));
       resolvers.push(alwaysDeny);
+    } else if (m === 'Webhook') {
+      const w = createWebhookAuthorizer({
+        // The file is read now: a broken one stops the start, naming the file and the field.
+        connection: webhook!.connection ?? loadWebhookKubeconfig(webhook!.configFile!),
+        ...(webhook!.version ? { version: webhook!.version } : {}),
+        ...(webhook!.authorizedTTLMs !== undefined ? { authorizedTTLMs: webhook!.authorizedTTLMs } : {}),
+        ...(webhook!.unauthorizedTTLMs !== undefined ? { unauthorizedTTLMs: webhook!.unauthorizedTTLMs } : {}),
+        ...(webhook!.timeoutMs !== undefined ? { timeoutMs: webhook!.timeoutMs } : {}),
+        ...(webhook!.retryBackoff ? { retryBackoff: webhook!.retryBackoff } : {}),
+        name: WEBHOOK_NAME,
+        metrics: webhookMetrics(registry),
+        log,
+      });
+      // The legacy flag's webhook is named `default` (kube-apiserver's defaultWebhookName).
+      authorizers.push(instrumentedAuthorizer(m, WEBHOOK_NAME, w, record));
+      resolvers.push(w);
     } else {
       authorizers.push(named(rbac!.authorizer));
       resolvers.push(rbac!.resolver);
@@ -762,6 +818,39 @@ function buildAuthorization(
   return {
     authorization: { authorizer: unionAuthorizer(authorizers), ruleResolver: unionRuleResolver(resolvers), ...(rbac ? { rbac: rbac.resolver } : {}) },
     rbac,
+  };
+}
+
+const WEBHOOK_NAME = 'default';
+
+/** apiserver_authorization_webhook_* (plugin/pkg/authorizer/webhook/metrics). */
+function webhookMetrics(registry: import('prom-client').Registry): WebhookMetrics {
+  const evaluations = new Counter({
+    name: 'apiserver_authorization_webhook_evaluations_total',
+    help: 'Round-trips to authorization webhooks.',
+    labelNames: ['name', 'result'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'apiserver_authorization_webhook_duration_seconds',
+    help: 'Request latency in seconds.',
+    labelNames: ['name', 'result'],
+    // component-base's DefBuckets (prometheus.DefBuckets).
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const failOpen = new Counter({
+    name: 'apiserver_authorization_webhook_evaluations_fail_open_total',
+    help: 'NoOpinion results due to webhook timeout or error.',
+    labelNames: ['name', 'result'],
+    registers: [registry],
+  });
+  return {
+    evaluation(name, result, seconds) {
+      evaluations.inc({ name, result });
+      duration.observe({ name, result }, seconds);
+    },
+    failOpen: (name, result) => failOpen.inc({ name, result }),
   };
 }
 

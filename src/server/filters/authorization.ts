@@ -40,6 +40,9 @@ function decide(sink: ErrorSink, s: RequestScope, r: AuthorizationResult, next: 
     s.audit.annotate('authorization.k8s.io/reason', r.reason ?? '');
   }
   if (r.decision === 'allow') return next(s);
+  // Upstream answers 500 here when r.error is set (e.g. a Webhook authorizer that could not be
+  // reached and no mode after it allowing); kplane answers the 403 of the decision, so an
+  // authorizer's outage never shows as a server error (KEP 0005, Authorization (Webhook)).
   writeError(sink, s.res, forbiddenError(s.user, s.info, r.reason ?? ''), s);
 }
 
