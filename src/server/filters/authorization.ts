@@ -35,14 +35,24 @@ export function withAuthorization(authorizer: Authorizer | undefined, sink: Erro
 
 function decide(sink: ErrorSink, s: RequestScope, r: AuthorizationResult, next: (s: RequestScope) => void | Promise<void>): void | Promise<void> {
   // The audit event's annotations, as upstream's WithAuthorization sets them.
+  if (r.decision === 'allow') {
+    if (s.audit) {
+      s.audit.annotate('authorization.k8s.io/decision', 'allow');
+      s.audit.annotate('authorization.k8s.io/reason', r.reason ?? '');
+    }
+    return next(s);
+  }
+  // Not allowed, and an authorizer failed on the way (a Webhook that could not be reached, with no
+  // mode after it allowing): upstream's 500 with the error, and the reason `internal error` — an
+  // authorizer the server could not ask is not a verdict about the user.
+  if (r.error !== undefined) {
+    s.audit?.annotate('authorization.k8s.io/reason', 'internal error');
+    return writeError(sink, s.res, internalError(new Error(r.error)), s);
+  }
   if (s.audit) {
-    s.audit.annotate('authorization.k8s.io/decision', r.decision === 'allow' ? 'allow' : 'forbid');
+    s.audit.annotate('authorization.k8s.io/decision', 'forbid');
     s.audit.annotate('authorization.k8s.io/reason', r.reason ?? '');
   }
-  if (r.decision === 'allow') return next(s);
-  // Upstream answers 500 here when r.error is set (e.g. a Webhook authorizer that could not be
-  // reached and no mode after it allowing); kplane answers the 403 of the decision, so an
-  // authorizer's outage never shows as a server error (KEP 0005, Authorization (Webhook)).
   writeError(sink, s.res, forbiddenError(s.user, s.info, r.reason ?? ''), s);
 }
 
