@@ -6,7 +6,7 @@
 // turns its request into a 403 that the controller logs (which could not happen as system:masters).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +14,7 @@ import { createHttpsClient } from '../../src/client/https.js';
 import type { KubeClient } from '../../src/client/types.js';
 import { defaultControllers } from '../../src/controllers/index.js';
 import { eventually } from '../support/eventually.js';
+import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
@@ -160,5 +161,114 @@ describe('in-process controllers under their own identities (RBAC)', { timeout: 
       ),
     );
     await assert.rejects(admin.get(SERVICE_ACCOUNTS, 'no-sa', 'default'), /not found/);
+  });
+});
+
+describe('kplane controller-manager --use-service-account-credentials (RBAC)', { timeout: 120_000, concurrency: false }, () => {
+  const procs = kplaneProcesses();
+  let dir: string;
+  let auditPath: string;
+  let admin: KubeClient;
+  let cm: KplaneProcess;
+  const events = (): AuditEvent[] =>
+    readFileSync(auditPath, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as AuditEvent)
+      .filter((e) => e.stage === 'ResponseComplete');
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kplane-cm-ident-'));
+    auditPath = join(dir, 'audit.log');
+    const policy = join(dir, 'policy.yaml');
+    await writeFile(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n');
+    // RBAC is serve's default authorization mode.
+    await procs.start(
+      ['serve', '--data-dir', dir, '--secure-port', '0', '--controllers=false', '--audit-policy-file', policy, '--audit-log-path', auditPath],
+      /^kplane is serving on https:\/\/\S+/m,
+    );
+    const kubeconfig = join(dir, 'admin.kubeconfig');
+    admin = createHttpsClient(kubeconfig);
+    cm = await procs.start(['controller-manager', '--kubeconfig', kubeconfig, '--leader-elect=false', '--use-service-account-credentials'], /identity \S+,.*$/m);
+  });
+  after(async () => {
+    await admin?.close();
+    procs.killAll();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('each controller acts with a TokenRequest token of its ServiceAccount; GC and namespace deletion work', async () => {
+    assert.match(cm.firstLine, /each as its own ServiceAccount/);
+    for (const name of [
+      'namespace-controller',
+      'generic-garbage-collector',
+      'service-account-controller',
+      'root-ca-cert-publisher',
+      'clusterrole-aggregation-controller',
+    ]) {
+      await admin.get(SERVICE_ACCOUNTS, 'kube-system', name);
+    }
+    await admin.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } });
+    const owner = await admin.create(CONFIGMAPS, 'doomed', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' } });
+    await admin.create(CONFIGMAPS, 'doomed', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'dependent', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata!.uid! }] },
+    });
+    await eventually(20_000, 'default ServiceAccount in doomed', () => admin.get(SERVICE_ACCOUNTS, 'doomed', 'default'), { context: () => cm.log() });
+    await admin.delete(CONFIGMAPS, 'doomed', 'owner');
+    await eventually(
+      20_000,
+      'the dependent collected',
+      async () => ((await admin.list(CONFIGMAPS, 'doomed')).items.some((c) => c.metadata?.name === 'dependent') ? undefined : true),
+      { context: () => cm.log() },
+    );
+    await admin.delete(NAMESPACES, undefined, 'doomed');
+    await eventually(
+      30_000,
+      'namespace doomed gone',
+      async () => ((await admin.list(NAMESPACES)).items.some((n) => n.metadata?.name === 'doomed') ? undefined : true),
+      { context: () => cm.log() },
+    );
+    const seen = await eventually(5_000, 'the controllers in the audit log', async () => {
+      const all = events();
+      const by = (user: string, verb: string, resource: string): boolean =>
+        all.some((e) => e.user.username === user && e.verb === verb && e.objectRef?.resource === resource && e.objectRef?.namespace === 'doomed');
+      const found = {
+        gc: by(sa('generic-garbage-collector'), 'delete', 'configmaps'),
+        namespace: by(sa('namespace-controller'), 'deletecollection', 'configmaps'),
+        serviceAccounts: by(sa('service-account-controller'), 'create', 'serviceaccounts'),
+        rootCA: by(sa('root-ca-cert-publisher'), 'create', 'configmaps'),
+      };
+      return Object.values(found).every(Boolean) ? found : undefined;
+    });
+    assert.ok(seen);
+    // The tokens came from TokenRequest, asked for with the kubeconfig's (system:masters) credentials.
+    const minted = events().filter((e) => e.verb === 'create' && e.objectRef?.resource === 'serviceaccounts' && e.objectRef?.subresource === 'token');
+    assert.deepEqual([...new Set(minted.map((e) => e.objectRef?.name))].sort(), [
+      'clusterrole-aggregation-controller',
+      'generic-garbage-collector',
+      'namespace-controller',
+      'root-ca-cert-publisher',
+      'service-account-controller',
+    ]);
+  });
+
+  it('a permission taken from a controller role makes its request a 403 in the controller-manager log', async () => {
+    const role = await admin.get<{ apiVersion: string; kind: string; metadata: { name: string }; rules: unknown[] }>(
+      CLUSTER_ROLES,
+      undefined,
+      'system:controller:service-account-controller',
+    );
+    await admin.update(CLUSTER_ROLES, undefined, { ...role, rules: role.rules.slice(1) });
+    await admin.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'no-sa' } });
+    await eventually(20_000, 'the controller-manager logs the 403', async () =>
+      cm
+        .log()
+        .split('\n')
+        .find(
+          (l) => l.includes('Reconciler error') && l.includes(`cannot create resource \\"serviceaccounts\\" in API group \\"\\" in the namespace \\"no-sa\\"`),
+        ),
+    );
   });
 });
