@@ -51,7 +51,8 @@ function normalizeBoolFlags(argv: string[], names: readonly string[]): string[] 
     if (m && names.includes(m[1]!)) {
       const v = m[2]!.toLowerCase();
       if (v === 'true' || v === '1' || v === 't') out.push(`--${m[1]}`);
-      else if (v !== 'false' && v !== '0' && v !== 'f') throw new Error(`invalid argument "${m[2]}" for "--${m[1]}" flag: strconv.ParseBool: parsing "${m[2]}": invalid syntax`);
+      else if (v !== 'false' && v !== '0' && v !== 'f')
+        throw new Error(`invalid argument "${m[2]}" for "--${m[1]}" flag: strconv.ParseBool: parsing "${m[2]}": invalid syntax`);
       continue;
     }
     out.push(a);

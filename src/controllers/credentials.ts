@@ -111,7 +111,9 @@ export async function serviceAccountClients(opts: ServiceAccountClientsOptions):
       timers.delete(t);
       mint(name).catch((e: unknown) => {
         // The old token stays in use until it expires; try again soon.
-        log(`controller credentials: renewing the token of ${CONTROLLER_SERVICE_ACCOUNT_NAMESPACE}/${name} failed: ${e instanceof Error ? e.message : String(e)}`);
+        log(
+          `controller credentials: renewing the token of ${CONTROLLER_SERVICE_ACCOUNT_NAMESPACE}/${name} failed: ${e instanceof Error ? e.message : String(e)}`,
+        );
         schedule(name, 10_000);
       });
     }, afterMs);

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createHttpsClient } from '../../src/client/https.js';
+import type { KubeObject } from '../../src/apimachinery/types.js';
 import type { KubeClient } from '../../src/client/types.js';
 import { defaultControllers } from '../../src/controllers/index.js';
 import { eventually } from '../support/eventually.js';
@@ -54,7 +55,19 @@ describe('in-process controllers under their own identities (RBAC)', { timeout: 
       controllers: defaultControllers(),
       audit: {
         policy: {
-          rules: [{ level: 'Metadata', users: [], userGroups: [], verbs: [], resources: [], namespaces: [], nonResourceURLs: [], omitStages: [] }],
+          rules: [
+            {
+              level: 'Metadata',
+              users: [],
+              userGroups: [],
+              verbs: [],
+              resources: [],
+              namespaces: [],
+              nonResourceURLs: [],
+              omitStages: [],
+              omitManagedFields: undefined,
+            },
+          ],
           omitStages: [],
           omitManagedFields: false,
         },
@@ -85,7 +98,7 @@ describe('in-process controllers under their own identities (RBAC)', { timeout: 
 
   it('garbage collection and namespace deletion work, each controller acting as its own ServiceAccount', async () => {
     await admin.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } });
-    const owner = await admin.create(CONFIGMAPS, 'doomed', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' } });
+    const owner = await admin.create<KubeObject>(CONFIGMAPS, 'doomed', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' } });
     await admin.create(CONFIGMAPS, 'doomed', {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -189,7 +202,10 @@ describe('kplane controller-manager --use-service-account-credentials (RBAC)', {
     );
     const kubeconfig = join(dir, 'admin.kubeconfig');
     admin = createHttpsClient(kubeconfig);
-    cm = await procs.start(['controller-manager', '--kubeconfig', kubeconfig, '--leader-elect=false', '--use-service-account-credentials'], /identity \S+,.*$/m);
+    cm = await procs.start(
+      ['controller-manager', '--kubeconfig', kubeconfig, '--leader-elect=false', '--use-service-account-credentials'],
+      /identity \S+,.*$/m,
+    );
   });
   after(async () => {
     await admin?.close();
@@ -209,7 +225,7 @@ describe('kplane controller-manager --use-service-account-credentials (RBAC)', {
       await admin.get(SERVICE_ACCOUNTS, 'kube-system', name);
     }
     await admin.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } });
-    const owner = await admin.create(CONFIGMAPS, 'doomed', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' } });
+    const owner = await admin.create<KubeObject>(CONFIGMAPS, 'doomed', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner' } });
     await admin.create(CONFIGMAPS, 'doomed', {
       apiVersion: 'v1',
       kind: 'ConfigMap',
