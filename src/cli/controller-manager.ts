@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { parsePrivateKeyPEM } from '../auth/serviceaccount/keys.js';
 import { signToken } from '../auth/serviceaccount/token.js';
 import { createHttpsClient, loadKubeconfig } from '../client/https.js';
-import { defaultControllers, runControllers } from '../controllers/index.js';
+import { defaultControllers, runControllers, serviceAccountClients } from '../controllers/index.js';
 import { collectProcessMetrics } from '../server/metrics.js';
 import { sendMetrics } from '../server/promhttp.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
@@ -30,11 +30,35 @@ export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --metrics-bind-address ADDR          address of the metrics endpoint (default 127.0.0.1)
   --root-ca-file FILE                  CA bundle published as kube-root-ca.crt and put in token Secrets
                                        (default: the kubeconfig's certificate authority)
+  --use-service-account-credentials[=true|false]
+                                       each controller acts as its own ServiceAccount
+                                       system:serviceaccount:kube-system:<controller> (bound to
+                                       system:controller:<controller>), with tokens asked for through
+                                       TokenRequest with the kubeconfig's credentials and renewed before
+                                       they expire; shared informers and leader election keep the
+                                       kubeconfig's credentials (default false: every controller uses them)
   --service-account-private-key-file FILE
                                        PEM private key that signs the tokens of kubernetes.io/service-account-token
                                        Secrets (the API server's --service-account-signing-key-file); without it
                                        those Secrets are not filled
 ${LOGGING_USAGE}`;
+
+/** Go's flag package takes `--flag`, `--flag=true` and `--flag=false` for a boolean; node's parseArgs only the first. */
+function normalizeBoolFlags(argv: string[], names: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const a of argv) {
+    const m = /^--([^=]+)=(.*)$/.exec(a);
+    if (m && names.includes(m[1]!)) {
+      const v = m[2]!.toLowerCase();
+      if (v === 'true' || v === '1' || v === 't') out.push(`--${m[1]}`);
+      else if (v !== 'false' && v !== '0' && v !== 'f')
+        throw new Error(`invalid argument "${m[2]}" for "--${m[1]}" flag: strconv.ParseBool: parsing "${m[2]}": invalid syntax`);
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
+}
 
 function duration(flag: string, v: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
@@ -45,7 +69,7 @@ function duration(flag: string, v: string): number {
 
 export async function controllerManager(argv: string[]): Promise<void> {
   const { values } = parseArgs({
-    args: normalizeShortVerbosity(argv),
+    args: normalizeBoolFlags(normalizeShortVerbosity(argv), ['use-service-account-credentials']),
     options: {
       ...LOGGING_OPTIONS,
       kubeconfig: { type: 'string' },
@@ -60,6 +84,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
       'metrics-bind-address': { type: 'string', default: '127.0.0.1' },
       'root-ca-file': { type: 'string' },
       'service-account-private-key-file': { type: 'string' },
+      'use-service-account-credentials': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -82,8 +107,12 @@ export async function controllerManager(argv: string[]): Promise<void> {
   const unknown = names.filter((n) => !all.some((c) => c.controllerName === n));
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${all.map((c) => c.controllerName).join(', ')}`);
   const controllers = all.filter((c) => names.includes(c.controllerName));
-  const client = createHttpsClient(values.kubeconfig);
-  const rootCA = values['root-ca-file'] ? readFileSync(values['root-ca-file'], 'utf8') : loadKubeconfig(values.kubeconfig).caPem;
+  const clientConfig = loadKubeconfig(values.kubeconfig);
+  const client = createHttpsClient(clientConfig);
+  const saClients = values['use-service-account-credentials']
+    ? await serviceAccountClients({ root: client, config: clientConfig, controllers, log: (msg) => log.info(msg) })
+    : undefined;
+  const rootCA = values['root-ca-file'] ? readFileSync(values['root-ca-file'], 'utf8') : clientConfig.caPem;
   const signingKeyFile = values['service-account-private-key-file'];
   const signingKey = signingKeyFile ? parsePrivateKeyPEM(readFileSync(signingKeyFile, 'utf8'), signingKeyFile) : undefined;
   const identity = `${hostname()}_${randomUUID()}`;
@@ -116,6 +145,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
   }
   const running = runControllers({
     client,
+    ...(saClients ? { clientFor: (c) => saClients.clientFor(c) } : {}),
     controllers,
     ...(rootCA !== undefined ? { rootCA } : {}),
     ...(signingKey ? { serviceAccountTokenSigner: (claims: object) => signToken(signingKey, claims) } : {}),
@@ -136,7 +166,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
       : {}),
   });
   process.stdout.write(
-    `kplane controller-manager started: identity ${identity}, controllers ${names.join(',')}, leader election ${leaderElect ? `on Lease ${values['lease-namespace']}/${values['lease-name']}` : 'off'}${metricsNote}\n`,
+    `kplane controller-manager started: identity ${identity}, controllers ${names.join(',')}${saClients ? ' (each as its own ServiceAccount)' : ''}, leader election ${leaderElect ? `on Lease ${values['lease-namespace']}/${values['lease-name']}` : 'off'}${metricsNote}\n`,
   );
   let stopping = false;
   const stop = (sig: string): void => {
@@ -145,6 +175,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
     log.info('Received signal, shutting down', 'signal', sig);
     running
       .stop()
+      .then(() => saClients?.close())
       .then(() => client.close())
       .then(() => metricsServer?.close())
       .then(

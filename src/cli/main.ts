@@ -80,6 +80,9 @@ kplane serve flags:
                             compare each watch cache with storage this often, a Go duration (default 0s: off;
                             kube's period is 5m); a difference fails /readyz (KEP 0001)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
+  --use-service-account-credentials=false
+                            in-process controllers act as system:kube-controller-manager instead of each as
+                            its own ServiceAccount system:serviceaccount:kube-system:<controller> (default true)
   --feature-gates LIST      ${indent(newKubeFeatureGate().flagUsage())}
   --emulated-version VER    behave as this Kubernetes version for features' stages and defaults, 1.30 to
                             ${KUBE_BINARY_VERSION.toString()} (default ${KUBE_BINARY_VERSION.toString()}), e.g. 1.32 or kube=1.32
@@ -177,6 +180,7 @@ async function serve(argv: string[]): Promise<void> {
       'http2-max-streams-per-connection': { type: 'string', default: '0' },
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       controllers: { type: 'string', default: 'true' },
+      'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
       'emulated-version': { type: 'string' },
       'encryption-provider-config': { type: 'string' },
@@ -382,6 +386,7 @@ async function serve(argv: string[]): Promise<void> {
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
+    useServiceAccountCredentials: values['use-service-account-credentials'] !== 'false',
     ...(values['encryption-provider-config'] ? { encryptionProviderConfig: values['encryption-provider-config'] } : {}),
     ...(values['encryption-provider-config-automatic-reload'] ? { encryptionProviderConfigAutomaticReload: true } : {}),
     ...(audit.policyFile || audit.log ? { audit } : {}),

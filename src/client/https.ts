@@ -19,6 +19,8 @@ export interface ClientConfig {
   readonly certPem?: string;
   readonly keyPem?: string;
   readonly token?: string;
+  /** Asked for the bearer token on every request (a token renewed in the background); wins over `token`. */
+  readonly tokenSource?: () => string | undefined;
   readonly insecureSkipTlsVerify?: boolean;
   readonly tlsServerName?: string;
 }
@@ -112,7 +114,8 @@ function tlsOptions(cfg: ClientConfig): { ca?: string; cert?: string; key?: stri
 }
 
 function authHeaders(cfg: ClientConfig): Record<string, string> {
-  return cfg.token ? { authorization: `Bearer ${cfg.token}` } : {};
+  const token = cfg.tokenSource?.() ?? cfg.token;
+  return token ? { authorization: `Bearer ${token}` } : {};
 }
 
 function networkError(what: string, e: unknown): ClientNetworkError {

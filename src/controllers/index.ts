@@ -19,6 +19,8 @@ export type { GarbageCollectorOptions } from './gc/index.js';
 export { rootCACertPublisher, ROOT_CA_CONFIGMAP } from './rootcacert/index.js';
 export { serviceAccountController, serviceAccountTokenController } from './serviceaccount/index.js';
 export { controllerFactory } from './types.js';
+export { CONTROLLER_SERVICE_ACCOUNT_NAMESPACE, controllerServiceAccountUser, ensureControllerServiceAccounts, serviceAccountClients } from './credentials.js';
+export type { ServiceAccountClients, ServiceAccountClientsOptions } from './credentials.js';
 export type { ControllerContext, ControllerFactory } from './types.js';
 // The controller runtime too, so `kplane/controllers` is all a controller author imports.
 export * from './runtime/index.js';
@@ -41,7 +43,14 @@ export function defaultControllers(): ControllerFactory[] {
 }
 
 export interface RunControllersOptions {
+  /** The manager's own client: shared informers and leader election (kube-controller-manager's root client). */
   readonly client: KubeClient;
+  /**
+   * The client a controller acts with (kube-controller-manager's --use-service-account-credentials:
+   * one identity per controller, see `serviceAccountClients`). Absent, or undefined for a
+   * controller: `client`.
+   */
+  readonly clientFor?: (controller: ControllerFactory) => KubeClient | undefined;
   readonly controllers: readonly ControllerFactory[];
   /** Without it every controller runs at once (one process, e.g. inside `kplane serve`). */
   readonly leaderElection?: ManagerLeaderElection;
@@ -72,7 +81,7 @@ export function runControllers(opts: RunControllersOptions): RunningControllers 
   for (const f of opts.controllers) {
     manager.add(
       f({
-        client: opts.client,
+        client: opts.clientFor?.(f) ?? opts.client,
         manager,
         log,
         ...(opts.metrics ? { metrics: opts.metrics } : {}),

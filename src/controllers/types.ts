@@ -33,9 +33,23 @@ export interface ControllerFactory {
    * controller to clear (only the garbage collector sets it).
    */
   readonly garbageCollection?: boolean;
+  /**
+   * The ServiceAccount (in kube-system) this controller acts as with service-account credentials,
+   * upstream's name (bound to `system:controller:<name>` by the bootstrap policy). Absent: it runs
+   * with the manager's own client, as upstream's token controller does.
+   */
+  readonly serviceAccountName?: string;
 }
 
-/** Names a factory function as a ControllerFactory. */
-export function controllerFactory(name: string, create: (ctx: ControllerContext) => Runnable, extra: { garbageCollection?: boolean } = {}): ControllerFactory {
-  return Object.assign((ctx: ControllerContext) => create(ctx), { controllerName: name, ...extra });
+/**
+ * Names a factory function as a ControllerFactory. `name` may carry the factory's other
+ * properties: `{ name, serviceAccountName }`.
+ */
+export function controllerFactory(
+  name: string | { readonly name: string; readonly serviceAccountName?: string },
+  create: (ctx: ControllerContext) => Runnable,
+  extra: { garbageCollection?: boolean; serviceAccountName?: string } = {},
+): ControllerFactory {
+  const { name: controllerName, ...more } = typeof name === 'string' ? { name } : name;
+  return Object.assign((ctx: ControllerContext) => create(ctx), { controllerName, ...more, ...extra });
 }

@@ -54,7 +54,7 @@ import { EncryptionConfigReloader, readConfigContent } from '../storage/value/re
 import { KeyTransformers, transformStorage, type StoredResource } from '../storage/value/transforming-storage.js';
 import { createLoopbackClient } from '../client/loopback.js';
 import type { KubeClient } from '../client/types.js';
-import { runControllers, type RunningControllers } from '../controllers/index.js';
+import { controllerServiceAccountUser, ensureControllerServiceAccounts, runControllers, type RunningControllers } from '../controllers/index.js';
 import type { ControllerFactory } from '../controllers/types.js';
 import type { ManagerLeaderElection } from '../controllers/runtime/manager.js';
 import { StatusError } from '../apimachinery/errors.js';
@@ -76,7 +76,7 @@ import {
   type Authorizer,
   type RuleResolver,
 } from '../auth/authorizer.js';
-import { createRbac, type Rbac } from '../auth/rbac/index.js';
+import { createRbac, KUBE_CONTROLLER_MANAGER_USER, type Rbac } from '../auth/rbac/index.js';
 import { loadWebhookKubeconfig, type WebhookConnection } from '../auth/authz-webhook/kubeconfig.js';
 import {
   createWebhookAuthorizer,
@@ -256,6 +256,16 @@ export interface ControlPlaneOptions {
    * object overrides the Lease's name, namespace, identity and timings.
    */
   readonly controllerLeaderElection?: boolean | Partial<ManagerLeaderElection>;
+  /**
+   * kube-controller-manager's --use-service-account-credentials for the in-process `controllers`
+   * (default true): each controller that names a ServiceAccount acts as
+   * `system:serviceaccount:kube-system:<name>` (bound to `system:controller:<name>`); the
+   * ServiceAccounts are created at start. False: every controller acts as
+   * `system:kube-controller-manager`. Shared informers and leader election always use
+   * `system:kube-controller-manager`, as upstream's root client does. Requests carry the identity
+   * through authentication and authorization like any other (no token round trip).
+   */
+  readonly useServiceAccountCredentials?: boolean;
   /**
    * kube-apiserver's --encryption-provider-config: the path of an apiserver.config.k8s.io/v1
    * EncryptionConfiguration (YAML or JSON). The resources it lists are encrypted before they reach
@@ -615,6 +625,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   });
   let server: Http2SecureServer | undefined;
   let controllers: RunningControllers | undefined;
+  const controllerClients: KubeClient[] = [];
   let objectCounter: NodeJS.Timeout | undefined;
   let identityLease: IdentityLeaseController | undefined;
   const sockets = new Set<import('node:net').Socket>();
@@ -711,8 +722,24 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
               ...(typeof le === 'object' ? le : {}),
             }
           : undefined;
+        // Each identity gets a random credential the server's static token table maps to it.
+        const loopbackAs = (user: AuthUser): KubeClient => {
+          const token = randomBytes(32).toString('base64url');
+          tokens.set(token, user);
+          const c = createLoopbackClient(apiServer.handle, token);
+          controllerClients.push(c);
+          return c;
+        };
+        const root = loopbackAs({ name: KUBE_CONTROLLER_MANAGER_USER, groups: [] });
+        const perController = new Map<string, KubeClient>();
+        if (opts.useServiceAccountCredentials ?? true) {
+          const names = [...new Set(opts.controllers.flatMap((c) => (c.serviceAccountName ? [c.serviceAccountName] : [])))];
+          await ensureControllerServiceAccounts(serverClient, names);
+          for (const n of names) perController.set(n, loopbackAs(controllerServiceAccountUser(n)));
+        }
         controllers = runControllers({
-          client: cp.loopbackClient(),
+          client: root,
+          clientFor: (c) => (c.serviceAccountName ? perController.get(c.serviceAccountName) : undefined),
           controllers: opts.controllers,
           rootCA: pki.caCertPem,
           serviceAccountTokenSigner: (claims) => signToken(sa.keys.signing, claims),
@@ -727,6 +754,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       await identityLease?.stop();
       jwt?.stop();
       await controllers?.stop();
+      await Promise.all(controllerClients.map((c) => c.close()));
       apiServer.shutdown();
       for (const m of modules) await m.shutdown?.();
       await authz.rbac?.stop();

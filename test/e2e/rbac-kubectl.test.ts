@@ -2,6 +2,8 @@
 // from static tokens): a denied user gets upstream's 403, roles and bindings made with kubectl
 // take effect, `kubectl auth can-i` (SelfSubjectAccessReview) and `--list` (SelfSubjectRulesReview)
 // answer, escalation is refused, aggregation fills `view`, and `kubectl auth reconcile` works.
+// Impersonation (`--as`, `--as-group`) is authorized per user and group with the `impersonate`
+// verb; `auth can-i --as system:serviceaccount:...` answers for a ServiceAccount.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -99,6 +101,80 @@ for (const { name, bin } of KUBECTLS) {
       assert.match(list, /^configmaps\s+\[\]\s+\[\]\s+\[get list watch\]$/m);
       assert.match(list, /^selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$/m);
       assert.match(list, /^\s+\[\/healthz\]\s+\[\]\s+\[get\]$/m);
+    });
+
+    it('impersonates with --as/--as-group: allowed when the group is bound, 403 when not, refused without impersonate', async () => {
+      await admin.ok(['create', 'namespace', 'team-c']);
+      await admin.ok(['create', 'role', 'cm-reader', '--verb=get,list,watch', '--resource=configmaps', '-n', 'team-c']);
+      await admin.ok(['create', 'rolebinding', 'devs-cm', '--role=cm-reader', '--group=devs', '-n', 'team-c']);
+      await admin.ok(['create', 'configmap', 'settings', '--from-literal=a=1', '-n', 'team-c']);
+      // The admin (system:masters) may impersonate anyone; alice is let in through her group only.
+      const allowed = await eventually(5_000, 'alice as a dev lists configmaps in team-c', async () => {
+        const r = await admin.k(['--as=alice', '--as-group=devs', 'get', 'cm', '-n', 'team-c']);
+        return r.code === 0 ? r.stdout : undefined;
+      });
+      assert.match(allowed, /^settings\s+1\s+/m);
+      const forbidden = (ns: string) =>
+        `Error from server (Forbidden): configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "${ns}"`;
+      const alone = await admin.k(['--as=alice', 'get', 'cm', '-n', 'team-c']);
+      assert.equal(alone.code, 1);
+      assert.ok(alone.stderr.includes(forbidden('team-c')), alone.stderr);
+      const elsewhere = await admin.k(['--as=alice', '--as-group=devs', 'get', 'cm', '-n', 'team-b']);
+      assert.equal(elsewhere.code, 1);
+      assert.ok(elsewhere.stderr.includes(forbidden('team-b')), elsewhere.stderr);
+      // bob holds no `impersonate`: refused before anything else is decided.
+      const bob = kubectlSession(bin, await userKubeconfig(dir, server, 'bob'), dir);
+      const refused = await bob.k(['--as=alice', '--as-group=devs', 'get', 'cm', '-n', 'team-c']);
+      assert.equal(refused.code, 1);
+      assert.ok(
+        refused.stderr.includes(
+          'Error from server (Forbidden): users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope',
+        ),
+        refused.stderr,
+      );
+      // Allowed to impersonate the user alice, not the group devs: each is authorized on its own.
+      await admin.ok(['create', 'clusterrole', 'impersonate-alice', '--verb=impersonate', '--resource=users', '--resource-name=alice']);
+      await admin.ok(['create', 'clusterrolebinding', 'bob-impersonates-alice', '--clusterrole=impersonate-alice', '--user=bob']);
+      const asAlice = await eventually(5_000, 'bob as alice lists configmaps in team-a', async () => {
+        const r = await bob.k(['--as=alice', 'get', 'cm', '-n', 'team-a']);
+        return r.code === 0 ? r : undefined;
+      });
+      assert.equal(asAlice.code, 0);
+      const noGroup = await bob.k(['--as=alice', '--as-group=devs', 'get', 'cm', '-n', 'team-c']);
+      assert.equal(noGroup.code, 1);
+      assert.ok(
+        noGroup.stderr.includes(
+          'Error from server (Forbidden): groups "devs" is forbidden: User "bob" cannot impersonate resource "groups" in API group "" at the cluster scope',
+        ),
+        noGroup.stderr,
+      );
+    });
+
+    it('answers can-i for a ServiceAccount with --as (kubectl 1.20 has no auth whoami)', async () => {
+      const ci = 'system:serviceaccount:team-a:ci';
+      await admin.ok(['create', 'serviceaccount', 'ci', '-n', 'team-a']);
+      await admin.ok(['create', 'rolebinding', 'ci-cm', '--role=cm-reader', '--serviceaccount=team-a:ci', '-n', 'team-a']);
+      await eventually(5_000, 'the ServiceAccount may list configmaps in team-a', async () =>
+        (await admin.k(['auth', 'can-i', 'list', 'configmaps', '-n', 'team-a', '--as', ci])).stdout.trim() === 'yes' ? true : undefined,
+      );
+      const list = await admin.ok(['auth', 'can-i', '--list', '-n', 'team-a', '--as', ci]);
+      assert.match(list, /^configmaps\s+\[\]\s+\[\]\s+\[get list watch\]$/m);
+      assert.match(list, /^selfsubjectrulesreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$/m);
+      assert.doesNotMatch(list, /^secrets/m);
+      const no = await admin.k(['auth', 'can-i', 'delete', 'secrets', '-n', 'team-b', '--as', ci]);
+      assert.equal(no.code, 1);
+      assert.equal(no.stdout.trim(), 'no');
+      if (name === '1.20') {
+        const whoami = await admin.k(['auth', 'whoami']);
+        assert.notEqual(whoami.code, 0);
+        assert.match(whoami.stderr, /unknown command "whoami"/);
+      } else {
+        const who = JSON.parse(await admin.ok(['auth', 'whoami', '-o', 'json', '--as', ci])) as {
+          status: { userInfo: { username: string; groups: string[] } };
+        };
+        assert.equal(who.status.userInfo.username, ci);
+        assert.deepEqual([...who.status.userInfo.groups].sort(), ['system:authenticated', 'system:serviceaccounts', 'system:serviceaccounts:team-a']);
+      }
     });
 
     it('refuses escalation: a Role with more than one holds, binding cluster-admin, editing a binding', async () => {

@@ -4,6 +4,8 @@
 import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from './types.js';
 import { RBAC_GROUP } from './types.js';
 
+/** user.KubeControllerManager: kube-controller-manager's own user (without service-account credentials). */
+export const KUBE_CONTROLLER_MANAGER_USER = 'system:kube-controller-manager';
 export const AUTO_UPDATE_ANNOTATION = 'rbac.authorization.kubernetes.io/autoupdate';
 const BOOTSTRAP_LABEL = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
 
@@ -44,13 +46,18 @@ function clusterRoleBinding(name: string, role: string, subjects: Subject[]): Cl
 }
 
 const group = (name: string): Subject => ({ kind: 'Group', apiGroup: RBAC_GROUP, name });
+const user = (name: string): Subject => ({ kind: 'User', apiGroup: RBAC_GROUP, name });
 const serviceAccount = (namespace: string, name: string): Subject => ({ kind: 'ServiceAccount', name, namespace });
 
 const AGG_ADMIN = 'rbac.authorization.k8s.io/aggregate-to-admin';
 const AGG_EDIT = 'rbac.authorization.k8s.io/aggregate-to-edit';
 const AGG_VIEW = 'rbac.authorization.k8s.io/aggregate-to-view';
 
-/** controller_policy.go's roles for the controllers kplane runs (system:controller:<name>). */
+/**
+ * controller_policy.go's roles for the controllers kplane runs (system:controller:<name>), in
+ * upstream's order; each is bound to the ServiceAccount kube-system/<name> that controller acts as
+ * with service-account credentials (src/controllers: ControllerFactory.serviceAccountName).
+ */
 const CONTROLLER_ROLES: { name: string; rules: PolicyRule[] }[] = [
   {
     name: 'clusterrole-aggregation-controller',
@@ -68,6 +75,14 @@ const CONTROLLER_ROLES: { name: string; rules: PolicyRule[] }[] = [
       rule(['get', 'list', 'delete', 'deletecollection'], ['*'], ['*']),
       eventsRule(),
     ],
+  },
+  {
+    name: 'service-account-controller',
+    rules: [rule(['create'], [''], ['serviceaccounts']), eventsRule()],
+  },
+  {
+    name: 'root-ca-cert-publisher',
+    rules: [rule(['create', 'update'], [''], ['configmaps']), eventsRule()],
   },
 ];
 
@@ -233,6 +248,26 @@ export function bootstrapClusterRoles(): ClusterRole[] {
       rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
       rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
     ]),
+    clusterRole('system:kube-controller-manager', [
+      eventsRule(),
+      // Needed for leader election. kplane's controllers campaign for the Lease
+      // kplane-controller-manager (CONTROLLER_LEASE), so that name is added to upstream's.
+      rule(['create'], ['coordination.k8s.io'], ['leases']),
+      rule(['get', 'update'], ['coordination.k8s.io'], ['leases'], ['kube-controller-manager', 'kplane-controller-manager']),
+      rule(['create'], [''], ['endpoints']),
+      rule(['get', 'update'], [''], ['endpoints'], ['kube-controller-manager']),
+      // Fundamental resources.
+      rule(['create'], [''], ['secrets', 'serviceaccounts']),
+      rule(['delete'], [''], ['secrets']),
+      rule(['get'], [''], ['namespaces', 'secrets', 'serviceaccounts', 'configmaps']),
+      rule(['update'], [''], ['secrets', 'serviceaccounts']),
+      // Needed to check API access. These creates are non-mutating.
+      rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+      rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
+      // Needed for all shared informers.
+      rule(['list', 'watch'], ['*'], ['*']),
+      rule(['create'], [''], ['serviceaccounts/token']),
+    ]),
     ...CONTROLLER_ROLES.map((r) => clusterRole(`system:controller:${r.name}`, r.rules)),
   ];
 }
@@ -245,6 +280,7 @@ export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
     clusterRoleBinding('system:discovery', 'system:discovery', [group('system:authenticated')]),
     clusterRoleBinding('system:basic-user', 'system:basic-user', [group('system:authenticated')]),
     clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
+    clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [user(KUBE_CONTROLLER_MANAGER_USER)]),
     ...CONTROLLER_ROLES.map((r) => clusterRoleBinding(`system:controller:${r.name}`, `system:controller:${r.name}`, [serviceAccount('kube-system', r.name)])),
   ];
 }

@@ -6,7 +6,7 @@ export { RbacAuthorizer } from './authorizer.js';
 export { startRbacInformer, type RbacInformer } from './informer.js';
 export { confirmNoEscalation, escalationAllowed, roleEscalationAuthorized, bindingAuthorized } from './escalation.js';
 export { reconcileBootstrapPolicy, reconcileClusterRole, reconcileClusterRoleBinding } from './reconcile.js';
-export { bootstrapClusterRoles, bootstrapClusterRoleBindings, AUTO_UPDATE_ANNOTATION } from './bootstrap-policy.js';
+export { bootstrapClusterRoles, bootstrapClusterRoleBindings, AUTO_UPDATE_ANNOTATION, KUBE_CONTROLLER_MANAGER_USER } from './bootstrap-policy.js';
 export { ruleAllows, covers, compactString } from './evaluation.js';
 export * from './types.js';
 

@@ -53,7 +53,7 @@ function canonical(rule: PolicyRule): string {
 }
 
 export function clusterRoleAggregation(): ControllerFactory {
-  return controllerFactory('clusterrole-aggregation', (ctx) => {
+  return controllerFactory({ name: 'clusterrole-aggregation', serviceAccountName: 'clusterrole-aggregation-controller' }, (ctx) => {
     const informer = ctx.manager.informer<ClusterRole>(CLUSTER_ROLES);
     const controller = new Controller({
       name: 'clusterrole-aggregation',

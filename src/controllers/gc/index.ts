@@ -10,6 +10,6 @@ export function garbageCollector(opts: GarbageCollectorOptions = {}): Controller
   return controllerFactory(
     'garbagecollector',
     (ctx) => new GarbageCollector(ctx.client, { ...opts, log: ctx.log, ...(ctx.metrics && !opts.registry ? { registry: ctx.metrics } : {}) }),
-    { garbageCollection: true },
+    { garbageCollection: true, serviceAccountName: 'generic-garbage-collector' },
   );
 }

@@ -18,7 +18,7 @@ export interface NamespaceDeletionOptions {
 }
 
 export function namespaceDeletion(opts: NamespaceDeletionOptions = {}): ControllerFactory {
-  return controllerFactory('namespace', (ctx) => {
+  return controllerFactory({ name: 'namespace', serviceAccountName: 'namespace-controller' }, (ctx) => {
     const informer = ctx.manager.informer<Namespace>(NAMESPACES, { resyncPeriodMs: opts.resyncPeriodMs ?? 5 * 60_000 });
     const deleter = new NamespacedResourcesDeleter({
       client: ctx.client,

@@ -27,7 +27,7 @@ export interface RootCACertPublisherOptions {
 }
 
 export function rootCACertPublisher(opts: RootCACertPublisherOptions = {}): ControllerFactory {
-  return controllerFactory('root-ca-cert-publisher', (ctx) => {
+  return controllerFactory({ name: 'root-ca-cert-publisher', serviceAccountName: 'root-ca-cert-publisher' }, (ctx) => {
     const rootCA = opts.rootCA ?? ctx.rootCA;
     const log = asLogger(ctx.log);
     const namespaces = ctx.manager.informer(NAMESPACES);

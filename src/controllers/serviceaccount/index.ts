@@ -23,6 +23,9 @@ export const SERVICE_ACCOUNT_NAME_ANNOTATION = 'kubernetes.io/service-account.na
 export const SERVICE_ACCOUNT_UID_ANNOTATION = 'kubernetes.io/service-account.uid';
 
 const is = (e: unknown, ...codes: number[]): boolean => e instanceof StatusError && codes.includes(e.code);
+/** The 403 of a namespace being deleted (apierrors.HasStatusCause(err, NamespaceTerminatingCause)), not of authorization. */
+const namespaceTerminating = (e: unknown): boolean =>
+  e instanceof StatusError && e.code === 403 && (e.status.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating');
 
 export interface ServiceAccountControllerOptions {
   /** ServiceAccountsToEnsure (default `default`). */
@@ -32,7 +35,7 @@ export interface ServiceAccountControllerOptions {
 
 export function serviceAccountController(opts: ServiceAccountControllerOptions = {}): ControllerFactory {
   const names = opts.names ?? ['default'];
-  return controllerFactory('serviceaccount', (ctx) => {
+  return controllerFactory({ name: 'serviceaccount', serviceAccountName: 'service-account-controller' }, (ctx) => {
     const namespaces = ctx.manager.informer(NAMESPACES);
     const serviceAccounts = ctx.manager.informer(SERVICE_ACCOUNTS);
     const controller = new Controller({
@@ -48,8 +51,9 @@ export function serviceAccountController(opts: ServiceAccountControllerOptions =
           try {
             await ctx.client.create(SERVICE_ACCOUNTS, ns, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } });
           } catch (e) {
-            // Exists (the cache is behind), or the namespace is terminating (403) or gone.
-            if (!is(e, 409, 403, 404)) throw e;
+            // Exists (the cache is behind), or the namespace is terminating or gone. Any other 403
+            // (this controller's role lacks the permission) is an error, logged and retried.
+            if (!is(e, 409, 404) && !namespaceTerminating(e)) throw e;
           }
         }
       },
