@@ -22,6 +22,7 @@ import { alwaysAllow } from '../auth/authorizer.js';
 import { reconcileBootstrapPolicy } from '../auth/rbac/reconcile.js';
 import { Scheme } from '../apimachinery/scheme.js';
 import { apiextensions } from '../apiextensions/module.js';
+import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../registry/admissionregistration/index.js';
 
 export interface CoreOptions {
   /** Where the system namespaces controller reports failures (default: the control plane's log). */
@@ -119,9 +120,20 @@ export function authorization(): ApiModule {
 
 export { apiextensions };
 
+/**
+ * admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration and MutatingWebhookConfiguration.
+ * Only cluster-admin manages them (upstream's bootstrap roles do not aggregate them into admin/edit).
+ */
+export function admissionRegistration(): ApiModule {
+  return {
+    name: 'admissionregistration.k8s.io',
+    resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations],
+  };
+}
+
 /** What `kplane serve` serves by default. */
 export function defaultModules(): ApiModule[] {
-  return [core(), events(), coordination(), authorization(), rbac(), apiextensions()];
+  return [core(), events(), coordination(), authorization(), rbac(), apiextensions(), admissionRegistration()];
 }
 
 /** A Scheme holding every kind the default modules serve, for code outside a control plane (a control plane has its own: `registry.scheme`). */
