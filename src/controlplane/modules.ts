@@ -23,6 +23,9 @@ import { reconcileBootstrapPolicy } from '../auth/rbac/reconcile.js';
 import { Scheme } from '../apimachinery/scheme.js';
 import { apiextensions } from '../apiextensions/module.js';
 import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../registry/admissionregistration/index.js';
+import { WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
+import { mutatingWebhookPlugin, validatingWebhookPlugin, type NamespaceLabels } from '../admission/webhook/dispatcher.js';
+import { StatusError } from '../apimachinery/errors.js';
 
 export interface CoreOptions {
   /** Where the system namespaces controller reports failures (default: the control plane's log). */
@@ -125,9 +128,33 @@ export { apiextensions };
  * Only cluster-admin manages them (upstream's bootstrap roles do not aggregate them into admin/edit).
  */
 export function admissionRegistration(): ApiModule {
+  let mutating: WebhookConfigurationCache | undefined;
+  let validating: WebhookConfigurationCache | undefined;
   return {
     name: 'admissionregistration.k8s.io',
     resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations],
+    admission: (ctx) => {
+      const store = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', 'v1', plural)?.store;
+      mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log);
+      validating = new WebhookConfigurationCache(store('validatingwebhookconfigurations'), ctx.log);
+      const namespaceLabels: NamespaceLabels = async (name) => {
+        const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
+        if (!namespaces) return {};
+        try {
+          return (await namespaces.store.getCached(undefined, name)).metadata?.labels ?? {};
+        } catch (e) {
+          if (e instanceof StatusError && e.code === 404) return undefined;
+          throw e;
+        }
+      };
+      return [mutatingWebhookPlugin({ source: mutating, namespaceLabels }), validatingWebhookPlugin({ source: validating, namespaceLabels })];
+    },
+    async bootstrap() {
+      await Promise.all([mutating?.start(), validating?.start()]);
+    },
+    async shutdown() {
+      await Promise.all([mutating?.close(), validating?.close()]);
+    },
   };
 }
 
