@@ -211,6 +211,9 @@ describe('admission webhooks with kubectl 1.33', () => {
     assert.equal(upd.code, 0, upd.stderr);
     const u = hooks.seen.findLast((r) => r.request.name === 'good-one' && r.request.operation === 'UPDATE');
     assert.ok(u?.request.oldObject, 'UPDATE carries the old object');
+
+    const metrics = (await ks.raw.request({ path: '/metrics' })).text();
+    assert.match(metrics, /apiserver_admission_webhook_admission_duration_seconds_count\{name="check\.kplane\.test",type="validating",operation="CREATE",rejected="true"\} [1-9]/);
   });
 
   it('a mutating webhook adds a label by JSONPatch, visible in kubectl get', async () => {

@@ -137,7 +137,7 @@ describe('webhook dispatch', () => {
         hook('obj.example.com', '/allow', { objectSelector: { matchLabels: { app: 'y' } } }),
         hook('ns.example.com', '/allow', { namespaceSelector: { matchLabels: { team: 'a' } } }),
       ]),
-      namespaceLabels: async (ns) => (ns === 'default' ? { team: 'a' } : ns === 'other' ? {} : undefined),
+      namespaceLabels: async (ns): Promise<Record<string, string> | undefined> => (ns === 'default' ? { team: 'a' } : ns === 'other' ? {} : undefined),
     });
     await p.validate!(attrs());
     assert.equal(calls.length, 1, 'only the namespace-selected webhook');
