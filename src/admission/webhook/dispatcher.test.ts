@@ -130,6 +130,17 @@ describe('webhook dispatch', () => {
     await ignore.validate!(attrs());
   });
 
+  it('sends the first AdmissionReview version the webhook knows; none known is a call failure', async () => {
+    // v1beta1 answers are not checked for their uid.
+    const beta = validatingWebhookPlugin({ source: source([hook('beta.example.com', '/wrong-uid', { admissionReviewVersions: ['v2', 'v1beta1'] })]), namespaceLabels: noNamespaces });
+    await beta.validate!(attrs());
+    const none = validatingWebhookPlugin({ source: source([hook('v2.example.com', '/allow', { admissionReviewVersions: ['v2'] })]), namespaceLabels: noNamespaces });
+    await assert.rejects(
+      Promise.resolve(none.validate!(attrs())),
+      /^StatusError: Internal error occurred: failed calling webhook "v2.example.com": could not create admission objects: webhook does not accept known AdmissionReview versions \(v1, v1beta1\)$/,
+    );
+  });
+
   it('selectors: objectSelector on old or new labels; namespaceSelector on the namespace labels', async () => {
     calls.length = 0;
     const p = validatingWebhookPlugin({

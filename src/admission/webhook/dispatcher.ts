@@ -195,9 +195,12 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Rec
     if (se === undefined) throw new CallingWebhookError(name, 'Webhook SideEffects is nil');
     if (se !== 'None' && se !== 'NoneOnDryRun') throw badRequest(`admission webhook ${JSON.stringify(name)} does not support dry run`);
   }
+  // request.CreateAdmissionObjects: the first AdmissionReview version the webhook lists that kplane knows.
+  const version = (h.hook.admissionReviewVersions ?? []).find((v) => v === 'v1' || v === 'v1beta1');
+  if (!version) throw new CallingWebhookError(name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)');
   if (!h.endpoint) throw new CallingWebhookError(name, `could not get REST client: ${h.endpointError ?? 'no endpoint'}`);
   const uid = randomUUID();
-  const body = Buffer.from(stringifyJSON({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid, ...request } }));
+  const body = Buffer.from(stringifyJSON({ kind: 'AdmissionReview', apiVersion: `admission.k8s.io/${version}`, request: { uid, ...request } }));
   let data: Buffer;
   try {
     data = await post(h.endpoint, body, h.hook.timeoutSeconds ?? 10);
@@ -217,18 +220,26 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Rec
   }
   const r = review.response;
   if (!r || typeof r !== 'object') throw invalid('webhook response was absent');
-  if (r.uid !== uid) throw invalid(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(r.uid ?? '')}`);
-  if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
-    const [g, v] = (review.apiVersion ?? '').includes('/') ? (review.apiVersion ?? '').split('/', 2) : ['', review.apiVersion ?? ''];
-    throw invalid(`expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${g}/${v}, Kind=${review.kind ?? ''}`);
-  }
-  if (mutating) {
-    if (r.patch && r.patchType === undefined) throw invalid('webhook returned response.patch but not response.patchType');
-    if (!r.patch && r.patchType !== undefined) throw invalid('webhook returned response.patchType but not response.patch');
-    if (r.patchType !== undefined && r.patchType === '') throw invalid(`webhook returned invalid response.patchType of ""`);
+  if (version === 'v1beta1') {
+    // request.VerifyAdmissionResponse for v1beta1: neither uid nor kind checked; a patch is a JSONPatch.
+    if (!mutating) {
+      delete r.patch;
+      delete r.patchType;
+    } else if (r.patch) r.patchType = 'JSONPatch';
   } else {
-    if (r.patch) throw invalid('validating webhook may not return response.patch');
-    if (r.patchType !== undefined) throw invalid('validating webhook may not return response.patchType');
+    if (r.uid !== uid) throw invalid(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(r.uid ?? '')}`);
+    if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
+      const [g, v] = (review.apiVersion ?? '').includes('/') ? (review.apiVersion ?? '').split('/', 2) : ['', review.apiVersion ?? ''];
+      throw invalid(`expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${g}/${v}, Kind=${review.kind ?? ''}`);
+    }
+    if (mutating) {
+      if (r.patch && r.patchType === undefined) throw invalid('webhook returned response.patch but not response.patchType');
+      if (!r.patch && r.patchType !== undefined) throw invalid('webhook returned response.patchType but not response.patch');
+      if (r.patchType !== undefined && r.patchType === '') throw invalid(`webhook returned invalid response.patchType of ""`);
+    } else {
+      if (r.patch) throw invalid('validating webhook may not return response.patch');
+      if (r.patchType !== undefined) throw invalid('validating webhook may not return response.patchType');
+    }
   }
   for (const w of r.warnings ?? []) if (typeof w === 'string') a.warnings?.addWarning(w);
   if (!r.allowed) throw denied(name, r.status);
