@@ -21,4 +21,3 @@ export function warningHeaderValue(text: string): string {
   const quoted = JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return `299 - ${quoted}`;
 }
-

@@ -86,7 +86,11 @@ async function startWebhookServer(ca: { certPem: string; keyPem: string }): Prom
   return { server, url: `https://127.0.0.1:${port}`, seen };
 }
 
-function configYaml(kind: 'Validating' | 'Mutating', name: string, hooks: { name: string; url: string; caBundle: string; label: string; failurePolicy?: string; timeoutSeconds?: number }[]): string {
+function configYaml(
+  kind: 'Validating' | 'Mutating',
+  name: string,
+  hooks: { name: string; url: string; caBundle: string; label: string; failurePolicy?: string; timeoutSeconds?: number }[],
+): string {
   return [
     'apiVersion: admissionregistration.k8s.io/v1',
     `kind: ${kind}WebhookConfiguration`,
@@ -115,7 +119,15 @@ function configYaml(kind: 'Validating' | 'Mutating', name: string, hooks: { name
 }
 
 function configMapYaml(name: string, label?: string): string {
-  return ['apiVersion: v1', 'kind: ConfigMap', 'metadata:', `  name: ${name}`, ...(label ? ['  labels:', `    hook: ${label}`] : []), 'data: {a: "1"}', ''].join('\n');
+  return [
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    `  name: ${name}`,
+    ...(label ? ['  labels:', `    hook: ${label}`] : []),
+    'data: {a: "1"}',
+    '',
+  ].join('\n');
 }
 
 describe('admission webhooks with kubectl 1.33', () => {
@@ -213,7 +225,10 @@ describe('admission webhooks with kubectl 1.33', () => {
     assert.ok(u?.request.oldObject, 'UPDATE carries the old object');
 
     const metrics = (await ks.raw.request({ path: '/metrics' })).text();
-    assert.match(metrics, /apiserver_admission_webhook_admission_duration_seconds_count\{name="check\.kplane\.test",type="validating",operation="CREATE",rejected="true"\} [1-9]/);
+    assert.match(
+      metrics,
+      /apiserver_admission_webhook_admission_duration_seconds_count\{name="check\.kplane\.test",type="validating",operation="CREATE",rejected="true"\} [1-9]/,
+    );
   });
 
   it('a mutating webhook adds a label by JSONPatch, visible in kubectl get', async () => {
@@ -225,7 +240,7 @@ describe('admission webhooks with kubectl 1.33', () => {
 
   it('webhooks are never called for webhook configurations', async () => {
     const yaml = configYaml('Validating', 'deny-config', [{ name: 'deny.kplane.test', url: `${hooks.url}/deny-all`, caBundle, label: 'unused' }]).replace(
-      "apiGroups: [\"\"]\n    apiVersions: [v1]\n    resources: [configmaps]\n  objectSelector:\n    matchLabels: {hook: unused}",
+      'apiGroups: [""]\n    apiVersions: [v1]\n    resources: [configmaps]\n  objectSelector:\n    matchLabels: {hook: unused}',
       'apiGroups: ["admissionregistration.k8s.io"]\n    apiVersions: ["*"]\n    resources: ["*"]',
     );
     await ks.ok(['apply', '-f', await ks.file('deny-config.yaml', yaml)]);
@@ -251,8 +266,22 @@ describe('admission webhooks with kubectl 1.33', () => {
         await ks.file(
           `fault-${f.label}.yaml`,
           configYaml('Validating', `fault-${f.label}`, [
-            { name: `fail.${f.label}.kplane.test`, url: `${server.url}${f.path}`, caBundle, label: `fail-${f.label}`, failurePolicy: 'Fail', ...('timeoutSeconds' in f ? { timeoutSeconds: f.timeoutSeconds } : {}) },
-            { name: `ignore.${f.label}.kplane.test`, url: `${server.url}${f.path}`, caBundle, label: `ignore-${f.label}`, failurePolicy: 'Ignore', ...('timeoutSeconds' in f ? { timeoutSeconds: f.timeoutSeconds } : {}) },
+            {
+              name: `fail.${f.label}.kplane.test`,
+              url: `${server.url}${f.path}`,
+              caBundle,
+              label: `fail-${f.label}`,
+              failurePolicy: 'Fail',
+              ...('timeoutSeconds' in f ? { timeoutSeconds: f.timeoutSeconds } : {}),
+            },
+            {
+              name: `ignore.${f.label}.kplane.test`,
+              url: `${server.url}${f.path}`,
+              caBundle,
+              label: `ignore-${f.label}`,
+              failurePolicy: 'Ignore',
+              ...('timeoutSeconds' in f ? { timeoutSeconds: f.timeoutSeconds } : {}),
+            },
           ]),
         ),
       ]);

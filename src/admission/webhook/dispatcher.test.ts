@@ -25,7 +25,13 @@ function attrs(over: Partial<AdmissionAttributes> = {}): AdmissionAttributes {
 }
 
 describe('webhook rules', () => {
-  const rule = (resources: string[], scope?: string) => ({ operations: ['CREATE'], apiGroups: ['*'], apiVersions: ['v1'], resources, ...(scope ? { scope } : {}) });
+  const rule = (resources: string[], scope?: string) => ({
+    operations: ['CREATE'],
+    apiGroups: ['*'],
+    apiVersions: ['v1'],
+    resources,
+    ...(scope ? { scope } : {}),
+  });
   it('match resources, subresources and wildcards as upstream', () => {
     const status = attrs({ subresource: 'status' });
     assert.equal(ruleMatches(rule(['configmaps']), attrs()), true);
@@ -59,7 +65,9 @@ describe('webhook dispatch', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const review = JSON.parse(Buffer.concat(chunks).toString()) as { request: { uid: string; object?: { metadata?: { labels?: Record<string, string> } } } };
+        const review = JSON.parse(Buffer.concat(chunks).toString()) as {
+          request: { uid: string; object?: { metadata?: { labels?: Record<string, string> } } };
+        };
         const path = new URL(req.url!, 'https://x').pathname;
         calls.push(path);
         const uid = path === '/wrong-uid' ? 'nope' : review.request.uid;
@@ -112,7 +120,10 @@ describe('webhook dispatch', () => {
   it('a dry run is refused by a webhook with side effects, and sent to one without', async () => {
     const some = validatingWebhookPlugin({ source: source([hook('some.example.com', '/allow', { sideEffects: 'Some' })]), namespaceLabels: noNamespaces });
     await assert.rejects(Promise.resolve(some.validate!(attrs({ dryRun: true }))), /admission webhook "some.example.com" does not support dry run/);
-    const none = validatingWebhookPlugin({ source: source([hook('none.example.com', '/allow', { sideEffects: 'NoneOnDryRun' })]), namespaceLabels: noNamespaces });
+    const none = validatingWebhookPlugin({
+      source: source([hook('none.example.com', '/allow', { sideEffects: 'NoneOnDryRun' })]),
+      namespaceLabels: noNamespaces,
+    });
     await none.validate!(attrs({ dryRun: true }));
   });
 
@@ -121,20 +132,32 @@ describe('webhook dispatch', () => {
     await assert.rejects(Promise.resolve(fail.validate!(attrs())), (e: unknown) => {
       assert.ok(e instanceof StatusError);
       assert.equal(e.code, 500);
-      assert.match(e.message, /^Internal error occurred: failed calling webhook "uid.example.com": received invalid webhook response: expected response.uid="[0-9a-f-]+", got "nope"$/);
+      assert.match(
+        e.message,
+        /^Internal error occurred: failed calling webhook "uid.example.com": received invalid webhook response: expected response.uid="[0-9a-f-]+", got "nope"$/,
+      );
       return true;
     });
     const patching = validatingWebhookPlugin({ source: source([hook('p.example.com', '/patch-validating')]), namespaceLabels: noNamespaces });
     await assert.rejects(Promise.resolve(patching.validate!(attrs())), /validating webhook may not return response.patch/);
-    const ignore = validatingWebhookPlugin({ source: source([hook('uid.example.com', '/wrong-uid', { failurePolicy: 'Ignore' })]), namespaceLabels: noNamespaces });
+    const ignore = validatingWebhookPlugin({
+      source: source([hook('uid.example.com', '/wrong-uid', { failurePolicy: 'Ignore' })]),
+      namespaceLabels: noNamespaces,
+    });
     await ignore.validate!(attrs());
   });
 
   it('sends the first AdmissionReview version the webhook knows; none known is a call failure', async () => {
     // v1beta1 answers are not checked for their uid.
-    const beta = validatingWebhookPlugin({ source: source([hook('beta.example.com', '/wrong-uid', { admissionReviewVersions: ['v2', 'v1beta1'] })]), namespaceLabels: noNamespaces });
+    const beta = validatingWebhookPlugin({
+      source: source([hook('beta.example.com', '/wrong-uid', { admissionReviewVersions: ['v2', 'v1beta1'] })]),
+      namespaceLabels: noNamespaces,
+    });
     await beta.validate!(attrs());
-    const none = validatingWebhookPlugin({ source: source([hook('v2.example.com', '/allow', { admissionReviewVersions: ['v2'] })]), namespaceLabels: noNamespaces });
+    const none = validatingWebhookPlugin({
+      source: source([hook('v2.example.com', '/allow', { admissionReviewVersions: ['v2'] })]),
+      namespaceLabels: noNamespaces,
+    });
     await assert.rejects(
       Promise.resolve(none.validate!(attrs())),
       /^StatusError: Internal error occurred: failed calling webhook "v2.example.com": could not create admission objects: webhook does not accept known AdmissionReview versions \(v1, v1beta1\)$/,
@@ -171,8 +194,13 @@ describe('webhook dispatch', () => {
 
   it('never calls webhooks for webhook configurations', async () => {
     calls.length = 0;
-    const p = validatingWebhookPlugin({ source: source([hook('deny.example.com', '/deny', { rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }] })]), namespaceLabels: noNamespaces });
-    await p.validate!(attrs({ resource: { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations' }, namespace: '' }));
+    const p = validatingWebhookPlugin({
+      source: source([hook('deny.example.com', '/deny', { rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }] })]),
+      namespaceLabels: noNamespaces,
+    });
+    await p.validate!(
+      attrs({ resource: { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations' }, namespace: '' }),
+    );
     assert.deepEqual(calls, []);
   });
 });

@@ -182,7 +182,7 @@ function denied(hook: string, st: ReviewResponse['status']): StatusError {
   return new StatusError({
     message,
     ...(st?.reason ? { reason: st.reason as StatusError['status']['reason'] } : {}),
-    ...(st?.details ? { details: st.details as StatusError['status']['details'] } : {}),
+    ...(st?.details ? { details: st.details } : {}),
     code,
   });
 }
@@ -212,11 +212,17 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Rec
   try {
     review = JSON.parse(text) as typeof review;
   } catch {
-    throw new CallingWebhookError(name, `failed to call webhook: couldn't get version/kind; json parse error: ${describeJsonSyntaxError(text, undefined, false)}`);
+    throw new CallingWebhookError(
+      name,
+      `failed to call webhook: couldn't get version/kind; json parse error: ${describeJsonSyntaxError(text, undefined, false)}`,
+    );
   }
   const invalid = (why: string): CallingWebhookError => new CallingWebhookError(name, `received invalid webhook response: ${why}`);
   if (review === null || typeof review !== 'object' || Array.isArray(review)) {
-    throw new CallingWebhookError(name, `failed to call webhook: couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(review) ? 'array' : typeof review} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
+    throw new CallingWebhookError(
+      name,
+      `failed to call webhook: couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(review) ? 'array' : typeof review} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
+    );
   }
   const r = review.response;
   if (!r || typeof r !== 'object') throw invalid('webhook response was absent');
@@ -248,7 +254,14 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Rec
 
 const failOpen = (h: CompiledWebhook): boolean => h.hook.failurePolicy === 'Ignore';
 
-function observe(opts: WebhookPluginOptions, h: CompiledWebhook, type: 'admit' | 'validating', a: AdmissionAttributes, rejected: boolean, started: number): void {
+function observe(
+  opts: WebhookPluginOptions,
+  h: CompiledWebhook,
+  type: 'admit' | 'validating',
+  a: AdmissionAttributes,
+  rejected: boolean,
+  started: number,
+): void {
   opts.observe?.(h.hook.name ?? '', type, a.operation, rejected, (performance.now() - started) / 1000);
 }
 
@@ -309,7 +322,8 @@ async function mutate(h: CompiledWebhook, a: AdmissionAttributes): Promise<boole
     throw new CallingWebhookError(name, `received undecodable patch in webhook response: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (ops.length === 0) return false;
-  if (!a.object) throw internalError(new Error(`admission webhook ${JSON.stringify(name)} attempted to modify the object, which is not supported for this operation`));
+  if (!a.object)
+    throw internalError(new Error(`admission webhook ${JSON.stringify(name)} attempted to modify the object, which is not supported for this operation`));
   if (r.patchType !== 'JSONPatch') throw new CallingWebhookError(name, `unsupported patch type ${JSON.stringify(r.patchType)}`);
   let patched: KubeObject;
   try {
@@ -317,7 +331,8 @@ async function mutate(h: CompiledWebhook, a: AdmissionAttributes): Promise<boole
   } catch (e) {
     throw internalError(e instanceof StatusError ? new Error(e.message) : e);
   }
-  if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) throw internalError(new Error(`admission webhook ${JSON.stringify(name)} patched the object into something that is not an object`));
+  if (patched === null || typeof patched !== 'object' || Array.isArray(patched))
+    throw internalError(new Error(`admission webhook ${JSON.stringify(name)} patched the object into something that is not an object`));
   const changed = !isDeepStrictEqual(a.object, patched);
   if (changed) {
     // The handler holds `a.object`: its content is replaced in place.
@@ -362,4 +377,3 @@ export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPl
     },
   };
 }
-

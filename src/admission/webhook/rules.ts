@@ -7,7 +7,13 @@ import { ADMISSION_REGISTRATION_GROUP } from './types.js';
 
 /** rules.Matcher.Matches. */
 export function ruleMatches(r: WebhookRule, a: AdmissionAttributes): boolean {
-  return scopeMatches(r.scope, a) && anyOrIncludes(r.operations, a.operation) && anyOrIncludes(r.apiGroups, a.resource.group) && anyOrIncludes(r.apiVersions, a.resource.version) && resourceMatches(r.resources, a);
+  return (
+    scopeMatches(r.scope, a) &&
+    anyOrIncludes(r.operations, a.operation) &&
+    anyOrIncludes(r.apiGroups, a.resource.group) &&
+    anyOrIncludes(r.apiVersions, a.resource.version) &&
+    resourceMatches(r.resources, a)
+  );
 }
 
 function anyOrIncludes(list: readonly string[] | undefined, v: string): boolean {

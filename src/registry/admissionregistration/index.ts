@@ -4,7 +4,6 @@
 import { ALL_VERBS, type ResourceDescriptor } from '../../apimachinery/resource.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../apimachinery/types.js';
-import type { WebhookConfiguration } from '../../admission/webhook/types.js';
 import type { ResourceRegistration } from '../registry.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
@@ -35,20 +34,20 @@ function strategy(mutating: boolean): Strategy {
     namespaced: false,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
-    defaults: (o) => defaultWebhooks(o as WebhookConfiguration, mutating),
+    defaults: (o) => defaultWebhooks(o, mutating),
     prepareForCreate(o) {
-      defaultWebhooks(o as WebhookConfiguration, mutating);
+      defaultWebhooks(o, mutating);
       o.metadata ??= {};
       o.metadata.generation = 1;
     },
     prepareForUpdate(o, old) {
-      defaultWebhooks(o as WebhookConfiguration, mutating);
+      defaultWebhooks(o, mutating);
       o.metadata ??= {};
       const gen = old.metadata?.generation ?? 1;
       o.metadata.generation = isDeepStrictEqual(o.webhooks, old.webhooks) ? gen : gen + 1;
     },
-    validate: (o) => validateWebhookConfiguration(o as WebhookConfiguration, mutating, CREATE_OPTIONS),
-    validateUpdate: (o, old) => validateWebhookConfiguration(o as WebhookConfiguration, mutating, updateOptions(old as WebhookConfiguration)),
+    validate: (o) => validateWebhookConfiguration(o, mutating, CREATE_OPTIONS),
+    validateUpdate: (o, old) => validateWebhookConfiguration(o, mutating, updateOptions(old)),
     // printers.go: {Validating,Mutating}WebhookConfiguration column definitions.
     tableColumns: [
       nameColumn,

@@ -38,7 +38,7 @@ export class WebhookConfigurationCache implements WebhookSource {
   private async relist(store: GenericStore): Promise<string> {
     const list = await store.list(undefined);
     this.items.clear();
-    for (const o of list.items) this.items.set(o.metadata?.name ?? '', o as WebhookConfiguration);
+    for (const o of list.items) this.items.set(o.metadata?.name ?? '', o);
     this.rebuild();
     return list.metadata.resourceVersion ?? '';
   }

@@ -67,7 +67,9 @@ export function validateWebhookConfiguration(o: WebhookConfiguration, mutating: 
   hooks.forEach((h, i) => {
     const path = `webhooks[${i}]`;
     issues.push(...validateWebhook(h ?? {}, mutating, opts, path));
-    issues.push(...validateAdmissionReviewVersions(h?.admissionReviewVersions, opts.requireRecognizedAdmissionReviewVersion, `${path}.admissionReviewVersions`));
+    issues.push(
+      ...validateAdmissionReviewVersions(h?.admissionReviewVersions, opts.requireRecognizedAdmissionReviewVersion, `${path}.admissionReviewVersions`),
+    );
     const name = h?.name ?? '';
     if (opts.requireUniqueWebhookNames && name) {
       if (names.has(name)) issues.push(fieldIssue.duplicate(`${path}.name`, name));
@@ -80,10 +82,13 @@ export function validateWebhookConfiguration(o: WebhookConfiguration, mutating: 
 function validateWebhook(h: Webhook, mutating: boolean, opts: ValidationOptions, path: string): FieldIssue[] {
   const issues: FieldIssue[] = [...isFullyQualifiedName(`${path}.name`, h.name ?? '')];
   (h.rules ?? []).forEach((r, i) => issues.push(...validateRuleWithOperations(r ?? {}, `${path}.rules[${i}]`)));
-  if (h.failurePolicy !== undefined && !FAILURE_POLICIES.includes(h.failurePolicy)) issues.push(fieldIssue.notSupported(`${path}.failurePolicy`, h.failurePolicy, FAILURE_POLICIES));
-  if (h.matchPolicy !== undefined && !MATCH_POLICIES.includes(h.matchPolicy)) issues.push(fieldIssue.notSupported(`${path}.matchPolicy`, h.matchPolicy, MATCH_POLICIES));
+  if (h.failurePolicy !== undefined && !FAILURE_POLICIES.includes(h.failurePolicy))
+    issues.push(fieldIssue.notSupported(`${path}.failurePolicy`, h.failurePolicy, FAILURE_POLICIES));
+  if (h.matchPolicy !== undefined && !MATCH_POLICIES.includes(h.matchPolicy))
+    issues.push(fieldIssue.notSupported(`${path}.matchPolicy`, h.matchPolicy, MATCH_POLICIES));
   const allowed = opts.requireNoSideEffects ? NO_SIDE_EFFECTS : ALL_SIDE_EFFECTS;
-  if (h.sideEffects === undefined || h.sideEffects === null) issues.push(fieldIssue.required(`${path}.sideEffects`, `must specify one of ${allowed.join(', ')}`));
+  if (h.sideEffects === undefined || h.sideEffects === null)
+    issues.push(fieldIssue.required(`${path}.sideEffects`, `must specify one of ${allowed.join(', ')}`));
   else if (!allowed.includes(h.sideEffects)) issues.push(fieldIssue.notSupported(`${path}.sideEffects`, h.sideEffects, allowed));
   if (h.timeoutSeconds !== undefined && (h.timeoutSeconds > 30 || h.timeoutSeconds < 1)) {
     issues.push(fieldIssue.invalid(`${path}.timeoutSeconds`, h.timeoutSeconds, 'the timeout value must be between 1 and 30 seconds'));
@@ -121,10 +126,12 @@ function validateRuleWithOperations(r: WebhookRule, path: string): FieldIssue[] 
   });
   const groups = r.apiGroups ?? [];
   if (groups.length === 0) issues.push(fieldIssue.required(`${path}.apiGroups`, ''));
-  if (groups.length > 1 && groups.includes('*')) issues.push(fieldIssue.invalid(`${path}.apiGroups`, groups, "if '*' is present, must not specify other API groups"));
+  if (groups.length > 1 && groups.includes('*'))
+    issues.push(fieldIssue.invalid(`${path}.apiGroups`, groups, "if '*' is present, must not specify other API groups"));
   const versions = r.apiVersions ?? [];
   if (versions.length === 0) issues.push(fieldIssue.required(`${path}.apiVersions`, ''));
-  if (versions.length > 1 && versions.includes('*')) issues.push(fieldIssue.invalid(`${path}.apiVersions`, versions, "if '*' is present, must not specify other API versions"));
+  if (versions.length > 1 && versions.includes('*'))
+    issues.push(fieldIssue.invalid(`${path}.apiVersions`, versions, "if '*' is present, must not specify other API versions"));
   versions.forEach((v, i) => {
     if (v === '') issues.push(fieldIssue.required(`${path}.apiVersions[${i}]`, ''));
   });
@@ -161,7 +168,8 @@ function validateResources(resources: string[], path: string): FieldIssue[] {
     if (res === '*') subWithWildcardRes.add(sub);
   });
   if (resources.length > 1 && doubleWildcard) issues.push(fieldIssue.invalid(path, resources, "if '*/*' is present, must not specify other resources"));
-  if (singleWildcard && withoutSub) issues.push(fieldIssue.invalid(path, resources, "if '*' is present, must not specify other resources without subresources"));
+  if (singleWildcard && withoutSub)
+    issues.push(fieldIssue.invalid(path, resources, "if '*' is present, must not specify other resources without subresources"));
   return issues;
 }
 
@@ -179,7 +187,8 @@ function validateAdmissionReviewVersions(versions: string[] | undefined, require
     for (const msg of isDNS1035Label(v)) issues.push(fieldIssue.invalid(`${path}[${i}]`, v, msg));
     if (ACCEPTED_ADMISSION_REVIEW_VERSIONS.includes(v)) accepted = true;
   });
-  if (requireRecognized && !accepted) issues.push(fieldIssue.invalid(path, versions, `must include at least one of ${ACCEPTED_ADMISSION_REVIEW_VERSIONS.join(', ')}`));
+  if (requireRecognized && !accepted)
+    issues.push(fieldIssue.invalid(path, versions, `must include at least one of ${ACCEPTED_ADMISSION_REVIEW_VERSIONS.join(', ')}`));
   return issues;
 }
 
@@ -197,7 +206,8 @@ function validateWebhookURL(path: string, raw: string): FieldIssue[] {
   const scheme = u.protocol.replace(/:$/, '');
   if (scheme !== 'https') issues.push(fieldIssue.invalid(path, scheme, `'https' is the only allowed URL scheme${URL_FORM}`));
   if (!u.host) issues.push(fieldIssue.invalid(path, u.host, `host must be specified${URL_FORM}`));
-  if (u.username || u.password) issues.push(fieldIssue.invalid(path, u.password ? `${u.username}:${u.password}` : u.username, 'user information is not permitted in the URL'));
+  if (u.username || u.password)
+    issues.push(fieldIssue.invalid(path, u.password ? `${u.username}:${u.password}` : u.username, 'user information is not permitted in the URL'));
   if (u.hash.length > 1 || raw.includes('#')) {
     const frag = u.hash.slice(1);
     if (frag) issues.push(fieldIssue.invalid(path, decodeURIComponent(frag), 'fragments are not permitted in the URL'));
@@ -212,7 +222,8 @@ function validateWebhookService(path: string, svc: { namespace?: string; name?: 
   if (!svc.name) issues.push(fieldIssue.required(`${path}.name`, ''));
   if (!svc.namespace) issues.push(fieldIssue.required(`${path}.namespace`, ''));
   const port = svc.port ?? 443;
-  if (!(Number.isInteger(port) && port >= 1 && port <= 65535)) issues.push(fieldIssue.invalid(`${path}.port`, port, 'port is not valid: must be between 1 and 65535, inclusive'));
+  if (!(Number.isInteger(port) && port >= 1 && port <= 65535))
+    issues.push(fieldIssue.invalid(`${path}.port`, port, 'port is not valid: must be between 1 and 65535, inclusive'));
   if (svc.path === undefined) return issues;
   const p = svc.path;
   if (p === '/') return issues;
