@@ -7,5 +7,6 @@ export type {
   MutationInterface,
   UserInfo,
   ValidationInterface,
+  WarningSink,
 } from './interfaces.js';
 export { AdmissionChain } from './chain.js';

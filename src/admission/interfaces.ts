@@ -26,6 +26,12 @@ export interface AdmissionAttributes {
   readonly oldObject?: KubeObject;
   readonly dryRun: boolean;
   readonly userInfo: UserInfo;
+  /** Where a plugin's warnings go: the response's Warning headers (upstream's warning.AddWarning). */
+  readonly warnings?: WarningSink;
+}
+
+export interface WarningSink {
+  addWarning(text: string): void;
 }
 
 /** admission.Interface: whether the plugin runs for an operation at all (absent: every operation). */

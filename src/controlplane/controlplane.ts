@@ -547,7 +547,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // managedFields name the manager "kube-apiserver" as upstream's do. The handler is looked up per
   // request: admission plugins below are built from ctx before the server exists.
   const serverClient = createLoopbackClient((req, res) => apiServer.handle(req, res), loopbackToken, { userAgent: kubeApiserverUserAgent() });
-  const ctx: ControlPlaneContext = { registry, client: serverClient, log, authorization: authz.authorization };
+  const ctx: ControlPlaneContext = { registry, client: serverClient, log, authorization: authz.authorization, metrics: metrics.registry };
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },

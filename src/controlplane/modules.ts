@@ -22,6 +22,11 @@ import { alwaysAllow } from '../auth/authorizer.js';
 import { reconcileBootstrapPolicy } from '../auth/rbac/reconcile.js';
 import { Scheme } from '../apimachinery/scheme.js';
 import { apiextensions } from '../apiextensions/module.js';
+import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../registry/admissionregistration/index.js';
+import { WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
+import { mutatingWebhookPlugin, validatingWebhookPlugin, type NamespaceLabels, type WebhookObserver } from '../admission/webhook/dispatcher.js';
+import { Histogram, type Registry } from 'prom-client';
+import { StatusError } from '../apimachinery/errors.js';
 
 export interface CoreOptions {
   /** Where the system namespaces controller reports failures (default: the control plane's log). */
@@ -119,9 +124,61 @@ export function authorization(): ApiModule {
 
 export { apiextensions };
 
+/**
+ * admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration and MutatingWebhookConfiguration.
+ * Only cluster-admin manages them (upstream's bootstrap roles do not aggregate them into admin/edit).
+ */
+/** apiserver_admission_webhook_admission_duration_seconds, as upstream's admission metrics. */
+function webhookDurationMetric(registry: Registry | undefined): WebhookObserver | undefined {
+  if (!registry) return undefined;
+  const h = new Histogram({
+    name: 'apiserver_admission_webhook_admission_duration_seconds',
+    help: 'Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
+    labelNames: ['name', 'type', 'operation', 'rejected'] as const,
+    buckets: [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25],
+    registers: [registry],
+  });
+  return (name, type, operation, rejected, seconds) => h.observe({ name, type, operation, rejected: String(rejected) }, seconds);
+}
+
+export function admissionRegistration(): ApiModule {
+  let mutating: WebhookConfigurationCache | undefined;
+  let validating: WebhookConfigurationCache | undefined;
+  return {
+    name: 'admissionregistration.k8s.io',
+    resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations],
+    admission: (ctx) => {
+      const store = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', 'v1', plural)?.store;
+      mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log);
+      validating = new WebhookConfigurationCache(store('validatingwebhookconfigurations'), ctx.log);
+      const namespaceLabels: NamespaceLabels = async (name) => {
+        const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
+        if (!namespaces) return {};
+        try {
+          return (await namespaces.store.getCached(undefined, name)).metadata?.labels ?? {};
+        } catch (e) {
+          if (e instanceof StatusError && e.code === 404) return undefined;
+          throw e;
+        }
+      };
+      const observe = webhookDurationMetric(ctx.metrics);
+      return [
+        mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...(observe ? { observe } : {}) }),
+        validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}) }),
+      ];
+    },
+    async bootstrap() {
+      await Promise.all([mutating?.start(), validating?.start()]);
+    },
+    async shutdown() {
+      await Promise.all([mutating?.close(), validating?.close()]);
+    },
+  };
+}
+
 /** What `kplane serve` serves by default. */
 export function defaultModules(): ApiModule[] {
-  return [core(), events(), coordination(), authorization(), rbac(), apiextensions()];
+  return [core(), events(), coordination(), authorization(), rbac(), apiextensions(), admissionRegistration()];
 }
 
 /** A Scheme holding every kind the default modules serve, for code outside a control plane (a control plane has its own: `registry.scheme`). */

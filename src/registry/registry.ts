@@ -77,6 +77,7 @@ import type { AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 import type { Authorizer, RuleResolver } from '../auth/authorizer.js';
 import type { RbacRuleResolver } from '../auth/rbac/resolver.js';
 import type { KubeClient } from '../client/types.js';
+import type { Registry } from 'prom-client';
 export type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 
 export interface ControlPlaneContext {
@@ -91,6 +92,8 @@ export interface ControlPlaneContext {
   readonly log?: (msg: string) => void;
   /** The control plane's authorization, for what must ask it (RBAC's escalation checks, the access reviews). */
   readonly authorization?: ControlPlaneAuthorization;
+  /** The control plane's metrics registry (served at /metrics), for what modules measure. */
+  readonly metrics?: Registry;
 }
 
 export interface ControlPlaneAuthorization {

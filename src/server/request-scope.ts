@@ -6,6 +6,7 @@ import type { UserInfo } from '../admission/index.js';
 import type { RegisteredResource } from '../registry/registry.js';
 import type { RequestInfo } from './requestinfo.js';
 import { clearDeadline, type PendingDeadline } from './deadline.js';
+import { setWarnings } from './warning-header.js';
 
 // The HTTP/2 compatibility API mirrors node:http's; one type keeps the handlers simple.
 export type Request = IncomingMessage;
@@ -114,6 +115,11 @@ export class RequestScope {
     this.subresource = '';
     this.audit = undefined;
     this.cleanupHooked = false;
+  }
+
+  /** A warning for the response's Warning headers (admission webhooks' warnings). */
+  addWarning(text: string): void {
+    if (!this.res.headersSent) setWarnings(this.res, [text]);
   }
 
   /** Gives back the slot and clears the deadline when the response closes; one listener however many filters ask. */

@@ -3,6 +3,7 @@
 // on it. attemptToDelete deletes objects whose owners are all gone (checked against the API, not
 // just the cache), and finishes foreground deletions once no dependent blocks them;
 // attemptToOrphan removes an owner's references from its dependents, then its `orphan` finalizer.
+import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../../apimachinery/errors.js';
 import type { KubeObject, OwnerReference } from '../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../client/types.js';
@@ -147,6 +148,9 @@ export class GarbageCollector implements Runnable {
 
   private async waitForSync(signal: AbortSignal, timeoutMs: number): Promise<void> {
     const t = new AbortController();
+    // One listener per resource monitor on this private signal, all removed when they sync: a
+    // control plane serving more than ten resources must not trip Node's leak warning.
+    setMaxListeners(0, t.signal);
     const onAbort = (): void => t.abort();
     signal.addEventListener('abort', onAbort, { once: true });
     const timer = this.clock.setTimer(() => t.abort(), timeoutMs);

@@ -32,6 +32,7 @@ export function admissionAttributes(
     ...(oldObject ? { oldObject } : {}),
     dryRun,
     userInfo: s.user,
+    warnings: s,
   };
 }
 

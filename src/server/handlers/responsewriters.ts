@@ -15,6 +15,9 @@ import { isSilenced } from '../deadline.js';
 import { chooseOutput, contentTypeOf, partialMetadataMismatch, toYaml, type OutputChoice } from '../negotiation.js';
 import { header, type Request, type RequestScope, type Response } from '../request-scope.js';
 import { ClientWentAway } from './body.js';
+import { setWarnings, warningHeaderValue } from '../warning-header.js';
+
+export { setWarnings, warningHeaderValue };
 import { stringifyJSON } from '../../golang/json-int64.js';
 
 /** An error answered as Go's http.Error writes it: `text` and a newline, text/plain. */
@@ -116,24 +119,6 @@ export function sendJSON(s: RequestScope, code: number, body: Buffer, warnings: 
   s.res.statusCode = code;
   s.res.setHeader('Content-Type', 'application/json');
   endBody(s.res, body, s.compress);
-}
-
-export function setWarnings(res: Response, warnings: readonly string[]): void {
-  if (!warnings.length) return;
-  // Appends: a resource-wide warning (deprecated version) may already be set.
-  const prev = res.getHeader('Warning');
-  const before = prev === undefined ? [] : Array.isArray(prev) ? prev : [String(prev)];
-  res.setHeader('Warning', [...before, ...warnings.map(warningHeaderValue)]);
-}
-
-/**
- * `299 - "<text>"` as upstream's NewWarningHeader writes it (quoted, `"` and `\` escaped). Node
- * refuses control characters and anything above U+00FF in headers, and HTTP/1 re-encodes
- * U+0080..U+00FF with the body's encoding, so everything outside printable ASCII is `\uXXXX`-escaped.
- */
-export function warningHeaderValue(text: string): string {
-  const quoted = JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return `299 - ${quoted}`;
 }
 
 export function writeJson(res: Response, code: number, obj: unknown): void {

@@ -1,0 +1,107 @@
+// Calls a webhook (k8s.io/apiserver/pkg/util/webhook's REST client, as the dispatchers use it): a
+// POST of the AdmissionReview to the URL with `?timeout=<n>s`, trusting `caBundle` (else the
+// system's roots), bounded by the webhook's timeout. Failures are described in Go's words, as
+// upstream's `failed to call webhook: ...` texts carry them.
+import { Agent, request as httpsRequest } from 'node:https';
+
+export class CallError extends Error {
+  override readonly name = 'CallError';
+}
+
+export interface WebhookEndpoint {
+  readonly url: URL;
+  readonly agent: Agent;
+}
+
+export function newEndpoint(rawURL: string, caBundle: string | undefined): WebhookEndpoint {
+  const url = new URL(rawURL);
+  const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
+  // One keep-alive agent per webhook: a webhook on every create costs one round trip, not a handshake.
+  const agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
+  return { url, agent };
+}
+
+/** Answers the response body; throws CallError with Go's text for what is not a 2xx answer. */
+export function post(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
+  const target = new URL(ep.url);
+  target.searchParams.set('timeout', `${timeoutSeconds}s`);
+  const shown = `Post ${JSON.stringify(target.toString())}`;
+  return new Promise<Buffer>((resolve, reject) => {
+    let settled = false;
+    const fail = (why: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new CallError(why));
+    };
+    const req = httpsRequest(target, {
+      method: 'POST',
+      agent: ep.agent,
+      headers: { 'content-type': 'application/json', accept: 'application/json, */*', 'content-length': body.length },
+    });
+    const timer = setTimeout(() => {
+      fail(`${shown}: context deadline exceeded`);
+      req.destroy();
+    }, timeoutSeconds * 1000);
+    req.on('error', (e: NodeJS.ErrnoException) => fail(`${shown}: ${goNetError(e, target)}`));
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (e) => fail(`${shown}: ${goNetError(e, target)}`));
+      res.on('aborted', () => fail(`${shown}: unexpected EOF`));
+      res.on('end', () => {
+        if (settled) return;
+        const data = Buffer.concat(chunks);
+        const code = res.statusCode ?? 0;
+        if (code < 200 || code > 299) {
+          fail(restError(code, data));
+          return;
+        }
+        settled = true;
+        clearTimeout(timer);
+        resolve(data);
+      });
+    });
+    req.end(body);
+  });
+}
+
+/** What Go's net/http and crypto/tls say for a failure to connect or to be answered. */
+function goNetError(e: NodeJS.ErrnoException, u: URL): string {
+  const hostPort = `${u.hostname}:${u.port || '443'}`;
+  switch (e.code) {
+    case 'ECONNREFUSED':
+      return `dial tcp ${hostPort}: connect: connection refused`;
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return 'EOF';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `dial tcp: lookup ${u.hostname}: no such host`;
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+      return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
+    case 'CERT_HAS_EXPIRED':
+      return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return `tls: failed to verify certificate: x509: certificate is valid for other names, not ${u.hostname}`;
+    default:
+      return e.message === 'socket hang up' ? 'EOF' : e.message;
+  }
+}
+
+/** client-go's rest.Result for a non-2xx answer: its Status when it sent one, else a generic text. */
+function restError(code: number, data: Buffer): string {
+  try {
+    const st = JSON.parse(data.toString('utf8')) as { kind?: string; message?: string };
+    if (st && st.kind === 'Status' && st.message) return st.message;
+  } catch {
+    // not a Status
+  }
+  const text = data.toString('utf8').trim();
+  if (code >= 500) return `an error on the server (${JSON.stringify(text || 'unknown')}) has prevented the request from succeeding`;
+  return `the server responded with the status code ${code} but did not return more information`;
+}

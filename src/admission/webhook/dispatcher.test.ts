@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { StatusError } from '../../apimachinery/errors.js';
+import { createCertificateAuthority, issueCertificate } from '../../server/certs.js';
+import type { AdmissionAttributes } from '../interfaces.js';
+import { compileConfigurations, mutatingWebhookPlugin, validatingWebhookPlugin, type CompiledWebhook } from './dispatcher.js';
+import { ruleMatches } from './rules.js';
+import type { Webhook } from './types.js';
+
+function attrs(over: Partial<AdmissionAttributes> = {}): AdmissionAttributes {
+  return {
+    operation: 'CREATE',
+    resource: { group: '', version: 'v1', resource: 'configmaps' },
+    subresource: '',
+    kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+    namespace: 'default',
+    name: 'a',
+    object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', labels: { app: 'x' } } },
+    dryRun: false,
+    userInfo: { name: 'alice', groups: [] },
+    ...over,
+  };
+}
+
+describe('webhook rules', () => {
+  const rule = (resources: string[], scope?: string) => ({
+    operations: ['CREATE'],
+    apiGroups: ['*'],
+    apiVersions: ['v1'],
+    resources,
+    ...(scope ? { scope } : {}),
+  });
+  it('match resources, subresources and wildcards as upstream', () => {
+    const status = attrs({ subresource: 'status' });
+    assert.equal(ruleMatches(rule(['configmaps']), attrs()), true);
+    assert.equal(ruleMatches(rule(['configmaps']), status), false);
+    assert.equal(ruleMatches(rule(['*']), status), false, "'*' is every resource without subresource");
+    assert.equal(ruleMatches(rule(['configmaps/*']), status), true);
+    assert.equal(ruleMatches(rule(['*/status']), status), true);
+    assert.equal(ruleMatches(rule(['*/*']), attrs()), true);
+    assert.equal(ruleMatches({ ...rule(['*']), operations: ['UPDATE'] }, attrs()), false);
+    assert.equal(ruleMatches({ ...rule(['*']), apiVersions: ['v2'] }, attrs()), false);
+  });
+  it('match scopes; a Namespace is cluster-scoped', () => {
+    const ns = attrs({ resource: { group: '', version: 'v1', resource: 'namespaces' }, namespace: 'a' });
+    assert.equal(ruleMatches(rule(['*'], 'Namespaced'), attrs()), true);
+    assert.equal(ruleMatches(rule(['*'], 'Cluster'), attrs()), false);
+    assert.equal(ruleMatches(rule(['*'], 'Cluster'), ns), true);
+    assert.equal(ruleMatches(rule(['*'], 'Namespaced'), ns), false);
+  });
+});
+
+describe('webhook dispatch', () => {
+  let server: Server;
+  let url = '';
+  let caBundle = '';
+  const calls: string[] = [];
+  before(async () => {
+    const ca = createCertificateAuthority();
+    caBundle = Buffer.from(ca.certPem).toString('base64');
+    const cert = issueCertificate(ca, { commonName: 'w', hosts: ['127.0.0.1'], usage: 'server' });
+    server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const review = JSON.parse(Buffer.concat(chunks).toString()) as {
+          request: { uid: string; object?: { metadata?: { labels?: Record<string, string> } } };
+        };
+        const path = new URL(req.url!, 'https://x').pathname;
+        calls.push(path);
+        const uid = path === '/wrong-uid' ? 'nope' : review.request.uid;
+        const labels = review.request.object?.metadata?.labels ?? {};
+        let response: Record<string, unknown> = { uid, allowed: true };
+        if (path === '/deny') response = { uid, allowed: false };
+        if (path === '/patch-validating') response = { uid, allowed: true, patchType: 'JSONPatch', patch: 'W10=' };
+        const patch = (ops: unknown[]) => ({ uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
+        // /first labels once; /second adds `second` once it sees `first` (so /first, IfNeeded, is reinvoked).
+        if (path === '/first') response = labels.first ? { uid, allowed: true } : patch([{ op: 'add', path: '/metadata/labels/first', value: '1' }]);
+        if (path === '/second') response = labels.second ? { uid, allowed: true } : patch([{ op: 'add', path: '/metadata/labels/second', value: '1' }]);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  const hook = (name: string, path: string, over: Partial<Webhook> = {}): Webhook => ({
+    name,
+    clientConfig: { url: url + path, caBundle },
+    rules: [{ operations: ['*'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: '*' }],
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    timeoutSeconds: 5,
+    admissionReviewVersions: ['v1'],
+    ...over,
+  });
+  const source = (hooks: Webhook[]): { webhooks(): readonly CompiledWebhook[] } => {
+    const compiled = compileConfigurations([{ metadata: { name: 'c' }, webhooks: hooks }]);
+    return { webhooks: () => compiled };
+  };
+  const noNamespaces = async () => ({});
+
+  it('a denial without a status is a 400 "without explanation"', async () => {
+    const p = validatingWebhookPlugin({ source: source([hook('deny.example.com', '/deny')]), namespaceLabels: noNamespaces });
+    await assert.rejects(Promise.resolve(p.validate!(attrs())), (e: unknown) => {
+      assert.ok(e instanceof StatusError);
+      assert.equal(e.code, 400);
+      assert.equal(e.message, 'admission webhook "deny.example.com" denied the request without explanation');
+      return true;
+    });
+  });
+
+  it('a dry run is refused by a webhook with side effects, and sent to one without', async () => {
+    const some = validatingWebhookPlugin({ source: source([hook('some.example.com', '/allow', { sideEffects: 'Some' })]), namespaceLabels: noNamespaces });
+    await assert.rejects(Promise.resolve(some.validate!(attrs({ dryRun: true }))), /admission webhook "some.example.com" does not support dry run/);
+    const none = validatingWebhookPlugin({
+      source: source([hook('none.example.com', '/allow', { sideEffects: 'NoneOnDryRun' })]),
+      namespaceLabels: noNamespaces,
+    });
+    await none.validate!(attrs({ dryRun: true }));
+  });
+
+  it('invalid responses are call failures: Fail refuses with 500, Ignore admits', async () => {
+    const fail = validatingWebhookPlugin({ source: source([hook('uid.example.com', '/wrong-uid')]), namespaceLabels: noNamespaces });
+    await assert.rejects(Promise.resolve(fail.validate!(attrs())), (e: unknown) => {
+      assert.ok(e instanceof StatusError);
+      assert.equal(e.code, 500);
+      assert.match(
+        e.message,
+        /^Internal error occurred: failed calling webhook "uid.example.com": received invalid webhook response: expected response.uid="[0-9a-f-]+", got "nope"$/,
+      );
+      return true;
+    });
+    const patching = validatingWebhookPlugin({ source: source([hook('p.example.com', '/patch-validating')]), namespaceLabels: noNamespaces });
+    await assert.rejects(Promise.resolve(patching.validate!(attrs())), /validating webhook may not return response.patch/);
+    const ignore = validatingWebhookPlugin({
+      source: source([hook('uid.example.com', '/wrong-uid', { failurePolicy: 'Ignore' })]),
+      namespaceLabels: noNamespaces,
+    });
+    await ignore.validate!(attrs());
+  });
+
+  it('sends the first AdmissionReview version the webhook knows; none known is a call failure', async () => {
+    // v1beta1 answers are not checked for their uid.
+    const beta = validatingWebhookPlugin({
+      source: source([hook('beta.example.com', '/wrong-uid', { admissionReviewVersions: ['v2', 'v1beta1'] })]),
+      namespaceLabels: noNamespaces,
+    });
+    await beta.validate!(attrs());
+    const none = validatingWebhookPlugin({
+      source: source([hook('v2.example.com', '/allow', { admissionReviewVersions: ['v2'] })]),
+      namespaceLabels: noNamespaces,
+    });
+    await assert.rejects(
+      Promise.resolve(none.validate!(attrs())),
+      /^StatusError: Internal error occurred: failed calling webhook "v2.example.com": could not create admission objects: webhook does not accept known AdmissionReview versions \(v1, v1beta1\)$/,
+    );
+  });
+
+  it('selectors: objectSelector on old or new labels; namespaceSelector on the namespace labels', async () => {
+    calls.length = 0;
+    const p = validatingWebhookPlugin({
+      source: source([
+        hook('obj.example.com', '/allow', { objectSelector: { matchLabels: { app: 'y' } } }),
+        hook('ns.example.com', '/allow', { namespaceSelector: { matchLabels: { team: 'a' } } }),
+      ]),
+      namespaceLabels: async (ns): Promise<Record<string, string> | undefined> => (ns === 'default' ? { team: 'a' } : ns === 'other' ? {} : undefined),
+    });
+    await p.validate!(attrs());
+    assert.equal(calls.length, 1, 'only the namespace-selected webhook');
+    await p.validate!(attrs({ operation: 'UPDATE', oldObject: { metadata: { labels: { app: 'y' } } }, namespace: 'other' }));
+    assert.equal(calls.length, 2, 'the old object matched the object selector');
+    await assert.rejects(Promise.resolve(p.validate!(attrs({ namespace: 'missing' }))), /namespaces "missing" not found/);
+  });
+
+  it('mutating webhooks patch in order; IfNeeded ones are reinvoked once after a later change', async () => {
+    calls.length = 0;
+    const p = mutatingWebhookPlugin({
+      source: source([hook('first.example.com', '/first', { reinvocationPolicy: 'IfNeeded' }), hook('second.example.com', '/second')]),
+      namespaceLabels: noNamespaces,
+    });
+    const a = attrs();
+    await p.admit!(a);
+    assert.deepEqual(a.object?.metadata?.labels, { app: 'x', first: '1', second: '1' });
+    assert.deepEqual(calls, ['/first', '/second', '/first']);
+  });
+
+  it('never calls webhooks for webhook configurations', async () => {
+    calls.length = 0;
+    const p = validatingWebhookPlugin({
+      source: source([hook('deny.example.com', '/deny', { rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }] })]),
+      namespaceLabels: noNamespaces,
+    });
+    await p.validate!(
+      attrs({ resource: { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations' }, namespace: '' }),
+    );
+    assert.deepEqual(calls, []);
+  });
+});

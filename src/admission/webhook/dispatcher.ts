@@ -1,0 +1,379 @@
+// The webhook admission plugins (k8s.io/apiserver/pkg/admission/plugin/webhook): MutatingAdmissionWebhook
+// calls the matching mutating webhooks one after another and applies their JSONPatches;
+// ValidatingAdmissionWebhook calls the matching validating webhooks in parallel. Both send an
+// admission.k8s.io/v1 AdmissionReview, honour timeoutSeconds, failurePolicy and sideEffects on
+// dry runs, pass the webhooks' warnings on, and answer with upstream's errors.
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { StatusError, badRequest, internalError, notFound } from '../../apimachinery/errors.js';
+import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject, type LabelSelector } from '../../apimachinery/labels.js';
+import { applyJsonPatchOperations, decodeJsonPatch } from '../../apimachinery/patch/json-patch.js';
+import type { KubeObject } from '../../apimachinery/types.js';
+import { describeJsonSyntaxError } from '../../golang/json-decode.js';
+import { stringifyJSON } from '../../golang/json-int64.js';
+import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
+import { CallError, newEndpoint, post, type WebhookEndpoint } from './client.js';
+import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from './rules.js';
+import type { Webhook, WebhookConfiguration } from './types.js';
+
+/** One webhook of a configuration, with what the dispatcher needs prepared once per change. */
+export interface CompiledWebhook {
+  readonly configuration: string;
+  readonly hook: Webhook;
+  /** Unique within the plugin (configuration/index), for reinvocation. */
+  readonly key: string;
+  readonly namespaceSelector: LabelSelector;
+  readonly objectSelector: LabelSelector;
+  /** Undefined: the webhook cannot be reached (a `service` reference, which kplane does not resolve). */
+  readonly endpoint: WebhookEndpoint | undefined;
+  readonly endpointError?: string;
+}
+
+/** Where the plugins read the current configurations (an informer's cache, never storage per request). */
+export interface WebhookSource {
+  webhooks(): readonly CompiledWebhook[];
+}
+
+/** The labels of a namespace, or undefined when there is no such namespace. */
+export type NamespaceLabels = (namespace: string) => Promise<Readonly<Record<string, string>> | undefined>;
+
+/** What a webhook call took, for apiserver_admission_webhook_admission_duration_seconds. */
+export type WebhookObserver = (name: string, type: 'admit' | 'validating', operation: string, rejected: boolean, seconds: number) => void;
+
+export interface WebhookPluginOptions {
+  readonly source: WebhookSource;
+  readonly namespaceLabels: NamespaceLabels;
+  readonly observe?: WebhookObserver;
+}
+
+/** Builds the compiled form of configurations (sorted by name, as upstream's configuration manager). */
+export function compileConfigurations(configs: readonly WebhookConfiguration[]): CompiledWebhook[] {
+  const out: CompiledWebhook[] = [];
+  const sorted = [...configs].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
+  for (const c of sorted) {
+    const name = c.metadata?.name ?? '';
+    (c.webhooks ?? []).forEach((hook, i) => {
+      const ns = hook.namespaceSelector ? tryLabelSelectorFromObject(hook.namespaceSelector) : { ok: true as const, selector: EVERYTHING };
+      const obj = hook.objectSelector ? tryLabelSelectorFromObject(hook.objectSelector) : { ok: true as const, selector: EVERYTHING };
+      let endpoint: WebhookEndpoint | undefined;
+      let endpointError: string | undefined;
+      if (hook.clientConfig?.url) {
+        try {
+          endpoint = newEndpoint(hook.clientConfig.url, hook.clientConfig.caBundle);
+        } catch (e) {
+          endpointError = e instanceof Error ? e.message : String(e);
+        }
+      } else endpointError = 'service references are not resolved by this server; use clientConfig.url';
+      out.push({
+        configuration: name,
+        hook,
+        key: `${name}/${i}`,
+        // An invalid selector (stored before validation tightened) selects nothing.
+        namespaceSelector: ns.ok ? ns.selector : { requirements: [], matchesNothing: true },
+        objectSelector: obj.ok ? obj.selector : { requirements: [], matchesNothing: true },
+        endpoint,
+        ...(endpointError ? { endpointError } : {}),
+      });
+    });
+  }
+  return out;
+}
+
+/** Closes the connections of webhooks no longer configured. */
+export function releaseWebhooks(hooks: readonly CompiledWebhook[]): void {
+  for (const h of hooks) h.endpoint?.agent.destroy();
+}
+
+/** generic.Webhook.ShouldCallHook without matchConditions: rules, namespace selector, object selector. */
+async function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels: NamespaceLabels): Promise<boolean> {
+  const rules = h.hook.rules ?? [];
+  let matched = false;
+  for (const r of rules) {
+    if (ruleMatches(r, a)) {
+      matched = true;
+      break;
+    }
+  }
+  if (!matched) return false;
+  if (!(await matchNamespace(h.namespaceSelector, a, namespaceLabels))) return false;
+  return matchObject(h.objectSelector, a);
+}
+
+/** namespace.Matcher.MatchNamespaceSelector. */
+async function matchNamespace(sel: LabelSelector, a: AdmissionAttributes, namespaceLabels: NamespaceLabels): Promise<boolean> {
+  const ns = isNamespaceResource(a);
+  // A cluster-scoped resource that is not a namespace is never exempted.
+  if (a.namespace === '' && !ns) return true;
+  if (isEmptySelector(sel)) return true;
+  if (sel.matchesNothing) return false;
+  let labels: Readonly<Record<string, string>> | undefined;
+  if (ns) labels = (a.object ?? a.oldObject)?.metadata?.labels ?? {};
+  else {
+    labels = await namespaceLabels(a.namespace);
+    if (labels === undefined) throw notFound({ group: '', resource: 'namespaces' }, a.namespace);
+  }
+  return matchesLabels(sel, labels);
+}
+
+/** object.Matcher.MatchObjectSelector: the new or the old object. */
+function matchObject(sel: LabelSelector, a: AdmissionAttributes): boolean {
+  if (isEmptySelector(sel)) return true;
+  const m = (o: KubeObject | undefined): boolean => o !== undefined && matchesLabels(sel, o.metadata?.labels ?? {});
+  return m(a.object) || m(a.oldObject);
+}
+
+/** request.CreateV1AdmissionReview's request, without its uid. */
+function reviewRequest(a: AdmissionAttributes): Record<string, unknown> {
+  const kind = { group: a.kind.group, version: a.kind.version, kind: a.kind.kind };
+  const resource = { group: a.resource.group, version: a.resource.version, resource: a.resource.resource };
+  const u = a.userInfo;
+  return {
+    kind,
+    resource,
+    ...(a.subresource ? { subResource: a.subresource } : {}),
+    requestKind: kind,
+    requestResource: resource,
+    ...(a.subresource ? { requestSubResource: a.subresource } : {}),
+    ...(a.name ? { name: a.name } : {}),
+    ...(a.namespace ? { namespace: a.namespace } : {}),
+    operation: a.operation,
+    userInfo: {
+      username: u.name,
+      ...(u.uid ? { uid: u.uid } : {}),
+      ...(u.groups.length ? { groups: u.groups } : {}),
+      ...(u.extra && Object.keys(u.extra).length ? { extra: u.extra } : {}),
+    },
+    object: a.object ?? null,
+    oldObject: a.oldObject ?? null,
+    dryRun: a.dryRun,
+    options: operationOptions(a),
+  };
+}
+
+/** admission.Attributes.GetOperationOptions: the options kind of the operation. */
+function operationOptions(a: AdmissionAttributes): Record<string, unknown> | null {
+  const kind = a.operation === 'CREATE' ? 'CreateOptions' : a.operation === 'UPDATE' ? 'UpdateOptions' : a.operation === 'DELETE' ? 'DeleteOptions' : undefined;
+  if (!kind) return null;
+  return { kind, apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) };
+}
+
+interface ReviewResponse {
+  uid?: string;
+  allowed?: boolean;
+  status?: { code?: number; message?: string; reason?: string; status?: string; details?: unknown };
+  patch?: string;
+  patchType?: string;
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
+
+/** A failure to talk to the webhook (webhookutil.ErrCallingWebhook): the failure policy decides. */
+class CallingWebhookError extends Error {
+  constructor(hook: string, reason: string) {
+    super(`failed calling webhook ${JSON.stringify(hook)}: ${reason}`);
+  }
+}
+
+/** errors.ToStatusErr: the webhook's refusal. */
+function denied(hook: string, st: ReviewResponse['status']): StatusError {
+  const deniedBy = `admission webhook ${JSON.stringify(hook)} denied the request`;
+  const code = st?.code !== undefined && st.code >= 400 ? st.code : 400;
+  const message = st?.message ? `${deniedBy}: ${st.message}` : st?.reason ? `${deniedBy}: ${st.reason}` : `${deniedBy} without explanation`;
+  return new StatusError({
+    message,
+    ...(st?.reason ? { reason: st.reason as StatusError['status']['reason'] } : {}),
+    ...(st?.details ? { details: st.details } : {}),
+    code,
+  });
+}
+
+/** One call: the AdmissionReview out, the verified response back (request.VerifyAdmissionResponse). */
+async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Record<string, unknown>, mutating: boolean): Promise<ReviewResponse> {
+  const name = h.hook.name ?? '';
+  if (a.dryRun) {
+    const se = h.hook.sideEffects;
+    if (se === undefined) throw new CallingWebhookError(name, 'Webhook SideEffects is nil');
+    if (se !== 'None' && se !== 'NoneOnDryRun') throw badRequest(`admission webhook ${JSON.stringify(name)} does not support dry run`);
+  }
+  // request.CreateAdmissionObjects: the first AdmissionReview version the webhook lists that kplane knows.
+  const version = (h.hook.admissionReviewVersions ?? []).find((v) => v === 'v1' || v === 'v1beta1');
+  if (!version) throw new CallingWebhookError(name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)');
+  if (!h.endpoint) throw new CallingWebhookError(name, `could not get REST client: ${h.endpointError ?? 'no endpoint'}`);
+  const uid = randomUUID();
+  const body = Buffer.from(stringifyJSON({ kind: 'AdmissionReview', apiVersion: `admission.k8s.io/${version}`, request: { uid, ...request } }));
+  let data: Buffer;
+  try {
+    data = await post(h.endpoint, body, h.hook.timeoutSeconds ?? 10);
+  } catch (e) {
+    throw new CallingWebhookError(name, `failed to call webhook: ${e instanceof CallError ? e.message : String(e)}`);
+  }
+  const text = data.toString('utf8');
+  let review: { apiVersion?: string; kind?: string; response?: ReviewResponse };
+  try {
+    review = JSON.parse(text) as typeof review;
+  } catch {
+    throw new CallingWebhookError(
+      name,
+      `failed to call webhook: couldn't get version/kind; json parse error: ${describeJsonSyntaxError(text, undefined, false)}`,
+    );
+  }
+  const invalid = (why: string): CallingWebhookError => new CallingWebhookError(name, `received invalid webhook response: ${why}`);
+  if (review === null || typeof review !== 'object' || Array.isArray(review)) {
+    throw new CallingWebhookError(
+      name,
+      `failed to call webhook: couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(review) ? 'array' : typeof review} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
+    );
+  }
+  const r = review.response;
+  if (!r || typeof r !== 'object') throw invalid('webhook response was absent');
+  if (version === 'v1beta1') {
+    // request.VerifyAdmissionResponse for v1beta1: neither uid nor kind checked; a patch is a JSONPatch.
+    if (!mutating) {
+      delete r.patch;
+      delete r.patchType;
+    } else if (r.patch) r.patchType = 'JSONPatch';
+  } else {
+    if (r.uid !== uid) throw invalid(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(r.uid ?? '')}`);
+    if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
+      const [g, v] = (review.apiVersion ?? '').includes('/') ? (review.apiVersion ?? '').split('/', 2) : ['', review.apiVersion ?? ''];
+      throw invalid(`expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${g}/${v}, Kind=${review.kind ?? ''}`);
+    }
+    if (mutating) {
+      if (r.patch && r.patchType === undefined) throw invalid('webhook returned response.patch but not response.patchType');
+      if (!r.patch && r.patchType !== undefined) throw invalid('webhook returned response.patchType but not response.patch');
+      if (r.patchType !== undefined && r.patchType === '') throw invalid(`webhook returned invalid response.patchType of ""`);
+    } else {
+      if (r.patch) throw invalid('validating webhook may not return response.patch');
+      if (r.patchType !== undefined) throw invalid('validating webhook may not return response.patchType');
+    }
+  }
+  for (const w of r.warnings ?? []) if (typeof w === 'string') a.warnings?.addWarning(w);
+  if (!r.allowed) throw denied(name, r.status);
+  return r;
+}
+
+const failOpen = (h: CompiledWebhook): boolean => h.hook.failurePolicy === 'Ignore';
+
+function observe(
+  opts: WebhookPluginOptions,
+  h: CompiledWebhook,
+  type: 'admit' | 'validating',
+  a: AdmissionAttributes,
+  rejected: boolean,
+  started: number,
+): void {
+  opts.observe?.(h.hook.name ?? '', type, a.operation, rejected, (performance.now() - started) / 1000);
+}
+
+/** MutatingAdmissionWebhook: in order, each patch applied before the next webhook is asked. */
+export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlugin {
+  return {
+    name: 'MutatingAdmissionWebhook',
+    async admit(a) {
+      if (isExemptAdmissionConfigurationResource(a)) return;
+      const hooks = opts.source.webhooks();
+      if (hooks.length === 0) return;
+      // The keys of IfNeeded webhooks called, and of every webhook, in order; reinvoked once if a
+      // later webhook changed the object (upstream also reinvokes for built-in plugins' changes).
+      const reinvocable: CompiledWebhook[] = [];
+      let changedAfter = -1;
+      const calledAt = new Map<string, number>();
+      let step = 0;
+      const run = async (h: CompiledWebhook): Promise<void> => {
+        if (!(await shouldCall(h, a, opts.namespaceLabels))) return;
+        const started = performance.now();
+        let rejected = true;
+        try {
+          const changed = await mutate(h, a);
+          rejected = false;
+          calledAt.set(h.key, step);
+          if (changed) changedAfter = step;
+          step++;
+          if (h.hook.reinvocationPolicy === 'IfNeeded' && !reinvocable.includes(h)) reinvocable.push(h);
+        } catch (e) {
+          if (e instanceof CallingWebhookError) {
+            if (failOpen(h)) {
+              rejected = false;
+              return;
+            }
+            throw internalError(e);
+          }
+          throw e;
+        } finally {
+          observe(opts, h, 'admit', a, rejected, started);
+        }
+      };
+      for (const h of hooks) await run(h);
+      const again = reinvocable.filter((h) => (calledAt.get(h.key) ?? Infinity) < changedAfter);
+      for (const h of again) await run(h);
+    },
+  };
+}
+
+/** Calls one mutating webhook and applies its JSONPatch to `a.object`; answers whether it changed. */
+async function mutate(h: CompiledWebhook, a: AdmissionAttributes): Promise<boolean> {
+  const name = h.hook.name ?? '';
+  const r = await callHook(h, a, reviewRequest(a), true);
+  if (!r.patch) return false;
+  let ops: unknown[];
+  try {
+    ops = decodeJsonPatch(Buffer.from(r.patch, 'base64'));
+  } catch (e) {
+    throw new CallingWebhookError(name, `received undecodable patch in webhook response: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (ops.length === 0) return false;
+  if (!a.object)
+    throw internalError(new Error(`admission webhook ${JSON.stringify(name)} attempted to modify the object, which is not supported for this operation`));
+  if (r.patchType !== 'JSONPatch') throw new CallingWebhookError(name, `unsupported patch type ${JSON.stringify(r.patchType)}`);
+  let patched: KubeObject;
+  try {
+    patched = applyJsonPatchOperations(a.object as never, ops as never) as KubeObject;
+  } catch (e) {
+    throw internalError(e instanceof StatusError ? new Error(e.message) : e);
+  }
+  if (patched === null || typeof patched !== 'object' || Array.isArray(patched))
+    throw internalError(new Error(`admission webhook ${JSON.stringify(name)} patched the object into something that is not an object`));
+  const changed = !isDeepStrictEqual(a.object, patched);
+  if (changed) {
+    // The handler holds `a.object`: its content is replaced in place.
+    const target = a.object as Record<string, unknown>;
+    for (const k of Object.keys(target)) delete target[k];
+    Object.assign(target, patched);
+  }
+  return changed;
+}
+
+/** ValidatingAdmissionWebhook: every matching webhook at once; the first refusal (in their order) answers. */
+export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlugin {
+  return {
+    name: 'ValidatingAdmissionWebhook',
+    async validate(a) {
+      if (isExemptAdmissionConfigurationResource(a)) return;
+      const hooks = opts.source.webhooks();
+      if (hooks.length === 0) return;
+      const relevant: CompiledWebhook[] = [];
+      for (const h of hooks) if (await shouldCall(h, a, opts.namespaceLabels)) relevant.push(h);
+      if (relevant.length === 0) return;
+      const request = reviewRequest(a);
+      const results = await Promise.all(
+        relevant.map(async (h): Promise<StatusError | undefined> => {
+          const started = performance.now();
+          try {
+            await callHook(h, a, request, false);
+            observe(opts, h, 'validating', a, false, started);
+            return undefined;
+          } catch (e) {
+            if (e instanceof CallingWebhookError) {
+              observe(opts, h, 'validating', a, !failOpen(h), started);
+              return failOpen(h) ? undefined : internalError(e);
+            }
+            observe(opts, h, 'validating', a, true, started);
+            return e instanceof StatusError ? e : internalError(e);
+          }
+        }),
+      );
+      const first = results.find((e) => e !== undefined);
+      if (first) throw first;
+    },
+  };
+}

@@ -1,0 +1,74 @@
+// admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration and MutatingWebhookConfiguration
+// (pkg/registry/admissionregistration/{validating,mutating}webhookconfiguration): cluster-scoped,
+// validated and defaulted as upstream; the generation follows changes of `webhooks`.
+import { ALL_VERBS, type ResourceDescriptor } from '../../apimachinery/resource.js';
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject } from '../../apimachinery/types.js';
+import type { ResourceRegistration } from '../registry.js';
+import type { Strategy } from '../strategy.js';
+import { ageColumn, ageSince, nameColumn } from '../table.js';
+import { admissionRegistrationDefinitions } from './definitions.js';
+import { CREATE_OPTIONS, defaultWebhooks, updateOptions, validateWebhookConfiguration } from './validation.js';
+
+const GROUP = 'admissionregistration.k8s.io';
+
+function descriptor(kind: string, plural: string): ResourceDescriptor {
+  return {
+    group: GROUP,
+    version: 'v1',
+    kind,
+    listKind: `${kind}List`,
+    plural,
+    singular: plural.slice(0, -1),
+    shortNames: [],
+    categories: ['api-extensions'],
+    namespaced: false,
+    verbs: ALL_VERBS,
+    subresources: [],
+    definitionName: `io.k8s.api.admissionregistration.v1.${kind}`,
+  };
+}
+
+function strategy(mutating: boolean): Strategy {
+  return {
+    namespaced: false,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    defaults: (o) => defaultWebhooks(o, mutating),
+    prepareForCreate(o) {
+      defaultWebhooks(o, mutating);
+      o.metadata ??= {};
+      o.metadata.generation = 1;
+    },
+    prepareForUpdate(o, old) {
+      defaultWebhooks(o, mutating);
+      o.metadata ??= {};
+      const gen = old.metadata?.generation ?? 1;
+      o.metadata.generation = isDeepStrictEqual(o.webhooks, old.webhooks) ? gen : gen + 1;
+    },
+    validate: (o) => validateWebhookConfiguration(o, mutating, CREATE_OPTIONS),
+    validateUpdate: (o, old) => validateWebhookConfiguration(o, mutating, updateOptions(old)),
+    // printers.go: {Validating,Mutating}WebhookConfiguration column definitions.
+    tableColumns: [
+      nameColumn,
+      { name: 'Webhooks', type: 'integer', description: 'Webhooks indicates the number of webhooks in the configuration', priority: 0 },
+      ageColumn,
+    ],
+    tableCells: (o: KubeObject) => [o.metadata?.name ?? '', Array.isArray(o.webhooks) ? o.webhooks.length : 0, ageSince(o.metadata?.creationTimestamp)],
+  };
+}
+
+export const validatingWebhookConfigurationsResource = descriptor('ValidatingWebhookConfiguration', 'validatingwebhookconfigurations');
+export const mutatingWebhookConfigurationsResource = descriptor('MutatingWebhookConfiguration', 'mutatingwebhookconfigurations');
+
+export const validatingWebhookConfigurations: ResourceRegistration = {
+  descriptor: validatingWebhookConfigurationsResource,
+  strategy: strategy(false),
+  definitions: admissionRegistrationDefinitions,
+};
+
+export const mutatingWebhookConfigurations: ResourceRegistration = {
+  descriptor: mutatingWebhookConfigurationsResource,
+  strategy: strategy(true),
+  definitions: admissionRegistrationDefinitions,
+};
