@@ -23,7 +23,13 @@ const NOT_COUNTED = new Set(['authorization.k8s.io/localsubjectaccessreviews']);
 export interface ResourceQuotaAdmissionOptions {
   /** The group/resource of quotas (default core/v1 resourcequotas). */
   readonly quotas?: { readonly group: string; readonly version: string; readonly resource: string };
+  /** How long what a namespace's quotas track is remembered (default 1 s); milliseconds now (tests). */
+  readonly trackedTTLMs?: number;
+  readonly now?: () => number;
 }
+
+/** Namespaces whose tracked names are remembered at most (upstream's live-lookup LRU holds 100). */
+const TRACKED_CACHE_SIZE = 4096;
 
 /** upstream's prettyPrint: `name=value` sorted by name, joined by commas. */
 function prettyPrint(list: ReadonlyMap<string, Quantity>): string {
@@ -90,6 +96,28 @@ function nameForError(a: AdmissionAttributes): string {
 
 export function resourceQuotaAdmission(registry: ApiRegistry, opts: ResourceQuotaAdmissionOptions = {}): AdmissionPlugin {
   const gvr = opts.quotas ?? { group: '', version: 'v1', resource: 'resourcequotas' };
+  const now = opts.now ?? Date.now;
+  const ttl = opts.trackedTTLMs ?? 1000;
+  // What each namespace's quotas track (the names in their status.hard), read from storage at most
+  // once per TTL: most creates are in namespaces without quotas, and a consistent list per create
+  // would cost every write. A quota written through this server forgets its namespace's entry at
+  // once (upstream reads an informer's cache, then storage when the cache has none, remembering
+  // that for 30 s).
+  const tracked = new Map<string, { names: Set<string>; until: number }>();
+  const remember = (ns: string, quotas: readonly ResourceQuota[]): void => {
+    const names = new Set<string>();
+    for (const q of quotas) for (const n of Object.keys(q.status?.hard ?? {})) names.add(n);
+    tracked.delete(ns);
+    tracked.set(ns, { names, until: now() + ttl });
+    if (tracked.size > TRACKED_CACHE_SIZE) tracked.delete(tracked.keys().next().value!);
+  };
+  const trackedNames = (ns: string): Set<string> | undefined => {
+    const e = tracked.get(ns);
+    if (!e) return undefined;
+    if (e.until > now()) return e.names;
+    tracked.delete(ns);
+    return undefined;
+  };
   // One charge at a time per namespace (the tail of each namespace's queue).
   const queues = new Map<string, Promise<void>>();
   const serially = async <T>(ns: string, fn: () => Promise<T>): Promise<T> => {
@@ -112,18 +140,19 @@ export function resourceQuotaAdmission(registry: ApiRegistry, opts: ResourceQuot
     // NewHandler(Create, Update): object-count evaluators charge creates only.
     handles: (op) => op === 'CREATE' || op === 'UPDATE',
     async validate(a) {
+      if (a.resource.group === gvr.group && a.resource.resource === gvr.resource) tracked.delete(a.namespace);
       // Sub-resource writes and cluster-scoped objects are not charged.
       if (a.operation !== 'CREATE' || a.subresource !== '' || !a.namespace) return;
       if (NOT_COUNTED.has(`${a.resource.group}/${a.resource.resource}`)) return;
       const quotas = registry.lookup(gvr.group, gvr.version, gvr.resource);
       if (!quotas) return;
       const names = objectCountNames(a.resource.group, a.resource.resource);
-      // The quotas as the cache has them decide whether any applies (most namespaces have none).
-      const cached = (await quotas.store.list(a.namespace)).items as ResourceQuota[];
-      if (!cached.some((q) => names.some((n) => n in (q.status?.hard ?? {})))) return;
+      const known = trackedNames(a.namespace);
+      if (known && !names.some((n) => known.has(n))) return;
       await serially(a.namespace, async () => {
         // Check every quota first, then charge each: the charge checks again on the stored quota.
         const live = (await quotas.store.list(a.namespace)).items as ResourceQuota[];
+        remember(a.namespace, live);
         const tracking = live.filter((q) => charge(a, q, names) !== undefined);
         if (a.dryRun) return;
         for (const q of tracking) {
