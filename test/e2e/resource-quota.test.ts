@@ -37,7 +37,8 @@ describe('ResourceQuota', () => {
     const r = await raw.request({ method, path, ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
     return { status: r.status, body: r.json<Record<string, unknown>>() };
   };
-  const quota = async (ns: string, name: string): Promise<Quota> => (await send('GET', `/api/v1/namespaces/${ns}/resourcequotas/${name}`)).body as unknown as Quota;
+  const quota = async (ns: string, name: string): Promise<Quota> =>
+    (await send('GET', `/api/v1/namespaces/${ns}/resourcequotas/${name}`)).body as unknown as Quota;
   /** Waits until the controller shows `used` for the quota. */
   const usedBecomes = (ns: string, name: string, want: Record<string, string>) =>
     eventually(10_000, `${ns}/${name} used ${JSON.stringify(want)}`, async () => {
@@ -114,7 +115,9 @@ describe('ResourceQuota', () => {
 
       // Raising the hard limit is picked up by the controller.
       await kc.ok(['patch', 'quota', 'objects', '-n', ns, '--type=merge', '-p', '{"spec":{"hard":{"count/configmaps":"3"}}}']);
-      await eventually(10_000, 'status.hard follows spec.hard', async () => ((await quota(ns, 'objects')).status?.hard?.['count/configmaps'] === '3' ? true : undefined));
+      await eventually(10_000, 'status.hard follows spec.hard', async () =>
+        (await quota(ns, 'objects')).status?.hard?.['count/configmaps'] === '3' ? true : undefined,
+      );
       await kc.ok(['create', 'configmap', 'd', '-n', ns]);
     });
   }
@@ -123,14 +126,18 @@ describe('ResourceQuota', () => {
     const ns = 'quota-race';
     const limit = 5;
     assert.equal((await send('POST', '/api/v1/namespaces', { metadata: { name: ns } })).status, 201);
-    const created = await send('POST', `/api/v1/namespaces/${ns}/resourcequotas`, { metadata: { name: 'cm' }, spec: { hard: { 'count/configmaps': String(limit) } } });
+    const created = await send('POST', `/api/v1/namespaces/${ns}/resourcequotas`, {
+      metadata: { name: 'cm' },
+      spec: { hard: { 'count/configmaps': String(limit) } },
+    });
     assert.equal(created.status, 201);
     await usedBecomes(ns, 'cm', { 'count/configmaps': '0' });
     const answers = await Promise.all(Array.from({ length: limit + 10 }, (_, i) => configMap(ns, `cm-${i}`)));
     const statuses = answers.map((a) => a.status);
     assert.equal(statuses.filter((s) => s === 201).length, limit, `answers: ${statuses.join(',')}`);
     assert.equal(statuses.filter((s) => s === 403).length, 10, `answers: ${statuses.join(',')}`);
-    for (const a of answers.filter((x) => x.status === 403)) assert.match(String(a.body.message), /exceeded quota: cm, requested: count\/configmaps=1, used: count\/configmaps=5, limited: count\/configmaps=5$/);
+    for (const a of answers.filter((x) => x.status === 403))
+      assert.match(String(a.body.message), /exceeded quota: cm, requested: count\/configmaps=1, used: count\/configmaps=5, limited: count\/configmaps=5$/);
     const list = await send('GET', `/api/v1/namespaces/${ns}/configmaps`);
     assert.equal((list.body.items as unknown[]).length, limit);
     assert.equal((await quota(ns, 'cm')).status?.used?.['count/configmaps'], String(limit));
@@ -187,7 +194,9 @@ describe('ResourceQuota', () => {
     b = await bad({ hard: { 'count/configmaps': '1' }, scopes: ['Sometimes'] });
     assert.deepEqual(causes(b), ['spec.scopes: Invalid value: ["Sometimes"]: unsupported scope']);
     b = await bad({ hard: { 'count/configmaps': '1' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In' }] } });
-    assert.deepEqual(causes(b), ["spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when `operator` is 'In' or 'NotIn' for scope selector"]);
+    assert.deepEqual(causes(b), [
+      "spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
+    ]);
     assert.match(b.message, /^ResourceQuota "bad" is invalid: spec\.scopeSelector\.matchExpressions\.values: Required value/);
 
     // A quantity that does not parse is the decoder's 400, before validation.

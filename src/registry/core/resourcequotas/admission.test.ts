@@ -46,7 +46,7 @@ describe('ResourceQuota admission', () => {
     await plugin.validate!(create('a'));
     assert.deepEqual(await used(), { 'count/configmaps': '1', configmaps: '1' });
     await assert.rejects(
-      plugin.validate!(create('b')),
+      async () => plugin.validate!(create('b')),
       forbidden('configmaps "b" is forbidden: exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1'),
     );
     assert.deepEqual(await used(), { 'count/configmaps': '1', configmaps: '1' });
@@ -78,7 +78,7 @@ describe('ResourceQuota admission', () => {
       spec: { hard: { 'count/configmaps': '3' } },
       status: { hard: { 'count/configmaps': '3' }, used: { 'count/configmaps': '0' } },
     });
-    const results = await Promise.allSettled(Array.from({ length: 13 }, (_, i) => plugin.validate!(create(`c${i}`))));
+    const results = await Promise.allSettled(Array.from({ length: 13 }, async (_, i) => plugin.validate!(create(`c${i}`))));
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 3);
     assert.deepEqual(await used(), { 'count/configmaps': '3' });
   });

@@ -163,7 +163,7 @@ export function resourceQuotaAdmission(registry: ApiRegistry, opts: ResourceQuot
               const cur = current as ResourceQuota;
               const used = charge(a, cur, names);
               if (used === undefined) return cur;
-              return { ...cur, status: { ...cur.status, used } } as KubeObject;
+              return { ...cur, status: { ...cur.status, used } };
             },
             { subresource: 'status' },
           );

@@ -2,20 +2,39 @@
 import type { GoFieldTypes } from '../../../apimachinery/gotypes.js';
 import type { Definitions, OpenAPISchema } from '../../../apimachinery/schema.js';
 import { refTo } from '../../../apimachinery/schema.js';
-import { CORE, apiVersionField, arrayOf, kind, kindField, listKind, objectMetaField, ref, str, stringList, struct } from '../../../apimachinery/definitions/util.js';
+import {
+  CORE,
+  apiVersionField,
+  arrayOf,
+  kind,
+  kindField,
+  listKind,
+  objectMetaField,
+  ref,
+  str,
+  stringList,
+  struct,
+} from '../../../apimachinery/definitions/util.js';
 
 const V1 = { group: '', version: 'v1' };
 const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
 const resourceList = (description: string): OpenAPISchema => ({ type: 'object', additionalProperties: refTo(QUANTITY), description });
 
 export const resourceQuotaDefinitions: Definitions = {
-  [CORE + 'ResourceQuota']: kind({ group: '', kind: 'ResourceQuota', version: 'v1' }, 'ResourceQuota sets aggregate quota restrictions enforced per namespace.', {
-    apiVersion: apiVersionField,
-    kind: kindField,
-    metadata: objectMetaField(),
-    spec: ref(CORE + 'ResourceQuotaSpec', 'The desired quota.'),
-    status: ref(CORE + 'ResourceQuotaStatus', 'The quota as enforced now: the hard limits and what is used of them. Written by the quota controller and admission.'),
-  }),
+  [CORE + 'ResourceQuota']: kind(
+    { group: '', kind: 'ResourceQuota', version: 'v1' },
+    'ResourceQuota sets aggregate quota restrictions enforced per namespace.',
+    {
+      apiVersion: apiVersionField,
+      kind: kindField,
+      metadata: objectMetaField(),
+      spec: ref(CORE + 'ResourceQuotaSpec', 'The desired quota.'),
+      status: ref(
+        CORE + 'ResourceQuotaStatus',
+        'The quota as enforced now: the hard limits and what is used of them. Written by the quota controller and admission.',
+      ),
+    },
+  ),
 
   [CORE + 'ResourceQuotaSpec']: struct('ResourceQuotaSpec defines the desired hard limits to enforce for Quota.', {
     hard: resourceList('The hard limit for each named resource, e.g. `count/configmaps`.'),
@@ -36,7 +55,7 @@ export const resourceQuotaDefinitions: Definitions = {
   [CORE + 'ScopedResourceSelectorRequirement']: struct(
     'A scoped-resource selector requirement: a scope name, an operator and possibly values.',
     {
-      operator: str("The relationship to the set of values: In, NotIn, Exists or DoesNotExist."),
+      operator: str('The relationship to the set of values: In, NotIn, Exists or DoesNotExist.'),
       scopeName: str('The name of the scope that the selector applies to.'),
       values: stringList('The values: non-empty for In and NotIn, empty for Exists and DoesNotExist.', { 'x-kubernetes-list-type': 'atomic' }),
     },

@@ -11,7 +11,12 @@ import { resourceQuotasResource } from './index.js';
 import { quotaCells, resourceQuotaStrategy, type ResourceQuota } from './strategy.js';
 
 const newStore = (): GenericStore =>
-  new GenericStore({ descriptor: resourceQuotasResource, strategy: resourceQuotaStrategy, storage: new MemoryStorage(), keyPrefix: '/registry/resourcequotas/' });
+  new GenericStore({
+    descriptor: resourceQuotasResource,
+    strategy: resourceQuotaStrategy,
+    storage: new MemoryStorage(),
+    keyPrefix: '/registry/resourcequotas/',
+  });
 const quota = (extra: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: 'ns' }, ...extra });
 
 describe('ResourceQuota strategy', () => {
@@ -26,12 +31,14 @@ describe('ResourceQuota strategy', () => {
   it('an update keeps the stored status; a /status write keeps the stored spec', async () => {
     const s = newStore();
     await s.create('ns', quota({ spec: { hard: { secrets: '2' } } }));
-    await s.update('ns', 'q', (cur) => ({ ...cur!, spec: { hard: { secrets: '9' } }, status: { hard: { secrets: '2' }, used: { secrets: '1' } } }), { subresource: 'status' });
+    await s.update('ns', 'q', (cur) => ({ ...cur!, spec: { hard: { secrets: '9' } }, status: { hard: { secrets: '2' }, used: { secrets: '1' } } }), {
+      subresource: 'status',
+    });
     let q = (await s.get('ns', 'q')) as ResourceQuota;
     assert.deepEqual(q.spec?.hard, { secrets: '2' });
     assert.deepEqual(q.status, { hard: { secrets: '2' }, used: { secrets: '1' } });
     await s.update('ns', 'q', (cur) => ({ ...cur!, spec: { hard: { secrets: '3' } }, status: {} }));
-    q = (await s.get('ns', 'q')) as ResourceQuota;
+    q = await s.get('ns', 'q');
     assert.deepEqual(q.spec?.hard, { secrets: '3' });
     assert.deepEqual(q.status, { hard: { secrets: '2' }, used: { secrets: '1' } });
   });
@@ -45,13 +52,16 @@ describe('ResourceQuota strategy', () => {
     );
     await assert.rejects(
       s.update('ns', 'q', (cur) => ({ ...cur!, status: { hard: { pods: '2' }, used: { pods: '-1' } } }), { subresource: 'status' }),
-      (e: unknown) => e instanceof StatusError && e.code === 422 && /status\.used\[pods\]: Invalid value: "-1": must be greater than or equal to 0/.test(e.message),
+      (e: unknown) =>
+        e instanceof StatusError && e.code === 422 && /status\.used\[pods\]: Invalid value: "-1": must be greater than or equal to 0/.test(e.message),
     );
   });
 
   it('REQUEST and LIMIT cells list status.hard sorted, limits.* under LIMIT', () => {
-    const q = { status: { hard: { 'limits.cpu': '2', 'count/configmaps': '3', pods: '4' }, used: { 'limits.cpu': '0', 'count/configmaps': '1' } } } as unknown as ResourceQuota;
+    const q = {
+      status: { hard: { 'limits.cpu': '2', 'count/configmaps': '3', pods: '4' }, used: { 'limits.cpu': '0', 'count/configmaps': '1' } },
+    } as unknown as ResourceQuota;
     assert.deepEqual(quotaCells(q), ['count/configmaps: 1/3, pods: 0/4', 'limits.cpu: 0/2']);
-    assert.deepEqual(quotaCells({} as ResourceQuota), ['', '']);
+    assert.deepEqual(quotaCells({}), ['', '']);
   });
 });

@@ -124,11 +124,15 @@ function scopeSelectorIssues(spec: ResourceQuotaSpec): FieldIssue[] {
     switch (req.operator) {
       case 'In':
       case 'NotIn':
-        if (values.length === 0) issues.push(fieldIssue.required(`${path}.values`, "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector"));
+        if (values.length === 0) {
+          issues.push(fieldIssue.required(`${path}.values`, "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector"));
+        }
         break;
       case 'Exists':
       case 'DoesNotExist':
-        if (values.length !== 0) issues.push(fieldIssue.invalid(`${path}.values`, values, "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"));
+        if (values.length !== 0) {
+          issues.push(fieldIssue.invalid(`${path}.values`, values, "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"));
+        }
         break;
       default:
         issues.push(fieldIssue.invalid(`${path}.operator`, req.operator ?? '', 'not a valid selector operator'));
@@ -194,21 +198,21 @@ export const resourceQuotaStrategy: Strategy = {
     canonicalize(q);
   },
   prepareForUpdate(o, old) {
-    keepStored(o as ResourceQuota, old as ResourceQuota, 'status');
-    canonicalize(o as ResourceQuota);
+    keepStored(o, old, 'status');
+    canonicalize(o);
   },
-  validate: (o) => [...specIssues(o as ResourceQuota), ...statusIssues(o as ResourceQuota)],
-  validateUpdate: (o, old) => [...specIssues(o as ResourceQuota), ...scopesImmutableIssues(o as ResourceQuota, old as ResourceQuota)],
+  validate: (o) => [...specIssues(o), ...statusIssues(o)],
+  validateUpdate: (o, old) => [...specIssues(o), ...scopesImmutableIssues(o, old)],
   resetFields: { '': [['status']], status: [['spec']] },
   subresources: {
     status: {
       merge: (incoming) => incoming,
       prepareForUpdate(o, old) {
-        keepStored(o as ResourceQuota, old as ResourceQuota, 'spec');
-        canonicalize(o as ResourceQuota);
+        keepStored(o, old, 'spec');
+        canonicalize(o);
       },
       // ValidateResourceQuotaStatusUpdate.
-      validateUpdate: (o) => statusIssues(o as ResourceQuota),
+      validateUpdate: (o) => statusIssues(o),
     },
   },
   tableColumns: [
@@ -222,5 +226,5 @@ export const resourceQuotaStrategy: Strategy = {
       priority: 0,
     },
   ],
-  tableCells: (o) => [o.metadata?.name ?? '', ageSince(o.metadata?.creationTimestamp), ...quotaCells(o as ResourceQuota)],
+  tableCells: (o) => [o.metadata?.name ?? '', ageSince(o.metadata?.creationTimestamp), ...quotaCells(o)],
 };
