@@ -9,7 +9,7 @@
 // concurrent creates at the limit never take `used` past `hard`, whichever API server they reach.
 // Within this server, requests for one namespace are charged one after another (upstream batches
 // them per namespace for the same reason), so they rarely lose a compare-and-swap at all.
-import { forbidden } from '../../../apimachinery/errors.js';
+import { StatusError, forbidden } from '../../../apimachinery/errors.js';
 import { Quantity } from '../../../apimachinery/quantity.js';
 import { objectCountNames } from '../../../apimachinery/quota.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../../../admission/index.js';
@@ -150,23 +150,31 @@ export function resourceQuotaAdmission(registry: ApiRegistry, opts: ResourceQuot
       const known = trackedNames(a.namespace);
       if (known && !names.some((n) => known.has(n))) return;
       await serially(a.namespace, async () => {
+        // A create queued behind the one that read the namespace's quotas may use what it read.
+        const fresh = trackedNames(a.namespace);
+        if (fresh && !names.some((n) => fresh.has(n))) return;
         // Check every quota first, then charge each: the charge checks again on the stored quota.
         const live = (await quotas.store.list(a.namespace)).items as ResourceQuota[];
         remember(a.namespace, live);
         const tracking = live.filter((q) => charge(a, q, names) !== undefined);
         if (a.dryRun) return;
         for (const q of tracking) {
-          await quotas.store.update(
-            a.namespace,
-            q.metadata!.name!,
-            (current: KubeObject | undefined) => {
-              const cur = current as ResourceQuota;
-              const used = charge(a, cur, names);
-              if (used === undefined) return cur;
-              return { ...cur, status: { ...cur.status, used } };
-            },
-            { subresource: 'status' },
-          );
+          // A quota deleted meanwhile charges nothing (the update's 404 is not the create's).
+          await quotas.store
+            .update(
+              a.namespace,
+              q.metadata!.name!,
+              (current: KubeObject | undefined) => {
+                const cur = current as ResourceQuota;
+                const used = charge(a, cur, names);
+                if (used === undefined) return cur;
+                return { ...cur, status: { ...cur.status, used } };
+              },
+              { subresource: 'status' },
+            )
+            .catch((e: unknown) => {
+              if (!(e instanceof StatusError && e.code === 404)) throw e;
+            });
         }
       });
     },
