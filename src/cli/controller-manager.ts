@@ -19,7 +19,8 @@ import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosit
 export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --kubeconfig FILE                    the server to manage and the credentials to use (required)
   --controllers LIST                   comma-separated controllers to run (default: all: namespace,garbagecollector,
-                                       serviceaccount,serviceaccount-token,root-ca-cert-publisher)
+                                       serviceaccount,serviceaccount-token,root-ca-cert-publisher,
+                                       clusterrole-aggregation,resourcequota)
   --leader-elect=true|false            run only while holding the Lease (default true)
   --lease-namespace NS                 namespace of the Lease (default kube-system)
   --lease-name NAME                    name of the Lease (default kplane-controller-manager)

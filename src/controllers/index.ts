@@ -10,6 +10,7 @@ import { garbageCollector } from './gc/index.js';
 import { clusterRoleAggregation } from './clusterroleaggregation/index.js';
 import { rootCACertPublisher } from './rootcacert/index.js';
 import { serviceAccountController, serviceAccountTokenController } from './serviceaccount/index.js';
+import { resourceQuotaController } from './resourcequota/index.js';
 
 export { namespaceDeletion } from './namespace/index.js';
 export type { NamespaceDeletionOptions } from './namespace/index.js';
@@ -18,6 +19,8 @@ export { clusterRoleAggregation } from './clusterroleaggregation/index.js';
 export type { GarbageCollectorOptions } from './gc/index.js';
 export { rootCACertPublisher, ROOT_CA_CONFIGMAP } from './rootcacert/index.js';
 export { serviceAccountController, serviceAccountTokenController } from './serviceaccount/index.js';
+export { resourceQuotaController, ResourceQuotaController } from './resourcequota/index.js';
+export type { ResourceQuotaControllerOptions } from './resourcequota/index.js';
 export { controllerFactory } from './types.js';
 export { CONTROLLER_SERVICE_ACCOUNT_NAMESPACE, controllerServiceAccountUser, ensureControllerServiceAccounts, serviceAccountClients } from './credentials.js';
 export type { ServiceAccountClients, ServiceAccountClientsOptions } from './credentials.js';
@@ -28,8 +31,8 @@ export * from './runtime/index.js';
 /**
  * The built-in controllers: namespace deletion, garbage collection, the ServiceAccount controller
  * (`default` in every namespace), the token controller (fills `kubernetes.io/service-account-token`
- * Secrets), the root CA publisher (`kube-root-ca.crt` in every namespace) and ClusterRole
- * aggregation.
+ * Secrets), the root CA publisher (`kube-root-ca.crt` in every namespace), ClusterRole
+ * aggregation and the resource quota controller (ResourceQuota status).
  */
 export function defaultControllers(): ControllerFactory[] {
   return [
@@ -39,6 +42,7 @@ export function defaultControllers(): ControllerFactory[] {
     serviceAccountTokenController(),
     rootCACertPublisher(),
     clusterRoleAggregation(),
+    resourceQuotaController(),
   ];
 }
 

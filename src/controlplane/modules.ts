@@ -9,6 +9,8 @@ import { namespaceLifecycle } from '../registry/core/namespaces/lifecycle.js';
 import { SYSTEM_NAMESPACES } from '../registry/core/namespaces/strategy.js';
 import { systemNamespacesController, type SystemNamespacesController } from '../controllers/systemnamespaces.js';
 import { secrets } from '../registry/core/secrets/index.js';
+import { resourceQuotas } from '../registry/core/resourcequotas/index.js';
+import { resourceQuotaAdmission } from '../registry/core/resourcequotas/admission.js';
 import { serviceAccounts } from '../registry/core/serviceaccounts/index.js';
 import { eventsV1Events } from '../registry/events/events/index.js';
 import { addToScheme, type ApiModule, type ControlPlaneAuthorization } from '../registry/registry.js';
@@ -36,15 +38,16 @@ export interface CoreOptions {
 }
 
 /**
- * core/v1: namespaces, configmaps, secrets, serviceaccounts, events; NamespaceLifecycle; the
- * system namespaces controller (started by bootstrap, stopped by shutdown).
+ * core/v1: namespaces, configmaps, secrets, serviceaccounts, events, resourcequotas;
+ * NamespaceLifecycle and ResourceQuota admission; the system namespaces controller (started by bootstrap, stopped by shutdown).
  */
 export function core(opts: CoreOptions = {}): ApiModule {
   let systemNamespaces: SystemNamespacesController | undefined;
   return {
     name: 'core',
-    resources: [namespaces, configMaps, secrets, serviceAccounts, coreEvents],
-    admission: (ctx) => [namespaceLifecycle(ctx.registry)],
+    resources: [namespaces, configMaps, secrets, serviceAccounts, coreEvents, resourceQuotas],
+    // NamespaceLifecycle (mutating) and ResourceQuota (validating, upstream's last plugin).
+    admission: (ctx) => [namespaceLifecycle(ctx.registry), resourceQuotaAdmission(ctx.registry)],
     async bootstrap(ctx) {
       if (!ctx.registry.lookup('', 'v1', 'namespaces')) return;
       const log = opts.log ?? ctx.log;

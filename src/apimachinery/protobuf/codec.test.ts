@@ -664,3 +664,31 @@ function lenVarint(n: number): Buffer {
   out.push(n);
   return Buffer.from(out);
 }
+
+describe('protobuf codec: ResourceQuota (map<string, Quantity>)', () => {
+  const quota = {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'q', namespace: 'ns' },
+    spec: {
+      hard: { 'count/configmaps': '2', cpu: '500m' },
+      scopes: ['BestEffort'],
+      scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },
+    },
+    status: { hard: { 'count/configmaps': '2', cpu: '500m' }, used: { 'count/configmaps': '0', cpu: '0' } },
+  };
+  it('round-trips hard, scopes, scopeSelector and used', () => {
+    assert.deepEqual(rt(quota), quota);
+  });
+  it('without a status: status is {} (a value struct), scopeSelector absent (a pointer)', () => {
+    const out = rt({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { secrets: '1' } } });
+    assert.deepEqual(out.status, {});
+    assert.deepEqual(out.spec, { hard: { secrets: '1' } });
+  });
+  it('a map value is a Quantity message {string = 1}', () => {
+    const bytes = hex(enc({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, status: { used: { a: '1' } } }));
+    // status = 3 { used = 2 { key = 1 "a", value = 2 { string = 1 "1" } } }
+    const entry = '0a01' + ascii('a') + '1203' + '0a01' + ascii('1');
+    assert.ok(bytes.includes('1a0a' + '1208' + entry), bytes);
+  });
+});

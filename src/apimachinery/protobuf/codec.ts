@@ -246,7 +246,15 @@ function writeMap(w: Writer, f: FieldDesc, v: unknown): void {
     const s = w.open();
     w.tag(1, WIRE_LEN);
     w.string(k);
-    if (bytesValue) {
+    if (f.mapValue === 'quantity') {
+      // a Quantity message: its canonical string as field 1
+      if (typeof val !== 'string' && typeof val !== 'number') throw wrongType('quantity string', val).at(k);
+      w.tag(2, WIRE_LEN);
+      const q = w.open();
+      w.tag(1, WIRE_LEN);
+      w.string(String(val));
+      w.close(q);
+    } else if (bytesValue) {
       // nil []byte (JSON null) is left out of the entry, as gogo does
       if (val !== null) {
         w.tag(2, WIRE_LEN);
@@ -541,6 +549,7 @@ function readMapEntry(r: Reader, f: FieldDesc, vals: Vals): void {
       if (num === 1 || num === 2) {
         if (wire !== WIRE_LEN) throw new WireError(`proto: wrong wireType = ${wire} for field ${num === 1 ? 'key' : 'value'}`);
         if (num === 1) key = r.string();
+        else if (f.mapValue === 'quantity') value = readQuantityString(r);
         else if (f.mapValue === 'bytes') {
           const b = r.bytes();
           value = Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64');
@@ -551,9 +560,32 @@ function readMapEntry(r: Reader, f: FieldDesc, vals: Vals): void {
     r.end = outerEnd;
   }
   const map = (vals[f.index] ??= {}) as Record<string, string>;
+  if (f.mapValue === 'quantity') value ??= '0';
   // "__proto__" is a valid ConfigMap key; plain assignment would set the prototype instead
   if (key === '__proto__') Object.defineProperty(map, key, { value: value ?? '', enumerable: true, writable: true, configurable: true });
   else map[key] = value ?? '';
+}
+
+/** A Quantity message's string (field 1), read from its length-delimited bytes; '0' when absent. */
+function readQuantityString(r: Reader): string {
+  const e = r.lengthEnd();
+  const outerEnd = r.end;
+  r.end = e;
+  let s = '0';
+  try {
+    while (r.pos < e) {
+      r.varint64();
+      const wire = r.lo & 7;
+      const num = (r.lo >>> 3) | (r.hi << 29) | 0;
+      if (num <= 0) throw new WireError(`proto: illegal tag ${num} (wire type ${wire})`);
+      if (num === 1 && wire === WIRE_LEN) s = r.string();
+      else r.skip(wire);
+    }
+  } finally {
+    r.end = outerEnd;
+    r.pos = e;
+  }
+  return s;
 }
 
 function isZeroScalar(v: unknown): boolean {

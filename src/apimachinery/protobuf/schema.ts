@@ -43,8 +43,8 @@ export interface FieldDesc {
   readonly tag: number;
   /** For kind 'message'. Filled after all messages exist (messages may refer to each other). */
   msg: MessageDesc | undefined;
-  /** For kind 'map': keys are always strings. */
-  readonly mapValue: 'string' | 'bytes' | undefined;
+  /** For kind 'map': keys are always strings; values strings, bytes or Quantities (a ResourceList). */
+  readonly mapValue: 'string' | 'bytes' | 'quantity' | undefined;
 }
 
 export interface MessageDesc {
@@ -108,12 +108,15 @@ function compile(fullName: string): MessageDesc {
     if (go !== undefined && go !== 'ptr') throw new Error(`${where}: unknown (go) option ${go}`);
     if (json !== 'omitempty' && json !== 'always' && json !== 'omitzero') throw new Error(`${where}: unknown (json) option ${json}`);
     let kind: FieldKind;
-    let mapValue: 'string' | 'bytes' | undefined;
+    let mapValue: 'string' | 'bytes' | 'quantity' | undefined;
     let msgName: string | undefined;
     if (f instanceof protobuf.MapField) {
-      if (f.keyType !== 'string' || (f.type !== 'string' && f.type !== 'bytes')) throw new Error(`${where}: only map<string, string|bytes> is supported`);
+      const quantity = f.resolvedType instanceof protobuf.Type && leafTypes[f.resolvedType.fullName.slice(1)] === 'quantity';
+      if (f.keyType !== 'string' || (f.type !== 'string' && f.type !== 'bytes' && !quantity)) {
+        throw new Error(`${where}: only map<string, string|bytes|Quantity> is supported`);
+      }
       kind = 'map';
-      mapValue = f.type;
+      mapValue = quantity ? 'quantity' : (f.type as 'string' | 'bytes');
     } else if (f.resolvedType instanceof protobuf.Type) {
       const name = f.resolvedType.fullName.slice(1);
       kind = leafTypes[name] ?? 'message';
