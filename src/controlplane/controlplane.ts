@@ -79,7 +79,7 @@ import {
 import { createRbac, type Rbac } from '../auth/rbac/index.js';
 import type { ControlPlaneAuthorization } from '../registry/registry.js';
 
-export { core, coordination, events, defaultModules, rbac, authorization } from './modules.js';
+export { core, coordination, events, defaultModules, rbac, authorization, features } from './modules.js';
 
 /** kube-apiserver's --authorization-mode values kplane knows. */
 export type AuthorizationMode = 'AlwaysAllow' | 'AlwaysDeny' | 'RBAC';

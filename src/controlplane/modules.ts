@@ -22,6 +22,7 @@ import { alwaysAllow } from '../auth/authorizer.js';
 import { reconcileBootstrapPolicy } from '../auth/rbac/reconcile.js';
 import { Scheme } from '../apimachinery/scheme.js';
 import { apiextensions } from '../apiextensions/module.js';
+import { features as featureResources } from '../registry/features/features/index.js';
 
 export interface CoreOptions {
   /** Where the system namespaces controller reports failures (default: the control plane's log). */
@@ -117,11 +118,22 @@ export function authorization(): ApiModule {
   };
 }
 
+/**
+ * features.kplane.io/v1alpha1 Feature (KEP-0007): every component's features and the value each
+ * instance uses. The control plane announces its own and reports its uses once it serves.
+ */
+export function features(): ApiModule {
+  return {
+    name: 'features.kplane.io',
+    resources: [featureResources],
+  };
+}
+
 export { apiextensions };
 
 /** What `kplane serve` serves by default. */
 export function defaultModules(): ApiModule[] {
-  return [core(), events(), coordination(), authorization(), rbac(), apiextensions()];
+  return [core(), events(), coordination(), authorization(), rbac(), apiextensions(), features()];
 }
 
 /** A Scheme holding every kind the default modules serve, for code outside a control plane (a control plane has its own: `registry.scheme`). */
