@@ -19,6 +19,8 @@ export type { GarbageCollectorOptions } from './gc/index.js';
 export { rootCACertPublisher, ROOT_CA_CONFIGMAP } from './rootcacert/index.js';
 export { serviceAccountController, serviceAccountTokenController } from './serviceaccount/index.js';
 export { controllerFactory } from './types.js';
+export { featureReporter, stabilityOf } from './featurereporter.js';
+export type { FeatureReporter, FeatureReporterOptions } from './featurereporter.js';
 export type { ControllerContext, ControllerFactory } from './types.js';
 // The controller runtime too, so `kplane/controllers` is all a controller author imports.
 export * from './runtime/index.js';

@@ -108,7 +108,7 @@ export const featureDefinitions: Definitions = {
   [FEATURES_DEF + 'FeatureUse']: kind(
     { ...GV, kind: 'FeatureUse' },
     'FeatureUse is the value one component instance uses for a feature. POST or PUT it to features/<name>/uses; the same report again changes nothing.',
-    { apiVersion: apiVersionField, kind: kindField, ...useFields },
+    { apiVersion: apiVersionField, kind: kindField, metadata: objectMetaField('Optional; the name, when given, is the Feature reported on.'), ...useFields },
     { required: ['component', 'identity', 'value'] },
   ),
   [FEATURES_DEF + 'FeatureUseStatus']: struct('FeatureUseStatus is one reported use as the Feature keeps it.', useFields, {
