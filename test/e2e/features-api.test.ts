@@ -159,6 +159,11 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     assert.ok(v3.paths['/apis/features.kplane.io/v1alpha1/namespaces/{namespace}/features/{name}/uses']?.['post']);
     assert.ok(v3.components.schemas['io.kplane.features.v1alpha1.FeatureUse']?.properties?.['identity']);
     assert.ok(v3.components.schemas['io.kplane.features.v1alpha1.FeatureStatus']?.properties?.['uses']);
+    const v2 = (await raw.request({ path: '/openapi/v2', headers: { accept: 'application/json' } })).json<{ definitions: Record<string, { 'x-kubernetes-group-version-kind'?: unknown[] }>; paths: Record<string, unknown> }>();
+    assert.deepEqual(v2.definitions['io.kplane.features.v1alpha1.Feature']?.['x-kubernetes-group-version-kind'], [
+      { group: 'features.kplane.io', kind: 'Feature', version: 'v1alpha1' },
+    ]);
+    assert.ok(v2.paths['/apis/features.kplane.io/v1alpha1/namespaces/{namespace}/features/{name}/status']);
     const explained = await admin.ok(['explain', 'features.status.transition.tasks']);
     assert.match(explained, /progress/);
   });
