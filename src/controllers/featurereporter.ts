@@ -109,7 +109,15 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
     await client.update(
       FEATURES,
       namespace,
-      { apiVersion: FEATURES_API_VERSION, kind: 'FeatureUse', metadata: { name }, component: opts.component, identity: opts.identity, version: opts.version, value: valueOf(value) },
+      {
+        apiVersion: FEATURES_API_VERSION,
+        kind: 'FeatureUse',
+        metadata: { name },
+        component: opts.component,
+        identity: opts.identity,
+        version: opts.version,
+        value: valueOf(value),
+      },
       { subresource: 'uses' },
     );
   };

@@ -74,7 +74,10 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     });
     const uses = watchList.status!.uses!;
     assert.equal(uses.length, 2);
-    assert.deepEqual(uses.map((u) => u.component), ['kube-apiserver', 'kube-apiserver']);
+    assert.deepEqual(
+      uses.map((u) => u.component),
+      ['kube-apiserver', 'kube-apiserver'],
+    );
     assert.deepEqual(uses.map((u) => u.value).sort(), ['Disabled', 'Enabled']);
     assert.notEqual(uses[0]!.identity, uses[1]!.identity);
     assert.match(uses[0]!.identity, /^apiserver-[a-z2-7]{26}_[0-9a-f-]{36}$/);
@@ -83,7 +86,10 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     assert.equal(watchList.status!.conditions?.find((c) => c.type === 'UsesAgree')?.status, 'False');
     // No managedFields entry per reporter: only the announcer's create and status writes.
     const managers = (watchList.metadata.managedFields ?? []).map((m) => m.manager);
-    assert.ok(managers.every((m) => m === 'kube-apiserver'), managers.join(','));
+    assert.ok(
+      managers.every((m) => m === 'kube-apiserver'),
+      managers.join(','),
+    );
     assert.ok(managers.length <= 2, managers.join(','));
     const list = (await raw.request({ path: `${FEATURES}/features` })).json<{ items: Feature[] }>();
     const names = list.items.map((f) => f.metadata.name);
@@ -98,12 +104,21 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
   });
 
   it('reporting again changes nothing (200, same resourceVersion), a new value replaces the entry', async () => {
-    const before = (await raw.request({ path: `${FEATURES}/namespaces/kube-system/features/WatchList` })).json<Feature & { metadata: { resourceVersion: string } }>();
+    const before = (await raw.request({ path: `${FEATURES}/namespaces/kube-system/features/WatchList` })).json<
+      Feature & { metadata: { resourceVersion: string } }
+    >();
     const mine = before.status!.uses![0]!;
-    const again = await post(`${FEATURES}/namespaces/kube-system/features/WatchList/uses`, { component: mine.component, identity: mine.identity, version: mine.version, value: mine.value });
+    const again = await post(`${FEATURES}/namespaces/kube-system/features/WatchList/uses`, {
+      component: mine.component,
+      identity: mine.identity,
+      version: mine.version,
+      value: mine.value,
+    });
     assert.equal(again.status, 200, again.text());
     assert.equal(again.json<Use>().reportTime, mine.reportTime);
-    const after = (await raw.request({ path: `${FEATURES}/namespaces/kube-system/features/WatchList` })).json<Feature & { metadata: { resourceVersion: string } }>();
+    const after = (await raw.request({ path: `${FEATURES}/namespaces/kube-system/features/WatchList` })).json<
+      Feature & { metadata: { resourceVersion: string } }
+    >();
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
     const fresh = await post(`${FEATURES}/namespaces/kube-system/features/WatchList/uses`, {
       apiVersion: 'features.kplane.io/v1alpha1',
@@ -113,7 +128,11 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
       value: 'Enabled',
     });
     assert.equal(fresh.status, 201, fresh.text());
-    const put = await post(`${FEATURES}/namespaces/kube-system/features/WatchList/uses`, { component: 'test-probe', identity: 'probe-0', value: 'Disabled' }, 'PUT');
+    const put = await post(
+      `${FEATURES}/namespaces/kube-system/features/WatchList/uses`,
+      { component: 'test-probe', identity: 'probe-0', value: 'Disabled' },
+      'PUT',
+    );
     assert.equal(put.status, 200, put.text());
     const f = (await raw.request({ path: `${FEATURES}/namespaces/kube-system/features/WatchList` })).json<Feature>();
     assert.deepEqual(
@@ -145,7 +164,9 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
   }
 
   it('OpenAPI v2 and v3 and discovery describe Feature and its subresources', async () => {
-    const disc = (await raw.request({ path: FEATURES })).json<{ resources: { name: string; kind: string; verbs: string[]; namespaced: boolean; shortNames?: string[] }[] }>();
+    const disc = (await raw.request({ path: FEATURES })).json<{
+      resources: { name: string; kind: string; verbs: string[]; namespaced: boolean; shortNames?: string[] }[];
+    }>();
     const byName = new Map(disc.resources.map((r) => [r.name, r]));
     assert.equal(byName.get('features')?.kind, 'Feature');
     assert.deepEqual(byName.get('features')?.shortNames, ['feat']);
@@ -159,7 +180,10 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     assert.ok(v3.paths['/apis/features.kplane.io/v1alpha1/namespaces/{namespace}/features/{name}/uses']?.['post']);
     assert.ok(v3.components.schemas['io.kplane.features.v1alpha1.FeatureUse']?.properties?.['identity']);
     assert.ok(v3.components.schemas['io.kplane.features.v1alpha1.FeatureStatus']?.properties?.['uses']);
-    const v2 = (await raw.request({ path: '/openapi/v2', headers: { accept: 'application/json' } })).json<{ definitions: Record<string, { 'x-kubernetes-group-version-kind'?: unknown[] }>; paths: Record<string, unknown> }>();
+    const v2 = (await raw.request({ path: '/openapi/v2', headers: { accept: 'application/json' } })).json<{
+      definitions: Record<string, { 'x-kubernetes-group-version-kind'?: unknown[] }>;
+      paths: Record<string, unknown>;
+    }>();
     assert.deepEqual(v2.definitions['io.kplane.features.v1alpha1.Feature']?.['x-kubernetes-group-version-kind'], [
       { group: 'features.kplane.io', kind: 'Feature', version: 'v1alpha1' },
     ]);
@@ -172,7 +196,15 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     await admin.ok(['create', 'namespace', 'acme']);
     await admin.ok(['create', 'serviceaccount', 'operator', '-n', 'acme']);
     // The reporter role in the component's own class (namespace) only.
-    await admin.ok(['create', 'rolebinding', 'operator-features', '-n', 'acme', '--clusterrole=system:kplane:feature-reporter', '--serviceaccount=acme:operator']);
+    await admin.ok([
+      'create',
+      'rolebinding',
+      'operator-features',
+      '-n',
+      'acme',
+      '--clusterrole=system:kplane:feature-reporter',
+      '--serviceaccount=acme:operator',
+    ]);
     const token = (await admin.ok(['create', 'token', 'operator', '-n', 'acme'])).trim();
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
@@ -208,10 +240,23 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
         req.end(text);
       });
     };
-    const use = { apiVersion: 'features.kplane.io/v1alpha1', kind: 'FeatureUse', component: 'acme-operator', identity: 'acme-operator-7d9f', version: '2.1.0', value: 'Enabled' };
+    const use = {
+      apiVersion: 'features.kplane.io/v1alpha1',
+      kind: 'FeatureUse',
+      component: 'acme-operator',
+      identity: 'acme-operator-7d9f',
+      version: '2.1.0',
+      value: 'Enabled',
+    };
     const posted = await send('POST', `${FEATURES}/namespaces/acme/features/FancyReconcile/uses`, use);
     assert.equal(posted.status, 201, posted.body);
-    const feature = (await custom.getNamespacedCustomObject({ group: 'features.kplane.io', version: 'v1alpha1', namespace: 'acme', plural: 'features', name: 'FancyReconcile' })) as Feature;
+    const feature = (await custom.getNamespacedCustomObject({
+      group: 'features.kplane.io',
+      version: 'v1alpha1',
+      namespace: 'acme',
+      plural: 'features',
+      name: 'FancyReconcile',
+    })) as Feature;
     assert.deepEqual(
       feature.status?.uses?.map((u) => [u.component, u.identity, u.version, u.value]),
       [['acme-operator', 'acme-operator-7d9f', '2.1.0', 'Enabled']],
@@ -223,7 +268,9 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     const other = await send('POST', `${FEATURES}/namespaces/kube-system/features/WatchList/uses`, use);
     assert.equal(other.status, 403, other.body);
     // Admins read and change features; view and admin aggregate kplane's roles.
-    const viewRole = JSON.parse(await admin.ok(['get', 'clusterrole', 'system:kplane:aggregate-features-to-view', '-o', 'json'])) as { metadata: { labels: Record<string, string> } };
+    const viewRole = JSON.parse(await admin.ok(['get', 'clusterrole', 'system:kplane:aggregate-features-to-view', '-o', 'json'])) as {
+      metadata: { labels: Record<string, string> };
+    };
     assert.equal(viewRole.metadata.labels['rbac.authorization.k8s.io/aggregate-to-view'], 'true');
   });
 
@@ -255,14 +302,27 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     const del = await raw.request({ method: 'DELETE', path: uses });
     assert.equal(del.status, 405, del.text());
 
-    const badSpec = await post(`${FEATURES}/namespaces/kube-system/features`, { apiVersion: 'features.kplane.io/v1alpha1', kind: 'Feature', metadata: { name: 'Odd' }, spec: { desired: 'Sometimes' } });
+    const badSpec = await post(`${FEATURES}/namespaces/kube-system/features`, {
+      apiVersion: 'features.kplane.io/v1alpha1',
+      kind: 'Feature',
+      metadata: { name: 'Odd' },
+      spec: { desired: 'Sometimes' },
+    });
     assert.equal(badSpec.status, 422, badSpec.text());
     assert.match(badSpec.json<{ message: string }>().message, /spec.desired: Unsupported value: "Sometimes": supported values: "Enabled", "Disabled"/);
-    const badName = await post(`${FEATURES}/namespaces/kube-system/features`, { apiVersion: 'features.kplane.io/v1alpha1', kind: 'Feature', metadata: { name: '..' } });
+    const badName = await post(`${FEATURES}/namespaces/kube-system/features`, {
+      apiVersion: 'features.kplane.io/v1alpha1',
+      kind: 'Feature',
+      metadata: { name: '..' },
+    });
     assert.equal(badName.status, 422, badName.text());
     assert.match(badName.json<{ message: string }>().message, /metadata.name: Invalid value: "..": may not be '..'/);
     const current = (await raw.request({ path: `${FEATURES}/namespaces/kube-system/features/WatchList` })).json<Feature>();
-    const badStatus = await post(`${FEATURES}/namespaces/kube-system/features/WatchList/status`, { ...current, status: { state: 'Sideways', uses: [{ component: 'x' }] } }, 'PUT');
+    const badStatus = await post(
+      `${FEATURES}/namespaces/kube-system/features/WatchList/status`,
+      { ...current, status: { state: 'Sideways', uses: [{ component: 'x' }] } },
+      'PUT',
+    );
     assert.equal(badStatus.status, 422, badStatus.text());
     const causes = badStatus.json<{ details: { causes: { field: string }[] } }>().details.causes.map((c) => c.field);
     assert.deepEqual(causes, ['status.state', 'status.uses[0].identity', 'status.uses[0].value']);

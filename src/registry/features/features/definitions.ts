@@ -2,7 +2,22 @@
 // `features/<name>/uses`. The shape is research §5.2 (KEP-0007), with the differences that KEP
 // lists; descriptions are our own.
 import type { Definitions, OpenAPISchema } from '../../../apimachinery/schema.js';
-import { META, apiVersionField, arrayOf, bool, int32, int64, kind, kindField, listKind, objectMetaField, ref, str, stringMap, struct } from '../../../apimachinery/definitions/util.js';
+import {
+  META,
+  apiVersionField,
+  arrayOf,
+  bool,
+  int32,
+  int64,
+  kind,
+  kindField,
+  listKind,
+  objectMetaField,
+  ref,
+  str,
+  stringMap,
+  struct,
+} from '../../../apimachinery/definitions/util.js';
 import { FEATURES_GROUP, FEATURES_VERSION } from './types.js';
 
 export const FEATURES_DEF = 'io.kplane.features.v1alpha1.';
@@ -27,7 +42,10 @@ export const featureDefinitions: Definitions = {
       kind: kindField,
       metadata: objectMetaField(),
       spec: ref(FEATURES_DEF + 'FeatureSpec', 'What an administrator wants for the feature.'),
-      status: ref(FEATURES_DEF + 'FeatureStatus', 'The feature as the server flow sees it. Written through the status subresource only; uses through the uses subresource.'),
+      status: ref(
+        FEATURES_DEF + 'FeatureStatus',
+        'The feature as the server flow sees it. Written through the status subresource only; uses through the uses subresource.',
+      ),
     },
   ),
   [FEATURES_DEF + 'FeatureSpec']: struct('FeatureSpec is the desired value of a dynamic feature.', {

@@ -28,7 +28,7 @@ import {
   type FeatureUse,
 } from './types.js';
 
-const asFeature = (o: KubeObject): FeatureObject => o as FeatureObject;
+const asFeature = (o: KubeObject): FeatureObject => o;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function validateEnum(issues: FieldIssue[], path: string, v: unknown, values: readonly string[], required = false): void {
@@ -161,7 +161,9 @@ function validateTransition(t: unknown, issues: FieldIssue[]): void {
     const params = task['params'];
     if (params !== undefined && params !== null) {
       if (!isObject(params)) issues.push(fieldIssue.typeInvalid(`${path}.params`, params, 'must be an object'));
-      else for (const [k, v] of Object.entries(params)) if (typeof v !== 'string') issues.push(fieldIssue.typeInvalid(`${path}.params[${k}]`, v, 'must be a string'));
+      else
+        for (const [k, v] of Object.entries(params))
+          if (typeof v !== 'string') issues.push(fieldIssue.typeInvalid(`${path}.params[${k}]`, v, 'must be a string'));
     }
     const progress = task['progress'];
     if (progress !== undefined && progress !== null) {
@@ -198,7 +200,8 @@ function validateStatus(o: KubeObject): FieldIssue[] {
   validateTime(issues, 'status.useEvaluationTime', status['useEvaluationTime']);
   validateTime(issues, 'status.lastAnnouncedTime', status['lastAnnouncedTime']);
   for (const f of ['lockedToDefault', 'dynamic']) {
-    if (status[f] !== undefined && status[f] !== null && typeof status[f] !== 'boolean') issues.push(fieldIssue.typeInvalid(`status.${f}`, status[f], 'must be a boolean'));
+    if (status[f] !== undefined && status[f] !== null && typeof status[f] !== 'boolean')
+      issues.push(fieldIssue.typeInvalid(`status.${f}`, status[f], 'must be a boolean'));
   }
   validateTransition(status['transition'], issues);
   validateUses(status['uses'], issues);
@@ -226,7 +229,12 @@ function bumpGeneration(o: KubeObject, old: KubeObject): void {
  * UsesAgree as the uses alone tell it: True when every reported value is the same. The server flow
  * of the next step also compares them with the intended value; until then this is what it shows.
  */
-export function usesAgreeCondition(uses: readonly FeatureUse[], previous: FeatureCondition | undefined, now: Date, generation: number | undefined): FeatureCondition {
+export function usesAgreeCondition(
+  uses: readonly FeatureUse[],
+  previous: FeatureCondition | undefined,
+  now: Date,
+  generation: number | undefined,
+): FeatureCondition {
   const values = new Set(uses.map((u) => u.value));
   const agree = values.size <= 1;
   const status = agree ? 'True' : 'False';
