@@ -3,6 +3,7 @@
 // on it. attemptToDelete deletes objects whose owners are all gone (checked against the API, not
 // just the cache), and finishes foreground deletions once no dependent blocks them;
 // attemptToOrphan removes an owner's references from its dependents, then its `orphan` finalizer.
+import { setMaxListeners } from 'node:events';
 import { isStatusError } from '../../apimachinery/errors.js';
 import type { KubeObject, OwnerReference } from '../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../client/types.js';
@@ -147,6 +148,9 @@ export class GarbageCollector implements Runnable {
 
   private async waitForSync(signal: AbortSignal, timeoutMs: number): Promise<void> {
     const t = new AbortController();
+    // One waiter per monitored resource listens on this private signal: past ten (kplane's own
+    // resources are eleven with the Feature API) Node would warn of a listener leak.
+    setMaxListeners(this.informers.size + 1, t.signal);
     const onAbort = (): void => t.abort();
     signal.addEventListener('abort', onAbort, { once: true });
     const timer = this.clock.setTimer(() => t.abort(), timeoutMs);
