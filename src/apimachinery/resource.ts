@@ -9,6 +9,8 @@ export interface SubresourceDescriptor {
   readonly group?: string;
   readonly version?: string;
   readonly verbs: readonly string[];
+  /** OpenAPI definition of `kind` when it is not upstream's `io.k8s.api.<group>.<version>.<Kind>` (a kplane group's). */
+  readonly definitionName?: string;
 }
 
 export interface ResourceDescriptor {

@@ -24,6 +24,8 @@ export type { ResourceQuotaControllerOptions } from './resourcequota/index.js';
 export { controllerFactory } from './types.js';
 export { CONTROLLER_SERVICE_ACCOUNT_NAMESPACE, controllerServiceAccountUser, ensureControllerServiceAccounts, serviceAccountClients } from './credentials.js';
 export type { ServiceAccountClients, ServiceAccountClientsOptions } from './credentials.js';
+export { featureReporter, stabilityOf } from './featurereporter.js';
+export type { FeatureReporter, FeatureReporterOptions } from './featurereporter.js';
 export type { ControllerContext, ControllerFactory } from './types.js';
 // The controller runtime too, so `kplane/controllers` is all a controller author imports.
 export * from './runtime/index.js';

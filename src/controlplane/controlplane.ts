@@ -1,5 +1,7 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
-import { apiserverIdentityController, type IdentityLeaseController } from '../controllers/apiserveridentity.js';
+import { apiserverIdentityController, identityLeaseName, type IdentityLeaseController } from '../controllers/apiserveridentity.js';
+import { featureReporter, type FeatureReporter } from '../controllers/featurereporter.js';
+import { FEATURES_GROUP, FEATURES_VERSION } from '../registry/features/features/types.js';
 import { APIServerIdentity, ConsistentListFromCache, type FeatureGate, KplaneWatchCache, newKubeFeatureGate } from '../featuregate/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -87,7 +89,7 @@ import {
 } from '../auth/authz-webhook/webhook.js';
 import type { ControlPlaneAuthorization } from '../registry/registry.js';
 
-export { core, coordination, events, defaultModules, rbac, authorization } from './modules.js';
+export { core, coordination, events, defaultModules, rbac, authorization, features } from './modules.js';
 
 /** kube-apiserver's --authorization-mode values kplane knows. */
 export type AuthorizationMode = 'AlwaysAllow' | 'AlwaysDeny' | 'RBAC' | 'Webhook';
@@ -213,6 +215,12 @@ export interface ControlPlaneOptions {
    * features added. Closed when the control plane starts: add features before.
    */
   readonly featureGates?: FeatureGate;
+  /**
+   * Announce the gate's features as Feature objects in kube-system and report this server's use of
+   * each (its value, under its identity Lease holder id), at start and every 30 s after, when the
+   * features.kplane.io API is served (default true; the tests' servers turn it off).
+   */
+  readonly reportFeatures?: boolean;
   /**
    * A connection with no request in flight for this long is closed (HTTP/1.1 keep-alive; HTTP/2
    * with GOAWAY), as kube-apiserver's IdleTimeout. Default 90,000 ms. Watches and other requests
@@ -628,6 +636,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const controllerClients: KubeClient[] = [];
   let objectCounter: NodeJS.Timeout | undefined;
   let identityLease: IdentityLeaseController | undefined;
+  let featureUses: FeatureReporter | undefined;
   const sockets = new Set<import('node:net').Socket>();
   // apiserver_storage_objects, refreshed like kube-apiserver's storage object count tracker.
   const countObjects = async (): Promise<void> => {
@@ -712,6 +721,16 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         identityLease = apiserverIdentityController(serverClient, { id: `${hostname()}:${port}`, hostname: hostname(), log });
         await identityLease.start();
       }
+      // KEP-0007: the features this server knows, and its use of each, reported off the request path.
+      if (opts.reportFeatures !== false && registry.lookup(FEATURES_GROUP, FEATURES_VERSION, 'features')) {
+        featureUses = featureReporter(serverClient, features, {
+          component: 'kube-apiserver',
+          identity: identityLease?.holderIdentity ?? `${identityLeaseName(`${hostname()}:${port}`)}_${randomUUID()}`,
+          version: versionInfo().gitVersion,
+          log,
+        });
+        featureUses.start();
+      }
       if (opts.controllers?.length) {
         const le = opts.controllerLeaderElection ?? opts.storage.name === 'etcd';
         const leaderElection: ManagerLeaderElection | undefined = le
@@ -751,6 +770,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     },
     async stop() {
       health.markShuttingDown();
+      await featureUses?.stop();
       await identityLease?.stop();
       jwt?.stop();
       await controllers?.stop();

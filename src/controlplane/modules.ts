@@ -29,6 +29,7 @@ import { WebhookConfigurationCache } from '../registry/admissionregistration/sou
 import { mutatingWebhookPlugin, validatingWebhookPlugin, type NamespaceLabels, type WebhookObserver } from '../admission/webhook/dispatcher.js';
 import { Histogram, type Registry } from 'prom-client';
 import { StatusError } from '../apimachinery/errors.js';
+import { features as featureResources } from '../registry/features/features/index.js';
 
 export interface CoreOptions {
   /** Where the system namespaces controller reports failures (default: the control plane's log). */
@@ -125,6 +126,17 @@ export function authorization(): ApiModule {
   };
 }
 
+/**
+ * features.kplane.io/v1alpha1 Feature (KEP-0007): every component's features and the value each
+ * instance uses. The control plane announces its own and reports its uses once it serves.
+ */
+export function features(): ApiModule {
+  return {
+    name: 'features.kplane.io',
+    resources: [featureResources],
+  };
+}
+
 export { apiextensions };
 
 /**
@@ -181,7 +193,7 @@ export function admissionRegistration(): ApiModule {
 
 /** What `kplane serve` serves by default. */
 export function defaultModules(): ApiModule[] {
-  return [core(), events(), coordination(), authorization(), rbac(), apiextensions(), admissionRegistration()];
+  return [core(), events(), coordination(), authorization(), rbac(), apiextensions(), admissionRegistration(), features()];
 }
 
 /** A Scheme holding every kind the default modules serve, for code outside a control plane (a control plane has its own: `registry.scheme`). */

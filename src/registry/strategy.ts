@@ -90,7 +90,31 @@ export interface SubresourceStrategy {
    * the parent is written. Throws StatusErrors for what it refuses.
    */
   create?(input: SubresourceCreateInput): Promise<SubresourceCreateResult>;
+  /**
+   * POST or PUT of a report of the subresource's own kind that the server folds into the parent
+   * (features/uses): `validate` judges the body (its issues answer 422), `fold` merges it into the
+   * current object inside the store's retry loop. The write is recorded without a managedFields
+   * entry for the reporter, and a report already folded in writes nothing.
+   */
+  readonly report?: SubresourceReport;
 }
+
+export interface SubresourceReport {
+  validate(body: KubeObject): FieldIssue[];
+  fold(body: KubeObject, current: KubeObject, now: Date): SubresourceReportResult;
+}
+
+export type SubresourceReportResult =
+  | { readonly issues: FieldIssue[] }
+  | {
+      /** The parent with the report folded in (the current object itself when `changed` is false). */
+      readonly object: KubeObject;
+      /** What the request is answered with (the report as recorded). */
+      readonly answer: KubeObject;
+      /** A new entry (201) rather than one replaced or already there (200). */
+      readonly created: boolean;
+      readonly changed: boolean;
+    };
 
 export interface SubresourceCreateInput {
   readonly namespace: string | undefined;

@@ -60,6 +60,8 @@ describe('discovery order', () => {
         'apiextensions.k8s.io',
         'coordination.k8s.io',
         'b.example.com',
+        // kplane's own group has no upstream priority: a CRD's (v1alpha1.features.kplane.io sorts here).
+        'features.kplane.io',
         'a.example.com',
       ],
     );
@@ -93,6 +95,7 @@ describe('discovery order', () => {
         'coordination.k8s.io',
         'a.example.com',
         'b.example.com',
+        'features.kplane.io',
       ],
     );
     assert.deepEqual(

@@ -41,6 +41,8 @@ export async function startTestServer(
     port: 0,
     watchCacheConsistencyCheckIntervalMs: TEST_CONSISTENCY_CHECK_INTERVAL_MS,
     featureGates: quietFeatureGates(),
+    // Feature uses are written in the background at start: tests of them turn it on.
+    reportFeatures: false,
     ...rest,
     storage,
     dataDir,

@@ -436,7 +436,7 @@ function subresourceRoute(r: ResourceDescriptor, sub: SubresourceDescriptor, c: 
   const version = sub.version ?? r.version;
   const gvk = { group, version, kind: sub.kind };
   // The body of a subresource is the parent kind unless the subresource says otherwise (scale).
-  const def = sub.kind === r.kind && group === r.group ? r.definitionName : subresourceDefinition(group, version, sub.kind);
+  const def = sub.kind === r.kind && group === r.group ? r.definitionName : (sub.definitionName ?? subresourceDefinition(group, version, sub.kind));
   const rest = `${c.ns}${r.kind}${cap(toValidOperationID(sub.name, true))}`;
   const ops: Operation[] = [];
   const has = (v: string) => sub.verbs.includes(v);
@@ -600,7 +600,7 @@ export function customResourceRoutes(r: ResourceDescriptor): Route[] {
   for (const sub of r.subresources) {
     const group = sub.group ?? r.group;
     const version = sub.version ?? r.version;
-    const def = sub.kind === r.kind && group === r.group ? r.definitionName : subresourceDefinition(group, version, sub.kind);
+    const def = sub.kind === r.kind && group === r.group ? r.definitionName : (sub.definitionName ?? subresourceDefinition(group, version, sub.kind));
     add(`${item}/${sub.name}`, itemParams, objectOps(sub.name, def));
   }
   return routes;

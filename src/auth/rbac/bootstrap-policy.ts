@@ -49,6 +49,10 @@ const group = (name: string): Subject => ({ kind: 'Group', apiGroup: RBAC_GROUP,
 const user = (name: string): Subject => ({ kind: 'User', apiGroup: RBAC_GROUP, name });
 const serviceAccount = (namespace: string, name: string): Subject => ({ kind: 'ServiceAccount', name, namespace });
 
+const FEATURES_GROUP = 'features.kplane.io';
+/** What a component needs to announce its features and report its uses (KEP-0007). */
+export const FEATURE_REPORTER = 'system:kplane:feature-reporter';
+
 const AGG_ADMIN = 'rbac.authorization.k8s.io/aggregate-to-admin';
 const AGG_EDIT = 'rbac.authorization.k8s.io/aggregate-to-edit';
 const AGG_VIEW = 'rbac.authorization.k8s.io/aggregate-to-view';
@@ -244,6 +248,22 @@ export function bootstrapClusterRoles(): ClusterRole[] {
       ],
       { labels: { [AGG_VIEW]: 'true' } },
     ),
+    // kplane's Feature API (KEP-0007): readers see features through view; changing them
+    // (spec.desired) is an admin's right; components report their uses with the reporter role.
+    clusterRole('system:kplane:aggregate-features-to-view', [rule(READ, [FEATURES_GROUP], ['features', 'features/status'])], {
+      labels: { [AGG_VIEW]: 'true' },
+    }),
+    clusterRole(
+      'system:kplane:aggregate-features-to-admin',
+      [rule(['create', 'delete', 'deletecollection', 'patch', 'update'], [FEATURES_GROUP], ['features'])],
+      {
+        labels: { [AGG_ADMIN]: 'true' },
+      },
+    ),
+    clusterRole(FEATURE_REPORTER, [
+      rule(['get', 'list', 'watch', 'create'], [FEATURES_GROUP], ['features']),
+      rule(['create', 'update'], [FEATURES_GROUP], ['features/uses']),
+    ]),
     clusterRole('system:auth-delegator', [
       rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
       rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
@@ -279,6 +299,8 @@ export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
     clusterRoleBinding('system:monitoring', 'system:monitoring', [group('system:monitoring')]),
     clusterRoleBinding('system:discovery', 'system:discovery', [group('system:authenticated')]),
     clusterRoleBinding('system:basic-user', 'system:basic-user', [group('system:authenticated')]),
+    // The controller-manager reports the gates it reads; a third party binds its own ServiceAccount.
+    clusterRoleBinding(FEATURE_REPORTER, FEATURE_REPORTER, [{ kind: 'User', apiGroup: RBAC_GROUP, name: 'system:kube-controller-manager' }]),
     clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
     clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [user(KUBE_CONTROLLER_MANAGER_USER)]),
     ...CONTROLLER_ROLES.map((r) => clusterRoleBinding(`system:controller:${r.name}`, `system:controller:${r.name}`, [serviceAccount('kube-system', r.name)])),

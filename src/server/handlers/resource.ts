@@ -12,6 +12,7 @@ import { serveGet } from './get.js';
 import { serveList } from './list.js';
 import { servePatch } from './patch.js';
 import { serveSubresourceCreate } from './subresource-create.js';
+import { serveSubresourceReport } from './subresource-report.js';
 import { serveView } from './subresource-view.js';
 import { serveUpdate } from './update.js';
 import { serveWatch } from './watch.js';
@@ -39,6 +40,10 @@ export function serveResource(c: ServerContext, s: RequestScope, r: RegisteredRe
     else if (method === 'PATCH') assertVerbAllowed(r, sub, 'patch');
     else throw methodNotAllowed(r, method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : method.toLowerCase());
     return serveView(c, s, r);
+  }
+  if (itemName && sub && (method === 'POST' || method === 'PUT') && r.store.strategy.subresources?.[sub]?.report && info.verb !== 'watch') {
+    assertVerbAllowed(r, sub, method === 'POST' ? 'create' : 'update');
+    return serveSubresourceReport(c, s, r);
   }
   if (itemName && sub && method === 'POST' && r.store.strategy.subresources?.[sub]?.create) {
     assertVerbAllowed(r, sub, 'create');
