@@ -35,6 +35,19 @@ describe('admission chain', () => {
     );
   });
 
+  it("keeps kube-apiserver's last plugins last, in its order, whatever the join order", () => {
+    const named = (name: string): AdmissionPlugin => ({ name, validate: () => undefined });
+    const chain = new AdmissionChain([named('NamespaceLifecycle'), named('ResourceQuota')]);
+    chain.add(named('rbac-escalation'));
+    chain.add(named('ValidatingAdmissionWebhook'));
+    chain.add(named('MutatingAdmissionWebhook'));
+    chain.add(named('custom'));
+    assert.deepEqual(
+      chain.plugins.map((p) => p.name),
+      ['NamespaceLifecycle', 'rbac-escalation', 'custom', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota'],
+    );
+  });
+
   it('skips a plugin for operations it does not handle; the first refusal ends the phase', async () => {
     const seen: string[] = [];
     const chain = new AdmissionChain([

@@ -1,7 +1,33 @@
 // The admission chain (upstream's admission.chainAdmissionHandler): every mutating plugin in the
 // order they joined, then, at the store's last step before storage, every validating one. A plugin
 // that is both takes part in both phases. Joining is one call: `chain.add(plugin)`.
+//
+// One exception to join order, kube-apiserver's (AllOrderedPlugins): "webhook, resourcequota, and
+// deny plugins must go at the end", in a fixed order, whichever module adds them first. So a
+// webhook or policy that refuses a create does so before ResourceQuota charges it.
 import type { AdmissionAttributes, AdmissionPlugin, MutationInterface, ValidationInterface } from './interfaces.js';
+
+/** The plugins kube-apiserver runs after every other, in this order. */
+export const LAST_PLUGINS: readonly string[] = [
+  'MutatingAdmissionPolicy',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionWebhook',
+  'ResourceQuota',
+  'AlwaysDeny',
+];
+
+/** Where `p` goes among `members`: after its own kind (join order), before any plugin that must run after it. */
+function insertionIndex(members: readonly AdmissionPlugin[], p: AdmissionPlugin): number {
+  const rank = (q: AdmissionPlugin): number => {
+    const i = LAST_PLUGINS.indexOf(q.name);
+    return i < 0 ? -1 : i;
+  };
+  const r = rank(p);
+  let at = members.length;
+  while (at > 0 && rank(members[at - 1]!) > r) at--;
+  return at;
+}
 
 export class AdmissionChain {
   private readonly members: AdmissionPlugin[] = [];
@@ -13,11 +39,15 @@ export class AdmissionChain {
     for (const p of plugins) this.add(p);
   }
 
-  /** Adds a plugin after those already in the chain. */
+  /** Adds a plugin after those already in the chain (but before the LAST_PLUGINS that must follow it). */
   add(plugin: AdmissionPlugin): this {
-    this.members.push(plugin);
-    if (plugin.admit) this.mutating.push(plugin as MutationInterface);
-    if (plugin.validate) this.validating.push(plugin as ValidationInterface);
+    this.members.splice(insertionIndex(this.members, plugin), 0, plugin);
+    this.mutating.length = 0;
+    this.validating.length = 0;
+    for (const p of this.members) {
+      if (p.admit) this.mutating.push(p as MutationInterface);
+      if (p.validate) this.validating.push(p as ValidationInterface);
+    }
     return this;
   }
 

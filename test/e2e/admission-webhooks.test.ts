@@ -233,6 +233,28 @@ for (const kubectl of KUBECTLS)
       );
     });
 
+    it('a create the webhook denies is not charged to a ResourceQuota (quota runs after the webhooks)', async () => {
+      // The 'check' webhook of the test above denies ConfigMaps named bad-*.
+      await ks.ok(['create', 'namespace', 'quota-order']);
+      const count = async (): Promise<number> => (await ks.ok(['get', 'configmaps', '-n', 'quota-order', '-o', 'name'])).split('\n').filter(Boolean).length;
+      const limit = (await count()) + 1;
+      await ks.ok(['create', 'quota', 'one-more', '-n', 'quota-order', `--hard=count/configmaps=${limit}`]);
+      // No quota controller runs here: the status it would write, written by hand.
+      const st = await ks.raw.request({
+        method: 'PATCH',
+        path: '/api/v1/namespaces/quota-order/resourcequotas/one-more/status',
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ status: { hard: { 'count/configmaps': String(limit) }, used: { 'count/configmaps': String(limit - 1) } } }),
+      });
+      assert.equal(st.status, 200, st.text());
+      for (const i of [1, 2, 3]) {
+        const denied = await ks.k(['create', '-n', 'quota-order', '-f', await ks.file(`bad-q${i}.yaml`, configMapYaml(`bad-q${i}`, 'check'))]);
+        assert.match(denied.stderr, /denied the request/);
+      }
+      const allowed = await ks.k(['create', '-n', 'quota-order', '-f', await ks.file('good-q.yaml', configMapYaml('good-q', 'check'))]);
+      assert.equal(allowed.code, 0, allowed.stderr);
+    });
+
     it('a mutating webhook adds a label by JSONPatch, visible in kubectl get', async () => {
       await install(configYaml('Mutating', 'labels', [{ name: 'label.kplane.test', url: `${hooks.url}/mutate`, caBundle, label: 'mutate' }]), 'mutate');
       await ks.ok(['apply', '-f', await ks.file('m.yaml', configMapYaml('mutated-one', 'mutate'))]);
