@@ -89,8 +89,11 @@ export const BENCH_TOKEN = 'kplane-bench-token';
 
 export interface Credentials {
   readonly ca: string;
-  readonly cert: string;
-  readonly key: string;
+  /** A client certificate and its key; or, with `token`, none. */
+  readonly cert?: string;
+  readonly key?: string;
+  /** A bearer token (a ServiceAccount's), sent instead of a client certificate. */
+  readonly token?: string;
 }
 
 /** Pauses in the server process over a measured round. */

@@ -163,6 +163,7 @@ export class ServerProc {
       tls?: { key: string; cert: string; ca: string };
       controllers?: boolean;
       auditLogPath?: string;
+      rbac?: boolean;
     },
   ): Promise<ServerProc> {
     // The product's node flags (npm start, bin/kplane.js) for every server, the baselines too: the
@@ -179,6 +180,11 @@ export class ServerProc {
 
   preload(namespace: string, count: number, prefix: string): Promise<{ ms: number }> {
     return this.rpc.call('preload', { namespace, count, prefix, window: 256 });
+  }
+
+  /** A ServiceAccount allowed everything on ConfigMaps in `namespace` (a Role), and its token. */
+  serviceAccountToken(namespace: string, name: string): Promise<{ token: string }> {
+    return this.rpc.call('serviceAccountToken', { namespace, name });
   }
 
   ensureNamespace(namespace: string): Promise<void> {

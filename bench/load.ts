@@ -50,6 +50,7 @@ export class HttpClient {
   send(method: string, path: string, body?: string, contentType = 'application/json', opts: SendOptions = {}): Promise<Response> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { Accept: 'application/json' };
+      if (this.creds.token !== undefined) headers['Authorization'] = `Bearer ${this.creds.token}`;
       if (body !== undefined) {
         headers['Content-Type'] = contentType;
         headers['Content-Length'] = Buffer.byteLength(body);

@@ -16,6 +16,7 @@ import { createControlPlane, type ControlPlane } from '../src/controlplane/contr
 import { etcd, sqlite } from '../src/storage/factories.js';
 import type { KubeObject } from '../src/apimachinery/types.js';
 import type { GVR } from '../src/client/types.js';
+import { RestClient } from '../src/client/rest.js';
 import { defaultControllers } from '../src/controllers/index.js';
 import { BENCH_TOKEN, configMap, serveRpc, type Memory, type Pauses, type StartedServer } from './common.js';
 import { PerformanceObserver, constants, monitorEventLoopDelay, type PerformanceEntry } from 'node:perf_hooks';
@@ -33,6 +34,8 @@ interface StartArgs {
   readonly controllers?: boolean;
   /** Audit every request at Metadata level into this JSON-lines file (audit scenario). */
   readonly auditLogPath?: string;
+  /** Authorize with RBAC, as `kplane serve` does (rbacload scenario); otherwise the library's AlwaysAllow. */
+  readonly rbac?: boolean;
 }
 
 interface PreloadArgs {
@@ -70,6 +73,7 @@ async function start(a: StartArgs): Promise<StartedServer> {
     // measured before kube's default of 100 streams per connection was adopted: keep the figures comparable.
     http2MaxStreamsPerConnection: 1000,
     ...(a.controllers ? { controllers: defaultControllers() } : {}),
+    ...(a.rbac ? { authorizationModes: ['RBAC' as const] } : {}),
     ...(a.auditLogPath
       ? {
           audit: {
@@ -359,7 +363,46 @@ async function pauses(): Promise<Pauses> {
   };
 }
 
+/**
+ * A ServiceAccount `name` in `namespace` that may do everything with ConfigMaps there (a Role and
+ * a RoleBinding), and a token for it from TokenRequest: a user of kplane as RBAC sees most of them.
+ */
+async function serviceAccountToken(a: { namespace: string; name: string }): Promise<{ token: string }> {
+  await ensureNamespace(a.namespace);
+  const client = cp!.loopbackClient();
+  const rbacGroup = 'rbac.authorization.k8s.io';
+  await client.create({ group: '', version: 'v1', resource: 'serviceaccounts' }, a.namespace, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: a.name, namespace: a.namespace },
+  });
+  await client.create({ group: rbacGroup, version: 'v1', resource: 'roles' }, a.namespace, {
+    apiVersion: `${rbacGroup}/v1`,
+    kind: 'Role',
+    metadata: { name: a.name, namespace: a.namespace },
+    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['*'] }],
+  });
+  await client.create({ group: rbacGroup, version: 'v1', resource: 'rolebindings' }, a.namespace, {
+    apiVersion: `${rbacGroup}/v1`,
+    kind: 'RoleBinding',
+    metadata: { name: a.name, namespace: a.namespace },
+    roleRef: { apiGroup: rbacGroup, kind: 'Role', name: a.name },
+    subjects: [{ kind: 'ServiceAccount', name: a.name, namespace: a.namespace }],
+  });
+  // TokenRequest is a subresource create: POST …/serviceaccounts/<name>/token.
+  if (!(client instanceof RestClient)) throw new Error('the loopback client is not a RestClient');
+  const review = await client.request<{ status?: { token?: string } }>(
+    'POST',
+    `/api/v1/namespaces/${a.namespace}/serviceaccounts/${a.name}/token`,
+    Buffer.from(JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } })),
+  );
+  const token = review.status?.token;
+  if (!token) throw new Error(`no token for ServiceAccount ${a.namespace}/${a.name}: ${JSON.stringify(review)}`);
+  return { token };
+}
+
 serveRpc({
+  serviceAccountToken: (a: { namespace: string; name: string }) => serviceAccountToken(a),
   pausesReset: async () => {
     loopDelay.reset();
     gcPauses = [];

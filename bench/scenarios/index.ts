@@ -14,6 +14,7 @@ import { liststream } from './liststream.js';
 import { micro } from './micro.js';
 import { openloop } from './openloop.js';
 import { rbac } from './rbac.js';
+import { rbacload } from './rbacload.js';
 import { rss } from './rss.js';
 import { sqlite } from './sqlite.js';
 import { ssa } from './ssa.js';
@@ -35,6 +36,7 @@ export const SCENARIOS: readonly Scenario[] = [
   controllers,
   audit,
   rbac,
+  rbacload,
   catalog,
   micro,
 ];
@@ -63,5 +65,6 @@ export const SCENARIO_NAMES = [
   'catalog',
   'micro',
   'rbac',
+  'rbacload',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
