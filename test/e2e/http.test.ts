@@ -653,35 +653,47 @@ describe('max requests in flight', { timeout: 120_000 }, () => {
       const creds = adminCredentials(join(dir, 'data'));
       const session = connect(url, { ca: creds.ca, cert: creds.cert, key: creds.key });
       const alice = new RawClient(url, { ca: creds.ca });
+      const admin = new RawClient(url, creds);
       try {
-        const held = session.request(
-          { ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json', 'content-length': '1000' },
-          { endStream: false },
-        );
-        held.on('error', () => undefined);
-        held.write('{"apiVersion":"v1"');
-        await new Promise((r) => setTimeout(r, 200));
+        // The server's own writes take slots too (loopback, as upstream's: its Feature reporter and
+        // identity Lease). A system:masters request that arrives while one holds the only slot is
+        // served without one, and then nothing holds it for alice to meet: try again (a few times;
+        // a server whose limit does not hold answers 201 every time).
         const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'by-alice' } });
-        assert.equal(
-          (
-            await alice.request({
-              method: 'POST',
-              path: '/api/v1/namespaces/default/configmaps',
-              headers: { authorization: 'Bearer alice-token', ...JSON_CT },
-              body,
-            })
-          ).status,
-          429,
-        );
+        const statuses: number[] = [];
+        let held: ReturnType<typeof session.request> | undefined;
+        for (let attempt = 0; attempt < 5 && statuses.at(-1) !== 429; attempt++) {
+          held?.close(h2.NGHTTP2_CANCEL);
+          if (statuses.at(-1) === 201) await admin.request({ method: 'DELETE', path: '/api/v1/namespaces/default/configmaps/by-alice' });
+          held = session.request(
+            { ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json', 'content-length': '1000' },
+            { endStream: false },
+          );
+          held.on('error', () => undefined);
+          held.write('{"apiVersion":"v1"');
+          await new Promise((r) => setTimeout(r, 200));
+          statuses.push(
+            (
+              await alice.request({
+                method: 'POST',
+                path: '/api/v1/namespaces/default/configmaps',
+                headers: { authorization: 'Bearer alice-token', ...JSON_CT },
+                body,
+              })
+            ).status,
+          );
+        }
+        assert.equal(statuses.at(-1), 429, `alice's creates answered ${statuses.join(', ')}`);
         assert.equal(
           (await alice.request({ path: '/api/v1/namespaces/default/configmaps', headers: { authorization: 'Bearer alice-token' } })).status,
           200,
           'a read is served (its pool is not the full one)',
         );
-        held.close(h2.NGHTTP2_CANCEL);
+        held!.close(h2.NGHTTP2_CANCEL);
       } finally {
         session.close();
         alice.close();
+        admin.close();
       }
       for (const [arg, message] of [
         ['--max-requests-inflight=-1', /--max-requests-inflight can not be negative value/],

@@ -1,6 +1,7 @@
 // The manager (controller-runtime's manager): owns the shared informers and the controllers'
 // life cycle. Caches start first and must sync before any controller runs; runnables that need
 // leader election run only while this process holds the Lease, the others always.
+import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../client/types.js';
@@ -111,6 +112,10 @@ export class Manager {
     if (this.started) throw new Error('the manager was already started');
     this.started = true;
     const stop = new AbortController();
+    // Every informer, runnable and wait listens on this private signal, one each: with more than ten
+    // (the quota controller's watchers, the Feature reporter) Node would warn of a listener leak, on
+    // stderr, where it breaks `--logging-format=json`.
+    setMaxListeners(0, stop.signal);
     const onAbort = (): void => stop.abort();
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) stop.abort();
