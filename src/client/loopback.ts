@@ -169,10 +169,13 @@ class LoopbackTransport implements Transport {
         if (!answered) reject(new ClientAbortError());
       };
       r.signal?.addEventListener('abort', onAbort, { once: true });
+      const headers = { ...lowerCase(r.headers), host: 'loopback', authorization: `Bearer ${this.token}` };
       Object.assign(req, {
         method: r.method,
         url: r.path,
-        headers: { ...lowerCase(r.headers), host: 'loopback', authorization: `Bearer ${this.token}` },
+        headers,
+        // node:http's name/value pairs as received, which filters scan without the headers object.
+        rawHeaders: Object.entries(headers).flat(),
         httpVersion: '1.1',
         httpVersionMajor: 1,
         httpVersionMinor: 1,

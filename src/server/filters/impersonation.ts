@@ -137,12 +137,7 @@ function impersonationRequests(req: Request): ImpersonationRequest[] {
  * the headers object, which costs microseconds per request on its dictionary-mode object.
  */
 function asksForImpersonation(req: Request): boolean {
-  const raw = req.rawHeaders as string[] | undefined;
-  if (raw === undefined) {
-    // The loopback client's requests (no sockets) carry only the headers object.
-    for (const name in req.headers) if (name.startsWith('impersonate-')) return true;
-    return false;
-  }
+  const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     // 'i' or 'I' first, then the case-insensitive prefix (HTTP/1.1 keeps the sender's case).
