@@ -3,31 +3,14 @@
 // default) and one without a policy; ratio rows audited/off. Goal: each op at every concurrency
 // ≥ 80 % of audit off (issue 22).
 import { join } from 'node:path';
-import { configMap } from '../common.js';
 import { CRUD_POOL, ServerProc, credsOf, fmt, type Scenario } from '../context.js';
-import { HttpClient, closedLoop, expectStatus, type RoundResult } from '../load.js';
+import { HttpClient } from '../load.js';
+import { crudRound } from './crud.js';
 
 const OPS = ['create', 'get'] as const;
 
-async function round(client: HttpClient, op: (typeof OPS)[number], c: number, ms: number, maxOps: number, tag: string): Promise<RoundResult> {
-  if (op === 'create') {
-    return closedLoop({
-      concurrency: c,
-      maxOps,
-      maxMs: ms,
-      op: async (i) => {
-        const name = `cm-${tag}-${i}`;
-        expectStatus(await client.send('POST', '/api/v1/namespaces/bench-audit/configmaps', JSON.stringify(configMap(name, 'bench-audit'))), 201);
-      },
-    });
-  }
-  return closedLoop({
-    concurrency: c,
-    maxOps,
-    maxMs: ms,
-    op: async (i) => expectStatus(await client.send('GET', `/api/v1/namespaces/bench-audit-get/configmaps/pool-${(i * 7919) % CRUD_POOL}`), 200),
-  });
-}
+const round = (client: HttpClient, op: (typeof OPS)[number], c: number, ms: number, maxOps: number, tag: string) =>
+  crudRound(client, op, c, ms, maxOps, tag, { create: 'bench-audit', get: 'bench-audit-get' });
 
 export const audit: Scenario = {
   names: ['audit'],
@@ -49,10 +32,14 @@ export const audit: Scenario = {
         await srv.ensureNamespace('bench-audit');
         await srv.preload('bench-audit-get', CRUD_POOL, 'pool-');
       }
+      let n = 0;
       for (const op of OPS) {
         for (const c of cfg.concurrency) {
           const rps: Record<string, number> = {};
-          for (const [target, srv] of Object.entries(servers)) {
+          // Alternate which server goes first, so that neither always meets the warmer machine.
+          const order = Object.entries(servers);
+          if (n++ % 2 === 1) order.reverse();
+          for (const [target, srv] of order) {
             const client = new HttpClient(srv.started.url, credsOf(srv), c);
             await round(client, op, c, cfg.warmMs, cfg.maxOps, `w${c}`);
             const r = await round(client, op, c, cfg.measureMs, cfg.maxOps, `m${c}`);

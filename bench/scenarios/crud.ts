@@ -9,7 +9,24 @@ import type { Row } from '../results.js';
 export const CRUD_OPS = ['create', 'get', 'update', 'list'] as const;
 type Op = (typeof CRUD_OPS)[number];
 
-async function crudRound(client: HttpClient, op: Op, c: number, ms: number, maxOps: number, tag: string): Promise<RoundResult> {
+/** The namespaces a round writes to and reads from (the get pool holds CRUD_POOL `pool-N` objects). */
+export interface CrudNamespaces {
+  readonly create: string;
+  readonly get: string;
+}
+
+const CRUD_NAMESPACES: CrudNamespaces = { create: 'bench-create', get: 'bench-get' };
+
+/** One closed-loop round of `op` (create, get, update or list), also used by the audit and rbacload scenarios. */
+export async function crudRound(
+  client: HttpClient,
+  op: Op,
+  c: number,
+  ms: number,
+  maxOps: number,
+  tag: string,
+  ns: CrudNamespaces = CRUD_NAMESPACES,
+): Promise<RoundResult> {
   switch (op) {
     case 'create': {
       return closedLoop({
@@ -18,7 +35,7 @@ async function crudRound(client: HttpClient, op: Op, c: number, ms: number, maxO
         maxMs: ms,
         op: async (i) => {
           const name = `cm-${tag}-${i}`;
-          expectStatus(await client.send('POST', '/api/v1/namespaces/bench-create/configmaps', JSON.stringify(configMap(name, 'bench-create'))), 201);
+          expectStatus(await client.send('POST', `/api/v1/namespaces/${ns.create}/configmaps`, JSON.stringify(configMap(name, ns.create))), 201);
         },
       });
     }
@@ -27,7 +44,7 @@ async function crudRound(client: HttpClient, op: Op, c: number, ms: number, maxO
         concurrency: c,
         maxOps,
         maxMs: ms,
-        op: async (i) => expectStatus(await client.send('GET', `/api/v1/namespaces/bench-get/configmaps/pool-${(i * 7919) % CRUD_POOL}`), 200),
+        op: async (i) => expectStatus(await client.send('GET', `/api/v1/namespaces/${ns.get}/configmaps/pool-${(i * 7919) % CRUD_POOL}`), 200),
       });
     case 'update':
       // PUT without resourceVersion (ConfigMaps allow unconditional update); the in-flight

@@ -4,32 +4,14 @@
 // certificate). Ratio rows serviceaccount/masters. Goal: each op at c=64 ≥ 90 % of the admin's
 // throughput (issue 22).
 import { join } from 'node:path';
-import { configMap } from '../common.js';
 import { CRUD_POOL, ServerProc, credsOf, fmt, type Scenario } from '../context.js';
-import { HttpClient, closedLoop, expectStatus, type RoundResult } from '../load.js';
+import { HttpClient } from '../load.js';
+import { crudRound } from './crud.js';
 
 const OPS = ['create', 'get'] as const;
 const NS = 'bench-rbac-load';
-
-async function round(client: HttpClient, op: (typeof OPS)[number], c: number, ms: number, maxOps: number, tag: string): Promise<RoundResult> {
-  if (op === 'create') {
-    return closedLoop({
-      concurrency: c,
-      maxOps,
-      maxMs: ms,
-      op: async (i) => {
-        const name = `cm-${tag}-${i}`;
-        expectStatus(await client.send('POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify(configMap(name, NS))), 201);
-      },
-    });
-  }
-  return closedLoop({
-    concurrency: c,
-    maxOps,
-    maxMs: ms,
-    op: async (i) => expectStatus(await client.send('GET', `/api/v1/namespaces/${NS}/configmaps/pool-${(i * 7919) % CRUD_POOL}`), 200),
-  });
-}
+const round = (client: HttpClient, op: (typeof OPS)[number], c: number, ms: number, maxOps: number, tag: string) =>
+  crudRound(client, op, c, ms, maxOps, tag, { create: NS, get: NS });
 
 export const rbacload: Scenario = {
   names: ['rbacload'],
