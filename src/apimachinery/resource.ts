@@ -36,4 +36,21 @@ export interface ResourceDescriptor {
   readonly definitionName: string;
 }
 
+/**
+ * The group, version and kind a subresource speaks (the parent's group and version unless it names
+ * its own), and that kind's OpenAPI definition: the parent's for the parent kind, else the
+ * subresource's `definitionName`, else upstream's `io.k8s.api.<group's first label>.<version>.<Kind>`
+ * (autoscaling/v1 Scale → io.k8s.api.autoscaling.v1.Scale).
+ */
+export function subresourceKind(
+  r: ResourceDescriptor,
+  sub: SubresourceDescriptor,
+): { readonly group: string; readonly version: string; readonly kind: string; readonly definitionName: string } {
+  const group = sub.group ?? r.group;
+  const version = sub.version ?? r.version;
+  if (sub.kind === r.kind && group === r.group) return { group, version, kind: sub.kind, definitionName: r.definitionName };
+  const g = group === '' ? 'core' : group.replace(/\.k8s\.io$/, '').split('.')[0]!;
+  return { group, version, kind: sub.kind, definitionName: sub.definitionName ?? `io.k8s.api.${g}.${version}.${sub.kind}` };
+}
+
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;

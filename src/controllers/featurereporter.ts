@@ -13,10 +13,12 @@ import {
   FEATURES_GROUP,
   FEATURES_VERSION,
   KPLANE_FEATURE_CLASS,
+  foldUse,
   type FeatureObject,
   type FeatureStatus,
+  type FeatureUse,
   type FeatureValue,
-} from '../registry/features/features/types.js';
+} from '../registry/features/features/index.js';
 import { rfc3339 } from '../apimachinery/times.js';
 
 export const FEATURES: GVR = { group: FEATURES_GROUP, version: FEATURES_VERSION, resource: 'features' };
@@ -78,7 +80,7 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
 
   // The first announcer fills what it knows of the feature; the server flow's leader (a later
   // step of KEP-0007) owns status from then on.
-  const initialStatus = (name: string, value: boolean): FeatureStatus => {
+  const initialStatus = (name: string, value: boolean, at: Date): FeatureStatus => {
     const spec = gate.getAll().get(name);
     const def = spec?.default ?? false;
     return {
@@ -90,10 +92,14 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
       source: gate.explicitlySet(name) ? 'CommandLine' : 'Default',
       intended: valueOf(value),
       state: value ? 'On' : 'Off',
-      lastAnnouncedTime: rfc3339(now()),
+      lastAnnouncedTime: rfc3339(at),
     };
   };
 
+  const useOf = (value: boolean): FeatureUse => ({ component: opts.component, identity: opts.identity, version: opts.version, value: valueOf(value) });
+
+  // The announcer's own use goes in with the first status (folded as the uses subresource folds
+  // it): a Feature this component creates costs two writes, not three.
   const announce = async (name: string, value: boolean): Promise<FeatureObject | undefined> => {
     let created: KubeObject;
     try {
@@ -102,22 +108,15 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
       if (e instanceof StatusError && e.code === 409) return undefined; // another component announced it first
       throw e;
     }
-    return client.updateStatus(FEATURES, namespace, { ...created, status: initialStatus(name, value) });
+    const at = now();
+    return client.updateStatus(FEATURES, namespace, foldUse({ ...created, status: initialStatus(name, value, at) }, useOf(value), at).object);
   };
 
   const report = async (name: string, value: boolean): Promise<void> => {
     await client.update(
       FEATURES,
       namespace,
-      {
-        apiVersion: FEATURES_API_VERSION,
-        kind: 'FeatureUse',
-        metadata: { name },
-        component: opts.component,
-        identity: opts.identity,
-        version: opts.version,
-        value: valueOf(value),
-      },
+      { apiVersion: FEATURES_API_VERSION, kind: 'FeatureUse', metadata: { name }, ...useOf(value) },
       { subresource: 'uses' },
     );
   };

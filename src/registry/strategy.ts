@@ -4,6 +4,7 @@ import type { KubeObject } from '../apimachinery/types.js';
 import type { NameValidator } from '../apimachinery/validation/names.js';
 import type { FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
 import type { DeleteOptions } from './delete-options.js';
+import { cloneObject } from './codec.js';
 
 export interface TableColumn {
   readonly name: string;
@@ -129,4 +130,15 @@ export interface SubresourceCreateInput {
 export interface SubresourceCreateResult {
   readonly object: KubeObject;
   readonly warnings?: readonly string[];
+}
+
+/**
+ * Puts the stored object's `spec` or `status` back on the object written (a copy): what a write
+ * of the object does to status and a write of /status does to spec. Absent (or null) when stored,
+ * it is removed from the object written.
+ */
+export function keepStoredField(o: KubeObject, old: KubeObject, field: 'spec' | 'status'): void {
+  const stored = (old as Record<string, unknown>)[field];
+  if (stored !== undefined && stored !== null) (o as Record<string, unknown>)[field] = cloneObject(stored);
+  else delete (o as Record<string, unknown>)[field];
 }

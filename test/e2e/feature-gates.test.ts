@@ -72,22 +72,35 @@ async function storageLists(c: RawClient): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
-describe('gated capabilities', { timeout: 120_000 }, () => {
-  let on: TestServer;
-  let off: TestServer;
-  let onClient: RawClient;
-  let offClient: RawClient;
-
+/**
+ * A server with the default gates and one with `offGates` set, started before the suite's tests and
+ * stopped after them; `clients.on` and `clients.off` are admin clients of each.
+ */
+function serversOnAndOff(offGates: readonly string[]): { on: RawClient; off: RawClient } {
+  const clients = {} as { on: RawClient; off: RawClient };
+  let servers: TestServer[] = [];
   before(async () => {
     const gates = newKubeFeatureGate();
-    gates.set(`${WatchList}=false,${APIResponseCompression}=false`);
-    gates.set(`${ConsistentListFromCache}=false`);
-    [on, off] = await Promise.all([startTestServer(), startTestServer({ featureGates: gates })]);
-    onClient = new RawClient(on.url, adminCredentials(on.dataDir));
-    offClient = new RawClient(off.url, adminCredentials(off.dataDir));
+    for (const g of offGates) gates.set(g);
+    servers = await Promise.all([startTestServer(), startTestServer({ featureGates: gates })]);
+    clients.on = new RawClient(servers[0]!.url, adminCredentials(servers[0]!.dataDir));
+    clients.off = new RawClient(servers[1]!.url, adminCredentials(servers[1]!.dataDir));
+  });
+  after(async () => {
+    clients.on?.close();
+    clients.off?.close();
+    await Promise.all(servers.map((s) => s.stop()));
+  });
+  return clients;
+}
+
+describe('gated capabilities', { timeout: 120_000 }, () => {
+  const clients = serversOnAndOff([`${WatchList}=false,${APIResponseCompression}=false`, `${ConsistentListFromCache}=false`]);
+
+  before(async () => {
     // Enough data for a list over 128 KiB, which is gzipped when compression is on.
     const big = 'x'.repeat(60_000);
-    for (const c of [onClient, offClient])
+    for (const c of [clients.on, clients.off])
       for (let i = 0; i < 4; i++) {
         const r = await c.request({
           method: 'POST',
@@ -98,36 +111,31 @@ describe('gated capabilities', { timeout: 120_000 }, () => {
         assert.equal(r.status, 201, r.text());
       }
   });
-  after(async () => {
-    onClient?.close();
-    offClient?.close();
-    await Promise.all([on?.stop(), off?.stop()]);
-  });
 
   it('WatchList off: a sendInitialEvents watch is a 422 with the upstream cause; on: it streams', async () => {
     const path = `${CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1`;
-    const r = await offClient.request({ path, headers: { accept: 'application/json' } });
+    const r = await clients.off.request({ path, headers: { accept: 'application/json' } });
     assert.equal(r.status, 422, r.text());
     const st = r.json<KubeStatus & { details?: { causes?: { field?: string; message?: string }[] } }>();
     assert.deepEqual(
       st.details?.causes?.map((c) => `${c.field}: ${c.message}`),
       ['sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'],
     );
-    const ok = await onClient.request({ path, headers: { accept: 'application/json' } });
+    const ok = await clients.on.request({ path, headers: { accept: 'application/json' } });
     assert.equal(ok.status, 200, ok.text());
     assert.match(ok.text(), /"type":"ADDED"/);
   });
 
   it('APIResponseCompression off: a large list is not gzipped even when the client asks', async () => {
     const headers = { accept: 'application/json', 'accept-encoding': 'gzip' };
-    assert.equal((await onClient.request({ path: CMS, headers })).headers['content-encoding'], 'gzip');
-    assert.equal((await offClient.request({ path: CMS, headers })).headers['content-encoding'], undefined);
+    assert.equal((await clients.on.request({ path: CMS, headers })).headers['content-encoding'], 'gzip');
+    assert.equal((await clients.off.request({ path: CMS, headers })).headers['content-encoding'], undefined);
   });
 
   it('ConsistentListFromCache off: consistent lists are read from storage', async () => {
     for (const [c, wantMore] of [
-      [onClient, false],
-      [offClient, true],
+      [clients.on, false],
+      [clients.off, true],
     ] as const) {
       const before = await storageLists(c);
       for (let i = 0; i < 3; i++) assert.equal((await c.request({ path: CMS, headers: { accept: 'application/json' } })).status, 200);
@@ -137,8 +145,8 @@ describe('gated capabilities', { timeout: 120_000 }, () => {
   });
 
   it('publishes kubernetes_feature_enabled with the stage, GA as ""', async () => {
-    const on = (await onClient.request({ path: '/metrics' })).text();
-    const off = (await offClient.request({ path: '/metrics' })).text();
+    const on = (await clients.on.request({ path: '/metrics' })).text();
+    const off = (await clients.off.request({ path: '/metrics' })).text();
     assert.match(on, /# HELP kubernetes_feature_enabled \[BETA\] This metric records the data about the stage and enablement of a k8s feature\./);
     assert.match(on, /kubernetes_feature_enabled\{name="WatchList",stage="BETA"\} 1/);
     assert.match(off, /kubernetes_feature_enabled\{name="WatchList",stage="BETA"\} 0/);
@@ -149,28 +157,12 @@ describe('gated capabilities', { timeout: 120_000 }, () => {
 });
 
 describe('kplane capabilities as gates', { timeout: 120_000 }, () => {
-  let on: TestServer;
-  let off: TestServer;
-  let onClient: RawClient;
-  let offClient: RawClient;
-
-  before(async () => {
-    const gates = newKubeFeatureGate();
-    gates.set(`${KplaneWatchCache}=false,${KplaneCELCostLimits}=false`);
-    [on, off] = await Promise.all([startTestServer(), startTestServer({ featureGates: gates })]);
-    onClient = new RawClient(on.url, adminCredentials(on.dataDir));
-    offClient = new RawClient(off.url, adminCredentials(off.dataDir));
-  });
-  after(async () => {
-    onClient?.close();
-    offClient?.close();
-    await Promise.all([on?.stop(), off?.stop()]);
-  });
+  const clients = serversOnAndOff([`${KplaneWatchCache}=false,${KplaneCELCostLimits}=false`]);
 
   it('KplaneWatchCache off (as --watch-cache=false): lists at resourceVersion=0 are read from storage', async () => {
     for (const [c, wantMore] of [
-      [onClient, false],
-      [offClient, true],
+      [clients.on, false],
+      [clients.off, true],
     ] as const) {
       const before = await storageLists(c);
       for (let i = 0; i < 3; i++) assert.equal((await c.request({ path: `${CMS}?resourceVersion=0`, headers: { accept: 'application/json' } })).status, 200);
@@ -217,10 +209,10 @@ describe('kplane capabilities as gates', { timeout: 120_000 }, () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(crd),
       });
-    const refused = await post(onClient);
+    const refused = await post(clients.on);
     assert.equal(refused.status, 422, refused.text());
     assert.match(refused.text(), /estimated rule cost exceeds budget by factor of more than 100x/);
-    const accepted = await post(offClient);
+    const accepted = await post(clients.off);
     assert.equal(accepted.status, 201, accepted.text());
   });
 });

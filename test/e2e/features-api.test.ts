@@ -268,10 +268,21 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     const other = await send('POST', `${FEATURES}/namespaces/kube-system/features/WatchList/uses`, use);
     assert.equal(other.status, 403, other.body);
     // Admins read and change features; view and admin aggregate kplane's roles.
-    const viewRole = JSON.parse(await admin.ok(['get', 'clusterrole', 'system:kplane:aggregate-features-to-view', '-o', 'json'])) as {
-      metadata: { labels: Record<string, string> };
-    };
+    type Role = { metadata: { labels: Record<string, string> }; rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+    const role = async (name: string): Promise<Role> => JSON.parse(await admin.ok(['get', 'clusterrole', name, '-o', 'json'])) as Role;
+    const viewRole = await role('system:kplane:aggregate-features-to-view');
     assert.equal(viewRole.metadata.labels['rbac.authorization.k8s.io/aggregate-to-view'], 'true');
+    // Read-only: view sees features and their status, and may change nothing.
+    assert.deepEqual(
+      viewRole.rules.flatMap((r) => r.verbs),
+      ['get', 'list', 'watch'],
+    );
+    const adminRole = await role('system:kplane:aggregate-features-to-admin');
+    assert.equal(adminRole.metadata.labels['rbac.authorization.k8s.io/aggregate-to-admin'], 'true');
+    assert.ok(
+      adminRole.rules.some((r) => r.apiGroups.includes('features.kplane.io') && r.resources.includes('features') && r.verbs.includes('update')),
+      JSON.stringify(adminRole.rules),
+    );
   });
 
   it('bad input to uses and to the Feature: Status errors with field paths, never a crash', async () => {

@@ -3,7 +3,7 @@
 // parameters and responses exist follows k8s.io/apiserver's installer, so that clients keyed on
 // them (kubectl's dry-run detection, explain, client generators) see what they expect.
 
-import type { ResourceDescriptor, SubresourceDescriptor } from '../resource.js';
+import { subresourceKind, type ResourceDescriptor, type SubresourceDescriptor } from '../resource.js';
 
 export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
 export type Action = 'get' | 'list' | 'watch' | 'watchlist' | 'post' | 'put' | 'patch' | 'delete' | 'deletecollection';
@@ -432,11 +432,8 @@ interface SubCtx {
 }
 
 function subresourceRoute(r: ResourceDescriptor, sub: SubresourceDescriptor, c: SubCtx): Route[] {
-  const group = sub.group ?? r.group;
-  const version = sub.version ?? r.version;
-  const gvk = { group, version, kind: sub.kind };
   // The body of a subresource is the parent kind unless the subresource says otherwise (scale).
-  const def = sub.kind === r.kind && group === r.group ? r.definitionName : (sub.definitionName ?? subresourceDefinition(group, version, sub.kind));
+  const { definitionName: def, ...gvk } = subresourceKind(r, sub);
   const rest = `${c.ns}${r.kind}${cap(toValidOperationID(sub.name, true))}`;
   const ops: Operation[] = [];
   const has = (v: string) => sub.verbs.includes(v);
@@ -486,13 +483,6 @@ function subresourceRoute(r: ResourceDescriptor, sub: SubresourceDescriptor, c: 
   if (ops.length === 0) return [];
   const common = [c.nameParam, ...c.scopeParams, P.pretty];
   return [{ path: `${c.scopePath}/${r.plural}/{name}/${sub.name}`, operations: ops.map((o) => ({ ...o, params: sortParams([...common, ...o.params]) })) }];
-}
-
-// Upstream definition names are `io.k8s.api.<group's first label>.<version>.<Kind>` for the
-// built-in groups (autoscaling/v1 Scale → io.k8s.api.autoscaling.v1.Scale).
-function subresourceDefinition(group: string, version: string, kind: string): string {
-  const g = group === '' ? 'core' : group.replace(/\.k8s\.io$/, '').split('.')[0]!;
-  return `io.k8s.api.${g}.${version}.${kind}`;
 }
 
 /**
@@ -598,10 +588,7 @@ export function customResourceRoutes(r: ResourceDescriptor): Route[] {
     ),
   ]);
   for (const sub of r.subresources) {
-    const group = sub.group ?? r.group;
-    const version = sub.version ?? r.version;
-    const def = sub.kind === r.kind && group === r.group ? r.definitionName : (sub.definitionName ?? subresourceDefinition(group, version, sub.kind));
-    add(`${item}/${sub.name}`, itemParams, objectOps(sub.name, def));
+    add(`${item}/${sub.name}`, itemParams, objectOps(sub.name, subresourceKind(r, sub).definitionName));
   }
   return routes;
 }

@@ -41,7 +41,7 @@ export function serveResource(c: ServerContext, s: RequestScope, r: RegisteredRe
     else throw methodNotAllowed(r, method === 'DELETE' ? 'delete' : method === 'POST' ? 'create' : method.toLowerCase());
     return serveView(c, s, r);
   }
-  if (itemName && sub && (method === 'POST' || method === 'PUT') && r.store.strategy.subresources?.[sub]?.report && info.verb !== 'watch') {
+  if (itemName && sub && (method === 'POST' || method === 'PUT') && r.store.strategy.subresources?.[sub]?.report) {
     assertVerbAllowed(r, sub, method === 'POST' ? 'create' : 'update');
     return serveSubresourceReport(c, s, r);
   }

@@ -7,8 +7,14 @@ import { resolveSchema, refTo, type Definitions } from '../../apimachinery/schem
 import { normalizeTimes } from '../../apimachinery/times.js';
 import { apiVersionOf, type KubeObject } from '../../apimachinery/types.js';
 import { pruneUnknownFields } from '../../apimachinery/unknown-fields.js';
+import { subresourceKind } from '../../apimachinery/resource.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { fieldManagerScope, type FieldManagerScope } from '../fieldmanager.js';
+import { defaultGroupVersionKind } from '../gvk.js';
+import { decodeBody, type DecodedBody } from '../negotiation.js';
+import { header, type RequestScope } from '../request-scope.js';
+import { readBody } from './body.js';
+import type { ServerContext } from './context.js';
 import { strictFieldProblems, type DuplicateFields } from '../strict-fields.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
 
@@ -26,6 +32,27 @@ export function checkGoTypes(definitions: Definitions, r: RegisteredResource, ob
     throw undecodable(d.kind, d.version, d.kind, why);
   }
   throw invalid({ group: '', kind: '' }, '', [fieldIssue.invalid('patch', stringifyJSON(obj), why)]);
+}
+
+/**
+ * The body of a subresource that speaks its own kind (serviceaccounts/token → TokenRequest,
+ * features/uses → FeatureUse) decoded as a typed body: the endpoint's group/version/kind fill what
+ * the body leaves out, the kind must match, and a field of the wrong JSON type is the Go decoder's
+ * 400. Returns the decoded body (its object is `decoded.object`) and the kind with its definition.
+ */
+export async function decodeSubresourceBody(
+  c: ServerContext,
+  s: RequestScope,
+  r: RegisteredResource,
+): Promise<{ decoded: DecodedBody; kind: ReturnType<typeof subresourceKind> }> {
+  const kind = subresourceKind(r.descriptor, r.descriptor.subresources.find((x) => x.name === s.subresource)!);
+  const body = await readBody(s.req, c.maxRequestBodyBytes);
+  const decoded = decodeBody(header(s.req, 'content-type'), body, { numberTexts: true, scheme: r.scheme });
+  defaultGroupVersionKind(decoded.object, kind);
+  checkKind(decoded.object, kind);
+  const why = goTypeError(decoded.object, kind.definitionName, c.registry.definitions, r.scheme.goFieldTypes);
+  if (why !== undefined) throw undecodable(kind.kind, kind.version, kind.kind, why);
+  return { decoded, kind };
 }
 
 export function schemaOf(definitions: Definitions, r: RegisteredResource): ReturnType<typeof resolveSchema> {

@@ -3,39 +3,27 @@
 // strategy's field issues as a 422), then folded into the stored object inside the store's retry
 // loop. The reporter gets no managedFields entry (thousands of reporters would each own one), and a
 // report already there writes nothing: the call is idempotent per reporter.
-import { invalid, notFound, undecodable } from '../../apimachinery/errors.js';
-import { goTypeError } from '../../apimachinery/gotypes.js';
+import { invalid, notFound } from '../../apimachinery/errors.js';
 import { refTo, resolveSchema } from '../../apimachinery/schema.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { pruneUnknownFields } from '../../apimachinery/unknown-fields.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import type { SubresourceReportResult } from '../../registry/strategy.js';
-import { defaultGroupVersionKind } from '../gvk.js';
-import { decodeBody } from '../negotiation.js';
-import { header, type RequestScope } from '../request-scope.js';
+import type { RequestScope } from '../request-scope.js';
 import { strictFieldProblems } from '../strict-fields.js';
 import { admissionAttributes, admit, validator } from './admission.js';
-import { readBody } from './body.js';
 import type { ServerContext } from './context.js';
 import { writeParams } from './options.js';
 import { setWarnings, writeNegotiated } from './responsewriters.js';
-import { checkKind } from './rest.js';
+import { decodeSubresourceBody } from './rest.js';
 
 export async function serveSubresourceReport(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
   const { namespace, name, subresource: sub } = s;
   const report = r.store.strategy.subresources![sub]!.report!;
-  const sd = r.descriptor.subresources.find((x) => x.name === sub)!;
-  const gvk = { group: sd.group ?? r.descriptor.group, version: sd.version ?? r.descriptor.version, kind: sd.kind };
   const opts = writeParams(s.query, s.req.method === 'PUT' ? 'update' : 'create');
-  const body = await readBody(s.req, c.maxRequestBodyBytes);
-  const decoded = decodeBody(header(s.req, 'content-type'), body, { numberTexts: false, scheme: r.scheme });
+  const { decoded, kind: gvk } = await decodeSubresourceBody(c, s, r);
   const obj = decoded.object;
-  defaultGroupVersionKind(obj, gvk);
-  checkKind(obj, gvk);
-  const schema = sd.definitionName ? resolveSchema(c.registry.definitions, refTo(sd.definitionName)) : undefined;
-  // A field of the wrong JSON type is refused as Go's decoder would refuse it (400), before pruning.
-  const why = sd.definitionName ? goTypeError(obj, sd.definitionName, c.registry.definitions, r.scheme.goFieldTypes) : undefined;
-  if (why !== undefined) throw undecodable(gvk.kind, gvk.version, gvk.kind, why);
+  const schema = resolveSchema(c.registry.definitions, refTo(gvk.definitionName));
   const unknown = schema ? pruneUnknownFields(obj, schema, c.registry.definitions) : [];
   const warnings = strictFieldProblems({ ...decoded, unknown, customResource: false }, opts.fieldValidation);
   const issues = report.validate(obj);

@@ -8,7 +8,7 @@ import {
   withGcFinalizers,
 } from '../../../apimachinery/validation/objectmeta.js';
 import { cloneObject } from '../../codec.js';
-import type { Strategy } from '../../strategy.js';
+import { keepStoredField, type Strategy } from '../../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../../table.js';
 
 /** The finalizer the namespace controller removes once the namespace is empty. */
@@ -89,8 +89,8 @@ export const namespaceStrategy: Strategy = {
   },
   prepareForUpdate(o, old) {
     // Spec finalizers change only through /finalize, status only through /status.
-    keepStored(o, old, 'spec');
-    keepStored(o, old, 'status');
+    keepStoredField(o, old, 'spec');
+    keepStoredField(o, old, 'status');
   },
   // The status is Active on create (prepareForCreate), and an update keeps the stored spec and
   // status (prepareForUpdate): ValidateNamespaceUpdate checks only metadata. Subresources check
@@ -106,12 +106,12 @@ export const namespaceStrategy: Strategy = {
   subresources: {
     status: {
       merge: (incoming) => incoming,
-      prepareForUpdate: (o, old) => keepStored(o, old, 'spec'),
+      prepareForUpdate: (o, old) => keepStoredField(o, old, 'spec'),
       validateUpdate: validateStatusUpdate,
     },
     finalize: {
       merge: (incoming) => incoming,
-      prepareForUpdate: (o, old) => keepStored(o, old, 'status'),
+      prepareForUpdate: (o, old) => keepStoredField(o, old, 'status'),
       validateUpdate: (o) => validateSpecFinalizers(o, true),
     },
   },
@@ -146,11 +146,3 @@ export const namespaceStrategy: Strategy = {
   tableColumns: [nameColumn, { name: 'Status', type: 'string', description: 'The status of the namespace', priority: 0 }, ageColumn],
   tableCells: (o) => [o.metadata?.name ?? '', statusOf(o)?.phase ?? '', ageSince(o.metadata?.creationTimestamp)],
 };
-
-/** Puts the stored object's `field` (spec or status) back on the object written. */
-function keepStored(o: KubeObject, old: KubeObject, field: 'spec' | 'status'): void {
-  const n = o as KubeObject & NamespaceShape;
-  const stored = (old as NamespaceShape)[field];
-  if (stored) n[field] = cloneObject(stored);
-  else delete n[field];
-}

@@ -6,7 +6,7 @@ import type { KubeObject } from '../../../apimachinery/types.js';
 import { rfc3339 } from '../../../apimachinery/times.js';
 import { nameIsPathSegment } from '../../../apimachinery/validation/names.js';
 import { cloneObject } from '../../codec.js';
-import type { Strategy, SubresourceStrategy } from '../../strategy.js';
+import { keepStoredField, type Strategy, type SubresourceStrategy } from '../../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../../table.js';
 import {
   CONDITION_STATUSES,
@@ -211,14 +211,6 @@ function validateStatus(o: KubeObject): FieldIssue[] {
 
 const statusOf = (o: KubeObject): FeatureStatus => asFeature(o).status ?? {};
 
-/** Puts the stored object's `field` back on the object written. */
-function keepStored(o: KubeObject, old: KubeObject, field: 'spec' | 'status'): void {
-  const n = o as Record<string, unknown>;
-  const stored = (old as Record<string, unknown>)[field];
-  if (stored !== undefined) n[field] = cloneObject(stored);
-  else delete n[field];
-}
-
 function bumpGeneration(o: KubeObject, old: KubeObject): void {
   const gen = old.metadata?.generation ?? 1;
   const changed = JSON.stringify((o as Record<string, unknown>)['spec'] ?? null) !== JSON.stringify((old as Record<string, unknown>)['spec'] ?? null);
@@ -333,7 +325,7 @@ export const featureStrategy: Strategy = {
     (o.metadata ??= {}).generation = 1;
   },
   prepareForUpdate(o, old) {
-    keepStored(o, old, 'status');
+    keepStoredField(o, old, 'status');
     bumpGeneration(o, old);
   },
   validate: validateSpec,
@@ -342,7 +334,7 @@ export const featureStrategy: Strategy = {
   subresources: {
     status: {
       merge: (incoming) => incoming,
-      prepareForUpdate: (o, old) => keepStored(o, old, 'spec'),
+      prepareForUpdate: (o, old) => keepStoredField(o, old, 'spec'),
       validateUpdate: (o) => validateStatus(o),
     },
     uses: usesSubresource,
