@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createCertificateAuthority, issueCertificate } from '../../src/server/certs.js';
 import { adminCredentials, RawClient } from '../support/https.js';
-import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
+import { kubectlSession, writeTokenKubeconfig, type KubectlSession } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot, run, tools, ensureTools } from '../support/tools.js';
 
@@ -99,24 +99,6 @@ function webhookKubeconfig(url: string, caPem: string): string {
   ].join('\n');
 }
 
-function userKubeconfig(server: TestServer, user: keyof typeof USERS): string {
-  return [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: kplane',
-    `  cluster: {server: "${server.url}", certificate-authority: "${join(server.dataDir, 'pki', 'ca.crt')}"}`,
-    'users:',
-    `- name: ${user}`,
-    `  user: {token: ${USERS[user].token}}`,
-    'contexts:',
-    `- name: ${user}`,
-    `  context: {cluster: kplane, user: ${user}}`,
-    `current-context: ${user}`,
-    '',
-  ].join('\n');
-}
-
 describe('--authorization-mode Webhook,RBAC with kubectl 1.33', () => {
   let hook: TestWebhook;
   let server: TestServer;
@@ -150,9 +132,7 @@ describe('--authorization-mode Webhook,RBAC with kubectl 1.33', () => {
     });
     admin = kubectlSession(tools.kubectl, server.kubeconfig, dir);
     for (const u of Object.keys(USERS) as (keyof typeof USERS)[]) {
-      const path = join(dir, `${u}.kubeconfig`);
-      await writeFile(path, userKubeconfig(server, u));
-      as[u] = kubectlSession(tools.kubectl, path, join(dir, u));
+      as[u] = kubectlSession(tools.kubectl, await writeTokenKubeconfig(dir, server, u, USERS[u].token), join(dir, u));
     }
     for (const ns of ['team-a', 'team-b', 'team-c']) await admin.ok(['create', 'namespace', ns]);
     await admin.ok(['create', 'configmap', 'cm1', '-n', 'team-a', '--from-literal=k=v']);
