@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createCertificateAuthority, issueCertificate } from '../../src/server/certs.js';
 import { adminCredentials, RawClient } from '../support/https.js';
+import { kplaneProcesses } from '../support/kplane-process.js';
 import { kubectlSession, writeTokenKubeconfig, type KubectlSession } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot, run, tools, ensureTools } from '../support/tools.js';
@@ -260,6 +261,31 @@ describe('kplane serve refuses a bad webhook configuration, naming the file and 
       r.stderr.trim(),
       'kplane: --authorization-webhook-version: unsupported webhook authorizer version "v2", supported versions are "v1", "v1beta1"',
     );
+  });
+
+  it('a good file: kplane serve starts with the Webhook mode', async () => {
+    const config = join(dir, 'good.kubeconfig');
+    await writeFile(config, webhookKubeconfig('https://127.0.0.1:1/authorize', createCertificateAuthority().certPem));
+    const procs = kplaneProcesses({ startTimeoutMs: 60_000 });
+    try {
+      const p = await procs.start(
+        [
+          'serve',
+          '--data-dir',
+          join(dir, 'good-data'),
+          '--secure-port',
+          '0',
+          '--authorization-mode',
+          'Webhook,RBAC',
+          '--authorization-webhook-config-file',
+          config,
+        ],
+        /^kplane is serving on https:\/\/\S+/m,
+      );
+      assert.match(p.firstLine, /^kplane is serving on https:/);
+    } finally {
+      procs.killAll();
+    }
   });
 
   it('a missing file and a cluster without a server', async () => {
