@@ -16,6 +16,7 @@ import { defaultControllers } from '../../src/controllers/index.js';
 import { readAuditEvents } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
+import { repoRoot, run } from '../support/tools.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
@@ -267,5 +268,36 @@ describe('kplane controller-manager --use-service-account-credentials (RBAC)', {
           (l) => l.includes('Reconciler error') && l.includes(`cannot create resource \\"serviceaccounts\\" in API group \\"\\" in the namespace \\"no-sa\\"`),
         ),
     );
+  });
+});
+
+describe('kplane controller-manager --use-service-account-credentials=<bool>', () => {
+  it("reads the value as Go's strconv.ParseBool, with pflag's error for anything else", async () => {
+    const cm = (value: string) =>
+      run(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(repoRoot, 'src/cli/main.ts'),
+          'controller-manager',
+          '--kubeconfig',
+          '/nonexistent/kubeconfig',
+          `--use-service-account-credentials=${value}`,
+        ],
+        {
+          timeoutMs: 60_000,
+        },
+      );
+    for (const bad of ['maybe', 'TrUe', 'yes']) {
+      const r = await cm(bad);
+      assert.notEqual(r.code, 0);
+      assert.equal(
+        r.stderr.trim(),
+        `kplane: invalid argument "${bad}" for "--use-service-account-credentials" flag: strconv.ParseBool: parsing "${bad}": invalid syntax`,
+      );
+    }
+    // Accepted values get as far as reading the kubeconfig.
+    for (const good of ['True', 'f']) assert.match((await cm(good)).stderr, /no such file or directory/);
   });
 });
