@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { readFileSync } from 'node:fs';
 import { parsePrivateKeyPEM } from '../auth/serviceaccount/keys.js';
+import { goQuote, NumError, parseGoBool } from '../golang/strconv.js';
 import { signToken } from '../auth/serviceaccount/token.js';
 import { createHttpsClient, loadKubeconfig } from '../client/https.js';
 import { defaultControllers, runControllers, serviceAccountClients } from '../controllers/index.js';
@@ -50,10 +51,9 @@ function normalizeBoolFlags(argv: string[], names: readonly string[]): string[] 
   for (const a of argv) {
     const m = /^--([^=]+)=(.*)$/.exec(a);
     if (m && names.includes(m[1]!)) {
-      const v = m[2]!.toLowerCase();
-      if (v === 'true' || v === '1' || v === 't') out.push(`--${m[1]}`);
-      else if (v !== 'false' && v !== '0' && v !== 'f')
-        throw new Error(`invalid argument "${m[2]}" for "--${m[1]}" flag: strconv.ParseBool: parsing "${m[2]}": invalid syntax`);
+      const b = parseGoBool(m[2]!);
+      if (b instanceof NumError) throw new Error(`invalid argument ${goQuote(m[2]!)} for "--${m[1]}" flag: ${b.message}`);
+      if (b) out.push(`--${m[1]}`);
       continue;
     }
     out.push(a);

@@ -8,7 +8,7 @@ import { loadTokenFile } from '../server/filters/authentication.js';
 import { loadClientCA } from '../auth/authn/client-ca.js';
 import { loadAuthenticationConfiguration, type AuthenticationConfiguration } from '../auth/authn/jwt-config.js';
 import { parseGoDuration } from '../golang/time.js';
-import { loadWebhookKubeconfig } from '../auth/authz-webhook/kubeconfig.js';
+import { loadWebhookKubeconfig, type WebhookConnection } from '../auth/authz-webhook/kubeconfig.js';
 import type { Logger } from '../golang/klog.js';
 import { type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
 import type { AuditLogFormat, AuditLogMode } from '../server/audit/index.js';
@@ -272,21 +272,24 @@ async function serve(argv: string[]): Promise<void> {
     // A negative TTL caches nothing, as a zero one (the entry is expired when added).
     return Math.max(0, Number(d.ns) / 1e6);
   };
+  // The file is read once, here: a broken one is a usage error naming the file and the field, and
+  // the control plane gets the checked connection rather than reading the file again.
+  const webhookConnection = (file: string): WebhookConnection => {
+    try {
+      return loadWebhookKubeconfig(file);
+    } catch (e) {
+      return fail((e as Error).message);
+    }
+  };
   const authorizationWebhook = webhookConfigFile
     ? {
-        configFile: webhookConfigFile,
         version: webhookVersion,
         authorizedTTLMs: ttlMs('authorization-webhook-cache-authorized-ttl'),
         unauthorizedTTLMs: ttlMs('authorization-webhook-cache-unauthorized-ttl'),
+        // Last: a bad TTL flag is reported before a bad file, as when the file was checked after.
+        connection: webhookConnection(webhookConfigFile),
       }
     : undefined;
-  if (authorizationWebhook) {
-    try {
-      loadWebhookKubeconfig(authorizationWebhook.configFile);
-    } catch (e) {
-      fail((e as Error).message);
-    }
-  }
   const maxBytes = values['max-request-bytes'] ? Number(values['max-request-bytes']) : undefined;
   if (maxBytes !== undefined && !(maxBytes > 0)) fail('--max-request-bytes must be a positive number');
   const inflight = (flag: 'max-requests-inflight' | 'max-mutating-requests-inflight'): number => {

@@ -27,6 +27,11 @@ export function controllerServiceAccountUser(name: string): { name: string; grou
   return { name: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`] };
 }
 
+/** The ServiceAccounts the `controllers` act as, each once. */
+export function controllerServiceAccountNames(controllers: readonly ControllerFactory[]): string[] {
+  return [...new Set(controllers.flatMap((c) => (c.serviceAccountName ? [c.serviceAccountName] : [])))];
+}
+
 /** Gets or creates kube-system (when missing) and each ServiceAccount, as clientbuilder's getOrCreateServiceAccount. */
 export async function ensureControllerServiceAccounts(client: KubeClient, names: readonly string[]): Promise<void> {
   const ns = CONTROLLER_SERVICE_ACCOUNT_NAMESPACE;
@@ -86,7 +91,7 @@ export async function serviceAccountClients(opts: ServiceAccountClientsOptions):
   const root = opts.root;
   const log = opts.log ?? (() => {});
   const expirationSeconds = opts.expirationSeconds ?? TOKEN_EXPIRATION_SECONDS;
-  const names = [...new Set(opts.controllers.flatMap((c) => (c.serviceAccountName ? [c.serviceAccountName] : [])))];
+  const names = controllerServiceAccountNames(opts.controllers);
   await ensureControllerServiceAccounts(root, names);
   const { certPem: _cert, keyPem: _key, token: _token, ...anonymous } = opts.config;
   const tokens = new Map<string, string>();

@@ -22,7 +22,13 @@ export { serviceAccountController, serviceAccountTokenController } from './servi
 export { resourceQuotaController, ResourceQuotaController } from './resourcequota/index.js';
 export type { ResourceQuotaControllerOptions } from './resourcequota/index.js';
 export { controllerFactory } from './types.js';
-export { CONTROLLER_SERVICE_ACCOUNT_NAMESPACE, controllerServiceAccountUser, ensureControllerServiceAccounts, serviceAccountClients } from './credentials.js';
+export {
+  CONTROLLER_SERVICE_ACCOUNT_NAMESPACE,
+  controllerServiceAccountNames,
+  controllerServiceAccountUser,
+  ensureControllerServiceAccounts,
+  serviceAccountClients,
+} from './credentials.js';
 export type { ServiceAccountClients, ServiceAccountClientsOptions } from './credentials.js';
 export { featureReporter, stabilityOf } from './featurereporter.js';
 export type { FeatureReporter, FeatureReporterOptions } from './featurereporter.js';

@@ -56,7 +56,13 @@ import { EncryptionConfigReloader, readConfigContent } from '../storage/value/re
 import { KeyTransformers, transformStorage, type StoredResource } from '../storage/value/transforming-storage.js';
 import { createLoopbackClient } from '../client/loopback.js';
 import type { KubeClient } from '../client/types.js';
-import { controllerServiceAccountUser, ensureControllerServiceAccounts, runControllers, type RunningControllers } from '../controllers/index.js';
+import {
+  controllerServiceAccountNames,
+  controllerServiceAccountUser,
+  ensureControllerServiceAccounts,
+  runControllers,
+  type RunningControllers,
+} from '../controllers/index.js';
 import type { ControllerFactory } from '../controllers/types.js';
 import type { ManagerLeaderElection } from '../controllers/runtime/manager.js';
 import { StatusError } from '../apimachinery/errors.js';
@@ -752,7 +758,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         const root = loopbackAs({ name: KUBE_CONTROLLER_MANAGER_USER, groups: [] });
         const perController = new Map<string, KubeClient>();
         if (opts.useServiceAccountCredentials ?? true) {
-          const names = [...new Set(opts.controllers.flatMap((c) => (c.serviceAccountName ? [c.serviceAccountName] : [])))];
+          const names = controllerServiceAccountNames(opts.controllers);
           await ensureControllerServiceAccounts(serverClient, names);
           for (const n of names) perController.set(n, loopbackAs(controllerServiceAccountUser(n)));
         }

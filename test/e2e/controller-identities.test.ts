@@ -5,7 +5,6 @@
 // work, the audit log names the controllers' users, and a permission taken from a controller's role
 // turns its request into a 403 that the controller logs (which could not happen as system:masters).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +13,10 @@ import { createHttpsClient } from '../../src/client/https.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import type { KubeClient } from '../../src/client/types.js';
 import { defaultControllers } from '../../src/controllers/index.js';
+import { readAuditEvents } from '../support/audit.js';
 import { eventually } from '../support/eventually.js';
 import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
+import { repoRoot, run } from '../support/tools.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
@@ -31,6 +32,15 @@ interface AuditEvent {
   responseStatus?: { code?: number };
 }
 
+/** The ServiceAccounts in kube-system the in-process controllers act as. */
+const CONTROLLER_SERVICE_ACCOUNTS = [
+  'namespace-controller',
+  'generic-garbage-collector',
+  'service-account-controller',
+  'root-ca-cert-publisher',
+  'clusterrole-aggregation-controller',
+];
+
 const sa = (name: string): string => `system:serviceaccount:kube-system:${name}`;
 
 describe('in-process controllers under their own identities (RBAC)', { timeout: 120_000, concurrency: false }, () => {
@@ -39,12 +49,7 @@ describe('in-process controllers under their own identities (RBAC)', { timeout: 
   let auditPath: string;
   let admin: KubeClient;
   const logs: string[] = [];
-  const events = (): AuditEvent[] =>
-    readFileSync(auditPath, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as AuditEvent)
-      .filter((e) => e.stage === 'ResponseComplete');
+  const events = (): AuditEvent[] => readAuditEvents<AuditEvent>(auditPath, 'ResponseComplete');
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kplane-ctrl-ident-'));
@@ -85,13 +90,7 @@ describe('in-process controllers under their own identities (RBAC)', { timeout: 
   });
 
   it('the controllers ServiceAccounts exist in kube-system', async () => {
-    for (const name of [
-      'namespace-controller',
-      'generic-garbage-collector',
-      'service-account-controller',
-      'root-ca-cert-publisher',
-      'clusterrole-aggregation-controller',
-    ]) {
+    for (const name of CONTROLLER_SERVICE_ACCOUNTS) {
       await admin.get(SERVICE_ACCOUNTS, 'kube-system', name);
     }
   });
@@ -183,12 +182,7 @@ describe('kplane controller-manager --use-service-account-credentials (RBAC)', {
   let auditPath: string;
   let admin: KubeClient;
   let cm: KplaneProcess;
-  const events = (): AuditEvent[] =>
-    readFileSync(auditPath, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as AuditEvent)
-      .filter((e) => e.stage === 'ResponseComplete');
+  const events = (): AuditEvent[] => readAuditEvents<AuditEvent>(auditPath, 'ResponseComplete');
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kplane-cm-ident-'));
@@ -215,13 +209,7 @@ describe('kplane controller-manager --use-service-account-credentials (RBAC)', {
 
   it('each controller acts with a TokenRequest token of its ServiceAccount; GC and namespace deletion work', async () => {
     assert.match(cm.firstLine, /each as its own ServiceAccount/);
-    for (const name of [
-      'namespace-controller',
-      'generic-garbage-collector',
-      'service-account-controller',
-      'root-ca-cert-publisher',
-      'clusterrole-aggregation-controller',
-    ]) {
+    for (const name of CONTROLLER_SERVICE_ACCOUNTS) {
       await admin.get(SERVICE_ACCOUNTS, 'kube-system', name);
     }
     await admin.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } });
@@ -261,13 +249,7 @@ describe('kplane controller-manager --use-service-account-credentials (RBAC)', {
     assert.ok(seen);
     // The tokens came from TokenRequest, asked for with the kubeconfig's (system:masters) credentials.
     const minted = events().filter((e) => e.verb === 'create' && e.objectRef?.resource === 'serviceaccounts' && e.objectRef?.subresource === 'token');
-    assert.deepEqual([...new Set(minted.map((e) => e.objectRef?.name))].sort(), [
-      'clusterrole-aggregation-controller',
-      'generic-garbage-collector',
-      'namespace-controller',
-      'root-ca-cert-publisher',
-      'service-account-controller',
-    ]);
+    assert.deepEqual([...new Set(minted.map((e) => e.objectRef?.name))].sort(), [...CONTROLLER_SERVICE_ACCOUNTS].sort());
   });
 
   it('a permission taken from a controller role makes its request a 403 in the controller-manager log', async () => {
@@ -286,5 +268,36 @@ describe('kplane controller-manager --use-service-account-credentials (RBAC)', {
           (l) => l.includes('Reconciler error') && l.includes(`cannot create resource \\"serviceaccounts\\" in API group \\"\\" in the namespace \\"no-sa\\"`),
         ),
     );
+  });
+});
+
+describe('kplane controller-manager --use-service-account-credentials=<bool>', () => {
+  it("reads the value as Go's strconv.ParseBool, with pflag's error for anything else", async () => {
+    const cm = (value: string) =>
+      run(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(repoRoot, 'src/cli/main.ts'),
+          'controller-manager',
+          '--kubeconfig',
+          '/nonexistent/kubeconfig',
+          `--use-service-account-credentials=${value}`,
+        ],
+        {
+          timeoutMs: 60_000,
+        },
+      );
+    for (const bad of ['maybe', 'TrUe', 'yes']) {
+      const r = await cm(bad);
+      assert.notEqual(r.code, 0);
+      assert.equal(
+        r.stderr.trim(),
+        `kplane: invalid argument "${bad}" for "--use-service-account-credentials" flag: strconv.ParseBool: parsing "${bad}": invalid syntax`,
+      );
+    }
+    // Accepted values get as far as reading the kubeconfig.
+    for (const good of ['True', 'f']) assert.match((await cm(good)).stderr, /no such file or directory/);
   });
 });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { clusterRoleAggregation } from '../../src/controllers/index.js';
 import { eventually } from '../support/eventually.js';
-import { KUBECTLS, kubectlSession, type KubectlSession } from '../support/kubectl.js';
+import { KUBECTLS, kubectlSession, writeTokenKubeconfig, type KubectlSession } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools } from '../support/tools.js';
 
@@ -22,28 +22,8 @@ const USERS = {
   bob: { token: 'bob-token', groups: [] as string[] },
 };
 
-async function userKubeconfig(dir: string, server: TestServer, user: keyof typeof USERS): Promise<string> {
-  const path = join(dir, `${user}.kubeconfig`);
-  await writeFile(
-    path,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      `- name: kplane`,
-      `  cluster: {server: "${server.url}", certificate-authority: "${join(server.dataDir, 'pki', 'ca.crt')}"}`,
-      'users:',
-      `- name: ${user}`,
-      `  user: {token: ${USERS[user].token}}`,
-      'contexts:',
-      `- name: ${user}`,
-      `  context: {cluster: kplane, user: ${user}}`,
-      `current-context: ${user}`,
-      '',
-    ].join('\n'),
-  );
-  return path;
-}
+const userKubeconfig = (dir: string, server: TestServer, user: keyof typeof USERS): Promise<string> =>
+  writeTokenKubeconfig(dir, server, user, USERS[user].token);
 
 for (const { name, bin } of KUBECTLS) {
   describe(`RBAC with kubectl ${name}`, () => {

@@ -42,6 +42,33 @@ export function kubectlSession(bin: string, kubeconfig: string, dir: string, tim
   };
 }
 
+/**
+ * Writes `<dir>/<user>.kubeconfig`: the test server (trusting its CA) as `user` with a bearer
+ * `token` (a `tokens` entry of the server), and returns its path.
+ */
+export async function writeTokenKubeconfig(dir: string, server: Pick<TestServer, 'url' | 'dataDir'>, user: string, token: string): Promise<string> {
+  const path = join(dir, `${user}.kubeconfig`);
+  await writeFile(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: kplane',
+      `  cluster: {server: "${server.url}", certificate-authority: "${join(server.dataDir, 'pki', 'ca.crt')}"}`,
+      'users:',
+      `- name: ${user}`,
+      `  user: {token: ${token}}`,
+      'contexts:',
+      `- name: ${user}`,
+      `  context: {cluster: kplane, user: ${user}}`,
+      `current-context: ${user}`,
+      '',
+    ].join('\n'),
+  );
+  return path;
+}
+
 export interface KubectlServer extends Pick<KubectlSession, 'k' | 'ok' | 'file'> {
   readonly server: TestServer;
   /** Raw HTTPS as the admin, for what kubectl does not expose. */

@@ -6,6 +6,7 @@
 // Static tokens and cache hits are answered synchronously: the request path stays free of a
 // promise for the admin's and the loopback client's tokens.
 import { createHash } from 'node:crypto';
+import { LRUExpireCache } from '../lru-expire-cache.js';
 import type { TokenAuthenticator, TokenOutcome, UserInfo } from '../types.js';
 
 /** What the union answers: the user, or why nobody took the token (an error text as upstream's). */
@@ -28,23 +29,19 @@ export const INVALID_BEARER_TOKEN = 'invalid bearer token';
 
 const CACHE_MAX_ENTRIES = 4096;
 
-interface CacheEntry {
-  readonly result: TokenResult & { kind: 'user' };
-  readonly until: number;
-}
+type CachedUser = TokenResult & { kind: 'user' };
 
 export class TokenUnion {
   private readonly tokens: ReadonlyMap<string, UserInfo>;
   private readonly authenticators: readonly TokenAuthenticator[];
   private readonly ttlMs: number;
-  private readonly now: () => number;
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache: LRUExpireCache<CachedUser>;
 
   constructor(opts: TokenUnionOptions = {}) {
     this.tokens = opts.tokens ?? new Map();
     this.authenticators = opts.tokenAuthenticators ?? [];
     this.ttlMs = opts.successCacheTtlMs ?? 10_000;
-    this.now = opts.now ?? Date.now;
+    this.cache = new LRUExpireCache(CACHE_MAX_ENTRIES, opts.now);
   }
 
   /** Whether anything but static tokens may answer (a TokenReview then has something to ask). */
@@ -64,10 +61,7 @@ export class TokenUnion {
     const key = this.ttlMs > 0 ? cacheKey(token, audiences) : '';
     if (key !== '') {
       const hit = this.cache.get(key);
-      if (hit !== undefined) {
-        if (hit.until > this.now()) return { ...hit.result, user: copyUser(hit.result.user) };
-        this.cache.delete(key);
-      }
+      if (hit !== undefined) return { ...hit, user: copyUser(hit.user) };
     }
     return this.ask(token, audiences, key);
   }
@@ -84,7 +78,7 @@ export class TokenUnion {
       }
       if (outcome.kind === 'user') {
         const result = { kind: 'user' as const, user: outcome.user, ...(outcome.audiences ? { audiences: outcome.audiences } : {}) };
-        if (key !== '') this.remember(key, result);
+        if (key !== '') this.cache.add(key, result, this.ttlMs);
         return { ...result, user: copyUser(result.user) };
       }
       if (outcome.kind === 'rejected') errors.push(outcome.reason);
@@ -92,15 +86,6 @@ export class TokenUnion {
     // utilerrors.NewAggregate: one error is itself, several are `[a, b]`.
     const reason = errors.length === 0 ? INVALID_BEARER_TOKEN : errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
     return { kind: 'rejected', reason, error: true };
-  }
-
-  private remember(key: string, result: TokenResult & { kind: 'user' }): void {
-    if (this.cache.size >= CACHE_MAX_ENTRIES) {
-      // Oldest first (a Map iterates in insertion order).
-      const oldest = this.cache.keys().next();
-      if (!oldest.done) this.cache.delete(oldest.value);
-    }
-    this.cache.set(key, { result, until: this.now() + this.ttlMs });
   }
 }
 

@@ -9,7 +9,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import type { UserInfo } from '../../admission/index.js';
 import type { AuthorizationAttributes, AuthorizationResult, Authorizer, RuleResolver } from '../authorizer.js';
-import { LRUExpireCache } from './lru-expire-cache.js';
+import { LRUExpireCache } from '../lru-expire-cache.js';
 import type { WebhookConnection } from './kubeconfig.js';
 
 /** --authorization-webhook-version: the SubjectAccessReview version sent and expected. */

@@ -300,7 +300,7 @@ export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
     clusterRoleBinding('system:discovery', 'system:discovery', [group('system:authenticated')]),
     clusterRoleBinding('system:basic-user', 'system:basic-user', [group('system:authenticated')]),
     // The controller-manager reports the gates it reads; a third party binds its own ServiceAccount.
-    clusterRoleBinding(FEATURE_REPORTER, FEATURE_REPORTER, [{ kind: 'User', apiGroup: RBAC_GROUP, name: 'system:kube-controller-manager' }]),
+    clusterRoleBinding(FEATURE_REPORTER, FEATURE_REPORTER, [user(KUBE_CONTROLLER_MANAGER_USER)]),
     clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
     clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [user(KUBE_CONTROLLER_MANAGER_USER)]),
     ...CONTROLLER_ROLES.map((r) => clusterRoleBinding(`system:controller:${r.name}`, `system:controller:${r.name}`, [serviceAccount('kube-system', r.name)])),
