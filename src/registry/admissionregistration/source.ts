@@ -45,8 +45,8 @@ export class WebhookConfigurationCache implements WebhookSource {
 
   private rebuild(): void {
     const old = this.compiled;
-    this.compiled = compileConfigurations([...this.items.values()]);
-    releaseWebhooks(old);
+    this.compiled = compileConfigurations([...this.items.values()], old);
+    releaseWebhooks(old, this.compiled);
   }
 
   private async watchLoop(store: GenericStore, fromRV: string): Promise<void> {
