@@ -19,10 +19,8 @@ export const LAST_PLUGINS: readonly string[] = [
 
 /** Where `p` goes among `members`: after its own kind (join order), before any plugin that must run after it. */
 function insertionIndex(members: readonly AdmissionPlugin[], p: AdmissionPlugin): number {
-  const rank = (q: AdmissionPlugin): number => {
-    const i = LAST_PLUGINS.indexOf(q.name);
-    return i < 0 ? -1 : i;
-  };
+  // -1 for every plugin that is not one of LAST_PLUGINS: they keep join order, before those.
+  const rank = (q: AdmissionPlugin): number => LAST_PLUGINS.indexOf(q.name);
   const r = rank(p);
   let at = members.length;
   while (at > 0 && rank(members[at - 1]!) > r) at--;

@@ -139,10 +139,6 @@ export function features(): ApiModule {
 
 export { apiextensions };
 
-/**
- * admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration and MutatingWebhookConfiguration.
- * Only cluster-admin manages them (upstream's bootstrap roles do not aggregate them into admin/edit).
- */
 /** apiserver_admission_webhook_admission_duration_seconds, as upstream's admission metrics. */
 function webhookDurationMetric(registry: Registry | undefined): WebhookObserver | undefined {
   if (!registry) return undefined;
@@ -156,6 +152,10 @@ function webhookDurationMetric(registry: Registry | undefined): WebhookObserver 
   return (name, type, operation, rejected, seconds) => h.observe({ name, type, operation, rejected: String(rejected) }, seconds);
 }
 
+/**
+ * admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration and MutatingWebhookConfiguration.
+ * Only cluster-admin manages them (upstream's bootstrap roles do not aggregate them into admin/edit).
+ */
 export function admissionRegistration(): ApiModule {
   let mutating: WebhookConfigurationCache | undefined;
   let validating: WebhookConfigurationCache | undefined;

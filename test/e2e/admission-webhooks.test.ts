@@ -263,13 +263,22 @@ for (const kubectl of KUBECTLS)
     });
 
     it('webhooks are never called for webhook configurations', async () => {
-      const yaml = configYaml('Validating', 'deny-config', [{ name: 'deny.kplane.test', url: `${hooks.url}/deny-all`, caBundle, label: 'unused' }]).replace(
-        'apiGroups: [""]\n    apiVersions: [v1]\n    resources: [configmaps]\n  objectSelector:\n    matchLabels: {hook: unused}',
-        'apiGroups: ["admissionregistration.k8s.io"]\n    apiVersions: ["*"]\n    resources: ["*"]',
-      );
-      await ks.ok(['apply', '-f', await ks.file('deny-config.yaml', yaml)]);
+      // The webhook selects its own configuration (labelled like the ConfigMaps it is called for) by a
+      // second rule; install() waits until it is in effect, so the writes below would reach it if
+      // configurations were not exempt.
+      const yaml = configYaml('Validating', 'deny-config', [{ name: 'deny.kplane.test', url: `${hooks.url}/deny-all`, caBundle, label: 'deny-config' }])
+        .replace('  name: deny-config\n', '  name: deny-config\n  labels: {hook: deny-config}\n')
+        .replace(
+          '    resources: [configmaps]\n',
+          '    resources: [configmaps]\n  - operations: ["*"]\n    apiGroups: ["admissionregistration.k8s.io"]\n    apiVersions: ["*"]\n    resources: ["*"]\n',
+        );
+      await install(yaml, 'deny-config');
       await ks.ok(['label', 'validatingwebhookconfiguration', 'deny-config', 'changed=yes']);
       await ks.ok(['delete', 'validatingwebhookconfiguration', 'deny-config']);
+      assert.ok(
+        hooks.seen.some((r) => r.request.object?.metadata?.labels?.hook === 'deny-config'),
+        'the webhook was in effect',
+      );
       assert.ok(!hooks.seen.some((r) => r.request.resource.group === 'admissionregistration.k8s.io'));
     });
 

@@ -8,21 +8,47 @@ export class CallError extends Error {
   override readonly name = 'CallError';
 }
 
-export interface WebhookEndpoint {
+/** Where a webhook is called: its URL and one keep-alive agent, shared by the webhooks naming the same URL and CA. */
+export class WebhookEndpoint {
   readonly url: URL;
   readonly agent: Agent;
+  private calls = 0;
+  private released = false;
+
+  constructor(rawURL: string, caBundle: string | undefined) {
+    this.url = new URL(rawURL);
+    const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
+    // Keep-alive: a webhook on every create costs one round trip, not a handshake.
+    this.agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
+  }
+
+  /** Closes the connections once the calls under way have ended: a configuration change must not cut them. */
+  release(): void {
+    this.released = true;
+    if (this.calls === 0) this.agent.destroy();
+  }
+
+  /** Counts `call` as under way until it settles. */
+  async track<T>(call: () => Promise<T>): Promise<T> {
+    this.calls++;
+    try {
+      return await call();
+    } finally {
+      if (--this.calls === 0 && this.released) this.agent.destroy();
+    }
+  }
 }
 
 export function newEndpoint(rawURL: string, caBundle: string | undefined): WebhookEndpoint {
-  const url = new URL(rawURL);
-  const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
-  // One keep-alive agent per webhook: a webhook on every create costs one round trip, not a handshake.
-  const agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
-  return { url, agent };
+  return new WebhookEndpoint(rawURL, caBundle);
 }
 
 /** Answers the response body; throws CallError with Go's text for what is not a 2xx answer. */
 export function post(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
+  return ep.track(() => send(ep, body, timeoutSeconds));
+}
+
+function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
   const target = new URL(ep.url);
   target.searchParams.set('timeout', `${timeoutSeconds}s`);
   const shown = `Post ${JSON.stringify(target.toString())}`;

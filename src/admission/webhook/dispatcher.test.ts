@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { StatusError } from '../../apimachinery/errors.js';
 import { createCertificateAuthority, issueCertificate } from '../../server/certs.js';
 import type { AdmissionAttributes } from '../interfaces.js';
-import { compileConfigurations, mutatingWebhookPlugin, validatingWebhookPlugin, type CompiledWebhook } from './dispatcher.js';
+import { compileConfigurations, mutatingWebhookPlugin, releaseWebhooks, validatingWebhookPlugin, type CompiledWebhook } from './dispatcher.js';
 import { ruleMatches } from './rules.js';
 import type { Webhook } from './types.js';
 
@@ -80,7 +80,9 @@ describe('webhook dispatch', () => {
         if (path === '/first') response = labels.first ? { uid, allowed: true } : patch([{ op: 'add', path: '/metadata/labels/first', value: '1' }]);
         if (path === '/second') response = labels.second ? { uid, allowed: true } : patch([{ op: 'add', path: '/metadata/labels/second', value: '1' }]);
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+        const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
+        if (path === '/slow') setTimeout(() => res.end(body), 300);
+        else res.end(body);
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -190,6 +192,31 @@ describe('webhook dispatch', () => {
     await p.admit!(a);
     assert.deepEqual(a.object?.metadata?.labels, { app: 'x', first: '1', second: '1' });
     assert.deepEqual(calls, ['/first', '/second', '/first']);
+  });
+
+  it('a configuration change neither cuts a call under way nor drops the connections of unchanged webhooks', async () => {
+    const slow = hook('slow.example.com', '/slow');
+    let compiled = compileConfigurations([{ metadata: { name: 'c' }, webhooks: [slow] }]);
+    const p = validatingWebhookPlugin({ source: { webhooks: () => compiled }, namespaceLabels: noNamespaces });
+    const call = p.validate!(attrs());
+    await new Promise((r) => setTimeout(r, 100));
+    // Another configuration joins, as the configuration cache rebuilds on any change.
+    const old = compiled;
+    compiled = compileConfigurations(
+      [
+        { metadata: { name: 'c' }, webhooks: [slow] },
+        { metadata: { name: 'd' }, webhooks: [hook('deny.example.com', '/deny')] },
+      ],
+      old,
+    );
+    releaseWebhooks(old, compiled);
+    assert.equal(compiled[0]!.endpoint, old[0]!.endpoint, 'the unchanged webhook keeps its endpoint (and its connections)');
+    // The slow webhook's configuration goes away while its call is under way: the call still ends.
+    const before = compiled;
+    compiled = compileConfigurations([{ metadata: { name: 'd' }, webhooks: [hook('deny.example.com', '/deny')] }], before);
+    releaseWebhooks(before, compiled);
+    await call;
+    releaseWebhooks(compiled);
   });
 
   it('never calls webhooks for webhook configurations', async () => {

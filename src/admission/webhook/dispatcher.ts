@@ -46,8 +46,14 @@ export interface WebhookPluginOptions {
   readonly observe?: WebhookObserver;
 }
 
-/** Builds the compiled form of configurations (sorted by name, as upstream's configuration manager). */
-export function compileConfigurations(configs: readonly WebhookConfiguration[]): CompiledWebhook[] {
+/**
+ * Builds the compiled form of configurations (sorted by name, as upstream's configuration manager).
+ * Webhooks naming the same URL and CA share one endpoint, and keep `previous`'s (as upstream's client
+ * manager caches clients by their config): a change of any configuration keeps the others' connections.
+ */
+export function compileConfigurations(configs: readonly WebhookConfiguration[], previous: readonly CompiledWebhook[] = []): CompiledWebhook[] {
+  const endpoints = new Map<string, WebhookEndpoint>();
+  for (const p of previous) if (p.endpoint) endpoints.set(endpointKey(p.hook), p.endpoint);
   const out: CompiledWebhook[] = [];
   const sorted = [...configs].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
   for (const c of sorted) {
@@ -58,10 +64,15 @@ export function compileConfigurations(configs: readonly WebhookConfiguration[]):
       let endpoint: WebhookEndpoint | undefined;
       let endpointError: string | undefined;
       if (hook.clientConfig?.url) {
-        try {
-          endpoint = newEndpoint(hook.clientConfig.url, hook.clientConfig.caBundle);
-        } catch (e) {
-          endpointError = e instanceof Error ? e.message : String(e);
+        const key = endpointKey(hook);
+        endpoint = endpoints.get(key);
+        if (!endpoint) {
+          try {
+            endpoint = newEndpoint(hook.clientConfig.url, hook.clientConfig.caBundle);
+            endpoints.set(key, endpoint);
+          } catch (e) {
+            endpointError = e instanceof Error ? e.message : String(e);
+          }
         }
       } else endpointError = 'service references are not resolved by this server; use clientConfig.url';
       out.push({
@@ -79,9 +90,12 @@ export function compileConfigurations(configs: readonly WebhookConfiguration[]):
   return out;
 }
 
-/** Closes the connections of webhooks no longer configured. */
-export function releaseWebhooks(hooks: readonly CompiledWebhook[]): void {
-  for (const h of hooks) h.endpoint?.agent.destroy();
+const endpointKey = (hook: Webhook): string => `${hook.clientConfig?.url ?? ''}\n${hook.clientConfig?.caBundle ?? ''}`;
+
+/** Releases the endpoints of `hooks` that `kept` no longer uses (their calls under way still finish). */
+export function releaseWebhooks(hooks: readonly CompiledWebhook[], kept: readonly CompiledWebhook[] = []): void {
+  const inUse = new Set(kept.map((h) => h.endpoint));
+  for (const h of hooks) if (h.endpoint && !inUse.has(h.endpoint)) h.endpoint.release();
 }
 
 /** generic.Webhook.ShouldCallHook without matchConditions: rules, namespace selector, object selector. */

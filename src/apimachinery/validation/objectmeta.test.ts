@@ -8,6 +8,7 @@ import {
   finalizerWarnings,
   prepareObjectMetaForUpdate,
   validateFinalizerName,
+  validateLabelSelector,
   validateObjectMetaCreate,
   validateObjectMetaUpdate,
 } from './objectmeta.js';
@@ -174,4 +175,30 @@ test('dropEmptyObjectMetaFields drops what Go would omit (omitempty) and keeps t
   const full: ObjectMeta = { name: 'y', namespace: 'ns', labels: { k: 'v' }, finalizers: ['f'] };
   dropEmptyObjectMetaFields(full);
   assert.deepEqual(full, { name: 'y', namespace: 'ns', labels: { k: 'v' }, finalizers: ['f'] });
+});
+
+test('validateLabelSelector: operators, values by operator, keys and values as labels', () => {
+  assert.deepEqual(validateLabelSelector({ matchLabels: { app: 'x' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a'] }] }, 's'), []);
+  const issues = validateLabelSelector(
+    {
+      matchLabels: { 'bad key!': 'x' },
+      matchExpressions: [
+        { key: 'a', operator: 'In', values: [] },
+        { key: 'b', operator: 'Exists', values: ['x'] },
+        { key: 'c', operator: 'Near' },
+        { key: 'd', operator: 'NotIn', values: ['not a value!'] },
+      ],
+    },
+    's',
+  );
+  assert.deepEqual(
+    issues.map((i) => [i.type, i.field]),
+    [
+      ['FieldValueInvalid', 's.matchLabels'],
+      ['FieldValueRequired', 's.matchExpressions[0].values'],
+      ['FieldValueForbidden', 's.matchExpressions[1].values'],
+      ['FieldValueInvalid', 's.matchExpressions[2].operator'],
+      ['FieldValueInvalid', 's.matchExpressions[3].values[0]'],
+    ],
+  );
 });

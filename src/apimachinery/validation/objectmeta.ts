@@ -3,6 +3,7 @@
 import { fieldIssue, type FieldIssue } from '../errors.js';
 import { isJsonObject, parseApiVersion } from '../types.js';
 import type { ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../types.js';
+import type { LabelSelectorObject } from '../labels.js';
 import { isQualifiedName, isValidLabelValue, validateNamespaceName, type NameValidator } from './names.js';
 
 export const FIELD_IMMUTABLE_MESSAGE = 'field is immutable';
@@ -64,6 +65,31 @@ export function validateLabels(labels: Record<string, string> | undefined, path:
     }
     for (const m of isValidLabelValue(v)) issues.push(fieldIssue.invalid(path, v, m));
   }
+  return issues;
+}
+
+/** metav1validation.ValidateLabelSelector (invalid label values refused). */
+export function validateLabelSelector(ls: LabelSelectorObject, path: string): FieldIssue[] {
+  const issues: FieldIssue[] = [...validateLabels(ls.matchLabels, `${path}.matchLabels`)];
+  (ls.matchExpressions ?? []).forEach((e, i) => {
+    const p = `${path}.matchExpressions[${i}]`;
+    switch (e.operator) {
+      case 'In':
+      case 'NotIn':
+        if (!e.values?.length) issues.push(fieldIssue.required(`${p}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+        break;
+      case 'Exists':
+      case 'DoesNotExist':
+        if (e.values?.length) issues.push(fieldIssue.forbidden(`${p}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        break;
+      default:
+        issues.push(fieldIssue.invalid(`${p}.operator`, e.operator, 'not a valid selector operator'));
+    }
+    for (const msg of isQualifiedName(e.key ?? '')) issues.push(fieldIssue.invalid(`${p}.key`, e.key ?? '', msg));
+    (e.values ?? []).forEach((v, j) => {
+      for (const msg of isValidLabelValue(v)) issues.push(fieldIssue.invalid(`${p}.values[${j}]`, v, msg));
+    });
+  });
   return issues;
 }
 

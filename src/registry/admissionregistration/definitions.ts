@@ -1,6 +1,6 @@
 // io.k8s.api.admissionregistration.v1: the webhook configurations. Shapes follow upstream's
 // generated OpenAPI; descriptions are our own.
-import type { Definitions } from '../../apimachinery/schema.js';
+import type { Definitions, OpenAPISchema } from '../../apimachinery/schema.js';
 import {
   META,
   apiVersionField,
@@ -19,17 +19,19 @@ import {
 const AR = 'io.k8s.api.admissionregistration.v1.';
 const GV = { group: 'admissionregistration.k8s.io', version: 'v1' };
 const atomic = { 'x-kubernetes-list-type': 'atomic' } as const;
+/** A list of objects keyed by `name` (webhooks, matchConditions). */
+const mapByName: Partial<OpenAPISchema> = {
+  'x-kubernetes-list-map-keys': ['name'],
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-patch-merge-key': 'name',
+  'x-kubernetes-patch-strategy': 'merge',
+};
 
 const common = {
   admissionReviewVersions: stringList('AdmissionReview versions the webhook accepts, in order of preference; kplane sends the first it knows (v1).', atomic),
   clientConfig: ref(AR + 'WebhookClientConfig', 'How to reach the webhook.'),
   failurePolicy: str('What an error calling the webhook does: Fail (default) refuses the request, Ignore lets it through.'),
-  matchConditions: arrayOf(ref(AR + 'MatchCondition', ''), 'CEL conditions that must all hold for the webhook to be called.', {
-    'x-kubernetes-list-map-keys': ['name'],
-    'x-kubernetes-list-type': 'map',
-    'x-kubernetes-patch-merge-key': 'name',
-    'x-kubernetes-patch-strategy': 'merge',
-  }),
+  matchConditions: arrayOf(ref(AR + 'MatchCondition', ''), 'CEL conditions that must all hold for the webhook to be called.', mapByName),
   matchPolicy: str('Exact matches only the rules as written; Equivalent (default) also matches other versions of the same resource.'),
   name: str("The webhook's name, a fully qualified domain name, unique within the configuration."),
   namespaceSelector: ref(META + 'LabelSelector', 'Selects the namespaces (by their labels) whose objects are sent to the webhook; empty: all.'),
@@ -44,12 +46,7 @@ export const admissionRegistrationDefinitions: Definitions = {
     apiVersion: apiVersionField,
     kind: kindField,
     metadata: objectMetaField(),
-    webhooks: arrayOf(ref(AR + 'ValidatingWebhook', ''), 'The webhooks.', {
-      'x-kubernetes-list-map-keys': ['name'],
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-patch-merge-key': 'name',
-      'x-kubernetes-patch-strategy': 'merge',
-    }),
+    webhooks: arrayOf(ref(AR + 'ValidatingWebhook', ''), 'The webhooks.', mapByName),
   }),
   [AR + 'ValidatingWebhookConfigurationList']: listKind(GV, AR + 'ValidatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'The configurations.'),
   [AR + 'MutatingWebhookConfiguration']: kind(
@@ -59,12 +56,7 @@ export const admissionRegistrationDefinitions: Definitions = {
       apiVersion: apiVersionField,
       kind: kindField,
       metadata: objectMetaField(),
-      webhooks: arrayOf(ref(AR + 'MutatingWebhook', ''), 'The webhooks.', {
-        'x-kubernetes-list-map-keys': ['name'],
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-patch-merge-key': 'name',
-        'x-kubernetes-patch-strategy': 'merge',
-      }),
+      webhooks: arrayOf(ref(AR + 'MutatingWebhook', ''), 'The webhooks.', mapByName),
     },
   ),
   [AR + 'MutatingWebhookConfigurationList']: listKind(GV, AR + 'MutatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'The configurations.'),

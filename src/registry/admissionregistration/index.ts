@@ -34,14 +34,13 @@ function strategy(mutating: boolean): Strategy {
     namespaced: false,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
+    // The store applies `defaults` just before prepareForCreate/prepareForUpdate.
     defaults: (o) => defaultWebhooks(o, mutating),
     prepareForCreate(o) {
-      defaultWebhooks(o, mutating);
       o.metadata ??= {};
       o.metadata.generation = 1;
     },
     prepareForUpdate(o, old) {
-      defaultWebhooks(o, mutating);
       o.metadata ??= {};
       const gen = old.metadata?.generation ?? 1;
       o.metadata.generation = isDeepStrictEqual(o.webhooks, old.webhooks) ? gen : gen + 1;

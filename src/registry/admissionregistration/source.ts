@@ -1,6 +1,7 @@
 // The webhook configurations as the admission plugins read them: a list, then a watch of the
 // store (its watch cache), kept compiled in memory, so a request never reads storage for them
 // (upstream's configuration manager over a shared informer). Relists after a broken watch.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { compileConfigurations, releaseWebhooks, type CompiledWebhook, type WebhookSource } from '../../admission/webhook/dispatcher.js';
 import type { WebhookConfiguration } from '../../admission/webhook/types.js';
 import type { GenericStore } from '../store.js';
@@ -45,12 +46,13 @@ export class WebhookConfigurationCache implements WebhookSource {
 
   private rebuild(): void {
     const old = this.compiled;
-    this.compiled = compileConfigurations([...this.items.values()]);
-    releaseWebhooks(old);
+    this.compiled = compileConfigurations([...this.items.values()], old);
+    releaseWebhooks(old, this.compiled);
   }
 
   private async watchLoop(store: GenericStore, fromRV: string): Promise<void> {
     let rv = fromRV;
+    let failures = 0;
     const signal = this.stop.signal;
     while (!signal.aborted) {
       try {
@@ -67,10 +69,15 @@ export class WebhookConfigurationCache implements WebhookSource {
         this.log?.(`webhook configurations: watch ended (${e instanceof Error ? e.message : String(e)}); relisting`);
       }
       if (signal.aborted) return;
-      await new Promise((r) => setTimeout(r, 200));
+      // 200 ms, doubling to 10 s while relisting fails (as the RBAC informer): storage that is down
+      // costs a log line every few seconds, not five a second; close() does not wait for the pause.
+      await sleep(Math.min(200 * 2 ** failures, 10_000), undefined, { signal, ref: false }).catch(() => {});
+      if (signal.aborted) return;
       try {
         rv = await this.relist(store);
+        failures = 0;
       } catch (e) {
+        failures++;
         this.log?.(`webhook configurations: relist failed: ${e instanceof Error ? e.message : String(e)}`);
       }
     }

@@ -1,9 +1,8 @@
 // Validation and defaults of the webhook configurations (pkg/apis/admissionregistration/validation
 // and the v1 defaulters): the texts and field paths are upstream's.
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import type { LabelSelectorObject } from '../../apimachinery/labels.js';
-import { isDNS1035Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from '../../apimachinery/validation/names.js';
-import { validateLabels } from '../../apimachinery/validation/objectmeta.js';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../apimachinery/validation/names.js';
+import { validateLabelSelector } from '../../apimachinery/validation/objectmeta.js';
 import type { Webhook, WebhookConfiguration, WebhookRule } from '../../admission/webhook/types.js';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
@@ -238,31 +237,6 @@ function validateWebhookService(path: string, svc: { namespace?: string; name?: 
       const errs = isDNS1123Subdomain(step);
       if (errs.length) issues.push(fieldIssue.invalid(`${path}.path`, p, `segment[${i}]: ${errs.join(', ')}`));
     }
-  });
-  return issues;
-}
-
-/** metav1validation.ValidateLabelSelector (invalid label values refused). */
-export function validateLabelSelector(ls: LabelSelectorObject, path: string): FieldIssue[] {
-  const issues: FieldIssue[] = [...validateLabels(ls.matchLabels, `${path}.matchLabels`)];
-  (ls.matchExpressions ?? []).forEach((e, i) => {
-    const p = `${path}.matchExpressions[${i}]`;
-    switch (e.operator) {
-      case 'In':
-      case 'NotIn':
-        if (!e.values?.length) issues.push(fieldIssue.required(`${p}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
-        break;
-      case 'Exists':
-      case 'DoesNotExist':
-        if (e.values?.length) issues.push(fieldIssue.forbidden(`${p}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
-        break;
-      default:
-        issues.push(fieldIssue.invalid(`${p}.operator`, e.operator, 'not a valid selector operator'));
-    }
-    for (const msg of isQualifiedName(e.key ?? '')) issues.push(fieldIssue.invalid(`${p}.key`, e.key ?? '', msg));
-    (e.values ?? []).forEach((v, j) => {
-      for (const msg of isValidLabelValue(v)) issues.push(fieldIssue.invalid(`${p}.values[${j}]`, v, msg));
-    });
   });
   return issues;
 }
