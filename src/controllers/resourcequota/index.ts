@@ -175,7 +175,7 @@ export class ResourceQuotaController implements Runnable {
       }
       const gvr = await this.resolve(counted.group, counted.resource, signal);
       if (!gvr) {
-        if (!n.startsWith('count/') && LEGACY_COUNT_RESOURCES[n]) used[n] = '0';
+        if (!n.startsWith('count/') && LEGACY_COUNT_RESOURCES.has(n)) used[n] = '0';
         else {
           unresolved = true;
           if (prev !== undefined) used[n] = prev;
