@@ -47,7 +47,7 @@ import { goTrimSpace } from '../golang/strings.js';
 import { parseTimeError } from '../golang/time.js';
 import { jsonKind, numberValue, unmarshalTypeError, type StructField } from '../golang/json-errors.js';
 import { hasNumberTexts, numberTextAt, type NumberText } from './json.js';
-import { ERR_QUANTITY_FORMAT, parseQuantity } from './quantity.js';
+import { ERR_QUANTITY_FORMAT, parseQuantityError } from './quantity.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
@@ -614,9 +614,4 @@ function quantityError(v: unknown, text: NumberText | undefined): string | undef
   else if (typeof v === 'number' || typeof v === 'bigint') raw = text?.literal ?? numberLiteral(v);
   else return ERR_QUANTITY_FORMAT; // true, false, {...}, [...]
   return parseQuantityError(goTrimSpace(raw));
-}
-
-/** The error of resource.ParseQuantity(str), or undefined. */
-export function parseQuantityError(str: string): string | undefined {
-  return parseQuantity(str).error;
 }

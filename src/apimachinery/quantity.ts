@@ -115,6 +115,12 @@ export function parseQuantity(str: string): { error: string; quantity?: undefine
   return { quantity: quantityOf(parts) };
 }
 
+/** resource.ParseQuantity(str)'s error text, or undefined; the body's decode checks without building the value. */
+export function parseQuantityError(str: string): string | undefined {
+  const parts = scanQuantity(str);
+  return typeof parts === 'string' ? parts : undefined;
+}
+
 interface QuantityParts {
   readonly negative: boolean;
   /** the digits before and after the point, leading zeros stripped from `num` */
