@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import { builtinDefinitions } from '../registry/builtin.js';
 import { apiextensionsDefinitions } from '../apiextensions/definitions.js';
 import { builtinScheme } from '../controlplane/modules.js';
-import { goTypeError as goTypeErrorWith, parseQuantityError } from './gotypes.js';
+import { goTypeError as goTypeErrorWith } from './gotypes.js';
+import { parseQuantityError } from './quantity.js';
 import { parseJson } from './json.js';
 import type { Definitions } from './schema.js';
 

@@ -47,6 +47,7 @@ import { goTrimSpace } from '../golang/strings.js';
 import { parseTimeError } from '../golang/time.js';
 import { jsonKind, numberValue, unmarshalTypeError, type StructField } from '../golang/json-errors.js';
 import { hasNumberTexts, numberTextAt, type NumberText } from './json.js';
+import { ERR_QUANTITY_FORMAT, parseQuantityError } from './quantity.js';
 import type { Definitions, OpenAPISchema } from './schema.js';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
@@ -604,11 +605,6 @@ function decodeBytes(st: State, v: unknown, struct: string | undefined, goType: 
 // resource.Quantity: UnmarshalJSON strips the quotes of a string (without unescaping), trims
 // spaces and calls ParseQuantity.
 
-const ERR_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-const ERR_NUMERIC = 'unable to parse numeric part of quantity';
-const ERR_SUFFIX = "unable to parse quantity's suffix";
-const DEC_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
-const BIN_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 // characters a JSON encoder escapes inside a string (so the raw text Go sees differs)
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
@@ -616,86 +612,6 @@ function quantityError(v: unknown, text: NumberText | undefined): string | undef
   let raw: string;
   if (typeof v === 'string') raw = NEEDS_ESCAPE.test(v) ? JSON.stringify(v).slice(1, -1) : v;
   else if (typeof v === 'number' || typeof v === 'bigint') raw = text?.literal ?? numberLiteral(v);
-  else return ERR_FORMAT_WRONG; // true, false, {...}, [...]
+  else return ERR_QUANTITY_FORMAT; // true, false, {...}, [...]
   return parseQuantityError(goTrimSpace(raw));
-}
-
-const isD = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
-
-/** The error of resource.ParseQuantity(str), or undefined. */
-export function parseQuantityError(str: string): string | undefined {
-  if (str.length === 0) return ERR_FORMAT_WRONG;
-  if (str === '0') return undefined;
-  // parseQuantityString
-  let pos = 0;
-  const end = str.length;
-  if (str[0] === '-' || str[0] === '+') pos++;
-  while (pos < end && str[pos] === '0') pos++;
-  if (pos >= end) return undefined; // all zeros
-  let i = pos;
-  while (i < end && isD(str[i])) i++;
-  let num = str.slice(pos, i);
-  if (i >= end) return checkQuantity(str, num, '', '');
-  pos = i;
-  if (num.length === 0) num = '0';
-  let denom = '';
-  if (str[pos] === '.') {
-    pos++;
-    i = pos;
-    while (i < end && isD(str[i])) i++;
-    denom = str.slice(pos, i);
-    if (i >= end) return checkQuantity(str, num, denom, '');
-    pos = i;
-  }
-  const value = str.slice(0, pos);
-  const suffixStart = pos;
-  i = pos;
-  while (i < end && 'eEinumkKMGTP'.includes(str[i]!)) i++;
-  if (i >= end) return checkQuantity(value, num, denom, str.slice(suffixStart));
-  pos = i;
-  if (str[pos] === '-' || str[pos] === '+') pos++;
-  for (i = pos; i < end; i++) if (!isD(str[i])) return ERR_FORMAT_WRONG;
-  return checkQuantity(value, num, denom, str.slice(suffixStart));
-}
-
-function checkQuantity(value: string, num: string, denom: string, suffix: string): string | undefined {
-  let exponent: number;
-  let binary = false;
-  if (suffix in DEC_SUFFIX) {
-    exponent = DEC_SUFFIX[suffix]!;
-  } else if (suffix in BIN_SUFFIX) {
-    exponent = BIN_SUFFIX[suffix]!;
-    binary = true;
-  } else if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E')) {
-    const rest = suffix.slice(1);
-    if (!/^[+-]?[0-9]+$/.test(rest)) return ERR_SUFFIX;
-    const n = BigInt(rest);
-    if (n < -(2n ** 63n) || n > 2n ** 63n - 1n) return ERR_SUFFIX;
-    exponent = Number(BigInt.asIntN(32, n)); // int32(parsed)
-  } else {
-    return ERR_SUFFIX;
-  }
-  // The int64 fast path (always succeeds when taken); otherwise inf.Dec.SetString(value), which
-  // needs at least one digit.
-  let precision: number;
-  let scale: number;
-  let mantissa = 1n;
-  if (!binary) {
-    scale = exponent;
-    precision = 18 - (num.length + denom.length);
-  } else {
-    scale = 0;
-    if (exponent >= 0 && denom.length === 0) {
-      mantissa = 1n << BigInt(exponent);
-      precision = 15 - num.length - Math.trunc((exponent * 3) / 10) - 1;
-    } else precision = -1;
-  }
-  if (precision >= 0) {
-    scale -= denom.length;
-    if (scale >= -9) {
-      const r = BigInt(num + denom) * mantissa;
-      if (r <= 2n ** 63n - 1n) return undefined;
-    }
-  }
-  return /[0-9]/.test(value) ? undefined : ERR_NUMERIC;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Quantity, canonicalResourceList } from './quantity.js';
+import { Quantity, canonicalResourceList, parseQuantity } from './quantity.js';
 
 const canon = (s: string | number): string => Quantity.parse(s)!.toString();
 
@@ -54,5 +54,24 @@ describe('Quantity', () => {
   it('canonicalResourceList keeps values that do not parse', () => {
     assert.deepEqual(canonicalResourceList({ a: '1000', b: 'x', c: 3 }), { a: '1k', b: 'x', c: '3' });
     assert.equal(canonicalResourceList(['a']), undefined);
+  });
+});
+
+describe('parseQuantity', () => {
+  it("gives Go's error texts and never trims", () => {
+    const FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    assert.equal(parseQuantity('').error, FORMAT);
+    assert.equal(parseQuantity(' 1').error, FORMAT);
+    assert.equal(parseQuantity('1 ').error, FORMAT);
+    assert.equal(parseQuantity('1i').error, "unable to parse quantity's suffix");
+    assert.equal(parseQuantity('1e99999999999999999999').error, "unable to parse quantity's suffix");
+    assert.equal(parseQuantity('.e-10').error, 'unable to parse numeric part of quantity');
+    assert.equal(parseQuantity('1.k').quantity?.toString(), '1k');
+  });
+
+  it('accepts, without a value, what Go reads but kplane cannot hold or refuses', () => {
+    for (const s of ['-', '+', '.', '-.', '1e1001']) assert.deepEqual(parseQuantity(s), { quantity: undefined }, s);
+    assert.equal(parseQuantity('000').quantity?.toString(), '0');
+    assert.equal(parseQuantity('1e1000').quantity!.cmp(Quantity.fromInt(10n ** 1000n)), 0);
   });
 });

@@ -3,31 +3,24 @@
 // shared by the quota admission plugin (registry) and the quota controller (controllers).
 import { isQualifiedName } from './validation/names.js';
 
-/** helper.standardResources (IsStandardResourceName without hugepages). */
-const STANDARD_RESOURCES = new Set([
-  'cpu',
-  'memory',
-  'ephemeral-storage',
-  'requests.cpu',
-  'requests.memory',
-  'requests.ephemeral-storage',
-  'limits.cpu',
-  'limits.memory',
-  'limits.ephemeral-storage',
-  'pods',
+/**
+ * The object-count names that predate `count/` (core's evaluators register them for their kinds):
+ * each counts the core resource of the same name.
+ */
+export const LEGACY_COUNT_RESOURCES: ReadonlySet<string> = new Set([
+  'configmaps',
+  'secrets',
   'resourcequotas',
   'services',
-  'replicationcontrollers',
-  'secrets',
   'persistentvolumeclaims',
-  'configmaps',
-  'services.nodeports',
-  'services.loadbalancers',
-  'storage',
-  'requests.storage',
+  'pods',
+  'replicationcontrollers',
 ]);
 
-/** helper.standardQuotaResources. */
+/** helper.integerResources: the legacy object counts and the two service counts. */
+const INTEGER_RESOURCES = new Set([...LEGACY_COUNT_RESOURCES, 'services.nodeports', 'services.loadbalancers']);
+
+/** helper.standardQuotaResources: compute resources and the integer ones. */
 const STANDARD_QUOTA_RESOURCES = new Set([
   'cpu',
   'memory',
@@ -39,43 +32,11 @@ const STANDARD_QUOTA_RESOURCES = new Set([
   'limits.cpu',
   'limits.memory',
   'limits.ephemeral-storage',
-  'pods',
-  'resourcequotas',
-  'services',
-  'replicationcontrollers',
-  'secrets',
-  'persistentvolumeclaims',
-  'configmaps',
-  'services.nodeports',
-  'services.loadbalancers',
+  ...INTEGER_RESOURCES,
 ]);
 
-/** helper.integerResources. */
-const INTEGER_RESOURCES = new Set([
-  'pods',
-  'resourcequotas',
-  'services',
-  'replicationcontrollers',
-  'secrets',
-  'configmaps',
-  'persistentvolumeclaims',
-  'services.nodeports',
-  'services.loadbalancers',
-]);
-
-/**
- * The object-count names that predate `count/` (core's evaluators register them for their kinds):
- * the core resource each counts.
- */
-export const LEGACY_COUNT_RESOURCES: Readonly<Record<string, string>> = {
-  configmaps: 'configmaps',
-  secrets: 'secrets',
-  resourcequotas: 'resourcequotas',
-  services: 'services',
-  persistentvolumeclaims: 'persistentvolumeclaims',
-  pods: 'pods',
-  replicationcontrollers: 'replicationcontrollers',
-};
+/** helper.standardResources (IsStandardResourceName without hugepages): the quota ones and `storage`. */
+const STANDARD_RESOURCES = new Set([...STANDARD_QUOTA_RESOURCES, 'storage']);
 
 const isHugePages = (name: string): boolean => name.startsWith('hugepages-') || name.startsWith('requests.hugepages-');
 
@@ -105,7 +66,7 @@ export function isIntegerResourceName(name: string): boolean {
 /** The quota names charged one per object of group/resource: `count/<resource>[.<group>]` and a legacy name. */
 export function objectCountNames(group: string, resource: string): string[] {
   const names = [group ? `count/${resource}.${group}` : `count/${resource}`];
-  if (group === '' && LEGACY_COUNT_RESOURCES[resource]) names.push(resource);
+  if (group === '' && LEGACY_COUNT_RESOURCES.has(resource)) names.push(resource);
   return names;
 }
 
@@ -117,8 +78,7 @@ export function countedResource(name: string): { group: string; resource: string
     const dot = gr.indexOf('.');
     return dot < 0 ? { group: '', resource: gr } : { group: gr.slice(dot + 1), resource: gr.slice(0, dot) };
   }
-  const legacy = LEGACY_COUNT_RESOURCES[name];
-  return legacy ? { group: '', resource: legacy } : undefined;
+  return LEGACY_COUNT_RESOURCES.has(name) ? { group: '', resource: name } : undefined;
 }
 
 /** corev1 ResourceQuotaScope values (helper.standardResourceQuotaScopes). */

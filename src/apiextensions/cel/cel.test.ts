@@ -392,6 +392,22 @@ describe('evaluate', () => {
     assert.deepEqual(run(s, { spec: { nums: [1, 2, 3], s: 'Hello, World', u: 'https://example.com:8443/x', q: '1.5Gi' } }), []);
   });
 
+  it('quantity library: parsing without trimming, arithmetic, comparison, integers', () => {
+    const s = specSchema(
+      [
+        { rule: 'isQuantity("1.5Gi") && isQuantity("1e3") && isQuantity(".5") && !isQuantity(" 1") && !isQuantity("1Qi") && !isQuantity("-")' },
+        { rule: 'quantity("1k") == quantity("1000") && quantity("1Ki").compareTo(quantity("1k")) == 1 && quantity("1m").isLessThan(quantity("1"))' },
+        { rule: 'quantity("1").add(quantity("500m")) == quantity("1500m") && quantity("2").sub(1) == quantity("1") && quantity("1").add(2) == quantity("3")' },
+        { rule: 'quantity("2Ki").isInteger() && quantity("2Ki").asInteger() == 2048 && !quantity("1500m").isInteger() && quantity("-3").sign() == -1' },
+        { rule: '[quantity("1m"), quantity("1"), quantity("1k")].isSorted() && ![quantity("1k"), quantity("1")].isSorted()' },
+      ],
+      {},
+    );
+    assert.deepEqual(run(s, { spec: {} }), []);
+    const bad = specSchema([{ rule: 'quantity(self.q).sign() >= 0' }], { q: { type: 'string', maxLength: 20 } });
+    assert.equal(run(bad, { spec: { q: '1 ' } }).length, 1);
+  });
+
   // A backtracking matcher would take 2^40 steps here: the test's timeout is the check.
   it('regular expressions run in linear time (no catastrophic backtracking)', { timeout: 10_000 }, () => {
     const s = specSchema([{ rule: 'self.s.matches("^(a+)+$")' }], { s: { type: 'string', maxLength: 100 } });

@@ -21,6 +21,7 @@
 //   math.ceil ...), base64 encoders (ext encoders), list `distinct()/flatten()/range()/slice()/
 //   sort()/sortBy()` (ext lists v1+), quantity `isLessThan` on ints is covered only via add/sub.
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
+import { ERR_QUANTITY_FORMAT, Quantity, parseQuantity } from '../../apimachinery/quantity.js';
 import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
 import { numbersEqual } from './types.js';
 
@@ -120,7 +121,7 @@ function cmp(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
   if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
-  if (a instanceof Quantity && b instanceof Quantity) return a.compareTo(b);
+  if (a instanceof Quantity && b instanceof Quantity) return a.cmp(b);
   throw evalError('no such overload');
 }
 
@@ -159,57 +160,6 @@ function parseURL(s: string): KubeURL | undefined {
     return new KubeURL(new URL(s), s);
   } catch {
     return undefined;
-  }
-}
-
-// ---------- quantity (k8s.io/apimachinery resource.Quantity) as an exact rational ----------
-
-const BIN: Record<string, bigint> = { Ki: 2n ** 10n, Mi: 2n ** 20n, Gi: 2n ** 30n, Ti: 2n ** 40n, Pi: 2n ** 50n, Ei: 2n ** 60n };
-const DEC: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
-const QTY_RE = /^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?$/;
-
-const gcd = (a: bigint, b: bigint): bigint => {
-  a = a < 0n ? -a : a;
-  b = b < 0n ? -b : b;
-  while (b) [a, b] = [b, a % b];
-  return a || 1n;
-};
-
-export class Quantity {
-  readonly num: bigint;
-  readonly den: bigint;
-  constructor(num: bigint, den: bigint) {
-    const g = gcd(num, den);
-    this.num = num / g;
-    this.den = den / g;
-  }
-  static parse(s: string): Quantity | undefined {
-    const m = QTY_RE.exec(s);
-    if (!m) return undefined;
-    const [, sign, digits, suffix, exp] = m;
-    const [ip, fp = ''] = digits!.split('.');
-    let num = BigInt((ip || '0') + fp);
-    let den = 10n ** BigInt(fp.length);
-    if (sign === '-') num = -num;
-    if (suffix && BIN[suffix]) num *= BIN[suffix];
-    else {
-      const e = exp !== undefined ? Number(exp) : DEC[suffix ?? '']!;
-      if (Math.abs(e) > 1000) return undefined;
-      if (e >= 0) num *= 10n ** BigInt(e);
-      else den *= 10n ** BigInt(-e);
-    }
-    return new Quantity(num, den);
-  }
-  compareTo(o: Quantity): number {
-    const l = this.num * o.den;
-    const r = o.num * this.den;
-    return l < r ? -1 : l > r ? 1 : 0;
-  }
-  add(o: Quantity): Quantity {
-    return new Quantity(this.num * o.den + o.num * this.den, this.den * o.den);
-  }
-  neg(): Quantity {
-    return new Quantity(-this.num, this.den);
   }
 }
 
@@ -367,11 +317,11 @@ export function registerKubeLibraries(env: Environment): void {
   // ----- quantity -----
   fn('quantity(string): Quantity', (s: string) => {
     charge(1);
-    const q = Quantity.parse(s);
-    if (!q) throw evalError("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    const q = parseQuantity(s).quantity;
+    if (!q) throw evalError(ERR_QUANTITY_FORMAT);
     return q;
   });
-  fn('isQuantity(string): bool', (s: string) => (charge(1), Quantity.parse(s) !== undefined));
+  fn('isQuantity(string): bool', (s: string) => (charge(1), parseQuantity(s).quantity !== undefined));
   fn('Quantity.isInteger(): bool', (q: Quantity) => q.den === 1n && q.num <= INT64_MAX && q.num >= INT64_MIN);
   fn('Quantity.asInteger(): int', (q: Quantity) => {
     if (q.den !== 1n || q.num > INT64_MAX || q.num < INT64_MIN) throw evalError('cannot convert value to integer');
@@ -379,14 +329,14 @@ export function registerKubeLibraries(env: Environment): void {
   });
   fn('Quantity.asApproximateFloat(): double', (q: Quantity) => Number(q.num) / Number(q.den));
   fn('Quantity.sign(): int', (q: Quantity) => (q.num > 0n ? 1n : q.num < 0n ? -1n : 0n));
-  fn('Quantity.compareTo(Quantity): int', (a: Quantity, b: Quantity) => BigInt(a.compareTo(b)));
-  fn('Quantity.isGreaterThan(Quantity): bool', (a: Quantity, b: Quantity) => a.compareTo(b) > 0);
-  fn('Quantity.isLessThan(Quantity): bool', (a: Quantity, b: Quantity) => a.compareTo(b) < 0);
+  fn('Quantity.compareTo(Quantity): int', (a: Quantity, b: Quantity) => BigInt(a.cmp(b)));
+  fn('Quantity.isGreaterThan(Quantity): bool', (a: Quantity, b: Quantity) => a.cmp(b) > 0);
+  fn('Quantity.isLessThan(Quantity): bool', (a: Quantity, b: Quantity) => a.cmp(b) < 0);
   fn('Quantity.add(Quantity): Quantity', (a: Quantity, b: Quantity) => a.add(b));
   fn('Quantity.add(int): Quantity', (a: Quantity, b: bigint) => a.add(qty(b)));
   fn('Quantity.sub(Quantity): Quantity', (a: Quantity, b: Quantity) => a.add(b.neg()));
   fn('Quantity.sub(int): Quantity', (a: Quantity, b: bigint) => a.add(qty(b).neg()));
-  env.registerOperator('Quantity == Quantity', (a: Quantity, b: Quantity) => a.compareTo(b) === 0);
+  env.registerOperator('Quantity == Quantity', (a: Quantity, b: Quantity) => a.cmp(b) === 0);
 }
 
 let base: Environment | undefined;

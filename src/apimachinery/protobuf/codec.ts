@@ -212,18 +212,22 @@ function writeOne(w: Writer, f: FieldDesc, v: unknown, depth: number, kinds: Pro
       w.close(s);
       return;
     }
-    case 'quantity': {
+    case 'quantity':
       if (typeof v !== 'string' && typeof v !== 'number') throw wrongType('quantity string', v);
-      w.tag(f.id, WIRE_LEN);
-      const s = w.open();
-      w.tag(1, WIRE_LEN);
-      w.string(String(v));
-      w.close(s);
+      writeQuantity(w, f.id, String(v));
       return;
-    }
     case 'map':
       throw new WireError('map value in a list');
   }
+}
+
+/** A Quantity message (a field, or a map entry's value): its string as field 1. */
+function writeQuantity(w: Writer, id: number, s: string): void {
+  w.tag(id, WIRE_LEN);
+  const q = w.open();
+  w.tag(1, WIRE_LEN);
+  w.string(s);
+  w.close(q);
 }
 
 function toBytes(v: unknown): Uint8Array {
@@ -247,13 +251,8 @@ function writeMap(w: Writer, f: FieldDesc, v: unknown): void {
     w.tag(1, WIRE_LEN);
     w.string(k);
     if (f.mapValue === 'quantity') {
-      // a Quantity message: its canonical string as field 1
       if (typeof val !== 'string' && typeof val !== 'number') throw wrongType('quantity string', val).at(k);
-      w.tag(2, WIRE_LEN);
-      const q = w.open();
-      w.tag(1, WIRE_LEN);
-      w.string(String(val));
-      w.close(q);
+      writeQuantity(w, 2, String(val));
     } else if (bytesValue) {
       // nil []byte (JSON null) is left out of the entry, as gogo does
       if (val !== null) {
@@ -427,7 +426,7 @@ function readMessage(r: Reader, end: number, desc: MessageDesc, vals: Vals, dept
         if (f.repeated) ((vals[f.index] ??= []) as unknown[]).push(into);
         else vals[f.index] = into;
       } else if (f.kind === 'map') {
-        readMapEntry(r, f, vals);
+        readMapEntry(r, f, vals, depth, kinds);
       } else {
         const v = readValue(r, f, depth, kinds);
         if (f.repeated) ((vals[f.index] ??= []) as unknown[]).push(v);
@@ -505,12 +504,8 @@ function readValue(r: Reader, f: FieldDesc, depth: number, kinds: ProtobufKinds)
       if (type === 1) return t[2] ?? '';
       throw new WireError('impossible IntOrString.Type');
     }
-    case 'quantity': {
-      const e = r.lengthEnd();
-      const q = readMessage(r, e, base().quantity, [], depth, kinds);
-      r.pos = e;
-      return q[0] ?? '0';
-    }
+    case 'quantity':
+      return readQuantity(r, depth, kinds);
     default:
       throw new WireError(`unexpected field kind ${f.kind}`);
   }
@@ -534,7 +529,7 @@ function parseJson(raw: Uint8Array, what: string): JsonValue {
   }
 }
 
-function readMapEntry(r: Reader, f: FieldDesc, vals: Vals): void {
+function readMapEntry(r: Reader, f: FieldDesc, vals: Vals, depth: number, kinds: ProtobufKinds): void {
   const e = r.lengthEnd();
   const outerEnd = r.end;
   r.end = e;
@@ -549,7 +544,7 @@ function readMapEntry(r: Reader, f: FieldDesc, vals: Vals): void {
       if (num === 1 || num === 2) {
         if (wire !== WIRE_LEN) throw new WireError(`proto: wrong wireType = ${wire} for field ${num === 1 ? 'key' : 'value'}`);
         if (num === 1) key = r.string();
-        else if (f.mapValue === 'quantity') value = readQuantityString(r);
+        else if (f.mapValue === 'quantity') value = readQuantity(r, depth, kinds);
         else if (f.mapValue === 'bytes') {
           const b = r.bytes();
           value = Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64');
@@ -567,25 +562,11 @@ function readMapEntry(r: Reader, f: FieldDesc, vals: Vals): void {
 }
 
 /** A Quantity message's string (field 1), read from its length-delimited bytes; '0' when absent. */
-function readQuantityString(r: Reader): string {
+function readQuantity(r: Reader, depth: number, kinds: ProtobufKinds): string {
   const e = r.lengthEnd();
-  const outerEnd = r.end;
-  r.end = e;
-  let s = '0';
-  try {
-    while (r.pos < e) {
-      r.varint64();
-      const wire = r.lo & 7;
-      const num = (r.lo >>> 3) | (r.hi << 29) | 0;
-      if (num <= 0) throw new WireError(`proto: illegal tag ${num} (wire type ${wire})`);
-      if (num === 1 && wire === WIRE_LEN) s = r.string();
-      else r.skip(wire);
-    }
-  } finally {
-    r.end = outerEnd;
-    r.pos = e;
-  }
-  return s;
+  const q = readMessage(r, e, base().quantity, [], depth, kinds);
+  r.pos = e;
+  return (q[0] as string | undefined) ?? '0';
 }
 
 function isZeroScalar(v: unknown): boolean {

@@ -13,7 +13,7 @@ import type { Registry } from 'prom-client';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { StatusError } from '../../apimachinery/errors.js';
 import { Quantity } from '../../apimachinery/quantity.js';
-import { countedResource, LEGACY_COUNT_RESOURCES } from '../../apimachinery/quota.js';
+import { countedResource } from '../../apimachinery/quota.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { asLogger } from '../../golang/klog.js';
 import { realClock, sleep, type Clock } from '../runtime/clock.js';
@@ -159,6 +159,8 @@ export class ResourceQuotaController implements Runnable {
     const hard = q.spec?.hard ?? {};
     // Usage already recorded stays for what cannot be counted now (upstream starts from it too).
     const used: Record<string, string> = {};
+    // Objects per group/resource, listed once per sync: `count/configmaps` and `configmaps` count the same.
+    const counts = new Map<string, number>();
     let unresolved = false;
     for (const n of Object.keys(hard)) {
       const prev = q.status?.used?.[n];
@@ -175,7 +177,8 @@ export class ResourceQuotaController implements Runnable {
       }
       const gvr = await this.resolve(counted.group, counted.resource, signal);
       if (!gvr) {
-        if (!n.startsWith('count/') && LEGACY_COUNT_RESOURCES[n]) used[n] = '0';
+        // A legacy name (pods, services, ...) counts a core resource this control plane may not serve.
+        if (!n.startsWith('count/')) used[n] = '0';
         else {
           unresolved = true;
           if (prev !== undefined) used[n] = prev;
@@ -183,8 +186,14 @@ export class ResourceQuotaController implements Runnable {
         continue;
       }
       this.monitor(gvr);
-      const list = await this.client.list(gvr, namespace, { signal });
-      used[n] = String(list.items.length);
+      const id = `${gvr.group}/${gvr.resource}`;
+      let count = counts.get(id);
+      if (count === undefined) {
+        // Metadata only: counting needs no ConfigMap or Secret data.
+        count = (await this.client.list(gvr, namespace, { signal, metadataOnly: true })).items.length;
+        counts.set(id, count);
+      }
+      used[n] = String(count);
     }
     const status = { hard: { ...hard } as Record<string, string>, used };
     const again = unresolved ? { requeueAfterMs: this.opts.discoveryPeriodMs ?? 30_000 } : undefined;

@@ -19,7 +19,7 @@ async function setup(quota: Record<string, unknown>) {
   if (status) await store.update('ns', 'q', (cur) => ({ ...cur!, status }), { subresource: 'status' });
   const plugin = resourceQuotaAdmission(registry);
   const used = async () => ((await store.get('ns', 'q')) as ResourceQuota).status?.used;
-  return { plugin, used };
+  return { plugin, used, registry };
 }
 
 const create = (name: string, extra: Partial<AdmissionAttributes> = {}): AdmissionAttributes => ({
@@ -62,6 +62,13 @@ describe('ResourceQuota admission', () => {
     await plugin.validate!(create('a', { subresource: 'status' }));
     await plugin.validate!(create('a', { resource: { group: '', version: 'v1', resource: 'secrets' } }));
     assert.deepEqual(await used(), { 'count/configmaps': '0' });
+    // Checked: once the quota is full, a dry run is refused as the create would be.
+    await plugin.validate!(create('b'));
+    await assert.rejects(
+      async () => plugin.validate!(create('c', { dryRun: true })),
+      forbidden('configmaps "c" is forbidden: exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1'),
+    );
+    assert.deepEqual(await used(), { 'count/configmaps': '1' });
   });
 
   it('a scoped quota counts nothing kplane serves', async () => {
@@ -79,6 +86,18 @@ describe('ResourceQuota admission', () => {
       status: { hard: { 'count/configmaps': '3' }, used: { 'count/configmaps': '0' } },
     });
     const results = await Promise.allSettled(Array.from({ length: 13 }, async (_, i) => plugin.validate!(create(`c${i}`))));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 3);
+    assert.deepEqual(await used(), { 'count/configmaps': '3' });
+  });
+
+  it('creates racing through two API servers (two plugins, one storage) are admitted exactly up to the limit', async () => {
+    const { plugin, used, registry } = await setup({
+      spec: { hard: { 'count/configmaps': '3' } },
+      status: { hard: { 'count/configmaps': '3' }, used: { 'count/configmaps': '0' } },
+    });
+    // Each plugin serialises only its own requests: the quota's compare-and-swap keeps them apart.
+    const other = resourceQuotaAdmission(registry);
+    const results = await Promise.allSettled(Array.from({ length: 13 }, async (_, i) => (i % 2 ? plugin : other).validate!(create(`c${i}`))));
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 3);
     assert.deepEqual(await used(), { 'count/configmaps': '3' });
   });
