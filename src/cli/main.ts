@@ -1,7 +1,8 @@
 // kplane: the command line. Argument parsing and wiring only; the work is in the library.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createControlPlane, type AuthorizationMode } from '../controlplane/controlplane.js';
+import { createControlPlane, defaultModules, type AuthorizationMode } from '../controlplane/controlplane.js';
+import { optionalModulesFromFlag, optionalModulesUsage } from './optional-modules.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { readFile } from 'node:fs/promises';
 import { loadTokenFile } from '../server/filters/authentication.js';
@@ -79,6 +80,8 @@ kplane serve flags:
   --watch-cache-consistency-check-interval DUR
                             compare each watch cache with storage this often, a Go duration (default 0s: off;
                             kube's period is 5m); a difference fails /readyz (KEP 0001)
+  --modules LIST            comma-separated API modules to serve besides the default ones; known:
+                            ${indent(optionalModulesUsage())}
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
   --use-service-account-credentials=false
                             in-process controllers act as system:kube-controller-manager instead of each as
@@ -179,6 +182,7 @@ async function serve(argv: string[]): Promise<void> {
       'tls-min-version': { type: 'string', default: '' },
       'http2-max-streams-per-connection': { type: 'string', default: '0' },
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
+      modules: { type: 'string', multiple: true },
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
@@ -212,6 +216,8 @@ async function serve(argv: string[]): Promise<void> {
   if ('invalid' in logging) fail(logging.invalid);
   const { logger } = logging;
   const featureGates = featureGatesFromFlags(values['emulated-version'], values['feature-gates'], logger);
+  const optional = optionalModulesFromFlag(values.modules ?? []);
+  if ('error' in optional) fail(optional.error);
   const dataDir = resolve(values['data-dir']);
   // kube-apiserver's flag, kept for SQLite too: kplane's SQLite is compacted as that flag compacts etcd.
   const compaction = parseGoDuration(values['etcd-compaction-interval']);
@@ -366,6 +372,7 @@ async function serve(argv: string[]): Promise<void> {
   const cp = await createControlPlane({
     storage,
     dataDir,
+    ...(optional.modules.length ? { apis: [...defaultModules(), ...optional.modules] } : {}),
     host: values['bind-address'],
     port,
     ...(tokens ? { tokens } : {}),

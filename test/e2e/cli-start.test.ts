@@ -130,3 +130,13 @@ describe('kplane serve --watch-cache-consistency-check-interval', () => {
     await server.exited;
   });
 });
+
+describe('kplane serve --modules', () => {
+  it('refuses a module it does not know before creating the data dir, naming the flag and the known modules', async () => {
+    const dataDir = join(dir, 'modules-bad');
+    const r = await kplane(['serve', '--data-dir', dataDir, '--secure-port', '0', '--modules', 'nosuch']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^kplane: invalid argument "nosuch" for "--modules" flag: unknown module "nosuch" \(known: /);
+    assert.equal(existsSync(dataDir), false);
+  });
+});

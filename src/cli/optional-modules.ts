@@ -1,0 +1,42 @@
+// The API modules `kplane serve --modules` adds to the default set, by name. Each entry is one line,
+// so that modules land independently; the library equivalent is
+// `createControlPlane({ apis: [...defaultModules(), <module>()] })`.
+import type { ApiModule } from '../registry/registry.js';
+
+export interface OptionalModule {
+  /** One line for `kplane serve --help`. */
+  readonly help: string;
+  readonly module: () => ApiModule;
+}
+
+export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {};
+
+/** The modules a `--modules` list names (pflag's StringSlice: repeatable, comma-separated), or the message for an unknown name. */
+export function optionalModulesFromFlag(values: readonly string[]): { modules: ApiModule[] } | { error: string } {
+  const names = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
+  const modules: ApiModule[] = [];
+  const seen = new Set<string>();
+  for (const name of names) {
+    const entry = Object.hasOwn(OPTIONAL_MODULES, name) ? OPTIONAL_MODULES[name] : undefined;
+    if (!entry) {
+      const known = Object.keys(OPTIONAL_MODULES).sort();
+      return {
+        error: `invalid argument ${JSON.stringify(values.join(','))} for "--modules" flag: unknown module ${JSON.stringify(name)} (known: ${known.length ? known.join(', ') : 'none'})`,
+      };
+    }
+    if (seen.has(name)) continue;
+    seen.add(name);
+    modules.push(entry.module());
+  }
+  return { modules };
+}
+
+/** The `--help` lines of the optional modules. */
+export function optionalModulesUsage(): string {
+  const names = Object.keys(OPTIONAL_MODULES).sort();
+  if (!names.length) return 'none are built in yet';
+  return names.map((n) => `${n}: ${OPTIONAL_MODULES[n]!.help}`).join('\n');
+}
