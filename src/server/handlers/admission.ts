@@ -28,8 +28,10 @@ export function admissionAttributes(
     kind: { group: d.group, version: d.version, kind: d.kind },
     namespace: namespace ?? '',
     name,
-    ...(object ? { object } : {}),
-    ...(oldObject ? { oldObject } : {}),
+    // Always present (undefined when absent): one object shape for every request, so the plugins'
+    // property reads stay monomorphic.
+    object,
+    oldObject,
     dryRun,
     userInfo: s.user,
     warnings: s,
