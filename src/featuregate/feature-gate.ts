@@ -114,13 +114,13 @@ export class FeatureGate {
 
   /** Enabled(key): the explicit value, else the default at the emulated version. Throws for an unknown feature. */
   enabled(key: string): boolean {
-    let v = this.cache.get(key);
-    if (v === undefined) {
-      v = this.resolve(key, this.enabledMap, this.emulation);
-      this.cache.set(key, v);
-    }
-    if (!this.queriedSet.has(key)) this.queriedSet.add(key);
-    return v;
+    const v = this.cache.get(key);
+    if (v !== undefined) return v;
+    // A miss only: a cached key was queried (both are emptied together), so a hit is one lookup.
+    const resolved = this.resolve(key, this.enabledMap, this.emulation);
+    this.cache.set(key, resolved);
+    this.queriedSet.add(key);
+    return resolved;
   }
 
   private resolve(key: string, enabled: ReadonlyMap<string, boolean>, v: Version): boolean {
