@@ -200,9 +200,21 @@ export function sourceIPs(req: Request): string[] {
   return ips;
 }
 
+// The addresses met lately, parsed: a client's address repeats on every request of its connection.
+const parsedIPs = new Map<string, string | undefined>();
+
 /** An IP as Go's net.IP.String() writes it (an IPv4-mapped IPv6 address as IPv4), or undefined. */
 function parseIP(s: string): string | undefined {
   if (!s) return undefined;
+  const known = parsedIPs.get(s);
+  if (known !== undefined || parsedIPs.has(s)) return known;
+  const ip = parseIPText(s);
+  if (parsedIPs.size >= 1024) parsedIPs.clear();
+  parsedIPs.set(s, ip);
+  return ip;
+}
+
+function parseIPText(s: string): string | undefined {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(s);
   if (mapped) return mapped[1];
   if (/^\d+\.\d+\.\d+\.\d+$/.test(s)) return s.split('.').every((o) => Number(o) <= 255) ? s.replace(/\b0+(\d)/g, '$1') : undefined;

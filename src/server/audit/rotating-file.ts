@@ -35,6 +35,8 @@ export class RotatingFile {
   private readonly max: number;
   private readonly now: () => Date;
   private milling: Promise<void> = Promise.resolve();
+  /** Where a string is encoded before it is written (writes are synchronous, so one buffer serves all). */
+  private readonly scratch = Buffer.allocUnsafe(64 * 1024);
 
   constructor(private readonly o: RotatingFileOptions) {
     this.max = (o.maxSizeMB && o.maxSizeMB > 0 ? o.maxSizeMB : DEFAULT_MAX_SIZE_MB) * MEGABYTE;
@@ -43,7 +45,12 @@ export class RotatingFile {
 
   /** Appends `data`, rotating first if it would not fit; throws what the file system refused. */
   write(data: string | Uint8Array): void {
-    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+    let bytes: Uint8Array;
+    if (typeof data !== 'string') bytes = data;
+    else if (data.length * 3 <= this.scratch.length) {
+      // Encoded into a buffer kept for it (UTF-8 is at most 3 bytes per UTF-16 unit): no allocation per event.
+      bytes = this.scratch.subarray(0, this.scratch.write(data));
+    } else bytes = Buffer.from(data);
     if (bytes.length > this.max) throw new Error(`write length ${bytes.length} exceeds maximum file size ${this.max}`);
     if (this.fd === undefined) this.openExistingOrNew(bytes.length);
     else if (this.size + bytes.length > this.max) this.rotate();
