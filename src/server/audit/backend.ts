@@ -1,7 +1,9 @@
 // Where audit events go: the log backend (pkg/audit plugin/pkg/audit/log) writing JSON lines (or
 // the legacy text) to a rotated file or stdout, behind upstream's modes (options/audit.go):
-//   blocking (the default): each event is written before the request goes on; a failed write is
-//     counted (apiserver_audit_error_total{plugin="log"}) and the request is answered all the same;
+//   blocking (the default): each event is written before the request goes on (ResponseComplete,
+//     which comes after the answer went out, with the next write or at the end of the event loop's
+//     turn); a failed write is counted (apiserver_audit_error_total{plugin="log"}) and the request
+//     is answered all the same;
 //   blocking-strict: as blocking, but a failure at RequestReceived fails the request (500);
 //   batch: events are queued (up to --audit-log-batch-buffer-size) and written off the request's
 //     path; a full queue drops the event (apiserver_audit_error_total{plugin="buffered"}).
@@ -134,13 +136,58 @@ export function createLogBackend(o: AuditLogOptions, metrics: AuditMetrics, log:
   const mode = o.mode ?? 'blocking';
   if (mode !== 'batch') {
     const strict = mode === 'blocking-strict';
+    // ResponseComplete comes once the answer has gone out: nothing waits on its write, so its line
+    // joins the next write (the next event's, or at the end of this turn of the event loop), in
+    // order. Every other stage is written before the request goes on, with what waits before it.
+    let pending = '';
+    let pendingCount = 0;
+    let scheduled: NodeJS.Immediate | undefined;
+    const flushPending = (): void => {
+      scheduled = undefined;
+      if (!pendingCount) return;
+      const lines = pending;
+      const n = pendingCount;
+      pending = '';
+      pendingCount = 0;
+      try {
+        sink.write(lines);
+      } catch (e) {
+        pluginError('log', e, n);
+      }
+    };
     return {
       processEvent(ev) {
-        const ok = writeLine(encode(ev) + '\n');
+        const line = encode(ev) + '\n';
+        if (ev.stage === 'ResponseComplete') {
+          pending += line;
+          pendingCount++;
+          scheduled ??= setImmediate(flushPending);
+          return true;
+        }
+        let ok: boolean;
+        if (!pendingCount) ok = writeLine(line);
+        else {
+          // One write for what waited and this line.
+          const lines = pending + line;
+          const n = pendingCount + 1;
+          pending = '';
+          pendingCount = 0;
+          ok = true;
+          try {
+            sink.write(lines);
+          } catch (e) {
+            pluginError('log', e, n);
+            ok = false;
+          }
+        }
         // ignoreErrorsBackend: blocking answers the request whatever the write did.
         return ok || !strict;
       },
-      shutdown: async () => sink.close(),
+      shutdown: async () => {
+        if (scheduled) clearImmediate(scheduled);
+        flushPending();
+        sink.close();
+      },
     };
   }
   // Batch: the line is made now (the event changes as the request goes on) and written after the
