@@ -33,6 +33,7 @@ export function admissionAttributes(
     dryRun,
     userInfo: s.user,
     warnings: s,
+    annotations: s,
   };
 }
 
