@@ -82,7 +82,10 @@ for (const kubectl of KUBECTLS)
       const x = await ks.k(['create', '-f', await ks.file('x.json', configMap('x-one', { policy: 'deny' }))]);
       assert.notEqual(x.code, 0);
       // Reason Invalid (the default): 422, which kubectl prints as an invalid object.
-      assert.match(x.stderr, /The configmaps "x-one" is invalid: : ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-binding' denied request: names may not start with x-/);
+      assert.match(
+        x.stderr,
+        /The configmaps "x-one" is invalid: : ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-binding' denied request: names may not start with x-/,
+      );
       await ks.ok(['create', '-f', await ks.file('small.json', configMap('small', { policy: 'deny' }))]);
       // Not selected by the binding: never refused.
       await ks.ok(['create', '-f', await ks.file('other.json', configMap('x-other', { policy: 'none' }, { a: '1', b: '2', c: '3' }))]);
@@ -98,14 +101,19 @@ for (const kubectl of KUBECTLS)
       await install(
         'warn',
         [
-          policy('warn-label', { validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: 'a team label is expected' }] }),
+          policy('warn-label', {
+            validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: 'a team label is expected' }],
+          }),
           binding('warn-label-binding', 'warn-label', 'warn', ['Warn', 'Audit']),
         ],
         configMap('probe-warn', { policy: 'warn' }),
       );
       const r = await ks.k(['create', '-f', await ks.file('warned.json', configMap('warned', { policy: 'warn' }))]);
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stderr, /Warning: Validation failed for ValidatingAdmissionPolicy 'warn-label' with binding 'warn-label-binding': a team label is expected/);
+      assert.match(
+        r.stderr,
+        /Warning: Validation failed for ValidatingAdmissionPolicy 'warn-label' with binding 'warn-label-binding': a team label is expected/,
+      );
       await ks.ok(['get', 'configmap', 'warned']);
     });
 
@@ -147,7 +155,7 @@ for (const kubectl of KUBECTLS)
         'The ValidatingAdmissionPolicy "bad-cel" is invalid',
         'spec.validations[0].expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:',
         `spec.validations[1].expression: Invalid value: "'a string'": must evaluate to bool but got string`,
-        "spec.matchConditions[0].expression: Invalid value: \"nosuchvar > 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'nosuchvar'",
+        'spec.matchConditions[0].expression: Invalid value: "nosuchvar > 1": compilation failed: ERROR: <input>:1:1: undeclared reference to \'nosuchvar\'',
       ]) {
         assert.ok(r.stderr.includes(text), `missing ${text}\n${r.stderr}`);
       }
@@ -224,13 +232,17 @@ describe('webhook matchConditions', () => {
     await ks.ok(['apply', '-f', await ks.file('cond2.json', cfg("object.data.nosuchkey == 'x'"))]);
     await eventually(10_000, 'condition error refuses', async () => {
       const r = await ks.k(['create', '--dry-run=server', '-f', await ks.file('e.json', configMap('errs', {}))]);
-      return r.code !== 0 && /configmaps "errs" is forbidden: expression 'object.data.nosuchkey == 'x'' resulted in error: no such key: nosuchkey/.test(r.stderr)
+      return r.code !== 0 &&
+        /configmaps "errs" is forbidden: expression 'object.data.nosuchkey == 'x'' resulted in error: no such key: nosuchkey/.test(r.stderr)
         ? true
         : undefined;
     });
     // A condition that does not compile is refused with the field path.
     const bad = await ks.k(['apply', '-f', await ks.file('cond3.json', cfg('object.metadata.name =='))]);
     assert.notEqual(bad.code, 0);
-    assert.match(bad.stderr, /webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:/);
+    assert.match(
+      bad.stderr,
+      /webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:/,
+    );
   });
 });

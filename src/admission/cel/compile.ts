@@ -9,14 +9,7 @@
 // is found when the expression runs, not when the policy is written; `authorizer` (the authz
 // library) is not declared, so expressions using it do not compile.
 import type { Environment, ParseResult } from '@marcbachmann/cel-js';
-import {
-  PER_CALL_LIMIT,
-  celErrorText,
-  checkConstantPatterns,
-  countNodes,
-  meterComprehensions,
-  useRE2,
-} from '../../apimachinery/cel/expressions.js';
+import { PER_CALL_LIMIT, celErrorText, checkConstantPatterns, countNodes, meterComprehensions, useRE2 } from '../../apimachinery/cel/expressions.js';
 import { CostExceeded, armMeter, baseEnvironment, meter } from '../../apimachinery/cel/library.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { AdmissionAttributes } from '../interfaces.js';
@@ -50,7 +43,11 @@ function environment(d: Declarations): Environment {
 }
 
 /** cel-go's type names: `list(dyn)`, `map(string, dyn)`. */
-const goTypeName = (t: string): string => t.replace(/</g, '(').replace(/>/g, ')').replace(/,(?! )/g, ', ');
+const goTypeName = (t: string): string =>
+  t
+    .replace(/</g, '(')
+    .replace(/>/g, ')')
+    .replace(/,(?! )/g, ', ');
 
 /**
  * plugin/cel CompileCELExpression: `compilation failed: ERROR: <input>:1:…` for what does not parse or

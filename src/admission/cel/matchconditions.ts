@@ -19,7 +19,11 @@ export interface CompiledMatchConditions {
 
 export type MatchResult = { readonly matches: true } | { readonly matches: false; readonly failedCondition?: string } | { readonly error: string };
 
-export function compileMatchConditions(specs: readonly MatchConditionSpec[] | undefined, failurePolicy: string | undefined, d: Declarations): CompiledMatchConditions | undefined {
+export function compileMatchConditions(
+  specs: readonly MatchConditionSpec[] | undefined,
+  failurePolicy: string | undefined,
+  d: Declarations,
+): CompiledMatchConditions | undefined {
   if (!specs?.length) return undefined;
   return {
     conditions: specs.map((s) => ({ name: s.name ?? '', compiled: compileExpression(s.expression ?? '', 'bool', d) })),

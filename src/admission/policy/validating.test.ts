@@ -64,7 +64,11 @@ describe('ValidatingAdmissionPolicy plugin', () => {
   });
 
   it('auditAnnotations publish their value under the policy name', async () => {
-    const r = await run([policy('p', { auditAnnotations: [{ key: 'who', valueExpression: "'by ' + request.userInfo.username" }] })], [binding('b', 'p', ['Deny'])], cm('a'));
+    const r = await run(
+      [policy('p', { auditAnnotations: [{ key: 'who', valueExpression: "'by ' + request.userInfo.username" }] })],
+      [binding('b', 'p', ['Deny'])],
+      cm('a'),
+    );
     assert.equal(r.error, undefined);
     assert.equal(r.annotations.get('p/who'), 'by alice');
   });
@@ -86,13 +90,21 @@ describe('ValidatingAdmissionPolicy plugin', () => {
   });
 
   it('params by selector: every object is checked; none found with Allow lets the request through', async () => {
-    const spec = { paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, validations: [{ expression: 'object.metadata.name != params.data.forbidden', messageExpression: "'name ' + params.data.forbidden + ' is taken'" }] };
+    const spec = {
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      validations: [{ expression: 'object.metadata.name != params.data.forbidden', messageExpression: "'name ' + params.data.forbidden + ' is taken'" }],
+    };
     const lookup: ParamLookup = async (_k, ns, ref) => {
       assert.equal(ns, 'default');
       assert.ok(ref.selector);
       return { namespaced: true, items: [cm('p1', { forbidden: 'x' }), cm('p2', { forbidden: 'y' })] };
     };
-    const r = await run([policy('p', spec)], [binding('b', 'p', ['Deny'], { selector: { matchLabels: { a: 'b' } }, parameterNotFoundAction: 'Allow' })], cm('y'), lookup);
+    const r = await run(
+      [policy('p', spec)],
+      [binding('b', 'p', ['Deny'], { selector: { matchLabels: { a: 'b' } }, parameterNotFoundAction: 'Allow' })],
+      cm('y'),
+      lookup,
+    );
     assert.match(r.error!.message, /denied request: name y is taken/);
     const none = await run([policy('p', spec)], [binding('b', 'p', ['Deny'], { name: 'gone', parameterNotFoundAction: 'Allow' })], cm('y'));
     assert.equal(none.error, undefined);
@@ -115,7 +127,14 @@ describe('ValidatingAdmissionPolicy plugin', () => {
   });
 
   it('a comprehension past the per-call cost limit fails, not hangs', async () => {
-    const spec = { validations: [{ expression: '[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))' }] };
+    const spec = {
+      validations: [
+        {
+          expression:
+            '[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))',
+        },
+      ],
+    };
     const r = await run([policy('p', spec)], [binding('b', 'p', ['Deny'])], cm('a'));
     assert.match(r.error!.message, /operation cancelled: actual cost limit exceeded|running out of cost budget/);
   });

@@ -76,7 +76,13 @@ export type ParamLookup = (
 export type NamespaceLookup = (name: string) => Promise<KubeObject | undefined>;
 
 /** apiserver_validating_admission_policy_check_total (and its duration): one per decision acted on. */
-export type PolicyCheckObserver = (policy: string, binding: string, enforcement: 'deny' | 'warn' | 'audit' | 'allow', errorType: string, seconds: number) => void;
+export type PolicyCheckObserver = (
+  policy: string,
+  binding: string,
+  enforcement: 'deny' | 'warn' | 'audit' | 'allow',
+  errorType: string,
+  seconds: number,
+) => void;
 
 export interface PolicyPluginOptions {
   readonly source: PolicySource;
@@ -224,10 +230,20 @@ function denialError(a: AdmissionAttributes, d: Denial): StatusError {
 type Decision = { action: 'admit' } | { action: 'deny'; message: string; reason?: string; evalError: boolean; elapsed: number };
 
 const errorType = (d: Extract<Decision, { action: 'deny' }>): string =>
-  !d.evalError ? 'invalid_error' : d.message.startsWith('compilation') ? 'compile_error' : d.message.startsWith('validation failed due to running out of cost budget') ? 'out_of_budget' : 'invalid_error';
+  !d.evalError
+    ? 'invalid_error'
+    : d.message.startsWith('compilation')
+      ? 'compile_error'
+      : d.message.startsWith('validation failed due to running out of cost budget')
+        ? 'out_of_budget'
+        : 'invalid_error';
 
 /** validator.Validate for one parameter: matchConditions, then every validation. */
-function validateOne(p: CompiledPolicy, vars: Record<string, unknown>, deadline: number): { decisions: Decision[]; audits: { key: string; value: string }[]; auditErrors: string[] } {
+function validateOne(
+  p: CompiledPolicy,
+  vars: Record<string, unknown>,
+  deadline: number,
+): { decisions: Decision[]; audits: { key: string; value: string }[]; auditErrors: string[] } {
   const fail = (message: string): Decision[] => (p.failOpen ? [] : [{ action: 'deny', message, evalError: true, elapsed: 0 }]);
   if (p.matchConditions) {
     const r = matchConditions(p.matchConditions, vars, deadline);
@@ -315,7 +331,11 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
       const failures: { message: string; policy: string; binding: string; expressionIndex: number; validationActions: readonly string[] }[] = [];
       const configError = (p: CompiledPolicy, binding: string | undefined, err: string): void => {
         if (p.failOpen) return;
-        denials.push({ policy: p.name, ...(binding !== undefined ? { binding } : {}), message: binding !== undefined ? `failed to configure binding: ${err}` : `failed to configure policy: ${err}` });
+        denials.push({
+          policy: p.name,
+          ...(binding !== undefined ? { binding } : {}),
+          message: binding !== undefined ? `failed to configure binding: ${err}` : `failed to configure policy: ${err}`,
+        });
       };
       let base: Record<string, unknown> | undefined;
       for (const p of policies) {
@@ -401,8 +421,10 @@ async function collectParams(
   }
   const found = await lookup(p.paramKind, ref.namespace || a.namespace || undefined, ref.name ? { name: ref.name } : { selector: selector! });
   if ('error' in found) return found;
-  if (found.namespaced && !ref.namespace && !a.namespace) return { error: 'cannot use namespaced paramRef in policy binding that matches cluster-scoped resources' };
+  if (found.namespaced && !ref.namespace && !a.namespace)
+    return { error: 'cannot use namespaced paramRef in policy binding that matches cluster-scoped resources' };
   if (!found.namespaced && ref.namespace) return { error: 'paramRef.namespace must not be provided for a cluster-scoped `paramKind`' };
-  if (found.items.length === 0 && ref.parameterNotFoundAction === 'Deny') return { error: 'no params found for policy binding with `Deny` parameterNotFoundAction' };
+  if (found.items.length === 0 && ref.parameterNotFoundAction === 'Deny')
+    return { error: 'no params found for policy binding with `Deny` parameterNotFoundAction' };
   return { items: found.items };
 }

@@ -78,7 +78,6 @@ export const toDyn: Converter = (v) => {
   return m;
 };
 
-
 /** Deep equality of converted CEL values (message types, maps, lists, scalars). */
 export function celEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

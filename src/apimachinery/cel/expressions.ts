@@ -180,4 +180,3 @@ export function checkConstantPatterns(ast: ASTNode, src: string): string | undef
   }
   return undefined;
 }
-

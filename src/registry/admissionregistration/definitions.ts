@@ -116,13 +116,17 @@ const namedRule = struct('Operations and resources (optionally by name) a policy
 });
 
 export const validatingAdmissionPolicyDefinitions: Definitions = {
-  [AR + 'ValidatingAdmissionPolicy']: kind({ ...GV, kind: 'ValidatingAdmissionPolicy' }, 'CEL validations that may refuse a request, applied through bindings.', {
-    apiVersion: apiVersionField,
-    kind: kindField,
-    metadata: objectMetaField(),
-    spec: ref(AR + 'ValidatingAdmissionPolicySpec', 'What the policy checks.'),
-    status: ref(AR + 'ValidatingAdmissionPolicyStatus', 'What the server found checking the policy.'),
-  }),
+  [AR + 'ValidatingAdmissionPolicy']: kind(
+    { ...GV, kind: 'ValidatingAdmissionPolicy' },
+    'CEL validations that may refuse a request, applied through bindings.',
+    {
+      apiVersion: apiVersionField,
+      kind: kindField,
+      metadata: objectMetaField(),
+      spec: ref(AR + 'ValidatingAdmissionPolicySpec', 'What the policy checks.'),
+      status: ref(AR + 'ValidatingAdmissionPolicyStatus', 'What the server found checking the policy.'),
+    },
+  ),
   [AR + 'ValidatingAdmissionPolicyList']: listKind(GV, AR + 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'The policies.'),
   [AR + 'ValidatingAdmissionPolicySpec']: struct('A policy.', {
     auditAnnotations: arrayOf(ref(AR + 'AuditAnnotation', ''), 'Audit annotations CEL computes for matching requests.', atomic),
@@ -177,7 +181,11 @@ export const validatingAdmissionPolicyDefinitions: Definitions = {
     },
     { required: ['expression'] },
   ),
-  [AR + 'Variable']: struct('A named CEL expression.', { expression: str('The CEL expression.'), name: str('The name.') }, { required: ['name', 'expression'], 'x-kubernetes-map-type': 'atomic' }),
+  [AR + 'Variable']: struct(
+    'A named CEL expression.',
+    { expression: str('The CEL expression.'), name: str('The name.') },
+    { required: ['name', 'expression'], 'x-kubernetes-map-type': 'atomic' },
+  ),
   [AR + 'AuditAnnotation']: struct(
     'An audit annotation computed by CEL.',
     { key: str('The key (prefixed with the policy name).'), valueExpression: str('CEL giving the value (string or null).') },

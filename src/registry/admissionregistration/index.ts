@@ -106,7 +106,10 @@ export const validatingAdmissionPoliciesResource: ResourceDescriptor = {
   subresources: [{ name: 'status', kind: 'ValidatingAdmissionPolicy', verbs: ['get', 'patch', 'update'] }],
 };
 
-export const validatingAdmissionPolicyBindingsResource: ResourceDescriptor = descriptor('ValidatingAdmissionPolicyBinding', 'validatingadmissionpolicybindings');
+export const validatingAdmissionPolicyBindingsResource: ResourceDescriptor = descriptor(
+  'ValidatingAdmissionPolicyBinding',
+  'validatingadmissionpolicybindings',
+);
 
 export const validatingAdmissionPolicies: ResourceRegistration = {
   descriptor: validatingAdmissionPoliciesResource,
@@ -115,7 +118,7 @@ export const validatingAdmissionPolicies: ResourceRegistration = {
     namespaced: false,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
-    defaults: (o) => defaultPolicy(o as ValidatingAdmissionPolicy),
+    defaults: (o) => defaultPolicy(o),
     prepareForCreate(o) {
       o.metadata ??= {};
       o.metadata.generation = 1;
@@ -127,8 +130,8 @@ export const validatingAdmissionPolicies: ResourceRegistration = {
       o.metadata.generation = isDeepStrictEqual(o.spec, old.spec) ? gen : gen + 1;
       keepStored(o, old, 'status');
     },
-    validate: (o) => validatePolicy(o as ValidatingAdmissionPolicy),
-    validateUpdate: (o) => validatePolicy(o as ValidatingAdmissionPolicy),
+    validate: (o) => validatePolicy(o),
+    validateUpdate: (o) => validatePolicy(o),
     resetFields: { '': [['status']], status: [['spec']] },
     subresources: {
       status: {
@@ -168,7 +171,7 @@ export const validatingAdmissionPolicyBindings: ResourceRegistration = {
     namespaced: false,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
-    defaults: (o) => defaultBinding(o as ValidatingAdmissionPolicyBinding),
+    defaults: (o) => defaultBinding(o),
     prepareForCreate(o) {
       o.metadata ??= {};
       o.metadata.generation = 1;
@@ -178,8 +181,8 @@ export const validatingAdmissionPolicyBindings: ResourceRegistration = {
       const gen = old.metadata?.generation ?? 1;
       o.metadata.generation = isDeepStrictEqual(o.spec, old.spec) ? gen : gen + 1;
     },
-    validate: (o) => validateBinding(o as ValidatingAdmissionPolicyBinding),
-    validateUpdate: (o) => validateBinding(o as ValidatingAdmissionPolicyBinding),
+    validate: (o) => validateBinding(o),
+    validateUpdate: (o) => validateBinding(o),
     // printers.go: validatingAdmissionPolicyBinding column definitions.
     tableColumns: [
       nameColumn,

@@ -9,13 +9,7 @@ import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import { isDNS1035Label, isDNS1123Subdomain, isPathSegmentName, isQualifiedName } from '../../apimachinery/validation/names.js';
 import { validateLabelSelector } from '../../apimachinery/validation/objectmeta.js';
 import { compileExpression, type Declarations } from '../../admission/cel/compile.js';
-import type {
-  MatchResources,
-  ParamKind,
-  ParamRef,
-  ValidatingAdmissionPolicy,
-  ValidatingAdmissionPolicyBinding,
-} from '../../admission/policy/types.js';
+import type { MatchResources, ParamKind, ParamRef, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/types.js';
 import { validateMatchConditions, validateRuleWithOperations } from './validation.js';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
@@ -24,14 +18,37 @@ const VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn'];
 const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'];
 const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH = 5 * 1024;
-const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+const CEL_RESERVED = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
 
 function defaultMatchResources(m: MatchResources | undefined): void {
   if (!m || typeof m !== 'object') return;
   m.matchPolicy ??= 'Equivalent';
   m.namespaceSelector ??= {};
   m.objectSelector ??= {};
-  for (const list of [m.resourceRules, m.excludeResourceRules]) for (const r of Array.isArray(list) ? list : []) if (r && typeof r === 'object') r.scope ??= '*';
+  for (const list of [m.resourceRules, m.excludeResourceRules])
+    for (const r of Array.isArray(list) ? list : []) if (r && typeof r === 'object') r.scope ??= '*';
 }
 
 /** SetDefaults_ValidatingAdmissionPolicySpec and SetDefaults_MatchResources. */
@@ -129,7 +146,8 @@ export function validatePolicy(o: ValidatingAdmissionPolicy): FieldIssue[] {
     const p = `spec.variables[${i}]`;
     const name = v?.name ?? '';
     if (!name.trim()) issues.push(fieldIssue.required(`${p}.name`, 'name is not specified'));
-    else if (!/^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) || CEL_RESERVED.has(name)) issues.push(fieldIssue.invalid(`${p}.name`, name, 'name is not a valid CEL identifier'));
+    else if (!/^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) || CEL_RESERVED.has(name))
+      issues.push(fieldIssue.invalid(`${p}.name`, name, 'name is not a valid CEL identifier'));
     const expr = v?.expression ?? '';
     if (!expr.trim()) issues.push(fieldIssue.required(`${p}.expression`, 'expression is not specified'));
     else issues.push(...compileIssue(`${p}.expression`, expr, 'any', decl));
@@ -154,7 +172,8 @@ export function validatePolicy(o: ValidatingAdmissionPolicy): FieldIssue[] {
     else if (msg && hasNewlines(msg.trim())) issues.push(fieldIssue.invalid(`${p}.message`, msg, 'message must not contain line breaks'));
     if (v?.reason !== undefined && !REASONS.includes(v.reason)) issues.push(fieldIssue.notSupported(`${p}.reason`, v.reason, REASONS));
   });
-  if (audits.length > MAX_AUDIT_ANNOTATIONS) issues.push(fieldIssue.invalid('spec.auditAnnotations', audits, `must not have more than ${MAX_AUDIT_ANNOTATIONS} auditAnnotations`));
+  if (audits.length > MAX_AUDIT_ANNOTATIONS)
+    issues.push(fieldIssue.invalid('spec.auditAnnotations', audits, `must not have more than ${MAX_AUDIT_ANNOTATIONS} auditAnnotations`));
   const keys = new Set<string>();
   audits.forEach((a, i) => {
     const p = `spec.auditAnnotations[${i}]`;

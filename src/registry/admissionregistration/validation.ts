@@ -82,7 +82,7 @@ export function validateWebhookConfiguration(o: WebhookConfiguration, mutating: 
 /** validateMatchConditions (webhooks and policies): at most 64, unique names, expressions that compile. */
 export function validateMatchConditions(conds: readonly { name?: string; expression?: string }[] | undefined, params: boolean, path: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const list = Array.isArray(conds) ? conds : [];
+  const list: readonly { name?: string; expression?: string }[] = Array.isArray(conds) ? conds : [];
   if (list.length > 64) issues.push(fieldIssue.tooMany(path, list.length, 64));
   const names = new Set<string>();
   list.forEach((c, i) => {
