@@ -1,16 +1,21 @@
 // ValidatingAdmissionPolicy end to end with kubectl 1.20 and 1.33: a policy and its binding applied,
 // a create refused with the policy's message (and messageExpression, variables, reason), [Warn] shown
 // as a kubectl warning, paramKind ConfigMap with paramRef (name and parameterNotFoundAction), CEL
-// that does not compile refused with 422 and the field path; and a webhook whose matchConditions are
-// false is not called.
+// that does not compile refused with 422 and the field path; [Audit] recorded in the audit log; and a
+// webhook whose matchConditions are false is not called.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createCertificateAuthority, issueCertificate } from '../../src/server/certs.js';
 import { eventually } from '../support/eventually.js';
+import { readAuditEvents } from '../support/audit.js';
 import { KUBECTLS, useKubectlServer } from '../support/kubectl.js';
-import { ensureTools } from '../support/tools.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { ensureTools, run, tools } from '../support/tools.js';
 
 ensureTools();
 
@@ -244,5 +249,47 @@ describe('webhook matchConditions', () => {
       bad.stderr,
       /webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:/,
     );
+  });
+});
+
+describe('[Audit] with an audit log', () => {
+  let dir = '';
+  let srv: TestServer;
+  let logPath = '';
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kplane-vap-audit-'));
+    logPath = join(dir, 'audit.log');
+    const policyFile = join(dir, 'policy.yaml');
+    await writeFile(policyFile, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
+    srv = await startTestServer({ audit: { policyFile, log: { path: logPath } } });
+  });
+  after(async () => {
+    await srv?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a failed validation is annotated on the request, which goes through', async () => {
+    const env = { KUBECONFIG: srv.kubeconfig, HOME: dir, KUBECACHEDIR: join(dir, 'cache') };
+    const kube = (args: string[]) => run(tools.kubectl, args, { env });
+    const file = async (name: string, text: string): Promise<string> => {
+      const f = join(dir, name);
+      await writeFile(f, text);
+      return f;
+    };
+    assert.equal((await kube(['apply', '-f', await file('p.json', policy('audited', { validations: [{ expression: 'false', message: 'noted' }] }))])).code, 0);
+    assert.equal((await kube(['apply', '-f', await file('b.json', binding('audited-binding', 'audited', 'audit', ['Audit']))])).code, 0);
+    const annotation = await eventually(10_000, 'validation_failure annotation', async () => {
+      const name = `a${Date.now()}`;
+      const r = await kube(['create', '-f', await file(`${name}.json`, configMap(name, { policy: 'audit' }))]);
+      assert.equal(r.code, 0, r.stderr);
+      const ev = readAuditEvents<{ stage: string; objectRef?: { name?: string }; annotations?: Record<string, string> }>(logPath, 'ResponseComplete').find(
+        (e) => e.objectRef?.name === name,
+      );
+      return ev?.annotations?.['validation.policy.admission.k8s.io/validation_failure'];
+    });
+    assert.deepEqual(JSON.parse(annotation), [
+      { message: 'noted', policy: 'audited', binding: 'audited-binding', expressionIndex: 0, validationActions: ['Audit'] },
+    ]);
   });
 });
