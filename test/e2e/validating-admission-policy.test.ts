@@ -149,6 +149,13 @@ for (const kubectl of KUBECTLS)
       });
     });
 
+    it('kubectl explain describes the kinds', async () => {
+      const spec = await ks.ok(['explain', 'validatingadmissionpolicies.spec.validations']);
+      assert.match(spec, /messageExpression/);
+      const b = await ks.ok(['explain', 'validatingadmissionpolicybindings.spec.paramRef']);
+      assert.match(b, /parameterNotFoundAction/);
+    });
+
     it('CEL that does not compile is refused with 422 and the field path', async () => {
       const bad = policy('bad-cel', {
         validations: [{ expression: 'object.metadata.name ==' }, { expression: "'a string'" }],
