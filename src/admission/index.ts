@@ -1,6 +1,7 @@
 // Admission: the interfaces plugins implement and the chain handlers run.
 export type {
   AdmissionAttributes,
+  AnnotationSink,
   AdmissionHandles,
   AdmissionOperation,
   AdmissionPlugin,

@@ -28,6 +28,12 @@ export interface AdmissionAttributes {
   readonly userInfo: UserInfo;
   /** Where a plugin's warnings go: the response's Warning headers (upstream's warning.AddWarning). */
   readonly warnings?: WarningSink;
+  /** Where a plugin's audit annotations go: the request's audit event (upstream's Attributes.AddAnnotation). */
+  readonly annotations?: AnnotationSink;
+}
+
+export interface AnnotationSink {
+  addAnnotation(key: string, value: string): void;
 }
 
 export interface WarningSink {

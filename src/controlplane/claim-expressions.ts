@@ -1,9 +1,9 @@
-// The JWT authenticators' CEL (src/auth/authn/jwt.ts), built on the CRD rules' environment
-// (src/apiextensions/cel: kube's libraries, re2 regular expressions, the cost meter). `claims` and
+// The JWT authenticators' CEL (src/auth/authn/jwt.ts), built on the shared CEL environment
+// (src/apimachinery/cel: kube's libraries, re2 regular expressions, the cost meter). `claims` and
 // `user` are dynamic maps, as upstream declares them; each evaluation is bounded by the per-call
 // cost limit and 1 s of wall-clock time.
-import { baseEnvironment, armMeter } from '../apiextensions/cel/library.js';
-import { celErrorText, PER_CALL_LIMIT } from '../apiextensions/cel/index.js';
+import { baseEnvironment, armMeter } from '../apimachinery/cel/library.js';
+import { celErrorText, PER_CALL_LIMIT } from '../apimachinery/cel/expressions.js';
 import type { ClaimExpressionCompiler } from '../auth/authn/jwt.js';
 
 export const claimExpressions: ClaimExpressionCompiler = {

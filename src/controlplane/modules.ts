@@ -24,10 +24,17 @@ import { alwaysAllow } from '../auth/authorizer.js';
 import { reconcileBootstrapPolicy } from '../auth/rbac/reconcile.js';
 import { Scheme } from '../apimachinery/scheme.js';
 import { apiextensions } from '../apiextensions/module.js';
-import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../registry/admissionregistration/index.js';
-import { WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
+import {
+  mutatingWebhookConfigurations,
+  validatingAdmissionPolicies,
+  validatingAdmissionPolicyBindings,
+  validatingWebhookConfigurations,
+} from '../registry/admissionregistration/index.js';
+import { PolicyCache, WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
+import { validatingAdmissionPolicyPlugin, type ParamLookup, type PolicyCheckObserver } from '../admission/policy/validating.js';
+import { matchesLabels } from '../apimachinery/labels.js';
 import { mutatingWebhookPlugin, validatingWebhookPlugin, type NamespaceLabels, type WebhookObserver } from '../admission/webhook/dispatcher.js';
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { StatusError } from '../apimachinery/errors.js';
 import { features as featureResources } from '../registry/features/features/index.js';
 
@@ -152,16 +159,42 @@ function webhookDurationMetric(registry: Registry | undefined): WebhookObserver 
   return (name, type, operation, rejected, seconds) => h.observe({ name, type, operation, rejected: String(rejected) }, seconds);
 }
 
+/** apiserver_validating_admission_policy_check_total and _check_duration_seconds, as upstream's policy metrics. */
+function policyCheckMetric(registry: Registry | undefined): PolicyCheckObserver | undefined {
+  if (!registry) return undefined;
+  const labelNames = ['policy', 'policy_binding', 'error_type', 'enforcement_action'] as const;
+  const total = new Counter({
+    name: 'apiserver_validating_admission_policy_check_total',
+    help: 'Validation admission policy check total, labeled by policy and further identified by binding and enforcement action taken.',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'apiserver_validating_admission_policy_check_duration_seconds',
+    help: 'Validation admission latency for individual validation expressions in seconds, labeled by policy and further including binding and enforcement action taken.',
+    labelNames,
+    buckets: [0.0000005, 0.001, 0.01, 0.1, 1.0],
+    registers: [registry],
+  });
+  return (policy, binding, enforcement, errorType, seconds) => {
+    const labels = { policy, policy_binding: binding, error_type: errorType, enforcement_action: enforcement };
+    total.inc(labels);
+    duration.observe(labels, seconds);
+  };
+}
+
 /**
- * admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration and MutatingWebhookConfiguration.
+ * admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration and MutatingWebhookConfiguration,
+ * ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding.
  * Only cluster-admin manages them (upstream's bootstrap roles do not aggregate them into admin/edit).
  */
 export function admissionRegistration(): ApiModule {
   let mutating: WebhookConfigurationCache | undefined;
   let validating: WebhookConfigurationCache | undefined;
+  let policies: PolicyCache | undefined;
   return {
     name: 'admissionregistration.k8s.io',
-    resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations],
+    resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings],
     admission: (ctx) => {
       const store = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', 'v1', plural)?.store;
       mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log);
@@ -177,16 +210,47 @@ export function admissionRegistration(): ApiModule {
         }
       };
       const observe = webhookDurationMetric(ctx.metrics);
+      policies = new PolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
+      const namespace = async (name: string) => {
+        const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
+        if (!namespaces) return undefined;
+        try {
+          return await namespaces.store.getCached(undefined, name);
+        } catch (e) {
+          if (e instanceof StatusError && e.code === 404) return undefined;
+          throw e;
+        }
+      };
+      // A policy's parameters, read through the paramKind's store (its watch cache).
+      const params: ParamLookup = async (paramKind, ns, ref) => {
+        const r = ctx.registry.byKind(paramKind.apiVersion ?? '', paramKind.kind ?? '');
+        if (!r) return { error: `paramKind kind \`${paramKind.apiVersion ?? ''}, Kind=${paramKind.kind ?? ''}\` not known` };
+        const namespaced = r.descriptor.namespaced;
+        const where = namespaced ? ns : undefined;
+        if (namespaced && !where) return { namespaced, items: [] };
+        if (ref.name !== undefined) {
+          try {
+            return { namespaced, items: [await r.store.getCached(where, ref.name)] };
+          } catch (e) {
+            if (e instanceof StatusError && e.code === 404) return { namespaced, items: [] };
+            throw e;
+          }
+        }
+        const list = await r.store.list(where);
+        return { namespaced, items: list.items.filter((o) => matchesLabels(ref.selector!, o.metadata?.labels ?? {})) };
+      };
+      const observePolicy = policyCheckMetric(ctx.metrics);
       return [
         mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...(observe ? { observe } : {}) }),
+        validatingAdmissionPolicyPlugin({ source: policies, namespace, params, ...(observePolicy ? { observe: observePolicy } : {}) }),
         validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}) }),
       ];
     },
     async bootstrap() {
-      await Promise.all([mutating?.start(), validating?.start()]);
+      await Promise.all([mutating?.start(), validating?.start(), policies?.start()]);
     },
     async shutdown() {
-      await Promise.all([mutating?.close(), validating?.close()]);
+      await Promise.all([mutating?.close(), validating?.close(), policies?.close()]);
     },
   };
 }

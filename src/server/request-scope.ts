@@ -122,6 +122,11 @@ export class RequestScope {
     if (!this.res.headersSent) setWarnings(this.res, [text]);
   }
 
+  /** An audit annotation from admission (admission.Attributes.AddAnnotation): kept on the request's audit event. */
+  addAnnotation(key: string, value: string): void {
+    this.audit?.annotate(key, value);
+  }
+
   /** Gives back the slot and clears the deadline when the response closes; one listener however many filters ask. */
   cleanUpOnClose(): void {
     if (this.cleanupHooked) return;

@@ -5,12 +5,14 @@
 // dry runs, pass the webhooks' warnings on, and answer with upstream's errors.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { StatusError, badRequest, internalError, notFound } from '../../apimachinery/errors.js';
+import { StatusError, badRequest, forbidden, internalError, notFound } from '../../apimachinery/errors.js';
 import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject, type LabelSelector } from '../../apimachinery/labels.js';
 import { applyJsonPatchOperations, decodeJsonPatch } from '../../apimachinery/patch/json-patch.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { describeJsonSyntaxError } from '../../golang/json-decode.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
+import { admissionRequest, toCEL } from '../cel/compile.js';
+import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
 import { CallError, newEndpoint, post, type WebhookEndpoint } from './client.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from './rules.js';
@@ -27,6 +29,8 @@ export interface CompiledWebhook {
   /** Undefined: the webhook cannot be reached (a `service` reference, which kplane does not resolve). */
   readonly endpoint: WebhookEndpoint | undefined;
   readonly endpointError?: string;
+  /** The webhook's matchConditions, compiled; undefined when it has none. */
+  readonly matchConditions?: CompiledMatchConditions;
 }
 
 /** Where the plugins read the current configurations (an informer's cache, never storage per request). */
@@ -75,6 +79,10 @@ export function compileConfigurations(configs: readonly WebhookConfiguration[], 
           }
         }
       } else endpointError = 'service references are not resolved by this server; use clientConfig.url';
+      const conditions = compileMatchConditions(hook.matchConditions as { name?: string; expression?: string }[] | undefined, hook.failurePolicy, {
+        params: false,
+        variables: false,
+      });
       out.push({
         configuration: name,
         hook,
@@ -84,6 +92,7 @@ export function compileConfigurations(configs: readonly WebhookConfiguration[], 
         objectSelector: obj.ok ? obj.selector : { requirements: [], matchesNothing: true },
         endpoint,
         ...(endpointError ? { endpointError } : {}),
+        ...(conditions ? { matchConditions: conditions } : {}),
       });
     });
   }
@@ -98,7 +107,7 @@ export function releaseWebhooks(hooks: readonly CompiledWebhook[], kept: readonl
   for (const h of hooks) if (h.endpoint && !inUse.has(h.endpoint)) h.endpoint.release();
 }
 
-/** generic.Webhook.ShouldCallHook without matchConditions: rules, namespace selector, object selector. */
+/** generic.Webhook.ShouldCallHook: rules, namespace selector, object selector, then matchConditions. */
 async function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels: NamespaceLabels): Promise<boolean> {
   const rules = h.hook.rules ?? [];
   let matched = false;
@@ -110,7 +119,18 @@ async function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceL
   }
   if (!matched) return false;
   if (!(await matchNamespace(h.namespaceSelector, a, namespaceLabels))) return false;
-  return matchObject(h.objectSelector, a);
+  if (!matchObject(h.objectSelector, a)) return false;
+  if (!h.matchConditions) return true;
+  const vars = {
+    object: toCEL(a.object ?? null),
+    oldObject: toCEL(a.oldObject ?? null),
+    request: toCEL(admissionRequest(a)),
+    namespaceObject: null,
+  };
+  const r = matchConditions(h.matchConditions, vars, performance.now() + 1000);
+  // A condition that fails under failurePolicy Fail refuses the request (fails closed), as upstream.
+  if ('error' in r) throw forbidden({ group: a.resource.group, resource: a.resource.resource }, a.name, r.error);
+  return r.matches;
 }
 
 /** namespace.Matcher.MatchNamespaceSelector. */

@@ -8,10 +8,10 @@
 import type { ASTNode } from '@marcbachmann/cel-js';
 import type { Structural } from '../schema/types.js';
 import { escapeProperty, maxSize, MAX_REQUEST_SIZE_BYTES } from './types.js';
+import { PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET, countNodes } from '../../apimachinery/cel/expressions.js';
 
 /** Upstream limits (k8s.io/apiserver/pkg/apis/cel/config.go). */
-export const PER_CALL_LIMIT = 1_000_000;
-export const RUNTIME_CEL_COST_BUDGET = 10_000_000;
+export { PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET, countNodes };
 export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;
 export const STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000;
 
@@ -183,25 +183,6 @@ function est(n: Node | undefined, scope: Scope, root: Structural): Est {
 /** Estimated maximum cost of one evaluation of `ast` with `self` (and `oldSelf`) of schema `root`. */
 export function estimateCost(ast: ASTNode, root: Structural): number {
   return est(asNode(ast), new Map(), root).cost;
-}
-
-/** Number of AST nodes below `n` (the static part of a comprehension step's runtime charge). */
-export function countNodes(n: unknown): number {
-  const node = asNode(n);
-  if (!node) return 0;
-  if (node.meta?.alternate) return countNodes(node.meta.alternate);
-  let c = 1;
-  const a = node.args;
-  if (Array.isArray(a)) {
-    for (const x of a) c += Array.isArray(x) ? x.reduce((s: number, y: unknown) => s + countNodes(y), 0) : countNodes(x);
-  } else if (a && typeof a === 'object') {
-    if ('op' in a) c += countNodes(a);
-    else if (node.op === 'comprehension') {
-      const cc = a as { iterable: unknown; init: unknown; step: unknown };
-      c += countNodes(cc.iterable) + countNodes(cc.init);
-    }
-  }
-  return c;
 }
 
 /** upstream getCostErrorMessage. */

@@ -10,7 +10,7 @@ import { child, index, key } from '../schema/path.js';
 import { deepEqualJSON } from '../schema/path.js';
 import type { CompiledNode, CompiledRule, CompiledSchema, Program } from './compile.js';
 import { RUNTIME_CEL_COST_BUDGET } from './cost.js';
-import { CostExceeded, armMeter, meter } from './library.js';
+import { CostExceeded, armMeter, meter } from '../../apimachinery/cel/library.js';
 
 export interface EvaluateOptions {
   /** Field path of the object root; issues at the root itself are reported as `<nil>`, as upstream. */

@@ -6,6 +6,9 @@
 // Date (CEL timestamp), objects to instances of one class per message type.
 import type { Environment } from '@marcbachmann/cel-js';
 import type { Structural } from '../schema/types.js';
+import { numbersEqual } from '../../apimachinery/cel/library.js';
+
+export { numbersEqual };
 
 export const MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024;
 
@@ -74,13 +77,6 @@ export const toDyn: Converter = (v) => {
   }
   return m;
 };
-
-/** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
-export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
-  if (typeof a === typeof b) return a === b;
-  const [n, big] = typeof a === 'number' ? [a, b as bigint] : [b as number, a];
-  return Number.isInteger(n) && BigInt(n) === big;
-}
 
 /** Deep equality of converted CEL values (message types, maps, lists, scalars). */
 export function celEqual(a: unknown, b: unknown): boolean {

@@ -103,3 +103,115 @@ export const admissionRegistrationDefinitions: Definitions = {
     { required: ['name', 'expression'] },
   ),
 };
+
+// ---------- ValidatingAdmissionPolicy and its binding ----------
+
+const namedRule = struct('Operations and resources (optionally by name) a policy applies to.', {
+  apiGroups: stringList('API groups; `*` for all, "" for core.', atomic),
+  apiVersions: stringList('API versions; `*` for all.', atomic),
+  operations: stringList('CREATE, UPDATE, DELETE, CONNECT or `*`.', atomic),
+  resourceNames: stringList('Names the rule applies to; empty: all.', atomic),
+  resources: stringList('Resources, `resource/subresource`, with `*` wildcards.', atomic),
+  scope: str('Cluster, Namespaced or `*` (default).'),
+});
+
+export const validatingAdmissionPolicyDefinitions: Definitions = {
+  [AR + 'ValidatingAdmissionPolicy']: kind(
+    { ...GV, kind: 'ValidatingAdmissionPolicy' },
+    'CEL validations that may refuse a request, applied through bindings.',
+    {
+      apiVersion: apiVersionField,
+      kind: kindField,
+      metadata: objectMetaField(),
+      spec: ref(AR + 'ValidatingAdmissionPolicySpec', 'What the policy checks.'),
+      status: ref(AR + 'ValidatingAdmissionPolicyStatus', 'What the server found checking the policy.'),
+    },
+  ),
+  [AR + 'ValidatingAdmissionPolicyList']: listKind(GV, AR + 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'The policies.'),
+  [AR + 'ValidatingAdmissionPolicySpec']: struct('A policy.', {
+    auditAnnotations: arrayOf(ref(AR + 'AuditAnnotation', ''), 'Audit annotations CEL computes for matching requests.', atomic),
+    failurePolicy: str('What an error evaluating the policy does: Fail (default) or Ignore.'),
+    matchConditions: arrayOf(ref(AR + 'MatchCondition', ''), 'CEL conditions that must all hold for the policy to apply.', mapByName),
+    matchConstraints: ref(AR + 'MatchResources', 'The requests the policy can apply to.'),
+    paramKind: ref(AR + 'ParamKind', 'The kind of the parameter objects bindings point at.'),
+    validations: arrayOf(ref(AR + 'Validation', ''), 'CEL expressions that must all be true.', atomic),
+    variables: arrayOf(ref(AR + 'Variable', ''), 'Named CEL expressions the others read as `variables.<name>`.', atomic),
+  }),
+  [AR + 'ValidatingAdmissionPolicyStatus']: struct('What the server found checking a policy.', {
+    conditions: arrayOf(ref(META + 'Condition', ''), 'Conditions.', { 'x-kubernetes-list-map-keys': ['type'], 'x-kubernetes-list-type': 'map' }),
+    observedGeneration: { type: 'integer', format: 'int64', description: 'The generation checked.' },
+    typeChecking: ref(AR + 'TypeChecking', 'Warnings of the type check.'),
+  }),
+  [META + 'Condition']: struct(
+    'One aspect of the current state of an object.',
+    {
+      lastTransitionTime: { type: 'string', format: 'date-time', description: 'When the condition last changed status.' },
+      message: str('Details for humans.'),
+      observedGeneration: { type: 'integer', format: 'int64', description: 'The generation the condition was set for.' },
+      reason: str('Why, in CamelCase.'),
+      status: str('True, False or Unknown.'),
+      type: str('The type, in CamelCase.'),
+    },
+    { required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'] },
+  ),
+  [AR + 'TypeChecking']: struct('Type check results.', {
+    expressionWarnings: arrayOf(ref(AR + 'ExpressionWarning', ''), 'Warnings, one per expression.', atomic),
+  }),
+  [AR + 'ExpressionWarning']: struct(
+    'A warning about one expression.',
+    { fieldRef: str('Path of the expression, e.g. spec.validations[0].expression.'), warning: str('The warning.') },
+    { required: ['fieldRef', 'warning'] },
+  ),
+  [AR + 'MatchResources']: struct('Which requests match, by resource, namespace and object labels.', {
+    excludeResourceRules: arrayOf(ref(AR + 'NamedRuleWithOperations', ''), 'Requests to leave out.', atomic),
+    matchPolicy: str('Exact or Equivalent (default).'),
+    namespaceSelector: ref(META + 'LabelSelector', 'Selects namespaces by their labels; empty: all.'),
+    objectSelector: ref(META + 'LabelSelector', 'Selects objects by their labels; empty: all.'),
+    resourceRules: arrayOf(ref(AR + 'NamedRuleWithOperations', ''), 'Requests to include.', atomic),
+  }),
+  [AR + 'NamedRuleWithOperations']: namedRule,
+  [AR + 'ParamKind']: struct('A group/version and kind.', { apiVersion: str('group/version.'), kind: str('The kind.') }),
+  [AR + 'Validation']: struct(
+    'A CEL expression that must be true.',
+    {
+      expression: str('The CEL expression.'),
+      message: str('The message of a refusal.'),
+      messageExpression: str('A CEL expression giving the message of a refusal.'),
+      reason: str("The refusal's reason: Unauthorized, Forbidden, Invalid (default) or RequestEntityTooLarge."),
+    },
+    { required: ['expression'] },
+  ),
+  [AR + 'Variable']: struct(
+    'A named CEL expression.',
+    { expression: str('The CEL expression.'), name: str('The name.') },
+    { required: ['name', 'expression'], 'x-kubernetes-map-type': 'atomic' },
+  ),
+  [AR + 'AuditAnnotation']: struct(
+    'An audit annotation computed by CEL.',
+    { key: str('The key (prefixed with the policy name).'), valueExpression: str('CEL giving the value (string or null).') },
+    { required: ['key', 'valueExpression'] },
+  ),
+  [AR + 'ValidatingAdmissionPolicyBinding']: kind(
+    { ...GV, kind: 'ValidatingAdmissionPolicyBinding' },
+    'Applies a ValidatingAdmissionPolicy to requests, with parameters.',
+    {
+      apiVersion: apiVersionField,
+      kind: kindField,
+      metadata: objectMetaField(),
+      spec: ref(AR + 'ValidatingAdmissionPolicyBindingSpec', 'The binding.'),
+    },
+  ),
+  [AR + 'ValidatingAdmissionPolicyBindingList']: listKind(GV, AR + 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding', 'The bindings.'),
+  [AR + 'ValidatingAdmissionPolicyBindingSpec']: struct('A binding.', {
+    matchResources: ref(AR + 'MatchResources', 'Narrows the requests the policy applies to.'),
+    paramRef: ref(AR + 'ParamRef', 'The parameter object(s).'),
+    policyName: str('The policy bound.'),
+    validationActions: stringList('Deny, Warn and/or Audit.', { 'x-kubernetes-list-type': 'set' }),
+  }),
+  [AR + 'ParamRef']: struct('Which parameter objects a binding uses.', {
+    name: str('One object by name.'),
+    namespace: str('Their namespace (for namespaced kinds; empty: the request’s).'),
+    parameterNotFoundAction: str('Allow or Deny when no parameter object is found.'),
+    selector: ref(META + 'LabelSelector', 'Every object matching these labels.'),
+  }),
+};

@@ -7,7 +7,11 @@ import type { KubeObject } from '../../apimachinery/types.js';
 import type { ResourceRegistration } from '../registry.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
-import { admissionRegistrationDefinitions } from './definitions.js';
+import { admissionRegistrationDefinitions, validatingAdmissionPolicyDefinitions } from './definitions.js';
+import { mergeDefinitions } from '../../apimachinery/definitions/util.js';
+import { labelSelectorToString, tryLabelSelectorFromObject } from '../../apimachinery/labels.js';
+import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/types.js';
+import { defaultBinding, defaultPolicy, validateBinding, validatePolicy } from './policy-validation.js';
 import { CREATE_OPTIONS, defaultWebhooks, updateOptions, validateWebhookConfiguration } from './validation.js';
 
 const GROUP = 'admissionregistration.k8s.io';
@@ -70,4 +74,125 @@ export const mutatingWebhookConfigurations: ResourceRegistration = {
   descriptor: mutatingWebhookConfigurationsResource,
   strategy: strategy(true),
   definitions: admissionRegistrationDefinitions,
+};
+
+// ---------- ValidatingAdmissionPolicy (with /status) and ValidatingAdmissionPolicyBinding ----------
+// pkg/registry/admissionregistration/validatingadmissionpolicy{,binding}: the spec is written through
+// the object, the status (type checking) through /status only; the generation follows the spec.
+
+const policyDefinitions = mergeDefinitions(admissionRegistrationDefinitions, validatingAdmissionPolicyDefinitions);
+
+function keepStored(o: KubeObject, old: KubeObject, field: 'spec' | 'status'): void {
+  const stored = old[field];
+  if (stored !== undefined) o[field] = structuredClone(stored);
+  else delete o[field];
+}
+
+/** printers.go: a binding's PARAMREF cell. */
+function paramRefCell(o: ValidatingAdmissionPolicyBinding): string {
+  const pr = o.spec?.paramRef;
+  if (!pr) return '<unset>';
+  if (pr.name) return pr.namespace ? `${pr.namespace}/${pr.name}` : `*/${pr.name}`;
+  if (pr.selector) {
+    const r = tryLabelSelectorFromObject(pr.selector);
+    return r.ok ? labelSelectorToString(r.selector) : '<error>';
+  }
+  return '<unset>';
+}
+
+export const validatingAdmissionPoliciesResource: ResourceDescriptor = {
+  ...descriptor('ValidatingAdmissionPolicy', 'validatingadmissionpolicies'),
+  singular: 'validatingadmissionpolicy',
+  subresources: [{ name: 'status', kind: 'ValidatingAdmissionPolicy', verbs: ['get', 'patch', 'update'] }],
+};
+
+export const validatingAdmissionPolicyBindingsResource: ResourceDescriptor = descriptor(
+  'ValidatingAdmissionPolicyBinding',
+  'validatingadmissionpolicybindings',
+);
+
+export const validatingAdmissionPolicies: ResourceRegistration = {
+  descriptor: validatingAdmissionPoliciesResource,
+  definitions: policyDefinitions,
+  strategy: {
+    namespaced: false,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    defaults: (o) => defaultPolicy(o),
+    prepareForCreate(o) {
+      o.metadata ??= {};
+      o.metadata.generation = 1;
+      delete o.status;
+    },
+    prepareForUpdate(o, old) {
+      o.metadata ??= {};
+      const gen = old.metadata?.generation ?? 1;
+      o.metadata.generation = isDeepStrictEqual(o.spec, old.spec) ? gen : gen + 1;
+      keepStored(o, old, 'status');
+    },
+    validate: (o) => validatePolicy(o),
+    validateUpdate: (o) => validatePolicy(o),
+    resetFields: { '': [['status']], status: [['spec']] },
+    subresources: {
+      status: {
+        merge: (incoming) => incoming,
+        prepareForUpdate(o, old) {
+          keepStored(o, old, 'spec');
+          o.metadata ??= {};
+          o.metadata.generation = old.metadata?.generation ?? 1;
+        },
+        validateUpdate: () => [],
+      },
+    },
+    // printers.go: validatingAdmissionPolicy column definitions.
+    tableColumns: [
+      nameColumn,
+      { name: 'Validations', type: 'integer', description: 'Validations indicates the number of validation rules defined in this configuration', priority: 0 },
+      { name: 'ParamKind', type: 'string', description: 'ParamKind specifies the kind of resources used to parameterize this policy', priority: 0 },
+      ageColumn,
+    ],
+    tableCells: (o: KubeObject) => {
+      const p = o as ValidatingAdmissionPolicy;
+      const pk = p.spec?.paramKind;
+      return [
+        o.metadata?.name ?? '',
+        Array.isArray(p.spec?.validations) ? p.spec.validations.length : 0,
+        pk ? `${pk.apiVersion ?? ''}/${pk.kind ?? ''}` : '<unset>',
+        ageSince(o.metadata?.creationTimestamp),
+      ];
+    },
+  },
+};
+
+export const validatingAdmissionPolicyBindings: ResourceRegistration = {
+  descriptor: validatingAdmissionPolicyBindingsResource,
+  definitions: policyDefinitions,
+  strategy: {
+    namespaced: false,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    defaults: (o) => defaultBinding(o),
+    prepareForCreate(o) {
+      o.metadata ??= {};
+      o.metadata.generation = 1;
+    },
+    prepareForUpdate(o, old) {
+      o.metadata ??= {};
+      const gen = old.metadata?.generation ?? 1;
+      o.metadata.generation = isDeepStrictEqual(o.spec, old.spec) ? gen : gen + 1;
+    },
+    validate: (o) => validateBinding(o),
+    validateUpdate: (o) => validateBinding(o),
+    // printers.go: validatingAdmissionPolicyBinding column definitions.
+    tableColumns: [
+      nameColumn,
+      { name: 'PolicyName', type: 'string', description: 'PolicyName indicates the policy definition which the policy binding binded to', priority: 0 },
+      { name: 'ParamRef', type: 'string', description: 'ParamRef indicates the param resource which sets the configration param', priority: 0 },
+      ageColumn,
+    ],
+    tableCells: (o: KubeObject) => {
+      const b = o as ValidatingAdmissionPolicyBinding;
+      return [o.metadata?.name ?? '', b.spec?.policyName ?? '', paramRefCell(b), ageSince(o.metadata?.creationTimestamp)];
+    },
+  },
 };

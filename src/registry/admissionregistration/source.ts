@@ -1,27 +1,30 @@
-// The webhook configurations as the admission plugins read them: a list, then a watch of the
+// Admission's configurations as the admission plugins read them: a list, then a watch of the
 // store (its watch cache), kept compiled in memory, so a request never reads storage for them
 // (upstream's configuration manager over a shared informer). Relists after a broken watch.
+// WatchedObjects is the list+watch loop; the webhook configurations and the policies with their
+// bindings are compiled from it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { compileConfigurations, releaseWebhooks, type CompiledWebhook, type WebhookSource } from '../../admission/webhook/dispatcher.js';
 import type { WebhookConfiguration } from '../../admission/webhook/types.js';
+import { compilePolicies, type CompiledPolicy, type PolicySource } from '../../admission/policy/validating.js';
+import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/types.js';
+import type { KubeObject } from '../../apimachinery/types.js';
 import type { GenericStore } from '../store.js';
 
-export class WebhookConfigurationCache implements WebhookSource {
-  private readonly items = new Map<string, WebhookConfiguration>();
-  private compiled: CompiledWebhook[] = [];
+/** The objects of one cluster-scoped resource, by name, kept current by list+watch; `changed` runs after each change. */
+export class WatchedObjects<T extends KubeObject> {
+  readonly items = new Map<string, T>();
   private readonly stop = new AbortController();
   private loop: Promise<void> | undefined;
 
   constructor(
     private readonly store: () => GenericStore | undefined,
+    private readonly what: string,
+    private readonly changed: () => void,
     private readonly log?: (msg: string) => void,
   ) {}
 
-  webhooks(): readonly CompiledWebhook[] {
-    return this.compiled;
-  }
-
-  /** Lists once (so the plugins know every configuration before the server is ready), then watches. */
+  /** Lists once (so the plugins know every object before the server is ready), then watches. */
   async start(): Promise<void> {
     const store = this.store();
     if (!store) return;
@@ -32,22 +35,14 @@ export class WebhookConfigurationCache implements WebhookSource {
   async close(): Promise<void> {
     this.stop.abort();
     await this.loop?.catch(() => {});
-    releaseWebhooks(this.compiled);
-    this.compiled = [];
   }
 
   private async relist(store: GenericStore): Promise<string> {
     const list = await store.list(undefined);
     this.items.clear();
-    for (const o of list.items) this.items.set(o.metadata?.name ?? '', o);
-    this.rebuild();
+    for (const o of list.items) this.items.set(o.metadata?.name ?? '', o as T);
+    this.changed();
     return list.metadata.resourceVersion ?? '';
-  }
-
-  private rebuild(): void {
-    const old = this.compiled;
-    this.compiled = compileConfigurations([...this.items.values()], old);
-    releaseWebhooks(old, this.compiled);
   }
 
   private async watchLoop(store: GenericStore, fromRV: string): Promise<void> {
@@ -57,16 +52,16 @@ export class WebhookConfigurationCache implements WebhookSource {
     while (!signal.aborted) {
       try {
         for await (const ev of store.watch(undefined, { resourceVersion: rv, allowWatchBookmarks: true, signal })) {
-          const o = ev.object as WebhookConfiguration;
+          const o = ev.object as T;
           if (o.metadata?.resourceVersion) rv = o.metadata.resourceVersion;
           if (ev.type === 'ADDED' || ev.type === 'MODIFIED') this.items.set(o.metadata?.name ?? '', o);
           else if (ev.type === 'DELETED') this.items.delete(o.metadata?.name ?? '');
           else continue;
-          this.rebuild();
+          this.changed();
         }
       } catch (e) {
         if (signal.aborted) return;
-        this.log?.(`webhook configurations: watch ended (${e instanceof Error ? e.message : String(e)}); relisting`);
+        this.log?.(`${this.what}: watch ended (${e instanceof Error ? e.message : String(e)}); relisting`);
       }
       if (signal.aborted) return;
       // 200 ms, doubling to 10 s while relisting fails (as the RBAC informer): storage that is down
@@ -78,8 +73,65 @@ export class WebhookConfigurationCache implements WebhookSource {
         failures = 0;
       } catch (e) {
         failures++;
-        this.log?.(`webhook configurations: relist failed: ${e instanceof Error ? e.message : String(e)}`);
+        this.log?.(`${this.what}: relist failed: ${e instanceof Error ? e.message : String(e)}`);
       }
     }
+  }
+}
+
+export class WebhookConfigurationCache implements WebhookSource {
+  private compiled: CompiledWebhook[] = [];
+  private readonly watched: WatchedObjects<WebhookConfiguration>;
+
+  constructor(store: () => GenericStore | undefined, log?: (msg: string) => void) {
+    this.watched = new WatchedObjects(store, 'webhook configurations', () => this.rebuild(), log);
+  }
+
+  webhooks(): readonly CompiledWebhook[] {
+    return this.compiled;
+  }
+
+  start(): Promise<void> {
+    return this.watched.start();
+  }
+
+  async close(): Promise<void> {
+    await this.watched.close();
+    releaseWebhooks(this.compiled);
+    this.compiled = [];
+  }
+
+  private rebuild(): void {
+    const old = this.compiled;
+    this.compiled = compileConfigurations([...this.watched.items.values()], old);
+    releaseWebhooks(old, this.compiled);
+  }
+}
+
+/** ValidatingAdmissionPolicies with their bindings, compiled again whenever either changes. */
+export class PolicyCache implements PolicySource {
+  private compiled: CompiledPolicy[] = [];
+  private readonly policiesWatch: WatchedObjects<ValidatingAdmissionPolicy>;
+  private readonly bindingsWatch: WatchedObjects<ValidatingAdmissionPolicyBinding>;
+
+  constructor(policies: () => GenericStore | undefined, bindings: () => GenericStore | undefined, log?: (msg: string) => void) {
+    const rebuild = (): void => {
+      this.compiled = compilePolicies([...this.policiesWatch.items.values()], [...this.bindingsWatch.items.values()]);
+    };
+    this.policiesWatch = new WatchedObjects(policies, 'validating admission policies', rebuild, log);
+    this.bindingsWatch = new WatchedObjects(bindings, 'validating admission policy bindings', rebuild, log);
+  }
+
+  policies(): readonly CompiledPolicy[] {
+    return this.compiled;
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.policiesWatch.start(), this.bindingsWatch.start()]);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.policiesWatch.close(), this.bindingsWatch.close()]);
+    this.compiled = [];
   }
 }

@@ -1,9 +1,10 @@
 // Validation and defaults of the webhook configurations (pkg/apis/admissionregistration/validation
 // and the v1 defaulters): the texts and field paths are upstream's.
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
-import { isDNS1035Label, isDNS1123Subdomain } from '../../apimachinery/validation/names.js';
 import { validateLabelSelector } from '../../apimachinery/validation/objectmeta.js';
 import type { Webhook, WebhookConfiguration, WebhookRule } from '../../admission/webhook/types.js';
+import { compileExpression } from '../../admission/cel/compile.js';
+import { isDNS1035Label, isDNS1123Subdomain, isQualifiedName } from '../../apimachinery/validation/names.js';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
 const MATCH_POLICIES = ['Equivalent', 'Exact'];
@@ -78,6 +79,31 @@ export function validateWebhookConfiguration(o: WebhookConfiguration, mutating: 
   return issues;
 }
 
+/** validateMatchConditions (webhooks and policies): at most 64, unique names, expressions that compile. */
+export function validateMatchConditions(conds: readonly { name?: string; expression?: string }[] | undefined, params: boolean, path: string): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const list: readonly { name?: string; expression?: string }[] = Array.isArray(conds) ? conds : [];
+  if (list.length > 64) issues.push(fieldIssue.tooMany(path, list.length, 64));
+  const names = new Set<string>();
+  list.forEach((c, i) => {
+    const p = `${path}[${i}]`;
+    const expr = (c?.expression ?? '').trim();
+    if (!expr) issues.push(fieldIssue.required(`${p}.expression`, ''));
+    else {
+      const r = compileExpression(expr, 'bool', { params, variables: false });
+      if ('error' in r) issues.push(fieldIssue.invalid(`${p}.expression`, expr, r.error));
+    }
+    const name = c?.name ?? '';
+    if (!name) issues.push(fieldIssue.required(`${p}.name`, ''));
+    else for (const msg of isQualifiedName(name)) issues.push(fieldIssue.invalid(`${p}.name`, name, msg));
+    if (name) {
+      if (names.has(name)) issues.push(fieldIssue.duplicate(`${p}.name`, name));
+      else names.add(name);
+    }
+  });
+  return issues;
+}
+
 function validateWebhook(h: Webhook, mutating: boolean, opts: ValidationOptions, path: string): FieldIssue[] {
   const issues: FieldIssue[] = [...isFullyQualifiedName(`${path}.name`, h.name ?? '')];
   (h.rules ?? []).forEach((r, i) => issues.push(...validateRuleWithOperations(r ?? {}, `${path}.rules[${i}]`)));
@@ -93,6 +119,7 @@ function validateWebhook(h: Webhook, mutating: boolean, opts: ValidationOptions,
     issues.push(fieldIssue.invalid(`${path}.timeoutSeconds`, h.timeoutSeconds, 'the timeout value must be between 1 and 30 seconds'));
   }
   if (h.namespaceSelector) issues.push(...validateLabelSelector(h.namespaceSelector, `${path}.namespaceSelector`));
+  issues.push(...validateMatchConditions(h.matchConditions as { name?: string; expression?: string }[] | undefined, false, `${path}.matchConditions`));
   if (h.objectSelector) issues.push(...validateLabelSelector(h.objectSelector, `${path}.objectSelector`));
   if (mutating && h.reinvocationPolicy !== undefined && !REINVOCATION_POLICIES.includes(h.reinvocationPolicy)) {
     issues.push(fieldIssue.notSupported(`${path}.reinvocationPolicy`, h.reinvocationPolicy, REINVOCATION_POLICIES));
@@ -115,7 +142,7 @@ function isFullyQualifiedName(path: string, name: string): FieldIssue[] {
   return [];
 }
 
-function validateRuleWithOperations(r: WebhookRule, path: string): FieldIssue[] {
+export function validateRuleWithOperations(r: WebhookRule, path: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const ops = r.operations ?? [];
   if (ops.length === 0) issues.push(fieldIssue.required(`${path}.operations`, ''));

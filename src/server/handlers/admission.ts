@@ -35,6 +35,7 @@ export function admissionAttributes(
     dryRun,
     userInfo: s.user,
     warnings: s,
+    annotations: s,
   };
 }
 

@@ -1,5 +1,7 @@
 // Kubernetes' CEL libraries (k8s.io/apiserver/pkg/cel/library) on top of @marcbachmann/cel-js, plus
-// the runtime cost meter that every library function and every comprehension step charges.
+// the runtime cost meter that every library function and every comprehension step charges. Shared
+// by the CRD validation rules (src/apiextensions/cel), admission policies and webhook matchConditions
+// (src/admission/cel) and the JWT authenticators' claim expressions.
 //
 // Provided here (beyond the evaluator's built-ins: has/all/exists/exists_one/map/filter, size,
 // contains/startsWith/endsWith, string.indexOf/lastIndexOf/substring/split, list.join, int/uint/
@@ -21,9 +23,15 @@
 //   math.ceil ...), base64 encoders (ext encoders), list `distinct()/flatten()/range()/slice()/
 //   sort()/sortBy()` (ext lists v1+), quantity `isLessThan` on ints is covered only via add/sub.
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
-import { ERR_QUANTITY_FORMAT, Quantity, parseQuantity } from '../../apimachinery/quantity.js';
+import { ERR_QUANTITY_FORMAT, Quantity, parseQuantity } from '../quantity.js';
 import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
-import { numbersEqual } from './types.js';
+
+/** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
+export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
+  if (typeof a === typeof b) return a === b;
+  const [n, big] = typeof a === 'number' ? [a, b as bigint] : [b as number, a];
+  return Number.isInteger(n) && BigInt(n) === big;
+}
 
 /** Thrown (and recognised) when a rule runs past its per-call cost limit or the request's time guard. */
 export class CostExceeded extends Error {

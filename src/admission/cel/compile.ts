@@ -1,0 +1,212 @@
+// CEL for admission (k8s.io/apiserver/pkg/admission/plugin/cel): the expressions of
+// ValidatingAdmissionPolicies and of webhook and policy matchConditions, compiled once per
+// configuration change and evaluated per request. The variables are upstream's: `object`,
+// `oldObject`, `request`, `namespaceObject`, `params` (when the policy has a paramKind) and
+// `variables` (a policy's spec.variables, each evaluated at most once per request, when first read).
+//
+// Differences from upstream kept: `object`, `oldObject`, `params`, `request` and `namespaceObject`
+// are all dynamic (upstream types `request` and `namespaceObject`), so a misspelt field of `request`
+// is found when the expression runs, not when the policy is written; `authorizer` (the authz
+// library) is not declared, so expressions using it do not compile.
+import type { Environment, ParseResult } from '@marcbachmann/cel-js';
+import { PER_CALL_LIMIT, celErrorText, checkConstantPatterns, countNodes, meterComprehensions, useRE2 } from '../../apimachinery/cel/expressions.js';
+import { CostExceeded, armMeter, baseEnvironment, meter } from '../../apimachinery/cel/library.js';
+import type { KubeObject } from '../../apimachinery/types.js';
+import type { AdmissionAttributes } from '../interfaces.js';
+
+/** cel.OptionalVariableDeclarations: which of the optional variables an expression may use. */
+export interface Declarations {
+  readonly params: boolean;
+  /** The policy declares spec.variables (`variables.<name>`). */
+  readonly variables: boolean;
+}
+
+/** A compiled expression, or why it did not compile (apiservercel.Error: Invalid or Required). */
+export type Compiled = { readonly program: ParseResult; readonly expression: string; readonly baseCost: number } | { readonly error: string };
+
+const envs = new Map<string, Environment>();
+
+function environment(d: Declarations): Environment {
+  const key = `${d.params}/${d.variables}`;
+  let env = envs.get(key);
+  if (!env) {
+    env = baseEnvironment().clone();
+    env.registerVariable('object', 'dyn');
+    env.registerVariable('oldObject', 'dyn');
+    env.registerVariable('request', 'dyn');
+    env.registerVariable('namespaceObject', 'dyn');
+    if (d.params) env.registerVariable('params', 'dyn');
+    if (d.variables) env.registerVariable('variables', 'map');
+    envs.set(key, env);
+  }
+  return env;
+}
+
+/** cel-go's type names: `list(dyn)`, `map(string, dyn)`. */
+const goTypeName = (t: string): string =>
+  t
+    .replace(/</g, '(')
+    .replace(/>/g, ')')
+    .replace(/,(?! )/g, ', ');
+
+/**
+ * plugin/cel CompileCELExpression: `compilation failed: ERROR: <input>:1:…` for what does not parse or
+ * type-check, `must evaluate to bool but got string` for the wrong result type (dyn is accepted).
+ */
+export function compileExpression(expression: string, want: 'bool' | 'string' | 'any', d: Declarations): Compiled {
+  let program: ParseResult;
+  try {
+    program = environment(d).parse(expression);
+  } catch (e) {
+    return { error: `compilation failed: ${celErrorText(expression, e)}` };
+  }
+  useRE2(program.ast);
+  const checked = program.check();
+  if (!checked.valid) return { error: `compilation failed: ${celErrorText(expression, checked.error)}` };
+  if (want !== 'any' && checked.type !== want && checked.type !== 'dyn') {
+    return { error: `must evaluate to ${want} but got ${goTypeName(checked.type ?? 'dyn')}` };
+  }
+  const badPattern = checkConstantPatterns(program.ast, expression);
+  if (badPattern) return { error: badPattern };
+  meterComprehensions(program.ast);
+  return { program, expression, baseCost: countNodes(program.ast) };
+}
+
+/** Deep conversion of JSON to CEL values: integral numbers become ints, objects become maps. */
+export function toCEL(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(toCEL);
+  const m = new Map<string, unknown>();
+  for (const k of Object.keys(v)) {
+    const x = (v as Record<string, unknown>)[k];
+    if (x !== undefined) m.set(k, toCEL(x));
+  }
+  return m;
+}
+
+/** cel.CreateAdmissionRequest: the `request` variable. */
+export function admissionRequest(a: AdmissionAttributes): Record<string, unknown> {
+  const kind = { group: a.kind.group, version: a.kind.version, kind: a.kind.kind };
+  const resource = { group: a.resource.group, version: a.resource.version, resource: a.resource.resource };
+  const u = a.userInfo;
+  const optionsKind = a.operation === 'CREATE' ? 'CreateOptions' : a.operation === 'UPDATE' ? 'UpdateOptions' : a.operation === 'DELETE' ? 'DeleteOptions' : '';
+  return {
+    kind,
+    resource,
+    subResource: a.subresource,
+    requestKind: kind,
+    requestResource: resource,
+    requestSubResource: a.subresource,
+    name: a.name,
+    namespace: a.namespace,
+    operation: a.operation,
+    userInfo: { username: u.name, uid: u.uid ?? '', groups: [...u.groups], extra: u.extra ?? {} },
+    dryRun: a.dryRun,
+    ...(optionsKind ? { options: { kind: optionsKind, apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) } } : {}),
+  };
+}
+
+/** cel.CreateNamespaceObject: what `namespaceObject` shows of the request's namespace. */
+export function namespaceObject(ns: KubeObject | undefined): unknown {
+  if (!ns) return null;
+  const m = ns.metadata ?? {};
+  return {
+    metadata: {
+      name: m.name,
+      generateName: m.generateName,
+      namespace: m.namespace,
+      labels: m.labels,
+      annotations: m.annotations,
+      uid: m.uid,
+      creationTimestamp: m.creationTimestamp,
+      deletionTimestamp: m.deletionTimestamp,
+      deletionGracePeriodSeconds: m.deletionGracePeriodSeconds,
+      generation: m.generation,
+      resourceVersion: m.resourceVersion,
+      finalizers: m.finalizers,
+      ownerReferences: m.ownerReferences,
+    },
+    spec: (ns as { spec?: unknown }).spec ?? {},
+    status: (ns as { status?: unknown }).status ?? {},
+  };
+}
+
+export const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
+
+/** Thrown out of an evaluation when the request's budget is spent: nothing more is evaluated. */
+export class OutOfBudget extends Error {
+  constructor() {
+    super(OUT_OF_BUDGET);
+  }
+}
+
+/** The variables of one request; `remaining` is the request's runtime cost budget. */
+export interface Activation {
+  readonly vars: Record<string, unknown>;
+  remaining: number;
+  readonly deadline: number;
+}
+
+export type Evaluation = { readonly value: unknown } | { readonly error: string };
+
+/**
+ * Runs one program (activation.Evaluate): its cost comes off the request's budget; past the
+ * per-call limit the result is an error; past the budget, OutOfBudget is thrown.
+ */
+export function evaluateExpression(c: Extract<Compiled, { program: unknown }>, act: Activation): Evaluation {
+  const saved = { used: meter.used, limit: meter.limit, deadline: meter.deadline, exceeded: meter.exceeded, ticks: meter.ticks };
+  armMeter(Math.min(PER_CALL_LIMIT, act.remaining), act.deadline);
+  meter.used = c.baseCost;
+  let out: Evaluation;
+  try {
+    const value: unknown = c.program(act.vars);
+    out = meter.exceeded ? { error: new CostExceeded().message } : { value };
+  } catch (e) {
+    if (e instanceof OutOfBudget) throw e;
+    out = { error: e instanceof CostExceeded || meter.exceeded ? new CostExceeded().message : errorText(e) };
+  }
+  const cost = meter.used;
+  // A variable read inside this program ran its own program on the same meter: restore the outer run's.
+  Object.assign(meter, saved);
+  if (cost > act.remaining || performance.now() > act.deadline) throw new OutOfBudget();
+  act.remaining -= cost;
+  if ('error' in out) return { error: `expression '${c.expression}' resulted in error: ${out.error}` };
+  return out;
+}
+
+function errorText(e: unknown): string {
+  if (e instanceof Error) {
+    const s = (e as { summary?: string }).summary ?? e.message.split('\n')[0] ?? '';
+    return s.replace(/^No such key/, 'no such key').replace(/^No such overload/, 'no such overload');
+  }
+  return String(e);
+}
+
+/**
+ * `variables`: a map whose entries are evaluated when first read (upstream's composition
+ * context), each at most once per request; an entry whose expression failed fails the read. A
+ * plain Map (the evaluator knows maps by their constructor) with its own get/has.
+ */
+export function lazyVariables(compiled: ReadonlyMap<string, Compiled>, act: () => Activation): Map<string, unknown> {
+  const done = new Map<string, Evaluation>();
+  const m = new Map<string, unknown>();
+  const get = (k: string): unknown => {
+    const c = compiled.get(k);
+    if (!c) return undefined;
+    let r = done.get(k);
+    if (!r) {
+      r = 'error' in c ? { error: `composited variable "${k}" fails to compile: ${c.error}` } : evaluateExpression(c, act());
+      done.set(k, r);
+    }
+    if ('error' in r) throw new Error(r.error);
+    return r.value;
+  };
+  Object.defineProperties(m, {
+    get: { value: get },
+    has: { value: (k: string): boolean => compiled.has(k) },
+    size: { get: () => compiled.size },
+    keys: { value: () => compiled.keys() },
+  });
+  return m;
+}

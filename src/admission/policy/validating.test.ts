@@ -1,0 +1,141 @@
+// The ValidatingAdmissionPolicy plugin on its own: decisions, validation actions (Audit annotation,
+// Warn), failure policies, params by selector and parameterNotFoundAction, cost limits, variables.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { StatusError } from '../../apimachinery/errors.js';
+import type { KubeObject } from '../../apimachinery/types.js';
+import type { AdmissionAttributes } from '../interfaces.js';
+import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './types.js';
+import { compilePolicies, validatingAdmissionPolicyPlugin, type ParamLookup } from './validating.js';
+
+function attrs(object: KubeObject, sinks: { warnings: string[]; annotations: Map<string, string> }): AdmissionAttributes {
+  return {
+    operation: 'CREATE',
+    resource: { group: '', version: 'v1', resource: 'configmaps' },
+    subresource: '',
+    kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+    namespace: 'default',
+    name: object.metadata?.name ?? '',
+    object,
+    dryRun: false,
+    userInfo: { name: 'alice', groups: [] },
+    warnings: { addWarning: (t) => sinks.warnings.push(t) },
+    annotations: { addAnnotation: (k, v) => sinks.annotations.set(k, v) },
+  };
+}
+
+const rules = { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] };
+
+function policy(name: string, spec: ValidatingAdmissionPolicy['spec']): ValidatingAdmissionPolicy {
+  return { metadata: { name }, spec: { failurePolicy: 'Fail', matchConstraints: rules, ...spec } };
+}
+
+function binding(name: string, policyName: string, actions: string[], paramRef?: Record<string, unknown>): ValidatingAdmissionPolicyBinding {
+  return { metadata: { name }, spec: { policyName, validationActions: actions, ...(paramRef ? { paramRef } : {}) } };
+}
+
+async function run(
+  policies: ValidatingAdmissionPolicy[],
+  bindings: ValidatingAdmissionPolicyBinding[],
+  object: KubeObject,
+  params: ParamLookup = async () => ({ namespaced: true, items: [] }),
+): Promise<{ error?: StatusError; warnings: string[]; annotations: Map<string, string> }> {
+  const compiled = compilePolicies(policies, bindings);
+  const plugin = validatingAdmissionPolicyPlugin({ source: { policies: () => compiled }, namespace: async () => ({ metadata: { name: 'default' } }), params });
+  const sinks = { warnings: [] as string[], annotations: new Map<string, string>() };
+  try {
+    await plugin.validate!(attrs(object, sinks));
+    return sinks;
+  } catch (e) {
+    assert.ok(e instanceof StatusError, String(e));
+    return { error: e, ...sinks };
+  }
+}
+
+const cm = (name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+
+describe('ValidatingAdmissionPolicy plugin', () => {
+  it('Audit adds the validation_failure annotation; the request passes', async () => {
+    const r = await run([policy('p', { validations: [{ expression: 'false', message: 'never' }] })], [binding('b', 'p', ['Audit'])], cm('a'));
+    assert.equal(r.error, undefined);
+    assert.deepEqual(JSON.parse(r.annotations.get('validation.policy.admission.k8s.io/validation_failure')!), [
+      { message: 'never', policy: 'p', binding: 'b', expressionIndex: 0, validationActions: ['Audit'] },
+    ]);
+  });
+
+  it('auditAnnotations publish their value under the policy name', async () => {
+    const r = await run(
+      [policy('p', { auditAnnotations: [{ key: 'who', valueExpression: "'by ' + request.userInfo.username" }] })],
+      [binding('b', 'p', ['Deny'])],
+      cm('a'),
+    );
+    assert.equal(r.error, undefined);
+    assert.equal(r.annotations.get('p/who'), 'by alice');
+  });
+
+  it('a policy without a binding does nothing; a deny without message names the expression', async () => {
+    assert.equal((await run([policy('p', { validations: [{ expression: 'false' }] })], [], cm('a'))).error, undefined);
+    const r = await run([policy('p', { validations: [{ expression: ' 1 > 2 ' }] })], [binding('b', 'p', ['Deny'])], cm('a'));
+    assert.equal(r.error?.code, 422);
+    assert.equal(r.error?.reason, 'Invalid');
+    assert.equal(r.error?.message, `configmaps "a" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed expression: 1 > 2`);
+  });
+
+  it('an evaluation error follows the failure policy', async () => {
+    const spec = { validations: [{ expression: "object.data.missing == 'x'" }] };
+    const fail = await run([policy('p', spec)], [binding('b', 'p', ['Deny'])], cm('a'));
+    assert.match(fail.error!.message, /denied request: expression 'object.data.missing == 'x'' resulted in error: no such key: missing/);
+    const ignore = await run([policy('p', { ...spec, failurePolicy: 'Ignore' })], [binding('b', 'p', ['Deny'])], cm('a'));
+    assert.equal(ignore.error, undefined);
+  });
+
+  it('params by selector: every object is checked; none found with Allow lets the request through', async () => {
+    const spec = {
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      validations: [{ expression: 'object.metadata.name != params.data.forbidden', messageExpression: "'name ' + params.data.forbidden + ' is taken'" }],
+    };
+    const lookup: ParamLookup = async (_k, ns, ref) => {
+      assert.equal(ns, 'default');
+      assert.ok(ref.selector);
+      return { namespaced: true, items: [cm('p1', { forbidden: 'x' }), cm('p2', { forbidden: 'y' })] };
+    };
+    const r = await run(
+      [policy('p', spec)],
+      [binding('b', 'p', ['Deny'], { selector: { matchLabels: { a: 'b' } }, parameterNotFoundAction: 'Allow' })],
+      cm('y'),
+      lookup,
+    );
+    assert.match(r.error!.message, /denied request: name y is taken/);
+    const none = await run([policy('p', spec)], [binding('b', 'p', ['Deny'], { name: 'gone', parameterNotFoundAction: 'Allow' })], cm('y'));
+    assert.equal(none.error, undefined);
+    const deny = await run([policy('p', spec)], [binding('b', 'p', ['Deny'], { name: 'gone', parameterNotFoundAction: 'Deny' })], cm('y'));
+    assert.match(deny.error!.message, /failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction/);
+  });
+
+  it('variables are evaluated lazily, once; matchConditions gate the policy', async () => {
+    const spec = {
+      variables: [
+        { name: 'n', expression: 'object.metadata.name' },
+        { name: 'broken', expression: 'object.nosuch' },
+      ],
+      matchConditions: [{ name: 'only-a', expression: "object.metadata.name.startsWith('a')" }],
+      validations: [{ expression: "variables.n != 'ab'", reason: 'Forbidden' }],
+    };
+    const r = await run([policy('p', spec)], [binding('b', 'p', ['Deny'])], cm('ab'));
+    assert.equal(r.error?.code, 403);
+    assert.equal((await run([policy('p', spec)], [binding('b', 'p', ['Deny'])], cm('bb'))).error, undefined, 'matchCondition false');
+  });
+
+  it('a comprehension past the per-call cost limit fails, not hangs', async () => {
+    const spec = {
+      validations: [
+        {
+          expression:
+            '[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))',
+        },
+      ],
+    };
+    const r = await run([policy('p', spec)], [binding('b', 'p', ['Deny'])], cm('a'));
+    assert.match(r.error!.message, /operation cancelled: actual cost limit exceeded|running out of cost budget/);
+  });
+});
