@@ -240,6 +240,8 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           clearedBefore = rfc3339(now());
           status.uses = (status.uses ?? []).filter((u) => u.component === API_SERVER);
         }
+        if (step.task.phase === 'Succeeded')
+          events.push({ type: 'Normal', reason: 'FeatureTaskSucceeded', message: `task ${step.task.name} (${step.task.type}): ${step.task.message ?? ''}` });
         if (step.task.phase === 'Failed')
           events.push({ type: 'Warning', reason: 'FeatureTaskFailed', message: `task ${step.task.name} (${step.task.type}): ${step.task.message ?? ''}` });
         const second = machine(status);
