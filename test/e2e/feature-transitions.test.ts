@@ -210,6 +210,9 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
     assert.match(described, /FeatureUsesDisagree/);
     const table = await k.ok(['get', 'features', '-A']);
     assert.match(table, /^kube-system\s+CoordinatedLeaderElection\s+TurningOff\s+Disabled\s+CommandLine\s+Beta\s+False\s/m);
+    const wide = await k.ok(['get', 'features', '-n', 'kube-system', CLE, '-o', 'wide']);
+    assert.match(wide.split('\n')[0]!, /\sUSES\s+VERSION\s+TASK$/);
+    assert.match(wide, /\s0\/2 clear-leases\.coordination\.k8s\.io Blocked$/m);
 
     // The server that used it stops: once its identity Lease is stale the leader clears and ends Off.
     await other.stop();

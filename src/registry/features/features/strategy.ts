@@ -211,6 +211,17 @@ function validateStatus(o: KubeObject): FieldIssue[] {
 
 const statusOf = (o: KubeObject): FeatureStatus => asFeature(o).status ?? {};
 
+/** `1/2 clear-leases.coordination.k8s.io Running 500/1200` (processed, then changed): the head task. */
+function taskCell(s: FeatureStatus): string {
+  const tasks = Array.isArray(s.transition?.tasks) ? s.transition.tasks : [];
+  const head = tasks.find((t) => t.phase !== 'Succeeded');
+  if (!head) return '<none>';
+  const done = tasks.filter((t) => t.phase === 'Succeeded').length;
+  const p = head.progress;
+  const progress = p && (p.processed !== undefined || p.changed !== undefined) ? ` processed=${p.processed ?? 0} changed=${p.changed ?? 0}` : '';
+  return `${done}/${tasks.length} ${head.name} ${head.phase ?? 'Pending'}${progress}`;
+}
+
 function bumpGeneration(o: KubeObject, old: KubeObject): void {
   const gen = old.metadata?.generation ?? 1;
   const changed = JSON.stringify((o as Record<string, unknown>)['spec'] ?? null) !== JSON.stringify((old as Record<string, unknown>)['spec'] ?? null);
@@ -354,6 +365,7 @@ export const featureStrategy: Strategy = {
     ageColumn,
     { name: 'Uses', type: 'integer', description: 'How many component instances reported a use.', priority: 1 },
     { name: 'Version', type: 'string', description: "The leader's (emulated) version.", priority: 1 },
+    { name: 'Task', type: 'string', description: "The transition's current task: tasks done of all, its name, phase and progress.", priority: 1 },
   ],
   tableCells(o) {
     const s = statusOf(o);
@@ -367,6 +379,7 @@ export const featureStrategy: Strategy = {
       ageSince(o.metadata?.creationTimestamp),
       Array.isArray(s.uses) ? s.uses.length : 0,
       cell(s.version),
+      taskCell(s),
     ];
   },
 };
