@@ -15,7 +15,8 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import type { KubeClient } from '../../src/client/types.js';
 import { identityLeaseName } from '../../src/controllers/apiserveridentity.js';
-import { APIServerIdentity, CoordinatedLeaderElection, newKubeFeatureGate } from '../../src/featuregate/index.js';
+import type { CustomTask } from '../../src/controllers/featureflow/index.js';
+import { APIServerIdentity, Beta, CoordinatedLeaderElection, newKubeFeatureGate } from '../../src/featuregate/index.js';
 import type { FeatureObject } from '../../src/registry/features/features/types.js';
 import { startEtcd, type RunningEtcd } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
@@ -141,6 +142,10 @@ describe('feature transitions: restart with CoordinatedLeaderElection off (SQLit
     const conds = Object.fromEntries((off.status?.conditions ?? []).map((x) => [x.type, x.status]));
     assert.deepEqual(conds, { UsesAgree: 'True', Progressing: 'False', Settled: 'True', TasksBlocked: 'False' });
 
+    // Settled, the leader writes nothing more (a round every 200 ms: wait for a few).
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal((await feature(c)).metadata?.resourceVersion, off.metadata?.resourceVersion);
+
     const k = kubectlSession(tools.kubectl, server.kubeconfig, dir);
     const table = await k.ok(['get', 'features', '-A']);
     assert.match(table, /^kube-system\s+CoordinatedLeaderElection\s+Off\s+Disabled\s+CommandLine\s+Beta\s+True\s+\S+$/m);
@@ -150,6 +155,119 @@ describe('feature transitions: restart with CoordinatedLeaderElection off (SQLit
     assert.match(described, /FeatureTransitionCompleted\s+.*Off: 2 task\(s\) succeeded/);
     const strategy = await k.ok(['-n', 'default', 'get', 'lease', 'app-0', '-o', 'jsonpath={.spec.holderIdentity}|{.spec.strategy}|{.spec.preferredHolder}']);
     assert.equal(strategy, 'h||');
+  });
+});
+
+describe('feature transitions: a library feature with DeleteCollection, Custom and WaitForObjectsRemoved', { timeout: 180_000, concurrency: false }, () => {
+  let dir = '';
+  let server: TestServer | undefined;
+  const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+  const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+  const labelled = (kind: string, name: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind,
+    metadata: { name, namespace: 'default', labels: { acme: 'widget' } },
+  });
+  let customCalls = 0;
+  // A custom task that takes two units (its progress is stored between them).
+  const drain: CustomTask = async ({ progress, params }) => {
+    customCalls++;
+    const processed = (progress.processed ?? 0) + 1;
+    return { done: processed >= 2, progress: { processed }, message: `drained ${processed} of 2 (${params['name']})` };
+  };
+  const acme = (on: boolean | undefined) => {
+    const g = newKubeFeatureGate();
+    if (on !== undefined) g.add({ AcmeWidgets: { default: true, preRelease: Beta } });
+    g.setFromMap({ [APIServerIdentity]: true, ...(on !== undefined ? { AcmeWidgets: on } : {}) });
+    return g;
+  };
+  const start = (on: boolean | undefined) =>
+    startTestServer({
+      dataDir: join(dir, 'data'),
+      featureGates: acme(on),
+      reportFeatures: true,
+      featureFlow: {
+        ...flowSettings(),
+        tasks: {
+          AcmeWidgets: {
+            disable: [
+              {
+                name: 'delete-widget-secrets',
+                type: 'DeleteCollection',
+                params: { resource: 'v1/secrets', namespace: 'default', labelSelector: 'acme=widget' },
+              },
+              { name: 'drain-widgets', type: 'Custom', params: { name: 'acme-drain' } },
+              {
+                name: 'widget-configmaps-gone',
+                type: 'WaitForObjectsRemoved',
+                params: { resource: 'v1/configmaps', namespace: 'default', labelSelector: 'acme=widget' },
+              },
+            ],
+          },
+        },
+        custom: { 'acme-drain': drain },
+      },
+    });
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kplane-transitions-lib-'));
+  });
+  after(async () => {
+    await server?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('turned off: deletes the opt-in collection, runs the custom task, waits until the objects are gone', async () => {
+    server = await start(true);
+    let c = server.cp.loopbackClient();
+    await eventually(30_000, 'AcmeWidgets On', async () => ((await feature(c, 'AcmeWidgets')).status?.state === 'On' ? true : undefined), 100);
+    await c.create(SECRETS, 'default', labelled('Secret', 's1'));
+    await c.create(SECRETS, 'default', labelled('Secret', 's2'));
+    await c.create(CONFIGMAPS, 'default', labelled('ConfigMap', 'c1'));
+    await server.stop();
+
+    server = await start(false);
+    c = server.cp.loopbackClient();
+    const blocked = await eventually(
+      30_000,
+      'waiting for the ConfigMaps',
+      async () => {
+        const f = await feature(c, 'AcmeWidgets');
+        const t = f.status?.transition?.tasks?.find((x) => x.name === 'widget-configmaps-gone');
+        return t?.phase === 'Blocked' ? f : undefined;
+      },
+      100,
+    );
+    const tasks = blocked.status!.transition!.tasks!;
+    assert.deepEqual(
+      tasks.map((t) => `${t.name}:${t.phase}`),
+      ['delete-widget-secrets:Succeeded', 'drain-widgets:Succeeded', 'widget-configmaps-gone:Blocked', 'wait-for-uses:Pending'],
+    );
+    assert.equal(tasks[2]!.message, '1 v1/configmaps in default (acme=widget) left');
+    assert.equal(tasks[1]!.message, 'drained 2 of 2 (acme-drain)');
+    assert.equal(customCalls, 2);
+    assert.equal((await c.list(SECRETS, 'default', { labelSelector: 'acme=widget' })).items.length, 0);
+    assert.equal(blocked.status?.conditions?.find((x) => x.type === 'TasksBlocked')?.status, 'True');
+    // WaitForObjectsRemoved never deletes: the ConfigMap is still there until someone removes it.
+    assert.equal((await c.get(CONFIGMAPS, 'default', 'c1')).metadata?.name, 'c1');
+    await c.delete(CONFIGMAPS, 'default', 'c1');
+    await eventually(30_000, 'AcmeWidgets Off', async () => ((await feature(c, 'AcmeWidgets')).status?.state === 'Off' ? true : undefined), 100);
+    await server.stop();
+
+    // A version of the component that does not know the feature keeps its object, Unavailable.
+    server = await start(undefined);
+    c = server.cp.loopbackClient();
+    const kept = await eventually(
+      30_000,
+      'AcmeWidgets Unavailable',
+      async () => {
+        const f = await feature(c, 'AcmeWidgets');
+        return f.status?.stability === 'Unavailable' ? f : undefined;
+      },
+      100,
+    );
+    assert.match(kept.status?.unavailableSinceVersion ?? '', /^v1\.33\.0/);
+    assert.equal(kept.status?.state, 'Off');
   });
 });
 
