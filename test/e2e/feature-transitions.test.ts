@@ -312,7 +312,7 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
     );
     assert.equal(blocked.status?.transition?.leader, identityLeaseName(`${hostname()}:${leaderPort}`));
     assert.match(
-      blocked.status!.transition!.tasks![0]!.message!,
+      blocked.status.transition.tasks![0]!.message!,
       /waiting for uses before changing data: 1 use\(s\) still report Enabled \(component=kube-apiserver identity=apiserver-/,
     );
     const conds = Object.fromEntries((blocked.status?.conditions ?? []).map((x) => [x.type, x.status]));

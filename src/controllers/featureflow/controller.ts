@@ -141,6 +141,8 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let leading = false;
+  /** Per feature, the disagreement last raised as an event while leading. */
+  const disagreements = new Map<string, string>();
 
   const known = (name: string): KnownFeature | undefined => {
     if (PSEUDO_FEATURES.has(name)) return undefined;
@@ -212,6 +214,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           leader: opts.leaseName,
           evaluationPeriodSeconds: opts.evaluationPeriodSeconds ?? 60,
           now: now(),
+          ...(disagreements.has(name) ? { lastDisagreement: disagreements.get(name)! } : {}),
         });
       const first = machine(obj.status ?? {});
       let status = first.status;
@@ -233,8 +236,13 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           now: now(),
         });
         if (abort.signal.aborted) return; // stopped: the unit is abandoned, unwritten
+        // A unit that found nothing new (a task still Blocked for the same reason) keeps its record,
+        // so that a blocked transition is not rewritten every round.
+        const task = same({ ...step.task, lastAttemptTime: undefined }, { ...head, attempts: head.attempts ?? 0, lastAttemptTime: undefined })
+          ? head
+          : step.task;
         const list = status.transition.tasks ?? [];
-        status.transition.tasks = list.map((t) => (t.name === head.name ? step.task : t));
+        status.transition.tasks = list.map((t) => (t.name === head.name ? task : t));
         if (step.newCycle) {
           status.useEvaluationTime = step.newCycle.useEvaluationTime;
           clearedBefore = rfc3339(now());
@@ -251,6 +259,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
         again = step.task.phase === 'Running' && step.task.type !== 'WaitForUses' && !same(step.task.progress, head.progress);
         if (step.task.phase === 'Succeeded' && status.transition) again = true;
       }
+      if (status.conditions?.find((x) => x.type === 'UsesAgree')?.status === 'True') disagreements.delete(name);
       if (same(status, obj.status ?? {})) return;
       // A reporter may have written a use meanwhile (409): read again and put this unit's outcome
       // (the leader's fields) onto the fresh uses, so that a page cleared is counted once.
@@ -265,7 +274,13 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
         obj = await client.get<KubeObject & FeatureObject>(FEATURES, namespace, name);
         status = machine({ ...status, uses: obj.status?.uses ?? [] }).status;
       }
-      for (const ev of events) await recordEvent(obj, ev);
+      const said = new Set<string>();
+      for (const ev of events) {
+        if (said.has(`${ev.reason}\u0000${ev.message}`)) continue;
+        said.add(`${ev.reason}\u0000${ev.message}`);
+        if (ev.reason === 'FeatureUsesDisagree') disagreements.set(name, ev.message);
+        await recordEvent(obj, ev);
+      }
       if (!again) return;
     }
   };

@@ -125,9 +125,9 @@ describe('feature state machine (research §5.4)', () => {
     const started = reconcileFeature(input({ state: 'On' }, off)).status;
     started.transition!.tasks![0] = { ...started.transition!.tasks![0]!, phase: 'Failed', attempts: 5, message: 'boom' };
     assert.equal(cond(reconcileFeature(input(started, off)).status, 'TasksBlocked')?.status, 'True');
-    started.transition!.tasks![0] = { ...started.transition!.tasks![0]!, phase: 'Failed', attempts: 1 };
+    started.transition!.tasks![0] = { ...started.transition!.tasks![0], phase: 'Failed', attempts: 1 };
     assert.equal(cond(reconcileFeature(input(started, off)).status, 'TasksBlocked')?.status, 'False');
-    started.transition!.tasks![0] = { ...started.transition!.tasks![0]!, phase: 'Blocked', message: 'waiting' };
+    started.transition!.tasks![0] = { ...started.transition!.tasks![0], phase: 'Blocked', message: 'waiting' };
     assert.match(cond(reconcileFeature(input(started, off)).status, 'TasksBlocked')?.message ?? '', /clear-leases: waiting/);
   });
 
@@ -141,7 +141,9 @@ describe('feature state machine (research §5.4)', () => {
       ['FeatureUsesDisagree'],
     );
     // Said once: the next evaluation with the same uses raises no new event.
-    assert.deepEqual(reconcileFeature(input(out.status, on, [use('Enabled', 'a'), use('Disabled', 'b')])).events, []);
+    const said = out.events[0]!.message;
+    assert.equal(said, 'uses disagree: 1 Enabled, 1 Disabled');
+    assert.deepEqual(reconcileFeature({ ...input(out.status, on, [use('Enabled', 'a'), use('Disabled', 'b')]), lastDisagreement: said }).events, []);
     // Uses that agree with each other but not with the intended value disagree too.
     assert.equal(cond(reconcileFeature(input({ state: 'On' }, on, [use('Disabled')])).status, 'UsesAgree')?.status, 'False');
   });

@@ -71,6 +71,8 @@ export interface MachineInput {
   readonly leader: string;
   readonly evaluationPeriodSeconds: number;
   readonly now: Date;
+  /** The disagreement this leader last raised an event for (one event per new disagreement). */
+  readonly lastDisagreement?: string;
 }
 
 export interface MachineOutput {
@@ -189,7 +191,9 @@ export function reconcileFeature(input: MachineInput): MachineOutput {
   const prevAgree = condition(status, CONDITION_USES_AGREE);
   const agree = usesAgreeCondition(status.uses, prevAgree, now, generation, k.intended);
   setCondition(status, agree, now, generation);
-  if (agree.status === 'False' && prevAgree?.status !== 'False') {
+  // Row 9's event, once per disagreement: the uses subresource may have turned the condition False
+  // before the leader looked, so the leader remembers what it said rather than trusting the flip.
+  if (agree.status === 'False' && input.lastDisagreement !== agree.message) {
     events.push({ type: 'Warning', reason: 'FeatureUsesDisagree', message: agree.message ?? '' });
   }
   const transitional = status.state === 'TurningOn' || status.state === 'TurningOff';
