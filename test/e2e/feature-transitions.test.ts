@@ -33,8 +33,8 @@ const gates = (cle: boolean) => {
   g.setFromMap({ [APIServerIdentity]: true, [CLE]: cle });
   return g;
 };
-// Fast timings for tests: a round every 200 ms, a server dead 3 s after its last renewal.
-const flowSettings = (pageSize = 100) => ({ intervalMs: 200, livenessMs: 3_000, identityRenewIntervalMs: 500, evaluationPeriodSeconds: 1, pageSize });
+// Fast timings for tests: a round every 200 ms, a server dead 5 s after its last renewal.
+const flowSettings = (pageSize = 100) => ({ intervalMs: 200, livenessMs: 5_000, identityRenewIntervalMs: 500, evaluationPeriodSeconds: 1, pageSize });
 
 const serve = (cle: boolean, storage: Parameters<typeof startTestServer>[0], pageSize?: number): Promise<TestServer> =>
   startTestServer({ featureGates: gates(cle), reportFeatures: true, featureFlow: flowSettings(pageSize), ...storage });
