@@ -1,6 +1,7 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
 import { apiserverIdentityController, identityLeaseName, type IdentityLeaseController } from '../controllers/apiserveridentity.js';
 import { featureReporter, type FeatureReporter } from '../controllers/featurereporter.js';
+import { featureFlow, mergeTasks, tasksFromGatedFields, type FeatureFlow, type FeatureFlowOptions } from '../controllers/featureflow/index.js';
 import { FEATURES_GROUP, FEATURES_VERSION } from '../registry/features/features/types.js';
 import { APIServerIdentity, ConsistentListFromCache, type FeatureGate, KplaneWatchCache, newKubeFeatureGate } from '../featuregate/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -125,6 +126,12 @@ export interface AuthorizationWebhookOptions {
 // Re-exported where callers have imported it from; it is declared with the Storage it opens.
 export type { StorageFactory };
 
+/** createControlPlane's `featureFlow`: FeatureFlowOptions without what the server fills in. */
+export type FeatureFlowSettings = Partial<Omit<FeatureFlowOptions, 'leaseName' | 'version' | 'log' | 'now'>> & {
+  /** How often this server renews its identity Lease (default 10 s; keep it well under livenessMs). */
+  readonly identityRenewIntervalMs?: number;
+};
+
 export interface ControlPlaneOptions {
   readonly storage: StorageFactory;
   /** API modules to serve; default core, events.k8s.io and coordination.k8s.io. */
@@ -227,6 +234,13 @@ export interface ControlPlaneOptions {
    * features.kplane.io API is served (default true; the tests' servers turn it off).
    */
   readonly reportFeatures?: boolean;
+  /**
+   * KEP-0007's feature flow: where Features are served and this server keeps an identity Lease,
+   * the live server whose Lease name hashes lowest writes Feature status and runs transitions
+   * (their tasks: ClearField of every gated field, plus `tasks` and the `custom` functions of
+   * library features). `false` turns it off. Timings are for tests; see FeatureFlowOptions.
+   */
+  readonly featureFlow?: false | FeatureFlowSettings;
   /**
    * A connection with no request in flight for this long is closed (HTTP/1.1 keep-alive; HTTP/2
    * with GOAWAY), as kube-apiserver's IdleTimeout. Default 90,000 ms. Watches and other requests
@@ -643,6 +657,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   let objectCounter: NodeJS.Timeout | undefined;
   let identityLease: IdentityLeaseController | undefined;
   let featureUses: FeatureReporter | undefined;
+  let flow: FeatureFlow | undefined;
   const sockets = new Set<import('node:net').Socket>();
   // apiserver_storage_objects, refreshed like kube-apiserver's storage object count tracker.
   const countObjects = async (): Promise<void> => {
@@ -724,7 +739,12 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       await writeAdminKubeconfig(kubeconfigPath, { server: urlOf(), pki });
       // KEP-1965's identity Lease, where Leases are served (post-start hook upstream).
       if (features.enabled(APIServerIdentity) && registry.lookup('coordination.k8s.io', 'v1', 'leases')) {
-        identityLease = apiserverIdentityController(serverClient, { id: `${hostname()}:${port}`, hostname: hostname(), log });
+        identityLease = apiserverIdentityController(serverClient, {
+          id: `${hostname()}:${port}`,
+          hostname: hostname(),
+          log,
+          ...(opts.featureFlow && opts.featureFlow.identityRenewIntervalMs ? { renewIntervalMs: opts.featureFlow.identityRenewIntervalMs } : {}),
+        });
         await identityLease.start();
       }
       // KEP-0007: the features this server knows, and its use of each, reported off the request path.
@@ -736,6 +756,23 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
           log,
         });
         featureUses.start();
+      }
+      // KEP-0007's server flow: the leader among live identity Leases owns Feature status.
+      if (opts.featureFlow !== false && identityLease && registry.lookup(FEATURES_GROUP, FEATURES_VERSION, 'features')) {
+        const { identityRenewIntervalMs: _r, tasks, ...settings } = opts.featureFlow ?? {};
+        const gated = registry.resources.flatMap((r) =>
+          r.registration.gatedFields?.length
+            ? [{ gvr: { group: r.descriptor.group, version: r.descriptor.version, resource: r.descriptor.plural }, gatedFields: r.registration.gatedFields }]
+            : [],
+        );
+        flow = featureFlow(serverClient, features, {
+          ...settings,
+          leaseName: identityLease.leaseName,
+          version: versionInfo().gitVersion,
+          tasks: mergeTasks(tasksFromGatedFields(gated), tasks),
+          log,
+        });
+        flow.start();
       }
       if (opts.controllers?.length) {
         const le = opts.controllerLeaderElection ?? opts.storage.name === 'etcd';
@@ -776,6 +813,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     },
     async stop() {
       health.markShuttingDown();
+      await flow?.stop();
       await featureUses?.stop();
       await identityLease?.stop();
       jwt?.stop();

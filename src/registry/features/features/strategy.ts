@@ -211,6 +211,17 @@ function validateStatus(o: KubeObject): FieldIssue[] {
 
 const statusOf = (o: KubeObject): FeatureStatus => asFeature(o).status ?? {};
 
+/** `1/2 clear-leases.coordination.k8s.io Running 500/1200` (processed, then changed): the head task. */
+function taskCell(s: FeatureStatus): string {
+  const tasks = Array.isArray(s.transition?.tasks) ? s.transition.tasks : [];
+  const head = tasks.find((t) => t.phase !== 'Succeeded');
+  if (!head) return '<none>';
+  const done = tasks.filter((t) => t.phase === 'Succeeded').length;
+  const p = head.progress;
+  const progress = p && (p.processed !== undefined || p.changed !== undefined) ? ` processed=${p.processed ?? 0} changed=${p.changed ?? 0}` : '';
+  return `${done}/${tasks.length} ${head.name} ${head.phase ?? 'Pending'}${progress}`;
+}
+
 function bumpGeneration(o: KubeObject, old: KubeObject): void {
   const gen = old.metadata?.generation ?? 1;
   const changed = JSON.stringify((o as Record<string, unknown>)['spec'] ?? null) !== JSON.stringify((old as Record<string, unknown>)['spec'] ?? null);
@@ -218,17 +229,20 @@ function bumpGeneration(o: KubeObject, old: KubeObject): void {
 }
 
 /**
- * UsesAgree as the uses alone tell it: True when every reported value is the same. The server flow
- * of the next step also compares them with the intended value; until then this is what it shows.
+ * UsesAgree: True when every reported use has the same value and, once a value is intended
+ * (status.intended, the leader's), that value. The uses subresource recomputes it on each report
+ * from the stored intended value; the leader recomputes it over the uses of live components.
  */
 export function usesAgreeCondition(
   uses: readonly FeatureUse[],
   previous: FeatureCondition | undefined,
   now: Date,
   generation: number | undefined,
+  intended?: string,
 ): FeatureCondition {
   const values = new Set(uses.map((u) => u.value));
-  const agree = values.size <= 1;
+  const agreeAmong = values.size <= 1;
+  const agree = agreeAmong && (intended === undefined || uses.length === 0 || values.has(intended as FeatureUse['value']));
   const status = agree ? 'True' : 'False';
   const reason = uses.length === 0 ? 'NoUses' : agree ? 'UsesAgree' : 'UsesDisagree';
   const message =
@@ -236,7 +250,9 @@ export function usesAgreeCondition(
       ? 'no component reported a use'
       : agree
         ? `${uses.length} use(s) report ${[...values][0]}`
-        : `uses disagree: ${['Enabled', 'Disabled'].map((v) => `${uses.filter((u) => u.value === v).length} ${v}`).join(', ')}`;
+        : agreeAmong
+          ? `${uses.length} use(s) report ${[...values][0]}, intended ${intended}`
+          : `uses disagree: ${['Enabled', 'Disabled'].map((v) => `${uses.filter((u) => u.value === v).length} ${v}`).join(', ')}`;
   return {
     type: CONDITION_USES_AGREE,
     status,
@@ -272,7 +288,7 @@ export function foldUse(feature: KubeObject, use: FeatureUse, now: Date): { obje
   else uses.push(stored);
   const conditions = (status.conditions ??= []);
   const ci = conditions.findIndex((c) => c.type === CONDITION_USES_AGREE);
-  const cond = usesAgreeCondition(uses, ci >= 0 ? conditions[ci] : undefined, now, next.metadata?.generation);
+  const cond = usesAgreeCondition(uses, ci >= 0 ? conditions[ci] : undefined, now, next.metadata?.generation, status.intended);
   if (ci >= 0) conditions[ci] = cond;
   else conditions.push(cond);
   return { object: next, stored, changed: true, created: at < 0 };
@@ -349,6 +365,7 @@ export const featureStrategy: Strategy = {
     ageColumn,
     { name: 'Uses', type: 'integer', description: 'How many component instances reported a use.', priority: 1 },
     { name: 'Version', type: 'string', description: "The leader's (emulated) version.", priority: 1 },
+    { name: 'Task', type: 'string', description: "The transition's current task: tasks done of all, its name, phase and progress.", priority: 1 },
   ],
   tableCells(o) {
     const s = statusOf(o);
@@ -362,6 +379,7 @@ export const featureStrategy: Strategy = {
       ageSince(o.metadata?.creationTimestamp),
       Array.isArray(s.uses) ? s.uses.length : 0,
       cell(s.version),
+      taskCell(s),
     ];
   },
 };

@@ -1,0 +1,333 @@
+// The server flow of KEP-0007: each API server runs this loop; the one that leads (the live API
+// server whose identity Lease name hashes lowest) writes every Feature's status of its class
+// (intended value, state, transition with tasks, conditions, events) and runs the head task of
+// each transition. No election object: the identity Leases every server renews already say who
+// is alive (KEP-1965), and every server computes the same leader from them. Two servers may both
+// believe they lead for a moment (their views of a renewTime differ): status writes carry the
+// resourceVersion they read and every task unit is idempotent, so that costs a conflict, not data.
+import { createHash } from 'node:crypto';
+import { StatusError } from '../../apimachinery/errors.js';
+import { rfc3339 } from '../../apimachinery/times.js';
+import type { KubeObject } from '../../apimachinery/types.js';
+import type { GVR, KubeClient } from '../../client/types.js';
+import type { FeatureGate } from '../../featuregate/feature-gate.js';
+import { asLogger } from '../../golang/klog.js';
+import type { GatedField } from '../../registry/gated-fields.js';
+import {
+  FEATURES_API_VERSION,
+  FEATURES_GROUP,
+  FEATURES_VERSION,
+  KPLANE_FEATURE_CLASS,
+  type FeatureObject,
+  type FeatureStatus,
+  type FeatureUse,
+} from '../../registry/features/features/types.js';
+import { IDENTITY_LABEL } from '../apiserveridentity.js';
+import { stabilityOf } from '../featurereporter.js';
+import { headTask, reconcileFeature, type FeatureTasks, type FlowEvent, type KnownFeature, type TaskTemplate } from './machine.js';
+import { backoffMs, runTask, type CustomTask } from './tasks.js';
+
+const FEATURES: GVR = { group: FEATURES_GROUP, version: FEATURES_VERSION, resource: 'features' };
+const LEASES: GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
+const EVENTS: GVR = { group: '', version: 'v1', resource: 'events' };
+const API_SERVER = 'kube-apiserver';
+const PSEUDO_FEATURES = new Set(['AllAlpha', 'AllBeta']);
+const COMPONENT = 'feature-lifecycle-controller';
+
+export interface FeatureFlowOptions {
+  /** This server's identity Lease (`apiserver-<hash>`): it leads when its hash is the lowest live one. */
+  readonly leaseName: string;
+  /** The leader's version, written as unavailableSinceVersion of a feature it does not know. */
+  readonly version: string;
+  /** The class (namespace) of the features this flow owns (default kube-system). */
+  readonly namespace?: string;
+  /** Each feature's tasks toward On and toward Off (WaitForUses is appended). */
+  readonly tasks?: Readonly<Record<string, FeatureTasks>>;
+  /** The functions behind `Custom` tasks, by `params.name`. */
+  readonly custom?: Readonly<Record<string, CustomTask>>;
+  /** How often the loop runs (default 5 s). */
+  readonly intervalMs?: number;
+  /** An identity Lease counts as live while renewed within this (default 40 s; research A13). */
+  readonly livenessMs?: number;
+  /** WaitForUses' evaluation period (default 60 s, longer than a reporter's 30 s resync). */
+  readonly evaluationPeriodSeconds?: number;
+  /** ClearField's page size (default 500). */
+  readonly pageSize?: number;
+  readonly log?: (msg: string) => void;
+  readonly now?: () => Date;
+}
+
+export interface FeatureFlow {
+  start(): void;
+  /** One round now: find the leader; when it is this server, reconcile every Feature. */
+  sync(): Promise<void>;
+  /** Whether this server led in its last round. */
+  readonly leading: boolean;
+  /** Stops at once: a task unit in flight is abandoned unwritten (the next leader redoes it). */
+  stop(): Promise<void>;
+}
+
+interface LeaseLike {
+  metadata?: { name?: string };
+  spec?: { holderIdentity?: string; renewTime?: string };
+}
+
+const hashOf = (name: string): string => createHash('sha256').update(name).digest('hex');
+
+/**
+ * The leader among identity Leases (research A13): those renewed within `livenessMs` of `now` are
+ * live, and the live one whose name's SHA-256 is lowest leads. Every server computes the same
+ * answer from the same list; a leader whose Lease goes stale is replaced by the next lowest.
+ */
+export function chooseLeader(leases: readonly LeaseLike[], now: Date, livenessMs: number): { leader: string | undefined; live: LeaseLike[] } {
+  const live = leases.filter((l) => {
+    const t = l.spec?.renewTime ? Date.parse(l.spec.renewTime) : NaN;
+    return Number.isFinite(t) && now.getTime() - t <= livenessMs && !!l.metadata?.name;
+  });
+  let leader: string | undefined;
+  let best = '';
+  for (const l of live) {
+    const h = hashOf(l.metadata!.name!);
+    if (leader === undefined || h < best) {
+      leader = l.metadata!.name!;
+      best = h;
+    }
+  }
+  return { leader, live };
+}
+
+/**
+ * The ClearField tasks a kind's gated fields imply: turning a feature off clears its fields from
+ * every stored object of the kind (one task per kind, all its fields in one pass).
+ */
+export function tasksFromGatedFields(resources: readonly { readonly gvr: GVR; readonly gatedFields: readonly GatedField[] }[]): Record<string, FeatureTasks> {
+  const out: Record<string, { enable: TaskTemplate[]; disable: TaskTemplate[] }> = {};
+  for (const { gvr, gatedFields } of resources) {
+    const byFeature = new Map<string, string[]>();
+    for (const f of gatedFields) byFeature.set(f.feature, [...(byFeature.get(f.feature) ?? []), `.${f.path.join('.')}`]);
+    for (const [feature, paths] of byFeature) {
+      const entry = (out[feature] ??= { enable: [], disable: [] });
+      entry.disable.push({
+        name: `clear-${gvr.resource}${gvr.group ? `.${gvr.group}` : ''}`,
+        type: 'ClearField',
+        params: { resource: `${gvr.group ? `${gvr.group}/` : ''}${gvr.version}/${gvr.resource}`, fieldPath: paths.join(',') },
+      });
+    }
+  }
+  return out;
+}
+
+/** Merges task declarations: the later ones' tasks come after the earlier ones'. */
+export function mergeTasks(...all: readonly (Readonly<Record<string, FeatureTasks>> | undefined)[]): Record<string, FeatureTasks> {
+  const out: Record<string, { enable: TaskTemplate[]; disable: TaskTemplate[] }> = {};
+  for (const m of all)
+    for (const [name, t] of Object.entries(m ?? {})) {
+      const e = (out[name] ??= { enable: [], disable: [] });
+      e.enable.push(...(t.enable ?? []));
+      e.disable.push(...(t.disable ?? []));
+    }
+  return out;
+}
+
+const valueOf = (b: boolean): 'Enabled' | 'Disabled' => (b ? 'Enabled' : 'Disabled');
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+export function featureFlow(client: KubeClient, gate: FeatureGate, opts: FeatureFlowOptions): FeatureFlow {
+  const namespace = opts.namespace ?? KPLANE_FEATURE_CLASS;
+  const log = asLogger(opts.log);
+  const now = opts.now ?? ((): Date => new Date());
+  const tasks = opts.tasks ?? {};
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let leading = false;
+  /** Per feature, the disagreement last raised as an event while leading. */
+  const disagreements = new Map<string, string>();
+
+  const known = (name: string): KnownFeature | undefined => {
+    if (PSEUDO_FEATURES.has(name)) return undefined;
+    const spec = gate.getAll().get(name);
+    if (!spec) return undefined;
+    return {
+      intended: valueOf(gate.enabled(name)),
+      source: gate.explicitlySet(name) ? 'CommandLine' : 'Default',
+      stability: stabilityOf(spec),
+      default: valueOf(spec.default),
+      lockedToDefault: spec.lockToDefault === true,
+      version: gate.emulationVersion().toString(),
+    };
+  };
+
+  const recordEvent = async (f: KubeObject, e: FlowEvent): Promise<void> => {
+    const at = now();
+    const ts = rfc3339(at);
+    const name = f.metadata?.name ?? '';
+    try {
+      await client.create(EVENTS, namespace, {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: `${name}.${(BigInt(at.getTime()) * 1_000_000n + BigInt(Math.floor(Math.random() * 1e6))).toString(16)}`, namespace },
+        involvedObject: {
+          kind: 'Feature',
+          apiVersion: FEATURES_API_VERSION,
+          name,
+          namespace,
+          uid: f.metadata?.uid,
+          resourceVersion: f.metadata?.resourceVersion,
+        },
+        reason: e.reason,
+        message: e.message,
+        type: e.type,
+        source: { component: COMPONENT },
+        firstTimestamp: ts,
+        lastTimestamp: ts,
+        count: 1,
+        reportingComponent: COMPONENT,
+        reportingInstance: opts.leaseName,
+      });
+    } catch (err) {
+      log.error(err, 'Could not record an event', 'reason', e.reason, 'feature', `${namespace}/${name}`);
+    }
+  };
+
+  /** Reconciles one Feature: the state machine, then units of its head task while they make progress. */
+  const reconcileOne = async (initial: KubeObject & FeatureObject, liveHolders: ReadonlySet<string>): Promise<void> => {
+    const name = initial.metadata?.name ?? '';
+    const k = known(name);
+    let obj = initial;
+    let clearedBefore: string | undefined; // a WaitForUses cycle began: other components' uses older than this go
+    for (let unit = 0; unit < 10_000 && !abort.signal.aborted; unit++) {
+      const liveUses = (s: FeatureStatus): FeatureUse[] =>
+        (s.uses ?? []).filter(
+          (u) =>
+            (u.component === API_SERVER ? liveHolders.has(u.identity) : true) &&
+            !(clearedBefore && u.component !== API_SERVER && (u.reportTime ?? '') < clearedBefore),
+        );
+      const machine = (s: FeatureStatus) =>
+        reconcileFeature({
+          status: s,
+          ...(obj.metadata?.generation !== undefined ? { generation: obj.metadata.generation } : {}),
+          known: k,
+          leaderVersion: opts.version,
+          tasks: tasks[name] ?? {},
+          uses: liveUses(s),
+          leader: opts.leaseName,
+          evaluationPeriodSeconds: opts.evaluationPeriodSeconds ?? 60,
+          now: now(),
+          ...(disagreements.has(name) ? { lastDisagreement: disagreements.get(name)! } : {}),
+        });
+      const first = machine(obj.status ?? {});
+      let status = first.status;
+      const events = [...first.events];
+      let again = false;
+      const head = k ? headTask(status) : undefined;
+      const waiting = head?.phase === 'Failed' && head.lastAttemptTime && now().getTime() < Date.parse(head.lastAttemptTime) + backoffMs(head.attempts ?? 1);
+      if (head && status.transition?.target && !waiting) {
+        const step = await runTask(head, {
+          client,
+          feature: { namespace, name },
+          target: status.transition.target as 'On' | 'Off',
+          uses: status.uses ?? [],
+          liveApiServers: [...liveHolders],
+          useEvaluationTime: status.useEvaluationTime,
+          pageSize: opts.pageSize ?? 500,
+          custom: opts.custom ?? {},
+          signal: abort.signal,
+          now: now(),
+        });
+        if (abort.signal.aborted) return; // stopped: the unit is abandoned, unwritten
+        // A unit that found nothing new (a task still Blocked for the same reason) keeps its record,
+        // so that a blocked transition is not rewritten every round.
+        const task = same({ ...step.task, lastAttemptTime: undefined }, { ...head, attempts: head.attempts ?? 0, lastAttemptTime: undefined })
+          ? head
+          : step.task;
+        const list = status.transition.tasks ?? [];
+        status.transition.tasks = list.map((t) => (t.name === head.name ? task : t));
+        if (step.newCycle) {
+          status.useEvaluationTime = step.newCycle.useEvaluationTime;
+          clearedBefore = rfc3339(now());
+          status.uses = (status.uses ?? []).filter((u) => u.component === API_SERVER);
+        }
+        if (step.task.phase === 'Succeeded')
+          events.push({ type: 'Normal', reason: 'FeatureTaskSucceeded', message: `task ${step.task.name} (${step.task.type}): ${step.task.message ?? ''}` });
+        if (step.task.phase === 'Failed')
+          events.push({ type: 'Warning', reason: 'FeatureTaskFailed', message: `task ${step.task.name} (${step.task.type}): ${step.task.message ?? ''}` });
+        const second = machine(status);
+        status = second.status;
+        events.push(...second.events);
+        // Another unit at once while a task makes progress (pages of a ClearField, a DeleteCollection).
+        again = step.task.phase === 'Running' && step.task.type !== 'WaitForUses' && !same(step.task.progress, head.progress);
+        if (step.task.phase === 'Succeeded' && status.transition) again = true;
+      }
+      if (status.conditions?.find((x) => x.type === 'UsesAgree')?.status === 'True') disagreements.delete(name);
+      if (same(status, obj.status ?? {})) return;
+      // A reporter may have written a use meanwhile (409): read again and put this unit's outcome
+      // (the leader's fields) onto the fresh uses, so that a page cleared is counted once.
+      for (let conflicts = 0; ; conflicts++) {
+        try {
+          obj = await client.updateStatus<KubeObject & FeatureObject>(FEATURES, namespace, { ...obj, status });
+          break;
+        } catch (e) {
+          if (e instanceof StatusError && e.code === 404) return;
+          if (!(e instanceof StatusError && e.code === 409) || conflicts >= 5) throw e;
+        }
+        obj = await client.get<KubeObject & FeatureObject>(FEATURES, namespace, name);
+        status = machine({ ...status, uses: obj.status?.uses ?? [] }).status;
+      }
+      const said = new Set<string>();
+      for (const ev of events) {
+        if (said.has(`${ev.reason}\u0000${ev.message}`)) continue;
+        said.add(`${ev.reason}\u0000${ev.message}`);
+        if (ev.reason === 'FeatureUsesDisagree') disagreements.set(name, ev.message);
+        await recordEvent(obj, ev);
+      }
+      if (!again) return;
+    }
+  };
+
+  const sync = async (): Promise<void> => {
+    const leases = await client.list<KubeObject & LeaseLike>(LEASES, 'kube-system', { labelSelector: `${IDENTITY_LABEL}=${API_SERVER}` });
+    const { leader, live } = chooseLeader(leases.items, now(), opts.livenessMs ?? 40_000);
+    const was = leading;
+    leading = leader === opts.leaseName;
+    if (leading !== was) log.info(leading ? 'Leading the feature flow' : 'No longer leading the feature flow', 'leader', leader ?? '', 'lease', opts.leaseName);
+    if (!leading) return;
+    const liveHolders = new Set(live.map((l) => l.spec?.holderIdentity ?? '').filter(Boolean));
+    const list = await client.list<KubeObject & FeatureObject>(FEATURES, namespace);
+    for (const f of list.items) {
+      if (abort.signal.aborted) return;
+      try {
+        await reconcileOne(f, liveHolders);
+      } catch (e) {
+        log.error(e, 'Failed to reconcile a feature', 'feature', `${namespace}/${f.metadata?.name ?? ''}`);
+      }
+    }
+  };
+
+  const round = (): void => {
+    if (abort.signal.aborted) return;
+    running = sync()
+      .catch((e: unknown) => {
+        if (!abort.signal.aborted) log.error(e, 'Feature flow round failed', 'namespace', namespace);
+      })
+      .finally(() => {
+        running = undefined;
+        if (abort.signal.aborted) return;
+        timer = setTimeout(round, opts.intervalMs ?? 5_000);
+        timer.unref();
+      });
+  };
+
+  return {
+    start: round,
+    sync,
+    get leading() {
+      return leading;
+    },
+    async stop() {
+      abort.abort();
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,228 @@
+// The built-in task types of KEP-0007 (research §5.5). Each call of a runner does one unit of work
+// (one page of a ClearField, one look at a collection, one WaitForUses evaluation) and returns the
+// task as it should be stored: the leader writes it to the Feature's status after every unit, so
+// that a new leader continues from the stored progress (the continue token of a ClearField) when
+// the old one dies. Every unit is idempotent: doing one again after a crash changes nothing more.
+import { StatusError } from '../../apimachinery/errors.js';
+import { rfc3339 } from '../../apimachinery/times.js';
+import type { KubeObject } from '../../apimachinery/types.js';
+import type { GVR, KubeClient } from '../../client/types.js';
+import type { FeatureTask, FeatureUse, FeatureValue } from '../../registry/features/features/types.js';
+import { CLEAR_FIELD, CUSTOM, DELETE_COLLECTION, KNOWN_TASK_TYPES, usesVerdict, WAIT_FOR_OBJECTS_REMOVED, WAIT_FOR_USES } from './machine.js';
+
+/** A task type an author supplies: one unit of work per call, resumable from `progress`. */
+export type CustomTask = (ctx: {
+  readonly client: KubeClient;
+  readonly feature: { readonly namespace: string; readonly name: string };
+  readonly target: 'On' | 'Off';
+  readonly params: Readonly<Record<string, string>>;
+  readonly progress: NonNullable<FeatureTask['progress']>;
+  readonly signal: AbortSignal;
+}) => Promise<{ done: boolean; progress?: FeatureTask['progress']; message?: string }>;
+
+export interface TaskContext {
+  readonly client: KubeClient;
+  readonly feature: { readonly namespace: string; readonly name: string };
+  readonly target: 'On' | 'Off';
+  /** Uses of live components, and the identities of the live API servers. */
+  readonly uses: readonly FeatureUse[];
+  readonly liveApiServers: readonly string[];
+  readonly useEvaluationTime: string | undefined;
+  readonly pageSize: number;
+  readonly custom: Readonly<Record<string, CustomTask>>;
+  readonly signal: AbortSignal;
+  readonly now: Date;
+}
+
+export interface TaskStep {
+  readonly task: FeatureTask;
+  /** WaitForUses: a new evaluation cycle (time to evaluate; uses of other components to clear). */
+  readonly newCycle?: { readonly useEvaluationTime: string };
+}
+
+/** `group/version/resource`, or `version/resource` for the core group (`v1/configmaps`). */
+export function parseResource(s: string | undefined): GVR | undefined {
+  const parts = (s ?? '').split('/');
+  if (parts.length === 2 && parts.every(Boolean)) return { group: '', version: parts[0]!, resource: parts[1]! };
+  if (parts.length === 3 && parts.every(Boolean)) return { group: parts[0]!, version: parts[1]!, resource: parts[2]! };
+  return undefined;
+}
+
+/** `.spec.strategy` or `spec.strategy` as path segments. */
+export const parseFieldPath = (s: string | undefined): string[] => (s ?? '').split('.').filter(Boolean);
+
+function parentOf(obj: unknown, path: readonly string[]): Record<string, unknown> | undefined {
+  let cur: unknown = obj;
+  for (const seg of path.slice(0, -1)) {
+    if (cur === null || typeof cur !== 'object' || Array.isArray(cur)) return undefined;
+    cur = (cur as Record<string, unknown>)[seg];
+  }
+  return cur !== null && typeof cur === 'object' && !Array.isArray(cur) ? (cur as Record<string, unknown>) : undefined;
+}
+
+/** Removes the field; true when it was there (null counts as there: it is stored). */
+export function clearField(obj: KubeObject, path: readonly string[]): boolean {
+  const parent = parentOf(obj, path);
+  const leaf = path[path.length - 1];
+  if (!parent || leaf === undefined || !Object.hasOwn(parent, leaf)) return false;
+  delete parent[leaf];
+  return true;
+}
+
+const valueOf = (target: 'On' | 'Off'): FeatureValue => (target === 'On' ? 'Enabled' : 'Disabled');
+const isStatus = (e: unknown, ...codes: number[]): boolean => e instanceof StatusError && codes.includes(e.code);
+
+/** How many times one object's clear is retried on a conflict before the page fails (and is redone). */
+const CONFLICT_RETRIES = 10;
+
+export async function runTask(task: FeatureTask, ctx: TaskContext): Promise<TaskStep> {
+  const t: FeatureTask = { ...task, attempts: task.attempts ?? 0 };
+  const stamp = (): void => {
+    t.lastAttemptTime = rfc3339(ctx.now);
+  };
+  if (!KNOWN_TASK_TYPES.has(t.type)) {
+    return {
+      task: {
+        ...t,
+        phase: 'Blocked',
+        message: `UnknownTaskType: this leader does not run tasks of type ${JSON.stringify(t.type)}; waiting for a leader that does`,
+      },
+    };
+  }
+  // Tasks that change data never run while a live component may still use the feature the old way.
+  if (t.type === CLEAR_FIELD || t.type === DELETE_COLLECTION || t.type === CUSTOM) {
+    const v = usesVerdict(ctx.uses, valueOf(ctx.target), ctx.liveApiServers);
+    if (!v.done) return { task: { ...t, phase: 'Blocked', message: `waiting for uses before changing data: ${v.message}` } };
+  }
+  try {
+    switch (t.type) {
+      case WAIT_FOR_USES:
+        return waitForUses(t, ctx);
+      case CLEAR_FIELD:
+        return { task: await clearFieldPage(t, ctx) };
+      case WAIT_FOR_OBJECTS_REMOVED:
+        return { task: await objectsRemoved(t, ctx, false) };
+      case DELETE_COLLECTION:
+        return { task: await objectsRemoved(t, ctx, true) };
+      default:
+        return { task: await custom(t, ctx) };
+    }
+  } catch (e) {
+    stamp();
+    // Row 7: the task failed; the leader retries it after a backoff (attempts counts the failures).
+    const message = e instanceof Error ? e.message : String(e);
+    return { task: { ...t, phase: 'Failed', attempts: (t.attempts ?? 0) + 1, message } };
+  }
+}
+
+/** How long the leader waits before retrying a failed task: 1 s doubling to 5 min. */
+export function backoffMs(attempts: number): number {
+  return Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
+
+function waitForUses(t: FeatureTask, ctx: TaskContext): TaskStep {
+  const period = Number(t.params?.['evaluationPeriodSeconds'] ?? '60');
+  const cycle = (): TaskStep => {
+    const at = new Date(ctx.now.getTime() + (Number.isFinite(period) && period >= 0 ? period : 60) * 1000);
+    return { task: { ...t, phase: 'Running', lastAttemptTime: rfc3339(ctx.now) }, newCycle: { useEvaluationTime: rfc3339(at) } };
+  };
+  // Step 1: a new cycle (the uses of components other than live API servers are cleared: those
+  // that run re-report within their resync, those gone do not).
+  if (t.phase !== 'Running' || !ctx.useEvaluationTime) return cycle();
+  if (ctx.now.getTime() < Date.parse(ctx.useEvaluationTime)) return { task: t };
+  const v = usesVerdict(ctx.uses, valueOf(ctx.target), ctx.liveApiServers);
+  if (v.done) return { task: { ...t, phase: 'Succeeded', message: v.message, lastAttemptTime: rfc3339(ctx.now) } };
+  // Row 8: some use disagrees at evaluation time: another cycle.
+  const next = cycle();
+  return { ...next, task: { ...next.task, attempts: (t.attempts ?? 0) + 1, message: v.message } };
+}
+
+async function clearFieldPage(t: FeatureTask, ctx: TaskContext): Promise<FeatureTask> {
+  const gvr = parseResource(t.params?.['resource']);
+  const paths = (t.params?.['fieldPath'] ?? '')
+    .split(',')
+    .map((p) => parseFieldPath(p))
+    .filter((p) => p.length > 0);
+  if (!gvr || paths.length === 0) {
+    return { ...t, phase: 'Blocked', message: `params need resource (group/version/resource) and fieldPath, got ${JSON.stringify(t.params ?? {})}` };
+  }
+  const progress = { continue: t.progress?.continue ?? '', processed: t.progress?.processed ?? 0, changed: t.progress?.changed ?? 0 };
+  let page;
+  try {
+    page = await ctx.client.list(gvr, undefined, { limit: ctx.pageSize, ...(progress.continue ? { continue: progress.continue } : {}), signal: ctx.signal });
+  } catch (e) {
+    // An expired continue token (410): start the pass over; clearing is idempotent.
+    if (isStatus(e, 410) && progress.continue)
+      return { ...t, phase: 'Running', progress: { ...progress, continue: '' }, message: 'continue token expired; listing again from the start' };
+    throw e;
+  }
+  for (const item of page.items) {
+    if (ctx.signal.aborted) throw new Error('stopped');
+    if (await clearOne(ctx.client, gvr, item, paths)) progress.changed++;
+    progress.processed++;
+  }
+  const next = page.metadata?.continue ?? '';
+  const summary = `cleared ${paths.map((p) => p.join('.')).join(', ')} on ${progress.changed} of ${progress.processed} object(s)`;
+  if (!next) return { ...t, phase: 'Succeeded', progress: { ...progress, continue: '' }, message: summary, lastAttemptTime: rfc3339(ctx.now) };
+  return { ...t, phase: 'Running', progress: { ...progress, continue: next }, message: summary, lastAttemptTime: rfc3339(ctx.now) };
+}
+
+/**
+ * Clears the fields of one object with an update that carries the resourceVersion it read: a
+ * concurrent write wins (409), the object is read again and cleared again, so no write is lost.
+ */
+async function clearOne(client: KubeClient, gvr: GVR, listed: KubeObject, paths: readonly string[][]): Promise<boolean> {
+  let obj: KubeObject = structuredClone(listed);
+  for (let attempt = 0; ; attempt++) {
+    let changed = false;
+    for (const p of paths) if (clearField(obj, p)) changed = true;
+    if (!changed) return false;
+    try {
+      await client.update(gvr, obj.metadata?.namespace, obj);
+      return true;
+    } catch (e) {
+      if (isStatus(e, 404)) return false;
+      if (!isStatus(e, 409) || attempt >= CONFLICT_RETRIES) throw e;
+    }
+    try {
+      obj = await client.get(gvr, listed.metadata?.namespace, listed.metadata?.name ?? '');
+    } catch (e) {
+      if (isStatus(e, 404)) return false;
+      throw e;
+    }
+  }
+}
+
+async function objectsRemoved(t: FeatureTask, ctx: TaskContext, deleteThem: boolean): Promise<FeatureTask> {
+  const gvr = parseResource(t.params?.['resource']);
+  if (!gvr) return { ...t, phase: 'Blocked', message: `params need resource (group/version/resource), got ${JSON.stringify(t.params ?? {})}` };
+  const namespace = t.params?.['namespace'] || undefined;
+  const labelSelector = t.params?.['labelSelector'];
+  const selectors = { ...(labelSelector ? { labelSelector } : {}), ...(t.params?.['fieldSelector'] ? { fieldSelector: t.params['fieldSelector'] } : {}) };
+  if (deleteThem) await ctx.client.deleteCollection(gvr, namespace, { ...selectors, signal: ctx.signal });
+  const list = await ctx.client.list(gvr, namespace, { ...selectors, limit: 1, signal: ctx.signal });
+  const left = list.items.length + (list.metadata?.remainingItemCount ?? 0);
+  const what = `${t.params?.['resource']}${namespace ? ` in ${namespace}` : ''}${labelSelector ? ` (${labelSelector})` : ''}`;
+  if (list.items.length === 0) return { ...t, phase: 'Succeeded', message: `no ${what} left`, lastAttemptTime: rfc3339(ctx.now) };
+  // WaitForObjectsRemoved never deletes: it is Blocked until someone removes them (research §5.5).
+  return {
+    ...t,
+    phase: deleteThem ? 'Running' : 'Blocked',
+    message: `${left}${list.metadata?.continue && !list.metadata.remainingItemCount ? '+' : ''} ${what} left`,
+    lastAttemptTime: rfc3339(ctx.now),
+  };
+}
+
+async function custom(t: FeatureTask, ctx: TaskContext): Promise<FeatureTask> {
+  const name = t.params?.['name'] ?? '';
+  const fn = ctx.custom[name];
+  if (!fn) return { ...t, phase: 'Blocked', message: `no custom task ${JSON.stringify(name)} is registered on this leader` };
+  const r = await fn({ client: ctx.client, feature: ctx.feature, target: ctx.target, params: t.params ?? {}, progress: t.progress ?? {}, signal: ctx.signal });
+  return {
+    ...t,
+    phase: r.done ? 'Succeeded' : 'Running',
+    ...(r.progress ? { progress: r.progress } : {}),
+    ...(r.message ? { message: r.message } : {}),
+    lastAttemptTime: rfc3339(ctx.now),
+  };
+}
