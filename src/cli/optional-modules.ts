@@ -2,6 +2,7 @@
 // so that modules land independently; the library equivalent is
 // `createControlPlane({ apis: [...defaultModules(), <module>()] })`.
 import type { ApiModule } from '../registry/registry.js';
+import { olm } from '../controlplane/olm-module.js';
 
 export interface OptionalModule {
   /** One line for `kplane serve --help`. */
@@ -9,7 +10,9 @@ export interface OptionalModule {
   readonly module: () => ApiModule;
 }
 
-export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {};
+export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {
+  olm: { help: "OLM's catalog APIs: operators.coreos.com CatalogSource (grpc address), Subscription, InstallPlan, ClusterServiceVersion, OperatorGroup; packages.operators.coreos.com PackageManifest", module: () => olm() },
+};
 
 /** The modules a `--modules` list names (pflag's StringSlice: repeatable, comma-separated), or the message for an unknown name. */
 export function optionalModulesFromFlag(values: readonly string[]): { modules: ApiModule[] } | { error: string } {
