@@ -205,6 +205,19 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
   it('shows the global catalog namespace\'s packages in every namespace', async () => {
     await kc.ok(['create', 'namespace', 'olm']);
     await kc.ok(['create', 'namespace', 'team-a']);
+    // A watch in team-a (from now on) sees the global catalog's packages arrive.
+    const abort = new AbortController();
+    const client = server.cp.loopbackClient();
+    const pmGVR = { group: 'packages.operators.coreos.com', version: 'v1', resource: 'packagemanifests' };
+    const listed = await client.list(pmGVR, 'team-a');
+    assert.equal(listed.items.length, 0);
+    const added: string[] = [];
+    const watching = (async () => {
+      for await (const ev of client.watch(pmGVR, 'team-a', { signal: abort.signal, resourceVersion: listed.metadata?.resourceVersion ?? '' })) {
+        added.push(`${ev.type} ${ev.object.metadata?.namespace}/${ev.object.metadata?.name}`);
+        if (added.length === 3) break;
+      }
+    })();
     globalCatalog = await serveCatalog();
     await kc.ok(['apply', '-f', await kc.file('global.yaml', catalogSource('global', 'olm', `127.0.0.1:${globalCatalog.port}`))]);
     const out = await eventually(30_000, 'the global packages in team-a', async () => {
@@ -212,6 +225,9 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
       const items = r.code === 0 ? (JSON.parse(r.stdout) as { items: { metadata: { namespace: string; labels: Record<string, string> } }[] }).items : [];
       return items.length === 3 ? items : undefined;
     });
+    await watching;
+    abort.abort();
+    assert.deepEqual(added.sort(), ['ADDED team-a/etcd', 'ADDED team-a/prometheus', 'ADDED team-a/strimzi-kafka-operator']);
     for (const item of out) {
       assert.equal(item.metadata.namespace, 'team-a');
       assert.equal(item.metadata.labels['catalog-namespace'], 'olm');
@@ -291,5 +307,12 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
       return st2.reason ? st2 : undefined;
     });
     assert.equal(s.reason, 'SpecInvalidError');
+    assert.equal(s.message, 'sourcetype configmap is not served by kplane: use sourcetype grpc with spec.address');
+    await kc.ok(['apply', '-f', await kc.file('none.yaml', 'apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: none, namespace: default}\nspec: {sourceType: grpc}\n')]);
+    const none = await eventually(30_000, 'a spec error', async () => {
+      const st2 = await state('none');
+      return st2.reason ? st2 : undefined;
+    });
+    assert.equal(none.message, 'image and address unset: at least one must be set for sourcetype: grpc');
   });
 });

@@ -39,6 +39,10 @@ interface Source {
   refreshing?: Promise<void>;
   refreshAgain: boolean;
   timer?: NodeJS.Timeout;
+  /** When the state last changed (OLM's lastConnect). */
+  lastConnect: string;
+  writer?: Promise<void>;
+  dirty?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -136,6 +140,7 @@ export class CatalogSourceController {
       packages: new Map(),
       message: '',
       refreshAgain: false,
+      lastConnect: rfc3339(new Date()),
     };
     this.sources.set(key, s);
     s.client.watchState((state) => this.onState(s, state));
@@ -145,11 +150,9 @@ export class CatalogSourceController {
   private onState(s: Source, state: ConnectivityState): void {
     if (this.sources.get(s.key) !== s || state === s.state) return;
     s.state = state;
-    if (state === 'IDLE') {
-      // A lost connection leaves the channel idle: connect again (with grpc's backoff), as OLM's source store does.
-      s.client.state(true);
-      return;
-    }
+    s.lastConnect = rfc3339(new Date());
+    // Always try to connect again (OLM's source store): a lost connection leaves the channel IDLE.
+    if (state === 'IDLE') s.client.state(true);
     if (state === 'READY') this.refresh(s);
     if (state === 'TRANSIENT_FAILURE' || state === 'SHUTDOWN') {
       if (s.packages.size) {
@@ -259,13 +262,22 @@ export class CatalogSourceController {
     return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
-  private async writeConnectionState(s: Source): Promise<void> {
-    if (!s.state || s.state === 'IDLE') return;
-    const [namespace, name] = s.key.split('/') as [string, string];
-    await this.writeStatus(namespace, name, {
-      connectionState: { address: s.address, lastObservedState: s.state, lastConnect: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
-      ...(s.message && s.state !== 'READY' ? { message: s.message, reason: REASON_REGISTRY_SERVER } : { message: null, reason: null }),
+  /** Writes the source's state as it is when the write starts; writes of one source never overlap, the last state always lands. */
+  private writeConnectionState(s: Source): Promise<void> {
+    s.dirty = true;
+    s.writer ??= (async () => {
+      while (s.dirty && s.state && this.sources.get(s.key) === s) {
+        s.dirty = false;
+        const [namespace, name] = s.key.split('/') as [string, string];
+        await this.writeStatus(namespace, name, {
+          connectionState: { address: s.address, lastObservedState: s.state, lastConnect: s.lastConnect },
+          ...(s.message && s.state !== 'READY' ? { message: s.message, reason: REASON_REGISTRY_SERVER } : { message: null, reason: null }),
+        });
+      }
+    })().finally(() => {
+      s.writer = undefined;
     });
+    return s.writer;
   }
 
   private async writeStatus(namespace: string, name: string, status: Json): Promise<void> {
@@ -290,6 +302,10 @@ export class CatalogSourceController {
   }
 }
 
+function rfc3339(d: Date): string {
+  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
 function keyOf(o: KubeObject): string {
   return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 }
@@ -306,12 +322,22 @@ function refOf(cs: KubeObject): CatalogSourceRef {
   };
 }
 
-/** What kplane cannot serve of a CatalogSource's spec yet (the message OLM's SetError would carry). */
+/**
+ * validateSourceType's errors (the status message with reason SpecInvalidError), and what kplane
+ * does not serve yet of a valid spec.
+ */
 function specProblem(spec: Json): string | undefined {
   const sourceType = str(spec.sourceType);
-  if (sourceType === 'configmap' || sourceType === 'internal') return `sourceType ${sourceType} is not served by kplane: use sourceType grpc`;
-  if (sourceType !== 'grpc') return `unknown sourcetype: ${sourceType}`;
-  if (str(spec.address)) return undefined;
-  if (str(spec.image)) return 'spec.image is not served by kplane yet: give spec.address (a kplane catalog serve or opm registry server)';
-  return 'spec.address or spec.image must be set for sourceType grpc';
+  switch (sourceType) {
+    case 'internal':
+    case 'configmap':
+      if (!str(spec.configMap)) return `configmap name unset: must be set for sourcetype: ${sourceType}`;
+      return `sourcetype ${sourceType} is not served by kplane: use sourcetype grpc with spec.address`;
+    case 'grpc':
+      if (str(spec.address)) return undefined;
+      if (str(spec.image)) return 'spec.image is not served by kplane yet: give spec.address (a kplane catalog serve or opm registry server)';
+      return `image and address unset: at least one must be set for sourcetype: ${sourceType}`;
+    default:
+      return `unknown sourcetype: ${sourceType}`;
+  }
 }

@@ -8,7 +8,7 @@ import { ALL_VERBS, type ResourceDescriptor } from '../../apimachinery/resource.
 import type { Definitions, OpenAPISchema } from '../../apimachinery/schema.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { apiVersionField, kind, kindField, listKind, objectMetaField, struct } from '../../apimachinery/definitions/util.js';
-import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } from '../../storage/storage.js';
+import { ExpiredError, type KV, type ListOptions, type ListResult, type Storage, type WatchEvent, type WatchOptions } from '../../storage/storage.js';
 import type { ResourceRegistration } from '../registry.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
@@ -28,10 +28,13 @@ export interface PackageManifestsOptions {
   readonly globalNamespace: string;
 }
 
+/** How many revisions of the source a watch may start from. */
+const HISTORY = 64;
 const KEY_PREFIX = `/registry/${PACKAGES_GROUP}/packagemanifests/`;
 const encoder = new TextEncoder();
 
-function readOnly(): never {
+/** Writes never reach it (the resource serves get, list and watch only). */
+async function readOnly(): Promise<never> {
   throw new Error('packagemanifests are read-only');
 }
 
@@ -42,23 +45,27 @@ function readOnly(): never {
 class PackageManifestStorage implements Storage {
   private revision = 1;
   private readonly waiters = new Set<() => void>();
+  /** The source's manifests at the last revisions, so that a watch from a recent list misses nothing. */
+  private readonly history = new Map<number, readonly KubeObject[]>();
   readonly revisionIsLocal = true;
 
   constructor(
     private readonly source: PackageManifestSource,
     private readonly globalNamespace: string,
   ) {
+    this.history.set(this.revision, source.manifests());
     source.subscribe(() => {
       this.revision++;
+      this.history.set(this.revision, source.manifests());
+      if (this.history.size > HISTORY) this.history.delete(this.revision - HISTORY);
       for (const w of [...this.waiters]) w();
     });
   }
 
-  /** The view under a prefix: key → object, sorted by key. */
-  private view(prefix: string): Map<string, KubeObject> {
+  /** The view under a prefix (of the manifests at a revision kept, default the latest): key → object, sorted by key. */
+  private view(prefix: string, all: readonly KubeObject[] = this.source.manifests()): Map<string, KubeObject> {
     const rest = prefix.slice(KEY_PREFIX.length);
     const namespace = rest ? rest.replace(/\/$/, '') : undefined;
-    const all = this.source.manifests();
     const out = new Map<string, KubeObject>();
     const add = (o: KubeObject, ns: string): void => {
       const key = `${KEY_PREFIX}${ns}/${o.metadata?.name ?? ''}`;
@@ -110,8 +117,11 @@ class PackageManifestStorage implements Storage {
   /** Changes of the view under `prefix` from now on, one revision per change of the source. */
   async *watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent> {
     const { signal } = opts;
-    let seen = new Map([...this.view(prefix)].map(([k, o]) => [k, JSON.stringify(o)]));
-    let pending = false;
+    const from = opts.afterRevision > 0 && opts.afterRevision < this.revision ? this.history.get(opts.afterRevision) : this.source.manifests();
+    if (!from) throw new ExpiredError(opts.afterRevision, Math.min(...this.history.keys()));
+    let seen = new Map([...this.view(prefix, from)].map(([k, o]) => [k, JSON.stringify(o)]));
+    // Changes after the revision asked for are sent at once.
+    let pending = opts.afterRevision > 0 && opts.afterRevision < this.revision;
     const wake: { fn?: () => void } = {};
     const waiter = (): void => {
       pending = true;
