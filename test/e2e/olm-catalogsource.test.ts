@@ -19,7 +19,8 @@ import { eventually } from '../support/eventually.js';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { tools } from '../support/tools.js';
+import { run, tools } from '../support/tools.js';
+import { kplaneProcesses } from '../support/kplane-process.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const catalogDir = join(root, 'src/catalog/serve/testdata/simple');
@@ -314,5 +315,54 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
       return st2.reason ? st2 : undefined;
     });
     assert.equal(none.message, 'image and address unset: at least one must be set for sourcetype: grpc');
+  });
+});
+
+describe('kplane serve --modules=olm --global-catalog-namespace', { timeout: 300_000 }, () => {
+  const procs = kplaneProcesses({ startTimeoutMs: 120_000 });
+  let dir = '';
+  let catalog: Served | undefined;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kplane-olm-cli-'));
+  });
+  after(async () => {
+    procs.killAll();
+    await stopCatalog(catalog);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a global catalog namespace that is not a DNS label, naming the flag', async () => {
+    const r = await run(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--data-dir', join(dir, 'bad'), '--secure-port', '0', '--modules=olm', '--global-catalog-namespace', 'Not_A_Label'], {
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^kplane: invalid argument "Not_A_Label" for "--global-catalog-namespace" flag: /);
+  });
+
+  it('serves the OLM APIs, and the given namespace\'s catalogs in every namespace', async () => {
+    catalog = await serveCatalog();
+    const dataDir = join(dir, 'data');
+    const server = await procs.start(
+      ['serve', '--data-dir', dataDir, '--secure-port', '0', '--controllers=false', '--modules=olm', '--global-catalog-namespace=shared'],
+      /^kplane is serving on \S+/m,
+    );
+    const kc = kubectlSession(tools.kubectl, join(dataDir, 'admin.kubeconfig'), dir);
+    const resources = await kc.ok(['api-resources', '--api-group=operators.coreos.com', '-o', 'name']);
+    assert.deepEqual(resources.trim().split('\n').sort(), [
+      'catalogsources.operators.coreos.com',
+      'clusterserviceversions.operators.coreos.com',
+      'installplans.operators.coreos.com',
+      'operatorgroups.operators.coreos.com',
+      'subscriptions.operators.coreos.com',
+    ]);
+    await kc.ok(['create', 'namespace', 'shared']);
+    await kc.ok(['apply', '-f', await kc.file('shared.yaml', catalogSource('shared', 'shared', `127.0.0.1:${catalog.port}`))]);
+    const out = await eventually(60_000, 'the shared catalog in default', async () => {
+      const r = await kc.k(['get', 'packagemanifests', '-n', 'default', '-o', 'name']);
+      return r.code === 0 && r.stdout.trim().split('\n').length === 3 ? r.stdout : undefined;
+    });
+    assert.match(out, /packagemanifest.packages.operators.coreos.com\/etcd/);
+    server.child.kill('SIGTERM');
+    await server.exited;
   });
 });
