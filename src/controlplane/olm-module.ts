@@ -1,7 +1,8 @@
 // OLM's catalog and install APIs (issue 27), an optional module (`kplane serve --modules=olm`):
 // operators.coreos.com CatalogSource, Subscription, InstallPlan, ClusterServiceVersion (v1alpha1)
 // and OperatorGroup (v1), shaped as OLM's CRDs; the CatalogSource controller for grpc catalogs at
-// an address; packages.operators.coreos.com/v1 PackageManifests built from those catalogs.
+// an address or in an image (pulled and served in process); packages.operators.coreos.com/v1
+// PackageManifests built from those catalogs.
 import type { KubeObject } from '../apimachinery/types.js';
 import { CatalogSourceController } from '../catalog/olm/catalogsource-controller.js';
 import type { ApiModule } from '../registry/registry.js';
@@ -21,6 +22,10 @@ export interface OlmOptions {
   readonly maxBackoffMs?: number;
   /** How often a READY catalog's packages are read again (default 5 min). */
   readonly resyncMs?: number;
+  /** spec.image: the content cache catalog images are pulled through (default ~/.cache/kplane). */
+  readonly imageCacheDir?: string;
+  /** spec.image: the first pause before a failed pull is tried again (default 5 s, doubling up to 5 min). */
+  readonly pullRetryMs?: number;
 }
 
 export function olm(opts: OlmOptions = {}): ApiModule {
@@ -50,6 +55,8 @@ export function olm(opts: OlmOptions = {}): ApiModule {
         ...(opts.initialBackoffMs !== undefined ? { initialBackoffMs: opts.initialBackoffMs } : {}),
         ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
         ...(opts.resyncMs !== undefined ? { resyncMs: opts.resyncMs } : {}),
+        ...(opts.imageCacheDir !== undefined ? { imageCacheDir: opts.imageCacheDir } : {}),
+        ...(opts.pullRetryMs !== undefined ? { pullRetryMs: opts.pullRetryMs } : {}),
         onPackagesChanged: () => {
           for (const l of listeners) l();
         },

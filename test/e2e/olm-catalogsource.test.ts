@@ -6,13 +6,14 @@
 // CatalogSources answered 422.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { buildCatalogImage, pushImage } from '../../src/catalog/oci/index.js';
 import { defaultModules } from '../../src/controlplane/modules.js';
 import { olm } from '../../src/controlplane/olm-module.js';
 import { eventually } from '../support/eventually.js';
@@ -21,6 +22,7 @@ import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { run, tools } from '../support/tools.js';
 import { kplaneProcesses } from '../support/kplane-process.js';
+import { startRegistry, type RunningRegistry } from '../support/registry.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const catalogDir = join(root, 'src/catalog/serve/testdata/simple');
@@ -364,5 +366,82 @@ describe('kplane serve --modules=olm --global-catalog-namespace', { timeout: 300
     assert.match(out, /packagemanifest.packages.operators.coreos.com\/etcd/);
     server.child.kill('SIGTERM');
     await server.exited;
+  });
+});
+
+describe('OLM CatalogSource with spec.image', { timeout: 300_000 }, () => {
+  let server: TestServer;
+  let kc: KubectlSession;
+  let dir: string;
+  let registry: RunningRegistry;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kplane-olm-image-'));
+    registry = await startRegistry();
+    server = await startTestServer({
+      storage: 'memory',
+      apis: [...defaultModules(), olm({ initialBackoffMs: 100, maxBackoffMs: 1000, imageCacheDir: join(dir, 'cache'), pullRetryMs: 200, log: () => {} })],
+    });
+    kc = kubectlSession(tools.kubectl, server.kubeconfig, dir);
+  });
+  after(async () => {
+    await server?.stop();
+    await registry?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Builds a catalog image of `catalogDir` and pushes it as `ref`. */
+  async function publish(catalogDir: string, ref: string, layout: string): Promise<string> {
+    buildCatalogImage(catalogDir, { layoutDir: join(dir, layout), tag: 'latest' });
+    return (await pushImage(`oci:${join(dir, layout)}:latest`, ref, { cacheDir: join(dir, 'cache') })).digest;
+  }
+
+  const status = async (name: string): Promise<Record<string, unknown>> =>
+    (JSON.parse(await kc.ok(['get', 'catalogsource', name, '-n', 'default', '-o', 'json'])) as { status?: Record<string, unknown> }).status ?? {};
+
+  it('pulls the catalog image, serves it in process, and polls the tag for a new digest', async () => {
+    const ref = `${registry.host}/catalogs/simple:latest`;
+    await publish(catalogDir, ref, 'layout-v1');
+    const spec = `spec:\n  sourceType: grpc\n  image: ${ref}\n  displayName: Image Catalog\n  updateStrategy:\n    registryPoll:\n      interval: 500ms\n`;
+    await kc.ok(['apply', '-f', await kc.file('image.yaml', `apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: image, namespace: default}\n${spec}`)]);
+    const ready = await eventually(60_000, 'the image catalog READY', async () => {
+      const s = await status('image');
+      return (s.connectionState as { lastObservedState?: string } | undefined)?.lastObservedState === 'READY' ? s : undefined;
+    });
+    assert.match((ready.connectionState as { address: string }).address, /^127\.0\.0\.1:\d+$/);
+    assert.equal((ready.registryService as { protocol: string }).protocol, 'grpc');
+    assert.match(String(ready.latestImageRegistryPoll), /^\d{4}-\d\d-\d\dT/);
+    const names = await eventually(30_000, 'the image catalog\'s packages', async () => {
+      const r = await kc.ok(['get', 'packagemanifests', '-n', 'default', '-l', 'catalog=image', '-o', 'name']);
+      return r.trim().split('\n').length === 3 ? r : undefined;
+    });
+    assert.match(names, /packagemanifest.packages.operators.coreos.com\/etcd/);
+
+    // A new catalog under the same tag (only etcd left): the next poll serves it.
+    const smaller = join(dir, 'smaller');
+    await mkdir(smaller);
+    const text = await readFile(join(catalogDir, 'catalog.json'), 'utf8');
+    const blobs: Record<string, unknown>[] = [];
+    const decoder = /\{[\s\S]*?\n\}/g;
+    for (const m of text.match(decoder) ?? []) blobs.push(JSON.parse(m) as Record<string, unknown>);
+    const etcdOnly = blobs.filter((b) => b.name === 'etcd' || b.package === 'etcd');
+    await writeFile(join(smaller, 'catalog.json'), etcdOnly.map((b) => JSON.stringify(b, null, 2)).join('\n'));
+    await publish(smaller, ref, 'layout-v2');
+    const after = await eventually(60_000, 'the new digest served', async () => {
+      const r = await kc.ok(['get', 'packagemanifests', '-n', 'default', '-l', 'catalog=image', '-o', 'name']);
+      return r.trim() === 'packagemanifest.packages.operators.coreos.com/etcd' ? r : undefined;
+    });
+    assert.ok(after);
+  });
+
+  it('says why when the image cannot be pulled', async () => {
+    const ref = `${registry.host}/catalogs/missing:v1`;
+    await kc.ok(['apply', '-f', await kc.file('missing.yaml', `apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: missing, namespace: default}\nspec: {sourceType: grpc, image: "${ref}"}\n`)]);
+    const s = await eventually(60_000, 'a pull error', async () => {
+      const st = await status('missing');
+      return typeof st.message === 'string' ? st : undefined;
+    });
+    assert.equal(s.reason, 'RegistryServerError');
+    assert.match(s.message as string, new RegExp(`^couldn't ensure registry server - failed to pull catalog image ${ref.replace(/[.]/g, '\\.')}: `));
   });
 });

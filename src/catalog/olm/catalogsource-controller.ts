@@ -7,7 +7,11 @@
 import type { KubeObject } from '../../apimachinery/types.js';
 import { StatusError } from '../../apimachinery/errors.js';
 import type { GVR, KubeClient } from '../../client/types.js';
+import { join } from 'node:path';
+import { parseGoDuration } from '../../golang/time.js';
 import type { ApiBundle } from '../api/api.js';
+import { CONFIGS_LABEL, pullImage } from '../oci/index.js';
+import { serveCatalog, type RunningCatalogServer } from '../serve/index.js';
 import { packageManifest, type CatalogSourceRef, type ChannelEntries } from './packagemanifest.js';
 import { grpcErrorText, RegistryClient, type ConnectivityState, type RegistryClientOptions } from './registry-client.js';
 
@@ -25,6 +29,27 @@ export interface CatalogSourceControllerOptions extends RegistryClientOptions {
   readonly resyncMs?: number;
   /** Pause before the CatalogSource watch is started again after it failed (default 1 s). */
   readonly rewatchMs?: number;
+  /** spec.image: the content cache images are pulled through (default ~/.cache/kplane). */
+  readonly imageCacheDir?: string;
+  /** spec.image: the first and largest pause before a failed pull is tried again (default 5 s and 5 min). */
+  readonly pullRetryMs?: number;
+  readonly maxPullRetryMs?: number;
+}
+
+/** A catalog image kplane pulled and serves in process for a CatalogSource with spec.image. */
+interface ImageSource {
+  readonly key: string;
+  readonly image: string;
+  /** updateStrategy.registryPoll.interval in ms (undefined: pulled once). */
+  readonly pollMs: number | undefined;
+  ref: CatalogSourceRef;
+  server?: RunningCatalogServer;
+  digest?: string;
+  servedSince?: string;
+  lastPoll?: string;
+  timer?: NodeJS.Timeout;
+  failures: number;
+  dropped: boolean;
 }
 
 interface Source {
@@ -43,6 +68,8 @@ interface Source {
   lastConnect: string;
   writer?: Promise<void>;
   dirty?: boolean;
+  /** For an image: registryService and latestImageRegistryPoll, written with the connection state. */
+  extraStatus?: () => Json;
 }
 
 type Json = Record<string, unknown>;
@@ -51,6 +78,7 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 export class CatalogSourceController {
   private readonly sources = new Map<string, Source>();
+  private readonly images = new Map<string, ImageSource>();
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
   private readonly log: (msg: string) => void;
@@ -71,6 +99,8 @@ export class CatalogSourceController {
     this.abort.abort();
     for (const s of this.sources.values()) this.drop(s);
     this.sources.clear();
+    await Promise.all([...this.images.values()].map((img) => this.dropImage(img)));
+    this.images.clear();
     await this.loop?.catch(() => {});
   }
 
@@ -91,16 +121,14 @@ export class CatalogSourceController {
           seen.add(keyOf(cs));
           this.sync(cs);
         }
-        for (const [key, s] of this.sources) {
-          if (!seen.has(key)) this.remove(s);
+        for (const key of new Set([...this.sources.keys(), ...this.images.keys()])) {
+          if (!seen.has(key)) this.forget(key);
         }
         const rv = list.metadata?.resourceVersion;
         for await (const ev of this.client.watch(CATALOG_SOURCES, undefined, { signal, ...(rv ? { resourceVersion: rv } : {}), allowWatchBookmarks: true })) {
           if (ev.type === 'BOOKMARK') continue;
-          if (ev.type === 'DELETED') {
-            const s = this.sources.get(keyOf(ev.object));
-            if (s) this.remove(s);
-          } else this.sync(ev.object);
+          if (ev.type === 'DELETED') this.forget(keyOf(ev.object));
+          else this.sync(ev.object);
         }
       } catch (e) {
         if (signal.aborted) return;
@@ -115,10 +143,40 @@ export class CatalogSourceController {
   private sync(cs: KubeObject): void {
     const key = keyOf(cs);
     const spec = obj((cs as Json).spec);
-    const address = str(spec.address);
-    const existing = this.sources.get(key);
     const ref = refOf(cs);
-    if (existing && existing.address === address && address) {
+    const problem = specProblem(spec);
+    if (problem) {
+      this.forget(key);
+      void this.writeStatus(cs.metadata?.namespace ?? '', cs.metadata?.name ?? '', { reason: REASON_SPEC_INVALID, message: problem, connectionState: null });
+      return;
+    }
+    const address = str(spec.address);
+    if (address) {
+      const img = this.images.get(key);
+      if (img) void this.dropImage(img);
+      this.connect(key, ref, address);
+      return;
+    }
+    // spec.image: pulled and served in process (OLM runs a registry pod for it).
+    const image = str(spec.image);
+    const pollMs = pollInterval(spec) ?? undefined;
+    const img = this.images.get(key);
+    if (img && img.image === image && img.pollMs === pollMs) {
+      img.ref = ref;
+      const s = this.sources.get(key);
+      if (s) this.connect(key, ref, s.address, s.extraStatus);
+      return;
+    }
+    if (img) void this.dropImage(img);
+    const next: ImageSource = { key, image, pollMs, ref, failures: 0, dropped: false };
+    this.images.set(key, next);
+    void this.pullAndServe(next);
+  }
+
+  /** Connects (or keeps connected) the source `key` to a registry server at `address`. */
+  private connect(key: string, ref: CatalogSourceRef, address: string, extraStatus?: () => Json): void {
+    const existing = this.sources.get(key);
+    if (existing && existing.address === address) {
       const changed = JSON.stringify(existing.ref) !== JSON.stringify(ref);
       existing.ref = ref;
       // Display name, publisher or labels moved: the packages carry them.
@@ -126,11 +184,6 @@ export class CatalogSourceController {
       return;
     }
     if (existing) this.remove(existing);
-    const problem = specProblem(spec);
-    if (problem) {
-      void this.writeStatus(cs.metadata?.namespace ?? '', cs.metadata?.name ?? '', { reason: REASON_SPEC_INVALID, message: problem, connectionState: null });
-      return;
-    }
     const s: Source = {
       key,
       ref,
@@ -141,10 +194,78 @@ export class CatalogSourceController {
       message: '',
       refreshAgain: false,
       lastConnect: rfc3339(new Date()),
+      ...(extraStatus ? { extraStatus } : {}),
     };
     this.sources.set(key, s);
     s.client.watchState((state) => this.onState(s, state));
     this.onState(s, s.client.state(true));
+  }
+
+  /** Pulls the image, serves it when its digest is new, and polls again as updateStrategy.registryPoll asks. */
+  private async pullAndServe(img: ImageSource): Promise<void> {
+    const [namespace, name] = img.key.split('/') as [string, string];
+    try {
+      const pulled = await pullImage(img.image, this.opts.imageCacheDir ? { cacheDir: this.opts.imageCacheDir } : {});
+      if (img.dropped) return;
+      img.lastPoll = rfc3339(new Date());
+      img.failures = 0;
+      if (pulled.digest !== img.digest || !img.server) {
+        const configs = pulled.labels[CONFIGS_LABEL] ?? '/configs';
+        const server = await serveCatalog(join(pulled.root, configs));
+        if (img.dropped) {
+          await server.stop(0);
+          return;
+        }
+        const old = img.server;
+        img.server = server;
+        img.digest = pulled.digest;
+        img.servedSince = rfc3339(new Date());
+        this.connect(img.key, img.ref, server.address, () => ({
+          registryService: { protocol: 'grpc', port: String(server.port), createdAt: img.servedSince },
+          ...(img.pollMs !== undefined && img.lastPoll ? { latestImageRegistryPoll: img.lastPoll } : {}),
+        }));
+        if (old) await old.stop(0);
+        this.log(`catalogsource ${img.key}: serving ${img.image}@${pulled.digest} at ${server.address}`);
+      } else {
+        const s = this.sources.get(img.key);
+        if (s) void this.writeConnectionState(s);
+      }
+      this.schedule(img, img.pollMs);
+    } catch (e) {
+      if (img.dropped) return;
+      img.failures++;
+      const message = `couldn't ensure registry server - failed to pull catalog image ${img.image}: ${e instanceof Error ? e.message : String(e)}`;
+      this.log(`catalogsource ${img.key}: ${message}`);
+      // A catalog already served stays served; only a first pull's failure is the CatalogSource's error.
+      if (!img.server) void this.writeStatus(namespace, name, { reason: REASON_REGISTRY_SERVER, message });
+      const first = this.opts.pullRetryMs ?? 5000;
+      const retry = Math.min(first * 2 ** (img.failures - 1), this.opts.maxPullRetryMs ?? 300_000);
+      this.schedule(img, img.server && img.pollMs !== undefined ? Math.min(retry, img.pollMs) : retry);
+    }
+  }
+
+  private schedule(img: ImageSource, ms: number | undefined): void {
+    if (ms === undefined || img.dropped || this.abort.signal.aborted) return;
+    if (img.timer) clearTimeout(img.timer);
+    img.timer = setTimeout(() => void this.pullAndServe(img), ms);
+    img.timer.unref();
+  }
+
+  private async dropImage(img: ImageSource): Promise<void> {
+    img.dropped = true;
+    if (img.timer) clearTimeout(img.timer);
+    if (this.images.get(img.key) === img) this.images.delete(img.key);
+    const s = this.sources.get(img.key);
+    if (s && img.server && s.address === img.server.address) this.remove(s);
+    await img.server?.stop(0);
+  }
+
+  /** The CatalogSource is gone (or no longer served): its connection, image and packages go. */
+  private forget(key: string): void {
+    const s = this.sources.get(key);
+    if (s) this.remove(s);
+    const img = this.images.get(key);
+    if (img) void this.dropImage(img);
   }
 
   private onState(s: Source, state: ConnectivityState): void {
@@ -271,6 +392,7 @@ export class CatalogSourceController {
         const [namespace, name] = s.key.split('/') as [string, string];
         await this.writeStatus(namespace, name, {
           connectionState: { address: s.address, lastObservedState: s.state, lastConnect: s.lastConnect },
+          ...(s.extraStatus?.() ?? {}),
           ...(s.message && s.state !== 'READY' ? { message: s.message, reason: REASON_REGISTRY_SERVER } : { message: null, reason: null }),
         });
       }
@@ -300,6 +422,15 @@ export class CatalogSourceController {
     if (s.timer) clearTimeout(s.timer);
     s.client.close();
   }
+}
+
+/** updateStrategy.registryPoll.interval in ms: undefined when not set, null when it is not a positive Go duration. */
+function pollInterval(spec: Json): number | undefined | null {
+  const raw = obj(obj(spec.updateStrategy).registryPoll).interval;
+  if (raw === undefined || raw === '') return undefined;
+  const d = parseGoDuration(str(raw));
+  if ('error' in d || d.ns <= 0n) return null;
+  return Number(d.ns / 1_000_000n);
 }
 
 function rfc3339(d: Date): string {
@@ -335,7 +466,7 @@ function specProblem(spec: Json): string | undefined {
       return `sourcetype ${sourceType} is not served by kplane: use sourcetype grpc with spec.address`;
     case 'grpc':
       if (str(spec.address)) return undefined;
-      if (str(spec.image)) return 'spec.image is not served by kplane yet: give spec.address (a kplane catalog serve or opm registry server)';
+      if (str(spec.image)) return pollInterval(spec) === null ? `invalid updateStrategy.registryPoll.interval ${JSON.stringify(str(obj(obj(spec.updateStrategy).registryPoll).interval))}` : undefined;
       return `image and address unset: at least one must be set for sourcetype: ${sourceType}`;
     default:
       return `unknown sourcetype: ${sourceType}`;
