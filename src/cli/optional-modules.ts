@@ -17,7 +17,10 @@ export interface OptionalModule {
 }
 
 export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {
-  olm: { help: "OLM's catalog APIs: operators.coreos.com CatalogSource (grpc: an address, or an image kplane pulls and serves), Subscription, InstallPlan, ClusterServiceVersion, OperatorGroup; packages.operators.coreos.com PackageManifest", module: (s) => olm(s.globalCatalogNamespace ? { globalCatalogNamespace: s.globalCatalogNamespace } : {}) },
+  olm: {
+    help: "OLM's catalog APIs: operators.coreos.com CatalogSource (grpc: an address, or an image kplane pulls and serves), Subscription, InstallPlan, ClusterServiceVersion, OperatorGroup; packages.operators.coreos.com PackageManifest",
+    module: (s) => olm(s.globalCatalogNamespace ? { globalCatalogNamespace: s.globalCatalogNamespace } : {}),
+  },
 };
 
 /** The modules a `--modules` list names (pflag's StringSlice: repeatable, comma-separated), or the message for an unknown name. */

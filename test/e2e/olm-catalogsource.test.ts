@@ -41,7 +41,7 @@ async function serveCatalog(port = 0): Promise<Served> {
   const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   const got = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`catalog serve did not start:\n${err}`)), 60_000);
-    proc.stderr!.on('data', (d: Buffer) => {
+    proc.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       const m = /msg="serving registry".* port=(\d+)/.exec(err);
       if (m) {
@@ -131,7 +131,7 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
     assert.match(table, /^simple\s+Simple Operators\s+grpc\s+kplane tests\s+\S+\n/m);
   });
 
-  it('lists the catalog\'s packages with kubectl get packagemanifests (1.33 and 1.20)', async () => {
+  it("lists the catalog's packages with kubectl get packagemanifests (1.33 and 1.20)", async () => {
     for (const session of [kc, kc120]) {
       const out = await eventually(30_000, 'the packages to be listed', async () => {
         const r = await session.k(['get', 'packagemanifests', '-n', 'default']);
@@ -160,7 +160,9 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
 
     const pm = JSON.parse(await kc.ok(['get', 'packagemanifest', 'etcd', '-n', 'default', '-o', 'json'])) as {
       metadata: { namespace: string; labels: Record<string, string> };
-      status: Record<string, unknown> & { channels: { name: string; currentCSV: string; currentCSVDesc: Record<string, unknown>; entries?: { name: string }[] }[] };
+      status: Record<string, unknown> & {
+        channels: { name: string; currentCSV: string; currentCSVDesc: Record<string, unknown>; entries?: { name: string }[] }[];
+      };
     };
     assert.equal(pm.metadata.namespace, 'default');
     assert.equal(pm.metadata.labels.catalog, 'simple');
@@ -184,10 +186,7 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
     assert.equal(alpha.currentCSVDesc.version, '0.9.2');
     assert.equal(typeof alpha.currentCSVDesc.displayName, 'string');
     assert.equal(alpha.currentCSVDesc.icon, undefined, 'icons are stripped, as the package server does');
-    assert.deepEqual(
-      alpha.entries?.map((e) => e.name).sort(),
-      ['etcdoperator.v0.6.1', 'etcdoperator.v0.9.0', 'etcdoperator.v0.9.2'],
-    );
+    assert.deepEqual(alpha.entries?.map((e) => e.name).sort(), ['etcdoperator.v0.6.1', 'etcdoperator.v0.9.0', 'etcdoperator.v0.9.2']);
 
     // Label selectors, and a package that is not there.
     const selected = await kc.ok(['get', 'packagemanifests', '-n', 'default', '-l', 'catalog=simple', '-o', 'name']);
@@ -205,7 +204,7 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
     assert.equal(post.status, 405);
   });
 
-  it('shows the global catalog namespace\'s packages in every namespace', async () => {
+  it("shows the global catalog namespace's packages in every namespace", async () => {
     await kc.ok(['create', 'namespace', 'olm']);
     await kc.ok(['create', 'namespace', 'team-a']);
     // A watch in team-a (from now on) sees the global catalog's packages arrive.
@@ -241,7 +240,10 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
     // All namespaces: each package in its CatalogSource's namespace.
     const all = await kc.ok(['get', 'packagemanifests', '-A', '-o', 'custom-columns=NS:.metadata.namespace,NAME:.metadata.name', '--no-headers']);
     assert.deepEqual(
-      all.trim().split('\n').map((l) => l.split(/\s+/).join('/')),
+      all
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/).join('/')),
       ['default/etcd', 'default/prometheus', 'default/strimzi-kafka-operator', 'olm/etcd', 'olm/prometheus', 'olm/strimzi-kafka-operator'],
     );
   });
@@ -249,7 +251,7 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
   it('reports TRANSIENT_FAILURE when the catalog server stops, and READY again when it is back', async () => {
     const port = catalog!.port;
     await stopCatalog(catalog);
-    await eventually(30_000, 'TRANSIENT_FAILURE', async () => ((observed(await state('simple'))) === 'TRANSIENT_FAILURE' ? true : undefined));
+    await eventually(30_000, 'TRANSIENT_FAILURE', async () => (observed(await state('simple')) === 'TRANSIENT_FAILURE' ? true : undefined));
     const s = await eventually(30_000, 'a message', async () => {
       const st = await state('simple');
       return typeof st.message === 'string' ? st : undefined;
@@ -287,7 +289,8 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
   });
 
   it('refuses an invalid CatalogSource with 422', async () => {
-    const bad = 'apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: bad, namespace: default}\nspec: {priority: high, address: 5}\n';
+    const bad =
+      'apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: bad, namespace: default}\nspec: {priority: high, address: 5}\n';
     const r = await kc.k(['apply', '-f', await kc.file('bad.yaml', bad)]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /The CatalogSource "bad" is invalid/);
@@ -302,16 +305,33 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
     assert.equal(res.status, 422);
     const st = res.json<{ reason: string; details: { causes: { field: string; reason: string }[] } }>();
     assert.equal(st.reason, 'Invalid');
-    assert.deepEqual(st.details.causes.map((c) => [c.field, c.reason]), [['spec', 'FieldValueRequired']]);
+    assert.deepEqual(
+      st.details.causes.map((c) => [c.field, c.reason]),
+      [['spec', 'FieldValueRequired']],
+    );
     // A sourceType kplane does not serve is accepted and explained in the status.
-    await kc.ok(['apply', '-f', await kc.file('cm.yaml', 'apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: cm, namespace: default}\nspec: {sourceType: configmap, configMap: x}\n')]);
+    await kc.ok([
+      'apply',
+      '-f',
+      await kc.file(
+        'cm.yaml',
+        'apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: cm, namespace: default}\nspec: {sourceType: configmap, configMap: x}\n',
+      ),
+    ]);
     const s = await eventually(30_000, 'a spec error', async () => {
       const st2 = await state('cm');
       return st2.reason ? st2 : undefined;
     });
     assert.equal(s.reason, 'SpecInvalidError');
     assert.equal(s.message, 'sourcetype configmap is not served by kplane: use sourcetype grpc with spec.address');
-    await kc.ok(['apply', '-f', await kc.file('none.yaml', 'apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: none, namespace: default}\nspec: {sourceType: grpc}\n')]);
+    await kc.ok([
+      'apply',
+      '-f',
+      await kc.file(
+        'none.yaml',
+        'apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: none, namespace: default}\nspec: {sourceType: grpc}\n',
+      ),
+    ]);
     const none = await eventually(30_000, 'a spec error', async () => {
       const st2 = await state('none');
       return st2.reason ? st2 : undefined;
@@ -334,14 +354,30 @@ describe('kplane serve --modules=olm --global-catalog-namespace', { timeout: 300
   });
 
   it('refuses a global catalog namespace that is not a DNS label, naming the flag', async () => {
-    const r = await run(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--data-dir', join(dir, 'bad'), '--secure-port', '0', '--modules=olm', '--global-catalog-namespace', 'Not_A_Label'], {
-      timeoutMs: 60_000,
-    });
+    const r = await run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(root, 'src/cli/main.ts'),
+        'serve',
+        '--data-dir',
+        join(dir, 'bad'),
+        '--secure-port',
+        '0',
+        '--modules=olm',
+        '--global-catalog-namespace',
+        'Not_A_Label',
+      ],
+      {
+        timeoutMs: 60_000,
+      },
+    );
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /^kplane: invalid argument "Not_A_Label" for "--global-catalog-namespace" flag: /);
   });
 
-  it('serves the OLM APIs, and the given namespace\'s catalogs in every namespace', async () => {
+  it("serves the OLM APIs, and the given namespace's catalogs in every namespace", async () => {
     catalog = await serveCatalog();
     const dataDir = join(dir, 'data');
     const server = await procs.start(
@@ -403,7 +439,11 @@ describe('OLM CatalogSource with spec.image', { timeout: 300_000 }, () => {
     const ref = `${registry.host}/catalogs/simple:latest`;
     await publish(catalogDir, ref, 'layout-v1');
     const spec = `spec:\n  sourceType: grpc\n  image: ${ref}\n  displayName: Image Catalog\n  updateStrategy:\n    registryPoll:\n      interval: 500ms\n`;
-    await kc.ok(['apply', '-f', await kc.file('image.yaml', `apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: image, namespace: default}\n${spec}`)]);
+    await kc.ok([
+      'apply',
+      '-f',
+      await kc.file('image.yaml', `apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: image, namespace: default}\n${spec}`),
+    ]);
     const ready = await eventually(60_000, 'the image catalog READY', async () => {
       const s = await status('image');
       return (s.connectionState as { lastObservedState?: string } | undefined)?.lastObservedState === 'READY' ? s : undefined;
@@ -411,7 +451,7 @@ describe('OLM CatalogSource with spec.image', { timeout: 300_000 }, () => {
     assert.match((ready.connectionState as { address: string }).address, /^127\.0\.0\.1:\d+$/);
     assert.equal((ready.registryService as { protocol: string }).protocol, 'grpc');
     assert.match(String(ready.latestImageRegistryPoll), /^\d{4}-\d\d-\d\dT/);
-    const names = await eventually(30_000, 'the image catalog\'s packages', async () => {
+    const names = await eventually(30_000, "the image catalog's packages", async () => {
       const r = await kc.ok(['get', 'packagemanifests', '-n', 'default', '-l', 'catalog=image', '-o', 'name']);
       return r.trim().split('\n').length === 3 ? r : undefined;
     });
@@ -436,7 +476,14 @@ describe('OLM CatalogSource with spec.image', { timeout: 300_000 }, () => {
 
   it('says why when the image cannot be pulled', async () => {
     const ref = `${registry.host}/catalogs/missing:v1`;
-    await kc.ok(['apply', '-f', await kc.file('missing.yaml', `apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: missing, namespace: default}\nspec: {sourceType: grpc, image: "${ref}"}\n`)]);
+    await kc.ok([
+      'apply',
+      '-f',
+      await kc.file(
+        'missing.yaml',
+        `apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: missing, namespace: default}\nspec: {sourceType: grpc, image: "${ref}"}\n`,
+      ),
+    ]);
     const s = await eventually(60_000, 'a pull error', async () => {
       const st = await status('missing');
       return typeof st.message === 'string' ? st : undefined;

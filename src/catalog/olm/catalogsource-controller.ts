@@ -346,7 +346,7 @@ export class CatalogSourceController {
     try {
       for (const b of await s.client.listBundles()) {
         let byChannel = entries.get(b.packageName);
-        if (!byChannel) entries.set(b.packageName, (byChannel = new Map()));
+        if (!byChannel) entries.set(b.packageName, (byChannel = new Map<string, { name: string; version: string }[]>()));
         let list = byChannel.get(b.channelName);
         if (!list) byChannel.set(b.channelName, (list = []));
         list.push({ name: b.csvName, version: b.version });
@@ -466,7 +466,10 @@ function specProblem(spec: Json): string | undefined {
       return `sourcetype ${sourceType} is not served by kplane: use sourcetype grpc with spec.address`;
     case 'grpc':
       if (str(spec.address)) return undefined;
-      if (str(spec.image)) return pollInterval(spec) === null ? `invalid updateStrategy.registryPoll.interval ${JSON.stringify(str(obj(obj(spec.updateStrategy).registryPoll).interval))}` : undefined;
+      if (str(spec.image))
+        return pollInterval(spec) === null
+          ? `invalid updateStrategy.registryPoll.interval ${JSON.stringify(str(obj(obj(spec.updateStrategy).registryPoll).interval))}`
+          : undefined;
       return `image and address unset: at least one must be set for sourcetype: ${sourceType}`;
     default:
       return `unknown sourcetype: ${sourceType}`;

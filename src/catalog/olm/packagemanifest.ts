@@ -45,7 +45,10 @@ export function csvDescription(csv: Json): Json {
   );
   put(
     'maintainers',
-    list(spec.maintainers).map((m) => ({ ...(str(obj(m).name) ? { name: str(obj(m).name) } : {}), ...(str(obj(m).email) ? { email: str(obj(m).email) } : {}) })),
+    list(spec.maintainers).map((m) => ({
+      ...(str(obj(m).name) ? { name: str(obj(m).name) } : {}),
+      ...(str(obj(m).email) ? { email: str(obj(m).email) } : {}),
+    })),
   );
   put('maturity', str(spec.maturity));
   put('description', str(spec.description));
@@ -138,7 +141,7 @@ export function packageManifest(
     },
     spec: {},
     status,
-  } as KubeObject;
+  };
 }
 
 const ARCH_PREFIX = 'operatorframework.io/arch.';

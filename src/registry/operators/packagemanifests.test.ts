@@ -32,7 +32,7 @@ const P = '/registry/packages.operators.coreos.com/packagemanifests/';
 const decode = (v: Uint8Array): KubeObject => JSON.parse(new TextDecoder().decode(v)) as KubeObject;
 
 describe('PackageManifest storage', () => {
-  it('shows a namespace its own packages first, then the global namespace\'s, in that namespace', async () => {
+  it("shows a namespace its own packages first, then the global namespace's, in that namespace", async () => {
     const src = source();
     const storage = packageManifests(src, { globalNamespace: 'olm' }).storage!;
     src.set([pm('olm', 'etcd', 'global'), pm('olm', 'kafka', 'global'), pm('team', 'etcd', 'own'), pm('other', 'x', 'other')]);
@@ -55,7 +55,10 @@ describe('PackageManifest storage', () => {
     assert.equal(page.more, true);
     assert.equal(page.remaining, 1);
     const rest = await storage.list(P, { startKey: `${P}other/x\x00` });
-    assert.deepEqual(rest.items.map((kv) => kv.key), [`${P}team/etcd`]);
+    assert.deepEqual(
+      rest.items.map((kv) => kv.key),
+      [`${P}team/etcd`],
+    );
     await assert.rejects(storage.create(`${P}a/b`, new Uint8Array()));
   });
 
@@ -72,7 +75,7 @@ describe('PackageManifest storage', () => {
     assert.equal((first.value as { kv: { key: string } }).kv.key, `${P}team/etcd`);
     src.set([]);
     const second = await it.next();
-    assert.equal(second.value.type, 'delete');
+    assert.equal((second.value as { type: string }).type, 'delete');
     abort.abort();
     assert.equal((await it.next()).done, true);
 

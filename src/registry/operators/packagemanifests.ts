@@ -185,7 +185,7 @@ const strategy: Strategy = {
   tableColumns: [nameColumn, { name: 'Catalog', type: 'string', description: 'The source catalog for this package', priority: 0 }, ageColumn],
   tableCells: (o) => [
     o.metadata?.name ?? '',
-    ((o as { status?: { catalogSourceDisplayName?: string } }).status?.catalogSourceDisplayName ?? ''),
+    (o as { status?: { catalogSourceDisplayName?: string } }).status?.catalogSourceDisplayName ?? '',
     o.metadata?.creationTimestamp ? ageSince(o.metadata.creationTimestamp) : '<unknown>',
   ],
 };
