@@ -204,6 +204,24 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
     assert.equal(post.status, 405);
   });
 
+  it('re-applies a changed CatalogSource (kubectl 1.20 and 1.33) and shows the new display name', async () => {
+    const address = `127.0.0.1:${catalog!.port}`;
+    for (const [session, name] of [
+      [kc120, 'Renamed Operators'],
+      [kc, 'Simple Operators'],
+    ] as const) {
+      const yaml = catalogSource('simple', 'default', address).replace('Simple Operators', name);
+      const out = await session.ok(['apply', '-f', await session.file('cs-renamed.yaml', yaml)]);
+      assert.match(out, /catalogsource.operators.coreos.com\/simple configured/);
+      await eventually(30_000, `the packages under ${name}`, async () => {
+        const r = await kc.ok(['get', 'packagemanifests', '-n', 'default', '-o', 'jsonpath={.items[*].status.catalogSourceDisplayName}']);
+        return r === [name, name, name].join(' ') ? true : undefined;
+      });
+    }
+    const cs = JSON.parse(await kc.ok(['get', 'catsrc', 'simple', '-n', 'default', '-o', 'json'])) as { metadata: { generation: number } };
+    assert.equal(cs.metadata.generation, 3);
+  });
+
   it("shows the global catalog namespace's packages in every namespace", async () => {
     await kc.ok(['create', 'namespace', 'olm']);
     await kc.ok(['create', 'namespace', 'team-a']);
