@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createControlPlane, defaultModules, type AuthorizationMode } from '../controlplane/controlplane.js';
 import { optionalModulesFromFlag, optionalModulesUsage } from './optional-modules.js';
+import { isDNS1123Label } from '../apimachinery/validation/names.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { readFile } from 'node:fs/promises';
 import { loadTokenFile } from '../server/filters/authentication.js';
@@ -82,6 +83,8 @@ kplane serve flags:
                             kube's period is 5m); a difference fails /readyz (KEP 0001)
   --modules LIST            comma-separated API modules to serve besides the default ones; known:
                             ${indent(optionalModulesUsage())}
+  --global-catalog-namespace NS
+                            with --modules=olm: the namespace whose CatalogSources every namespace sees (default olm)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
   --use-service-account-credentials=false
                             in-process controllers act as system:kube-controller-manager instead of each as
@@ -183,6 +186,7 @@ async function serve(argv: string[]): Promise<void> {
       'http2-max-streams-per-connection': { type: 'string', default: '0' },
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       modules: { type: 'string', multiple: true },
+      'global-catalog-namespace': { type: 'string' },
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
@@ -216,7 +220,12 @@ async function serve(argv: string[]): Promise<void> {
   if ('invalid' in logging) fail(logging.invalid);
   const { logger } = logging;
   const featureGates = featureGatesFromFlags(values['emulated-version'], values['feature-gates'], logger);
-  const optional = optionalModulesFromFlag(values.modules ?? []);
+  const globalCatalogNamespace = values['global-catalog-namespace'];
+  if (globalCatalogNamespace !== undefined) {
+    const problems = isDNS1123Label(globalCatalogNamespace);
+    if (problems.length) fail(`invalid argument ${JSON.stringify(globalCatalogNamespace)} for "--global-catalog-namespace" flag: ${problems.join('; ')}`);
+  }
+  const optional = optionalModulesFromFlag(values.modules ?? [], globalCatalogNamespace ? { globalCatalogNamespace } : {});
   if ('error' in optional) fail(optional.error);
   const dataDir = resolve(values['data-dir']);
   // kube-apiserver's flag, kept for SQLite too: kplane's SQLite is compacted as that flag compacts etcd.

@@ -2,17 +2,29 @@
 // so that modules land independently; the library equivalent is
 // `createControlPlane({ apis: [...defaultModules(), <module>()] })`.
 import type { ApiModule } from '../registry/registry.js';
+import { olm } from '../controlplane/olm-module.js';
+
+/** Flags of `kplane serve` that a module reads (each module ignores the others). */
+export interface OptionalModuleSettings {
+  /** --global-catalog-namespace (olm): the namespace whose CatalogSources every namespace sees. */
+  readonly globalCatalogNamespace?: string;
+}
 
 export interface OptionalModule {
   /** One line for `kplane serve --help`. */
   readonly help: string;
-  readonly module: () => ApiModule;
+  readonly module: (settings: OptionalModuleSettings) => ApiModule;
 }
 
-export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {};
+export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {
+  olm: {
+    help: "OLM's catalog APIs: operators.coreos.com CatalogSource (grpc: an address, or an image kplane pulls and serves), Subscription, InstallPlan, ClusterServiceVersion, OperatorGroup; packages.operators.coreos.com PackageManifest",
+    module: (s) => olm(s.globalCatalogNamespace ? { globalCatalogNamespace: s.globalCatalogNamespace } : {}),
+  },
+};
 
 /** The modules a `--modules` list names (pflag's StringSlice: repeatable, comma-separated), or the message for an unknown name. */
-export function optionalModulesFromFlag(values: readonly string[]): { modules: ApiModule[] } | { error: string } {
+export function optionalModulesFromFlag(values: readonly string[], settings: OptionalModuleSettings = {}): { modules: ApiModule[] } | { error: string } {
   const names = values
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
@@ -29,7 +41,7 @@ export function optionalModulesFromFlag(values: readonly string[]): { modules: A
     }
     if (seen.has(name)) continue;
     seen.add(name);
-    modules.push(entry.module());
+    modules.push(entry.module(settings));
   }
   return { modules };
 }

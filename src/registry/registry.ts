@@ -65,6 +65,12 @@ export interface ResourceRegistration {
    * (ratcheting), and /openapi/v2, /openapi/v3 (so `kubectl explain`) leave it out.
    */
   readonly gatedFields?: readonly GatedField[];
+  /**
+   * A storage of the resource's own instead of the control plane's (a read-only view computed in
+   * memory, as OLM's PackageManifests): no watch cache is put in front of it and its revisions are
+   * its own.
+   */
+  readonly storage?: Storage;
 }
 
 /** Who asks a review kind, and where (a namespaced review's namespace). */
@@ -170,11 +176,11 @@ export class ApiRegistry {
   add(reg: ResourceRegistration): RegisteredResource {
     const d = reg.descriptor;
     const keyPrefix = reg.keyPrefix ?? defaultKeyPrefix(d);
-    if (!reg.review) this.onPrefix?.(keyPrefix);
+    if (!reg.review && !reg.storage) this.onPrefix?.(keyPrefix);
     const store = new GenericStore({
       descriptor: d,
       strategy: reg.strategy,
-      storage: this.storage,
+      storage: reg.storage ?? this.storage,
       keyPrefix,
       ...(reg.converter ? { converter: reg.converter } : {}),
       ...(this.storeDefaults.garbageCollection ? { garbageCollection: true } : {}),

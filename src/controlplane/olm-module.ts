@@ -1,0 +1,70 @@
+// OLM's catalog and install APIs (issue 27), an optional module (`kplane serve --modules=olm`):
+// operators.coreos.com CatalogSource, Subscription, InstallPlan, ClusterServiceVersion (v1alpha1)
+// and OperatorGroup (v1), shaped as OLM's CRDs; the CatalogSource controller for grpc catalogs at
+// an address or in an image (pulled and served in process); packages.operators.coreos.com/v1
+// PackageManifests built from those catalogs.
+import type { KubeObject } from '../apimachinery/types.js';
+import { CatalogSourceController } from '../catalog/olm/catalogsource-controller.js';
+import type { ApiModule } from '../registry/registry.js';
+import { catalogSources, clusterServiceVersions, installPlans, operatorGroups, subscriptions } from '../registry/operators/olm-kinds.js';
+import { packageManifests, type PackageManifestSource } from '../registry/operators/packagemanifests.js';
+
+/** OLM's default global catalog namespace: its CatalogSources are visible in every namespace. */
+export const DEFAULT_GLOBAL_CATALOG_NAMESPACE = 'olm';
+
+export interface OlmOptions {
+  /** Where log lines of the catalog controller go (default: the control plane's log). */
+  readonly log?: (msg: string) => void;
+  /** The namespace whose catalogs every namespace sees (default `olm`, as upstream). */
+  readonly globalCatalogNamespace?: string;
+  /** Reconnect backoff to a catalog's registry server (grpc's; default 1 s up to 30 s). */
+  readonly initialBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+  /** How often a READY catalog's packages are read again (default 5 min). */
+  readonly resyncMs?: number;
+  /** spec.image: the content cache catalog images are pulled through (default ~/.cache/kplane). */
+  readonly imageCacheDir?: string;
+  /** spec.image: the first pause before a failed pull is tried again (default 5 s, doubling up to 5 min). */
+  readonly pullRetryMs?: number;
+}
+
+export function olm(opts: OlmOptions = {}): ApiModule {
+  let controller: CatalogSourceController | undefined;
+  const listeners = new Set<() => void>();
+  const source: PackageManifestSource = {
+    manifests: (): readonly KubeObject[] => controller?.packageManifests() ?? [],
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return {
+    name: 'operators.coreos.com',
+    resources: [
+      catalogSources,
+      subscriptions,
+      installPlans,
+      clusterServiceVersions,
+      operatorGroups,
+      packageManifests(source, { globalNamespace: opts.globalCatalogNamespace ?? DEFAULT_GLOBAL_CATALOG_NAMESPACE }),
+    ],
+    async bootstrap(ctx) {
+      const log = opts.log ?? ctx.log;
+      controller = new CatalogSourceController(ctx.client, {
+        ...(log ? { log } : {}),
+        ...(opts.initialBackoffMs !== undefined ? { initialBackoffMs: opts.initialBackoffMs } : {}),
+        ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
+        ...(opts.resyncMs !== undefined ? { resyncMs: opts.resyncMs } : {}),
+        ...(opts.imageCacheDir !== undefined ? { imageCacheDir: opts.imageCacheDir } : {}),
+        ...(opts.pullRetryMs !== undefined ? { pullRetryMs: opts.pullRetryMs } : {}),
+        onPackagesChanged: () => {
+          for (const l of listeners) l();
+        },
+      });
+      controller.start();
+    },
+    async shutdown() {
+      await controller?.stop();
+    },
+  };
+}
