@@ -7,6 +7,7 @@
 // CRD's schema errors read `spec.validation.openAPIV3Schema...`), and so do ours.
 import { fieldIssue, type FieldIssue } from '../apimachinery/errors.js';
 import { isDNS1035Label, isDNS1123Subdomain } from '../apimachinery/validation/names.js';
+import { validateWebhookService, validateWebhookURL } from '../registry/admissionregistration/validation.js';
 import { compileJSONPath } from './jsonpath.js';
 import type { ValidationRulesEngine } from './rules.js';
 import { canonicalJSON, newStructural, validateOpenAPIV3Schema, type JSONSchemaProps, type Structural } from './schema/index.js';
@@ -292,18 +293,8 @@ function validateConversion(spec: CRDSpec, p: string, requireRecognized: boolean
   if (c.strategy === 'Webhook') {
     if (!cc) errs.push(fieldIssue.required(wp, 'required when strategy is set to Webhook'));
     else if ((cc.url === undefined) === (cc.service === undefined)) errs.push(fieldIssue.required(wp, 'exactly one of url or service is required'));
-    else if (cc.url !== undefined) {
-      let u: URL | undefined;
-      try {
-        u = new URL(cc.url);
-      } catch {
-        errs.push(fieldIssue.invalid(`${wp}.url`, cc.url, 'host must be specified'));
-      }
-      if (u && u.protocol !== 'https:') errs.push(fieldIssue.invalid(`${wp}.url`, cc.url, "'https' is the only allowed URL scheme"));
-    } else if (cc.service) {
-      if (!cc.service.name) errs.push(fieldIssue.required(`${wp}.service.name`, 'service name is required'));
-      if (!cc.service.namespace) errs.push(fieldIssue.required(`${wp}.service.namespace`, 'service namespace is required'));
-    }
+    else if (cc.url !== undefined) errs.push(...validateWebhookURL(`${wp}.url`, cc.url));
+    else if (cc.service) errs.push(...validateWebhookService(`${wp}.service`, cc.service));
     const versions = c.webhook?.conversionReviewVersions ?? [];
     const vp = `${p}.conversionReviewVersions`;
     if (versions.length === 0) errs.push(fieldIssue.required(vp, ''));
