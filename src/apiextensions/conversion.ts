@@ -177,14 +177,14 @@ export class ConversionWebhook {
     if (converted.length !== objs.length) throw failure(`conversion webhook for ${gvk} returned ${converted.length} objects, expected ${objs.length}`);
     return converted.map((c, i) => {
       const original = objs[i]!;
-      // Upstream numbers list items from 1 after the first check and the single object as 0.
-      const invalidObject = (why: string, meta = false): StatusError =>
+      // Upstream counts a list's items from 1 once an item is decoded (from 0 before).
+      const invalidObject = (why: string, meta = false, index = i + 1): StatusError =>
         failure(
           single
-            ? `conversion webhook for ${gvk} returned invalid ${meta ? 'metadata' : 'object'}${meta ? '' : ''}: ${why}`
-            : `conversion webhook for ${gvk} returned invalid ${meta ? 'metadata in object' : 'converted object'} at index ${i}: ${why}`,
+            ? `conversion webhook for ${gvk} returned invalid ${meta ? 'metadata' : 'object'}: ${why}`
+            : `conversion webhook for ${gvk} returned invalid ${meta ? 'metadata in object' : 'converted object'} at index ${index}: ${why}`,
         );
-      if (c === null || typeof c !== 'object' || Array.isArray(c)) throw invalidObject('Object "kind" is missing in converted object');
+      if (c === null || typeof c !== 'object' || Array.isArray(c)) throw invalidObject('Object "kind" is missing in converted object', false, i);
       const out = c as KubeObject;
       const badGV = `invalid groupVersion (expected ${apiVersion}, received ${typeof out.apiVersion === 'string' ? out.apiVersion : ''})`;
       if (out.apiVersion !== apiVersion) {
