@@ -38,7 +38,7 @@ import { rfc3339 } from '../apimachinery/times.js';
 import { ConversionWebhook, conversionKey, type ConversionObserver } from './conversion.js';
 import { buildServedVersion, type CustomResourceOptions } from './customresource.js';
 import { canonicalJSON } from './schema/index.js';
-import { conditionOf, isConditionTrue, type CRDCondition, type CRDNames, type CustomResourceDefinition } from './types.js';
+import { conditionOf, isConditionTrue, storageVersionOf, type CRDCondition, type CRDNames, type CustomResourceDefinition } from './types.js';
 import { apiApprovalState, isProtectedCommunityGroup, semanticEqual } from './validation.js';
 import { asLogger } from '../golang/klog.js';
 
@@ -494,8 +494,10 @@ export class CRDServing {
       condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionFailed', message },
       error,
     });
-    // Every served version shares the storage prefix; any of them lists and deletes them all.
-    const served = this.served.get(crd.metadata?.name ?? '')?.gvrs ?? [];
+    // Every served version shares the storage prefix; any of them lists and deletes them all. The
+    // storage version first, as upstream's finalizer uses it: no conversion webhook is called then.
+    const storage = storageVersionOf(crd);
+    const served = [...(this.served.get(crd.metadata?.name ?? '')?.gvrs ?? [])].sort((a, b) => Number(b.version === storage) - Number(a.version === storage));
     const reg = served.map((g) => this.registry.lookup(g.group, g.version, g.plural)).find((r) => r !== undefined);
     if (!reg) {
       const err = new Error(`unable to find a custom resource client for ${plural}.${group}`);

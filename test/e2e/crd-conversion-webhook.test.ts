@@ -392,4 +392,16 @@ describe('CRD conversion webhooks', () => {
     const trimmed = JSON.parse(await k.ok(['get', 'crd', CRD_NAME, '-o', 'json'])) as { status: { storedVersions: string[] } };
     assert.deepEqual(trimmed.status.storedVersions, ['v2']);
   });
+
+  it('the CRD can be deleted with its instances while the webhook is down', async () => {
+    hook.server.closeAllConnections();
+    await new Promise((r) => hook.server.close(r));
+    try {
+      // The clean-up lists and deletes through the storage version (v2 now): no conversion.
+      await k.ok(['delete', 'crd', CRD_NAME, '--timeout=60s']);
+      assert.notEqual((await k.k(['get', 'crd', CRD_NAME])).code, 0);
+    } finally {
+      await new Promise<void>((r) => hook.server.listen(hook.port, '127.0.0.1', r));
+    }
+  });
 });
