@@ -360,6 +360,17 @@ describe('CRD conversion webhooks', () => {
       assert.ok(r.stderr.includes(text), `missing ${text}\n${r.stderr}`);
     }
     assert.notEqual((await k.k(['get', 'crd', `bads.${GROUP}`])).code, 0);
+
+    // An established CRD with a valid caBundle may not get an invalid one (upstream 1.31+).
+    const garbage = Buffer.from('garbage').toString('base64');
+    const ca = await k.k(['apply', '-f', await k.file('bad-ca.yaml', crdYaml(hook.url, garbage))]);
+    assert.notEqual(ca.code, 0);
+    assert.ok(
+      ca.stderr.includes(
+        `spec.conversion.webhookClientConfig.caBundle: Invalid value: "${garbage}": unable to load root certificates: unable to parse bytes as PEM block`,
+      ),
+      ca.stderr,
+    );
   });
 
   it('a storage version migration: storedVersions grows, replace rewrites, then it is trimmed', async () => {
