@@ -8,7 +8,7 @@
 // original. A failure is a 500 without a reason, `conversion webhook for <group/version, Kind=K>
 // failed: ...`, as kube-apiserver's handlers answer the plain error the converter returns.
 import { randomUUID } from 'node:crypto';
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { CallError, newEndpoint, post, type WebhookEndpoint } from '../admission/webhook/client.js';
 import { StatusError, issueString } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
@@ -23,11 +23,35 @@ export const CONVERSION_WEBHOOK_TIMEOUT_SECONDS = 30;
 
 const KNOWN_REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
-/** apiserver_crd_conversion_webhook_duration_seconds{crd_name,from_version,to_version,succeeded}. */
-export type ConversionObserver = (crdName: string, fromVersion: string, toVersion: string, succeeded: boolean, seconds: number) => void;
+/** Upstream's ConversionWebhookErrorType: which check a failed call stopped at ('' on success). */
+export type ConversionFailureType =
+  | ''
+  | 'conversion_webhook_call_failure'
+  | 'conversion_webhook_malformed_response_failure'
+  | 'conversion_webhook_partial_response_failure'
+  | 'conversion_webhook_invalid_converted_object_failure';
 
-/** The metric upstream's converterMetric records, in `registry`. */
+/**
+ * One conversion webhook call: apiserver_crd_conversion_webhook_duration_seconds (converterMetric)
+ * and apiserver_conversion_webhook_request_total / _duration_seconds (ConversionWebhookMetrics).
+ */
+export type ConversionObserver = (crdName: string, fromVersion: string, toVersion: string, failure: ConversionFailureType, seconds: number) => void;
+
+/** The metrics upstream's conversion package records, in `registry`. */
 export function conversionWebhookMetrics(registry: Registry): ConversionObserver {
+  const requests = new Counter({
+    name: 'apiserver_conversion_webhook_request_total',
+    help: 'Counter for conversion webhook requests with success/failure and failure error type',
+    labelNames: ['result', 'failure_type'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'apiserver_conversion_webhook_duration_seconds',
+    help: 'Conversion webhook request latency',
+    labelNames: ['result', 'failure_type'],
+    buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 30, 45, 60],
+    registers: [registry],
+  });
   const h = new Histogram({
     name: 'apiserver_crd_conversion_webhook_duration_seconds',
     help: 'CRD webhook conversion duration in seconds',
@@ -36,7 +60,12 @@ export function conversionWebhookMetrics(registry: Registry): ConversionObserver
     buckets: Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i),
     registers: [registry],
   });
-  return (crd_name, from_version, to_version, succeeded, seconds) => h.observe({ crd_name, from_version, to_version, succeeded: String(succeeded) }, seconds);
+  return (crd_name, from_version, to_version, failure_type, seconds) => {
+    h.observe({ crd_name, from_version, to_version, succeeded: String(failure_type === '') }, seconds);
+    const labels = { result: failure_type === '' ? 'success' : 'failure', failure_type };
+    requests.inc(labels);
+    latency.observe(labels, seconds);
+  };
 }
 
 /** The part of a CRD that decides its converter: a changed one builds a new converter. */
@@ -107,24 +136,25 @@ export class ConversionWebhook {
     const first = objs[todo[0]!]!;
     const from = first.apiVersion ?? '';
     const started = performance.now();
-    let ok = false;
+    const stage: { failure: ConversionFailureType } = { failure: 'conversion_webhook_call_failure' };
     try {
       const converted = await this.call(
         todo.map((i) => objs[i]!),
         apiVersion,
         gvkString(from, first.kind),
+        stage,
       );
       const out = [...objs];
       todo.forEach((i, n) => (out[i] = converted[n]!));
-      ok = true;
+      stage.failure = '';
       return out;
     } finally {
       const version = (av: string): string => av.slice(av.indexOf('/') + 1);
-      this.observe?.(this.crdName, version(from), version(apiVersion), ok, (performance.now() - started) / 1000);
+      this.observe?.(this.crdName, version(from), version(apiVersion), stage.failure, (performance.now() - started) / 1000);
     }
   }
 
-  private async call(objs: readonly KubeObject[], apiVersion: string, gvk: string): Promise<KubeObject[]> {
+  private async call(objs: readonly KubeObject[], apiVersion: string, gvk: string, stage: { failure: ConversionFailureType }): Promise<KubeObject[]> {
     const single = objs.length === 1;
     const failed = (why: string): StatusError => failure(`conversion webhook for ${gvk} failed: ${why}`);
     if (!this.reviewVersion) throw failure('no supported conversion review versions');
@@ -154,6 +184,7 @@ export class ConversionWebhook {
       );
     }
     const r = answer as { apiVersion?: unknown; kind?: unknown; response?: ReviewResponse | null };
+    stage.failure = 'conversion_webhook_malformed_response_failure';
     if (this.reviewVersion === 'v1') {
       // Verify GVK to make sure we decoded what we intended to (v1beta1 never checked it).
       if (r.apiVersion !== 'apiextensions.k8s.io/v1' || r.kind !== 'ConversionReview') {
@@ -174,7 +205,9 @@ export class ConversionWebhook {
       throw failed(msg || `response.result.status was '${status}', not 'Success'`);
     }
     const converted = Array.isArray(resp.convertedObjects) ? (resp.convertedObjects as unknown[]) : [];
+    stage.failure = 'conversion_webhook_partial_response_failure';
     if (converted.length !== objs.length) throw failure(`conversion webhook for ${gvk} returned ${converted.length} objects, expected ${objs.length}`);
+    stage.failure = 'conversion_webhook_invalid_converted_object_failure';
     return converted.map((c, i) => {
       const original = objs[i]!;
       // Upstream counts a list's items from 1 once an item is decoded (from 0 before).

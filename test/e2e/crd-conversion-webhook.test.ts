@@ -343,6 +343,25 @@ describe('CRD conversion webhooks', () => {
       metrics,
       /apiserver_crd_conversion_webhook_duration_seconds_count\{crd_name="hosts\.conv\.example\.com",from_version="v1",to_version="v2",succeeded="false"\} [1-9]/,
     );
+    // Upstream's request counter, by the check a failed call stopped at.
+    const counted = (result: string, failureType: string): boolean =>
+      metrics
+        .split('\n')
+        .some(
+          (l) =>
+            l.startsWith('apiserver_conversion_webhook_request_total{') &&
+            l.includes(`result="${result}"`) &&
+            l.includes(`failure_type="${failureType}"`) &&
+            !l.endsWith(' 0'),
+        );
+    for (const [result, type] of [
+      ['success', ''],
+      ['failure', 'conversion_webhook_call_failure'],
+      ['failure', 'conversion_webhook_malformed_response_failure'],
+      ['failure', 'conversion_webhook_partial_response_failure'],
+      ['failure', 'conversion_webhook_invalid_converted_object_failure'],
+    ] as const)
+      assert.ok(counted(result, type), `apiserver_conversion_webhook_request_total{result=${result},failure_type=${type}}`);
   });
 
   it('refuses bad conversion settings with 422 and the field paths', async () => {
