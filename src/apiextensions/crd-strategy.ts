@@ -81,8 +81,6 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
       return { update: next };
     },
     resetFields: { '': [['status']], status: [['metadata'], ['spec']] },
-    warningsOnCreate: (obj) => conversionWarnings(obj),
-    warningsOnUpdate: (obj) => conversionWarnings(obj),
     subresources: {
       status: {
         merge(incoming: KubeObject, current: KubeObject): KubeObject {
@@ -96,13 +94,4 @@ export function crdStrategy(hooks: CRDValidationHooks = {}): Strategy {
       },
     },
   };
-}
-
-/** kplane serves every version with strategy None; a Webhook converter is accepted but not called. */
-function conversionWarnings(crd: CustomResourceDefinition): string[] {
-  const c = crd.spec?.conversion;
-  if (c?.strategy !== 'Webhook') return [];
-  const served = (crd.spec?.versions ?? []).filter((v) => v.served).length;
-  if (served < 2) return [];
-  return ['kplane does not call conversion webhooks yet: objects are converted between versions as with strategy None (only apiVersion changes)'];
 }

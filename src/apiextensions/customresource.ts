@@ -21,11 +21,14 @@ import { defaultAndPruneNulls, needsDefaulting, newStructural, prune, validateOb
 import type { CRDVersion, CustomResourceColumnDefinition, CustomResourceDefinition, ScaleSubresource } from './types.js';
 import { semanticEqual } from './validation.js';
 import { stringifyJSON } from '../golang/json-int64.js';
+import type { ConversionWebhook } from './conversion.js';
 
 export interface CustomResourceOptions {
   readonly rules?: ValidationRulesEngine | undefined;
   /** Whether the CRD is being deleted now: creates are refused then (upstream's forbidCreateAdmission). */
   readonly terminating?: (() => boolean) | undefined;
+  /** The CRD's conversion webhook (strategy Webhook); without it versions convert as with None. */
+  readonly conversion?: ConversionWebhook | undefined;
 }
 
 export interface ServedVersion {
@@ -436,7 +439,18 @@ export function buildServedVersion(crd: CustomResourceDefinition, v: CRDVersion,
 
   const needsConversion = (spec.versions?.length ?? 0) > 1 || (crd.status?.storedVersions?.length ?? 0) > 1 || defaulting;
   const converted = new WeakMap<KubeObject, KubeObject>();
+  const webhook = spec.conversion?.strategy === 'Webhook' ? opts.conversion : undefined;
   const converter: VersionConverter = {
+    // Strategy Webhook: the webhook converts between versions first; what follows then only
+    // defaults (fromStorage) or finds the object in the storage version already (toStorage).
+    ...(webhook
+      ? {
+          external: {
+            toStorage: async (obj: KubeObject) => (await webhook.convert([obj], storageAPIVersion))[0]!,
+            fromStorage: (objs: readonly KubeObject[]) => webhook.convert(objs, servedAPIVersion),
+          },
+        }
+      : {}),
     toStorage(obj) {
       return obj.apiVersion === storageAPIVersion ? obj : { ...obj, apiVersion: storageAPIVersion };
     },

@@ -5,6 +5,7 @@ import { ALL_VERBS, type ResourceDescriptor } from '../apimachinery/resource.js'
 import { KplaneCELCostLimits } from '../featuregate/kube-features.js';
 import type { FeatureLookup } from '../registry/gated-fields.js';
 import type { ApiModule } from '../registry/registry.js';
+import { conversionWebhookMetrics } from './conversion.js';
 import { crdStrategy } from './crd-strategy.js';
 import { AX, apiextensionsDefinitions } from './definitions.js';
 import { celValidationRules, type ValidationRulesEngine } from './rules.js';
@@ -62,7 +63,11 @@ export function apiextensions(opts: ApiExtensionsOptions = {}): ApiModule {
       features = ctx.registry.features;
       const crds = ctx.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
       if (!crds) return;
-      serving = new CRDServing(ctx.registry, crds.store, ctx.client, { rules, ...(opts.log ? { log: opts.log } : {}) });
+      serving = new CRDServing(ctx.registry, crds.store, ctx.client, {
+        rules,
+        ...(opts.log ? { log: opts.log } : {}),
+        ...(ctx.metrics ? { observeConversion: conversionWebhookMetrics(ctx.metrics) } : {}),
+      });
       await serving.start();
     },
     async shutdown() {

@@ -35,9 +35,10 @@ import type { GVR, KubeClient } from '../client/types.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { GenericStore } from '../registry/store.js';
 import { rfc3339 } from '../apimachinery/times.js';
+import { ConversionWebhook, conversionKey, type ConversionObserver } from './conversion.js';
 import { buildServedVersion, type CustomResourceOptions } from './customresource.js';
 import { canonicalJSON } from './schema/index.js';
-import { conditionOf, isConditionTrue, type CRDCondition, type CRDNames, type CustomResourceDefinition } from './types.js';
+import { conditionOf, isConditionTrue, storageVersionOf, type CRDCondition, type CRDNames, type CustomResourceDefinition } from './types.js';
 import { apiApprovalState, isProtectedCommunityGroup, semanticEqual } from './validation.js';
 import { asLogger } from '../golang/klog.js';
 
@@ -75,6 +76,8 @@ export interface CRDServingOptions extends CustomResourceOptions {
   readonly instancePollMs?: number;
   /** How long one clean-up attempt waits for the instances (upstream: 1 min). */
   readonly instanceWaitMs?: number;
+  /** Records each conversion webhook call (apiserver_crd_conversion_webhook_duration_seconds). */
+  readonly observeConversion?: ConversionObserver;
 }
 
 interface Served {
@@ -86,6 +89,8 @@ interface Served {
 export class CRDServing {
   private readonly crds = new Map<string, CustomResourceDefinition>();
   private readonly served = new Map<string, Served>();
+  /** CRD name → its conversion webhook (strategy Webhook), kept while its clientConfig stays. */
+  private readonly conversions = new Map<string, ConversionWebhook>();
   private readonly terminating = new Set<string>();
   /** CRD name → clean-up in flight; retries pending. */
   private readonly finalizing = new Map<string, Promise<void>>();
@@ -365,7 +370,7 @@ export class CRDServing {
     const prev = this.served.get(name);
     const gvrs: Served['gvrs'] = [];
     const definitions: string[] = [];
-    const opts: CustomResourceOptions = { rules: this.opts.rules, terminating: () => this.terminating.has(name) };
+    const opts: CustomResourceOptions = { rules: this.opts.rules, terminating: () => this.terminating.has(name), conversion: this.conversionFor(crd) };
     for (const v of crd.spec?.versions ?? []) {
       if (!v.served || !v.name) continue;
       try {
@@ -388,7 +393,23 @@ export class CRDServing {
     this.served.set(name, { key, gvrs, definitions });
   }
 
+  /** The CRD's conversion webhook: the one it had while its webhook settings stay, else a new one. */
+  private conversionFor(crd: CustomResourceDefinition): ConversionWebhook | undefined {
+    const name = crd.metadata?.name ?? '';
+    const key = conversionKey(crd);
+    const prev = this.conversions.get(name);
+    if (prev && prev.key === key) return prev;
+    prev?.release();
+    this.conversions.delete(name);
+    if (key === undefined) return undefined;
+    const next = new ConversionWebhook(crd, this.opts.observeConversion);
+    this.conversions.set(name, next);
+    return next;
+  }
+
   private unserve(name: string): void {
+    this.conversions.get(name)?.release();
+    this.conversions.delete(name);
     const prev = this.served.get(name);
     if (!prev) return;
     for (const g of prev.gvrs) this.registry.remove(g.group, g.version, g.plural);
@@ -473,8 +494,10 @@ export class CRDServing {
       condition: { type: 'Terminating', status: 'True', reason: 'InstanceDeletionFailed', message },
       error,
     });
-    // Every served version shares the storage prefix; any of them lists and deletes them all.
-    const served = this.served.get(crd.metadata?.name ?? '')?.gvrs ?? [];
+    // Every served version shares the storage prefix; any of them lists and deletes them all. The
+    // storage version first, as upstream's finalizer uses it: no conversion webhook is called then.
+    const storage = storageVersionOf(crd);
+    const served = [...(this.served.get(crd.metadata?.name ?? '')?.gvrs ?? [])].sort((a, b) => Number(b.version === storage) - Number(a.version === storage));
     const reg = served.map((g) => this.registry.lookup(g.group, g.version, g.plural)).find((r) => r !== undefined);
     if (!reg) {
       const err = new Error(`unable to find a custom resource client for ${plural}.${group}`);

@@ -5,8 +5,10 @@
 // schema/subresources/additionalPrinterColumns/selectableFields to the top level when every
 // version has the same value. Field paths in upstream's errors follow that form (a single-version
 // CRD's schema errors read `spec.validation.openAPIV3Schema...`), and so do ours.
+import { X509Certificate } from 'node:crypto';
 import { fieldIssue, type FieldIssue } from '../apimachinery/errors.js';
 import { isDNS1035Label, isDNS1123Subdomain } from '../apimachinery/validation/names.js';
+import { validateWebhookService, validateWebhookURL } from '../registry/admissionregistration/validation.js';
 import { compileJSONPath } from './jsonpath.js';
 import type { ValidationRulesEngine } from './rules.js';
 import { canonicalJSON, newStructural, validateOpenAPIV3Schema, type JSONSchemaProps, type Structural } from './schema/index.js';
@@ -282,7 +284,7 @@ function deprecationWarningErrors(v: CRDVersion): string[] {
   return errs;
 }
 
-function validateConversion(spec: CRDSpec, p: string, requireRecognized: boolean): FieldIssue[] {
+function validateConversion(spec: CRDSpec, p: string, requireRecognized: boolean, allowInvalidCABundle: boolean): FieldIssue[] {
   const c = spec.conversion;
   const errs: FieldIssue[] = [];
   if (!c) return errs;
@@ -292,17 +294,11 @@ function validateConversion(spec: CRDSpec, p: string, requireRecognized: boolean
   if (c.strategy === 'Webhook') {
     if (!cc) errs.push(fieldIssue.required(wp, 'required when strategy is set to Webhook'));
     else if ((cc.url === undefined) === (cc.service === undefined)) errs.push(fieldIssue.required(wp, 'exactly one of url or service is required'));
-    else if (cc.url !== undefined) {
-      let u: URL | undefined;
-      try {
-        u = new URL(cc.url);
-      } catch {
-        errs.push(fieldIssue.invalid(`${wp}.url`, cc.url, 'host must be specified'));
-      }
-      if (u && u.protocol !== 'https:') errs.push(fieldIssue.invalid(`${wp}.url`, cc.url, "'https' is the only allowed URL scheme"));
-    } else if (cc.service) {
-      if (!cc.service.name) errs.push(fieldIssue.required(`${wp}.service.name`, 'service name is required'));
-      if (!cc.service.namespace) errs.push(fieldIssue.required(`${wp}.service.namespace`, 'service namespace is required'));
+    else if (cc.url !== undefined) errs.push(...validateWebhookURL(`${wp}.url`, cc.url));
+    else if (cc.service) errs.push(...validateWebhookService(`${wp}.service`, cc.service));
+    if (cc?.caBundle && !allowInvalidCABundle) {
+      const why = caBundleError(cc.caBundle);
+      if (why) errs.push(fieldIssue.invalid(`${wp}.caBundle`, cc.caBundle, why));
     }
     const versions = c.webhook?.conversionReviewVersions ?? [];
     const vp = `${p}.conversionReviewVersions`;
@@ -329,7 +325,7 @@ function validateConversion(spec: CRDSpec, p: string, requireRecognized: boolean
   return errs;
 }
 
-function validateSpec(spec: CRDSpec, old: CRDSpec | undefined, hooks: CRDValidationHooks): FieldIssue[] {
+function validateSpec(spec: CRDSpec, old: CRDSpec | undefined, hooks: CRDValidationHooks, allowInvalidCABundle = true): FieldIssue[] {
   const errs: FieldIssue[] = [];
   const p = 'spec';
   if (!spec.group) errs.push(fieldIssue.required(`${p}.group`, ''));
@@ -402,9 +398,47 @@ function validateSpec(spec: CRDSpec, old: CRDSpec | undefined, hooks: CRDValidat
   }
   const oldReview = old?.conversion?.webhook?.conversionReviewVersions ?? [];
   errs.push(
-    ...validateConversion(spec, `${p}.conversion`, !old || oldReview.length === 0 || oldReview.some((v) => ACCEPTED_CONVERSION_REVIEW_VERSIONS.includes(v))),
+    ...validateConversion(
+      spec,
+      `${p}.conversion`,
+      !old || oldReview.length === 0 || oldReview.some((v) => ACCEPTED_CONVERSION_REVIEW_VERSIONS.includes(v)),
+      allowInvalidCABundle,
+    ),
   );
   return errs;
+}
+
+/**
+ * allowInvalidCABundle: an invalid caBundle is accepted on create, before the CRD is established,
+ * and while the old one is invalid too (upstream 1.31+).
+ */
+function allowInvalidCABundle(old: CustomResourceDefinition): boolean {
+  if (!isConditionTrue(old, 'Established')) return true;
+  const ca = old.spec?.conversion?.webhook?.clientConfig?.caBundle;
+  if (!ca) return false;
+  return caBundleError(ca) !== undefined;
+}
+
+/**
+ * webhook.ValidateCABundle: client-go's transport.TLSConfigFor on the bundle (base64 on the wire):
+ * at least one PEM CERTIFICATE block that parses, else its error text.
+ */
+function caBundleError(base64: string): string | undefined {
+  const pem = Buffer.from(base64, 'base64').toString('latin1');
+  const blocks = [...pem.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g)];
+  const prefix = 'unable to load root certificates: ';
+  if (blocks.length === 0) return `${prefix}unable to parse bytes as PEM block`;
+  let firstError: string | undefined;
+  for (const b of blocks) {
+    if (b[1] !== 'CERTIFICATE') continue;
+    try {
+      new X509Certificate(Buffer.from(b[2]!.replace(/\s+/g, ''), 'base64'));
+      return undefined; // one certificate that parses is enough (AppendCertsFromPEM)
+    } catch {
+      firstError ??= `${prefix}failed to parse certificate: x509: malformed certificate`;
+    }
+  }
+  return firstError ?? `${prefix}no valid certificate authority data seen`;
 }
 
 function validateStoredVersions(stored: string[] | undefined, versions: CRDVersion[]): FieldIssue[] {
@@ -481,7 +515,7 @@ export function validateCRD(crd: CustomResourceDefinition, old: CustomResourceDe
     if (name && name !== `${spec.names?.plural ?? ''}.${spec.group ?? ''}`)
       errs.push(fieldIssue.invalid('metadata.name', name, 'must be spec.names.plural+"."+spec.group'));
   }
-  errs.push(...validateSpec(spec, old?.spec, hooks));
+  errs.push(...validateSpec(spec, old?.spec, hooks, !old || allowInvalidCABundle(old)));
   if (old) {
     const o = old.spec ?? {};
     const immutable = (a: unknown, b: unknown, p: string): void => {

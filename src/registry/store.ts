@@ -61,6 +61,16 @@ export interface VersionConverter {
   toStorage(obj: KubeObject): KubeObject;
   /** Storage version → served version; returns `obj` itself when the served form is the stored one. */
   fromStorage(obj: KubeObject): KubeObject;
+  /**
+   * Conversion that calls out (a CRD's conversion webhook), run before the pair above: the store
+   * awaits it for every object it reads or writes, and hands its results to `fromStorage` /
+   * `toStorage`. `fromStorage` converts many at once (a list page is one call); each answers
+   * objects already in the target version as they are. Throws a StatusError when conversion fails.
+   */
+  readonly external?: {
+    toStorage(obj: KubeObject): Promise<KubeObject>;
+    fromStorage(objs: readonly KubeObject[]): Promise<KubeObject[]>;
+  };
 }
 
 export interface StoreOptions {
@@ -205,19 +215,37 @@ export class GenericStore {
     return this.converter ? this.converter.fromStorage(stored) : stored;
   }
 
-  /** The object as it is stored: in the storage version when a converter says so. */
-  private storedForm(obj: KubeObject): KubeObject {
-    return this.converter ? this.converter.toStorage(obj) : obj;
+  /** Stored values → served objects, through an external converter when there is one (one call for all). */
+  private async fromKVs(kvs: readonly KV[], revision?: number, remember = true): Promise<KubeObject[]> {
+    const ext = this.converter?.external;
+    if (!ext) return kvs.map((kv) => this.fromKV(kv, revision, remember));
+    if (kvs.length === 0) return [];
+    const converted = await ext.fromStorage(kvs.map((kv) => this.decoder.decode(kv, revision, remember)));
+    return converted.map((o) => this.converter!.fromStorage(o));
   }
 
-  private toBytes(obj: KubeObject): Uint8Array {
-    return encodeForStorage(this.storedForm(obj));
+  /** One stored value → served object (fromKV, awaiting an external converter). */
+  private async read(kv: KV, revision?: number, remember = true): Promise<KubeObject> {
+    if (!this.converter?.external) return this.fromKV(kv, revision, remember);
+    return (await this.fromKVs([kv], revision, remember))[0]!;
+  }
+
+  /** The object as it is stored: in the storage version when a converter says so. */
+  private async storedForm(obj: KubeObject): Promise<KubeObject> {
+    if (!this.converter) return obj;
+    const ext = this.converter.external;
+    return this.converter.toStorage(ext ? await ext.toStorage(obj) : obj);
+  }
+
+  private async toBytes(obj: KubeObject): Promise<Uint8Array> {
+    return encodeForStorage(await this.storedForm(obj));
   }
 
   /** AlreadyExists, prefixed as upstream's Create does when the object in the way is being deleted. */
   private alreadyExistsFor(existing: KV, name: string): StatusError {
     const err = alreadyExists(this.groupResource, name);
-    if (this.fromKV(existing).metadata?.deletionTimestamp) err.status.message = `object is being deleted: ${err.status.message ?? ''}`;
+    // Metadata only: the stored form has it as any served form would (no conversion called).
+    if (this.decoder.decode(existing).metadata?.deletionTimestamp) err.status.message = `object is being deleted: ${err.status.message ?? ''}`;
     return err;
   }
 
@@ -236,7 +264,7 @@ export class GenericStore {
 
   /** GET; with resourceVersion N the answer is at least as new as N (kube's NotOlderThan for get). */
   async get(namespace: string | undefined, name: string, opts: { resourceVersion?: string } = {}): Promise<KubeObject> {
-    return this.fromKV(await this.getKV(namespace, name, opts));
+    return this.read(await this.getKV(namespace, name, opts));
   }
 
   /**
@@ -247,7 +275,7 @@ export class GenericStore {
   async getJSON(namespace: string | undefined, name: string, opts: { resourceVersion?: string } = {}): Promise<{ json: Buffer } | { object: KubeObject }> {
     const kv = await this.getKV(namespace, name, opts);
     const json = this.splicedJSON(kv);
-    return json ? { json } : { object: this.fromKV(kv) };
+    return json ? { json } : { object: await this.read(kv) };
   }
 
   private async getKV(namespace: string | undefined, name: string, opts: { resourceVersion?: string }): Promise<KV> {
@@ -281,7 +309,7 @@ export class GenericStore {
    */
   async getCached(namespace: string | undefined, name: string): Promise<KubeObject> {
     const peeked = this.storage.peek?.(this.key(namespace, name));
-    if (peeked?.kv) return this.fromKV(peeked.kv);
+    if (peeked?.kv) return this.read(peeked.kv);
     return this.get(namespace, name);
   }
 
@@ -302,7 +330,7 @@ export class GenericStore {
 
   async list(namespace: string | undefined, opts: ListOptions = {}): Promise<KubeList> {
     const r = await this.listKVs(namespace, opts);
-    return { apiVersion: this.apiVersion, kind: this.descriptor.listKind, metadata: r.metadata, items: r.objects ?? r.kvs.map((kv) => this.fromKV(kv)) };
+    return { apiVersion: this.apiVersion, kind: this.descriptor.listKind, metadata: r.metadata, items: r.objects ?? (await this.fromKVs(r.kvs)) };
   }
 
   /**
@@ -467,6 +495,7 @@ export class GenericStore {
 
     const kvs: KV[] = [];
     const objects: KubeObject[] = [];
+    const external = !!this.converter?.external;
     let revision: number;
     let more = false;
     let remaining: number | undefined;
@@ -483,9 +512,15 @@ export class GenericStore {
         });
         revision = page.revision;
         readRevision ??= page.revision;
+        // An external converter (a webhook) converts the page in one call; selectors see the served form.
+        const served = external ? await this.fromKVs(page.items) : undefined;
         for (let i = 0; i < page.items.length; i++) {
           const kv = page.items[i]!;
-          if (!pred.empty) {
+          if (served) {
+            const obj = served[i]!;
+            if (!pred.empty && !pred.matches(obj)) continue;
+            objects.push(obj);
+          } else if (!pred.empty) {
             const obj = this.fromKV(kv);
             if (!pred.matches(obj)) continue;
             objects.push(obj);
@@ -504,6 +539,7 @@ export class GenericStore {
         cursor = last.key + '\x00';
       }
     } catch (e) {
+      if (e instanceof StatusError) throw e;
       if (e instanceof ExpiredError && opts.continue) {
         // Like kube, offer an "inconsistent" continue token: the rest of the list at whatever
         // revision is latest when it is used (revision -1, as etcd3's handleCompactedErrorForPaging).
@@ -520,7 +556,7 @@ export class GenericStore {
       metadata.continue = encodeContinue(revision, lastKey.slice(prefix.length) + '\x00');
       if (remaining !== undefined) metadata.remainingItemCount = remaining;
     }
-    return pred.empty ? { kvs, metadata } : { kvs, objects, metadata };
+    return pred.empty && !external ? { kvs, metadata } : { kvs, objects, metadata };
   }
 
   /**
@@ -542,10 +578,7 @@ export class GenericStore {
         if (rv > 0) await this.waitForRevision(rv);
         const page = await this.storage.list(prefix);
         after = page.revision;
-        for (const kv of page.items) {
-          const obj = this.fromKV(kv);
-          if (pred.matches(obj)) initial.push(obj);
-        }
+        for (const obj of await this.fromKVs(page.items)) if (pred.matches(obj)) initial.push(obj);
       } else {
         after = rv;
       }
@@ -573,7 +606,7 @@ export class GenericStore {
           if (opts.allowWatchBookmarks) yield { type: 'BOOKMARK', object: this.bookmark(ev.revision, false) };
           continue;
         }
-        const out = this.translate(ev, pred);
+        const out = this.converter?.external ? await this.translateConverted(ev, pred) : this.translate(ev, pred);
         if (out) yield out;
       }
     } catch (e) {
@@ -597,6 +630,22 @@ export class GenericStore {
     if (curMatches) return { type: 'ADDED', object: cur };
     // Leaving the selector: the object as it was (what matched), at the event's resourceVersion.
     if (prevMatches) return { type: 'DELETED', object: this.fromKV(ev.prevKv!, ev.revision) };
+    return undefined;
+  }
+
+  /** translate, for an external converter: each object it looks at is converted first. */
+  private async translateConverted(ev: Exclude<WatchEvent, { type: 'progress' }>, pred: Predicate): Promise<ApiWatchEvent | undefined> {
+    if (ev.type === 'delete') {
+      const obj = await this.read(ev.prevKv ?? ev.kv, ev.revision);
+      return pred.matches(obj) ? { type: 'DELETED', object: obj } : undefined;
+    }
+    const cur = await this.read(ev.kv);
+    if (pred.empty) return { type: ev.prevKv || ev.kv.createRevision !== ev.kv.modRevision ? 'MODIFIED' : 'ADDED', object: cur };
+    const curMatches = pred.matches(cur);
+    const prevMatches = ev.prevKv ? pred.matches(await this.read(ev.prevKv)) : false;
+    if (curMatches && prevMatches) return { type: 'MODIFIED', object: cur };
+    if (curMatches) return { type: 'ADDED', object: cur };
+    if (prevMatches) return { type: 'DELETED', object: await this.read(ev.prevKv!, ev.revision) };
     return undefined;
   }
 
@@ -712,14 +761,18 @@ export class GenericStore {
         return { object: obj, warnings };
       }
       try {
-        const storedForm = this.storedForm(obj);
+        const storedForm = this.converter?.external ? await this.storedForm(obj) : this.converter ? this.converter.toStorage(obj) : obj;
         // The answer is the stored bytes when reading them back would serve them unchanged; with a
         // converter that is decided on the object in hand instead of parsing what was just written
         // (before the write's await, while the object is still in the CPU's caches).
-        const servedAsStored = this.converter && jsonClean(storedForm) ? this.converter.fromStorage(storedForm) === storedForm : undefined;
+        const servedAsStored =
+          this.converter && jsonClean(storedForm)
+            ? storedForm.apiVersion === this.apiVersion && this.converter.fromStorage(storedForm) === storedForm
+            : undefined;
         const kv = await this.storage.create(this.key(namespace, obj.metadata.name), encodeForStorage(storedForm));
         if (servedAsStored !== undefined) this.sendableMemo.set(kv, servedAsStored && splicable(kv.value, this.rawPrefix));
-        let decoded: KubeObject | undefined;
+        // Converted back by the external converter now (the getter below cannot wait for it).
+        let decoded: KubeObject | undefined = this.converter?.external && !servedAsStored ? await this.read(kv, undefined, false) : undefined;
         const store = this; // the getter's own `this` is the result object
         return {
           get object(): KubeObject {
@@ -764,7 +817,7 @@ export class GenericStore {
       } catch (e) {
         throw this.storageError(e, name);
       }
-      const current = kv ? this.fromKV(kv) : undefined;
+      const current = kv ? await this.read(kv) : undefined;
       // Not found before admission runs (upstream's GuaranteedUpdate reads first): a PUT of a
       // missing object in a missing namespace is "configmaps "x" not found", not the namespace's.
       if ((!kv || !current) && (!(this.strategy.allowCreateOnUpdate || opts.forceAllowCreate) || opts.subresource)) throw notFound(this.groupResource, name);
@@ -827,7 +880,7 @@ export class GenericStore {
       // An update that changes nothing is not written: no new revision, no watch event. Unless the
       // stored value is stale (encrypted with a key or provider other than the writing one):
       // GuaranteedUpdate writes it then, so that `kubectl replace` re-encrypts.
-      const bytes = this.toBytes(obj);
+      const bytes = await this.toBytes(obj);
       if (bytesEqual(bytes, kv.value) && !kv.stale) return { object: current, created: false, warnings };
       // A deleting object whose last finalizer goes is removed (store.shouldDeleteDuringUpdate).
       const removing = !!om.deletionTimestamp && (om.finalizers?.length ?? 0) === 0 && (this.strategy.canRemove?.(obj) ?? true);
@@ -840,7 +893,7 @@ export class GenericStore {
           return { object: out, created: false, warnings };
         }
         const next = await this.storage.update(key, bytes, kv.modRevision);
-        return { object: this.fromKV(next, undefined, false), created: false, warnings };
+        return { object: await this.read(next, undefined, false), created: false, warnings };
       } catch (e) {
         // GuaranteedUpdate: a lost compare-and-swap re-reads and runs the update function again. A
         // PUT pinned to a resourceVersion then fails on the fresh object's; a patch (which carries
@@ -871,7 +924,7 @@ export class GenericStore {
         throw this.storageError(e, name);
       }
       if (!kv) throw notFound(this.groupResource, name);
-      const current = this.fromKV(kv);
+      const current = await this.read(kv);
       // A REST Delete of its own holds on to the UID it read first ("Ensure we have a UID
       // precondition"): a retry never acts on an object re-created meanwhile.
       // Such a REST Delete checks the preconditions itself, in storage's words, before anything else.
@@ -911,7 +964,7 @@ export class GenericStore {
       if (opts.dryRun) return { object: current, deleted: true };
       try {
         const del = await this.storage.delete(key, kv.modRevision);
-        return { object: this.fromKV(del.kv, del.revision, false), deleted: true };
+        return { object: await this.read(del.kv, del.revision, false), deleted: true };
       } catch (e) {
         if (e instanceof ConflictError) continue;
         if (e instanceof KeyNotFoundError) throw notFound(this.groupResource, name);
@@ -956,12 +1009,12 @@ export class GenericStore {
     dryRun: boolean | undefined,
     name: string,
   ): Promise<{ object: KubeObject; deleted: false } | undefined> {
-    const bytes = this.toBytes(next);
+    const bytes = await this.toBytes(next);
     if (bytesEqual(bytes, kv.value) && !kv.stale) return { object: current, deleted: false };
     if (dryRun) return { object: next, deleted: false };
     try {
       const updated = await this.storage.update(key, bytes, kv.modRevision);
-      return { object: this.fromKV(updated, undefined, false), deleted: false };
+      return { object: await this.read(updated, undefined, false), deleted: false };
     } catch (e) {
       if (e instanceof ConflictError) return undefined;
       throw this.storageError(e, name);

@@ -60,17 +60,31 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
       clearTimeout(timer);
       reject(new CallError(why));
     };
-    const req = httpsRequest(target, {
-      method: 'POST',
-      agent: ep.agent,
-      headers: { 'content-type': 'application/json', accept: 'application/json, */*', 'content-length': body.length },
-    });
+    let req = attempt();
     const timer = setTimeout(() => {
       fail(`${shown}: context deadline exceeded`);
       req.destroy();
     }, timeoutSeconds * 1000);
-    req.on('error', (e: NodeJS.ErrnoException) => fail(`${shown}: ${goNetError(e, target)}`));
-    req.on('response', (res) => {
+    function attempt(retried = false): ReturnType<typeof httpsRequest> {
+      const r = httpsRequest(target, {
+        method: 'POST',
+        agent: ep.agent,
+        headers: { 'content-type': 'application/json', accept: 'application/json, */*', 'content-length': body.length },
+      });
+      r.on('error', (e: NodeJS.ErrnoException) => {
+        // A kept-alive connection the server closed while idle: dial again once, as Go's transport
+        // retries a request that never reached a reused connection's server.
+        if (!retried && !settled && r.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+          req = attempt(true);
+          return;
+        }
+        fail(`${shown}: ${goNetError(e, target)}`);
+      });
+      r.on('response', (res) => onResponse(res));
+      r.end(body);
+      return r;
+    }
+    function onResponse(res: import('node:http').IncomingMessage): void {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', (e) => fail(`${shown}: ${goNetError(e, target)}`));
@@ -87,8 +101,7 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
         clearTimeout(timer);
         resolve(data);
       });
-    });
-    req.end(body);
+    }
   });
 }
 

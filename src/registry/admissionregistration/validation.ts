@@ -221,7 +221,7 @@ function validateAdmissionReviewVersions(versions: string[] | undefined, require
 const URL_FORM = '; desired format: https://host[/path]';
 
 /** webhook.ValidateWebhookURL with forceHttps. */
-function validateWebhookURL(path: string, raw: string): FieldIssue[] {
+export function validateWebhookURL(path: string, raw: string): FieldIssue[] {
   let u: URL;
   try {
     u = new URL(raw);
@@ -243,7 +243,7 @@ function validateWebhookURL(path: string, raw: string): FieldIssue[] {
 }
 
 /** webhook.ValidateWebhookService. */
-function validateWebhookService(path: string, svc: { namespace?: string; name?: string; path?: string; port?: number }): FieldIssue[] {
+export function validateWebhookService(path: string, svc: { namespace?: string; name?: string; path?: string; port?: number }): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (!svc.name) issues.push(fieldIssue.required(`${path}.name`, ''));
   if (!svc.namespace) issues.push(fieldIssue.required(`${path}.namespace`, ''));
