@@ -2,6 +2,8 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createControlPlane, defaultModules, type AuthorizationMode } from '../controlplane/controlplane.js';
+import type { AggregationOptions } from '../controlplane/aggregation.js';
+import { parseServiceAddress } from '../server/aggregator/service-resolver.js';
 import { optionalModulesFromFlag, optionalModulesUsage } from './optional-modules.js';
 import { etcd, sqlite } from '../storage/factories.js';
 import { readFile } from 'node:fs/promises';
@@ -82,6 +84,12 @@ kplane serve flags:
                             kube's period is 5m); a difference fails /readyz (KEP 0001)
   --modules LIST            comma-separated API modules to serve besides the default ones; known:
                             ${indent(optionalModulesUsage())}
+  --aggregator-service-address NS/NAME[:PORT]=HOST:PORT
+                            (with --modules apiregistration; repeatable) where an APIService's spec.service
+                            goes: kplane serves no Services, so each is mapped to a loopback address here
+  --proxy-client-cert-file FILE, --proxy-client-key-file FILE
+                            the client certificate the aggregator shows backends (default: front-proxy-client,
+                            signed by <data-dir>/pki/front-proxy-ca.crt, made at first start)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
   --use-service-account-credentials=false
                             in-process controllers act as system:kube-controller-manager instead of each as
@@ -183,6 +191,9 @@ async function serve(argv: string[]): Promise<void> {
       'http2-max-streams-per-connection': { type: 'string', default: '0' },
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       modules: { type: 'string', multiple: true },
+      'aggregator-service-address': { type: 'string', multiple: true },
+      'proxy-client-cert-file': { type: 'string' },
+      'proxy-client-key-file': { type: 'string' },
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
@@ -369,9 +380,21 @@ async function serve(argv: string[]): Promise<void> {
       .flatMap((x) => x.split(','))
       .map((x) => x.trim())
       .filter(Boolean);
+  // API aggregation's flags (the apiregistration module): checked here, before anything starts.
+  let aggregation: AggregationOptions | undefined;
+  try {
+    aggregation = {
+      serviceAddresses: (values['aggregator-service-address'] ?? []).map((v) => parseServiceAddress(v)),
+      ...(values['proxy-client-cert-file'] !== undefined ? { proxyClientCertFile: values['proxy-client-cert-file'] } : {}),
+      ...(values['proxy-client-key-file'] !== undefined ? { proxyClientKeyFile: values['proxy-client-key-file'] } : {}),
+    };
+  } catch (e) {
+    fail((e as Error).message);
+  }
   const cp = await createControlPlane({
     storage,
     dataDir,
+    ...(aggregation ? { aggregation } : {}),
     ...(optional.modules.length ? { apis: [...defaultModules(), ...optional.modules] } : {}),
     host: values['bind-address'],
     port,

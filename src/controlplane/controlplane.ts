@@ -22,7 +22,8 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from '../server/openapi.js';
 import { ApiServer, type VersionInfo } from '../server/apiserver.js';
-import { ensurePki, type Pki } from '../server/certs.js';
+import { ensurePki, type FrontProxyPki, type Pki } from '../server/certs.js';
+import { setupAggregation, type AggregationOptions } from './aggregation.js';
 import { createAuthenticator, type Authenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
 import { authentication } from '../registry/authentication/index.js';
 import { createImpersonator } from '../server/filters/impersonation.js';
@@ -304,6 +305,8 @@ export interface ControlPlaneOptions {
   readonly audit?: AuditOptions;
   /** ServiceAccount tokens: keys, issuers, audiences (kube-apiserver's --service-account-* flags). */
   readonly serviceAccounts?: ServiceAccountOptions;
+  /** API aggregation, when the `apiRegistration()` module is served: Service addresses, proxy client certificate. */
+  readonly aggregation?: AggregationOptions;
 }
 
 export interface ServiceAccountOptions {
@@ -336,6 +339,8 @@ export interface ControlPlane {
   readonly storage: Storage;
   readonly metrics: ApiMetrics;
   readonly pki: Pki;
+  /** The front-proxy CA and the aggregator's client certificate, when APIServices are served (see `aggregation`). */
+  readonly frontProxyPki: FrontProxyPki | undefined;
   /** `https://host:port`, known after start. */
   readonly url: string;
   readonly port: number;
@@ -562,6 +567,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // request: admission plugins below are built from ctx before the server exists.
   const serverClient = createLoopbackClient((req, res) => apiServer.handle(req, res), loopbackToken, { userAgent: kubeApiserverUserAgent() });
   const ctx: ControlPlaneContext = { registry, client: serverClient, log, authorization: authz.authorization, metrics: metrics.registry };
+  // API aggregation: only where the apiRegistration() module serves APIServices.
+  const aggregation = await setupAggregation(registry, dataDir, opts.aggregation ?? {}, { client: serverClient, metrics: metrics.registry, log });
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
@@ -624,7 +631,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     ...(opts.maxMutatingRequestsInFlight !== undefined ? { maxMutatingRequestsInFlight: opts.maxMutatingRequestsInFlight } : {}),
     metrics,
     health: { handle: (path, query) => health.handle(path, query) },
-    openapi: buildOpenAPIProvider(registry, versionInfo()),
+    openapi: buildOpenAPIProvider(registry, versionInfo(), aggregation ? () => aggregation.aggregator.remoteGroupVersions() : undefined),
+    ...(aggregation ? { aggregator: aggregation.aggregator } : {}),
     ...(sa.discoverable ? { serviceAccountIssuerDiscovery: () => (issuerDocs ??= sa.discovery(`${host.includes(':') ? `[${host}]` : host}:${port}`)) } : {}),
     version: versionInfo(),
     serverAddress: () => `${host.includes(':') ? `[${host}]` : host}:${port}`,
@@ -667,6 +675,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     storage,
     metrics,
     pki,
+    frontProxyPki: aggregation?.frontProxy,
     get url() {
       return urlOf();
     },
@@ -680,6 +689,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     async start() {
       await waitForStorage(raw, opts.storage.name, log, opts.storageStartTimeoutMs ?? STORAGE_START_TIMEOUT_MS);
       for (const m of modules) await m.bootstrap?.(ctx);
+      await aggregation?.start(serverClient);
       // RBAC decides from its cache: it is filled (every kind listed once) before the server listens.
       await authz.rbac?.start(serverClient, log);
       bootstrapped = true;
@@ -782,6 +792,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       await controllers?.stop();
       await Promise.all(controllerClients.map((c) => c.close()));
       apiServer.shutdown();
+      await aggregation?.stop();
       for (const m of modules) await m.shutdown?.();
       await authz.rbac?.stop();
       await serverClient.close();
