@@ -4,7 +4,9 @@
 // autoregister controller keeps a local APIService for each group/version served here.
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
-import type { KubeClient } from '../client/types.js';
+import type { KubeObject } from '../apimachinery/types.js';
+import type { RequestHeaderConfig } from '../auth/authn/request-header.js';
+import { isStatusError, type KubeClient } from '../client/types.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import { APIREGISTRATION_GROUP, APIREGISTRATION_VERSION } from '../registry/apiregistration/apiservices/types.js';
 import { Aggregator } from '../server/aggregator/aggregator.js';
@@ -71,4 +73,38 @@ export async function setupAggregation(
       await aggregator.close();
     },
   };
+}
+
+/** The ConfigMap kube-apiserver publishes for extension API servers' delegated authentication. */
+export const EXTENSION_APISERVER_AUTHENTICATION = { namespace: 'kube-system', name: 'extension-apiserver-authentication' } as const;
+
+/**
+ * What kube-apiserver's ClusterAuthenticationInfo controller writes: the client CA, and the
+ * requestheader settings (the lists as JSON arrays) when a front proxy is configured.
+ */
+export function extensionApiserverAuthenticationData(clientCA: string, requestHeader: Required<RequestHeaderConfig> | undefined): Record<string, string> {
+  const data: Record<string, string> = { 'client-ca-file': clientCA };
+  if (requestHeader) {
+    data['requestheader-allowed-names'] = JSON.stringify(requestHeader.allowedNames);
+    data['requestheader-client-ca-file'] = requestHeader.clientCA;
+    data['requestheader-extra-headers-prefix'] = JSON.stringify(requestHeader.extraHeaderPrefixes);
+    data['requestheader-group-headers'] = JSON.stringify(requestHeader.groupHeaders);
+    data['requestheader-uid-headers'] = JSON.stringify(requestHeader.uidHeaders);
+    data['requestheader-username-headers'] = JSON.stringify(requestHeader.usernameHeaders);
+  }
+  return data;
+}
+
+/** Creates or updates kube-system/extension-apiserver-authentication (where core/v1 configmaps are served). */
+export async function publishExtensionApiserverAuthentication(client: KubeClient, data: Record<string, string>): Promise<void> {
+  const gvr = { group: '', version: 'v1', resource: 'configmaps' };
+  const { namespace, name } = EXTENSION_APISERVER_AUTHENTICATION;
+  try {
+    const cur = await client.get(gvr, namespace, name);
+    if (JSON.stringify((cur as { data?: unknown }).data ?? {}) === JSON.stringify(data)) return;
+    await client.update(gvr, namespace, { ...cur, data } as KubeObject);
+  } catch (e) {
+    if (!(isStatusError(e) && e.code === 404)) throw e;
+    await client.create(gvr, namespace, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data } as KubeObject);
+  }
 }

@@ -23,7 +23,14 @@ import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from '../server/openapi.js';
 import { ApiServer, type VersionInfo } from '../server/apiserver.js';
 import { ensurePki, type FrontProxyPki, type Pki } from '../server/certs.js';
-import { setupAggregation, type AggregationOptions } from './aggregation.js';
+import {
+  extensionApiserverAuthenticationData,
+  publishExtensionApiserverAuthentication,
+  setupAggregation,
+  type AggregationOptions,
+} from './aggregation.js';
+import { requestHeaderAuthenticator, type RequestHeaderConfig } from '../auth/authn/request-header.js';
+import { FRONT_PROXY_CLIENT_NAME } from '../server/certs.js';
 import { createAuthenticator, type Authenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
 import { authentication } from '../registry/authentication/index.js';
 import { createImpersonator } from '../server/filters/impersonation.js';
@@ -307,6 +314,14 @@ export interface ControlPlaneOptions {
   readonly serviceAccounts?: ServiceAccountOptions;
   /** API aggregation, when the `apiRegistration()` module is served: Service addresses, proxy client certificate. */
   readonly aggregation?: AggregationOptions;
+  /**
+   * kube-apiserver's --requestheader-* flags: a front proxy (an aggregator) whose client
+   * certificate the CA signed asserts the user in X-Remote-User / X-Remote-Group /
+   * X-Remote-Extra-* headers. Default: none; with API aggregation, kplane's own front-proxy CA and
+   * `front-proxy-client` (as kubeadm configures kube-apiserver). Published, with the client CA, in
+   * kube-system/extension-apiserver-authentication for extension API servers.
+   */
+  readonly requestHeader?: RequestHeaderConfig;
 }
 
 export interface ServiceAccountOptions {
@@ -569,6 +584,11 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const ctx: ControlPlaneContext = { registry, client: serverClient, log, authorization: authz.authorization, metrics: metrics.registry };
   // API aggregation: only where the apiRegistration() module serves APIServices.
   const aggregation = await setupAggregation(registry, dataDir, opts.aggregation ?? {}, { client: serverClient, metrics: metrics.registry, log });
+  const requestHeaderConfig: RequestHeaderConfig | undefined =
+    opts.requestHeader ?? (aggregation?.frontProxy ? { clientCA: aggregation.frontProxy.caCertPem, allowedNames: [FRONT_PROXY_CLIENT_NAME] } : undefined);
+  const requestHeader = requestHeaderConfig
+    ? requestHeaderAuthenticator(requestHeaderConfig, { clusterCAs: opts.clientCA !== undefined ? `${pki.caCertPem.trimEnd()}\n${opts.clientCA}` : pki.caCertPem })
+    : undefined;
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
@@ -621,6 +641,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       ],
       anonymous: opts.anonymousAuth ?? false,
       metrics: new AuthenticationMetrics(metrics.registry),
+      ...(requestHeader ? { requestHeader } : {}),
     })),
     // Impersonate-* headers, each authorized as verb `impersonate` by the server's authorizer
     // (with AlwaysAllow and no authorizer in the chain, every impersonation is allowed).
@@ -690,6 +711,13 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       await waitForStorage(raw, opts.storage.name, log, opts.storageStartTimeoutMs ?? STORAGE_START_TIMEOUT_MS);
       for (const m of modules) await m.bootstrap?.(ctx);
       await aggregation?.start(serverClient);
+      // kube-system/extension-apiserver-authentication, for extension API servers' delegated authentication.
+      if (registry.lookup('', 'v1', 'configmaps') && (requestHeader || aggregation)) {
+        const clientCA = opts.clientCA !== undefined ? `${pki.caCertPem.trimEnd()}\n${opts.clientCA}` : pki.caCertPem;
+        await publishExtensionApiserverAuthentication(serverClient, extensionApiserverAuthenticationData(clientCA, requestHeader?.config)).catch((e: unknown) =>
+          log(`publishing ${'kube-system/extension-apiserver-authentication'}: ${e instanceof Error ? e.message : String(e)}`),
+        );
+      }
       // RBAC decides from its cache: it is filled (every kind listed once) before the server listens.
       await authz.rbac?.start(serverClient, log);
       bootstrapped = true;
@@ -697,7 +725,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         {
           key: pki.servingKeyPem,
           cert: pki.servingCertPem,
-          ca: opts.clientCA !== undefined ? [pki.caCertPem, opts.clientCA] : pki.caCertPem,
+          // The requestheader CA is listed too, so that a front proxy's client (Go's) sends its certificate.
+          ca: [pki.caCertPem, ...(opts.clientCA !== undefined ? [opts.clientCA] : []), ...(requestHeader ? [requestHeader.config.clientCA] : [])],
           requestCert: true,
           rejectUnauthorized: false,
           allowHTTP1: true,

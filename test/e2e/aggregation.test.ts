@@ -83,7 +83,12 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
     dir = await mkdtemp(join(tmpdir(), 'kplane-agg-kubectl-'));
     // The front's front-proxy CA exists before either server, so that the backend can trust it.
     const frontProxy = await ensureFrontProxyPki(frontDir);
-    backend = await startTestServer({ storage: 'memory', clientCA: frontProxy.caCertPem });
+    // The backend trusts the front's front-proxy client for the X-Remote-* headers and decides with RBAC.
+    backend = await startTestServer({
+      storage: 'memory',
+      requestHeader: { clientCA: frontProxy.caCertPem, allowedNames: ['front-proxy-client'] },
+      authorizationModes: ['RBAC'],
+    });
     backendRaw = new RawClient(backend.url, adminCredentials(backend.dataDir));
     const crd = crdObject({
       group: GROUP,
@@ -217,6 +222,34 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
       assert.match(explained, /The name of another flunder\./);
     });
   }
+
+  it('the backend sees the user in the front-proxy headers, never headers the client sent', async () => {
+    // The front allows impersonation (AlwaysAllow); the backend's RBAC refuses jane by name.
+    const kc = kubectlSession(KUBECTLS[1].bin, front!.kubeconfig, join(dir, 'users'));
+    const denied = await kc.k(['get', 'flunders', '--as', 'jane', '--as-group', 'devs']);
+    assert.notEqual(denied.code, 0);
+    assert.match(
+      denied.stderr,
+      /flunders\.wardle\.example\.com is forbidden: User "jane" cannot list resource "flunders" in API group "wardle\.example\.com" in the namespace "default"/,
+    );
+    // X-Remote-User from the client is dropped: the backend sees the admin (system:masters).
+    const r = await raw.request({ path: `/apis/${GROUP}/${VERSION}/namespaces/default/flunders`, headers: { 'X-Remote-User': 'jane', 'X-Remote-Group': 'nobody' } });
+    assert.equal(r.status, 200, r.text());
+    // What extension API servers read for delegated authentication.
+    const cm = (await raw.request({ path: '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication' })).json<{ data: Record<string, string> }>();
+    assert.deepEqual(Object.keys(cm.data).sort(), [
+      'client-ca-file',
+      'requestheader-allowed-names',
+      'requestheader-client-ca-file',
+      'requestheader-extra-headers-prefix',
+      'requestheader-group-headers',
+      'requestheader-uid-headers',
+      'requestheader-username-headers',
+    ]);
+    assert.equal(cm.data['requestheader-allowed-names'], '["front-proxy-client"]');
+    assert.equal(cm.data['requestheader-username-headers'], '["X-Remote-User"]');
+    assert.match(cm.data['requestheader-client-ca-file']!, /^-----BEGIN CERTIFICATE-----/);
+  });
 
   it('client-node lists and reads flunders through the aggregator', async () => {
     const kc = new k8s.KubeConfig();
