@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createControlPlane, defaultModules, type AuthorizationMode } from '../controlplane/controlplane.js';
+import type { RequestHeaderConfig } from '../auth/authn/request-header.js';
 import type { AggregationOptions } from '../controlplane/aggregation.js';
 import { parseServiceAddress } from '../server/aggregator/service-resolver.js';
 import { optionalModulesFromFlag, optionalModulesUsage } from './optional-modules.js';
@@ -90,6 +91,15 @@ kplane serve flags:
   --proxy-client-cert-file FILE, --proxy-client-key-file FILE
                             the client certificate the aggregator shows backends (default: front-proxy-client,
                             signed by <data-dir>/pki/front-proxy-ca.crt, made at first start)
+  --requestheader-client-ca-file FILE
+                            a front proxy whose client certificate this CA signed asserts the user in headers
+                            (default with --modules apiregistration: <data-dir>/pki/front-proxy-ca.crt)
+  --requestheader-allowed-names LIST
+                            common names the front proxy's certificate may have (default: any the CA signed;
+                            front-proxy-client with the default CA)
+  --requestheader-username-headers LIST, --requestheader-group-headers LIST,
+  --requestheader-uid-headers LIST, --requestheader-extra-headers-prefix LIST
+                            the headers read (default X-Remote-User, X-Remote-Group, X-Remote-Uid, X-Remote-Extra-)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
   --use-service-account-credentials=false
                             in-process controllers act as system:kube-controller-manager instead of each as
@@ -194,6 +204,12 @@ async function serve(argv: string[]): Promise<void> {
       'aggregator-service-address': { type: 'string', multiple: true },
       'proxy-client-cert-file': { type: 'string' },
       'proxy-client-key-file': { type: 'string' },
+      'requestheader-client-ca-file': { type: 'string' },
+      'requestheader-allowed-names': { type: 'string', multiple: true },
+      'requestheader-username-headers': { type: 'string', multiple: true },
+      'requestheader-group-headers': { type: 'string', multiple: true },
+      'requestheader-uid-headers': { type: 'string', multiple: true },
+      'requestheader-extra-headers-prefix': { type: 'string', multiple: true },
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
@@ -253,6 +269,30 @@ async function serve(argv: string[]): Promise<void> {
   if (values['client-ca-file']) {
     try {
       clientCA = loadClientCA(await readFile(values['client-ca-file'], 'utf8'), values['client-ca-file']);
+    } catch (e) {
+      fail((e as Error).message);
+    }
+  }
+  let requestHeader: RequestHeaderConfig | undefined;
+  if (values['requestheader-client-ca-file']) {
+    try {
+      const list = (name: string): readonly string[] | undefined => {
+        const v = values[name as keyof typeof values] as string[] | undefined;
+        return v === undefined ? undefined : v.flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean);
+      };
+      const allowedNames = list('requestheader-allowed-names');
+      const usernameHeaders = list('requestheader-username-headers');
+      const groupHeaders = list('requestheader-group-headers');
+      const uidHeaders = list('requestheader-uid-headers');
+      const extraHeaderPrefixes = list('requestheader-extra-headers-prefix');
+      requestHeader = {
+        clientCA: loadClientCA(await readFile(values['requestheader-client-ca-file'], 'utf8'), values['requestheader-client-ca-file']),
+        ...(allowedNames ? { allowedNames } : {}),
+        ...(usernameHeaders ? { usernameHeaders } : {}),
+        ...(groupHeaders ? { groupHeaders } : {}),
+        ...(uidHeaders ? { uidHeaders } : {}),
+        ...(extraHeaderPrefixes ? { extraHeaderPrefixes } : {}),
+      };
     } catch (e) {
       fail((e as Error).message);
     }
@@ -395,6 +435,7 @@ async function serve(argv: string[]): Promise<void> {
     storage,
     dataDir,
     ...(aggregation ? { aggregation } : {}),
+    ...(requestHeader ? { requestHeader } : {}),
     ...(optional.modules.length ? { apis: [...defaultModules(), ...optional.modules] } : {}),
     host: values['bind-address'],
     port,
