@@ -278,7 +278,12 @@ async function serve(argv: string[]): Promise<void> {
     try {
       const list = (name: string): readonly string[] | undefined => {
         const v = values[name as keyof typeof values] as string[] | undefined;
-        return v === undefined ? undefined : v.flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean);
+        return v === undefined
+          ? undefined
+          : v
+              .flatMap((x) => x.split(','))
+              .map((x) => x.trim())
+              .filter(Boolean);
       };
       const allowedNames = list('requestheader-allowed-names');
       const usernameHeaders = list('requestheader-username-headers');

@@ -4,7 +4,6 @@
 // autoregister controller keeps a local APIService for each group/version served here.
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
-import type { KubeObject } from '../apimachinery/types.js';
 import type { RequestHeaderConfig } from '../auth/authn/request-header.js';
 import { isStatusError, type KubeClient } from '../client/types.js';
 import type { ApiRegistry } from '../registry/registry.js';
@@ -102,9 +101,9 @@ export async function publishExtensionApiserverAuthentication(client: KubeClient
   try {
     const cur = await client.get(gvr, namespace, name);
     if (JSON.stringify((cur as { data?: unknown }).data ?? {}) === JSON.stringify(data)) return;
-    await client.update(gvr, namespace, { ...cur, data } as KubeObject);
+    await client.update(gvr, namespace, { ...cur, data });
   } catch (e) {
     if (!(isStatusError(e) && e.code === 404)) throw e;
-    await client.create(gvr, namespace, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data } as KubeObject);
+    await client.create(gvr, namespace, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data });
   }
 }

@@ -23,12 +23,7 @@ import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from '../server/openapi.js';
 import { ApiServer, type VersionInfo } from '../server/apiserver.js';
 import { ensurePki, type FrontProxyPki, type Pki } from '../server/certs.js';
-import {
-  extensionApiserverAuthenticationData,
-  publishExtensionApiserverAuthentication,
-  setupAggregation,
-  type AggregationOptions,
-} from './aggregation.js';
+import { extensionApiserverAuthenticationData, publishExtensionApiserverAuthentication, setupAggregation, type AggregationOptions } from './aggregation.js';
 import { requestHeaderAuthenticator, type RequestHeaderConfig } from '../auth/authn/request-header.js';
 import { FRONT_PROXY_CLIENT_NAME } from '../server/certs.js';
 import { createAuthenticator, type Authenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
@@ -587,7 +582,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   const requestHeaderConfig: RequestHeaderConfig | undefined =
     opts.requestHeader ?? (aggregation?.frontProxy ? { clientCA: aggregation.frontProxy.caCertPem, allowedNames: [FRONT_PROXY_CLIENT_NAME] } : undefined);
   const requestHeader = requestHeaderConfig
-    ? requestHeaderAuthenticator(requestHeaderConfig, { clusterCAs: opts.clientCA !== undefined ? `${pki.caCertPem.trimEnd()}\n${opts.clientCA}` : pki.caCertPem })
+    ? requestHeaderAuthenticator(requestHeaderConfig, {
+        clusterCAs: opts.clientCA !== undefined ? `${pki.caCertPem.trimEnd()}\n${opts.clientCA}` : pki.caCertPem,
+      })
     : undefined;
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([

@@ -176,8 +176,13 @@ function mergeRemoteIndex(indexJson: Buffer, remote: readonly RemoteGroupVersion
   const entries = remote.filter((r) => r.resourcesHash !== undefined);
   if (entries.length === 0) return undefined;
   const index = JSON.parse(indexJson.toString('utf8')) as { paths: Record<string, unknown> };
-  for (const r of entries) index.paths[`apis/${r.group}/${r.version}`] = { serverRelativeURL: `/openapi/v3/apis/${r.group}/${r.version}?hash=${r.resourcesHash}` };
-  const paths = Object.fromEntries(Object.keys(index.paths).sort().map((k) => [k, index.paths[k]]));
+  for (const r of entries)
+    index.paths[`apis/${r.group}/${r.version}`] = { serverRelativeURL: `/openapi/v3/apis/${r.group}/${r.version}?hash=${r.resourcesHash}` };
+  const paths = Object.fromEntries(
+    Object.keys(index.paths)
+      .sort()
+      .map((k) => [k, index.paths[k]]),
+  );
   const json = Buffer.from(JSON.stringify({ ...index, paths }));
   return { json, hash: createHash('sha512').update(json).digest('hex').toUpperCase() };
 }

@@ -96,9 +96,18 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
       plural: 'flunders',
       singular: 'flunder',
       kind: 'Flunder',
-      spec: { type: 'object', description: 'What a flunder refers to.', properties: { reference: { type: 'string', description: 'The name of another flunder.' } } },
+      spec: {
+        type: 'object',
+        description: 'What a flunder refers to.',
+        properties: { reference: { type: 'string', description: 'The name of another flunder.' } },
+      },
     });
-    const created = await backendRaw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: JSON.stringify(crd), headers: { 'content-type': 'application/json' } });
+    const created = await backendRaw.request({
+      method: 'POST',
+      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      body: JSON.stringify(crd),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(created.status, 201, created.text());
     await waitServed(backendRaw, `/apis/${GROUP}/${VERSION}/flunders`);
     front = await startTestServer({
@@ -162,7 +171,9 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
     const r = await raw.request({ method: 'POST', path: APISERVICES, body: JSON.stringify(apiService()), headers: { 'content-type': 'application/json' } });
     assert.equal(r.status, 201, r.text());
     await eventually(15_000, 'the APIService Available', async () => {
-      const o = (await raw.request({ path: `${APISERVICES}/${NAME}` })).json<{ status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>();
+      const o = (await raw.request({ path: `${APISERVICES}/${NAME}` })).json<{
+        status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+      }>();
       const c = o.status?.conditions?.find((x) => x.type === 'Available');
       return c?.status === 'True' && c.reason === 'Passed' && c.message === 'all checks passed' ? c : undefined;
     });
@@ -182,7 +193,10 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
     const agg = await raw.request({ path: '/apis', headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } });
     const items = agg.json<{ items: { metadata: { name: string }; versions: { version: string; resources: { resource: string }[] }[] }[] }>().items;
     const item = items.find((i) => i.metadata.name === GROUP);
-    assert.deepEqual(item?.versions.map((v) => [v.version, v.resources.map((x) => x.resource)]), [[VERSION, ['flunders']]]);
+    assert.deepEqual(
+      item?.versions.map((v) => [v.version, v.resources.map((x) => x.resource)]),
+      [[VERSION, ['flunders']]],
+    );
   });
 
   it('kubectl get apiservices shows SERVICE and AVAILABLE as upstream', async () => {
@@ -199,7 +213,10 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
       const resources = await kc.ok(['api-resources', `--api-group=${GROUP}`]);
       assert.match(resources, new RegExp(`flunders\\s+${GROUP.replace(/\./g, '\\.')}/${VERSION}\\s+true\\s+Flunder`));
       const name = `f-${kubectl.name.replace('.', '-')}`;
-      assert.match(await kc.ok(['apply', '-f', await kc.file(`${name}.yaml`, flunder(name, 'one'))]), new RegExp(`flunder\\.${GROUP.replace(/\./g, '\\.')}/${name} created`));
+      assert.match(
+        await kc.ok(['apply', '-f', await kc.file(`${name}.yaml`, flunder(name, 'one'))]),
+        new RegExp(`flunder\\.${GROUP.replace(/\./g, '\\.')}/${name} created`),
+      );
       assert.match(await kc.ok(['apply', '-f', await kc.file(`${name}.yaml`, flunder(name, 'two'))]), /configured/);
       assert.equal(await kc.ok(['get', 'flunders', name, '-o', 'jsonpath={.spec.reference}']), 'two');
       // The object lives in the backend.
@@ -233,10 +250,15 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
       /flunders\.wardle\.example\.com is forbidden: User "jane" cannot list resource "flunders" in API group "wardle\.example\.com" in the namespace "default"/,
     );
     // X-Remote-User from the client is dropped: the backend sees the admin (system:masters).
-    const r = await raw.request({ path: `/apis/${GROUP}/${VERSION}/namespaces/default/flunders`, headers: { 'X-Remote-User': 'jane', 'X-Remote-Group': 'nobody' } });
+    const r = await raw.request({
+      path: `/apis/${GROUP}/${VERSION}/namespaces/default/flunders`,
+      headers: { 'X-Remote-User': 'jane', 'X-Remote-Group': 'nobody' },
+    });
     assert.equal(r.status, 200, r.text());
     // What extension API servers read for delegated authentication.
-    const cm = (await raw.request({ path: '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication' })).json<{ data: Record<string, string> }>();
+    const cm = (await raw.request({ path: '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication' })).json<{
+      data: Record<string, string>;
+    }>();
     assert.deepEqual(Object.keys(cm.data).sort(), [
       'client-ca-file',
       'requestheader-allowed-names',
@@ -255,8 +277,13 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(front!.kubeconfig);
     const api = kc.makeApiClient(k8s.CustomObjectsApi);
-    const list = (await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: 'default', plural: 'flunders' })) as { items: { metadata: { name: string } }[] };
-    assert.ok(list.items.some((i) => i.metadata.name === 'f-1-33'), JSON.stringify(list.items.map((i) => i.metadata.name)));
+    const list = (await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: 'default', plural: 'flunders' })) as {
+      items: { metadata: { name: string } }[];
+    };
+    assert.ok(
+      list.items.some((i) => i.metadata.name === 'f-1-33'),
+      JSON.stringify(list.items.map((i) => i.metadata.name)),
+    );
     const one = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: 'default', plural: 'flunders', name: 'f-1-33' })) as {
       spec: { reference: string };
     };
@@ -269,7 +296,9 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
     await backend!.stop();
     backend = undefined;
     const c = await eventually(15_000, 'the APIService unavailable', async () => {
-      const o = (await raw.request({ path: `${APISERVICES}/${NAME}` })).json<{ status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>();
+      const o = (await raw.request({ path: `${APISERVICES}/${NAME}` })).json<{
+        status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+      }>();
       const cond = o.status?.conditions?.find((x) => x.type === 'Available');
       return cond?.status === 'False' ? cond : undefined;
     });

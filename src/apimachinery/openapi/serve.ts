@@ -40,7 +40,12 @@ function mergeOpenAPIV2(doc: SwaggerDocument, parts: readonly OpenAPIV2Part[]): 
     for (const [k, v] of Object.entries(part.paths)) if (!(k in paths)) paths[k] = v;
     for (const [k, v] of Object.entries(part.definitions)) if (!(k in definitions)) definitions[k] = v;
   }
-  const sorted = (o: Record<string, unknown>) => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+  const sorted = (o: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.keys(o)
+        .sort()
+        .map((k) => [k, o[k]]),
+    );
   doc.paths = sorted(paths) as SwaggerDocument['paths'];
   doc.definitions = sorted(definitions) as SwaggerDocument['definitions'];
 }

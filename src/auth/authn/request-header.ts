@@ -88,12 +88,19 @@ export function requestHeaderAuthenticator(cfg: RequestHeaderConfig, opts: { clu
         return { kind: 'invalid', reason: (e as Error).message };
       }
       // Leaves signed directly by a CA of the bundle (kubeadm's front-proxy-client is).
-      if (!cas.some((ca) => cert.checkIssued(ca) && cert.verify(ca.publicKey))) return { kind: 'invalid', reason: 'x509: certificate signed by unknown authority' };
+      if (!cas.some((ca) => cert.checkIssued(ca) && cert.verify(ca.publicKey)))
+        return { kind: 'invalid', reason: 'x509: certificate signed by unknown authority' };
       const t = now();
-      if (t < Date.parse(cert.validFrom) || t > Date.parse(cert.validTo)) return { kind: 'invalid', reason: 'x509: certificate has expired or is not yet valid' };
+      if (t < Date.parse(cert.validFrom) || t > Date.parse(cert.validTo))
+        return { kind: 'invalid', reason: 'x509: certificate has expired or is not yet valid' };
       if (config.allowedNames.length) {
         const cn = /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1] ?? '';
-        if (!config.allowedNames.includes(cn)) return { kind: 'invalid', reason: `x509: subject with cn=${cn} is not in the allowed list`, signedByProxyCA: !cluster.some((ca) => cert.checkIssued(ca) && cert.verify(ca.publicKey)) };
+        if (!config.allowedNames.includes(cn))
+          return {
+            kind: 'invalid',
+            reason: `x509: subject with cn=${cn} is not in the allowed list`,
+            signedByProxyCA: !cluster.some((ca) => cert.checkIssued(ca) && cert.verify(ca.publicKey)),
+          };
       }
       return { kind: 'proxy' };
     },

@@ -8,7 +8,7 @@
 // aggregator's client certificate; while the APIService is not Available its paths answer
 // `503 service unavailable` (Go's http.Error, plain text), everything else is unaffected.
 import { createHash } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { Agent, request as httpsRequest, type AgentOptions } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -177,7 +177,7 @@ export class Aggregator implements AggregatorHandler {
   private async relist(store: GenericStore): Promise<string> {
     const list = await store.list(undefined);
     this.objects.clear();
-    for (const o of list.items) this.objects.set(o.metadata?.name ?? '', o as APIService);
+    for (const o of list.items) this.objects.set(o.metadata?.name ?? '', o);
     this.rebuild();
     return list.metadata.resourceVersion ?? '';
   }
@@ -305,7 +305,12 @@ export class Aggregator implements AggregatorHandler {
       const svc = b.service!;
       const target = this.opts.resolver.resolve(svc.namespace, svc.name, svc.port);
       if (!target) {
-        condition = { type: AVAILABLE, status: 'False', reason: 'ServiceNotFound', message: `service/${svc.name} in ${JSON.stringify(svc.namespace)} is not present` };
+        condition = {
+          type: AVAILABLE,
+          status: 'False',
+          reason: 'ServiceNotFound',
+          message: `service/${svc.name} in ${JSON.stringify(svc.namespace)} is not present`,
+        };
       } else {
         const r = await this.discoveryCheck(b, target);
         if (typeof r === 'string') condition = { type: AVAILABLE, status: 'False', reason: 'FailedDiscoveryCheck', message: r };
@@ -390,7 +395,11 @@ export class Aggregator implements AggregatorHandler {
       );
       req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'CLIENT_TIMEOUT' })));
       req.on('error', (e: NodeJS.ErrnoException) =>
-        resolve(e.code === 'CLIENT_TIMEOUT' ? 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)' : goNetErrorText(e, target.host, target.port)),
+        resolve(
+          e.code === 'CLIENT_TIMEOUT'
+            ? 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+            : goNetErrorText(e, target.host, target.port),
+        ),
       );
       req.end();
     });
@@ -413,7 +422,10 @@ export class Aggregator implements AggregatorHandler {
     this.unavailableGauge?.set({ name }, wanted.status === 'True' ? 0 : 1);
     if (sameConditions(current.status?.conditions, conditions)) return;
     if (wanted.status !== 'True' && prev?.status !== wanted.status) this.unavailableTotal?.inc({ name, reason: wanted.reason ?? '' });
-    if (prev?.status !== wanted.status) this.opts.log?.(`"changing APIService availability" name="${name}" oldStatus="${prev?.status ?? 'Unknown'}" newStatus="${wanted.status}" message="${wanted.message ?? ''}" reason="${wanted.reason ?? ''}"`);
+    if (prev?.status !== wanted.status)
+      this.opts.log?.(
+        `"changing APIService availability" name="${name}" oldStatus="${prev?.status ?? 'Unknown'}" newStatus="${wanted.status}" message="${wanted.message ?? ''}" reason="${wanted.reason ?? ''}"`,
+      );
     const body: KubeObject = { ...current, status: { ...(current.status ?? {}), conditions } };
     try {
       await this.opts.client.updateStatus(APISERVICES, undefined, body);
@@ -471,7 +483,7 @@ export class Aggregator implements AggregatorHandler {
 
   private forward(s: RequestScope, b: Backend, target: ServiceTarget): Promise<void> {
     const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(s.req.headers as IncomingHttpHeaders)) if (v !== undefined && forwardable(k)) headers[k] = v;
+    for (const [k, v] of Object.entries(s.req.headers)) if (v !== undefined && forwardable(k)) headers[k] = v;
     // Go's ReverseProxy appends the client's address.
     const client = s.req.socket?.remoteAddress;
     if (client) headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${String(headers['x-forwarded-for'])}, ${client}` : client;

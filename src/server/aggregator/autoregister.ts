@@ -3,7 +3,6 @@
 // the priorities discovery orders them by. Built-in ones are labelled `onstart` (written once at
 // start, kept afterwards), custom resources' `true` (kept in step: removed with the last CRD of
 // their group/version).
-import type { KubeObject } from '../../apimachinery/types.js';
 import type { KubeClient } from '../../client/types.js';
 import { isStatusError } from '../../client/types.js';
 import type { ApiRegistry } from '../../registry/registry.js';
@@ -34,7 +33,9 @@ export function autoRegister(
     const out = new Map<string, APIService>();
     for (const gv of registry.groupVersions()) {
       if (isRemote(gv.group, gv.version)) continue;
-      const custom = registry.resources.every((r) => r.descriptor.group !== gv.group || r.descriptor.version !== gv.version || r.registration.customResource === true);
+      const custom = registry.resources.every(
+        (r) => r.descriptor.group !== gv.group || r.descriptor.version !== gv.version || r.registration.customResource === true,
+      );
       const p = priorityOf(gv.group, gv.version);
       const name = apiServiceName(gv.group, gv.version);
       out.set(name, {
@@ -54,7 +55,7 @@ export function autoRegister(
       const cur = have.get(name);
       if (!cur) {
         try {
-          await client.create(APISERVICES, undefined, o as KubeObject);
+          await client.create(APISERVICES, undefined, o);
         } catch (e) {
           if (!(isStatusError(e) && e.code === 409)) throw e;
         }
@@ -64,7 +65,7 @@ export function autoRegister(
       // `onstart` ones are written once a start; an administrator's edits in between stay.
       if (managed !== 'true') continue;
       if (JSON.stringify(cur.spec ?? {}) === JSON.stringify(o.spec)) continue;
-      await client.update(APISERVICES, undefined, { ...cur, spec: o.spec } as KubeObject);
+      await client.update(APISERVICES, undefined, { ...cur, spec: o.spec });
     }
     for (const [name, cur] of have) {
       if (want.has(name) || cur.metadata?.labels?.[AUTOMANAGED_LABEL] !== 'true' || cur.spec?.service) continue;

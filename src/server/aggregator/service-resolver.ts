@@ -31,7 +31,8 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 function portOf(text: string, what: string, flag: string): number {
-  if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) throw new Error(`${flag}: ${what} ${JSON.stringify(text)} must be a port number from 1 to 65535`);
+  if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535)
+    throw new Error(`${flag}: ${what} ${JSON.stringify(text)} must be a port number from 1 to 65535`);
   return Number(text);
 }
 

@@ -173,7 +173,7 @@ export function createAuthenticator(opts: AuthenticatorOptions = {}): Authentica
       frontProxy = true;
       const asserted = opts.requestHeader.user(req.rawHeaders);
       if (asserted) {
-        opts.requestHeader.clear(req.headers as Record<string, unknown>);
+        opts.requestHeader.clear(req.headers);
         const user = withAuthenticatedGroup(asserted);
         metrics?.record('success', (performance.now() - started) / 1000, user.name);
         return user;

@@ -87,14 +87,14 @@ export const apiServiceStrategy: Strategy = {
     keepStoredField(o, old, 'status');
     defaults(o);
   },
-  validate: (o) => validateAPIService(o as APIService),
-  validateUpdate: (o) => validateAPIService(o as APIService),
+  validate: (o) => validateAPIService(o),
+  validateUpdate: (o) => validateAPIService(o),
   resetFields: { '': [['status']], status: [['spec']] },
   subresources: {
     status: {
       merge: (incoming) => incoming,
       prepareForUpdate: (o, old) => keepStoredField(o, old, 'spec'),
-      validateUpdate: (o) => validateAPIServiceStatus(o as APIService),
+      validateUpdate: (o) => validateAPIServiceStatus(o),
     },
   },
   tableColumns: [
@@ -103,5 +103,5 @@ export const apiServiceStrategy: Strategy = {
     { name: 'Available', type: 'string', format: '', description: 'Whether this service is available.', priority: 0 },
     ageColumn,
   ],
-  tableCells: (o) => [o.metadata?.name ?? '', serviceCell(o as APIService), availableCell(o as APIService), ageSince(o.metadata?.creationTimestamp)],
+  tableCells: (o) => [o.metadata?.name ?? '', serviceCell(o), availableCell(o), ageSince(o.metadata?.creationTimestamp)],
 };
