@@ -9,7 +9,9 @@
 // `503 service unavailable` (Go's http.Error, plain text), everything else is unaffected.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { connect as http2Connect, constants as h2constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { Agent, request as httpsRequest, type AgentOptions } from 'node:https';
+import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { StatusError } from '../../apimachinery/errors.js';
@@ -123,6 +125,8 @@ export class Aggregator implements AggregatorHandler {
   private readonly unavailableGauge: Gauge<'name'> | undefined;
   private readonly unavailableTotal: Counter<'name' | 'reason'> | undefined;
   private readonly listeners = new Set<() => void>();
+  /** Per APIService: its HTTP/2 session, or `session: undefined` when its backend speaks HTTP/1.1 only. */
+  private readonly h2 = new Map<string, { key: string; session: ClientHttp2Session | undefined }>();
 
   constructor(private readonly opts: AggregatorOptions) {
     this.intervalMs = opts.availabilityCheckIntervalMs ?? 30_000;
@@ -172,6 +176,8 @@ export class Aggregator implements AggregatorHandler {
     await this.loop?.catch(() => {});
     await Promise.allSettled([...this.checking.values()]);
     for (const b of this.backends.values()) b.agent?.destroy();
+    for (const h of this.h2.values()) h.session?.destroy();
+    this.h2.clear();
   }
 
   private async relist(store: GenericStore): Promise<string> {
@@ -239,6 +245,8 @@ export class Aggregator implements AggregatorHandler {
     for (const [name, old] of this.backends) {
       if (next.get(name)?.agent !== old.agent) old.agent?.destroy();
       if (!next.has(name)) {
+        this.h2.get(name)?.session?.destroy();
+        this.h2.delete(name);
         const t = this.timers.get(name);
         if (t) clearTimeout(t);
         this.timers.delete(name);
@@ -254,6 +262,10 @@ export class Aggregator implements AggregatorHandler {
 
   /** BuildTransportConfig: the proxy client certificate, the APIService's CA or none, ServerName `<service>.<namespace>.svc`. */
   private newAgent(o: APIService, service: { namespace: string; name: string }): Agent {
+    return new Agent({ keepAlive: true, ...this.tlsOptionsOf(o, service) });
+  }
+
+  private tlsOptionsOf(o: APIService, service: { namespace: string; name: string }): AgentOptions {
     const spec = o.spec ?? {};
     const tls: AgentOptions = {
       ...(this.opts.proxyClientCert ? { cert: this.opts.proxyClientCert.certPem, key: this.opts.proxyClientCert.keyPem } : {}),
@@ -266,7 +278,43 @@ export class Aggregator implements AggregatorHandler {
           servername: `${service.name}.${service.namespace}.svc`,
           ...(spec.caBundle ? { ca: Buffer.from(spec.caBundle, 'base64').toString('utf8') } : {}),
         };
-    return new Agent({ keepAlive: true, ...options });
+    return options;
+  }
+
+  /**
+   * The HTTP/2 session to a backend that offers h2 in ALPN (undefined: it speaks HTTP/1.1 only),
+   * one per APIService, made again when the backend's address or TLS settings change or it closed.
+   */
+  private async h2Session(b: Backend, target: ServiceTarget): Promise<ClientHttp2Session | undefined> {
+    const key = `${b.tlsKey}|${target.host}|${target.port}`;
+    const cur = this.h2.get(b.name);
+    if (cur?.key === key) {
+      if (cur.session === undefined) return undefined;
+      if (!cur.session.closed && !cur.session.destroyed) return cur.session;
+    }
+    cur?.session?.destroy();
+    this.h2.delete(b.name);
+    const socket = await new Promise<TLSSocket>((resolve, reject) => {
+      const sock = tlsConnect({
+        host: target.host,
+        port: target.port,
+        ...(this.tlsOptionsOf(b.object, b.service!) as ConnectionOptions),
+        ALPNProtocols: ['h2', 'http/1.1'],
+      });
+      sock.once('secureConnect', () => resolve(sock));
+      sock.once('error', reject);
+    });
+    if (socket.alpnProtocol !== 'h2') {
+      socket.destroy();
+      this.h2.set(b.name, { key, session: undefined });
+      return undefined;
+    }
+    const session = http2Connect(`https://${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`, { createConnection: () => socket });
+    // Errors reach the streams; a broken session is replaced on the next request.
+    session.on('error', () => {});
+    session.unref();
+    this.h2.set(b.name, { key, session });
+    return session;
   }
 
   // ---- the availability controller
@@ -481,13 +529,21 @@ export class Aggregator implements AggregatorHandler {
     return true;
   }
 
-  private forward(s: RequestScope, b: Backend, target: ServiceTarget): Promise<void> {
+  private async forward(s: RequestScope, b: Backend, target: ServiceTarget): Promise<void> {
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(s.req.headers)) if (v !== undefined && forwardable(k)) headers[k] = v;
     // Go's ReverseProxy appends the client's address.
     const client = s.req.socket?.remoteAddress;
     if (client) headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${String(headers['x-forwarded-for'])}, ${client}` : client;
     Object.assign(headers, authProxyHeaders(s.user));
+    let session: ClientHttp2Session | undefined;
+    try {
+      session = await this.h2Session(b, target);
+    } catch (e) {
+      this.answerProxyError(s, b, target, e);
+      return;
+    }
+    if (session) return this.forwardH2(s, b, target, session, headers);
     return new Promise<void>((resolve) => {
       let done = false;
       const finish = (): void => {
@@ -522,17 +578,7 @@ export class Aggregator implements AggregatorHandler {
         },
       );
       out.on('error', (e) => {
-        if (!done && !s.res.headersSent && !s.expired) {
-          // responder.Error: the transport's error as Go words it, 503, plain text.
-          const text = goNetErrorText(e, target.host, target.port);
-          const res = s.res;
-          res.statusCode = 503;
-          res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-          res.setHeader('X-Content-Type-Options', 'nosniff');
-          res.end(`${text}\n`);
-          // Something is wrong with the backend: check it now rather than at the next resync.
-          this.schedule(b.name, 0);
-        } else if (!s.res.writableEnded) s.res.destroy();
+        if (!done) this.answerProxyError(s, b, target, e);
         finish();
       });
       s.res.on('close', () => {
@@ -541,6 +587,76 @@ export class Aggregator implements AggregatorHandler {
       });
       s.req.pipe(out);
     });
+  }
+
+  /** The same over the backend's HTTP/2 session: one stream per request, watches included. */
+  private forwardH2(
+    s: RequestScope,
+    b: Backend,
+    target: ServiceTarget,
+    session: ClientHttp2Session,
+    headers: Record<string, string | string[]>,
+  ): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        resolve();
+      };
+      const res = s.res;
+      let stream: ClientHttp2Stream;
+      try {
+        // endStream false: node ends GET, HEAD and DELETE streams at once by default, but a DELETE may
+        // carry DeleteOptions; the piped request body ends the stream.
+        stream = session.request({ ...headers, ':method': s.req.method ?? 'GET', ':path': s.req.url ?? s.info.path }, { endStream: false });
+      } catch (e) {
+        this.answerProxyError(s, b, target, e);
+        finish();
+        return;
+      }
+      stream.on('response', (h) => {
+        if (res.headersSent || res.writableEnded || s.expired) {
+          stream.close(h2constants.NGHTTP2_CANCEL);
+          finish();
+          return;
+        }
+        res.statusCode = Number(h[':status'] ?? 502);
+        for (const [k, v] of Object.entries(h)) if (v !== undefined && !k.startsWith(':') && !HOP_BY_HOP.has(k)) res.setHeader(k, v);
+        res.flushHeaders?.();
+      });
+      stream.on('data', (chunk: Buffer) => {
+        if (!res.writableEnded) res.write(chunk);
+      });
+      stream.on('end', () => {
+        if (!res.writableEnded) res.end();
+        finish();
+      });
+      stream.on('error', (e) => {
+        if (!done) this.answerProxyError(s, b, target, e);
+        finish();
+      });
+      res.on('close', () => {
+        if (!stream.closed) stream.close(h2constants.NGHTTP2_CANCEL);
+        finish();
+      });
+      s.req.pipe(stream);
+    });
+  }
+
+  /** responder.Error: the transport's error as Go words it, 503, plain text; the backend is checked again at once. */
+  private answerProxyError(s: RequestScope, b: Backend, target: ServiceTarget, e: unknown): void {
+    const res = s.res;
+    if (res.headersSent || s.expired) {
+      if (!res.writableEnded) res.destroy();
+      return;
+    }
+    this.opts.log?.(`aggregator: proxying ${s.req.method ?? ''} ${s.req.url ?? ''} to APIService ${b.name}: ${e instanceof Error ? e.message : String(e)}`);
+    res.statusCode = 503;
+    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.end(`${goNetErrorText(e, target.host, target.port)}\n`);
+    this.schedule(b.name, 0);
   }
 }
 
