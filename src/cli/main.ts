@@ -2,6 +2,9 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createControlPlane, defaultModules, type AuthorizationMode } from '../controlplane/controlplane.js';
+import type { RequestHeaderConfig } from '../auth/authn/request-header.js';
+import type { AggregationOptions } from '../controlplane/aggregation.js';
+import { parseServiceAddress } from '../server/aggregator/service-resolver.js';
 import { optionalModulesFromFlag, optionalModulesUsage } from './optional-modules.js';
 import { isDNS1123Label } from '../apimachinery/validation/names.js';
 import { etcd, sqlite } from '../storage/factories.js';
@@ -85,6 +88,21 @@ kplane serve flags:
                             ${indent(optionalModulesUsage())}
   --global-catalog-namespace NS
                             with --modules=olm: the namespace whose CatalogSources every namespace sees (default olm)
+  --aggregator-service-address NS/NAME[:PORT]=HOST:PORT
+                            (with --modules apiregistration; repeatable) where an APIService's spec.service
+                            goes: kplane serves no Services, so each is mapped to a loopback address here
+  --proxy-client-cert-file FILE, --proxy-client-key-file FILE
+                            the client certificate the aggregator shows backends (default: front-proxy-client,
+                            signed by <data-dir>/pki/front-proxy-ca.crt, made at first start)
+  --requestheader-client-ca-file FILE
+                            a front proxy whose client certificate this CA signed asserts the user in headers
+                            (default with --modules apiregistration: <data-dir>/pki/front-proxy-ca.crt)
+  --requestheader-allowed-names LIST
+                            common names the front proxy's certificate may have (default: any the CA signed;
+                            front-proxy-client with the default CA)
+  --requestheader-username-headers LIST, --requestheader-group-headers LIST,
+  --requestheader-uid-headers LIST, --requestheader-extra-headers-prefix LIST
+                            the headers read (default X-Remote-User, X-Remote-Group, X-Remote-Uid, X-Remote-Extra-)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
   --use-service-account-credentials=false
                             in-process controllers act as system:kube-controller-manager instead of each as
@@ -187,6 +205,15 @@ async function serve(argv: string[]): Promise<void> {
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       modules: { type: 'string', multiple: true },
       'global-catalog-namespace': { type: 'string' },
+      'aggregator-service-address': { type: 'string', multiple: true },
+      'proxy-client-cert-file': { type: 'string' },
+      'proxy-client-key-file': { type: 'string' },
+      'requestheader-client-ca-file': { type: 'string' },
+      'requestheader-allowed-names': { type: 'string', multiple: true },
+      'requestheader-username-headers': { type: 'string', multiple: true },
+      'requestheader-group-headers': { type: 'string', multiple: true },
+      'requestheader-uid-headers': { type: 'string', multiple: true },
+      'requestheader-extra-headers-prefix': { type: 'string', multiple: true },
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
@@ -251,6 +278,35 @@ async function serve(argv: string[]): Promise<void> {
   if (values['client-ca-file']) {
     try {
       clientCA = loadClientCA(await readFile(values['client-ca-file'], 'utf8'), values['client-ca-file']);
+    } catch (e) {
+      fail((e as Error).message);
+    }
+  }
+  let requestHeader: RequestHeaderConfig | undefined;
+  if (values['requestheader-client-ca-file']) {
+    try {
+      const list = (name: string): readonly string[] | undefined => {
+        const v = values[name as keyof typeof values] as string[] | undefined;
+        return v === undefined
+          ? undefined
+          : v
+              .flatMap((x) => x.split(','))
+              .map((x) => x.trim())
+              .filter(Boolean);
+      };
+      const allowedNames = list('requestheader-allowed-names');
+      const usernameHeaders = list('requestheader-username-headers');
+      const groupHeaders = list('requestheader-group-headers');
+      const uidHeaders = list('requestheader-uid-headers');
+      const extraHeaderPrefixes = list('requestheader-extra-headers-prefix');
+      requestHeader = {
+        clientCA: loadClientCA(await readFile(values['requestheader-client-ca-file'], 'utf8'), values['requestheader-client-ca-file']),
+        ...(allowedNames ? { allowedNames } : {}),
+        ...(usernameHeaders ? { usernameHeaders } : {}),
+        ...(groupHeaders ? { groupHeaders } : {}),
+        ...(uidHeaders ? { uidHeaders } : {}),
+        ...(extraHeaderPrefixes ? { extraHeaderPrefixes } : {}),
+      };
     } catch (e) {
       fail((e as Error).message);
     }
@@ -378,9 +434,22 @@ async function serve(argv: string[]): Promise<void> {
       .flatMap((x) => x.split(','))
       .map((x) => x.trim())
       .filter(Boolean);
+  // API aggregation's flags (the apiregistration module): checked here, before anything starts.
+  let aggregation: AggregationOptions | undefined;
+  try {
+    aggregation = {
+      serviceAddresses: (values['aggregator-service-address'] ?? []).map((v) => parseServiceAddress(v)),
+      ...(values['proxy-client-cert-file'] !== undefined ? { proxyClientCertFile: values['proxy-client-cert-file'] } : {}),
+      ...(values['proxy-client-key-file'] !== undefined ? { proxyClientKeyFile: values['proxy-client-key-file'] } : {}),
+    };
+  } catch (e) {
+    fail((e as Error).message);
+  }
   const cp = await createControlPlane({
     storage,
     dataDir,
+    ...(aggregation ? { aggregation } : {}),
+    ...(requestHeader ? { requestHeader } : {}),
     ...(optional.modules.length ? { apis: [...defaultModules(), ...optional.modules] } : {}),
     host: values['bind-address'],
     port,

@@ -9,6 +9,7 @@ export interface OptionalModuleSettings {
   /** --global-catalog-namespace (olm): the namespace whose CatalogSources every namespace sees. */
   readonly globalCatalogNamespace?: string;
 }
+import { apiRegistration } from '../controlplane/modules.js';
 
 export interface OptionalModule {
   /** One line for `kplane serve --help`. */
@@ -21,6 +22,7 @@ export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {
     help: "OLM's catalog APIs: operators.coreos.com CatalogSource (grpc: an address, or an image kplane pulls and serves), Subscription, InstallPlan, ClusterServiceVersion, OperatorGroup; packages.operators.coreos.com PackageManifest",
     module: (s) => olm(s.globalCatalogNamespace ? { globalCatalogNamespace: s.globalCatalogNamespace } : {}),
   },
+  apiregistration: { help: 'apiregistration.k8s.io/v1 APIService: API aggregation (--aggregator-service-address)', module: () => apiRegistration() },
 };
 
 /** The modules a `--modules` list names (pflag's StringSlice: repeatable, comma-separated), or the message for an unknown name. */

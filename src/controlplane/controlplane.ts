@@ -23,7 +23,10 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from '../server/openapi.js';
 import { ApiServer, type VersionInfo } from '../server/apiserver.js';
-import { ensurePki, type Pki } from '../server/certs.js';
+import { ensurePki, type FrontProxyPki, type Pki } from '../server/certs.js';
+import { extensionApiserverAuthenticationData, publishExtensionApiserverAuthentication, setupAggregation, type AggregationOptions } from './aggregation.js';
+import { requestHeaderAuthenticator, type RequestHeaderConfig } from '../auth/authn/request-header.js';
+import { FRONT_PROXY_CLIENT_NAME } from '../server/certs.js';
 import { createAuthenticator, type Authenticator, type UserInfo as AuthUser } from '../server/filters/authentication.js';
 import { authentication } from '../registry/authentication/index.js';
 import { createImpersonator } from '../server/filters/impersonation.js';
@@ -318,6 +321,16 @@ export interface ControlPlaneOptions {
   readonly audit?: AuditOptions;
   /** ServiceAccount tokens: keys, issuers, audiences (kube-apiserver's --service-account-* flags). */
   readonly serviceAccounts?: ServiceAccountOptions;
+  /** API aggregation, when the `apiRegistration()` module is served: Service addresses, proxy client certificate. */
+  readonly aggregation?: AggregationOptions;
+  /**
+   * kube-apiserver's --requestheader-* flags: a front proxy (an aggregator) whose client
+   * certificate the CA signed asserts the user in X-Remote-User / X-Remote-Group /
+   * X-Remote-Extra-* headers. Default: none; with API aggregation, kplane's own front-proxy CA and
+   * `front-proxy-client` (as kubeadm configures kube-apiserver). Published, with the client CA, in
+   * kube-system/extension-apiserver-authentication for extension API servers.
+   */
+  readonly requestHeader?: RequestHeaderConfig;
 }
 
 export interface ServiceAccountOptions {
@@ -350,6 +363,8 @@ export interface ControlPlane {
   readonly storage: Storage;
   readonly metrics: ApiMetrics;
   readonly pki: Pki;
+  /** The front-proxy CA and the aggregator's client certificate, when APIServices are served (see `aggregation`). */
+  readonly frontProxyPki: FrontProxyPki | undefined;
   /** `https://host:port`, known after start. */
   readonly url: string;
   readonly port: number;
@@ -576,6 +591,15 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // request: admission plugins below are built from ctx before the server exists.
   const serverClient = createLoopbackClient((req, res) => apiServer.handle(req, res), loopbackToken, { userAgent: kubeApiserverUserAgent() });
   const ctx: ControlPlaneContext = { registry, client: serverClient, log, authorization: authz.authorization, metrics: metrics.registry };
+  // API aggregation: only where the apiRegistration() module serves APIServices.
+  const aggregation = await setupAggregation(registry, dataDir, opts.aggregation ?? {}, { client: serverClient, metrics: metrics.registry, log });
+  const requestHeaderConfig: RequestHeaderConfig | undefined =
+    opts.requestHeader ?? (aggregation?.frontProxy ? { clientCA: aggregation.frontProxy.caCertPem, allowedNames: [FRONT_PROXY_CLIENT_NAME] } : undefined);
+  const requestHeader = requestHeaderConfig
+    ? requestHeaderAuthenticator(requestHeaderConfig, {
+        clusterCAs: opts.clientCA !== undefined ? `${pki.caCertPem.trimEnd()}\n${opts.clientCA}` : pki.caCertPem,
+      })
+    : undefined;
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
@@ -628,6 +652,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       ],
       anonymous: opts.anonymousAuth ?? false,
       metrics: new AuthenticationMetrics(metrics.registry),
+      ...(requestHeader ? { requestHeader } : {}),
     })),
     // Impersonate-* headers, each authorized as verb `impersonate` by the server's authorizer
     // (with AlwaysAllow and no authorizer in the chain, every impersonation is allowed).
@@ -638,7 +663,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     ...(opts.maxMutatingRequestsInFlight !== undefined ? { maxMutatingRequestsInFlight: opts.maxMutatingRequestsInFlight } : {}),
     metrics,
     health: { handle: (path, query) => health.handle(path, query) },
-    openapi: buildOpenAPIProvider(registry, versionInfo()),
+    openapi: buildOpenAPIProvider(registry, versionInfo(), aggregation ? () => aggregation.aggregator.remoteGroupVersions() : undefined),
+    ...(aggregation ? { aggregator: aggregation.aggregator } : {}),
     ...(sa.discoverable ? { serviceAccountIssuerDiscovery: () => (issuerDocs ??= sa.discovery(`${host.includes(':') ? `[${host}]` : host}:${port}`)) } : {}),
     version: versionInfo(),
     serverAddress: () => `${host.includes(':') ? `[${host}]` : host}:${port}`,
@@ -682,6 +708,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     storage,
     metrics,
     pki,
+    frontProxyPki: aggregation?.frontProxy,
     get url() {
       return urlOf();
     },
@@ -695,6 +722,14 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     async start() {
       await waitForStorage(raw, opts.storage.name, log, opts.storageStartTimeoutMs ?? STORAGE_START_TIMEOUT_MS);
       for (const m of modules) await m.bootstrap?.(ctx);
+      await aggregation?.start(serverClient);
+      // kube-system/extension-apiserver-authentication, for extension API servers' delegated authentication.
+      if (registry.lookup('', 'v1', 'configmaps') && (requestHeader || aggregation)) {
+        const clientCA = opts.clientCA !== undefined ? `${pki.caCertPem.trimEnd()}\n${opts.clientCA}` : pki.caCertPem;
+        await publishExtensionApiserverAuthentication(serverClient, extensionApiserverAuthenticationData(clientCA, requestHeader?.config)).catch((e: unknown) =>
+          log(`publishing ${'kube-system/extension-apiserver-authentication'}: ${e instanceof Error ? e.message : String(e)}`),
+        );
+      }
       // RBAC decides from its cache: it is filled (every kind listed once) before the server listens.
       await authz.rbac?.start(serverClient, log);
       bootstrapped = true;
@@ -702,7 +737,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         {
           key: pki.servingKeyPem,
           cert: pki.servingCertPem,
-          ca: opts.clientCA !== undefined ? [pki.caCertPem, opts.clientCA] : pki.caCertPem,
+          // The requestheader CA is listed too, so that a front proxy's client (Go's) sends its certificate.
+          ca: [pki.caCertPem, ...(opts.clientCA !== undefined ? [opts.clientCA] : []), ...(requestHeader ? [requestHeader.config.clientCA] : [])],
           requestCert: true,
           rejectUnauthorized: false,
           allowHTTP1: true,
@@ -820,6 +856,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       await controllers?.stop();
       await Promise.all(controllerClients.map((c) => c.close()));
       apiServer.shutdown();
+      await aggregation?.stop();
       for (const m of modules) await m.shutdown?.();
       await authz.rbac?.stop();
       await serverClient.close();

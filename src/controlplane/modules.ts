@@ -37,6 +37,7 @@ import { mutatingWebhookPlugin, validatingWebhookPlugin, type NamespaceLabels, t
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { StatusError } from '../apimachinery/errors.js';
 import { features as featureResources } from '../registry/features/features/index.js';
+import { apiServices } from '../registry/apiregistration/apiservices/index.js';
 
 export interface CoreOptions {
   /** Where the system namespaces controller reports failures (default: the control plane's log). */
@@ -252,6 +253,18 @@ export function admissionRegistration(): ApiModule {
     async shutdown() {
       await Promise.all([mutating?.close(), validating?.close(), policies?.close()]);
     },
+  };
+}
+
+/**
+ * apiregistration.k8s.io/v1 APIService: API aggregation. With it the control plane proxies the
+ * group/versions of non-local APIServices to their servers, checks their availability and keeps a
+ * local APIService for each group/version it serves (see `ControlPlaneOptions.aggregation`).
+ */
+export function apiRegistration(): ApiModule {
+  return {
+    name: 'apiregistration.k8s.io',
+    resources: [apiServices],
   };
 }
 

@@ -28,7 +28,7 @@ export class ApiServer {
   private readonly chain: Handler;
 
   constructor(cfg: ApiServerConfig) {
-    this.discovery = new Discovery(cfg.registry);
+    this.discovery = new Discovery(cfg.registry, cfg.aggregator ? () => cfg.aggregator!.remoteGroupVersions() : undefined);
     this.admission = cfg.admission instanceof AdmissionChain ? cfg.admission : new AdmissionChain(cfg.admission);
     const features = cfg.features ?? newKubeFeatureGate();
     const compression = (cfg.responseCompression ?? true) && features.enabled(APIResponseCompression);
@@ -57,6 +57,7 @@ export class ApiServer {
       metricsText: cfg.metricsText,
       serverAddress: cfg.serverAddress,
       features,
+      aggregator: cfg.aggregator,
     };
     this.chain = buildHandlerChain(serveApi(c), {
       sink,

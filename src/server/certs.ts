@@ -276,3 +276,43 @@ export async function ensurePki(dir: string, opts: EnsurePkiOptions = {}): Promi
     generated,
   };
 }
+
+export interface FrontProxyPki {
+  /** The CA backends trust for the front-proxy headers (`--requestheader-client-ca-file`). */
+  readonly caCertPem: string;
+  /** The aggregator's client certificate and key (`--proxy-client-cert-file`, `--proxy-client-key-file`). */
+  readonly clientCertPem: string;
+  readonly clientKeyPem: string;
+  readonly paths: { readonly caCert: string; readonly caKey: string; readonly clientCert: string; readonly clientKey: string };
+}
+
+/** The CN of the aggregator's client certificate, as kubeadm names it (backends allow it by name). */
+export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
+
+/**
+ * The front-proxy PKI under `dir/pki/` (kubeadm's front-proxy-ca and front-proxy-client): a CA of
+ * its own, apart from the cluster CA, so that a certificate able to assert any user through the
+ * X-Remote-* headers never authenticates as a client certificate of the cluster CA.
+ */
+export async function ensureFrontProxyPki(dir: string, opts: { now?: () => Date } = {}): Promise<FrontProxyPki> {
+  const pkiDir = join(dir, 'pki');
+  const paths = {
+    caCert: join(pkiDir, 'front-proxy-ca.crt'),
+    caKey: join(pkiDir, 'front-proxy-ca.key'),
+    clientCert: join(pkiDir, 'front-proxy-client.crt'),
+    clientKey: join(pkiDir, 'front-proxy-client.key'),
+  };
+  const nowMs = (opts.now?.() ?? new Date()).getTime();
+  await mkdir(pkiDir, { recursive: true, mode: 0o700 });
+  let ca = await readPair(paths.caCert, paths.caKey);
+  if (!ca) {
+    ca = createCertificateAuthority({ commonName: 'front-proxy-ca', now: new Date(nowMs) });
+    await writePair(paths.caCert, paths.caKey, ca);
+  }
+  let client = await readPair(paths.clientCert, paths.clientKey);
+  if (!client || leafProblem(client, ca.certPem, nowMs) !== undefined) {
+    client = issueCertificate(ca, { commonName: FRONT_PROXY_CLIENT_NAME, usage: 'client', now: new Date(nowMs) });
+    await writePair(paths.clientCert, paths.clientKey, client);
+  }
+  return { caCertPem: ca.certPem, clientCertPem: client.certPem, clientKeyPem: client.keyPem, paths };
+}

@@ -6,7 +6,8 @@ import type { ApiRegistry } from '../registry/registry.js';
 import type { ApiMetrics } from './metrics.js';
 import type { Authorizer } from './filters/authorization.js';
 import type { Impersonator } from './filters/impersonation.js';
-import type { Request, Response } from './request-scope.js';
+import type { Request, RequestScope, Response } from './request-scope.js';
+import type { RemoteGroupVersion } from './discovery.js';
 import type { AuditRuntime } from './audit/context.js';
 
 export interface VersionInfo {
@@ -94,6 +95,18 @@ export interface ApiServerConfig {
   readonly log?: (msg: string) => void;
   /** Auditing (`--audit-policy-file` with a backend): see server/audit/ and filters/audit.ts. None: off, at no cost. */
   readonly audit?: AuditRuntime;
+  /** API aggregation (server/aggregator/): group/versions other servers serve, proxied after authorization. */
+  readonly aggregator?: AggregatorHandler;
+}
+
+/** What the router and discovery ask the API aggregator (implemented by server/aggregator/Aggregator). */
+export interface AggregatorHandler {
+  /** Proxies a request for `<group>/<version>` when a non-local APIService has it; false otherwise. */
+  serve(s: RequestScope, group: string, version: string): Promise<boolean>;
+  /** Whether `<group>/<version>` belongs to another server. */
+  isRemote(group: string, version: string): boolean;
+  /** The group/versions of non-local APIServices, for discovery and OpenAPI. */
+  remoteGroupVersions(): readonly RemoteGroupVersion[];
 }
 
 export type { ErrorSink } from './error-sink.js';

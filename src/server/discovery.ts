@@ -61,14 +61,14 @@ const CRD_PRIORITY = [1000, 100] as const;
 /** Go's string order (group and version names are ASCII, so UTF-16 order is byte order). */
 const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-interface ServedGV {
+export interface ServedGV {
   readonly group: string;
   readonly version: string;
   readonly groupPriority: number;
   readonly versionPriority: number;
 }
 
-function priorityOf(group: string, version: string): ServedGV {
+export function priorityOf(group: string, version: string): ServedGV {
   const [groupPriority, versionPriority] = PRIORITIES.get(group ? `${group}/${version}` : version) ?? CRD_PRIORITY;
   return { group, version, groupPriority, versionPriority };
 }
@@ -76,8 +76,62 @@ function priorityOf(group: string, version: string): ServedGV {
 /** ByVersionPriority: higher priority first, then kube-aware version order. */
 const byVersionPriority = (a: ServedGV, b: ServedGV): number => b.versionPriority - a.versionPriority || compareKubeVersions(a.version, b.version);
 
+/** A resource as a backend's `/apis/<group>/<version>` lists it (metav1.APIResource). */
+export interface RemoteAPIResource {
+  readonly name: string;
+  readonly singularName?: string;
+  readonly namespaced: boolean;
+  readonly group?: string;
+  readonly version?: string;
+  readonly kind: string;
+  readonly verbs: readonly string[];
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+}
+
+/** A group/version another server serves (a non-local APIService), as discovery and OpenAPI show it. */
+export interface RemoteGroupVersion {
+  readonly name: string;
+  readonly group: string;
+  readonly version: string;
+  readonly groupPriority: number;
+  readonly versionPriority: number;
+  readonly available: boolean;
+  /** What its last successful discovery check listed (undefined before one succeeded). */
+  readonly resources: readonly RemoteAPIResource[] | undefined;
+  /** A digest of that list (SHA-512, upper-case hex), for the OpenAPI v3 index's `hash`. */
+  readonly resourcesHash: string | undefined;
+  /** Its server's /openapi/v2 paths under the group/version and definitions, merged into ours. */
+  readonly openAPIV2?: RemoteOpenAPIV2;
+}
+
+export interface RemoteOpenAPIV2 {
+  readonly paths: Readonly<Record<string, unknown>>;
+  readonly definitions: Readonly<Record<string, unknown>>;
+  /** A digest of the document they came from. */
+  readonly hash: string;
+}
+
 export class Discovery {
-  constructor(private readonly registry: ApiRegistry) {}
+  constructor(
+    private readonly registry: ApiRegistry,
+    /** The aggregator's group/versions, merged in by their APIServices' priorities. */
+    private readonly remote?: () => readonly RemoteGroupVersion[],
+  ) {}
+
+  /** Every group/version served, here or by another server (an APIService's wins over a local one). */
+  private servedGVs(): ServedGV[] {
+    const remote = this.remote?.() ?? [];
+    if (remote.length === 0) return this.registry.groupVersions().map((gv) => priorityOf(gv.group, gv.version));
+    const claimed = new Set(remote.map((r) => `${r.group}/${r.version}`));
+    return [
+      ...this.registry
+        .groupVersions()
+        .filter((gv) => !claimed.has(`${gv.group}/${gv.version}`))
+        .map((gv) => priorityOf(gv.group, gv.version)),
+      ...remote.map((r) => ({ group: r.group, version: r.version, groupPriority: r.groupPriority, versionPriority: r.versionPriority })),
+    ];
+  }
 
   /**
    * The groups with their versions in the order of the aggregator's /apis (SortedByGroupAndVersion):
@@ -85,7 +139,11 @@ export class Discovery {
    * placed where its first APIService falls; versions by version priority, then kube-aware order.
    */
   private groups(): Map<string, string[]> {
-    const gvs = this.registry.groupVersions().map((gv) => priorityOf(gv.group, gv.version));
+    return new Map([...this.groupsWithPriorities()].map(([g, vs]) => [g, vs.map((v) => v.version)]));
+  }
+
+  private groupsWithPriorities(): Map<string, ServedGV[]> {
+    const gvs = this.servedGVs();
     gvs.sort((a, b) => b.groupPriority - a.groupPriority || compareNames(`${a.version}.${a.group}`, `${b.version}.${b.group}`));
     const byGroup = new Map<string, ServedGV[]>();
     for (const gv of gvs) {
@@ -93,7 +151,8 @@ export class Discovery {
       if (vs) vs.push(gv);
       else byGroup.set(gv.group, [gv]);
     }
-    return new Map([...byGroup].map(([g, vs]) => [g, vs.sort(byVersionPriority).map((v) => v.version)]));
+    for (const vs of byGroup.values()) vs.sort(byVersionPriority);
+    return byGroup;
   }
 
   /**
@@ -101,10 +160,10 @@ export class Discovery {
    * priority of their versions, ties by group name; versions as in groups().
    */
   private aggregatedGroups(): [string, string[]][] {
-    const groups = this.groups();
+    const groups = this.groupsWithPriorities();
     const top = new Map<string, number>();
-    for (const [g, vs] of groups) top.set(g, Math.max(...vs.map((v) => priorityOf(g, v).groupPriority)));
-    return [...groups].sort(([a], [b]) => top.get(b)! - top.get(a)! || compareNames(a, b));
+    for (const [g, vs] of groups) top.set(g, Math.max(...vs.map((v) => v.groupPriority)));
+    return [...groups].sort(([a], [b]) => top.get(b)! - top.get(a)! || compareNames(a, b)).map(([g, vs]) => [g, vs.map((v) => v.version)]);
   }
 
   apiVersions(serverAddress: string): object {
@@ -168,41 +227,83 @@ export class Discovery {
   /** APIGroupDiscoveryList for /api ('core') or /apis ('groups'), serialised once per call. */
   aggregated(which: 'core' | 'groups', version: string): string {
     const items: object[] = [];
-    for (const [group, versions] of this.aggregatedGroups()) {
+    const remote = new Map((this.remote?.() ?? []).map((r) => [`${r.group}/${r.version}`, r]));
+    for (const [group, allVersions] of this.aggregatedGroups()) {
       if ((which === 'core') !== (group === '')) continue;
+      // Another server's group/version shows what its last discovery check listed (Stale while it
+      // is unavailable); one never reached yet is left out, as upstream leaves out what it could not fetch.
+      const versions = allVersions.filter((v) => !remote.has(`${group}/${v}`) || remote.get(`${group}/${v}`)!.resources !== undefined);
+      if (versions.length === 0) continue;
       items.push({
-        metadata: { name: group, ...(version === 'v2' ? {} : {}) },
-        versions: versions.map((v) => ({
-          version: v,
-          resources: this.resourcesOf(group, v).map(({ descriptor: d }) => ({
-            resource: d.plural,
-            responseKind: { group: d.group, version: d.version, kind: d.kind },
-            scope: d.namespaced ? 'Namespaced' : 'Cluster',
-            singularResource: d.singular,
-            verbs: [...(d.discoveryVerbs ?? d.verbs)],
-            ...(d.shortNames.length ? { shortNames: [...d.shortNames] } : {}),
-            ...(d.categories.length ? { categories: [...d.categories] } : {}),
-            ...(d.subresources.length
-              ? {
-                  subresources: d.subresources.map((s) => ({
-                    subresource: s.name,
-                    responseKind: { group: s.group ?? d.group, version: s.version ?? d.version, kind: s.kind },
-                    verbs: [...s.verbs],
-                  })),
-                }
-              : {}),
-          })),
-          freshness: 'Current',
-        })),
+        metadata: { name: group },
+        versions: versions.map((v) => {
+          const r = remote.get(`${group}/${v}`);
+          return r ? remoteAggregatedVersion(r) : this.localAggregatedVersion(group, v);
+        }),
       });
     }
     return JSON.stringify({ kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${version}`, metadata: {}, items });
+  }
+
+  private localAggregatedVersion(group: string, v: string): object {
+    return {
+      version: v,
+      resources: this.resourcesOf(group, v).map(({ descriptor: d }) => ({
+        resource: d.plural,
+        responseKind: { group: d.group, version: d.version, kind: d.kind },
+        scope: d.namespaced ? 'Namespaced' : 'Cluster',
+        singularResource: d.singular,
+        verbs: [...(d.discoveryVerbs ?? d.verbs)],
+        ...(d.shortNames.length ? { shortNames: [...d.shortNames] } : {}),
+        ...(d.categories.length ? { categories: [...d.categories] } : {}),
+        ...(d.subresources.length
+          ? {
+              subresources: d.subresources.map((s) => ({
+                subresource: s.name,
+                responseKind: { group: s.group ?? d.group, version: s.version ?? d.version, kind: s.kind },
+                verbs: [...s.verbs],
+              })),
+            }
+          : {}),
+      })),
+      freshness: 'Current',
+    };
   }
 
   /** aggregated discovery's ETag: the whole SHA-512 of the document in upper-case hex, quoted. */
   etag(body: string): string {
     return `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"`;
   }
+}
+
+/** An APIResourceList's entries as aggregated discovery shows them (subresources under their resource). */
+function remoteAggregatedVersion(r: RemoteGroupVersion): object {
+  const top = (r.resources ?? []).filter((x) => !x.name.includes('/'));
+  return {
+    version: r.version,
+    resources: top.map((x) => {
+      const subs = (r.resources ?? []).filter((s) => s.name.startsWith(`${x.name}/`));
+      return {
+        resource: x.name,
+        responseKind: { group: x.group ?? r.group, version: x.version ?? r.version, kind: x.kind },
+        scope: x.namespaced ? 'Namespaced' : 'Cluster',
+        singularResource: x.singularName ?? '',
+        verbs: [...x.verbs],
+        ...(x.shortNames?.length ? { shortNames: [...x.shortNames] } : {}),
+        ...(x.categories?.length ? { categories: [...x.categories] } : {}),
+        ...(subs.length
+          ? {
+              subresources: subs.map((s) => ({
+                subresource: s.name.slice(x.name.length + 1),
+                responseKind: { group: s.group ?? r.group, version: s.version ?? r.version, kind: s.kind },
+                verbs: [...s.verbs],
+              })),
+            }
+          : {}),
+      };
+    }),
+    freshness: r.available ? 'Current' : 'Stale',
+  };
 }
 
 /** discovery.StorageVersionHash: first 8 bytes of sha256("<group>/<version>/<kind>"), base64. */

@@ -13,7 +13,9 @@ import type { ResourceDescriptor } from '../apimachinery/resource.js';
 import { pruneDisabledDefinitions } from '../registry/gated-fields.js';
 import type { ApiRegistry } from '../registry/registry.js';
 import type { OpenAPIProvider, Request, Response, VersionInfo } from './apiserver.js';
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { RemoteGroupVersion } from './discovery.js';
 import { gzip } from 'node:zlib';
 import { endCompressed, firstHeaderValue } from './compression.js';
 import { parseGoFloat } from '../golang/strconv.js';
@@ -51,9 +53,15 @@ function gzipHandlerAccepts(acceptEncoding: string | undefined): boolean {
   return q > 0;
 }
 
-export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo): OpenAPIProvider & { invalidate(): void } {
+export function buildOpenAPIProvider(
+  registry: ApiRegistry,
+  version: VersionInfo,
+  /** The aggregator's group/versions: listed in the v3 index, their documents proxied to their servers. */
+  remote?: () => readonly RemoteGroupVersion[],
+): OpenAPIProvider & { invalidate(): void } {
   let v2: OpenAPIV2Service | undefined;
   let v3: OpenAPIV3Service | undefined;
+  let v2MergedKey = '';
   // Resources come and go at runtime (CRDs): documents are rebuilt after the registry changes.
   let builtFor = registry.generation;
   const fresh = (): void => {
@@ -114,7 +122,14 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
       const p = path.replace(/\/+$/, '');
       fresh();
       if (p === '/openapi/v2') {
-        const doc = (v2 ??= buildOpenAPIV2Service(input()));
+        // Other servers' documents (aggregated APIs) are merged in; rebuilt when one of them changes.
+        const parts = remote?.().flatMap((r) => (r.openAPIV2 ? [r.openAPIV2] : [])) ?? [];
+        const key = parts.map((x) => x.hash).join(',');
+        if (key !== v2MergedKey) {
+          v2 = undefined;
+          v2MergedKey = key;
+        }
+        const doc = (v2 ??= buildOpenAPIV2Service(input(), parts));
         const n = negotiateOpenAPIV2(accept);
         if (!n)
           throw notAcceptable('only the following media types are accepted: application/json, application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
@@ -124,7 +139,9 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
       if (p === '/openapi/v3' || p.startsWith('/openapi/v3/')) {
         const svc = (v3 ??= buildOpenAPIV3Service(input()));
         if (p === '/openapi/v3') {
-          send(req, res, svc.indexJson, 'application/json', svc.indexHash);
+          const merged = remote ? mergeRemoteIndex(svc.indexJson, remote()) : undefined;
+          if (merged) send(req, res, merged.json, 'application/json', merged.hash);
+          else send(req, res, svc.indexJson, 'application/json', svc.indexHash);
           return true;
         }
         const doc = svc.documents.get(p.slice('/openapi/v3/'.length));
@@ -147,4 +164,25 @@ export function buildOpenAPIProvider(registry: ApiRegistry, version: VersionInfo
       return false;
     },
   };
+}
+
+/**
+ * The v3 index with other servers' group/versions in it (what the aggregator's OpenAPI v3
+ * controller lists): each points at `/openapi/v3/apis/<group>/<version>`, which the router proxies
+ * to that server; the hash is its discovery document's, so a changed server gets a new URL.
+ * Undefined when no other server has a group/version with a successful check.
+ */
+function mergeRemoteIndex(indexJson: Buffer, remote: readonly RemoteGroupVersion[]): { json: Buffer; hash: string } | undefined {
+  const entries = remote.filter((r) => r.resourcesHash !== undefined);
+  if (entries.length === 0) return undefined;
+  const index = JSON.parse(indexJson.toString('utf8')) as { paths: Record<string, unknown> };
+  for (const r of entries)
+    index.paths[`apis/${r.group}/${r.version}`] = { serverRelativeURL: `/openapi/v3/apis/${r.group}/${r.version}?hash=${r.resourcesHash}` };
+  const paths = Object.fromEntries(
+    Object.keys(index.paths)
+      .sort()
+      .map((k) => [k, index.paths[k]]),
+  );
+  const json = Buffer.from(JSON.stringify({ ...index, paths }));
+  return { json, hash: createHash('sha512').update(json).digest('hex').toUpperCase() };
 }

@@ -5,5 +5,5 @@ export { addSharedKindGroupVersions, buildOpenAPIV2, reachableDefinitions } from
 export type { OpenAPIV3Document, OpenAPIV3Index, OpenAPIV3Input, OpenAPIV3Service, ServedV3Document, V3Schema } from './v3.js';
 export { buildOpenAPIV3, buildOpenAPIV3Service, openAPIHash, toV3Schema, v3DocumentKey } from './v3.js';
 export { GNOSTIC_V2_CONTENT_TYPE, GNOSTIC_V2_CONTENT_TYPE_ALT, encodeGnosticV2, gnosticDocumentType } from './gnostic.js';
-export type { OpenAPIV2Service } from './serve.js';
+export type { OpenAPIV2Part, OpenAPIV2Service } from './serve.js';
 export { buildOpenAPIV2Service, negotiateOpenAPIV2, negotiateOpenAPIV3 } from './serve.js';

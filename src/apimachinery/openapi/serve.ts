@@ -5,7 +5,7 @@
 // varies only by Accept).
 
 import { GNOSTIC_V2_CONTENT_TYPE, GNOSTIC_V2_CONTENT_TYPE_ALT, encodeGnosticV2 } from './gnostic.js';
-import type { OpenAPIV2Input } from './v2.js';
+import type { OpenAPIV2Input, SwaggerDocument } from './v2.js';
 import { buildOpenAPIV2 } from './v2.js';
 import { openAPIHash } from './v3.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
@@ -16,10 +16,38 @@ export interface OpenAPIV2Service {
   readonly etag: string;
 }
 
-export function buildOpenAPIV2Service(input: OpenAPIV2Input): OpenAPIV2Service {
+export function buildOpenAPIV2Service(input: OpenAPIV2Input, merge: readonly OpenAPIV2Part[] = []): OpenAPIV2Service {
   const doc = buildOpenAPIV2(input);
+  if (merge.length) mergeOpenAPIV2(doc, merge);
   const json = Buffer.from(stringifyJSON(doc));
   return { json, protobuf: Buffer.from(encodeGnosticV2(doc)), etag: openAPIHash(json) };
+}
+
+/** Paths and definitions of another server's document (an aggregated API's). */
+export interface OpenAPIV2Part {
+  readonly paths: Readonly<Record<string, unknown>>;
+  readonly definitions: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Adds other servers' paths and definitions to `doc`, as the aggregator's spec merger does for
+ * what does not clash: what this server has already wins. Keys stay sorted (Go's map order).
+ */
+function mergeOpenAPIV2(doc: SwaggerDocument, parts: readonly OpenAPIV2Part[]): void {
+  const paths: Record<string, unknown> = { ...doc.paths };
+  const definitions: Record<string, unknown> = { ...doc.definitions };
+  for (const part of parts) {
+    for (const [k, v] of Object.entries(part.paths)) if (!(k in paths)) paths[k] = v;
+    for (const [k, v] of Object.entries(part.definitions)) if (!(k in definitions)) definitions[k] = v;
+  }
+  const sorted = (o: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.keys(o)
+        .sort()
+        .map((k) => [k, o[k]]),
+    );
+  doc.paths = sorted(paths) as SwaggerDocument['paths'];
+  doc.definitions = sorted(definitions) as SwaggerDocument['definitions'];
 }
 
 interface Clause {

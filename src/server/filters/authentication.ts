@@ -17,6 +17,7 @@ import type { UserInfo as RequestUser } from '../../admission/index.js';
 import { unauthorized } from '../../apimachinery/errors.js';
 import { TokenUnion, type TokenResult } from '../../auth/authn/token-union.js';
 import type { TokenAuthenticator } from '../../auth/types.js';
+import type { ProxyCertificate, RequestHeaderAuthenticator } from '../../auth/authn/request-header.js';
 import type { Filter, Request, RequestScope } from '../request-scope.js';
 import type { AuthenticationMetrics, AuthenticationResult } from './authentication-metrics.js';
 
@@ -42,6 +43,11 @@ export interface AuthenticatorOptions {
   readonly anonymous?: boolean;
   /** authentication_attempts, authentication_duration_seconds, authenticated_user_requests. */
   readonly metrics?: AuthenticationMetrics;
+  /**
+   * The requestheader authenticator (`--requestheader-*`), asked first as upstream's union does: a
+   * front proxy's certificate, then the user its X-Remote-* headers assert.
+   */
+  readonly requestHeader?: RequestHeaderAuthenticator;
 }
 
 /**
@@ -84,6 +90,20 @@ function fromClientCertificate(req: AuthenticatableRequest): Outcome {
   }
   // Callers get their own copy of the user.
   return outcome.kind === 'user' ? { kind: 'user', user: { ...outcome.user, groups: [...outcome.user.groups] } } : outcome;
+}
+
+/** The requestheader verifier's answer for a connection's certificate, decided once per connection. */
+const proxyOutcomeByConnection = new WeakMap<object, ProxyCertificate>();
+
+function proxyCertificate(req: AuthenticatableRequest, rh: RequestHeaderAuthenticator): ProxyCertificate {
+  const connection: object | undefined = (req as Partial<Http2ServerRequest>).stream?.session ?? req.socket ?? undefined;
+  const cached = connection ? proxyOutcomeByConnection.get(connection) : undefined;
+  if (cached) return cached;
+  const socket: unknown = req.socket;
+  const raw = isTlsSocket(socket) ? (socket.getPeerCertificate() as Partial<PeerCertificate>)?.raw : undefined;
+  const outcome = rh.verify(raw);
+  if (connection) proxyOutcomeByConnection.set(connection, outcome);
+  return outcome;
 }
 
 function certOutcome(req: AuthenticatableRequest): Outcome {
@@ -142,7 +162,24 @@ export function createAuthenticator(opts: AuthenticatorOptions = {}): Authentica
   };
   const authenticate = (req: AuthenticatableRequest): RequestUser | Promise<RequestUser> => {
     const started = metrics ? performance.now() : 0;
-    const cert = fromClientCertificate(req);
+    // A front proxy's certificate: the user is in its headers; without a username header the
+    // certificate authenticates nobody (it is not a cluster client certificate) and tokens decide.
+    let frontProxy = false;
+    const proxy = opts.requestHeader ? proxyCertificate(req, opts.requestHeader) : undefined;
+    // Signed by the requestheader CA for a name not allowed: the TLS handshake trusted it only
+    // because that CA is listed for front proxies; it is no cluster client certificate either.
+    if (proxy?.kind === 'invalid' && proxy.signedByProxyCA) frontProxy = true;
+    if (opts.requestHeader && proxy?.kind === 'proxy') {
+      frontProxy = true;
+      const asserted = opts.requestHeader.user(req.rawHeaders);
+      if (asserted) {
+        opts.requestHeader.clear(req.headers);
+        const user = withAuthenticatedGroup(asserted);
+        metrics?.record('success', (performance.now() - started) / 1000, user.name);
+        return user;
+      }
+    }
+    const cert: Outcome = frontProxy ? (proxy?.kind === 'proxy' ? NONE : REJECTED) : fromClientCertificate(req);
     if (cert.kind === 'user') {
       const user = withAuthenticatedGroup(cert.user);
       metrics?.record('success', (performance.now() - started) / 1000, user.name);

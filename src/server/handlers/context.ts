@@ -4,7 +4,7 @@ import type { AdmissionChain } from '../../admission/index.js';
 import type { FeatureGate } from '../../featuregate/index.js';
 import type { ApiRegistry } from '../../registry/registry.js';
 import type { BodyBuffers } from '../body-buffers.js';
-import type { ErrorSink, HealthProvider, IssuerDiscoveryDocuments, OpenAPIProvider, VersionInfo } from '../config.js';
+import type { AggregatorHandler, ErrorSink, HealthProvider, IssuerDiscoveryDocuments, OpenAPIProvider, VersionInfo } from '../config.js';
 import type { Discovery } from '../discovery.js';
 import type { ApiMetrics } from '../metrics.js';
 
@@ -36,4 +36,6 @@ export interface ServerContext {
   readonly serverAddress: () => string;
   /** The server's feature gates (WatchList is asked per watch). */
   readonly features: FeatureGate;
+  /** API aggregation: requests of other servers' group/versions go there. */
+  readonly aggregator: AggregatorHandler | undefined;
 }

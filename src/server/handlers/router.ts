@@ -13,6 +13,11 @@ export async function route(c: ServerContext, s: RequestScope): Promise<void> {
   const { info } = s;
   const path = info.path;
   const read = s.req.method === 'GET' || s.req.method === 'HEAD';
+  // Another server's group/version (a non-local APIService): proxied, authorized already.
+  if (c.aggregator) {
+    const gv = aggregatedGroupVersion(path);
+    if (gv && (await c.aggregator.serve(s, gv.group, gv.version))) return;
+  }
   if (!info.isResourceRequest) {
     if (path === '/version' || path === '/version/') return serveVersion(c, s);
     if (await serveHealth(c, s, path)) return;
@@ -34,4 +39,10 @@ export async function route(c: ServerContext, s: RequestScope): Promise<void> {
     throw builtIn ? pageNotFound() : notFoundPage();
   }
   await serveResource(c, s, r);
+}
+
+/** The group/version an aggregated request names: `/apis/<group>/<version>[/...]` or its OpenAPI v3 document. */
+function aggregatedGroupVersion(path: string): { group: string; version: string } | undefined {
+  const m = /^\/(?:openapi\/v3\/)?apis\/([^/]+)\/([^/]+)/.exec(path);
+  return m ? { group: m[1]!, version: m[2]! } : undefined;
 }
