@@ -2,6 +2,7 @@
 // so that modules land independently; the library equivalent is
 // `createControlPlane({ apis: [...defaultModules(), <module>()] })`.
 import type { ApiModule } from '../registry/registry.js';
+import { cloud } from '../controlplane/cloud-module.js';
 
 export interface OptionalModule {
   /** One line for `kplane serve --help`. */
@@ -9,7 +10,9 @@ export interface OptionalModule {
   readonly module: () => ApiModule;
 }
 
-export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {};
+export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {
+  cloud: { help: 'core/v1 nodes, services, endpoints, pods and discovery.k8s.io/v1 endpointslices (KEP-0008)', module: () => cloud() },
+};
 
 /** The modules a `--modules` list names (pflag's StringSlice: repeatable, comma-separated), or the message for an unknown name. */
 export function optionalModulesFromFlag(values: readonly string[]): { modules: ApiModule[] } | { error: string } {
