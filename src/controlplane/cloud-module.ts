@@ -6,6 +6,10 @@ import type { ApiModule } from '../registry/registry.js';
 import { ServiceAllocators, type ServiceAllocationOptions } from '../registry/core/services/alloc.js';
 import { repairServiceAllocations } from '../registry/core/services/repair.js';
 import { services } from '../registry/core/services/index.js';
+import { nodes } from '../registry/core/nodes/index.js';
+import { pods } from '../registry/core/pods/index.js';
+import { endpoints } from '../registry/core/endpoints/index.js';
+import { endpointSlices } from '../registry/discovery/endpointslices/index.js';
 
 export type CloudModuleOptions = ServiceAllocationOptions;
 
@@ -13,7 +17,7 @@ export function cloud(opts: CloudModuleOptions = {}): ApiModule {
   const alloc = new ServiceAllocators(opts);
   return {
     name: 'cloud',
-    resources: [services(alloc)],
+    resources: [nodes, services(alloc), endpoints, pods, endpointSlices],
     async bootstrap(ctx) {
       // Upstream's repair controllers, once at start: the stored bitmaps are rebuilt from the Services.
       const svc = ctx.registry.lookup('', 'v1', 'services');

@@ -273,11 +273,8 @@ describe('Validation (upstream messages)', () => {
       { type: 'LoadBalancer', loadBalancerSourceRanges: ['10.0.0.0/33'], ports: [{ port: 80 }] },
       'spec.LoadBalancerSourceRanges[0]: Invalid value: "10.0.0.0/33": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)',
     ],
-    [
-      'ext-ip',
-      { externalIPs: ['127.0.0.5'], ports: [{ port: 80 }] },
-      'spec.externalIPs[0]: Invalid value: "127.0.0.5": may not be in the loopback range (127.0.0.0/8, ::1/128)',
-    ],
+    // Upstream also refuses loopback external IPs; kplane's loopback cloud needs them (KEP-0008).
+    ['ext-ip', { externalIPs: ['0.0.0.0'], ports: [{ port: 80 }] }, 'spec.externalIPs[0]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)'],
     [
       'etp-cip',
       { externalTrafficPolicy: 'Local', ports: [{ port: 80 }] },

@@ -61,3 +61,14 @@ export function nonSpecialIPIssues(path: string, value: string): FieldIssue[] {
   }
   return issues;
 }
+
+/**
+ * ValidateEndpointIP / ValidateNonSpecialIP as kplane applies them to endpoint addresses and
+ * externalIPs: upstream also refuses the loopback range, which is where kplane's loopback cloud
+ * puts pods, nodes and external addresses (a documented difference, KEP-0008).
+ */
+export function endpointIPIssues(path: string, value: string): FieldIssue[] {
+  const bad = validIPIssues(path, value);
+  if (bad.length) return bad;
+  return nonSpecialIPIssues(path, value).filter((i) => !String(i.detail).startsWith('may not be in the loopback range'));
+}

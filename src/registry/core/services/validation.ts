@@ -3,7 +3,7 @@
 import { GoRenderedValue, fieldIssue, type FieldIssue } from '../../../apimachinery/errors.js';
 import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName } from '../../../apimachinery/validation/names.js';
 import { validateLabels } from '../../../apimachinery/validation/objectmeta.js';
-import { ipFamilyOf, isIP, nonSpecialIPIssues, validCIDRIssues, validIPIssues } from '../netvalidation.js';
+import { endpointIPIssues, ipFamilyOf, isIP, validCIDRIssues, validIPIssues } from '../netvalidation.js';
 import { externallyAccessible, isHeadless, needsHealthCheck, type LoadBalancerIngress, type Service, type ServicePort } from './types.js';
 
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
@@ -162,11 +162,8 @@ export function validateService(svc: Service): FieldIssue[] {
     issues.push(fieldIssue.forbidden('spec.sessionAffinityConfig', 'must not be set when session affinity is None'));
   }
   issues.push(...clusterIPsRelatedIssues(svc));
-  (s.externalIPs ?? []).forEach((ip, i) => {
-    const path = `spec.externalIPs[${i}]`;
-    const bad = validIPIssues(path, ip);
-    issues.push(...(bad.length ? bad : nonSpecialIPIssues(path, ip)));
-  });
+  // Loopback external IPs are accepted (kplane's loopback cloud lives in 127.0.0.0/8): see endpointIPIssues.
+  (s.externalIPs ?? []).forEach((ip, i) => issues.push(...endpointIPIssues(`spec.externalIPs[${i}]`, ip)));
   if (!s.type) issues.push(fieldIssue.required('spec.type', ''));
   else if (!SERVICE_TYPES.includes(s.type)) issues.push(fieldIssue.notSupported('spec.type', s.type, SERVICE_TYPES));
   if (s.type === 'ClusterIP') {
