@@ -82,6 +82,10 @@ kplane serve flags:
                             kube's period is 5m); a difference fails /readyz (KEP 0001)
   --modules LIST            comma-separated API modules to serve besides the default ones; known:
                             ${indent(optionalModulesUsage())}
+  --service-cluster-ip-range CIDR
+                            (module cloud) the IPv4 range Services' cluster IPs come from (default 127.1.0.0/16)
+  --service-node-port-range RANGE
+                            (module cloud) the ports NodePorts come from (default 30000-32767)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
   --use-service-account-credentials=false
                             in-process controllers act as system:kube-controller-manager instead of each as
@@ -183,6 +187,8 @@ async function serve(argv: string[]): Promise<void> {
       'http2-max-streams-per-connection': { type: 'string', default: '0' },
       'watch-cache-consistency-check-interval': { type: 'string', default: '0s' },
       modules: { type: 'string', multiple: true },
+      'service-cluster-ip-range': { type: 'string' },
+      'service-node-port-range': { type: 'string' },
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
@@ -216,7 +222,10 @@ async function serve(argv: string[]): Promise<void> {
   if ('invalid' in logging) fail(logging.invalid);
   const { logger } = logging;
   const featureGates = featureGatesFromFlags(values['emulated-version'], values['feature-gates'], logger);
-  const optional = optionalModulesFromFlag(values.modules ?? []);
+  const optional = optionalModulesFromFlag(values.modules ?? [], {
+    serviceClusterIPRange: values['service-cluster-ip-range'],
+    serviceNodePortRange: values['service-node-port-range'],
+  });
   if ('error' in optional) fail(optional.error);
   const dataDir = resolve(values['data-dir']);
   // kube-apiserver's flag, kept for SQLite too: kplane's SQLite is compacted as that flag compacts etcd.

@@ -4,18 +4,34 @@
 import type { ApiModule } from '../registry/registry.js';
 import { cloud } from '../controlplane/cloud-module.js';
 
+/** `kplane serve` flags that configure optional modules (unset: the module's default). */
+export interface OptionalModuleFlags {
+  /** --service-cluster-ip-range (cloud). */
+  readonly serviceClusterIPRange?: string | undefined;
+  /** --service-node-port-range (cloud). */
+  readonly serviceNodePortRange?: string | undefined;
+}
+
 export interface OptionalModule {
   /** One line for `kplane serve --help`. */
   readonly help: string;
-  readonly module: () => ApiModule;
+  /** Builds the module; throws an Error whose message names a bad flag value. */
+  readonly module: (flags: OptionalModuleFlags) => ApiModule;
 }
 
 export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {
-  cloud: { help: 'core/v1 nodes, services, endpoints, pods and discovery.k8s.io/v1 endpointslices (KEP-0008)', module: () => cloud() },
+  cloud: {
+    help: 'core/v1 nodes, services, endpoints, pods and discovery.k8s.io/v1 endpointslices (KEP-0008)',
+    module: (f) =>
+      cloud({
+        ...(f.serviceClusterIPRange ? { serviceClusterIPRange: f.serviceClusterIPRange } : {}),
+        ...(f.serviceNodePortRange ? { serviceNodePortRange: f.serviceNodePortRange } : {}),
+      }),
+  },
 };
 
 /** The modules a `--modules` list names (pflag's StringSlice: repeatable, comma-separated), or the message for an unknown name. */
-export function optionalModulesFromFlag(values: readonly string[]): { modules: ApiModule[] } | { error: string } {
+export function optionalModulesFromFlag(values: readonly string[], flags: OptionalModuleFlags = {}): { modules: ApiModule[] } | { error: string } {
   const names = values
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
@@ -32,7 +48,11 @@ export function optionalModulesFromFlag(values: readonly string[]): { modules: A
     }
     if (seen.has(name)) continue;
     seen.add(name);
-    modules.push(entry.module());
+    try {
+      modules.push(entry.module(flags));
+    } catch (e) {
+      return { error: e instanceof Error ? e.message : String(e) };
+    }
   }
   return { modules };
 }
