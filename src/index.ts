@@ -2,6 +2,7 @@
 export { createControlPlane, versionInfo, KPLANE_VERSION, KUBE_API_LEVEL } from './controlplane/controlplane.js';
 export type { ControlPlane, ControlPlaneOptions, StorageFactory } from './controlplane/controlplane.js';
 export { core, coordination, events, apiextensions, admissionRegistration, defaultModules, features } from './controlplane/modules.js';
+export { cloud, type CloudModuleOptions } from './controlplane/cloud-module.js';
 // The built-in kinds, each a ResourceRegistration an ApiModule can list.
 export { configMaps } from './registry/core/configmaps/index.js';
 export { coreEvents } from './registry/core/events/index.js';
