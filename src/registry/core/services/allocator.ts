@@ -157,6 +157,8 @@ interface StoredRange {
  */
 export class PersistedRange {
   private cached: { modRevision: number; bits: Uint8Array } | undefined;
+  /** When the stored range was first written (kept on every later write, as an object's creationTimestamp is). */
+  private createdAt: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -178,6 +180,7 @@ export class PersistedRange {
     if (!kv) return { kv, bits: new Uint8Array(Math.ceil(this.range.size / 8)) };
     if (this.cached?.modRevision === kv.modRevision) return { kv, bits: this.cached.bits.slice() };
     const stored = JSON.parse(Buffer.from(kv.value).toString('utf8')) as StoredRange;
+    this.createdAt = stored.metadata.creationTimestamp;
     const bits = decodeBitmap(stored.data ?? '', this.range.size);
     this.cached = { modRevision: kv.modRevision, bits: bits.slice() };
     return { kv, bits };
@@ -187,7 +190,10 @@ export class PersistedRange {
     const stored: StoredRange = {
       apiVersion: 'v1',
       kind: 'RangeAllocation',
-      metadata: { name: this.key.slice(this.key.lastIndexOf('/') + 1), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+      metadata: {
+        name: this.key.slice(this.key.lastIndexOf('/') + 1),
+        creationTimestamp: (kv && this.createdAt) || new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      },
       range: this.range.text,
       data: encodeBitmap(bits),
     };
