@@ -4,6 +4,7 @@ export type { ControlPlane, ControlPlaneOptions, StorageFactory } from './contro
 export { core, coordination, events, apiextensions, admissionRegistration, defaultModules, features } from './controlplane/modules.js';
 export { apiRegistration } from './controlplane/modules.js';
 export { ALL_VERBS, type ResourceDescriptor } from './apimachinery/resource.js';
+export { cloud, type CloudModuleOptions } from './controlplane/cloud-module.js';
 // The built-in kinds, each a ResourceRegistration an ApiModule can list.
 export { configMaps } from './registry/core/configmaps/index.js';
 export { coreEvents } from './registry/core/events/index.js';

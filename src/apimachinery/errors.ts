@@ -69,8 +69,14 @@ export const fieldIssue = {
   internal: (field: string, detail: string): FieldIssue => ({ type: 'InternalError', field, badValue: omitValue, detail }),
 };
 
+/** A bad value already written as Go prints it (field.Error's %#v of a struct value). */
+export class GoRenderedValue {
+  constructor(readonly text: string) {}
+}
+
 /** Go's %q / %v rendering of a bad value, as field.Error prints it. */
 function renderValue(v: unknown): string {
+  if (v instanceof GoRenderedValue) return v.text;
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);

@@ -103,6 +103,10 @@ kplane serve flags:
   --requestheader-username-headers LIST, --requestheader-group-headers LIST,
   --requestheader-uid-headers LIST, --requestheader-extra-headers-prefix LIST
                             the headers read (default X-Remote-User, X-Remote-Group, X-Remote-Uid, X-Remote-Extra-)
+  --service-cluster-ip-range CIDR
+                            (module cloud) the IPv4 range Services' cluster IPs come from (default 127.1.0.0/16)
+  --service-node-port-range RANGE
+                            (module cloud) the ports NodePorts come from (default 30000-32767)
   --controllers=false       do not run the built-in controllers in process (run kplane controller-manager)
   --use-service-account-credentials=false
                             in-process controllers act as system:kube-controller-manager instead of each as
@@ -214,6 +218,8 @@ async function serve(argv: string[]): Promise<void> {
       'requestheader-group-headers': { type: 'string', multiple: true },
       'requestheader-uid-headers': { type: 'string', multiple: true },
       'requestheader-extra-headers-prefix': { type: 'string', multiple: true },
+      'service-cluster-ip-range': { type: 'string' },
+      'service-node-port-range': { type: 'string' },
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
@@ -252,7 +258,11 @@ async function serve(argv: string[]): Promise<void> {
     const problems = isDNS1123Label(globalCatalogNamespace);
     if (problems.length) fail(`invalid argument ${JSON.stringify(globalCatalogNamespace)} for "--global-catalog-namespace" flag: ${problems.join('; ')}`);
   }
-  const optional = optionalModulesFromFlag(values.modules ?? [], globalCatalogNamespace ? { globalCatalogNamespace } : {});
+  const optional = optionalModulesFromFlag(values.modules ?? [], {
+    ...(globalCatalogNamespace ? { globalCatalogNamespace } : {}),
+    serviceClusterIPRange: values['service-cluster-ip-range'],
+    serviceNodePortRange: values['service-node-port-range'],
+  });
   if ('error' in optional) fail(optional.error);
   const dataDir = resolve(values['data-dir']);
   // kube-apiserver's flag, kept for SQLite too: kplane's SQLite is compacted as that flag compacts etcd.

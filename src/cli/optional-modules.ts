@@ -3,17 +3,23 @@
 // `createControlPlane({ apis: [...defaultModules(), <module>()] })`.
 import type { ApiModule } from '../registry/registry.js';
 import { olm } from '../controlplane/olm-module.js';
+import { apiRegistration } from '../controlplane/modules.js';
+import { cloud } from '../controlplane/cloud-module.js';
 
-/** Flags of `kplane serve` that a module reads (each module ignores the others). */
+/** Flags of `kplane serve` that optional modules read (each module ignores the others; unset: the module's default). */
 export interface OptionalModuleSettings {
   /** --global-catalog-namespace (olm): the namespace whose CatalogSources every namespace sees. */
   readonly globalCatalogNamespace?: string;
+  /** --service-cluster-ip-range (cloud). */
+  readonly serviceClusterIPRange?: string | undefined;
+  /** --service-node-port-range (cloud). */
+  readonly serviceNodePortRange?: string | undefined;
 }
-import { apiRegistration } from '../controlplane/modules.js';
 
 export interface OptionalModule {
   /** One line for `kplane serve --help`. */
   readonly help: string;
+  /** Builds the module; throws an Error whose message names a bad flag value. */
   readonly module: (settings: OptionalModuleSettings) => ApiModule;
 }
 
@@ -23,6 +29,14 @@ export const OPTIONAL_MODULES: Readonly<Record<string, OptionalModule>> = {
     module: (s) => olm(s.globalCatalogNamespace ? { globalCatalogNamespace: s.globalCatalogNamespace } : {}),
   },
   apiregistration: { help: 'apiregistration.k8s.io/v1 APIService: API aggregation (--aggregator-service-address)', module: () => apiRegistration() },
+  cloud: {
+    help: 'core/v1 nodes, services, endpoints, pods and discovery.k8s.io/v1 endpointslices (KEP-0008)',
+    module: (s) =>
+      cloud({
+        ...(s.serviceClusterIPRange ? { serviceClusterIPRange: s.serviceClusterIPRange } : {}),
+        ...(s.serviceNodePortRange ? { serviceNodePortRange: s.serviceNodePortRange } : {}),
+      }),
+  },
 };
 
 /** The modules a `--modules` list names (pflag's StringSlice: repeatable, comma-separated), or the message for an unknown name. */
@@ -43,7 +57,11 @@ export function optionalModulesFromFlag(values: readonly string[], settings: Opt
     }
     if (seen.has(name)) continue;
     seen.add(name);
-    modules.push(entry.module(settings));
+    try {
+      modules.push(entry.module(settings));
+    } catch (e) {
+      return { error: e instanceof Error ? e.message : String(e) };
+    }
   }
   return { modules };
 }

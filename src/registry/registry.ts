@@ -159,7 +159,8 @@ export class ApiRegistry {
   private generationValue = 0;
 
   constructor(
-    private readonly storage: Storage,
+    /** The control plane's storage (modules keep state of their own there: the Service allocators' ranges). */
+    readonly storage: Storage,
     private readonly onPrefix?: (prefix: string) => void,
     /**
      * garbageCollection: DELETE adds the orphan/foregroundDeletion finalizers (a GC runs).

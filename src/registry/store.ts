@@ -49,7 +49,7 @@ import { StorageDecoder, cloneObject, encodeForStorage } from './codec.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { splicable, splicedLength, writeSpliced } from './json-splice.js';
 import { compilePredicate, type Predicate } from './predicate.js';
-import type { Strategy } from './strategy.js';
+import type { FinishWrite, Strategy } from './strategy.js';
 import type { DeleteOptions } from './delete-options.js';
 import { stringifyJSON } from '../golang/json-int64.js';
 import { dropDisabledFields, type FeatureLookup, type GatedField } from './gated-fields.js';
@@ -698,7 +698,7 @@ export class GenericStore {
   }
 
   /** Prepares a new object exactly as create would store it (also used by PUT-creates). */
-  private prepareCreate(input: KubeObject, namespace: string | undefined): KubeObject {
+  private async prepareCreate(input: KubeObject, namespace: string | undefined, hook?: { dryRun: boolean; finish?: FinishWrite }): Promise<KubeObject> {
     const obj = input;
     obj.apiVersion = this.apiVersion;
     obj.kind = this.descriptor.kind;
@@ -714,6 +714,8 @@ export class GenericStore {
     delete meta.selfLink;
     if (meta.generation !== undefined) delete meta.generation;
     this.strategy.defaults?.(obj);
+    // BeginCreate runs on the defaulted object, before PrepareForCreate and validation (upstream's order).
+    if (hook && this.strategy.beginCreate) hook.finish = await this.strategy.beginCreate(obj, { dryRun: hook.dryRun, storage: this.storage });
     this.strategy.prepareForCreate(obj);
     if (this.features && this.gatedFields.length) dropDisabledFields(obj, undefined, this.gatedFields, this.features);
     dropEmptyObjectMetaFields(meta);
@@ -738,7 +740,34 @@ export class GenericStore {
     }
     const usesGenerateName = !input.metadata?.name && !!input.metadata?.generateName;
     for (let attempt = 0; ; attempt++) {
-      const obj = this.prepareCreate(attempt === 0 ? input : cloneObject(input), namespace);
+      const hook: { dryRun: boolean; finish?: FinishWrite } = { dryRun: !!opts.dryRun };
+      try {
+        const out = await this.createOnce(namespace, input, opts, attempt, usesGenerateName, hook);
+        if (out === 'retry') {
+          if (attempt === 0) input = cloneObject({ ...input, metadata: { ...input.metadata, name: undefined } });
+          await hook.finish?.(false);
+          continue;
+        }
+        await hook.finish?.(true);
+        return out;
+      } catch (e) {
+        await hook.finish?.(false);
+        throw e;
+      }
+    }
+  }
+
+  /** One attempt of create: the answer, or 'retry' when a generated name collided. */
+  private async createOnce(
+    namespace: string | undefined,
+    input: KubeObject,
+    opts: WriteOptions,
+    attempt: number,
+    usesGenerateName: boolean,
+    hook: { dryRun: boolean; finish?: FinishWrite },
+  ): Promise<{ object: KubeObject; warnings: string[]; json?: () => Buffer | undefined } | 'retry'> {
+    {
+      const obj = await this.prepareCreate(attempt === 0 ? input : cloneObject(input), namespace, hook);
       if (!obj.metadata?.name) {
         throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, '', [
           fieldIssue.required('metadata.name', 'name or generateName is required'),
@@ -786,10 +815,7 @@ export class GenericStore {
         };
       } catch (e) {
         // A generated name that collides is retried with a new suffix (kube's RetryGenerateName).
-        if (e instanceof KeyExistsError && usesGenerateName && attempt < 7) {
-          if (attempt === 0) input = cloneObject({ ...obj, metadata: { ...obj.metadata, name: undefined } });
-          continue;
-        }
+        if (e instanceof KeyExistsError && usesGenerateName && attempt < 7) return 'retry';
         if (e instanceof KeyExistsError) {
           const existing = await this.storage.get(this.key(namespace, obj.metadata.name)).catch(() => undefined);
           if (existing) throw this.alreadyExistsFor(existing, obj.metadata.name);
@@ -865,6 +891,36 @@ export class GenericStore {
       delete om.selfLink;
       om.resourceVersion = cm.resourceVersion;
       this.strategy.defaults?.(obj);
+      // BeginUpdate (allocations) runs on the defaulted object before PrepareForUpdate; what it
+      // took is given back unless this very write lands.
+      const finish =
+        !opts.subresource && this.strategy.beginUpdate
+          ? await this.strategy.beginUpdate(obj, current, { dryRun: !!opts.dryRun, storage: this.storage })
+          : undefined;
+      let landed = false;
+      try {
+        const out = await this.updateOnce(key, kv, current, obj, om, cm, name, opts);
+        landed = out !== undefined;
+        if (out) return out;
+      } finally {
+        await finish?.(landed);
+      }
+    }
+    throw conflict(this.groupResource, name, 'too many concurrent updates; please try again');
+  }
+
+  /** The rest of one update attempt (after defaulting): the result, or undefined to read again and retry. */
+  private async updateOnce(
+    key: string,
+    kv: KV,
+    current: KubeObject,
+    obj: KubeObject,
+    om: ObjectMeta,
+    cm: ObjectMeta,
+    name: string,
+    opts: WriteOptions & { subresource?: string },
+  ): Promise<UpdateResult | undefined> {
+    {
       if (!opts.subresource) this.strategy.prepareForUpdate(obj, current);
       else this.strategy.subresources?.[opts.subresource]?.prepareForUpdate?.(obj, current);
       if (this.features && this.gatedFields.length) dropDisabledFields(obj, current, this.gatedFields, this.features);
@@ -890,6 +946,7 @@ export class GenericStore {
           const del = await this.storage.delete(key, kv.modRevision);
           const out = cloneObject(obj);
           out.metadata!.resourceVersion = String(del.revision);
+          await this.strategy.afterDelete?.(obj, { dryRun: false, storage: this.storage });
           return { object: out, created: false, warnings };
         }
         const next = await this.storage.update(key, bytes, kv.modRevision);
@@ -898,11 +955,10 @@ export class GenericStore {
         // GuaranteedUpdate: a lost compare-and-swap re-reads and runs the update function again. A
         // PUT pinned to a resourceVersion then fails on the fresh object's; a patch (which carries
         // the resourceVersion it was applied to) is applied again to the fresh object.
-        if (e instanceof ConflictError || e instanceof KeyNotFoundError) continue;
+        if (e instanceof ConflictError || e instanceof KeyNotFoundError) return undefined;
         throw this.storageError(e, name);
       }
     }
-    throw conflict(this.groupResource, name, 'too many concurrent updates; please try again');
   }
 
   /**
@@ -964,7 +1020,9 @@ export class GenericStore {
       if (opts.dryRun) return { object: current, deleted: true };
       try {
         const del = await this.storage.delete(key, kv.modRevision);
-        return { object: await this.read(del.kv, del.revision, false), deleted: true };
+        const gone = await this.read(del.kv, del.revision, false);
+        await this.strategy.afterDelete?.(gone, { dryRun: false, storage: this.storage });
+        return { object: gone, deleted: true };
       } catch (e) {
         if (e instanceof ConflictError) continue;
         if (e instanceof KeyNotFoundError) throw notFound(this.groupResource, name);

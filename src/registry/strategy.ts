@@ -4,6 +4,7 @@ import type { KubeObject } from '../apimachinery/types.js';
 import type { NameValidator } from '../apimachinery/validation/names.js';
 import type { FinalizerNamePolicy } from '../apimachinery/validation/objectmeta.js';
 import type { DeleteOptions } from './delete-options.js';
+import type { Storage } from '../storage/storage.js';
 import { cloneObject } from './codec.js';
 
 export interface TableColumn {
@@ -65,11 +66,33 @@ export interface Strategy {
    * not applied).
    */
   beforeDelete?(obj: KubeObject, opts: DeleteOptions): 'proceed' | 'unchanged' | { update: KubeObject };
+  /**
+   * Upstream's BeginCreate (the Service REST allocates cluster IPs and node ports there): async
+   * work on the new object after defaulting and before prepareForCreate and validation. It may
+   * fill fields (the allocated values) and throw StatusErrors (a requested port taken). The
+   * returned function is called exactly once: `true` once the object is stored (or a dry run
+   * would have stored it), `false` when the create fails anywhere after (validation, admission,
+   * storage), so that what was taken is given back.
+   */
+  beginCreate?(obj: KubeObject, ctx: WriteHookContext): Promise<FinishWrite>;
+  /** Upstream's BeginUpdate, the same for updates of the resource itself (not of its subresources), before prepareForUpdate. */
+  beginUpdate?(obj: KubeObject, old: KubeObject, ctx: WriteHookContext): Promise<FinishWrite>;
+  /** Upstream's AfterDelete: runs once the object is removed from storage (not while finalizers hold it). */
+  afterDelete?(obj: KubeObject, ctx: WriteHookContext): Promise<void>;
   /** Whether an object with these finalizers/state may be removed from storage now. */
   canRemove?(obj: KubeObject): boolean;
   /** What a DELETE without propagationPolicy does to dependents when a GC runs (default DeleteDependents). */
   readonly defaultGarbageCollectionPolicy?: 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
 }
+
+/** What the write hooks get: whether the write is a dry run, and the store's storage (for state of their own, as allocators). */
+export interface WriteHookContext {
+  readonly dryRun: boolean;
+  readonly storage: Storage;
+}
+
+/** Ends what a begin hook started: success true commits, false reverts. */
+export type FinishWrite = (success: boolean) => Promise<void>;
 
 export interface SubresourceStrategy {
   /**

@@ -1,0 +1,27 @@
+// The `cloud` API module (issue 25, KEP-0008): core/v1 nodes, services, endpoints and pods, and
+// discovery.k8s.io/v1 endpointslices, with kube's registry semantics. Not in the default set
+// (KEP-4080: no pods, nodes or services unless a module adds them): `kplane serve --modules=cloud`
+// or `createControlPlane({ apis: [...defaultModules(), cloud()] })`.
+import type { ApiModule } from '../registry/registry.js';
+import { ServiceAllocators, type ServiceAllocationOptions } from '../registry/core/services/alloc.js';
+import { repairServiceAllocations } from '../registry/core/services/repair.js';
+import { services } from '../registry/core/services/index.js';
+import { nodes } from '../registry/core/nodes/index.js';
+import { pods } from '../registry/core/pods/index.js';
+import { endpoints } from '../registry/core/endpoints/index.js';
+import { endpointSlices } from '../registry/discovery/endpointslices/index.js';
+
+export type CloudModuleOptions = ServiceAllocationOptions;
+
+export function cloud(opts: CloudModuleOptions = {}): ApiModule {
+  const alloc = new ServiceAllocators(opts);
+  return {
+    name: 'cloud',
+    resources: [nodes, services(alloc), endpoints, pods, endpointSlices],
+    async bootstrap(ctx) {
+      // Upstream's repair controllers, once at start: the stored bitmaps are rebuilt from the Services.
+      const svc = ctx.registry.lookup('', 'v1', 'services');
+      if (svc) await repairServiceAllocations(alloc, ctx.registry.storage, svc.store, ctx.log ?? (() => {}));
+    },
+  };
+}
