@@ -345,16 +345,19 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
     await etcd.stop();
     etcd = await startEtcd();
     const storage = { etcd: etcd.endpoint };
-    const N = 2000;
+    // Enough pages (25 of 20) that the leader is stopped well inside the pass; 2,000 took two
+    // minutes of CI for the same proof. The 10,000-object run belongs to the benchmarks.
+    const N = 500;
+    const PAGE = 20;
     {
       const seed = await startTestServer({ storage, featureGates: gates(true), reportFeatures: true, featureFlow: false });
       await createLeases(seed.cp.loopbackClient(), N, 'bulk');
       await seed.stop();
     }
     const [leaderPort, otherPort] = await portsLeaderFirst();
-    const leader = await serve(false, { storage, port: leaderPort }, 50);
+    const leader = await serve(false, { storage, port: leaderPort }, PAGE);
     servers.push(leader);
-    const other = await serve(false, { storage, port: otherPort }, 50);
+    const other = await serve(false, { storage, port: otherPort }, PAGE);
     servers.push(other);
     const oc = other.cp.loopbackClient();
 
@@ -376,7 +379,7 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
       async () => {
         const f = await feature(oc);
         const t = f.status?.transition?.tasks?.[0];
-        return t?.phase === 'Running' && (t.progress?.processed ?? 0) >= 200 ? f : undefined;
+        return t?.phase === 'Running' && (t.progress?.processed ?? 0) >= 100 ? f : undefined;
       },
       20,
     );
@@ -412,7 +415,7 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
     const events = await oc.list({ group: '', version: 'v1', resource: 'events' }, 'kube-system');
     const done = events.items.map((e) => String(e['message'])).find((m) => m.startsWith('task clear-leases.coordination.k8s.io (ClearField): cleared'));
     const [, changed, processed] = /on (\d+) of (\d+) object/.exec(done ?? '') ?? [];
-    assert.ok(Number(processed) >= N && Number(processed) <= N + 50 + 10, done);
+    assert.ok(Number(processed) >= N && Number(processed) <= N + PAGE + 10, done);
     assert.ok(Number(changed) > 0 && Number(changed) <= N, done);
   });
 });
