@@ -4,7 +4,6 @@
 // validated as upstream's; when the backend stops, the APIService turns Available=False with
 // upstream's reason, its paths answer 503 and everything else keeps working.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { adminCredentials, RawClient, type KubeStatus } from '../support/https.j
 import { KUBECTLS, kubectlSession } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools } from '../support/tools.js';
+import { Background } from '../support/background.js';
 
 ensureTools();
 
@@ -40,32 +40,6 @@ const apiService = (extra: Record<string, unknown> = {}): Record<string, unknown
     ...extra,
   },
 });
-
-/** A process left running (kubectl get -w) whose output is read as it comes. */
-class Background {
-  stdout = '';
-  stderr = '';
-  code: number | null | undefined;
-  readonly exited: Promise<number | null>;
-  private readonly child;
-  constructor(bin: string, args: readonly string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child.stdout.on('data', (d: Buffer) => (this.stdout += d.toString()));
-    this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((resolve) => this.child.on('close', (c) => resolve((this.code = c))));
-  }
-  async waitFor(pred: (b: this) => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pred(this)) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  async stop(): Promise<void> {
-    if (this.code === undefined) this.child.kill('SIGTERM');
-    await this.exited;
-  }
-}
 
 const flunder = (name: string, reference: string): string =>
   `apiVersion: ${GROUP}/${VERSION}\nkind: Flunder\nmetadata:\n  name: ${name}\n  namespace: default\nspec:\n  reference: ${reference}\n`;

@@ -2,7 +2,6 @@
 // both binaries (one server per version), asserting on exit codes, stdout/stderr and the state
 // read back with `kubectl get -o json`.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify as toYamlText } from 'yaml';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools, type RunResult } from '../support/tools.js';
+import { Background } from '../support/background.js';
 
 ensureTools();
 
@@ -66,32 +66,6 @@ spec:
   holderIdentity: me
   leaseDurationSeconds: 15
 `;
-
-/** A process left running (kubectl get -w, kubectl delete --wait) whose output is read as it comes. */
-class Background {
-  stdout = '';
-  stderr = '';
-  code: number | null | undefined;
-  readonly exited: Promise<number | null>;
-  private readonly child;
-  constructor(bin: string, args: readonly string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child.stdout.on('data', (d: Buffer) => (this.stdout += d.toString()));
-    this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((resolve) => this.child.on('close', (c) => resolve((this.code = c))));
-  }
-  async waitFor(pred: (b: this) => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pred(this)) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  async stop(): Promise<void> {
-    if (this.code === undefined) this.child.kill('SIGTERM');
-    await this.exited;
-  }
-}
 
 for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name}`, { timeout: 150_000 }, () => {

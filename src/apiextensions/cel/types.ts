@@ -7,39 +7,17 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import type { Structural } from '../schema/types.js';
 import { numbersEqual } from '../../apimachinery/cel/library.js';
+import { CEL_RESERVED_WORDS } from '../../apimachinery/cel/expressions.js';
 
 export { numbersEqual };
 
 export const MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024;
 
-const RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
 const ESCAPABLE = /^[a-zA-Z_][a-zA-Z0-9_./-]*$/;
 
 /** cel.Escape: the CEL field name of a property, or undefined when it cannot be written in CEL. */
 export function escapeProperty(name: string): string | undefined {
-  if (RESERVED.has(name)) return `__${name}__`;
+  if (CEL_RESERVED_WORDS.has(name)) return `__${name}__`;
   if (!ESCAPABLE.test(name)) return undefined;
   return name.replace(/__|\.|-|\//g, (m) => (m === '__' ? '__underscores__' : m === '.' ? '__dot__' : m === '-' ? '__dash__' : '__slash__'));
 }

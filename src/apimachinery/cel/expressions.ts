@@ -13,6 +13,31 @@ export const RUNTIME_CEL_COST_BUDGET = 10_000_000;
 /** celconfig.MaxEvaluatedMessageExpressionSizeBytes. */
 export const MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024;
 
+/** CEL's reserved words (cel-go's parser): not usable as identifiers, escaped as `__word__` in field names. */
+export const CEL_RESERVED_WORDS: ReadonlySet<string> = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
+
 // ---------- error text in cel-go's shape ----------
 
 interface CelLikeError {

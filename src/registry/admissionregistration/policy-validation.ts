@@ -11,6 +11,7 @@ import { validateLabelSelector } from '../../apimachinery/validation/objectmeta.
 import { compileExpression, type Declarations } from '../../admission/cel/compile.js';
 import type { MatchResources, ParamKind, ParamRef, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/types.js';
 import { validateMatchConditions, validateRuleWithOperations } from './validation.js';
+import { CEL_RESERVED_WORDS } from '../../apimachinery/cel/expressions.js';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
 const MATCH_POLICIES = ['Equivalent', 'Exact'];
@@ -18,29 +19,6 @@ const VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn'];
 const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'];
 const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH = 5 * 1024;
-const CEL_RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
 
 function defaultMatchResources(m: MatchResources | undefined): void {
   if (!m || typeof m !== 'object') return;
@@ -146,7 +124,7 @@ export function validatePolicy(o: ValidatingAdmissionPolicy): FieldIssue[] {
     const p = `spec.variables[${i}]`;
     const name = v?.name ?? '';
     if (!name.trim()) issues.push(fieldIssue.required(`${p}.name`, 'name is not specified'));
-    else if (!/^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) || CEL_RESERVED.has(name))
+    else if (!/^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) || CEL_RESERVED_WORDS.has(name))
       issues.push(fieldIssue.invalid(`${p}.name`, name, 'name is not a valid CEL identifier'));
     const expr = v?.expression ?? '';
     if (!expr.trim()) issues.push(fieldIssue.required(`${p}.expression`, 'expression is not specified'));
