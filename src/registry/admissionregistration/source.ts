@@ -1,83 +1,14 @@
 // Admission's configurations as the admission plugins read them: a list, then a watch of the
 // store (its watch cache), kept compiled in memory, so a request never reads storage for them
 // (upstream's configuration manager over a shared informer). Relists after a broken watch.
-// WatchedObjects is the list+watch loop; the webhook configurations and the policies with their
-// bindings are compiled from it.
-import { setTimeout as sleep } from 'node:timers/promises';
+// WatchedObjects (../watched-objects.ts) is the list+watch loop; the webhook configurations and
+// the policies with their bindings are compiled from it.
 import { compileConfigurations, releaseWebhooks, type CompiledWebhook, type WebhookSource } from '../../admission/webhook/dispatcher.js';
 import type { WebhookConfiguration } from '../../admission/webhook/types.js';
 import { compilePolicies, type CompiledPolicy, type PolicySource } from '../../admission/policy/validating.js';
 import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/types.js';
-import type { KubeObject } from '../../apimachinery/types.js';
 import type { GenericStore } from '../store.js';
-
-/** The objects of one cluster-scoped resource, by name, kept current by list+watch; `changed` runs after each change. */
-export class WatchedObjects<T extends KubeObject> {
-  readonly items = new Map<string, T>();
-  private readonly stop = new AbortController();
-  private loop: Promise<void> | undefined;
-
-  constructor(
-    private readonly store: () => GenericStore | undefined,
-    private readonly what: string,
-    private readonly changed: () => void,
-    private readonly log?: (msg: string) => void,
-  ) {}
-
-  /** Lists once (so the plugins know every object before the server is ready), then watches. */
-  async start(): Promise<void> {
-    const store = this.store();
-    if (!store) return;
-    const rv = await this.relist(store);
-    this.loop = this.watchLoop(store, rv);
-  }
-
-  async close(): Promise<void> {
-    this.stop.abort();
-    await this.loop?.catch(() => {});
-  }
-
-  private async relist(store: GenericStore): Promise<string> {
-    const list = await store.list(undefined);
-    this.items.clear();
-    for (const o of list.items) this.items.set(o.metadata?.name ?? '', o as T);
-    this.changed();
-    return list.metadata.resourceVersion ?? '';
-  }
-
-  private async watchLoop(store: GenericStore, fromRV: string): Promise<void> {
-    let rv = fromRV;
-    let failures = 0;
-    const signal = this.stop.signal;
-    while (!signal.aborted) {
-      try {
-        for await (const ev of store.watch(undefined, { resourceVersion: rv, allowWatchBookmarks: true, signal })) {
-          const o = ev.object as T;
-          if (o.metadata?.resourceVersion) rv = o.metadata.resourceVersion;
-          if (ev.type === 'ADDED' || ev.type === 'MODIFIED') this.items.set(o.metadata?.name ?? '', o);
-          else if (ev.type === 'DELETED') this.items.delete(o.metadata?.name ?? '');
-          else continue;
-          this.changed();
-        }
-      } catch (e) {
-        if (signal.aborted) return;
-        this.log?.(`${this.what}: watch ended (${e instanceof Error ? e.message : String(e)}); relisting`);
-      }
-      if (signal.aborted) return;
-      // 200 ms, doubling to 10 s while relisting fails (as the RBAC informer): storage that is down
-      // costs a log line every few seconds, not five a second; close() does not wait for the pause.
-      await sleep(Math.min(200 * 2 ** failures, 10_000), undefined, { signal, ref: false }).catch(() => {});
-      if (signal.aborted) return;
-      try {
-        rv = await this.relist(store);
-        failures = 0;
-      } catch (e) {
-        failures++;
-        this.log?.(`${this.what}: relist failed: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
-  }
-}
+import { WatchedObjects } from '../watched-objects.js';
 
 export class WebhookConfigurationCache implements WebhookSource {
   private compiled: CompiledWebhook[] = [];

@@ -12,7 +12,6 @@ import type { IncomingMessage } from 'node:http';
 import { connect as http2Connect, constants as h2constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { Agent, request as httpsRequest, type AgentOptions } from 'node:https';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { StatusError } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
@@ -34,6 +33,7 @@ import type { RemoteAPIResource, RemoteGroupVersion, RemoteOpenAPIV2 } from '../
 import type { RequestScope } from '../request-scope.js';
 import { goNetErrorText } from './go-errors.js';
 import type { ServiceResolver, ServiceTarget } from './service-resolver.js';
+import { WatchedObjects } from '../../registry/watched-objects.js';
 
 const APISERVICES = { group: APIREGISTRATION_GROUP, version: APIREGISTRATION_VERSION, resource: 'apiservices' };
 
@@ -110,7 +110,8 @@ const sameConditions = (a: readonly APIServiceCondition[] | undefined, b: readon
   JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
 
 export class Aggregator implements AggregatorHandler {
-  private readonly objects = new Map<string, APIService>();
+  /** The APIServices, by name, kept current by list+watch; `rebuild` runs after each change. */
+  private readonly watched: WatchedObjects<APIService>;
   private backends = new Map<string, Backend>();
   /** `<group>/<version>` → the APIService named `<version>.<group>`. */
   private byGroupVersion = new Map<string, Backend>();
@@ -119,7 +120,6 @@ export class Aggregator implements AggregatorHandler {
   private readonly checking = new Map<string, Promise<void>>();
   private readonly failures = new Map<string, number>();
   private readonly stop = new AbortController();
-  private loop: Promise<void> | undefined;
   private readonly intervalMs: number;
   private readonly timeoutMs: number;
   private readonly unavailableGauge: Gauge<'name'> | undefined;
@@ -129,6 +129,12 @@ export class Aggregator implements AggregatorHandler {
   private readonly h2 = new Map<string, { key: string; session: ClientHttp2Session | undefined }>();
 
   constructor(private readonly opts: AggregatorOptions) {
+    this.watched = new WatchedObjects<APIService>(
+      () => this.store(),
+      'aggregator: APIServices',
+      () => this.rebuild(),
+      opts.log,
+    );
     this.intervalMs = opts.availabilityCheckIntervalMs ?? 30_000;
     this.timeoutMs = opts.discoveryTimeoutMs ?? 5_000;
     if (opts.metrics) {
@@ -162,64 +168,26 @@ export class Aggregator implements AggregatorHandler {
   }
 
   /** Lists the APIServices (so the first request is routed right), then watches them. */
-  async start(): Promise<void> {
-    const store = this.store();
-    if (!store) return;
-    const rv = await this.relist(store);
-    this.loop = this.watchLoop(store, rv);
+  start(): Promise<void> {
+    return this.watched.start();
   }
 
   async close(): Promise<void> {
     this.stop.abort();
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
-    await this.loop?.catch(() => {});
+    await this.watched.close();
     await Promise.allSettled([...this.checking.values()]);
     for (const b of this.backends.values()) b.agent?.destroy();
     for (const h of this.h2.values()) h.session?.destroy();
     this.h2.clear();
   }
 
-  private async relist(store: GenericStore): Promise<string> {
-    const list = await store.list(undefined);
-    this.objects.clear();
-    for (const o of list.items) this.objects.set(o.metadata?.name ?? '', o);
-    this.rebuild();
-    return list.metadata.resourceVersion ?? '';
-  }
-
-  private async watchLoop(store: GenericStore, fromRV: string): Promise<void> {
-    let rv = fromRV;
-    const signal = this.stop.signal;
-    while (!signal.aborted) {
-      try {
-        for await (const ev of store.watch(undefined, { resourceVersion: rv, allowWatchBookmarks: true, signal })) {
-          const o = ev.object as APIService;
-          if (o.metadata?.resourceVersion) rv = o.metadata.resourceVersion;
-          if (ev.type === 'ADDED' || ev.type === 'MODIFIED') this.objects.set(o.metadata?.name ?? '', o);
-          else if (ev.type === 'DELETED') this.objects.delete(o.metadata?.name ?? '');
-          else continue;
-          this.rebuild();
-        }
-      } catch (e) {
-        if (signal.aborted) return;
-        this.opts.log?.(`aggregator: APIService watch ended (${e instanceof Error ? e.message : String(e)}); relisting`);
-      }
-      await sleep(500, undefined, { signal, ref: false }).catch(() => {});
-      if (signal.aborted) return;
-      try {
-        rv = await this.relist(store);
-      } catch (e) {
-        this.opts.log?.(`aggregator: APIService relist failed: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
-  }
-
   /** Recomputes what each APIService routes to; probes the ones whose spec changed. */
   private rebuild(): void {
     const next = new Map<string, Backend>();
     const byGV = new Map<string, Backend>();
-    for (const [name, o] of this.objects) {
+    for (const [name, o] of this.watched.items) {
       const spec = o.spec ?? {};
       const svc = spec.service ?? undefined;
       const service = svc ? { namespace: svc.namespace ?? '', name: svc.name ?? '', port: svc.port ?? 443 } : undefined;
@@ -455,7 +423,7 @@ export class Aggregator implements AggregatorHandler {
 
   /** SetAPIServiceCondition, then a status write only when something changed (and the metrics either way). */
   private async writeCondition(name: string, wanted: APIServiceCondition): Promise<void> {
-    const current = this.objects.get(name);
+    const current = this.watched.items.get(name);
     if (!current) return;
     const prev = availableCondition(current);
     const condition: APIServiceCondition = {
