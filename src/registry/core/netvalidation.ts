@@ -5,7 +5,7 @@ import { isIPv6 } from 'node:net';
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 
 /** An IPv4 address as a number (leading zeros allowed, as ParseIPSloppy), or undefined. */
-function ipv4Number(text: string): number | undefined {
+export function parseIPv4(text: string): number | undefined {
   const parts = text.split('.');
   if (parts.length !== 4) return undefined;
   let n = 0;
@@ -19,7 +19,7 @@ function ipv4Number(text: string): number | undefined {
 }
 
 export function ipFamilyOf(text: string): 'IPv4' | 'IPv6' | undefined {
-  if (ipv4Number(text) !== undefined) return 'IPv4';
+  if (parseIPv4(text) !== undefined) return 'IPv4';
   if (isIPv6(text) && !text.includes('%')) return 'IPv6';
   return undefined;
 }
@@ -46,7 +46,7 @@ export function nonSpecialIPIssues(path: string, value: string): FieldIssue[] {
   if (!fam) return [fieldIssue.invalid(path, value, 'must be a valid IP address')];
   const issues: FieldIssue[] = [];
   if (fam === 'IPv4') {
-    const n = ipv4Number(value)!;
+    const n = parseIPv4(value)!;
     const a = n >>> 24;
     if (n === 0) issues.push(fieldIssue.invalid(path, value, 'may not be unspecified (0.0.0.0)'));
     if (a === 127) issues.push(fieldIssue.invalid(path, value, 'may not be in the loopback range (127.0.0.0/8, ::1/128)'));

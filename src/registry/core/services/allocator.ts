@@ -6,6 +6,7 @@
 // servers on one etcd therefore never hand out one item twice; within this process the
 // operations on a range are also queued, so that concurrent creates do not spin on conflicts.
 import { ConflictError, KeyExistsError, type KV, type Storage } from '../../../storage/storage.js';
+import { parseIPv4 } from '../netvalidation.js';
 
 /** What a range allocator refuses, with upstream's messages. */
 export class AllocationError extends Error {
@@ -66,20 +67,6 @@ export function parsePortRange(text: string): ItemRange {
     allocatedError: () => 'provided port is already allocated',
     notInRangeError: () => `provided port is not in the valid range. The range of valid ports is ${display}`,
   };
-}
-
-/** A dotted-quad IPv4 address as a number, or undefined (ParseIPSloppy also takes leading zeros). */
-export function parseIPv4(text: string): number | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  let n = 0;
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p)) return undefined;
-    const v = Number(p);
-    if (v > 255) return undefined;
-    n = n * 256 + v;
-  }
-  return n;
 }
 
 export function formatIPv4(n: number): string {
