@@ -137,10 +137,12 @@ describe('gated capabilities', { timeout: 120_000 }, () => {
       [clients.on, false],
       [clients.off, true],
     ] as const) {
+      // The storage metric counts every resource's lists, and background loops (the feature flow's
+      // identity Leases, controllers' relists) add a few: 20 lists of our own stand well above them.
       const before = await storageLists(c);
-      for (let i = 0; i < 3; i++) assert.equal((await c.request({ path: CMS, headers: { accept: 'application/json' } })).status, 200);
+      for (let i = 0; i < 20; i++) assert.equal((await c.request({ path: CMS, headers: { accept: 'application/json' } })).status, 200);
       const grew = (await storageLists(c)) - before;
-      assert.equal(grew >= 3, wantMore, `storage lists grew by ${grew}`);
+      assert.equal(grew >= 20, wantMore, `storage lists grew by ${grew}`);
     }
   });
 
@@ -165,9 +167,9 @@ describe('kplane capabilities as gates', { timeout: 120_000 }, () => {
       [clients.off, true],
     ] as const) {
       const before = await storageLists(c);
-      for (let i = 0; i < 3; i++) assert.equal((await c.request({ path: `${CMS}?resourceVersion=0`, headers: { accept: 'application/json' } })).status, 200);
+      for (let i = 0; i < 20; i++) assert.equal((await c.request({ path: `${CMS}?resourceVersion=0`, headers: { accept: 'application/json' } })).status, 200);
       const grew = (await storageLists(c)) - before;
-      assert.equal(grew >= 3, wantMore, `storage lists grew by ${grew}`);
+      assert.equal(grew >= 20, wantMore, `storage lists grew by ${grew}`);
     }
   });
 
