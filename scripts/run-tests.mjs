@@ -3,7 +3,7 @@
 // python3-kubernetes) when missing, then runs every *.test.ts under src/, test/ and bench/ with node:test.
 // Usage: node scripts/run-tests.mjs [path-substring ...]   (filters the test files)
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,6 +28,15 @@ function find(dir, out) {
 const files = [...find(join(root, 'src'), []), ...find(join(root, 'test'), []), ...find(join(root, 'bench'), [])]
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
+// Longest first, by the durations a full run recorded (scripts/test-durations-reporter.mjs): with N
+// parallel slots, a long file started last would run alone at the end. A file not in the record
+// (a new one) counts as long, since new files are mostly end-to-end tests.
+const durationsFile = join(root, 'scripts', 'test-durations.json');
+/** @type {Record<string, number>} */
+const recorded = {};
+if (existsSync(durationsFile)) Object.assign(recorded, /** @type {unknown} */ (JSON.parse(readFileSync(durationsFile, 'utf8'))));
+const UNKNOWN_SECONDS = 30;
+files.sort((a, b) => (recorded[b] ?? UNKNOWN_SECONDS) - (recorded[a] ?? UNKNOWN_SECONDS));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
@@ -40,9 +49,23 @@ const concurrency = process.env.KPLANE_TEST_CONCURRENCY ?? '2';
 // `import 'kplane'` (the examples) and bin/kplane.js resolve to src/. Set in NODE_OPTIONS, so that
 // every node process a test starts (the CLI, the examples, worker threads) runs from source too.
 const nodeOptions = [process.env.NODE_OPTIONS, '--conditions=kplane-source'].filter(Boolean).join(' ');
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, NODE_OPTIONS: nodeOptions },
-});
+const r = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(root, 'scripts', 'test-durations-reporter.mjs')}`,
+    `--test-reporter-destination=${join(root, '.test-durations.json')}`,
+    ...files,
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, NODE_OPTIONS: nodeOptions },
+  },
+);
 process.exit(r.status ?? 1);
