@@ -43,24 +43,52 @@ apt_update_once() {
   fi
 }
 
-deb_extract() { # $1 = package name; unpacks into .tools/root
-  local pkg=$1
+# Debian packages are fetched in one batch: every block below queues what it needs (`need`), then
+# `fetch_queued` asks apt for all candidate versions at once and downloads the missing ones with one
+# `apt-get download` (apt loads its package lists once per call, which costs seconds each).
+# Downloaded .deb files are also kept in a per-user cache outside the clone (as npm keeps its own),
+# so a fresh clone on the same machine unpacks them without downloading. The cache is keyed by the
+# file name, which holds the package's version: a new candidate version is downloaded again.
+# KPLANE_TOOLS_CACHE=/some/dir moves it; removing the directory empties it.
+cache="${KPLANE_TOOLS_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/kplane-tools}"
+mkdir -p "$cache" 2>/dev/null || cache=""
+queued=()
+need() { queued+=("$@"); }
+
+fetch_queued() {
+  [ "${#queued[@]}" -gt 0 ] || return 0
   apt_update_once
-  if ! ls "$tools/debs/${pkg}_"*.deb >/dev/null 2>&1; then
-    log "apt-get download $pkg"
-    (cd "$tools/debs" && apt-get download -qq "$pkg" >&2) || { apt-get update -qq >&2; (cd "$tools/debs" && apt-get download -qq "$pkg" >&2); }
+  local pkg version missing=() have
+  declare -A candidate=()
+  # `apt-cache policy a b c` prints "a:" then "  Candidate: 1.2-3" for each package.
+  while read -r pkg version; do candidate[$pkg]=$version; done < <(apt-cache policy "${queued[@]}" 2>/dev/null |
+    awk '/^[^ ].*:$/ { sub(/:$/, ""); p = $0 } /^  Candidate:/ { print p, $2 }')
+  for pkg in "${queued[@]}"; do
+    ls "$tools/debs/${pkg}_"*.deb >/dev/null 2>&1 && continue
+    version=${candidate[$pkg]:-}
+    have=""
+    if [ -n "$cache" ] && [ -n "$version" ] && [ "$version" != "(none)" ]; then
+      have=$(ls "$cache/${pkg}_${version//:/%3a}_"*.deb 2>/dev/null | head -1 || true)
+    fi
+    if [ -n "$have" ]; then cp "$have" "$tools/debs/"; else missing+=("$pkg"); fi
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    log "apt-get download ${missing[*]}"
+    (cd "$tools/debs" && apt-get download -qq "${missing[@]}" >&2) || { apt-get update -qq >&2; (cd "$tools/debs" && apt-get download -qq "${missing[@]}" >&2); }
+    if [ -n "$cache" ]; then for pkg in "${missing[@]}"; do cp "$tools/debs/${pkg}_"*.deb "$cache/" 2>/dev/null || true; done; fi
   fi
-  dpkg -x "$tools/debs/${pkg}_"*.deb "$tools/root"
+  for pkg in "${queued[@]}"; do dpkg -x "$tools/debs/${pkg}_"*.deb "$tools/root"; done
+  queued=()
 }
 
 if want kubectl && [ ! -x "$tools/bin/kubectl-1.20" ]; then
-  deb_extract kubernetes-client
+  need kubernetes-client
   ln -sf "$unpacked_bin/kubectl" "$tools/bin/kubectl-1.20"
 fi
 
 if want etcd && [ ! -x "$tools/bin/etcd" ]; then
-  deb_extract etcd-server
-  deb_extract etcd-client
+  need etcd-server
+  need etcd-client
   ln -sf "$unpacked_bin/etcd" "$tools/bin/etcd"
   ln -sf "$unpacked_bin/etcdctl" "$tools/bin/etcdctl"
 fi
@@ -99,33 +127,33 @@ wrap() { # $1 = name in .tools/bin, $2 = unpacked binary
 }
 
 if want catalog && [ ! -x "$tools/bin/docker-registry" ]; then
-  deb_extract docker-registry
+  need docker-registry
   ln -sf "$unpacked_bin/docker-registry" "$tools/bin/docker-registry"
 fi
 
 if want catalog && [ ! -x "$tools/bin/umoci" ]; then
-  deb_extract umoci
+  need umoci
   ln -sf "$unpacked_bin/umoci" "$tools/bin/umoci"
 fi
 
 if want catalog && [ ! -x "$tools/bin/skopeo" ]; then
-  deb_extract skopeo
-  deb_extract libgpgme11 # the one library skopeo links that a slim Debian lacks
+  need skopeo
+  need libgpgme11 # the one library skopeo links that a slim Debian lacks
   wrap skopeo "$unpacked_bin/skopeo"
 fi
 
 if want catalog && [ ! -x "$tools/bin/htpasswd" ]; then
-  deb_extract apache2-utils
-  deb_extract libapr1
-  deb_extract libaprutil1
+  need apache2-utils
+  need libapr1
+  need libaprutil1
   wrap htpasswd "$unpacked_bin/htpasswd"
 fi
 
 if want bench && { [ ! -x "$tools/bin/h2load" ] || [ ! -x "$tools/bin/nghttpd" ]; }; then
-  deb_extract nghttp2-client
-  deb_extract nghttp2-server
-  deb_extract libev4      # the two libraries nghttp2's tools link that a slim Debian lacks
-  deb_extract libjemalloc2
+  need nghttp2-client
+  need nghttp2-server
+  need libev4 # the two libraries nghttp2's tools link that a slim Debian lacks
+  need libjemalloc2
   wrap h2load "$unpacked_bin/h2load"
   wrap nghttpd "$tools/root/usr/sbin/nghttpd"
 fi
@@ -139,12 +167,14 @@ if want python && [ ! -x "$tools/bin/python3" -o ! -d "$py_site/kubernetes" ]; t
   # The interpreter itself (python3, python3.11, -minimal, distutils, lib2to3) is the machine's.
   for pkg in $(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances python3-kubernetes |
     grep -E '^python3-' | grep -vE '^python3-(minimal|distutils|lib2to3)$' | sort -u); do
-    deb_extract "$pkg"
+    need "$pkg"
   done
   # Found from the wrapper's own place, so that the .tools folder can move (or be a symlink).
   printf '#!/bin/sh\nsite="$(cd "$(dirname "$0")/.." && pwd)/root/usr/lib/python3/dist-packages"\nPYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" exec /usr/bin/python3 "$@"\n' >"$tools/bin/python3"
   chmod +x "$tools/bin/python3"
 fi
+
+fetch_queued
 
 if want kubectl; then
   log "kubectl-1.20: $("$tools/bin/kubectl-1.20" version --client --short 2>/dev/null || true)"
