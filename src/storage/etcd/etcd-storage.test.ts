@@ -95,6 +95,57 @@ describe('etcd storage', () => {
     }
   });
 
+  // Without a deadline the get below waits for as long as the proxy stalls (here: until the test
+  // ends it). Keepalive (a 5 s ping, 2 s for its answer) closes the stalled connection; the retry
+  // on a new connection that never completes ends at the call's 8 s deadline, as unavailable.
+  it('a member that stops answering (stalled connection) fails calls instead of hanging', { timeout: 60_000 }, async () => {
+    const upstream = new URL(etcd.endpoint);
+    const sockets = new Set<Socket>();
+    let stalled = false;
+    // A TCP proxy that, once stalled, keeps its connections open but forwards nothing more.
+    const proxy: Server = createServer((down) => {
+      const up = connect(Number(upstream.port), upstream.hostname);
+      for (const [from, to] of [
+        [down, up],
+        [up, down],
+      ] as const) {
+        sockets.add(from);
+        from.on('close', () => sockets.delete(from));
+        from.on('error', () => undefined);
+        from.on('data', (chunk: Buffer) => {
+          if (!stalled) to.write(chunk);
+        });
+      }
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const port = (proxy.address() as { port: number }).port;
+    const s = await openEtcdStorage({
+      endpoints: [`http://127.0.0.1:${port}`],
+      prefix: '/stalled',
+      keepaliveTimeMs: 5_000,
+      keepaliveTimeoutMs: 2_000,
+      callTimeoutMs: 8_000,
+    });
+    const release = AbortSignal.timeout(25_000);
+    try {
+      await s.create('/registry/x/a', enc('1'));
+      stalled = true;
+      const outcome = await Promise.race([
+        s.get('/registry/x/a').then(
+          () => 'answered',
+          (err: unknown) => (err instanceof StorageUnavailableError ? 'unavailable' : `other: ${String(err)}`),
+        ),
+        new Promise<string>((resolve) => release.addEventListener('abort', () => resolve('still waiting after 25 s'))),
+      ]);
+      assert.equal(outcome, 'unavailable');
+    } finally {
+      stalled = false;
+      await s.close();
+      for (const sock of sockets) sock.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
   it('coordinated compaction: of two servers only one compacts per round, one round behind', async () => {
     // Own etcd: compaction is global to an etcd and would disturb the other cases.
     const own = await startEtcd();

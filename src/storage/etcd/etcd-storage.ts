@@ -19,6 +19,22 @@ export interface EtcdStorageOptions {
   readonly compactIntervalMs?: number;
   /** Events a watcher may fall behind before it is cut off with WatchOverflowError. Default 100,000. */
   readonly watchBufferCapacity?: number;
+  /**
+   * gRPC keepalive: a ping after this long without data on a connection (ms; default 30,000), and
+   * the connection closed when its answer does not come within `keepaliveTimeoutMs` (default
+   * 10,000), as kube-apiserver's clientv3 dials (DialKeepAliveTime, DialKeepAliveTimeout). Without
+   * it a call sent to a member that stopped answering (SIGSTOP, a stalled disk or network) waits
+   * until the member resumes. etcd refuses pings more often than every 5 s (its
+   * --grpc-keepalive-min-time), so do not go below 5,000.
+   */
+  readonly keepaliveTimeMs?: number;
+  readonly keepaliveTimeoutMs?: number;
+  /**
+   * Deadline of each get, list, count and write (ms; default 60,000, kube-apiserver's default
+   * --request-timeout, which bounds its etcd calls through the request's context), retries
+   * included. A call past it fails with StorageUnavailableError (a 503 or 504 to the client).
+   */
+  readonly callTimeoutMs?: number;
   /** Notices for the operator, e.g. that the etcd version rules out watch progress requests. */
   readonly onNotice?: (message: string) => void;
 }
@@ -47,10 +63,16 @@ export class EtcdStorage implements Storage {
   /** Per endpoint, once its version is known: whether its watch progress requests are safe. */
   private readonly progressSupport = new Map<string, boolean>();
   private readonly versionChecks = new AbortController();
+  private readonly grpcOptions: NonNullable<IOptions['grpcOptions']>;
 
   constructor(private readonly opts: EtcdStorageOptions) {
-    this.client = new Etcd3({ hosts: opts.endpoints });
-    this.writeClient = new Etcd3({ hosts: opts.endpoints, faultHandling: { global: RETRY_UNSENT } });
+    this.grpcOptions = {
+      'grpc.keepalive_time_ms': opts.keepaliveTimeMs ?? 30_000,
+      'grpc.keepalive_timeout_ms': opts.keepaliveTimeoutMs ?? 10_000,
+      'grpc.keepalive_permit_without_calls': 1,
+    };
+    this.client = new Etcd3({ hosts: opts.endpoints, grpcOptions: this.grpcOptions });
+    this.writeClient = new Etcd3({ hosts: opts.endpoints, grpcOptions: this.grpcOptions, faultHandling: { global: RETRY_UNSENT } });
     // etcd3's own watch manager neither forwards progress responses nor lets us send progress
     // requests, and it silently resumes after errors; we drive the Watch RPC ourselves instead.
     // The connection pool is private in the typings, hence the cast.
@@ -96,7 +118,7 @@ export class EtcdStorage implements Storage {
   }
 
   async get(key: string): Promise<KV | undefined> {
-    const res = await this.call(() => this.client.kv.range({ key: this.k(key) }));
+    const res = await this.call((o) => this.client.kv.range({ key: this.k(key) }, o));
     const kv = res.kvs[0];
     return kv === undefined ? undefined : this.kvOf(kv);
   }
@@ -106,15 +128,18 @@ export class EtcdStorage implements Storage {
     const limit = opts.limit !== undefined && opts.limit > 0 ? opts.limit : 0;
     const from = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
     const res = await this.call(
-      () =>
-        this.client.kv.range({
-          key: this.k(from),
-          range_end: this.k(prefixEnd(prefix)),
-          revision: requested,
-          limit,
-          sort_order: 'Ascend',
-          sort_target: 'Key',
-        }),
+      (o) =>
+        this.client.kv.range(
+          {
+            key: this.k(from),
+            range_end: this.k(prefixEnd(prefix)),
+            revision: requested,
+            limit,
+            sort_order: 'Ascend',
+            sort_target: 'Key',
+          },
+          o,
+        ),
       requested,
     );
     const items = res.kvs.map((kv) => this.kvOf(kv));
@@ -124,18 +149,21 @@ export class EtcdStorage implements Storage {
   }
 
   async count(prefix: string): Promise<number> {
-    const res = await this.call(() => this.client.kv.range({ key: this.k(prefix), range_end: this.k(prefixEnd(prefix)), count_only: true }));
+    const res = await this.call((o) => this.client.kv.range({ key: this.k(prefix), range_end: this.k(prefixEnd(prefix)), count_only: true }, o));
     return Number(res.count);
   }
 
   async create(key: string, value: Uint8Array): Promise<KV> {
     const k = this.k(key);
-    const res = await this.call(() =>
-      this.writeClient.kv.txn({
-        compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
-        success: [{ request_put: { key: k, value: toBuffer(value) } }],
-        failure: [],
-      }),
+    const res = await this.call((o) =>
+      this.writeClient.kv.txn(
+        {
+          compare: [{ key: k, target: 'Create', result: 'Equal', create_revision: 0 }],
+          success: [{ request_put: { key: k, value: toBuffer(value) } }],
+          failure: [],
+        },
+        o,
+      ),
     );
     if (!res.succeeded) throw new KeyExistsError(key);
     const rev = Number(res.header.revision);
@@ -144,16 +172,19 @@ export class EtcdStorage implements Storage {
 
   async update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KV> {
     const k = this.k(key);
-    const res = await this.call(() =>
-      this.writeClient.kv.txn({
-        compare: [
-          { key: k, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision },
-          // Without this an expected revision of 0 would "update" a missing key into existence.
-          { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
-        ],
-        success: [{ request_put: { key: k, value: toBuffer(value), prev_kv: true } }],
-        failure: [{ request_range: { key: k } }],
-      }),
+    const res = await this.call((o) =>
+      this.writeClient.kv.txn(
+        {
+          compare: [
+            { key: k, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision },
+            // Without this an expected revision of 0 would "update" a missing key into existence.
+            { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
+          ],
+          success: [{ request_put: { key: k, value: toBuffer(value), prev_kv: true } }],
+          failure: [{ request_range: { key: k } }],
+        },
+        o,
+      ),
     );
     if (!res.succeeded) throw this.preconditionFailure(key, res);
     const prev = res.responses[0]?.response_put?.prev_kv;
@@ -163,15 +194,18 @@ export class EtcdStorage implements Storage {
 
   async delete(key: string, expectedModRevision?: number): Promise<{ kv: KV; revision: number }> {
     const k = this.k(key);
-    const res = await this.call(() =>
-      this.writeClient.kv.txn({
-        compare: [
-          { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
-          ...(expectedModRevision === undefined ? [] : [{ key: k, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expectedModRevision }]),
-        ],
-        success: [{ request_delete_range: { key: k, prev_kv: true } }],
-        failure: [{ request_range: { key: k } }],
-      }),
+    const res = await this.call((o) =>
+      this.writeClient.kv.txn(
+        {
+          compare: [
+            { key: k, target: 'Create', result: 'Greater', create_revision: 0 },
+            ...(expectedModRevision === undefined ? [] : [{ key: k, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expectedModRevision }]),
+          ],
+          success: [{ request_delete_range: { key: k, prev_kv: true } }],
+          failure: [{ request_range: { key: k } }],
+        },
+        o,
+      ),
     );
     if (!res.succeeded) throw this.preconditionFailure(key, res);
     const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
@@ -243,7 +277,7 @@ export class EtcdStorage implements Storage {
   }
 
   async currentRevision(): Promise<number> {
-    const res = await this.call(() => this.client.kv.range({ key: this.k('/'), count_only: true }));
+    const res = await this.call((o) => this.client.kv.range({ key: this.k('/'), count_only: true }, o));
     return Number(res.header.revision);
   }
 
@@ -304,7 +338,9 @@ export class EtcdStorage implements Storage {
     try {
       const clients =
         this.opts.endpoints.length > 1
-          ? (this.pingClients ??= this.opts.endpoints.map((e) => new Etcd3({ hosts: e, faultHandling: { host: () => ONCE, global: ONCE } })))
+          ? (this.pingClients ??= this.opts.endpoints.map(
+              (e) => new Etcd3({ hosts: e, grpcOptions: this.grpcOptions, faultHandling: { host: () => ONCE, global: ONCE } }),
+            ))
           : [this.client];
       await Promise.race([
         clients.length === 1 ? read(clients[0]!) : Promise.any(clients.map(read)),
@@ -448,10 +484,14 @@ export class EtcdStorage implements Storage {
   }
 
   /** Runs an etcd call, turning compaction into ExpiredError and everything else into StorageUnavailableError. */
-  private async call<T extends IRangeResponse | ITxnResponse>(fn: () => Promise<T>, revision = 0): Promise<T> {
+  /**
+   * One unary call, with a deadline over all of its retries (`callTimeoutMs`): a call must not wait
+   * forever on a member that accepts connections but does not answer.
+   */
+  private async call<T extends IRangeResponse | ITxnResponse>(fn: (options: { deadline: number }) => Promise<T>, revision = 0): Promise<T> {
     if (this.closed) throw new StorageUnavailableError('etcd storage is closed');
     try {
-      return await fn();
+      return await fn({ deadline: Date.now() + (this.opts.callTimeoutMs ?? 60_000) });
     } catch (err) {
       if (isCompactedError(err)) throw new ExpiredError(revision, await this.oldestRevision());
       throw unavailable(err);
