@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +35,7 @@ describe('the blocking log backend', () => {
 
   // Read synchronously: an await would let the end of the event loop's turn come first.
   const lines = (path: string): string[] =>
-    readFileSync(path, 'utf8')
+    (existsSync(path) ? readFileSync(path, 'utf8') : '')
       .split('\n')
       .filter(Boolean)
       .map((l) => {
@@ -43,28 +43,56 @@ describe('the blocking log backend', () => {
         return `${e.auditID} ${e.stage}`;
       });
 
-  it('writes RequestReceived before returning; ResponseComplete with the next write, in order; all at shutdown', async () => {
+  it('groups the events of one event-loop turn in one write, in order; RequestReceived waits for it', async () => {
     const path = join(dir, 'audit.log');
     const b = createLogBackend({ path, mode: 'blocking' }, new AuditMetrics(undefined), () => {});
-    assert.equal(b.processEvent(event('a', 'RequestReceived')), true);
-    assert.deepEqual(lines(path), ['a RequestReceived']);
+    const a = b.processEvent(event('a', 'RequestReceived'));
+    const c = b.processEvent(event('c', 'RequestReceived'));
+    // Nothing is written before the end of the turn, and the requests wait for that write.
+    assert.ok(a instanceof Promise && c instanceof Promise);
+    let settled = false;
+    void a.then(() => (settled = true));
+    await Promise.resolve();
+    assert.equal(settled, false);
+    assert.deepEqual(lines(path), []);
+    assert.equal(await a, true);
+    assert.equal(await c, true);
+    assert.deepEqual(lines(path), ['a RequestReceived', 'c RequestReceived']);
+    // The answer has gone out already: nothing waits for ResponseComplete.
     assert.equal(b.processEvent(event('a', 'ResponseComplete')), true);
-    // The answer has gone out already: its line waits for the next write.
-    assert.deepEqual(lines(path), ['a RequestReceived']);
-    b.processEvent(event('b', 'RequestReceived'));
-    assert.deepEqual(lines(path), ['a RequestReceived', 'a ResponseComplete', 'b RequestReceived']);
-    b.processEvent(event('b', 'ResponseComplete'));
+    const d = b.processEvent(event('d', 'RequestReceived'));
+    assert.equal(b.processEvent(event('c', 'ResponseComplete')), true);
+    assert.equal(await d, true);
+    assert.deepEqual(lines(path), ['a RequestReceived', 'c RequestReceived', 'a ResponseComplete', 'd RequestReceived', 'c ResponseComplete']);
+    b.processEvent(event('d', 'ResponseComplete'));
     await b.shutdown();
-    assert.deepEqual(lines(path), ['a RequestReceived', 'a ResponseComplete', 'b RequestReceived', 'b ResponseComplete']);
+    assert.equal(lines(path).at(-1), 'd ResponseComplete');
   });
 
   it('writes a waiting ResponseComplete at the end of the event loop turn', async () => {
     const path = join(dir, 'turn.log');
     const b = createLogBackend({ path, mode: 'blocking' }, new AuditMetrics(undefined), () => {});
-    b.processEvent(event('c', 'RequestReceived'));
+    await b.processEvent(event('c', 'RequestReceived'));
     b.processEvent(event('c', 'ResponseComplete'));
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(lines(path), ['c RequestReceived', 'c ResponseComplete']);
     await b.shutdown();
+  });
+
+  it('a failed write lets the requests go on in blocking mode and fails them in blocking-strict', async () => {
+    // A plain file where the log's directory should be: every write fails (ENOTDIR).
+    const plain = join(dir, 'plain');
+    writeFileSync(plain, '');
+    for (const [mode, want] of [
+      ['blocking', true],
+      ['blocking-strict', false],
+    ] as const) {
+      const errors: string[] = [];
+      const b = createLogBackend({ path: join(plain, 'audit.log'), mode }, new AuditMetrics(undefined), (m) => errors.push(m));
+      const answers = await Promise.all([b.processEvent(event('e', 'RequestReceived')), b.processEvent(event('f', 'RequestReceived'))]);
+      assert.deepEqual(answers, [want, want], mode);
+      assert.match(errors[0] ?? '', /Error in audit plugin 'log' affecting 2 audit events/);
+      await b.shutdown().catch(() => undefined);
+    }
   });
 });

@@ -84,7 +84,12 @@ export class AuditMetrics {
 
 /** A sink of events: false when an event could not be stored (only blocking-strict acts on it). */
 export interface AuditBackend {
-  processEvent(ev: AuditEvent): boolean;
+  /**
+   * Takes the event at its stage. The answer says whether the request may go on (false only when
+   * the event could not be stored and the mode says the request must fail): at once, or as a
+   * promise when the write is grouped with the other events of this turn of the event loop.
+   */
+  processEvent(ev: AuditEvent): boolean | Promise<boolean>;
   /** Writes what is queued and closes the file. */
   shutdown(): Promise<void>;
 }
@@ -124,68 +129,51 @@ export function createLogBackend(o: AuditLogOptions, metrics: AuditMetrics, log:
     lastLogged = now;
     log(`Error in audit plugin '${plugin}' affecting ${n} audit events: ${e instanceof Error ? e.message : String(e)}`);
   };
-  const writeLine = (line: string): boolean => {
-    try {
-      sink.write(line);
-      return true;
-    } catch (e) {
-      pluginError('log', e, 1);
-      return false;
-    }
-  };
   const mode = o.mode ?? 'blocking';
   if (mode !== 'batch') {
     const strict = mode === 'blocking-strict';
-    // ResponseComplete comes once the answer has gone out: nothing waits on its write, so its line
-    // joins the next write (the next event's, or at the end of this turn of the event loop), in
-    // order. Every other stage is written before the request goes on, with what waits before it.
+    // Group commit: the events of one turn of the event loop are written together, in order, with
+    // one write at the end of the turn (setImmediate runs after the turn's I/O callbacks, so every
+    // request parsed in it is in the group). A request waits for the write that holds its
+    // RequestReceived (or ResponseStarted) line before it goes on, as upstream's blocking mode
+    // writes before it returns; ResponseComplete and Panic come once the answer has gone out, so
+    // nothing waits on them. Under concurrency this makes one write(2) of many lines instead of
+    // one per event, which kept the event loop from parsing and answering other requests.
     let pending = '';
     let pendingCount = 0;
+    let waiters: ((ok: boolean) => void)[] = [];
     let scheduled: NodeJS.Immediate | undefined;
-    const flushPending = (): void => {
+    const flush = (): void => {
       scheduled = undefined;
       if (!pendingCount) return;
       const lines = pending;
       const n = pendingCount;
+      const waiting = waiters;
       pending = '';
       pendingCount = 0;
+      waiters = [];
+      let ok = true;
       try {
         sink.write(lines);
       } catch (e) {
         pluginError('log', e, n);
+        ok = false;
       }
+      // ignoreErrorsBackend: blocking answers the request whatever the write did.
+      const answer = ok || !strict;
+      for (const resolve of waiting) resolve(answer);
     };
     return {
       processEvent(ev) {
-        const line = encode(ev) + '\n';
-        if (ev.stage === 'ResponseComplete') {
-          pending += line;
-          pendingCount++;
-          scheduled ??= setImmediate(flushPending);
-          return true;
-        }
-        let ok: boolean;
-        if (!pendingCount) ok = writeLine(line);
-        else {
-          // One write for what waited and this line.
-          const lines = pending + line;
-          const n = pendingCount + 1;
-          pending = '';
-          pendingCount = 0;
-          ok = true;
-          try {
-            sink.write(lines);
-          } catch (e) {
-            pluginError('log', e, n);
-            ok = false;
-          }
-        }
-        // ignoreErrorsBackend: blocking answers the request whatever the write did.
-        return ok || !strict;
+        pending += encode(ev) + '\n';
+        pendingCount++;
+        scheduled ??= setImmediate(flush);
+        if (ev.stage === 'ResponseComplete' || ev.stage === 'Panic') return true;
+        return new Promise<boolean>((resolve) => waiters.push(resolve));
       },
       shutdown: async () => {
         if (scheduled) clearImmediate(scheduled);
-        flushPending();
+        flush();
         sink.close();
       },
     };

@@ -82,9 +82,10 @@ export class AuditContext implements AuditHooks {
 
   /**
    * processAuditEvent: sends the event at `stage` unless the policy omits it. False only when the
-   * backend could not store it and says the request must fail (blocking-strict).
+   * backend could not store it and says the request must fail (blocking-strict); a promise when
+   * the backend groups the write with others (AuditBackend.processEvent).
    */
-  process(stage: Stage): boolean {
+  process(stage: Stage): boolean | Promise<boolean> {
     const ev = this.event;
     ev.stage = stage;
     if (this.config.omitStages.includes(stage)) return true;

@@ -28,31 +28,51 @@ export function withAudit(rt: AuditRuntime | undefined): Filter {
     }
     const ac = new AuditContext(config, rt, s.req, auditIdOf(s.res), microsOf(s.started), s.info, s.user);
     s.audit = ac;
-    if (!ac.process('RequestReceived')) {
-      rt.metrics.rejected.inc();
-      // responsewriters.InternalError: http.Error's text, the request's URI quoted.
-      s.res.statusCode = 500;
-      s.res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-      s.res.setHeader('X-Content-Type-Options', 'nosniff');
-      s.res.end(`Internal Server Error: ${JSON.stringify(s.req.url ?? '')}: failed to store audit event\n`.replace(/[&<>]/g, htmlEscape));
-      return;
-    }
+    // Hooked before the RequestReceived write, which the backend may group with others of this
+    // turn: a client that goes away meanwhile still gets its ResponseComplete, after RequestReceived.
     const authenticated = s.user;
+    let refused = false;
     if (s.longRunning) startedOnHeaders(s, ac, () => authenticated);
-    s.res.once('close', () => complete(s, ac, authenticated));
-    let pending: void | Promise<void>;
-    try {
-      pending = next(s);
-    } catch (e) {
-      failed(s, ac, authenticated, e);
-      throw e;
+    s.res.once('close', () => {
+      if (!refused) complete(s, ac, authenticated);
+    });
+    const stored = ac.process('RequestReceived');
+    if (stored === true) return serve(s, ac, authenticated, next);
+    if (stored === false) {
+      refused = true;
+      return refuse(s, rt);
     }
-    if (pending === undefined) return;
-    return pending.catch((e: unknown) => {
-      failed(s, ac, authenticated, e);
-      throw e;
+    return stored.then((ok) => {
+      if (ok) return serve(s, ac, authenticated, next);
+      refused = true;
+      refuse(s, rt);
     });
   };
+}
+
+/** The request's event could not be stored, and the mode (blocking-strict) fails the request. */
+function refuse(s: RequestScope, rt: AuditRuntime): void {
+  rt.metrics.rejected.inc();
+  // responsewriters.InternalError: http.Error's text, the request's URI quoted.
+  s.res.statusCode = 500;
+  s.res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  s.res.setHeader('X-Content-Type-Options', 'nosniff');
+  s.res.end(`Internal Server Error: ${JSON.stringify(s.req.url ?? '')}: failed to store audit event\n`.replace(/[&<>]/g, htmlEscape));
+}
+
+function serve(s: RequestScope, ac: AuditContext, authenticated: RequestScope['user'], next: Handler): void | Promise<void> {
+  let pending: void | Promise<void>;
+  try {
+    pending = next(s);
+  } catch (e) {
+    failed(s, ac, authenticated, e);
+    throw e;
+  }
+  if (pending === undefined) return;
+  return pending.catch((e: unknown) => {
+    failed(s, ac, authenticated, e);
+    throw e;
+  });
 }
 
 function htmlEscape(c: string): string {
@@ -75,7 +95,7 @@ function startedOnHeaders(s: RequestScope, ac: AuditContext, authenticated: () =
       started = true;
       ac.setCode(typeof args[0] === 'number' ? args[0] : res.statusCode);
       noteImpersonation(s, ac, authenticated());
-      ac.process('ResponseStarted');
+      void ac.process('ResponseStarted');
     }
     return writeHead.apply(this, args);
   };
@@ -91,9 +111,9 @@ function complete(s: RequestScope, ac: AuditContext, authenticated: RequestScope
   } else if (ev.responseStatus === undefined) {
     // Nothing was answered (the client went away first): upstream's faked status.
     ev.responseStatus = { code: 200, status: 'Success', message: 'Connection closed early' };
-    if (s.longRunning) ac.process('ResponseStarted');
+    if (s.longRunning) void ac.process('ResponseStarted');
   }
-  ac.process('ResponseComplete');
+  void ac.process('ResponseComplete');
 }
 
 /** What a filter inside threw: a StatusError is the answer's Status (written by panic-recovery); anything else is a panic. */
@@ -110,7 +130,7 @@ function failed(s: RequestScope, ac: AuditContext, authenticated: RequestScope['
     reason: 'InternalError',
     message: `APIServer panic'd: ${e instanceof Error ? e.message : String(e)}`,
   };
-  ac.process('Panic');
+  void ac.process('Panic');
 }
 
 /**
@@ -142,7 +162,7 @@ function auditFailedAuthentication(rt: AuditRuntime, s: RequestScope, e: unknown
   if (config.level === 'None') return;
   const ac = new AuditContext(config, rt, s.req, auditIdOf(s.res), microsOf(s.started), s.info, undefined);
   ac.event.responseStatus = { code: 401, message: authMethods(s) };
-  ac.process('ResponseStarted');
+  void ac.process('ResponseStarted');
 }
 
 /** getAuthMethods: what the client tried. */
