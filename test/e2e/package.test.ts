@@ -386,4 +386,56 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
     const code = await new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.once('exit', (c) => r(c))));
     assert.equal(code, 0, stderr);
   });
+
+  // The README's quick start in this repository (dist/ is fresh from the pack above, so npm start's
+  // prestart only checks it): `npm start` with the flags the README gives for another port, the
+  // data under a fresh directory's .kplane, then the README's "In another terminal" block as written.
+  it("README's quick start: npm start prints how to use it, and the README's kubectl commands work", async () => {
+    const home = join(work, 'quick-start');
+    mkdirSync(home);
+    const child = spawn(npm, ['start', '--', '--secure-port', '0', '--data-dir', join(home, '.kplane')], {
+      cwd: repoRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let out = '';
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    try {
+      const printed = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`npm start printed no instructions in 300 s: ${out}${stderr}`)), 300_000);
+        child.stdout.setEncoding('utf8').on('data', (d: string) => {
+          out += d;
+          if (/^To use it: .*$/m.test(out)) {
+            clearTimeout(timer);
+            resolve(out);
+          }
+        });
+        child.once('exit', (code, sig) => {
+          clearTimeout(timer);
+          reject(new Error(`npm start exited (${code ?? sig}): ${out}${stderr}`));
+        });
+      });
+      const data = join(home, '.kplane');
+      assert.match(
+        printed,
+        new RegExp(`^kplane is serving on https://127\\.0\\.0\\.1:\\d+ \\(storage: sqlite, data: ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`, 'm'),
+      );
+      assert.ok(printed.includes(`To use it: export KUBECONFIG=${join(data, 'admin.kubeconfig')} && kubectl get namespaces`), printed);
+      const block = readmeBlock('In another terminal:', 'sh');
+      assert.match(block, /^export KUBECONFIG=\$PWD\/\.kplane\/admin\.kubeconfig$/m);
+      const tools = join(repoRoot, '.tools', 'bin');
+      const r = ok(
+        await run('bash', ['-ec', block], { cwd: home, env: { ...env, PATH: `${tools}:${env.PATH ?? ''}` }, timeoutMs: 120_000 }),
+        'the README block',
+      );
+      assert.match(r.stdout, /^default +Active /m);
+      assert.match(r.stdout, /^configmap\/hello created$/m);
+      assert.match(r.stdout, /^ {2}greeting: hi$/m);
+    } finally {
+      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGTERM');
+      await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r)));
+    }
+  });
 });
