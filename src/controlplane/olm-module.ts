@@ -34,6 +34,8 @@ export interface OlmOptions {
   readonly resolve?: Resolve;
   /** How often every namespace with Subscriptions is synced again (default 60 s). */
   readonly installResyncMs?: number;
+  /** Called before each InstallPlan step is applied (tests inject faults mid-plan). */
+  readonly beforeInstallStep?: (plan: string, index: number) => void | Promise<void>;
 }
 
 export function olm(opts: OlmOptions = {}): ApiModule {
@@ -83,6 +85,7 @@ export function olm(opts: OlmOptions = {}): ApiModule {
         validateAgainstSchema: crdSchemaValidator,
         ...(log ? { log } : {}),
         ...(opts.installResyncMs !== undefined ? { resyncMs: opts.installResyncMs } : {}),
+        ...(opts.beforeInstallStep ? { beforeStep: opts.beforeInstallStep } : {}),
       });
       controller.start();
       install.start();

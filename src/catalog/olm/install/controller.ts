@@ -12,7 +12,7 @@ import type { ApiBundle } from '../../api/api.js';
 import type { RegistryClient } from '../registry-client.js';
 import type { CatalogKey, CatalogSnapshot, InstalledOperator, Resolve, ResolvedStep, SubscriptionInput } from '../resolver/types.js';
 import { CsvSync } from './csv.js';
-import { InstallPlanExecutor, type SchemaValidator } from './executor.js';
+import { InstallPlanExecutor, type ExecutorOptions, type SchemaValidator } from './executor.js';
 import {
   arr,
   CATALOG_SOURCES,
@@ -53,6 +53,8 @@ export interface InstallControllerOptions {
   /** Every namespace with Subscriptions is synced again this often (default 60 s). */
   readonly resyncMs?: number;
   readonly rewatchMs?: number;
+  /** See ExecutorOptions.beforeStep. */
+  readonly beforeStep?: ExecutorOptions['beforeStep'];
 }
 
 const WATCHED: readonly GVR[] = [SUBSCRIPTIONS, INSTALL_PLANS, CSVS, OPERATOR_GROUPS, CATALOG_SOURCES, CRDS];
@@ -78,7 +80,10 @@ export class InstallController {
   ) {
     this.log = opts.log ?? (() => {});
     this.csvSync = new CsvSync(client);
-    this.executor = new InstallPlanExecutor(client, opts.validateAgainstSchema ? { validateAgainstSchema: opts.validateAgainstSchema } : {});
+    this.executor = new InstallPlanExecutor(client, {
+      ...(opts.validateAgainstSchema ? { validateAgainstSchema: opts.validateAgainstSchema } : {}),
+      ...(opts.beforeStep ? { beforeStep: opts.beforeStep } : {}),
+    });
   }
 
   start(): void {

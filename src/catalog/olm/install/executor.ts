@@ -19,6 +19,8 @@ export interface ExecutorOptions {
   readonly validateAgainstSchema?: SchemaValidator;
   /** How long to wait for a CRD to become Established before trying again later (default 30 s). */
   readonly establishTimeoutMs?: number;
+  /** Called before each step is applied (tests: a fault injected mid-plan). */
+  readonly beforeStep?: (plan: string, index: number, step: Step) => void | Promise<void>;
 }
 
 /** What the executor did with a plan: done (nothing to wait for), or asked to be called again. */
@@ -81,7 +83,7 @@ export class InstallPlanExecutor {
     try {
       const crdNames = steps.filter((s) => s.resource.kind === 'CustomResourceDefinition').map((s) => s.resource.name);
       let crdsReady = crdNames.length === 0;
-      for (const step of steps) {
+      for (const [index, step] of steps.entries()) {
         const r = step.resource;
         // Everything after the CRDs waits for them to be Established (and discovery to serve them).
         if (r.kind !== 'CustomResourceDefinition' && !crdsReady) {
@@ -90,6 +92,7 @@ export class InstallPlanExecutor {
           await discovery.lookup('', 'v1', '', true);
         }
         if (DONE.has(step.status)) continue;
+        await this.opts.beforeStep?.(name, index, step);
         const served = (await discovery.lookup(r.group, r.version, r.kind)) ?? (await discovery.lookup(r.group, r.version, r.kind, true));
         if (!served) {
           step.status = 'WaitingForAPI';
