@@ -30,7 +30,9 @@ function crd(plural: string, kind: string, properties: Json): Json {
       group: 'example.com',
       scope: 'Namespaced',
       names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } } }],
+      versions: [
+        { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } } },
+      ],
     },
   };
 }
@@ -108,7 +110,10 @@ describe('OLM install flow faults', { timeout: 300_000 }, () => {
     server = await startTestServer({
       storage: 'sqlite',
       dataDir,
-      apis: [...defaultModules(), olm({ log: () => {}, resolve: testResolver(catalog), installResyncMs: 300, ...(beforeInstallStep ? { beforeInstallStep } : {}) })],
+      apis: [
+        ...defaultModules(),
+        olm({ log: () => {}, resolve: testResolver(catalog), installResyncMs: 300, ...(beforeInstallStep ? { beforeInstallStep } : {}) }),
+      ],
       controllers: defaultControllers(),
     });
     kc = kubectlSession(tools.kubectl, server.kubeconfig, dir);
@@ -163,7 +168,7 @@ describe('OLM install flow faults', { timeout: 300_000 }, () => {
     catalog.set('widget', [bundle('widget', '1.0.0', [crd('widgets', 'Widget', { size: { type: 'string' } })])]);
     await apply('widget.yaml', setup('widget', 'widget', 'widget'));
     await eventually(60_000, 'widget v1 installed', async () => {
-      const s = (await getJson(['get', 'csv', 'widget.v1.0.0', '-n', 'widget']).catch(() => ({}))) as Json;
+      const s: Json = await getJson(['get', 'csv', 'widget.v1.0.0', '-n', 'widget']).catch(() => ({}));
       return (s.status as Json | undefined)?.phase === 'Succeeded' ? true : undefined;
     });
     await apply('w1.yaml', 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: widget\nspec:\n  size: big\n');

@@ -61,7 +61,9 @@ const setup = (ns: string, address: string, withGroup = true): string =>
   [
     `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}`,
     `apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata:\n  name: dbaas\n  namespace: ${ns}\nspec:\n  sourceType: grpc\n  address: "${address}"\n  displayName: DBaaS Operators`,
-    ...(withGroup ? [`apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata:\n  name: og\n  namespace: ${ns}\nspec:\n  targetNamespaces: [${ns}]`] : []),
+    ...(withGroup
+      ? [`apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata:\n  name: og\n  namespace: ${ns}\nspec:\n  targetNamespaces: [${ns}]`]
+      : []),
   ].join('\n---\n');
 
 const subscription = (ns: string, name: string, pkg: string, extra: string[] = []): string =>
@@ -118,7 +120,7 @@ describe('OLM install flow: Subscription → InstallPlan → CSV', { timeout: 30
   };
   const csvPhase = async (name: string, ns: string, phase: string): Promise<Json> =>
     eventually(60_000, `csv ${name} to be ${phase}`, async () => {
-      const s = await status('csv', name, ns).catch(() => ({}) as Json);
+      const s: Json = await status('csv', name, ns).catch(() => ({}));
       return s.phase === phase ? s : undefined;
     });
 
@@ -154,7 +156,10 @@ describe('OLM install flow: Subscription → InstallPlan → CSV', { timeout: 30
       steps.map((s) => s[0]),
       ['CustomResourceDefinition', 'CustomResourceDefinition', 'ClusterServiceVersion', 'ServiceAccount', 'Role', 'RoleBinding'],
     );
-    assert.ok(steps.every((s) => s[2] === 'Created'), JSON.stringify(steps));
+    assert.ok(
+      steps.every((s) => s[2] === 'Created'),
+      JSON.stringify(steps),
+    );
     for (const s of ps.plan as Json[]) assert.equal((s.resource as Json).catalogSource, 'dbaas');
 
     const ipTable = await kc.ok(['get', 'installplans', '-n', 'dbaas']);
@@ -213,7 +218,9 @@ describe('OLM install flow: Subscription → InstallPlan → CSV', { timeout: 30
     assert.equal(none.stdout.trim(), '', 'nothing is installed before approval');
 
     await kc.ok(['patch', 'installplan', name, '-n', 'manual', '--type', 'merge', '-p', '{"spec":{"approved":true}}']);
-    await eventually(60_000, 'the approved plan to complete', async () => ((await status('installplan', name, 'manual')).phase === 'Complete' ? true : undefined));
+    await eventually(60_000, 'the approved plan to complete', async () =>
+      (await status('installplan', name, 'manual')).phase === 'Complete' ? true : undefined,
+    );
     await csvPhase('pg-operator.v2.4.0', 'manual', 'Succeeded');
   });
 

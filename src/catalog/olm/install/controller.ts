@@ -212,20 +212,36 @@ export class InstallController {
       bundles.catch(() => this.bundles.delete(k));
     }
     const priority = Number(specOf(cs).priority ?? 0);
-    return { key, priority: Number.isFinite(priority) ? priority : 0, bundles: await bundles, defaultChannels: this.opts.catalogs.defaultChannels(key.namespace, key.name) };
+    return {
+      key,
+      priority: Number.isFinite(priority) ? priority : 0,
+      bundles: await bundles,
+      defaultChannels: this.opts.catalogs.defaultChannels(key.namespace, key.name),
+    };
   }
 
   private async syncSubscriptions(ns: string, subs: KubeObject[], plans: KubeObject[], csvs: KubeObject[]): Promise<void> {
     const catalogs = await this.catalogsInScope(ns);
     const healthy = (cs: KubeObject): boolean => str(obj(statusOf(cs).connectionState).lastObservedState) === 'READY';
     const catalogHealth = catalogs.map((cs) => ({
-      catalogSourceRef: { apiVersion: OPERATORS_V1ALPHA1, kind: 'CatalogSource', name: cs.metadata?.name, namespace: cs.metadata?.namespace, uid: cs.metadata?.uid },
+      catalogSourceRef: {
+        apiVersion: OPERATORS_V1ALPHA1,
+        kind: 'CatalogSource',
+        name: cs.metadata?.name,
+        namespace: cs.metadata?.namespace,
+        uid: cs.metadata?.uid,
+      },
       healthy: healthy(cs),
       lastUpdated: now(),
     }));
     const unhealthy = catalogs.filter((cs) => !healthy(cs));
     const healthCondition: Condition = !catalogs.length
-      ? { type: 'CatalogSourcesUnhealthy', status: 'True', reason: 'NoCatalogSourcesFound', message: 'dependency resolution requires at least one catalogsource' }
+      ? {
+          type: 'CatalogSourcesUnhealthy',
+          status: 'True',
+          reason: 'NoCatalogSourcesFound',
+          message: 'dependency resolution requires at least one catalogsource',
+        }
       : unhealthy.length
         ? {
             type: 'CatalogSourcesUnhealthy',
@@ -258,15 +274,32 @@ export class InstallController {
       const ref = resolution.currentOf?.has(sub.metadata?.name ?? '') && resolution.plan ? resolution.plan : planByName.get(str(obj(st.installPlanRef).name));
       const phase = ref ? str(statusOf(ref).phase) : '';
       const conditions: Condition[] = [healthCondition];
-      if (resolution.failed) conditions.push({ type: 'ResolutionFailed', status: 'True', reason: resolution.failed.reason, message: resolution.failed.message });
+      if (resolution.failed)
+        conditions.push({ type: 'ResolutionFailed', status: 'True', reason: resolution.failed.reason, message: resolution.failed.message });
       if (ref && (phase === 'RequiresApproval' || phase === 'Installing')) conditions.push({ type: 'InstallPlanPending', status: 'True', reason: phase });
       if (ref && phase === 'Failed') {
-        const c = arr(statusOf(ref).conditions).map(obj).find((x) => x.type === 'Installed');
+        const c = arr(statusOf(ref).conditions)
+          .map(obj)
+          .find((x) => x.type === 'Installed');
         conditions.push({ type: 'InstallPlanFailed', status: 'True', reason: str(c?.reason) || 'InstallPlanFailed', message: str(c?.message) });
       }
       if (!ref && str(obj(st.installPlanRef).name))
-        conditions.push({ type: 'InstallPlanMissing', status: 'True', reason: 'ReferencedInstallPlanNotFound', message: `referenced InstallPlan ${ns}/${str(obj(st.installPlanRef).name)} not found` });
-      const state = ref && IN_FLIGHT.has(phase) ? 'UpgradePending' : ref && phase === 'Failed' ? 'UpgradeFailed' : installed && installed === current ? 'AtLatestKnown' : current ? 'UpgradePending' : '';
+        conditions.push({
+          type: 'InstallPlanMissing',
+          status: 'True',
+          reason: 'ReferencedInstallPlanNotFound',
+          message: `referenced InstallPlan ${ns}/${str(obj(st.installPlanRef).name)} not found`,
+        });
+      const state =
+        ref && IN_FLIGHT.has(phase)
+          ? 'UpgradePending'
+          : ref && phase === 'Failed'
+            ? 'UpgradeFailed'
+            : installed && installed === current
+              ? 'AtLatestKnown'
+              : current
+                ? 'UpgradePending'
+                : '';
       const next: Json = {
         ...(current ? { currentCSV: current } : {}),
         ...(installed ? { installedCSV: installed } : {}),
@@ -310,7 +343,9 @@ export class InstallController {
         const snap = await this.snapshot(cs);
         if (snap) snapshots.push(snap);
       } catch (e) {
-        this.log(`install: catalog ${cs.metadata?.namespace ?? ''}/${cs.metadata?.name ?? ''}: listing bundles failed: ${e instanceof Error ? e.message : String(e)}`);
+        this.log(
+          `install: catalog ${cs.metadata?.namespace ?? ''}/${cs.metadata?.name ?? ''}: listing bundles failed: ${e instanceof Error ? e.message : String(e)}`,
+        );
       }
     }
     const input: SubscriptionInput[] = subs.map((s) => {
@@ -350,10 +385,10 @@ export class InstallController {
     // A plan for the same CSVs already exists (it failed, or is done): no second one.
     const same = plans.find((p) => JSON.stringify(arr(specOf(p).clusterServiceVersionNames)) === JSON.stringify(names));
     if (same) return { plan: same, currentOf };
-    return { plan: await this.createPlan(ns, subs, steps, names, snapshots), currentOf };
+    return { plan: await this.createPlan(ns, subs, steps, names), currentOf };
   }
 
-  private async createPlan(ns: string, subs: KubeObject[], steps: ResolvedStep[], names: string[], snapshots: CatalogSnapshot[]): Promise<KubeObject> {
+  private async createPlan(ns: string, subs: KubeObject[], steps: ResolvedStep[], names: string[]): Promise<KubeObject> {
     // The objects of each bundle: ListBundles may leave them out; GetBundle has them.
     for (const s of steps) {
       if (s.bundle.object?.length) continue;
@@ -362,7 +397,7 @@ export class InstallController {
     }
     const manual = subs.some((s) => str(specOf(s).installPlanApproval) === 'Manual');
     const involved = subs.filter((s) => steps.some((st) => st.subscription === s.metadata?.name));
-    const created = await this.client.create(INSTALL_PLANS, ns, {
+    const created = await this.client.create<KubeObject>(INSTALL_PLANS, ns, {
       apiVersion: OPERATORS_V1ALPHA1,
       kind: 'InstallPlan',
       metadata: {
@@ -378,7 +413,7 @@ export class InstallController {
         })),
       },
       spec: { clusterServiceVersionNames: names, approval: manual ? 'Manual' : 'Automatic', approved: !manual, generation: 1 },
-    } as KubeObject);
+    });
     const status = {
       phase: manual ? 'RequiresApproval' : 'Installing',
       catalogSources: [...new Set(steps.map((s) => s.catalog.name))],
@@ -386,7 +421,6 @@ export class InstallController {
       startTime: now(),
       lastUpdated: now(),
     };
-    void snapshots;
     return this.client.patch(INSTALL_PLANS, ns, created.metadata?.name ?? '', 'merge', { status }, { subresource: 'status', fieldManager: 'catalog-operator' });
   }
 

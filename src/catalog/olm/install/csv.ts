@@ -19,12 +19,12 @@ import { arr, CRDS, CSVS, now, obj, specOf, statusOf, str, type Json } from './s
 
 export const CSV_REASONS = {
   RequirementsUnknown: 'requirements not yet checked',
-  RequirementsNotMet: 'one or more requirements couldn\'t be found',
+  RequirementsNotMet: "one or more requirements couldn't be found",
   AllRequirementsMet: 'all requirements found, attempting install',
   InstallSucceededWaiting: 'waiting for install components to report healthy',
   InstallSucceeded: 'install strategy completed with no errors',
   NoOperatorGroup: 'csv in namespace with no operatorgroups',
-  TooManyOperatorGroups: 'csv created in namespace with multiple operatorgroups, can\'t pick one automatically',
+  TooManyOperatorGroups: "csv created in namespace with multiple operatorgroups, can't pick one automatically",
   Replaced: 'has been replaced by a newer ClusterServiceVersion that has successfully installed.',
 } as const;
 
@@ -41,7 +41,9 @@ export interface RequirementStatus {
 /** The deployments of the CSV's install strategy. */
 export function deploymentNames(csv: KubeObject): string[] {
   const spec = obj(obj(specOf(csv).install).spec);
-  return arr(spec.deployments).map((d) => str(obj(d).name)).filter(Boolean);
+  return arr(spec.deployments)
+    .map((d) => str(obj(d).name))
+    .filter(Boolean);
 }
 
 export class CsvSync {
@@ -98,7 +100,8 @@ export class CsvSync {
         return;
       case 'Failed':
         // An OperatorGroup problem that went away: start over.
-        if (reason === 'NoOperatorGroup' || reason === 'TooManyOperatorGroups') await this.transition(ns, csv, 'Pending', 'RequirementsUnknown', CSV_REASONS.RequirementsUnknown);
+        if (reason === 'NoOperatorGroup' || reason === 'TooManyOperatorGroups')
+          await this.transition(ns, csv, 'Pending', 'RequirementsUnknown', CSV_REASONS.RequirementsUnknown);
         return;
       case 'Pending': {
         const reqs = await this.requirements(ns, csv);
@@ -140,7 +143,14 @@ export class CsvSync {
       const crdName = str(obj(d).name);
       if (!crdName || seen.has(crdName)) continue;
       seen.add(crdName);
-      const req: RequirementStatus = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', name: crdName, status: 'NotPresent', message: 'CRD is not present' };
+      const req: RequirementStatus = {
+        group: 'apiextensions.k8s.io',
+        version: 'v1',
+        kind: 'CustomResourceDefinition',
+        name: crdName,
+        status: 'NotPresent',
+        message: 'CRD is not present',
+      };
       const crd = await this.client.get(CRDS, undefined, crdName).catch((e: unknown) => {
         if (e instanceof StatusError && e.code === 404) return undefined;
         throw e;
@@ -149,7 +159,9 @@ export class CsvSync {
         req.uuid = crd.metadata?.uid ?? '';
         const established = arr(obj((crd as Json).status).conditions).some((c) => obj(c).type === 'Established' && obj(c).status === 'True');
         req.status = established ? 'Present' : 'NotPresent';
-        req.message = established ? 'CRD is present and Established condition is true' : 'CRD is present but the Established condition is False (not available)';
+        req.message = established
+          ? 'CRD is present and Established condition is true'
+          : 'CRD is present but the Established condition is False (not available)';
       }
       out.push(req);
     }

@@ -170,12 +170,12 @@ export class InstallPlanExecutor {
     const meta = obj(o.metadata);
     const name = str(meta.name);
     try {
-      await this.client.create(gvr, ns, o as KubeObject, { fieldManager: 'catalog-operator' });
+      await this.client.create(gvr, ns, o, { fieldManager: 'catalog-operator' });
       return 'Created';
     } catch (e) {
       if (!(e instanceof StatusError) || e.code !== 409) throw e;
     }
-    const existing = (await this.client.get(gvr, ns, name)) as Json;
+    const existing: Json = await this.client.get(gvr, ns, name);
     const old = obj(existing.metadata);
     if (kind === 'CustomResourceDefinition') await this.checkCrdUpgrade(existing, o);
     if (kind === 'ClusterServiceVersion') return 'Present';
@@ -192,7 +192,7 @@ export class InstallPlanExecutor {
       },
     };
     if ('status' in existing) body.status = existing.status;
-    await this.client.update(gvr, ns, body as KubeObject, { fieldManager: 'catalog-operator' });
+    await this.client.update(gvr, ns, body, { fieldManager: 'catalog-operator' });
     return 'Present';
   }
 
@@ -210,7 +210,11 @@ export class InstallPlanExecutor {
     const spec = obj(existing.spec);
     const group = str(spec.group);
     const plural = str(obj(spec.names).plural);
-    const oldServed = new Set(arr(spec.versions).filter((v) => obj(v).served !== false).map((v) => str(obj(v).name)));
+    const oldServed = new Set(
+      arr(spec.versions)
+        .filter((v) => obj(v).served !== false)
+        .map((v) => str(obj(v).name)),
+    );
     for (const v of versions) {
       const schema = obj(v.schema).openAPIV3Schema;
       if (!schema || !oldServed.has(str(v.name))) continue;
@@ -228,6 +232,13 @@ export class InstallPlanExecutor {
   }
 
   private async writeStatus(ns: string, name: string, status: Json): Promise<void> {
-    await this.client.patch(INSTALL_PLANS, ns, name, 'merge', { status: { ...status, lastUpdated: now() } }, { subresource: 'status', fieldManager: 'catalog-operator' });
+    await this.client.patch(
+      INSTALL_PLANS,
+      ns,
+      name,
+      'merge',
+      { status: { ...status, lastUpdated: now() } },
+      { subresource: 'status', fieldManager: 'catalog-operator' },
+    );
   }
 }

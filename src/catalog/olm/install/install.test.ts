@@ -113,7 +113,11 @@ describe('simpleResolve', () => {
   });
 
   it('follows skips to the head', async () => {
-    const skipping = [bundle('pg.v1.0.0'), bundle('pg.v1.1.0', { replaces: 'pg.v1.0.0' }), bundle('pg.v1.2.0', { replaces: 'pg.v1.0.0', skips: ['pg.v1.1.0'] })];
+    const skipping = [
+      bundle('pg.v1.0.0'),
+      bundle('pg.v1.1.0', { replaces: 'pg.v1.0.0' }),
+      bundle('pg.v1.2.0', { replaces: 'pg.v1.0.0', skips: ['pg.v1.1.0'] }),
+    ];
     assert.deepEqual(await names(input({ installedCSV: 'pg.v1.0.0' }, [snapshot(skipping)])), ['pg.v1.2.0<pg.v1.0.0']);
   });
 
@@ -182,7 +186,8 @@ class FakeClient {
   patch(gvr: GVR, ns: string | undefined, name: string, _t: string, body: Json): Promise<KubeObject> {
     const o = this.objects.get(this.k(gvr, ns, name))!;
     const merge = (a: Json, b: Json): Json => {
-      for (const [k, v] of Object.entries(b)) a[k] = v && typeof v === 'object' && !Array.isArray(v) && a[k] && typeof a[k] === 'object' ? merge(a[k] as Json, v as Json) : v;
+      for (const [k, v] of Object.entries(b))
+        a[k] = v && typeof v === 'object' && !Array.isArray(v) && a[k] && typeof a[k] === 'object' ? merge(a[k] as Json, v as Json) : v;
       return a;
     };
     merge(o, structuredClone(body));

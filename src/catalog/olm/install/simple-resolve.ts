@@ -7,7 +7,11 @@
 import { parseRange, parseTolerant } from '../../semver.js';
 import type { ApiBundle, CatalogSnapshot, GroupVersionKind, Resolve, ResolvedStep, ResolveResult } from '../resolver/types.js';
 
-const notSatisfiable = (message: string): ResolveResult => ({ ok: false, reason: 'ConstraintsNotSatisfiable', message: `constraints not satisfiable: ${message}` });
+const notSatisfiable = (message: string): ResolveResult => ({
+  ok: false,
+  reason: 'ConstraintsNotSatisfiable',
+  message: `constraints not satisfiable: ${message}`,
+});
 
 const sameCatalog = (c: CatalogSnapshot, name: string, namespace: string): boolean => c.key.name === name && c.key.namespace === namespace;
 
@@ -41,7 +45,8 @@ export function nextInChannel(bundles: readonly ApiBundle[], installed: string):
   return successors.sort((a, b) => compareVersions(b.version, a.version))[0];
 }
 
-const providesGvk = (b: ApiBundle, g: GroupVersionKind): boolean => b.providedApis.some((p) => p.group === g.group && p.version === g.version && p.kind === g.kind);
+const providesGvk = (b: ApiBundle, g: GroupVersionKind): boolean =>
+  b.providedApis.some((p) => p.group === g.group && p.version === g.version && p.kind === g.kind);
 
 interface Dependency {
   readonly describe: string;
@@ -100,7 +105,8 @@ export const simpleResolve: Resolve = (input) => {
   for (const sub of input.subscriptions) {
     const catalog = input.catalogs.find((c) => sameCatalog(c, sub.source, sub.sourceNamespace));
     const who = `subscription ${sub.name}`;
-    if (!catalog) return notSatisfiable(`no operators found from catalog ${sub.source} in namespace ${sub.sourceNamespace} referenced by ${who}, ${who} exists`);
+    if (!catalog)
+      return notSatisfiable(`no operators found from catalog ${sub.source} in namespace ${sub.sourceNamespace} referenced by ${who}, ${who} exists`);
     const inPackage = catalog.bundles.filter((b) => b.packageName === sub.package);
     if (!inPackage.length) return notSatisfiable(`no operators found in package ${sub.package} in the catalog referenced by ${who}, ${who} exists`);
     const channel = sub.channel || catalog.defaultChannels[sub.package] || '';
@@ -122,7 +128,8 @@ export const simpleResolve: Resolve = (input) => {
     } else {
       chosen = channelHead(inChannel);
     }
-    if (!chosen) return notSatisfiable(`no channel head found in channel ${channel} of package ${sub.package} in the catalog referenced by ${who}, ${who} exists`);
+    if (!chosen)
+      return notSatisfiable(`no channel head found in channel ${channel} of package ${sub.package} in the catalog referenced by ${who}, ${who} exists`);
     steps.push({ bundle: chosen, catalog: catalog.key, subscription: sub.name, ...(replaces ? { replaces } : {}) });
   }
   // Dependencies, one level deep.
@@ -145,7 +152,9 @@ export const simpleResolve: Resolve = (input) => {
         }
       }
       if (!found)
-        return notSatisfiable(`bundle ${step.bundle.csvName} requires an operator providing ${dep.describe}, but no operator in any catalog in scope provides it`);
+        return notSatisfiable(
+          `bundle ${step.bundle.csvName} requires an operator providing ${dep.describe}, but no operator in any catalog in scope provides it`,
+        );
       steps.unshift({ bundle: found.bundle, catalog: found.catalog.key });
     }
   }

@@ -171,5 +171,8 @@ export function planSteps(resolved: readonly ResolvedStep[], namespace: string):
     }
   }
   // A stable sort: within a rank, bundles stay in the resolver's order.
-  return out.map((s, i) => ({ s, i })).sort((a, b) => stepRank(a.s.resource.kind) - stepRank(b.s.resource.kind) || a.i - b.i).map(({ s }) => s);
+  return out
+    .map((s, i) => ({ s, i }))
+    .sort((a, b) => stepRank(a.s.resource.kind) - stepRank(b.s.resource.kind) || a.i - b.i)
+    .map(({ s }) => s);
 }
