@@ -2,12 +2,12 @@
 // `kplane catalog serve` of the DBaaS catalog: CatalogSource + OperatorGroup + Subscription →
 // InstallPlan Complete → CRDs Established, CSV Succeeded (its deployments reported as waiting for a
 // container runtime), RBAC from the CSV's permissions; Manual approval; an upgrade along `replaces`
-// (the old CSV replaced and deleted); a package that does not exist (ResolutionFailed); no
+// (the old CSV replaced and deleted), and again when the catalog publishes a newer bundle; a package that does not exist (ResolutionFailed); no
 // OperatorGroup (NoOperatorGroup); uninstall (delete subscription keeps the CSV, delete csv removes
 // its RBAC, CRDs kept); the catalog server stopped (CatalogSourcesUnhealthy).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -30,8 +30,8 @@ interface Served {
   exited: Promise<number | null>;
 }
 
-async function serveCatalog(): Promise<Served> {
-  const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', catalogDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+async function serveCatalog(dir = catalogDir, wantPort = 0): Promise<Served> {
+  const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', dir, '--port', String(wantPort)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
@@ -289,6 +289,46 @@ describe('OLM install flow: Subscription → InstallPlan → CSV', { timeout: 30
     });
     await kc.ok(['get', 'crd', 'perconapgclusters.pg.dbaas.example.com']);
     await kc.ok(['get', 'perconapgcluster', 'db1', '-n', 'dbaas']);
+  });
+
+  it('upgrades when the catalog publishes a newer bundle in the channel', async () => {
+    // A copy of the catalog whose stable-v2 channel ends at v2.3.0; then v2.4.0 is published.
+    const copy = join(dir, 'catalog-copy');
+    await cp(catalogDir, copy, { recursive: true });
+    const file = join(copy, 'pg-operator', 'catalog.yaml');
+    const published = await readFile(file, 'utf8');
+    const entry = '- name: pg-operator.v2.4.0\n  replaces: pg-operator.v2.3.0\nname: stable-v2\n';
+    assert.ok(published.includes(entry));
+    await writeFile(file, published.replace(entry, 'name: stable-v2\n'));
+    let served = await serveCatalog(copy);
+    try {
+      await apply('publish.yaml', setup('publish', `127.0.0.1:${served.port}`));
+      await catalogReady('publish');
+      await apply('sub-publish.yaml', subscription('publish', 'pg', 'pg-operator', ['channel: stable-v2']));
+      await csvPhase('pg-operator.v2.3.0', 'publish', 'Succeeded');
+      const before = await status('subscription', 'pg', 'publish');
+      assert.equal(before.state, 'AtLatestKnown');
+      assert.equal(before.installedCSV, 'pg-operator.v2.3.0');
+
+      // The new catalog, served at the same address: the CatalogSource reconnects and reads it again.
+      const port = served.port;
+      await stopCatalog(served);
+      await writeFile(file, published);
+      served = await serveCatalog(copy, port);
+      const after = await eventually(90_000, 'the Subscription to move to v2.4.0', async () => {
+        const s = await status('subscription', 'pg', 'publish');
+        return s.installedCSV === 'pg-operator.v2.4.0' && s.state === 'AtLatestKnown' ? s : undefined;
+      });
+      assert.equal(after.currentCSV, 'pg-operator.v2.4.0');
+      const csv = await csvPhase('pg-operator.v2.4.0', 'publish', 'Succeeded');
+      assert.equal(csv.reason, 'InstallSucceeded');
+      await eventually(60_000, 'the replaced CSV to be deleted', async () => {
+        const r = await kc.k(['get', 'csv', 'pg-operator.v2.3.0', '-n', 'publish']);
+        return r.code !== 0 ? true : undefined;
+      });
+    } finally {
+      await stopCatalog(served);
+    }
   });
 
   it('reports CatalogSourcesUnhealthy when the catalog server is gone', async () => {

@@ -384,7 +384,9 @@ export class InstallController {
     const names = steps.map((s) => s.bundle.csvName);
     // A plan for the same CSVs already exists (it failed, or is done): no second one.
     const same = plans.find((p) => JSON.stringify(arr(specOf(p).clusterServiceVersionNames)) === JSON.stringify(names));
-    if (same) return { plan: same, currentOf };
+    if (same && arr(statusOf(same).plan).length) return { plan: same, currentOf };
+    // A plan created without its steps (the server stopped between the create and the status write): made again.
+    if (same) await this.client.delete(INSTALL_PLANS, ns, same.metadata?.name ?? '').catch(() => {});
     return { plan: await this.createPlan(ns, subs, steps, names), currentOf };
   }
 
