@@ -10,7 +10,7 @@ import type { ApiBundle, ResolvedStep } from '../resolver/types.js';
 type Json = Record<string, unknown>;
 
 /** operator-framework/api's StepStatus. */
-export type StepStatus = 'Unknown' | 'NotPresent' | 'Present' | 'Created' | 'WaitingForAPI' | 'Unsupported';
+export type StepStatus = 'Unknown' | 'NotPresent' | 'Present' | 'Created' | 'WaitingForAPI';
 
 export interface StepResource {
   catalogSource: string;
