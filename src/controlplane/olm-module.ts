@@ -5,6 +5,10 @@
 // PackageManifests built from those catalogs.
 import type { KubeObject } from '../apimachinery/types.js';
 import { CatalogSourceController } from '../catalog/olm/catalogsource-controller.js';
+import { InstallController } from '../catalog/olm/install/controller.js';
+import { simpleResolve } from '../catalog/olm/install/simple-resolve.js';
+import type { Resolve } from '../catalog/olm/resolver/types.js';
+import { crdSchemaValidator } from './olm-schema.js';
 import type { ApiModule } from '../registry/registry.js';
 import { catalogSources, clusterServiceVersions, installPlans, operatorGroups, subscriptions } from '../registry/operators/olm-kinds.js';
 import { packageManifests, type PackageManifestSource } from '../registry/operators/packagemanifests.js';
@@ -26,10 +30,17 @@ export interface OlmOptions {
   readonly imageCacheDir?: string;
   /** spec.image: the first pause before a failed pull is tried again (default 5 s, doubling up to 5 min). */
   readonly pullRetryMs?: number;
+  /** The install flow's resolver (default: the interim one of src/catalog/olm/install/simple-resolve.ts). */
+  readonly resolve?: Resolve;
+  /** How often every namespace with Subscriptions is synced again (default 60 s). */
+  readonly installResyncMs?: number;
+  /** Called before each InstallPlan step is applied (tests inject faults mid-plan). */
+  readonly beforeInstallStep?: (plan: string, index: number) => void | Promise<void>;
 }
 
 export function olm(opts: OlmOptions = {}): ApiModule {
   let controller: CatalogSourceController | undefined;
+  let install: InstallController | undefined;
   const listeners = new Set<() => void>();
   const source: PackageManifestSource = {
     manifests: (): readonly KubeObject[] => controller?.packageManifests() ?? [],
@@ -59,11 +70,28 @@ export function olm(opts: OlmOptions = {}): ApiModule {
         ...(opts.pullRetryMs !== undefined ? { pullRetryMs: opts.pullRetryMs } : {}),
         onPackagesChanged: () => {
           for (const l of listeners) l();
+          install?.packagesChanged();
         },
       });
+      const catalogs = controller;
+      // The install flow: Subscriptions → InstallPlans → applied bundles → CSV phases.
+      install = new InstallController(ctx.client, {
+        resolve: opts.resolve ?? simpleResolve,
+        catalogs: {
+          registryClient: (ns, name) => catalogs.registryClient(ns, name),
+          defaultChannels: (ns, name) => catalogs.defaultChannels(ns, name),
+        },
+        globalCatalogNamespace: opts.globalCatalogNamespace ?? DEFAULT_GLOBAL_CATALOG_NAMESPACE,
+        validateAgainstSchema: crdSchemaValidator,
+        ...(log ? { log } : {}),
+        ...(opts.installResyncMs !== undefined ? { resyncMs: opts.installResyncMs } : {}),
+        ...(opts.beforeInstallStep ? { beforeStep: opts.beforeInstallStep } : {}),
+      });
       controller.start();
+      install.start();
     },
     async shutdown() {
+      await install?.stop();
       await controller?.stop();
     },
   };

@@ -111,6 +111,22 @@ export class CatalogSourceController {
     return out;
   }
 
+  /** The registry client of a READY catalog (the install flow lists and reads its bundles). */
+  registryClient(namespace: string, name: string): RegistryClient | undefined {
+    const s = this.sources.get(`${namespace}/${name}`);
+    return s && s.state === 'READY' ? s.client : undefined;
+  }
+
+  /** package → default channel, from the catalog's cached PackageManifests. */
+  defaultChannels(namespace: string, name: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const pm of this.sources.get(`${namespace}/${name}`)?.packages.values() ?? []) {
+      const status = obj((pm as Json).status);
+      out[str(status.packageName) || (pm.metadata?.name ?? '')] = str(status.defaultChannel);
+    }
+    return out;
+  }
+
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     while (!signal.aborted) {

@@ -118,6 +118,10 @@ export class RegistryClient {
     return this.unary<ApiBundle>(this.registry, 'GetBundleForChannel', { pkgName, channelName });
   }
 
+  getBundle(pkgName: string, channelName: string, csvName: string): Promise<ApiBundle> {
+    return this.unary<ApiBundle>(this.registry, 'GetBundle', { pkgName, channelName, csvName });
+  }
+
   listBundles(): Promise<ApiBundle[]> {
     return this.stream<ApiBundle>('ListBundles', {});
   }
