@@ -12,7 +12,10 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import { createHttpsClient } from '../../src/client/https.js';
 import type { KubeClient } from '../../src/client/types.js';
+import type { LoopbackCloud } from '../../src/controllers/cloud/loopback/index.js';
+import { cloudProviderNames, InstanceNotFoundError, newCloudProvider, type Node } from '../../src/controllers/cloud/provider.js';
 import { ProxyHost, startNodeProxy } from '../../src/controllers/proxy/index.js';
+import '../../src/controllers/cloud/loopback/index.js';
 import { cloud } from '../../src/controlplane/cloud-module.js';
 import { defaultModules } from '../../src/controlplane/modules.js';
 import { eventually } from '../support/eventually.js';
@@ -350,5 +353,177 @@ describe('node proxy', () => {
     }
     assert.equal(await fails(get('127.2.250.3', nodePortOf(svc))), true);
     assert.equal(await fails(fetch('http://127.2.250.3:10256/healthz')), true);
+  });
+});
+
+describe('loopback cloud', () => {
+  let cloud: LoopbackCloud;
+  const stop = new AbortController();
+  const ctx = { signal: stop.signal };
+  const nodes = async (): Promise<Node[]> => Promise.all([NODE_A, NODE_B].map((n) => client.get<Node>(NODES, undefined, n.name)));
+  const admin = (method: string, path: string, body?: string): Promise<Response> => fetch(`${cloud.adminUrl}${path}`, { method, ...(body ? { body } : {}) });
+
+  before(async () => {
+    const config = JSON.stringify({ ingressCIDR: '127.4.250.0/24', healthCheck: { intervalMs: 100, timeoutMs: 500 }, adminAddress: '127.0.0.1:0' });
+    cloud = (await newCloudProvider('loopback', config)) as LoopbackCloud;
+    await cloud.initialize({ client: () => client }, stop.signal);
+  });
+  after(async () => {
+    stop.abort();
+    await cloud?.close();
+  });
+
+  it('is registered as `loopback`, with instances for Nodes', async () => {
+    assert.ok(cloudProviderNames().includes('loopback'));
+    assert.equal(cloud.providerName(), 'loopback');
+    const [a] = await nodes();
+    const inst = cloud.instancesV2();
+    assert.equal(await inst.instanceExists(ctx, a as Node), true);
+    assert.equal(await inst.instanceShutdown(ctx, a as Node), false);
+    assert.deepEqual(await inst.instanceMetadata(ctx, a as Node), {
+      providerID: 'loopback://lb-node-a',
+      instanceType: 'loopback-node',
+      nodeAddresses: [
+        { type: 'InternalIP', address: NODE_A.ip },
+        { type: 'Hostname', address: NODE_A.name },
+      ],
+      zone: 'loopback-a',
+      region: 'loopback',
+    });
+  });
+
+  it('a load balancer answers on its ingress address, stable across EnsureLoadBalancer calls', async () => {
+    const svc = await createService('lb', { type: 'LoadBalancer', ports: [{ name: 'http', port: 18100, targetPort: BACKEND_PORT }] });
+    await writeSlice('lb', [
+      { ip: POD_A1, node: NODE_A.name },
+      { ip: POD_B1, node: NODE_B.name },
+    ]);
+    const lbApi = cloud.loadBalancer();
+    assert.deepEqual(await lbApi.getLoadBalancer(ctx, 'kubernetes', svc), { exists: false });
+    const status = await lbApi.ensureLoadBalancer(ctx, 'kubernetes', svc, await nodes());
+    const ip = status.ingress?.[0]?.ip as string;
+    assert.match(ip, /^127\.4\.250\.\d+$/);
+    assert.deepEqual(status.ingress, [{ ip, ipMode: 'Proxy', ports: [{ port: 18100, protocol: 'TCP' }] }]);
+    assert.deepEqual(await lbApi.ensureLoadBalancer(ctx, 'kubernetes', svc, await nodes()), status);
+    assert.deepEqual(await lbApi.getLoadBalancer(ctx, 'kubernetes', svc), { exists: true, status });
+    assert.equal(lbApi.getLoadBalancerName(ctx, 'kubernetes', svc), `a${(svc.metadata?.uid ?? '').replaceAll('-', '')}`.slice(0, 32));
+    const seen = await eventually(5000, 'both nodes behind the LB', async () => {
+      const s = new Set<string>();
+      for (let i = 0; i < 6; i++) s.add((await get(ip, 18100)).split(' ')[1] as string);
+      return s.size === 2 ? s : undefined;
+    });
+    // ipMode Proxy and ETP Cluster: backends see the nodes' addresses (the LB sent to both NodePorts).
+    assert.deepEqual([...seen].sort(), [NODE_A.ip, NODE_B.ip]);
+
+    // An instance shut down through the admin interface leaves the backend set at once.
+    const r = await admin('POST', `/instances/${NODE_A.name}/shutdown`);
+    assert.equal(r.status, 200);
+    assert.equal(((await r.json()) as { state: string }).state, 'shutdown');
+    assert.equal(await cloud.instancesV2().instanceShutdown(ctx, (await nodes())[0] as Node), true);
+    for (let i = 0; i < 6; i++) assert.equal((await get(ip, 18100)).split(' ')[1], NODE_B.ip);
+    assert.equal((await admin('POST', `/instances/${NODE_A.name}/start`)).status, 200);
+    await eventually(5000, 'node A back', async () => {
+      const s = new Set<string>();
+      for (let i = 0; i < 4; i++) s.add((await get(ip, 18100)).split(' ')[1] as string);
+      return s.has(NODE_A.ip) ? true : undefined;
+    });
+
+    // UpdateLoadBalancer with node B only.
+    await lbApi.updateLoadBalancer(ctx, 'kubernetes', svc, [(await nodes())[1] as Node]);
+    for (let i = 0; i < 4; i++) assert.equal((await get(ip, 18100)).split(' ')[1], NODE_B.ip);
+
+    // Deleted: the address stops answering and is free again.
+    await lbApi.ensureLoadBalancerDeleted(ctx, 'kubernetes', svc);
+    await lbApi.ensureLoadBalancerDeleted(ctx, 'kubernetes', svc);
+    assert.equal(await fails(get(ip, 18100)), true);
+    assert.deepEqual(await lbApi.getLoadBalancer(ctx, 'kubernetes', svc), { exists: false });
+    assert.equal(
+      cloud.listLoadBalancers().some((l) => l.ip === ip),
+      false,
+    );
+  });
+
+  it('skips a node whose healthCheckNodePort fails (ETP Local)', async () => {
+    const svc = await createService('lb-local', {
+      type: 'LoadBalancer',
+      externalTrafficPolicy: 'Local',
+      ports: [{ name: 'http', port: 18101, targetPort: BACKEND_PORT }],
+    });
+    await writeSlice('lb-local', [{ ip: POD_A2, node: NODE_A.name }]);
+    await eventually(5000, 'node A health check 200', async () =>
+      (await fetch(`http://${NODE_A.ip}:${svc.spec.healthCheckNodePort}/`)).status === 200 ? true : undefined,
+    );
+    const status = await cloud.loadBalancer().ensureLoadBalancer(ctx, 'kubernetes', svc, await nodes());
+    const ip = status.ingress?.[0]?.ip as string;
+    const lb = cloud.listLoadBalancers().find((l) => l.ip === ip);
+    assert.deepEqual(lb?.nodes, [
+      { name: NODE_A.name, address: NODE_A.ip, healthy: true },
+      { name: NODE_B.name, address: NODE_B.ip, healthy: false },
+    ]);
+    // Every request succeeds: node B (no local endpoint, so its NodePort drops traffic) gets none.
+    for (let i = 0; i < 8; i++) assert.equal(await backendOf(ip, 18101), POD_A2);
+    // The client IP is the LB's (ipMode Proxy), kept by ETP Local up to the pod.
+    assert.equal((await get(ip, 18101)).split(' ')[1], ip);
+    await cloud.loadBalancer().ensureLoadBalancerDeleted(ctx, 'kubernetes', svc);
+  });
+
+  it('refuses sources outside loadBalancerSourceRanges and keeps ClientIP affinity', async () => {
+    const svc = await createService('lb-ranges', {
+      type: 'LoadBalancer',
+      sessionAffinity: 'ClientIP',
+      loadBalancerSourceRanges: ['127.9.9.0/24'],
+      ports: [{ name: 'http', port: 18102, targetPort: BACKEND_PORT }],
+    });
+    await writeSlice('lb-ranges', [
+      { ip: POD_A1, node: NODE_A.name },
+      { ip: POD_A2, node: NODE_A.name },
+      { ip: POD_B1, node: NODE_B.name },
+    ]);
+    const status = await cloud.loadBalancer().ensureLoadBalancer(ctx, 'kubernetes', svc, await nodes());
+    const ip = status.ingress?.[0]?.ip as string;
+    const first = await eventually(5000, 'allowed source answered', () => get(ip, 18102, '127.9.9.5'));
+    for (let i = 0; i < 15; i++) assert.equal(await get(ip, 18102, '127.9.9.5'), first);
+    assert.equal(await fails(get(ip, 18102, '127.9.8.5')), true);
+    assert.equal(await fails(get(ip, 18102, '127.0.0.1')), true);
+    await cloud.loadBalancer().ensureLoadBalancerDeleted(ctx, 'kubernetes', svc);
+  });
+
+  it('honours spec.loadBalancerIP and balances UDP', async () => {
+    const svc = await createService('lb-udp', {
+      type: 'LoadBalancer',
+      loadBalancerIP: '127.4.250.200',
+      ports: [{ name: 'dns', port: 18153, protocol: 'UDP', targetPort: UDP_PORT }],
+    } as Svc['spec']);
+    await writeSlice('lb-udp', [{ ip: POD_A1, node: NODE_A.name }], [{ name: 'dns', port: UDP_PORT, protocol: 'UDP' }]);
+    const status = await cloud.loadBalancer().ensureLoadBalancer(ctx, 'kubernetes', svc, await nodes());
+    assert.equal(status.ingress?.[0]?.ip, '127.4.250.200');
+    assert.equal(await eventually(5000, 'UDP echo through the LB', () => udpAsk('127.4.250.200', 18153, 'ping')), `${POD_A1}:ping`);
+    const outside = { ...svc, metadata: { ...svc.metadata, uid: 'other' }, spec: { ...svc.spec, loadBalancerIP: '127.5.0.1' } };
+    await assert.rejects(cloud.loadBalancer().ensureLoadBalancer(ctx, 'kubernetes', outside, []), /not in the loopback cloud's ingress range/);
+    const taken = { ...svc, metadata: { ...svc.metadata, uid: 'other' } };
+    await assert.rejects(cloud.loadBalancer().ensureLoadBalancer(ctx, 'kubernetes', taken, []), /in use by another load balancer/);
+    await cloud.loadBalancer().ensureLoadBalancerDeleted(ctx, 'kubernetes', svc);
+    assert.equal(await fails(udpAsk('127.4.250.200', 18153, 'ping')), true);
+  });
+
+  it('the admin interface lists, deletes and brings back instances, with JSON errors', async () => {
+    const list = (await (await admin('GET', '/instances')).json()) as { instances: { name: string; state: string }[] };
+    assert.ok(list.instances.some((i) => i.name === NODE_A.name && i.state === 'running'));
+    assert.equal((await admin('DELETE', `/instances/${NODE_B.name}`)).status, 200);
+    const [, b] = await nodes();
+    assert.equal(await cloud.instancesV2().instanceExists(ctx, b as Node), false);
+    await assert.rejects(cloud.instancesV2().instanceMetadata(ctx, b as Node), InstanceNotFoundError);
+    const again = await admin('POST', `/instances/${NODE_B.name}/start`);
+    assert.equal(again.status, 404);
+    assert.deepEqual(await again.json(), { error: `instance "${NODE_B.name}" not found` });
+    assert.equal((await admin('PUT', `/instances/${NODE_B.name}`, '{"address": "127.2.250.2"}')).status, 200);
+    assert.equal(await cloud.instancesV2().instanceExists(ctx, b as Node), true);
+    const bad = await admin('PUT', '/instances/x', '{nope');
+    assert.equal(bad.status, 400);
+    assert.deepEqual(await bad.json(), { error: 'request body is not JSON' });
+    assert.equal((await admin('PUT', '/instances/x', '{"address": "10.0.0.1"}')).status, 400);
+    assert.equal((await admin('PATCH', '/instances')).status, 405);
+    assert.equal((await admin('GET', '/nothing')).status, 404);
+    assert.equal((await admin('GET', '/loadbalancers')).status, 200);
   });
 });
