@@ -34,7 +34,8 @@ export const endpointString = (e: Endpoint): string => `${e.ip}:${e.port}`;
 /**
  * The endpoints of the Service port named `portName` (slice ports match by name, and protocol),
  * de-duplicated by ip:port as the EndpointsMap is. Unset conditions read as upstream's: ready
- * nil = true, serving nil = ready, terminating nil = false.
+ * nil = true, serving nil = true, terminating nil = false
+ * (kube-proxy's endpointslicecache.go).
  */
 export function endpointsFor(slices: readonly EndpointSlice[], port: ServicePort, nodeName: string): Endpoint[] {
   const seen = new Map<string, Endpoint>();
@@ -52,7 +53,7 @@ export function endpointsFor(slices: readonly EndpointSlice[], port: ServicePort
         ip,
         port: sp.port,
         ready,
-        serving: e.conditions?.serving ?? ready,
+        serving: e.conditions?.serving ?? true,
         terminating: e.conditions?.terminating ?? false,
         local: e.nodeName === nodeName,
       };
