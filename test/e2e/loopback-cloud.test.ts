@@ -202,12 +202,13 @@ describe('node proxy', () => {
     assert.equal((await get(NODE_A.ip, port)).split(' ')[1], NODE_A.ip);
   });
 
-  it('the owner of cluster IPs answers on clusterIP:port', async () => {
-    const svc = await createService('cip', { ports: [{ name: 'http', port: 18090, targetPort: BACKEND_PORT }] });
+  it('the owner of cluster IPs answers on clusterIP:port and externalIP:port', async () => {
+    const svc = await createService('cip', { externalIPs: ['127.5.250.1'], ports: [{ name: 'http', port: 18090, targetPort: BACKEND_PORT }] } as Svc['spec']);
     await writeSlice('cip', [{ ip: POD_A2, node: NODE_A.name }]);
     const ip = svc.spec.clusterIP as string;
     assert.match(ip, /^127\.1\./);
     assert.equal(await eventually(5000, 'cluster IP answers', () => backendOf(ip, 18090)), POD_A2);
+    assert.equal(await backendOf('127.5.250.1', 18090), POD_A2);
   });
 
   it('ETP Local reaches only local endpoints, keeps the client IP, and healthCheckNodePort says 200/503', async () => {
@@ -340,6 +341,37 @@ describe('node proxy', () => {
     assert.equal((await viaAgent()).split(' ')[0], POD_A1);
     assert.equal(sockets.at(-1), first);
     agent.destroy();
+  });
+
+  it('a NodePort that cannot be opened is tried again', async () => {
+    const nodeIP = '127.2.250.4';
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(31999, nodeIP, r));
+    await createService('busy', { type: 'NodePort', ports: [{ name: 'http', port: 8087, nodePort: 31999, targetPort: BACKEND_PORT }] });
+    await writeSlice('busy', [{ ip: POD_A1, node: NODE_A.name }]);
+    const p = await startNodeProxy({ client, nodeName: 'lb-node-d', nodeIP, healthzPort: 0, host });
+    try {
+      await eventually(5000, 'the failure is recorded', async () => (p.proxy.failures.has(`TCP/${nodeIP}:31999`) ? true : undefined));
+      await new Promise<void>((r) => blocker.close(() => r()));
+      assert.equal(await eventually(15_000, 'opened on retry', () => backendOf(nodeIP, 31999), 200), POD_A1);
+      assert.equal(p.proxy.failures.size, 0);
+    } finally {
+      await p.stop();
+      blocker.close();
+    }
+  });
+
+  it('/healthz says 503 with nodeEligible false while the Node is to be deleted', async () => {
+    const taint = (taints: unknown[]) => client.patch(NODES, undefined, NODE_B.name, 'merge', { spec: { taints } });
+    await taint([{ key: 'ToBeDeletedByClusterAutoscaler', value: '1', effect: 'NoSchedule' }]);
+    const r = await eventually(5000, '503', async () => {
+      const res = await fetch(`http://${NODE_B.ip}:10256/healthz`);
+      return res.status === 503 ? res : undefined;
+    });
+    assert.equal(((await r.json()) as { nodeEligible: boolean }).nodeEligible, false);
+    assert.equal((await fetch(`http://${NODE_B.ip}:10256/livez`)).status, 200);
+    await taint([]);
+    await eventually(5000, '200 again', async () => ((await fetch(`http://${NODE_B.ip}:10256/healthz`)).status === 200 ? true : undefined));
   });
 
   it('startNodeProxy runs a proxy with its own host and stops it', async () => {

@@ -27,6 +27,7 @@ const NODES = { group: '', version: 'v1', resource: 'nodes' };
 const BY_SERVICE = 'service';
 const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
 const DEFAULT_AFFINITY_SECONDS = 10800;
+const RETRY_FAILED_PORTS_MS = 5000;
 
 type Node = { metadata: { name?: string; deletionTimestamp?: string }; spec?: { taints?: { key: string }[] } };
 
@@ -37,6 +38,7 @@ export interface NodeProxyOptions {
   /**
    * Also listen on clusterIP:port for every Service. A cluster IP is one address on the machine:
    * exactly one proxy of all processes may own them (node-sim turns it on for its first node).
+   * The same proxy serves `externalIPs` (externalIP:port, with the external traffic policy).
    */
   readonly clusterIPs?: boolean;
   /** kube-proxy's --healthz-bind-address port; default 10256, 0 = none. */
@@ -159,6 +161,7 @@ export class NodeProxy {
   private syncing: Promise<void> | undefined;
   private dirty = false;
   private stopped = false;
+  private retry: NodeJS.Timeout | undefined;
   /** Ports that failed to open, with why (kept for the next sync to retry). */
   readonly failures = new Map<string, string>();
 
@@ -230,6 +233,20 @@ export class NodeProxy {
             affinityMs,
             keepSource: local,
           });
+        }
+        if (this.opts.clusterIPs && port.port) {
+          // externalIPs are external traffic (ETP applies), on one machine-wide address each, like cluster IPs.
+          const local = externalPolicyLocal(svc);
+          for (const ip of spec.externalIPs ?? []) {
+            desired.set(`${protocol}/${ip}:${port.port}`, {
+              protocol,
+              ip,
+              port: port.port,
+              backends: local ? cat.localEndpoints : cat.clusterEndpoints,
+              affinityMs,
+              keepSource: true,
+            });
+          }
         }
         const cip = spec.clusterIP;
         if (this.opts.clusterIPs && cip && cip !== 'None' && port.port) {
@@ -306,6 +323,14 @@ export class NodeProxy {
       s.localEndpoints = want.count;
     }
 
+    // A port that could not be opened (in use, not permitted) is tried again in a while.
+    if (this.failures.size > 0 && !this.retry) {
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.requestSync();
+      }, RETRY_FAILED_PORTS_MS).unref();
+    }
+
     const node = this.host.nodes.store.get(nodeName);
     this.healthz.nodeEligible = !node?.metadata.deletionTimestamp && !(node?.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT);
     this.healthz.lastUpdated = new Date();
@@ -315,6 +340,7 @@ export class NodeProxy {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    clearTimeout(this.retry);
     this.host.removed(this);
     await this.settled();
     await Promise.all([...this.listeners.values()].map((c) => c.l.close(true)));
