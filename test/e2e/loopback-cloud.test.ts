@@ -385,6 +385,9 @@ describe('node proxy', () => {
     }
     assert.equal(await fails(get('127.2.250.3', nodePortOf(svc))), true);
     assert.equal(await fails(fetch('http://127.2.250.3:10256/healthz')), true);
+    // A second proxy for an address whose /healthz is taken fails to start, and leaves no port open.
+    await assert.rejects(startNodeProxy({ client, nodeName: 'dup', nodeIP: NODE_A.ip, host }), /EADDRINUSE/);
+    await assert.rejects(startNodeProxy({ client, nodeName: 'dup', nodeIP: NODE_A.ip }), /EADDRINUSE/);
   });
 });
 

@@ -100,7 +100,13 @@ export class ProxyHost {
     await this.start();
     const p = new NodeProxy(this, opts, this.log.withName(`proxy ${opts.nodeName}`));
     this.proxies.add(p);
-    await p.open();
+    try {
+      await p.open();
+    } catch (e) {
+      // /healthz could not listen (the address is someone else's): nothing of this node stays open.
+      await p.stop();
+      throw e;
+    }
     return p;
   }
 
@@ -359,7 +365,13 @@ export interface StartNodeProxyOptions extends NodeProxyOptions, ProxyHostOption
 /** kube-proxy for one node; `stop` closes its ports (and its own host, if it made one). */
 export async function startNodeProxy(opts: StartNodeProxyOptions): Promise<{ readonly proxy: NodeProxy; stop(): Promise<void> }> {
   const host = opts.host ?? new ProxyHost(opts);
-  const proxy = await host.addNode(opts);
+  let proxy: NodeProxy;
+  try {
+    proxy = await host.addNode(opts);
+  } catch (e) {
+    if (!opts.host) await host.stop();
+    throw e;
+  }
   return {
     proxy,
     async stop() {
