@@ -6,6 +6,7 @@ import { audit } from './audit.js';
 import { catalog } from './catalog.js';
 import { controllers } from './controllers.js';
 import { cr } from './cr.js';
+import { dataplane } from './dataplane.js';
 import { crud } from './crud.js';
 import { etcd } from './etcd.js';
 import { etcdHa } from './etcd-ha.js';
@@ -38,6 +39,7 @@ export const SCENARIOS: readonly Scenario[] = [
   rbac,
   rbacload,
   catalog,
+  dataplane,
   micro,
 ];
 
@@ -66,5 +68,6 @@ export const SCENARIO_NAMES = [
   'micro',
   'rbac',
   'rbacload',
+  'dataplane',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
