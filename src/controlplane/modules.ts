@@ -198,8 +198,8 @@ export function admissionRegistration(): ApiModule {
     resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings],
     admission: (ctx) => {
       const store = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', 'v1', plural)?.store;
-      mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log);
-      validating = new WebhookConfigurationCache(store('validatingwebhookconfigurations'), ctx.log);
+      mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log, ctx.serviceResolver);
+      validating = new WebhookConfigurationCache(store('validatingwebhookconfigurations'), ctx.log, ctx.serviceResolver);
       const namespaceLabels: NamespaceLabels = async (name) => {
         const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
         if (!namespaces) return {};
