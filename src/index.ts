@@ -81,3 +81,6 @@ export type { TokenAuthenticator, TokenOutcome } from './auth/types.js';
 export { createCertificateAuthority, issueCertificate } from './server/certs.js';
 export type { CertAndKey, IssueOptions } from './server/certs.js';
 export type { AdmissionReview, AdmissionRequest, AdmissionResponse } from './admission/webhook/review.js';
+// Extension API servers: delegated authentication of bearer tokens (TokenReview to the front).
+export { tokenReviewAuthenticator } from './auth/authn/token-review.js';
+export type { TokenReviewAuthenticatorOptions } from './auth/authn/token-review.js';
