@@ -9,6 +9,7 @@ import { cr } from './cr.js';
 import { crud } from './crud.js';
 import { etcd } from './etcd.js';
 import { etcdHa } from './etcd-ha.js';
+import { extending } from './extending.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
@@ -38,6 +39,7 @@ export const SCENARIOS: readonly Scenario[] = [
   rbac,
   rbacload,
   catalog,
+  extending,
   micro,
 ];
 
@@ -66,5 +68,8 @@ export const SCENARIO_NAMES = [
   'micro',
   'rbac',
   'rbacload',
+  'webhook',
+  'policy',
+  'aggregated',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
