@@ -63,7 +63,7 @@ export function policyStatusController(registry: ApiRegistry, client: KubeClient
     let failed = false;
     for (const p of [...watched.items.values()]) {
       const generation = p.metadata?.generation ?? 0;
-      const observed = (p.status)?.observedGeneration ?? 0;
+      const observed = p.status?.observedGeneration ?? 0;
       if (generation <= observed) continue;
       const warnings = typeCheckPolicy(p, sources);
       try {
