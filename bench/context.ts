@@ -164,6 +164,9 @@ export class ServerProc {
       controllers?: boolean;
       auditLogPath?: string;
       rbac?: boolean;
+      aggregation?: { serviceAddresses: string[] };
+      frontProxyBackend?: boolean;
+      port?: number;
     },
   ): Promise<ServerProc> {
     // The product's node flags (npm start, bin/kplane.js) for every server, the baselines too: the

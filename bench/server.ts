@@ -11,6 +11,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { apiRegistration, defaultModules } from '../src/controlplane/modules.js';
 import { Etcd3 } from 'etcd3';
 import { createControlPlane, type ControlPlane } from '../src/controlplane/controlplane.js';
 import { etcd, sqlite } from '../src/storage/factories.js';
@@ -36,6 +38,12 @@ interface StartArgs {
   readonly auditLogPath?: string;
   /** Authorize with RBAC, as `kplane serve` does (rbacload scenario); otherwise the library's AlwaysAllow. */
   readonly rbac?: boolean;
+  /** Serve APIServices, each `ns/name[:port]=host:port` a Service address (aggregated scenario). */
+  readonly aggregation?: { readonly serviceAddresses: readonly string[] };
+  /** Trust the front-proxy CA in `<dataDir>/pki` for requestheader authentication (an aggregated backend). */
+  readonly frontProxyBackend?: boolean;
+  /** Listen on this port (default 0: any). */
+  readonly port?: number;
 }
 
 interface PreloadArgs {
@@ -66,7 +74,7 @@ async function start(a: StartArgs): Promise<StartedServer> {
         ? sqlite({ dir: a.storageDir ?? join(a.dataDir, 'db'), inProcessWriter: process.env.KPLANE_SQLITE_WRITER === 'inprocess' })
         : etcd({ endpoints: [a.etcdEndpoint ?? ''] }),
     dataDir: a.dataDir,
-    port: 0,
+    port: a.port ?? 0,
     // h2load (bench/h2load.ts) sends a bearer token; the Node load generator a client certificate.
     tokens: new Map([[BENCH_TOKEN, { name: 'bench', groups: ['system:masters'] }]]),
     // The load generators put up to 256 requests (h2load -m) or 250 watches on one connection, as
@@ -74,6 +82,10 @@ async function start(a: StartArgs): Promise<StartedServer> {
     http2MaxStreamsPerConnection: 1000,
     ...(a.controllers ? { controllers: defaultControllers() } : {}),
     ...(a.rbac ? { authorizationModes: ['RBAC' as const] } : {}),
+    ...(a.aggregation ? { apis: [...defaultModules(), apiRegistration()], aggregation: { serviceAddresses: a.aggregation.serviceAddresses } } : {}),
+    ...(a.frontProxyBackend
+      ? { requestHeader: { clientCA: readFileSync(join(a.dataDir, 'pki', 'front-proxy-ca.crt'), 'utf8'), allowedNames: ['front-proxy-client'] } }
+      : {}),
     ...(a.auditLogPath
       ? {
           audit: {

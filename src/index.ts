@@ -77,3 +77,10 @@ export type { ControllerContext, ControllerFactory, RunControllersOptions, Runni
 export { loadAuthenticationConfiguration, parseAuthenticationConfiguration } from './auth/authn/jwt-config.js';
 export type { AuthenticationConfiguration } from './auth/authn/jwt-config.js';
 export type { TokenAuthenticator, TokenOutcome } from './auth/types.js';
+// Writing admission webhooks: the AdmissionReview shapes and TLS from a generated CA.
+export { createCertificateAuthority, issueCertificate } from './server/certs.js';
+export type { CertAndKey, IssueOptions } from './server/certs.js';
+export type { AdmissionReview, AdmissionRequest, AdmissionResponse } from './admission/webhook/review.js';
+// Extension API servers: delegated authentication of bearer tokens (TokenReview to the front).
+export { tokenReviewAuthenticator } from './auth/authn/token-review.js';
+export type { TokenReviewAuthenticatorOptions } from './auth/authn/token-review.js';

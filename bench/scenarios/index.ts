@@ -10,6 +10,7 @@ import { dataplane } from './dataplane.js';
 import { crud } from './crud.js';
 import { etcd } from './etcd.js';
 import { etcdHa } from './etcd-ha.js';
+import { extending } from './extending.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
@@ -40,6 +41,7 @@ export const SCENARIOS: readonly Scenario[] = [
   rbacload,
   catalog,
   dataplane,
+  extending,
   micro,
 ];
 
@@ -69,5 +71,8 @@ export const SCENARIO_NAMES = [
   'rbac',
   'rbacload',
   'dataplane',
+  'webhook',
+  'policy',
+  'aggregated',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

@@ -3,7 +3,8 @@
 // aggregator with delegated authentication and authorization:
 // - authentication: the front proxy's X-Remote-* headers, trusted for the client certificate the
 //   front's kube-system/extension-apiserver-authentication ConfigMap names (requestheader CA and
-//   allowed names);
+//   allowed names); and bearer tokens sent straight to this server (a ServiceAccount's, say),
+//   checked by a TokenReview at the front, answers cached for 10 s;
 // - authorization: a SubjectAccessReview back to the front for every request (the Webhook mode).
 //
 // Run (in the repository, from source), against a kplane serving `--modules apiregistration
@@ -22,6 +23,7 @@ import {
   createHttpsClient,
   loadKubeconfig,
   memory,
+  tokenReviewAuthenticator,
   type ApiModule,
   type ControlPlane,
   type ResourceDescriptor,
@@ -123,12 +125,36 @@ export async function startWardleServer(opts: WardleServerOptions): Promise<Cont
     'kube-system',
     'extension-apiserver-authentication',
   );
-  await client.close();
   const data = cm.data ?? {};
-  const list = (key: string): string[] | undefined => (data[key] ? (JSON.parse(data[key]) as string[]) : undefined);
-  const requestHeaderCA = data['requestheader-client-ca-file'];
-  if (!requestHeaderCA)
+  if (!data['requestheader-client-ca-file']) {
+    await client.close();
     throw new Error('kube-system/extension-apiserver-authentication has no requestheader-client-ca-file: the front proxy is not configured');
+  }
+  let cp: ControlPlane;
+  try {
+    cp = await startWith(opts, front, client, data);
+  } catch (e) {
+    await client.close();
+    throw e;
+  }
+  // The front's client lives as long as the server: token reviews go through it.
+  const stop = cp.stop.bind(cp);
+  return Object.assign(cp, {
+    async stop() {
+      await stop();
+      await client.close();
+    },
+  });
+}
+
+async function startWith(
+  opts: WardleServerOptions,
+  front: ReturnType<typeof loadKubeconfig>,
+  client: ReturnType<typeof createHttpsClient>,
+  data: Record<string, string>,
+): Promise<ControlPlane> {
+  const list = (key: string): string[] | undefined => (data[key] ? (JSON.parse(data[key]) as string[]) : undefined);
+  const requestHeaderCA = data['requestheader-client-ca-file']!;
   const usernameHeaders = list('requestheader-username-headers');
   const groupHeaders = list('requestheader-group-headers');
   const extraHeaderPrefixes = list('requestheader-extra-headers-prefix');
@@ -145,6 +171,8 @@ export async function startWardleServer(opts: WardleServerOptions): Promise<Cont
       ...(groupHeaders ? { groupHeaders } : {}),
       ...(extraHeaderPrefixes ? { extraHeaderPrefixes } : {}),
     },
+    // Delegated authentication of bearer tokens: a TokenReview at the front.
+    tokenAuthenticators: [tokenReviewAuthenticator({ client })],
     // Delegated authorization: every request's SubjectAccessReview goes to the front.
     authorizationModes: ['Webhook'],
     authorizationWebhook: {

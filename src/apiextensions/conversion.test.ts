@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { createCertificateAuthority, issueCertificate } from '../server/certs.js';
+import { parseServiceAddress, serviceResolver } from '../admission/webhook/service-resolver.js';
 import { ConversionWebhook } from './conversion.js';
 
 type Answer = (review: { apiVersion: string; request: { uid: string; desiredAPIVersion: string; objects: KubeObject[] } }) => unknown;
@@ -19,7 +20,7 @@ describe('ConversionWebhook', () => {
   let calls = 0;
 
   before(async () => {
-    const cert = issueCertificate(ca, { commonName: 'conv', hosts: ['127.0.0.1'], usage: 'server' });
+    const cert = issueCertificate(ca, { commonName: 'conv', hosts: ['127.0.0.1', 'conv.ns.svc'], usage: 'server' });
     server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -149,5 +150,43 @@ describe('ConversionWebhook', () => {
       'conversion webhook for example.com/v1, Kind=Thing failed: Post "https://127.0.0.1:1/c?timeout=30s": dial tcp 127.0.0.1:1: connect: connection refused',
     );
     down.release();
+  });
+
+  it('a service reference, resolved at each call and verified for <name>.<namespace>.svc', async () => {
+    const port = Number(new URL(url).port);
+    const bySvc = (name: string): ConversionWebhook =>
+      new ConversionWebhook(
+        {
+          metadata: { name: 'things.example.com' },
+          spec: {
+            conversion: {
+              strategy: 'Webhook',
+              webhook: {
+                conversionReviewVersions: ['v1'],
+                clientConfig: { service: { namespace: 'ns', name, port: 8443, path: '/convert' }, caBundle: Buffer.from(ca.certPem).toString('base64') },
+              },
+            },
+          },
+        },
+        undefined,
+        serviceResolver([parseServiceAddress(`ns/conv:8443=127.0.0.1:${port}`), parseServiceAddress(`ns/other:8443=127.0.0.1:${port}`)], undefined),
+      );
+    answer = converting();
+    const w = bySvc('conv');
+    const [out] = await w.convert([thing('a')], 'example.com/v2');
+    assert.equal(out?.apiVersion, 'example.com/v2');
+    w.release();
+    const wrongName = bySvc('other');
+    await rejects(
+      wrongName.convert([thing('a')], 'example.com/v2'),
+      'conversion webhook for example.com/v1, Kind=Thing failed: Post "https://other.ns.svc:8443/convert?timeout=30s": tls: failed to verify certificate: x509: certificate is valid for other names, not other.ns.svc',
+    );
+    wrongName.release();
+    const missing = bySvc('missing');
+    await rejects(
+      missing.convert([thing('a')], 'example.com/v2'),
+      'conversion webhook for example.com/v1, Kind=Thing failed: Post "https://missing.ns.svc:8443/convert?timeout=30s": service "missing" not found',
+    );
+    missing.release();
   });
 });

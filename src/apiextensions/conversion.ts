@@ -9,7 +9,8 @@
 // failed: ...`, as kube-apiserver's handlers answer the plain error the converter returns.
 import { randomUUID } from 'node:crypto';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { CallError, newEndpoint, post, type WebhookEndpoint } from '../admission/webhook/client.js';
+import { CallError, newEndpoint, newServiceEndpoint, post, type WebhookEndpoint } from '../admission/webhook/client.js';
+import type { ServiceResolver } from '../admission/webhook/service-resolver.js';
 import { StatusError, issueString } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import { validateAnnotations, validateLabels } from '../apimachinery/validation/objectmeta.js';
@@ -103,19 +104,27 @@ export class ConversionWebhook {
   constructor(
     crd: CustomResourceDefinition,
     private readonly observe?: ConversionObserver,
+    resolver?: ServiceResolver,
   ) {
     this.key = conversionKey(crd) ?? '';
     this.crdName = crd.metadata?.name ?? '';
     const w = crd.spec?.conversion?.webhook;
     this.reviewVersion = (w?.conversionReviewVersions ?? []).find((v) => KNOWN_REVIEW_VERSIONS.includes(v));
     const url = w?.clientConfig?.url;
-    if (url) {
+    const svc = w?.clientConfig?.service;
+    if (url || (svc && resolver)) {
       try {
-        this.endpoint = newEndpoint(url, w?.clientConfig?.caBundle);
+        this.endpoint = url
+          ? newEndpoint(url, w?.clientConfig?.caBundle)
+          : newServiceEndpoint(
+              { namespace: svc!.namespace ?? '', name: svc!.name ?? '', port: svc!.port ?? 443, ...(svc!.path !== undefined ? { path: svc!.path } : {}) },
+              w?.clientConfig?.caBundle,
+              resolver!,
+            );
       } catch (e) {
         this.endpointError = e instanceof Error ? e.message : String(e);
       }
-    } else this.endpointError = 'service references are not resolved by this server; use clientConfig.url';
+    } else this.endpointError = 'no service resolver: service references are not resolved by this server';
   }
 
   /** Closes the connections once the conversions under way have ended. */

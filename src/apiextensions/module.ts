@@ -67,6 +67,7 @@ export function apiextensions(opts: ApiExtensionsOptions = {}): ApiModule {
         rules,
         ...(opts.log ? { log: opts.log } : {}),
         ...(ctx.metrics ? { observeConversion: conversionWebhookMetrics(ctx.metrics) } : {}),
+        ...(ctx.serviceResolver ? { serviceResolver: ctx.serviceResolver } : {}),
       });
       await serving.start();
     },

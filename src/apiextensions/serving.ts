@@ -29,6 +29,7 @@
 //    resources stop being served. Failures give InstanceDeletionFailed and are retried.
 //    Upstream removes the finalizer through /status (its status strategy lets metadata through);
 //    here /status changes only status, so the finalizer goes in a second write to the resource.
+import type { ServiceResolver } from '../admission/webhook/service-resolver.js';
 import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { GVR, KubeClient } from '../client/types.js';
@@ -78,6 +79,8 @@ export interface CRDServingOptions extends CustomResourceOptions {
   readonly instanceWaitMs?: number;
   /** Records each conversion webhook call (apiserver_crd_conversion_webhook_duration_seconds). */
   readonly observeConversion?: ConversionObserver;
+  /** Where conversion webhooks' `clientConfig.service` goes. */
+  readonly serviceResolver?: ServiceResolver;
 }
 
 interface Served {
@@ -402,7 +405,7 @@ export class CRDServing {
     prev?.release();
     this.conversions.delete(name);
     if (key === undefined) return undefined;
-    const next = new ConversionWebhook(crd, this.opts.observeConversion);
+    const next = new ConversionWebhook(crd, this.opts.observeConversion, this.opts.serviceResolver);
     this.conversions.set(name, next);
     return next;
   }

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { createControlPlane, defaultModules, type AuthorizationMode } from '../controlplane/controlplane.js';
 import type { RequestHeaderConfig } from '../auth/authn/request-header.js';
 import type { AggregationOptions } from '../controlplane/aggregation.js';
-import { parseServiceAddress } from '../server/aggregator/service-resolver.js';
+import { parseServiceAddress } from '../admission/webhook/service-resolver.js';
 import { optionalModulesFromFlag, optionalModulesUsage } from './optional-modules.js';
 import { isDNS1123Label } from '../apimachinery/validation/names.js';
 import { etcd, sqlite } from '../storage/factories.js';
@@ -89,8 +89,12 @@ kplane serve flags:
   --global-catalog-namespace NS
                             with --modules=olm: the namespace whose CatalogSources every namespace sees (default olm)
   --aggregator-service-address NS/NAME[:PORT]=HOST:PORT
-                            (with --modules apiregistration; repeatable) where an APIService's spec.service
-                            goes: kplane serves no Services, so each is mapped to a loopback address here
+                            (repeatable) where a service reference (an APIService's spec.service, a webhook's
+                            or conversion webhook's clientConfig.service) goes, before any Service is looked
+                            at: without --modules cloud kplane serves no Services; loopback addresses only
+  --enable-aggregator-routing
+                            (with --modules cloud) send service references to an address of the Service's
+                            Endpoints rather than its cluster IP
   --proxy-client-cert-file FILE, --proxy-client-key-file FILE
                             the client certificate the aggregator shows backends (default: front-proxy-client,
                             signed by <data-dir>/pki/front-proxy-ca.crt, made at first start)
@@ -210,6 +214,7 @@ async function serve(argv: string[]): Promise<void> {
       modules: { type: 'string', multiple: true },
       'global-catalog-namespace': { type: 'string' },
       'aggregator-service-address': { type: 'string', multiple: true },
+      'enable-aggregator-routing': { type: 'boolean' },
       'proxy-client-cert-file': { type: 'string' },
       'proxy-client-key-file': { type: 'string' },
       'requestheader-client-ca-file': { type: 'string' },
@@ -449,6 +454,7 @@ async function serve(argv: string[]): Promise<void> {
   try {
     aggregation = {
       serviceAddresses: (values['aggregator-service-address'] ?? []).map((v) => parseServiceAddress(v)),
+      ...(values['enable-aggregator-routing'] ? { enableAggregatorRouting: true } : {}),
       ...(values['proxy-client-cert-file'] !== undefined ? { proxyClientCertFile: values['proxy-client-cert-file'] } : {}),
       ...(values['proxy-client-key-file'] !== undefined ? { proxyClientKeyFile: values['proxy-client-key-file'] } : {}),
     };

@@ -10,15 +10,21 @@ import type { ApiRegistry } from '../registry/registry.js';
 import { APIREGISTRATION_GROUP, APIREGISTRATION_VERSION } from '../registry/apiregistration/apiservices/types.js';
 import { Aggregator } from '../server/aggregator/aggregator.js';
 import { autoRegister, type AutoRegister } from '../server/aggregator/autoregister.js';
-import { parseServiceAddress, staticServiceResolver, type ServiceAddress } from '../server/aggregator/service-resolver.js';
+import type { ServiceAddress, ServiceResolver } from '../admission/webhook/service-resolver.js';
 import { ensureFrontProxyPki, type FrontProxyPki } from '../server/certs.js';
 
 export interface AggregationOptions {
   /**
-   * Where `spec.service` references go (kplane serves no Services): `<namespace>/<name>[:<port>]=<host>:<port>`
+   * Where `service` references (APIServices, webhooks, conversion webhooks) go before any Service is
+   * looked at (kplane serves Services only with the cloud module): `<namespace>/<name>[:<port>]=<host>:<port>`
    * strings (`--aggregator-service-address`) or parsed entries. Loopback hosts only.
    */
   readonly serviceAddresses?: readonly (string | ServiceAddress)[];
+  /**
+   * kube-apiserver's --enable-aggregator-routing: with Services served (the cloud module), a
+   * reference goes to an address of the Service's Endpoints rather than its cluster IP.
+   */
+  readonly enableAggregatorRouting?: boolean;
   /** kube-apiserver's --proxy-client-cert-file / --proxy-client-key-file; default the front-proxy client made in `<dataDir>/pki/`. */
   readonly proxyClientCertFile?: string;
   readonly proxyClientKeyFile?: string;
@@ -39,10 +45,9 @@ export async function setupAggregation(
   registry: ApiRegistry,
   dataDir: string,
   opts: AggregationOptions,
-  deps: { client: KubeClient; metrics: Registry; log: (msg: string) => void },
+  deps: { client: KubeClient; metrics: Registry; log: (msg: string) => void; resolver: ServiceResolver },
 ): Promise<Aggregation | undefined> {
   if (!registry.lookup(APIREGISTRATION_GROUP, APIREGISTRATION_VERSION, 'apiservices')) return undefined;
-  const addresses = (opts.serviceAddresses ?? []).map((a) => (typeof a === 'string' ? parseServiceAddress(a) : a));
   if ((opts.proxyClientCertFile === undefined) !== (opts.proxyClientKeyFile === undefined))
     throw new Error('--proxy-client-cert-file and --proxy-client-key-file must be given together');
   const frontProxy = opts.proxyClientCertFile === undefined ? await ensureFrontProxyPki(dataDir) : undefined;
@@ -52,7 +57,7 @@ export async function setupAggregation(
   const aggregator = new Aggregator({
     registry,
     client: deps.client,
-    resolver: staticServiceResolver(addresses),
+    resolver: deps.resolver,
     proxyClientCert,
     metrics: deps.metrics,
     log: deps.log,

@@ -24,6 +24,7 @@ import { join, resolve } from 'node:path';
 import { buildOpenAPIProvider } from '../server/openapi.js';
 import { ApiServer, type VersionInfo } from '../server/apiserver.js';
 import { ensurePki, type FrontProxyPki, type Pki } from '../server/certs.js';
+import { setupServiceResolution } from './service-resolution.js';
 import { extensionApiserverAuthenticationData, publishExtensionApiserverAuthentication, setupAggregation, type AggregationOptions } from './aggregation.js';
 import { requestHeaderAuthenticator, type RequestHeaderConfig } from '../auth/authn/request-header.js';
 import { FRONT_PROXY_CLIENT_NAME } from '../server/certs.js';
@@ -590,9 +591,23 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   // managedFields name the manager "kube-apiserver" as upstream's do. The handler is looked up per
   // request: admission plugins below are built from ctx before the server exists.
   const serverClient = createLoopbackClient((req, res) => apiServer.handle(req, res), loopbackToken, { userAgent: kubeApiserverUserAgent() });
-  const ctx: ControlPlaneContext = { registry, client: serverClient, log, authorization: authz.authorization, metrics: metrics.registry };
+  // One service resolver for APIServices, webhooks and conversion webhooks (service-resolution.ts).
+  const serviceResolution = setupServiceResolution(registry, opts.aggregation ?? {}, log);
+  const ctx: ControlPlaneContext = {
+    registry,
+    client: serverClient,
+    log,
+    authorization: authz.authorization,
+    metrics: metrics.registry,
+    serviceResolver: serviceResolution.resolver,
+  };
   // API aggregation: only where the apiRegistration() module serves APIServices.
-  const aggregation = await setupAggregation(registry, dataDir, opts.aggregation ?? {}, { client: serverClient, metrics: metrics.registry, log });
+  const aggregation = await setupAggregation(registry, dataDir, opts.aggregation ?? {}, {
+    client: serverClient,
+    metrics: metrics.registry,
+    log,
+    resolver: serviceResolution.resolver,
+  });
   const requestHeaderConfig: RequestHeaderConfig | undefined =
     opts.requestHeader ?? (aggregation?.frontProxy ? { clientCA: aggregation.frontProxy.caCertPem, allowedNames: [FRONT_PROXY_CLIENT_NAME] } : undefined);
   const requestHeader = requestHeaderConfig
@@ -721,6 +736,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     controllersLeading: () => controllers?.manager.isLeading() ?? false,
     async start() {
       await waitForStorage(raw, opts.storage.name, log, opts.storageStartTimeoutMs ?? STORAGE_START_TIMEOUT_MS);
+      await serviceResolution.start();
       for (const m of modules) await m.bootstrap?.(ctx);
       await aggregation?.start(serverClient);
       // kube-system/extension-apiserver-authentication, for extension API servers' delegated authentication.
@@ -858,6 +874,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       apiServer.shutdown();
       await aggregation?.stop();
       for (const m of modules) await m.shutdown?.();
+      await serviceResolution.close();
       await authz.rbac?.stop();
       await serverClient.close();
       if (objectCounter) clearInterval(objectCounter);

@@ -31,6 +31,7 @@ import {
   validatingWebhookConfigurations,
 } from '../registry/admissionregistration/index.js';
 import { PolicyCache, WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
+import { policyStatusController, type PolicyStatusController } from './policy-status.js';
 import { validatingAdmissionPolicyPlugin, type ParamLookup, type PolicyCheckObserver } from '../admission/policy/validating.js';
 import { matchesLabels } from '../apimachinery/labels.js';
 import { mutatingWebhookPlugin, validatingWebhookPlugin, type NamespaceLabels, type WebhookObserver } from '../admission/webhook/dispatcher.js';
@@ -193,13 +194,14 @@ export function admissionRegistration(): ApiModule {
   let mutating: WebhookConfigurationCache | undefined;
   let validating: WebhookConfigurationCache | undefined;
   let policies: PolicyCache | undefined;
+  let policyStatus: PolicyStatusController | undefined;
   return {
     name: 'admissionregistration.k8s.io',
     resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings],
     admission: (ctx) => {
       const store = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', 'v1', plural)?.store;
-      mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log);
-      validating = new WebhookConfigurationCache(store('validatingwebhookconfigurations'), ctx.log);
+      mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log, ctx.serviceResolver);
+      validating = new WebhookConfigurationCache(store('validatingwebhookconfigurations'), ctx.log, ctx.serviceResolver);
       const namespaceLabels: NamespaceLabels = async (name) => {
         const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
         if (!namespaces) return {};
@@ -247,10 +249,14 @@ export function admissionRegistration(): ApiModule {
         validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}) }),
       ];
     },
-    async bootstrap() {
+    async bootstrap(ctx) {
       await Promise.all([mutating?.start(), validating?.start(), policies?.start()]);
+      // status.typeChecking of the policies (policy-status.ts).
+      policyStatus = policyStatusController(ctx.registry, ctx.client, ctx.log);
+      await policyStatus.start();
     },
     async shutdown() {
+      await policyStatus?.stop();
       await Promise.all([mutating?.close(), validating?.close(), policies?.close()]);
     },
   };

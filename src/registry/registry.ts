@@ -84,6 +84,7 @@ import type { Authorizer, RuleResolver } from '../auth/authorizer.js';
 import type { RbacRuleResolver } from '../auth/rbac/resolver.js';
 import type { KubeClient } from '../client/types.js';
 import type { Registry } from 'prom-client';
+import type { ServiceResolver } from '../admission/webhook/service-resolver.js';
 export type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, UserInfo } from '../admission/interfaces.js';
 
 export interface ControlPlaneContext {
@@ -100,6 +101,8 @@ export interface ControlPlaneContext {
   readonly authorization?: ControlPlaneAuthorization;
   /** The control plane's metrics registry (served at /metrics), for what modules measure. */
   readonly metrics?: Registry;
+  /** Where `service` references of webhooks, conversion webhooks and APIServices go. */
+  readonly serviceResolver?: ServiceResolver;
 }
 
 export interface ControlPlaneAuthorization {

@@ -1,11 +1,13 @@
-// The objects of one cluster-scoped resource kept in memory by a list, then a watch of its store
-// (the watch cache), relisting after a broken watch: the small informer that admission's
-// configurations and the aggregator's APIServices are read from.
+// The objects of one resource kept in memory by a list, then a watch of its store (the watch
+// cache), relisting after a broken watch: the small informer that admission's configurations, the
+// aggregator's APIServices and the service resolver's Services are read from.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeObject } from '../apimachinery/types.js';
 import type { GenericStore } from './store.js';
 
-/** The objects of one cluster-scoped resource, by name, kept current by list+watch; `changed` runs after each change. */
+const keyOf = (o: KubeObject): string => (o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ''}` : (o.metadata?.name ?? ''));
+
+/** The objects of one resource, by name (`namespace/name` when namespaced), kept current by list+watch; `changed` runs after each change. */
 export class WatchedObjects<T extends KubeObject> {
   readonly items = new Map<string, T>();
   private readonly stop = new AbortController();
@@ -34,7 +36,7 @@ export class WatchedObjects<T extends KubeObject> {
   private async relist(store: GenericStore): Promise<string> {
     const list = await store.list(undefined);
     this.items.clear();
-    for (const o of list.items) this.items.set(o.metadata?.name ?? '', o as T);
+    for (const o of list.items) this.items.set(keyOf(o), o as T);
     this.changed();
     return list.metadata.resourceVersion ?? '';
   }
@@ -48,8 +50,8 @@ export class WatchedObjects<T extends KubeObject> {
         for await (const ev of store.watch(undefined, { resourceVersion: rv, allowWatchBookmarks: true, signal })) {
           const o = ev.object as T;
           if (o.metadata?.resourceVersion) rv = o.metadata.resourceVersion;
-          if (ev.type === 'ADDED' || ev.type === 'MODIFIED') this.items.set(o.metadata?.name ?? '', o);
-          else if (ev.type === 'DELETED') this.items.delete(o.metadata?.name ?? '');
+          if (ev.type === 'ADDED' || ev.type === 'MODIFIED') this.items.set(keyOf(o), o);
+          else if (ev.type === 'DELETED') this.items.delete(keyOf(o));
           else continue;
           this.changed();
         }

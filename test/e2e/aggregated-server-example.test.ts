@@ -3,7 +3,8 @@
 // (the front's extension-apiserver-authentication ConfigMap) and authorization
 // (SubjectAccessReviews back to the front).
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -92,5 +93,41 @@ describe('examples/aggregated-server behind a kplane aggregator', { concurrency:
       500,
     );
     assert.equal(allowed, 'flunder.wardle.example.com/first\n');
+  });
+
+  it('authenticates a bearer token sent straight to it by a TokenReview at the front', async () => {
+    const kc = kubectlSession(KUBECTLS[1].bin, front!.kubeconfig, join(dir, 'admin'));
+    await kc.ok(['create', 'serviceaccount', 'reader']);
+    await kc.ok(['create', 'role', 'sa-flunder-reader', '--verb=get,list', '--resource=flunders.wardle.example.com']);
+    await kc.ok(['create', 'rolebinding', 'sa-reads', '--role=sa-flunder-reader', '--serviceaccount=default:reader']);
+    const token = (await kc.ok(['create', 'token', 'reader'])).trim();
+    const ca = await readFile(join(wardleDir, 'pki', 'ca.crt'), 'utf8');
+    const get = (bearer: string): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = httpsRequest(
+          `${wardle!.url}/apis/wardle.example.com/v1alpha1/namespaces/default/flunders`,
+          { ca, headers: { authorization: `Bearer ${bearer}`, accept: 'application/json' } },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (c: string) => (body += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    const ok = await get(token);
+    assert.equal(ok.status, 200, ok.body);
+    assert.deepEqual(
+      (JSON.parse(ok.body) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name),
+      ['first'],
+    );
+    // Cached: the same token again is answered without a new review, still the same user.
+    assert.equal((await get(token)).status, 200);
+    const bad = await get(`${token.slice(0, -4)}AAAA`);
+    assert.equal(bad.status, 401, bad.body);
+    assert.equal((JSON.parse(bad.body) as { reason: string }).reason, 'Unauthorized');
+    // A token of a user the front does not know at all.
+    assert.equal((await get('not-a-token')).status, 401);
   });
 });

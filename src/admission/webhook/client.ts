@@ -1,22 +1,42 @@
 // Calls a webhook (k8s.io/apiserver/pkg/util/webhook's REST client, as the dispatchers use it): a
 // POST of the AdmissionReview to the URL with `?timeout=<n>s`, trusting `caBundle` (else the
 // system's roots), bounded by the webhook's timeout. Failures are described in Go's words, as
-// upstream's `failed to call webhook: ...` texts carry them.
+// upstream's `failed to call webhook: ...` texts carry them. A `service` reference is called at
+// https://<name>.<namespace>.svc:<port><path>, its certificate verified for that name, and dialled
+// where the service resolver says at each call (webhookutil's ClientManager dials so).
 import { Agent, request as httpsRequest } from 'node:https';
+import { serviceServerName, type ServiceResolver, type ServiceTarget } from './service-resolver.js';
 
 export class CallError extends Error {
   override readonly name = 'CallError';
+}
+
+/** A `clientConfig.service` (port defaulted to 443 by the registry). */
+export interface ServiceReference {
+  readonly namespace: string;
+  readonly name: string;
+  readonly port: number;
+  readonly path?: string;
 }
 
 /** Where a webhook is called: its URL and one keep-alive agent, shared by the webhooks naming the same URL and CA. */
 export class WebhookEndpoint {
   readonly url: URL;
   readonly agent: Agent;
+  /** A service reference and what resolves it; undefined for a URL. */
+  readonly service: { readonly ref: ServiceReference; readonly resolver: ServiceResolver; readonly hostPort: string } | undefined;
   private calls = 0;
   private released = false;
 
-  constructor(rawURL: string, caBundle: string | undefined) {
-    this.url = new URL(rawURL);
+  constructor(rawURL: string | { ref: ServiceReference; resolver: ServiceResolver }, caBundle: string | undefined) {
+    if (typeof rawURL === 'string') {
+      this.url = new URL(rawURL);
+      this.service = undefined;
+    } else {
+      const hostPort = `${serviceServerName(rawURL.ref.namespace, rawURL.ref.name)}:${rawURL.ref.port}`;
+      this.url = new URL(`https://${hostPort}${rawURL.ref.path ?? ''}`);
+      this.service = { ...rawURL, hostPort };
+    }
     const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
     // Keep-alive: a webhook on every create costs one round trip, not a handshake.
     this.agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
@@ -43,6 +63,11 @@ export function newEndpoint(rawURL: string, caBundle: string | undefined): Webho
   return new WebhookEndpoint(rawURL, caBundle);
 }
 
+/** An endpoint for a `service` reference, resolved by `resolver` at each call. */
+export function newServiceEndpoint(ref: ServiceReference, caBundle: string | undefined, resolver: ServiceResolver): WebhookEndpoint {
+  return new WebhookEndpoint({ ref, resolver }, caBundle);
+}
+
 /** Answers the response body; throws CallError with Go's text for what is not a 2xx answer. */
 export function post(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
   return ep.track(() => send(ep, body, timeoutSeconds));
@@ -51,7 +76,16 @@ export function post(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number):
 function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
   const target = new URL(ep.url);
   target.searchParams.set('timeout', `${timeoutSeconds}s`);
-  const shown = `Post ${JSON.stringify(target.toString())}`;
+  // Go prints the service's host with its port, even 443.
+  const shown = `Post ${JSON.stringify(ep.service ? `https://${ep.service.hostPort}${target.pathname === '/' && !ep.service.ref.path ? '' : target.pathname}${target.search}` : target.toString())}`;
+  let dial: ServiceTarget | undefined;
+  if (ep.service) {
+    try {
+      dial = ep.service.resolver.resolve(ep.service.ref.namespace, ep.service.ref.name, ep.service.ref.port);
+    } catch (e) {
+      return Promise.reject(new CallError(`${shown}: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  }
   return new Promise<Buffer>((resolve, reject) => {
     let settled = false;
     const fail = (why: string): void => {
@@ -66,10 +100,13 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
       req.destroy();
     }, timeoutSeconds * 1000);
     function attempt(retried = false): ReturnType<typeof httpsRequest> {
+      const headers: Record<string, string | number> = { 'content-type': 'application/json', accept: 'application/json, */*', 'content-length': body.length };
       const r = httpsRequest(target, {
         method: 'POST',
         agent: ep.agent,
-        headers: { 'content-type': 'application/json', accept: 'application/json, */*', 'content-length': body.length },
+        headers: dial ? { ...headers, host: ep.service!.hostPort } : headers,
+        // A service: dialled at the resolved address, its certificate verified for <name>.<namespace>.svc.
+        ...(dial ? { host: dial.host, hostname: dial.host, port: dial.port, servername: ep.service!.hostPort.replace(/:\d+$/, '') } : {}),
       });
       r.on('error', (e: NodeJS.ErrnoException) => {
         // A kept-alive connection the server closed while idle: dial again once, as Go's transport
@@ -78,7 +115,7 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
           req = attempt(true);
           return;
         }
-        fail(`${shown}: ${goNetError(e, target)}`);
+        fail(`${shown}: ${goNetError(e, target, dial)}`);
       });
       r.on('response', (res) => onResponse(res));
       r.end(body);
@@ -87,7 +124,7 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
     function onResponse(res: import('node:http').IncomingMessage): void {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', (e) => fail(`${shown}: ${goNetError(e, target)}`));
+      res.on('error', (e) => fail(`${shown}: ${goNetError(e, target, dial)}`));
       res.on('aborted', () => fail(`${shown}: unexpected EOF`));
       res.on('end', () => {
         if (settled) return;
@@ -106,8 +143,8 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
 }
 
 /** What Go's net/http and crypto/tls say for a failure to connect or to be answered. */
-function goNetError(e: NodeJS.ErrnoException, u: URL): string {
-  const hostPort = `${u.hostname}:${u.port || '443'}`;
+function goNetError(e: NodeJS.ErrnoException, u: URL, dial?: ServiceTarget): string {
+  const hostPort = dial ? `${dial.host.includes(':') ? `[${dial.host}]` : dial.host}:${dial.port}` : `${u.hostname}:${u.port || '443'}`;
   switch (e.code) {
     case 'ECONNREFUSED':
       return `dial tcp ${hostPort}: connect: connection refused`;

@@ -14,7 +14,8 @@ import { stringifyJSON } from '../../golang/json-int64.js';
 import { admissionRequest, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
-import { CallError, newEndpoint, post, type WebhookEndpoint } from './client.js';
+import { CallError, newEndpoint, newServiceEndpoint, post, type WebhookEndpoint } from './client.js';
+import type { ServiceResolver } from './service-resolver.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from './rules.js';
 import type { Webhook, WebhookConfiguration } from './types.js';
 
@@ -26,7 +27,7 @@ export interface CompiledWebhook {
   readonly key: string;
   readonly namespaceSelector: LabelSelector;
   readonly objectSelector: LabelSelector;
-  /** Undefined: the webhook cannot be reached (a `service` reference, which kplane does not resolve). */
+  /** Undefined: the webhook cannot be reached (`endpointError` says why). */
   readonly endpoint: WebhookEndpoint | undefined;
   readonly endpointError?: string;
   /** The webhook's matchConditions, compiled; undefined when it has none. */
@@ -55,7 +56,11 @@ export interface WebhookPluginOptions {
  * Webhooks naming the same URL and CA share one endpoint, and keep `previous`'s (as upstream's client
  * manager caches clients by their config): a change of any configuration keeps the others' connections.
  */
-export function compileConfigurations(configs: readonly WebhookConfiguration[], previous: readonly CompiledWebhook[] = []): CompiledWebhook[] {
+export function compileConfigurations(
+  configs: readonly WebhookConfiguration[],
+  previous: readonly CompiledWebhook[] = [],
+  resolver?: ServiceResolver,
+): CompiledWebhook[] {
   const endpoints = new Map<string, WebhookEndpoint>();
   for (const p of previous) if (p.endpoint) endpoints.set(endpointKey(p.hook), p.endpoint);
   const out: CompiledWebhook[] = [];
@@ -67,18 +72,19 @@ export function compileConfigurations(configs: readonly WebhookConfiguration[], 
       const obj = hook.objectSelector ? tryLabelSelectorFromObject(hook.objectSelector) : { ok: true as const, selector: EVERYTHING };
       let endpoint: WebhookEndpoint | undefined;
       let endpointError: string | undefined;
-      if (hook.clientConfig?.url) {
+      const cc = hook.clientConfig;
+      if (cc?.url || (cc?.service && resolver)) {
         const key = endpointKey(hook);
         endpoint = endpoints.get(key);
         if (!endpoint) {
           try {
-            endpoint = newEndpoint(hook.clientConfig.url, hook.clientConfig.caBundle);
+            endpoint = cc.url ? newEndpoint(cc.url, cc.caBundle) : newServiceEndpoint(serviceRef(cc.service!), cc.caBundle, resolver!);
             endpoints.set(key, endpoint);
           } catch (e) {
             endpointError = e instanceof Error ? e.message : String(e);
           }
         }
-      } else endpointError = 'service references are not resolved by this server; use clientConfig.url';
+      } else endpointError = 'no service resolver: service references are not resolved by this server';
       const conditions = compileMatchConditions(hook.matchConditions as { name?: string; expression?: string }[] | undefined, hook.failurePolicy, {
         params: false,
         variables: false,
@@ -99,7 +105,18 @@ export function compileConfigurations(configs: readonly WebhookConfiguration[], 
   return out;
 }
 
-const endpointKey = (hook: Webhook): string => `${hook.clientConfig?.url ?? ''}\n${hook.clientConfig?.caBundle ?? ''}`;
+const serviceRef = (svc: NonNullable<NonNullable<Webhook['clientConfig']>['service']>) => ({
+  namespace: svc.namespace ?? '',
+  name: svc.name ?? '',
+  port: svc.port ?? 443,
+  ...(svc.path !== undefined ? { path: svc.path } : {}),
+});
+
+const endpointKey = (hook: Webhook): string => {
+  const cc = hook.clientConfig;
+  const target = cc?.url ?? (cc?.service ? JSON.stringify(serviceRef(cc.service)) : '');
+  return `${target}\n${cc?.caBundle ?? ''}`;
+};
 
 /** Releases the endpoints of `hooks` that `kept` no longer uses (their calls under way still finish). */
 export function releaseWebhooks(hooks: readonly CompiledWebhook[], kept: readonly CompiledWebhook[] = []): void {

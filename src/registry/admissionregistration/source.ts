@@ -4,6 +4,7 @@
 // WatchedObjects (../watched-objects.ts) is the list+watch loop; the webhook configurations and
 // the policies with their bindings are compiled from it.
 import { compileConfigurations, releaseWebhooks, type CompiledWebhook, type WebhookSource } from '../../admission/webhook/dispatcher.js';
+import type { ServiceResolver } from '../../admission/webhook/service-resolver.js';
 import type { WebhookConfiguration } from '../../admission/webhook/types.js';
 import { compilePolicies, type CompiledPolicy, type PolicySource } from '../../admission/policy/validating.js';
 import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/types.js';
@@ -14,7 +15,11 @@ export class WebhookConfigurationCache implements WebhookSource {
   private compiled: CompiledWebhook[] = [];
   private readonly watched: WatchedObjects<WebhookConfiguration>;
 
-  constructor(store: () => GenericStore | undefined, log?: (msg: string) => void) {
+  constructor(
+    store: () => GenericStore | undefined,
+    log?: (msg: string) => void,
+    private readonly resolver?: ServiceResolver,
+  ) {
     this.watched = new WatchedObjects(store, 'webhook configurations', () => this.rebuild(), log);
   }
 
@@ -34,7 +39,7 @@ export class WebhookConfigurationCache implements WebhookSource {
 
   private rebuild(): void {
     const old = this.compiled;
-    this.compiled = compileConfigurations([...this.watched.items.values()], old);
+    this.compiled = compileConfigurations([...this.watched.items.values()], old, this.resolver);
     releaseWebhooks(old, this.compiled);
   }
 }

@@ -1,0 +1,298 @@
+// [extending] The extension points' costs (issue 23), each against kplane servers of its own:
+// - webhook: one validating webhook on loopback (examples/webhook/, its own process) called on every
+//   ConfigMap create, vs the same without: p99 added latency at 200 creates/s offered (paced from
+//   this process), and create throughput at c=64. Goals: ≤ 2 ms added; ≥ 60 % of no webhook.
+// - policy: a ValidatingAdmissionPolicy with 3 CEL validations bound to every ConfigMap create vs
+//   none: create throughput at c=64. Goal: ≥ 90 %.
+// - aggregated: a get of a custom resource served by a backend kplane, straight from the backend vs
+//   through a front kplane's APIService (proxy with the front-proxy client certificate), c=1.
+//   Goal: p99 ≤ 3 ms added.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { configMap } from '../common.js';
+import { ServerProc, benchDir, children, credsOf, fmt, type Scenario, type ScenarioContext } from '../context.js';
+import { HttpClient, closedLoop, expectStatus, type RoundResult } from '../load.js';
+
+const NS = 'bench-ext';
+
+/** Open loop from this process: one create every 1000/rate ms, latency from each send. */
+async function paced(client: HttpClient, rate: number, ms: number, tag: string): Promise<RoundResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const t0 = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; ; i++) {
+    const due = t0 + (i * 1000) / rate;
+    if (due > t0 + ms) break;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const s = performance.now();
+    inFlight.push(
+      client
+        .send('POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify(configMap(`cm-${tag}-${i}`, NS)))
+        .then((r) => {
+          expectStatus(r, 201);
+          latencies.push(performance.now() - s);
+        })
+        .catch((e: unknown) => {
+          errors++;
+          firstError ??= e instanceof Error ? e.message : String(e);
+        }),
+    );
+  }
+  await Promise.all(inFlight);
+  return { ops: latencies.length, errors, seconds: ms / 1000, latencies, ...(firstError ? { firstError } : {}) };
+}
+
+const creates = (client: HttpClient, c: number, ms: number, maxOps: number, tag: string): Promise<RoundResult> =>
+  closedLoop({
+    concurrency: c,
+    maxOps,
+    maxMs: ms,
+    op: async (i) => expectStatus(await client.send('POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify(configMap(`cm-${tag}-${i}`, NS))), 201),
+  });
+
+const p99 = (r: RoundResult): number => {
+  const s = [...r.latencies].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? NaN;
+};
+
+async function until(what: string, probe: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** examples/webhook/server.ts as its own process; its validating configuration (namespaceSelector dropped). */
+async function startExampleWebhook(dir: string): Promise<{ child: ChildProcess; validating: Record<string, unknown> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(benchDir, '..', 'examples/webhook/server.ts'), '--port', '0', '--out', dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  await until('the example webhook listening', async () => out.includes('webhooks serving at'));
+  const { readFile } = await import('node:fs/promises');
+  const docs = (await readFile(join(dir, 'webhooks.yaml'), 'utf8')).split(/^---$/m).map((d) => parse(d) as Record<string, unknown>);
+  const validating = docs.find((d) => d.kind === 'ValidatingWebhookConfiguration')!;
+  for (const w of validating.webhooks as Record<string, unknown>[]) delete w.namespaceSelector;
+  return { child, validating };
+}
+
+async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'webhook', ServerProc>): Promise<void> {
+  const { cfg, rec } = ctx;
+  const hook = await startExampleWebhook(join(ctx.dataDir, 'webhook'));
+  try {
+    const admin = new HttpClient(servers.webhook.started.url, credsOf(servers.webhook), 4);
+    expectStatus(await admin.send('POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', JSON.stringify(hook.validating)), 201);
+    // Active once a credential-looking key is refused.
+    await until('the webhook active', async () => {
+      const r = await admin.send(
+        'POST',
+        `/api/v1/namespaces/${NS}/configmaps?dryRun=All`,
+        JSON.stringify({ ...configMap('probe', NS), data: { password: 'x' } }),
+      );
+      return r.status === 403;
+    });
+    admin.close();
+    const rate = 200;
+    const lat: Record<string, number> = {};
+    for (const [target, srv] of Object.entries(servers)) {
+      const client = new HttpClient(srv.started.url, credsOf(srv), 64);
+      await paced(client, rate, cfg.warmMs, `pw-${target}`);
+      const r = await paced(client, rate, Math.max(cfg.measureMs, 5000), `pm-${target}`);
+      client.close();
+      rec.round('extending', `webhook ${target}`, `create @${rate}/s`, 'open', r);
+      lat[target] = p99(r);
+    }
+    const added = lat.webhook! - lat.none!;
+    rec.goal(`p99 added by one validating webhook at ${rate} creates/s`, '≤ 2 ms', `${fmt(added, 2)} ms`, added <= 2);
+    const rps: Record<string, number> = {};
+    for (const [target, srv] of Object.entries(servers)) {
+      const client = new HttpClient(srv.started.url, credsOf(srv), 64);
+      await creates(client, 64, cfg.warmMs, cfg.maxOps, `cw-${target}`);
+      const r = await creates(client, 64, cfg.measureMs, cfg.maxOps, `cm-${target}`);
+      client.close();
+      rps[target] = rec.round('extending', `webhook ${target}`, 'create', 64, r).opsPerSec ?? 0;
+    }
+    const ratio = rps.webhook! / rps.none!;
+    rec.row({ scenario: 'extending', target: 'webhook/none', op: 'create', concurrency: '64', value: `${(ratio * 100).toFixed(0)}%`, ratio });
+    rec.goal('create throughput at c=64 with one validating webhook vs none', '≥ 60 %', `${fmt(ratio * 100, 0)}%`, ratio >= 0.6);
+  } finally {
+    hook.child.kill('SIGTERM');
+  }
+}
+
+const POLICY = {
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'ValidatingAdmissionPolicy',
+  metadata: { name: 'bench-three' },
+  spec: {
+    matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] },
+    validations: [
+      { expression: "object.metadata.name.startsWith('cm-') || object.metadata.name == 'probe'" },
+      { expression: '!has(object.data) || size(object.data) <= 16' },
+      { expression: "!has(object.data) || !('password' in object.data)", message: 'no passwords' },
+    ],
+  },
+};
+const BINDING = {
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'ValidatingAdmissionPolicyBinding',
+  metadata: { name: 'bench-three' },
+  spec: { policyName: 'bench-three', validationActions: ['Deny'] },
+};
+
+async function policyScenario(ctx: ScenarioContext, servers: Record<'none' | 'policy', ServerProc>): Promise<void> {
+  const { cfg, rec } = ctx;
+  const admin = new HttpClient(servers.policy.started.url, credsOf(servers.policy), 4);
+  const ar = '/apis/admissionregistration.k8s.io/v1';
+  expectStatus(await admin.send('POST', `${ar}/validatingadmissionpolicies`, JSON.stringify(POLICY)), 201);
+  expectStatus(await admin.send('POST', `${ar}/validatingadmissionpolicybindings`, JSON.stringify(BINDING)), 201);
+  await until('the policy active', async () => {
+    const r = await admin.send(
+      'POST',
+      `/api/v1/namespaces/${NS}/configmaps?dryRun=All`,
+      JSON.stringify({ ...configMap('probe', NS), data: { password: 'x' } }),
+    );
+    return r.status === 422;
+  });
+  admin.close();
+  const rps: Record<string, number> = {};
+  for (const [target, srv] of Object.entries(servers)) {
+    const client = new HttpClient(srv.started.url, credsOf(srv), 64);
+    await creates(client, 64, cfg.warmMs, cfg.maxOps, `vw-${target}`);
+    const r = await creates(client, 64, cfg.measureMs, cfg.maxOps, `vm-${target}`);
+    client.close();
+    rps[target] = rec.round('extending', `policy ${target}`, 'create', 64, r).opsPerSec ?? 0;
+  }
+  const ratio = rps.policy! / rps.none!;
+  rec.row({ scenario: 'extending', target: 'policy/none', op: 'create', concurrency: '64', value: `${(ratio * 100).toFixed(0)}%`, ratio });
+  rec.goal('create throughput at c=64 with a 3-validation ValidatingAdmissionPolicy vs none', '≥ 90 %', `${fmt(ratio * 100, 0)}%`, ratio >= 0.9);
+}
+
+const CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.bench.example.com' },
+  spec: {
+    group: 'bench.example.com',
+    scope: 'Namespaced',
+    names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } },
+      },
+    ],
+  },
+};
+
+async function aggregatedScenario(ctx: ScenarioContext): Promise<void> {
+  const { cfg, rec, dataDir } = ctx;
+  // The backend's port is known only once it listens, and the front must exist first (it makes the
+  // front-proxy CA the backend trusts): the front maps the Service to a port reserved here.
+  const { createServer } = await import('node:net');
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const front = await ServerProc.start('kplane-sqlite', {
+    dataDir,
+    storageDir: join(dataDir, 'agg-front-db'),
+    aggregation: { serviceAddresses: [`bench/backend=127.0.0.1:${port}`] },
+  });
+  let backend: ServerProc | undefined;
+  try {
+    backend = await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'agg-backend-db'), frontProxyBackend: true, port });
+    const b = new HttpClient(backend.started.url, credsOf(backend), 4);
+    expectStatus(await b.send('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', JSON.stringify(CRD)), 201);
+    await backend.ensureNamespace(NS);
+    const path = `/apis/bench.example.com/v1/namespaces/${NS}/widgets`;
+    await until('the CRD served', async () => (await b.send('GET', path)).status === 200);
+    expectStatus(
+      await b.send('POST', path, JSON.stringify({ apiVersion: 'bench.example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { size: 1 } })),
+      201,
+    );
+    b.close();
+    const f = new HttpClient(front.started.url, credsOf(front), 4);
+    const apiService = {
+      apiVersion: 'apiregistration.k8s.io/v1',
+      kind: 'APIService',
+      metadata: { name: 'v1.bench.example.com' },
+      spec: {
+        group: 'bench.example.com',
+        version: 'v1',
+        service: { namespace: 'bench', name: 'backend' },
+        insecureSkipTLSVerify: true,
+        groupPriorityMinimum: 1000,
+        versionPriority: 15,
+      },
+    };
+    expectStatus(await f.send('POST', '/apis/apiregistration.k8s.io/v1/apiservices', JSON.stringify(apiService)), 201);
+    await until('the APIService available', async () => (await f.send('GET', `${path}/w`)).status === 200, 40_000);
+    f.close();
+    const lat: Record<string, number> = {};
+    for (const [target, srv] of [
+      ['backend', backend],
+      ['aggregated', front],
+    ] as const) {
+      const client = new HttpClient(srv.started.url, credsOf(srv), 1);
+      const get = async (): Promise<void> => expectStatus(await client.send('GET', `${path}/w`), 200);
+      await closedLoop({ concurrency: 1, maxOps: cfg.maxOps, maxMs: cfg.warmMs, op: get });
+      const r = await closedLoop({ concurrency: 1, maxOps: cfg.maxOps, maxMs: cfg.measureMs, op: get });
+      client.close();
+      rec.round('extending', target, 'get widget', 1, r);
+      lat[target] = p99(r);
+    }
+    const added = lat.aggregated! - lat.backend!;
+    rec.goal('get p99 added through an aggregated APIService vs the backend alone (c=1)', '≤ 3 ms', `${fmt(added, 2)} ms`, added <= 3);
+  } finally {
+    await backend?.stop();
+    await front.stop();
+  }
+}
+
+export const extending: Scenario = {
+  names: ['webhook', 'policy', 'aggregated'],
+  async run(ctx) {
+    const { dataDir } = ctx;
+    const only = (n: string): boolean => ctx.only.has(n);
+    console.log('\n[extending] a validating webhook, a ValidatingAdmissionPolicy, an aggregated APIService: each against the same without');
+    if (only('webhook')) {
+      const servers = {
+        none: await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'hook-none-db') }),
+        webhook: await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'hook-on-db') }),
+      };
+      try {
+        for (const srv of Object.values(servers)) await srv.ensureNamespace(NS);
+        await webhookScenario(ctx, servers);
+      } finally {
+        for (const srv of Object.values(servers)) await srv.stop();
+      }
+    }
+    if (only('policy')) {
+      const servers = {
+        none: await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'vap-none-db') }),
+        policy: await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'vap-on-db') }),
+      };
+      try {
+        for (const srv of Object.values(servers)) await srv.ensureNamespace(NS);
+        await policyScenario(ctx, servers);
+      } finally {
+        for (const srv of Object.values(servers)) await srv.stop();
+      }
+    }
+    if (only('aggregated')) await aggregatedScenario(ctx);
+    return ctx.rec.result();
+  },
+};
