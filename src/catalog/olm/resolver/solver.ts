@@ -1,0 +1,202 @@
+// OLM's SAT layer (pkg/controller/registry/resolver/solver) on logic-solver (MiniSat): variables
+// with Mandatory, Prohibited, Dependency, Conflict and AtMost constraints, each constraint guarded
+// by its own activation literal so an unsatisfiable problem can be explained by the constraints
+// that conflict, in OLM's words ("constraints not satisfiable: a, b, c", sorted).
+//
+// The answer is OLM's: starting from the mandatory variables, each Dependency's candidates are
+// tried in the order given (the caller's preference order), breadth first, backtracking when a
+// choice leaves the problem unsatisfiable (solver/search.go); then the variables not chosen that
+// way are kept as few as possible (solve.go's cardinality minimisation). Every guess here is
+// checked by a full solve, where OLM's search only propagates until its last step: the same
+// depth-first order, so the same first answer, found with less backtracking.
+import Logic from 'logic-solver';
+
+export type Constraint =
+  | { readonly kind: 'mandatory'; readonly text?: string }
+  | { readonly kind: 'prohibited'; readonly text?: string }
+  | { readonly kind: 'dependency'; readonly ids: readonly string[]; readonly text?: string }
+  | { readonly kind: 'conflict'; readonly id: string; readonly text?: string }
+  | { readonly kind: 'atMost'; readonly n: number; readonly ids: readonly string[]; readonly text?: string };
+
+export interface Variable {
+  readonly id: string;
+  readonly constraints: Constraint[];
+}
+
+/** The problem has no solution; `constraints` are the texts of the ones that conflict, sorted. */
+export class NotSatisfiable extends Error {
+  override readonly name = 'NotSatisfiable';
+  constructor(readonly constraints: readonly string[]) {
+    super(constraints.length === 0 ? 'constraints not satisfiable' : `constraints not satisfiable: ${constraints.join(', ')}`);
+  }
+}
+
+/** A constraint's text: the one given, or OLM's default for its kind. */
+export function constraintText(subject: string, c: Constraint): string {
+  if (c.text !== undefined) return c.text;
+  switch (c.kind) {
+    case 'mandatory':
+      return `${subject} is mandatory`;
+    case 'prohibited':
+      return `${subject} is prohibited`;
+    case 'dependency':
+      return c.ids.length === 0
+        ? `${subject} has a dependency without any candidates to satisfy it`
+        : `${subject} requires at least one of ${c.ids.join(', ')}`;
+    case 'conflict':
+      return `${subject} conflicts with ${c.id}`;
+    case 'atMost':
+      return `${subject} permits at most ${c.n} of ${c.ids.join(', ')}`;
+  }
+}
+
+interface Applied {
+  readonly variable: Variable;
+  readonly constraint: Constraint;
+  readonly activation: string;
+}
+
+interface Choice {
+  index: number;
+  readonly candidates: readonly string[];
+}
+
+interface Guess {
+  /** the literal assumed, or undefined when the choice was already met (or has no candidate left) */
+  readonly m: string | undefined;
+  readonly index: number;
+  children: number;
+  readonly candidates: readonly string[];
+}
+
+/** Solves the variables; returns the ids of those installed, or throws NotSatisfiable. */
+export function solve(variables: readonly Variable[]): string[] {
+  const solver = new Logic.Solver();
+  const lit = new Map<string, string>();
+  const byLit = new Map<string, Variable>();
+  variables.forEach((v, i) => {
+    if (lit.has(v.id)) throw new Error(`duplicate identifier ${JSON.stringify(v.id)} in input`);
+    lit.set(v.id, `v${i}`);
+    byLit.set(`v${i}`, v);
+  });
+  const missing: string[] = [];
+  const litOf = (id: string): string => {
+    const l = lit.get(id);
+    if (l !== undefined) return l;
+    missing.push(`variable ${JSON.stringify(id)} referenced but not provided`);
+    return Logic.FALSE as string;
+  };
+
+  const applied: Applied[] = [];
+  for (const v of variables) {
+    const x = litOf(v.id);
+    for (const c of v.constraints) {
+      const a = `a${applied.length}`;
+      applied.push({ variable: v, constraint: c, activation: a });
+      solver.require(Logic.implies(a, formulaOf(c, x, litOf)));
+    }
+  }
+  if (missing.length > 0) throw new Error(missing.length === 1 ? missing[0] : `${missing.length} errors encountered: ${missing.join(', ')}`);
+
+  const allActive = Logic.and(applied.map((a) => a.activation));
+  if (!solver.solveAssuming(allActive)) throw new NotSatisfiable(explain(solver, applied));
+  solver.require(allActive);
+
+  // search.go: anchors (mandatory variables) first, then each guessed variable's dependencies.
+  const choices: Choice[] = [];
+  const guesses: Guess[] = [];
+  const assumed = new Set<string>();
+  const sat = (): boolean => solver.solveAssuming(Logic.and([...assumed])) !== null;
+  for (const v of variables) {
+    if (v.constraints.some((c) => c.kind === 'mandatory')) choices.push({ index: 0, candidates: [litOf(v.id)] });
+  }
+  let ok = true;
+  const pushGuess = (): void => {
+    const c = choices.shift()!;
+    let m: string | undefined = c.index < c.candidates.length ? c.candidates[c.index] : undefined;
+    if (c.candidates.some((x) => assumed.has(x))) m = undefined;
+    const g: Guess = { m, index: c.index, children: 0, candidates: c.candidates };
+    guesses.push(g);
+    if (m === undefined) return;
+    for (const con of byLit.get(m)!.constraints) {
+      if (con.kind !== 'dependency' || con.ids.length === 0) continue;
+      g.children++;
+      choices.push({ index: 0, candidates: con.ids.map(litOf) });
+    }
+    assumed.add(m);
+    ok = sat();
+  };
+  const popGuess = (): void => {
+    const g = guesses.pop()!;
+    if (g.m !== undefined) {
+      assumed.delete(g.m);
+      // every guess kept on the stack was satisfiable with the ones below it
+      ok = true;
+    }
+    for (; g.children > 0; g.children--) choices.pop();
+    choices.unshift({ index: g.m !== undefined ? g.index + 1 : g.index, candidates: g.candidates });
+  };
+  for (;;) {
+    if (!ok) {
+      if (guesses.length === 0) break;
+      popGuess();
+      continue;
+    }
+    if (choices.length === 0) break;
+    pushGuess();
+  }
+  // the initial problem was satisfiable and the search never keeps a failing guess
+  const guessed = [...assumed];
+  const found = solver.solveAssuming(Logic.and(guessed));
+  if (!found) throw new NotSatisfiable(explain(solver, applied));
+
+  // solve.go: keep the guesses, exclude what is false, and install as few of the rest as possible
+  const extras: string[] = [];
+  for (const l of lit.values()) {
+    if (assumed.has(l)) continue;
+    if (found.evaluate(l)) extras.push(l);
+    else solver.forbid(l);
+  }
+  solver.require(guessed);
+  let best = found;
+  if (extras.length > 0) best = solver.minimizeWeightedSum(found, extras, 1);
+  const out: string[] = [];
+  for (const [id, l] of lit) if (best.evaluate(l)) out.push(id);
+  return out;
+}
+
+function formulaOf(c: Constraint, x: string, litOf: (id: string) => string): Logic.FormulaOrTerm {
+  switch (c.kind) {
+    case 'mandatory':
+      return x;
+    case 'prohibited':
+      return Logic.not(x);
+    case 'dependency':
+      return Logic.or(Logic.not(x), ...c.ids.map(litOf));
+    case 'conflict':
+      return Logic.or(Logic.not(x), Logic.not(litOf(c.id)));
+    case 'atMost': {
+      const ids = c.ids.map(litOf);
+      if (c.n === 1) return Logic.atMostOne(ids);
+      return Logic.lessThanOrEqual(Logic.sum(ids), Logic.constantBits(c.n));
+    }
+  }
+}
+
+/**
+ * The constraints to blame: a minimal set whose activation alone is unsatisfiable (deletion-based:
+ * drop each constraint in turn and keep it out when the rest still conflict). OLM asks gini for the
+ * failed assumptions instead, which is a conflicting set but not always a minimal one.
+ */
+function explain(solver: Logic.Solver, applied: readonly Applied[]): string[] {
+  let core = [...applied];
+  for (let i = 0; i < core.length; ) {
+    const without = core.filter((_, j) => j !== i);
+    if (!solver.solveAssuming(Logic.and(without.map((a) => a.activation)))) core = without;
+    else i++;
+  }
+  return core.map((a) => constraintText(a.variable.id, a.constraint)).sort(goCompare);
+}
+
+/** Go's string comparison: bytes, which for these texts is UTF-16 order. */
+const goCompare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
