@@ -52,8 +52,7 @@ function parseProperty(p: TypedValue): ParsedProperty {
   return { type: p.type, text: p.value, value };
 }
 
-const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** Go's json.Marshal of a struct with the given string fields, in order. */
@@ -66,12 +65,25 @@ function legacyDependencies(deps: readonly TypedValue[]): TypedValue[] {
     switch (d.type) {
       case 'olm.gvk': {
         const v = obj(parseOrThrow(d.value, "failed to translate legacy dependencies to properties: failed to unmarshal legacy 'olm.gvk' dependency"));
-        out.push({ type: 'olm.gvk.required', value: goJSON([['group', str(v.group)], ['version', str(v.version)], ['kind', str(v.kind)]]) });
+        out.push({
+          type: 'olm.gvk.required',
+          value: goJSON([
+            ['group', str(v.group)],
+            ['version', str(v.version)],
+            ['kind', str(v.kind)],
+          ]),
+        });
         break;
       }
       case 'olm.package': {
         const v = obj(parseOrThrow(d.value, "failed to translate legacy dependencies to properties: failed to unmarshal legacy 'olm.package' dependency"));
-        out.push({ type: 'olm.package.required', value: goJSON([['packageName', str(v.packageName)], ['versionRange', str(v.version)]]) });
+        out.push({
+          type: 'olm.package.required',
+          value: goJSON([
+            ['packageName', str(v.packageName)],
+            ['versionRange', str(v.version)],
+          ]),
+        });
         break;
       }
       case 'olm.label':
@@ -89,12 +101,16 @@ function parseOrThrow(text: string, context: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new Error(`${context}: ${(err as Error).message}`);
+    throw new Error(`${context}: ${(err as Error).message}`, { cause: err });
   }
 }
 
 const gvkText = (g: { group: string; version: string; kind: string }): string =>
-  goJSON([['group', g.group], ['kind', g.kind], ['version', g.version]]);
+  goJSON([
+    ['group', g.group],
+    ['kind', g.kind],
+    ['version', g.version],
+  ]);
 
 /**
  * newOperatorFromBundle: the properties OLM resolves with. One difference: a property the catalog
@@ -109,7 +125,14 @@ export function entryFromBundle(b: ApiBundle, catalog: CatalogKey, defaultChanne
   const extra =
     b.dependencies.length > 0
       ? legacyDependencies(b.dependencies)
-      : b.requiredApis.map((g) => ({ type: 'olm.gvk.required', value: goJSON([['group', g.group], ['version', g.version], ['kind', g.kind]]) }));
+      : b.requiredApis.map((g) => ({
+          type: 'olm.gvk.required',
+          value: goJSON([
+            ['group', g.group],
+            ['version', g.version],
+            ['kind', g.kind],
+          ]),
+        }));
   const seen = new Set<string>();
   const properties: ParsedProperty[] = [];
   for (const p of [...props, ...extra]) {
@@ -173,7 +196,10 @@ export function entryFromInstalled(op: InstalledOperator, namespace: string): En
     version = undefined;
   }
   if (op.package) {
-    const text = goJSON([['packageName', op.package], ['version', version?.toString() ?? op.version ?? '']]);
+    const text = goJSON([
+      ['packageName', op.package],
+      ['version', version?.toString() ?? op.version ?? ''],
+    ]);
     properties.push(parseProperty({ type: 'olm.package', value: text }));
   }
   for (const g of op.providedApis) properties.push(parseProperty({ type: 'olm.gvk', value: gvkText(g) }));
@@ -258,7 +284,7 @@ export class EntryIndex {
     const channels = new Map<string, Map<string, Entry[]>>();
     for (const e of entries) {
       let chs = channels.get(e.package);
-      if (!chs) channels.set(e.package, (chs = new Map()));
+      if (!chs) channels.set(e.package, (chs = new Map<string, Entry[]>()));
       let list = chs.get(e.channel);
       if (!list) chs.set(e.channel, (list = []));
       list.push(e);
@@ -343,7 +369,9 @@ export function sortChannel(bundles: readonly Entry[]): Entry[] {
       const next = replaces.get(current);
       if (!next) break;
       if (visited.has(next)) {
-        throw new Error(`a cycle exists in the chain of replacement beginning with ${goQuote(head.name)} in channel ${goQuote(channelName)} of package ${goQuote(packageName)}`);
+        throw new Error(
+          `a cycle exists in the chain of replacement beginning with ${goQuote(head.name)} in channel ${goQuote(channelName)} of package ${goQuote(packageName)}`,
+        );
       }
       current = next;
     }

@@ -9,11 +9,11 @@ import { parse as parseVersion, parseRange, parseTolerant, type Range } from '..
 import { gvkKey, gvkProperties, packageProperties, type Entry, type EntryIndex, type ParsedProperty } from './entries.js';
 
 export interface Predicate {
-  test(e: Entry): boolean;
+  readonly test: (e: Entry) => boolean;
   toString(): string;
   readonly key: string;
   /** the entries that can match, when an index narrows them (a superset; `test` still decides) */
-  narrow?(index: EntryIndex): readonly Entry[];
+  readonly narrow?: ((index: EntryIndex) => readonly Entry[]) | undefined;
 }
 
 export function gvkPredicate(group: string, version: string, kind: string): Predicate {
@@ -85,10 +85,7 @@ function or(...ps: Predicate[]): Predicate {
     key: `or(${ps.map((p) => p.key).join(',')})`,
     test: (e) => ps.some((p) => p.test(e)),
     toString: () => ps.map(String).join(' or '),
-    narrow:
-      ps.length > 0 && ps.every((p) => p.narrow)
-        ? (index) => [...new Set(ps.flatMap((p) => [...p.narrow!(index)]))]
-        : undefined,
+    narrow: ps.length > 0 && ps.every((p) => p.narrow) ? (index) => [...new Set(ps.flatMap((p) => [...p.narrow!(index)]))] : undefined,
   };
 }
 
@@ -197,16 +194,16 @@ export function predicateForConstraint(text: string, cel: CelEnvironment): Predi
     try {
       v = JSON.parse(text) as unknown;
     } catch (err) {
-      throw new Error(goJSONSyntaxError(err as Error));
+      throw new Error(goJSONSyntaxError(err as Error), { cause: err });
     }
     c = decodeConstraint(v, '');
   } catch (err) {
-    throw new Error(`parse olm.constraint: ${(err as Error).message}`);
+    throw new Error(`parse olm.constraint: ${(err as Error).message}`, { cause: err });
   }
   try {
     return convertConstraints([c], cel)[0]!;
   } catch (err) {
-    throw new Error(`convert olm.constraint to resolver predicate: ${(err as Error).message}`);
+    throw new Error(`convert olm.constraint to resolver predicate: ${(err as Error).message}`, { cause: err });
   }
 }
 
@@ -250,7 +247,7 @@ function jsonObject(p: ParsedProperty): Record<string, unknown> {
     try {
       JSON.parse(p.text);
     } catch (err) {
-      throw new Error(goJSONSyntaxError(err as Error));
+      throw new Error(goJSONSyntaxError(err as Error), { cause: err });
     }
   }
   if (p.value === null || typeof p.value !== 'object' || Array.isArray(p.value)) {
@@ -289,7 +286,7 @@ export class CelEnvironment {
     try {
       program = this.env.parse(rule);
     } catch (e) {
-      throw new Error(celErrorText(rule, e));
+      throw new Error(celErrorText(rule, e), { cause: e });
     }
     const checked = program.check();
     if (!checked.valid) throw new Error(celErrorText(rule, checked.error));

@@ -54,7 +54,9 @@ class Resolution {
     for (const sub of this.input.subscriptions) {
       const current = existing.entries.filter((e) => sub.installedCSV && e.name === sub.installedCSV);
       if (current.length > 1) {
-        errs.push(new Error(`multiple name matches for status.installedCSV of subscription ${sub.namespace}/${sub.name}: ${current.map((e) => e.name).join(', ')}`));
+        errs.push(
+          new Error(`multiple name matches for status.installedCSV of subscription ${sub.namespace}/${sub.name}: ${current.map((e) => e.name).join(', ')}`),
+        );
         continue;
       }
       try {
@@ -131,7 +133,12 @@ class Resolution {
     }
     // an installed operator is replaced only along the upgrade graph: skipRange, replaces or skips
     const upgrades = current
-      ? sorted.filter((e) => (current.version !== undefined && e.skipRange !== undefined && e.skipRange(current.version)) || e.replaces === current.name || e.skips.includes(current.name))
+      ? sorted.filter(
+          (e) =>
+            (current.version !== undefined && e.skipRange !== undefined && e.skipRange(current.version)) ||
+            e.replaces === current.name ||
+            e.skips.includes(current.name),
+        )
       : sorted;
 
     const candidates: BundleVariable[] = [];
