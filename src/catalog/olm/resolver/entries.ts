@@ -4,31 +4,128 @@
 // api.Bundle (source_registry.go newOperatorFromBundle): the bundle's properties, or its provided
 // APIs when it has none, plus the legacy `dependencies` translated into `*.required` properties.
 import type { ApiBundle, TypedValue } from '../../api/api.js';
-import { parseRange, parseTolerant, type Range, type Version } from '../../semver.js';
+import { parse as parseStrict, parseRange, parseTolerant, type Range, type Version } from '../../semver.js';
 import type { CatalogKey, CatalogSnapshot, InstalledOperator } from './types.js';
 
 /** The virtual catalog's name (cache.existingOperatorKey). */
 export const EXISTING = '@existing';
 
-export interface Entry {
-  readonly name: string;
-  readonly package: string;
-  /** '' for an installed operator */
-  readonly channel: string;
-  readonly catalog: CatalogKey;
-  readonly virtual: boolean;
-  /** whether the channel is its package's default channel */
-  readonly defaultChannel: boolean;
-  readonly version: Version | undefined;
-  readonly replaces: string;
-  readonly skips: readonly string[];
-  readonly skipRange: Range | undefined;
-  /** properties, with values parsed once */
-  readonly properties: readonly ParsedProperty[];
-  /** the bundle as the catalog sent it (absent for an installed operator) */
-  readonly bundle: ApiBundle | undefined;
+/**
+ * A candidate. Everything read from properties is parsed on first use: a resolution looks at the few
+ * thousand entries its Subscriptions can reach, not at the tens of thousands a catalog holds.
+ */
+export class Entry {
   /** an installed operator a Subscription points at (status.installedCSV): it may be replaced */
-  subscribed: boolean;
+  subscribed = false;
+  private props: ParsedProperty[] | undefined;
+  private propsError: Error | undefined;
+  private ver: Version | undefined | null = null;
+  private range: Range | undefined | null = null;
+  private pkgs: { packageName: string; version: string }[] | undefined;
+  private apis: { group: string; version: string; kind: string }[] | undefined;
+  private pkgVersions: (Version | undefined)[] | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly packageName: string,
+    /** '' for an installed operator */
+    readonly channel: string,
+    readonly catalog: CatalogKey,
+    readonly virtual: boolean,
+    /** whether the channel is its package's default channel */
+    readonly defaultChannel: boolean,
+    readonly replaces: string,
+    readonly skips: readonly string[],
+    /** the bundle as the catalog sent it (absent for an installed operator) */
+    readonly bundle: ApiBundle | undefined,
+    private readonly versionText: string,
+    private readonly skipRangeText: string,
+    private readonly readProperties: () => ParsedProperty[],
+  ) {}
+
+  get package(): string {
+    return this.packageName;
+  }
+
+  /** properties, with values parsed once; what could not be read is in propertiesError */
+  get properties(): readonly ParsedProperty[] {
+    if (!this.props) {
+      try {
+        this.props = this.readProperties();
+      } catch (err) {
+        this.props = [];
+        this.propsError = err as Error;
+      }
+    }
+    return this.props;
+  }
+
+  get propertiesError(): Error | undefined {
+    void this.properties;
+    return this.propsError;
+  }
+
+  get version(): Version | undefined {
+    if (this.ver === null) {
+      try {
+        this.ver = this.versionText ? parseTolerant(this.versionText) : undefined;
+      } catch {
+        this.ver = undefined;
+      }
+    }
+    return this.ver;
+  }
+
+  get skipRange(): Range | undefined {
+    if (this.range === null) {
+      try {
+        this.range = this.skipRangeText ? parseRange(this.skipRangeText) : undefined;
+      } catch {
+        this.range = undefined; // OLM ignores a skipRange that does not parse
+      }
+    }
+    return this.range;
+  }
+
+  /** the olm.package properties */
+  get packages(): readonly { packageName: string; version: string }[] {
+    if (!this.pkgs) {
+      this.pkgs = [];
+      for (const p of this.properties) {
+        if (p.type !== 'olm.package' || p.value === undefined) continue;
+        const v = obj(p.value);
+        this.pkgs.push({ packageName: str(v.packageName), version: str(v.version) });
+      }
+    }
+    return this.pkgs;
+  }
+
+  /** the olm.package properties' versions, strictly parsed (undefined where they do not parse) */
+  get packageVersions(): readonly (Version | undefined)[] {
+    if (!this.pkgVersions) {
+      this.pkgVersions = this.packages.map((p) => {
+        try {
+          return parseStrict(p.version);
+        } catch {
+          return undefined;
+        }
+      });
+    }
+    return this.pkgVersions;
+  }
+
+  /** the olm.gvk properties: the APIs it provides */
+  get gvks(): readonly { group: string; version: string; kind: string }[] {
+    if (!this.apis) {
+      this.apis = [];
+      for (const p of this.properties) {
+        if (p.type !== 'olm.gvk' || p.value === undefined) continue;
+        const v = obj(p.value);
+        this.apis.push({ group: str(v.group), version: str(v.version), kind: str(v.kind) });
+      }
+    }
+    return this.apis;
+  }
 }
 
 export interface ParsedProperty {
@@ -118,6 +215,23 @@ const gvkText = (g: { group: string; version: string; kind: string }): string =>
  * OLM turns into a second, identical property) is kept once, so a dependency is explained once.
  */
 export function entryFromBundle(b: ApiBundle, catalog: CatalogKey, defaultChannel: string): Entry {
+  return new Entry(
+    b.csvName,
+    b.packageName,
+    b.channelName,
+    catalog,
+    false,
+    b.channelName === defaultChannel,
+    b.replaces,
+    b.skips,
+    b,
+    b.version,
+    b.skipRange,
+    () => bundleProperties(b),
+  );
+}
+
+function bundleProperties(b: ApiBundle): ParsedProperty[] {
   let props: TypedValue[] = b.properties;
   if (props.length === 0) {
     props = b.providedApis.map((g) => ({ type: 'olm.gvk', value: gvkText(g) })).sort((x, y) => (x.value < y.value ? -1 : x.value > y.value ? 1 : 0));
@@ -135,43 +249,22 @@ export function entryFromBundle(b: ApiBundle, catalog: CatalogKey, defaultChanne
         }));
   const seen = new Set<string>();
   const properties: ParsedProperty[] = [];
-  for (const p of [...props, ...extra]) {
+  for (const p of props) {
+    properties.push(parseProperty(p));
+    seen.add(`${p.type}\0${p.value}`);
+  }
+  for (const p of extra) {
+    // a legacy dependency the properties already hold (as text, or as the same JSON in another key order)
+    if (seen.has(`${p.type}\0${p.value}`)) continue;
     const parsed = parseProperty(p);
-    // the same property twice (as text, or as the same JSON value written in another key order)
-    const key = `${p.type}\0${parsed.value === undefined ? p.value : canonicalJSON(parsed.value)}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    if (
+      parsed.value !== undefined &&
+      properties.some((q) => q.type === p.type && q.value !== undefined && canonicalJSON(q.value) === canonicalJSON(parsed.value))
+    )
+      continue;
     properties.push(parsed);
   }
-  let version: Version | undefined;
-  try {
-    version = parseTolerant(b.version);
-  } catch {
-    version = undefined;
-  }
-  let skipRange: Range | undefined;
-  if (b.skipRange) {
-    try {
-      skipRange = parseRange(b.skipRange);
-    } catch {
-      skipRange = undefined; // OLM ignores a skipRange that does not parse
-    }
-  }
-  return {
-    name: b.csvName,
-    package: b.packageName,
-    channel: b.channelName,
-    catalog,
-    virtual: false,
-    defaultChannel: b.channelName === defaultChannel,
-    version,
-    replaces: b.replaces,
-    skips: b.skips,
-    skipRange,
-    properties,
-    bundle: b,
-    subscribed: false,
-  };
+  return properties;
 }
 
 function canonicalJSON(v: unknown): string {
@@ -189,58 +282,32 @@ function canonicalJSON(v: unknown): string {
 /** An installed CSV as an entry of the namespace's virtual catalog (newEntryFromV1Alpha1CSV). */
 export function entryFromInstalled(op: InstalledOperator, namespace: string): Entry {
   const properties: ParsedProperty[] = [];
-  let version: Version | undefined;
-  try {
-    version = op.version ? parseTolerant(op.version) : undefined;
-  } catch {
-    version = undefined;
-  }
   if (op.package) {
-    const text = goJSON([
-      ['packageName', op.package],
-      ['version', version?.toString() ?? op.version ?? ''],
-    ]);
-    properties.push(parseProperty({ type: 'olm.package', value: text }));
+    let version = op.version ?? '';
+    try {
+      version = op.version ? parseTolerant(op.version).toString() : '';
+    } catch {
+      // kept as written
+    }
+    properties.push(
+      parseProperty({
+        type: 'olm.package',
+        value: goJSON([
+          ['packageName', op.package],
+          ['version', version],
+        ]),
+      }),
+    );
   }
   for (const g of op.providedApis) properties.push(parseProperty({ type: 'olm.gvk', value: gvkText(g) }));
-  return {
-    name: op.csvName,
-    package: op.package ?? '',
-    channel: '',
-    catalog: { name: EXISTING, namespace },
-    virtual: true,
-    defaultChannel: false,
-    version,
-    replaces: '',
-    skips: [],
-    skipRange: undefined,
-    properties,
-    bundle: undefined,
-    subscribed: false,
-  };
+  return new Entry(op.csvName, op.package ?? '', '', { name: EXISTING, namespace }, true, false, '', [], undefined, op.version ?? '', '', () => properties);
 }
 
 /** The olm.package properties of an entry (packageName, version), for predicates and invariants. */
-export function packageProperties(e: Entry): { packageName: string; version: string }[] {
-  const out: { packageName: string; version: string }[] = [];
-  for (const p of e.properties) {
-    if (p.type !== 'olm.package' || p.value === undefined) continue;
-    const v = obj(p.value);
-    out.push({ packageName: str(v.packageName), version: str(v.version) });
-  }
-  return out;
-}
+export const packageProperties = (e: Entry): readonly { packageName: string; version: string }[] => e.packages;
 
 /** The olm.gvk properties of an entry. */
-export function gvkProperties(e: Entry): { group: string; version: string; kind: string }[] {
-  const out: { group: string; version: string; kind: string }[] = [];
-  for (const p of e.properties) {
-    if (p.type !== 'olm.gvk' || p.value === undefined) continue;
-    const v = obj(p.value);
-    out.push({ group: str(v.group), version: str(v.version), kind: str(v.kind) });
-  }
-  return out;
-}
+export const gvkProperties = (e: Entry): readonly { group: string; version: string; kind: string }[] => e.gvks;
 
 export const gvkKey = (g: { group: string; version: string; kind: string }): string => `${g.group}/${g.version}/${g.kind}`;
 
@@ -289,9 +356,12 @@ export class EntryIndex {
       if (!list) chs.set(e.channel, (list = []));
       list.push(e);
       this.all.push(e);
-      const pkgs = new Set([e.package, ...packageProperties(e).map((p) => p.packageName)]);
-      for (const p of pkgs) push(this.byPackage, p, e);
-      for (const g of new Set(gvkProperties(e).map(gvkKey))) push(this.byGvk, g, e);
+      // Indexed by what the catalog says without parsing properties: opm serves a bundle's
+      // olm.package property as packageName and its olm.gvk properties as providedApis (the
+      // predicates still test the properties). An installed operator's properties are its own.
+      push(this.byPackage, e.package, e);
+      const apis = e.bundle ? e.bundle.providedApis : e.gvks;
+      for (const g of new Set(apis.map(gvkKey))) push(this.byGvk, g, e);
     }
     this.snapshots.push({ key, priority, virtual, entries, channels });
   }

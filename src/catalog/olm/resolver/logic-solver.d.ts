@@ -18,12 +18,16 @@ declare module 'logic-solver' {
       ignoreUnknownVariables(): void;
     }
     class Solver {
+      /** the variable's number, created when new: a NumTerm (negative for its negation) */
+      getVarNum(name: string): number;
       require(...f: (FormulaOrTerm | FormulaOrTerm[])[]): void;
       forbid(...f: (FormulaOrTerm | FormulaOrTerm[])[]): void;
       solve(): Solution | null;
       solveAssuming(f: FormulaOrTerm): Solution | null;
       minimizeWeightedSum(solution: Solution, formulas: FormulaOrTerm[], weights: number | number[]): Solution;
     }
+    /** runs f without logic-solver's run-time argument checks */
+    function disablingAssertions<T>(f: () => T): T;
     function not(f: FormulaOrTerm): Formula;
     function or(...f: (FormulaOrTerm | FormulaOrTerm[])[]): Formula;
     function and(...f: (FormulaOrTerm | FormulaOrTerm[])[]): Formula;

@@ -5,7 +5,7 @@
 // `key` identifies a predicate for caching (OLM's `not` prints like its operand, so the text cannot).
 import { Environment } from '@marcbachmann/cel-js';
 import { celErrorText } from '../../../apimachinery/cel/expressions.js';
-import { parse as parseVersion, parseRange, parseTolerant, type Range } from '../../semver.js';
+import { parseRange, parseTolerant, type Range } from '../../semver.js';
 import { gvkKey, gvkProperties, packageProperties, type Entry, type EntryIndex, type ParsedProperty } from './entries.js';
 
 export interface Predicate {
@@ -39,13 +39,7 @@ function versionInRangePredicate(r: Range, text: string): Predicate {
   return {
     key: `range:${text}`,
     test: (e) => {
-      for (const p of packageProperties(e)) {
-        try {
-          if (r(parseVersion(p.version))) return true;
-        } catch {
-          // a version that does not parse matches nothing
-        }
-      }
+      for (const v of e.packageVersions) if (v && r(v)) return true;
       return e.version !== undefined && r(e.version);
     },
     toString: () => `with version in range: ${text}`,

@@ -84,20 +84,22 @@ class Resolution {
     const snapshot = this.index.snapshot(catalog);
     const channel = sub.channel ?? '';
     const startingCSV = current ? '' : (sub.startingCSV ?? '');
-    let nall = 0;
     let npkg = 0;
     let nch = 0;
     let ncsv = 0;
     const entries: Entry[] = [];
-    for (const e of snapshot?.entries ?? []) {
-      nall++;
-      if (!(packageProperties(e).some((p) => p.packageName === sub.package) || e.package === sub.package)) continue;
-      npkg++;
-      if (channel && e.channel !== channel) continue;
-      nch++;
-      if (startingCSV && e.name !== startingCSV) continue;
-      ncsv++;
-      entries.push(e);
+    // The package's entries come from the index (by packageName, which opm serves from the olm.package
+    // property), so the catalog's other bundles are counted, not read.
+    const nall = snapshot?.entries.length ?? 0;
+    for (const list of snapshot?.channels.get(sub.package)?.values() ?? []) {
+      for (const e of list) {
+        npkg++;
+        if (channel && e.channel !== channel) continue;
+        nch++;
+        if (startingCSV && e.name !== startingCSV) continue;
+        ncsv++;
+        entries.push(e);
+      }
     }
     const id = `subscription:${sub.name}`;
     const exists: Constraint = { kind: 'mandatory', text: `subscription ${sub.name} exists` };
@@ -234,6 +236,7 @@ class Resolution {
     if (!p) {
       try {
         p = [];
+        if (e.propertiesError) throw e.propertiesError;
         for (const prop of e.properties) {
           const d = predicateForProperty(prop, this.cel);
           if (d) p.push(d);

@@ -53,47 +53,89 @@ export function constraintText(subject: string, c: Constraint): string {
 interface Applied {
   readonly variable: Variable;
   readonly constraint: Constraint;
-  readonly activation: string;
+  /** the activation literal's number */
+  readonly activation: number;
 }
 
 interface Choice {
   index: number;
-  readonly candidates: readonly string[];
+  readonly candidates: readonly number[];
 }
 
 interface Guess {
   /** the literal assumed, or undefined when the choice was already met (or has no candidate left) */
-  readonly m: string | undefined;
+  readonly m: number | undefined;
   readonly index: number;
   children: number;
-  readonly candidates: readonly string[];
+  readonly candidates: readonly number[];
 }
 
 /** Solves the variables; returns the ids of those installed, or throws NotSatisfiable. */
 export function solve(variables: readonly Variable[]): string[] {
+  // logic-solver checks every argument's type at run time unless told not to: most of its time here
+  return Logic.disablingAssertions(() => solveUnchecked(variables));
+}
+
+function solveUnchecked(variables: readonly Variable[]): string[] {
   const solver = new Logic.Solver();
-  const lit = new Map<string, string>();
-  const byLit = new Map<string, Variable>();
+  const lit = new Map<string, number>();
+  const byLit = new Map<number, Variable>();
   variables.forEach((v, i) => {
     if (lit.has(v.id)) throw new Error(`duplicate identifier ${JSON.stringify(v.id)} in input`);
-    lit.set(v.id, `v${i}`);
-    byLit.set(`v${i}`, v);
+    const n = solver.getVarNum(`v${i}`);
+    lit.set(v.id, n);
+    byLit.set(n, v);
   });
   const missing: string[] = [];
-  const litOf = (id: string): string => {
+  const falseLit = solver.getVarNum('false');
+  solver.forbid(falseLit);
+  const litOf = (id: string): number => {
     const l = lit.get(id);
     if (l !== undefined) return l;
     missing.push(`variable ${JSON.stringify(id)} referenced but not provided`);
-    return Logic.FALSE as string;
+    return falseLit;
+  };
+  // A dependency's candidates, shared by every bundle with that dependency (all versions of a
+  // package usually ask for the same thing): one auxiliary literal implies "one of them", so the
+  // candidates are written once, not once per dependent bundle.
+  const groups = new Map<string, number>();
+  const groupOf = (ids: readonly number[]): number => {
+    const key = ids.join(',');
+    let g = groups.get(key);
+    if (g === undefined) {
+      g = solver.getVarNum(`d${groups.size}`);
+      groups.set(key, g);
+      clause(solver, [-g, ...ids]);
+    }
+    return g;
   };
 
   const applied: Applied[] = [];
   for (const v of variables) {
     const x = litOf(v.id);
     for (const c of v.constraints) {
-      const a = `a${applied.length}`;
+      const a = solver.getVarNum(`a${applied.length}`);
       applied.push({ variable: v, constraint: c, activation: a });
-      solver.require(Logic.implies(a, formulaOf(c, x, litOf)));
+      switch (c.kind) {
+        case 'mandatory':
+          clause(solver, [-a, x]);
+          break;
+        case 'prohibited':
+          clause(solver, [-a, -x]);
+          break;
+        case 'dependency':
+          clause(solver, c.ids.length > 2 ? [-a, -x, groupOf(c.ids.map(litOf))] : [-a, -x, ...c.ids.map(litOf)]);
+          break;
+        case 'conflict':
+          clause(solver, [-a, -x, -litOf(c.id)]);
+          break;
+        case 'atMost': {
+          const ids = c.ids.map(litOf);
+          if (c.n === 1) atMostOne(solver, a, ids);
+          else solver.require(Logic.implies(a, Logic.lessThanOrEqual(Logic.sum(ids), Logic.constantBits(c.n))));
+          break;
+        }
+      }
     }
   }
   if (missing.length > 0) throw new Error(missing.length === 1 ? missing[0] : `${missing.length} errors encountered: ${missing.join(', ')}`);
@@ -102,56 +144,63 @@ export function solve(variables: readonly Variable[]): string[] {
   if (!solver.solveAssuming(allActive)) throw new NotSatisfiable(explain(solver, applied));
   solver.require(allActive);
 
-  // search.go: anchors (mandatory variables) first, then each guessed variable's dependencies.
-  const choices: Choice[] = [];
-  const guesses: Guess[] = [];
-  const assumed = new Set<string>();
-  const sat = (): boolean => solver.solveAssuming(Logic.and([...assumed])) !== null;
-  for (const v of variables) {
-    if (v.constraints.some((c) => c.kind === 'mandatory')) choices.push({ index: 0, candidates: [litOf(v.id)] });
-  }
-  let ok = true;
-  const pushGuess = (): void => {
-    const c = choices.shift()!;
-    let m: string | undefined = c.index < c.candidates.length ? c.candidates[c.index] : undefined;
-    if (c.candidates.some((x) => assumed.has(x))) m = undefined;
-    const g: Guess = { m, index: c.index, children: 0, candidates: c.candidates };
-    guesses.push(g);
-    if (m === undefined) return;
-    for (const con of byLit.get(m)!.constraints) {
-      if (con.kind !== 'dependency' || con.ids.length === 0) continue;
-      g.children++;
-      choices.push({ index: 0, candidates: con.ids.map(litOf) });
+  // search.go, optimistically: guess without solving and solve once at the end, which is all it takes
+  // when the preferred candidates fit together. When they do not, search again checking every guess.
+  // Both find the same answer, the first satisfiable leaf in the same depth-first order.
+  const anchors: number[] = [];
+  for (const v of variables) if (v.constraints.some((c) => c.kind === 'mandatory')) anchors.push(litOf(v.id));
+  const search = (checkEach: boolean): Logic.Solution | null => {
+    const choices: Choice[] = anchors.map((m) => ({ index: 0, candidates: [m] }));
+    const guesses: Guess[] = [];
+    const assumed = new Set<number>();
+    const sat = (): boolean => solver.solveAssuming(Logic.and([...assumed])) !== null;
+    let ok = true;
+    const pushGuess = (): void => {
+      const c = choices.shift()!;
+      let m: number | undefined = c.index < c.candidates.length ? c.candidates[c.index] : undefined;
+      if (c.candidates.some((x) => assumed.has(x))) m = undefined;
+      const g: Guess = { m, index: c.index, children: 0, candidates: c.candidates };
+      guesses.push(g);
+      if (m === undefined) return;
+      for (const con of byLit.get(m)!.constraints) {
+        if (con.kind !== 'dependency' || con.ids.length === 0) continue;
+        g.children++;
+        choices.push({ index: 0, candidates: con.ids.map(litOf) });
+      }
+      assumed.add(m);
+      if (checkEach) ok = sat();
+    };
+    const popGuess = (): void => {
+      const g = guesses.pop()!;
+      if (g.m !== undefined) {
+        assumed.delete(g.m);
+        // every guess kept on the stack was satisfiable with the ones below it
+        ok = true;
+      }
+      for (; g.children > 0; g.children--) choices.pop();
+      choices.unshift({ index: g.m !== undefined ? g.index + 1 : g.index, candidates: g.candidates });
+    };
+    for (;;) {
+      if (!ok) {
+        if (guesses.length === 0) break;
+        popGuess();
+        continue;
+      }
+      if (choices.length === 0) break;
+      pushGuess();
     }
-    assumed.add(m);
-    ok = sat();
+    guessedLits = [...assumed];
+    return solver.solveAssuming(Logic.and(guessedLits));
   };
-  const popGuess = (): void => {
-    const g = guesses.pop()!;
-    if (g.m !== undefined) {
-      assumed.delete(g.m);
-      // every guess kept on the stack was satisfiable with the ones below it
-      ok = true;
-    }
-    for (; g.children > 0; g.children--) choices.pop();
-    choices.unshift({ index: g.m !== undefined ? g.index + 1 : g.index, candidates: g.candidates });
-  };
-  for (;;) {
-    if (!ok) {
-      if (guesses.length === 0) break;
-      popGuess();
-      continue;
-    }
-    if (choices.length === 0) break;
-    pushGuess();
-  }
-  // the initial problem was satisfiable and the search never keeps a failing guess
-  const guessed = [...assumed];
-  const found = solver.solveAssuming(Logic.and(guessed));
+  let guessedLits: number[] = [];
+  const found = search(false) ?? search(true);
+  // the initial problem was satisfiable and the checked search never keeps a failing guess
   if (!found) throw new NotSatisfiable(explain(solver, applied));
+  const assumed = new Set(guessedLits);
+  const guessed = guessedLits;
 
   // solve.go: keep the guesses, exclude what is false, and install as few of the rest as possible
-  const extras: string[] = [];
+  const extras: number[] = [];
   for (const l of lit.values()) {
     if (assumed.has(l)) continue;
     if (found.evaluate(l)) extras.push(l);
@@ -165,22 +214,37 @@ export function solve(variables: readonly Variable[]): string[] {
   return out;
 }
 
-function formulaOf(c: Constraint, x: string, litOf: (id: string) => string): Logic.FormulaOrTerm {
-  switch (c.kind) {
-    case 'mandatory':
-      return x;
-    case 'prohibited':
-      return Logic.not(x);
-    case 'dependency':
-      return Logic.or(Logic.not(x), ...c.ids.map(litOf));
-    case 'conflict':
-      return Logic.or(Logic.not(x), Logic.not(litOf(c.id)));
-    case 'atMost': {
-      const ids = c.ids.map(litOf);
-      if (c.n === 1) return Logic.atMostOne(ids);
-      return Logic.lessThanOrEqual(Logic.sum(ids), Logic.constantBits(c.n));
+/**
+ * One clause of literal numbers. logic-solver's public path (require of a disjunction) spends most
+ * of its time normalising the formula; a disjunction of numbered literals is already a clause, so it
+ * goes straight to the solver's clause list when the library has the internal method for it.
+ */
+function clause(solver: Logic.Solver, lits: number[]): void {
+  const internal = solver as unknown as { _addClause?: (c: unknown) => void };
+  const Clause = (Logic as unknown as { Clause?: new (terms: number[]) => unknown }).Clause;
+  if (typeof internal._addClause === 'function' && Clause) internal._addClause(new Clause(lits));
+  else solver.require(Logic.or(lits));
+}
+
+let counters = 0;
+
+/**
+ * activation → at most one of xs, as Sinz's sequential counter: s_i is "one of x_1..x_i is true",
+ * 3n clauses and n new variables where the pairwise encoding needs n²/2 clauses (a package's
+ * bundles, an API's providers: dozens each).
+ */
+function atMostOne(solver: Logic.Solver, a: number, xs: readonly number[]): void {
+  const k = counters++;
+  let prev = 0;
+  xs.forEach((x, i) => {
+    const si = solver.getVarNum(`s${k}_${i}`);
+    clause(solver, [-a, -x, si]);
+    if (prev !== 0) {
+      clause(solver, [-a, -prev, si]);
+      clause(solver, [-a, -x, -prev]);
     }
-  }
+    prev = si;
+  });
 }
 
 /**
