@@ -12,6 +12,7 @@ import { etcdHa } from './etcd-ha.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
+import { olmResolve } from './olm-resolve.js';
 import { openloop } from './openloop.js';
 import { rbac } from './rbac.js';
 import { rbacload } from './rbacload.js';
@@ -38,6 +39,7 @@ export const SCENARIOS: readonly Scenario[] = [
   rbac,
   rbacload,
   catalog,
+  olmResolve,
   micro,
 ];
 
@@ -63,6 +65,7 @@ export const SCENARIO_NAMES = [
   'idlecm',
   'audit',
   'catalog',
+  'resolver',
   'micro',
   'rbac',
   'rbacload',
