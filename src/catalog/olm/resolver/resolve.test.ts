@@ -720,6 +720,39 @@ describe('resolve (OLM resolver_test.go cases)', () => {
   });
 });
 
+describe('resolve: a larger unsatisfiable problem', () => {
+  it('names only the constraints in conflict', async () => {
+    // 30 packages of 10 bundles, each package requiring the one before it (any 1.x); an installed
+    // CSV without a Subscription holds package p10, which p11 needs from the catalog
+    const specs: BundleSpec[] = [];
+    for (let i = 0; i < 30; i++) {
+      for (let j = 0; j < 10; j++) {
+        specs.push(
+          b(`p${i}.v1.${j}.0`, `1.${j}.0`, j > 0 ? `p${i}.v1.${j - 1}.0` : '', `p${i}`, 'stable', {
+            provides: [`p${i}.example/v1/K${i}`],
+            ...(i > 0 ? { requiresPackages: [[`p${i - 1}`, '>=1.0.0 <2.0.0']] as [string, string][] } : {}),
+          }),
+        );
+      }
+    }
+    const r = await resolve({
+      namespace: 'olm',
+      subscriptions: [sub('top', 'p29', 'stable', 'big')],
+      installed: [installed('p10.v0.1.0', 'p10', '0.1.0')],
+      catalogs: [catalog('big', 'olm', specs)],
+    });
+    assert.ok(!r.ok);
+    assert.equal(r.reason, 'ConstraintsNotSatisfiable');
+    const ids = Array.from({ length: 10 }, (_, j) => `big/olm/stable/p10.v1.${j}.0`).sort();
+    const all = ['@existing/olm//p10.v0.1.0', ...ids];
+    assert.ok(r.message.includes(`${all.slice(0, -1).join(', ')} and ${all[all.length - 1]} originate from package p10`), r.message);
+    assert.ok(r.message.includes('clusterserviceversion p10.v0.1.0 exists and is not referenced by a subscription'), r.message);
+    assert.ok(r.message.includes('subscription top exists'), r.message);
+    // nothing about packages below p10, which are not part of the conflict
+    assert.ok(!/p9\b|p8\b/.test(r.message), r.message);
+  });
+});
+
 describe('resolve: the DBaaS example catalog', () => {
   const dir = join(dirname(fileURLToPath(import.meta.url)), '../../../../examples/dbaas-catalog/catalog');
 

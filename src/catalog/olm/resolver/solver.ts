@@ -87,6 +87,9 @@ function solveUnchecked(variables: readonly Variable[]): string[] {
     byLit.set(n, v);
   });
   const missing: string[] = [];
+  let auxiliaries = 0;
+  /** a new auxiliary variable (counters, dependency groups, explanation selectors) */
+  const fresh = (): number => solver.getVarNum(`x${auxiliaries++}`);
   const falseLit = solver.getVarNum('false');
   solver.forbid(falseLit);
   const litOf = (id: string): number => {
@@ -103,7 +106,7 @@ function solveUnchecked(variables: readonly Variable[]): string[] {
     const key = ids.join(',');
     let g = groups.get(key);
     if (g === undefined) {
-      g = solver.getVarNum(`d${groups.size}`);
+      g = fresh();
       groups.set(key, g);
       clause(solver, [-g, ...ids]);
     }
@@ -131,7 +134,7 @@ function solveUnchecked(variables: readonly Variable[]): string[] {
           break;
         case 'atMost': {
           const ids = c.ids.map(litOf);
-          if (c.n === 1) atMostOne(solver, a, ids);
+          if (c.n === 1) atMostOne(solver, a, ids, fresh);
           else solver.require(Logic.implies(a, Logic.lessThanOrEqual(Logic.sum(ids), Logic.constantBits(c.n))));
           break;
         }
@@ -141,7 +144,7 @@ function solveUnchecked(variables: readonly Variable[]): string[] {
   if (missing.length > 0) throw new Error(missing.length === 1 ? missing[0] : `${missing.length} errors encountered: ${missing.join(', ')}`);
 
   const allActive = Logic.and(applied.map((a) => a.activation));
-  if (!solver.solveAssuming(allActive)) throw new NotSatisfiable(explain(solver, applied));
+  if (!solver.solveAssuming(allActive)) throw new NotSatisfiable(explain(solver, applied, fresh));
   solver.require(allActive);
 
   // search.go, optimistically: guess without solving and solve once at the end, which is all it takes
@@ -195,7 +198,7 @@ function solveUnchecked(variables: readonly Variable[]): string[] {
   let guessedLits: number[] = [];
   const found = search(false) ?? search(true);
   // the initial problem was satisfiable and the checked search never keeps a failing guess
-  if (!found) throw new NotSatisfiable(explain(solver, applied));
+  if (!found) throw new NotSatisfiable(explain(solver, applied, fresh));
   const assumed = new Set(guessedLits);
   const guessed = guessedLits;
 
@@ -226,18 +229,15 @@ function clause(solver: Logic.Solver, lits: number[]): void {
   else solver.require(Logic.or(lits));
 }
 
-let counters = 0;
-
 /**
  * activation → at most one of xs, as Sinz's sequential counter: s_i is "one of x_1..x_i is true",
  * 3n clauses and n new variables where the pairwise encoding needs n²/2 clauses (a package's
  * bundles, an API's providers: dozens each).
  */
-function atMostOne(solver: Logic.Solver, a: number, xs: readonly number[]): void {
-  const k = counters++;
+function atMostOne(solver: Logic.Solver, a: number, xs: readonly number[], fresh: () => number): void {
   let prev = 0;
-  xs.forEach((x, i) => {
-    const si = solver.getVarNum(`s${k}_${i}`);
+  xs.forEach((x) => {
+    const si = fresh();
     clause(solver, [-a, -x, si]);
     if (prev !== 0) {
       clause(solver, [-a, -prev, si]);
@@ -248,18 +248,40 @@ function atMostOne(solver: Logic.Solver, a: number, xs: readonly number[]): void
 }
 
 /**
- * The constraints to blame: a minimal set whose activation alone is unsatisfiable (deletion-based:
- * drop each constraint in turn and keep it out when the rest still conflict). OLM asks gini for the
- * failed assumptions instead, which is a conflicting set but not always a minimal one.
+ * The constraints to blame: a minimal set whose activation alone is unsatisfiable. OLM asks gini for
+ * the failed assumptions instead, which is a conflicting set but not always a minimal one.
+ *
+ * Deletion over a tree of selectors: each inner node's literal implies its two halves', a leaf is a
+ * constraint's activation. Starting from the root, a part is dropped when the rest still conflicts,
+ * kept when it is one constraint, split otherwise; so a problem of n constraints with k to blame
+ * takes O(k log n) solves, each assuming O(k log n) literals, where dropping constraints one by one
+ * would take n solves over n literals each (minutes for a catalog-sized problem).
  */
-function explain(solver: Logic.Solver, applied: readonly Applied[]): string[] {
-  let core = [...applied];
-  for (let i = 0; i < core.length; ) {
-    const without = core.filter((_, j) => j !== i);
-    if (!solver.solveAssuming(Logic.and(without.map((a) => a.activation)))) core = without;
-    else i++;
+function explain(solver: Logic.Solver, applied: readonly Applied[], fresh: () => number): string[] {
+  interface Node {
+    readonly lit: number;
+    readonly leaf?: Applied;
+    readonly children?: readonly [Node, Node];
   }
-  return core.map((a) => constraintText(a.variable.id, a.constraint)).sort(goCompare);
+  const build = (from: number, to: number): Node => {
+    if (to - from === 1) return { lit: applied[from]!.activation, leaf: applied[from]! };
+    const mid = (from + to) >> 1;
+    const children = [build(from, mid), build(mid, to)] as const;
+    const lit = fresh();
+    for (const c of children) clause(solver, [-lit, c.lit]);
+    return { lit, children };
+  };
+  if (applied.length === 0) return [];
+  const kept: Node[] = [];
+  const undecided: Node[] = [build(0, applied.length)];
+  const conflicts = (nodes: readonly Node[]): boolean => !solver.solveAssuming(Logic.and(nodes.map((n) => n.lit)));
+  while (undecided.length > 0) {
+    const x = undecided.pop()!;
+    if (conflicts([...kept, ...undecided])) continue; // x is not needed for the conflict
+    if (x.leaf) kept.push(x);
+    else undecided.push(...x.children!);
+  }
+  return kept.map((n) => constraintText(n.leaf!.variable.id, n.leaf!.constraint)).sort(goCompare);
 }
 
 /** Go's string comparison: bytes, which for these texts is UTF-16 order. */
