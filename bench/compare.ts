@@ -34,6 +34,7 @@ const GROUPS: readonly (readonly string[])[] = [
   ['etcd'],
   ['nsdelete', 'gc', 'idlecm'],
   ['catalog'],
+  ['resolver'],
   ['micro'],
 ];
 

@@ -14,6 +14,7 @@ import { extending } from './extending.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
+import { olmResolve } from './olm-resolve.js';
 import { openloop } from './openloop.js';
 import { rbac } from './rbac.js';
 import { rbacload } from './rbacload.js';
@@ -42,6 +43,7 @@ export const SCENARIOS: readonly Scenario[] = [
   catalog,
   dataplane,
   extending,
+  olmResolve,
   micro,
 ];
 
@@ -67,6 +69,7 @@ export const SCENARIO_NAMES = [
   'idlecm',
   'audit',
   'catalog',
+  'resolver',
   'micro',
   'rbac',
   'rbacload',
