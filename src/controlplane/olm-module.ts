@@ -6,7 +6,7 @@
 import type { KubeObject } from '../apimachinery/types.js';
 import { CatalogSourceController } from '../catalog/olm/catalogsource-controller.js';
 import { InstallController } from '../catalog/olm/install/controller.js';
-import { simpleResolve } from '../catalog/olm/install/simple-resolve.js';
+import { resolve as satResolve } from '../catalog/olm/resolver/resolve.js';
 import type { Resolve } from '../catalog/olm/resolver/types.js';
 import { crdSchemaValidator } from './olm-schema.js';
 import type { ApiModule } from '../registry/registry.js';
@@ -30,7 +30,7 @@ export interface OlmOptions {
   readonly imageCacheDir?: string;
   /** spec.image: the first pause before a failed pull is tried again (default 5 s, doubling up to 5 min). */
   readonly pullRetryMs?: number;
-  /** The install flow's resolver (default: the interim one of src/catalog/olm/install/simple-resolve.ts). */
+  /** The install flow's resolver (default: OLM's rules as a SAT problem, src/catalog/olm/resolver/). */
   readonly resolve?: Resolve;
   /** How often every namespace with Subscriptions is synced again (default 60 s). */
   readonly installResyncMs?: number;
@@ -76,7 +76,7 @@ export function olm(opts: OlmOptions = {}): ApiModule {
       const catalogs = controller;
       // The install flow: Subscriptions → InstallPlans → applied bundles → CSV phases.
       install = new InstallController(ctx.client, {
-        resolve: opts.resolve ?? simpleResolve,
+        resolve: opts.resolve ?? satResolve,
         catalogs: {
           registryClient: (ns, name) => catalogs.registryClient(ns, name),
           defaultChannels: (ns, name) => catalogs.defaultChannels(ns, name),
