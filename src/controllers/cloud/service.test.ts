@@ -3,6 +3,7 @@
 // deletion, loadBalancerClass, node-set changes, provider errors and RetryError.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Registry } from 'prom-client';
 import { createHttpsClient } from '../../client/https.js';
 import type { GVR, KubeClient } from '../../client/types.js';
 import { cloud } from '../../controlplane/cloud-module.js';
@@ -81,12 +82,13 @@ describe('service controller with the fake provider', () => {
   let client: KubeClient;
   let fake: FakeCloud;
   let running: RunningControllers;
+  const registry = new Registry();
 
   before(async () => {
     server = await startTestServer({ storage: 'memory', apis: [...defaultModules(), cloud()] });
     client = createHttpsClient(server.kubeconfig);
     fake = new FakeCloud();
-    running = runControllers({ client, controllers: [serviceLBController({ provider: fake, minRetryDelayMs: 100, maxRetryDelayMs: 400 })] });
+    running = runControllers({ client, metrics: registry, controllers: [serviceLBController({ provider: fake, minRetryDelayMs: 100, maxRetryDelayMs: 400 })] });
   });
   after(async () => {
     await running?.stop();
@@ -123,6 +125,10 @@ describe('service controller with the fake provider', () => {
     await eventually(5000, 'update with both nodes', async () => (fake.balancers.get('default/web')?.nodes.sort().join() === 'n1,n2' ? true : undefined));
     assert.ok(fake.callsOf('updateLoadBalancer').length >= 1);
     await eventually(5000, 'UpdatedLoadBalancer', async () => ((await reasons('web')).includes('UpdatedLoadBalancer') ? true : undefined));
+    const text = await registry.metrics();
+    assert.match(text, /^service_controller_loadbalancer_sync_total [1-9]/m);
+    assert.match(text, /^service_controller_nodesync_latency_seconds_count [1-9]/m);
+    assert.match(text, /^workqueue_adds_total\{name="service"\} [1-9]/m);
     // Excluding a node takes it out.
     await client.patch(NODES, undefined, 'n2', 'merge', { metadata: { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } } });
     await eventually(5000, 'n2 excluded', async () => (fake.balancers.get('default/web')?.nodes.join() === 'n1' ? true : undefined));

@@ -4,6 +4,7 @@
 // current node set when nodes come, go, or change their exclusion label or providerID.
 // Finalizer and status go to the API as upstream's servicehelper.PatchService sends them: a
 // strategic-merge PATCH on `services/status` computed from the old and new objects.
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { isStatusError } from '../../apimachinery/errors.js';
 import type { GVR } from '../../client/types.js';
 import { asLogger } from '../../golang/klog.js';
@@ -134,6 +135,54 @@ function nodeNames(nodes: readonly Readonly<Node>[]): string {
   return `[${shown.join(' ')}]`;
 }
 
+const BUCKETS = Array.from({ length: 15 }, (_, i) => 2 ** i);
+
+/** Upstream's service_controller_* metrics (controllers/service/metrics.go), one set per registry. */
+function serviceMetrics(registry: Registry | undefined) {
+  const get = <M>(name: string, make: () => M): M => (registry?.getSingleMetric(name) as M | undefined) ?? make();
+  const registers = registry ? [registry] : [];
+  return {
+    syncs: get(
+      'service_controller_loadbalancer_sync_total',
+      () =>
+        new Counter({
+          name: 'service_controller_loadbalancer_sync_total',
+          help: 'A metric counting the amount of times any load balancer has been configured, as an effect of service/node changes on the cluster',
+          registers,
+        }),
+    ),
+    nodeSyncErrors: get(
+      'service_controller_nodesync_error_total',
+      () =>
+        new Counter({
+          name: 'service_controller_nodesync_error_total',
+          help: 'A metric counting the amount of times any load balancer has been configured and errored, as an effect of node changes on the cluster',
+          registers,
+        }),
+    ),
+    nodeSyncLatency: get(
+      'service_controller_nodesync_latency_seconds',
+      () =>
+        new Histogram({
+          name: 'service_controller_nodesync_latency_seconds',
+          help: 'A metric measuring the latency for nodesync which updates loadbalancer hosts on cluster node updates.',
+          buckets: BUCKETS,
+          registers,
+        }),
+    ),
+    updateHostLatency: get(
+      'service_controller_update_loadbalancer_host_latency_seconds',
+      () =>
+        new Histogram({
+          name: 'service_controller_update_loadbalancer_host_latency_seconds',
+          help: 'A metric measuring the latency for updating each load balancer hosts.',
+          buckets: BUCKETS,
+          registers,
+        }),
+    ),
+  };
+}
+
 export interface ServiceControllerOptions {
   readonly provider: CloudProvider;
   /** --cluster-name (default kubernetes). */
@@ -170,6 +219,7 @@ class ServiceController {
   /** Services whose load balancer this process made or saw (upstream's cache, for non-finalizer deletions). */
   private readonly cache = new Map<string, Service>();
   private readonly log;
+  private readonly metrics;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -178,6 +228,7 @@ class ServiceController {
   ) {
     this.clusterName = opts.clusterName ?? 'kubernetes';
     this.log = asLogger(ctx.log);
+    this.metrics = serviceMetrics(ctx.metrics);
     this.services = ctx.manager.informer<Service>(SERVICES);
     this.nodes = ctx.manager.informer<Node>(NODES);
     this.events = new EventRecorder({ client: ctx.client, component: 'service-controller', log: ctx.log });
@@ -387,6 +438,15 @@ class ServiceController {
 
   /** Points every cached load balancer at the current node set; returns the services to retry. */
   private async syncNodes(ctx: Ctx): Promise<string[]> {
+    const started = Date.now();
+    try {
+      return await this.syncAllNodes(ctx);
+    } finally {
+      this.metrics.nodeSyncLatency.observe((Date.now() - started) / 1000);
+    }
+  }
+
+  private async syncAllNodes(ctx: Ctx): Promise<string[]> {
     const retry: string[] = [];
     const nodes = this.nodes.store.list().filter(loadBalancerNode);
     for (const [key, svc] of [...this.cache]) {
@@ -400,6 +460,7 @@ class ServiceController {
         await this.updateLoadBalancerHosts(current, nodes, ctx);
       } catch (e) {
         this.log.error(e, 'Failed to update load balancer hosts', 'service', key);
+        this.metrics.nodeSyncErrors.inc();
         retry.push(key);
       }
     }
@@ -408,11 +469,15 @@ class ServiceController {
 
   private async updateLoadBalancerHosts(svc: Service, hosts: readonly Readonly<Node>[], ctx: Ctx): Promise<void> {
     this.log.v(2).info('Updating backends for load balancer', 'service', keyOf(svc), 'nodes', hosts.length);
+    this.metrics.syncs.inc();
+    const started = Date.now();
     let err: unknown;
     try {
       await this.balancer.updateLoadBalancer(ctx, this.clusterName, svc, hosts);
     } catch (e) {
       err = e;
+    } finally {
+      this.metrics.updateHostLatency.observe((Date.now() - started) / 1000);
     }
     if (err === undefined) {
       if (hosts.length === 0) this.events.event(svc, 'Service', 'Warning', 'UnAvailableLoadBalancer', 'There are no available nodes for LoadBalancer');
