@@ -86,10 +86,13 @@ function positiveInt(flag: string, v: string): number {
 export async function cloudControllerManager(argv: string[]): Promise<void> {
   let flags;
   try {
-    flags = parseFlags(normalizeShortVerbosity(argv).map((a) => (a === '-h' ? '--help' : /^-v$/.test(a) ? '--v' : a)), {
-      values: new Set(VALUE_FLAGS),
-      bools: new Set(BOOL_FLAGS),
-    });
+    flags = parseFlags(
+      normalizeShortVerbosity(argv).map((a) => (a === '-h' ? '--help' : /^-v$/.test(a) ? '--v' : a)),
+      {
+        values: new Set(VALUE_FLAGS),
+        bools: new Set(BOOL_FLAGS),
+      },
+    );
   } catch (e) {
     process.stderr.write(`Error: ${(e as Error).message}\n`);
     process.exit(1);
@@ -115,13 +118,10 @@ export async function cloudControllerManager(argv: string[]): Promise<void> {
     }
     if (!values.kubeconfig) fail('--kubeconfig is required');
     const cloudConfig = values['cloud-config'] !== undefined ? readFileSync(values['cloud-config'], 'utf8') : undefined;
-    let provider;
-    try {
-      provider = await newCloudProvider(providerName!, cloudConfig);
-    } catch (e) {
-      fail(`cloud provider could not be initialized: ${(e as Error).message}`);
-    }
-    if (!provider) fail('cloud provider is nil');
+    const provider = await newCloudProvider(providerName!, cloudConfig).catch((e: unknown) =>
+      fail(`cloud provider could not be initialized: ${(e as Error).message}`),
+    );
+    if (!provider) return fail('cloud provider is nil');
     const controllers = (values.controllers ?? '*')
       .split(',')
       .map((s) => s.trim())
@@ -179,7 +179,7 @@ export async function cloudControllerManager(argv: string[]): Promise<void> {
     }
     const running = await startCloudControllers({
       client,
-      provider: provider!,
+      provider,
       ...opts,
       metrics: registry,
       log,

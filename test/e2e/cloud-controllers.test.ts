@@ -94,7 +94,9 @@ const setReady = (name: string, status: string) =>
     '--subresource=status',
     '--type=merge',
     '-p',
-    JSON.stringify({ status: { conditions: [{ type: 'Ready', status, reason: 'Test', lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } }),
+    JSON.stringify({
+      status: { conditions: [{ type: 'Ready', status, reason: 'Test', lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
+    }),
   ]);
 
 before(async () => {
@@ -103,14 +105,17 @@ before(async () => {
   await procs.start(['serve', '--data-dir', dataDir, '--secure-port', '0', '--modules', 'cloud'], SERVING);
   kubeconfig = join(dataDir, 'admin.kubeconfig');
   cloudConfig = join(dir, 'cloud.json');
-  await writeFile(cloudConfig, JSON.stringify({ adminAddress: '127.0.0.1:0', adminAddressFile: join(dir, 'fake-admin'), zone: 'zone-e2e', region: 'region-e2e' }));
+  await writeFile(
+    cloudConfig,
+    JSON.stringify({ adminAddress: '127.0.0.1:0', adminAddressFile: join(dir, 'fake-admin'), zone: 'zone-e2e', region: 'region-e2e' }),
+  );
   kubectl = kubectlSession(tools.kubectl, kubeconfig, dir);
   await startCCM();
 });
 
 after(async () => {
   procs.killAll();
-  await Promise.all(procs.children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+  for (const c of procs.children) if (c.exitCode === null && c.signalCode === null) await new Promise((r) => c.once('exit', r));
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -165,9 +170,14 @@ describe('kplane cloud-controller-manager --cloud-provider fake', () => {
       const d = await kubectl.ok(['describe', 'svc', 'flaky']);
       return /SyncLoadBalancerFailed/.test(d) ? d : undefined;
     });
-    assert.match(d, /Warning\s+SyncLoadBalancerFailed\s+\S+\s+service-controller\s+Error syncing load balancer: failed to ensure load balancer: the cloud API is down/);
+    assert.match(
+      d,
+      /Warning\s+SyncLoadBalancerFailed\s+\S+\s+service-controller\s+Error syncing load balancer: failed to ensure load balancer: the cloud API is down/,
+    );
     // Upstream's first retry comes after 5 s.
-    await eventually(30_000, 'ingress after the retry', async () => ((await json<Svc>(['get', 'svc', 'flaky'])).status?.loadBalancer?.ingress?.length ? true : undefined));
+    await eventually(30_000, 'ingress after the retry', async () =>
+      (await json<Svc>(['get', 'svc', 'flaky'])).status?.loadBalancer?.ingress?.length ? true : undefined,
+    );
     assert.equal((await calls()).filter((c) => c.method === 'ensureLoadBalancer' && c.target === 'default/flaky').length, 2);
   });
 
@@ -187,7 +197,9 @@ describe('kplane cloud-controller-manager --cloud-provider fake', () => {
     // The cloud call hangs: the finalizer is on (added first), the ingress not yet.
     await admin('PUT', '/delays/ensureLoadBalancer', { ms: 60_000 });
     await kubectl.ok(['create', 'service', 'loadbalancer', 'crash', '--tcp=80:8080']);
-    await eventually(20_000, 'ensureLoadBalancer in flight', async () => ((await calls()).some((c) => c.method === 'ensureLoadBalancer' && c.target === 'default/crash') ? true : undefined));
+    await eventually(20_000, 'ensureLoadBalancer in flight', async () =>
+      (await calls()).some((c) => c.method === 'ensureLoadBalancer' && c.target === 'default/crash') ? true : undefined,
+    );
     assert.deepEqual((await json<Svc>(['get', 'svc', 'crash'])).metadata.finalizers, [FINALIZER]);
     ccm!.child.kill('SIGKILL');
     await ccm!.exited;
@@ -200,7 +212,9 @@ describe('kplane cloud-controller-manager --cloud-provider fake', () => {
     // Killed again while deleting: the Service stays, held by the finalizer, until a CCM finishes.
     await admin('PUT', '/delays/ensureLoadBalancerDeleted', { ms: 60_000 });
     await kubectl.ok(['delete', 'svc', 'crash', '--wait=false']);
-    await eventually(20_000, 'deletion in flight', async () => ((await calls()).some((c) => c.method === 'ensureLoadBalancerDeleted' && c.target === 'default/crash') ? true : undefined));
+    await eventually(20_000, 'deletion in flight', async () =>
+      (await calls()).some((c) => c.method === 'ensureLoadBalancerDeleted' && c.target === 'default/crash') ? true : undefined,
+    );
     const held = await json<Svc>(['get', 'svc', 'crash']);
     assert.ok(held.metadata.deletionTimestamp);
     assert.deepEqual(held.metadata.finalizers, [FINALIZER]);

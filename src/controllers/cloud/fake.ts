@@ -431,10 +431,10 @@ export function parseFakeCloudConfig(text: string | undefined): FakeCloudConfig 
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new Error(`fake cloud: --cloud-config is not JSON: ${(e as Error).message}`);
+    throw new Error(`fake cloud: --cloud-config is not JSON: ${(e as Error).message}`, { cause: e });
   }
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('fake cloud: --cloud-config must be a JSON object');
-  return v as FakeCloudConfig;
+  return v;
 }
 
 let registered = false;

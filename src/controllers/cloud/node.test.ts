@@ -109,7 +109,14 @@ describe('cloud node and node lifecycle controllers with the fake provider', () 
     }
   };
   const setReady = (name: string, status: string) =>
-    client.patch(NODES, undefined, name, 'merge', { status: { conditions: [{ type: 'Ready', status, reason: 'Test', lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } }, { subresource: 'status' });
+    client.patch(
+      NODES,
+      undefined,
+      name,
+      'merge',
+      { status: { conditions: [{ type: 'Ready', status, reason: 'Test', lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } },
+      { subresource: 'status' },
+    );
 
   it('initializes a tainted node: providerID, labels, addresses with the provided IP, taint gone, Synced', async () => {
     fake.setInstance('n1', {

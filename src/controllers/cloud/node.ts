@@ -12,7 +12,16 @@ import { Controller } from '../runtime/controller.js';
 import { keyOf } from '../runtime/informer.js';
 import { controllerFactory, type ControllerContext, type ControllerFactory } from '../types.js';
 import { EventRecorder } from './events.js';
-import { ANNOTATION_PROVIDED_NODE_IP, TAINT_UNINITIALIZED, type CloudProvider, type Ctx, type InstanceMetadata, type InstancesV2, type Node, type NodeAddress } from './provider.js';
+import {
+  ANNOTATION_PROVIDED_NODE_IP,
+  TAINT_UNINITIALIZED,
+  type CloudProvider,
+  type Ctx,
+  type InstanceMetadata,
+  type InstancesV2,
+  type Node,
+  type NodeAddress,
+} from './provider.js';
 import { NODES } from './service.js';
 
 export const LABEL_ZONE = 'topology.kubernetes.io/zone';
@@ -112,7 +121,7 @@ export interface CloudNodeControllerOptions {
 export const CLOUD_NODE_CONTROLLER = 'cloud-node-controller';
 
 export function cloudNodeController(opts: CloudNodeControllerOptions): ControllerFactory {
-  return controllerFactory({ name: CLOUD_NODE_CONTROLLER, serviceAccountName: 'cloud-node-controller' }, (ctx) => {
+  return controllerFactory(CLOUD_NODE_CONTROLLER, (ctx) => {
     const instances = opts.provider.instancesV2();
     if (!instances) {
       asLogger(ctx.log).info('failed to start cloud node controller: cloud provider does not support instances');
@@ -205,7 +214,7 @@ class CloudNodeController {
     let meta: InstanceMetadata;
     try {
       meta = await this.instances.instanceMetadata(ctx, cur);
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript provider may answer nothing, as Go's may answer nil
+      // A JavaScript provider may answer nothing, as Go's may answer nil.
       if (!meta) {
         this.log.info('Skip sync node because cloud provided nil metadata', 'node', name);
         return;
@@ -222,7 +231,9 @@ class CloudNodeController {
       try {
         nodeAddressesFromNodeIP(provided, meta.nodeAddresses);
       } catch (e) {
-        throw new Error(`failed to get node modifiers from cloud provider: provided node ip for node "${name}" is not valid: ${(e as Error).message}`, { cause: e });
+        throw new Error(`failed to get node modifiers from cloud provider: provided node ip for node "${name}" is not valid: ${(e as Error).message}`, {
+          cause: e,
+        });
       }
     }
     // RetryOnConflict around one Update that carries every change, read fresh each time.

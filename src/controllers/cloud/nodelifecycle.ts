@@ -20,7 +20,7 @@ export interface CloudNodeLifecycleControllerOptions {
 export const CLOUD_NODE_LIFECYCLE_CONTROLLER = 'cloud-node-lifecycle-controller';
 
 export function cloudNodeLifecycleController(opts: CloudNodeLifecycleControllerOptions): ControllerFactory {
-  return controllerFactory({ name: CLOUD_NODE_LIFECYCLE_CONTROLLER, serviceAccountName: 'cloud-node-lifecycle-controller' }, (ctx) => {
+  return controllerFactory(CLOUD_NODE_LIFECYCLE_CONTROLLER, (ctx) => {
     const instances = opts.provider.instancesV2();
     if (!instances) {
       asLogger(ctx.log).info('failed to start cloud node lifecycle controller: cloud provider does not support instances');

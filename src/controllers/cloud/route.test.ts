@@ -19,10 +19,16 @@ const NODES: GVR = { group: '', version: 'v1', resource: 'nodes' };
 
 describe('cloud controller selection', () => {
   it('--controllers: *, -name, aliases, unknown names', () => {
-    assert.deepEqual([...selectCloudControllers(['*'])], ['cloud-node-controller', 'cloud-node-lifecycle-controller', 'service-lb-controller', 'node-route-controller']);
+    assert.deepEqual(
+      [...selectCloudControllers(['*'])],
+      ['cloud-node-controller', 'cloud-node-lifecycle-controller', 'service-lb-controller', 'node-route-controller'],
+    );
     assert.deepEqual([...selectCloudControllers(['*', '-route'])], ['cloud-node-controller', 'cloud-node-lifecycle-controller', 'service-lb-controller']);
     assert.deepEqual([...selectCloudControllers(['service', 'cloud-node-lifecycle-controller'])], ['cloud-node-lifecycle-controller', 'service-lb-controller']);
-    assert.throws(() => selectCloudControllers(['*', 'nodeipam']), /"nodeipam" is not in the list of known controllers; known controllers: cloud-node, cloud-node-controller/);
+    assert.throws(
+      () => selectCloudControllers(['*', 'nodeipam']),
+      /"nodeipam" is not in the list of known controllers; known controllers: cloud-node, cloud-node-controller/,
+    );
   });
 
   it('the route controller needs --allocate-node-cidrs, --cluster-cidr and a provider with routes', () => {
@@ -32,8 +38,16 @@ describe('cloud controller selection', () => {
     assert.match(logs.at(-1)!, /Will not configure cloud provider routes for allocate-node-cidrs: false/);
     assert.equal(names({ allocateNodeCIDRs: true, clusterCIDR: '127.64.0.0/10' }).includes('node-route-controller'), true);
     assert.equal(names({ allocateNodeCIDRs: true, clusterCIDR: '127.64.0.0/10', configureCloudRoutes: false }).includes('node-route-controller'), false);
-    const noRoutes = cloudControllers({ provider: new FakeCloud({ routes: false }), allocateNodeCIDRs: true, clusterCIDR: '127.64.0.0/10', log: (m) => logs.push(m) });
-    assert.equal(noRoutes.some((c) => c.controllerName === 'node-route-controller'), false);
+    const noRoutes = cloudControllers({
+      provider: new FakeCloud({ routes: false }),
+      allocateNodeCIDRs: true,
+      clusterCIDR: '127.64.0.0/10',
+      log: (m) => logs.push(m),
+    });
+    assert.equal(
+      noRoutes.some((c) => c.controllerName === 'node-route-controller'),
+      false,
+    );
     assert.match(logs.at(-1)!, /cloud provider does not support routes/);
     assert.throws(() => parseClusterCIDRs('127.0.0.0/8,10.0.0.0/8'), /not configured as dual stack/);
     assert.throws(() => parseClusterCIDRs('nope'), /invalid CIDR address: nope/);
@@ -73,7 +87,12 @@ describe('route controller with the fake provider', () => {
 
   it('creates routes for podCIDRs, deletes stale ones, sets NetworkUnavailable', async () => {
     assert.deepEqual(running.names, ['node-route-controller']);
-    const n = await client.create<Node>(NODES, undefined, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'r1' }, spec: { podCIDR: '127.64.1.0/24', podCIDRs: ['127.64.1.0/24'] } });
+    const n = await client.create<Node>(NODES, undefined, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'r1' },
+      spec: { podCIDR: '127.64.1.0/24', podCIDRs: ['127.64.1.0/24'] },
+    });
     await eventually(5000, 'route created, stale ones gone', async () =>
       [...fake.routeTable.keys()].sort().join() === `kubernetes-${n.metadata!.uid},other` ? true : undefined,
     );
@@ -97,7 +116,10 @@ describe('route controller with the fake provider', () => {
     });
     assert.equal(cond.reason, 'NoRouteCreated');
     const ev = await eventually(5000, 'FailedToCreateRoute', async () => {
-      const list = await client.list<{ involvedObject: { name: string }; reason: string; message: string } & Node>({ group: '', version: 'v1', resource: 'events' }, 'default');
+      const list = await client.list<{ involvedObject: { name: string }; reason: string; message: string } & Node>(
+        { group: '', version: 'v1', resource: 'events' },
+        'default',
+      );
       return list.items.find((e) => e.involvedObject.name === 'r2' && e.reason === 'FailedToCreateRoute');
     });
     assert.match(ev.message, /^Could not create route .* 127\.64\.2\.0\/24 for node r2: route quota exceeded$/);

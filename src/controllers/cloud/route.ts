@@ -91,7 +91,7 @@ export function parseClusterCIDRs(text: string): Cidr[] {
 
 export function routeController(opts: RouteControllerOptions): ControllerFactory {
   const clusterCIDRs = parseClusterCIDRs(opts.clusterCIDR);
-  return controllerFactory({ name: NODE_ROUTE_CONTROLLER, serviceAccountName: 'route-controller' }, (ctx) => {
+  return controllerFactory(NODE_ROUTE_CONTROLLER, (ctx) => {
     const routes = opts.provider.routes();
     if (!routes) {
       asLogger(ctx.log).info('--configure-cloud-routes is set, but cloud provider does not support routes. Will not configure cloud provider routes.');

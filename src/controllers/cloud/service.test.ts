@@ -98,7 +98,12 @@ describe('service controller with the fake provider', () => {
 
   const get = (name: string) => client.get<Service>(SERVICES, 'default', name);
   const create = (name: string, spec: Service['spec'] = {}) =>
-    client.create<Service>(SERVICES, 'default', { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }], ...spec } });
+    client.create<Service>(SERVICES, 'default', {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name },
+      spec: { type: 'LoadBalancer', ports: [{ port: 80 }], ...spec },
+    });
   const reasons = async (name: string): Promise<string[]> => {
     const list = await client.list<{ involvedObject: { name: string }; reason: string } & Service>(EVENTS, 'default');
     return list.items.filter((e) => e.involvedObject.name === name).map((e) => e.reason);
@@ -165,7 +170,10 @@ describe('service controller with the fake provider', () => {
     await new Promise((r) => setTimeout(r, 300));
     const s = await get('classy');
     assert.equal(s.metadata?.finalizers, undefined);
-    assert.equal(fake.callsOf('ensureLoadBalancer').some((c) => c.target === 'default/classy'), false);
+    assert.equal(
+      fake.callsOf('ensureLoadBalancer').some((c) => c.target === 'default/classy'),
+      false,
+    );
   });
 
   it('a provider error: SyncLoadBalancerFailed, retried until it works', async () => {
@@ -177,7 +185,10 @@ describe('service controller with the fake provider', () => {
     });
     assert.ok(s.metadata?.finalizers?.includes(LB_CLEANUP_FINALIZER));
     assert.ok(fake.callsOf('ensureLoadBalancer').filter((c) => c.target === 'default/flaky').length >= 3);
-    const list = await client.list<{ involvedObject: { name: string }; reason: string; message: string; type: string; count: number } & Service>(EVENTS, 'default');
+    const list = await client.list<{ involvedObject: { name: string }; reason: string; message: string; type: string; count: number } & Service>(
+      EVENTS,
+      'default',
+    );
     const failed = list.items.find((e) => e.involvedObject.name === 'flaky' && e.reason === 'SyncLoadBalancerFailed');
     assert.equal(failed?.type, 'Warning');
     assert.equal(failed?.message, 'Error syncing load balancer: failed to ensure load balancer: quota exceeded');
@@ -189,5 +200,35 @@ describe('service controller with the fake provider', () => {
     await create('later');
     await eventually(10000, 'ingress after the retry', async () => ((await get('later')).status?.loadBalancer?.ingress?.length ? true : undefined));
     assert.equal(fake.callsOf('ensureLoadBalancer').filter((c) => c.target === 'default/later').length, 2);
+  });
+});
+
+describe('the cloud controllers inside a control plane (createControlPlane controllers)', () => {
+  it('a LoadBalancer Service gets its ingress from controllers run by the control plane itself', async () => {
+    const { defaultControllers } = await import('../index.js');
+    const { cloudControllers } = await import('./index.js');
+    const fake = new FakeCloud({ ingressPrefix: '127.0.201' });
+    const server = await startTestServer({
+      storage: 'memory',
+      apis: [...defaultModules(), cloud()],
+      controllers: [...defaultControllers(), ...cloudControllers({ provider: fake, controllers: ['service'] })],
+    });
+    const client = createHttpsClient(server.kubeconfig);
+    try {
+      await client.create(SERVICES, 'default', {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'inproc' },
+        spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+      });
+      const s = await eventually(10000, 'ingress', async () => {
+        const s = await client.get<Service>(SERVICES, 'default', 'inproc');
+        return s.status?.loadBalancer?.ingress?.length ? s : undefined;
+      });
+      assert.match(s.status!.loadBalancer!.ingress![0]!.ip!, /^127\.0\.201\.\d+$/);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
   });
 });

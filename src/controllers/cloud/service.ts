@@ -197,7 +197,7 @@ export const SERVICE_LB_CONTROLLER = 'service-lb-controller';
 
 /** The service controller as a ControllerFactory (idles with a warning when the provider has no LoadBalancer). */
 export function serviceLBController(opts: ServiceControllerOptions): ControllerFactory {
-  return controllerFactory({ name: SERVICE_LB_CONTROLLER, serviceAccountName: 'service-controller' }, (ctx) => {
+  return controllerFactory(SERVICE_LB_CONTROLLER, (ctx) => {
     const balancer = opts.provider.loadBalancer();
     if (!balancer) {
       asLogger(ctx.log).info('The cloud provider does not support external load balancers; the service controller does not run');
@@ -238,14 +238,25 @@ class ServiceController {
       workers: opts.workers ?? 1,
       log: ctx.log,
       ...registry,
-      rateLimiter: new ItemExponentialFailureRateLimiter(opts.minRetryDelayMs ?? SERVICE_MIN_RETRY_DELAY_MS, opts.maxRetryDelayMs ?? SERVICE_MAX_RETRY_DELAY_MS),
+      rateLimiter: new ItemExponentialFailureRateLimiter(
+        opts.minRetryDelayMs ?? SERVICE_MIN_RETRY_DELAY_MS,
+        opts.maxRetryDelayMs ?? SERVICE_MAX_RETRY_DELAY_MS,
+      ),
       reconciler: async (key, s) => {
         try {
           await this.syncService(key, { signal: s });
         } catch (e) {
           if (e instanceof RetryError || (e instanceof Error && e.cause instanceof RetryError)) {
             const re = e instanceof RetryError ? e : (e.cause as RetryError);
-            this.log.info('Error processing service (retrying after the delay the cloud asked for)', 'service', key, 'retryAfterMs', re.retryAfterMs, 'err', e.message);
+            this.log.info(
+              'Error processing service (retrying after the delay the cloud asked for)',
+              'service',
+              key,
+              'retryAfterMs',
+              re.retryAfterMs,
+              'err',
+              e.message,
+            );
             return { requeueAfterMs: re.retryAfterMs };
           }
           throw e;
@@ -258,7 +269,10 @@ class ServiceController {
       workers: 1,
       log: ctx.log,
       ...registry,
-      rateLimiter: new ItemExponentialFailureRateLimiter(opts.minRetryDelayMs ?? SERVICE_MIN_RETRY_DELAY_MS, opts.maxRetryDelayMs ?? SERVICE_MAX_RETRY_DELAY_MS),
+      rateLimiter: new ItemExponentialFailureRateLimiter(
+        opts.minRetryDelayMs ?? SERVICE_MIN_RETRY_DELAY_MS,
+        opts.maxRetryDelayMs ?? SERVICE_MAX_RETRY_DELAY_MS,
+      ),
       reconciler: async (_key, s) => {
         for (const key of await this.syncNodes({ signal: s })) this.serviceQueue.enqueue(key);
       },
@@ -339,7 +353,7 @@ class ServiceController {
     const previous = svc.status?.loadBalancer ?? {};
     let next: LoadBalancerStatus;
     let op: 'delete' | 'ensure';
-    let current = svc;
+    let current: Service;
     if (!wantsLoadBalancer(svc) || needsCleanup(svc)) {
       op = 'delete';
       next = {};
@@ -384,7 +398,7 @@ class ServiceController {
         if (e instanceof ImplementedElsewhereError) return op;
         throw new Error(`failed to ensure load balancer: ${(e as Error).message}`, { cause: e });
       }
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript provider may answer nothing, as Go's may answer nil
+      // A JavaScript provider may answer nothing, as Go's may answer nil.
       if (!status) throw new Error('service status returned by EnsureLoadBalancer is nil');
       next = status;
       this.events.event(svc, 'Service', 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
@@ -499,6 +513,6 @@ class ServiceController {
       'UpdateLoadBalancerFailed',
       `Error updating load balancer with new hosts ${nodeNames(hosts)} [node names limited, total number of nodes: ${hosts.length}], error: ${(err as Error).message}`,
     );
-    throw err;
+    throw err instanceof Error ? err : new Error(String(err));
   }
 }
