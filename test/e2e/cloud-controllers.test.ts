@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { eventually as pollUntil } from '../support/eventually.js';
 import { kplaneProcesses, type KplaneProcess } from '../support/kplane-process.js';
 import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
-import { tools } from '../support/tools.js';
+import { repoRoot, run, tools } from '../support/tools.js';
 
 const procs = kplaneProcesses({ startTimeoutMs: 90_000 });
 const SERVING = /^kplane is serving on https:\/\/\S+/m;
@@ -39,6 +39,7 @@ async function startCCM(): Promise<void> {
       '--leader-elect-lease-duration=2s',
       '--leader-elect-renew-deadline=1500ms',
       '--leader-elect-retry-period=200ms',
+      '--metrics-port=0',
       '-v=2',
     ],
     CCM_STARTED,
@@ -152,6 +153,11 @@ describe('kplane cloud-controller-manager --cloud-provider fake', () => {
     assert.match(described, /LoadBalancer Ingress:\s+127\.0\.200\.\d+/);
     assert.match(described, /Normal\s+EnsuringLoadBalancer\s+\S+\s+service-controller\s+Ensuring load balancer/);
     assert.match(described, /Normal\s+EnsuredLoadBalancer\s+\S+\s+service-controller\s+Ensured load balancer/);
+    // The metrics endpoint the first line names: the service queue has worked.
+    const metricsURL = /metrics on (http:\/\/\S+\/metrics)/.exec(ccm!.firstLine)![1]!;
+    const metrics = await (await fetch(metricsURL)).text();
+    assert.match(metrics, /^workqueue_adds_total\{name="service"\} [1-9]/m);
+    assert.match(metrics, /^controller_runtime_reconcile_total\{controller="service",result="success"\} [1-9]/m);
     const wide = await kubectl.ok(['get', 'svc', 'web']);
     assert.match(wide, /web\s+LoadBalancer\s+\S+\s+127\.0\.200\.\d+\s+80:\d+\/TCP/);
   });
@@ -222,5 +228,25 @@ describe('kplane cloud-controller-manager --cloud-provider fake', () => {
     await ccm!.exited;
     await startCCM();
     await eventually(30_000, 'crash gone', () => absent(['get', 'svc', 'crash']));
+  });
+});
+
+describe('kplane cloud-controller-manager: bad command lines', () => {
+  const ccmCLI = (args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'cloud-controller-manager', ...args], { timeoutMs: 60_000 });
+
+  it('an unknown --cloud-provider exits 1 naming the flag and the known providers', async () => {
+    const r = await ccmCLI(['--cloud-provider=nocloud', `--kubeconfig=${kubeconfig}`]);
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, 'Error: --cloud-provider: unknown cloud provider "nocloud"; known cloud providers: fake\n');
+  });
+
+  it('a bad duration or an unknown controller exits 1 with the reason', async () => {
+    const d = await ccmCLI(['--cloud-provider=fake', `--kubeconfig=${kubeconfig}`, '--node-monitor-period=5']);
+    assert.equal(d.code, 1);
+    assert.match(d.stderr, /invalid argument "5" for "--node-monitor-period" flag: time: missing unit in duration "5"/);
+    const c = await ccmCLI(['--cloud-provider=fake', `--kubeconfig=${kubeconfig}`, '--controllers=*,nodeipam']);
+    assert.equal(c.code, 1);
+    assert.match(c.stderr, /"nodeipam" is not in the list of known controllers/);
   });
 });
