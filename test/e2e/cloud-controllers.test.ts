@@ -108,7 +108,13 @@ before(async () => {
   cloudConfig = join(dir, 'cloud.json');
   await writeFile(
     cloudConfig,
-    JSON.stringify({ adminAddress: '127.0.0.1:0', adminAddressFile: join(dir, 'fake-admin'), zone: 'zone-e2e', region: 'region-e2e' }),
+    JSON.stringify({
+      adminAddress: '127.0.0.1:0',
+      adminAddressFile: join(dir, 'fake-admin'),
+      stateFile: join(dir, 'fake-state.json'),
+      zone: 'zone-e2e',
+      region: 'region-e2e',
+    }),
   );
   kubectl = kubectlSession(tools.kubectl, kubeconfig, dir);
   await startCCM();
@@ -228,6 +234,15 @@ describe('kplane cloud-controller-manager --cloud-provider fake', () => {
     await ccm!.exited;
     await startCCM();
     await eventually(30_000, 'crash gone', () => absent(['get', 'svc', 'crash']));
+    // The cloud (its state file) outlived both CCMs: the restarted one found the load balancer and
+    // deleted it; none is left behind.
+    const after = await calls();
+    assert.ok(after.some((c) => c.method === 'getLoadBalancer' && c.target === 'default/crash'));
+    assert.ok(after.some((c) => c.method === 'ensureLoadBalancerDeleted' && c.target === 'default/crash'));
+    assert.deepEqual(
+      ((await admin('GET', '/balancers')) as { service: string }[]).map((b) => b.service),
+      ['default/flaky'],
+    );
   });
 });
 

@@ -6,7 +6,7 @@
 // optional admin HTTP endpoint (`adminAddress` in --cloud-config), on loopback only.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import {
   InstanceNotFoundError,
   registerCloudProvider,
@@ -68,6 +68,12 @@ export interface FakeCloudConfig {
   adminAddress?: string;
   /** The chosen address is written to this file once listening (for a test to read). */
   adminAddressFile?: string;
+  /**
+   * Keeps the cloud's state (load balancers, ingress addresses, instances, routes) in this JSON
+   * file, written on every change and read at start: a cloud outlives the CCM that talks to it, so
+   * a test can kill -9 the CCM and check that nothing leaked.
+   */
+  stateFile?: string;
   /** Where ingress IPs come from: the first three octets of a 127.x.y.0/24 (default 127.0.200). */
   ingressPrefix?: string;
   /** Whether the fake offers Routes (default true); LoadBalancer and InstancesV2 can be turned off too. */
@@ -82,6 +88,14 @@ export interface FakeCloudConfig {
   zone?: string;
   region?: string;
   instanceType?: string;
+}
+
+interface FakeState {
+  balancers?: FakeBalancer[];
+  ingress?: Record<string, string>;
+  instances?: Record<string, FakeInstance>;
+  routes?: Route[];
+  nextIngress?: number;
 }
 
 const svcKey = (s: Readonly<Service>): string => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`;
@@ -130,6 +144,36 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
     }
     this.ingressPrefix = prefix;
     for (const [name, inst] of Object.entries(config.instanceTable ?? {})) this.instances.set(name, { ...inst });
+    if (config.stateFile && existsSync(config.stateFile)) this.load(config.stateFile);
+  }
+
+  private load(file: string): void {
+    let st: FakeState;
+    try {
+      st = JSON.parse(readFileSync(file, 'utf8')) as FakeState;
+    } catch (e) {
+      throw new Error(`fake cloud: stateFile ${file} is not readable JSON: ${(e as Error).message}`, { cause: e });
+    }
+    for (const b of st.balancers ?? []) this.balancers.set(b.service, b);
+    for (const [k, ip] of Object.entries(st.ingress ?? {})) this.ingressByService.set(k, ip);
+    for (const [k, i] of Object.entries(st.instances ?? {})) this.instances.set(k, i);
+    for (const r of st.routes ?? []) this.routeTable.set(r.name, r);
+    this.nextIngress = st.nextIngress ?? this.nextIngress;
+  }
+
+  /** Writes the state file (when configured) after a change: whole file, renamed into place. */
+  private save(): void {
+    const file = this.config.stateFile;
+    if (!file) return;
+    const st: FakeState = {
+      balancers: [...this.balancers.values()],
+      ingress: Object.fromEntries(this.ingressByService),
+      instances: Object.fromEntries(this.instances),
+      routes: [...this.routeTable.values()],
+      nextIngress: this.nextIngress,
+    };
+    writeFileSync(`${file}.tmp`, JSON.stringify(st));
+    renameSync(`${file}.tmp`, file);
   }
 
   // --- test controls -------------------------------------------------------------------------
@@ -148,6 +192,7 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
 
   setInstance(node: string, inst: FakeInstance): void {
     this.instances.set(node, { ...this.instances.get(node), ...inst });
+    this.save();
   }
 
   /** The calls of one method, in order. */
@@ -235,6 +280,7 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
     }
     const status: LoadBalancerStatus = { ingress: [{ ip, ipMode: 'VIP' }] };
     this.balancers.set(key, { name: defaultLoadBalancerName(service), service: key, nodes: names, status });
+    this.save();
     return structuredClone(status);
   }
 
@@ -245,6 +291,7 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
     const lb = this.balancers.get(key);
     if (!lb) throw new Error(`fake cloud: no load balancer for service ${key}`);
     lb.nodes = names;
+    this.save();
   }
 
   async ensureLoadBalancerDeleted(ctx: Ctx, _clusterName: string, service: Readonly<Service>): Promise<void> {
@@ -252,6 +299,7 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
     await this.enter(ctx, { method: 'ensureLoadBalancerDeleted', target: key });
     this.balancers.delete(key);
     this.ingressByService.delete(key);
+    this.save();
   }
 
   // --- InstancesV2 ---------------------------------------------------------------------------
@@ -316,11 +364,13 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
     // Upstream's fake names a route "<clusterName>-<nameHint>" and ignores route.Name.
     const name = `${clusterName}-${nameHint}`;
     this.routeTable.set(name, { ...structuredClone(route), name });
+    this.save();
   }
 
   async deleteRoute(ctx: Ctx, _clusterName: string, route: Route): Promise<void> {
     await this.enter(ctx, { method: 'deleteRoute', target: `${route.targetNode} ${route.destinationCIDR}` });
     this.routeTable.delete(route.name);
+    this.save();
   }
 
   // --- the admin endpoint ----------------------------------------------------------------------
