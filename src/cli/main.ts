@@ -20,6 +20,7 @@ import type { AuditLogFormat, AuditLogMode } from '../server/audit/index.js';
 import { checkTLSCipherSuites, checkTLSVersion } from '../server/tls-options.js';
 import { defaultControllers } from '../controllers/index.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
+import { cloudControllerManager } from './cloud-controller-manager.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
@@ -31,6 +32,8 @@ const USAGE = `Usage: kplane <command> [flags]
 Commands:
   serve               Run the API server (embedded SQLite by default) with the built-in controllers
   controller-manager  Run the built-in controllers against a server, with leader election
+  cloud-controller-manager
+                      Run the cloud controllers over a cloud provider (kplane cloud-controller-manager --help)
   backup              Copy the SQLite database while it serves (kplane backup --help)
   restore             Restore a backup into a data directory (kplane restore --help)
   catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
@@ -536,6 +539,8 @@ async function main(): Promise<void> {
       return serve(rest);
     case 'controller-manager':
       return controllerManager(rest);
+    case 'cloud-controller-manager':
+      return cloudControllerManager(rest);
     case 'backup':
     case 'restore': {
       const cli = await import('./backup.js');
