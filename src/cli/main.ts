@@ -31,6 +31,7 @@ const USAGE = `Usage: kplane <command> [flags]
 Commands:
   serve               Run the API server (embedded SQLite by default) with the built-in controllers
   controller-manager  Run the built-in controllers against a server, with leader election
+  node-sim            Simulated Nodes whose Pods serve on loopback addresses (kplane node-sim --help)
   backup              Copy the SQLite database while it serves (kplane backup --help)
   restore             Restore a backup into a data directory (kplane restore --help)
   catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
@@ -530,6 +531,10 @@ async function main(): Promise<void> {
       return serve(rest);
     case 'controller-manager':
       return controllerManager(rest);
+    case 'node-sim': {
+      const { nodeSim } = await import('./node-sim.js');
+      return nodeSim(rest);
+    }
     case 'backup':
     case 'restore': {
       const cli = await import('./backup.js');
