@@ -23,8 +23,9 @@ export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --kubeconfig FILE                    the server to manage and the credentials to use (required)
   --controllers LIST                   comma-separated controllers to run (default: all: namespace,garbagecollector,
                                        serviceaccount,serviceaccount-token,root-ca-cert-publisher,
-                                       clusterrole-aggregation,resourcequota, and endpointslice-controller
-                                       when the server serves discovery.k8s.io/v1 endpointslices)
+                                       clusterrole-aggregation,resourcequota, and endpoint-controller,
+                                       endpointslice-controller when the server serves
+                                       discovery.k8s.io/v1 endpointslices: the cloud module)
   --leader-elect=true|false            run only while holding the Lease (default true)
   --lease-namespace NS                 namespace of the Lease (default kube-system)
   --lease-name NAME                    name of the Lease (default kplane-controller-manager)

@@ -140,6 +140,20 @@ describe('kplane node-sim', { timeout: 240_000, concurrency: false }, () => {
     assert.match(table, /^web-\S+\s+IPv4\s+8080\s+127\.3\./m);
   });
 
+  it('the Endpoints controller mirrors them into core/v1 Endpoints (kubectl get endpoints, describe svc)', async () => {
+    const ips = (await Promise.all(['web-0', 'web-1', 'web-2'].map(podIP))).sort();
+    const want = ips.map((ip) => `${ip}:8080`).join(',');
+    await eventually(30_000, 'Endpoints web with the 3 pod IPs', async () => {
+      const o = await kubectl.k(['get', 'endpoints', 'web', '-o', 'jsonpath={.subsets[*].addresses[*].ip}']);
+      return o.code === 0 && o.stdout.trim().split(' ').sort().join(',') === ips.join(',') ? true : undefined;
+    });
+    const ep = await kubectl.ok(['get', 'endpoints', 'web']);
+    assert.match(ep, new RegExp(`^web\\s+${want.replace(/\./g, '\\.')}\\s`, 'm'));
+    const describe = await kubectl.ok(['describe', 'svc', 'web']);
+    const line = /^Endpoints:\s+(\S+)$/m.exec(describe)?.[1] ?? describe;
+    assert.equal(line.split(',').sort().join(','), want);
+  });
+
   it('a deleted pod is terminating (serving) while it drains, then gone; its server stops', async () => {
     const ip = await podIP('web-0');
     await kubectl.ok(['delete', 'pod', 'web-0', '--wait=false']);
