@@ -16,7 +16,12 @@ const ref = (name: string) => ({ kind: 'Pod', namespace: 'default', name, uid: `
 
 describe('endpointsSubsets', () => {
   it('ready pods are addresses, unready ones notReadyAddresses, terminating ones left out; sorted by IP', () => {
-    const subsets = endpointsSubsets(svc(), [pod('b', '127.3.0.3'), pod('a', '127.3.0.2'), pod('c', '127.3.0.4', { ready: false }), pod('d', '127.3.0.5', { deleting: true })]);
+    const subsets = endpointsSubsets(svc(), [
+      pod('b', '127.3.0.3'),
+      pod('a', '127.3.0.2'),
+      pod('c', '127.3.0.4', { ready: false }),
+      pod('d', '127.3.0.5', { deleting: true }),
+    ]);
     assert.deepEqual(subsets, [
       {
         ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
@@ -29,7 +34,10 @@ describe('endpointsSubsets', () => {
     ]);
   });
   it('pods with different target ports get separate subsets; publishNotReadyAddresses lists every pod as ready', () => {
-    const subsets = endpointsSubsets(svc({ publishNotReadyAddresses: true }), [pod('a', '127.3.0.2'), pod('b', '127.3.0.3', { port: 9090, ready: false, deleting: true })]);
+    const subsets = endpointsSubsets(svc({ publishNotReadyAddresses: true }), [
+      pod('a', '127.3.0.2'),
+      pod('b', '127.3.0.3', { port: 9090, ready: false, deleting: true }),
+    ]);
     assert.deepEqual(
       subsets.map((s) => [s.ports?.[0]?.port, s.addresses?.map((a) => a.ip), s.notReadyAddresses]),
       [

@@ -43,7 +43,8 @@ export type Endpoints = KubeObject & { subsets?: EndpointSubset[] };
 const portKey = (ports: readonly EndpointsPort[]): string =>
   JSON.stringify(ports.map((p) => [p.name ?? '', p.port, p.protocol, p.appProtocol ?? '']).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)));
 
-const compareAddr = (a: EndpointAddress, b: EndpointAddress): number => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : (a.targetRef?.uid ?? '') < (b.targetRef?.uid ?? '') ? -1 : 1);
+const compareAddr = (a: EndpointAddress, b: EndpointAddress): number =>
+  a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : (a.targetRef?.uid ?? '') < (b.targetRef?.uid ?? '') ? -1 : 1;
 
 /** The Endpoints subsets a Service gets from these pods (syncService + RepackSubsets + SortSubsets). */
 export function endpointsSubsets(svc: Service, pods: readonly Pod[]): EndpointSubset[] {

@@ -1,12 +1,28 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { desiredEndpoints, endpointPorts, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, planSlices, podToEndpoint, type EndpointSlice, type Pod, type Service } from './endpoints.js';
+import {
+  desiredEndpoints,
+  endpointPorts,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  planSlices,
+  podToEndpoint,
+  type EndpointSlice,
+  type Pod,
+  type Service,
+} from './endpoints.js';
 
 const svc = (over: Partial<NonNullable<Service['spec']>> = {}): Service => ({
   apiVersion: 'v1',
   kind: 'Service',
   metadata: { name: 'web', namespace: 'default', uid: 'svc-uid', labels: { team: 'a' } },
-  spec: { selector: { app: 'web' }, clusterIP: '127.1.0.10', ipFamilies: ['IPv4'], ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }], ...over },
+  spec: {
+    selector: { app: 'web' },
+    clusterIP: '127.1.0.10',
+    ipFamilies: ['IPv4'],
+    ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }],
+    ...over,
+  },
 });
 
 const pod = (name: string, ip: string, opts: { ready?: boolean; deleting?: boolean; phase?: string; port?: number } = {}): Pod => ({
@@ -53,7 +69,8 @@ describe('podToEndpoint', () => {
 });
 
 describe('planSlices', () => {
-  const pods = (n: number, from = 0): Pod[] => Array.from({ length: n }, (_, i) => pod(`p${String(i + from).padStart(4, '0')}`, `127.3.${Math.floor((i + from) / 250)}.${((i + from) % 250) + 1}`));
+  const pods = (n: number, from = 0): Pod[] =>
+    Array.from({ length: n }, (_, i) => pod(`p${String(i + from).padStart(4, '0')}`, `127.3.${Math.floor((i + from) / 250)}.${((i + from) % 250) + 1}`));
   let rv = 0;
   /** Applies a plan as the server would (names and resourceVersions given to created slices). */
   const apply = (existing: EndpointSlice[], plan: ReturnType<typeof planSlices>): EndpointSlice[] => {
@@ -76,7 +93,9 @@ describe('planSlices', () => {
     assert.equal(first.metadata?.labels?.[LABEL_SERVICE_NAME], 'web');
     assert.equal(first.metadata?.labels?.[LABEL_MANAGED_BY], 'endpointslice-controller.k8s.io');
     assert.equal(first.metadata?.labels?.['team'], 'a');
-    assert.deepEqual(first.metadata?.ownerReferences, [{ apiVersion: 'v1', kind: 'Service', name: 'web', uid: 'svc-uid', controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(first.metadata?.ownerReferences, [
+      { apiVersion: 'v1', kind: 'Service', name: 'web', uid: 'svc-uid', controller: true, blockOwnerDeletion: true },
+    ]);
     assert.deepEqual(first.ports, [{ name: 'http', port: 8080, protocol: 'TCP' }]);
     assert.equal(first.addressType, 'IPv4');
   });

@@ -145,7 +145,9 @@ export function endpointPorts(svc: Service, pod: Pod): EndpointPort[] {
 /** The key slices are grouped by (upstream's port-mapping hash): the ports, in a fixed order. */
 export function portsKey(ports: readonly EndpointPort[] | null | undefined): string {
   return JSON.stringify(
-    [...(ports ?? [])].map((p) => [p.name ?? '', p.protocol ?? 'TCP', p.port ?? 0, p.appProtocol ?? '']).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
+    [...(ports ?? [])]
+      .map((p) => [p.name ?? '', p.protocol ?? 'TCP', p.port ?? 0, p.appProtocol ?? ''])
+      .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
   );
 }
 
@@ -168,7 +170,11 @@ export interface DesiredGroup {
 }
 
 /** The endpoints (and their port groups) a Service wants from these pods, per address type. */
-export function desiredEndpoints(svc: Service, pods: readonly Pod[], zoneOf?: (node: string) => string | undefined): Map<AddressType, Map<string, DesiredGroup>> {
+export function desiredEndpoints(
+  svc: Service,
+  pods: readonly Pod[],
+  zoneOf?: (node: string) => string | undefined,
+): Map<AddressType, Map<string, DesiredGroup>> {
   const out = new Map<AddressType, Map<string, DesiredGroup>>();
   const sorted = [...pods].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
   for (const at of addressTypesFor(svc)) {
@@ -245,7 +251,12 @@ function ownerDiffers(s: EndpointSlice, svc: Service): boolean {
  * fill slices being updated anyway, then slices with room, then new slices of at most `max`.
  * A Service with no endpoints at all keeps one placeholder slice (no endpoints, no ports).
  */
-export function planSlices(svc: Service, desired: Map<AddressType, Map<string, DesiredGroup>>, existing: readonly EndpointSlice[], max = MAX_ENDPOINTS_PER_SLICE): SlicePlan {
+export function planSlices(
+  svc: Service,
+  desired: Map<AddressType, Map<string, DesiredGroup>>,
+  existing: readonly EndpointSlice[],
+  max = MAX_ENDPOINTS_PER_SLICE,
+): SlicePlan {
   const create: EndpointSlice[] = [];
   const update = new Map<EndpointSlice, EndpointSlice>();
   const del: EndpointSlice[] = [];

@@ -14,7 +14,16 @@ import { asLogger } from '../../golang/klog.js';
 import { Controller } from '../runtime/controller.js';
 import { keyOf, NAMESPACE_INDEX, splitKey } from '../runtime/informer.js';
 import { controllerFactory, type ControllerFactory } from '../types.js';
-import { desiredEndpoints, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, CONTROLLER_NAME, planSlices, type EndpointSlice, type Pod, type Service } from './endpoints.js';
+import {
+  desiredEndpoints,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  CONTROLLER_NAME,
+  planSlices,
+  type EndpointSlice,
+  type Pod,
+  type Service,
+} from './endpoints.js';
 
 export * from './endpoints.js';
 

@@ -265,7 +265,7 @@ export class NodeSim {
     clearInterval(this.prober);
     await Promise.allSettled(this.tasks);
     await Promise.allSettled([...this.running.keys()].map((k) => this.stopPod(k)));
-    await Promise.allSettled([...this.nodes.values()].map((n) => n.agent?.stop()));
+    await Promise.allSettled([...this.nodes.values()].flatMap((n) => (n.agent ? [n.agent.stop()] : [])));
   }
 
   private async ensureNamespace(name: string): Promise<void> {
@@ -290,7 +290,14 @@ export class NodeSim {
       ok('MemoryPressure', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
       ok('DiskPressure', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
       ok('PIDPressure', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
-      { type: 'Ready', status: 'True', lastHeartbeatTime: now, lastTransitionTime: n.readyTransition, reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+      {
+        type: 'Ready',
+        status: 'True',
+        lastHeartbeatTime: now,
+        lastTransitionTime: n.readyTransition,
+        reason: 'KubeletReady',
+        message: 'kubelet is posting ready status',
+      },
     ];
   }
 
@@ -307,7 +314,13 @@ export class NodeSim {
         kind: 'Node',
         metadata: {
           name: n.name,
-          labels: { 'kubernetes.io/hostname': n.name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': 'amd64' },
+          labels: {
+            'kubernetes.io/hostname': n.name,
+            'kubernetes.io/os': 'linux',
+            'kubernetes.io/arch': 'amd64',
+            'beta.kubernetes.io/os': 'linux',
+            'beta.kubernetes.io/arch': 'amd64',
+          },
           annotations: {
             'node.alpha.kubernetes.io/ttl': '0',
             ...(this.opts.cloudProviderExternal ? { 'alpha.kubernetes.io/provided-node-ip': n.ip } : {}),
@@ -436,7 +449,12 @@ export class NodeSim {
     const c = this.opts.client;
     if (!(c instanceof RestClient)) throw new Error('node-sim needs a REST client (HTTPS or loopback) to bind pods');
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(name)}/binding`;
-    const body = { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: ns, uid: pod.metadata?.uid }, target: { apiVersion: 'v1', kind: 'Node', name: target.name } };
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name, namespace: ns, uid: pod.metadata?.uid },
+      target: { apiVersion: 'v1', kind: 'Node', name: target.name },
+    };
     try {
       await c.request('POST', path, Buffer.from(JSON.stringify(body)), 'application/json');
     } catch (e) {
@@ -466,7 +484,10 @@ export class NodeSim {
       if (left > 0 && this.running.has(key)) return { requeueAfterMs: left };
       await this.stopPod(key);
       try {
-        await this.opts.client.delete(PODS, pod.metadata.namespace, pod.metadata.name ?? '', { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid ?? '' } });
+        await this.opts.client.delete(PODS, pod.metadata.namespace, pod.metadata.name ?? '', {
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid ?? '' },
+        });
       } catch (e) {
         if (statusCode(e) !== 404 && statusCode(e) !== 409) throw e;
       }
@@ -504,7 +525,8 @@ export class NodeSim {
     for (const c of containers) {
       const pr = c.readinessProbe;
       if (!pr) continue;
-      const portOf = (v: number | string | undefined): number => (typeof v === 'number' ? v : (c.ports ?? []).find((p) => p.name === v)?.containerPort ?? Number(v));
+      const portOf = (v: number | string | undefined): number =>
+        typeof v === 'number' ? v : ((c.ports ?? []).find((p) => p.name === v)?.containerPort ?? Number(v));
       const port = portOf(pr.httpGet?.port ?? pr.tcpSocket?.port);
       if (!pr.httpGet && !pr.tcpSocket) continue; // exec/grpc probes: taken as passing
       probes.push({
@@ -518,7 +540,15 @@ export class NodeSim {
         inFlight: false,
       });
     }
-    const run: RunningPod = { uid: pod.metadata?.uid ?? '', ip, node: sn, servers, startedAt: pod.status?.startTime ?? rfc3339(Date.now()), probes, ready: probes.length === 0 };
+    const run: RunningPod = {
+      uid: pod.metadata?.uid ?? '',
+      ip,
+      node: sn,
+      servers,
+      startedAt: pod.status?.startTime ?? rfc3339(Date.now()),
+      probes,
+      ready: probes.length === 0,
+    };
     this.running.set(key, run);
     return run;
   }
@@ -543,7 +573,12 @@ export class NodeSim {
     const readyText = run.ready ? 'True' : 'False';
     const cond = (type: string, status: string): Condition => {
       const old = (st.conditions ?? []).find((c) => c.type === type);
-      return { type, status, lastProbeTime: null, lastTransitionTime: old?.status === status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(Date.now()) };
+      return {
+        type,
+        status,
+        lastProbeTime: null,
+        lastTransitionTime: old?.status === status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(Date.now()),
+      };
     };
     const same =
       st.phase === 'Running' &&
@@ -559,7 +594,13 @@ export class NodeSim {
       podIP: run.ip,
       podIPs: [{ ip: run.ip }],
       startTime: run.startedAt,
-      conditions: [cond('PodReadyToStartContainers', 'True'), cond('Initialized', 'True'), cond('Ready', readyText), cond('ContainersReady', readyText), cond('PodScheduled', 'True')],
+      conditions: [
+        cond('PodReadyToStartContainers', 'True'),
+        cond('Initialized', 'True'),
+        cond('Ready', readyText),
+        cond('ContainersReady', readyText),
+        cond('PodScheduled', 'True'),
+      ],
       containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
         name: c.name,
         image: c.image,

@@ -11,8 +11,8 @@ import { CORE, apiVersionField, kind, kindField, objectMetaField, ref } from '..
 import type { Definitions } from '../../../apimachinery/schema.js';
 import { cloneObject } from '../../codec.js';
 import type { SubresourceStrategy } from '../../strategy.js';
-import type { Pod } from './strategy.js';
 
+type Pod = KubeObject & { spec?: { nodeName?: string }; status?: { conditions?: { type?: string; status?: string; lastTransitionTime?: string }[] } };
 type Binding = KubeObject & { target?: { kind?: string; name?: string; apiVersion?: string } };
 
 /** Pods written through pods/binding: their spec.nodeName may change from empty. */
@@ -49,7 +49,7 @@ export const bindingSubresource: SubresourceStrategy = {
     boundByBinding.add(o);
   },
   report: {
-    validate: (body) => validateBinding(body as Binding),
+    validate: (body) => validateBinding(body),
     fold(body, current) {
       const b = body as Binding;
       const p = current as Pod;
@@ -60,7 +60,7 @@ export const bindingSubresource: SubresourceStrategy = {
       (next.spec ??= {}).nodeName = b.target!.name!;
       const st = (next.status ??= {});
       const conds = (st.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
-      st.conditions = [...conds, { type: 'PodScheduled', status: 'True', lastTransitionTime: rfc3339(Date.now()) } as { type: string; status: string }];
+      st.conditions = [...conds, { type: 'PodScheduled', status: 'True', lastTransitionTime: rfc3339(Date.now()) }];
       return { object: next, answer: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, created: true, changed: true };
     },
   },
