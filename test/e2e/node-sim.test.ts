@@ -129,6 +129,23 @@ describe('kplane node-sim', { timeout: 240_000, concurrency: false }, () => {
     assert.equal(await udp(ip, 8081, 'echo Hi There'), 'hi there');
   });
 
+  it('pods/binding: a bound pod cannot be bound again (409), a bad target is a 422', async () => {
+    const node = (await kubectl.ok(['get', 'pod', 'web-1', '-o', 'jsonpath={.spec.nodeName}'])).trim();
+    const bind = async (target: object): Promise<{ code: number; message: string }> => {
+      const f = await kubectl.file('binding.json', JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'web-1' }, target }));
+      const r = await kubectl.k(['create', '--raw', '/api/v1/namespaces/default/pods/web-1/binding', '-f', f]);
+      return { code: r.code, message: r.stderr.trim() };
+    };
+    const again = await bind({ kind: 'Node', name: 'sim-0' });
+    assert.notEqual(again.code, 0);
+    assert.match(again.message, new RegExp(`Operation cannot be fulfilled on pods/binding "web-1": pod web-1 is already assigned to node "${node}"`));
+    const bad = await bind({ kind: 'Pod', name: '' });
+    assert.equal(
+      bad.message,
+      'The Binding "web-1" is invalid: \n* target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>"\n* target.name: Required value',
+    );
+  });
+
   it('the EndpointSlice controller lists the pod IPs ready', async () => {
     const ips = (await Promise.all(['web-0', 'web-1', 'web-2'].map(podIP))).sort();
     await eventually(30_000, 'slice with 3 ready endpoints', async () => {

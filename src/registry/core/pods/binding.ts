@@ -1,9 +1,9 @@
 // pods/binding (pkg/registry/core/pod/storage BindingREST): how a scheduler places a pod. A POST of
 // a core/v1 Binding whose target names a Node sets spec.nodeName and adds the PodScheduled=True
-// condition; a pod already placed is a 409, as upstream's assignPod answers. A plain update may not
-// set spec.nodeName (ValidatePodUpdate); only this write may, so the write is marked for the
-// strategy's validation.
-import { conflict, fieldIssue, internalError, type FieldIssue } from '../../../apimachinery/errors.js';
+// condition; a pod already placed (or being deleted) is a 409 on pods/binding, as upstream's
+// assignPod answers. A plain update may not set spec.nodeName (ValidatePodUpdate); only this write
+// may, so the write is marked for the strategy's validation.
+import { badRequest, conflict, fieldIssue, type FieldIssue } from '../../../apimachinery/errors.js';
 import { rfc3339 } from '../../../apimachinery/times.js';
 import type { KubeObject } from '../../../apimachinery/types.js';
 import { isDNS1123Subdomain } from '../../../apimachinery/validation/names.js';
@@ -14,6 +14,8 @@ import type { SubresourceStrategy } from '../../strategy.js';
 
 type Pod = KubeObject & { spec?: { nodeName?: string }; status?: { conditions?: { type?: string; status?: string; lastTransitionTime?: string }[] } };
 type Binding = KubeObject & { target?: { kind?: string; name?: string; apiVersion?: string } };
+
+const BINDING = { group: '', resource: 'pods/binding' };
 
 /** Pods written through pods/binding: their spec.nodeName may change from empty. */
 export const boundByBinding = new WeakSet<KubeObject>();
@@ -54,8 +56,10 @@ export const bindingSubresource: SubresourceStrategy = {
       const b = body as Binding;
       const p = current as Pod;
       const name = p.metadata?.name ?? '';
-      if (p.metadata?.deletionTimestamp) throw internalError(new Error(`pod ${name} is being deleted, cannot be assigned to a host`));
-      if (p.spec?.nodeName) throw conflict({ group: '', resource: 'pods' }, name, `pod ${name} is already assigned to node "${p.spec.nodeName}"`);
+      // BindingREST.Create and assignPod: plain errors, answered as a Conflict on pods/binding.
+      if (b.metadata?.name && b.metadata.name !== name) throw badRequest('name in URL does not match name in Binding object');
+      if (p.metadata?.deletionTimestamp) throw conflict(BINDING, name, `pod ${name} is being deleted, cannot be assigned to a host`);
+      if (p.spec?.nodeName) throw conflict(BINDING, name, `pod ${name} is already assigned to node "${p.spec.nodeName}"`);
       const next = cloneObject(current) as Pod;
       (next.spec ??= {}).nodeName = b.target!.name!;
       const st = (next.status ??= {});
