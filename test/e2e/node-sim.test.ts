@@ -131,7 +131,7 @@ describe('kplane node-sim', { timeout: 240_000, concurrency: false }, () => {
 
   it('pods/binding: a bound pod cannot be bound again (409), a bad target is a 422', async () => {
     const node = (await kubectl.ok(['get', 'pod', 'web-1', '-o', 'jsonpath={.spec.nodeName}'])).trim();
-    const bind = async (target: object): Promise<{ code: number; message: string }> => {
+    const bind = async (target: object): Promise<{ code: number | null; message: string }> => {
       const f = await kubectl.file('binding.json', JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'web-1' }, target }));
       const r = await kubectl.k(['create', '--raw', '/api/v1/namespaces/default/pods/web-1/binding', '-f', f]);
       return { code: r.code, message: r.stderr.trim() };
