@@ -14,6 +14,8 @@ import { signToken } from '../auth/serviceaccount/token.js';
 import { createHttpsClient, loadKubeconfig } from '../client/https.js';
 import { defaultControllers, runControllers, serviceAccountClients } from '../controllers/index.js';
 import { collectProcessMetrics } from '../server/metrics.js';
+import { cloudControllers } from '../controlplane/cloud-module.js';
+import type { KubeClient } from '../client/types.js';
 import { sendMetrics } from '../server/promhttp.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
@@ -21,7 +23,9 @@ export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
   --kubeconfig FILE                    the server to manage and the credentials to use (required)
   --controllers LIST                   comma-separated controllers to run (default: all: namespace,garbagecollector,
                                        serviceaccount,serviceaccount-token,root-ca-cert-publisher,
-                                       clusterrole-aggregation,resourcequota)
+                                       clusterrole-aggregation,resourcequota, and endpoint-controller,
+                                       endpointslice-controller when the server serves
+                                       discovery.k8s.io/v1 endpointslices: the cloud module)
   --leader-elect=true|false            run only while holding the Lease (default true)
   --lease-namespace NS                 namespace of the Lease (default kube-system)
   --lease-name NAME                    name of the Lease (default kplane-controller-manager)
@@ -98,18 +102,20 @@ export async function controllerManager(argv: string[]): Promise<void> {
   if ('invalid' in logging) throw new Error(logging.invalid);
   const log = logging.logger;
   if (!values.kubeconfig) throw new Error('controller-manager needs --kubeconfig FILE');
-  const all = defaultControllers();
+  // The cloud module's controllers run by default only against a server that serves their resources.
+  const optional = cloudControllers();
+  const all = [...defaultControllers(), ...optional];
+  const clientConfig = loadKubeconfig(values.kubeconfig);
+  const client = createHttpsClient(clientConfig);
   const names = values.controllers
     ? values.controllers
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean)
-    : all.map((c) => c.controllerName);
+    : [...defaultControllers().map((c) => c.controllerName), ...((await servesEndpointSlices(client)) ? optional.map((c) => c.controllerName) : [])];
   const unknown = names.filter((n) => !all.some((c) => c.controllerName === n));
   if (unknown.length) throw new Error(`unknown controller(s) ${unknown.join(', ')}; known: ${all.map((c) => c.controllerName).join(', ')}`);
   const controllers = all.filter((c) => names.includes(c.controllerName));
-  const clientConfig = loadKubeconfig(values.kubeconfig);
-  const client = createHttpsClient(clientConfig);
   const saClients = values['use-service-account-credentials']
     ? await serviceAccountClients({ root: client, config: clientConfig, controllers, log: (msg) => log.info(msg) })
     : undefined;
@@ -198,4 +204,14 @@ export async function controllerManager(argv: string[]): Promise<void> {
       process.exit(1);
     },
   );
+}
+
+/** Whether the server serves discovery.k8s.io/v1 endpointslices (the cloud module is on). */
+async function servesEndpointSlices(client: KubeClient): Promise<boolean> {
+  try {
+    const lists = await client.discovery();
+    return lists.some((l) => l.groupVersion === 'discovery.k8s.io/v1' && l.resources.some((r) => r.name === 'endpointslices'));
+  } catch {
+    return false;
+  }
 }

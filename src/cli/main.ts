@@ -34,6 +34,7 @@ Commands:
   controller-manager  Run the built-in controllers against a server, with leader election
   cloud-controller-manager
                       Run the cloud controllers over a cloud provider (kplane cloud-controller-manager --help)
+  node-sim            Simulated Nodes whose Pods serve on loopback addresses (kplane node-sim --help)
   backup              Copy the SQLite database while it serves (kplane backup --help)
   restore             Restore a backup into a data directory (kplane restore --help)
   catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
@@ -541,6 +542,10 @@ async function main(): Promise<void> {
       return controllerManager(rest);
     case 'cloud-controller-manager':
       return cloudControllerManager(rest);
+    case 'node-sim': {
+      const { nodeSim } = await import('./node-sim.js');
+      return nodeSim(rest);
+    }
     case 'backup':
     case 'restore': {
       const cli = await import('./backup.js');

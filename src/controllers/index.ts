@@ -22,6 +22,12 @@ export { serviceAccountController, serviceAccountTokenController } from './servi
 export { resourceQuotaController, ResourceQuotaController } from './resourcequota/index.js';
 export type { ResourceQuotaControllerOptions } from './resourcequota/index.js';
 export { controllerFactory } from './types.js';
+export { endpointSliceController } from './endpointslice/index.js';
+export type { EndpointSliceControllerOptions } from './endpointslice/index.js';
+export { endpointsController } from './endpoints/index.js';
+export type { EndpointsControllerOptions } from './endpoints/index.js';
+export { NodeSim } from './nodesim/index.js';
+export type { NodeSimOptions, SimNodeInfo } from './nodesim/index.js';
 export {
   CONTROLLER_SERVICE_ACCOUNT_NAMESPACE,
   controllerServiceAccountNames,

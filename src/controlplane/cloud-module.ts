@@ -10,6 +10,9 @@ import { nodes } from '../registry/core/nodes/index.js';
 import { pods } from '../registry/core/pods/index.js';
 import { endpoints } from '../registry/core/endpoints/index.js';
 import { endpointSlices } from '../registry/discovery/endpointslices/index.js';
+import { endpointSliceController } from '../controllers/endpointslice/index.js';
+import { endpointsController } from '../controllers/endpoints/index.js';
+import type { ControllerFactory } from '../controllers/types.js';
 
 export type CloudModuleOptions = ServiceAllocationOptions;
 
@@ -24,4 +27,19 @@ export function cloud(opts: CloudModuleOptions = {}): ApiModule {
       if (svc) await repairServiceAllocations(alloc, ctx.registry.storage, svc.store, ctx.log ?? (() => {}));
     },
   };
+}
+
+/** The controllers that come with the cloud module (kube-controller-manager's for its resources: Endpoints, EndpointSlices). */
+export function cloudControllers(): ControllerFactory[] {
+  return [endpointsController(), endpointSliceController()];
+}
+
+/**
+ * The in-process controllers plus those of the modules served (when the built-in ones run at all):
+ * with the cloud module, the Endpoints and EndpointSlice controllers, unless ones of those names are given already.
+ */
+export function withModuleControllers(controllers: readonly ControllerFactory[], modules: readonly { readonly name: string }[]): readonly ControllerFactory[] {
+  if (!modules.some((m) => m.name === 'cloud')) return controllers;
+  const extra = cloudControllers().filter((c) => !controllers.some((g) => g.controllerName === c.controllerName));
+  return extra.length ? [...controllers, ...extra] : controllers;
 }

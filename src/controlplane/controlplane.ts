@@ -69,6 +69,7 @@ import {
   type RunningControllers,
 } from '../controllers/index.js';
 import type { ControllerFactory } from '../controllers/types.js';
+import { withModuleControllers } from './cloud-module.js';
 import type { ManagerLeaderElection } from '../controllers/runtime/manager.js';
 import { StatusError } from '../apimachinery/errors.js';
 import type { KubeObject } from '../apimachinery/types.js';
@@ -826,7 +827,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         });
         flow.start();
       }
-      if (opts.controllers?.length) {
+      // Controllers that come with an optional API module (the cloud module's EndpointSlice controller).
+      const inProcessControllers = opts.controllers?.length ? withModuleControllers(opts.controllers, modules) : opts.controllers;
+      if (inProcessControllers?.length) {
         const le = opts.controllerLeaderElection ?? opts.storage.name === 'etcd';
         const leaderElection: ManagerLeaderElection | undefined = le
           ? {
@@ -847,14 +850,14 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
         const root = loopbackAs({ name: KUBE_CONTROLLER_MANAGER_USER, groups: [] });
         const perController = new Map<string, KubeClient>();
         if (opts.useServiceAccountCredentials ?? true) {
-          const names = controllerServiceAccountNames(opts.controllers);
+          const names = controllerServiceAccountNames(inProcessControllers);
           await ensureControllerServiceAccounts(serverClient, names);
           for (const n of names) perController.set(n, loopbackAs(controllerServiceAccountUser(n)));
         }
         controllers = runControllers({
           client: root,
           clientFor: (c) => (c.serviceAccountName ? perController.get(c.serviceAccountName) : undefined),
-          controllers: opts.controllers,
+          controllers: inProcessControllers,
           rootCA: pki.caCertPem,
           serviceAccountTokenSigner: (claims) => signToken(sa.keys.signing, claims),
           metrics: metrics.registry,

@@ -253,7 +253,7 @@ describe('kplane cloud-controller-manager: bad command lines', () => {
   it('an unknown --cloud-provider exits 1 naming the flag and the known providers', async () => {
     const r = await ccmCLI(['--cloud-provider=nocloud', `--kubeconfig=${kubeconfig}`]);
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'Error: --cloud-provider: unknown cloud provider "nocloud"; known cloud providers: fake\n');
+    assert.equal(r.stderr, 'Error: --cloud-provider: unknown cloud provider "nocloud"; known cloud providers: fake, loopback\n');
   });
 
   it('a bad duration or an unknown controller exits 1 with the reason', async () => {

@@ -68,6 +68,26 @@ const CONTROLLER_ROLES: { name: string; rules: PolicyRule[] }[] = [
     rules: [rule(['escalate', 'get', 'list', 'watch', 'update', 'patch'], [RBAC_GROUP], ['clusterroles'])],
   },
   {
+    // The cloud module's Endpoints controller (src/controllers/endpoints).
+    name: 'endpoint-controller',
+    rules: [
+      rule(['get', 'list', 'watch'], [''], ['services', 'pods']),
+      rule(['get', 'list', 'create', 'update', 'delete'], [''], ['endpoints']),
+      rule(['create'], [''], ['endpoints/restricted']),
+      eventsRule(),
+    ],
+  },
+  {
+    // The cloud module's EndpointSlice controller (src/controllers/endpointslice).
+    name: 'endpointslice-controller',
+    rules: [
+      rule(['get', 'list', 'watch'], [''], ['services', 'pods', 'nodes']),
+      rule(['update'], [''], ['services/finalizers']),
+      rule(['get', 'list', 'create', 'update', 'delete'], ['discovery.k8s.io'], ['endpointslices']),
+      eventsRule(),
+    ],
+  },
+  {
     name: 'generic-garbage-collector',
     rules: [rule(['get', 'list', 'watch', 'patch', 'update', 'delete'], ['*'], ['*']), eventsRule()],
   },

@@ -3,6 +3,8 @@ import { ALL_VERBS, type ResourceDescriptor } from '../../../apimachinery/resour
 import type { ResourceRegistration } from '../../registry.js';
 import { podDefinitions } from './definitions.js';
 import { podStrategy } from './strategy.js';
+import { bindingDefinitions } from './binding.js';
+import { coreReferenceDefinitions, coreReferenceGoFieldTypes } from '../references.js';
 
 export const podsResource: ResourceDescriptor = {
   group: '',
@@ -15,13 +17,17 @@ export const podsResource: ResourceDescriptor = {
   categories: ['all'],
   namespaced: true,
   verbs: ALL_VERBS,
-  subresources: [{ name: 'status', kind: 'Pod', verbs: ['get', 'patch', 'update'] }],
+  subresources: [
+    { name: 'binding', kind: 'Binding', verbs: ['create'] },
+    { name: 'status', kind: 'Pod', verbs: ['get', 'patch', 'update'] },
+  ],
   definitionName: 'io.k8s.api.core.v1.Pod',
 };
 
 export const pods: ResourceRegistration = {
   descriptor: podsResource,
   strategy: podStrategy,
-  definitions: podDefinitions,
+  definitions: { ...podDefinitions, ...bindingDefinitions, ...coreReferenceDefinitions },
+  goFieldTypes: coreReferenceGoFieldTypes,
   goTypedBody: true,
 };

@@ -9,6 +9,7 @@ import { isDNS1123Label, isDNS1123Subdomain } from '../../../apimachinery/valida
 import { cloneObject } from '../../codec.js';
 import { keepStoredField, type Strategy } from '../../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../../table.js';
+import { bindingSubresource, boundByBinding } from './binding.js';
 
 interface ContainerPort {
   name?: string;
@@ -187,6 +188,8 @@ export function validatePodUpdate(o: KubeObject, old: KubeObject): FieldIssue[] 
     if (b.tolerations) a.tolerations = b.tolerations;
   }
   if ((a.terminationGracePeriodSeconds ?? 0) < 0 && b.terminationGracePeriodSeconds === 1) a.terminationGracePeriodSeconds = 1;
+  // pods/binding sets the node of a pod that has none (binding.ts); no other write may.
+  if (!a.nodeName && b.nodeName && boundByBinding.has(o)) a.nodeName = b.nodeName;
   const issues = validatePod(o);
   if (JSON.stringify(sortKeys(a)) !== JSON.stringify(sortKeys(b))) issues.push(fieldIssue.forbidden('spec', POD_UPDATE_FORBIDDEN));
   return issues;
@@ -283,6 +286,7 @@ export const podStrategy: Strategy = {
   resetFields: { '': [['status']], status: [['spec']] },
   beforeDelete: podBeforeDelete,
   subresources: {
+    binding: bindingSubresource,
     status: {
       merge: (incoming) => incoming,
       prepareForUpdate: (o, old) => keepStoredField(o, old, 'spec'),
