@@ -64,7 +64,7 @@ describe('the blocking log backend', () => {
     assert.equal(b.processEvent(event('c', 'ResponseComplete')), true);
     assert.equal(await d, true);
     assert.deepEqual(lines(path), ['a RequestReceived', 'c RequestReceived', 'a ResponseComplete', 'd RequestReceived', 'c ResponseComplete']);
-    b.processEvent(event('d', 'ResponseComplete'));
+    void b.processEvent(event('d', 'ResponseComplete'));
     await b.shutdown();
     assert.equal(lines(path).at(-1), 'd ResponseComplete');
   });
@@ -73,7 +73,7 @@ describe('the blocking log backend', () => {
     const path = join(dir, 'turn.log');
     const b = createLogBackend({ path, mode: 'blocking' }, new AuditMetrics(undefined), () => {});
     await b.processEvent(event('c', 'RequestReceived'));
-    b.processEvent(event('c', 'ResponseComplete'));
+    void b.processEvent(event('c', 'ResponseComplete'));
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(lines(path), ['c RequestReceived', 'c ResponseComplete']);
     await b.shutdown();
