@@ -15,10 +15,11 @@ import { loadAuthenticationConfiguration, type AuthenticationConfiguration } fro
 import { parseGoDuration } from '../golang/time.js';
 import { loadWebhookKubeconfig, type WebhookConnection } from '../auth/authz-webhook/kubeconfig.js';
 import type { Logger } from '../golang/klog.js';
-import { type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
+import { AggregateError, type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
 import type { AuditLogFormat, AuditLogMode } from '../server/audit/index.js';
 import { checkTLSCipherSuites, checkTLSVersion } from '../server/tls-options.js';
 import { defaultControllers } from '../controllers/index.js';
+import { invalidDynamicFeatures } from '../controllers/dynamicfeatures.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
@@ -112,6 +113,9 @@ kplane serve flags:
                             in-process controllers act as system:kube-controller-manager instead of each as
                             its own ServiceAccount system:serviceaccount:kube-system:<controller> (default true)
   --feature-gates LIST      ${indent(newKubeFeatureGate().flagUsage())}
+  --dynamic-features LIST   features a cluster admin may turn on and off at runtime with the Feature's
+                            spec.desired (comma-separated, repeatable; each must be marked dynamic:
+                            ${indent(dynamicFeaturesUsage())})
   --emulated-version VER    behave as this Kubernetes version for features' stages and defaults, 1.30 to
                             ${KUBE_BINARY_VERSION.toString()} (default ${KUBE_BINARY_VERSION.toString()}), e.g. 1.32 or kube=1.32
   --encryption-provider-config FILE
@@ -175,6 +179,27 @@ function featureGatesFromFlags(emulated: string | undefined, gates: readonly str
   return gate;
 }
 
+/** --dynamic-features (KEP-0007): comma-separated, repeatable; each a known feature marked dynamic. */
+function dynamicFeaturesFromFlags(gate: FeatureGate, values: readonly string[] | undefined): string[] {
+  const names: string[] = [];
+  for (const value of values ?? []) {
+    const these = value
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
+    const bad = invalidDynamicFeatures(gate, these);
+    if (bad.length) fail(`invalid argument ${JSON.stringify(value)} for "--dynamic-features" flag: ${new AggregateError(bad).message}`);
+    names.push(...these);
+  }
+  return [...new Set(names)];
+}
+
+/** The features marked dynamic, for the help text. */
+function dynamicFeaturesUsage(): string {
+  const g = newKubeFeatureGate();
+  return [...g.getAll().keys()].filter((n) => g.isDynamic(n)).sort().join(', ');
+}
+
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: normalizeShortVerbosity(argv),
@@ -223,6 +248,7 @@ async function serve(argv: string[]): Promise<void> {
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
+      'dynamic-features': { type: 'string', multiple: true },
       'emulated-version': { type: 'string' },
       'encryption-provider-config': { type: 'string' },
       'encryption-provider-config-automatic-reload': { type: 'boolean' },
@@ -253,6 +279,7 @@ async function serve(argv: string[]): Promise<void> {
   if ('invalid' in logging) fail(logging.invalid);
   const { logger } = logging;
   const featureGates = featureGatesFromFlags(values['emulated-version'], values['feature-gates'], logger);
+  const dynamicFeatureNames = dynamicFeaturesFromFlags(featureGates, values['dynamic-features']);
   const globalCatalogNamespace = values['global-catalog-namespace'];
   if (globalCatalogNamespace !== undefined) {
     const problems = isDNS1123Label(globalCatalogNamespace);
@@ -481,6 +508,7 @@ async function serve(argv: string[]): Promise<void> {
     requestTimeout: Number(requestTimeout.ns) / 1e6,
     responseCompression: values['response-compression'] !== 'false',
     featureGates,
+    ...(dynamicFeatureNames.length ? { dynamicFeatures: dynamicFeatureNames } : {}),
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),

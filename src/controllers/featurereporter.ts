@@ -40,6 +40,8 @@ export interface FeatureReporterOptions {
   /** Which features to report (default: every feature the gate knows, AllAlpha/AllBeta left out). */
   readonly features?: (gate: FeatureGate) => readonly string[];
   readonly resyncIntervalMs?: number;
+  /** Whether a feature may turn at runtime (listed in `--dynamic-features` and marked dynamic): status.dynamic of a new Feature. */
+  readonly dynamic?: (name: string) => boolean;
   readonly log?: (msg: string) => void;
   readonly now?: () => Date;
 }
@@ -48,6 +50,8 @@ export interface FeatureReporter {
   start(): void;
   /** One round now (what the loop runs): announce what is missing, report what changed. */
   sync(): Promise<void>;
+  /** A round as soon as possible (after the one running, if any): a dynamic feature turned. */
+  trigger(): void;
   stop(): Promise<void>;
 }
 
@@ -77,6 +81,7 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  let again = false;
 
   // The first announcer fills what it knows of the feature; the server flow's leader (a later
   // step of KEP-0007) owns status from then on.
@@ -88,8 +93,8 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
       version: gate.emulationVersion().toString(),
       default: valueOf(def),
       lockedToDefault: spec?.lockToDefault === true,
-      dynamic: false,
-      source: gate.explicitlySet(name) ? 'CommandLine' : 'Default',
+      dynamic: opts.dynamic?.(name) ?? false,
+      source: gate.dynamicValue(name) !== undefined ? 'API' : gate.explicitlySet(name) ? 'CommandLine' : 'Default',
       intended: valueOf(value),
       state: value ? 'On' : 'Off',
       lastAnnouncedTime: rfc3339(at),
@@ -148,7 +153,8 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
       .finally(() => {
         running = undefined;
         if (stopped) return;
-        timer = setTimeout(round, opts.resyncIntervalMs ?? RESYNC_INTERVAL_MS);
+        timer = setTimeout(round, again ? 0 : (opts.resyncIntervalMs ?? RESYNC_INTERVAL_MS));
+        again = false;
         timer.unref();
       });
   };
@@ -156,6 +162,15 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
   return {
     start: round,
     sync,
+    trigger() {
+      if (stopped) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      if (timer) clearTimeout(timer);
+      round();
+    },
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -53,6 +53,11 @@ export interface FeatureFlowOptions {
   readonly evaluationPeriodSeconds?: number;
   /** ClearField's page size (default 500). */
   readonly pageSize?: number;
+  /**
+   * The features this server allows to turn at runtime (`--dynamic-features`; each must be marked
+   * dynamic): for these, a Feature's `spec.desired` is the intended value (source API).
+   */
+  readonly dynamicFeatures?: readonly string[];
   readonly log?: (msg: string) => void;
   readonly now?: () => Date;
 }
@@ -144,13 +149,20 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
   /** Per feature, the disagreement last raised as an event while leading. */
   const disagreements = new Map<string, string>();
 
-  const known = (name: string): KnownFeature | undefined => {
+  const dynamicNames = new Set((opts.dynamicFeatures ?? []).filter((n) => gate.isDynamic(n)));
+  const known = (name: string, obj?: FeatureObject): KnownFeature | undefined => {
     if (PSEUDO_FEATURES.has(name)) return undefined;
     const spec = gate.getAll().get(name);
     if (!spec) return undefined;
+    // research §5.3: spec.desired of a dynamic feature wins (the object is fresher than this
+    // server's gate, which its own watch turns a moment later).
+    const dynamic = dynamicNames.has(name);
+    const desired = dynamic ? (obj as { spec?: { desired?: unknown } } | undefined)?.spec?.desired : undefined;
+    const fromApi = desired === 'Enabled' || desired === 'Disabled';
     return {
-      intended: valueOf(gate.enabled(name)),
-      source: gate.explicitlySet(name) ? 'CommandLine' : 'Default',
+      intended: fromApi ? desired : valueOf(gate.enabled(name)),
+      source: fromApi ? 'API' : gate.explicitlySet(name) ? 'CommandLine' : 'Default',
+      dynamic,
       stability: stabilityOf(spec),
       default: valueOf(spec.default),
       lockedToDefault: spec.lockToDefault === true,
@@ -193,7 +205,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
   /** Reconciles one Feature: the state machine, then units of its head task while they make progress. */
   const reconcileOne = async (initial: KubeObject & FeatureObject, liveHolders: ReadonlySet<string>): Promise<void> => {
     const name = initial.metadata?.name ?? '';
-    const k = known(name);
+    const k = known(name, initial);
     let obj = initial;
     let clearedBefore: string | undefined; // a WaitForUses cycle began: other components' uses older than this go
     for (let unit = 0; unit < 10_000 && !abort.signal.aborted; unit++) {

@@ -45,6 +45,8 @@ export interface FeatureTasks {
 export interface KnownFeature {
   readonly intended: FeatureValue;
   readonly source: 'Default' | 'CommandLine' | 'API';
+  /** Listed in `--dynamic-features` (and marked dynamic): spec.desired may set it. */
+  readonly dynamic?: boolean;
   readonly stability: string;
   readonly default: FeatureValue;
   readonly lockedToDefault: boolean;
@@ -140,7 +142,7 @@ export function reconcileFeature(input: MachineInput): MachineOutput {
   status.version = k.version;
   status.default = k.default;
   status.lockedToDefault = k.lockedToDefault;
-  status.dynamic = false;
+  status.dynamic = k.dynamic === true;
   status.source = k.source;
   status.intended = k.intended;
   if (generation !== undefined) status.observedGeneration = generation;
