@@ -15,11 +15,12 @@ import { loadAuthenticationConfiguration, type AuthenticationConfiguration } fro
 import { parseGoDuration } from '../golang/time.js';
 import { loadWebhookKubeconfig, type WebhookConnection } from '../auth/authz-webhook/kubeconfig.js';
 import type { Logger } from '../golang/klog.js';
-import { AggregateError, type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
+import { AggregateError, type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate } from '../featuregate/index.js';
 import type { AuditLogFormat, AuditLogMode } from '../server/audit/index.js';
 import { checkTLSCipherSuites, checkTLSVersion } from '../server/tls-options.js';
 import { defaultControllers } from '../controllers/index.js';
 import { invalidDynamicFeatures } from '../controllers/dynamicfeatures.js';
+import { featureGateFromFlags } from './feature-flags.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
@@ -160,22 +161,8 @@ function indent(text: string): string {
 
 /** --emulated-version and --feature-gates (repeatable, cumulative), with pflag's message for a bad value. */
 function featureGatesFromFlags(emulated: string | undefined, gates: readonly string[] | undefined, log: Logger): FeatureGate {
-  let version = KUBE_BINARY_VERSION;
-  if (emulated !== undefined) {
-    const parsed = parseEmulatedVersionFlag(emulated);
-    if ('error' in parsed) fail(`invalid argument ${JSON.stringify(emulated)} for "--emulated-version" flag: ${parsed.error}`);
-    const invalid = validateEmulationVersion(KUBE_BINARY_VERSION, parsed);
-    if (invalid) fail(invalid);
-    version = parsed;
-  }
-  const gate = newKubeFeatureGate(version, { log });
-  for (const value of gates ?? []) {
-    try {
-      gate.set(value);
-    } catch (e) {
-      fail(`invalid argument ${JSON.stringify(value)} for "--feature-gates" flag: ${(e as Error).message}`);
-    }
-  }
+  const gate = featureGateFromFlags(emulated, gates, log);
+  if ('error' in gate) fail(gate.error);
   return gate;
 }
 

@@ -21,6 +21,10 @@ import {
 } from '../registry/features/features/index.js';
 import { rfc3339 } from '../apimachinery/times.js';
 
+/** The component names kplane's own processes report their uses under (upstream's binaries' names). */
+export const KUBE_APISERVER_COMPONENT = 'kube-apiserver';
+export const KUBE_CONTROLLER_MANAGER_COMPONENT = 'kube-controller-manager';
+
 export const FEATURES: GVR = { group: FEATURES_GROUP, version: FEATURES_VERSION, resource: 'features' };
 const RESYNC_INTERVAL_MS = 30_000;
 /** component-base's pseudo-features: they set others, nobody uses them. */
