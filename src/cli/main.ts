@@ -36,6 +36,7 @@ Commands:
   backup              Copy the SQLite database while it serves (kplane backup --help)
   restore             Restore a backup into a data directory (kplane restore --help)
   catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
+  upgrade-check       Whether stored data lets an older kplane run (kplane upgrade-check --help)
   version             Print the version
 
 kplane serve flags:
@@ -117,6 +118,9 @@ kplane serve flags:
   --dynamic-features LIST   features a cluster admin may turn on and off at runtime with the Feature's
                             spec.desired (comma-separated, repeatable; each must be marked dynamic:
                             ${indent(dynamicFeaturesUsage())})
+  --unavailable-feature-retention DUR
+                            how long a Feature object no live component declares (a downgrade) is kept, with
+                            stability Unavailable, before the feature flow's leader deletes it (default 168h)
   --emulated-version VER    behave as this Kubernetes version for features' stages and defaults, 1.30 to
                             ${KUBE_BINARY_VERSION.toString()} (default ${KUBE_BINARY_VERSION.toString()}), e.g. 1.32 or kube=1.32
   --encryption-provider-config FILE
@@ -236,6 +240,7 @@ async function serve(argv: string[]): Promise<void> {
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
       'dynamic-features': { type: 'string', multiple: true },
+      'unavailable-feature-retention': { type: 'string' },
       'emulated-version': { type: 'string' },
       'encryption-provider-config': { type: 'string' },
       'encryption-provider-config-automatic-reload': { type: 'boolean' },
@@ -267,6 +272,12 @@ async function serve(argv: string[]): Promise<void> {
   const { logger } = logging;
   const featureGates = featureGatesFromFlags(values['emulated-version'], values['feature-gates'], logger);
   const dynamicFeatureNames = dynamicFeaturesFromFlags(featureGates, values['dynamic-features']);
+  let unavailableRetentionMs: number | undefined;
+  if (values['unavailable-feature-retention'] !== undefined) {
+    const d = parseGoDuration(values['unavailable-feature-retention']);
+    if ('error' in d) fail(`invalid argument ${JSON.stringify(values['unavailable-feature-retention'])} for "--unavailable-feature-retention" flag: ${d.error}`);
+    unavailableRetentionMs = Number(d.ns / 1_000_000n);
+  }
   const globalCatalogNamespace = values['global-catalog-namespace'];
   if (globalCatalogNamespace !== undefined) {
     const problems = isDNS1123Label(globalCatalogNamespace);
@@ -496,6 +507,7 @@ async function serve(argv: string[]): Promise<void> {
     responseCompression: values['response-compression'] !== 'false',
     featureGates,
     ...(dynamicFeatureNames.length ? { dynamicFeatures: dynamicFeatureNames } : {}),
+    ...(unavailableRetentionMs !== undefined ? { featureFlow: { unavailableRetentionMs } } : {}),
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
@@ -554,6 +566,11 @@ async function main(): Promise<void> {
     case 'catalog': {
       const { catalog } = await import('../catalog/cli.js');
       process.exitCode = await catalog(rest);
+      return;
+    }
+    case 'upgrade-check': {
+      const { upgradeCheck } = await import('./upgrade-check.js');
+      process.exitCode = await upgradeCheck(rest);
       return;
     }
     case 'version':

@@ -58,6 +58,11 @@ export interface FeatureFlowOptions {
    * dynamic): for these, a Feature's `spec.desired` is the intended value (source API).
    */
   readonly dynamicFeatures?: readonly string[];
+  /**
+   * How long a Feature that no live component declares is kept (stability Unavailable, condition
+   * Available=False) before the leader deletes it (default 7 days; research A14's row 11).
+   */
+  readonly unavailableRetentionMs?: number;
   readonly log?: (msg: string) => void;
   readonly now?: () => Date;
 }
@@ -227,8 +232,24 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           evaluationPeriodSeconds: opts.evaluationPeriodSeconds ?? 60,
           now: now(),
           ...(disagreements.has(name) ? { lastDisagreement: disagreements.get(name)! } : {}),
+          ...(opts.unavailableRetentionMs !== undefined ? { unavailableRetentionMs: opts.unavailableRetentionMs } : {}),
         });
       const first = machine(obj.status ?? {});
+      if (first.delete) {
+        // Row 11: the retention window is over. Deleted with the uid and resourceVersion read, so a
+        // component that declared it again meanwhile (a new use) keeps it.
+        try {
+          const uid = obj.metadata?.uid;
+          const resourceVersion = obj.metadata?.resourceVersion;
+          await client.delete(FEATURES, namespace, name, {
+            preconditions: { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
+          });
+          log.info('Deleted a feature no live component declares', 'feature', `${namespace}/${name}`);
+        } catch (e) {
+          if (!(e instanceof StatusError && (e.code === 404 || e.code === 409))) throw e;
+        }
+        return;
+      }
       let status = first.status;
       const events = [...first.events];
       let again = false;
