@@ -35,8 +35,17 @@ const PSEUDO_FEATURES = new Set(['AllAlpha', 'AllBeta']);
 const COMPONENT = 'feature-lifecycle-controller';
 
 export interface FeatureFlowOptions {
-  /** This server's identity Lease (`apiserver-<hash>`): it leads when its hash is the lowest live one. */
+  /**
+   * This server's identity Lease (`apiserver-<hash>`): it leads when its hash is the lowest live
+   * one. With `standalone`, only the name written as `transition.leader`.
+   */
   readonly leaseName: string;
+  /**
+   * A third-party component that owns its class runs the flow itself (one instance, or behind
+   * its own leader election): it always leads, and API servers are not expected to report the
+   * class's features (WaitForUses waits for the uses reported, not for API servers).
+   */
+  readonly standalone?: boolean;
   /** The leader's version, written as unavailableSinceVersion of a feature it does not know. */
   readonly version: string;
   /** The class (namespace) of the features this flow owns (default kube-system). */
@@ -319,8 +328,13 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
   };
 
   const sync = async (): Promise<void> => {
-    const leases = await client.list<KubeObject & LeaseLike>(LEASES, 'kube-system', { labelSelector: `${IDENTITY_LABEL}=${API_SERVER}` });
-    const { leader, live } = chooseLeader(leases.items, now(), opts.livenessMs ?? 40_000);
+    const { leader, live } = opts.standalone
+      ? { leader: opts.leaseName, live: [] }
+      : chooseLeader(
+          (await client.list<KubeObject & LeaseLike>(LEASES, 'kube-system', { labelSelector: `${IDENTITY_LABEL}=${API_SERVER}` })).items,
+          now(),
+          opts.livenessMs ?? 40_000,
+        );
     const was = leading;
     leading = leader === opts.leaseName;
     if (leading !== was) log.info(leading ? 'Leading the feature flow' : 'No longer leading the feature flow', 'leader', leader ?? '', 'lease', opts.leaseName);
