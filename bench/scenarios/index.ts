@@ -9,6 +9,7 @@ import { cr } from './cr.js';
 import { crud } from './crud.js';
 import { etcd } from './etcd.js';
 import { etcdHa } from './etcd-ha.js';
+import { features } from './features.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
@@ -38,6 +39,7 @@ export const SCENARIOS: readonly Scenario[] = [
   rbac,
   rbacload,
   catalog,
+  features,
   micro,
 ];
 
@@ -66,5 +68,7 @@ export const SCENARIO_NAMES = [
   'micro',
   'rbac',
   'rbacload',
+  'clearfield',
+  'featureconverge',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

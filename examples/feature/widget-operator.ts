@@ -58,10 +58,10 @@ try {
 }
 
 const log = (m: string): void => console.error(m);
-const reporter = featureReporter(client, gate, { component: COMPONENT, identity: values.identity!, version: VERSION, namespace: CLASS, log });
+const reporter = featureReporter(client, gate, { component: COMPONENT, identity: values.identity, version: VERSION, namespace: CLASS, log });
 const flow = featureFlow(client, gate, {
   standalone: true,
-  leaseName: values.identity!,
+  leaseName: values.identity,
   version: VERSION,
   namespace: CLASS,
   tasks: {

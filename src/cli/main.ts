@@ -188,7 +188,10 @@ function dynamicFeaturesFromFlags(gate: FeatureGate, values: readonly string[] |
 /** The features marked dynamic, for the help text. */
 function dynamicFeaturesUsage(): string {
   const g = newKubeFeatureGate();
-  return [...g.getAll().keys()].filter((n) => g.isDynamic(n)).sort().join(', ');
+  return [...g.getAll().keys()]
+    .filter((n) => g.isDynamic(n))
+    .sort()
+    .join(', ');
 }
 
 async function serve(argv: string[]): Promise<void> {
@@ -275,7 +278,8 @@ async function serve(argv: string[]): Promise<void> {
   let unavailableRetentionMs: number | undefined;
   if (values['unavailable-feature-retention'] !== undefined) {
     const d = parseGoDuration(values['unavailable-feature-retention']);
-    if ('error' in d) fail(`invalid argument ${JSON.stringify(values['unavailable-feature-retention'])} for "--unavailable-feature-retention" flag: ${d.error}`);
+    if ('error' in d)
+      fail(`invalid argument ${JSON.stringify(values['unavailable-feature-retention'])} for "--unavailable-feature-retention" flag: ${d.error}`);
     unavailableRetentionMs = Number(d.ns / 1_000_000n);
   }
   const globalCatalogNamespace = values['global-catalog-namespace'];

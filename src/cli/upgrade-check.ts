@@ -92,7 +92,8 @@ export async function upgradeCheck(argv: string[], out: (s: string) => void = (s
   } catch (e) {
     return bad(`invalid argument ${JSON.stringify(raw)} for "--target-version" flag: ${(e as Error).message}`);
   }
-  if (target.greaterThan(KUBE_BINARY_VERSION)) return bad(`--target-version ${raw} is newer than this kplane (${KUBE_BINARY_VERSION.toString()}): nothing to check`);
+  if (target.greaterThan(KUBE_BINARY_VERSION))
+    return bad(`--target-version ${raw} is newer than this kplane (${KUBE_BINARY_VERSION.toString()}): nothing to check`);
   const client = createHttpsClient(loadKubeconfig(values.kubeconfig));
   try {
     const resources = gatedResources();
@@ -124,6 +125,6 @@ export async function upgradeCheck(argv: string[], out: (s: string) => void = (s
     out(`\nSafe to downgrade to ${target.toString()}: no stored data depends on a feature it lacks.\n`);
     return 0;
   } finally {
-    client.close();
+    await client.close();
   }
 }

@@ -143,12 +143,16 @@ describe('dynamic features: spec.desired turns a feature at runtime', { timeout:
       ['WatchList', 'feature gate WatchList is not dynamic'],
       ['Nope', 'unrecognized feature gate: Nope'],
     ] as const) {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'serve', '--data-dir', join(dir, 'never'), `--dynamic-features=${value}`], {
-        cwd: repoRoot,
-        encoding: 'utf8',
-        timeout: 60_000,
-        env: { ...process.env, NODE_OPTIONS: `--conditions=kplane-source ${process.env['NODE_OPTIONS'] ?? ''}` },
-      });
+      const r = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'serve', '--data-dir', join(dir, 'never'), `--dynamic-features=${value}`],
+        {
+          cwd: repoRoot,
+          encoding: 'utf8',
+          timeout: 60_000,
+          env: { ...process.env, NODE_OPTIONS: `--conditions=kplane-source ${process.env['NODE_OPTIONS'] ?? ''}` },
+        },
+      );
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, new RegExp(`invalid argument "${value}" for "--dynamic-features" flag: ${message}`));
     }

@@ -41,8 +41,8 @@ const startOperator = (gates: string): ChildProcess => {
     ],
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  c.stdout!.setEncoding('utf8').on('data', (d: string) => (childLog += d));
-  c.stderr!.setEncoding('utf8').on('data', (d: string) => (childLog += d));
+  c.stdout.setEncoding('utf8').on('data', (d: string) => (childLog += d));
+  c.stderr.setEncoding('utf8').on('data', (d: string) => (childLog += d));
   return c;
 };
 const stopOperator = async (): Promise<void> => {
@@ -69,7 +69,12 @@ it('examples/feature: own class, reported uses, the feature in use, ClearField w
   await k.ok(['wait', '--for=condition=Established', 'crd/widgets.example.com', '--timeout=30s']);
   const c = s.cp.loopbackClient();
   for (let i = 0; i < 30; i++)
-    await c.create(WIDGETS, 'default', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: `w${i}` }, spec: { size: i, color: 'red' } } as Widget);
+    await c.create(WIDGETS, 'default', {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: `w${i}` },
+      spec: { size: i, color: 'red' },
+    });
 
   child = startOperator('WidgetColor=true');
   const feature = (name: string) => c.get<Feature>(FEATURES, 'widgets-system', name);

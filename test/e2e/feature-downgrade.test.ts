@@ -49,12 +49,18 @@ describe('downgrade: upgrade-check and the retention of undeclared features', { 
     const unsafe = await upgradeCheck(['--kubeconfig', s.kubeconfig, '--target-version', '1.30']);
     assert.equal(unsafe.code, 1, unsafe.stderr);
     assert.match(unsafe.stdout, /^FEATURE\s+AT 1\.30\s+STORED DATA\s+DOWNGRADE$/m);
-    assert.match(unsafe.stdout, /^CoordinatedLeaderElection\s+unavailable\s+2 leases\.coordination\.k8s\.io with spec\.strategy,spec\.preferredHolder\s+unsafe$/m);
+    assert.match(
+      unsafe.stdout,
+      /^CoordinatedLeaderElection\s+unavailable\s+2 leases\.coordination\.k8s\.io with spec\.strategy,spec\.preferredHolder\s+unsafe$/m,
+    );
     assert.match(unsafe.stdout, /^WatchList\s+Alpha \(default off\)\s+none\s+safe$/m);
     assert.match(unsafe.stdout, /1 feature\(s\) still have stored data that kplane 1\.30 does not know: not safe to downgrade/);
     const at131 = await upgradeCheck(['--kubeconfig', s.kubeconfig, '--target-version', '1.31']);
     assert.equal(at131.code, 0, at131.stdout);
-    assert.match(at131.stdout, /^CoordinatedLeaderElection\s+Alpha \(default off\)\s+2 leases\.coordination\.k8s\.io with spec\.strategy,spec\.preferredHolder\s+safe$/m);
+    assert.match(
+      at131.stdout,
+      /^CoordinatedLeaderElection\s+Alpha \(default off\)\s+2 leases\.coordination\.k8s\.io with spec\.strategy,spec\.preferredHolder\s+safe$/m,
+    );
     for (const name of ['a', 'b']) {
       const l = await c.get(LEASES, 'default', name);
       await c.update(LEASES, 'default', { ...l, spec: { holderIdentity: 'h' } });
@@ -87,7 +93,10 @@ describe('downgrade: upgrade-check and the retention of undeclared features', { 
       100,
     );
     assert.equal(kept.status?.stability, 'Unavailable');
-    assert.match(kept.status?.conditions?.find((x) => x.type === 'Available')?.message ?? '', /no live component declares this feature; it is deleted 6s after/);
+    assert.match(
+      kept.status?.conditions?.find((x) => x.type === 'Available')?.message ?? '',
+      /no live component declares this feature; it is deleted 6s after/,
+    );
     await eventually(
       30_000,
       'LibGone deleted',

@@ -58,7 +58,10 @@ describe('on → use → off for every registered feature', { timeout: 300_000 }
       'features without an exercise: add one to test/support/feature-exercises.ts or exempt it there with a reason',
     );
     const known = new Set(Object.keys(KUBE_FEATURES));
-    assert.deepEqual([...Object.keys(FEATURE_EXERCISES), ...Object.keys(EXEMPT)].filter((n) => !known.has(n)), []);
+    assert.deepEqual(
+      [...Object.keys(FEATURE_EXERCISES), ...Object.keys(EXEMPT)].filter((n) => !known.has(n)),
+      [],
+    );
     assert.deepEqual(
       Object.keys(EXEMPT).filter((n) => FEATURE_EXERCISES[n]),
       [],

@@ -71,7 +71,9 @@ const costlyCrd = (name: string): KubeObject => ({
             properties: {
               spec: {
                 type: 'object',
-                properties: { tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] } },
+                properties: {
+                  tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }] },
+                },
               },
             },
           },
@@ -81,7 +83,12 @@ const costlyCrd = (name: string): KubeObject => ({
   },
 });
 const postCrd = (raw: RawClient, crd: KubeObject) =>
-  raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', headers: { 'content-type': 'application/json' }, body: JSON.stringify(crd) });
+  raw.request({
+    method: 'POST',
+    path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(crd),
+  });
 
 const watchListPath = `${CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1`;
 
@@ -160,7 +167,7 @@ export const FEATURE_EXERCISES: Readonly<Record<string, FeatureExercise>> = {
         kind: 'Lease',
         metadata: { name: 'harness-cle-new', namespace: 'default' },
         spec: { holderIdentity: 'h', strategy: 'OldestEmulationVersion' },
-      } as KubeObject & { spec: Record<string, unknown> });
+      });
       assert.equal(created.spec['strategy'], undefined);
     },
   },

@@ -255,13 +255,9 @@ export function bootstrapClusterRoles(): ClusterRole[] {
     clusterRole('system:kplane:aggregate-features-to-view', [rule(READ, [FEATURES_GROUP], ['features', 'features/status'])], {
       labels: { [AGG_VIEW]: 'true' },
     }),
-    clusterRole(
-      'system:kplane:aggregate-features-to-admin',
-      [rule(['create', 'delete', 'deletecollection'], [FEATURES_GROUP], ['features'])],
-      {
-        labels: { [AGG_ADMIN]: 'true' },
-      },
-    ),
+    clusterRole('system:kplane:aggregate-features-to-admin', [rule(['create', 'delete', 'deletecollection'], [FEATURES_GROUP], ['features'])], {
+      labels: { [AGG_ADMIN]: 'true' },
+    }),
     clusterRole(FEATURE_REPORTER, [
       rule(['get', 'list', 'watch', 'create'], [FEATURES_GROUP], ['features']),
       rule(['create', 'update'], [FEATURES_GROUP], ['features/uses']),

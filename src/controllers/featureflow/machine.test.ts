@@ -177,7 +177,11 @@ describe('feature state machine (research §5.4)', () => {
     assert.equal(reconcileFeature({ ...input(first.status, undefined), now: new Date(now.getTime() + 6 * 24 * hour) }).delete, undefined);
     assert.equal(reconcileFeature({ ...input(first.status, undefined), now: new Date(now.getTime() + 7 * 24 * hour) }).delete, true);
     // A live component reports a use (it declares the feature): kept, the clock is gone.
-    const used = reconcileFeature({ ...input(first.status, undefined, [use('Enabled')]), now: new Date(now.getTime() + 3 * hour), unavailableRetentionMs: 2 * hour });
+    const used = reconcileFeature({
+      ...input(first.status, undefined, [use('Enabled')]),
+      now: new Date(now.getTime() + 3 * hour),
+      unavailableRetentionMs: 2 * hour,
+    });
     assert.equal(used.delete, undefined);
     assert.equal(cond(used.status, 'Available'), undefined);
     // Known again (an upgrade back): the condition goes.
