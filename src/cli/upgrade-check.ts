@@ -125,6 +125,6 @@ export async function upgradeCheck(argv: string[], out: (s: string) => void = (s
     out(`\nSafe to downgrade to ${target.toString()}: no stored data depends on a feature it lacks.\n`);
     return 0;
   } finally {
-    await client.close();
+    void client.close();
   }
 }

@@ -47,7 +47,7 @@ describe('downgrade: upgrade-check and the retention of undeclared features', { 
         spec: { holderIdentity: 'h', strategy: 'OldestEmulationVersion', preferredHolder: 'p' },
       });
     const unsafe = await upgradeCheck(['--kubeconfig', s.kubeconfig, '--target-version', '1.30']);
-    assert.equal(unsafe.code, 1, unsafe.stderr);
+    assert.equal(unsafe.code, 1, `${unsafe.stdout}\n${unsafe.stderr}`);
     assert.match(unsafe.stdout, /^FEATURE\s+AT 1\.30\s+STORED DATA\s+DOWNGRADE$/m);
     assert.match(
       unsafe.stdout,
