@@ -95,6 +95,9 @@ describe('dynamic features: spec.desired turns a feature at runtime', { timeout:
     const table = await k133.ok(['get', 'features', '-n', 'kube-system', APIResponseCompression]);
     assert.match(table, new RegExp(`${APIResponseCompression}\\s+Off\\s+Disabled\\s+API\\s+Beta\\s+True`));
 
+    // kubectl 1.20 shows the wide columns, TASK among them (empty once settled).
+    const wide = await k120.ok(['get', 'features', '-n', 'kube-system', APIResponseCompression, '-o', 'wide']);
+    assert.match(wide, /NAME\s+STATE\s+INTENDED\s+SOURCE\s+STABILITY\s+USES AGREE\s+AGE\s+USES\s+VERSION\s+TASK/);
     await k120.ok(['patch', 'feature', '-n', 'kube-system', APIResponseCompression, '--type=merge', '-p', '{"spec":{"desired":"Enabled"}}']);
     await settled('On', 'API');
     assert.equal(await gzipped(), true);
