@@ -11,6 +11,7 @@ import { crud } from './crud.js';
 import { etcd } from './etcd.js';
 import { etcdHa } from './etcd-ha.js';
 import { extending } from './extending.js';
+import { features } from './features.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
@@ -44,6 +45,7 @@ export const SCENARIOS: readonly Scenario[] = [
   dataplane,
   extending,
   olmResolve,
+  features,
   micro,
 ];
 
@@ -77,5 +79,7 @@ export const SCENARIO_NAMES = [
   'webhook',
   'policy',
   'aggregated',
+  'clearfield',
+  'featureconverge',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

@@ -17,6 +17,9 @@ import { collectProcessMetrics } from '../server/metrics.js';
 import { cloudControllers } from '../controlplane/cloud-module.js';
 import type { KubeClient } from '../client/types.js';
 import { sendMetrics } from '../server/promhttp.js';
+import { featureReporter, KUBE_CONTROLLER_MANAGER_COMPONENT } from '../controllers/featurereporter.js';
+import { versionInfo } from '../controlplane/controlplane.js';
+import { featureGateFromFlags } from './feature-flags.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
 export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
@@ -47,6 +50,10 @@ export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
                                        PEM private key that signs the tokens of kubernetes.io/service-account-token
                                        Secrets (the API server's --service-account-signing-key-file); without it
                                        those Secrets are not filled
+  --feature-gates LIST                 feature gates with kube's syntax, as kplane serve takes them (repeatable); the
+                                       value of each is reported to the Feature API as component
+                                       kube-controller-manager (kubectl describe feature shows it next to the API servers')
+  --emulated-version VER               behave as this Kubernetes version for features' stages and defaults
 ${LOGGING_USAGE}`;
 
 /** Go's flag package takes `--flag`, `--flag=true` and `--flag=false` for a boolean; node's parseArgs only the first. */
@@ -90,6 +97,8 @@ export async function controllerManager(argv: string[]): Promise<void> {
       'root-ca-file': { type: 'string' },
       'service-account-private-key-file': { type: 'string' },
       'use-service-account-credentials': { type: 'boolean', default: false },
+      'feature-gates': { type: 'string', multiple: true },
+      'emulated-version': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -101,6 +110,13 @@ export async function controllerManager(argv: string[]): Promise<void> {
   const logging = loggerFromFlags(values);
   if ('invalid' in logging) throw new Error(logging.invalid);
   const log = logging.logger;
+  const gate = featureGateFromFlags(values['emulated-version'], values['feature-gates'], log);
+  if ('error' in gate) {
+    // pflag's flag errors exit 2, as kplane serve's.
+    process.stderr.write(`kplane: ${gate.error}\n`);
+    process.exit(2);
+  }
+  gate.close();
   if (!values.kubeconfig) throw new Error('controller-manager needs --kubeconfig FILE');
   // The cloud module's controllers run by default only against a server that serves their resources.
   const optional = cloudControllers();
@@ -172,6 +188,15 @@ export async function controllerManager(argv: string[]): Promise<void> {
         }
       : {}),
   });
+  // KEP-0007: this process's gate values, reported as kube-controller-manager's uses (every
+  // replica, leading or not: each runs with its own flags), off the controllers' path.
+  const uses = featureReporter(client, gate, {
+    component: KUBE_CONTROLLER_MANAGER_COMPONENT,
+    identity,
+    version: versionInfo().gitVersion,
+    log,
+  });
+  uses.start();
   process.stdout.write(
     `kplane controller-manager started: identity ${identity}, controllers ${names.join(',')}${saClients ? ' (each as its own ServiceAccount)' : ''}, leader election ${leaderElect ? `on Lease ${values['lease-namespace']}/${values['lease-name']}` : 'off'}${metricsNote}\n`,
   );
@@ -182,6 +207,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
     log.info('Received signal, shutting down', 'signal', sig);
     running
       .stop()
+      .then(() => uses.stop())
       .then(() => saClients?.close())
       .then(() => client.close())
       .then(() => metricsServer?.close())

@@ -15,10 +15,12 @@ import { loadAuthenticationConfiguration, type AuthenticationConfiguration } fro
 import { parseGoDuration } from '../golang/time.js';
 import { loadWebhookKubeconfig, type WebhookConnection } from '../auth/authz-webhook/kubeconfig.js';
 import type { Logger } from '../golang/klog.js';
-import { type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate, parseEmulatedVersionFlag, validateEmulationVersion } from '../featuregate/index.js';
+import { AggregateError, type FeatureGate, KUBE_BINARY_VERSION, newKubeFeatureGate } from '../featuregate/index.js';
 import type { AuditLogFormat, AuditLogMode } from '../server/audit/index.js';
 import { checkTLSCipherSuites, checkTLSVersion } from '../server/tls-options.js';
 import { defaultControllers } from '../controllers/index.js';
+import { invalidDynamicFeatures } from '../controllers/dynamicfeatures.js';
+import { featureGateFromFlags } from './feature-flags.js';
 import { CONTROLLER_MANAGER_USAGE, controllerManager } from './controller-manager.js';
 import { cloudControllerManager } from './cloud-controller-manager.js';
 import { disableAllocationSitePretenuring } from '../runtime/v8-pretenuring.js';
@@ -38,6 +40,7 @@ Commands:
   backup              Copy the SQLite database while it serves (kplane backup --help)
   restore             Restore a backup into a data directory (kplane restore --help)
   catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
+  upgrade-check       Whether stored data lets an older kplane run (kplane upgrade-check --help)
   version             Print the version
 
 kplane serve flags:
@@ -120,6 +123,12 @@ kplane serve flags:
                             in-process controllers act as system:kube-controller-manager instead of each as
                             its own ServiceAccount system:serviceaccount:kube-system:<controller> (default true)
   --feature-gates LIST      ${indent(newKubeFeatureGate().flagUsage())}
+  --dynamic-features LIST   features a cluster admin may turn on and off at runtime with the Feature's
+                            spec.desired (comma-separated, repeatable; each must be marked dynamic:
+                            ${indent(dynamicFeaturesUsage())})
+  --unavailable-feature-retention DUR
+                            how long a Feature object no live component declares (a downgrade) is kept, with
+                            stability Unavailable, before the feature flow's leader deletes it (default 168h)
   --emulated-version VER    behave as this Kubernetes version for features' stages and defaults, 1.30 to
                             ${KUBE_BINARY_VERSION.toString()} (default ${KUBE_BINARY_VERSION.toString()}), e.g. 1.32 or kube=1.32
   --encryption-provider-config FILE
@@ -164,23 +173,33 @@ function indent(text: string): string {
 
 /** --emulated-version and --feature-gates (repeatable, cumulative), with pflag's message for a bad value. */
 function featureGatesFromFlags(emulated: string | undefined, gates: readonly string[] | undefined, log: Logger): FeatureGate {
-  let version = KUBE_BINARY_VERSION;
-  if (emulated !== undefined) {
-    const parsed = parseEmulatedVersionFlag(emulated);
-    if ('error' in parsed) fail(`invalid argument ${JSON.stringify(emulated)} for "--emulated-version" flag: ${parsed.error}`);
-    const invalid = validateEmulationVersion(KUBE_BINARY_VERSION, parsed);
-    if (invalid) fail(invalid);
-    version = parsed;
-  }
-  const gate = newKubeFeatureGate(version, { log });
-  for (const value of gates ?? []) {
-    try {
-      gate.set(value);
-    } catch (e) {
-      fail(`invalid argument ${JSON.stringify(value)} for "--feature-gates" flag: ${(e as Error).message}`);
-    }
-  }
+  const gate = featureGateFromFlags(emulated, gates, log);
+  if ('error' in gate) fail(gate.error);
   return gate;
+}
+
+/** --dynamic-features (KEP-0007): comma-separated, repeatable; each a known feature marked dynamic. */
+function dynamicFeaturesFromFlags(gate: FeatureGate, values: readonly string[] | undefined): string[] {
+  const names: string[] = [];
+  for (const value of values ?? []) {
+    const these = value
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
+    const bad = invalidDynamicFeatures(gate, these);
+    if (bad.length) fail(`invalid argument ${JSON.stringify(value)} for "--dynamic-features" flag: ${new AggregateError(bad).message}`);
+    names.push(...these);
+  }
+  return [...new Set(names)];
+}
+
+/** The features marked dynamic, for the help text. */
+function dynamicFeaturesUsage(): string {
+  const g = newKubeFeatureGate();
+  return [...g.getAll().keys()]
+    .filter((n) => g.isDynamic(n))
+    .sort()
+    .join(', ');
 }
 
 async function serve(argv: string[]): Promise<void> {
@@ -232,6 +251,8 @@ async function serve(argv: string[]): Promise<void> {
       controllers: { type: 'string', default: 'true' },
       'use-service-account-credentials': { type: 'string', default: 'true' },
       'feature-gates': { type: 'string', multiple: true },
+      'dynamic-features': { type: 'string', multiple: true },
+      'unavailable-feature-retention': { type: 'string' },
       'emulated-version': { type: 'string' },
       'encryption-provider-config': { type: 'string' },
       'encryption-provider-config-automatic-reload': { type: 'boolean' },
@@ -262,6 +283,14 @@ async function serve(argv: string[]): Promise<void> {
   if ('invalid' in logging) fail(logging.invalid);
   const { logger } = logging;
   const featureGates = featureGatesFromFlags(values['emulated-version'], values['feature-gates'], logger);
+  const dynamicFeatureNames = dynamicFeaturesFromFlags(featureGates, values['dynamic-features']);
+  let unavailableRetentionMs: number | undefined;
+  if (values['unavailable-feature-retention'] !== undefined) {
+    const d = parseGoDuration(values['unavailable-feature-retention']);
+    if ('error' in d)
+      fail(`invalid argument ${JSON.stringify(values['unavailable-feature-retention'])} for "--unavailable-feature-retention" flag: ${d.error}`);
+    unavailableRetentionMs = Number(d.ns / 1_000_000n);
+  }
   const globalCatalogNamespace = values['global-catalog-namespace'];
   if (globalCatalogNamespace !== undefined) {
     const problems = isDNS1123Label(globalCatalogNamespace);
@@ -491,6 +520,8 @@ async function serve(argv: string[]): Promise<void> {
     requestTimeout: Number(requestTimeout.ns) / 1e6,
     responseCompression: values['response-compression'] !== 'false',
     featureGates,
+    ...(dynamicFeatureNames.length ? { dynamicFeatures: dynamicFeatureNames } : {}),
+    ...(unavailableRetentionMs !== undefined ? { featureFlow: { unavailableRetentionMs } } : {}),
     // DELETE adds GC finalizers either way: the collector may run in a separate controller-manager.
     garbageCollection: true,
     ...(values.controllers !== 'false' ? { controllers: defaultControllers() } : {}),
@@ -555,6 +586,11 @@ async function main(): Promise<void> {
     case 'catalog': {
       const { catalog } = await import('../catalog/cli.js');
       process.exitCode = await catalog(rest);
+      return;
+    }
+    case 'upgrade-check': {
+      const { upgradeCheck } = await import('./upgrade-check.js');
+      process.exitCode = await upgradeCheck(rest);
       return;
     }
     case 'version':

@@ -21,6 +21,10 @@ import {
 } from '../registry/features/features/index.js';
 import { rfc3339 } from '../apimachinery/times.js';
 
+/** The component names kplane's own processes report their uses under (upstream's binaries' names). */
+export const KUBE_APISERVER_COMPONENT = 'kube-apiserver';
+export const KUBE_CONTROLLER_MANAGER_COMPONENT = 'kube-controller-manager';
+
 export const FEATURES: GVR = { group: FEATURES_GROUP, version: FEATURES_VERSION, resource: 'features' };
 const RESYNC_INTERVAL_MS = 30_000;
 /** component-base's pseudo-features: they set others, nobody uses them. */
@@ -40,6 +44,8 @@ export interface FeatureReporterOptions {
   /** Which features to report (default: every feature the gate knows, AllAlpha/AllBeta left out). */
   readonly features?: (gate: FeatureGate) => readonly string[];
   readonly resyncIntervalMs?: number;
+  /** Whether a feature may turn at runtime (listed in `--dynamic-features` and marked dynamic): status.dynamic of a new Feature. */
+  readonly dynamic?: (name: string) => boolean;
   readonly log?: (msg: string) => void;
   readonly now?: () => Date;
 }
@@ -48,6 +54,8 @@ export interface FeatureReporter {
   start(): void;
   /** One round now (what the loop runs): announce what is missing, report what changed. */
   sync(): Promise<void>;
+  /** A round as soon as possible (after the one running, if any): a dynamic feature turned. */
+  trigger(): void;
   stop(): Promise<void>;
 }
 
@@ -77,6 +85,7 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  let again = false;
 
   // The first announcer fills what it knows of the feature; the server flow's leader (a later
   // step of KEP-0007) owns status from then on.
@@ -88,8 +97,8 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
       version: gate.emulationVersion().toString(),
       default: valueOf(def),
       lockedToDefault: spec?.lockToDefault === true,
-      dynamic: false,
-      source: gate.explicitlySet(name) ? 'CommandLine' : 'Default',
+      dynamic: opts.dynamic?.(name) ?? false,
+      source: gate.dynamicValue(name) !== undefined ? 'API' : gate.explicitlySet(name) ? 'CommandLine' : 'Default',
       intended: valueOf(value),
       state: value ? 'On' : 'Off',
       lastAnnouncedTime: rfc3339(at),
@@ -148,7 +157,8 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
       .finally(() => {
         running = undefined;
         if (stopped) return;
-        timer = setTimeout(round, opts.resyncIntervalMs ?? RESYNC_INTERVAL_MS);
+        timer = setTimeout(round, again ? 0 : (opts.resyncIntervalMs ?? RESYNC_INTERVAL_MS));
+        again = false;
         timer.unref();
       });
   };
@@ -156,6 +166,15 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
   return {
     start: round,
     sync,
+    trigger() {
+      if (stopped) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      if (timer) clearTimeout(timer);
+      round();
+    },
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

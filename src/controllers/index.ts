@@ -37,6 +37,7 @@ export {
 } from './credentials.js';
 export type { ServiceAccountClients, ServiceAccountClientsOptions } from './credentials.js';
 export { featureReporter, stabilityOf } from './featurereporter.js';
+export { dynamicFeatures, invalidDynamicFeatures, type DynamicFeatures, type DynamicFeaturesOptions } from './dynamicfeatures.js';
 export * from './featureflow/index.js';
 export type { FeatureReporter, FeatureReporterOptions } from './featurereporter.js';
 export type { ControllerContext, ControllerFactory } from './types.js';

@@ -1,9 +1,11 @@
 // createControlPlane: the library entry point (KEP-4080). `kplane serve` is a small user of it.
 import { apiserverIdentityController, identityLeaseName, type IdentityLeaseController } from '../controllers/apiserveridentity.js';
 import { featureReporter, type FeatureReporter } from '../controllers/featurereporter.js';
+import { dynamicFeatures, invalidDynamicFeatures, type DynamicFeatures } from '../controllers/dynamicfeatures.js';
 import { featureFlow, mergeTasks, tasksFromGatedFields, type FeatureFlow, type FeatureFlowOptions } from '../controllers/featureflow/index.js';
 import { FEATURES_GROUP, FEATURES_VERSION } from '../registry/features/features/types.js';
-import { APIServerIdentity, ConsistentListFromCache, type FeatureGate, KplaneWatchCache, newKubeFeatureGate } from '../featuregate/index.js';
+import { featureDesiredAdmission } from '../registry/features/features/desired.js';
+import { AggregateError, APIServerIdentity, ConsistentListFromCache, type FeatureGate, KplaneWatchCache, newKubeFeatureGate } from '../featuregate/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -247,6 +249,12 @@ export interface ControlPlaneOptions {
    */
   readonly featureFlow?: false | FeatureFlowSettings;
   /**
+   * KEP-0007's `--dynamic-features`: features (each marked dynamic by its author) a cluster admin
+   * may turn on and off at runtime with the Feature's `spec.desired`. Default none: `spec.desired`
+   * is then refused (422) for every feature.
+   */
+  readonly dynamicFeatures?: readonly string[];
+  /**
    * A connection with no request in flight for this long is closed (HTTP/1.1 keep-alive; HTTP/2
    * with GOAWAY), as kube-apiserver's IdleTimeout. Default 90,000 ms. Watches and other requests
    * in flight are never cut by it.
@@ -485,6 +493,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   for (const key of ['ca.key', 'apiserver.key', 'admin.key']) ensurePrivateFile(join(dataDir, 'pki', key), { log });
   const features = opts.featureGates ?? newKubeFeatureGate();
   features.close();
+  const badDynamic = invalidDynamicFeatures(features, opts.dynamicFeatures ?? []);
+  if (badDynamic.length > 0) throw new Error(`dynamicFeatures: ${new AggregateError(badDynamic).message}`);
+  const dynamicNames = new Set(opts.dynamicFeatures ?? []);
   metrics.recordFeatures(features);
   const raw = await opts.storage.open({ log });
   const instrumented = instrumentStorage(raw, metrics, opts.storage.name);
@@ -617,6 +628,9 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       })
     : undefined;
   const admission: AdmissionPlugin[] = [...modules.flatMap((m) => m.admission?.(ctx) ?? []), ...(opts.admission ?? [])];
+  // KEP-0007: spec.desired only for the features listed in dynamicFeatures.
+  if (registry.lookup(FEATURES_GROUP, FEATURES_VERSION, 'features'))
+    admission.push(featureDesiredAdmission({ known: (n) => features.getAll().has(n), isDynamic: (n) => features.isDynamic(n) }, dynamicNames));
   const health = createHealthChecks([
     { name: 'etcd', check: () => raw.ping(), endpoints: ['healthz', 'readyz'] },
     {
@@ -700,6 +714,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   let identityLease: IdentityLeaseController | undefined;
   let featureUses: FeatureReporter | undefined;
   let flow: FeatureFlow | undefined;
+  let dynamicWatch: DynamicFeatures | undefined;
   const sockets = new Set<import('node:net').Socket>();
   // apiserver_storage_objects, refreshed like kube-apiserver's storage object count tracker.
   const countObjects = async (): Promise<void> => {
@@ -806,9 +821,15 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
           component: 'kube-apiserver',
           identity: identityLease?.holderIdentity ?? `${identityLeaseName(`${hostname()}:${port}`)}_${randomUUID()}`,
           version: versionInfo().gitVersion,
+          dynamic: (n) => dynamicNames.has(n),
           log,
         });
         featureUses.start();
+      }
+      // KEP-0007's dynamic features: spec.desired turns this server's gate when its watch sees it.
+      if (dynamicNames.size > 0 && registry.lookup(FEATURES_GROUP, FEATURES_VERSION, 'features')) {
+        dynamicWatch = dynamicFeatures(serverClient, features, { features: [...dynamicNames], onChange: () => featureUses?.trigger(), log });
+        dynamicWatch.start();
       }
       // KEP-0007's server flow: the leader among live identity Leases owns Feature status.
       if (opts.featureFlow !== false && identityLease && registry.lookup(FEATURES_GROUP, FEATURES_VERSION, 'features')) {
@@ -823,6 +844,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
           leaseName: identityLease.leaseName,
           version: versionInfo().gitVersion,
           tasks: mergeTasks(tasksFromGatedFields(gated), tasks),
+          dynamicFeatures: [...dynamicNames],
           log,
         });
         flow.start();
@@ -869,6 +891,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     async stop() {
       health.markShuttingDown();
       await flow?.stop();
+      await dynamicWatch?.stop();
       await featureUses?.stop();
       await identityLease?.stop();
       jwt?.stop();

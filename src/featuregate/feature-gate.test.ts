@@ -238,3 +238,30 @@ describe('--emulated-version', () => {
     assert.equal(validateEmulationVersion(v('1.33'), v('1.34')), 'emulation version 1.34 is not between [1.30, 1.33]');
   });
 });
+
+describe('dynamic features (kplane, KEP-0007)', () => {
+  it('turns only a feature marked dynamic, over the flag, until reset', () => {
+    const g = gate();
+    g.add({ TestDynamic: { default: false, preRelease: Beta, dynamic: true } });
+    g.set('TestDynamic=false');
+    assert.equal(g.isDynamic('TestDynamic'), true);
+    assert.equal(g.isDynamic('TestBeta'), false);
+    assert.equal(g.isDynamic('Unknown'), false);
+    assert.equal(g.enabled('TestDynamic'), false);
+    g.setDynamicValue('TestDynamic', true);
+    assert.equal(g.enabled('TestDynamic'), true);
+    assert.equal(g.dynamicValue('TestDynamic'), true);
+    assert.equal(g.deepCopy().enabled('TestDynamic'), true);
+    g.setDynamicValue('TestDynamic', undefined);
+    assert.equal(g.enabled('TestDynamic'), false);
+    assert.throws(() => g.setDynamicValue('TestBeta', false), /feature "TestBeta" is not dynamic/);
+    assert.throws(() => g.setDynamicValue('Unknown', false), /feature "Unknown" is not dynamic/);
+  });
+
+  it('a locked feature is never dynamic; re-adding with another dynamic mark is refused', () => {
+    const g = gate();
+    g.add({ TestLockedDynamic: { default: true, preRelease: GA, lockToDefault: true, dynamic: true } });
+    assert.equal(g.isDynamic('TestLockedDynamic'), false);
+    assert.throws(() => g.add({ TestLockedDynamic: { default: true, preRelease: GA, lockToDefault: true } }), /with different spec already exists/);
+  });
+});

@@ -27,6 +27,13 @@ export interface FeatureSpec {
   readonly preRelease: PreRelease;
   /** The first version this spec holds from (major.minor only); absent for `add`, which uses 0.0. */
   readonly version?: Version;
+  /**
+   * kplane's addition (KEP-0007): the author says the feature may be turned on and off while the
+   * component runs (its code asks `enabled()` each time and keeps no state that depends on the
+   * value). Only such a feature, and only when the operator lists it in `--dynamic-features`, may
+   * be set through the Feature API's `spec.desired`. Upstream's specs have no such field.
+   */
+  readonly dynamic?: boolean;
 }
 
 /** A feature's specs, oldest first; the one in force is the newest whose version ≤ the emulated version. */
@@ -106,6 +113,8 @@ export class FeatureGate {
   /** enabled()'s answers, cleared on every change: the hot path is one Map lookup. */
   private cache = new Map<string, boolean>();
   private readonly log: Logger | undefined;
+  /** Values set at runtime through the Feature API (`spec.desired` of a dynamic feature): they win over flags. */
+  private runtime = new Map<string, boolean>();
 
   constructor(emulationVersion: Version, opts: FeatureGateOptions = {}) {
     this.emulation = emulationVersion;
@@ -124,6 +133,8 @@ export class FeatureGate {
   }
 
   private resolve(key: string, enabled: ReadonlyMap<string, boolean>, v: Version): boolean {
+    const dynamic = this.runtime.get(key);
+    if (dynamic !== undefined) return dynamic;
     const explicit = enabled.get(key);
     if (explicit !== undefined) return explicit;
     const specs = this.known.get(key);
@@ -366,6 +377,35 @@ export class FeatureGate {
     this.cache.clear();
   }
 
+  /** Whether the spec in force marks the feature dynamic (may be turned at runtime); false for an unknown one. */
+  isDynamic(name: string): boolean {
+    const specs = this.known.get(name);
+    if (!specs) return false;
+    const s = specAt(specs, this.emulation);
+    return s.dynamic === true && s.preRelease !== PreAlpha && !s.lockToDefault;
+  }
+
+  /**
+   * Turns a dynamic feature on or off while the component runs (`undefined`: back to the flag or
+   * default). The value wins over `--feature-gates` until reset. Throws for a feature that is not
+   * dynamic (unknown, not marked, locked, or not available at the emulated version).
+   */
+  setDynamicValue(name: string, value: boolean | undefined): void {
+    if (!this.isDynamic(name)) throw new Error(`feature ${JSON.stringify(name)} is not dynamic`);
+    if (this.runtime.get(name) === value) return;
+    const runtime = new Map(this.runtime);
+    if (value === undefined) runtime.delete(name);
+    else runtime.set(name, value);
+    this.runtime = runtime;
+    this.cache.clear();
+    this.log?.v(1).info(`feature gate ${name} set at runtime to ${value === undefined ? 'its configured value' : String(value)}`);
+  }
+
+  /** The value set with setDynamicValue, if any. */
+  dynamicValue(name: string): boolean | undefined {
+    return this.runtime.get(name);
+  }
+
   /** ExplicitlySet: whether the value came from a flag or SetFromMap (not a default or AllAlpha/AllBeta). */
   explicitlySet(name: string): boolean {
     return this.enabledRaw.has(name);
@@ -399,6 +439,7 @@ export class FeatureGate {
     g.enabledRaw = new Map(this.enabledRaw);
     g.deps = new Map([...this.deps].map(([k, v]) => [k, [...v]]));
     g.closedFlag = this.closedFlag;
+    g.runtime = new Map(this.runtime);
     return g;
   }
 
@@ -449,6 +490,12 @@ function sameSpecs(a: VersionedSpecs, b: VersionedSpecs): boolean {
     const t = b[i]!;
     const sv = s.version?.toString();
     const tv = t.version?.toString();
-    return s.default === t.default && (s.lockToDefault ?? false) === (t.lockToDefault ?? false) && s.preRelease === t.preRelease && sv === tv;
+    return (
+      s.default === t.default &&
+      (s.lockToDefault ?? false) === (t.lockToDefault ?? false) &&
+      (s.dynamic ?? false) === (t.dynamic ?? false) &&
+      s.preRelease === t.preRelease &&
+      sv === tv
+    );
   });
 }

@@ -34,9 +34,11 @@ export const WatchList = 'WatchList';
 const v = (s: string): Version => Version.parse(s);
 
 export const KUBE_FEATURES: Readonly<Record<string, VersionedSpecs>> = {
+  // Dynamic (kplane's mark, KEP-0007): each response asks the gate whether it may be gzipped, and
+  // nothing is stored or cached that depends on the answer, so it may turn at runtime.
   [APIResponseCompression]: [
-    { version: v('1.8'), default: false, preRelease: Alpha },
-    { version: v('1.16'), default: true, preRelease: Beta },
+    { version: v('1.8'), default: false, preRelease: Alpha, dynamic: true },
+    { version: v('1.16'), default: true, preRelease: Beta, dynamic: true },
   ],
   [APIServerIdentity]: [
     { version: v('1.20'), default: false, preRelease: Alpha },

@@ -31,8 +31,18 @@ export class ApiServer {
     this.discovery = new Discovery(cfg.registry, cfg.aggregator ? () => cfg.aggregator!.remoteGroupVersions() : undefined);
     this.admission = cfg.admission instanceof AdmissionChain ? cfg.admission : new AdmissionChain(cfg.admission);
     const features = cfg.features ?? newKubeFeatureGate();
-    const compression = (cfg.responseCompression ?? true) && features.enabled(APIResponseCompression);
-    const sink: ErrorSink = { metrics: cfg.metrics, log: cfg.log, compression, scheme: cfg.registry.scheme };
+    // Asked per response: APIResponseCompression is dynamic (KEP-0007), so the gate may turn while
+    // the server runs; enabled() is one Map lookup.
+    const flag = cfg.responseCompression ?? true;
+    const compression = (): boolean => flag && features.enabled(APIResponseCompression);
+    const sink: ErrorSink = {
+      metrics: cfg.metrics,
+      log: cfg.log,
+      get compression() {
+        return compression();
+      },
+      scheme: cfg.registry.scheme,
+    };
     this.maxInFlight = new MaxInFlight(
       cfg.maxRequestsInFlight ?? DEFAULT_MAX_REQUESTS_INFLIGHT,
       cfg.maxMutatingRequestsInFlight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,

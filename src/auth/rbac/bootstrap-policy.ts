@@ -268,18 +268,16 @@ export function bootstrapClusterRoles(): ClusterRole[] {
       ],
       { labels: { [AGG_VIEW]: 'true' } },
     ),
-    // kplane's Feature API (KEP-0007): readers see features through view; changing them
-    // (spec.desired) is an admin's right; components report their uses with the reporter role.
+    // kplane's Feature API (KEP-0007): readers see features through view; an admin of a class
+    // (namespace) may create and remove its Feature objects, but not update them: `update` is what
+    // sets spec.desired, which turns a dynamic feature for the whole cluster, so only cluster-admin
+    // has it by default. Components report their uses with the reporter role.
     clusterRole('system:kplane:aggregate-features-to-view', [rule(READ, [FEATURES_GROUP], ['features', 'features/status'])], {
       labels: { [AGG_VIEW]: 'true' },
     }),
-    clusterRole(
-      'system:kplane:aggregate-features-to-admin',
-      [rule(['create', 'delete', 'deletecollection', 'patch', 'update'], [FEATURES_GROUP], ['features'])],
-      {
-        labels: { [AGG_ADMIN]: 'true' },
-      },
-    ),
+    clusterRole('system:kplane:aggregate-features-to-admin', [rule(['create', 'delete', 'deletecollection'], [FEATURES_GROUP], ['features'])], {
+      labels: { [AGG_ADMIN]: 'true' },
+    }),
     clusterRole(FEATURE_REPORTER, [
       rule(['get', 'list', 'watch', 'create'], [FEATURES_GROUP], ['features']),
       rule(['create', 'update'], [FEATURES_GROUP], ['features/uses']),

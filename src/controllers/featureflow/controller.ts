@@ -35,8 +35,17 @@ const PSEUDO_FEATURES = new Set(['AllAlpha', 'AllBeta']);
 const COMPONENT = 'feature-lifecycle-controller';
 
 export interface FeatureFlowOptions {
-  /** This server's identity Lease (`apiserver-<hash>`): it leads when its hash is the lowest live one. */
+  /**
+   * This server's identity Lease (`apiserver-<hash>`): it leads when its hash is the lowest live
+   * one. With `standalone`, only the name written as `transition.leader`.
+   */
   readonly leaseName: string;
+  /**
+   * A third-party component that owns its class runs the flow itself (one instance, or behind
+   * its own leader election): it always leads, and API servers are not expected to report the
+   * class's features (WaitForUses waits for the uses reported, not for API servers).
+   */
+  readonly standalone?: boolean;
   /** The leader's version, written as unavailableSinceVersion of a feature it does not know. */
   readonly version: string;
   /** The class (namespace) of the features this flow owns (default kube-system). */
@@ -53,6 +62,16 @@ export interface FeatureFlowOptions {
   readonly evaluationPeriodSeconds?: number;
   /** ClearField's page size (default 500). */
   readonly pageSize?: number;
+  /**
+   * The features this server allows to turn at runtime (`--dynamic-features`; each must be marked
+   * dynamic): for these, a Feature's `spec.desired` is the intended value (source API).
+   */
+  readonly dynamicFeatures?: readonly string[];
+  /**
+   * How long a Feature that no live component declares is kept (stability Unavailable, condition
+   * Available=False) before the leader deletes it (default 7 days; research A14's row 11).
+   */
+  readonly unavailableRetentionMs?: number;
   readonly log?: (msg: string) => void;
   readonly now?: () => Date;
 }
@@ -144,13 +163,20 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
   /** Per feature, the disagreement last raised as an event while leading. */
   const disagreements = new Map<string, string>();
 
-  const known = (name: string): KnownFeature | undefined => {
+  const dynamicNames = new Set((opts.dynamicFeatures ?? []).filter((n) => gate.isDynamic(n)));
+  const known = (name: string, obj?: FeatureObject): KnownFeature | undefined => {
     if (PSEUDO_FEATURES.has(name)) return undefined;
     const spec = gate.getAll().get(name);
     if (!spec) return undefined;
+    // research §5.3: spec.desired of a dynamic feature wins (the object is fresher than this
+    // server's gate, which its own watch turns a moment later).
+    const dynamic = dynamicNames.has(name);
+    const desired = dynamic ? (obj as { spec?: { desired?: unknown } } | undefined)?.spec?.desired : undefined;
+    const fromApi = desired === 'Enabled' || desired === 'Disabled';
     return {
-      intended: valueOf(gate.enabled(name)),
-      source: gate.explicitlySet(name) ? 'CommandLine' : 'Default',
+      intended: fromApi ? desired : valueOf(gate.enabled(name)),
+      source: fromApi ? 'API' : gate.explicitlySet(name) ? 'CommandLine' : 'Default',
+      dynamic,
       stability: stabilityOf(spec),
       default: valueOf(spec.default),
       lockedToDefault: spec.lockToDefault === true,
@@ -193,7 +219,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
   /** Reconciles one Feature: the state machine, then units of its head task while they make progress. */
   const reconcileOne = async (initial: KubeObject & FeatureObject, liveHolders: ReadonlySet<string>): Promise<void> => {
     const name = initial.metadata?.name ?? '';
-    const k = known(name);
+    const k = known(name, initial);
     let obj = initial;
     let clearedBefore: string | undefined; // a WaitForUses cycle began: other components' uses older than this go
     for (let unit = 0; unit < 10_000 && !abort.signal.aborted; unit++) {
@@ -215,8 +241,24 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           evaluationPeriodSeconds: opts.evaluationPeriodSeconds ?? 60,
           now: now(),
           ...(disagreements.has(name) ? { lastDisagreement: disagreements.get(name)! } : {}),
+          ...(opts.unavailableRetentionMs !== undefined ? { unavailableRetentionMs: opts.unavailableRetentionMs } : {}),
         });
       const first = machine(obj.status ?? {});
+      if (first.delete) {
+        // Row 11: the retention window is over. Deleted with the uid and resourceVersion read, so a
+        // component that declared it again meanwhile (a new use) keeps it.
+        try {
+          const uid = obj.metadata?.uid;
+          const resourceVersion = obj.metadata?.resourceVersion;
+          await client.delete(FEATURES, namespace, name, {
+            preconditions: { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
+          });
+          log.info('Deleted a feature no live component declares', 'feature', `${namespace}/${name}`);
+        } catch (e) {
+          if (!(e instanceof StatusError && (e.code === 404 || e.code === 409))) throw e;
+        }
+        return;
+      }
       let status = first.status;
       const events = [...first.events];
       let again = false;
@@ -286,8 +328,13 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
   };
 
   const sync = async (): Promise<void> => {
-    const leases = await client.list<KubeObject & LeaseLike>(LEASES, 'kube-system', { labelSelector: `${IDENTITY_LABEL}=${API_SERVER}` });
-    const { leader, live } = chooseLeader(leases.items, now(), opts.livenessMs ?? 40_000);
+    const { leader, live } = opts.standalone
+      ? { leader: opts.leaseName, live: [] }
+      : chooseLeader(
+          (await client.list<KubeObject & LeaseLike>(LEASES, 'kube-system', { labelSelector: `${IDENTITY_LABEL}=${API_SERVER}` })).items,
+          now(),
+          opts.livenessMs ?? 40_000,
+        );
     const was = leading;
     leading = leader === opts.leaseName;
     if (leading !== was) log.info(leading ? 'Leading the feature flow' : 'No longer leading the feature flow', 'leader', leader ?? '', 'lease', opts.leaseName);

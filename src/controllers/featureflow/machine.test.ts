@@ -162,6 +162,32 @@ describe('feature state machine (research §5.4)', () => {
     assert.deepEqual(out.events, []);
   });
 
+  it('row 11: undeclared (unknown to the leader, no live use) for the retention window: deleted; a use resets the clock', () => {
+    const hour = 3600_000;
+    const first = reconcileFeature({ ...input({ state: 'On' }, undefined), unavailableRetentionMs: 2 * hour });
+    const available = cond(first.status, 'Available');
+    assert.equal(available?.status, 'False');
+    assert.equal(available?.reason, 'NotDeclared');
+    assert.equal(first.delete, undefined);
+    const later = (ms: number) => reconcileFeature({ ...input(first.status, undefined), now: new Date(now.getTime() + ms), unavailableRetentionMs: 2 * hour });
+    assert.equal(later(hour).delete, undefined);
+    assert.equal(cond(later(hour).status, 'Available')?.lastTransitionTime, available?.lastTransitionTime);
+    assert.equal(later(2 * hour).delete, true);
+    // Default window: 7 days.
+    assert.equal(reconcileFeature({ ...input(first.status, undefined), now: new Date(now.getTime() + 6 * 24 * hour) }).delete, undefined);
+    assert.equal(reconcileFeature({ ...input(first.status, undefined), now: new Date(now.getTime() + 7 * 24 * hour) }).delete, true);
+    // A live component reports a use (it declares the feature): kept, the clock is gone.
+    const used = reconcileFeature({
+      ...input(first.status, undefined, [use('Enabled')]),
+      now: new Date(now.getTime() + 3 * hour),
+      unavailableRetentionMs: 2 * hour,
+    });
+    assert.equal(used.delete, undefined);
+    assert.equal(cond(used.status, 'Available'), undefined);
+    // Known again (an upgrade back): the condition goes.
+    assert.equal(cond(reconcileFeature(input(first.status, on)).status, 'Available'), undefined);
+  });
+
   it('row 12: a locked feature is driven to its default like any other (the gate answers the default)', () => {
     const locked: KnownFeature = { ...on, lockedToDefault: true, default: 'Enabled', source: 'Default', stability: 'Universal' };
     const out = reconcileFeature(input({ state: 'Off' }, locked));

@@ -45,6 +45,8 @@ export interface FeatureTasks {
 export interface KnownFeature {
   readonly intended: FeatureValue;
   readonly source: 'Default' | 'CommandLine' | 'API';
+  /** Listed in `--dynamic-features` (and marked dynamic): spec.desired may set it. */
+  readonly dynamic?: boolean;
   readonly stability: string;
   readonly default: FeatureValue;
   readonly lockedToDefault: boolean;
@@ -73,12 +75,24 @@ export interface MachineInput {
   readonly now: Date;
   /** The disagreement this leader last raised an event for (one event per new disagreement). */
   readonly lastDisagreement?: string;
+  /**
+   * Row 11 (research A14): how long a Feature no live component declares is kept (stability
+   * Unavailable) before the leader deletes it. Default DEFAULT_UNAVAILABLE_RETENTION_MS.
+   */
+  readonly unavailableRetentionMs?: number;
 }
 
 export interface MachineOutput {
   readonly status: FeatureStatus;
   readonly events: readonly FlowEvent[];
+  /** Row 11: the retention window of an undeclared feature is over: the leader deletes the object. */
+  readonly delete?: boolean;
 }
+
+/** Row 11's retention window: 7 days, a week of downgrade to come back from without losing the object. */
+export const DEFAULT_UNAVAILABLE_RETENTION_MS = 7 * 24 * 3600_000;
+/** The condition that times an undeclared feature's retention: False since no live component declares it. */
+export const CONDITION_AVAILABLE = 'Available';
 
 export const targetOf = (v: FeatureValue): 'On' | 'Off' => (v === 'Enabled' ? 'On' : 'Off');
 const turning = (target: 'On' | 'Off'): 'TurningOn' | 'TurningOff' => (target === 'On' ? 'TurningOn' : 'TurningOff');
@@ -129,18 +143,38 @@ export function reconcileFeature(input: MachineInput): MachineOutput {
   status.uses = input.uses.map((u) => ({ ...u }));
 
   // Row 10: a feature this leader does not know keeps its object and its transition, untouched.
+  // Row 11: while no live component reports a use of it either (nobody declares it), the
+  // Available condition is False since then; after the retention window the object is deleted.
   if (!input.known) {
     status.stability = 'Unavailable';
     status.unavailableSinceVersion ||= input.leaderVersion;
-    return { status, events };
+    if (status.uses.length > 0) {
+      status.conditions = (status.conditions ?? []).filter((c) => c.type !== CONDITION_AVAILABLE);
+      return { status, events };
+    }
+    setCondition(
+      status,
+      {
+        type: CONDITION_AVAILABLE,
+        status: 'False',
+        reason: 'NotDeclared',
+        message: `no live component declares this feature; it is deleted ${Math.round((input.unavailableRetentionMs ?? DEFAULT_UNAVAILABLE_RETENTION_MS) / 1000)}s after this condition's lastTransitionTime unless one does again`,
+      },
+      now,
+      generation,
+    );
+    const since = Date.parse(condition(status, CONDITION_AVAILABLE)?.lastTransitionTime ?? '');
+    const expired = Number.isFinite(since) && now.getTime() - since >= (input.unavailableRetentionMs ?? DEFAULT_UNAVAILABLE_RETENTION_MS);
+    return { status, events, ...(expired ? { delete: true } : {}) };
   }
   const k = input.known;
   delete status.unavailableSinceVersion;
+  if (status.conditions?.some((c) => c.type === CONDITION_AVAILABLE)) status.conditions = status.conditions.filter((c) => c.type !== CONDITION_AVAILABLE);
   status.stability = k.stability;
   status.version = k.version;
   status.default = k.default;
   status.lockedToDefault = k.lockedToDefault;
-  status.dynamic = false;
+  status.dynamic = k.dynamic === true;
   status.source = k.source;
   status.intended = k.intended;
   if (generation !== undefined) status.observedGeneration = generation;

@@ -38,7 +38,8 @@ export interface HandlerChainConfig {
   readonly authorizer: Authorizer | undefined;
   readonly maxInFlight: MaxInFlight;
   readonly requestTimeoutMs: number;
-  readonly responseCompression: boolean;
+  /** Asked per request (APIResponseCompression may turn at runtime). */
+  readonly responseCompression: boolean | (() => boolean);
   /** The audit policy and backend (`--audit-policy-file`, `--audit-log-*`); none: no auditing. */
   readonly audit?: AuditRuntime | undefined;
 }

@@ -2,12 +2,17 @@
 // client that asks (compression.ts does the asking and the gzip). Off: answers go out as they are.
 import type { Filter } from '../request-scope.js';
 
-export function withResponseCompression(enabled: boolean): Filter {
-  return (next) =>
-    enabled
-      ? (s) => {
-          s.compress = true;
-          return next(s);
-        }
-      : next;
+export function withResponseCompression(enabled: boolean | (() => boolean)): Filter {
+  if (typeof enabled === 'boolean')
+    return (next) =>
+      enabled
+        ? (s) => {
+            s.compress = true;
+            return next(s);
+          }
+        : next;
+  return (next) => (s) => {
+    if (enabled()) s.compress = true;
+    return next(s);
+  };
 }

@@ -32,3 +32,4 @@ export const features: ResourceRegistration = {
 
 export * from './types.js';
 export { foldUse, usesAgreeCondition, validateUse } from './strategy.js';
+export { featureDesiredAdmission, type DynamicFeatureLookup } from './desired.js';
