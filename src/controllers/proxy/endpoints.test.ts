@@ -16,11 +16,11 @@ const ips = (eps: readonly Endpoint[]): string[] => eps.map((e) => e.ip);
 const svc = (spec: Service['spec']): Service => ({ metadata: { name: 's', namespace: 'ns' }, spec });
 
 describe('categorizeEndpoints', () => {
-  const mixed = [ep('10.0.0.1', true), ep('10.0.0.2', false), ep('10.0.0.3', true, 'terminating'), ep('10.0.0.4', false, 'dead')];
+  const mixed = [ep('127.3.9.1', true), ep('127.3.9.2', false), ep('127.3.9.3', true, 'terminating'), ep('127.3.9.4', false, 'dead')];
 
   it('Cluster policies use every ready endpoint', () => {
     const c = categorizeEndpoints(mixed, svc({ type: 'NodePort', externalTrafficPolicy: 'Cluster', internalTrafficPolicy: 'Cluster' }));
-    assert.deepEqual(ips(c.clusterEndpoints), ['10.0.0.1', '10.0.0.2']);
+    assert.deepEqual(ips(c.clusterEndpoints), ['127.3.9.1', '127.3.9.2']);
     assert.deepEqual(c.localEndpoints, []);
     assert.equal(c.hasAnyEndpoints, true);
   });
@@ -35,8 +35,8 @@ describe('categorizeEndpoints', () => {
   it('ETP Local uses local ready endpoints, else local serving terminating ones, and still computes cluster ones for ITP Cluster', () => {
     const s = svc({ type: 'LoadBalancer', externalTrafficPolicy: 'Local', internalTrafficPolicy: 'Cluster' });
     const c = categorizeEndpoints(mixed, s);
-    assert.deepEqual(ips(c.localEndpoints), ['10.0.0.1']);
-    assert.deepEqual(ips(c.clusterEndpoints), ['10.0.0.1', '10.0.0.2']);
+    assert.deepEqual(ips(c.localEndpoints), ['127.3.9.1']);
+    assert.deepEqual(ips(c.clusterEndpoints), ['127.3.9.1', '127.3.9.2']);
     const t = categorizeEndpoints([ep('x', true, 'terminating'), ep('y', false)], s);
     assert.deepEqual(ips(t.localEndpoints), ['x']);
     const none = categorizeEndpoints([ep('y', false)], s);
@@ -47,13 +47,13 @@ describe('categorizeEndpoints', () => {
   it('ITP Local on a ClusterIP service computes no cluster endpoints', () => {
     const c = categorizeEndpoints(mixed, svc({ type: 'ClusterIP', internalTrafficPolicy: 'Local' }));
     assert.deepEqual(c.clusterEndpoints, []);
-    assert.deepEqual(ips(c.localEndpoints), ['10.0.0.1']);
+    assert.deepEqual(ips(c.localEndpoints), ['127.3.9.1']);
   });
 
   it('ETP is ignored where the service is not externally accessible', () => {
     const c = categorizeEndpoints(mixed, svc({ type: 'ClusterIP', externalTrafficPolicy: 'Local' }));
     assert.deepEqual(c.localEndpoints, []);
-    assert.deepEqual(ips(c.clusterEndpoints), ['10.0.0.1', '10.0.0.2']);
+    assert.deepEqual(ips(c.clusterEndpoints), ['127.3.9.1', '127.3.9.2']);
   });
 });
 

@@ -226,7 +226,7 @@ export class UdpListener implements Listener {
         this.sock.send(reply, rinfo.port, rinfo.address);
       });
       const localAddress = route.source(ip);
-      sock.bind({ address: localAddress ?? '0.0.0.0', port: 0 }, () => {
+      sock.bind({ address: localAddress ?? '127.0.0.1', port: 0 }, () => {
         const queued = f.pending ?? [];
         f.pending = undefined;
         for (const m of queued) sock.send(m, b.port, b.ip);
