@@ -32,16 +32,15 @@ disableAllocationSitePretenuring();
 const USAGE = `Usage: kplane <command> [flags]
 
 Commands:
-  serve               Run the API server (embedded SQLite by default) with the built-in controllers
-  controller-manager  Run the built-in controllers against a server, with leader election
-  cloud-controller-manager
-                      Run the cloud controllers over a cloud provider (kplane cloud-controller-manager --help)
-  node-sim            Simulated Nodes whose Pods serve on loopback addresses (kplane node-sim --help)
-  backup              Copy the SQLite database while it serves (kplane backup --help)
-  restore             Restore a backup into a data directory (kplane restore --help)
-  catalog             Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
-  upgrade-check       Whether stored data lets an older kplane run (kplane upgrade-check --help)
-  version             Print the version
+  serve                     Run the API server (embedded SQLite by default) with the built-in controllers
+  controller-manager        Run the built-in controllers against a server, with leader election
+  cloud-controller-manager  Run the cloud controllers over a cloud provider (kplane cloud-controller-manager --help)
+  node-sim                  Simulated Nodes whose Pods serve on loopback addresses (kplane node-sim --help)
+  backup                    Copy the SQLite database while it serves (kplane backup --help)
+  restore                   Restore a backup into a data directory (kplane restore --help)
+  catalog                   Operator catalogs: render, validate and serve file-based catalogs (kplane catalog --help)
+  upgrade-check             Whether stored data lets an older kplane run (kplane upgrade-check --help)
+  version                   Print the version
 
 kplane serve flags:
   --data-dir DIR            where data, certificates and the admin kubeconfig live (default .kplane)

@@ -84,7 +84,7 @@ describe('kplane --help', () => {
       columns.map(() => columns[0]),
       commands,
     );
-    assert.match(commands, /^ {2}version {13}Print the version$/m);
+    assert.match(commands, /^ {2}version {19}Print the version$/m);
     assert.match(r.stdout, /^ {2}-v, --v N {17}log verbosity/m);
   });
 });
