@@ -247,6 +247,34 @@ describe('OLM install flow: Subscription → InstallPlan → CSV', { timeout: 30
     await kc.ok(['get', 'serviceaccount', 'pg-operator', '-n', 'upgrade']);
   });
 
+  it('story 1: pxc-operator from the one catalog brings the operators it depends on (resolved), all Succeeded', async () => {
+    await apply('story.yaml', setup('story', address));
+    await catalogReady('story');
+    await apply('sub-pxc.yaml', subscription('story', 'pxc', 'pxc-operator', ['channel: stable-v1']));
+    const sub = await eventually(90_000, 'the pxc Subscription at the latest known CSV', async () => {
+      const s = await status('subscription', 'pxc', 'story');
+      return s.state === 'AtLatestKnown' ? s : undefined;
+    });
+    assert.equal(sub.installedCSV, 'pxc-operator.v1.2.0');
+    const plan = await getJson(['get', 'installplan', String((sub.installPlanRef as Json).name), '-n', 'story']);
+    const csvs = ((plan.spec as Json).clusterServiceVersionNames as string[]).slice().sort();
+    // pxc-operator 1.2.0 requires monitoring-operator 1.x (olm.package.required) and the
+    // cloud.dbaas.example.com/v1alpha1 BackupLocation API (olm.gvk.required): the resolver picks both.
+    assert.equal(csvs.length, 3, JSON.stringify(csvs));
+    assert.match(csvs[0]!, /^cloud-provider-operator\.v0\./);
+    assert.match(csvs[1]!, /^monitoring-operator\.v1\./);
+    assert.equal(csvs[2], 'pxc-operator.v1.2.0');
+    for (const csv of csvs) await csvPhase(csv, 'story', 'Succeeded');
+    // The APIs of all three answer: a cluster, its monitoring config and its backup location.
+    await apply(
+      'story-crs.yaml',
+      [
+        'apiVersion: cloud.dbaas.example.com/v1alpha1\nkind: BackupLocation\nmetadata:\n  name: s3\n  namespace: story\nspec: {}',
+        'apiVersion: pxc.dbaas.example.com/v1\nkind: PerconaXtraDBCluster\nmetadata:\n  name: db1\n  namespace: story\nspec: {}',
+      ].join('\n---\n'),
+    );
+  });
+
   it('reports ResolutionFailed for a package that does not exist', async () => {
     await apply('missing.yaml', setup('missing', address));
     await catalogReady('missing');
