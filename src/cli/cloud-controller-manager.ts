@@ -4,8 +4,6 @@
 // election on the kube-system/cloud-controller-manager Lease.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { createHttpsClient, loadKubeconfig } from '../client/https.js';
@@ -13,7 +11,7 @@ import { cloudProviderNames, newCloudProvider, startCloudControllers } from '../
 import { parseFlags, UsageError } from '../golang/pflag.js';
 import { parseGoDuration } from '../golang/time.js';
 import { collectProcessMetrics } from '../server/metrics.js';
-import { sendMetrics } from '../server/promhttp.js';
+import { serveMetrics, stopOnSignals } from './daemon.js';
 import { loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
 export const CLOUD_CONTROLLER_MANAGER_USAGE = `kplane cloud-controller-manager flags (k8s.io/cloud-provider's names and defaults):
@@ -154,29 +152,13 @@ export async function cloudControllerManager(argv: string[]): Promise<void> {
     const client = createHttpsClient(loadKubeconfig(values.kubeconfig!));
     const registry = new Registry();
     collectProcessMetrics(registry);
-    let metricsServer: Server | undefined;
-    let metricsNote = '';
-    if (values['metrics-port'] !== undefined) {
-      const port = Number(values['metrics-port']);
-      if (!/^\d+$/.test(values['metrics-port']) || port > 65535) fail(`--metrics-port must be a port number, got "${values['metrics-port']}"`);
-      const srv = createServer((req, res) => {
-        if ((req.url ?? '').split('?')[0] !== '/metrics') {
-          res.writeHead(404).end('not found\n');
-          return;
-        }
-        registry.metrics().then(
-          (body) => sendMetrics(req, res, body, registry.contentType),
-          (e: unknown) => res.writeHead(500).end(String(e)),
-        );
-      });
-      await new Promise<void>((ok, bad) => {
-        srv.once('error', bad);
-        srv.listen(port, values['metrics-bind-address'] ?? '127.0.0.1', () => ok());
-      });
-      metricsServer = srv;
-      const a = srv.address() as AddressInfo;
-      metricsNote = `, metrics on http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/metrics`;
+    let metrics: Awaited<ReturnType<typeof serveMetrics>>;
+    try {
+      metrics = await serveMetrics(registry, values['metrics-port'], values['metrics-bind-address']);
+    } catch (e) {
+      return fail((e as Error).message);
     }
+    const { server: metricsServer, note: metricsNote } = metrics;
     const running = await startCloudControllers({
       client,
       provider,
@@ -188,33 +170,14 @@ export async function cloudControllerManager(argv: string[]): Promise<void> {
     process.stdout.write(
       `kplane cloud-controller-manager started: cloud provider ${providerName}, identity ${identity}, controllers ${running.names.join(',')}, leader election ${leaderElect ? `on Lease ${leaseNamespace}/${leaseName}` : 'off'}${metricsNote}\n`,
     );
-    let stopping = false;
-    const stop = (sig: string): void => {
-      if (stopping) return;
-      stopping = true;
-      log.info('Received signal, shutting down', 'signal', sig);
-      running
-        .stop()
-        .then(() => client.close())
-        .then(() => metricsServer?.close())
-        .then(
-          () => process.exit(0),
-          (e: unknown) => {
-            log.error(e, 'Shutdown failed');
-            process.exit(1);
-          },
-        );
-    };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    running.done.then(
-      () => {
-        if (!stopping) process.exit(0);
+    stopOnSignals(
+      log,
+      async () => {
+        await running.stop();
+        await client.close();
+        metricsServer?.close();
       },
-      (e: unknown) => {
-        log.error(e, 'Cloud controller manager failed');
-        process.exit(1);
-      },
+      { promise: running.done, failure: 'Cloud controller manager failed' },
     );
   } catch (e) {
     fail((e as Error).message);

@@ -2,8 +2,6 @@
 // kube-compatible server reached through a kubeconfig (HTTPS client), with leader election on a
 // coordination.k8s.io Lease so that several replicas can run and only one acts.
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
@@ -16,10 +14,10 @@ import { defaultControllers, runControllers, serviceAccountClients } from '../co
 import { collectProcessMetrics } from '../server/metrics.js';
 import { cloudControllers } from '../controlplane/cloud-module.js';
 import type { KubeClient } from '../client/types.js';
-import { sendMetrics } from '../server/promhttp.js';
 import { featureReporter, KUBE_CONTROLLER_MANAGER_COMPONENT } from '../controllers/featurereporter.js';
 import { versionInfo } from '../controlplane/controlplane.js';
 import { featureGateFromFlags } from './feature-flags.js';
+import { serveMetrics, stopOnSignals } from './daemon.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
 export const CONTROLLER_MANAGER_USAGE = `kplane controller-manager flags:
@@ -142,30 +140,7 @@ export async function controllerManager(argv: string[]): Promise<void> {
   const leaderElect = values['leader-elect'] !== 'false';
   const registry = new Registry();
   collectProcessMetrics(registry);
-  let metricsServer: Server | undefined;
-  let metricsNote = '';
-  if (values['metrics-port'] !== undefined) {
-    const port = Number(values['metrics-port']);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--metrics-port must be a port number, got "${values['metrics-port']}"`);
-    // Plain HTTP on loopback by default, like a Prometheus scrape target behind the node's firewall.
-    const srv = createServer((req, res) => {
-      if ((req.url ?? '').split('?')[0] !== '/metrics') {
-        res.writeHead(404).end('not found\n');
-        return;
-      }
-      registry.metrics().then(
-        (body) => sendMetrics(req, res, body, registry.contentType),
-        (e: unknown) => res.writeHead(500).end(String(e)),
-      );
-    });
-    await new Promise<void>((ok, fail) => {
-      srv.once('error', fail);
-      srv.listen(port, values['metrics-bind-address'], () => ok());
-    });
-    metricsServer = srv;
-    const a = srv.address() as AddressInfo;
-    metricsNote = `, metrics on http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/metrics`;
-  }
+  const { server: metricsServer, note: metricsNote } = await serveMetrics(registry, values['metrics-port'], values['metrics-bind-address']);
   const running = runControllers({
     client,
     ...(saClients ? { clientFor: (c) => saClients.clientFor(c) } : {}),
@@ -200,35 +175,16 @@ export async function controllerManager(argv: string[]): Promise<void> {
   process.stdout.write(
     `kplane controller-manager started: identity ${identity}, controllers ${names.join(',')}${saClients ? ' (each as its own ServiceAccount)' : ''}, leader election ${leaderElect ? `on Lease ${values['lease-namespace']}/${values['lease-name']}` : 'off'}${metricsNote}\n`,
   );
-  let stopping = false;
-  const stop = (sig: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info('Received signal, shutting down', 'signal', sig);
-    running
-      .stop()
-      .then(() => uses.stop())
-      .then(() => saClients?.close())
-      .then(() => client.close())
-      .then(() => metricsServer?.close())
-      .then(
-        () => process.exit(0),
-        (e: unknown) => {
-          log.error(e, 'Shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  running.done.then(
-    () => {
-      if (!stopping) process.exit(0);
+  stopOnSignals(
+    log,
+    async () => {
+      await running.stop();
+      await uses.stop();
+      await saClients?.close();
+      await client.close();
+      metricsServer?.close();
     },
-    (e: unknown) => {
-      log.error(e, 'Controller manager failed');
-      process.exit(1);
-    },
+    { promise: running.done, failure: 'Controller manager failed' },
   );
 }
 

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { createHttpsClient, loadKubeconfig } from '../client/https.js';
 import { NodeSim } from '../controllers/nodesim/index.js';
 import { ProxyHost, startNodeProxy } from '../controllers/proxy/index.js';
+import { stopOnSignals } from './daemon.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
 export const NODE_SIM_USAGE = `kplane node-sim flags:
@@ -84,23 +85,9 @@ export async function nodeSim(argv: string[]): Promise<void> {
   process.stdout.write(
     `kplane node-sim started: ${list.length} nodes${list.length ? ` (${list[0]!.name} ${list[0]!.ip}${list.length > 1 ? ` … ${list.at(-1)!.name} ${list.at(-1)!.ip}` : ''})` : ''}\n`,
   );
-  let stopping = false;
-  const stop = (sig: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info('Received signal, shutting down', 'signal', sig);
-    sim
-      .stop()
-      .then(() => proxies?.stop())
-      .then(() => client.close())
-      .then(
-        () => process.exit(0),
-        (e: unknown) => {
-          log.error(e, 'Shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  stopOnSignals(log, async () => {
+    await sim.stop();
+    await proxies?.stop();
+    await client.close();
+  });
 }
