@@ -1,6 +1,7 @@
 // `kplane node-sim`: simulated Nodes whose Pods really serve on loopback addresses
 // (src/controllers/nodesim), against any server with the cloud module, reached through a kubeconfig.
 import { parseArgs } from 'node:util';
+import { parseGoDuration } from '../golang/time.js';
 import { createHttpsClient, loadKubeconfig } from '../client/https.js';
 import { NodeSim } from '../controllers/nodesim/index.js';
 import { ProxyHost, startNodeProxy } from '../controllers/proxy/index.js';
@@ -24,11 +25,11 @@ export const NODE_SIM_USAGE = `kplane node-sim flags:
                              a cluster IP is one address on the machine, so one process may own them)
 ${LOGGING_USAGE}`;
 
+/** A Go duration flag (as every kplane command reads them), in milliseconds; must be above 0. */
 function duration(flag: string, v: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(v.trim());
-  if (!m) throw new Error(`${flag} must be a duration like 10s or 500ms, got "${v}"`);
-  const n = Number(m[1]);
-  return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
+  const d = parseGoDuration(v.trim());
+  if ('error' in d || d.ns <= 0n) throw new Error(`${flag} must be a duration like 10s or 500ms, got "${v}"`);
+  return Number(d.ns / 1_000_000n);
 }
 
 export async function nodeSim(argv: string[]): Promise<void> {

@@ -13,6 +13,7 @@ import {
   RetryError,
   type CloudProvider,
   type ControllerClientBuilder,
+  defaultLoadBalancerName,
   type Ctx,
   type InstanceMetadata,
   type InstancesV2,
@@ -99,11 +100,6 @@ interface FakeState {
 }
 
 const svcKey = (s: Readonly<Service>): string => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`;
-
-/** Go's DefaultLoadBalancerName: "a" + the UID without dashes, at most 32 characters. */
-export function defaultLoadBalancerName(s: Readonly<Service>): string {
-  return `a${(s.metadata?.uid ?? '').replaceAll('-', '')}`.slice(0, 32);
-}
 
 function abortable(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0) return Promise.resolve();

@@ -14,7 +14,7 @@ import { NODE_ROUTE_CONTROLLER, routeController } from './route.js';
 import { SERVICE_LB_CONTROLLER, serviceLBController } from './service.js';
 
 export * from './provider.js';
-export { FakeCloud, FAKE_PROVIDER_NAME, parseFakeCloudConfig, registerFakeCloudProvider, defaultLoadBalancerName } from './fake.js';
+export { FakeCloud, FAKE_PROVIDER_NAME, parseFakeCloudConfig, registerFakeCloudProvider } from './fake.js';
 export type { FakeCall, FakeCloudConfig, FakeError, FakeInstance, FakeBalancer } from './fake.js';
 export { EventRecorder } from './events.js';
 export { serviceLBController, needsUpdate, needsCleanup, wantsLoadBalancer, loadBalancerNode, SERVICE_LB_CONTROLLER } from './service.js';

@@ -155,6 +155,11 @@ export const ANNOTATION_PROVIDED_NODE_IP = 'alpha.kubernetes.io/provided-node-ip
 export const LABEL_EXCLUDE_FROM_LB = 'node.kubernetes.io/exclude-from-external-load-balancers';
 export const TAINT_TO_BE_DELETED_BY_CA = 'ToBeDeletedByClusterAutoscaler';
 
+/** k8s.io/cloud-provider's DefaultLoadBalancerName: "a" + the Service's UID without dashes, at most 32 characters. */
+export function defaultLoadBalancerName(service: Readonly<Service>): string {
+  return `a${(service.metadata?.uid ?? '').replaceAll('-', '')}`.slice(0, 32);
+}
+
 /** A named provider factory; `config` is the text of `--cloud-config` when given. */
 export type CloudProviderFactory = (config: string | undefined) => CloudProvider | Promise<CloudProvider>;
 

@@ -8,6 +8,7 @@ import { type Backend, type Listener, Picker, type Route, TcpListener, UdpListen
 import {
   type CloudProvider,
   type ControllerClientBuilder,
+  defaultLoadBalancerName,
   type Ctx,
   type InstanceMetadata,
   InstanceNotFoundError,
@@ -91,11 +92,6 @@ const nodeNameOf = (n: Readonly<Node>): string => {
   const pid = n.spec?.providerID;
   return pid?.startsWith(PROVIDER_ID_PREFIX) ? pid.slice(PROVIDER_ID_PREFIX.length) : (n.metadata?.name ?? '');
 };
-
-/** k8s.io/cloud-provider's DefaultLoadBalancerName: "a" + the UID without dashes, at most 32 characters. */
-export function defaultLoadBalancerName(svc: Readonly<Service>): string {
-  return `a${(svc.metadata?.uid ?? '').replaceAll('-', '')}`.slice(0, 32);
-}
 
 interface LB {
   readonly uid: string;

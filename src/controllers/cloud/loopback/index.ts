@@ -5,7 +5,7 @@ import { cloudProviderNames, type ControllerClientBuilder, registerCloudProvider
 import { serveCloudAdmin } from './admin.js';
 import { LoopbackCloud, type LoopbackCloudOptions, PROVIDER_NAME } from './cloud.js';
 
-export { LoopbackCloud, CloudAdminError, defaultLoadBalancerName, PROVIDER_NAME, PROVIDER_ID_PREFIX } from './cloud.js';
+export { LoopbackCloud, CloudAdminError, PROVIDER_NAME, PROVIDER_ID_PREFIX } from './cloud.js';
 export type { LoopbackCloudOptions, Instance, InstanceState, LoadBalancerInfo } from './cloud.js';
 export { serveCloudAdmin } from './admin.js';
 export type { HealthCheckOptions } from './health.js';
