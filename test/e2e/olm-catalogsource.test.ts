@@ -5,7 +5,6 @@
 // the package server's CATALOG column, labels and channels; the global catalog namespace; bad
 // CatalogSources answered 422.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,42 +22,10 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { run, tools } from '../support/tools.js';
 import { kplaneProcesses } from '../support/kplane-process.js';
 import { startRegistry, type RunningRegistry } from '../support/registry.js';
+import { serveCatalog, stopCatalog, type ServedCatalog } from '../support/catalog-serve.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const catalogDir = join(root, 'src/catalog/serve/testdata/simple');
-const kplane = join(root, 'bin/kplane.js');
-
-interface Served {
-  proc: ChildProcess;
-  port: number;
-  exited: Promise<number | null>;
-}
-
-/** `kplane catalog serve DIR --port PORT`, once it logs that it serves. */
-async function serveCatalog(port = 0): Promise<Served> {
-  const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', catalogDir, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  const got = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`catalog serve did not start:\n${err}`)), 60_000);
-    proc.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /msg="serving registry".* port=(\d+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    void exited.then((code) => reject(new Error(`catalog serve exited with ${code}:\n${err}`)));
-  });
-  return { proc, port: got, exited };
-}
-
-async function stopCatalog(s: Served | undefined): Promise<void> {
-  if (!s || s.proc.exitCode !== null) return;
-  s.proc.kill('SIGTERM');
-  await s.exited;
-}
 
 const catalogSource = (name: string, namespace: string, address: string, extra = ''): string =>
   [
@@ -82,12 +49,12 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
   let kc: KubectlSession;
   let kc120: KubectlSession;
   let dir: string;
-  let catalog: Served | undefined;
-  let globalCatalog: Served | undefined;
+  let catalog: ServedCatalog | undefined;
+  let globalCatalog: ServedCatalog | undefined;
   let garbage: Server | undefined;
 
   before(async () => {
-    catalog = await serveCatalog();
+    catalog = await serveCatalog(catalogDir);
     server = await startTestServer({
       storage: 'memory',
       apis: [...defaultModules(), olm({ initialBackoffMs: 100, maxBackoffMs: 1000, log: () => {} })],
@@ -238,7 +205,7 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
         if (added.length === 3) break;
       }
     })();
-    globalCatalog = await serveCatalog();
+    globalCatalog = await serveCatalog(catalogDir);
     await kc.ok(['apply', '-f', await kc.file('global.yaml', catalogSource('global', 'olm', `127.0.0.1:${globalCatalog.port}`))]);
     const out = await eventually(30_000, 'the global packages in team-a', async () => {
       const r = await kc.k(['get', 'packagemanifests', '-n', 'team-a', '-o', 'json']);
@@ -283,7 +250,7 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
     });
     assert.equal(pms.split(' ').length, 3);
 
-    catalog = await serveCatalog(port);
+    catalog = await serveCatalog(catalogDir, port);
     const back = await eventually(60_000, 'READY again', async () => {
       const st = await state('simple');
       return observed(st) === 'READY' ? st : undefined;
@@ -361,7 +328,7 @@ describe('OLM CatalogSource and PackageManifest', { timeout: 300_000 }, () => {
 describe('kplane serve --modules=olm --global-catalog-namespace', { timeout: 300_000 }, () => {
   const procs = kplaneProcesses({ startTimeoutMs: 120_000 });
   let dir = '';
-  let catalog: Served | undefined;
+  let catalog: ServedCatalog | undefined;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kplane-olm-cli-'));
   });
@@ -396,7 +363,7 @@ describe('kplane serve --modules=olm --global-catalog-namespace', { timeout: 300
   });
 
   it("serves the OLM APIs, and the given namespace's catalogs in every namespace", async () => {
-    catalog = await serveCatalog();
+    catalog = await serveCatalog(catalogDir);
     const dataDir = join(dir, 'data');
     const server = await procs.start(
       ['serve', '--data-dir', dataDir, '--secure-port', '0', '--controllers=false', '--modules=olm', '--global-catalog-namespace=shared'],

@@ -6,7 +6,6 @@
 // OperatorGroup (NoOperatorGroup); uninstall (delete subscription keeps the CSV, delete csv removes
 // its RBAC, CRDs kept); the catalog server stopped (CatalogSourcesUnhealthy).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { defaultControllers } from '../../src/controllers/index.js';
 import { defaultModules } from '../../src/controlplane/modules.js';
 import { olm } from '../../src/controlplane/olm-module.js';
+import { serveCatalog, stopCatalog, type ServedCatalog } from '../support/catalog-serve.js';
 import { eventually } from '../support/eventually.js';
 import { kubectlSession, type KubectlSession } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -22,38 +22,6 @@ import { tools } from '../support/tools.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const catalogDir = join(root, 'examples/dbaas-catalog/catalog');
-const kplane = join(root, 'bin/kplane.js');
-
-interface Served {
-  proc: ChildProcess;
-  port: number;
-  exited: Promise<number | null>;
-}
-
-async function serveCatalog(dir = catalogDir, wantPort = 0): Promise<Served> {
-  const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', dir, '--port', String(wantPort)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`catalog serve did not start:\n${err}`)), 60_000);
-    proc.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /msg="serving registry".* port=(\d+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    void exited.then((code) => reject(new Error(`catalog serve exited with ${code}:\n${err}`)));
-  });
-  return { proc, port, exited };
-}
-
-async function stopCatalog(s: Served | undefined): Promise<void> {
-  if (!s || s.proc.exitCode !== null) return;
-  s.proc.kill('SIGTERM');
-  await s.exited;
-}
 
 type Json = Record<string, unknown>;
 
@@ -85,7 +53,7 @@ describe('OLM install flow: Subscription → InstallPlan → CSV', { timeout: 30
   let server: TestServer;
   let kc: KubectlSession;
   let dir: string;
-  let catalog: Served | undefined;
+  let catalog: ServedCatalog | undefined;
   let address: string;
 
   before(async () => {
