@@ -126,10 +126,10 @@ describe('Service defaults and allocation', () => {
 
 describe('Requested values', () => {
   it('an allocated nodePort is refused with 422 provided port is already allocated', async () => {
-    await created(svc('owner', { type: 'NodePort', ports: [{ port: 80, nodePort: 30100 }] }));
-    const r = await create(svc('thief', { type: 'NodePort', ports: [{ port: 80, nodePort: 30100 }] }));
+    await created(svc('owner', { type: 'NodePort', ports: [{ port: 80, nodePort: 30060 }] }));
+    const r = await create(svc('thief', { type: 'NodePort', ports: [{ port: 80, nodePort: 30060 }] }));
     assert.equal(r.status, 422);
-    assert.equal(message(r), 'Service "thief" is invalid: spec.ports[0].nodePort: Invalid value: 30100: provided port is already allocated');
+    assert.equal(message(r), 'Service "thief" is invalid: spec.ports[0].nodePort: Invalid value: 30060: provided port is already allocated');
   });
 
   it('a nodePort out of the range is refused with the range in the message', async () => {
@@ -157,11 +157,11 @@ describe('Requested values', () => {
 
   it('a failed create gives back what it took; a delete releases node ports and cluster IPs for the next create', async () => {
     // The nodePort is taken first, then validation fails (a bad session affinity): the port is free again.
-    const bad = await create(svc('bad', { type: 'NodePort', sessionAffinity: 'Sticky', ports: [{ port: 80, nodePort: 30200 }] }));
+    const bad = await create(svc('bad', { type: 'NodePort', sessionAffinity: 'Sticky', ports: [{ port: 80, nodePort: 30062 }] }));
     assert.equal(bad.status, 422);
-    await created(svc('good', { type: 'NodePort', clusterIP: '127.1.0.20', ports: [{ port: 80, nodePort: 30200 }] }));
+    await created(svc('good', { type: 'NodePort', clusterIP: '127.1.0.20', ports: [{ port: 80, nodePort: 30062 }] }));
     assert.equal((await del('good')).status, 200);
-    await created(svc('again', { type: 'NodePort', clusterIP: '127.1.0.20', ports: [{ port: 80, nodePort: 30200 }] }));
+    await created(svc('again', { type: 'NodePort', clusterIP: '127.1.0.20', ports: [{ port: 80, nodePort: 30062 }] }));
   });
 });
 
@@ -333,8 +333,9 @@ for (const kubectl of KUBECTLS) {
   describe(`kubectl ${kubectl.name}`, { concurrency: false }, () => {
     let kc: KubectlSession;
     const ns = `k${kubectl.name.replace('.', '')}`;
-    // Node ports are cluster-wide: each kubectl asks for its own.
-    const nodePort = kubectl.name === '1.20' ? '30777' : '30778';
+    // Node ports are cluster-wide: each kubectl asks for its own, in the static band (30000-30085)
+    // that random allocation takes last, as upstream's, so the other tests' services cannot hold it.
+    const nodePort = kubectl.name === '1.20' ? '30070' : '30071';
     before(async () => {
       kc = kubectlSession(kubectl.bin, server.kubeconfig, dir);
       await kc.ok(['create', 'namespace', ns]);

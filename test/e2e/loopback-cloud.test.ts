@@ -346,14 +346,14 @@ describe('node proxy', () => {
   it('a NodePort that cannot be opened is tried again', async () => {
     const nodeIP = '127.2.250.4';
     const blocker = net.createServer();
-    await new Promise<void>((r) => blocker.listen(31999, nodeIP, r));
-    await createService('busy', { type: 'NodePort', ports: [{ name: 'http', port: 8087, nodePort: 31999, targetPort: BACKEND_PORT }] });
+    await new Promise<void>((r) => blocker.listen(30080, nodeIP, r));
+    await createService('busy', { type: 'NodePort', ports: [{ name: 'http', port: 8087, nodePort: 30080, targetPort: BACKEND_PORT }] });
     await writeSlice('busy', [{ ip: POD_A1, node: NODE_A.name }]);
     const p = await startNodeProxy({ client, nodeName: 'lb-node-d', nodeIP, healthzPort: 0, host });
     try {
-      await eventually(5000, 'the failure is recorded', async () => (p.proxy.failures.has(`TCP/${nodeIP}:31999`) ? true : undefined));
+      await eventually(5000, 'the failure is recorded', async () => (p.proxy.failures.has(`TCP/${nodeIP}:30080`) ? true : undefined));
       await new Promise<void>((r) => blocker.close(() => r()));
-      assert.equal(await eventually(15_000, 'opened on retry', () => backendOf(nodeIP, 31999), 200), POD_A1);
+      assert.equal(await eventually(15_000, 'opened on retry', () => backendOf(nodeIP, 30080), 200), POD_A1);
       assert.equal(p.proxy.failures.size, 0);
     } finally {
       await p.stop();
