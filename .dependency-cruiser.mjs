@@ -25,6 +25,9 @@ const LAYERS = [
   { name: 'features', folders: ['server', 'apiextensions', 'controllers', 'catalog'] },
   // Assembly: createControlPlane, the API modules and the controllers it starts; the `kplane` entry.
   { name: 'controlplane', folders: ['controlplane'], files: ['controlplane.ts', 'index.ts'] },
+  // Test kits shipped for others to run against their clusters (the CCM test kit): they drive any
+  // kube-compatible server through the client, and may use kplane's own parts for local drivers.
+  { name: 'testkits', folders: ['ccm-testing'] },
   // `kplane` subcommands: argument parsing and wiring only.
   { name: 'cli', folders: ['cli'] },
 ];
