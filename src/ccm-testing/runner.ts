@@ -5,8 +5,7 @@ export async function runSuite(opts: RunSuiteOptions & { tests: readonly CcmTest
   const results: TestResult[] = [];
   for (const t of opts.tests) {
     for (const half of ['controlPlane', 'dataPlane'] as const) {
-      const fn = t[half];
-      if (!fn) continue;
+      if (!t[half]) continue;
       const missing = t.needs.capabilities.filter((c) => !opts.driver.capabilities.has(c));
       if (half === 'dataPlane' && !opts.driver.capabilities.has('dataPlane')) missing.push('dataPlane');
       const start = Date.now();
@@ -27,10 +26,10 @@ export async function runSuite(opts: RunSuiteOptions & { tests: readonly CcmTest
         driver: opts.driver,
         timeouts: { ...opts.driver.timeouts, ...opts.timeouts },
         signal: opts.signal ?? new AbortController().signal,
-        log: opts.log ?? (() => {}),
+        log: (m) => opts.log?.(m),
       };
       try {
-        await fn.call(t, env);
+        await (half === 'controlPlane' ? t.controlPlane?.(env) : t.dataPlane?.(env));
         results.push({ id: t.id, half, outcome: 'passed', durationMs: Date.now() - start });
       } catch (e) {
         results.push({ id: t.id, half, outcome: 'failed', durationMs: Date.now() - start, message: (e as Error).message });
