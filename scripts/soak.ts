@@ -1,7 +1,8 @@
-// npm run soak [-- --minutes 30] [--storage sqlite,etcd] [--watches 1000] [--writers 4] [--sample-seconds 60] [--out DIR]
+// npm run soak [-- --minutes 30] [--storage sqlite,etcd] [--watches 1000] [--writers 4] [--window 500] [--sample-seconds 60] [--out DIR]
 //
 // The soak of issue 21 (not in CI): a mixed load (creates, updates, deletes through the kplane
-// client) plus `--watches` watches that resume from their last resourceVersion, for `--minutes`,
+// client; each writer deletes what it created `--window` rounds before, so the stored set stays
+// bounded and a growing RSS means a leak, not more data) plus `--watches` watches that resume from their last resourceVersion, for `--minutes`,
 // against one `kplane serve` on SQLite and against two `kplane serve` on a 3-member etcd cluster
 // (loopback, .tools/bin/etcd). Every minute it records, per server, RSS, CPU (share of one core),
 // the event loop's p99 delay (from the server's own /metrics) and the load's p99 write latency,
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     storage: { type: 'string', default: 'sqlite,etcd' },
     watches: { type: 'string', default: '1000' },
     writers: { type: 'string', default: '4' },
+    window: { type: 'string', default: '500' },
     'sample-seconds': { type: 'string', default: '60' },
     out: { type: 'string' },
   },
@@ -144,7 +146,7 @@ async function soak(target: Target, samples: Sample[]): Promise<void> {
   await main.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }).catch(() => undefined);
   const start = await main.list(CONFIGMAPS, NS);
   const watches = startWatches(target.loadClients, start.metadata?.resourceVersion ?? '0');
-  const load = mixedLoad(target.loadClients, NS, { writersPerClient: Math.max(1, Math.round(writers / target.loadClients.length)), pauseMs: 10 });
+  const load = mixedLoad(target.loadClients, NS, { writersPerClient: Math.max(1, Math.round(writers / target.loadClients.length)), pauseMs: 10, window: Number(values.window) });
   const cpuBefore = new Map<string, number>();
   for (const s of target.servers) cpuBefore.set(s.name, metric(await scrape(s.raw), 'process_cpu_seconds_total'));
   let lastWatchEvents = 0;

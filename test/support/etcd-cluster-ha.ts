@@ -221,7 +221,11 @@ let loadCounter = Date.now() % 100_000;
  * delete every third one. A write that fails without an answer marks its object uncertain and the
  * loop moves to a new name, so every acknowledged state stays checkable.
  */
-export function mixedLoad(clients: readonly KubeClient[], ns: string, opts: { writersPerClient?: number; pauseMs?: number } = {}): MixedLoad {
+/**
+ * `window`: each writer also deletes the object it created `window` rounds before (unless that one
+ * was deleted already), so the stored set stays bounded (a soak's steady state) instead of growing.
+ */
+export function mixedLoad(clients: readonly KubeClient[], ns: string, opts: { writersPerClient?: number; pauseMs?: number; window?: number } = {}): MixedLoad {
   const acks = new Map<string, Ack>();
   const counts = { creates: 0, updates: 0, deletes: 0, failures: 0, appliedButRefused: 0 };
   const latenciesMs: number[] = [];
@@ -255,6 +259,17 @@ export function mixedLoad(clients: readonly KubeClient[], ns: string, opts: { wr
           await timed(() => client.delete(CONFIGMAPS, ns, name));
           ack.rv = undefined;
           ack.log.push('delete');
+          counts.deletes++;
+        }
+        const old = n - (opts.window ?? 0);
+        if (opts.window !== undefined && old >= 0 && old % 3 !== 0) {
+          const oldName = `${id}-${old}`;
+          await timed(() => client.delete(CONFIGMAPS, ns, oldName));
+          const oldAck = acks.get(oldName);
+          if (oldAck) {
+            oldAck.rv = undefined;
+            oldAck.log.push('delete (window)');
+          }
           counts.deletes++;
         }
       } catch (e) {
