@@ -13,6 +13,7 @@ import type { RegistryClient } from '../registry-client.js';
 import type { CatalogKey, CatalogSnapshot, InstalledOperator, Resolve, ResolvedStep, SubscriptionInput } from '../resolver/types.js';
 import { CsvSync } from './csv.js';
 import { InstallPlanExecutor, type ExecutorOptions, type SchemaValidator } from './executor.js';
+import { COPIED_LABEL, isCopied, OPERATOR_NAMESPACE_ANNOTATION, syncCopies, targetNamespaces, writeGroupStatus } from './operatorgroup.js';
 import {
   arr,
   CATALOG_SOURCES,
@@ -57,7 +58,8 @@ export interface InstallControllerOptions {
   readonly beforeStep?: ExecutorOptions['beforeStep'];
 }
 
-const WATCHED: readonly GVR[] = [SUBSCRIPTIONS, INSTALL_PLANS, CSVS, OPERATOR_GROUPS, CATALOG_SOURCES, CRDS];
+const NAMESPACES: GVR = { group: '', version: 'v1', resource: 'namespaces' };
+const WATCHED: readonly GVR[] = [SUBSCRIPTIONS, INSTALL_PLANS, CSVS, OPERATOR_GROUPS, CATALOG_SOURCES, CRDS, NAMESPACES];
 
 const IN_FLIGHT = new Set(['', 'RequiresApproval', 'Installing']);
 
@@ -121,6 +123,10 @@ export class InstallController {
     const signal = this.abort.signal;
     const onEvent = (type: string, o: KubeObject): void => {
       const ns = o.metadata?.namespace ?? '';
+      // A namespace that comes or goes may be a target of a group (copied CSVs, selectors).
+      if (gvr === NAMESPACES) return this.markAll();
+      // A copy's change or deletion is settled by its parent's namespace.
+      if (gvr === CSVS && isCopied(o)) return this.mark(o.metadata?.annotations?.[OPERATOR_NAMESPACE_ANNOTATION] ?? o.metadata?.labels?.[COPIED_LABEL] ?? ns);
       if (gvr === CRDS || gvr === CATALOG_SOURCES) {
         if (gvr === CATALOG_SOURCES) this.bundles.delete(`${ns}/${o.metadata?.name ?? ''}`);
         if (gvr === CRDS || ns === this.opts.globalCatalogNamespace) return this.markAll();
@@ -172,22 +178,29 @@ export class InstallController {
 
   /** One sync of a namespace; a number asks for another one after that many ms. */
   async syncNamespace(ns: string): Promise<number | undefined> {
-    const [subs, plans, csvs, ogs] = await Promise.all([
+    const [subs, plans, csvList, ogs] = await Promise.all([
       this.client.list(SUBSCRIPTIONS, ns),
       this.client.list(INSTALL_PLANS, ns),
       this.client.list(CSVS, ns),
       this.client.list(OPERATOR_GROUPS, ns),
     ]);
+    // Copies of other namespaces' CSVs are their parents' business.
+    const own = (list: readonly KubeObject[]): KubeObject[] => list.filter((c) => !isCopied(c));
     let again: number | undefined;
     for (const plan of plans.items) {
       const r = await this.executor.sync(plan);
       if (r.again !== undefined) again = Math.min(again ?? Infinity, r.again);
     }
-    await this.csvSync.syncNamespace(ns, csvs.items, ogs.items);
+    const og = ogs.items.length === 1 ? ogs.items[0]! : undefined;
+    const targets = og ? await targetNamespaces(this.client, og) : undefined;
+    if (og && targets) await writeGroupStatus(this.client, og, targets);
+    await this.csvSync.syncNamespace(ns, own(csvList.items), ogs.items, targets);
+    // Read again: the CSV sync may have moved phases on.
+    const csvsNow = own((await this.client.list(CSVS, ns)).items);
+    await syncCopies(this.client, ns, csvsNow, targets);
     if (subs.items.length) {
-      // Read again: the executor and the CSV sync may have moved things on.
-      const [plansNow, csvsNow] = await Promise.all([this.client.list(INSTALL_PLANS, ns), this.client.list(CSVS, ns)]);
-      await this.syncSubscriptions(ns, subs.items, plansNow.items, csvsNow.items);
+      const plansNow = await this.client.list(INSTALL_PLANS, ns);
+      await this.syncSubscriptions(ns, subs.items, plansNow.items, csvsNow);
     }
     return again;
   }
