@@ -10,7 +10,7 @@ import type { KubeObject } from '../../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../../client/types.js';
 import type { ApiBundle } from '../../api/api.js';
 import type { RegistryClient } from '../registry-client.js';
-import type { CatalogKey, CatalogSnapshot, InstalledOperator, Resolve, ResolvedStep, SubscriptionInput } from '../resolver/types.js';
+import type { CatalogKey, CatalogSnapshot, InstalledOperator, Resolve, ResolvedStep, ResolveResult, SubscriptionInput } from '../resolver/types.js';
 import { CsvSync } from './csv.js';
 import { InstallPlanExecutor, type ExecutorOptions, type SchemaValidator } from './executor.js';
 import { COPIED_LABEL, isCopied, OPERATOR_NAMESPACE_ANNOTATION, syncCopies, targetNamespaces, writeGroupStatus } from './operatorgroup.js';
@@ -47,6 +47,11 @@ export interface CatalogAccess {
 
 export interface InstallControllerOptions {
   readonly resolve: Resolve;
+  /**
+   * `resolve` answers from its input alone (the built-in resolver): the same question asked again
+   * is answered from the last answer, without solving.
+   */
+  readonly resolveIsPure?: boolean;
   readonly catalogs: CatalogAccess;
   readonly globalCatalogNamespace: string;
   readonly log?: (msg: string) => void;
@@ -75,6 +80,11 @@ export class InstallController {
   private readonly executor: InstallPlanExecutor;
   private readonly log: (msg: string) => void;
   private resync: NodeJS.Timeout | undefined;
+  /** Each namespace's last resolution and what it was asked. */
+  private readonly answers = new Map<string, { question: string; result: ResolveResult }>();
+  /** An id per bundle list read from a catalog (a new read is a new list). */
+  private readonly bundleIds = new WeakMap<ApiBundle[], number>();
+  private nextBundlesId = 0;
 
   constructor(
     private readonly client: KubeClient,
@@ -203,6 +213,12 @@ export class InstallController {
       await this.syncSubscriptions(ns, subs.items, plansNow.items, csvsNow);
     }
     return again;
+  }
+
+  private bundlesId(bundles: ApiBundle[]): number {
+    let id = this.bundleIds.get(bundles);
+    if (id === undefined) this.bundleIds.set(bundles, (id = ++this.nextBundlesId));
+    return id;
   }
 
   /** The catalogs in scope of a namespace: its own and the global catalog namespace's. */
@@ -388,7 +404,20 @@ export class InstallController {
           providedApis: owned.map((o) => ({ group: str(o.name).split('.').slice(1).join('.'), version: str(o.version), kind: str(o.kind) })),
         };
       });
-    const result = await this.opts.resolve({ namespace: ns, subscriptions: input, installed, catalogs: snapshots });
+    // The same question as last time gets the same answer without solving again: every resync
+    // (and every namespace created) syncs each namespace, and a SAT resolution holds the event
+    // loop for its CPU time.
+    const question = JSON.stringify({
+      input,
+      installed,
+      catalogs: snapshots.map((c) => [c.key, c.priority, this.bundlesId(c.bundles), c.defaultChannels]),
+    });
+    const last = this.answers.get(ns);
+    const result =
+      this.opts.resolveIsPure && last?.question === question
+        ? last.result
+        : await this.opts.resolve({ namespace: ns, subscriptions: input, installed, catalogs: snapshots });
+    this.answers.set(ns, { question, result });
     if (!result.ok) return { failed: { reason: result.reason, message: result.message } };
     const existing = new Set(csvs.map((c) => c.metadata?.name ?? ''));
     const steps = result.steps.filter((s) => !existing.has(s.bundle.csvName));
