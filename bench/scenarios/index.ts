@@ -15,6 +15,7 @@ import { features } from './features.js';
 import { list10k } from './list10k.js';
 import { liststream } from './liststream.js';
 import { micro } from './micro.js';
+import { olmInstall } from './olm-install.js';
 import { olmResolve } from './olm-resolve.js';
 import { openloop } from './openloop.js';
 import { rbac } from './rbac.js';
@@ -45,6 +46,7 @@ export const SCENARIOS: readonly Scenario[] = [
   dataplane,
   extending,
   olmResolve,
+  olmInstall,
   features,
   micro,
 ];
@@ -72,6 +74,7 @@ export const SCENARIO_NAMES = [
   'audit',
   'catalog',
   'resolver',
+  'olm-install',
   'micro',
   'rbac',
   'rbacload',

@@ -583,6 +583,12 @@ async function main(): Promise<void> {
       return;
     }
     case 'catalog': {
+      // The live interoperability test needs a control plane, which the catalog layer cannot start.
+      if (rest[0] === 'test' && rest[1] === 'interop') {
+        const { catalogTestInterop } = await import('./catalog-interop.js');
+        process.exitCode = await catalogTestInterop(rest.slice(2));
+        return;
+      }
       const { catalog } = await import('../catalog/cli.js');
       process.exitCode = await catalog(rest);
       return;

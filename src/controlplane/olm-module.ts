@@ -77,6 +77,7 @@ export function olm(opts: OlmOptions = {}): ApiModule {
       // The install flow: Subscriptions → InstallPlans → applied bundles → CSV phases.
       install = new InstallController(ctx.client, {
         resolve: opts.resolve ?? satResolve,
+        resolveIsPure: opts.resolve === undefined,
         catalogs: {
           registryClient: (ns, name) => catalogs.registryClient(ns, name),
           defaultChannels: (ns, name) => catalogs.defaultChannels(ns, name),

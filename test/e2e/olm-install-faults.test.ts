@@ -37,7 +37,7 @@ function crd(plural: string, kind: string, properties: Json): Json {
   };
 }
 
-function bundle(pkg: string, version: string, crds: Json[]): ApiBundle {
+function bundle(pkg: string, version: string, crds: Json[], installModes: Json[] = [{ type: 'OwnNamespace', supported: true }]): ApiBundle {
   const csvName = `${pkg}.v${version}`;
   const csv = {
     apiVersion: 'operators.coreos.com/v1alpha1',
@@ -46,7 +46,7 @@ function bundle(pkg: string, version: string, crds: Json[]): ApiBundle {
     spec: {
       displayName: pkg,
       version,
-      installModes: [{ type: 'OwnNamespace', supported: true }],
+      installModes,
       customresourcedefinitions: { owned: crds.map((c) => ({ name: (c.metadata as Json).name, version: 'v1', kind: ((c.spec as Json).names as Json).kind })) },
       install: {
         strategy: 'deployment',
@@ -92,10 +92,10 @@ function testResolver(catalog: Map<string, ApiBundle[]>): Resolve {
   };
 }
 
-const setup = (ns: string, sub: string, pkg: string): string =>
+const setup = (ns: string, sub: string, pkg: string, ogSpec = `{targetNamespaces: [${ns}]}`): string =>
   [
     `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}`,
-    `apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata:\n  name: og\n  namespace: ${ns}`,
+    `apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata:\n  name: og\n  namespace: ${ns}\nspec: ${ogSpec}`,
     `apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: ${sub}\n  namespace: ${ns}\nspec:\n  name: ${pkg}\n  source: test\n  sourceNamespace: ${ns}`,
   ].join('\n---\n');
 
@@ -187,6 +187,62 @@ describe('OLM install flow faults', { timeout: 300_000 }, () => {
     // The old operator stays.
     const csv = await getJson(['get', 'csv', 'widget.v1.0.0', '-n', 'widget']);
     assert.equal((csv.status as Json).phase, 'Succeeded');
+  });
+
+  it('checks install modes against the OperatorGroup and copies the CSV into its target namespaces', async () => {
+    const csvOf = async (ns: string): Promise<Json | undefined> => {
+      const items = (await getJson(['get', 'csv', '-n', ns])).items as Json[];
+      return items.find((c) => (c.metadata as Json).name === 'modes.v1.0.0');
+    };
+    const csvWith = (ns: string, what: string, probe: (c: Json) => boolean): Promise<Json> =>
+      eventually(60_000, what, async () => {
+        const c = await csvOf(ns);
+        return c && probe(c) ? c : undefined;
+      });
+    const status = (c: Json): Json => (c.status ?? {}) as Json;
+    catalog.set('modes', [
+      bundle(
+        'modes',
+        '1.0.0',
+        [],
+        [
+          { type: 'OwnNamespace', supported: true },
+          { type: 'SingleNamespace', supported: false },
+          { type: 'MultiNamespace', supported: true },
+          { type: 'AllNamespaces', supported: false },
+        ],
+      ),
+    ]);
+    await apply('teams.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-b\n');
+    // A group of every namespace: the operator does not support AllNamespaces.
+    await apply('modes.yaml', setup('modes', 'modes', 'modes', '{}'));
+    const failed = await csvWith('modes', 'the CSV to fail on the OperatorGroup', (c) => status(c).phase === 'Failed');
+    assert.equal(status(failed).reason, 'UnsupportedOperatorGroup');
+    assert.equal(status(failed).message, 'AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces');
+    assert.equal(((failed.metadata as Json).annotations as Json)['olm.targetNamespaces'], '');
+    assert.equal(await csvOf('team-a'), undefined, 'a failed CSV is not copied');
+    // Its own namespace and team-a: MultiNamespace.
+    await kc.ok(['patch', 'operatorgroup', 'og', '-n', 'modes', '--type=merge', '-p', '{"spec":{"targetNamespaces":["modes","team-a"]}}']);
+    const ok = await csvWith('modes', 'the CSV to succeed', (c) => status(c).phase === 'Succeeded');
+    const history = (status(ok).conditions as Json[]).map((c) => `${String(c.phase)}/${String(c.reason)}`);
+    assert.ok(history.includes('Pending/RequirementsUnknown'), history.join(' '));
+    assert.equal((status(ok).conditions as Json[]).find((c) => c.message === 'InstallModes now support target namespaces')?.phase, 'Pending');
+    const og = await getJson(['get', 'operatorgroup', 'og', '-n', 'modes']);
+    assert.deepEqual((og.status as Json).namespaces, ['modes', 'team-a']);
+    const copy = await csvWith('team-a', 'the copied CSV in team-a', (c) => status(c).phase === 'Succeeded');
+    assert.equal(((copy.metadata as Json).labels as Json)['olm.copiedFrom'], 'modes');
+    assert.equal(status(copy).reason, 'Copied');
+    assert.equal(status(copy).message, 'The operator is running in modes but is managing this namespace');
+    assert.equal(((copy.metadata as Json).annotations as Json)['olm.targetNamespaces'], undefined);
+    assert.equal(await csvOf('team-b'), undefined, 'no copy where the group does not look');
+    // The group moves to team-b: the copy moves with it.
+    await kc.ok(['patch', 'operatorgroup', 'og', '-n', 'modes', '--type=merge', '-p', '{"spec":{"targetNamespaces":["modes","team-b"]}}']);
+    await csvWith('team-b', 'the copy in team-b', (c) => status(c).reason === 'Copied');
+    await eventually(60_000, 'the copy in team-a to go', async () => ((await csvOf('team-a')) ? undefined : true));
+    // Uninstall: the copies go with the original.
+    await kc.ok(['delete', 'subscription', 'modes', '-n', 'modes']);
+    await kc.ok(['delete', 'csv', 'modes.v1.0.0', '-n', 'modes']);
+    await eventually(60_000, 'the copy in team-b to go', async () => ((await csvOf('team-b')) ? undefined : true));
   });
 
   it('resumes an InstallPlan after kplane stopped in the middle of it', async () => {

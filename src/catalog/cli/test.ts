@@ -18,6 +18,10 @@ Run the test layers of the catalog repository ROOT (default: the current directo
                     every olm.package.required and olm.gvk.required is satisfiable inside the
                     catalog in the same channel kind; each platform's channel heads install together
 Findings about candidate channels only are warnings and do not fail the run.
+
+  kplane catalog test interop CATALOG   installs a built catalog's operators together into a
+                                        throw-away kplane and checks them against each other
+                                        (kplane catalog test interop --help)
 Exit code: 0 when no test failed, 1 otherwise.
 
 Flags:

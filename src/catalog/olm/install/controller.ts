@@ -10,9 +10,10 @@ import type { KubeObject } from '../../../apimachinery/types.js';
 import type { GVR, KubeClient } from '../../../client/types.js';
 import type { ApiBundle } from '../../api/api.js';
 import type { RegistryClient } from '../registry-client.js';
-import type { CatalogKey, CatalogSnapshot, InstalledOperator, Resolve, ResolvedStep, SubscriptionInput } from '../resolver/types.js';
+import type { CatalogKey, CatalogSnapshot, InstalledOperator, Resolve, ResolvedStep, ResolveResult, SubscriptionInput } from '../resolver/types.js';
 import { CsvSync } from './csv.js';
 import { InstallPlanExecutor, type ExecutorOptions, type SchemaValidator } from './executor.js';
+import { COPIED_LABEL, isCopied, OPERATOR_NAMESPACE_ANNOTATION, syncCopies, targetNamespaces, writeGroupStatus } from './operatorgroup.js';
 import {
   arr,
   CATALOG_SOURCES,
@@ -46,6 +47,11 @@ export interface CatalogAccess {
 
 export interface InstallControllerOptions {
   readonly resolve: Resolve;
+  /**
+   * `resolve` answers from its input alone (the built-in resolver): the same question asked again
+   * is answered from the last answer, without solving.
+   */
+  readonly resolveIsPure?: boolean;
   readonly catalogs: CatalogAccess;
   readonly globalCatalogNamespace: string;
   readonly log?: (msg: string) => void;
@@ -57,7 +63,8 @@ export interface InstallControllerOptions {
   readonly beforeStep?: ExecutorOptions['beforeStep'];
 }
 
-const WATCHED: readonly GVR[] = [SUBSCRIPTIONS, INSTALL_PLANS, CSVS, OPERATOR_GROUPS, CATALOG_SOURCES, CRDS];
+const NAMESPACES: GVR = { group: '', version: 'v1', resource: 'namespaces' };
+const WATCHED: readonly GVR[] = [SUBSCRIPTIONS, INSTALL_PLANS, CSVS, OPERATOR_GROUPS, CATALOG_SOURCES, CRDS, NAMESPACES];
 
 const IN_FLIGHT = new Set(['', 'RequiresApproval', 'Installing']);
 
@@ -73,6 +80,11 @@ export class InstallController {
   private readonly executor: InstallPlanExecutor;
   private readonly log: (msg: string) => void;
   private resync: NodeJS.Timeout | undefined;
+  /** Each namespace's last resolution and what it was asked. */
+  private readonly answers = new Map<string, { question: string; result: ResolveResult }>();
+  /** An id per bundle list read from a catalog (a new read is a new list). */
+  private readonly bundleIds = new WeakMap<ApiBundle[], number>();
+  private nextBundlesId = 0;
 
   constructor(
     private readonly client: KubeClient,
@@ -121,6 +133,10 @@ export class InstallController {
     const signal = this.abort.signal;
     const onEvent = (type: string, o: KubeObject): void => {
       const ns = o.metadata?.namespace ?? '';
+      // A namespace that comes or goes may be a target of a group (copied CSVs, selectors).
+      if (gvr === NAMESPACES) return this.markAll();
+      // A copy's change or deletion is settled by its parent's namespace.
+      if (gvr === CSVS && isCopied(o)) return this.mark(o.metadata?.annotations?.[OPERATOR_NAMESPACE_ANNOTATION] ?? o.metadata?.labels?.[COPIED_LABEL] ?? ns);
       if (gvr === CRDS || gvr === CATALOG_SOURCES) {
         if (gvr === CATALOG_SOURCES) this.bundles.delete(`${ns}/${o.metadata?.name ?? ''}`);
         if (gvr === CRDS || ns === this.opts.globalCatalogNamespace) return this.markAll();
@@ -172,24 +188,37 @@ export class InstallController {
 
   /** One sync of a namespace; a number asks for another one after that many ms. */
   async syncNamespace(ns: string): Promise<number | undefined> {
-    const [subs, plans, csvs, ogs] = await Promise.all([
+    const [subs, plans, csvList, ogs] = await Promise.all([
       this.client.list(SUBSCRIPTIONS, ns),
       this.client.list(INSTALL_PLANS, ns),
       this.client.list(CSVS, ns),
       this.client.list(OPERATOR_GROUPS, ns),
     ]);
+    // Copies of other namespaces' CSVs are their parents' business.
+    const own = (list: readonly KubeObject[]): KubeObject[] => list.filter((c) => !isCopied(c));
     let again: number | undefined;
     for (const plan of plans.items) {
       const r = await this.executor.sync(plan);
       if (r.again !== undefined) again = Math.min(again ?? Infinity, r.again);
     }
-    await this.csvSync.syncNamespace(ns, csvs.items, ogs.items);
+    const og = ogs.items.length === 1 ? ogs.items[0]! : undefined;
+    const targets = og ? await targetNamespaces(this.client, og) : undefined;
+    if (og && targets) await writeGroupStatus(this.client, og, targets);
+    await this.csvSync.syncNamespace(ns, own(csvList.items), ogs.items, targets);
+    // Read again: the CSV sync may have moved phases on.
+    const csvsNow = own((await this.client.list(CSVS, ns)).items);
+    await syncCopies(this.client, ns, csvsNow, targets);
     if (subs.items.length) {
-      // Read again: the executor and the CSV sync may have moved things on.
-      const [plansNow, csvsNow] = await Promise.all([this.client.list(INSTALL_PLANS, ns), this.client.list(CSVS, ns)]);
-      await this.syncSubscriptions(ns, subs.items, plansNow.items, csvsNow.items);
+      const plansNow = await this.client.list(INSTALL_PLANS, ns);
+      await this.syncSubscriptions(ns, subs.items, plansNow.items, csvsNow);
     }
     return again;
+  }
+
+  private bundlesId(bundles: ApiBundle[]): number {
+    let id = this.bundleIds.get(bundles);
+    if (id === undefined) this.bundleIds.set(bundles, (id = ++this.nextBundlesId));
+    return id;
   }
 
   /** The catalogs in scope of a namespace: its own and the global catalog namespace's. */
@@ -375,7 +404,20 @@ export class InstallController {
           providedApis: owned.map((o) => ({ group: str(o.name).split('.').slice(1).join('.'), version: str(o.version), kind: str(o.kind) })),
         };
       });
-    const result = await this.opts.resolve({ namespace: ns, subscriptions: input, installed, catalogs: snapshots });
+    // The same question as last time gets the same answer without solving again: every resync
+    // (and every namespace created) syncs each namespace, and a SAT resolution holds the event
+    // loop for its CPU time.
+    const question = JSON.stringify({
+      input,
+      installed,
+      catalogs: snapshots.map((c) => [c.key, c.priority, this.bundlesId(c.bundles), c.defaultChannels]),
+    });
+    const last = this.answers.get(ns);
+    const result =
+      this.opts.resolveIsPure && last?.question === question
+        ? last.result
+        : await this.opts.resolve({ namespace: ns, subscriptions: input, installed, catalogs: snapshots });
+    this.answers.set(ns, { question, result });
     if (!result.ok) return { failed: { reason: result.reason, message: result.message } };
     const existing = new Set(csvs.map((c) => c.metadata?.name ?? ''));
     const steps = result.steps.filter((s) => !existing.has(s.bundle.csvName));

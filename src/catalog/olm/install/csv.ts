@@ -5,7 +5,9 @@
 // Established, the ServiceAccounts of spec.install.spec.permissions present; status.requirementStatus
 // lists them. The OperatorGroup comes first (none: Failed/NoOperatorGroup; several:
 // Failed/TooManyOperatorGroups) and its olm.operatorGroup / olm.operatorNamespace /
-// olm.targetNamespaces annotations go on the CSV. A CSV another one `replaces` goes Replacing
+// olm.targetNamespaces annotations go on the CSV; then the CSV's installModes are checked against
+// the group's target namespaces (Failed with UnsupportedOperatorGroup, InvalidInstallModes or
+// NoTargetNamespaces and OLM's messages; back to Pending once they fit). A CSV another one `replaces` goes Replacing
 // (BeingReplaced), and once the new one Succeeded, Deleting (Replaced) and is deleted.
 //
 // kplane has no container runtime: the install strategy's Deployments are not run. Once the
@@ -15,6 +17,7 @@
 import { StatusError } from '../../../apimachinery/errors.js';
 import type { KubeObject } from '../../../apimachinery/types.js';
 import type { KubeClient } from '../../../client/types.js';
+import { installModeProblem } from './operatorgroup.js';
 import { arr, CRDS, CSVS, now, obj, specOf, statusOf, str, type Json } from './shared.js';
 
 export const CSV_REASONS = {
@@ -26,7 +29,12 @@ export const CSV_REASONS = {
   NoOperatorGroup: 'csv in namespace with no operatorgroups',
   TooManyOperatorGroups: "csv created in namespace with multiple operatorgroups, can't pick one automatically",
   Replaced: 'has been replaced by a newer ClusterServiceVersion that has successfully installed.',
+  NoTargetNamespaces: 'no targetNamespaces are matched operatorgroups namespace selection',
+  InstallModesNowSupported: 'InstallModes now support target namespaces',
 } as const;
+
+/** Failures that go away with the OperatorGroup problem behind them (OLM starts such a CSV over). */
+const GROUP_FAILURES = new Set(['NoOperatorGroup', 'TooManyOperatorGroups', 'NoTargetNamespaces', 'UnsupportedOperatorGroup']);
 
 export interface RequirementStatus {
   group: string;
@@ -49,12 +57,15 @@ export function deploymentNames(csv: KubeObject): string[] {
 export class CsvSync {
   constructor(private readonly client: KubeClient) {}
 
-  /** One sync of every CSV of a namespace (the OperatorGroups and all CSVs read once). */
-  async syncNamespace(ns: string, csvs: readonly KubeObject[], operatorGroups: readonly KubeObject[]): Promise<void> {
+  /**
+   * One sync of every CSV of a namespace (the OperatorGroups and all CSVs read once; copied CSVs
+   * left out by the caller). `targets` is the single OperatorGroup's status.namespaces.
+   */
+  async syncNamespace(ns: string, csvs: readonly KubeObject[], operatorGroups: readonly KubeObject[], targets: readonly string[] = []): Promise<void> {
     for (const csv of csvs) {
       if (csv.metadata?.deletionTimestamp) continue;
       try {
-        await this.sync(ns, csv, csvs, operatorGroups);
+        await this.sync(ns, csv, csvs, operatorGroups, targets);
       } catch (e) {
         if (e instanceof StatusError && (e.code === 404 || e.code === 409)) continue;
         throw e;
@@ -62,7 +73,7 @@ export class CsvSync {
     }
   }
 
-  private async sync(ns: string, csv: KubeObject, all: readonly KubeObject[], ogs: readonly KubeObject[]): Promise<void> {
+  private async sync(ns: string, csv: KubeObject, all: readonly KubeObject[], ogs: readonly KubeObject[], targetList: readonly string[]): Promise<void> {
     const name = csv.metadata?.name ?? '';
     const status = statusOf(csv);
     const phase = str(status.phase);
@@ -74,12 +85,19 @@ export class CsvSync {
       return;
     }
     const og = ogs[0]!;
-    const targets = arr(specOf(og).targetNamespaces).map(str).filter(Boolean).join(',');
+    const targets = targetList.join(',');
     const want = { 'olm.operatorGroup': og.metadata?.name ?? '', 'olm.operatorNamespace': ns, 'olm.targetNamespaces': targets };
     const have = csv.metadata?.annotations ?? {};
     if (Object.entries(want).some(([k, v]) => have[k] !== v)) {
       await this.client.patch(CSVS, ns, name, 'merge', { metadata: { annotations: want } }, { fieldManager: 'olm-operator' });
       return; // the write brings the CSV back
+    }
+    // The install modes against the group's namespaces (OLM checks them before any phase).
+    const problem = targetList.length ? installModeProblem(csv, ns, targetList) : { reason: 'NoTargetNamespaces', message: CSV_REASONS.NoTargetNamespaces };
+    if (problem) {
+      if (phase !== 'Failed' || reason !== problem.reason || str(status.message) !== problem.message)
+        await this.transition(ns, csv, 'Failed', problem.reason, problem.message);
+      return;
     }
     // Replacement.
     const replacer = all.find((o) => str(specOf(o).replaces) === name && !o.metadata?.deletionTimestamp);
@@ -100,8 +118,7 @@ export class CsvSync {
         return;
       case 'Failed':
         // An OperatorGroup problem that went away: start over.
-        if (reason === 'NoOperatorGroup' || reason === 'TooManyOperatorGroups')
-          await this.transition(ns, csv, 'Pending', 'RequirementsUnknown', CSV_REASONS.RequirementsUnknown);
+        if (GROUP_FAILURES.has(reason)) await this.transition(ns, csv, 'Pending', 'RequirementsUnknown', CSV_REASONS.InstallModesNowSupported);
         return;
       case 'Pending': {
         const reqs = await this.requirements(ns, csv);

@@ -1,7 +1,10 @@
 // The InstallPlan executor (OLM's catalog operator, ExecutePlan): RequiresApproval until
 // spec.approved, then the steps applied one by one through the API server in the plan's order,
-// each step's status written back as it lands (Created, or Present when the object was there), so
-// a control plane restarted mid-plan resumes at the first step not done; CRDs must be Established
+// each step's status (Created, or Present when the object was there) written back at most every
+// STATUS_WRITE_MS and whenever the executor stops (a wait, a failure, the end), so a control plane
+// restarted mid-plan resumes near the first step not done: a step applied but not yet recorded is
+// applied again, which is idempotent (create, or update what exists). A write per step would cost
+// O(steps²): status.plan carries every step's manifest. CRDs must be Established
 // before the CSV and anything after it is applied; an object the server refuses fails the plan with
 // the server's message; a CRD update that would strand stored custom resources is refused with
 // OLM's message; kinds no module serves are recorded as WaitingForAPI, never silently dropped.
@@ -52,6 +55,9 @@ class Discovery {
 
 const DONE = new Set(['Created', 'Present']);
 
+/** The shortest pause between two writes of a plan's step statuses while it is being applied. */
+const STATUS_WRITE_MS = 250;
+
 export class PlanFailure extends Error {}
 
 export class InstallPlanExecutor {
@@ -80,6 +86,15 @@ export class InstallPlanExecutor {
     const discovery = new Discovery(this.client);
     const csvUids = new Map<string, string>();
     const waiting: string[] = [];
+    // Step statuses not written yet, and when they last were.
+    let unwritten = false;
+    let lastWrite = performance.now();
+    const flush = async (): Promise<void> => {
+      if (!unwritten) return;
+      unwritten = false;
+      lastWrite = performance.now();
+      await this.writeStatus(ns, name, { plan: steps });
+    };
     try {
       const crdNames = steps.filter((s) => s.resource.kind === 'CustomResourceDefinition').map((s) => s.resource.name);
       let crdsReady = crdNames.length === 0;
@@ -87,6 +102,7 @@ export class InstallPlanExecutor {
         const r = step.resource;
         // Everything after the CRDs waits for them to be Established (and discovery to serve them).
         if (r.kind !== 'CustomResourceDefinition' && !crdsReady) {
+          await flush();
           if (await this.waitEstablished(crdNames)) return { again: 1000 };
           crdsReady = true;
           await discovery.lookup('', 'v1', '', true);
@@ -121,12 +137,20 @@ export class InstallPlanExecutor {
         }
         const gvr: GVR = { group: r.group, version: r.version, resource: served.resource };
         step.status = await this.apply(gvr, served.namespaced ? ns : undefined, o, r.kind);
-        await this.writeStatus(ns, name, { plan: steps });
+        unwritten = true;
+        if (performance.now() - lastWrite >= STATUS_WRITE_MS) await flush();
       }
-      if (!crdsReady && (await this.waitEstablished(crdNames))) return { again: 1000 };
+      if (!crdsReady) {
+        await flush();
+        if (await this.waitEstablished(crdNames)) return { again: 1000 };
+      }
     } catch (e) {
-      if (!(e instanceof StatusError) && !(e instanceof PlanFailure)) throw e;
-      if (e instanceof StatusError && (e.code >= 500 || e.code === 409 || e.code === 429)) throw e;
+      const retried = !(e instanceof StatusError) && !(e instanceof PlanFailure);
+      if (retried || (e instanceof StatusError && (e.code >= 500 || e.code === 409 || e.code === 429))) {
+        // What landed before the error is recorded (best effort: the error is what is reported).
+        await flush().catch(() => {});
+        throw e;
+      }
       await this.writeStatus(ns, name, {
         phase: 'Failed',
         plan: steps,

@@ -9,6 +9,7 @@ import type { GVR, KubeClient } from '../../../client/types.js';
 import type { ApiBundle } from '../../api/api.js';
 import type { CatalogSnapshot, ResolveInput } from '../resolver/types.js';
 import { CsvSync } from './csv.js';
+import { installModeProblem } from './operatorgroup.js';
 import { simpleResolve } from './simple-resolve.js';
 import { planSteps } from './steps.js';
 
@@ -205,6 +206,7 @@ describe('CsvSync', () => {
   const SAS: GVR = { group: '', version: 'v1', resource: 'serviceaccounts' };
   const og = { metadata: { name: 'og', namespace: 'ns' }, spec: { targetNamespaces: ['ns'] } } as KubeObject;
   const csvSpec = {
+    installModes: [{ type: 'OwnNamespace', supported: true }],
     customresourcedefinitions: { owned: [{ name: 'dbs.example.com', version: 'v1', kind: 'DB' }] },
     install: { spec: { deployments: [{ name: 'db-operator' }], permissions: [{ serviceAccountName: 'db' }] } },
   };
@@ -214,7 +216,7 @@ describe('CsvSync', () => {
     const seen: string[] = [];
     for (let i = 0; i < rounds; i++) {
       const csvs = [...fake.objects.entries()].filter(([k]) => k.startsWith('clusterserviceversions/')).map(([, o]) => structuredClone(o) as KubeObject);
-      await sync.syncNamespace('ns', csvs, ogs);
+      await sync.syncNamespace('ns', csvs, ogs, ['ns']);
       const o = fake.objects.get(`clusterserviceversions/ns/${name}`);
       const s = (o?.status ?? {}) as Json;
       seen.push(o ? `${String(s.phase)}/${String(s.reason)}` : 'deleted');
@@ -272,5 +274,53 @@ describe('CsvSync', () => {
     assert.equal((fake.objects.get('clusterserviceversions/ns/db.v1')!.status as Json).message, 'being replaced by csv: db.v2');
     (fake.objects.get('clusterserviceversions/ns/db.v2')!.status as Json).phase = 'Succeeded';
     assert.deepEqual(await phases(fake, 'db.v1', [og], 1), ['deleted']);
+  });
+});
+
+describe('installModeProblem', () => {
+  const csv = (modes: [string, boolean][]): KubeObject => ({ spec: { installModes: modes.map(([type, supported]) => ({ type, supported })) } });
+  const own = csv([
+    ['OwnNamespace', true],
+    ['SingleNamespace', false],
+    ['MultiNamespace', false],
+    ['AllNamespaces', false],
+  ]);
+  const every = csv([
+    ['OwnNamespace', true],
+    ['SingleNamespace', true],
+    ['MultiNamespace', true],
+    ['AllNamespaces', true],
+  ]);
+  it('answers as InstallModeSet.Supports, with its texts', () => {
+    const cases: [KubeObject, string[], string | undefined][] = [
+      [own, ['ops'], undefined],
+      [own, [''], 'AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces'],
+      [own, ['team-a'], 'SingleNamespace InstallModeType not supported, cannot configure to watch one namespace'],
+      [own, ['ops', 'team-a'], 'MultiNamespace InstallModeType not supported, cannot configure to watch 2 namespaces'],
+      [own, [], 'operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces'],
+      [every, ['ops', 'team-a', 'team-b'], undefined],
+      [every, ['team-a', ''], 'operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1'],
+      [csv([['MultiNamespace', true]]), ['ops', 'team-a'], 'OwnNamespace InstallModeType not supported, cannot configure to watch own namespace'],
+      [csv([]), ['ops'], 'OwnNamespace InstallModeType not supported, cannot configure to watch own namespace'],
+    ];
+    for (const [c, targets, want] of cases) {
+      const got = installModeProblem(c, 'ops', targets);
+      assert.equal(got?.message, want, targets.join(','));
+      if (want) assert.equal(got?.reason, 'UnsupportedOperatorGroup');
+    }
+    assert.deepEqual(
+      installModeProblem(
+        csv([
+          ['OwnNamespace', true],
+          ['OwnNamespace', false],
+        ]),
+        'ops',
+        ['ops'],
+      ),
+      {
+        reason: 'InvalidInstallModes',
+        message: 'InstallMode list contains duplicates, cannot make set: [{OwnNamespace true} {OwnNamespace false}]',
+      },
+    );
   });
 });
