@@ -1,6 +1,8 @@
 // `kplane catalog ...`: dispatch to one module per subcommand under ./cli/.
 // Each module exports `run(argv): Promise<number>` (the exit code) and `usage` (one help text).
 
+import type { CatalogCliHooks } from './cli/test.js';
+
 interface Command {
   summary: string;
   load: () => Promise<{ run(argv: string[]): Promise<number>; usage: string }>;
@@ -26,7 +28,7 @@ export function catalogUsage(): string {
   return `Usage: kplane catalog <command> [flags]\n\nCommands:\n${lines.join('\n')}\n\nRun "kplane catalog <command> --help" for a command's flags.\n`;
 }
 
-export async function catalog(argv: string[]): Promise<number> {
+export async function catalog(argv: string[], hooks: CatalogCliHooks = {}): Promise<number> {
   const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === '-h' || cmd === '--help' || cmd === 'help') {
     process.stdout.write(catalogUsage());
@@ -42,5 +44,6 @@ export async function catalog(argv: string[]): Promise<number> {
     process.stdout.write(mod.usage);
     return 0;
   }
-  return mod.run(rest);
+  // `test --install` runs a layer that needs what the caller passes in.
+  return cmd === 'test' ? (await import('./cli/test.js')).run(rest, hooks) : mod.run(rest);
 }

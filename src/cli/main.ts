@@ -590,7 +590,8 @@ async function main(): Promise<void> {
         return;
       }
       const { catalog } = await import('../catalog/cli.js');
-      process.exitCode = await catalog(rest);
+      const { runInteropInstall } = await import('../controlplane/catalog-interop.js');
+      process.exitCode = await catalog(rest, { installLayer: (catalogDir, progress) => runInteropInstall({ catalogDir, progress }) });
       return;
     }
     case 'upgrade-check': {

@@ -6,11 +6,13 @@
 // report passes what holds and fails beta's and gamma's examples with clear words, in text and
 // JUnit XML.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { catalog } from '../../src/catalog/cli.js';
 import { catalogTestInterop } from '../../src/cli/catalog-interop.js';
+import { runInteropInstall } from '../../src/controlplane/catalog-interop.js';
 
 type Json = Record<string, unknown>;
 
@@ -101,12 +103,16 @@ describe('kplane catalog test interop', { timeout: 300_000 }, () => {
       { schema: 'olm.channel', name: 'stable', package: 'gamma', entries: [{ name: 'gamma.v1.0.0' }] },
       ...bundle('gamma', '1.0.0', { examples: '[{"kind": ' }),
     ];
-    await writeFile(join(dir, 'catalog.json'), docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
+    // A catalog repository (kplane catalog init's layout) whose catalog/ holds the generated catalog.
+    await mkdir(join(dir, 'repo', 'catalog'), { recursive: true });
+    await writeFile(join(dir, 'repo', 'catalog', 'catalog.json'), docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
   });
   after(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  // `kplane catalog test --install` runs the same live layer after the static ones; the standalone
+  // `kplane catalog test interop CATALOG` shares runInteropInstall and is checked for its input below.
   it('installs the catalog together, passes what holds and fails the examples that do not hold', async () => {
     const junit = join(dir, 'out', 'interop.xml');
     const out: string[] = [];
@@ -116,7 +122,10 @@ describe('kplane catalog test interop', { timeout: 300_000 }, () => {
     process.stderr.write = (): boolean => true;
     let code: number;
     try {
-      code = await catalogTestInterop([join(dir, 'catalog.json').replace(/\/catalog.json$/, ''), '--junit', junit, '--timeout', '90s']);
+      // As src/cli/main.ts wires `kplane catalog`.
+      code = await catalog(['test', '--install', join(dir, 'repo'), '--junit', junit], {
+        installLayer: (catalogDir, progress) => runInteropInstall({ catalogDir, progress, timeoutMs: 90_000 }),
+      });
     } finally {
       process.stdout.write = write;
       process.stderr.write = err;
@@ -147,8 +156,31 @@ describe('kplane catalog test interop', { timeout: 300_000 }, () => {
     assert.match(text, /Widget extra does not round-trip: .spec.colour was dropped/);
     assert.equal(status('gamma: alm-examples accepted and round-trip'), 'FAIL', text);
     assert.match(text, /alm-examples is not JSON: /);
-    assert.match(text, /^FAIL: 2 failed, 0 warnings$/m);
+    // The repository has no veneers (the catalog is written directly), so sanity fails alone.
+    assert.match(text, /no catalog\/<operator>\/veneer.yaml found/);
+    assert.match(text, /^FAIL: 3 failed, 0 warnings$/m);
     const xml = await readFile(junit, 'utf8');
     assert.match(xml, /<testsuite name="interoperability-install" tests="12" failures="2"/);
+    // The static layers ran first and passed.
+    assert.match(xml, /<testsuite name="integration" tests="\d+" failures="0"/);
+    assert.match(xml, /<testsuite name="interoperability" tests="\d+" failures="0"/);
+  });
+
+  it('kplane catalog test interop: bad input is refused before any control plane starts', async () => {
+    const err: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = (s: string): boolean => (err.push(s), true);
+    try {
+      assert.equal(await catalogTestInterop([join(dir, 'repo', 'catalog'), '--timeout', '5x']), 2);
+      assert.match(err.join(''), /invalid argument "5x" for "--timeout" flag/);
+      assert.equal(await catalogTestInterop([join(dir, 'nowhere')]), 1);
+      assert.match(err.join(''), /nowhere: no such directory/);
+      assert.equal(await catalogTestInterop([join(dir, 'repo', 'catalog'), '--package', 'delta']), 1);
+      assert.match(err.join(''), /no package delta in /);
+      assert.equal(await catalogTestInterop([]), 2);
+      assert.match(err.join(''), /accepts 1 arg\(s\), received 0/);
+    } finally {
+      process.stderr.write = write;
+    }
   });
 });

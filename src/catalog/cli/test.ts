@@ -3,10 +3,19 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { registryFlagOptions, registryFlagsUsage } from '../oci/flags.js';
-import { PLATFORMS_DIR, exists, findRepoRoot } from '../repo/layout.js';
+import type { TestSuite } from '../repo/report.js';
+import { CATALOG_DIR, PLATFORMS_DIR, exists, findRepoRoot } from '../repo/layout.js';
 import { countSuite, junitXML, suiteText } from '../repo/report.js';
 import { runRepoTests } from '../repo/testing.js';
 import { atMostOneArg, failer, parseCommandArgs, toolFlagOptions, toolsFromFlags } from './common.js';
+
+/**
+ * What the layers above the catalog pass in: `--install` runs the live interoperability layer,
+ * which needs a control plane (src/controlplane/catalog-interop.ts) that this layer may not import.
+ */
+export interface CatalogCliHooks {
+  readonly installLayer?: (catalogDir: string, progress: (line: string) => void) => Promise<TestSuite>;
+}
 
 export const usage = `Usage: kplane catalog test [ROOT] [flags]
 
@@ -19,6 +28,9 @@ Run the test layers of the catalog repository ROOT (default: the current directo
                     catalog in the same channel kind; each platform's channel heads install together
 Findings about candidate channels only are warnings and do not fail the run.
 
+  --install         also the live layer "interoperability-install": the whole catalog/ installed
+                    together into a throw-away kplane (as kplane catalog test interop catalog/)
+
   kplane catalog test interop CATALOG   installs a built catalog's operators together into a
                                         throw-away kplane and checks them against each other
                                         (kplane catalog test interop --help)
@@ -27,6 +39,7 @@ Exit code: 0 when no test failed, 1 otherwise.
 Flags:
       --platform FILE      a platform definition to check; repeatable
                            (default: every platforms/*.yaml of the repository)
+      --install            run the live interoperability layer too (starts a throw-away kplane)
       --junit FILE         write all layers as JUnit XML
       --report-dir DIR     write <layer>.txt and <layer>.xml for each layer
       --legacy             render templates with the opm v1.23-v1.26 algorithm
@@ -37,7 +50,7 @@ ${registryFlagsUsage
   .filter((l) => !l.trimStart().startsWith('--platform'))
   .join('\n')}`;
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], hooks: CatalogCliHooks = {}): Promise<number> {
   const fail = failer('test');
   const parsed = parseCommandArgs(
     argv,
@@ -46,6 +59,7 @@ export async function run(argv: string[]): Promise<number> {
       platform: { type: 'string', multiple: true },
       junit: { type: 'string' },
       'report-dir': { type: 'string' },
+      install: { type: 'boolean' },
       ...toolFlagOptions,
     },
     fail,
@@ -66,7 +80,13 @@ export async function run(argv: string[]): Promise<number> {
     // --platform is both ours (platform files) and the registry flags' (OS/ARCH); ours wins here.
     const { platform: _ignored, ...registryValues } = v;
     const tools = toolsFromFlags(v, registryValues);
-    const suites = await runRepoTests({ root, tools, platforms, progress: (l) => process.stderr.write(`${l}\n`) });
+    const progress = (l: string): boolean => process.stderr.write(`${l}\n`);
+    if (v.install && !hooks.installLayer) return fail('--install needs the kplane binary (the live layer starts a control plane)');
+    const suites = await runRepoTests({ root, tools, platforms, progress });
+    if (v.install && hooks.installLayer) {
+      progress('interoperability-install: the whole catalog installed together into a throw-away kplane');
+      suites.push(await hooks.installLayer(join(root, CATALOG_DIR), progress));
+    }
     for (const s of suites) process.stdout.write(suiteText(s) + '\n');
     if (v.junit) {
       await mkdir(dirname(v.junit), { recursive: true });
