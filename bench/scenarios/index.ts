@@ -4,6 +4,7 @@ import type { Scenario } from '../context.js';
 import { backup } from './backup.js';
 import { audit } from './audit.js';
 import { catalog } from './catalog.js';
+import { cloudScale } from './cloud.js';
 import { controllers } from './controllers.js';
 import { cr } from './cr.js';
 import { dataplane } from './dataplane.js';
@@ -43,6 +44,7 @@ export const SCENARIOS: readonly Scenario[] = [
   rbacload,
   catalog,
   dataplane,
+  cloudScale,
   extending,
   olmResolve,
   features,
@@ -76,6 +78,8 @@ export const SCENARIO_NAMES = [
   'rbac',
   'rbacload',
   'dataplane',
+  'lb1000',
+  'nodesim',
   'webhook',
   'policy',
   'aggregated',
