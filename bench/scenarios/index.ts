@@ -4,6 +4,7 @@ import type { Scenario } from '../context.js';
 import { backup } from './backup.js';
 import { audit } from './audit.js';
 import { catalog } from './catalog.js';
+import { cloudScale } from './cloud.js';
 import { controllers } from './controllers.js';
 import { cr } from './cr.js';
 import { dataplane } from './dataplane.js';
@@ -44,6 +45,7 @@ export const SCENARIOS: readonly Scenario[] = [
   rbacload,
   catalog,
   dataplane,
+  cloudScale,
   extending,
   olmResolve,
   olmInstall,
@@ -79,6 +81,8 @@ export const SCENARIO_NAMES = [
   'rbac',
   'rbacload',
   'dataplane',
+  'lb1000',
+  'nodesim',
   'webhook',
   'policy',
   'aggregated',

@@ -31,6 +31,8 @@ export const CLOUD_CONTROLLER_MANAGER_USAGE = `kplane cloud-controller-manager f
   --allocate-node-cidrs[=BOOL]         pod CIDRs are allocated and set on the cloud (default false)
   --cluster-cidr CIDR                  CIDR range of pods (with --allocate-node-cidrs)
   --route-reconciliation-period DUR    how often routes are reconciled (default 10s)
+  --cloud-provider-call-timeout DUR    kplane's: a load balancer call taking longer fails the sync,
+                                       which is retried with backoff (default 5m0s)
   --leader-elect[=BOOL]                run only while holding the Lease (default true)
   --leader-elect-resource-name NAME    name of the Lease (default cloud-controller-manager)
   --leader-elect-resource-namespace NS namespace of the Lease (default kube-system)
@@ -55,6 +57,7 @@ const VALUE_FLAGS = [
   'node-status-update-frequency',
   'cluster-cidr',
   'route-reconciliation-period',
+  'cloud-provider-call-timeout',
   'leader-elect-resource-name',
   'leader-elect-resource-namespace',
   'leader-elect-lease-duration',
@@ -135,6 +138,7 @@ export async function cloudControllerManager(argv: string[]): Promise<void> {
       allocateNodeCIDRs: bools['allocate-node-cidrs'] ?? false,
       ...(values['cluster-cidr'] !== undefined ? { clusterCIDR: values['cluster-cidr'] } : {}),
       routeReconciliationPeriodMs: durationMs('route-reconciliation-period', values['route-reconciliation-period'] ?? '10s'),
+      providerCallTimeoutMs: durationMs('cloud-provider-call-timeout', values['cloud-provider-call-timeout'] ?? '5m'),
     };
     const leaderElect = bools['leader-elect'] ?? true;
     const leaseName = values['leader-elect-resource-name'] ?? 'cloud-controller-manager';

@@ -4,7 +4,7 @@
 // or `createControlPlane({ apis: [...defaultModules(), cloud()] })`.
 import type { ApiModule } from '../registry/registry.js';
 import { ServiceAllocators, type ServiceAllocationOptions } from '../registry/core/services/alloc.js';
-import { repairServiceAllocations } from '../registry/core/services/repair.js';
+import { DEFAULT_REPAIR_INTERVAL_MS, ServiceAllocationRepair } from '../registry/core/services/repair.js';
 import { services } from '../registry/core/services/index.js';
 import { nodes } from '../registry/core/nodes/index.js';
 import { pods } from '../registry/core/pods/index.js';
@@ -14,17 +14,38 @@ import { endpointSliceController } from '../controllers/endpointslice/index.js';
 import { endpointsController } from '../controllers/endpoints/index.js';
 import type { ControllerFactory } from '../controllers/types.js';
 
-export type CloudModuleOptions = ServiceAllocationOptions;
+export interface CloudModuleOptions extends ServiceAllocationOptions {
+  /**
+   * How often the cluster IP and node port repair loops run after the round at start (upstream's
+   * RepairServicesInterval, 3 minutes); 0 runs only the round at start.
+   */
+  readonly repairIntervalMs?: number;
+}
 
 export function cloud(opts: CloudModuleOptions = {}): ApiModule {
   const alloc = new ServiceAllocators(opts);
+  let repair: ServiceAllocationRepair | undefined;
   return {
     name: 'cloud',
     resources: [nodes, services(alloc), endpoints, pods, endpointSlices],
     async bootstrap(ctx) {
-      // Upstream's repair controllers, once at start: the stored bitmaps are rebuilt from the Services.
+      // Upstream's repair controllers: a round at start rebuilds the stored bitmaps from the
+      // Services (leaks freed at once: no create is in flight yet), then one every interval.
       const svc = ctx.registry.lookup('', 'v1', 'services');
-      if (svc) await repairServiceAllocations(alloc, ctx.registry.storage, svc.store, ctx.log ?? (() => {}));
+      if (!svc) return;
+      repair = new ServiceAllocationRepair({
+        alloc,
+        storage: ctx.registry.storage,
+        store: svc.store,
+        log: ctx.log ?? (() => {}),
+        client: ctx.client,
+        ...(ctx.metrics ? { metrics: ctx.metrics } : {}),
+      });
+      await repair.runOnce({ freeLeaksAtOnce: true });
+      repair.start(opts.repairIntervalMs ?? DEFAULT_REPAIR_INTERVAL_MS);
+    },
+    async shutdown() {
+      await repair?.stop();
     },
   };
 }

@@ -125,6 +125,8 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
   readonly routeTable = new Map<string, Route>();
   private readonly errors = new Map<string, FakeError>();
   private readonly delays = new Map<string, number>();
+  /** Methods whose calls hang, ignoring cancellation, until `setHang(method, false)` lets them go on. */
+  private readonly hangs = new Map<string, { readonly released: Promise<void>; readonly release: () => void }>();
   private readonly ingressPrefix: string;
   private readonly ingressByService = new Map<string, string>();
   private nextIngress = 1;
@@ -186,6 +188,24 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
     else this.delays.delete(method);
   }
 
+  /**
+   * Makes calls of `method` hang and ignore their context's cancellation, as a stuck cloud API
+   * whose client has no deadline; `false` lets the waiting calls go on (and later ones run).
+   */
+  setHang(method: string, on: boolean): void {
+    const cur = this.hangs.get(method);
+    if (on && !cur) {
+      let release = (): void => {};
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      this.hangs.set(method, { released, release });
+    } else if (!on && cur) {
+      this.hangs.delete(method);
+      cur.release();
+    }
+  }
+
   setInstance(node: string, inst: FakeInstance): void {
     this.instances.set(node, { ...this.instances.get(node), ...inst });
     this.save();
@@ -202,6 +222,7 @@ export class FakeCloud implements CloudProvider, LoadBalancer, InstancesV2, Zone
 
   private async enter(ctx: Ctx, call: FakeCall): Promise<void> {
     this.calls.push(call);
+    await this.hangs.get(call.method)?.released;
     const delay = this.delays.get(call.method);
     if (delay) await abortable(delay, ctx.signal);
     const err = this.errors.get(call.method);

@@ -17,6 +17,7 @@ export * from './provider.js';
 export { FakeCloud, FAKE_PROVIDER_NAME, parseFakeCloudConfig, registerFakeCloudProvider } from './fake.js';
 export type { FakeCall, FakeCloudConfig, FakeError, FakeInstance, FakeBalancer } from './fake.js';
 export { EventRecorder } from './events.js';
+export { boundedCall, DEFAULT_PROVIDER_CALL_TIMEOUT_MS, ProviderTimeoutError } from './service.js';
 export { serviceLBController, needsUpdate, needsCleanup, wantsLoadBalancer, loadBalancerNode, SERVICE_LB_CONTROLLER } from './service.js';
 export { cloudNodeController, CLOUD_NODE_CONTROLLER } from './node.js';
 export { cloudNodeLifecycleController, CLOUD_NODE_LIFECYCLE_CONTROLLER } from './nodelifecycle.js';
@@ -83,6 +84,8 @@ export interface CloudControllersOptions {
   readonly clusterCIDR?: string;
   /** --route-reconciliation-period (default 10 s). */
   readonly routeReconciliationPeriodMs?: number;
+  /** The bound on each load balancer call (kplane's; default 5 min): a call that hangs fails the sync, retried with backoff. */
+  readonly providerCallTimeoutMs?: number;
   /** Service controller retry backoff (upstream: 5 s to 300 s); tests shorten it. */
   readonly serviceRetryDelayMs?: { readonly min: number; readonly max: number };
   readonly log?: (msg: string) => void;
@@ -115,6 +118,7 @@ export function cloudControllers(opts: CloudControllersOptions): ControllerFacto
         provider: opts.provider,
         clusterName: opts.clusterName ?? 'kubernetes',
         ...(opts.concurrentServiceSyncs ? { workers: opts.concurrentServiceSyncs } : {}),
+        ...(opts.providerCallTimeoutMs ? { providerCallTimeoutMs: opts.providerCallTimeoutMs } : {}),
         ...(opts.serviceRetryDelayMs ? { minRetryDelayMs: opts.serviceRetryDelayMs.min, maxRetryDelayMs: opts.serviceRetryDelayMs.max } : {}),
       }),
     );

@@ -88,7 +88,11 @@ describe('service controller with the fake provider', () => {
     server = await startTestServer({ storage: 'memory', apis: [...defaultModules(), cloud()] });
     client = createHttpsClient(server.kubeconfig);
     fake = new FakeCloud();
-    running = runControllers({ client, metrics: registry, controllers: [serviceLBController({ provider: fake, minRetryDelayMs: 100, maxRetryDelayMs: 400 })] });
+    running = runControllers({
+      client,
+      metrics: registry,
+      controllers: [serviceLBController({ provider: fake, minRetryDelayMs: 100, maxRetryDelayMs: 400, providerCallTimeoutMs: 300 })],
+    });
   });
   after(async () => {
     await running?.stop();
@@ -200,6 +204,24 @@ describe('service controller with the fake provider', () => {
     await create('later');
     await eventually(10000, 'ingress after the retry', async () => ((await get('later')).status?.loadBalancer?.ingress?.length ? true : undefined));
     assert.equal(fake.callsOf('ensureLoadBalancer').filter((c) => c.target === 'default/later').length, 2);
+  });
+
+  it('a provider call that hangs is bounded: SyncLoadBalancerFailed, retried with backoff, then ensured', async () => {
+    fake.setHang('ensureLoadBalancer', true);
+    try {
+      await create('stuck');
+      const failed = await eventually(10_000, 'two timed-out syncs', async () => {
+        const list = await client.list<{ involvedObject: { name: string }; reason: string; message: string; count: number } & Service>(EVENTS, 'default');
+        const e = list.items.find((x) => x.involvedObject.name === 'stuck' && x.reason === 'SyncLoadBalancerFailed');
+        return e && e.count >= 2 ? e : undefined;
+      });
+      assert.equal(failed.message, 'Error syncing load balancer: failed to ensure load balancer: EnsureLoadBalancer did not return within 0.3s');
+      assert.ok(fake.callsOf('ensureLoadBalancer').filter((c) => c.target === 'default/stuck').length >= 2);
+      assert.match(await registry.metrics(), /^workqueue_retries_total\{name="service"\} [1-9]/m);
+    } finally {
+      fake.setHang('ensureLoadBalancer', false);
+    }
+    await eventually(10_000, 'ingress once the cloud answers', async () => ((await get('stuck')).status?.loadBalancer?.ingress?.length ? true : undefined));
   });
 });
 

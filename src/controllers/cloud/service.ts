@@ -30,6 +30,53 @@ import {
 export const SERVICES: GVR = { group: '', version: 'v1', resource: 'services' };
 export const NODES: GVR = { group: '', version: 'v1', resource: 'nodes' };
 
+/**
+ * How long one provider call may take before the sync gives up on it (kplane's; upstream passes
+ * no deadline and relies on the provider's own): long enough for a real cloud's load balancer
+ * operations, short enough that a stuck cloud API does not hold a worker for ever.
+ */
+export const DEFAULT_PROVIDER_CALL_TIMEOUT_MS = 5 * 60_000;
+
+/** A provider call did not return within its bound; its context was cancelled and the call abandoned. */
+export class ProviderTimeoutError extends Error {
+  override readonly name = 'ProviderTimeoutError';
+  constructor(
+    readonly method: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${method} did not return within ${timeoutMs / 1000}s`);
+  }
+}
+
+/**
+ * Runs one provider call with its own context, cancelled when the caller's is or after `timeoutMs`;
+ * the timeout also settles the call for a provider that ignores cancellation (the call's own
+ * promise is left to finish in the background).
+ */
+export async function boundedCall<T>(method: string, timeoutMs: number, parent: Ctx, call: (ctx: Ctx) => Promise<T>): Promise<T> {
+  const ac = new AbortController();
+  const onAbort = (): void => ac.abort(parent.signal.reason);
+  if (parent.signal.aborted) onAbort();
+  else parent.signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const e = new ProviderTimeoutError(method, timeoutMs);
+      ac.abort(e);
+      reject(e);
+    }, timeoutMs);
+  });
+  const result = call({ signal: ac.signal });
+  // An abandoned call that fails later is nobody's business.
+  result.catch(() => {});
+  try {
+    return await Promise.race([result, timeout]);
+  } finally {
+    clearTimeout(timer);
+    parent.signal.removeEventListener('abort', onAbort);
+  }
+}
+
 /** Upstream's minRetryDelay and maxRetryDelay. */
 export const SERVICE_MIN_RETRY_DELAY_MS = 5_000;
 export const SERVICE_MAX_RETRY_DELAY_MS = 300_000;
@@ -191,6 +238,8 @@ export interface ServiceControllerOptions {
   readonly workers?: number;
   readonly minRetryDelayMs?: number;
   readonly maxRetryDelayMs?: number;
+  /** The bound on each provider call (default DEFAULT_PROVIDER_CALL_TIMEOUT_MS). */
+  readonly providerCallTimeoutMs?: number;
 }
 
 export const SERVICE_LB_CONTROLLER = 'service-lb-controller';
@@ -220,12 +269,23 @@ class ServiceController {
   private readonly cache = new Map<string, Service>();
   private readonly log;
   private readonly metrics;
+  /** The provider's LoadBalancer with every call bounded in time. */
+  private readonly balancer: LoadBalancer;
 
   constructor(
     private readonly ctx: ControllerContext,
-    private readonly balancer: LoadBalancer,
+    provider: LoadBalancer,
     opts: ServiceControllerOptions,
   ) {
+    const ms = opts.providerCallTimeoutMs ?? DEFAULT_PROVIDER_CALL_TIMEOUT_MS;
+    this.balancer = {
+      getLoadBalancer: (c, cluster, svc) => boundedCall('GetLoadBalancer', ms, c, (b) => provider.getLoadBalancer(b, cluster, svc)),
+      getLoadBalancerName: (c, cluster, svc) => provider.getLoadBalancerName(c, cluster, svc),
+      ensureLoadBalancer: (c, cluster, svc, nodes) => boundedCall('EnsureLoadBalancer', ms, c, (b) => provider.ensureLoadBalancer(b, cluster, svc, nodes)),
+      updateLoadBalancer: (c, cluster, svc, nodes) => boundedCall('UpdateLoadBalancer', ms, c, (b) => provider.updateLoadBalancer(b, cluster, svc, nodes)),
+      ensureLoadBalancerDeleted: (c, cluster, svc) =>
+        boundedCall('EnsureLoadBalancerDeleted', ms, c, (b) => provider.ensureLoadBalancerDeleted(b, cluster, svc)),
+    };
     this.clusterName = opts.clusterName ?? 'kubernetes';
     this.log = asLogger(ctx.log);
     this.metrics = serviceMetrics(ctx.metrics);

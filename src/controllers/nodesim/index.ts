@@ -119,6 +119,8 @@ interface SimNode {
   readonly pool: PodIPPool;
   readyTransition: string;
   gone: boolean;
+  /** Its machine is off (powerOff): no heartbeats, no pods served, no node agent. */
+  off: boolean;
   agent?: { stop(): Promise<void> };
 }
 
@@ -199,7 +201,15 @@ export class NodeSim {
     for (let i = 0; i < opts.nodes; i++) {
       const cidr = podCIDR(pods, i);
       const name = `${this.prefix}${i}`;
-      this.nodes.set(name, { name, ip: nodeIP(nodeCIDR, i), podCIDR: cidr, pool: new PodIPPool(cidr), readyTransition: rfc3339(Date.now()), gone: false });
+      this.nodes.set(name, {
+        name,
+        ip: nodeIP(nodeCIDR, i),
+        podCIDR: cidr,
+        pool: new PodIPPool(cidr),
+        readyTransition: rfc3339(Date.now()),
+        gone: false,
+        off: false,
+      });
     }
     this.podInformer = new Informer<Pod>({ client: opts.client, gvr: PODS, log: opts.log ?? (() => {}) });
     this.nodeInformer = new Informer<Node>({ client: opts.client, gvr: NODES, log: opts.log ?? (() => {}) });
@@ -401,7 +411,7 @@ export class NodeSim {
     if (this.beating) return;
     this.beating = true;
     try {
-      const live = [...this.nodes.values()].filter((n) => !n.gone);
+      const live = [...this.nodes.values()].filter((n) => !n.gone && !n.off);
       for (let i = 0; i < live.length; i += 10) {
         await Promise.all(
           live.slice(i, i + 10).map(async (n) => {
@@ -420,6 +430,58 @@ export class NodeSim {
     }
   }
 
+  /**
+   * The Node's machine stops (its cloud instance was shut down or deleted): the kubelet stops
+   * heartbeating, its pods stop serving (they stay bound, as on a real node), its agent (the node
+   * proxy) stops. node-sim then writes what kube-controller-manager's node lifecycle controller
+   * writes once the kubelet has been silent for --node-monitor-grace-period: every condition
+   * Unknown, reason NodeStatusUnknown (kplane has no such controller, and the cloud node lifecycle
+   * controller acts only on Nodes that are not Ready).
+   */
+  async powerOff(name: string): Promise<void> {
+    const n = this.nodes.get(name);
+    if (!n || n.gone || n.off) return;
+    n.off = true;
+    this.log.info('Node powered off', 'node', name);
+    await n.agent?.stop().catch(() => {});
+    n.agent = undefined;
+    for (const [k, r] of this.running) if (r.node === n) await this.stopPod(k);
+    const now = rfc3339(Date.now());
+    n.readyTransition = now;
+    const unknown = (type: string): Record<string, unknown> => ({
+      type,
+      status: 'Unknown',
+      lastTransitionTime: now,
+      reason: 'NodeStatusUnknown',
+      message: 'Kubelet stopped posting node status.',
+    });
+    try {
+      await this.opts.client.patch(
+        NODES,
+        undefined,
+        name,
+        'strategic',
+        { status: { conditions: ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'].map(unknown) } },
+        { subresource: 'status' },
+      );
+    } catch (e) {
+      if (statusCode(e) === 404) await this.nodeGone(n);
+      else throw e;
+    }
+  }
+
+  /** The machine starts again: the kubelet registers (Ready), the agent starts, the Node's pods run again. */
+  async powerOn(name: string): Promise<void> {
+    const n = this.nodes.get(name);
+    if (!n || n.gone || !n.off) return;
+    n.off = false;
+    n.readyTransition = rfc3339(Date.now());
+    this.log.info('Node powered on', 'node', name);
+    await this.register(n);
+    if (this.opts.onNodeReady) n.agent = await this.opts.onNodeReady({ name: n.name, ip: n.ip });
+    for (const p of this.podInformer.store.list()) if (p.spec?.nodeName === name) this.controller.enqueue(keyOf(p));
+  }
+
   /** A Node deleted (e.g. by the cloud node lifecycle controller): not registered again, its pods stop. */
   private async nodeGone(n: SimNode): Promise<void> {
     if (n.gone) return;
@@ -431,7 +493,7 @@ export class NodeSim {
   }
 
   private schedulable(sn: SimNode, pod: Pod): boolean {
-    if (sn.gone) return false;
+    if (sn.gone || sn.off) return false;
     const node = this.nodeInformer.store.get(sn.name);
     if (!node || node.spec?.unschedulable) return false;
     if (!(node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) return false;
@@ -475,7 +537,8 @@ export class NodeSim {
       return;
     }
     const sn = this.nodes.get(nodeName);
-    if (!sn || sn.gone) return;
+    // A machine that is off runs nothing; its pods start again when it comes back (powerOn).
+    if (!sn || sn.gone || sn.off) return;
     const phase = pod.status?.phase;
     if (phase === 'Succeeded' || phase === 'Failed') return;
     if (pod.metadata?.deletionTimestamp) {

@@ -130,6 +130,7 @@ export class LoopbackCloud implements CloudProvider {
   private readonly range: { base: number; size: number };
   private readonly health: HealthChecker;
   private readonly opts: LoopbackCloudOptions;
+  private readonly instanceListeners = new Set<(inst: Readonly<Instance>) => void>();
   /** Where the admin interface listens, once `initialize` has started it (config `adminAddress`). */
   adminUrl: string | undefined;
 
@@ -169,6 +170,21 @@ export class LoopbackCloud implements CloudProvider {
     return this.instancesByName.get(name);
   }
 
+  /**
+   * Calls `fn` after an instance is created, shut down, started or deleted through the admin side:
+   * what the machine itself would notice (node-sim powers its Node off or on). Returns a remover.
+   */
+  onInstanceChange(fn: (inst: Readonly<Instance>) => void): () => void {
+    this.instanceListeners.add(fn);
+    return () => this.instanceListeners.delete(fn);
+  }
+
+  private changed(inst: Instance): Instance {
+    void this.rerouteAll();
+    for (const fn of this.instanceListeners) fn(inst);
+    return inst;
+  }
+
   /** Creates (or brings back) a running instance; `address` becomes its InternalIP. */
   createInstance(name: string, address?: string): Instance {
     if (!name) throw new CloudAdminError(400, 'an instance needs a name');
@@ -182,8 +198,7 @@ export class LoopbackCloud implements CloudProvider {
         { type: 'Hostname', address: name },
       ];
     this.instancesByName.set(name, inst);
-    void this.rerouteAll();
-    return inst;
+    return this.changed(inst);
   }
 
   private known(name: string): Instance {
@@ -196,23 +211,20 @@ export class LoopbackCloud implements CloudProvider {
   shutdownInstance(name: string): Instance {
     const inst = this.known(name);
     inst.state = 'shutdown';
-    void this.rerouteAll();
-    return inst;
+    return this.changed(inst);
   }
 
   startInstance(name: string): Instance {
     const inst = this.known(name);
     inst.state = 'running';
-    void this.rerouteAll();
-    return inst;
+    return this.changed(inst);
   }
 
   /** The instance is gone for good: InstanceExists answers false and the Node is deleted. */
   deleteInstance(name: string): Instance {
     const inst = this.known(name);
     inst.state = 'deleted';
-    void this.rerouteAll();
-    return inst;
+    return this.changed(inst);
   }
 
   /** First sight of a Node makes its instance (the simulated machines exist before their Nodes). */

@@ -5,7 +5,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MemoryStorage } from '../../../storage/memory/memory-storage.js';
-import { AllocationError, AllocationOperation, PersistedRange, decodeBitmap, encodeBitmap, parsePortRange, parseServiceCIDR } from './allocator.js';
+import {
+  AllocationError,
+  AllocationOperation,
+  PersistedRange,
+  SnapshotConflictError,
+  bitmapSet,
+  decodeBitmap,
+  encodeBitmap,
+  parsePortRange,
+  parseServiceCIDR,
+} from './allocator.js';
 
 const isAllocationError = (reason: AllocationError['reason'], message: string) => (e: unknown) =>
   e instanceof AllocationError && e.reason === reason && e.message === message;
@@ -89,6 +99,22 @@ describe('PersistedRange', () => {
     await r.allocate(30001);
     assert.deepEqual(await r.replaceWith([30002, 30003, 40000]), [40000]);
     assert.deepEqual(await r.allocated(), [30002, 30003]);
+  });
+  it('replaceSnapshot writes only over the revision it read (the repair loop never loses an allocation)', async () => {
+    const storage = new MemoryStorage();
+    const r = ports(storage);
+    await r.allocate(30001);
+    const snap = await r.snapshot();
+    assert.equal(snap.range, '30000-30099');
+    // Another allocation (here through a second allocator, as another API server) lands in between.
+    await ports(storage).allocate(30002);
+    const rebuilt = new Uint8Array(snap.bits.length);
+    bitmapSet(rebuilt, 1);
+    await assert.rejects(r.replaceSnapshot(snap, rebuilt), SnapshotConflictError);
+    assert.deepEqual(await r.allocated(), [30001, 30002]);
+    const again = await r.snapshot();
+    await r.replaceSnapshot(again, rebuilt);
+    assert.deepEqual(await r.allocated(), [30001]);
   });
 });
 

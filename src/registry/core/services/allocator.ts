@@ -128,6 +128,24 @@ export function decodeBitmap(data: string, size: number): Uint8Array {
 const has = (bits: Uint8Array, i: number): boolean => ((bits[i >> 3]! >> (i & 7)) & 1) === 1;
 const set = (bits: Uint8Array, i: number): void => void (bits[i >> 3]! |= 1 << (i & 7));
 const clear = (bits: Uint8Array, i: number): void => void (bits[i >> 3]! &= ~(1 << (i & 7)));
+/** Bit i of a bitmap (the repair loop works on snapshots). */
+export { has as bitmapHas, set as bitmapSet, clear as bitmapClear };
+
+/** The stored bitmap changed since the snapshot the repair loop worked from (upstream: a Conflict). */
+export class SnapshotConflictError extends Error {
+  override readonly name = 'SnapshotConflictError';
+  constructor(readonly key: string) {
+    super(`${key} changed since it was read`);
+  }
+}
+
+/** A stored bitmap as the repair loop reads it (PersistedRange.snapshot). */
+export interface RangeSnapshot {
+  readonly modRevision?: number;
+  /** The range text stored with it; absent when nothing is stored yet. */
+  readonly range?: string;
+  readonly bits: Uint8Array;
+}
 
 interface StoredRange {
   apiVersion: 'v1';
@@ -304,6 +322,33 @@ export class PersistedRange {
       return { result: undefined, changed: !same };
     });
     return outside;
+  }
+
+  /**
+   * The stored bitmap as it is now, for the repair loop: its bits (empty when nothing is stored, or
+   * when the stored range is another one), the range it was stored for, and the revision a
+   * `replaceSnapshot` must still find.
+   */
+  async snapshot(): Promise<RangeSnapshot> {
+    return this.serial(async () => {
+      const { kv, bits } = await this.read();
+      const range = kv ? (JSON.parse(Buffer.from(kv.value).toString('utf8')) as StoredRange).range : undefined;
+      const same = range === undefined || range === this.range.text;
+      return { ...(kv ? { modRevision: kv.modRevision } : {}), ...(range !== undefined ? { range } : {}), bits: same ? bits : new Uint8Array(bits.length) };
+    });
+  }
+
+  /**
+   * Stores `bits` if the key is still at the snapshot's revision (upstream's CreateOrUpdate of a
+   * RangeAllocation with the snapshot's resourceVersion); throws SnapshotConflictError when an allocation or another server wrote in
+   * between (storage's ConflictError or KeyExistsError when that happens during the write).
+   */
+  async replaceSnapshot(snap: RangeSnapshot, bits: Uint8Array): Promise<void> {
+    await this.serial(async () => {
+      const kv = await this.storage.get(this.key);
+      if ((kv?.modRevision ?? undefined) !== snap.modRevision) throw new SnapshotConflictError(this.key);
+      await this.write(kv, bits);
+    });
   }
 
   /** The range stored under the key, if any (it differs from ours after a flag change). */
