@@ -26,6 +26,7 @@ test('the layer rules report each kind of violation, and only those', async () =
   const result = JSON.parse(out.stdout) as { summary: { violations: Violation[] } };
   const found = result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
   assert.deepEqual(found, [
+    'cli-main-lazy: src/cli/main.ts → src/golang/strconv.ts',
     'layer-apiextensions: src/apiextensions/serving.ts → src/server/apiserver.ts',
     'layer-storage: src/storage/storage.ts → src/server/apiserver.ts',
     'no-circular: src/registry/store.ts → src/registry/strategy.ts',
