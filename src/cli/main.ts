@@ -59,8 +59,10 @@ async function main(): Promise<void> {
         return;
       }
       const { catalog } = await import('../catalog/cli.js');
-      const { runInteropInstall } = await import('../controlplane/catalog-interop.js');
-      process.exitCode = await catalog(rest, { installLayer: (catalogDir, progress) => runInteropInstall({ catalogDir, progress }) });
+      // Only `catalog test --install` loads a control plane.
+      const installLayer = async (catalogDir: string, progress: (line: string) => void) =>
+        (await import('../controlplane/catalog-interop.js')).runInteropInstall({ catalogDir, progress });
+      process.exitCode = await catalog(rest, { installLayer });
       return;
     }
     case 'upgrade-check': {
