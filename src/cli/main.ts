@@ -35,6 +35,7 @@ Commands:
   serve                     Run the API server (embedded SQLite by default) with the built-in controllers
   controller-manager        Run the built-in controllers against a server, with leader election
   cloud-controller-manager  Run the cloud controllers over a cloud provider (kplane cloud-controller-manager --help)
+  ccm-test                  Run the CCM test kit against a cluster; env up/down for a local one (kplane ccm-test --help)
   node-sim                  Simulated Nodes whose Pods serve on loopback addresses (kplane node-sim --help)
   backup                    Copy the SQLite database while it serves (kplane backup --help)
   restore                   Restore a backup into a data directory (kplane restore --help)
@@ -572,6 +573,10 @@ async function main(): Promise<void> {
       return controllerManager(rest);
     case 'cloud-controller-manager':
       return cloudControllerManager(rest);
+    case 'ccm-test': {
+      const { ccmTestMain } = await import('./ccm-test.js');
+      return ccmTestMain(rest);
+    }
     case 'node-sim': {
       const { nodeSim } = await import('./node-sim.js');
       return nodeSim(rest);
