@@ -21,7 +21,8 @@ export async function connectCluster(kubeconfig: string, opts: { timeoutMs?: num
   try {
     await client.list({ group: '', version: 'v1', resource: 'nodes' }, undefined, { limit: 1, signal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
-    await client.close().catch(() => {});
+    // Not awaited: the error is what matters, and a close that never settles must not hold it.
+    void client.close().catch(() => {});
     const why = isStatusError(e)
       ? `the server answered ${e.status.code ?? ''} ${e.status.reason ?? ''}: ${e.status.message ?? ''}`.replace(/\s+/g, ' ')
       : (e as Error).message;
