@@ -228,15 +228,16 @@ export async function ccmTestEnv(argv: readonly string[], io: EnvIO): Promise<nu
       // Instances deleted in the cloud lose their Nodes within seconds, not upstream's 5 s period plus lag.
       '--node-monitor-period=1s',
     ];
-    await startPart(dir, 'cloud-controller-manager', ccmArgs, timeoutMs);
-    started.push('cloud-controller-manager');
-    if (provider === 'fake') adminURL = `http://${(await readFile(join(dir, 'fake-admin'), 'utf8')).trim()}`;
-
     const simArgs = ['--kubeconfig', kubeconfig, '--nodes', values.nodes, '--cloud-provider', 'external', '--heartbeat-interval', '2s'];
     if (values['node-cidr']) simArgs.push('--node-cidr', values['node-cidr']);
     if (values['pod-cidr']) simArgs.push('--pod-cidr', values['pod-cidr']);
-    await startPart(dir, 'node-sim', simArgs, timeoutMs);
-    started.push('node-sim');
+    // Both only need the server: started together, the environment is up a process start sooner.
+    // When one fails, the other is stopped below by its pid file.
+    await Promise.all([
+      startPart(dir, 'cloud-controller-manager', ccmArgs, timeoutMs).then(() => started.push('cloud-controller-manager')),
+      startPart(dir, 'node-sim', simArgs, timeoutMs).then(() => started.push('node-sim')),
+    ]);
+    if (provider === 'fake') adminURL = `http://${(await readFile(join(dir, 'fake-admin'), 'utf8')).trim()}`;
 
     const driverFile = join(dir, 'ccm-testdriver.yaml');
     await writeFile(
