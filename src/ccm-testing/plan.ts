@@ -16,7 +16,7 @@ export interface PlanOptions {
   /** Ids or labels: a test is selected when one is a substring of its id or equals one of its labels. */
   readonly focus?: readonly string[];
   readonly skip?: readonly string[];
-  /** Ready Nodes in the cluster; undefined: not known, minNodes is not checked (e.g. --list without a cluster). */
+  /** Ready schedulable Nodes in the cluster (runner.ts readyNodeCount); undefined: not known, minNodes is not checked (e.g. --list without a cluster). */
   readonly nodeCount?: number;
 }
 
@@ -47,7 +47,7 @@ export function skipReason(test: CcmTestCase, half: Half, driver: DriverOffer, n
   const lacking = infra.filter((i) => driver[i] === undefined);
   if (lacking.length) reasons.push(`driver has no ${lacking.join(', ')} infra`);
   const min = test.needs.minNodes ?? 0;
-  if (nodeCount !== undefined && nodeCount < min) reasons.push(`needs ${min} ready nodes, the cluster has ${nodeCount}`);
+  if (nodeCount !== undefined && nodeCount < min) reasons.push(`needs ${min} ready schedulable nodes, the cluster has ${nodeCount}`);
   return reasons.length ? reasons.join('; ') : undefined;
 }
 

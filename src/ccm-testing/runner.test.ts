@@ -85,7 +85,7 @@ describe('runSuite', () => {
       'b/cp-only controlPlane passed',
       'c/udp controlPlane skipped: missing capability lb.udp',
       'd/nodes controlPlane skipped: driver has no nodes infra',
-      'e/three-nodes controlPlane skipped: needs 3 ready nodes, the cluster has 0',
+      'e/three-nodes controlPlane skipped: needs 3 ready schedulable nodes, the cluster has 0',
       'a/both dataPlane passed',
       'c/udp dataPlane skipped: missing capability lb.udp',
       'z/disruptive controlPlane passed',
@@ -193,6 +193,37 @@ describe('runSuite', () => {
       ['p1 passed', 'p2 passed', 'd1 passed', 'd2 passed'],
     );
     assert.equal(overlapped, false);
+  });
+
+  it('minNodes counts ready schedulable nodes, as upstream does: not cordoned, not tainted NoSchedule/NoExecute', async () => {
+    const NODES = { group: '', version: 'v1', resource: 'nodes' } as const;
+    const ready = {
+      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }],
+    };
+    const specs: Record<string, Record<string, unknown>> = {
+      'n-ok': {},
+      'n-cordoned': { unschedulable: true },
+      'n-tainted': { taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }] },
+      'n-prefer': { taints: [{ key: 'x', effect: 'PreferNoSchedule' }] },
+    };
+    for (const [name, spec] of Object.entries(specs)) {
+      const node = await client.create(NODES, undefined, { apiVersion: 'v1', kind: 'Node', metadata: { name }, spec });
+      await client.updateStatus(NODES, undefined, { ...node, status: ready });
+    }
+    try {
+      const log: string[] = [];
+      const results = await runSuite({
+        client,
+        driver: driver([]),
+        tests: [recording(log, 'three', { capabilities: [], minNodes: 3 }), recording(log, 'two', { capabilities: [], minNodes: 2 })],
+      });
+      assert.deepEqual(
+        results.map((r) => `${r.id} ${r.outcome}${r.message ? `: ${r.message}` : ''}`),
+        ['three skipped: needs 3 ready schedulable nodes, the cluster has 2', 'two passed'],
+      );
+    } finally {
+      for (const name of Object.keys(specs)) await client.delete(NODES, undefined, name);
+    }
   });
 
   it('an aborted suite fails the half in flight as interrupted and runs nothing after it', async () => {

@@ -29,11 +29,25 @@ export interface RunOptions extends RunSuiteOptions {
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' } as const;
 const NODES = { group: '', version: 'v1', resource: 'nodes' } as const;
 
-/** Ready Nodes, what upstream's framework counts before a test that needs several. */
+/**
+ * Ready schedulable Nodes, as upstream's e2enode.GetReadySchedulableNodes counts them before a
+ * test that needs several: Ready, network available, not cordoned, and no NoSchedule or NoExecute
+ * taint (a pod without tolerations could not land there).
+ */
 export async function readyNodeCount(client: RunSuiteOptions['client'], signal?: AbortSignal): Promise<number> {
-  type NodeObj = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
+  type NodeObj = KubeObject & {
+    spec?: { unschedulable?: boolean; taints?: { effect?: string }[] };
+    status?: { conditions?: { type: string; status: string }[] };
+  };
   const list = await client.list<NodeObj>(NODES, undefined, signal ? { signal } : {});
-  return list.items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+  const condition = (n: NodeObj, type: string): string | undefined => n.status?.conditions?.find((c) => c.type === type)?.status;
+  return list.items.filter(
+    (n) =>
+      condition(n, 'Ready') === 'True' &&
+      condition(n, 'NetworkUnavailable') !== 'True' &&
+      !n.spec?.unschedulable &&
+      !(n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute'),
+  ).length;
 }
 
 export function effectiveTimeouts(opts: Pick<RunSuiteOptions, 'driver' | 'timeouts'>): CcmTimeouts {

@@ -87,10 +87,10 @@ describe('kplane ccm-test', () => {
     assert.equal(
       first.out,
       [
-        'ID                                NEEDS                            CONTROL PLANE                                                             DATA PLANE',
-        'lb/finalizer                      lb.tcp                           runs                                                                      skip (missing capability dataPlane)',
-        'lb/type-and-ports-udp             lb.udp                           runs                                                                      -',
-        'nodes/deleted-when-instance-gone  infra:nodes,nodes>=2,disruptive  skip (driver has no nodes infra; needs 2 ready nodes, the cluster has 0)  -',
+        'ID                                NEEDS                            CONTROL PLANE                                                                         DATA PLANE',
+        'lb/finalizer                      lb.tcp                           runs                                                                                  skip (missing capability dataPlane)',
+        'lb/type-and-ports-udp             lb.udp                           runs                                                                                  -',
+        'nodes/deleted-when-instance-gone  infra:nodes,nodes>=2,disruptive  skip (driver has no nodes infra; needs 2 ready schedulable nodes, the cluster has 0)  -',
         '',
       ].join('\n'),
     );
@@ -116,7 +116,10 @@ describe('kplane ccm-test', () => {
     assert.match(lines[2]!, /^FAIL lb\/type-and-ports-udp \[controlPlane\] \d+\.\d{3}s$/);
     assert.equal(lines[3], '    load balancer for ns/udp kept port 80 after the Service moved to 81 <&>');
     assert.equal(lines[4], 'SKIP lb/finalizer [dataPlane]: missing capability dataPlane');
-    assert.equal(lines[5], 'SKIP nodes/deleted-when-instance-gone [controlPlane]: driver has no nodes infra; needs 2 ready nodes, the cluster has 0');
+    assert.equal(
+      lines[5],
+      'SKIP nodes/deleted-when-instance-gone [controlPlane]: driver has no nodes infra; needs 2 ready schedulable nodes, the cluster has 0',
+    );
     assert.match(lines[6]!, /^Ran 4 test halves in \d+\.\d{3}s: 1 passed, 1 failed, 2 skipped$/);
 
     const parsed = await parse(await readFile(junit, 'utf8'));
