@@ -11,6 +11,7 @@ Commands:
   serve                     Run the API server (embedded SQLite by default) with the built-in controllers
   controller-manager        Run the built-in controllers against a server, with leader election
   cloud-controller-manager  Run the cloud controllers over a cloud provider (kplane cloud-controller-manager --help)
+  ccm-test                  Run the CCM test kit against a cluster; env up/down for a local one (kplane ccm-test --help)
   node-sim                  Simulated Nodes whose Pods serve on loopback addresses (kplane node-sim --help)
   backup                    Copy the SQLite database while it serves (kplane backup --help)
   restore                   Restore a backup into a data directory (kplane restore --help)
@@ -40,6 +41,10 @@ async function main(): Promise<void> {
     case 'cloud-controller-manager': {
       const { cloudControllerManager } = await import('./cloud-controller-manager.js');
       return cloudControllerManager(rest);
+    }
+    case 'ccm-test': {
+      const { ccmTestMain } = await import('./ccm-test.js');
+      return ccmTestMain(rest);
     }
     case 'node-sim': {
       const { nodeSim } = await import('./node-sim.js');
