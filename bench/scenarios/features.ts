@@ -26,9 +26,10 @@ interface Feature {
   };
 }
 
-async function startServer(cfg: object): Promise<{ child: ChildProcess; url: string }> {
+async function startServer(cfg: object, cpuProfDir?: string): Promise<{ child: ChildProcess; url: string }> {
+  const prof = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   const child = fork(join(benchDir, 'feature-server.ts'), [JSON.stringify(cfg)], {
-    execArgv: ['--import', 'tsx', '--conditions=kplane-source'],
+    execArgv: ['--import', 'tsx', '--conditions=kplane-source', ...prof],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   children.add(child);
@@ -76,7 +77,7 @@ export const features: Scenario = {
       const a = await startServer({ ...base, gates: { APIServerIdentity: true, CoordinatedLeaderElection: true }, preloadLeases: n });
       console.log(`  preloaded ${n} Leases with spec.strategy in ${fmt(performance.now() - t0, 0)} ms`);
       await stopServer(a.child);
-      const b = await startServer({ ...base, gates: { APIServerIdentity: true, CoordinatedLeaderElection: false } });
+      const b = await startServer({ ...base, gates: { APIServerIdentity: true, CoordinatedLeaderElection: false } }, ctx.cpuProfDir);
       const client = new HttpClient(b.url, creds(dir), 2);
       let done = false;
       let tStart: number | undefined;
@@ -167,7 +168,7 @@ export const features: Scenario = {
         await Promise.all(Array.from({ length: 16 }, worker));
         return todo.length;
       };
-      const a = await startServer({ ...base, gates: { APIServerIdentity: true } });
+      const a = await startServer({ ...base, gates: { APIServerIdentity: true } }, ctx.cpuProfDir);
       const ca = new HttpClient(a.url, creds(dir), 16);
       const tA = performance.now();
       for (let pass = 0; pass < 5; pass++) {

@@ -15,6 +15,7 @@ import type { FeatureObject } from '../../src/registry/features/features/types.j
 import { eventually } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { repoRoot, run } from '../support/tools.js';
+import { upgradeCheck as upgradeCheckInProcess } from '../../src/cli/upgrade-check.js';
 
 const FEATURES = { group: 'features.kplane.io', version: 'v1alpha1', resource: 'features' };
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
@@ -112,5 +113,44 @@ describe('downgrade: upgrade-check and the retention of undeclared features', { 
     );
     // kplane's own features stay.
     assert.equal((await c.get<Feature>(FEATURES, 'kube-system', CoordinatedLeaderElection)).status?.stability, 'Beta');
+  });
+
+  it("upgrade-check --data-dir: reads a stopped server's database offline; refuses while one runs", async () => {
+    // In process (the CLI's own function): the flags and exit codes are those of `kplane upgrade-check`.
+    const check = async (args: readonly string[]) => {
+      let stdout = '';
+      let stderr = '';
+      const code = await upgradeCheckInProcess(
+        [...args],
+        (t) => (stdout += t),
+        (t) => (stderr += t),
+      );
+      return { code, stdout, stderr };
+    };
+    await s!.cp.loopbackClient().create(LEASES, 'kube-system', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'offline', namespace: 'kube-system' },
+      spec: { holderIdentity: 'h', strategy: 'OldestEmulationVersion' },
+    });
+    const running = await check(['--data-dir', dataDir, '--target-version', '1.30']);
+    assert.equal(running.code, 2);
+    assert.match(running.stderr, /is in use by a running kplane server; stop it first \(or check it through the API with --kubeconfig\)/);
+    await s!.stop();
+    s = undefined;
+    const unsafe = await check(['--data-dir', dataDir, '--target-version', '1.30']);
+    assert.equal(unsafe.code, 1, `${unsafe.stdout}\n${unsafe.stderr}`);
+    assert.match(
+      unsafe.stdout,
+      /^CoordinatedLeaderElection\s+unavailable\s+1 leases\.coordination\.k8s\.io with spec\.strategy,spec\.preferredHolder\s+unsafe$/m,
+    );
+    const at131 = await check(['--data-dir', dataDir, '--target-version', '1.31']);
+    assert.equal(at131.code, 0, at131.stdout);
+    const both = await check(['--data-dir', dataDir, '--kubeconfig', join(dataDir, 'admin.kubeconfig'), '--target-version', '1.30']);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /takes one of --kubeconfig and --data-dir, not both/);
+    const empty = await check(['--data-dir', join(dataDir, 'pki'), '--target-version', '1.30']);
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /no kplane database at .*pki\/kplane\.db/);
   });
 });

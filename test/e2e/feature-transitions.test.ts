@@ -2,11 +2,12 @@
 // that stored data while on goes TurningOff, clears the data (ClearField), waits for the uses and
 // ends Off, all visible in `kubectl get features -A` and `kubectl describe feature`; two API
 // servers on one etcd with disagreeing gates show UsesAgree=False and clear nothing while one
-// still uses the feature; the leader stopped mid-ClearField over thousands of Leases while a
-// writer keeps writing them: the other server resumes from the stored progress, no write is lost
-// and no Lease keeps the field.
+// still uses the feature; the leader, a process of its own, killed with SIGKILL mid-ClearField while
+// a writer keeps writing the Leases: the other server takes over once the dead one's identity Lease
+// is stale and resumes from the stored progress, no write is lost and no Lease keeps the field.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,7 @@ import { startEtcd, type RunningEtcd } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
 import { kubectlSession } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { tools } from '../support/tools.js';
+import { repoRoot, tools } from '../support/tools.js';
 
 const FEATURES = { group: 'features.kplane.io', version: 'v1alpha1', resource: 'features' };
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
@@ -90,6 +91,31 @@ async function freePort(): Promise<number> {
   await new Promise<void>((ok) => s.close(() => ok()));
   return port;
 }
+/** Children forked by forkFlowServer: killed by the suite's after() (a failed test must not leave one holding the run open). */
+const forked = new Set<ChildProcess>();
+
+/** test/support/flow-server.fixture.ts in a child process, once it serves. */
+async function forkFlowServer(cfg: object): Promise<{ child: ChildProcess; exited: Promise<void> }> {
+  const child = fork(join(repoRoot, 'test/support/flow-server.fixture.ts'), [JSON.stringify(cfg)], {
+    execArgv: ['--import', 'tsx', '--conditions=kplane-source'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  forked.add(child);
+  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  void exited.then(() => forked.delete(child));
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('{"url"')) resolve();
+    });
+    child.once('exit', (code, sig) => reject(new Error(`flow server exited (${code ?? sig}) before serving: ${stderr}`)));
+  });
+  return { child, exited };
+}
+
 /** Two free ports, the first the one whose identity Lease leads (lowest hash). */
 async function portsLeaderFirst(): Promise<[number, number]> {
   const a = await freePort();
@@ -281,6 +307,7 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
     dir = await mkdtemp(join(tmpdir(), 'kplane-transitions-etcd-'));
   });
   after(async () => {
+    for (const c of forked) c.kill('SIGKILL');
     for (const s of servers) await s.stop().catch(() => undefined);
     await etcd?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -341,7 +368,7 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
     servers.splice(servers.indexOf(leader), 1);
   });
 
-  it('the leader stopped mid-ClearField: the other resumes from the stored progress; no write lost, no field left', async () => {
+  it('the leader killed (SIGKILL) mid-ClearField: the other takes over, resumes from the stored progress; no write lost, no field left', async () => {
     await etcd.stop();
     etcd = await startEtcd();
     const storage = { etcd: etcd.endpoint };
@@ -355,8 +382,15 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
       await seed.stop();
     }
     const [leaderPort, otherPort] = await portsLeaderFirst();
-    const leader = await serve(false, { storage, port: leaderPort }, PAGE);
-    servers.push(leader);
+    // The leader is a process of its own, killed with SIGKILL mid-pass: no shutdown, its identity
+    // Lease left to go stale, its page in flight abandoned half done.
+    const leader = await forkFlowServer({
+      etcd: etcd.endpoint,
+      port: leaderPort,
+      dataDir: await mkdtemp(join(dir, 'leader-')),
+      gates: { [APIServerIdentity]: true, [CLE]: false },
+      featureFlow: flowSettings(PAGE),
+    });
     const other = await serve(false, { storage, port: otherPort }, PAGE);
     servers.push(other);
     const oc = other.cp.loopbackClient();
@@ -384,8 +418,9 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
       20,
     );
     assert.equal(mid.status?.transition?.leader, identityLeaseName(`${hostname()}:${leaderPort}`));
-    await leader.stop(); // in process: its flow abandons the page in flight, unwritten
-    servers.splice(servers.indexOf(leader), 1);
+    leader.child.kill('SIGKILL');
+    await leader.exited;
+    assert.equal(leader.child.signalCode, 'SIGKILL');
     const stoppedAt = (await feature(oc)).status!.transition!.tasks![0]!.progress!;
     assert.ok((stoppedAt.processed ?? 0) < N, JSON.stringify(stoppedAt));
 
@@ -410,6 +445,15 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
     }
     assert.ok(written.size > 0);
     assert.ok(off.status?.conditions?.some((x) => x.type === 'Settled' && x.status === 'True'));
+    assert.equal(off.status?.intended, 'Disabled');
+    assert.equal(off.status?.transition, undefined);
+    // The killed server's use (Disabled, as it ran) was dropped with its stale identity Lease; the
+    // survivor's is the one left.
+    const uses = (off.status?.uses ?? []).filter((u) => u.component === 'kube-apiserver');
+    assert.deepEqual(
+      uses.map((u) => [u.identity.split('_')[0], u.value]),
+      [[identityLeaseName(`${hostname()}:${otherPort}`), 'Disabled']],
+    );
     // Counted once: the page abandoned by the stopped leader is redone (at most one page more than
     // the Leases there are: N, and the servers' identity Leases), never the whole pass again.
     const events = await oc.list({ group: '', version: 'v1', resource: 'events' }, 'kube-system');

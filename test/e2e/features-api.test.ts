@@ -103,6 +103,31 @@ describe('the Feature API', { timeout: 300_000, concurrency: false }, () => {
     assert.equal(compression.metadata.namespace, 'kube-system');
   });
 
+  it('48 components reporting on one Feature at once: each answered 201, none refused by a conflict', async () => {
+    // Reports of one object are folded together while a write of it is in flight; one write each
+    // would make them race on the object and the losers run out of retries (409).
+    const path = `${FEATURES}/namespaces/kube-system/features/KplaneCELCostLimits/uses`;
+    const burst = new RawClient(a.url, adminCredentials(a.dataDir), { maxSockets: 48 }); // all 48 in flight at once
+    const answers = await Promise.all(
+      Array.from({ length: 48 }, (_, i) =>
+        burst.request({
+          method: 'POST',
+          path,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ component: `burst-${i}`, identity: `burst-${i}-0`, version: '1.0.0', value: 'Enabled' }),
+        }),
+      ),
+    ).finally(() => burst.agent.destroy());
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      answers.map(() => 201),
+      answers.find((r) => r.status !== 201)?.text(),
+    );
+    const f = (await raw.request({ path: `${FEATURES}/namespaces/kube-system/features/KplaneCELCostLimits` })).json<Feature>();
+    assert.equal(f.status!.uses!.filter((u) => u.component.startsWith('burst-')).length, 48);
+    assert.equal(f.metadata.managedFields?.some((m) => m.manager.startsWith('burst')) ?? false, false);
+  });
+
   it('reporting again changes nothing (200, same resourceVersion), a new value replaces the entry', async () => {
     const before = (await raw.request({ path: `${FEATURES}/namespaces/kube-system/features/WatchList` })).json<
       Feature & { metadata: { resourceVersion: string } }

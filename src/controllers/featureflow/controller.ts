@@ -162,6 +162,8 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
   let leading = false;
   /** Per feature, the disagreement last raised as an event while leading. */
   const disagreements = new Map<string, string>();
+  /** ClearField's next page, listed ahead while a page is cleared (tasks.ts). */
+  const prefetch = new Map<string, Promise<Awaited<ReturnType<KubeClient['list']>>>>();
 
   const dynamicNames = new Set((opts.dynamicFeatures ?? []).filter((n) => gate.isDynamic(n)));
   const known = (name: string, obj?: FeatureObject): KnownFeature | undefined => {
@@ -276,6 +278,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           custom: opts.custom ?? {},
           signal: abort.signal,
           now: now(),
+          prefetch,
         });
         if (abort.signal.aborted) return; // stopped: the unit is abandoned, unwritten
         // A unit that found nothing new (a task still Blocked for the same reason) keeps its record,

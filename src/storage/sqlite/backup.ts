@@ -294,7 +294,7 @@ function bumpAndMarkCompacted(path: string, revision: number, layout: DatabaseIn
  * Holds the writer lock of the database at `path` as a server does (writer-core.ts): an EXCLUSIVE
  * lock on the `-lock` file, which the OS drops if this process dies.
  */
-function takeWriterLock(path: string): Database.Database {
+function takeWriterLock(path: string, then = 'then run the restore again'): Database.Database {
   ensurePrivateFile(lockPath(path), { create: true });
   const lock = new Database(lockPath(path), { timeout: 0 });
   try {
@@ -306,7 +306,7 @@ function takeWriterLock(path: string): Database.Database {
   } catch (err) {
     lock.close();
     if ((err as { code?: unknown }).code === 'SQLITE_BUSY')
-      throw new BackupError('in-use', `${dirname(path)} is in use by a running kplane server; stop it first (then run the restore again)`, { cause: err });
+      throw new BackupError('in-use', `${dirname(path)} is in use by a running kplane server; stop it first (${then})`, { cause: err });
     throw err;
   }
 }
@@ -422,5 +422,46 @@ function syncDir(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** One stored object: its key and the bytes stored (JSON, or `k8s:enc:…` when encrypted at rest). */
+export interface StoredValue {
+  readonly key: string;
+  readonly value: Buffer;
+}
+
+/**
+ * Reads the database of a stopped server (`kplane upgrade-check --data-dir`): `read` gets a
+ * function that yields the current value of every key under a prefix, in key order. The writer
+ * lock is held meanwhile, so no server starts on the directory while it is read, and a running
+ * server refuses it (`in-use`: the API is the way to read a live server). The connection is
+ * read-only: nothing is written, not even a checkpoint.
+ */
+export function readStoppedDatabase<T>(
+  dataDir: string,
+  read: (values: (prefix: string) => Iterable<StoredValue>) => T,
+  then = 'or read it through the API',
+): T {
+  const path = join(dataDir, DATABASE_FILE);
+  if (!isFile(path)) throw new BackupError('no-database', `no kplane database at ${path}`);
+  const lock = takeWriterLock(path, then);
+  try {
+    const { layout } = inspectDatabase(path);
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      const stmt = db.prepare<[string, string], StoredValue>(
+        layout === 'v1'
+          ? 'SELECT key, value FROM kv WHERE key >= ? AND key < ? ORDER BY key'
+          : 'SELECT kv.key AS key, log.value AS value FROM kv JOIN log ON log.rev = kv.mod_rev WHERE kv.key >= ? AND kv.key < ? ORDER BY kv.key',
+      );
+      // Keys compare as bytes: every key under `prefix` sorts below the prefix with its last character moved up by one.
+      const end = (prefix: string): string => prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+      return read((prefix) => stmt.iterate(prefix, end(prefix)));
+    } finally {
+      db.close();
+    }
+  } finally {
+    releaseWriterLock(lock);
   }
 }

@@ -269,14 +269,18 @@ export function usesAgreeCondition(
  * new object and the use as stored, or `changed: false` when the report is already there.
  */
 export function foldUse(feature: KubeObject, use: FeatureUse, now: Date): { object: KubeObject; stored: FeatureUse; changed: boolean; created: boolean } {
-  const next = cloneObject(feature) as KubeObject & FeatureObject;
-  const status = (next.status ??= {});
-  const uses = (status.uses ??= []);
-  const at = uses.findIndex((u) => u.component === use.component && u.identity === use.identity);
-  const prev = at >= 0 ? uses[at] : undefined;
+  const old = (feature as KubeObject & FeatureObject).status;
+  const at = (old?.uses ?? []).findIndex((u) => u.component === use.component && u.identity === use.identity);
+  const prev = at >= 0 ? old!.uses![at] : undefined;
   if (prev && prev.value === use.value && (prev.version ?? '') === (use.version ?? '')) {
     return { object: feature, stored: prev, changed: false, created: false };
   }
+  // A copy of the path that changes only (status, its uses and conditions): the entries are
+  // replaced, never changed in place, so the rest is shared with `feature`. A Feature holds up to
+  // 1,000 uses, and a batch of reports folds one after another: a deep copy each was the cost.
+  const next = { ...feature, status: { ...old, uses: [...(old?.uses ?? [])], conditions: [...(old?.conditions ?? [])] } } as KubeObject & FeatureObject;
+  const status = next.status!;
+  const uses = status.uses!;
   const stored: FeatureUse = {
     component: use.component,
     identity: use.identity,
