@@ -509,6 +509,10 @@ function rollingUpdate(policy: 'Cluster' | 'Local'): CcmTestCase {
               env: { VERSION: String(round) },
             });
             await waitPodsReady(env, [pod]);
+            // Surge first: the old pod goes once the new one is a ready endpoint.
+            await waitFor(env, env.timeouts.proxyLagMs, `new pod ${pod} of ${svcRef(env, name)} is not a ready endpoint {t} after it became ready`, async () =>
+              (await endpointsOf(env, name)).some((e) => e.targetRef?.name === pod && e.conditions?.ready) ? true : undefined,
+            );
             await env.client.delete(PODS, env.namespace, current[i]!);
             next.push(pod);
           }
