@@ -1,13 +1,17 @@
 // The drivers kplane ships, by the name a capability file's `driver:` gives.
-import type { KubeClient } from '../../client/index.js';
-import type { CcmTestDriver } from '../types.js';
+import type { DriverFactory } from './context.js';
+import { fakeDriver } from './fake.js';
+import { loopbackDriver } from './loopback.js';
 
-/** What a driver factory receives: the cluster's client and the capability file's `config:` map. */
-export interface DriverContext {
-  readonly client: KubeClient;
-  readonly config: Readonly<Record<string, unknown>>;
-}
+export type { DriverContext, DriverFactory } from './context.js';
 
-export type DriverFactory = (ctx: DriverContext) => Promise<CcmTestDriver>;
+export const builtinDrivers: Readonly<Record<string, DriverFactory>> = {
+  fake: fakeDriver,
+  loopback: loopbackDriver,
+};
 
-export const builtinDrivers: Readonly<Record<string, DriverFactory>> = {};
+export { fakeDriver } from './fake.js';
+export { loopbackDriver, LOOPBACK_CAPABILITIES } from './loopback.js';
+export { localExternalClient } from './external.js';
+export { KubeletStopEmulation } from './kubelet-stop.js';
+export { LOCAL_TIMEOUTS, localTimeouts } from './timeouts.js';
