@@ -43,19 +43,9 @@ export interface RunOptions {
   readonly log?: (m: string) => void;
 }
 
-/** Runs `tests`: the non-disruptive ones `concurrency` at a time, then the disruptive ones in order. */
-export async function runCatalogue(client: KubeClient, driver: CcmTestDriver, tests: readonly CcmTestCase[], o: RunOptions = {}): Promise<TestResult[]> {
-  const results: TestResult[] = [];
-  const run = async (t: CcmTestCase): Promise<void> => {
-    results.push(...(await runSuite({ client, driver, tests: [t], ...(o.timeouts ? { timeouts: o.timeouts } : {}), ...(o.log ? { log: o.log } : {}) })));
-  };
-  const queue = tests.filter((t) => !t.needs.disruptive);
-  const workers = Array.from({ length: Math.max(1, o.concurrency ?? 6) }, async () => {
-    for (let t = queue.shift(); t; t = queue.shift()) await run(t);
-  });
-  await Promise.all(workers);
-  for (const t of tests.filter((x) => x.needs.disruptive)) await run(t);
-  return results;
+/** Runs `tests` with the kit's runner: the non-disruptive halves `concurrency` at a time, then the disruptive ones alone. */
+export function runCatalogue(client: KubeClient, driver: CcmTestDriver, tests: readonly CcmTestCase[], o: RunOptions = {}): Promise<TestResult[]> {
+  return runSuite({ client, driver, tests, parallel: o.concurrency ?? 6, ...(o.timeouts ? { timeouts: o.timeouts } : {}), ...(o.log ? { log: o.log } : {}) });
 }
 
 export const keyOf = (r: TestResult): string => `${r.id}:${r.half}`;
