@@ -17,6 +17,11 @@ interface Profile {
   timeDeltas?: number[];
 }
 
+// The checkout the profiled server ran from (any worktree): its path is cut from file names, and
+// its src/ files count as the project's.
+const ROOT = /^(?:file:\/\/)?.*\/(?=(?:src|node_modules|bench|examples)\/)/;
+const PROJECT_SRC = /^file:\/\/.*\/src\/(?!.*node_modules)/;
+
 const args = process.argv.slice(2);
 const topIdx = args.indexOf('--top');
 const top = topIdx >= 0 ? Number(args[topIdx + 1]) : 25;
@@ -34,7 +39,7 @@ for (const file of files) {
   for (let i = 0; i < samples.length; i++) self.set(samples[i]!, (self.get(samples[i]!) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0));
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const label = (n: Node): string => {
-    const url = n.callFrame.url.replace(/^file:\/\//, '').replace(/^.*\/work\/main\//, '');
+    const url = n.callFrame.url.replace(/^file:\/\//, '').replace(ROOT, '');
     return `${n.callFrame.functionName || '(anonymous)'} ${url ? `${url}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
   };
   const selfByFn = new Map<string, number>();
@@ -43,13 +48,13 @@ for (const file of files) {
   for (const [id, t] of self) {
     const n = byId.get(id)!;
     selfByFn.set(label(n), (selfByFn.get(label(n)) ?? 0) + t);
-    const f = n.callFrame.url.replace(/^.*\/work\/main\//, '') || `(${n.callFrame.functionName})`;
+    const f = n.callFrame.url.replace(ROOT, '') || `(${n.callFrame.functionName})`;
     selfByFile.set(f, (selfByFile.get(f) ?? 0) + t);
     // Inclusive: count t once for each distinct project function on the stack.
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const c = byId.get(cur)!;
-      if (!c.callFrame.url.includes('/work/main/src/') && !c.callFrame.url.includes('node:')) continue;
+      if (!PROJECT_SRC.test(c.callFrame.url) && !c.callFrame.url.includes('node:')) continue;
       const l = label(c);
       if (seen.has(l)) continue;
       seen.add(l);
