@@ -36,6 +36,9 @@ const GROUPS: readonly (readonly string[])[] = [
   ['catalog'],
   ['resolver'],
   ['micro'],
+  ['webhook'],
+  ['policy'],
+  ['aggregated'],
 ];
 
 interface Args {

@@ -17,9 +17,10 @@ interface Profile {
   timeDeltas?: number[];
 }
 
-// A frame's file relative to its checkout (the main tree or any worktree beside it).
-const ROOT = /^.*\/work\/[^/]+\//;
-const PROJECT_SRC = /\/work\/[^/]+\/src\//;
+// The checkout the profiled server ran from (any worktree): its path is cut from file names, and
+// its src/ files count as the project's.
+const ROOT = /^(?:file:\/\/)?.*\/(?=(?:src|node_modules|bench|examples)\/)/;
+const PROJECT_SRC = /^file:\/\/.*\/src\/(?!.*node_modules)/;
 
 const args = process.argv.slice(2);
 const topIdx = args.indexOf('--top');

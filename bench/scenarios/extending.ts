@@ -206,14 +206,16 @@ async function aggregatedScenario(ctx: ScenarioContext): Promise<void> {
       s.close(() => resolve(p));
     });
   });
+  const prof = ctx.cpuProfDir ? { cpuProfDir: ctx.cpuProfDir } : {};
   const front = await ServerProc.start('kplane-sqlite', {
     dataDir,
+    ...prof,
     storageDir: join(dataDir, 'agg-front-db'),
     aggregation: { serviceAddresses: [`bench/backend=127.0.0.1:${port}`] },
   });
   let backend: ServerProc | undefined;
   try {
-    backend = await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'agg-backend-db'), frontProxyBackend: true, port });
+    backend = await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'agg-backend-db'), frontProxyBackend: true, port });
     const b = new HttpClient(backend.started.url, credsOf(backend), 4);
     expectStatus(await b.send('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', JSON.stringify(CRD)), 201);
     await backend.ensureNamespace(NS);
@@ -257,6 +259,7 @@ async function aggregatedScenario(ctx: ScenarioContext): Promise<void> {
     const added = lat.aggregated! - lat.backend!;
     rec.goal('get p99 added through an aggregated APIService vs the backend alone (c=1)', '≤ 3 ms', `${fmt(added, 2)} ms`, added <= 3);
   } finally {
+    if (ctx.cpuProfDir) console.log(`  CPU profiles: front pid ${front.started.pid}, backend pid ${backend?.started.pid ?? '-'}`);
     await backend?.stop();
     await front.stop();
   }
@@ -266,29 +269,33 @@ export const extending: Scenario = {
   names: ['webhook', 'policy', 'aggregated'],
   async run(ctx) {
     const { dataDir } = ctx;
+    // With --cpu-prof every server of these scenarios writes a profile (named by pid, printed at start).
+    const prof = ctx.cpuProfDir ? { cpuProfDir: ctx.cpuProfDir } : {};
     const only = (n: string): boolean => ctx.only.has(n);
     console.log('\n[extending] a validating webhook, a ValidatingAdmissionPolicy, an aggregated APIService: each against the same without');
     if (only('webhook')) {
       const servers = {
-        none: await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'hook-none-db') }),
-        webhook: await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'hook-on-db') }),
+        none: await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'hook-none-db') }),
+        webhook: await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'hook-on-db') }),
       };
       try {
         for (const srv of Object.values(servers)) await srv.ensureNamespace(NS);
         await webhookScenario(ctx, servers);
       } finally {
+        if (ctx.cpuProfDir) console.log(`  CPU profiles: none pid ${servers.none.started.pid}, webhook pid ${servers.webhook.started.pid}`);
         for (const srv of Object.values(servers)) await srv.stop();
       }
     }
     if (only('policy')) {
       const servers = {
-        none: await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'vap-none-db') }),
-        policy: await ServerProc.start('kplane-sqlite', { dataDir, storageDir: join(dataDir, 'vap-on-db') }),
+        none: await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'vap-none-db') }),
+        policy: await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'vap-on-db') }),
       };
       try {
         for (const srv of Object.values(servers)) await srv.ensureNamespace(NS);
         await policyScenario(ctx, servers);
       } finally {
+        if (ctx.cpuProfDir) console.log(`  CPU profiles: none pid ${servers.none.started.pid}, policy pid ${servers.policy.started.pid}`);
         for (const srv of Object.values(servers)) await srv.stop();
       }
     }

@@ -779,6 +779,11 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
           honorCipherOrder: tlsSettings.honorCipherOrder,
           handshakeTimeout: readHeaderTimeoutMs,
           settings: { maxConcurrentStreams: maxStreams > 0 ? maxStreams : DEFAULT_HTTP2_MAX_STREAMS },
+          // TCP_NODELAY on every connection, as Go's net package sets it: an HTTP/2 answer is several
+          // writes (HEADERS and DATA, then END_STREAM), and with Nagle on a later one waits for the
+          // peer's delayed ACK (up to 40 ms; seen through the aggregator, whose client reads the
+          // answer by its Content-Length and sends the next request before the END_STREAM came).
+          noDelay: true,
         },
         apiServer.handle as unknown as Parameters<typeof createSecureServer>[1],
       );

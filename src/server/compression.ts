@@ -72,13 +72,13 @@ export function overGzipThreshold(body: string | Uint8Array): boolean {
  */
 export function endBody(res: ServerResponse, body: string | Uint8Array, enabled: boolean): void {
   if (!enabled || !overGzipThreshold(body)) {
-    res.end(body);
+    endWhole(res, body);
     return;
   }
   // The in-process loopback response has no request; its client never asks for gzip.
   const req = (res as { req?: IncomingMessage }).req;
   if (req === undefined || !acceptsGzip(firstHeaderValue(req, 'accept-encoding'))) {
-    res.end(body);
+    endWhole(res, body);
     return;
   }
   gzip(body, { level: GZIP_LEVEL }, (err, compressed) =>
@@ -91,6 +91,20 @@ export function endBody(res: ServerResponse, body: string | Uint8Array, enabled:
 }
 
 /**
+ * Ends `res` with the whole of its body. Over HTTP/2 with a Content-Length, as Go's server sends a
+ * body its handler wrote in full: node's HTTP/1.1 response adds one itself, its HTTP/2 response
+ * does not, and without it a client (or kplane's aggregator proxying to an HTTP/1.1 client, which
+ * then frames the answer chunked) knows the body is complete only from the END_STREAM frame, which
+ * node sends in a write of its own after the data.
+ */
+function endWhole(res: ServerResponse, body: string | Uint8Array): void {
+  const bodiless = res.statusCode === 204 || res.statusCode === 304;
+  if (!bodiless && !res.headersSent && (res as { stream?: unknown }).stream !== undefined && !res.hasHeader('Content-Length'))
+    res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+  res.end(body);
+}
+
+/**
  * Ends `res` with `compressed` as `Content-Encoding: gzip` (after `moreHeaders`), or with `body`
  * when compressing failed (never seen for an in-memory body; the client still gets its answer). A
  * response that can no longer be written (the client went away) is destroyed: nothing to answer.
@@ -99,12 +113,12 @@ export function endBody(res: ServerResponse, body: string | Uint8Array, enabled:
 export function endCompressed(res: ServerResponse, body: string | Uint8Array, compressed: Buffer | undefined, moreHeaders?: () => void): void {
   try {
     if (compressed === undefined) {
-      res.end(body);
+      endWhole(res, body);
       return;
     }
     res.setHeader('Content-Encoding', 'gzip');
     moreHeaders?.();
-    res.end(compressed);
+    endWhole(res, compressed);
   } catch {
     res.destroy();
   }

@@ -229,6 +229,9 @@ describe('API aggregation: an APIService backed by another kplane', { concurrenc
       headers: { 'X-Remote-User': 'jane', 'X-Remote-Group': 'nobody' },
     });
     assert.equal(r.status, 200, r.text());
+    // The backend's Content-Length is passed on (HTTP/1.1 here): the body is not framed chunked.
+    assert.equal(r.headers['content-length'], String(Buffer.byteLength(r.text())));
+    assert.equal(r.headers['transfer-encoding'], undefined);
     // What extension API servers read for delegated authentication.
     const cm = (await raw.request({ path: '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication' })).json<{
       data: Record<string, string>;

@@ -72,17 +72,49 @@ export function compileExpression(expression: string, want: 'bool' | 'string' | 
   return { program, expression, baseCost: countNodes(program.ast) };
 }
 
-/** Deep conversion of JSON to CEL values: integral numbers become ints, objects become maps. */
+/**
+ * JSON as CEL values: integral numbers become ints. The evaluator takes plain objects as maps and
+ * arrays as lists, so a part of the value without numbers (and without undefined fields, which a
+ * map cannot hold) is used as it is, shared with the object: only the objects and arrays on the
+ * way to a number are copied (objects into maps). A ConfigMap, whose fields are all strings, is
+ * not copied at all; converting every object of every request was most of a policy's cost.
+ * Nothing evaluated in CEL mutates its variables.
+ */
 export function toCEL(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) return v.map(toCEL);
-  const m = new Map<string, unknown>();
-  for (const k of Object.keys(v)) {
-    const x = (v as Record<string, unknown>)[k];
-    if (x !== undefined) m.set(k, toCEL(x));
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const c = toCEL(x);
+      if (out) out.push(c);
+      else if (c !== x) {
+        out = v.slice(0, i);
+        out.push(c);
+      }
+    }
+    return out ?? v;
   }
-  return m;
+  const proto: unknown = Object.getPrototypeOf(v);
+  const plain = proto === Object.prototype || proto === null;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  let m: Map<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = o[k];
+    const c = x === undefined ? undefined : toCEL(x);
+    if (m) {
+      if (c !== undefined) m.set(k, c);
+    } else if (c !== x || x === undefined || !plain) {
+      // The first field that differs (or an object that is not a plain one): copy into a map.
+      m = new Map<string, unknown>();
+      for (let j = 0; j < i; j++) m.set(keys[j]!, o[keys[j]!]);
+      if (c !== undefined) m.set(k, c);
+    }
+  }
+  return m ?? (plain ? v : new Map());
 }
 
 /** cel.CreateAdmissionRequest: the `request` variable. */

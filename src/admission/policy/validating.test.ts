@@ -126,6 +126,39 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     assert.equal((await run([policy('p', spec)], [binding('b', 'p', ['Deny'])], cm('bb'))).error, undefined, 'matchCondition false');
   });
 
+  it('objects read as CEL values: numbers as ints at any depth, string-only parts as maps and lists', async () => {
+    // The object is used as it is where it holds no numbers and copied where it does (toCEL): both
+    // forms must read, compare, iterate and size alike.
+    const obj = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'mixed',
+        labels: { app: 'web', tier: 'front' },
+        annotations: { app: 'web', tier: 'front' },
+        managedFields: [{ manager: 'm', fieldsV1: { 'f:data': {} } }],
+      },
+      data: { a: 'x', b: 'y' },
+      spec: { replicas: 3, ratio: 0.5, ports: [{ name: 'http', port: 80 }, { name: 'dns' }], names: ['a', 'b'], empty: {} },
+    } as unknown as KubeObject;
+    const expressions = [
+      'object.spec.replicas == 3 && type(object.spec.replicas) == int',
+      'object.spec.ratio == 0.5 && type(object.spec.ratio) == double',
+      'object.spec.ports[0].port + 1 == 81 && object.spec.ports[1].name == "dns" && !("port" in object.spec.ports[1])',
+      'object.spec.ports.exists(p, "port" in p && p.port == 80) && object.spec.names.all(n, n in ["a", "b"])',
+      "size(object.data) == 2 && 'a' in object.data && !('c' in object.data) && object.data.all(k, k in ['a', 'b'])",
+      'object.metadata.labels == object.metadata.annotations && object.metadata.labels == {"app": "web", "tier": "front"}',
+      'object.spec == object.spec && object.spec.empty == {} && size(object.spec.empty) == 0 && type(object.data) == map',
+      "object.metadata.managedFields[0].manager == 'm' && 'fieldsV1' in object.metadata.managedFields[0]",
+      "request.userInfo.username == 'alice' && request.operation == 'CREATE' && object.metadata.name == request.name",
+    ];
+    const r = await run([policy('p', { validations: expressions.map((expression) => ({ expression })) })], [binding('b', 'p', ['Warn'])], obj);
+    assert.equal(r.error, undefined);
+    assert.deepEqual(r.warnings, []);
+    // The object is not changed by being read.
+    assert.equal((obj as unknown as { spec: { replicas: unknown } }).spec.replicas, 3);
+  });
+
   it('a comprehension past the per-call cost limit fails, not hangs', async () => {
     const spec = {
       validations: [

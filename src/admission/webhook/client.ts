@@ -4,7 +4,8 @@
 // upstream's `failed to call webhook: ...` texts carry them. A `service` reference is called at
 // https://<name>.<namespace>.svc:<port><path>, its certificate verified for that name, and dialled
 // where the service resolver says at each call (webhookutil's ClientManager dials so).
-import { Agent, request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { serviceServerName, type ServiceResolver, type ServiceTarget } from './service-resolver.js';
 
 export class CallError extends Error {
@@ -38,8 +39,37 @@ export class WebhookEndpoint {
       this.service = { ...rawURL, hostPort };
     }
     const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
-    // Keep-alive: a webhook on every create costs one round trip, not a handshake.
-    this.agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
+    // Keep-alive: a webhook on every create costs one round trip, not a handshake. The TLS context
+    // (the CA parsed) is made once: node would make one per new connection from `ca`.
+    this.agent = new Agent({ keepAlive: true, maxSockets: 64, secureContext: createSecureContext(ca ? { ca } : {}) });
+  }
+
+  private readonly requests = new Map<number, { readonly options: RequestOptions; readonly shown: string }>();
+
+  /**
+   * What every call with this timeout sends, made once: the request options (URL with
+   * `?timeout=<n>s`, headers, agent) and the `Post "<url>"` its errors start with.
+   */
+  requestFor(timeoutSeconds: number): { readonly options: RequestOptions; readonly shown: string } {
+    let r = this.requests.get(timeoutSeconds);
+    if (!r) {
+      const target = new URL(this.url);
+      target.searchParams.set('timeout', `${timeoutSeconds}s`);
+      // Go prints the service's host with its port, even 443.
+      const shown = `Post ${JSON.stringify(this.service ? `https://${this.service.hostPort}${target.pathname === '/' && !this.service.ref.path ? '' : target.pathname}${target.search}` : target.toString())}`;
+      const options: RequestOptions = {
+        protocol: target.protocol,
+        hostname: target.hostname.replace(/^\[|\]$/g, ''),
+        port: target.port || 443,
+        path: `${target.pathname}${target.search}`,
+        method: 'POST',
+        agent: this.agent,
+        ...(this.service ? { servername: this.service.hostPort.replace(/:\d+$/, '') } : {}),
+      };
+      r = { options, shown };
+      this.requests.set(timeoutSeconds, r);
+    }
+    return r;
   }
 
   /** Closes the connections once the calls under way have ended: a configuration change must not cut them. */
@@ -74,10 +104,8 @@ export function post(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number):
 }
 
 function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
-  const target = new URL(ep.url);
-  target.searchParams.set('timeout', `${timeoutSeconds}s`);
-  // Go prints the service's host with its port, even 443.
-  const shown = `Post ${JSON.stringify(ep.service ? `https://${ep.service.hostPort}${target.pathname === '/' && !ep.service.ref.path ? '' : target.pathname}${target.search}` : target.toString())}`;
+  const { options, shown } = ep.requestFor(timeoutSeconds);
+  const target = ep.url;
   let dial: ServiceTarget | undefined;
   if (ep.service) {
     try {
@@ -101,12 +129,11 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
     }, timeoutSeconds * 1000);
     function attempt(retried = false): ReturnType<typeof httpsRequest> {
       const headers: Record<string, string | number> = { 'content-type': 'application/json', accept: 'application/json, */*', 'content-length': body.length };
-      const r = httpsRequest(target, {
-        method: 'POST',
-        agent: ep.agent,
+      const r = httpsRequest({
+        ...options,
         headers: dial ? { ...headers, host: ep.service!.hostPort } : headers,
         // A service: dialled at the resolved address, its certificate verified for <name>.<namespace>.svc.
-        ...(dial ? { host: dial.host, hostname: dial.host, port: dial.port, servername: ep.service!.hostPort.replace(/:\d+$/, '') } : {}),
+        ...(dial ? { host: dial.host, hostname: dial.host, port: dial.port } : {}),
       });
       r.on('error', (e: NodeJS.ErrnoException) => {
         // A kept-alive connection the server closed while idle: dial again once, as Go's transport

@@ -8,8 +8,8 @@
 // aggregator's client certificate; while the APIService is not Available its paths answer
 // `503 service unavailable` (Go's http.Error, plain text), everything else is unaffected.
 import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { connect as http2Connect, constants as h2constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect as http2Connect, constants as h2constants, type ClientHttp2Session, type ClientHttp2Stream, type Http2ServerRequest } from 'node:http2';
 import { Agent, request as httpsRequest, type AgentOptions } from 'node:https';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -540,8 +540,7 @@ export class Aggregator implements AggregatorHandler {
           }
           res.statusCode = up.statusCode ?? 502;
           for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) res.setHeader(k, v);
-          // Headers go out at once: a watch's client learns it is established before the first event.
-          res.flushHeaders?.();
+          flushHeadersSoon(res);
           up.on('data', (chunk: Buffer) => {
             if (!res.writableEnded) res.write(chunk);
           });
@@ -560,7 +559,7 @@ export class Aggregator implements AggregatorHandler {
         finish();
       });
       s.res.on('close', () => {
-        if (!out.destroyed) out.destroy();
+        if (!done && !out.destroyed) out.destroy();
         finish();
       });
       s.req.pipe(out);
@@ -583,11 +582,13 @@ export class Aggregator implements AggregatorHandler {
         resolve();
       };
       const res = s.res;
+      const body = hasBody(s.req);
       let stream: ClientHttp2Stream;
       try {
-        // endStream false: node ends GET, HEAD and DELETE streams at once by default, but a DELETE may
-        // carry DeleteOptions; the piped request body ends the stream.
-        stream = session.request({ ...headers, ':method': s.req.method ?? 'GET', ':path': s.req.url ?? s.info.path }, { endStream: false });
+        // A request without a body ends the stream with its HEADERS frame (one frame, one write to the
+        // backend); one with a body (a DELETE may carry DeleteOptions) is ended by the piped body.
+        // Node's default (end GET, HEAD and DELETE at once) would drop a DELETE's body.
+        stream = session.request({ ...headers, ':method': s.req.method ?? 'GET', ':path': s.req.url ?? s.info.path }, { endStream: !body });
       } catch (e) {
         this.answerProxyError(s, b, target, e);
         finish();
@@ -601,7 +602,7 @@ export class Aggregator implements AggregatorHandler {
         }
         res.statusCode = Number(h[':status'] ?? 502);
         for (const [k, v] of Object.entries(h)) if (v !== undefined && !k.startsWith(':') && !HOP_BY_HOP.has(k)) res.setHeader(k, v);
-        res.flushHeaders?.();
+        flushHeadersSoon(res);
       });
       stream.on('data', (chunk: Buffer) => {
         if (!res.writableEnded) res.write(chunk);
@@ -614,11 +615,14 @@ export class Aggregator implements AggregatorHandler {
         if (!done) this.answerProxyError(s, b, target, e);
         finish();
       });
+      // The client went away before the backend's answer ended: cancel the stream. (After the end,
+      // a cancel would only cost the backend a frame to read.)
       res.on('close', () => {
-        if (!stream.closed) stream.close(h2constants.NGHTTP2_CANCEL);
+        if (!done && !stream.closed) stream.close(h2constants.NGHTTP2_CANCEL);
         finish();
       });
-      s.req.pipe(stream);
+      if (body) s.req.pipe(stream);
+      else s.req.resume();
     });
   }
 
@@ -636,6 +640,31 @@ export class Aggregator implements AggregatorHandler {
     res.end(`${goNetErrorText(e, target.host, target.port)}\n`);
     this.schedule(b.name, 0);
   }
+}
+
+/**
+ * Whether the client's request has a body: HTTP/1.1 says so with Content-Length or
+ * Transfer-Encoding (RFC 9112 6.3), HTTP/2 by not ending the stream with its HEADERS frame.
+ */
+function hasBody(req: IncomingMessage): boolean {
+  const stream = (req as unknown as Partial<Http2ServerRequest>).stream;
+  if (stream !== undefined) return !stream.endAfterHeaders;
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && length !== '0';
+}
+
+/**
+ * Sends the backend's status and headers once this turn of the event loop is over, unless a body
+ * chunk (or the end) has taken them along by then. A backend's answer usually comes in one read
+ * (HEADERS and DATA frames together): the client then gets headers and body in one write, not two
+ * (each a TCP segment and a wake-up on both sides). A watch's headers still go out before its first
+ * event, so its client learns at once that it is established.
+ */
+function flushHeadersSoon(res: ServerResponse): void {
+  setImmediate(() => {
+    if (!res.headersSent && !res.writableEnded && !res.destroyed) res.flushHeaders();
+  });
 }
 
 function rfc3339Now(): string {
