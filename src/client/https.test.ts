@@ -91,3 +91,19 @@ test('an aborted request rejects promptly with an AbortError', async () => {
     (e: unknown) => e instanceof ClientNetworkError && e.name === 'AbortError',
   );
 });
+
+test('HTTP/2: answered requests are not reset, so 1,500 on one session stay under the server rapid-reset limit', async () => {
+  // Each request used to end with RST_STREAM(CANCEL) after its answer was read; nghttp2 counts
+  // those (CVE-2023-44487's limit, about 1,000) and ends the session with GOAWAY INTERNAL_ERROR.
+  const client = createHttpsClient(server.kubeconfig);
+  try {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        for (let i = next++; i < 1500; i = next++) await client.get({ group: '', version: 'v1', resource: 'namespaces' }, undefined, 'default');
+      }),
+    );
+  } finally {
+    await client.close();
+  }
+});

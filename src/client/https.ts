@@ -219,7 +219,10 @@ class Http2Transport implements Transport {
       const release = this.hold(s);
       let answered = false;
       const cancel = (): void => {
-        if (!stream.closed && !stream.destroyed) stream.close(h2.NGHTTP2_CANCEL);
+        // A stream whose answer was read to its end closes by itself: resetting it anyway would
+        // send one RST_STREAM per request, and a server counts those against the rapid-reset
+        // limit (nghttp2: about 1,000, then GOAWAY INTERNAL_ERROR for the whole session).
+        if (!stream.closed && !stream.destroyed && !stream.readableEnded) stream.close(h2.NGHTTP2_CANCEL);
         release();
       };
       const onAbort = (): void => {
