@@ -57,6 +57,7 @@ export function withCapabilityFile(driver: CcmTestDriver, file: Pick<CapabilityF
     ...(driver.loadBalancers ? { loadBalancers: driver.loadBalancers } : {}),
     ...(driver.externalClient ? { externalClient: driver.externalClient } : {}),
     ...(driver.upgrade ? { upgrade: driver.upgrade } : {}),
+    ...(driver.testExternalIP !== undefined ? { testExternalIP: driver.testExternalIP } : {}),
     ...(driver.beforeEach ? { beforeEach: driver.beforeEach.bind(driver) } : {}),
     ...(driver.afterEach ? { afterEach: driver.afterEach.bind(driver) } : {}),
   };

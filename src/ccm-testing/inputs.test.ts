@@ -72,8 +72,11 @@ describe('capability file', () => {
       name: 'd',
       capabilities: new Set(['lb.tcp', 'lb.udp']),
       timeouts: { lbCreateMs: 1, lbLagMs: 2, lbPropagationMs: 3, nodeDeletionMs: 4, proxyLagMs: 5 },
+      testExternalIP: '127.5.0.250',
     };
     const seen = withCapabilityFile(d, { capabilities: ['lb.tcp'], timeouts: { lbLagMs: 20 } });
+    // Everything else the driver offers is kept (svc/externalip probes only the driver's address).
+    assert.equal(seen.testExternalIP, '127.5.0.250');
     assert.deepEqual([...seen.capabilities], ['lb.tcp']);
     assert.deepEqual(seen.timeouts, { lbCreateMs: 1, lbLagMs: 20, lbPropagationMs: 3, nodeDeletionMs: 4, proxyLagMs: 5 });
     assert.deepEqual([...d.capabilities], ['lb.tcp', 'lb.udp']);

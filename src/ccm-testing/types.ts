@@ -121,6 +121,12 @@ export interface CcmTestDriver {
   readonly loadBalancers?: LoadBalancerInfra;
   readonly externalClient?: ExternalClient;
   readonly upgrade?: UpgradeInfra;
+  /**
+   * An address not assigned to any node that the cluster's service proxy answers on when a
+   * Service lists it in `externalIPs`, and that `externalClient` can reach (svc/externalip's data
+   * plane). Without one that half fails with a message saying so; it never probes a default.
+   */
+  readonly testExternalIP?: string;
   beforeEach?(scope: TestScope): Promise<void>;
   afterEach?(scope: TestScope): Promise<void>;
 }

@@ -30,8 +30,19 @@ import {
 const SOURCE = 'k/k test/e2e/network/service.go';
 const SVC = '[sig-network] Services';
 
-/** An address for the ExternalIP test: the driver's `testExternalIP` when it has one (upstream: 203.0.113.250). */
-export const externalIPFor = (env: SuiteEnv): string => (env.driver as { testExternalIP?: string }).testExternalIP ?? '203.0.113.250';
+/**
+ * An address for the ExternalIP test: the driver's `testExternalIP`. The control-plane half only
+ * stores it in a Service, so without one it uses upstream's 203.0.113.250 (TEST-NET-3); the
+ * data-plane half sends packets, so it needs the driver's and never probes a default.
+ */
+export const externalIPFor = (env: SuiteEnv, probing = false): string => {
+  if (env.driver.testExternalIP !== undefined) return env.driver.testExternalIP;
+  if (probing)
+    throw new Error(
+      `driver ${env.driver.name} names no testExternalIP: svc/externalip's data plane needs an address the service proxy answers on and the external client reaches`,
+    );
+  return '203.0.113.250';
+};
 
 const nodePorts = (s: Svc): number[] => (s.spec.ports ?? []).map((p) => p.nodePort ?? 0);
 const hasClusterIP = (s: Svc): boolean => !!s.spec.clusterIP && s.spec.clusterIP !== 'None';
@@ -184,7 +195,7 @@ export const serviceTests: readonly CcmTestCase[] = [
       );
     },
     async dataPlane(env) {
-      const ip = externalIPFor(env);
+      const ip = externalIPFor(env, true);
       const labels = { app: 'externalip-test' };
       await createService(env, 'externalip-test', {
         type: 'ClusterIP',
