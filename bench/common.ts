@@ -138,3 +138,12 @@ export function procCpuMs(pid: number): number {
   }
 }
 const CLK_TCK = 100;
+
+/** Resident memory (MB) of a process, from /proc (Linux); 0 once it is gone. */
+export function rssMB(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}

@@ -9,57 +9,20 @@
 // - nodesim: 100 nodes registered by one node-sim, then 3,000 pods created (20 clients) until all
 //   are Running; node-sim's CPU over that and RSS after. Goal: < 1 core and < 500 MB.
 // Addresses: nodes 127.2.210-211.x, pods 127.3.128.0/17, LB ingresses 127.6.0.0/16, clear of the tests.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createHttpsClient, loadKubeconfig } from '../../src/client/https.js';
 import type { GVR, KubeClient } from '../../src/client/types.js';
-import { procCpuMs } from '../common.js';
-import { benchDir, children, fmt, type Scenario } from '../context.js';
+import { kplaneProcesses, type KplaneProcess } from '../../test/support/kplane-process.js';
+import { procCpuMs, rssMB } from '../common.js';
+import { fmt, type Scenario } from '../context.js';
 
 const SERVICES: GVR = { group: '', version: 'v1', resource: 'services' };
 const PODS: GVR = { group: '', version: 'v1', resource: 'pods' };
 const NODES: GVR = { group: '', version: 'v1', resource: 'nodes' };
-const MAIN = join(benchDir, '..', 'src', 'cli', 'main.ts');
-
-interface Cli {
-  readonly child: ChildProcess;
-  readonly line: string;
-}
-
-/** A kplane command as a child process, once it printed a line matching `ready`. */
-async function startCli(args: string[], ready: RegExp): Promise<Cli> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  let out = '';
-  const line = await new Promise<string>((resolve, reject) => {
-    const onData = (b: Buffer): void => {
-      out += b.toString();
-      const m = ready.exec(out);
-      if (m) resolve(m[0]);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (b: Buffer) => {
-      out += b.toString();
-    });
-    child.once('exit', (code) => reject(new Error(`kplane ${args[0]} exited with ${code}:\n${out.slice(-2000)}`)));
-  });
-  child.stdout?.resume();
-  child.stderr?.resume();
-  return { child, line };
-}
-
-function rssMB(pid: number): number {
-  // VmRSS from /proc (Linux); 0 elsewhere.
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
+/** The kplane commands this file starts (killed when the bench process exits). */
+const procs = kplaneProcesses({ startTimeoutMs: 120_000 });
 
 async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>, everyMs = 200): Promise<number> {
   const start = performance.now();
@@ -80,33 +43,47 @@ async function createAll(n: number, workers: number, create: (i: number) => Prom
   );
 }
 
-async function serve(dir: string): Promise<{ cli: Cli; kubeconfig: string; client: KubeClient }> {
-  const cli = await startCli(['serve', '--data-dir', join(dir, 'data'), '--secure-port', '0', '--modules', 'cloud'], /kplane is serving on https:\/\/\S+/);
+async function serve(dir: string): Promise<{ cli: KplaneProcess; kubeconfig: string; client: KubeClient }> {
+  const cli = await procs.start(['serve', '--data-dir', join(dir, 'data'), '--secure-port', '0', '--modules', 'cloud'], /kplane is serving on https:\/\/\S+/);
   const kubeconfig = join(dir, 'data', 'admin.kubeconfig');
   return { cli, kubeconfig, client: createHttpsClient(loadKubeconfig(kubeconfig)) };
 }
 
-const stop = (c: Cli | undefined): void => void c?.child.kill('SIGTERM');
+/** A row whose figure is a duration (given in ms, shown in seconds). */
+const secondsRow = (scenario: string, target: string, op: string, concurrency: string, ms: number) => ({
+  scenario,
+  target,
+  op,
+  concurrency,
+  amount: ms / 1000,
+  unit: 's',
+  value: `${fmt(ms / 1000)} s`,
+});
+
+const stop = (c: KplaneProcess | undefined): void => void c?.child.kill('SIGTERM');
 
 export const cloudScale: Scenario = {
   names: ['lb1000', 'nodesim'],
   async run(ctx) {
     const { rec, quick } = ctx;
-    const load = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    const load = (): string =>
+      loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ');
     if (ctx.only.has('lb1000')) {
       const n = quick ? 100 : 1000;
       console.log(`\n[lb1000] ${n} LoadBalancer Services on the loopback cloud (kplane serve, cloud-controller-manager, node-sim with 3 nodes)`);
       const dir = join(ctx.dataDir, 'lb1000');
       await mkdir(dir, { recursive: true });
       let server: Awaited<ReturnType<typeof serve>> | undefined;
-      let ccm: Cli | undefined;
-      let sim: Cli | undefined;
+      let ccm: KplaneProcess | undefined;
+      let sim: KplaneProcess | undefined;
       try {
         server = await serve(dir);
         const client = server.client;
         const config = join(dir, 'loopback.json');
         await writeFile(config, JSON.stringify({ ingressCIDR: '127.6.0.0/16' }));
-        ccm = await startCli(
+        ccm = await procs.start(
           [
             'cloud-controller-manager',
             '--cloud-provider',
@@ -123,8 +100,8 @@ export const cloudScale: Scenario = {
           ],
           /metrics on (http:\/\/\S+\/metrics)/,
         );
-        const metricsUrl = /metrics on (http:\/\/\S+\/metrics)/.exec(ccm.line)?.[1] as string;
-        sim = await startCli(
+        const metricsUrl = /metrics on (http:\/\/\S+\/metrics)/.exec(ccm.firstLine)?.[1] as string;
+        sim = await procs.start(
           ['node-sim', '--kubeconfig', server.kubeconfig, '--nodes', '3', '--node-cidr', '127.2.210.0/24', '--pod-cidr', '127.3.128.0/17', '--no-cluster-ips'],
           /kplane node-sim started: .*\n/,
         );
@@ -147,24 +124,8 @@ export const cloudScale: Scenario = {
         const ingressMs = performance.now() - t0;
         const cpuMs = procCpuMs(ccmPid) - cpu0;
         const rss = rssMB(ccmPid);
-        rec.row({
-          scenario: 'lb1000',
-          target: 'kplane',
-          op: `${n} Services created`,
-          concurrency: '20',
-          amount: createdMs / 1000,
-          unit: 's',
-          value: `${fmt(createdMs / 1000)} s`,
-        });
-        rec.row({
-          scenario: 'lb1000',
-          target: 'loopback',
-          op: `${n} LB ingress`,
-          concurrency: '20',
-          amount: ingressMs / 1000,
-          unit: 's',
-          value: `${fmt(ingressMs / 1000)} s`,
-        });
+        rec.row(secondsRow('lb1000', 'kplane', `${n} Services created`, '20', createdMs));
+        rec.row(secondsRow('lb1000', 'loopback', `${n} LB ingress`, '20', ingressMs));
         rec.row({ scenario: 'lb1000', target: 'ccm', op: 'CPU', concurrency: '-', amount: cpuMs / 1000, unit: 's', value: `${fmt(cpuMs / 1000)} CPU-s` });
         rec.row({ scenario: 'lb1000', target: 'ccm', op: 'RSS', concurrency: '-', amount: rss, unit: 'MB', value: `${fmt(rss)} MB` });
         console.log(
@@ -183,15 +144,7 @@ export const cloudScale: Scenario = {
         await client.updateStatus(NODES, undefined, { ...node, status: { addresses: [{ type: 'InternalIP', address: '127.2.211.1' }] } });
         await waitFor('node-set change reconciled', 300_000, async () => (await updates()) >= before + n);
         const nodeSyncMs = performance.now() - t1;
-        rec.row({
-          scenario: 'lb1000',
-          target: 'loopback',
-          op: `node-set change to ${n} LBs`,
-          concurrency: '-',
-          amount: nodeSyncMs / 1000,
-          unit: 's',
-          value: `${fmt(nodeSyncMs / 1000)} s`,
-        });
+        rec.row(secondsRow('lb1000', 'loopback', `node-set change to ${n} LBs`, '-', nodeSyncMs));
         console.log(`  node-set change reconciled on ${n} load balancers in ${fmt(nodeSyncMs / 1000)} s`);
         rec.goal(`node-set change to ${n} LBs`, '≤ 30 s', `${fmt(nodeSyncMs / 1000)} s`, nodeSyncMs <= 30_000);
         await client.close();
@@ -208,12 +161,12 @@ export const cloudScale: Scenario = {
       const dir = join(ctx.dataDir, 'nodesim');
       await mkdir(dir, { recursive: true });
       let server: Awaited<ReturnType<typeof serve>> | undefined;
-      let sim: Cli | undefined;
+      let sim: KplaneProcess | undefined;
       try {
         server = await serve(dir);
         const client = server.client;
         const t0 = performance.now();
-        sim = await startCli(
+        sim = await procs.start(
           [
             'node-sim',
             '--kubeconfig',
@@ -257,24 +210,8 @@ export const cloudScale: Scenario = {
         const cpuMs = procCpuMs(simPid) - cpu0;
         const rss = rssMB(simPid);
         const cores = cpuMs / runningMs;
-        rec.row({
-          scenario: 'nodesim',
-          target: 'node-sim',
-          op: `${nodes} nodes Ready`,
-          concurrency: '-',
-          amount: registeredMs / 1000,
-          unit: 's',
-          value: `${fmt(registeredMs / 1000)} s`,
-        });
-        rec.row({
-          scenario: 'nodesim',
-          target: 'node-sim',
-          op: `${pods} pods Running`,
-          concurrency: '20',
-          amount: runningMs / 1000,
-          unit: 's',
-          value: `${fmt(runningMs / 1000)} s`,
-        });
+        rec.row(secondsRow('nodesim', 'node-sim', `${nodes} nodes Ready`, '-', registeredMs));
+        rec.row(secondsRow('nodesim', 'node-sim', `${pods} pods Running`, '20', runningMs));
         rec.row({ scenario: 'nodesim', target: 'node-sim', op: 'CPU cores', concurrency: '-', amount: cores, unit: 'cores', value: `${fmt(cores, 2)} cores` });
         rec.row({ scenario: 'nodesim', target: 'node-sim', op: 'RSS', concurrency: '-', amount: rss, unit: 'MB', value: `${fmt(rss)} MB` });
         console.log(

@@ -3,9 +3,8 @@
 // idle controller-manager process with informers over 100,000 ConfigMaps (idlecm). Goals (at full
 // scale only): ≤ 20 s, ≤ 20 s / 30 s, CPU < 1 % of a core.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { procCpuMs } from '../common.js';
+import { procCpuMs, rssMB } from '../common.js';
 import { NODE_FLAGS } from '../../src/runtime/node-flags.js';
 import { ServerProc, benchDir, children, withCpu, type Config, type Recorder, type Scenario } from '../context.js';
 
@@ -243,9 +242,9 @@ async function idleCm(cfg: Config, rec: Recorder, dataDir: string): Promise<void
     });
     const steady = await idleWindow();
     const cpuPct = steady.cmPct;
-    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN);
+    const rss = rssMB(child.pid as number);
     console.log(
-      `  synced in ${(syncMs / 1000).toFixed(1)} s; then idle for ${steady.seconds} s: controller-manager CPU ${cpuPct.toFixed(2)}% of a core, RSS ${(rssKb / 1024).toFixed(0)} MiB (server ${steady.srvPct.toFixed(2)}%)`,
+      `  synced in ${(syncMs / 1000).toFixed(1)} s; then idle for ${steady.seconds} s: controller-manager CPU ${cpuPct.toFixed(2)}% of a core, RSS ${rss.toFixed(0)} MiB (server ${steady.srvPct.toFixed(2)}%)`,
     );
     rec.row({
       scenario: '9-idlecm',
@@ -260,7 +259,7 @@ async function idleCm(cfg: Config, rec: Recorder, dataDir: string): Promise<void
       target: 'kplane controller-manager',
       op: `RSS, ${n} objects`,
       concurrency: '-',
-      value: `${(rssKb / 1024).toFixed(0)} MiB`,
+      value: `${rss.toFixed(0)} MiB`,
     });
     if (cfg.controllerScale >= 1) rec.goal(`idle controller-manager over ${n} objects`, 'CPU < 1%', `${cpuPct.toFixed(2)}%`, cpuPct < 1);
     // V8's memory reducer runs its full GCs of the big heap once the process goes quiet, once, at

@@ -6,7 +6,7 @@
 // test (text and JUnit reports; candidate-only findings are warnings), render --platform, and
 // serve, with a @grpc/grpc-js client calling every api.Registry method on the served catalogs.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,6 +16,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import { buildBundleImage, buildCatalogImage, pushImage } from '../../src/catalog/oci/index.js';
+import { serveCatalog, type ServedCatalog } from '../support/catalog-serve.js';
 import { startRegistry, type RunningRegistry } from '../support/registry.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -99,30 +100,8 @@ class Registry {
   }
 }
 
-interface Served {
-  proc: ChildProcess;
-  port: number;
-  exited: Promise<number | null>;
-}
-
-async function serve(dir: string): Promise<Served> {
-  const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${err}`)), 60_000);
-    proc.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /msg="serving registry".* port=(\d+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code}:\n${err}`)));
-  });
-  return { proc, port, exited };
-}
+type Served = ServedCatalog;
+const serve = (dir: string): Promise<Served> => serveCatalog(dir);
 
 // operator-registry generate_dockerfile_test.go's Scratch/Success/WithExtraLabels, for IndexDir "configs"
 const SCRATCH_DOCKERFILE = `# The builder image is expected to contain

@@ -4,7 +4,7 @@
 // custom-schema endpoint, grpc.health.v1, server reflection (v1alpha and v1), the cache dir and
 // start-up failures.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
@@ -14,38 +14,15 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { serveCatalog, type ServedCatalog } from '../support/catalog-serve.js';
 import { eventually } from '../support/eventually.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const testdata = join(root, 'src/catalog/serve/testdata');
 const kplane = join(root, 'bin/kplane.js');
 
-interface Served {
-  proc: ChildProcess;
-  port: number;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `kplane catalog serve DIR --port 0 ...` and waits for its "serving registry" line. */
-async function serve(dir: string, ...flags: string[]): Promise<Served> {
-  const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', dir, '--port', '0', ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code))); // after stderr is drained
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${err}`)), 60_000);
-    proc.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /msg="serving registry".* port=(\d+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code}:\n${err}`)));
-  });
-  return { proc, port, stderr: () => err, exited };
-}
+type Served = ServedCatalog;
+const serve = (dir: string, ...flags: string[]): Promise<Served> => serveCatalog(dir, 0, ...flags);
 
 async function stop(s: Served): Promise<number | null> {
   s.proc.kill('SIGTERM');

@@ -11,12 +11,15 @@ export const DBAAS_CATALOG = join(repoRoot, 'examples/dbaas-catalog/catalog');
 export interface ServedCatalog {
   proc: ChildProcess;
   port: number;
+  /** Everything it logged so far (stderr). */
+  stderr: () => string;
+  /** The exit code, once stderr is drained. */
   exited: Promise<number | null>;
 }
 
-/** `kplane catalog serve DIR --port PORT` (0: a free port), once it logs that it serves. */
-export async function serveCatalog(dir = DBAAS_CATALOG, wantPort = 0): Promise<ServedCatalog> {
-  const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', dir, '--port', String(wantPort)], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** `kplane catalog serve DIR --port PORT [flags]` (port 0: a free one), once it logs that it serves. */
+export async function serveCatalog(dir = DBAAS_CATALOG, wantPort = 0, ...flags: string[]): Promise<ServedCatalog> {
+  const proc = spawn(process.execPath, [kplane, 'catalog', 'serve', dir, '--port', String(wantPort), ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
@@ -31,7 +34,7 @@ export async function serveCatalog(dir = DBAAS_CATALOG, wantPort = 0): Promise<S
     });
     void exited.then((code) => reject(new Error(`catalog serve exited with ${code}:\n${err}`)));
   });
-  return { proc, port, exited };
+  return { proc, port, stderr: () => err, exited };
 }
 
 /** SIGTERM, then waits for the exit; nothing when it is not running. */

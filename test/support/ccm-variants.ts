@@ -35,6 +35,11 @@ const strip = (svc: Readonly<Service>, change: (s: Service) => void): Service =>
 export function providerDefects(real: CloudProvider): Record<string, Defect> {
   const lb = real.loadBalancer()!;
   const inst = real.instancesV2()!;
+  /** Ensure and Update given the Service as `change` rewrites it: the provider never sees what was removed. */
+  const seesServiceAs = (change: (s: Service) => void): Partial<LoadBalancer> => ({
+    ensureLoadBalancer: (ctx, cluster, svc, nodes) => lb.ensureLoadBalancer(ctx, cluster, strip(svc, change), nodes),
+    updateLoadBalancer: (ctx, cluster, svc, nodes) => lb.updateLoadBalancer(ctx, cluster, strip(svc, change), nodes),
+  });
   return {
     neverDeletesLoadBalancers: {
       name: 'never deletes load balancers',
@@ -46,52 +51,17 @@ export function providerDefects(real: CloudProvider): Record<string, Defect> {
     },
     dropsSessionAffinity: {
       name: 'drops session affinity',
-      loadBalancer: {
-        ensureLoadBalancer: (ctx, cluster, svc, nodes) =>
-          lb.ensureLoadBalancer(
-            ctx,
-            cluster,
-            strip(svc, (s) => {
-              s.spec = { ...s.spec, sessionAffinity: 'None' };
-              delete s.spec.sessionAffinityConfig;
-            }),
-            nodes,
-          ),
-        updateLoadBalancer: (ctx, cluster, svc, nodes) =>
-          lb.updateLoadBalancer(
-            ctx,
-            cluster,
-            strip(svc, (s) => {
-              s.spec = { ...s.spec, sessionAffinity: 'None' };
-            }),
-            nodes,
-          ),
-      },
+      loadBalancer: seesServiceAs((s) => {
+        s.spec = { ...s.spec, sessionAffinity: 'None' };
+        delete s.spec.sessionAffinityConfig;
+      }),
     },
     ignoresEtpLocalHealthChecks: {
       name: 'ignores ETP Local health checks',
-      loadBalancer: {
-        ensureLoadBalancer: (ctx, cluster, svc, nodes) =>
-          lb.ensureLoadBalancer(
-            ctx,
-            cluster,
-            strip(svc, (s) => {
-              s.spec = { ...s.spec, externalTrafficPolicy: 'Cluster' };
-              delete s.spec.healthCheckNodePort;
-            }),
-            nodes,
-          ),
-        updateLoadBalancer: (ctx, cluster, svc, nodes) =>
-          lb.updateLoadBalancer(
-            ctx,
-            cluster,
-            strip(svc, (s) => {
-              s.spec = { ...s.spec, externalTrafficPolicy: 'Cluster' };
-              delete s.spec.healthCheckNodePort;
-            }),
-            nodes,
-          ),
-      },
+      loadBalancer: seesServiceAs((s) => {
+        s.spec = { ...s.spec, externalTrafficPolicy: 'Cluster' };
+        delete s.spec.healthCheckNodePort;
+      }),
     },
     doesNotDeleteNodes: {
       name: 'does not delete nodes of deleted instances (InstanceExists always true)',

@@ -8,7 +8,7 @@ import type { CcmTestDriver, Capability, CcmTimeouts, CloudLoadBalancerView, V1N
 import { CAPABILITIES } from '../types.js';
 import { adminHttp, adminOK, adminURLFrom } from './admin-http.js';
 import type { DriverContext } from './context.js';
-import { KubeletStopEmulation } from './kubelet-stop.js';
+import { KubeletStopEmulation, setNodeReady } from './kubelet-stop.js';
 import { localTimeouts } from './timeouts.js';
 
 interface FakeBalancer {
@@ -93,28 +93,5 @@ export async function fakeDriver(ctx: DriverContext): Promise<CcmTestDriver> {
 
 /** Hand-made Nodes have no kubelet to post Ready again after a start: the driver does. */
 async function markReady(ctx: DriverContext, node: string): Promise<void> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  await ctx.client
-    .patch(
-      { group: '', version: 'v1', resource: 'nodes' },
-      undefined,
-      node,
-      'strategic',
-      {
-        status: {
-          conditions: [
-            {
-              type: 'Ready',
-              status: 'True',
-              reason: 'KubeletReady',
-              message: 'kubelet is posting ready status',
-              lastHeartbeatTime: now,
-              lastTransitionTime: now,
-            },
-          ],
-        },
-      },
-      { subresource: 'status' },
-    )
-    .catch(() => {});
+  await setNodeReady(ctx.client, node, 'True', 'KubeletReady', 'kubelet is posting ready status').catch(() => {});
 }

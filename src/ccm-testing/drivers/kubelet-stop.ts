@@ -37,31 +37,17 @@ export class KubeletStopEmulation {
   }
 
   private async markUnknown(node: string): Promise<void> {
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     try {
-      await this.client.patch(
-        NODES,
-        undefined,
-        node,
-        'strategic',
-        {
-          status: {
-            conditions: [
-              {
-                type: 'Ready',
-                status: 'Unknown',
-                reason: 'NodeStatusUnknown',
-                message: 'Kubelet stopped posting node status.',
-                lastHeartbeatTime: now,
-                lastTransitionTime: now,
-              },
-            ],
-          },
-        },
-        { subresource: 'status' },
-      );
+      await setNodeReady(this.client, node, 'Unknown', 'NodeStatusUnknown', 'Kubelet stopped posting node status.');
     } catch (e) {
       if (isStatusError(e) && e.code === 404) this.release(node);
     }
   }
+}
+
+/** Writes the Node's Ready condition (status subresource), as a kubelet or the node lifecycle controller does. */
+export function setNodeReady(client: KubeClient, node: string, status: 'True' | 'Unknown', reason: string, message: string): Promise<unknown> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const condition = { type: 'Ready', status, reason, message, lastHeartbeatTime: now, lastTransitionTime: now };
+  return client.patch(NODES, undefined, node, 'strategic', { status: { conditions: [condition] } }, { subresource: 'status' });
 }
