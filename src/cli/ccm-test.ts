@@ -147,9 +147,7 @@ export async function ccmTest(argv: readonly string[], io: CcmTestIO = stdio): P
     if (e instanceof CcmTestConfigError) return usage(e.message);
     throw e;
   } finally {
-    // Not awaited: a close that never settles (an HTTP/2 session with a stream a test left open)
-    // would otherwise let the process end with status 0 before the run's status is set.
-    void cluster?.client.close().catch(() => {});
+    await cluster?.client.close().catch(() => {});
   }
 }
 

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../../test/support/server.js';
 import { tokenKubeconfig } from '../server/kubeconfig.js';
 import { StatusError } from '../apimachinery/errors.js';
@@ -106,4 +108,23 @@ test('HTTP/2: answered requests are not reset, so 1,500 on one session stay unde
   } finally {
     await client.close();
   }
+});
+
+test('close() keeps the process alive until it settles, also after leaving a watch with break', async () => {
+  // Idle sessions are unreferenced so that they never hold a process open; a process whose server
+  // is elsewhere used to end with exit code 13 (an unsettled top-level await) inside close().
+  const httpsModule = fileURLToPath(new URL('./https.ts', import.meta.url));
+  const script = `
+    const { createHttpsClient } = await import(${JSON.stringify(httpsModule)});
+    const c = createHttpsClient(${JSON.stringify(server.kubeconfig)});
+    const gvr = { group: '', version: 'v1', resource: 'namespaces' };
+    await c.list(gvr);
+    for await (const _ of c.watch(gvr, undefined, { signal: new AbortController().signal })) break;
+    await c.close();
+    process.exitCode = 3;`;
+  const code = await new Promise<number | null>((resolve) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 60_000 }, () => {});
+    child.on('exit', (c) => resolve(c));
+  });
+  assert.equal(code, 3, 'the child ran past close() and set its exit code');
 });

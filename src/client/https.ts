@@ -255,12 +255,19 @@ class Http2Transport implements Transport {
       open.map(
         (s) =>
           new Promise<void>((ok) => {
-            s.close(() => ok());
+            // Idle sessions are unreferenced; closing one must keep the process alive until it
+            // has closed, or a caller awaiting close() sees the process end under it (a watch
+            // left with `break` leaves its stream closing on an unreferenced session).
+            s.ref();
             // Open watches would hold close() forever; they end with a network error, as on a reset.
-            setTimeout(() => {
+            const cut = setTimeout(() => {
               s.destroy();
               ok();
-            }, 100).unref();
+            }, 100);
+            s.close(() => {
+              clearTimeout(cut);
+              ok();
+            });
           }),
       ),
     );
