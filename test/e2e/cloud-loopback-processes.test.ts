@@ -5,12 +5,14 @@
 // deletes the Node); one shut down gets the shutdown taint and goes NotReady, and comes back when
 // started. The CCM is killed with kill -9 while LoadBalancer Services are being created and deleted;
 // the restarted one finds the cloud's load balancers in the stateDir on the same ingress addresses.
+// The test kit's loopback driver leaves a followed node's kubelet to node-sim.
 // Addresses: 127.2.244.x nodes, 127.3.244+ pods, 127.4.244.x ingresses, 127.1.244.0/24 cluster IPs.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { builtinDrivers } from '../../src/ccm-testing/drivers/index.js';
 import { createHttpsClient, loadKubeconfig } from '../../src/client/https.js';
 import { StatusError } from '../../src/apimachinery/errors.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
@@ -222,5 +224,14 @@ describe('the loopback cloud across processes', { concurrency: false }, () => {
       const n = await getNode('lp-1');
       return ready(n) === 'True' && !(n?.spec?.taints ?? []).some((t) => t.key === SHUTDOWN_TAINT) ? true : undefined;
     });
+  });
+
+  it("the kit's loopback driver reboots a followed node without playing its kubelet", async () => {
+    // kubeletStop auto: lp-0 is followed, so the driver waits for node-sim to take the Node down
+    // (it fails naming the link if the Node stays Ready) and never writes its conditions itself.
+    const driver = await builtinDrivers.loopback!({ client, config: { adminURL, timeouts: { nodeDeletionMs: 15_000 } } });
+    const node = (await getNode('lp-0'))!;
+    await driver.nodes!.rebootInstance!(node);
+    await eventually(30_000, 'lp-0 Ready again', async () => (ready(await getNode('lp-0')) === 'True' ? true : undefined));
   });
 });
