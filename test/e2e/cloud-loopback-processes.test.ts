@@ -8,15 +8,17 @@
 // The test kit's loopback driver leaves a followed node's kubelet to node-sim.
 // Addresses: 127.2.244.x nodes, 127.3.244+ pods, 127.4.244.x ingresses, 127.1.244.0/24 cluster IPs.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { builtinDrivers } from '../../src/ccm-testing/drivers/index.js';
+import { nodeSim } from '../../src/cli/node-sim.js';
 import { createHttpsClient, loadKubeconfig } from '../../src/client/https.js';
 import { StatusError } from '../../src/apimachinery/errors.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import type { KubeClient } from '../../src/client/types.js';
+import { loopbackCloudFromConfig } from '../../src/controllers/cloud/loopback/index.js';
 import { eventually as pollUntil } from '../support/eventually.js';
 import { type KplaneProcess, kplaneProcesses } from '../support/kplane-process.js';
 
@@ -224,6 +226,23 @@ describe('the loopback cloud across processes', { concurrency: false }, () => {
       const n = await getNode('lp-1');
       return ready(n) === 'True' && !(n?.spec?.taints ?? []).some((t) => t.key === SHUTDOWN_TAINT) ? true : undefined;
     });
+  });
+
+  it('bad input: the link and the state name what is wrong', async () => {
+    const res = await fetch(`${adminURL}/instances?watch=x&timeoutSeconds=600`);
+    assert.equal(res.status, 400);
+    assert.match(((await res.json()) as { error: string }).error, /timeoutSeconds must be a whole number of seconds from 0 to 60, got "600"/);
+    const put = await fetch(`${adminURL}/followers/x`, { method: 'PUT', body: '{"nodes": 3}' });
+    assert.equal(put.status, 400);
+    assert.match(((await put.json()) as { error: string }).error, /nodes must be a list of instance names/);
+    await assert.rejects(
+      nodeSim(['--kubeconfig', kubeconfig, '--cloud-admin', 'http://10.0.0.1:80']),
+      /--cloud-admin must be an http URL on a 127\.0\.0\.0\/8 address/,
+    );
+    const bad = join(dir, 'bad-state');
+    await mkdir(bad);
+    await writeFile(join(bad, 'state.json'), '{"version": 2}');
+    assert.throws(() => loopbackCloudFromConfig(JSON.stringify({ stateDir: bad })), /stateDir file .*bad-state\/state\.json is not a version 1 state/);
   });
 
   it("the kit's loopback driver reboots a followed node without playing its kubelet", async () => {
