@@ -231,6 +231,8 @@ export async function ccmTestEnv(argv: readonly string[], io: EnvIO): Promise<nu
     const simArgs = ['--kubeconfig', kubeconfig, '--nodes', values.nodes, '--cloud-provider', 'external', '--heartbeat-interval', '2s'];
     if (values['node-cidr']) simArgs.push('--node-cidr', values['node-cidr']);
     if (values['pod-cidr']) simArgs.push('--pod-cidr', values['pod-cidr']);
+    // The simulated machines follow the loopback cloud: a deleted or shut-down instance stops its kubelet.
+    if (provider === 'loopback') simArgs.push('--cloud-admin', adminURL);
     // Both only need the server: started together, the environment is up a process start sooner.
     // When one fails, the other is stopped below by its pid file.
     await Promise.all([

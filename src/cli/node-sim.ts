@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { parseGoDuration } from '../golang/time.js';
 import { createHttpsClient, loadKubeconfig } from '../client/https.js';
+import { followCloud, parseCloudAdminURL } from '../controllers/nodesim/cloud-follow.js';
 import { NodeSim } from '../controllers/nodesim/index.js';
 import { ProxyHost, startNodeProxy } from '../controllers/proxy/index.js';
 import { stopOnSignals } from './daemon.js';
@@ -18,6 +19,10 @@ export const NODE_SIM_USAGE = `kplane node-sim flags:
                              (default 127.3.0.0/16; loopback only)
   --cloud-provider NAME      external: Nodes register with the node.cloudprovider.kubernetes.io/uninitialized
                              taint, for a cloud-controller-manager to initialize (default none)
+  --cloud-admin URL          follow the loopback cloud at its admin interface (the CCM's cloud-config
+                             adminAddress, e.g. http://127.0.0.1:4100): an instance deleted or shut
+                             down there stops its Node's heartbeats and pods; started, they resume
+                             (default none: the Nodes run until node-sim stops)
   --heartbeat-interval DUR   Ready heartbeats and node Lease renewals (default 10s)
   --no-proxy                 do not play kube-proxy; by default each node forwards its NodePorts to
                              the Services' endpoints and answers /healthz on NODE-IP:10256
@@ -44,6 +49,7 @@ export async function nodeSim(argv: string[]): Promise<void> {
       'pod-cidr': { type: 'string', default: '127.3.0.0/16' },
       'cloud-provider': { type: 'string', default: '' },
       'heartbeat-interval': { type: 'string', default: '10s' },
+      'cloud-admin': { type: 'string' },
       'no-proxy': { type: 'boolean', default: false },
       'no-cluster-ips': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
@@ -61,6 +67,7 @@ export async function nodeSim(argv: string[]): Promise<void> {
   if (!/^\d+$/.test(values.nodes)) throw new Error(`--nodes must be a non-negative integer, got "${values.nodes}"`);
   const cp = values['cloud-provider'];
   if (cp !== '' && cp !== 'external') throw new Error(`--cloud-provider: only "external" is supported (or none), got "${cp}"`);
+  const cloudAdmin = values['cloud-admin'] !== undefined ? parseCloudAdminURL(values['cloud-admin']) : undefined;
   const client = createHttpsClient(loadKubeconfig(values.kubeconfig));
   // kube-proxy per node, sharing one set of informers; the first node to come up owns cluster IPs.
   const proxies = values['no-proxy'] ? undefined : new ProxyHost({ client, log });
@@ -82,11 +89,13 @@ export async function nodeSim(argv: string[]): Promise<void> {
     log,
   });
   await sim.start();
+  const link = cloudAdmin ? followCloud({ adminURL: cloudAdmin, sim, log }) : undefined;
   const list = sim.nodeList;
   process.stdout.write(
-    `kplane node-sim started: ${list.length} nodes${list.length ? ` (${list[0]!.name} ${list[0]!.ip}${list.length > 1 ? ` … ${list.at(-1)!.name} ${list.at(-1)!.ip}` : ''})` : ''}\n`,
+    `kplane node-sim started: ${list.length} nodes${list.length ? ` (${list[0]!.name} ${list[0]!.ip}${list.length > 1 ? ` … ${list.at(-1)!.name} ${list.at(-1)!.ip}` : ''})` : ''}${cloudAdmin ? `, following the cloud at ${cloudAdmin}` : ''}\n`,
   );
   stopOnSignals(log, async () => {
+    await link?.stop();
     await sim.stop();
     await proxies?.stop();
     await client.close();

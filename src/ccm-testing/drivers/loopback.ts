@@ -7,7 +7,12 @@
 //
 // config: adminURL (or adminAddress); timeouts? (partial CcmTimeouts, ms); localAddress? (the
 // external client's source address); externalIP? (an address in 127.0.0.0/8 the node proxies may
-// listen on, for the ExternalIP test; default 127.5.0.250).
+// listen on, for the ExternalIP test; default 127.5.0.250); kubeletStop? ("auto", "always" or
+// "never"; default auto): whether the driver marks the Node of a deleted or shut-down instance
+// NotReady itself, as the kubelet's silence would (KubeletStopEmulation). node-sim started with
+// --cloud-admin follows the cloud and stops its kubelet itself: its instances show `followedBy` in
+// the admin interface, and "auto" emulates only for instances nobody follows (hand-made Nodes, an
+// in-process node-sim without the link).
 import type { Capability, CcmTestDriver, CcmTimeouts, CloudLoadBalancerView, V1Node } from '../types.js';
 import { adminHttp, adminOK, adminURLFrom } from './admin-http.js';
 import { localExternalClient } from './external.js';
@@ -20,6 +25,8 @@ interface Instance {
   providerID: string;
   state: 'running' | 'shutdown' | 'deleted';
   addresses: { type: string; address: string }[];
+  /** The node-sim (a machine agent) following this instance through the admin interface, if any. */
+  followedBy?: string;
 }
 interface LoadBalancerInfo {
   name: string;
@@ -58,10 +65,36 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
   const admin = adminHttp(adminURLFrom('loopback', ctx.config));
   await adminOK(admin, 'GET', '/instances');
   const kubelet = new KubeletStopEmulation(ctx.client);
+  const kubeletStop = ctx.config.kubeletStop ?? 'auto';
+  if (kubeletStop !== 'auto' && kubeletStop !== 'always' && kubeletStop !== 'never') {
+    throw new Error(`driver loopback: config.kubeletStop must be auto, always or never, got ${JSON.stringify(kubeletStop)}`);
+  }
   const localAddress = typeof ctx.config.localAddress === 'string' ? ctx.config.localAddress : undefined;
   const externalIP = typeof ctx.config.externalIP === 'string' ? ctx.config.externalIP : '127.5.0.250';
   const lbs = async (): Promise<LoadBalancerInfo[]> => (await adminOK<{ loadBalancers: LoadBalancerInfo[] }>(admin, 'GET', '/loadbalancers')).loadBalancers;
   const path = (n: V1Node, tail = ''): string => `/instances/${encodeURIComponent(nameOf(n))}${tail}`;
+  /** Whether the driver plays the stopped kubelet for this node (asked before the instance goes away). */
+  const emulates = async (n: V1Node): Promise<boolean> => {
+    if (kubeletStop !== 'auto') return kubeletStop === 'always';
+    const r = await admin.call<Instance>('GET', path(n));
+    return !(r.status === 200 && r.body.followedBy);
+  };
+  /** A followed instance's node-sim stops the kubelet by itself: wait until the Node says so. */
+  const notReady = async (n: V1Node): Promise<void> => {
+    const deadline = Date.now() + driver.timeouts.nodeDeletionMs;
+    for (;;) {
+      const node = await ctx.client
+        .get<{ status?: { conditions?: { type?: string; status?: string }[] } }>({ group: '', version: 'v1', resource: 'nodes' }, undefined, nameOf(n))
+        .catch(() => undefined);
+      if (!node || !(node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) return;
+      if (Date.now() > deadline)
+        throw new Error(
+          `node ${nameOf(n)} is still Ready ${driver.timeouts.nodeDeletionMs / 1000}s after its instance was shut down: is its node-sim following the cloud?`,
+        );
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const stopped = async (n: V1Node, emulate: boolean): Promise<void> => (emulate ? kubelet.hold(nameOf(n)) : notReady(n));
 
   const driver: CcmTestDriver & { testExternalIP: string } = {
     name: 'loopback',
@@ -70,8 +103,9 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
     testExternalIP: externalIP,
     nodes: {
       async deleteInstance(node) {
+        const emulate = await emulates(node);
         await adminOK(admin, 'DELETE', path(node));
-        await kubelet.hold(nameOf(node));
+        if (emulate) await kubelet.hold(nameOf(node));
       },
       async instanceExists(node) {
         const r = await admin.call<Instance>('GET', path(node));
@@ -80,17 +114,20 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
         return r.body.state !== 'deleted';
       },
       async shutdownInstance(node) {
+        const emulate = await emulates(node);
         await adminOK(admin, 'POST', path(node, '/shutdown'));
-        await kubelet.hold(nameOf(node));
+        if (emulate) await kubelet.hold(nameOf(node));
       },
       async startInstance(node) {
         await adminOK(admin, 'POST', path(node, '/start'));
-        // node-sim's next heartbeat makes it Ready again.
+        // node-sim's next heartbeat (or, following the cloud, its kubelet starting) makes it Ready again.
         kubelet.release(nameOf(node));
       },
       async rebootInstance(node) {
+        const emulate = await emulates(node);
         await adminOK(admin, 'POST', path(node, '/shutdown'));
-        await kubelet.hold(nameOf(node));
+        // Down first (NotReady), then up: a start sent before node-sim saw the shutdown would be no reboot.
+        await stopped(node, emulate);
         await adminOK(admin, 'POST', path(node, '/start'));
         kubelet.release(nameOf(node));
       },

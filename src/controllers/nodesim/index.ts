@@ -121,6 +121,8 @@ interface SimNode {
   gone: boolean;
   /** Its machine is off (powerOff): no heartbeats, no pods served, no node agent. */
   off: boolean;
+  /** powerOff's Unknown conditions are written (until then a repeated powerOff writes them again). */
+  offReported?: boolean;
   agent?: { stop(): Promise<void> };
 }
 
@@ -440,14 +442,17 @@ export class NodeSim {
    */
   async powerOff(name: string): Promise<void> {
     const n = this.nodes.get(name);
-    if (!n || n.gone || n.off) return;
-    n.off = true;
-    this.log.info('Node powered off', 'node', name);
-    await n.agent?.stop().catch(() => {});
-    n.agent = undefined;
-    for (const [k, r] of this.running) if (r.node === n) await this.stopPod(k);
-    const now = rfc3339(Date.now());
-    n.readyTransition = now;
+    if (!n || n.gone || (n.off && n.offReported)) return;
+    if (!n.off) {
+      n.off = true;
+      n.offReported = false;
+      this.log.info('Node powered off', 'node', name);
+      await n.agent?.stop().catch(() => {});
+      n.agent = undefined;
+      for (const [k, r] of this.running) if (r.node === n) await this.stopPod(k);
+      n.readyTransition = rfc3339(Date.now());
+    }
+    const now = n.readyTransition;
     const unknown = (type: string): Record<string, unknown> => ({
       type,
       status: 'Unknown',
@@ -464,6 +469,7 @@ export class NodeSim {
         { status: { conditions: ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'].map(unknown) } },
         { subresource: 'status' },
       );
+      n.offReported = true;
     } catch (e) {
       if (statusCode(e) === 404) await this.nodeGone(n);
       else throw e;

@@ -1,9 +1,16 @@
 // The `loopback` cloud: a working cloud on one machine. Instances are the Nodes (one per name,
 // providerID `loopback://<node>`), which an admin interface can delete, shut down and start;
 // load balancers are real TCP and UDP proxies on their own 127.4.0.0/16 addresses, forwarding to
-// the NodePorts of healthy nodes (ingress ipMode Proxy). All state is in this process: a restart
-// forgets every load balancer, and the service controller's next EnsureLoadBalancer recreates it.
+// the NodePorts of healthy nodes (ingress ipMode Proxy). Without `stateDir` all state is in this
+// process: a restart forgets every load balancer and instance, and the service controller's next
+// EnsureLoadBalancer recreates it (maybe on another address). With `stateDir` the cloud outlives
+// its process as a real one outlives its CCM: instances, load balancers and their ingress addresses
+// are written (whole file, renamed into place) before each change is acknowledged, and read at
+// start; `initialize` binds the load balancers' listeners again on the same addresses.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 import { type Backend, type Listener, Picker, type Route, TcpListener, UdpListener } from '../../proxy/forward.js';
 import {
   type CloudProvider,
@@ -38,7 +45,26 @@ export interface LoopbackCloudOptions {
   readonly healthCheck?: HealthCheckOptions;
   /** UDP flows idle this long are forgotten; default 30 s. */
   readonly udpIdleTimeoutMs?: number;
+  /** Keeps the cloud's state in `<stateDir>/state.json` (created if missing): a restart finds it again. */
+  readonly stateDir?: string;
 }
+
+/** What `stateDir` holds: instances and load balancers (the Service fields the proxies need, their node set). */
+interface PersistedState {
+  readonly version: 1;
+  readonly instances: Instance[];
+  readonly loadBalancers: { key: string; ip: string; svc: Service; nodes: { name: string; address: string }[] }[];
+}
+
+/** A node-sim (or any machine agent) following the instances: what it simulates, when it last asked. */
+interface Follower {
+  nodes: Set<string>;
+  lastSeen: number;
+  waiting: number;
+}
+
+/** How long after its last long-poll a follower still counts as following (its poll timeout plus slack). */
+const FOLLOWER_GRACE_MS = 45_000;
 
 export type InstanceState = 'running' | 'shutdown' | 'deleted';
 
@@ -104,6 +130,30 @@ interface LB {
   healthKeys: Map<string, string>;
 }
 
+function statusFor(ip: string, svc: Readonly<Service>): LoadBalancerStatus {
+  return {
+    ingress: [{ ip, ipMode: 'Proxy', ports: (svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })) }],
+  };
+}
+
+/** The parts of a Service a load balancer is built from (what stateDir keeps). */
+function persistedService(svc: Readonly<Service>): Service {
+  const m = svc.metadata ?? {};
+  const s = svc.spec ?? {};
+  return {
+    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, ...(m.annotations ? { annotations: m.annotations } : {}) },
+    spec: {
+      ports: s.ports,
+      sessionAffinity: s.sessionAffinity,
+      sessionAffinityConfig: s.sessionAffinityConfig,
+      externalTrafficPolicy: s.externalTrafficPolicy,
+      healthCheckNodePort: s.healthCheckNodePort,
+      loadBalancerIP: s.loadBalancerIP,
+      loadBalancerSourceRanges: s.loadBalancerSourceRanges,
+    },
+  };
+}
+
 class LBRoute implements Route {
   readonly picker = new Picker();
   allowed: net.BlockList | undefined;
@@ -131,6 +181,14 @@ export class LoopbackCloud implements CloudProvider {
   private readonly health: HealthChecker;
   private readonly opts: LoopbackCloudOptions;
   private readonly instanceListeners = new Set<(inst: Readonly<Instance>) => void>();
+  /** Load balancers read from `stateDir` whose listeners are not bound (yet): their addresses stay theirs. */
+  private readonly restoring = new Map<string, { ip: string; svc: Service; nodes: { name: string; address: string }[] }>();
+  private readonly stateFile: string | undefined;
+  /** Instance changes: `epoch` is new in every process, `revision` counts changes in it (watchInstances). */
+  readonly epoch = randomUUID().slice(0, 8);
+  private revision = 0;
+  private readonly waiters = new Set<() => void>();
+  private readonly followers = new Map<string, Follower>();
   /** Where the admin interface listens, once `initialize` has started it (config `adminAddress`). */
   adminUrl: string | undefined;
 
@@ -138,9 +196,69 @@ export class LoopbackCloud implements CloudProvider {
     this.opts = opts;
     this.range = parseCIDR(opts.ingressCIDR ?? '127.4.0.0/16');
     this.health = new HealthChecker(opts.healthCheck ?? {}, () => void this.rerouteAll());
+    if (opts.stateDir) {
+      mkdirSync(opts.stateDir, { recursive: true });
+      this.stateFile = join(opts.stateDir, 'state.json');
+      this.load(this.stateFile);
+    }
   }
 
-  initialize(_clients?: ControllerClientBuilder, _stop?: AbortSignal): void | Promise<void> {}
+  /** Binds the listeners of the load balancers read from `stateDir` again, on their addresses. */
+  async initialize(_clients?: ControllerClientBuilder, stop?: AbortSignal): Promise<void> {
+    const signal = stop ?? new AbortController().signal;
+    for (const r of [...this.restoring.values()]) {
+      const nodes = r.nodes.map((n) => ({
+        metadata: { name: n.name },
+        spec: { providerID: `${PROVIDER_ID_PREFIX}${n.name}` },
+        status: { addresses: [{ type: 'InternalIP', address: n.address }] },
+      }));
+      try {
+        await this.ensure({ signal }, r.svc, nodes);
+      } catch {
+        // Left in `restoring` (its address kept): the service controller's next sync ensures it.
+      }
+    }
+  }
+
+  private load(file: string): void {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw new Error(`loopback cloud: cannot read stateDir file ${file}: ${(e as Error).message}`, { cause: e });
+    }
+    let st: PersistedState;
+    try {
+      st = JSON.parse(text) as PersistedState;
+    } catch (e) {
+      throw new Error(`loopback cloud: stateDir file ${file} is not JSON: ${(e as Error).message}`, { cause: e });
+    }
+    if (st?.version !== 1 || !Array.isArray(st.instances) || !Array.isArray(st.loadBalancers)) {
+      throw new Error(`loopback cloud: stateDir file ${file} is not a version 1 state (instances, loadBalancers)`);
+    }
+    for (const i of st.instances) this.instancesByName.set(i.name, { name: i.name, providerID: i.providerID, state: i.state, addresses: i.addresses ?? [] });
+    for (const lb of st.loadBalancers) {
+      this.restoring.set(lb.key, { ip: lb.ip, svc: lb.svc, nodes: lb.nodes });
+      this.usedIPs.add(lb.ip);
+    }
+  }
+
+  /** Writes the whole state (when `stateDir` is set) and renames it into place: a kill -9 leaves the old or the new file. */
+  private save(): void {
+    if (!this.stateFile) return;
+    const st: PersistedState = {
+      version: 1,
+      instances: [...this.instancesByName.values()],
+      loadBalancers: [
+        ...[...this.restoring].map(([key, r]) => ({ key, ...r })),
+        ...[...this.lbs.values()].map((lb) => ({ key: lb.uid, ip: lb.ip, svc: persistedService(lb.svc), nodes: lb.nodes })),
+      ],
+    };
+    const tmp = `${this.stateFile}.tmp`;
+    writeFileSync(tmp, JSON.stringify(st));
+    renameSync(tmp, this.stateFile);
+  }
   loadBalancer(): LoadBalancer {
     return this.lbApi;
   }
@@ -180,9 +298,67 @@ export class LoopbackCloud implements CloudProvider {
   }
 
   private changed(inst: Instance): Instance {
+    this.save();
     void this.rerouteAll();
+    this.revision++;
+    for (const wake of [...this.waiters]) wake();
     for (const fn of this.instanceListeners) fn(inst);
     return inst;
+  }
+
+  /** Where the instances are now: `<epoch>:<revision>`. */
+  get instancesCursor(): string {
+    return `${this.epoch}:${this.revision}`;
+  }
+
+  /**
+   * A long poll: answers at once when `cursor` is not the current one (changes since, or another
+   * process of the cloud), else at the next change, at `timeoutMs` or when `signal` aborts; always
+   * with every instance and the new cursor. `follower` names the caller (see registerFollower).
+   */
+  async watchInstances(cursor: string, timeoutMs: number, signal: AbortSignal, follower?: string): Promise<{ cursor: string; instances: Instance[] }> {
+    const f = follower ? this.followers.get(follower) : undefined;
+    if (f) {
+      f.lastSeen = Date.now();
+      f.waiting++;
+    }
+    try {
+      if (cursor === this.instancesCursor && !signal.aborted) {
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', done);
+            this.waiters.delete(done);
+            resolve();
+          };
+          const timer = setTimeout(done, timeoutMs);
+          signal.addEventListener('abort', done, { once: true });
+          this.waiters.add(done);
+        });
+      }
+    } finally {
+      if (f) {
+        f.lastSeen = Date.now();
+        f.waiting--;
+      }
+    }
+    return { cursor: this.instancesCursor, instances: this.listInstances() };
+  }
+
+  /** A machine agent (node-sim) says which instances it runs: they count as followed while it polls. */
+  registerFollower(id: string, nodes: readonly string[]): void {
+    if (!id) throw new CloudAdminError(400, 'a follower needs an id');
+    const cur = this.followers.get(id);
+    this.followers.set(id, { nodes: new Set(nodes), lastSeen: Date.now(), waiting: cur?.waiting ?? 0 });
+  }
+
+  /** The follower running this instance, if one is polling now or did so lately. */
+  followedBy(name: string): string | undefined {
+    const now = Date.now();
+    for (const [id, f] of this.followers) {
+      if (f.nodes.has(name) && (f.waiting > 0 || now - f.lastSeen < FOLLOWER_GRACE_MS)) return id;
+    }
+    return undefined;
   }
 
   /** Creates (or brings back) a running instance; `address` becomes its InternalIP. */
@@ -237,11 +413,13 @@ export class LoopbackCloud implements CloudProvider {
     }
     if (inst.addresses.length === 0) {
       const ip = internalIP(node);
-      if (ip)
+      if (ip) {
         inst.addresses = [
           { type: 'InternalIP', address: ip },
           { type: 'Hostname', address: name },
         ];
+        this.save();
+      }
     }
     return inst;
   }
@@ -265,34 +443,53 @@ export class LoopbackCloud implements CloudProvider {
   // ---- load balancers ----
 
   listLoadBalancers(): LoadBalancerInfo[] {
-    return [...this.lbs.values()].map((lb) => ({
+    const bound = [...this.lbs.values()].map((lb) => ({
       name: lb.name,
       service: lb.service,
       ip: lb.ip,
       ports: (lb.svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP', nodePort: p.nodePort ?? 0 })),
       nodes: lb.nodes.map((n) => ({ ...n, healthy: this.nodeUsable(lb, n) })),
     }));
+    // Read from stateDir, listeners not bound yet: in the cloud all the same.
+    const restoring = [...this.restoring.values()].map((r) => ({
+      name: defaultLoadBalancerName(r.svc),
+      service: `${r.svc.metadata?.namespace ?? ''}/${r.svc.metadata?.name ?? ''}`,
+      ip: r.ip,
+      ports: (r.svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP', nodePort: p.nodePort ?? 0 })),
+      nodes: r.nodes.map((n) => ({ ...n, healthy: false })),
+    }));
+    return [...bound, ...restoring];
   }
 
   private readonly lbApi: LoadBalancer = {
     getLoadBalancer: async (_ctx, _cluster, svc) => {
       const lb = this.lbs.get(this.lbKey(svc));
-      return lb ? { exists: true, status: this.statusOf(lb) } : { exists: false };
+      if (lb) return { exists: true, status: this.statusOf(lb) };
+      const r = this.restoring.get(this.lbKey(svc));
+      return r ? { exists: true, status: statusFor(r.ip, r.svc) } : { exists: false };
     },
     getLoadBalancerName: (_ctx, _cluster, svc) => defaultLoadBalancerName(svc),
     ensureLoadBalancer: async (ctx, _cluster, svc, nodes) => this.ensure(ctx, svc, nodes),
     updateLoadBalancer: async (ctx, _cluster, svc, nodes) => {
-      const lb = this.lbs.get(this.lbKey(svc));
+      const lb = this.lbs.get(this.lbKey(svc)) ?? this.restoring.get(this.lbKey(svc));
       if (!lb) throw new Error(`load balancer ${defaultLoadBalancerName(svc)} not found`);
       await this.ensure(ctx, svc, nodes);
     },
     ensureLoadBalancerDeleted: async (_ctx, _cluster, svc) => {
-      const lb = this.lbs.get(this.lbKey(svc));
+      const key = this.lbKey(svc);
+      const r = this.restoring.get(key);
+      if (r) {
+        this.restoring.delete(key);
+        this.usedIPs.delete(r.ip);
+        this.save();
+      }
+      const lb = this.lbs.get(key);
       if (!lb) return;
       this.lbs.delete(lb.uid);
       this.usedIPs.delete(lb.ip);
       for (const k of lb.healthKeys.values()) this.health.release(k);
       await Promise.all([...lb.listeners.values()].map((c) => c.l.close(true)));
+      this.save();
     },
   };
 
@@ -333,7 +530,10 @@ export class LoopbackCloud implements CloudProvider {
     }
     const allowed = this.sourceRanges(svc);
     let lb = this.lbs.get(uid);
-    const ip = this.allocateIP(svc, lb?.ip);
+    const restored = this.restoring.get(uid);
+    const ip = this.allocateIP(svc, lb?.ip ?? restored?.ip);
+    if (restored && restored.ip !== ip) this.usedIPs.delete(restored.ip);
+    this.restoring.delete(uid);
     if (lb && lb.ip !== ip) {
       // A new loadBalancerIP: the old listeners go.
       await Promise.all([...lb.listeners.values()].map((c) => c.l.close(true)));
@@ -392,6 +592,7 @@ export class LoopbackCloud implements CloudProvider {
       cur.route.allowed = allowed;
     }
     this.reroute(lb);
+    this.save();
     return this.statusOf(lb);
   }
 
@@ -441,15 +642,7 @@ export class LoopbackCloud implements CloudProvider {
   }
 
   private statusOf(lb: LB): LoadBalancerStatus {
-    return {
-      ingress: [
-        {
-          ip: lb.ip,
-          ipMode: 'Proxy',
-          ports: (lb.svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })),
-        },
-      ],
-    };
+    return statusFor(lb.ip, lb.svc);
   }
 
   /** Closes every load balancer (dropping connections) and stops health checks. */
