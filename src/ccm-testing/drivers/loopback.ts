@@ -7,11 +7,13 @@
 //
 // config: adminURL (or adminAddress); timeouts? (partial CcmTimeouts, ms); localAddress? (the
 // external client's source address); externalIP? (an address in 127.0.0.0/8 the node proxies may
-// listen on, for the ExternalIP test; default 127.5.0.250).
+// listen on, for the ExternalIP test; default 127.5.0.250); envDir? (the folder of `kplane ccm-test
+// env up`: capability `upgrade` restarts its serve and CCM with other flags, env-upgrade.ts).
 import type { Capability, CcmTestDriver, CcmTimeouts, CloudLoadBalancerView, V1Node } from '../types.js';
 import { adminHttp, adminOK, adminURLFrom } from './admin-http.js';
 import { localExternalClient } from './external.js';
 import type { DriverContext } from './context.js';
+import { envUpgrade } from './env-upgrade.js';
 import { KubeletStopEmulation } from './kubelet-stop.js';
 import { localTimeouts } from './timeouts.js';
 
@@ -62,10 +64,12 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
   const externalIP = typeof ctx.config.externalIP === 'string' ? ctx.config.externalIP : '127.5.0.250';
   const lbs = async (): Promise<LoadBalancerInfo[]> => (await adminOK<{ loadBalancers: LoadBalancerInfo[] }>(admin, 'GET', '/loadbalancers')).loadBalancers;
   const path = (n: V1Node, tail = ''): string => `/instances/${encodeURIComponent(nameOf(n))}${tail}`;
+  // Only on an environment whose processes it can restart.
+  const upgrade = await envUpgrade(ctx.config, ctx.client, admin);
 
   const driver: CcmTestDriver & { testExternalIP: string } = {
     name: 'loopback',
-    capabilities: new Set(LOOPBACK_CAPABILITIES),
+    capabilities: new Set<Capability>([...LOOPBACK_CAPABILITIES, ...(upgrade ? (['upgrade'] as const) : [])]),
     timeouts: localTimeouts(ctx.config.timeouts as Partial<CcmTimeouts> | undefined),
     testExternalIP: externalIP,
     nodes: {
@@ -113,6 +117,7 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
       },
     },
     externalClient: localExternalClient(localAddress ? { localAddress } : {}),
+    ...(upgrade ? { upgrade } : {}),
     async afterEach() {
       kubelet.releaseAll();
     },
