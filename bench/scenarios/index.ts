@@ -4,6 +4,7 @@ import type { Scenario } from '../context.js';
 import { backup } from './backup.js';
 import { audit } from './audit.js';
 import { catalog } from './catalog.js';
+import { ccmSuite } from './ccmsuite.js';
 import { cloudScale } from './cloud.js';
 import { controllers } from './controllers.js';
 import { cr } from './cr.js';
@@ -46,6 +47,7 @@ export const SCENARIOS: readonly Scenario[] = [
   catalog,
   dataplane,
   cloudScale,
+  ccmSuite,
   extending,
   olmResolve,
   olmInstall,
@@ -83,6 +85,7 @@ export const SCENARIO_NAMES = [
   'dataplane',
   'lb1000',
   'nodesim',
+  'ccmsuite',
   'webhook',
   'policy',
   'aggregated',

@@ -39,7 +39,7 @@ export function isSelected(test: CcmTestCase, opts: PlanOptions): boolean {
 export function skipReason(test: CcmTestCase, half: Half, driver: DriverOffer, nodeCount?: number): string | undefined {
   const reasons: string[] = [];
   const needed = [...test.needs.capabilities];
-  if (half === 'dataPlane' && !needed.includes('dataPlane')) needed.push('dataPlane');
+  if (half === 'dataPlane') for (const c of ['dataPlane' as const, ...(test.needs.dataPlaneCapabilities ?? [])]) if (!needed.includes(c)) needed.push(c);
   const missing = needed.filter((c) => !driver.capabilities.has(c));
   if (missing.length) reasons.push(`missing capability ${missing.join(', ')}`);
   const infra: InfraNeed[] = [...(test.needs.infra ?? [])];
@@ -78,6 +78,7 @@ export function listLines(tests: readonly CcmTestCase[], driver: DriverOffer, op
     if (!isSelected(t, opts)) continue;
     const needs = [
       ...t.needs.capabilities,
+      ...(t.needs.dataPlaneCapabilities ?? []).map((c) => `dataPlane:${c}`),
       ...(t.needs.infra ?? []).map((i) => `infra:${i}`),
       ...(t.needs.minNodes ? [`nodes>=${t.needs.minNodes}`] : []),
       ...(t.needs.disruptive ? ['disruptive'] : []),

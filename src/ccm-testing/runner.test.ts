@@ -113,6 +113,21 @@ describe('runSuite', () => {
     assert.deepEqual(log, []);
   });
 
+  it("a data-plane half's own capabilities (dataPlaneCapabilities) skip only that half", async () => {
+    const log: string[] = [];
+    const tests = [recording(log, 'ccm', { capabilities: ['upgrade'], dataPlaneCapabilities: ['lb.survivesCcmRestart'] }, { cp: true, dp: true })];
+    const without = await runSuite({ client, driver: driver(['upgrade', 'dataPlane']), tests });
+    assert.deepEqual(
+      without.map((r) => [r.half, r.outcome, r.message]),
+      [
+        ['controlPlane', 'passed', undefined],
+        ['dataPlane', 'skipped', 'missing capability lb.survivesCcmRestart'],
+      ],
+    );
+    await runSuite({ client, driver: driver(['upgrade', 'dataPlane', 'lb.survivesCcmRestart']), tests });
+    assert.deepEqual(log, ['ccm:cp', 'ccm:cp', 'ccm:dp']);
+  });
+
   it('focus and skip select by id substring or exact label', async () => {
     const log: string[] = [];
     const tests = [

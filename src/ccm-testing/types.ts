@@ -25,6 +25,7 @@ export const CAPABILITIES = [
   'instances.reboot',
   'routes',
   'upgrade',
+  'lb.survivesCcmRestart',
   'dataPlane',
 ] as const;
 export type Capability = (typeof CAPABILITIES)[number];
@@ -159,6 +160,8 @@ export interface CcmTestCase {
   readonly labels?: readonly string[];
   readonly needs: {
     readonly capabilities: readonly Capability[];
+    /** What the data-plane half needs besides `capabilities` and `dataPlane`. */
+    readonly dataPlaneCapabilities?: readonly Capability[];
     readonly infra?: readonly InfraNeed[];
     readonly minNodes?: number;
     /** Runs serially, after the others. */

@@ -3,20 +3,20 @@
 // `kplane node-sim` with N nodes, as background processes with pid files and logs in DIR; `up`
 // writes DIR/kubeconfig and DIR/ccm-testdriver.yaml for the provider's built-in driver, `down`
 // stops what `up` started (by the pids it wrote, and only if they are still kplane processes).
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ENV_PARTS as PARTS, type EnvPart as Part, isOurs, pidFile, readPid, startPart, stopPart, writeEnvRecord } from '../ccm-testing/local-env.js';
 
 export const CCM_TEST_ENV_USAGE = `Usage: kplane ccm-test env up --dir DIR [--nodes N] [--provider loopback|fake]
        kplane ccm-test env down --dir DIR
 
 up: starts, in the background, kplane serve --modules cloud, the cloud-controller-manager with the
-provider, and node-sim with N nodes (default 3); logs and pid files go to DIR; writes DIR/kubeconfig
-and DIR/ccm-testdriver.yaml. Then: kplane ccm-test --kubeconfig DIR/kubeconfig --capabilities DIR/ccm-testdriver.yaml
+provider, and node-sim with N nodes (default 3); logs and pid files go to DIR; writes DIR/kubeconfig,
+DIR/ccm-testdriver.yaml and DIR/env.json (each command line: the loopback driver's upgrade restarts
+serve and the CCM from it). Then: kplane ccm-test --kubeconfig DIR/kubeconfig --capabilities DIR/ccm-testdriver.yaml
 down: stops them (SIGTERM, then SIGKILL after 15 s) and says what it stopped.
 
 Flags of up, to run beside another environment (loopback addresses only):
@@ -28,53 +28,8 @@ Flags of up, to run beside another environment (loopback addresses only):
   --start-timeout SECONDS how long each process may take to start (default 120)
 `;
 
-/** The processes, in start order; `down` stops them in reverse. */
-const PARTS = ['serve', 'cloud-controller-manager', 'node-sim'] as const;
-type Part = (typeof PARTS)[number];
-
-const READY: Record<Part, RegExp> = {
-  serve: /kplane is serving on (https:\/\/\S+)/,
-  'cloud-controller-manager': /kplane cloud-controller-manager started: .*/,
-  'node-sim': /kplane node-sim started: .*/,
-};
-
 /** Timeouts the written capability file gives the built-in drivers: a local cloud answers in milliseconds. */
 const LOCAL_TIMEOUTS = { lbCreate: '30s', lbLag: '10s', lbPropagation: '30s', nodeDeletion: '60s', proxyLag: '30s' };
-
-/** How to start this kplane again: the TypeScript source under tsx, or the compiled CLI. */
-function kplaneCommand(): string[] {
-  const self = import.meta.url;
-  if (self.endsWith('.ts')) return ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./main.ts', self))];
-  return [fileURLToPath(new URL('./main.js', self))];
-}
-
-const pidFile = (dir: string, part: Part): string => join(dir, `${part}.pid`);
-const logFile = (dir: string, part: Part): string => join(dir, `${part}.log`);
-
-/** Whether `pid` is alive and still a kplane `part` (a reused pid is not ours to signal). */
-function isOurs(pid: number, part: Part): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    return cmdline.includes(part);
-  } catch {
-    // No /proc (not Linux): the pid is alive; trust the pid file.
-    return true;
-  }
-}
-
-function readPid(dir: string, part: Part): number | undefined {
-  try {
-    const n = Number(readFileSync(pidFile(dir, part), 'utf8').trim());
-    return Number.isInteger(n) && n > 0 ? n : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 async function freeLoopbackPort(): Promise<number> {
   const srv = createServer();
@@ -85,47 +40,6 @@ async function freeLoopbackPort(): Promise<number> {
   const { port } = srv.address() as { port: number };
   await new Promise((ok) => srv.close(ok));
   return port;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Starts `kplane <args>` detached, its output in DIR/<part>.log, and waits for its ready line. */
-async function startPart(dir: string, part: Part, args: readonly string[], timeoutMs: number): Promise<{ pid: number; match: RegExpExecArray }> {
-  const log = logFile(dir, part);
-  const fd = openSync(log, 'w');
-  const child = spawn(process.execPath, [...kplaneCommand(), part, ...args], { detached: true, stdio: ['ignore', fd, fd], cwd: dir });
-  closeSync(fd);
-  const pid = child.pid;
-  if (pid === undefined) throw new Error(`${part} could not be started`);
-  let exited: string | undefined;
-  child.once('exit', (code, sig) => (exited = `exited (${code ?? sig})`));
-  child.unref();
-  await writeFile(pidFile(dir, part), `${pid}\n`);
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const text = await readFile(log, 'utf8');
-    const match = READY[part].exec(text);
-    if (match) return { pid, match };
-    if (exited || Date.now() > until)
-      throw new Error(`${part} ${exited ?? `did not start within ${timeoutMs / 1000} s`}; the end of ${log}:\n${text.slice(-2000)}`);
-    await sleep(100);
-  }
-}
-
-/** Stops one part: SIGTERM, then SIGKILL after `graceMs`. Says what happened. */
-async function stopPart(dir: string, part: Part, graceMs = 15_000): Promise<string> {
-  const pid = readPid(dir, part);
-  if (pid === undefined) return `${part}: no pid file`;
-  await rm(pidFile(dir, part), { force: true });
-  if (!isOurs(pid, part)) return `${part} (pid ${pid}) was not running`;
-  process.kill(pid, 'SIGTERM');
-  const until = Date.now() + graceMs;
-  while (Date.now() < until) {
-    if (!isOurs(pid, part)) return `stopped ${part} (pid ${pid})`;
-    await sleep(100);
-  }
-  process.kill(pid, 'SIGKILL');
-  return `killed ${part} (pid ${pid}): it did not stop within ${graceMs / 1000} s of SIGTERM`;
 }
 
 /** Where the command writes (process.stdout/stderr from main; strings in a test). */
@@ -240,6 +154,12 @@ export async function ccmTestEnv(argv: readonly string[], io: EnvIO): Promise<nu
       startPart(dir, 'node-sim', simArgs, timeoutMs).then(() => started.push('node-sim')),
     ]);
     if (provider === 'fake') adminURL = `http://${(await readFile(join(dir, 'fake-admin'), 'utf8')).trim()}`;
+    // What a restart needs (the loopback driver's upgrade): each command line, serve's with the port
+    // it was given, since the kubeconfig the others hold names it.
+    const port = new URL(serve.match[1] ?? '').port;
+    await writeEnvRecord(dir, {
+      args: { serve: serveArgs.map((a, i) => (serveArgs[i - 1] === '--secure-port' ? port : a)), 'cloud-controller-manager': ccmArgs, 'node-sim': simArgs },
+    });
 
     const driverFile = join(dir, 'ccm-testdriver.yaml');
     await writeFile(
@@ -249,6 +169,8 @@ export async function ccmTestEnv(argv: readonly string[], io: EnvIO): Promise<nu
         `driver: ${provider}`,
         'config:',
         `  adminURL: ${adminURL}`,
+        // The loopback driver restarts serve and the CCM of this folder for capability upgrade.
+        ...(provider === 'loopback' ? [`  envDir: ${JSON.stringify(dir)}`] : []),
         '# capabilities: the driver declares its own; list them here to claim fewer.',
         'timeouts:',
         ...Object.entries(LOCAL_TIMEOUTS).map(([k, v]) => `  ${k}: ${v}`),

@@ -59,10 +59,11 @@ before(async () => {
   });
   await sim.start();
   const base = await builtinDrivers.loopback!({ client, config: { adminURL: admin.url, externalIP: '127.5.232.250' } });
-  // "Upgrade" on the local environment: the cloud controllers restart with other flags.
+  // "Upgrade" on the local environment: the cloud controllers restart with other flags; the
+  // loopback cloud is this process's, so its load balancers outlive them.
   driver = {
     ...base,
-    capabilities: new Set([...base.capabilities, 'upgrade']),
+    capabilities: new Set([...base.capabilities, 'upgrade', 'lb.survivesCcmRestart']),
     upgrade: { upgradeCcm: () => ccm.restart({ concurrentServiceSyncs: 4 }), downgradeCcm: () => ccm.restart({ concurrentServiceSyncs: 1 }) },
   };
 });

@@ -1,14 +1,18 @@
 // `kplane ccm-test env up` as a user runs it (a real process that starts kplane serve, the
-// cloud-controller-manager with the loopback cloud and node-sim in the background), then
-// `kplane ccm-test --list` against what it wrote and `env down` (both in process: one real
-// process of the command is enough to prove main's wiring, and each costs seconds in CI). Addresses sit in .236.x ranges to stay clear of other
-// tests' node-sims and load balancers on this machine.
+// cloud-controller-manager with the loopback cloud and node-sim in the background), then the kit
+// with the built-in loopback driver from the capability file it wrote, a focused run that proves
+// the environment end to end (a load balancer test with its data plane, and upgrade/control-plane:
+// the driver restarts serve with other flags through the env's pid files), JUnit read back, and
+// `env down`. The kit and `down` run in process: one real process of the command is enough to
+// prove main's wiring, and each costs seconds in CI. Addresses sit in .236.x ranges to stay clear
+// of other tests' node-sims and load balancers on this machine.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse } from 'junit2json';
 import { ccmTest } from '../../src/cli/ccm-test.js';
 import { ccmTestEnv } from '../../src/cli/ccm-test-env.js';
 import { repoRoot, run } from '../support/tools.js';
@@ -40,7 +44,7 @@ after(async () => {
 });
 
 describe('kplane ccm-test env', () => {
-  it('up starts the environment and writes a kubeconfig and a capability file the kit runs with; down stops it', async () => {
+  it('up starts the environment and writes a capability file the built-in driver runs the kit with, upgrade included; down stops it', async () => {
     const up = await kplane([
       'ccm-test',
       'env',
@@ -48,11 +52,11 @@ describe('kplane ccm-test env', () => {
       '--dir',
       dir,
       '--nodes',
-      '1',
+      '2',
       '--node-cidr',
       '127.2.236.0/24',
       '--pod-cidr',
-      '127.3.236.0/24',
+      '127.3.236.0/23',
       '--ingress-cidr',
       '127.4.236.0/24',
       '--service-cluster-ip-range',
@@ -66,30 +70,49 @@ describe('kplane ccm-test env', () => {
     const started = await Promise.all(PARTS.map(async (p) => Number(await readFile(join(dir, `${p}.pid`), 'utf8'))));
     for (const pid of started) assert.ok(alive(pid), `pid ${pid} is running`);
 
-    // The kit against it, as a user types it; the probe driver asserts the written admin URL
-    // reaches the loopback cloud, which knows the node-sim's instances once the CCM saw their Nodes.
-    await writeFile(
-      join(dir, 'probe-driver.mjs'),
-      `export default async (ctx) => {
-  const url = ctx.config.adminURL;
-  for (let i = 0; ; i++) {
-    const body = await (await fetch(url + '/instances')).json();
-    if (body.instances.length === 1) break;
-    if (i > 300) throw new Error('the loopback cloud at ' + url + ' knows ' + JSON.stringify(body));
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { name: 'probe', capabilities: new Set() };
-};
-`,
-    );
-    // In process: the command's wiring through main is what env up's process proved.
-    let listed = '';
+    // The kit against it with the built-in loopback driver from the capability file env up wrote
+    // (in process: the command's wiring through main is what env up's process proved): a control-
+    // plane upgrade (the driver restarts serve with other flags) and one load balancer test with its
+    // data plane, JUnit read back.
+    assert.match(driverFile, /^ {2}envDir: ".*"\n/m);
+    const junit = join(dir, 'junit.xml');
+    let log = '';
     const code = await ccmTest(
-      ['--kubeconfig', join(dir, 'kubeconfig'), '--capabilities', join(dir, 'ccm-testdriver.yaml'), '--driver', join(dir, 'probe-driver.mjs'), '--list'],
-      { out: (s) => (listed += s), err: (s) => (listed += s) },
+      [
+        ...['--kubeconfig', join(dir, 'kubeconfig'), '--capabilities', join(dir, 'ccm-testdriver.yaml')],
+        ...['--focus', 'upgrade/control-plane', '--focus', 'lb/affinity-cluster', '--junit', junit],
+      ],
+      { out: (s) => (log += s), err: (s) => (log += s) },
     );
-    assert.equal(code, 0, listed);
-    assert.match(listed, /^ID +NEEDS +CONTROL PLANE +DATA PLANE\n/);
+    assert.equal(code, 0, log);
+    const parsed = await parse(await readFile(junit, 'utf8'));
+    assert.ok(parsed && 'testsuite' in parsed, 'a <testsuites> document');
+    const cases = parsed.testsuite?.[0]?.testcase ?? [];
+    assert.deepEqual(
+      cases.map((c) => [
+        /\[([a-z/-]+)\] \[(\w+)\]$/
+          .exec(c.name ?? '')
+          ?.slice(1)
+          .join(' '),
+        c.status,
+      ]),
+      [
+        ['lb/affinity-cluster controlPlane', 'passed'],
+        ['lb/affinity-cluster dataPlane', 'passed'],
+        ['upgrade/control-plane controlPlane', 'passed'],
+        ['upgrade/control-plane dataPlane', 'passed'],
+      ],
+      log,
+    );
+    // The upgrades were real: serve is another process, started with the upgrade's flag, on the
+    // same port; CCM and node-sim are the ones env up started.
+    const now = await Promise.all(PARTS.map(async (p) => Number(await readFile(join(dir, `${p}.pid`), 'utf8'))));
+    assert.notEqual(now[0], started[0]);
+    assert.deepEqual(now.slice(1), started.slice(1));
+    assert.ok(readFileSync(`/proc/${now[0]}/cmdline`, 'utf8').split('\0').includes('--max-requests-inflight'), 'restarted with the upgrade flag');
+    const serving = (await readFile(join(dir, 'serve.log'), 'utf8')).match(/kplane is serving on \S+/g) ?? [];
+    assert.deepEqual(serving, [serving[0], serving[0], serving[0]], 'started once by env up, restarted once per half, same address');
+    started.splice(0, started.length, ...now);
 
     let out = '';
     const down = await ccmTestEnv(['down', '--dir', dir], { out: (s) => (out += s), err: (s) => (out += s) });

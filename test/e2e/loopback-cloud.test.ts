@@ -541,6 +541,20 @@ describe('loopback cloud', () => {
     assert.equal(await fails(udpAsk('127.4.250.200', 18153, 'ping')), true);
   });
 
+  it('a restarted cloud gives a Service back the ingress address in its status, when free', async () => {
+    // What a CCM restart looks like to the cloud: a Service with an ingress it has no load balancer for.
+    const svc = await createService('lb-back', { type: 'LoadBalancer', ports: [{ name: 'http', port: 18104, targetPort: BACKEND_PORT }] });
+    const had = { ...svc, status: { loadBalancer: { ingress: [{ ip: '127.4.250.77' }] } } };
+    const lbApi = cloud.loadBalancer();
+    assert.equal((await lbApi.ensureLoadBalancer(ctx, 'kubernetes', had, []))?.ingress?.[0]?.ip, '127.4.250.77');
+    // Taken by then (another Service's), or outside the range: the next free address.
+    const other = { ...had, metadata: { ...had.metadata, uid: 'other-back' } };
+    assert.notEqual((await lbApi.ensureLoadBalancer(ctx, 'kubernetes', other, []))?.ingress?.[0]?.ip, '127.4.250.77');
+    const outside = { ...had, metadata: { ...had.metadata, uid: 'outside-back' }, status: { loadBalancer: { ingress: [{ ip: '127.9.0.77' }] } } };
+    assert.match((await lbApi.ensureLoadBalancer(ctx, 'kubernetes', outside, []))?.ingress?.[0]?.ip ?? '', /^127\.4\.250\.\d+$/);
+    for (const s of [had, other, outside]) await lbApi.ensureLoadBalancerDeleted(ctx, 'kubernetes', s);
+  });
+
   it('the admin interface lists, deletes and brings back instances, with JSON errors', async () => {
     const list = (await (await admin('GET', '/instances')).json()) as { instances: { name: string; state: string }[] };
     assert.ok(list.instances.some((i) => i.name === NODE_A.name && i.state === 'running'));

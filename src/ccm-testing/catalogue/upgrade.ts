@@ -90,7 +90,15 @@ function upgradeTest(id: string, upstream: string, action: Action): CcmTestCase 
     upstream,
     source: SOURCE,
     labels: ['upgrade', 'disruptive'],
-    needs: { capabilities: ['upgrade', 'lb.tcp'], infra: ['upgrade', 'loadBalancers'], disruptive: true, slow: true },
+    needs: {
+      capabilities: ['upgrade', 'lb.tcp'],
+      // Traffic keeps flowing while the CCM is replaced only where load balancers live outside its
+      // process (every cloud; not the loopback cloud run as a CCM process, env up's).
+      ...(action === 'upgradeControlPlane' ? {} : { dataPlaneCapabilities: ['lb.survivesCcmRestart'] as const }),
+      infra: ['upgrade', 'loadBalancers'],
+      disruptive: true,
+      slow: true,
+    },
     controlPlane: (env) => functioningAcross(env, action, false),
     dataPlane: (env) => functioningAcross(env, action, true),
   };

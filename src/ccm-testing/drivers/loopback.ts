@@ -13,10 +13,13 @@
 // --cloud-admin follows the cloud and stops its kubelet itself: its instances show `followedBy` in
 // the admin interface, and "auto" emulates only for instances nobody follows (hand-made Nodes, an
 // in-process node-sim without the link).
+// listen on, for the ExternalIP test; default 127.5.0.250); envDir? (the folder of `kplane ccm-test
+// env up`: capability `upgrade` restarts its serve and CCM with other flags, env-upgrade.ts).
 import type { Capability, CcmTestDriver, CcmTimeouts, CloudLoadBalancerView, V1Node } from '../types.js';
 import { adminHttp, adminOK, adminURLFrom } from './admin-http.js';
 import { localExternalClient } from './external.js';
 import type { DriverContext } from './context.js';
+import { envUpgrade } from './env-upgrade.js';
 import { KubeletStopEmulation } from './kubelet-stop.js';
 import { localTimeouts } from './timeouts.js';
 
@@ -95,10 +98,12 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
     }
   };
   const stopped = async (n: V1Node, emulate: boolean): Promise<void> => (emulate ? kubelet.hold(nameOf(n)) : notReady(n));
+  // Only on an environment whose processes it can restart.
+  const upgrade = await envUpgrade(ctx.config, ctx.client, admin);
 
   const driver: CcmTestDriver & { testExternalIP: string } = {
     name: 'loopback',
-    capabilities: new Set(LOOPBACK_CAPABILITIES),
+    capabilities: new Set<Capability>([...LOOPBACK_CAPABILITIES, ...(upgrade ? (['upgrade'] as const) : [])]),
     timeouts: localTimeouts(ctx.config.timeouts as Partial<CcmTimeouts> | undefined),
     testExternalIP: externalIP,
     nodes: {
@@ -150,6 +155,7 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
       },
     },
     externalClient: localExternalClient(localAddress ? { localAddress } : {}),
+    ...(upgrade ? { upgrade } : {}),
     async afterEach() {
       kubelet.releaseAll();
     },

@@ -39,7 +39,8 @@ export async function skeletonDriver(ctx: DriverContext): Promise<CcmTestDriver>
   void ctx;
   const capabilities = new Set<Capability>([
     // 'lb.tcp', 'lb.udp', 'lb.sessionAffinity.clientIP', 'lb.etpLocal.healthCheckNodePort',
-    // 'lb.clientIPPreserved' (only if the ingress ipMode is VIP), 'instances.delete', 'dataPlane', ...
+    // 'lb.clientIPPreserved' (only if the ingress ipMode is VIP), 'instances.delete', 'dataPlane',
+    // 'upgrade' with 'lb.survivesCcmRestart' (a cloud's load balancers outlive the CCM), ...
   ]);
   return {
     name: 'my-cloud',

@@ -510,6 +510,11 @@ export class LoopbackCloud implements CloudProvider {
       return wanted;
     }
     if (current) return current;
+    // A restarted cloud (its state lives in this process) gives a Service back the address in its
+    // status, as a real cloud's load balancer would have kept it.
+    const had = svc.status?.loadBalancer?.ingress?.[0]?.ip;
+    const hadN = had === undefined ? undefined : parseIPv4(had);
+    if (had && hadN !== undefined && hadN > this.range.base && hadN < this.range.base + this.range.size - 1 && !this.usedIPs.has(had)) return had;
     for (let n = this.range.base + 1; n < this.range.base + this.range.size - 1; n++) {
       const ip = formatIPv4(n);
       if (!this.usedIPs.has(ip)) return ip;
