@@ -124,7 +124,7 @@ export async function ccmTestEnv(argv: readonly string[], io: EnvIO): Promise<nu
       adminURL = `http://127.0.0.1:${port}`;
       await writeFile(
         cloudConfig,
-        `${JSON.stringify({ adminAddress: `127.0.0.1:${port}`, ...(values['ingress-cidr'] ? { ingressCIDR: values['ingress-cidr'] } : {}) }, null, 2)}\n`,
+        `${JSON.stringify({ adminAddress: `127.0.0.1:${port}`, stateDir: join(dir, 'loopback-cloud'), ...(values['ingress-cidr'] ? { ingressCIDR: values['ingress-cidr'] } : {}) }, null, 2)}\n`,
       );
     } else {
       await rm(join(dir, 'fake-admin'), { force: true });

@@ -12,9 +12,8 @@
 // NotReady itself, as the kubelet's silence would (KubeletStopEmulation). node-sim started with
 // --cloud-admin follows the cloud and stops its kubelet itself: its instances show `followedBy` in
 // the admin interface, and "auto" emulates only for instances nobody follows (hand-made Nodes, an
-// in-process node-sim without the link).
-// listen on, for the ExternalIP test; default 127.5.0.250); envDir? (the folder of `kplane ccm-test
-// env up`: capability `upgrade` restarts its serve and CCM with other flags, env-upgrade.ts).
+// in-process node-sim without the link); envDir? (the folder of `kplane ccm-test env up`:
+// capability `upgrade` restarts its serve and CCM with other flags, env-upgrade.ts).
 import type { Capability, CcmTestDriver, CcmTimeouts, CloudLoadBalancerView, V1Node } from '../types.js';
 import { adminHttp, adminOK, adminURLFrom } from './admin-http.js';
 import { localExternalClient } from './external.js';
