@@ -238,8 +238,12 @@ function getOnce(network: PodNetwork, url: string, t: Target, deadline: number, 
     });
     req.on('error', (e) => {
       const code = (e as NodeJS.ErrnoException).code;
-      if (!connected) done(fail(`dial tcp ${t.display}: connect: ${errnoText(e)}`));
-      else if (code === 'ECONNRESET' && e.message !== 'socket hang up') done(fail(`read tcp ${local}->${t.display}: read: connection reset by peer`));
+      // A reset comes after the handshake (the peer accepted, then reset): Go meets it reading.
+      if (code === 'ECONNRESET' && e.message !== 'socket hang up') {
+        const s = req.socket;
+        const from = local || (s?.localAddress ? `${s.localAddress}:${s.localPort ?? 0}` : `${network.podIP}:0`);
+        done(fail(`read tcp ${from}->${t.display}: read: connection reset by peer`));
+      } else if (!connected && code !== 'ECONNRESET') done(fail(`dial tcp ${t.display}: connect: ${errnoText(e)}`));
       else done(fail('EOF'));
     });
     req.on('response', (res: IncomingMessage) => {
