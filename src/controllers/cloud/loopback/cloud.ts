@@ -1,8 +1,10 @@
 // The `loopback` cloud: a working cloud on one machine. Instances are the Nodes (one per name,
 // providerID `loopback://<node>`), which an admin interface can delete, shut down and start;
 // load balancers are real TCP and UDP proxies on their own 127.4.0.0/16 addresses, forwarding to
-// the NodePorts of healthy nodes (ingress ipMode Proxy). All state is in this process: a restart
-// forgets every load balancer, and the service controller's next EnsureLoadBalancer recreates it.
+// the NodePorts of healthy nodes from the client's own address (every 127/8 address is local, so
+// the onward socket binds to it): the client IP is preserved, and the ingress ipMode is VIP. All
+// state is in this process: a restart forgets every load balancer, and the service controller's
+// next EnsureLoadBalancer recreates it.
 import net from 'node:net';
 import { type Backend, type Listener, Picker, type Route, TcpListener, UdpListener } from '../../proxy/forward.js';
 import {
@@ -114,9 +116,13 @@ class LBRoute implements Route {
   has(b: Backend): boolean {
     return this.picker.has(b);
   }
-  /** ipMode Proxy: the node sees the load balancer's address, not the client's. */
-  source(): string {
-    return this.ingressIP;
+  /**
+   * The client's own address (ipMode VIP): the node proxy sees the client, and keeps it up to the
+   * pod with externalTrafficPolicy Local. Only a client outside 127.0.0.0/8 (which cannot reach a
+   * loopback address anyway) is sent from the ingress address.
+   */
+  source(clientIP: string): string {
+    return clientIP.startsWith('127.') ? clientIP : this.ingressIP;
   }
   allow(clientIP: string): boolean {
     return !this.allowed || this.allowed.check(clientIP, 'ipv4');
@@ -445,7 +451,7 @@ export class LoopbackCloud implements CloudProvider {
       ingress: [
         {
           ip: lb.ip,
-          ipMode: 'Proxy',
+          ipMode: 'VIP',
           ports: (lb.svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })),
         },
       ],
