@@ -132,7 +132,7 @@ export interface PodDialResult {
  * --http-port=8080 (the kit's client pods) makes the request, so it leaves the pod as the pod's own
  * packets do: from the pod's IP, through the service proxy of the pod's node. k/k's tests exec curl
  * in a pod or call netexec's /dial through the API server's pods/proxy; a driver for a real
- * cluster does the latter (drivers/pod-proxy.ts), the loopback driver calls the pod directly.
+ * cluster does the latter (drivers/pod-client.ts), the loopback driver calls the pod directly.
  */
 export interface PodClient {
   dial(pod: V1Pod, req: PodDialRequest): Promise<PodDialResult>;
