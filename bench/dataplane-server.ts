@@ -10,10 +10,10 @@ const POD = { ip: '127.3.251.1', port: 18200 };
 const NODE = { ip: '127.2.251.1', port: 31200 };
 const LB = { ip: '127.4.251.1', port: 18201 };
 
-function route(backend: { ip: string; port: number }, source: string): Route {
+function route(backend: { ip: string; port: number }, source: (client: string) => string): Route {
   const picker = new Picker();
   picker.set([backend], undefined);
-  return { pick: (c) => picker.pick(c), has: (b) => picker.has(b), source: () => source };
+  return { pick: (c) => picker.pick(c), has: (b) => picker.has(b), source };
 }
 
 const body = Buffer.from('bench-pod 127.3.251.1\n');
@@ -23,9 +23,18 @@ const pod = http.createServer((_req, res) => {
 });
 pod.keepAliveTimeout = 60_000;
 await new Promise<void>((r) => pod.listen(POD.port, POD.ip, r));
-// ETP Cluster: the node proxy masquerades to the node's address; the LB sends from its own (ipMode Proxy).
-const nodePort = await TcpListener.listen(NODE.ip, NODE.port, route(POD, NODE.ip));
-const lb = await TcpListener.listen(LB.ip, LB.port, route(NODE, LB.ip));
+// ETP Cluster: the node proxy masquerades to the node's address; the LB sends from the client's
+// own (ipMode VIP, as the loopback cloud's LBRoute does).
+const nodePort = await TcpListener.listen(
+  NODE.ip,
+  NODE.port,
+  route(POD, () => NODE.ip),
+);
+const lb = await TcpListener.listen(
+  LB.ip,
+  LB.port,
+  route(NODE, (client) => client),
+);
 process.stdout.write(`${JSON.stringify({ pod: POD, nodePort: NODE, lb: LB })}\n`);
 const stop = (): void => {
   void Promise.all([nodePort.close(true), lb.close(true)]).then(() => process.exit(0));

@@ -19,6 +19,7 @@ const PARTS: Record<string, readonly string[]> = {
   loadBalancers: ['describe', 'forceCleanup'],
   externalClient: ['httpGet', 'udpExchange', 'tcpConnect', 'sourceIPs'],
   upgrade: [],
+  podClient: ['dial'],
 };
 
 /** Checks what a factory or module gave; names every missing or wrong part. */
@@ -57,6 +58,7 @@ export function withCapabilityFile(driver: CcmTestDriver, file: Pick<CapabilityF
     ...(driver.loadBalancers ? { loadBalancers: driver.loadBalancers } : {}),
     ...(driver.externalClient ? { externalClient: driver.externalClient } : {}),
     ...(driver.upgrade ? { upgrade: driver.upgrade } : {}),
+    ...(driver.podClient ? { podClient: driver.podClient } : {}),
     ...(driver.testExternalIP !== undefined ? { testExternalIP: driver.testExternalIP } : {}),
     ...(driver.beforeEach ? { beforeEach: driver.beforeEach.bind(driver) } : {}),
     ...(driver.afterEach ? { afterEach: driver.afterEach.bind(driver) } : {}),

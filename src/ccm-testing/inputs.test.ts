@@ -51,7 +51,7 @@ describe('capability file', () => {
   it('names the file and the field of every problem', () => {
     rejects(
       'capabilities: [lb.tcp, lb.teleport]\n',
-      /^\/cfg\/ccm-testdriver\.yaml: capabilities\[1\]: unknown capability "lb\.teleport"; known: lb\.tcp, lb\.udp, .*, dataPlane$/,
+      /^\/cfg\/ccm-testdriver\.yaml: capabilities\[1\]: unknown capability "lb\.teleport"; known: lb\.tcp, lb\.udp, .*, dataPlane, podDial$/,
     );
     rejects('timeouts:\n  lbCreate: 300000\n', '/cfg/ccm-testdriver.yaml: timeouts.lbCreate: 300000 is not a duration; use e.g. 5m');
     rejects('timeouts:\n  lbLag: "120"\n', '/cfg/ccm-testdriver.yaml: timeouts.lbLag: "120" is not a duration; use e.g. 5m');

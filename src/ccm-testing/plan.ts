@@ -21,7 +21,7 @@ export interface PlanOptions {
 }
 
 /** What a driver offers, as the plan reads it. */
-export type DriverOffer = Pick<CcmTestDriver, 'capabilities' | 'nodes' | 'loadBalancers' | 'externalClient' | 'upgrade'>;
+export type DriverOffer = Pick<CcmTestDriver, 'capabilities' | 'nodes' | 'loadBalancers' | 'externalClient' | 'upgrade' | 'podClient'>;
 
 export const hasHalf = (test: CcmTestCase, half: Half): boolean => typeof test[half] === 'function';
 
@@ -39,11 +39,11 @@ export function isSelected(test: CcmTestCase, opts: PlanOptions): boolean {
 export function skipReason(test: CcmTestCase, half: Half, driver: DriverOffer, nodeCount?: number): string | undefined {
   const reasons: string[] = [];
   const needed = [...test.needs.capabilities];
-  if (half === 'dataPlane') for (const c of ['dataPlane' as const, ...(test.needs.dataPlaneCapabilities ?? [])]) if (!needed.includes(c)) needed.push(c);
+  if (half === 'dataPlane') for (const c of ['dataPlane' as const, ...(test.needs.dataPlane?.capabilities ?? [])]) if (!needed.includes(c)) needed.push(c);
   const missing = needed.filter((c) => !driver.capabilities.has(c));
   if (missing.length) reasons.push(`missing capability ${missing.join(', ')}`);
   const infra: InfraNeed[] = [...(test.needs.infra ?? [])];
-  if (half === 'dataPlane' && !infra.includes('externalClient')) infra.push('externalClient');
+  if (half === 'dataPlane') for (const i of ['externalClient' as const, ...(test.needs.dataPlane?.infra ?? [])]) if (!infra.includes(i)) infra.push(i);
   const lacking = infra.filter((i) => driver[i] === undefined);
   if (lacking.length) reasons.push(`driver has no ${lacking.join(', ')} infra`);
   const min = test.needs.minNodes ?? 0;
@@ -78,8 +78,9 @@ export function listLines(tests: readonly CcmTestCase[], driver: DriverOffer, op
     if (!isSelected(t, opts)) continue;
     const needs = [
       ...t.needs.capabilities,
-      ...(t.needs.dataPlaneCapabilities ?? []).map((c) => `dataPlane:${c}`),
       ...(t.needs.infra ?? []).map((i) => `infra:${i}`),
+      ...(t.needs.dataPlane?.capabilities ?? []).map((c) => `dataPlane:${c}`),
+      ...(t.needs.dataPlane?.infra ?? []).map((i) => `dataPlane:infra:${i}`),
       ...(t.needs.minNodes ? [`nodes>=${t.needs.minNodes}`] : []),
       ...(t.needs.disruptive ? ['disruptive'] : []),
       ...(t.needs.slow ? ['slow'] : []),

@@ -113,19 +113,24 @@ describe('runSuite', () => {
     assert.deepEqual(log, []);
   });
 
-  it("a data-plane half's own capabilities (dataPlaneCapabilities) skip only that half", async () => {
+  it('needs.dataPlane (a pod client) holds back only the data-plane half, naming what is missing', async () => {
     const log: string[] = [];
-    const tests = [recording(log, 'ccm', { capabilities: ['upgrade'], dataPlaneCapabilities: ['lb.survivesCcmRestart'] }, { cp: true, dp: true })];
-    const without = await runSuite({ client, driver: driver(['upgrade', 'dataPlane']), tests });
+    const tests = [recording(log, 'pods', { capabilities: [], dataPlane: { capabilities: ['podDial'], infra: ['podClient'] } }, { cp: true, dp: true })];
+    const without = await runSuite({ client, driver: driver(['dataPlane']), tests });
     assert.deepEqual(
       without.map((r) => [r.half, r.outcome, r.message]),
       [
         ['controlPlane', 'passed', undefined],
-        ['dataPlane', 'skipped', 'missing capability lb.survivesCcmRestart'],
+        ['dataPlane', 'skipped', 'missing capability podDial; driver has no podClient infra'],
       ],
     );
-    await runSuite({ client, driver: driver(['upgrade', 'dataPlane', 'lb.survivesCcmRestart']), tests });
-    assert.deepEqual(log, ['ccm:cp', 'ccm:cp', 'ccm:dp']);
+    const podClient = { dial: async () => ({ responses: [], errors: [] }) };
+    const withIt = await runSuite({ client, driver: driver(['dataPlane', 'podDial'], { podClient }), tests });
+    assert.deepEqual(
+      withIt.map((r) => r.outcome),
+      ['passed', 'passed'],
+    );
+    assert.deepEqual(log, ['pods:cp', 'pods:cp', 'pods:dp']);
   });
 
   it('focus and skip select by id substring or exact label', async () => {

@@ -27,6 +27,7 @@ export const CAPABILITIES = [
   'upgrade',
   'lb.survivesCcmRestart',
   'dataPlane',
+  'podDial',
 ] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
@@ -106,6 +107,38 @@ export interface ExternalClient {
   sourceIPs(): string[];
 }
 
+export type V1Pod = KubeObject & { spec?: Record<string, unknown>; status?: { podIP?: string } & Record<string, unknown> };
+
+/** One agnhost netexec `/dial` (test/images/agnhost/netexec): `tries` requests from the pod to host:port. */
+export interface PodDialRequest {
+  host: string;
+  port: number;
+  /** Default 'http'. */
+  protocol?: 'http' | 'udp';
+  /** The HTTP path without its leading slash ("hostname", "clientip", "echo?msg=x"), or the UDP payload ("hostname"). */
+  request: string;
+  /** Default 1. */
+  tries?: number;
+}
+
+/** netexec's answer: the bodies of the successful tries and the error of each failed one. */
+export interface PodDialResult {
+  /** netexec lists them only when the last try answered (its quirk, kept): empty otherwise. */
+  responses: string[];
+  errors: string[];
+}
+
+/**
+ * A client inside the cluster (capability `podDial`): a pod running agnhost netexec with
+ * --http-port=8080 (the kit's client pods) makes the request, so it leaves the pod as the pod's own
+ * packets do: from the pod's IP, through the service proxy of the pod's node. k/k's tests exec curl
+ * in a pod or call netexec's /dial through the API server's pods/proxy; a driver for a real
+ * cluster does the latter (drivers/pod-client.ts), the loopback driver calls the pod directly.
+ */
+export interface PodClient {
+  dial(pod: V1Pod, req: PodDialRequest): Promise<PodDialResult>;
+}
+
 /** Replaces the control plane or the CCM with another build or flags (capability `upgrade`). */
 export interface UpgradeInfra {
   upgradeControlPlane?(): Promise<void>;
@@ -122,6 +155,8 @@ export interface CcmTestDriver {
   readonly loadBalancers?: LoadBalancerInfra;
   readonly externalClient?: ExternalClient;
   readonly upgrade?: UpgradeInfra;
+  /** Capability `podDial`: requests made from inside a pod. */
+  readonly podClient?: PodClient;
   /**
    * An address not assigned to any node that the cluster's service proxy answers on when a
    * Service lists it in `externalIPs`, and that `externalClient` can reach (svc/externalip's data
@@ -147,7 +182,7 @@ export interface SuiteEnv extends TestScope {
   log(message: string): void;
 }
 
-export type InfraNeed = 'nodes' | 'loadBalancers' | 'externalClient' | 'upgrade';
+export type InfraNeed = 'nodes' | 'loadBalancers' | 'externalClient' | 'upgrade' | 'podClient';
 
 /** One test of the catalogue: an upstream test split into a control-plane and a data-plane half. */
 export interface CcmTestCase {
@@ -160,13 +195,13 @@ export interface CcmTestCase {
   readonly labels?: readonly string[];
   readonly needs: {
     readonly capabilities: readonly Capability[];
-    /** What the data-plane half needs besides `capabilities` and `dataPlane`. */
-    readonly dataPlaneCapabilities?: readonly Capability[];
     readonly infra?: readonly InfraNeed[];
     readonly minNodes?: number;
     /** Runs serially, after the others. */
     readonly disruptive?: boolean;
     readonly slow?: boolean;
+    /** What the data-plane half needs on top (e.g. podDial and a podClient, lb.survivesCcmRestart); the control-plane half runs without. */
+    readonly dataPlane?: { readonly capabilities?: readonly Capability[]; readonly infra?: readonly InfraNeed[] };
   };
   /** API semantics and what the CCM wrote: runs with any driver that has the capabilities. */
   controlPlane?(env: SuiteEnv): Promise<void>;

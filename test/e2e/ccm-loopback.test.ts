@@ -1,10 +1,11 @@
 // The CCM test kit's whole catalogue, data plane included, against kplane + the cloud controllers
 // + the loopback cloud + node-sim (3 nodes, each with its node proxy), through the built-in
-// `loopback` driver (issue 26). Upgrades restart the cloud controllers with other flags; the
-// control-plane upgrade (a kplane restart) is left to `kplane ccm-test env`. Then the mutation
-// table's rows that need packets: a provider that drops session affinity and one that ignores ETP
-// Local health checks, each failing exactly its tests. Addresses: 127.2.232.x nodes, 127.3.232+
-// pods, 127.4.232.x ingresses, 127.1.232.0/21 cluster IPs, clear of the other tests' ranges.
+// `loopback` driver (issue 26), pod-client halves included (node-sim's netexec /dial). Upgrades
+// restart the cloud controllers with other flags; the control-plane upgrade (a kplane restart) is
+// left to `kplane ccm-test env`. Then the mutation table's rows that need packets: a provider that
+// drops session affinity and one that ignores ETP Local health checks, each failing exactly its
+// tests. Addresses: 127.2.232.x nodes, 127.3.232+ pods, 127.4.232.x ingresses, 127.1.232.0/21
+// cluster IPs, clear of the other tests' ranges.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { catalogue } from '../../src/ccm-testing/catalogue/index.js';
@@ -83,11 +84,7 @@ describe('CCM test kit, loopback driver', { concurrency: false }, () => {
     const tests = catalogue.filter((t) => t.id !== 'upgrade/control-plane');
     const results = await runCatalogue(client, driver, tests, { concurrency: 6 });
     assert.deepEqual(withOutcome(results, 'failed'), [], failures(results));
-    assert.deepEqual(withOutcome(results, 'skipped'), [
-      'lb/etp-local-from-pods:controlPlane',
-      'lb/without-nodeports:controlPlane',
-      'lb/without-nodeports:dataPlane',
-    ]);
+    assert.deepEqual(withOutcome(results, 'skipped'), ['lb/without-nodeports:controlPlane', 'lb/without-nodeports:dataPlane']);
   });
 
   describe('the mutation table (loopback cloud)', { concurrency: false }, () => {
@@ -108,9 +105,12 @@ describe('CCM test kit, loopback driver', { concurrency: false }, () => {
     it('a provider that ignores ETP Local health checks fails the "only nodes with endpoints" test', async () => {
       ccm.provider.defect = providerDefects(lbCloud).ignoresEtpLocalHealthChecks;
       try {
-        const results = await runCatalogue(client, driver, byId('lb/etp-local-only-endpoint-nodes', 'lb/etp-local-all-endpoint-nodes', 'lb/affinity-local'), {
-          timeouts: MUTATION_TIMEOUTS,
-        });
+        const results = await runCatalogue(
+          client,
+          driver,
+          byId('lb/etp-local-only-endpoint-nodes', 'lb/etp-local-all-endpoint-nodes', 'lb/affinity-local', 'lb/etp-local-from-pods'),
+          { timeouts: MUTATION_TIMEOUTS },
+        );
         assert.deepEqual(withOutcome(results, 'failed'), ['lb/etp-local-only-endpoint-nodes:dataPlane'], failures(results));
         assert.match(
           results.find((r) => r.outcome === 'failed')!.message ?? '',

@@ -194,6 +194,59 @@ describe('kplane node-sim', { timeout: 240_000, concurrency: false }, () => {
     assert.match(await health.text(), /"lastUpdated"/);
   });
 
+  it("a pod's netexec /dial: from the pod's IP, to a cluster IP through its own node's proxy, with netexec's answers", async () => {
+    const at = async (pod: string): Promise<{ ip: string; node: string }> => {
+      const [ip, node] = (await kubectl.ok(['get', 'pod', pod, '-o', 'jsonpath={.status.podIP} {.spec.nodeName}'])).trim().split(' ');
+      return { ip: ip ?? '', node: node ?? '' };
+    };
+    // A client pod off sim-0 (whose proxy owns the shared cluster IP listeners).
+    const pods = await Promise.all(['web-0', 'web-1', 'web-2'].map(async (name) => ({ name, ...(await at(name)) })));
+    const client = pods.find((p) => p.node !== 'sim-0')!;
+    const other = pods.find((p) => p !== client)!;
+    const dial = async (q: string): Promise<{ status: number; body: string }> => {
+      const res = await fetch(`http://${client.ip}:8080/dial?${q}`, { signal: AbortSignal.timeout(20_000) });
+      return { status: res.status, body: await res.text() };
+    };
+    const clusterIP = (await kubectl.ok(['get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+
+    // internalTrafficPolicy Local: the client's node has one endpoint, the client itself.
+    await kubectl.ok(['patch', 'svc', 'web', '-p', '{"spec":{"internalTrafficPolicy":"Local"}}']);
+    try {
+      const local = await eventually(10_000, 'the cluster IP from the pod reaching only its own node', async () => {
+        const r = await dial(`request=hostname&protocol=http&host=${clusterIP}&port=80&tries=6`);
+        return r.body === JSON.stringify({ responses: Array(6).fill(client.name) }) ? r : undefined;
+      });
+      assert.equal(local.status, 200);
+    } finally {
+      await kubectl.ok(['patch', 'svc', 'web', '-p', '{"spec":{"internalTrafficPolicy":"Cluster"}}']);
+    }
+    // The address seen by the other pod is the client pod's own.
+    const seen = await dial(`request=clientip&host=${other.ip}&port=8080`);
+    assert.match(seen.body, new RegExp(`^\\{"responses":\\["${client.ip.replace(/\./g, '\\.')}:\\d+"\\]\\}$`));
+    assert.deepEqual(JSON.parse((await dial(`request=hostname&protocol=udp&host=${other.ip}&port=8081`)).body), { responses: [other.name] });
+
+    // A Service without endpoints is REJECTed; a closed port refuses; only the errors are listed.
+    await kubectl.ok(['create', 'service', 'clusterip', 'empty', '--tcp=80:8080']);
+    const emptyIP = (await kubectl.ok(['get', 'svc', 'empty', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+    const refused = (h: string): string => `Get "http://${h}/hostname": dial tcp ${h}: connect: connection refused`;
+    await eventually(10_000, 'the empty Service rejected', async () => {
+      const r = await dial(`request=hostname&host=${emptyIP}&port=80&tries=2`);
+      return r.body === JSON.stringify({ errors: [refused(`${emptyIP}:80`), refused(`${emptyIP}:80`)] }) ? true : undefined;
+    });
+    assert.deepEqual(JSON.parse((await dial(`request=hostname&host=${other.ip}&port=9`)).body), { errors: [refused(`${other.ip}:9`)] });
+
+    // Bad parameters: 400 with netexec's messages.
+    for (const [q, msg] of [
+      ['host=x&port=1', 'request parameter not specified. <nil>'],
+      ['request=hostname&tries=x', 'tries parameter is invalid. strconv.Atoi: parsing "x": invalid syntax'],
+      ['request=hostname&protocol=tcp&host=127.0.0.1&port=80', 'unsupported protocol. tcp'],
+      ['request=hostname&host=127.0.0.1&port=abc', 'host and/or port param are invalid. lookup tcp/abc: unknown port'],
+      ['request=hostname&host=127.0.0.1&port=70000', 'host and/or port param are invalid. address 70000: invalid port'],
+    ]) {
+      assert.deepEqual(await dial(q!), { status: 400, body: `${msg}\n` }, q);
+    }
+  });
+
   it('a deleted pod is terminating (serving) while it drains, then gone; its server stops', async () => {
     const ip = await podIP('web-0');
     await kubectl.ok(['delete', 'pod', 'web-0', '--wait=false']);

@@ -4,9 +4,12 @@ import { isStatusError } from '../../client/index.js';
 import type { CcmTestCase, SuiteEnv, V1Service } from '../types.js';
 import {
   checkAffinity,
+  clientIPOf,
+  clientPod,
   createPod,
   createService,
   deleteServiceAndWait,
+  dialFromPod,
   endpointsOf,
   expect,
   fail,
@@ -413,9 +416,13 @@ export const loadBalancerTests: readonly CcmTestCase[] = [
     upstream: `${LOCAL} should work from pods [Slow]`,
     source: SOURCE,
     labels: ['loadbalancer', 'etp-local'],
-    // The client-IP check needs a client inside a pod (the kit has no exec action yet): only the
-    // control-plane half is here. Upstream skips itself when the ingress ipMode is Proxy.
-    needs: { capabilities: ['lb.tcp', 'lb.etpLocal.healthCheckNodePort', 'lb.clientIPPreserved'], infra: ['loadBalancers'], slow: true },
+    // Upstream skips itself when the ingress ipMode is Proxy: capability lb.clientIPPreserved.
+    needs: {
+      capabilities: ['lb.tcp', 'lb.etpLocal.healthCheckNodePort', 'lb.clientIPPreserved'],
+      infra: ['loadBalancers'],
+      slow: true,
+      dataPlane: { capabilities: ['podDial'], infra: ['podClient'] },
+    },
     async controlPlane(env) {
       await localControlPlane(env, 'etp-local-pods');
       const s = await getService(env, 'etp-local-pods');
@@ -423,6 +430,22 @@ export const loadBalancerTests: readonly CcmTestCase[] = [
       expect(
         mode === undefined || mode === 'VIP',
         `Service ${svcRef(env, 'etp-local-pods')} has ingress ipMode ${mode}: the client IP is not preserved (capability lb.clientIPPreserved)`,
+      );
+    },
+    // From a pod, the load balancer's /clientip shows the pod's own IP.
+    async dataPlane(env) {
+      const name = 'etp-local-pods';
+      const { ingress, nodes } = await localLB(env, name, 1, 1);
+      const client = await clientPod(env, `${name}-client`, nodes[0]!.metadata?.name);
+      const podIP = client.status?.podIP ?? '';
+      await dialFromPod(
+        env,
+        client,
+        { host: ingress, port: 80, request: 'clientip' },
+        env.timeouts.lbPropagationMs,
+        (last) =>
+          `source IP not preserved from pod ${client.metadata?.name}: ${ingress}:80/clientip of the load balancer of ${svcRef(env, name)} (ETP Local) ${last}, not the pod's IP ${podIP}, {t} after its endpoint became ready`,
+        (r) => (clientIPOf(r.responses.at(-1)) === podIP ? true : undefined),
       );
     },
   },

@@ -1,11 +1,14 @@
 // k/k test/e2e/network/service.go: the Service tests of the seed's list. Their control-plane halves
 // are the API server's semantics (allocation, release, type transitions); their data-plane halves
-// probe node ports and external IPs from outside the cluster (upstream probes from an exec pod).
+// probe node ports and external IPs from outside the cluster, and cluster IPs from a client pod
+// (capability podDial), as upstream probes from an exec pod.
 import { isStatusError } from '../../client/index.js';
 import type { CcmTestCase, SuiteEnv } from '../types.js';
 import {
+  clientPod,
   createPod,
   createService,
+  dialFromPod,
   endpointsOf,
   expect,
   fail,
@@ -13,6 +16,7 @@ import {
   NETEXEC_HTTP_PORT,
   NETEXEC_UDP_PORT,
   needClient,
+  needPodClient,
   needReadyNodes,
   nodeIP,
   PODS,
@@ -74,6 +78,20 @@ function typeChange(from: 'ExternalName' | 'ClusterIP' | 'NodePort', to: 'Cluste
         await waitPodsReady(env, [`${name}-0`]);
         await reachNodePort(env, nodePorts(s)[0]!, `node port ${nodePorts(s)[0]} of ${svcRef(env, name)}`);
       }
+      if (dataPlane && to === 'ClusterIP') {
+        // Upstream: CheckServiceReachability from an exec pod, over the cluster IP.
+        await waitPodsReady(env, [`${name}-0`]);
+        const client = await clientPod(env, `${name}-client`);
+        await dialFromPod(
+          env,
+          client,
+          { host: s.spec.clusterIP ?? '', port: 80, request: 'hostname' },
+          env.timeouts.proxyLagMs,
+          (last) =>
+            `cluster IP ${s.spec.clusterIP}:80 of ${svcRef(env, name)} (was ExternalName) from pod ${client.metadata?.name} ${last} {t} after the change, not ${name}-0`,
+          (r) => (r.responses.at(-1) === `${name}-0` ? true : undefined),
+        );
+      }
       return;
     }
     const created = await createService(env, name, { type: from, selector: labels, ports: [{ port: 80, targetPort: NETEXEC_HTTP_PORT }] });
@@ -105,13 +123,19 @@ function typeChange(from: 'ExternalName' | 'ClusterIP' | 'NodePort', to: 'Cluste
     upstream: conformance,
     source: SOURCE,
     labels: ['services', 'conformance'],
-    needs: { capabilities: [] },
+    // ExternalName → ClusterIP: reached from a pod (podDial), as upstream.
+    needs: { capabilities: [], ...(to === 'ClusterIP' ? { dataPlane: { capabilities: ['podDial'], infra: ['podClient'] } } : {}) },
     controlPlane: (env) => run(env, false),
-    ...(to === 'NodePort' ? { dataPlane: (env: SuiteEnv) => run(env, true) } : {}),
+    ...(to === 'NodePort' || (from === 'ExternalName' && to === 'ClusterIP') ? { dataPlane: (env: SuiteEnv) => run(env, true) } : {}),
   };
 }
 
-/** Fallback to terminating endpoints: the slice says ready=false, serving=true, terminating=true. */
+/**
+ * Fallback to terminating endpoints (KEP-1669), from client pods as upstream: the only endpoint
+ * terminates (its slice says ready=false, serving=true, terminating=true) and still takes the
+ * cluster IP's traffic: from every node with ITP Cluster; with ITP Local only from its own node
+ * (a pod on another node has no local endpoint: its connection is dropped).
+ */
 function fallback(itp: 'Cluster' | 'Local'): CcmTestCase {
   const name = `fallback-itp-${itp.toLowerCase()}`;
   return {
@@ -122,7 +146,7 @@ function fallback(itp: 'Cluster' | 'Local'): CcmTestCase {
         : `${SVC} should fallback to local terminating endpoints when there are no ready endpoints with internalTrafficPolicy=Local`,
     source: SOURCE,
     labels: ['services', 'terminating'],
-    needs: { capabilities: [], minNodes: 2 },
+    needs: { capabilities: [], minNodes: 2, dataPlane: { capabilities: ['podDial'], infra: ['podClient'] } },
     async controlPlane(env) {
       const s = await createService(env, name, {
         type: 'ClusterIP',
@@ -133,16 +157,20 @@ function fallback(itp: 'Cluster' | 'Local'): CcmTestCase {
       expect(s.spec.internalTrafficPolicy === itp, `Service ${svcRef(env, name)} has internalTrafficPolicy ${s.spec.internalTrafficPolicy}, not ${itp}`);
     },
     async dataPlane(env) {
-      const nodes = await needReadyNodes(env, 2);
+      const nodes = (await needReadyNodes(env, 2)).slice(0, 2);
       const labels = { app: name };
-      // A NodePort Service, so that an outside client can see the fallback (upstream: pause pods in the cluster).
       const svc = await createService(env, name, {
-        type: 'NodePort',
+        type: 'ClusterIP',
         internalTrafficPolicy: itp,
         selector: labels,
         ports: [{ port: 80, targetPort: NETEXEC_HTTP_PORT }],
       });
-      const [pod] = await podsOnNodes(env, name, nodes.slice(0, 1), labels, { gracePeriodSeconds: 30, delayShutdownSeconds: 30 });
+      const cip = svc.spec.clusterIP ?? '';
+      // The server on node 0 keeps serving for its grace period; a client pod on each node.
+      const [[pod], clients] = await Promise.all([
+        podsOnNodes(env, name, nodes.slice(0, 1), labels, { gracePeriodSeconds: 30, delayShutdownSeconds: 30 }),
+        Promise.all(nodes.map((n, i) => clientPod(env, `${name}-client-${i}`, n.metadata?.name))),
+      ]);
       await waitReadyEndpoints(env, name, 1);
       await env.client.delete(PODS, env.namespace, pod!);
       await waitFor(
@@ -155,19 +183,26 @@ function fallback(itp: 'Cluster' | 'Local'): CcmTestCase {
           return e && e.conditions?.ready === false && e.conditions.serving === true && e.conditions.terminating === true ? true : undefined;
         },
       );
-      if (itp === 'Cluster') {
-        const port = svc.spec.ports?.[0]?.nodePort ?? 0;
-        for (const n of nodes.slice(0, 2)) {
-          const body = await reachableHTTP(
-            env,
-            nodeIP(n),
-            port,
-            '/hostname',
-            env.timeouts.proxyLagMs,
-            `node port ${port} of ${svcRef(env, name)} on node ${n.metadata?.name} while its only endpoint terminates`,
-          );
-          expect(body === pod, `node port ${port} of ${svcRef(env, name)} answered from ${body}, not from the terminating pod ${pod}`);
-        }
+      const reach = (client: (typeof clients)[number], on: string): Promise<true> =>
+        dialFromPod(
+          env,
+          client,
+          { host: cip, port: 80, request: 'hostname' },
+          env.timeouts.proxyLagMs,
+          (last) =>
+            `cluster IP ${cip}:80 of ${svcRef(env, name)} (ITP ${itp}) from pod ${client.metadata?.name} on ${on} ${last} {t} after its only endpoint ${pod} began terminating, not from ${pod}`,
+          (r) => (r.responses.length > 0 && r.responses.every((b) => b === pod) ? true : undefined),
+        );
+      const [node0, node1] = nodes.map((n) => `node ${n.metadata?.name}`);
+      await reach(clients[0]!, node0!);
+      if (itp === 'Cluster') await reach(clients[1]!, node1!);
+      else {
+        // The proxy of node 0 has synced (the dial above); node 1's has no local endpoint.
+        const r = await needPodClient(env).dial(clients[1]!, { host: cip, port: 80, request: 'hostname' });
+        expect(
+          r.responses.length === 0 && r.errors.length > 0,
+          `cluster IP ${cip}:80 of ${svcRef(env, name)} (ITP Local) answered pod ${clients[1]!.metadata?.name} on ${node1} with ${JSON.stringify(r.responses)}: that node has no local endpoint, the connection should fail`,
+        );
       }
       await env.client.delete(PODS, env.namespace, pod!, { gracePeriodSeconds: 0 }).catch(() => {});
     },

@@ -3,7 +3,19 @@
 // Every wait fails with the symptom a user would see (what is wrong, and for how long it was).
 import type { KubeObject } from '../../apimachinery/types.js';
 import { isStatusError } from '../../client/index.js';
-import type { CloudLoadBalancerView, ExternalClient, LoadBalancerInfra, NodeInfra, ProbeResult, SuiteEnv, V1Node, V1Service } from '../types.js';
+import type {
+  CloudLoadBalancerView,
+  ExternalClient,
+  LoadBalancerInfra,
+  NodeInfra,
+  PodClient,
+  PodDialRequest,
+  PodDialResult,
+  ProbeResult,
+  SuiteEnv,
+  V1Node,
+  V1Service,
+} from '../types.js';
 
 export const SERVICES = { group: '', version: 'v1', resource: 'services' };
 export const PODS = { group: '', version: 'v1', resource: 'pods' };
@@ -43,7 +55,7 @@ export type Svc = KubeObject & {
   spec: ServiceSpec;
   status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string; ipMode?: string }[] } };
 };
-type Pod = KubeObject & {
+export type Pod = KubeObject & {
   spec?: { nodeName?: string };
   status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[] };
 };
@@ -108,6 +120,12 @@ export function needLoadBalancers(env: SuiteEnv): LoadBalancerInfra {
 }
 export function needClient(env: SuiteEnv): ExternalClient {
   return env.driver.externalClient ?? fail(`driver ${env.driver.name} has no external client: the data-plane half cannot probe from outside the cluster`);
+}
+
+export function needPodClient(env: SuiteEnv): PodClient {
+  return (
+    env.driver.podClient ?? fail(`driver ${env.driver.name} has no pod client: the data-plane half cannot make requests from inside a pod (capability podDial)`)
+  );
 }
 
 // ---- pods ----
@@ -182,6 +200,48 @@ export async function podsOnNodes(
   await waitPodsReady(env, names);
   return names;
 }
+
+/**
+ * A client pod (k/k's exec pods): agnhost netexec, on `nodeName` when given, with labels no test
+ * Service selects; waits until it is ready and returns it (with its IP and node).
+ */
+export async function clientPod(env: SuiteEnv, name: string, nodeName?: string): Promise<Pod> {
+  await createPod(env, name, { labels: { 'ccm-test/role': 'client' }, ...(nodeName ? { nodeName } : {}) });
+  const [pod] = await waitPodsReady(env, [name]);
+  return pod!;
+}
+
+const describeDial = (r: PodDialResult | undefined): string =>
+  !r ? 'no answer' : r.responses.length ? `answered ${JSON.stringify(r.responses)}` : `failed: ${r.errors.join('; ') || 'no response'}`;
+
+/**
+ * From inside `pod` (netexec /dial through the driver's pod client), until `accept` takes the
+ * answer within ms; the symptom gets a description of the last answer.
+ */
+export async function dialFromPod<T>(
+  env: SuiteEnv,
+  pod: Pod,
+  req: PodDialRequest,
+  ms: number,
+  symptom: (last: string) => string,
+  accept: (r: PodDialResult) => T | undefined,
+): Promise<T> {
+  const c = needPodClient(env);
+  let last: PodDialResult | undefined;
+  return waitFor(
+    env,
+    ms,
+    () => symptom(describeDial(last)),
+    async () => {
+      last = await c.dial(pod, req);
+      return accept(last);
+    },
+    250,
+  );
+}
+
+/** The first answer's "ip" of netexec's "ip:port" (/clientip). */
+export const clientIPOf = (answer: string | undefined): string => (answer ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
 
 // ---- nodes ----
 

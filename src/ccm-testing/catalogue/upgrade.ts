@@ -94,7 +94,7 @@ function upgradeTest(id: string, upstream: string, action: Action): CcmTestCase 
       capabilities: ['upgrade', 'lb.tcp'],
       // Traffic keeps flowing while the CCM is replaced only where load balancers live outside its
       // process (every cloud; not the loopback cloud run as a CCM process, env up's).
-      ...(action === 'upgradeControlPlane' ? {} : { dataPlaneCapabilities: ['lb.survivesCcmRestart'] as const }),
+      ...(action === 'upgradeControlPlane' ? {} : { dataPlane: { capabilities: ['lb.survivesCcmRestart'] as const } }),
       infra: ['upgrade', 'loadBalancers'],
       disruptive: true,
       slow: true,

@@ -30,7 +30,7 @@ export async function fakeDriver(ctx: DriverContext): Promise<CcmTestDriver> {
   // Fails early, naming the endpoint, when nothing answers there.
   await adminOK(admin, 'GET', '/instances');
   const kubelet = new KubeletStopEmulation(ctx.client);
-  const capabilities = new Set<Capability>(CAPABILITIES.filter((c) => c !== 'dataPlane' && c !== 'upgrade'));
+  const capabilities = new Set<Capability>(CAPABILITIES.filter((c) => c !== 'dataPlane' && c !== 'upgrade' && c !== 'podDial'));
 
   const view = (b: FakeBalancer, svc: V1Service): CloudLoadBalancerView => {
     const ports = (svc.spec?.ports ?? []) as { port?: number; protocol?: string; nodePort?: number }[];

@@ -13,5 +13,6 @@ export const builtinDrivers: Readonly<Record<string, DriverFactory>> = {
 export { fakeDriver } from './fake.js';
 export { loopbackDriver, LOOPBACK_CAPABILITIES } from './loopback.js';
 export { localExternalClient } from './external.js';
+export { apiServerPodClient, directPodClient } from './pod-client.js';
 export { KubeletStopEmulation } from './kubelet-stop.js';
 export { LOCAL_TIMEOUTS, localTimeouts } from './timeouts.js';

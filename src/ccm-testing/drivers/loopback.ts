@@ -1,9 +1,9 @@
 // The `loopback` driver: the loopback cloud (src/controllers/cloud/loopback) through its admin HTTP
 // interface (`adminAddress` in the CCM's --cloud-config), and this process's sockets as the
 // external client: the load balancers' ingress addresses (127.4.x), node ports and external IPs are
-// on this machine's loopback. Everything runs, data plane included, except what the loopback cloud
-// does not do: client IP preservation (its ingress ipMode is Proxy), load balancers without node
-// ports, hostnames, IPv6 and routes.
+// on this machine's loopback, and so are the pods, whose netexec /dial is called directly (the pod
+// client). Everything runs, data plane included, except what the loopback cloud does not do: load
+// balancers without node ports, hostnames, IPv6 and routes.
 //
 // config: adminURL (or adminAddress); timeouts? (partial CcmTimeouts, ms); localAddress? (the
 // external client's source address); externalIP? (an address in 127.0.0.0/8 the node proxies may
@@ -17,6 +17,7 @@
 import type { Capability, CcmTestDriver, CcmTimeouts, CloudLoadBalancerView, V1Node } from '../types.js';
 import { adminHttp, adminOK, adminURLFrom } from './admin-http.js';
 import { localExternalClient } from './external.js';
+import { directPodClient } from './pod-client.js';
 import type { DriverContext } from './context.js';
 import { envUpgrade } from './env-upgrade.js';
 import { KubeletStopEmulation } from './kubelet-stop.js';
@@ -45,12 +46,14 @@ export const LOOPBACK_CAPABILITIES: readonly Capability[] = [
   'lb.sessionAffinity.clientIP',
   'lb.sourceRanges',
   'lb.etpLocal.healthCheckNodePort',
+  'lb.clientIPPreserved',
   'lb.loadBalancerIP',
   'lb.ipv4',
   'instances.delete',
   'instances.shutdown',
   'instances.reboot',
   'dataPlane',
+  'podDial',
 ];
 
 const nameOf = (n: V1Node): string => n.metadata?.name ?? '';
@@ -155,6 +158,8 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
     },
     externalClient: localExternalClient(localAddress ? { localAddress } : {}),
     ...(upgrade ? { upgrade } : {}),
+    // node-sim's pods listen on this machine's loopback: their netexec is called directly.
+    podClient: directPodClient(ctx.client),
     async afterEach() {
       kubelet.releaseAll();
     },

@@ -14,6 +14,7 @@
 import type { Capability, CcmTestDriver, CloudLoadBalancerView, V1Node, V1Service } from '../types.js';
 import type { DriverContext } from './context.js';
 import { localExternalClient } from './external.js';
+import { apiServerPodClient } from './pod-client.js';
 
 /** Upstream's defaults (k/k test/e2e/framework/service/const.go, cloud/nodes.go). */
 export const CLOUD_TIMEOUTS = {
@@ -40,7 +41,8 @@ export async function skeletonDriver(ctx: DriverContext): Promise<CcmTestDriver>
   const capabilities = new Set<Capability>([
     // 'lb.tcp', 'lb.udp', 'lb.sessionAffinity.clientIP', 'lb.etpLocal.healthCheckNodePort',
     // 'lb.clientIPPreserved' (only if the ingress ipMode is VIP), 'instances.delete', 'dataPlane',
-    // 'upgrade' with 'lb.survivesCcmRestart' (a cloud's load balancers outlive the CCM), ...
+    // 'upgrade' with 'lb.survivesCcmRestart' (a cloud's load balancers outlive the CCM),
+    // 'podDial' (with podClient below), ...
   ]);
   return {
     name: 'my-cloud',
@@ -70,6 +72,10 @@ export async function skeletonDriver(ctx: DriverContext): Promise<CcmTestDriver>
     // A client outside the cluster (capability dataPlane). This process's sockets do when the test
     // host routes to the load balancers' addresses; otherwise run the probes from a bastion.
     externalClient: localExternalClient(),
+    // A client inside the cluster (capability podDial): the kit's client pods run agnhost netexec,
+    // and their /dial is called through the API server's pods/proxy subresource, so the test host
+    // needs no route to pod IPs (RBAC: get pods/proxy). Requests leave the pod as its own packets do.
+    podClient: apiServerPodClient(ctx.client),
     // Per-test hooks: e.g. check for leaked load balancers tagged with scope.namespace.
     // beforeEach: async (scope) => {}, afterEach: async (scope) => {},
   };

@@ -20,11 +20,11 @@ import { Controller } from '../runtime/controller.js';
 import { Informer, keyOf } from '../runtime/informer.js';
 import { formatMicroTime, LEASES } from '../runtime/leaderelection.js';
 import { nodeIP, parseLoopbackCIDR, podCIDR, PodIPPool } from './addresses.js';
-import { startHttp, startUdp, type NetexecServer } from './netexec.js';
+import { type PodNetwork, type PodRoute, startHttp, startUdp, type NetexecServer } from './netexec.js';
 import { connect } from 'node:net';
 
 export { startHttp, startUdp } from './netexec.js';
-export type { NetexecServer } from './netexec.js';
+export type { NetexecServer, PodNetwork, PodRoute } from './netexec.js';
 export { nodeIP, podCIDR, parseLoopbackCIDR, PodIPPool } from './addresses.js';
 
 const NODES: GVR = { group: '', version: 'v1', resource: 'nodes' };
@@ -82,6 +82,16 @@ type Pod = KubeObject & {
   };
 };
 
+/** A node's agent (its kube-proxy), as `onNodeReady` starts it. */
+export interface NodeAgent {
+  stop(): Promise<void>;
+  /**
+   * The node's service proxy, when it can say where its pods' connections to a cluster IP go
+   * (NodeProxy.routeFromPod): netexec's /dial in the node's pods asks it.
+   */
+  readonly proxy?: { routeFromPod?(protocol: 'TCP' | 'UDP', ip: string, port: number, podIP: string): PodRoute };
+}
+
 /** What `onNodeReady` is told about a Node once it is registered. */
 export interface SimNodeInfo {
   readonly name: string;
@@ -108,7 +118,7 @@ export interface NodeSimOptions {
    * restart): the place to start per-node agents (a kube-proxy). What it returns is stopped when
    * node-sim stops or the Node is deleted.
    */
-  readonly onNodeReady?: (node: SimNodeInfo) => Promise<{ stop(): Promise<void> }>;
+  readonly onNodeReady?: (node: SimNodeInfo) => Promise<NodeAgent>;
   readonly log?: (msg: string) => void;
 }
 
@@ -123,7 +133,7 @@ interface SimNode {
   off: boolean;
   /** powerOff's Unknown conditions are written (until then a repeated powerOff writes them again). */
   offReported?: boolean;
-  agent?: { stop(): Promise<void> };
+  agent?: NodeAgent;
 }
 
 interface ProbeState {
@@ -176,6 +186,14 @@ export function podPorts(containers: readonly Container[]): { port: number; prot
     add(NETEXEC_UDP_PORT, 'UDP');
   }
   return [...out.values()];
+}
+
+/**
+ * How a pod's own connections leave it (netexec /dial): from its IP, and to a cluster IP through
+ * the proxy of its node as it is at the time of the dial (the agent changes across power cycles).
+ */
+function podNetwork(sn: { readonly agent?: NodeAgent }, podIP: string): PodNetwork {
+  return { podIP, route: (protocol, ip, port) => sn.agent?.proxy?.routeFromPod?.(protocol, ip, port, podIP) };
 }
 
 const statusCode = (e: unknown): number | undefined => (e instanceof StatusError ? e.code : undefined);
@@ -585,7 +603,7 @@ export class NodeSim {
     const servers: NetexecServer[] = [];
     for (const p of podPorts(containers)) {
       try {
-        servers.push(p.protocol === 'UDP' ? await startUdp(ip, p.port, hostname) : await startHttp(ip, p.port, hostname));
+        servers.push(p.protocol === 'UDP' ? await startUdp(ip, p.port, hostname) : await startHttp(ip, p.port, hostname, podNetwork(sn, ip)));
       } catch (e) {
         this.log.error(e, 'Cannot listen for pod', 'pod', key, 'address', `${ip}:${p.port}/${p.protocol}`);
       }

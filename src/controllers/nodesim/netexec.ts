@@ -1,11 +1,15 @@
 // A pod's "container": a server answering as agnhost's `netexec` does (test/images/agnhost/netexec),
 // so that tests written for real clusters (which run agnhost pods) work against simulated pods.
 // HTTP: / ("NOW: <time>"), /hostname and /hostName (the pod's name, the container's hostname),
-// /clientip (the client's "ip:port"), /echo?msg=&code=, /healthz (200), /header?key=, /redirect;
+// /clientip (the client's "ip:port"), /echo?msg=&code=, /healthz (200), /header?key=, /redirect,
+// /dial (dial.ts: requests from the pod to another address, as a packet from the pod would go);
 // anything else is Go's "404 page not found". UDP: "hostname", "echo <msg>" and "clientip",
 // lower-cased and trimmed as netexec reads them; other datagrams get no answer.
 import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { dialHandler, type PodNetwork } from './dial.js';
+
+export type { PodNetwork, PodRoute } from './dial.js';
 
 export interface NetexecServer {
   readonly address: string;
@@ -24,10 +28,12 @@ function goNow(): string {
   return new Date().toISOString().replace('T', ' ').replace('Z', ' +0000 UTC');
 }
 
-function handle(hostname: string, req: IncomingMessage, res: ServerResponse): void {
+function handle(hostname: string, network: PodNetwork, req: IncomingMessage, res: ServerResponse): void {
   const url = new URL(req.url ?? '/', 'http://pod');
   const q = url.searchParams;
   switch (url.pathname) {
+    case '/dial':
+      return dialHandler(network, req, res);
     case '/':
       return text(res, 200, `NOW: ${goNow()}`);
     case '/hostname':
@@ -64,9 +70,12 @@ function handle(hostname: string, req: IncomingMessage, res: ServerResponse): vo
   }
 }
 
-/** An HTTP netexec on address:port; resolves once it listens. */
-export function startHttp(address: string, port: number, hostname: string): Promise<NetexecServer> {
-  const srv: Server = createServer((req, res) => handle(hostname, req, res));
+/**
+ * An HTTP netexec on address:port; resolves once it listens. `network` is how the pod's own
+ * requests (/dial) leave it: from `address`, and by default straight to the address dialed.
+ */
+export function startHttp(address: string, port: number, hostname: string, network: PodNetwork = { podIP: address }): Promise<NetexecServer> {
+  const srv: Server = createServer((req, res) => handle(hostname, network, req, res));
   srv.keepAliveTimeout = 5000;
   return new Promise((resolve, reject) => {
     srv.once('error', reject);

@@ -160,8 +160,17 @@ interface Desired {
   readonly keepSource: boolean;
 }
 
+/** A cluster IP port as this node's proxy sends its own pods' traffic (kube-proxy's internal traffic chain). */
+interface PodServiceRoute {
+  readonly picker: Picker;
+  /** No usable endpoint but some elsewhere (ITP Local): DROP; none at all: REJECT. */
+  hasAnyEndpoints: boolean;
+}
+
 export class NodeProxy {
   private readonly listeners = new Map<string, { l: Listener; route: ServiceRoute }>();
+  /** Per node: `${protocol}/${clusterIP}:${port}` → how a connection from a pod on this node goes. */
+  private readonly podRoutes = new Map<string, PodServiceRoute>();
   private readonly healthChecks = new Map<string, ServiceHealthServer>();
   private readonly healthz = new ProxierHealthServer();
   private syncing: Promise<void> | undefined;
@@ -215,6 +224,7 @@ export class NodeProxy {
     const { nodeName, nodeIP } = this.opts;
     const desired = new Map<string, Desired>();
     const hc = new Map<string, { ns: string; name: string; port: number; count: number }>();
+    const fromPods = new Map<string, Desired & { hasAnyEndpoints: boolean }>();
     for (const svc of this.host.services.store.list()) {
       const spec = svc.spec ?? {};
       if (spec.type === 'ExternalName') continue;
@@ -255,6 +265,17 @@ export class NodeProxy {
           }
         }
         const cip = spec.clusterIP;
+        if (cip && cip !== 'None' && port.port) {
+          fromPods.set(`${protocol}/${cip}:${port.port}`, {
+            protocol,
+            ip: cip,
+            port: port.port,
+            backends: internalPolicyLocal(svc) ? cat.localEndpoints : cat.clusterEndpoints,
+            affinityMs,
+            keepSource: true,
+            hasAnyEndpoints: cat.hasAnyEndpoints,
+          });
+        }
         if (this.opts.clusterIPs && cip && cip !== 'None' && port.port) {
           desired.set(`${protocol}/${cip}:${port.port}`, {
             protocol,
@@ -276,6 +297,7 @@ export class NodeProxy {
       }
     }
     if (this.stopped) return;
+    this.setPodRoutes(fromPods);
 
     // Listeners: closed when no longer wanted (their connections run on), opened when new, re-routed in place otherwise.
     for (const [key, cur] of this.listeners) {
@@ -342,6 +364,37 @@ export class NodeProxy {
     this.healthz.lastUpdated = new Date();
   }
 
+  private setPodRoutes(desired: ReadonlyMap<string, Desired & { hasAnyEndpoints: boolean }>): void {
+    for (const key of this.podRoutes.keys()) if (!desired.has(key)) this.podRoutes.delete(key);
+    for (const [key, d] of desired) {
+      let r = this.podRoutes.get(key);
+      if (!r) {
+        r = { picker: new Picker(), hasAnyEndpoints: false };
+        this.podRoutes.set(key, r);
+      }
+      r.hasAnyEndpoints = d.hasAnyEndpoints;
+      r.picker.set(
+        d.backends.map((e) => ({ ip: e.ip, port: e.port })),
+        d.affinityMs,
+      );
+    }
+  }
+
+  /**
+   * Where a connection from a pod on this node to ip:port goes when ip is a cluster IP: an
+   * endpoint picked with this node's view (internalTrafficPolicy Local: its own endpoints only;
+   * ClientIP affinity by the pod's IP), 'reject' when the Service has no endpoint at all, 'drop'
+   * when it has some but none this node may use (kube-proxy's REJECT and DROP); undefined when
+   * ip:port is no cluster IP port (the connection goes to the address itself).
+   */
+  routeFromPod(protocol: 'TCP' | 'UDP', ip: string, port: number, podIP: string): { ip: string; port: number } | 'reject' | 'drop' | undefined {
+    const r = this.podRoutes.get(`${protocol}/${ip}:${port}`);
+    if (!r) return undefined;
+    const b = r.picker.pick(podIP);
+    if (b) return { ip: b.ip, port: b.port };
+    return r.hasAnyEndpoints ? 'drop' : 'reject';
+  }
+
   /** Closes every port of this node and drops its connections. */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -353,6 +406,7 @@ export class NodeProxy {
     await Promise.all([...this.healthChecks.values()].map((s) => s.close()));
     this.listeners.clear();
     this.healthChecks.clear();
+    this.podRoutes.clear();
     await this.healthz.close();
   }
 }

@@ -1,12 +1,14 @@
 // The `loopback` cloud: a working cloud on one machine. Instances are the Nodes (one per name,
 // providerID `loopback://<node>`), which an admin interface can delete, shut down and start;
 // load balancers are real TCP and UDP proxies on their own 127.4.0.0/16 addresses, forwarding to
-// the NodePorts of healthy nodes (ingress ipMode Proxy). Without `stateDir` all state is in this
-// process: a restart forgets every load balancer and instance, and the service controller's next
-// EnsureLoadBalancer recreates it (maybe on another address). With `stateDir` the cloud outlives
-// its process as a real one outlives its CCM: instances, load balancers and their ingress addresses
-// are written (whole file, renamed into place) before each change is acknowledged, and read at
-// start; `initialize` binds the load balancers' listeners again on the same addresses.
+// the NodePorts of healthy nodes from the client's own address (every 127/8 address is local, so
+// the onward socket binds to it): the client IP is preserved, and the ingress ipMode is VIP.
+// Without `stateDir` all state is in this process: a restart forgets every load balancer and
+// instance, and the service controller's next EnsureLoadBalancer recreates it (maybe on another
+// address). With `stateDir` the cloud outlives its process as a real one outlives its CCM:
+// instances, load balancers and their ingress addresses are written (whole file, renamed into
+// place) before each change is acknowledged, and read at start; `initialize` binds the load
+// balancers' listeners again on the same addresses.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -132,7 +134,7 @@ interface LB {
 
 function statusFor(ip: string, svc: Readonly<Service>): LoadBalancerStatus {
   return {
-    ingress: [{ ip, ipMode: 'Proxy', ports: (svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })) }],
+    ingress: [{ ip, ipMode: 'VIP', ports: (svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })) }],
   };
 }
 
@@ -164,9 +166,13 @@ class LBRoute implements Route {
   has(b: Backend): boolean {
     return this.picker.has(b);
   }
-  /** ipMode Proxy: the node sees the load balancer's address, not the client's. */
-  source(): string {
-    return this.ingressIP;
+  /**
+   * The client's own address (ipMode VIP): the node proxy sees the client, and keeps it up to the
+   * pod with externalTrafficPolicy Local. Only a client outside 127.0.0.0/8 (which cannot reach a
+   * loopback address anyway) is sent from the ingress address.
+   */
+  source(clientIP: string): string {
+    return clientIP.startsWith('127.') ? clientIP : this.ingressIP;
   }
   allow(clientIP: string): boolean {
     return !this.allowed || this.allowed.check(clientIP, 'ipv4');
