@@ -1,4 +1,5 @@
 // npm run soak [-- --minutes 30] [--storage sqlite,etcd] [--watches 1000] [--writers 4] [--window 500] [--sample-seconds 60] [--out DIR]
+//                [--heap-snapshots 6,12,18]
 //
 // The soak of issue 21 (not in CI): a mixed load (creates, updates, deletes through the kplane
 // client; each writer deletes what it created `--window` rounds before, so the stored set stays
@@ -7,7 +8,10 @@
 // (loopback, .tools/bin/etcd). Every minute it records, per server, RSS, CPU (share of one core),
 // the event loop's p99 delay (from the server's own /metrics) and the load's p99 write latency,
 // into <out>/soak.csv, and draws each figure per storage as SVG (bench/plot.ts's renderer).
-// RSS should plateau: the last third's mean against the middle third's is printed.
+// RSS should plateau: the last third's mean against the middle third's is printed. Beside RSS, the
+// V8 heap in use and the memory outside it (`external`: Buffers, ArrayBuffers) are recorded, and
+// `--heap-snapshots` has each server write a V8 heap snapshot into <out> after those samples
+// (`--heapsnapshot-signal`), to compare what grows (Chrome DevTools' Comparison view).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -36,6 +40,7 @@ const { values } = parseArgs({
     window: { type: 'string', default: '500' },
     'sample-seconds': { type: 'string', default: '60' },
     out: { type: 'string' },
+    'heap-snapshots': { type: 'string', default: '' },
   },
 });
 const minutes = Number(values.minutes);
@@ -47,12 +52,18 @@ for (const s of storages) if (s !== 'sqlite' && s !== 'etcd') throw new Error(`-
 if (!(minutes > 0) || !(watchCount >= 0) || !(writers > 0) || !(sampleMs > 0)) throw new Error('--minutes, --writers and --sample-seconds must be positive, --watches not negative');
 const outDir = resolve(values.out ?? join(tmpdir(), `kplane-soak-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`));
 mkdirSync(outDir, { recursive: true });
+const snapshotAt = new Set(values['heap-snapshots'].split(',').filter(Boolean).map(Number));
+for (const m of snapshotAt) if (!(m > 0)) throw new Error(`--heap-snapshots: not a sample number: ${values['heap-snapshots']}`);
+// Inherited by every kplane child: SIGUSR2 writes Heap.<date>.<pid>.<n>.heapsnapshot into outDir.
+if (snapshotAt.size > 0) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${outDir}`.trim();
 
 interface Sample {
   storage: string;
   server: string;
   minute: number;
   rssMiB: number;
+  heapUsedMiB: number;
+  externalMiB: number;
   cpuPct: number;
   eventLoopP99Ms: number;
   writeP99Ms: number;
@@ -63,7 +74,7 @@ interface Sample {
 
 interface Target {
   readonly name: string;
-  readonly servers: { readonly name: string; readonly raw: RawClient }[];
+  readonly servers: { readonly name: string; readonly raw: RawClient; readonly pid: () => number | undefined }[];
   /** A failing-over client per server, for the load and the watches. */
   readonly loadClients: KubeClient[];
   stop(): Promise<void>;
@@ -78,7 +89,7 @@ async function sqliteTarget(): Promise<Target> {
   const raw = new RawClient(`https://127.0.0.1:${port}`, adminCredentials(dataDir));
   return {
     name: 'sqlite',
-    servers: [{ name: 'server-0', raw }],
+    servers: [{ name: 'server-0', raw, pid: () => procs.children[0]?.pid }],
     loadClients: [client],
     async stop() {
       await client.close();
@@ -93,7 +104,7 @@ async function sqliteTarget(): Promise<Target> {
 async function etcdTarget(): Promise<Target> {
   const etcd: EtcdCluster = await startEtcdCluster();
   const ha: HaControlPlane = await startHaControlPlane(etcd, { servers: 2, controllerManagers: 1, consistencyCheckInterval: '5m' });
-  const own = ha.servers.map((s) => ({ name: s.name, raw: new RawClient(s.url, adminCredentials(s.dataDir)) }));
+  const own = ha.servers.map((s) => ({ name: s.name, raw: new RawClient(s.url, adminCredentials(s.dataDir)), pid: () => s.proc?.child.pid }));
   return {
     name: 'etcd',
     servers: own,
@@ -165,6 +176,8 @@ async function soak(target: Target, samples: Sample[]): Promise<void> {
           server: s.name,
           minute,
           rssMiB: metric(text, 'process_resident_memory_bytes') / 2 ** 20,
+          heapUsedMiB: metric(text, 'nodejs_heap_size_used_bytes') / 2 ** 20,
+          externalMiB: metric(text, 'nodejs_external_memory_bytes') / 2 ** 20,
           cpuPct: ((cpu - (cpuBefore.get(s.name) ?? cpu)) / (sampleMs / 1000)) * 100,
           eventLoopP99Ms: metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
           writeP99Ms: quantile(latencies, 0.99),
@@ -174,8 +187,10 @@ async function soak(target: Target, samples: Sample[]): Promise<void> {
         };
         cpuBefore.set(s.name, cpu);
         samples.push(sample);
+        const pid = s.pid();
+        if (snapshotAt.has(minute) && pid !== undefined) process.kill(pid, 'SIGUSR2');
         console.log(
-          `[soak] ${target.name} ${s.name} sample ${minute}: RSS ${sample.rssMiB.toFixed(0)} MiB, CPU ${sample.cpuPct.toFixed(0)} %, event loop p99 ${sample.eventLoopP99Ms.toFixed(1)} ms, write p99 ${sample.writeP99Ms.toFixed(0)} ms, ${sample.writes} writes, ${sample.watchEvents} watch events, ${sample.failures} failed writes`,
+          `[soak] ${target.name} ${s.name} sample ${minute}: RSS ${sample.rssMiB.toFixed(0)} MiB (heap ${sample.heapUsedMiB.toFixed(0)}, external ${sample.externalMiB.toFixed(0)}), CPU ${sample.cpuPct.toFixed(0)} %, event loop p99 ${sample.eventLoopP99Ms.toFixed(1)} ms, write p99 ${sample.writeP99Ms.toFixed(0)} ms, ${sample.writes} writes, ${sample.watchEvents} watch events, ${sample.failures} failed writes`,
         );
       }
       lastWrites = writesNow;
@@ -189,9 +204,11 @@ async function soak(target: Target, samples: Sample[]): Promise<void> {
   }
 }
 
-const COLUMNS: (keyof Sample)[] = ['storage', 'server', 'minute', 'rssMiB', 'cpuPct', 'eventLoopP99Ms', 'writeP99Ms', 'writes', 'watchEvents', 'failures'];
+const COLUMNS: (keyof Sample)[] = ['storage', 'server', 'minute', 'rssMiB', 'heapUsedMiB', 'externalMiB', 'cpuPct', 'eventLoopP99Ms', 'writeP99Ms', 'writes', 'watchEvents', 'failures'];
 const PLOTS: { key: keyof Sample; title: string; unit: string }[] = [
   { key: 'rssMiB', title: 'RSS', unit: 'MiB' },
+  { key: 'heapUsedMiB', title: 'V8 heap used', unit: 'MiB' },
+  { key: 'externalMiB', title: 'external memory (Buffers, ArrayBuffers)', unit: 'MiB' },
   { key: 'cpuPct', title: 'CPU (one core = 100 %)', unit: '%' },
   { key: 'eventLoopP99Ms', title: 'event-loop delay p99', unit: 'ms' },
   { key: 'writeP99Ms', title: 'write latency p99 (client side)', unit: 'ms' },
