@@ -199,8 +199,9 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
   });
 }
 
-/** The connection ended under the call (undici's SocketError, or a reset). */
-const isClosed = (e: NodeJS.ErrnoException): boolean => e.code === 'UND_ERR_SOCKET' || e.code === 'ECONNRESET' || e.code === 'EPIPE';
+/** The connection ended under the call (undici's SocketError, a reset, or a body short of its Content-Length). */
+const isClosed = (e: NodeJS.ErrnoException): boolean =>
+  e.code === 'UND_ERR_SOCKET' || e.code === 'ECONNRESET' || e.code === 'EPIPE' || e.code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH';
 
 /** What Go's net/http and crypto/tls say for a failure to connect or to be answered. */
 function goNetError(e: NodeJS.ErrnoException, u: URL, dial?: ServiceTarget): string {
