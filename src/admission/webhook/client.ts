@@ -144,59 +144,80 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
     }
   }
   return new Promise<Buffer>((resolve, reject) => {
-    let settled = false;
-    let abort: ((err?: Error) => void) | undefined;
-    let code = 0;
-    let answered = false;
-    const chunks: Buffer[] = [];
-    const fail = (why: string): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new CallError(why));
-    };
-    const timer = setTimeout(() => {
-      fail(`${shown}: context deadline exceeded`);
-      abort?.();
-    }, timeoutSeconds * 1000);
-    // dispatch, not request(): the answer is gathered here, without a body stream per call.
-    ep.poolFor(dial).dispatch(
-      { ...options, body },
-      {
-        onConnect(a) {
-          abort = a;
-          if (settled) a();
-        },
-        onHeaders(status) {
-          // 1xx answers come first and are skipped, as Go's transport does.
-          if (status >= 200) {
-            code = status;
-            answered = true;
-          }
-          return true;
-        },
-        onData(chunk) {
-          chunks.push(chunk);
-          return true;
-        },
-        onComplete() {
-          if (settled) return;
-          const data = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-          if (code < 200 || code > 299) {
-            fail(restError(code, data));
-            return;
-          }
-          settled = true;
-          clearTimeout(timer);
-          resolve(data);
-        },
-        onError(e: NodeJS.ErrnoException) {
-          // Cut after the status line: Go reads the body to its end and says so.
-          fail(`${shown}: ${answered && isClosed(e) ? 'unexpected EOF' : goNetError(e, target, dial)}`);
-        },
-      },
-    );
+    // dispatch, not request(): the answer is gathered by the handler, without a body stream per call.
+    const call = new Call(shown, target, dial, resolve, reject, timeoutSeconds);
+    ep.poolFor(dial).dispatch({ ...options, body }, call);
   });
+}
+
+/**
+ * One call's undici handler: gathers the answer, settles once, bounded by the timeout. A class,
+ * not closures: one object per call (and tsx's keepNames would rename every closure per call).
+ */
+class Call implements Dispatcher.DispatchHandlers {
+  private settled = false;
+  private abort: ((err?: Error) => void) | undefined;
+  private code = 0;
+  private answered = false;
+  private readonly chunks: Buffer[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly shown: string,
+    private readonly target: URL,
+    private readonly dial: ServiceTarget | undefined,
+    private readonly resolve: (data: Buffer) => void,
+    private readonly reject: (e: CallError) => void,
+    timeoutSeconds: number,
+  ) {
+    this.timer = setTimeout(() => {
+      this.fail(`${this.shown}: context deadline exceeded`);
+      this.abort?.();
+    }, timeoutSeconds * 1000);
+  }
+
+  private fail(why: string): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.reject(new CallError(why));
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.settled) abort();
+  }
+
+  onHeaders(status: number): boolean {
+    // 1xx answers come first and are skipped, as Go's transport does.
+    if (status >= 200) {
+      this.code = status;
+      this.answered = true;
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.settled) return;
+    const data = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    if (this.code < 200 || this.code > 299) {
+      this.fail(restError(this.code, data));
+      return;
+    }
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(data);
+  }
+
+  onError(e: NodeJS.ErrnoException): void {
+    // Cut after the status line: Go reads the body to its end and says so.
+    this.fail(`${this.shown}: ${this.answered && isClosed(e) ? 'unexpected EOF' : goNetError(e, this.target, this.dial)}`);
+  }
 }
 
 /** The connection ended under the call (undici's SocketError, a reset, or a body short of its Content-Length). */
