@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { configMap } from '../common.js';
+import { procCpuMs } from '../common.js';
 import { ServerProc, benchDir, children, credsOf, fmt, type Scenario, type ScenarioContext } from '../context.js';
 import { HttpClient, closedLoop, expectStatus, type RoundResult } from '../load.js';
 
@@ -54,6 +55,28 @@ const creates = (client: HttpClient, c: number, ms: number, maxOps: number, tag:
     op: async (i) => expectStatus(await client.send('POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify(configMap(`cm-${tag}-${i}`, NS))), 201),
   });
 
+/**
+ * Runs a round and tells the CPU each process spent per operation (µs): the kplane server, the
+ * webhook process and this load generator. On a shared machine this is what stays comparable
+ * when the rounds' rates do not: the goals' ratios follow from it where CPU is the limit.
+ */
+async function cpuPerOp(pids: { server: number; webhook: number }, round: () => Promise<RoundResult>): Promise<{ r: RoundResult; cpu: CpuPerOp }> {
+  const s0 = procCpuMs(pids.server);
+  const w0 = procCpuMs(pids.webhook);
+  const g0 = process.cpuUsage();
+  const r = await round();
+  const g = process.cpuUsage(g0);
+  const per = (ms: number): number => (r.ops > 0 ? (ms * 1000) / r.ops : NaN);
+  const cpu = { server: per(procCpuMs(pids.server) - s0), webhook: per(procCpuMs(pids.webhook) - w0), loadgen: per((g.user + g.system) / 1000) };
+  return { r, cpu };
+}
+interface CpuPerOp {
+  readonly server: number;
+  readonly webhook: number;
+  readonly loadgen: number;
+}
+const cpuNote = (c: CpuPerOp): string => `CPU/create µs: server ${fmt(c.server, 0)}, webhook ${fmt(c.webhook, 0)}, loadgen ${fmt(c.loadgen, 0)}`;
+
 const p99 = (r: RoundResult): number => {
   const s = [...r.latencies].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? NaN;
@@ -68,8 +91,9 @@ async function until(what: string, probe: () => Promise<boolean>, ms = 20_000): 
 }
 
 /** examples/webhook/server.ts as its own process; its validating configuration (namespaceSelector dropped). */
-async function startExampleWebhook(dir: string): Promise<{ child: ChildProcess; validating: Record<string, unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(benchDir, '..', 'examples/webhook/server.ts'), '--port', '0', '--out', dir], {
+async function startExampleWebhook(dir: string, cpuProfDir: string | undefined): Promise<{ child: ChildProcess; validating: Record<string, unknown> }> {
+  const prof = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+  const child = spawn(process.execPath, [...prof, '--import', 'tsx', join(benchDir, '..', 'examples/webhook/server.ts'), '--port', '0', '--out', dir], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.add(child);
@@ -86,7 +110,8 @@ async function startExampleWebhook(dir: string): Promise<{ child: ChildProcess; 
 
 async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'webhook', ServerProc>): Promise<void> {
   const { cfg, rec } = ctx;
-  const hook = await startExampleWebhook(join(ctx.dataDir, 'webhook'));
+  const hook = await startExampleWebhook(join(ctx.dataDir, 'webhook'), ctx.cpuProfDir);
+  if (ctx.cpuProfDir) console.log(`  CPU profiles: the example webhook pid ${hook.child.pid}`);
   try {
     const admin = new HttpClient(servers.webhook.started.url, credsOf(servers.webhook), 4);
     expectStatus(await admin.send('POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', JSON.stringify(hook.validating)), 201);
@@ -102,29 +127,53 @@ async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'w
     admin.close();
     const rate = 200;
     const lat: Record<string, number> = {};
+    const pacedCpu: Record<string, CpuPerOp> = {};
     for (const [target, srv] of Object.entries(servers)) {
       const client = new HttpClient(srv.started.url, credsOf(srv), 64);
       await paced(client, rate, cfg.warmMs, `pw-${target}`);
-      const r = await paced(client, rate, Math.max(cfg.measureMs, 5000), `pm-${target}`);
+      const { r, cpu } = await cpuPerOp({ server: srv.started.pid, webhook: hook.child.pid! }, () =>
+        paced(client, rate, Math.max(cfg.measureMs, 5000), `pm-${target}`),
+      );
       client.close();
-      rec.round('extending', `webhook ${target}`, `create @${rate}/s`, 'open', r);
+      rec.round('extending', `webhook ${target}`, `create @${rate}/s`, 'open', r, cpuNote(cpu));
       lat[target] = p99(r);
+      pacedCpu[target] = cpu;
     }
     const added = lat.webhook! - lat.none!;
     rec.goal(`p99 added by one validating webhook at ${rate} creates/s`, '≤ 2 ms', `${fmt(added, 2)} ms`, added <= 2);
+    // At a rate both servers keep up with, the CPU a create costs all processes, none vs webhook: the
+    // throughput ratio a CPU-bound machine would give, whatever else shares the cores (a second figure).
+    const total = (c: CpuPerOp, hookToo: boolean): number => c.server + c.loadgen + (hookToo ? c.webhook : 0);
+    const cpuRatio = total(pacedCpu.none!, false) / total(pacedCpu.webhook!, true);
+    rec.row({
+      scenario: 'extending',
+      target: 'webhook/none',
+      op: `CPU per create @${rate}/s`,
+      concurrency: 'open',
+      value: `${(cpuRatio * 100).toFixed(0)}%`,
+      ratio: cpuRatio,
+    });
+    console.log(
+      `  CPU per create (all processes) at ${rate}/s: none ${fmt(total(pacedCpu.none!, false), 0)} µs, webhook ${fmt(total(pacedCpu.webhook!, true), 0)} µs → ${fmt(cpuRatio * 100, 0)}%`,
+    );
     const rps: Record<string, number> = {};
     for (const [target, srv] of Object.entries(servers)) {
       const client = new HttpClient(srv.started.url, credsOf(srv), 64);
       await creates(client, 64, cfg.warmMs, cfg.maxOps, `cw-${target}`);
-      const r = await creates(client, 64, cfg.measureMs, cfg.maxOps, `cm-${target}`);
+      const { r, cpu } = await cpuPerOp({ server: srv.started.pid, webhook: hook.child.pid! }, () =>
+        creates(client, 64, cfg.measureMs, cfg.maxOps, `cm-${target}`),
+      );
       client.close();
-      rps[target] = rec.round('extending', `webhook ${target}`, 'create', 64, r).opsPerSec ?? 0;
+      rps[target] = rec.round('extending', `webhook ${target}`, 'create', 64, r, cpuNote(cpu)).opsPerSec ?? 0;
     }
     const ratio = rps.webhook! / rps.none!;
     rec.row({ scenario: 'extending', target: 'webhook/none', op: 'create', concurrency: '64', value: `${(ratio * 100).toFixed(0)}%`, ratio });
     rec.goal('create throughput at c=64 with one validating webhook vs none', '≥ 60 %', `${fmt(ratio * 100, 0)}%`, ratio >= 0.6);
   } finally {
+    // Waited for: with --cpu-prof it writes its profile as it exits.
+    const exited = new Promise((r) => (hook.child.exitCode !== null ? r(undefined) : hook.child.once('exit', r)));
     hook.child.kill('SIGTERM');
+    await exited;
   }
 }
 

@@ -61,21 +61,30 @@ export function validate(review: AdmissionReview<ConfigMap>): AdmissionResponse 
   };
 }
 
-const HANDLERS: Record<string, (r: AdmissionReview<ConfigMap>) => AdmissionResponse> = { '/mutate': mutate, '/validate': validate };
+const HANDLERS = new Map<string, (r: AdmissionReview<ConfigMap>) => AdmissionResponse>([
+  ['/mutate', mutate],
+  ['/validate', validate],
+]);
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const reply = (code: number, body: unknown): void => {
-      res.writeHead(code, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
+      const json = Buffer.from(JSON.stringify(body));
+      // With its length, the answer is one write; without, node sends it chunked (more bytes, two
+      // more parses at the caller).
+      res.writeHead(code, { 'content-type': 'application/json', 'content-length': json.length });
+      res.end(json);
     };
-    const handler = HANDLERS[new URL(req.url ?? '/', 'https://webhook').pathname];
+    // The path without the query (kplane sends `?timeout=<n>s`); no URL parsed per call.
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const handler = HANDLERS.get(q < 0 ? url : url.slice(0, q));
     if (!handler || req.method !== 'POST') return reply(404, { error: 'POST an AdmissionReview to /mutate or /validate' });
     let review: AdmissionReview<ConfigMap>;
     try {
-      review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as AdmissionReview<ConfigMap>;
+      review = JSON.parse((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8')) as AdmissionReview<ConfigMap>;
     } catch (e) {
       return reply(400, { error: `not JSON: ${e instanceof Error ? e.message : String(e)}` });
     }

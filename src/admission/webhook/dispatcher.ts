@@ -268,7 +268,6 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Rec
       `failed to call webhook: couldn't get version/kind; json parse error: ${describeJsonSyntaxError(text, undefined, false)}`,
     );
   }
-  const invalid = (why: string): CallingWebhookError => new CallingWebhookError(name, `received invalid webhook response: ${why}`);
   if (review === null || typeof review !== 'object' || Array.isArray(review)) {
     throw new CallingWebhookError(
       name,
@@ -276,7 +275,7 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Rec
     );
   }
   const r = review.response;
-  if (!r || typeof r !== 'object') throw invalid('webhook response was absent');
+  if (!r || typeof r !== 'object') throw invalidResponse(name, 'webhook response was absent');
   if (version === 'v1beta1') {
     // request.VerifyAdmissionResponse for v1beta1: neither uid nor kind checked; a patch is a JSONPatch.
     if (!mutating) {
@@ -284,23 +283,28 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Rec
       delete r.patchType;
     } else if (r.patch) r.patchType = 'JSONPatch';
   } else {
-    if (r.uid !== uid) throw invalid(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(r.uid ?? '')}`);
+    if (r.uid !== uid) throw invalidResponse(name, `expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(r.uid ?? '')}`);
     if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
       const [g, v] = (review.apiVersion ?? '').includes('/') ? (review.apiVersion ?? '').split('/', 2) : ['', review.apiVersion ?? ''];
-      throw invalid(`expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${g}/${v}, Kind=${review.kind ?? ''}`);
+      throw invalidResponse(name, `expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${g}/${v}, Kind=${review.kind ?? ''}`);
     }
     if (mutating) {
-      if (r.patch && r.patchType === undefined) throw invalid('webhook returned response.patch but not response.patchType');
-      if (!r.patch && r.patchType !== undefined) throw invalid('webhook returned response.patchType but not response.patch');
-      if (r.patchType !== undefined && r.patchType === '') throw invalid(`webhook returned invalid response.patchType of ""`);
+      if (r.patch && r.patchType === undefined) throw invalidResponse(name, 'webhook returned response.patch but not response.patchType');
+      if (!r.patch && r.patchType !== undefined) throw invalidResponse(name, 'webhook returned response.patchType but not response.patch');
+      if (r.patchType !== undefined && r.patchType === '') throw invalidResponse(name, `webhook returned invalid response.patchType of ""`);
     } else {
-      if (r.patch) throw invalid('validating webhook may not return response.patch');
-      if (r.patchType !== undefined) throw invalid('validating webhook may not return response.patchType');
+      if (r.patch) throw invalidResponse(name, 'validating webhook may not return response.patch');
+      if (r.patchType !== undefined) throw invalidResponse(name, 'validating webhook may not return response.patchType');
     }
   }
   for (const w of r.warnings ?? []) if (typeof w === 'string') a.warnings?.addWarning(w);
   if (!r.allowed) throw denied(name, r.status);
   return r;
+}
+
+/** A response request.VerifyAdmissionResponse refuses (a module function: no closure per call). */
+function invalidResponse(hook: string, why: string): CallingWebhookError {
+  return new CallingWebhookError(hook, `received invalid webhook response: ${why}`);
 }
 
 const failOpen = (h: CompiledWebhook): boolean => h.hook.failurePolicy === 'Ignore';
