@@ -11,10 +11,20 @@
 // the ones worse by more than the tolerance. Baselines (bare node:https, raw SQLite, the etcd3
 // client) are not kplane code: their change is printed beside, as the machine's own drift in that
 // round. The comparison is written to bench/results/compare-<date>-<base>-<head>.json.
+//
+// Beside throughput and latency, each closed-loop round gives the server's CPU time per request
+// (`server CPU ms/op`: the server process's user+system time over the measured window ÷ requests
+// answered). It moves far less with the machine's load than throughput does, so it is the figure
+// to read on a shared machine.
+//
+// --pin runs each side's harness (the load generator, h2load) on CPU 1 and re-pins every server it
+// starts (bench/server.ts, SQLite, etcd, webhook processes: any descendant that is not the harness)
+// to CPU 0, with taskset (util-linux), so that on 2 cores the server and the generator never take
+// turns on one core, whichever side runs first.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Row } from './results.js';
@@ -50,6 +60,8 @@ interface Args {
   /** Closed-loop warm-up and measuring windows for both sides (KPLANE_BENCH_WARM_MS/_MEASURE_MS); unset: the harness's. */
   readonly warmMs: number | undefined;
   readonly measureMs: number | undefined;
+  /** Server processes on CPU 0, the load generator on CPU 1 (taskset). */
+  readonly pin: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -60,19 +72,21 @@ function parseArgs(argv: readonly string[]): Args {
   let tolerancePct = 5;
   let warmMs: number | undefined;
   let measureMs: number | undefined;
+  let pin = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => (a.includes('=') ? a.slice(a.indexOf('=') + 1) : (argv[++i] ?? ''));
     if (a.startsWith('--base')) base = value();
     else if (a.startsWith('--only')) only = new Set(value().split(',').filter(Boolean));
     else if (a === '--quick') quick = true;
+    else if (a === '--pin') pin = true;
     else if (a.startsWith('--rounds')) rounds = Number(value());
     else if (a.startsWith('--tolerance')) tolerancePct = Number(value());
     else if (a.startsWith('--warm-ms')) warmMs = Number(value());
     else if (a.startsWith('--measure-ms')) measureMs = Number(value());
     else if (a === '--help' || a === '-h') {
       console.log(
-        'usage: npm run bench:compare -- --base <git ref> [--only create,get,...] [--quick] [--rounds N] [--tolerance PCT] [--warm-ms MS --measure-ms MS]',
+        'usage: npm run bench:compare -- --base <git ref> [--only create,get,...] [--quick] [--rounds N] [--tolerance PCT] [--warm-ms MS --measure-ms MS] [--pin]',
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (see --help)`);
@@ -85,11 +99,121 @@ function parseArgs(argv: readonly string[]): Args {
     ['--measure-ms', measureMs],
   ] as const)
     if (v !== undefined && !(Number.isInteger(v) && v > 0)) throw new Error(`${flag} must be a positive number of milliseconds, not ${v}`);
-  return { base, only, quick, rounds, tolerancePct, warmMs, measureMs };
+  if (pin && availableParallelism() < 2) throw new Error('--pin needs 2 CPUs: the servers on CPU 0, the load generator on CPU 1');
+  return { base, only, quick, rounds, tolerancePct, warmMs, measureMs, pin };
 }
 
 function git(args: readonly string[], cwd = root): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+}
+
+// ---- --pin ---------------------------------------------------------------------------------------
+
+const SERVER_CPU = 0;
+const LOAD_CPU = 1;
+
+/**
+ * Whether a process under a side's `npm run bench` is the harness (npm and its shell, bench/run.ts,
+ * h2load: the load generator) rather than a server under test.
+ */
+export function isHarnessProcess(argv: readonly string[]): boolean {
+  const exe = (argv[0] ?? '').split('/').pop() ?? '';
+  if (exe === 'npm' || exe === 'sh' || exe === 'bash' || exe === 'h2load' || exe === 'taskset') return true;
+  return argv.some((a) => a.endsWith('bench/run.ts') || a.endsWith('npm-cli.js') || a.endsWith('/h2load'));
+}
+
+function readProc(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined; // gone meanwhile
+  }
+}
+
+/**
+ * Watches the descendants of a side's harness (every 100 ms, from /proc) and puts each server
+ * process, all its threads, on SERVER_CPU; the harness stays on LOAD_CPU, where taskset started it.
+ * Threads a server starts later inherit the CPU of the thread that starts them; a process whose
+ * thread count changed is pinned again, so no thread started before the first look escapes.
+ */
+export class ServerPinner {
+  private readonly timer: NodeJS.Timeout;
+  /** pid → threads seen when it was last pinned. */
+  private readonly pinned = new Map<number, number>();
+  failure: string | undefined;
+
+  constructor(private readonly root: number) {
+    this.timer = setInterval(() => this.scan(), 100);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private scan(): void {
+    const children = new Map<number, number[]>();
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      const stat = readProc(`/proc/${d}/stat`);
+      if (!stat) continue;
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    }
+    const todo = [...(children.get(this.root) ?? [])];
+    for (let pid = todo.pop(); pid !== undefined; pid = todo.pop()) {
+      todo.push(...(children.get(pid) ?? []));
+      const cmdline = readProc(`/proc/${pid}/cmdline`);
+      if (cmdline === undefined || isHarnessProcess(cmdline.split('\0').filter(Boolean))) continue;
+      let threads: number;
+      try {
+        threads = readdirSync(`/proc/${pid}/task`).length;
+      } catch {
+        continue;
+      }
+      if (this.pinned.get(pid) === threads) continue;
+      try {
+        execFileSync('taskset', ['-a', '-p', '-c', String(SERVER_CPU), String(pid)], { stdio: 'ignore' });
+        this.pinned.set(pid, threads);
+      } catch (e) {
+        // A process that ended meanwhile is no failure; taskset missing or refused is.
+        if (existsSync(`/proc/${pid}`)) this.failure ??= `taskset -a -p -c ${SERVER_CPU} ${pid} failed: ${(e as Error).message}`;
+      }
+    }
+  }
+}
+
+// ---- a base without the window variables ---------------------------------------------------------
+
+/**
+ * The closed-loop windows of harnesses older than KPLANE_BENCH_WARM_MS/_MEASURE_MS (deb126d's
+ * bench/run.ts): written into its FULL configuration, so that --warm-ms/--measure-ms hold for both
+ * sides. Without this the base measured on its own 1 s + 3 s windows while the head measured on the
+ * ones asked for (the case of compare-2026-12-06T1147Z-deb126d-add8fa4.json).
+ */
+export function withWindowVariables(runTs: string): string | undefined {
+  if (runTs.includes('KPLANE_BENCH_WARM_MS')) return runTs;
+  const re = /(const FULL: Config = \{[^}]*?)warmMs: (\d+),(\s*)measureMs: (\d+),/;
+  if (!re.test(runTs)) return undefined;
+  return runTs.replace(
+    re,
+    (_m, head: string, warm: string, sp: string, measure: string) =>
+      `${head}warmMs: Number(process.env.KPLANE_BENCH_WARM_MS ?? ${warm}),${sp}measureMs: Number(process.env.KPLANE_BENCH_MEASURE_MS ?? ${measure}),`,
+  );
+}
+
+/** Makes the base's harness read the window variables when the comparison sets windows; refuses when it cannot. */
+function baseWindows(baseTree: string, windows: Pick<Args, 'warmMs' | 'measureMs'>): void {
+  if (windows.warmMs === undefined && windows.measureMs === undefined) return;
+  const harness = [join(baseTree, 'bench', 'context.ts'), join(baseTree, 'bench', 'run.ts')].find(
+    (f) => existsSync(f) && readFileSync(f, 'utf8').includes('KPLANE_BENCH_WARM_MS'),
+  );
+  if (harness) return;
+  const runTs = join(baseTree, 'bench', 'run.ts');
+  const patched = existsSync(runTs) ? withWindowVariables(readFileSync(runTs, 'utf8')) : undefined;
+  if (patched === undefined)
+    throw new Error("--warm-ms/--measure-ms: the base's harness has no window variables and no FULL configuration to set them in; compare without them");
+  writeFileSync(runTs, patched);
+  console.log('[compare] base harness: windows from KPLANE_BENCH_WARM_MS/_MEASURE_MS written into its bench/run.ts (temporary worktree only)');
 }
 
 /** Runs one side's benchmark for one group; its output goes to ours, prefixed. */
@@ -99,17 +223,20 @@ function runSide(
   group: readonly string[],
   quick: boolean,
   jsonFile: string,
-  windows: Pick<Args, 'warmMs' | 'measureMs'>,
+  opts: Pick<Args, 'warmMs' | 'measureMs' | 'pin'>,
 ): Promise<Row[]> {
   const args = ['run', 'bench', '--', '--only', group.join(','), '--json', jsonFile, ...(quick ? ['--quick'] : [])];
-  console.log(`\n[compare] ${label}: npm ${args.join(' ')}  (in ${tree})`);
+  console.log(`\n[compare] ${label}: npm ${args.join(' ')}  (in ${tree})${opts.pin ? `; harness on CPU ${LOAD_CPU}, servers on CPU ${SERVER_CPU}` : ''}`);
   return new Promise((resolve, reject) => {
-    // Both sides read the windows from the environment; a base older than these variables needs them
-    // added to its harness (a branch off the base commit), or it measures on its own windows.
+    // Both sides read the windows from the environment (a base older than these variables gets them
+    // in its temporary worktree: baseWindows).
     const env = { ...process.env };
-    if (windows.warmMs !== undefined) env.KPLANE_BENCH_WARM_MS = String(windows.warmMs);
-    if (windows.measureMs !== undefined) env.KPLANE_BENCH_MEASURE_MS = String(windows.measureMs);
-    const child = spawn('npm', args, { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (opts.warmMs !== undefined) env.KPLANE_BENCH_WARM_MS = String(opts.warmMs);
+    if (opts.measureMs !== undefined) env.KPLANE_BENCH_MEASURE_MS = String(opts.measureMs);
+    const child = opts.pin
+      ? spawn('taskset', ['-c', String(LOAD_CPU), 'npm', ...args], { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('npm', args, { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pinner = opts.pin && child.pid !== undefined ? new ServerPinner(child.pid) : undefined;
     const prefix = (chunk: Buffer): string =>
       chunk
         .toString('utf8')
@@ -118,8 +245,13 @@ function runSide(
         .join('\n');
     child.stdout.on('data', (c: Buffer) => process.stdout.write(prefix(c)));
     child.stderr.on('data', (c: Buffer) => process.stderr.write(prefix(c)));
-    child.on('error', reject);
+    child.on('error', (e) => {
+      pinner?.stop();
+      reject(e);
+    });
     child.on('exit', (code) => {
+      pinner?.stop();
+      if (pinner?.failure) return reject(new Error(`--pin: ${pinner.failure}`));
       if (code !== 0) return reject(new Error(`${label}'s benchmark of ${group.join(',')} exited ${code}; its output is above`));
       try {
         resolve((JSON.parse(readFileSync(jsonFile, 'utf8')) as { rows: Row[] }).rows);
@@ -153,6 +285,7 @@ export function figuresOf(r: Row): Figure[] {
   add('ops/s', r.opsPerSec, true);
   add('p50 ms', r.p50, false);
   add('p99 ms', r.p99, false);
+  add('server CPU ms/op', serverCpuMsPerOp(r), false);
   if (r.value !== undefined && r.opsPerSec === undefined) {
     const m = UNIT_RE.exec(r.value);
     if (m) {
@@ -163,6 +296,17 @@ export function figuresOf(r: Row): Figure[] {
     }
   }
   return out;
+}
+
+/**
+ * The server's CPU time per answered request in a round: its `serverCpuMs` ÷ `n`, or, from a
+ * harness that only prints it (deb126d's), the note's `server N%` of one core over the window ÷ ops/s.
+ */
+export function serverCpuMsPerOp(r: Row): number | undefined {
+  if (r.serverCpuMs !== undefined && r.n) return r.serverCpuMs / r.n;
+  const m = /(?:^|; )server (\d+(?:\.\d+)?)%/.exec(r.note ?? '');
+  if (!m || !r.opsPerSec) return undefined;
+  return (Number(m[1]) * 10) / r.opsPerSec;
 }
 
 const isBaseline = (target: string): boolean => !target.includes('kplane') && !target.includes('/');
@@ -198,6 +342,7 @@ async function main(): Promise<void> {
     // The base tree uses this checkout's dependencies and tools (same lockfile family; a base whose
     // dependencies differ would need its own install, which this script does not do).
     for (const d of ['node_modules', '.tools']) if (existsSync(join(root, d))) symlinkSync(join(root, d), join(baseTree, d));
+    baseWindows(baseTree, args);
     const before = new Map<string, { f: Figure; values: number[] }>();
     const after = new Map<string, { f: Figure; values: number[] }>();
     const collect = (into: typeof before, rows: readonly Row[]): void => {

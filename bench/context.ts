@@ -108,7 +108,7 @@ export class Recorder {
   }
 
   /** A measured round: its row, printed on one line. */
-  round(scenario: string, target: string, op: string, concurrency: number | string, r: RoundResult, note?: string): Row {
+  round(scenario: string, target: string, op: string, concurrency: number | string, r: RoundResult, note?: string, serverCpuMs?: number): Row {
     const s = stats(r.latencies);
     const row: Row = {
       scenario,
@@ -122,6 +122,7 @@ export class Recorder {
       n: r.ops,
       errors: r.errors,
       ...(note ? { note } : {}),
+      ...(serverCpuMs !== undefined && Number.isFinite(serverCpuMs) ? { serverCpuMs } : {}),
     };
     this.rows.push(row);
     const err = r.errors ? `  errors=${r.errors} (${r.firstError ?? ''})` : '';
@@ -218,17 +219,22 @@ export class ServerProc {
  * Runs `fn` and tells how busy the server process and the load generator were meanwhile (% of one
  * core). The load generator is this process, or for h2load rounds h2load itself (`generatorCpuMs`).
  */
-export async function withCpu<T>(serverPid: number, fn: () => Promise<T>, generatorCpuMs?: (result: T) => number): Promise<{ result: T; cpu: string }> {
+export async function withCpu<T>(
+  serverPid: number,
+  fn: () => Promise<T>,
+  generatorCpuMs?: (result: T) => number,
+): Promise<{ result: T; cpu: string; serverCpuMs: number }> {
   const s0 = procCpuMs(serverPid);
   const g0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await fn();
   const wall = performance.now() - t0;
   const g = process.cpuUsage(g0);
-  const srv = ((procCpuMs(serverPid) - s0) / wall) * 100;
-  if (generatorCpuMs) return { result, cpu: `server ${srv.toFixed(0)}%, h2load ${((generatorCpuMs(result) / wall) * 100).toFixed(0)}%` };
+  const serverCpuMs = procCpuMs(serverPid) - s0;
+  const srv = (serverCpuMs / wall) * 100;
+  if (generatorCpuMs) return { result, serverCpuMs, cpu: `server ${srv.toFixed(0)}%, h2load ${((generatorCpuMs(result) / wall) * 100).toFixed(0)}%` };
   const gen = ((g.user + g.system) / 1000 / wall) * 100;
-  return { result, cpu: `server ${srv.toFixed(0)}%, loadgen ${gen.toFixed(0)}%` };
+  return { result, serverCpuMs, cpu: `server ${srv.toFixed(0)}%, loadgen ${gen.toFixed(0)}%` };
 }
 
 export const h2loadCpuMs = (r: H2LoadResult): number => r.cpuSeconds * 1000;

@@ -34,6 +34,8 @@ export interface Row {
   /** Ratio rows: a's figure ÷ b's (ops/s ÷ ops/s), e.g. 0.66. */
   readonly ratio?: number;
   readonly note?: string;
+  /** Closed-loop rounds: the server process's CPU time (user + system, ms) over the measured window. */
+  readonly serverCpuMs?: number;
 }
 
 /** One goal of the issues and its verdict in the run. */

@@ -95,9 +95,13 @@ export const crud: Scenario = {
         ] as const) {
           const client = new HttpClient(srv.started.url, servers.creds, c);
           await crudRound(client, op, c, cfg.warmMs, cfg.maxOps, `w${c}`);
-          const { result: r, cpu } = await withCpu(srv.started.pid, () => crudRound(client, op, c, cfg.measureMs, cfg.maxOps, `m${c}`));
+          const { result: r, cpu, serverCpuMs } = await withCpu(srv.started.pid, () => crudRound(client, op, c, cfg.measureMs, cfg.maxOps, `m${c}`));
           client.close();
-          byKey.set(`${target}/${op}/${c}`, rec.round('1-crud', target, op, c, r, op === 'list' ? `${cfg.listPool} items/response; ${cpu}` : cpu));
+          const note = op === 'list' ? `${cfg.listPool} items/response; ${cpu}` : cpu;
+          byKey.set(
+            `${target}/${op}/${c}`,
+            rec.round('1-crud', target, op, c, r, `${note}, ${((serverCpuMs / Math.max(1, r.ops)) * 1000).toFixed(0)} µs/op`, serverCpuMs),
+          );
         }
         const k = byKey.get(`kplane/${op}/${c}`)!;
         const b = byKey.get(`bare-https/${op}/${c}`)!;

@@ -65,4 +65,41 @@ describe('admission chain', () => {
     await assert.rejects(chain.admit(attrs('DELETE')), /no/);
     assert.deepEqual(seen, ['deletes-only']);
   });
+
+  it('answers at once when every plugin did (no promise), else in order after the first that waits', async () => {
+    const seen: string[] = [];
+    const sync = (name: string): AdmissionPlugin => ({ name, admit: () => void seen.push(name), validate: () => void seen.push(`${name}.v`) });
+    const chain = new AdmissionChain([sync('a'), sync('b')]);
+    assert.equal(chain.startAdmit(attrs('CREATE')), undefined);
+    assert.equal(chain.startValidate(attrs('CREATE')), undefined);
+    assert.deepEqual(seen, ['a', 'b', 'a.v', 'b.v']);
+
+    seen.length = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    chain.add({ name: 'waits', admit: () => gate.then(() => void seen.push('waits')) });
+    chain.add(sync('c'));
+    const pending = chain.startAdmit(attrs('CREATE'));
+    assert.ok(pending, 'a promise once a plugin answered with one');
+    assert.deepEqual(seen, ['a', 'b'], 'the plugin after the waiting one has not run');
+    release();
+    await pending;
+    assert.deepEqual(seen, ['a', 'b', 'waits', 'c']);
+  });
+
+  it("turns a plugin's throw into a rejected promise, before and after a plugin that waits", async () => {
+    const refuse = (): never => {
+      throw new Error('refused');
+    };
+    const atOnce = new AdmissionChain([{ name: 'refuses', validate: refuse }]);
+    const r1 = atOnce.startValidate(attrs('CREATE'));
+    assert.ok(r1 instanceof Promise);
+    await assert.rejects(r1, /refused/);
+    await assert.rejects(atOnce.validate(attrs('CREATE')), /refused/);
+    const later = new AdmissionChain([
+      { name: 'waits', validate: async () => undefined },
+      { name: 'refuses', validate: refuse },
+    ]);
+    await assert.rejects(later.startValidate(attrs('CREATE'))!, /refused/);
+  });
 });

@@ -777,7 +777,8 @@ export class GenericStore {
         ...finalizerWarnings(obj.metadata?.finalizers, this.strategy.finalizerNames ?? 'generic'),
         ...(this.strategy.warningsOnCreate?.(obj) ?? []),
       ];
-      await opts.validate?.(obj, undefined);
+      const admitted = opts.validate?.(obj, undefined);
+      if (admitted !== undefined) await admitted; // no promise when admission answered at once
       if (opts.dryRun) {
         // DryRunnableStorage.Create: a dry run reports the conflict a real create would hit.
         let existing: KV | undefined;
@@ -932,7 +933,8 @@ export class GenericStore {
         ...newFinalizerWarnings(om.finalizers, cm.finalizers, this.strategy.finalizerNames ?? 'generic'),
         ...(this.strategy.warningsOnUpdate?.(obj, current) ?? []),
       ];
-      await opts.validate?.(obj, current);
+      const admitted = opts.validate?.(obj, current);
+      if (admitted !== undefined) await admitted; // no promise when admission answered at once
       // An update that changes nothing is not written: no new revision, no watch event. Unless the
       // stored value is stale (encrypted with a key or provider other than the writing one):
       // GuaranteedUpdate writes it then, so that `kubectl replace` re-encrypts.

@@ -34,38 +34,44 @@ export function rbacEscalationCheck(opts: EscalationCheckOptions): AdmissionPlug
   return {
     name: 'RBACEscalationCheck',
     handles: (op) => op === 'CREATE' || op === 'UPDATE',
-    async admit(a: AdmissionAttributes) {
-      if (a.resource.group !== RBAC_GROUP || a.subresource || !a.object) return;
+    // Not async: the writes of every other group (nearly all) pass without a promise.
+    admit(a: AdmissionAttributes): Promise<void> | undefined {
+      if (a.resource.group !== RBAC_GROUP || a.subresource || !a.object) return undefined;
       const resource = a.resource.resource;
-      if (resource !== 'roles' && resource !== 'clusterroles' && resource !== 'rolebindings' && resource !== 'clusterrolebindings') return;
-      if (escalationAllowed(a.userInfo)) return;
-      if (a.operation === 'UPDATE' && onlyGcFields(a.object, a.oldObject)) return;
-      const authorizer = opts.authorizer();
-      if (!authorizer) return;
-      const gr = { group: RBAC_GROUP, resource };
-      const name = a.object.metadata?.name ?? a.name;
-      const namespace = resource === 'roles' || resource === 'rolebindings' ? a.namespace : '';
-      const resolver = opts.resolver();
-      if (resource === 'roles' || resource === 'clusterroles') {
-        if (await roleEscalationAuthorized(authorizer, a.userInfo, resource, namespace, name)) return;
-        const rules = (Array.isArray(a.object.rules) ? a.object.rules : []) as PolicyRule[];
-        const why = resolver ? confirmNoEscalation(resolver, a.userInfo, namespace, rules) : undefined;
-        if (why !== undefined || !resolver) throw forbidden(gr, name, why ?? 'escalation check is unavailable');
-        return;
-      }
-      const given = (a.object.roleRef ?? {}) as Partial<RoleRef>;
-      // The v1 default, which the store applies after admission.
-      const ref: RoleRef = { apiGroup: given.apiGroup || RBAC_GROUP, kind: given.kind ?? '', name: given.name ?? '' };
-      // Another kind is refused by validation (roleRef.kind: Unsupported value), not here.
-      if (ref.kind !== 'Role' && ref.kind !== 'ClusterRole') return;
-      if (await bindingAuthorized(authorizer, a.userInfo, ref, namespace)) return;
-      if (!resolver) throw forbidden(gr, name, 'escalation check is unavailable');
-      const resolved = resolver.roleReferenceRules(ref, namespace);
-      if ('error' in resolved) {
-        throw notFound({ group: RBAC_GROUP, resource: ref.kind === 'Role' ? 'roles' : 'clusterroles' }, ref.name);
-      }
-      const why = confirmNoEscalation(resolver, a.userInfo, namespace, resolved.rules);
-      if (why !== undefined) throw forbidden(gr, name, why);
+      if (resource !== 'roles' && resource !== 'clusterroles' && resource !== 'rolebindings' && resource !== 'clusterrolebindings') return undefined;
+      return checkEscalation(opts, a, resource);
     },
   };
+}
+
+async function checkEscalation(opts: EscalationCheckOptions, a: AdmissionAttributes, resource: string): Promise<void> {
+  if (!a.object) return;
+  if (escalationAllowed(a.userInfo)) return;
+  if (a.operation === 'UPDATE' && onlyGcFields(a.object, a.oldObject)) return;
+  const authorizer = opts.authorizer();
+  if (!authorizer) return;
+  const gr = { group: RBAC_GROUP, resource };
+  const name = a.object.metadata?.name ?? a.name;
+  const namespace = resource === 'roles' || resource === 'rolebindings' ? a.namespace : '';
+  const resolver = opts.resolver();
+  if (resource === 'roles' || resource === 'clusterroles') {
+    if (await roleEscalationAuthorized(authorizer, a.userInfo, resource, namespace, name)) return;
+    const rules = (Array.isArray(a.object.rules) ? a.object.rules : []) as PolicyRule[];
+    const why = resolver ? confirmNoEscalation(resolver, a.userInfo, namespace, rules) : undefined;
+    if (why !== undefined || !resolver) throw forbidden(gr, name, why ?? 'escalation check is unavailable');
+    return;
+  }
+  const given = (a.object.roleRef ?? {}) as Partial<RoleRef>;
+  // The v1 default, which the store applies after admission.
+  const ref: RoleRef = { apiGroup: given.apiGroup || RBAC_GROUP, kind: given.kind ?? '', name: given.name ?? '' };
+  // Another kind is refused by validation (roleRef.kind: Unsupported value), not here.
+  if (ref.kind !== 'Role' && ref.kind !== 'ClusterRole') return;
+  if (await bindingAuthorized(authorizer, a.userInfo, ref, namespace)) return;
+  if (!resolver) throw forbidden(gr, name, 'escalation check is unavailable');
+  const resolved = resolver.roleReferenceRules(ref, namespace);
+  if ('error' in resolved) {
+    throw notFound({ group: RBAC_GROUP, resource: ref.kind === 'Role' ? 'roles' : 'clusterroles' }, ref.name);
+  }
+  const why = confirmNoEscalation(resolver, a.userInfo, namespace, resolved.rules);
+  if (why !== undefined) throw forbidden(gr, name, why);
 }

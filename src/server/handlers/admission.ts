@@ -39,17 +39,26 @@ export function admissionAttributes(
   };
 }
 
-/** Mutating admission. */
-export function admit(c: ServerContext, a: AdmissionAttributes): Promise<void> {
-  return c.admission.admit(a);
+/**
+ * Mutating admission: undefined when every plugin answered at once (then there is nothing to
+ * await: `const m = admit(...); if (m) await m;` costs no promise), else a promise of the rest.
+ */
+export function admit(c: ServerContext, a: AdmissionAttributes): Promise<void> | undefined {
+  return c.admission.startAdmit(a);
 }
 
 /**
  * Validating admission, the last step before a write reaches storage. A request whose deadline
- * passed stops here, as upstream's storage calls fail once the request's context is done.
+ * passed stops here, as upstream's storage calls fail once the request's context is done. As
+ * `admit`, undefined when it finished at once; its refusals are rejected promises, never throws.
  */
-export async function validateAdmission(c: ServerContext, a: AdmissionAttributes, s: RequestScope): Promise<void> {
-  await c.admission.validate(a);
+export function validateAdmission(c: ServerContext, a: AdmissionAttributes, s: RequestScope): Promise<void> | undefined {
+  const pending = c.admission.startValidate(a);
+  if (pending !== undefined) return pending.then(() => deadlineCheck(s));
+  return s.expired ? Promise.reject(handlerTimeoutError()) : undefined;
+}
+
+function deadlineCheck(s: RequestScope): void {
   if (s.expired) throw handlerTimeoutError();
 }
 
@@ -67,7 +76,7 @@ export function validator(
   name: string,
   dryRun: boolean,
   sub: string,
-): (o: KubeObject, old?: KubeObject) => Promise<void> {
+): (o: KubeObject, old?: KubeObject) => Promise<void> | undefined {
   return (o, old) => validateAdmission(c, admissionAttributes(s, r, operation ?? (old ? 'UPDATE' : 'CREATE'), namespace, name, o, old, dryRun, sub), s);
 }
 

@@ -38,7 +38,8 @@ export async function serveUpdate(c: ServerContext, s: RequestScope, r: Register
     async (current) => {
       const incoming = cloneObject(obj);
       trackUpdate(fields, current, incoming, manager);
-      await admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, incoming, current, opts.dryRun, sub));
+      const admitted = admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, incoming, current, opts.dryRun, sub));
+      if (admitted !== undefined) await admitted;
       dedupOwnerReferences(incoming, true, dedupWarnings);
       return incoming;
     },

@@ -139,17 +139,19 @@ export function resourceQuotaAdmission(registry: ApiRegistry, opts: ResourceQuot
     name: 'ResourceQuota',
     // NewHandler(Create, Update): object-count evaluators charge creates only.
     handles: (op) => op === 'CREATE' || op === 'UPDATE',
-    async validate(a) {
+    // Not async: a write no quota tracks (nearly all, and every one in a namespace without quotas)
+    // passes without a promise; only a charge, or the namespace's quotas to be read, waits.
+    validate(a): Promise<void> | undefined {
       if (a.resource.group === gvr.group && a.resource.resource === gvr.resource) tracked.delete(a.namespace);
       // Sub-resource writes and cluster-scoped objects are not charged.
-      if (a.operation !== 'CREATE' || a.subresource !== '' || !a.namespace) return;
-      if (NOT_COUNTED.has(`${a.resource.group}/${a.resource.resource}`)) return;
+      if (a.operation !== 'CREATE' || a.subresource !== '' || !a.namespace) return undefined;
+      if (NOT_COUNTED.has(`${a.resource.group}/${a.resource.resource}`)) return undefined;
       const quotas = registry.lookup(gvr.group, gvr.version, gvr.resource);
-      if (!quotas) return;
+      if (!quotas) return undefined;
       const names = objectCountNames(a.resource.group, a.resource.resource);
       const known = trackedNames(a.namespace);
-      if (known && !names.some((n) => known.has(n))) return;
-      await serially(a.namespace, async () => {
+      if (known && !names.some((n) => known.has(n))) return undefined;
+      return serially(a.namespace, async () => {
         // A create queued behind the one that read the namespace's quotas may use what it read.
         const fresh = trackedNames(a.namespace);
         if (fresh && !names.some((n) => fresh.has(n))) return;
