@@ -2,6 +2,9 @@
 // argv[2] is its JSON configuration (data directory, gate values, library features to add, Leases
 // to preload); it prints one JSON line `{"url": ...}` once it serves (and preloaded), and stops on
 // SIGTERM.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { createControlPlane } from '../src/controlplane/controlplane.js';
 import { sqlite } from '../src/storage/factories.js';
 import { Beta, newKubeFeatureGate } from '../src/featuregate/index.js';
@@ -14,6 +17,8 @@ interface Config {
   readonly preloadLeases?: number;
   readonly evaluationPeriodSeconds: number;
   readonly intervalMs: number;
+  /** Where a profile of the span the bench measures goes (its `profile-start`/`profile-stop` messages). */
+  readonly profileDir?: string;
 }
 
 const cfg = JSON.parse(process.argv[2] ?? '{}') as Config;
@@ -56,6 +61,25 @@ if (cfg.preloadLeases) {
   };
   await Promise.all(Array.from({ length: 256 }, worker));
 }
+// The bench asks for this process's CPU time (every thread: the SQLite writer's too) and the main
+// thread's event-loop utilisation, to figure the cost per object apart from the machine's load;
+// with `profileDir`, it starts and stops a CPU profile of the span it measures (no start-up in it).
+const profiler = new Session();
+process.on('message', (m) => {
+  if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: performance.eventLoopUtilization() });
+  if (m === 'profile-start' && cfg.profileDir) {
+    profiler.connect();
+    void profiler.post('Profiler.enable').then(() => profiler.post('Profiler.start'));
+  }
+  if (m === 'profile-stop' && cfg.profileDir) {
+    void profiler.post('Profiler.stop').then(({ profile }) => {
+      const file = join(cfg.profileDir!, `CPU.feature-server.${Date.now()}.cpuprofile`);
+      writeFileSync(file, JSON.stringify(profile));
+      profiler.disconnect();
+      process.send?.({ profile: file });
+    });
+  }
+});
 process.stdout.write(`${JSON.stringify({ url: cp.url })}\n`);
 process.on('SIGTERM', () => {
   void cp.stop().then(() => process.exit(0));

@@ -4,6 +4,7 @@ import { featureReporter, type FeatureReporter } from '../controllers/featurerep
 import { dynamicFeatures, invalidDynamicFeatures, type DynamicFeatures } from '../controllers/dynamicfeatures.js';
 import { featureFlow, mergeTasks, tasksFromGatedFields, type FeatureFlow, type FeatureFlowOptions } from '../controllers/featureflow/index.js';
 import { FEATURES_GROUP, FEATURES_VERSION } from '../registry/features/features/types.js';
+import { registryWrites } from './feature-writes.js';
 import { featureDesiredAdmission } from '../registry/features/features/desired.js';
 import { AggregateError, APIServerIdentity, ConsistentListFromCache, type FeatureGate, KplaneWatchCache, newKubeFeatureGate } from '../featuregate/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -134,7 +135,7 @@ export interface AuthorizationWebhookOptions {
 export type { StorageFactory };
 
 /** createControlPlane's `featureFlow`: FeatureFlowOptions without what the server fills in. */
-export type FeatureFlowSettings = Partial<Omit<FeatureFlowOptions, 'leaseName' | 'version' | 'log' | 'now'>> & {
+export type FeatureFlowSettings = Partial<Omit<FeatureFlowOptions, 'leaseName' | 'version' | 'log' | 'now' | 'direct'>> & {
   /** How often this server renews its identity Lease (default 10 s; keep it well under livenessMs). */
   readonly identityRenewIntervalMs?: number;
 };
@@ -417,6 +418,9 @@ export function versionInfo(): VersionInfo {
 }
 
 /** client-go's DefaultKubernetesUserAgent as the kube-apiserver binary sends it: `<binary>/<version> (<os>/<arch>) kubernetes/<commit>`. */
+/** The loopback clients' user: system:apiserver in system:masters. */
+const LOOPBACK_USER: AuthUser = { name: 'system:apiserver', groups: ['system:masters'] };
+
 function kubeApiserverUserAgent(): string {
   const v = versionInfo();
   return `kube-apiserver/${v.gitVersion} (${v.platform}) kubernetes/${v.gitCommit || 'unknown'}`;
@@ -661,7 +665,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
   let issuerDocs: Promise<OpenIDMetadata | undefined> | undefined;
   const tokens = new Map(opts.tokens ?? []);
   const jwt = opts.authenticationConfig ? createJWTAuthenticators(opts.authenticationConfig, { cel: claimExpressions, log }) : undefined;
-  tokens.set(loopbackToken, { name: 'system:apiserver', groups: ['system:masters'] });
+  tokens.set(loopbackToken, LOOPBACK_USER);
   const apiServer = new ApiServer({
     registry,
     admission,
@@ -849,6 +853,8 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
           leaseName: identityLease.leaseName,
           version: versionInfo().gitVersion,
           tasks: mergeTasks(tasksFromGatedFields(gated), tasks),
+          // ClearField through the registry's stores, not HTTP and JSON (feature-writes.ts).
+          direct: registryWrites({ registry, admission: apiServer.admission, user: LOOPBACK_USER }),
           dynamicFeatures: [...dynamicNames],
           log,
         });

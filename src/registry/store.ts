@@ -952,7 +952,18 @@ export class GenericStore {
           return { object: out, created: false, warnings };
         }
         const next = await this.storage.update(key, bytes, kv.modRevision);
-        return { object: await this.read(next, undefined, false), created: false, warnings };
+        if (this.converter?.external) return { object: await this.read(next, undefined, false), created: false, warnings };
+        // Decoded on first use: a writer that does not read the answer (ClearField's in-process
+        // path) does not pay for a parse per object.
+        let decoded: KubeObject | undefined;
+        const store = this; // the getter's own `this` is the result object
+        return {
+          get object(): KubeObject {
+            return (decoded ??= store.fromKV(next, undefined, false));
+          },
+          created: false,
+          warnings,
+        };
       } catch (e) {
         // GuaranteedUpdate: a lost compare-and-swap re-reads and runs the update function again. A
         // PUT pinned to a resourceVersion then fails on the fresh object's; a patch (which carries

@@ -13,6 +13,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { StatusError } from '../../src/apimachinery/errors.js';
 import type { KubeObject } from '../../src/apimachinery/types.js';
 import type { KubeClient } from '../../src/client/types.js';
 import { identityLeaseName } from '../../src/controllers/apiserveridentity.js';
@@ -39,6 +40,36 @@ const flowSettings = (pageSize = 100) => ({ intervalMs: 200, livenessMs: 5_000, 
 
 const serve = (cle: boolean, storage: Parameters<typeof startTestServer>[0], pageSize?: number): Promise<TestServer> =>
   startTestServer({ featureGates: gates(cle), reportFeatures: true, featureFlow: flowSettings(pageSize), ...storage });
+
+/** A Lease written by three field managers, the gated fields shared between two of them. */
+async function leaseOfThreeManagers(c: KubeClient, name: string): Promise<void> {
+  await c.create(
+    LEASES,
+    'default',
+    {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, namespace: 'default' },
+      spec: { holderIdentity: 'h', strategy: 'OldestEmulationVersion' },
+    },
+    { fieldManager: 'creator' },
+  );
+  await c.patch(LEASES, 'default', name, 'merge', { spec: { preferredHolder: 'p' } }, { fieldManager: 'editor' });
+  await c.patch(
+    LEASES,
+    'default',
+    name,
+    'apply',
+    { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { strategy: 'OldestEmulationVersion', leaseDurationSeconds: 10 } },
+    { fieldManager: 'applier' },
+  );
+}
+/** What of a Lease an update may change: spec and managedFields (times apart). */
+const clearedView = (l: KubeObject): { spec: unknown; managedFields: { manager?: string }[] | undefined; times: Record<string, string | undefined> } => ({
+  spec: l['spec'],
+  managedFields: l.metadata?.managedFields?.map(({ time: _t, ...e }) => e),
+  times: Object.fromEntries((l.metadata?.managedFields ?? []).map((e) => [e.manager ?? '', e.time])),
+});
 
 type Feature = KubeObject & FeatureObject;
 const feature = (c: KubeClient, name = CLE): Promise<Feature> => c.get<Feature>(FEATURES, 'kube-system', name);
@@ -142,11 +173,50 @@ describe('feature transitions: restart with CoordinatedLeaderElection off (SQLit
     const on = await waitState(c, 'On');
     assert.equal(on.status?.intended, 'Enabled');
     await createLeases(c, 30, 'app');
-    assert.equal((await leasesWithField(c)).length, 30);
+    await c.create(LEASES, 'default', leaseBody('guarded'));
+    // The same Lease twice: one cleared by an update through the API (what the field manager
+    // makes of it is the reference), one left for the flow, which writes in process.
+    await leaseOfThreeManagers(c, 'mf-api');
+    await leaseOfThreeManagers(c, 'mf-flow');
+    const byApi = await c.get(LEASES, 'default', 'mf-api');
+    const spec = byApi['spec'] as Record<string, unknown>;
+    delete spec['strategy'];
+    delete spec['preferredHolder'];
+    const expected = clearedView(await c.update(LEASES, 'default', byApi));
+    const flowBefore = clearedView(await c.get(LEASES, 'default', 'mf-flow'));
+    assert.equal((await leasesWithField(c)).length, 32);
     await server.stop();
 
-    server = await serve(false, { dataDir: join(dir, 'data') });
+    // Admission runs on the flow's writes: a plugin refuses to let the flow clear one Lease, and
+    // the refusal is the task's failure until the plugin lets it through.
+    let guard = true;
+    const guardPlugin = {
+      name: 'TestGuard',
+      validate(a: { operation: string; name: string; resource: { resource: string } }) {
+        if (guard && a.operation === 'UPDATE' && a.resource.resource === 'leases' && a.name === 'guarded') {
+          throw new StatusError({ code: 403, reason: 'Forbidden', message: 'leases "guarded" is guarded by the test' });
+        }
+      },
+    };
+    server = await startTestServer({
+      dataDir: join(dir, 'data'),
+      featureGates: gates(false),
+      reportFeatures: true,
+      featureFlow: flowSettings(),
+      admission: [guardPlugin],
+    });
     c = server.cp.loopbackClient();
+    const failed = await eventually(
+      30_000,
+      'the ClearField failed on the guarded Lease',
+      async () => {
+        const t = (await feature(c)).status?.transition?.tasks?.[0];
+        return t?.phase === 'Failed' ? t : undefined;
+      },
+      50,
+    );
+    assert.match(failed.message ?? '', /leases "guarded" is guarded by the test/);
+    guard = false;
     const turning = await eventually(
       30_000,
       'TurningOff or Off',
@@ -160,6 +230,15 @@ describe('feature transitions: restart with CoordinatedLeaderElection off (SQLit
     const off = await waitState(c, 'Off');
     assert.equal(off.status?.transition, undefined);
     assert.deepEqual(await leasesWithField(c), []);
+    // Cleared as an update through the API clears: the fields leave every manager's set, the
+    // manager that owned only them is gone, no time moved.
+    const byFlow = clearedView(await c.get(LEASES, 'default', 'mf-flow'));
+    assert.deepEqual({ spec: byFlow.spec, managedFields: byFlow.managedFields }, { spec: expected.spec, managedFields: expected.managedFields });
+    assert.deepEqual(
+      byFlow.managedFields?.map((e) => e.manager),
+      ['applier', 'creator'],
+    );
+    assert.deepEqual(byFlow.times, { applier: flowBefore.times['applier'], creator: flowBefore.times['creator'] });
     // Only the live server's use is left: the old one's identity Lease went stale.
     assert.deepEqual(
       off.status?.uses?.map((u) => u.value),

@@ -25,7 +25,7 @@ import {
 import { IDENTITY_LABEL } from '../apiserveridentity.js';
 import { stabilityOf } from '../featurereporter.js';
 import { headTask, reconcileFeature, type FeatureTasks, type FlowEvent, type KnownFeature, type TaskTemplate } from './machine.js';
-import { backoffMs, runTask, type CustomTask } from './tasks.js';
+import { backoffMs, runTask, type CustomTask, type DirectWrites } from './tasks.js';
 
 const FEATURES: GVR = { group: FEATURES_GROUP, version: FEATURES_VERSION, resource: 'features' };
 const LEASES: GVR = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
@@ -54,6 +54,11 @@ export interface FeatureFlowOptions {
   readonly tasks?: Readonly<Record<string, FeatureTasks>>;
   /** The functions behind `Custom` tasks, by `params.name`. */
   readonly custom?: Readonly<Record<string, CustomTask>>;
+  /**
+   * ClearField's writes in process (the control plane gives its flow the registry's stores);
+   * without it, ClearField updates through `client`.
+   */
+  readonly direct?: DirectWrites;
   /** How often the loop runs (default 5 s). */
   readonly intervalMs?: number;
   /** An identity Lease counts as live while renewed within this (default 40 s; research A13). */
@@ -269,6 +274,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
       if (head && status.transition?.target && !waiting) {
         const step = await runTask(head, {
           client,
+          ...(opts.direct ? { direct: opts.direct } : {}),
           feature: { namespace, name },
           target: status.transition.target as 'On' | 'Off',
           uses: status.uses ?? [],

@@ -15,4 +15,4 @@ export {
   type MachineInput,
   type TaskTemplate,
 } from './machine.js';
-export { backoffMs, clearField, parseResource, runTask, type CustomTask } from './tasks.js';
+export { backoffMs, clearField, hasField, parseResource, runTask, type CustomTask, type DirectResource, type DirectWrites } from './tasks.js';

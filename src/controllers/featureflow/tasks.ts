@@ -20,8 +20,33 @@ export type CustomTask = (ctx: {
   readonly signal: AbortSignal;
 }) => Promise<{ done: boolean; progress?: FeatureTask['progress']; message?: string }>;
 
+/**
+ * Writes for ClearField that skip HTTP and JSON: the registry's store of a resource, listed and
+ * updated in process, with what an update through the API would run besides (the strategy and
+ * gated fields in the store; admission and managedFields supplied by the API server). The control
+ * plane gives one to its own flow; a flow over HTTPS (a third party's) has none and uses its client.
+ */
+export interface DirectWrites {
+  /** The resource's in-process writer; undefined when this server does not serve it. */
+  resource(gvr: GVR): DirectResource | undefined;
+}
+
+export interface DirectResource {
+  /** One page, as LIST answers it (the same continue tokens: either path resumes the other's). */
+  list(opts: { readonly limit: number; readonly continue?: string }): Promise<KubeList>;
+  /**
+   * Removes the fields at `paths` from the current object and writes it as an update would, with
+   * a compare-and-swap on the revision it read, reading again and clearing again when another
+   * write came first (so none is lost). True when a write was made; false when the object has
+   * none of the fields (any more) or is gone.
+   */
+  clear(namespace: string | undefined, name: string, paths: readonly (readonly string[])[]): Promise<boolean>;
+}
+
 export interface TaskContext {
   readonly client: KubeClient;
+  /** ClearField's in-process path, when the leader runs inside an API server that serves the resource. */
+  readonly direct?: DirectWrites;
   readonly feature: { readonly namespace: string; readonly name: string };
   readonly target: 'On' | 'Off';
   /** Uses of live components, and the identities of the live API servers. */
@@ -66,6 +91,13 @@ function parentOf(obj: unknown, path: readonly string[]): Record<string, unknown
     cur = (cur as Record<string, unknown>)[seg];
   }
   return cur !== null && typeof cur === 'object' && !Array.isArray(cur) ? (cur as Record<string, unknown>) : undefined;
+}
+
+/** Whether the object has the field (null counts: it is stored). */
+export function hasField(obj: KubeObject, path: readonly string[]): boolean {
+  const parent = parentOf(obj, path);
+  const leaf = path[path.length - 1];
+  return parent !== undefined && leaf !== undefined && Object.hasOwn(parent, leaf);
 }
 
 /** Removes the field; true when it was there (null counts as there: it is stored). */
@@ -163,8 +195,17 @@ async function clearFieldPage(t: FeatureTask, ctx: TaskContext): Promise<Feature
     return { ...t, phase: 'Blocked', message: `params need resource (group/version/resource) and fieldPath, got ${JSON.stringify(t.params ?? {})}` };
   }
   const progress = { continue: t.progress?.continue ?? '', processed: t.progress?.processed ?? 0, changed: t.progress?.changed ?? 0 };
+  const direct = ctx.direct?.resource(gvr);
   const listPage = (cont: string): Promise<KubeList> =>
-    ctx.client.list(gvr, undefined, { limit: ctx.pageSize, ...(cont ? { continue: cont } : {}), signal: ctx.signal });
+    direct
+      ? direct.list({ limit: ctx.pageSize, ...(cont ? { continue: cont } : {}) })
+      : ctx.client.list(gvr, undefined, { limit: ctx.pageSize, ...(cont ? { continue: cont } : {}), signal: ctx.signal });
+  const clear = direct
+    ? (listed: KubeObject): Promise<boolean> | false =>
+        // The listed object is shared with the store's decoder: only looked at; the store hands
+        // the update a copy of the current object to clear.
+        paths.some((p) => hasField(listed, p)) && direct.clear(listed.metadata?.namespace, listed.metadata?.name ?? '', paths)
+    : (listed: KubeObject): Promise<boolean> => clearOne(ctx.client, gvr, listed, paths);
   const pageKey = (cont: string): string => `${t.params?.['resource'] ?? ''}\u0000${ctx.pageSize}\u0000${cont}`;
   let page;
   try {
@@ -192,7 +233,7 @@ async function clearFieldPage(t: FeatureTask, ctx: TaskContext): Promise<Feature
   const worker = async (): Promise<void> => {
     for (let i = next_++; i < page.items.length; i = next_++) {
       if (ctx.signal.aborted) throw new Error('stopped');
-      if (await clearOne(ctx.client, gvr, page.items[i]!, paths)) progress.changed++;
+      if (await clear(page.items[i]!)) progress.changed++;
       progress.processed++;
     }
   };
