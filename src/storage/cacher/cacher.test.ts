@@ -183,6 +183,40 @@ describe('cacher', () => {
     }
   });
 
+  it('sizes its ring as kube does: grows while events are fresh, halves once most are older than the window', async () => {
+    const inner = new MemoryStorage();
+    const s = await cached(inner, { historyWindowMs: 1_500 });
+    const ac = new AbortController();
+    try {
+      // 400 events at once: past the 100-event floor the fresh ring doubles (200, 400) and keeps
+      // every one; 400 fill it exactly.
+      let kv = await s.create('/registry/size/a', enc('0'));
+      const first = kv.modRevision;
+      for (let i = 1; i < 400; i++) kv = await s.update('/registry/size/a', enc(String(i)), kv.modRevision);
+      await s.list('/registry/size/');
+      const all = s.watch('/registry/size/', { afterRevision: first, signal: ac.signal })[Symbol.asyncIterator]();
+      const r = await withTimeout(all.next(), 2_000, 'watch from the first event');
+      assert.ok(!r.done && r.value.type === 'put' && dec(r.value.kv) === '1', 'the second of 400 fresh events is still in the ring');
+      // Once the window has passed, the next write finds the ring full of old events and halves it:
+      // the oldest fall out of history (a fixed ring of 10,000 kept them whatever their age).
+      await sleep(1_600);
+      for (let i = 0; i < 2; i++) kv = await s.update('/registry/size/a', enc(`late${i}`), kv.modRevision);
+      await s.list('/registry/size/');
+      const old = s.watch('/registry/size/', { afterRevision: first, signal: ac.signal })[Symbol.asyncIterator]();
+      await assert.rejects(withTimeout(old.next(), 2_000, 'old watch'), (e: unknown) => e instanceof ExpiredError && e.requested === first);
+      const recent = s.watch('/registry/size/', { afterRevision: kv.modRevision - 2, signal: ac.signal })[Symbol.asyncIterator]();
+      const got: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const e = await withTimeout(recent.next(), 2_000, 'recent watch');
+        if (!e.done && e.value.type !== 'progress') got.push(dec(e.value.kv));
+      }
+      assert.deepEqual(got, ['late0', 'late1']);
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  });
+
   it("forgets the history the backend's own compaction round removed (410 for a watch from before it)", async () => {
     const inner = await openSqliteStorage({ path: join(dir, `db${n++}.sqlite`) });
     // No idle progress: the cache does not learn of the compactor's writes (outside its prefix),

@@ -5,9 +5,21 @@ import type { KV, ListOptions, ListResult, Storage, WatchEvent, WatchOptions } f
 import { SortedKeys } from './sorted-keys.js';
 import { WatchChannel } from './watch-channel.js';
 
+/** kube's watch cache bounds (defaultLowerBoundCapacity, defaultUpperBoundCapacity) and eventFreshDuration. */
+const HISTORY_LOWER_BOUND = 100;
+const HISTORY_UPPER_BOUND = 100 * 1024;
+const HISTORY_WINDOW_MS = 75_000;
+
 export interface CachingStorageOptions {
-  /** Recent events kept per registered prefix for watches that resume. Default 10,000. */
+  /**
+   * Recent events kept per registered prefix for watches that resume, fixed. Default: sized as
+   * kube's watch cache sizes itself (historyWindowMs): from 100 events, doubled while the oldest
+   * kept event is younger than the window, halved while the event a quarter of the ring from the
+   * newest is older, up to 102,400.
+   */
   readonly historyCapacity?: number;
+  /** The history a dynamically sized ring keeps at least (kube's eventFreshDuration). Default 75,000. */
+  readonly historyWindowMs?: number;
   /** Live events a watcher may fall behind before it is ended with WatchOverflowError. Default 1,000. */
   readonly watcherBufferCapacity?: number;
   /** How long a consistent list waits for the cache to catch up before asking the inner store. Default 3,000. */
@@ -264,9 +276,13 @@ class PrefixCache {
    * now" must never be below.
    */
   private compactedRevision = 0;
-  private readonly ring: (ChangeEvent | undefined)[];
+  private ring: (ChangeEvent | undefined)[];
+  /** When each ring slot's event was applied (ms), for the dynamic sizing. */
+  private ringTimes: number[];
   private ringStart = 0;
   private ringSize = 0;
+  /** Fixed capacity (historyCapacity), or undefined: sized by age as kube's watch cache is. */
+  private readonly fixedCapacity: number | undefined;
   private readonly watchers = new Set<CacheWatcher>();
   private revisionWaiters: { revision: number; resolve: (reached: boolean) => void }[] = [];
   private readonly stopper = new AbortController();
@@ -281,7 +297,10 @@ class PrefixCache {
     /** Whether the inner watch may be asked for progress (see Storage.watchProgressRequestsSafe). */
     private readonly mayRequestProgress: () => boolean,
   ) {
-    this.ring = new Array<ChangeEvent | undefined>(Math.max(1, opts.historyCapacity ?? 10_000));
+    this.fixedCapacity = opts.historyCapacity === undefined ? undefined : Math.max(1, opts.historyCapacity);
+    const capacity = this.fixedCapacity ?? HISTORY_LOWER_BOUND;
+    this.ring = new Array<ChangeEvent | undefined>(capacity);
+    this.ringTimes = new Array<number>(capacity).fill(0);
     this.ready = new Promise((resolve) => {
       this.markReady = resolve;
     });
@@ -529,11 +548,16 @@ class PrefixCache {
     } else if (this.items.delete(key)) {
       this.sortedKeys.delete(key);
     }
-    if (this.ringSize === this.ring.length) this.dropOldest();
-    this.ring[(this.ringStart + this.ringSize) % this.ring.length] = event;
+    const now = Date.now();
+    if (this.ringSize === this.ring.length) {
+      if (this.fixedCapacity === undefined) this.resizeRing(now);
+      if (this.ringSize === this.ring.length) this.dropOldest();
+    }
+    const slot = (this.ringStart + this.ringSize) % this.ring.length;
+    this.ring[slot] = event;
+    this.ringTimes[slot] = now;
     this.ringSize++;
     this.revision = event.revision;
-    const now = Date.now();
     for (const w of this.watchers) {
       if (event.revision > w.afterRevision && key.startsWith(w.prefix)) {
         w.lastSentAtMs = now;
@@ -541,6 +565,46 @@ class PrefixCache {
       }
     }
     if (this.revisionWaiters.length > 0) this.resolveWaiters();
+  }
+
+  /**
+   * kube's watchCache.resizeCacheLocked, asked when the ring is full: double it while its oldest
+   * event is younger than the window (a watch resuming within the window finds its events), halve
+   * it while the event a quarter of the ring from the newest is older (memory follows the rate).
+   */
+  private resizeRing(now: number): void {
+    const capacity = this.ring.length;
+    const windowMs = this.opts.historyWindowMs ?? HISTORY_WINDOW_MS;
+    if (now - (this.ringTimes[this.ringStart] ?? 0) < windowMs) {
+      const grown = Math.min(capacity * 2, HISTORY_UPPER_BOUND);
+      if (grown > capacity) this.resizeRingTo(grown);
+      return;
+    }
+    const quarterFromNewest = (this.ringStart + this.ringSize - Math.floor(capacity / 4)) % capacity;
+    if (now - (this.ringTimes[quarterFromNewest] ?? 0) > windowMs) {
+      const shrunk = Math.max(Math.floor(capacity / 2), HISTORY_LOWER_BOUND);
+      if (shrunk < capacity) this.resizeRingTo(shrunk);
+    }
+  }
+
+  /** Moves the newest events (as many as fit) into a ring of `capacity`; older ones leave history. */
+  private resizeRingTo(capacity: number): void {
+    while (this.ringSize > capacity) this.dropOldest();
+    const ring = new Array<ChangeEvent | undefined>(capacity);
+    const times = new Array<number>(capacity).fill(0);
+    for (let i = 0; i < this.ringSize; i++) {
+      const from = (this.ringStart + i) % this.ring.length;
+      ring[i] = this.ring[from];
+      times[i] = this.ringTimes[from] ?? 0;
+    }
+    this.ring = ring;
+    this.ringTimes = times;
+    this.ringStart = 0;
+  }
+
+  /** The ring's capacity now (for tests and metrics). */
+  historyCapacity(): number {
+    return this.ring.length;
   }
 
   private dropOldest(): void {
