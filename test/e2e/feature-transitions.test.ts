@@ -468,7 +468,8 @@ describe('feature transitions: two API servers on etcd', { timeout: 300_000, con
       port: leaderPort,
       dataDir: await mkdtemp(join(dir, 'leader-')),
       gates: { [APIServerIdentity]: true, [CLE]: false },
-      featureFlow: flowSettings(PAGE),
+      // Paced (25 pages of 20 in 5 s), so that the test sees it mid-pass however fast the machine.
+      featureFlow: { ...flowSettings(PAGE), clearFieldObjectsPerSecond: 100 },
     });
     const other = await serve(false, { storage, port: otherPort }, PAGE);
     servers.push(other);

@@ -68,6 +68,11 @@ export interface FeatureFlowOptions {
   /** ClearField's page size (default 500). */
   readonly pageSize?: number;
   /**
+   * ClearField's pace: at most this many objects a second (default: as fast as the server
+   * writes), to bound what a pass adds to a busy server's load.
+   */
+  readonly clearFieldObjectsPerSecond?: number;
+  /**
    * The features this server allows to turn at runtime (`--dynamic-features`; each must be marked
    * dynamic): for these, a Feature's `spec.desired` is the intended value (source API).
    */
@@ -281,6 +286,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           liveApiServers: [...liveHolders],
           useEvaluationTime: status.useEvaluationTime,
           pageSize: opts.pageSize ?? 500,
+          ...(opts.clearFieldObjectsPerSecond ? { clearFieldObjectsPerSecond: opts.clearFieldObjectsPerSecond } : {}),
           custom: opts.custom ?? {},
           signal: abort.signal,
           now: now(),

@@ -54,6 +54,8 @@ export interface TaskContext {
   readonly liveApiServers: readonly string[];
   readonly useEvaluationTime: string | undefined;
   readonly pageSize: number;
+  /** ClearField's pace (objects a second); unset: unpaced. */
+  readonly clearFieldObjectsPerSecond?: number;
   readonly custom: Readonly<Record<string, CustomTask>>;
   readonly signal: AbortSignal;
   readonly now: Date;
@@ -207,6 +209,7 @@ async function clearFieldPage(t: FeatureTask, ctx: TaskContext): Promise<Feature
         paths.some((p) => hasField(listed, p)) && direct.clear(listed.metadata?.namespace, listed.metadata?.name ?? '', paths)
     : (listed: KubeObject): Promise<boolean> => clearOne(ctx.client, gvr, listed, paths);
   const pageKey = (cont: string): string => `${t.params?.['resource'] ?? ''}\u0000${ctx.pageSize}\u0000${cont}`;
+  const unitStarted = Date.now();
   let page;
   try {
     const ahead = ctx.prefetch?.get(pageKey(progress.continue));
@@ -238,10 +241,26 @@ async function clearFieldPage(t: FeatureTask, ctx: TaskContext): Promise<Feature
     }
   };
   await Promise.all(Array.from({ length: Math.min(CLEAR_CONCURRENCY, page.items.length) }, worker));
+  if (ctx.clearFieldObjectsPerSecond) await pace(unitStarted + (page.items.length * 1000) / ctx.clearFieldObjectsPerSecond, ctx.signal);
   const next = page.metadata?.continue ?? '';
   const summary = `cleared ${paths.map((p) => p.join('.')).join(', ')} on ${progress.changed} of ${progress.processed} object(s)`;
   if (!next) return { ...t, phase: 'Succeeded', progress: { ...progress, continue: '' }, message: summary, lastAttemptTime: rfc3339(ctx.now) };
   return { ...t, phase: 'Running', progress: { ...progress, continue: next }, message: summary, lastAttemptTime: rfc3339(ctx.now) };
+}
+
+/** Waits until `untilMs` (Date.now() time), or until the flow stops. */
+function pace(untilMs: number, signal: AbortSignal): Promise<void> {
+  const ms = untilMs - Date.now();
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**
