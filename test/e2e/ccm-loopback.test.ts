@@ -43,7 +43,8 @@ before(async () => {
   });
   client = createHttpsClient(server.kubeconfig);
   const inProcess = server.cp.loopbackClient();
-  lbCloud = new LoopbackCloud({ ingressCIDR: '127.4.232.0/24', healthCheck: { intervalMs: 300, timeoutMs: 500 } });
+  // VIP here so that lb/etp-local-from-pods runs too (the default, Proxy, skips it as upstream does).
+  lbCloud = new LoopbackCloud({ ingressCIDR: '127.4.232.0/24', ingressIPMode: 'VIP', healthCheck: { intervalMs: 300, timeoutMs: 500 } });
   admin = await serveCloudAdmin(lbCloud);
   ccm = await startCcm(inProcess, new SwitchableProvider(lbCloud));
   proxies = new ProxyHost({ client: inProcess });
@@ -59,7 +60,7 @@ before(async () => {
     onNodeReady: (n) => startNodeProxy({ client: inProcess, host: proxies, nodeName: n.name, nodeIP: n.ip, clusterIPs: (owner ??= n.name) === n.name }),
   });
   await sim.start();
-  const base = await builtinDrivers.loopback!({ client, config: { adminURL: admin.url, externalIP: '127.5.232.250' } });
+  const base = await builtinDrivers.loopback!({ client, config: { adminURL: admin.url, externalIP: '127.5.232.250', ingressIPMode: 'VIP' } });
   // "Upgrade" on the local environment: the cloud controllers restart with other flags; the
   // loopback cloud is this process's, so its load balancers outlive them.
   driver = {

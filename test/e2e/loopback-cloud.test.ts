@@ -438,7 +438,7 @@ describe('loopback cloud', () => {
     const status = await lbApi.ensureLoadBalancer(ctx, 'kubernetes', svc, await nodes());
     const ip = status.ingress?.[0]?.ip as string;
     assert.match(ip, /^127\.4\.250\.\d+$/);
-    assert.deepEqual(status.ingress, [{ ip, ipMode: 'VIP', ports: [{ port: 18100, protocol: 'TCP' }] }]);
+    assert.deepEqual(status.ingress, [{ ip, ipMode: 'Proxy', ports: [{ port: 18100, protocol: 'TCP' }] }]);
     assert.deepEqual(await lbApi.ensureLoadBalancer(ctx, 'kubernetes', svc, await nodes()), status);
     assert.deepEqual(await lbApi.getLoadBalancer(ctx, 'kubernetes', svc), { exists: true, status });
     assert.equal(lbApi.getLoadBalancerName(ctx, 'kubernetes', svc), `a${(svc.metadata?.uid ?? '').replaceAll('-', '')}`.slice(0, 32));
@@ -497,7 +497,7 @@ describe('loopback cloud', () => {
     ]);
     // Every request succeeds: node B (no local endpoint, so its NodePort drops traffic) gets none.
     for (let i = 0; i < 8; i++) assert.equal(await backendOf(ip, 18101), POD_A2);
-    // The client IP is the client's own (ipMode VIP: the LB connects onward from it), kept by ETP Local up to the pod.
+    // The client IP is the client's own (the LB connects onward from it), kept by ETP Local up to the pod.
     assert.equal((await get(ip, 18101, '127.9.8.7')).split(' ')[1], '127.9.8.7');
     await cloud.loadBalancer().ensureLoadBalancerDeleted(ctx, 'kubernetes', svc);
   });

@@ -7,7 +7,8 @@
 //
 // config: adminURL (or adminAddress); timeouts? (partial CcmTimeouts, ms); localAddress? (the
 // external client's source address); externalIP? (an address in 127.0.0.0/8 the node proxies may
-// listen on, for the ExternalIP test; default 127.5.0.250); kubeletStop? ("auto", "always" or
+// listen on, for the ExternalIP test; default 127.5.0.250); ingressIPMode? ("VIP" when the cloud's
+// cloud-config says so: then it claims lb.clientIPPreserved; default Proxy); kubeletStop? ("auto", "always" or
 // "never"; default auto): whether the driver marks the Node of a deleted or shut-down instance
 // NotReady itself, as the kubelet's silence would (KubeletStopEmulation). node-sim started with
 // --cloud-admin follows the cloud and stops its kubelet itself: its instances show `followedBy` in
@@ -46,7 +47,6 @@ export const LOOPBACK_CAPABILITIES: readonly Capability[] = [
   'lb.sessionAffinity.clientIP',
   'lb.sourceRanges',
   'lb.etpLocal.healthCheckNodePort',
-  'lb.clientIPPreserved',
   'lb.loadBalancerIP',
   'lb.ipv4',
   'instances.delete',
@@ -105,7 +105,12 @@ export async function loopbackDriver(ctx: DriverContext): Promise<CcmTestDriver>
 
   const driver: CcmTestDriver & { testExternalIP: string } = {
     name: 'loopback',
-    capabilities: new Set<Capability>([...LOOPBACK_CAPABILITIES, ...(upgrade ? (['upgrade'] as const) : [])]),
+    capabilities: new Set<Capability>([
+      ...LOOPBACK_CAPABILITIES,
+      ...(upgrade ? (['upgrade'] as const) : []),
+      // The cloud preserves the client's address either way; the kit's capability means ipMode VIP.
+      ...(ctx.config.ingressIPMode === 'VIP' ? (['lb.clientIPPreserved'] as const) : []),
+    ]),
     timeouts: localTimeouts(ctx.config.timeouts as Partial<CcmTimeouts> | undefined),
     testExternalIP: externalIP,
     nodes: {

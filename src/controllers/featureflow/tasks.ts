@@ -3,6 +3,7 @@
 // task as it should be stored: the leader writes it to the Feature's status after every unit, so
 // that a new leader continues from the stored progress (the continue token of a ClearField) when
 // the old one dies. Every unit is idempotent: doing one again after a crash changes nothing more.
+import { setTimeout as delay } from 'node:timers/promises';
 import { StatusError } from '../../apimachinery/errors.js';
 import { rfc3339 } from '../../apimachinery/times.js';
 import type { KubeObject } from '../../apimachinery/types.js';
@@ -249,18 +250,9 @@ async function clearFieldPage(t: FeatureTask, ctx: TaskContext): Promise<Feature
 }
 
 /** Waits until `untilMs` (Date.now() time), or until the flow stops. */
-function pace(untilMs: number, signal: AbortSignal): Promise<void> {
+async function pace(untilMs: number, signal: AbortSignal): Promise<void> {
   const ms = untilMs - Date.now();
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
+  if (ms > 0) await delay(ms, undefined, { signal }).catch(() => {});
 }
 
 /**

@@ -266,25 +266,17 @@ export class NodeProxy {
         }
         const cip = spec.clusterIP;
         if (cip && cip !== 'None' && port.port) {
-          fromPods.set(`${protocol}/${cip}:${port.port}`, {
+          const key = `${protocol}/${cip}:${port.port}`;
+          const route: Desired = {
             protocol,
             ip: cip,
             port: port.port,
             backends: internalPolicyLocal(svc) ? cat.localEndpoints : cat.clusterEndpoints,
             affinityMs,
             keepSource: true,
-            hasAnyEndpoints: cat.hasAnyEndpoints,
-          });
-        }
-        if (this.opts.clusterIPs && cip && cip !== 'None' && port.port) {
-          desired.set(`${protocol}/${cip}:${port.port}`, {
-            protocol,
-            ip: cip,
-            port: port.port,
-            backends: internalPolicyLocal(svc) ? cat.localEndpoints : cat.clusterEndpoints,
-            affinityMs,
-            keepSource: true,
-          });
+          };
+          fromPods.set(key, { ...route, hasAnyEndpoints: cat.hasAnyEndpoints });
+          if (this.opts.clusterIPs) desired.set(key, route);
         }
       }
       if (spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local' && spec.healthCheckNodePort) {

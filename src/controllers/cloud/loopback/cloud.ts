@@ -2,7 +2,9 @@
 // providerID `loopback://<node>`), which an admin interface can delete, shut down and start;
 // load balancers are real TCP and UDP proxies on their own 127.4.0.0/16 addresses, forwarding to
 // the NodePorts of healthy nodes from the client's own address (every 127/8 address is local, so
-// the onward socket binds to it): the client IP is preserved, and the ingress ipMode is VIP.
+// the onward socket binds to it): the client IP is preserved. The ingress ipMode is Proxy by
+// default (node-sim's proxies never short-circuit a pod's traffic to the ingress address, as
+// kube-proxy does for VIP); `ingressIPMode: VIP` says VIP, for kits whose tests need it.
 // Without `stateDir` all state is in this process: a restart forgets every load balancer and
 // instance, and the service controller's next EnsureLoadBalancer recreates it (maybe on another
 // address). With `stateDir` the cloud outlives its process as a real one outlives its CCM:
@@ -49,6 +51,8 @@ export interface LoopbackCloudOptions {
   readonly udpIdleTimeoutMs?: number;
   /** Keeps the cloud's state in `<stateDir>/state.json` (created if missing): a restart finds it again. */
   readonly stateDir?: string;
+  /** The ingress `ipMode` written to Services' status: `Proxy` (default) or `VIP`. */
+  readonly ingressIPMode?: 'Proxy' | 'VIP';
 }
 
 /** What `stateDir` holds: instances and load balancers (the Service fields the proxies need, their node set). */
@@ -132,9 +136,9 @@ interface LB {
   healthKeys: Map<string, string>;
 }
 
-function statusFor(ip: string, svc: Readonly<Service>): LoadBalancerStatus {
+function statusFor(ip: string, svc: Readonly<Service>, ipMode: 'Proxy' | 'VIP'): LoadBalancerStatus {
   return {
-    ingress: [{ ip, ipMode: 'VIP', ports: (svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })) }],
+    ingress: [{ ip, ipMode, ports: (svc.spec?.ports ?? []).map((p) => ({ port: p.port ?? 0, protocol: p.protocol ?? 'TCP' })) }],
   };
 }
 
@@ -472,7 +476,7 @@ export class LoopbackCloud implements CloudProvider {
       const lb = this.lbs.get(this.lbKey(svc));
       if (lb) return { exists: true, status: this.statusOf(lb) };
       const r = this.restoring.get(this.lbKey(svc));
-      return r ? { exists: true, status: statusFor(r.ip, r.svc) } : { exists: false };
+      return r ? { exists: true, status: statusFor(r.ip, r.svc, this.opts.ingressIPMode ?? 'Proxy') } : { exists: false };
     },
     getLoadBalancerName: (_ctx, _cluster, svc) => defaultLoadBalancerName(svc),
     ensureLoadBalancer: async (ctx, _cluster, svc, nodes) => this.ensure(ctx, svc, nodes),
@@ -653,7 +657,7 @@ export class LoopbackCloud implements CloudProvider {
   }
 
   private statusOf(lb: LB): LoadBalancerStatus {
-    return statusFor(lb.ip, lb.svc);
+    return statusFor(lb.ip, lb.svc, this.opts.ingressIPMode ?? 'Proxy');
   }
 
   /** Closes every load balancer (dropping connections) and stops health checks. */

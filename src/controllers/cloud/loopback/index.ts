@@ -56,6 +56,8 @@ export function loopbackCloudFromConfig(config: string | undefined): LoopbackClo
   }
   if (cfg.stateDir !== undefined && (typeof cfg.stateDir !== 'string' || !cfg.stateDir))
     throw new Error('loopback cloud config: stateDir must be a directory name');
+  if (cfg.ingressIPMode !== undefined && cfg.ingressIPMode !== 'Proxy' && cfg.ingressIPMode !== 'VIP')
+    throw new Error(`loopback cloud config: ingressIPMode must be Proxy or VIP, not ${JSON.stringify(cfg.ingressIPMode)}`);
   const admin = cfg.adminAddress;
   if (!admin) return new LoopbackCloud(cfg);
   const i = admin.lastIndexOf(':');
