@@ -5,6 +5,7 @@
 // answer carries every instance, so a missed change, a restarted cloud (a new cursor epoch) or a
 // restarted node-sim all converge on the next answer. Failures are logged and retried with
 // exponential backoff; they never stop node-sim.
+import { setTimeout as delay } from 'node:timers/promises';
 import { asLogger, type Logger } from '../../golang/klog.js';
 
 /** The part of NodeSim the link drives. */
@@ -48,17 +49,8 @@ export function parseCloudAdminURL(raw: string): string {
 
 const epochOf = (cursor: string): string => cursor.split(':')[0] ?? '';
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+/** Waits `ms`, or less when the follower stops. */
+const sleep = (ms: number, signal: AbortSignal): Promise<void> => delay(ms, undefined, { signal }).catch(() => {});
 
 /** Powers the sim's machines off and on as the cloud says, until `stop`. */
 export function followCloud(opts: CloudFollowOptions): { stop(): Promise<void> } {

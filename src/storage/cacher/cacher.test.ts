@@ -21,6 +21,16 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The values of a watch's next `n` events (progress events count, and add nothing), 2 s each at most. */
+async function nextValues(watch: AsyncIterator<WatchEvent>, n: number): Promise<string[]> {
+  const got: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await withTimeout(watch.next(), 2_000, 'recent watch');
+    if (!r.done && r.value.type !== 'progress') got.push(dec(r.value.kv));
+  }
+  return got;
+}
+
 async function cached(inner: Storage, opts: CachingStorageOptions = {}, prefix = '/registry/'): Promise<CachingStorage> {
   const cacher = new CachingStorage(inner, opts);
   await cacher.register(prefix);
@@ -171,12 +181,7 @@ describe('cacher', () => {
       // The inner store still has that history: the 410 comes from the cache's ring.
       assert.equal(await inner.oldestRevision(), 1);
       const recent = s.watch('/registry/ring/', { afterRevision: kv.modRevision - 5, signal: ac.signal })[Symbol.asyncIterator]();
-      const got: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const r = await withTimeout(recent.next(), 2_000, 'recent watch');
-        if (!r.done && r.value.type !== 'progress') got.push(dec(r.value.kv));
-      }
-      assert.deepEqual(got, ['26', '27', '28', '29', '30']);
+      assert.deepEqual(await nextValues(recent, 5), ['26', '27', '28', '29', '30']);
     } finally {
       ac.abort();
       await s.close();
@@ -205,12 +210,7 @@ describe('cacher', () => {
       const old = s.watch('/registry/size/', { afterRevision: first, signal: ac.signal })[Symbol.asyncIterator]();
       await assert.rejects(withTimeout(old.next(), 2_000, 'old watch'), (e: unknown) => e instanceof ExpiredError && e.requested === first);
       const recent = s.watch('/registry/size/', { afterRevision: kv.modRevision - 2, signal: ac.signal })[Symbol.asyncIterator]();
-      const got: string[] = [];
-      for (let i = 0; i < 2; i++) {
-        const e = await withTimeout(recent.next(), 2_000, 'recent watch');
-        if (!e.done && e.value.type !== 'progress') got.push(dec(e.value.kv));
-      }
-      assert.deepEqual(got, ['late0', 'late1']);
+      assert.deepEqual(await nextValues(recent, 2), ['late0', 'late1']);
     } finally {
       ac.abort();
       await s.close();
