@@ -10,7 +10,7 @@
 // --if-stale (npm start's prestart): build only when dist/ is missing or older than a file it is
 // built from (src/ but tests and testdata, the tsconfigs, this script), so the first `npm start`
 // after `npm install` builds, and later ones start at once unless the source changed.
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -74,7 +74,23 @@ if (process.argv.includes('--if-stale')) {
 const started = Date.now();
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+// tsc prints nothing until it is done (1–3 minutes on 2 cores), so say that it is still working.
+console.error('[build] compiling src/ with tsc (1–3 minutes on a 2-core machine) …');
+const heartbeat = setInterval(() => console.error(`[build] still compiling: ${Math.round((Date.now() - started) / 1000)} s`), 15_000);
+/** @type {number} */
+const code = await new Promise((resolveExit) => {
+  const child = spawn(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+  child.on('error', (/** @type {Error} */ err) => {
+    console.error(`[build] could not run tsc: ${err.message}`);
+    resolveExit(1);
+  });
+  child.on('exit', (c, signal) => resolveExit(signal ? 1 : (c ?? 1)));
+});
+clearInterval(heartbeat);
+if (code !== 0) {
+  console.error(`[build] tsc failed (exit ${code}); dist/ is incomplete: fix the errors above and run npm run build`);
+  process.exit(code);
+}
 const copied = assets(src, []);
 for (const from of copied) {
   const to = join(dist, relative(src, from));
