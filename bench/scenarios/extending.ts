@@ -151,7 +151,9 @@ async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'w
       return r.status === 403;
     });
     admin.close();
-    const rate = 200;
+    // The goal's rate; KPLANE_BENCH_WEBHOOK_RATE changes it to look at the tail on a machine too
+    // loaded to keep up with 200/s (the goal is judged at 200 only).
+    const rate = Number(process.env.KPLANE_BENCH_WEBHOOK_RATE ?? 200);
     const lat: Record<string, number> = {};
     const pacedCpu: Record<string, CpuPerOp> = {};
     for (const [target, srv] of Object.entries(servers)) {
