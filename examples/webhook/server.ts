@@ -22,7 +22,8 @@ export const CREATED_BY = 'example.kplane.io/created-by';
 /** The namespace label that turns the webhooks on (their namespaceSelector). */
 export const NAMESPACE_LABEL = 'example.kplane.io/webhook';
 
-const CREDENTIAL_KEYS = new Set(['password', 'passwd', 'token', 'secret', 'apikey', 'api-key', 'private-key']);
+const CREDENTIALS = ['password', 'passwd', 'token', 'secret', 'apikey', 'api-key', 'private-key'];
+const CREDENTIAL_KEYS = new Set(CREDENTIALS);
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -53,7 +54,7 @@ export function validate(review: AdmissionReview<ConfigMap>): AdmissionResponse 
       status: { code: 403, reason: 'Forbidden', message: `data key ${JSON.stringify(bad[0])} looks like a credential: store it in a Secret` },
     };
   }
-  const suspicious = keys.filter((k) => [...CREDENTIAL_KEYS].some((c) => k.toLowerCase().includes(c)));
+  const suspicious = keys.filter((k) => CREDENTIALS.some((c) => k.toLowerCase().includes(c)));
   return {
     uid: req.uid,
     allowed: true,
@@ -140,6 +141,11 @@ export async function startExampleWebhook(opts: { host?: string; port?: number }
   const ca = createCertificateAuthority({ commonName: 'example-webhook-ca' });
   const serving = issueCertificate(ca, { commonName: 'example-webhook', hosts: [host], usage: 'server' });
   const server = createServer({ cert: serving.certPem, key: serving.keyPem }, handle);
+  // Idle connections are kept 2 minutes (node's default is 5 s; a Go server keeps them until its
+  // IdleTimeout, unset by default): longer than kube-apiserver's and kplane's 90 s, so the caller
+  // closes an idle connection first and a call never waits for a new TLS handshake, nor meets a
+  // connection this server has just closed, after a lull of a few seconds.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, resolve);

@@ -1,10 +1,12 @@
 // The webhook client against a real HTTPS server on loopback: calls reuse kept-alive connections,
-// and an answer cut after its status line reads as Go's `unexpected EOF`. (The other failures,
+// an answer cut after its status line reads as Go's `unexpected EOF`, and a call that meets a
+// kept-alive connection the server closes is sent again on a new one (never a new connection's). (The other failures,
 // hang, refused, 500, garbage, unknown CA, are proven through kubectl in
 // test/e2e/admission-webhooks.test.ts.)
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { createCertificateAuthority, issueCertificate } from '../../server/certs.js';
 import { CallError, newEndpoint, post, type WebhookEndpoint } from './client.js';
@@ -16,8 +18,10 @@ describe('webhook client', () => {
   let url = '';
   let caBundle = '';
 
+  let ca: ReturnType<typeof createCertificateAuthority>;
+
   before(async () => {
-    const ca = createCertificateAuthority({ commonName: 'client-test-ca' });
+    ca = createCertificateAuthority({ commonName: 'client-test-ca' });
     const cert = issueCertificate(ca, { commonName: 'webhook', hosts: ['127.0.0.1'], usage: 'server' });
     server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
       req.resume();
@@ -39,10 +43,50 @@ describe('webhook client', () => {
     ep = newEndpoint(`${url}/ok`, caBundle);
   });
 
+  // A bare HTTP/1.1 server over TLS whose connections answer their first request and are closed by
+  // the server when the next one comes (as if its idle timeout fired just then), without a
+  // Keep-Alive hint; on /refuse it closes any connection when its request comes.
+  let closing: TlsServer;
+  let closingURL = '';
+  const seen = { connections: 0, requests: 0, refused: 0 };
+  const sockets = new Set<TLSSocket>();
+
+  before(async () => {
+    const cert = issueCertificate(ca, { commonName: 'closing', hosts: ['127.0.0.1'], usage: 'server' });
+    closing = createTlsServer({ cert: cert.certPem, key: cert.keyPem }, (socket) => {
+      seen.connections++;
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      let served = 0;
+      let buf = '';
+      socket.setEncoding('latin1').on('data', (d: string) => {
+        buf += d;
+        const head = buf.indexOf('\r\n\r\n');
+        if (head < 0) return;
+        const length = Number(/content-length: *(\d+)/i.exec(buf.slice(0, head))?.[1] ?? 0);
+        if (buf.length < head + 4 + length) return;
+        const refuse = buf.startsWith('POST /refuse');
+        buf = buf.slice(head + 4 + length);
+        seen.requests++;
+        if (refuse || served > 0) {
+          if (refuse) seen.refused++;
+          socket.destroy();
+          return;
+        }
+        served++;
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+      });
+    });
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', r));
+    closingURL = `https://127.0.0.1:${(closing.address() as AddressInfo).port}`;
+  });
+
   after(async () => {
     ep.release();
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => closing.close(r));
   });
 
   it('calls one after another reuse kept-alive connections', async () => {
@@ -62,6 +106,34 @@ describe('webhook client', () => {
       });
     } finally {
       trusted.release();
+    }
+  });
+
+  it('a kept-alive connection the server closes as a call comes: the call is sent again on a new one', async () => {
+    const hook = newEndpoint(`${closingURL}/validate`, caBundle);
+    try {
+      assert.equal((await post(hook, Buffer.from('{}'), 10)).toString(), '{}');
+      // Once undici has marked the connection idle (it does so on the next turn of the event loop),
+      // the next call goes out on it and the server closes it.
+      await new Promise((r) => setImmediate(r));
+      assert.equal((await post(hook, Buffer.from('{}'), 10)).toString(), '{}');
+      assert.deepEqual({ connections: seen.connections, requests: seen.requests }, { connections: 2, requests: 3 });
+    } finally {
+      hook.release();
+    }
+  });
+
+  it('a new connection closed under its first call is not tried again: EOF', async () => {
+    const hook = newEndpoint(`${closingURL}/refuse`, caBundle);
+    try {
+      await assert.rejects(post(hook, Buffer.from('{}'), 10), (e: unknown) => {
+        assert.ok(e instanceof CallError);
+        assert.equal(e.message, `Post "${closingURL}/refuse?timeout=10s": EOF`);
+        return true;
+      });
+      assert.equal(seen.refused, 1);
+    } finally {
+      hook.release();
     }
   });
 });

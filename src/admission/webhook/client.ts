@@ -22,6 +22,8 @@ export interface ServiceReference {
 
 /** Connections per address, as the node Agent's maxSockets was (Go's transport has no cap). */
 const MAX_CONNECTIONS = 64;
+/** How long an idle connection is kept: Go's http.DefaultTransport IdleConnTimeout. */
+const IDLE_CONNECTION_MS = 90_000;
 
 /**
  * Where a webhook is called: its URL and its keep-alive connections (an undici Pool per address
@@ -31,8 +33,11 @@ const MAX_CONNECTIONS = 64;
  * webhookutil's ClientManager, kubernetes#82090): with HTTP/2 every call would share one connection
  * and the calls to a webhook with several replicas would not spread. undici's HTTP/1.1 client
  * costs about 40 % less CPU per call than node:https's (ClientRequest and the Agent's socket
- * bookkeeping), and both ends see the same bytes; it closes an idle connection before the server's
- * `Keep-Alive: timeout=` hint would, so a call rarely meets a connection the server has closed.
+ * bookkeeping), and both ends see the same bytes. An idle connection is kept 90 s, as Go's
+ * transport (IdleConnTimeout of http.DefaultTransport, which client-go's transports keep), or
+ * until shortly before the server's `Keep-Alive: timeout=` hint: a connection opened for a burst
+ * of calls is still there for the next burst, instead of a TLS handshake in its way. A call that
+ * meets a kept-alive connection the server closed is sent again (see Call.onError).
  */
 export class WebhookEndpoint {
   readonly url: URL;
@@ -44,6 +49,12 @@ export class WebhookEndpoint {
   private readonly pools = new Map<string, Pool>();
   private calls = 0;
   private released = false;
+  /**
+   * Set when a pool has just opened a connection, read by the call undici then writes on it:
+   * undici emits `connect` and writes the connection's first request in one synchronous run, so
+   * the call that finds this set is that first request, and any other is on a reused connection.
+   */
+  connected = false;
 
   constructor(rawURL: string | { ref: ServiceReference; resolver: ServiceResolver }, caBundle: string | undefined) {
     if (typeof rawURL === 'string') {
@@ -66,8 +77,13 @@ export class WebhookEndpoint {
       pool = new Pool(origin, {
         connections: MAX_CONNECTIONS,
         pipelining: 1,
+        keepAliveTimeout: IDLE_CONNECTION_MS,
+        keepAliveMaxTimeout: IDLE_CONNECTION_MS,
         // A service: its certificate verified for <name>.<namespace>.svc, wherever it is dialled.
         connect: { secureContext: this.secureContext, ...(this.service ? { servername: this.service.hostPort.replace(/:\d+$/, '') } : {}) },
+      });
+      pool.on('connect', () => {
+        this.connected = true;
       });
       this.pools.set(origin, pool);
     }
@@ -145,8 +161,7 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
   }
   return new Promise<Buffer>((resolve, reject) => {
     // dispatch, not request(): the answer is gathered by the handler, without a body stream per call.
-    const call = new Call(shown, target, dial, resolve, reject, timeoutSeconds);
-    ep.poolFor(dial).dispatch({ ...options, body }, call);
+    new Call(ep, ep.poolFor(dial), { ...options, body }, shown, target, dial, resolve, reject, timeoutSeconds).send();
   });
 }
 
@@ -159,10 +174,15 @@ class Call implements Dispatcher.DispatchHandlers {
   private abort: ((err?: Error) => void) | undefined;
   private code = 0;
   private answered = false;
-  private readonly chunks: Buffer[] = [];
+  /** The attempt under way went out on a connection that had carried calls before. */
+  private reused = false;
+  private chunks: Buffer[] = [];
   private readonly timer: NodeJS.Timeout;
 
   constructor(
+    private readonly ep: WebhookEndpoint,
+    private readonly pool: Pool,
+    private readonly request: Dispatcher.DispatchOptions,
     private readonly shown: string,
     private readonly target: URL,
     private readonly dial: ServiceTarget | undefined,
@@ -176,6 +196,10 @@ class Call implements Dispatcher.DispatchHandlers {
     }, timeoutSeconds * 1000);
   }
 
+  send(): void {
+    this.pool.dispatch(this.request, this);
+  }
+
   private fail(why: string): void {
     if (this.settled) return;
     this.settled = true;
@@ -185,6 +209,8 @@ class Call implements Dispatcher.DispatchHandlers {
 
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
+    this.reused = !this.ep.connected;
+    this.ep.connected = false;
     if (this.settled) abort();
   }
 
@@ -215,6 +241,22 @@ class Call implements Dispatcher.DispatchHandlers {
   }
 
   onError(e: NodeJS.ErrnoException): void {
+    // A kept-alive connection the server closed (its idle timeout) as the call went out on it, with
+    // no answer: sent again on another connection, as Go's transport retries a request on a reused
+    // connection the server closed before it took the request (shouldRetryRequest:
+    // nothingWrittenError, errServerClosedIdle). undici itself re-sends only what it had not
+    // written yet; Go finds out sooner (its read loop sees the close while the connection is idle).
+    // Never for a new connection, nor once an answer began: then the server saw the call.
+    if (!this.settled && this.reused && !this.answered && isClosed(e) && e.code !== 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+      this.reused = false;
+      this.chunks = [];
+      this.abort = undefined;
+      // Not from inside undici's close handling of the old connection.
+      queueMicrotask(() => {
+        if (!this.settled) this.send();
+      });
+      return;
+    }
     // Cut after the status line: Go reads the body to its end and says so.
     this.fail(`${this.shown}: ${this.answered && isClosed(e) ? 'unexpected EOF' : goNetError(e, this.target, this.dial)}`);
   }
