@@ -22,6 +22,7 @@ import { checkTLSCipherSuites, checkTLSVersion } from '../server/tls-options.js'
 import { defaultControllers } from '../controllers/index.js';
 import { invalidDynamicFeatures } from '../controllers/dynamicfeatures.js';
 import { featureGateFromFlags } from './feature-flags.js';
+import { argumentError, unreadableFlagFile } from './flag-errors.js';
 import { CONTROLLER_MANAGER_USAGE } from './controller-manager.js';
 import { LOGGING_OPTIONS, LOGGING_USAGE, loggerFromFlags, normalizeShortVerbosity } from './logging.js';
 
@@ -186,8 +187,34 @@ function dynamicFeaturesUsage(): string {
 }
 
 /** `kplane serve`; `commandsUsage` is the help text's first part, main.ts's list of commands. */
-export async function serve(argv: string[], commandsUsage: string): Promise<void> {
-  const { values } = parseArgs({
+/**
+ * The flags naming a file serve reads, checked before anything starts. Not here: the files whose
+ * loaders already name them as kube-apiserver does (--authorization-webhook-config-file,
+ * --encryption-provider-config, --audit-policy-file).
+ */
+const FILE_FLAGS = [
+  'token-auth-file',
+  'client-ca-file',
+  'authentication-config',
+  'requestheader-client-ca-file',
+  'proxy-client-cert-file',
+  'proxy-client-key-file',
+  'service-account-signing-key-file',
+  'service-account-key-file',
+] as const;
+
+/** serve's flags, parsed; a flag it does not know or a stray argument stops it (exit 2) with a hint. */
+function parseServeArgs(argv: string[]): ReturnType<typeof parseServeOptions> {
+  try {
+    return parseServeOptions(argv);
+  } catch (e) {
+    const flags = [...new Set((SERVE_USAGE.match(/--[a-z0-9][a-z0-9-]*/g) ?? []).map((f) => f.slice(2)))];
+    return fail(argumentError((e as Error).message, flags));
+  }
+}
+
+function parseServeOptions(argv: string[]) {
+  return parseArgs({
     args: normalizeShortVerbosity(argv),
     options: {
       ...LOGGING_OPTIONS,
@@ -259,10 +286,17 @@ export async function serve(argv: string[], commandsUsage: string): Promise<void
     },
     allowPositionals: false,
   });
+}
+
+export async function serve(argv: string[], commandsUsage: string): Promise<void> {
+  const { values } = parseServeArgs(argv);
   if (values.help) {
     process.stdout.write(commandsUsage + SERVE_USAGE);
     return;
   }
+  // Every file a flag names is checked before anything starts: a missing one names its flag.
+  const unreadable = unreadableFlagFile(FILE_FLAGS.map((f) => [f, values[f]]));
+  if (unreadable) fail(unreadable);
   const logging = loggerFromFlags(values);
   if ('invalid' in logging) fail(logging.invalid);
   const { logger } = logging;

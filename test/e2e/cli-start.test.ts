@@ -1,7 +1,8 @@
 // What a new user meets when `kplane serve` cannot start, and the README's other promises about the
 // command line: a busy port fails before anything is created, and names the flag (with the npm form
 // when run through `npm start`); a data dir held by another server names --data-dir; `kplane --help`
-// lines up; `npm run tools -- <group>` installs only that group; the watch cache self-check flag.
+// lines up; `npm run tools -- <group>` installs only that group; the watch cache self-check flag; a
+// missing file names its flag; `npm start --flag value` (npm takes the flag) says to put it after --.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -138,5 +139,24 @@ describe('kplane serve --modules', () => {
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /^kplane: invalid argument "nosuch" for "--modules" flag: unknown module "nosuch" \(known: /);
     assert.equal(existsSync(dataDir), false);
+  });
+});
+
+describe('kplane serve with a mistake on the command line', () => {
+  it('a file flag naming a missing file names the flag and the path, before creating the data dir', async () => {
+    const dataDir = join(dir, 'missing-file');
+    const r = await kplane(['serve', '--data-dir', dataDir, '--secure-port', '0', '--token-auth-file', 'nosuch-tokens.csv']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, `kplane: --token-auth-file=nosuch-tokens.csv: no such file (${join(repoRoot, 'nosuch-tokens.csv')})\n`);
+    assert.equal(existsSync(dataDir), false);
+  });
+
+  it('npm start --secure-port 16443 (npm keeps the flag) gives the command with "--"', async () => {
+    const r = await kplane(['serve', '16443'], { npm_lifecycle_event: 'start', npm_config_secure_port: 'true' });
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(
+      r.stderr,
+      'kplane: unexpected argument "16443": npm took --secure-port as its own option; through npm, flags go after "--": npm start -- --secure-port 16443\n',
+    );
   });
 });

@@ -23,6 +23,7 @@ const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 const SERVICE_ACCOUNTS = { group: '', version: 'v1', resource: 'serviceaccounts' };
 const CLUSTER_ROLES = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
+const RESOURCE_QUOTAS = { group: '', version: 'v1', resource: 'resourcequotas' };
 
 interface AuditEvent {
   stage: string;
@@ -39,6 +40,7 @@ const CONTROLLER_SERVICE_ACCOUNTS = [
   'service-account-controller',
   'root-ca-cert-publisher',
   'clusterrole-aggregation-controller',
+  'resourcequota-controller',
 ];
 
 const sa = (name: string): string => `system:serviceaccount:kube-system:${name}`;
@@ -145,6 +147,41 @@ describe('in-process controllers under their own identities (RBAC)', { timeout: 
       masters.map((e) => `${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name}`),
       [],
     );
+  });
+
+  // The README's quota walk under `kplane serve` (RBAC): the quota controller writes the status that
+  // turns enforcement on, as system:serviceaccount:kube-system:resourcequota-controller.
+  it('the resource quota controller writes quota status as its own ServiceAccount', async () => {
+    await admin.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'quota-rbac' } });
+    await admin.create(RESOURCE_QUOTAS, 'quota-rbac', {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'objects' },
+      spec: { hard: { 'count/configmaps': '2' } },
+    });
+    await eventually(
+      15_000,
+      'quota-rbac/objects status.used',
+      async () => {
+        const q = await admin.get<KubeObject & { status?: { used?: Record<string, string> } }>(RESOURCE_QUOTAS, 'quota-rbac', 'objects');
+        return q.status?.used?.['count/configmaps'] !== undefined ? true : undefined;
+      },
+      {
+        context: () =>
+          logs
+            .filter((l) => l.includes('resourcequota'))
+            .slice(-3)
+            .join('\n'),
+      },
+    );
+    const write = await eventually(5_000, 'the quota status update in the audit log', async () =>
+      events().find(
+        (e) =>
+          e.verb === 'update' && e.objectRef?.resource === 'resourcequotas' && e.objectRef?.subresource === 'status' && e.objectRef?.namespace === 'quota-rbac',
+      ),
+    );
+    assert.equal(write.user.username, sa('resourcequota-controller'));
+    assert.equal(write.responseStatus?.code, 200);
   });
 
   it('a permission taken from a controller role makes its request a 403, and the controller logs it', async () => {

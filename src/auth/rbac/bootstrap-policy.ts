@@ -101,6 +101,12 @@ const CONTROLLER_ROLES: { name: string; rules: PolicyRule[] }[] = [
     ],
   },
   {
+    // Upstream's rules, and `get` on resourcequotas: kplane's controller reads the quota it syncs
+    // from the API (its resourceVersion guards the status update) rather than from a lister.
+    name: 'resourcequota-controller',
+    rules: [rule(['list', 'watch'], ['*'], ['*']), rule(['get'], [''], ['resourcequotas']), rule(['update'], [''], ['resourcequotas/status']), eventsRule()],
+  },
+  {
     name: 'service-account-controller',
     rules: [rule(['create'], [''], ['serviceaccounts']), eventsRule()],
   },

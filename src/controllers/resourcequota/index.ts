@@ -213,7 +213,7 @@ export class ResourceQuotaController implements Runnable {
 /** The resource quota controller, as kube-controller-manager's `resourcequota`. */
 export function resourceQuotaController(opts: ResourceQuotaControllerOptions = {}): ControllerFactory {
   return controllerFactory(
-    'resourcequota',
+    { name: 'resourcequota', serviceAccountName: 'resourcequota-controller' },
     (ctx) => new ResourceQuotaController(ctx.client, ctx.manager, { ...opts, log: ctx.log, ...(ctx.metrics ? { registry: ctx.metrics } : {}) }),
   );
 }
