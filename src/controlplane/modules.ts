@@ -31,6 +31,10 @@ import {
   validatingWebhookConfigurations,
 } from '../registry/admissionregistration/index.js';
 import { PolicyCache, WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
+import { MUTATING_POLICY_VERSION, MutatingPolicyCache, mutatingAdmissionPolicyResources } from '../registry/admissionregistration/mutating-policy.js';
+import { mutatingAdmissionPolicyPlugin } from '../admission/policy/mutating.js';
+import { typeOf } from '../apimachinery/apply/index.js';
+import { refTo, resolveSchema } from '../apimachinery/schema.js';
 import { policyStatusController, type PolicyStatusController } from './policy-status.js';
 import { validatingAdmissionPolicyPlugin, type ParamLookup, type PolicyCheckObserver } from '../admission/policy/validating.js';
 import { matchesLabels } from '../apimachinery/labels.js';
@@ -194,10 +198,17 @@ export function admissionRegistration(): ApiModule {
   let mutating: WebhookConfigurationCache | undefined;
   let validating: WebhookConfigurationCache | undefined;
   let policies: PolicyCache | undefined;
+  let mutatingPolicies: MutatingPolicyCache | undefined;
   let policyStatus: PolicyStatusController | undefined;
   return {
     name: 'admissionregistration.k8s.io',
-    resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings],
+    resources: [
+      mutatingWebhookConfigurations,
+      validatingWebhookConfigurations,
+      validatingAdmissionPolicies,
+      validatingAdmissionPolicyBindings,
+      ...mutatingAdmissionPolicyResources,
+    ],
     admission: (ctx) => {
       const store = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', 'v1', plural)?.store;
       mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log, ctx.serviceResolver);
@@ -243,21 +254,31 @@ export function admissionRegistration(): ApiModule {
         return { namespaced, items: list.items.filter((o) => matchesLabels(ref.selector!, o.metadata?.labels ?? {})) };
       };
       const observePolicy = policyCheckMetric(ctx.metrics);
+      const mapStore = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', MUTATING_POLICY_VERSION, plural)?.store;
+      mutatingPolicies = new MutatingPolicyCache(mapStore('mutatingadmissionpolicies'), mapStore('mutatingadmissionpolicybindings'), ctx.log);
+      // The structured-merge type of a request's kind, for apply configurations.
+      const type = (a: { resource: { group: string; version: string; resource: string } }) => {
+        const r = ctx.registry.lookup(a.resource.group, a.resource.version, a.resource.resource);
+        if (!r) return undefined;
+        const defs = ctx.registry.definitions;
+        return typeOf(resolveSchema(defs, refTo(r.descriptor.definitionName)), defs);
+      };
       return [
+        mutatingAdmissionPolicyPlugin({ source: mutatingPolicies, namespace, params, type }),
         mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...(observe ? { observe } : {}) }),
         validatingAdmissionPolicyPlugin({ source: policies, namespace, params, ...(observePolicy ? { observe: observePolicy } : {}) }),
         validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}) }),
       ];
     },
     async bootstrap(ctx) {
-      await Promise.all([mutating?.start(), validating?.start(), policies?.start()]);
+      await Promise.all([mutating?.start(), validating?.start(), policies?.start(), mutatingPolicies?.start()]);
       // status.typeChecking of the policies (policy-status.ts).
       policyStatus = policyStatusController(ctx.registry, ctx.client, ctx.log);
       await policyStatus.start();
     },
     async shutdown() {
       await policyStatus?.stop();
-      await Promise.all([mutating?.close(), validating?.close(), policies?.close()]);
+      await Promise.all([mutating?.close(), validating?.close(), policies?.close(), mutatingPolicies?.close()]);
     },
   };
 }
