@@ -32,7 +32,7 @@ import {
 } from '../registry/admissionregistration/index.js';
 import { PolicyCache, WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
 import { MUTATING_POLICY_VERSION, MutatingPolicyCache, mutatingAdmissionPolicyResources } from '../registry/admissionregistration/mutating-policy.js';
-import { mutatingAdmissionPolicyPlugin } from '../admission/policy/mutating.js';
+import { mutatingAdmissionPolicyPlugin, type MutationObserver } from '../admission/policy/mutating.js';
 import { typeOf } from '../apimachinery/apply/index.js';
 import { refTo, resolveSchema } from '../apimachinery/schema.js';
 import { policyStatusController, type PolicyStatusController } from './policy-status.js';
@@ -189,6 +189,30 @@ function policyCheckMetric(registry: Registry | undefined): PolicyCheckObserver 
   };
 }
 
+/** apiserver_mutating_admission_policy_check_total and _check_duration_seconds, as upstream's mutating policy metrics. */
+function mutationCheckMetric(registry: Registry | undefined): MutationObserver | undefined {
+  if (!registry) return undefined;
+  const labelNames = ['policy', 'policy_binding', 'error_type'] as const;
+  const total = new Counter({
+    name: 'apiserver_mutating_admission_policy_check_total',
+    help: 'Mutation admission policy check total, labeled by policy and further identified by binding.',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'apiserver_mutating_admission_policy_check_duration_seconds',
+    help: 'Mutation admission latency for individual mutation expressions in seconds, labeled by policy and binding.',
+    labelNames,
+    buckets: [0.0000005, 0.001, 0.01, 0.1, 1.0],
+    registers: [registry],
+  });
+  return (policy, binding, errorType, seconds) => {
+    const labels = { policy, policy_binding: binding, error_type: errorType };
+    total.inc(labels);
+    duration.observe(labels, seconds);
+  };
+}
+
 /**
  * admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration and MutatingWebhookConfiguration,
  * ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding.
@@ -254,6 +278,7 @@ export function admissionRegistration(): ApiModule {
         return { namespaced, items: list.items.filter((o) => matchesLabels(ref.selector!, o.metadata?.labels ?? {})) };
       };
       const observePolicy = policyCheckMetric(ctx.metrics);
+      const observeMutation = mutationCheckMetric(ctx.metrics);
       const mapStore = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', MUTATING_POLICY_VERSION, plural)?.store;
       mutatingPolicies = new MutatingPolicyCache(mapStore('mutatingadmissionpolicies'), mapStore('mutatingadmissionpolicybindings'), ctx.log);
       // The structured-merge type of a request's kind, for apply configurations.
@@ -264,7 +289,7 @@ export function admissionRegistration(): ApiModule {
         return typeOf(resolveSchema(defs, refTo(r.descriptor.definitionName)), defs);
       };
       return [
-        mutatingAdmissionPolicyPlugin({ source: mutatingPolicies, namespace, params, type }),
+        mutatingAdmissionPolicyPlugin({ source: mutatingPolicies, namespace, params, type, ...(observeMutation ? { observe: observeMutation } : {}) }),
         mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...(observe ? { observe } : {}) }),
         validatingAdmissionPolicyPlugin({ source: policies, namespace, params, ...(observePolicy ? { observe: observePolicy } : {}) }),
         validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}) }),

@@ -10,7 +10,7 @@ import type { OpenAPISchema } from '../../apimachinery/schema.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { rewriteConstructions } from '../cel/construct.js';
 import type { AdmissionAttributes } from '../interfaces.js';
-import { compileMutatingPolicies, mutatingAdmissionPolicyPlugin } from './mutating.js';
+import { compileMutatingPolicies, mutatingAdmissionPolicyPlugin, type MutationObserver } from './mutating.js';
 import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, Mutation } from './mutating-types.js';
 
 const schema: OpenAPISchema = {
@@ -73,7 +73,7 @@ const apply = (expression: string): Mutation => ({ patchType: 'ApplyConfiguratio
 const patch = (expression: string): Mutation => ({ patchType: 'JSONPatch', jsonPatch: { expression } });
 const bind = (p: string): MutatingAdmissionPolicyBinding => ({ metadata: { name: `${p}-binding` }, spec: { policyName: p } });
 
-async function run(policies: MutatingAdmissionPolicy[], object = obj()): Promise<{ object: KubeObject; error?: StatusError }> {
+async function run(policies: MutatingAdmissionPolicy[], object = obj(), observe?: MutationObserver): Promise<{ object: KubeObject; error?: StatusError }> {
   const compiled = compileMutatingPolicies(
     policies,
     policies.map((p) => bind(p.metadata!.name!)),
@@ -83,6 +83,7 @@ async function run(policies: MutatingAdmissionPolicy[], object = obj()): Promise
     namespace: async () => undefined,
     params: async () => ({ namespaced: false, items: [] }),
     type: () => type,
+    ...(observe ? { observe } : {}),
   });
   try {
     await plugin.admit!(attrs(object));
@@ -144,6 +145,19 @@ describe('MutatingAdmissionPolicy plugin', () => {
     assert.equal(never.object.metadata?.labels?.seen, 'no');
     const ifNeeded = await run([policy('a', [seen], { reinvocationPolicy: 'IfNeeded' }), later]);
     assert.equal(ifNeeded.object.metadata?.labels?.seen, 'yes');
+  });
+
+  it('each mutation is observed for the check metrics with its error type', async () => {
+    const seen: string[] = [];
+    await run(
+      [
+        policy('a', [apply("Object{metadata: Object.metadata{labels: {'x': 'y'}}}"), apply('Object{metadata: object.nosuch}')], { failurePolicy: 'Ignore' }),
+        policy('b', [apply('Object{')], { failurePolicy: 'Ignore' }),
+      ],
+      obj(),
+      (p, b, errorType) => seen.push(`${p}/${b}/${errorType}`),
+    );
+    assert.deepEqual(seen, ['a/a-binding/no_error', 'a/a-binding/invalid_error', 'b/b-binding/compile_error']);
   });
 
   it('the construction rewrite leaves strings and member names alone', () => {

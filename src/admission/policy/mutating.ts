@@ -17,6 +17,7 @@ import { DEDUCED, type TypeRef } from '../../apimachinery/apply/index.js';
 import { mergeTyped } from '../../apimachinery/apply/merge-values.js';
 import { validateTyped } from '../../apimachinery/apply/typed.js';
 import { RUNTIME_CEL_COST_BUDGET } from '../../apimachinery/cel/expressions.js';
+import { CostExceeded } from '../../apimachinery/cel/library.js';
 import { applyJsonPatchOperations } from '../../apimachinery/patch/json-patch.js';
 import type { JsonValue, KubeObject } from '../../apimachinery/types.js';
 import { JSONPatchValue, ObjectValue, celToJSON, checkTypeNames } from '../cel/construct.js';
@@ -67,13 +68,24 @@ export interface MutatingPolicySource {
   policies(): readonly CompiledMutatingPolicy[];
 }
 
+/** apiserver_mutating_admission_policy_check_total (and its duration): one per mutation evaluated. */
+export type MutationObserver = (
+  policy: string,
+  binding: string,
+  errorType: 'no_error' | 'compile_error' | 'invalid_error' | 'out_of_budget',
+  seconds: number,
+) => void;
+
 export interface MutatingPolicyPluginOptions {
   readonly source: MutatingPolicySource;
   readonly namespace: NamespaceLookup;
   readonly params: ParamLookup;
   /** The structured-merge type of the request's kind (its OpenAPI schema); undefined: deduced. */
   readonly type: (a: AdmissionAttributes) => TypeRef | undefined;
+  readonly observe?: MutationObserver;
 }
+
+const COST_EXCEEDED = new CostExceeded().message;
 
 const byName = (a: { metadata?: { name?: string } }, b: { metadata?: { name?: string } }): number =>
   (a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1;
@@ -339,13 +351,22 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
     if (p.variables.size) vars.variables = lazyVariables(p.variables, () => act);
     for (const m of p.mutations) {
       act.remaining = RUNTIME_CEL_COST_BUDGET;
+      const started = performance.now();
       let err: string | undefined;
+      let budget = false;
       try {
         err = mutateOnce(m, act, a, type ?? DEDUCED);
       } catch (e) {
         if (!(e instanceof OutOfBudget)) throw e;
         err = e.message;
+        budget = true;
       }
+      opts.observe?.(
+        p.name,
+        b.name,
+        err === undefined ? 'no_error' : 'error' in m.compiled ? 'compile_error' : budget || err.includes(COST_EXCEEDED) ? 'out_of_budget' : 'invalid_error',
+        (performance.now() - started) / 1000,
+      );
       if (err !== undefined) fail(p, { policy: p.name, binding: b.name, message: err, reason: 'Invalid' });
       else vars.object = toCEL(a.object);
     }
