@@ -33,7 +33,7 @@ import {
 import { PolicyCache, WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
 import { MUTATING_POLICY_VERSION, MutatingPolicyCache, mutatingAdmissionPolicyResources } from '../registry/admissionregistration/mutating-policy.js';
 import { mutatingAdmissionPolicyPlugin, type MutationObserver } from '../admission/policy/mutating.js';
-import { typeOf } from '../apimachinery/apply/index.js';
+import { typeOf, type TypeRef } from '../apimachinery/apply/index.js';
 import { refTo, resolveSchema } from '../apimachinery/schema.js';
 import { policyStatusController, type PolicyStatusController } from './policy-status.js';
 import { validatingAdmissionPolicyPlugin, type ParamLookup, type PolicyCheckObserver } from '../admission/policy/validating.js';
@@ -281,12 +281,24 @@ export function admissionRegistration(): ApiModule {
       const observeMutation = mutationCheckMetric(ctx.metrics);
       const mapStore = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', MUTATING_POLICY_VERSION, plural)?.store;
       mutatingPolicies = new MutatingPolicyCache(mapStore('mutatingadmissionpolicies'), mapStore('mutatingadmissionpolicybindings'), ctx.log);
-      // The structured-merge type of a request's kind, for apply configurations.
-      const type = (a: { resource: { group: string; version: string; resource: string } }) => {
+      // The structured-merge type of a request's kind, for apply configurations: resolved once per
+      // kind until the served set or the definitions change (atoms resolve lazily and are kept).
+      const types = new Map<string, TypeRef>();
+      let typesGeneration = -1;
+      const type = (a: { resource: { group: string; version: string; resource: string } }): TypeRef | undefined => {
+        if (typesGeneration !== ctx.registry.generation) {
+          types.clear();
+          typesGeneration = ctx.registry.generation;
+        }
         const r = ctx.registry.lookup(a.resource.group, a.resource.version, a.resource.resource);
         if (!r) return undefined;
-        const defs = ctx.registry.definitions;
-        return typeOf(resolveSchema(defs, refTo(r.descriptor.definitionName)), defs);
+        const name = r.descriptor.definitionName;
+        let t = types.get(name);
+        if (!t) {
+          const defs = ctx.registry.definitions;
+          types.set(name, (t = typeOf(resolveSchema(defs, refTo(name)), defs)));
+        }
+        return t;
       };
       return [
         mutatingAdmissionPolicyPlugin({ source: mutatingPolicies, namespace, params, type, ...(observeMutation ? { observe: observeMutation } : {}) }),

@@ -85,8 +85,10 @@ export function compileExpression(expression: string, want: 'bool' | 'string' | 
   useRE2(program.ast);
   const checked = program.check();
   if (!checked.valid) return { error: `compilation failed: ${celErrorText(expression, checked.error)}` };
-  if (want !== 'any' && checked.type !== want && checked.type !== 'dyn' && !(want.startsWith('list<') && checked.type === 'list<dyn>')) {
-    return { error: `must evaluate to ${want} but got ${goTypeName(checked.type ?? 'dyn')}` };
+  // A list whose element type is not known (`[]`, `list<dyn>`) is accepted where a list is wanted.
+  const anyList = want.startsWith('list<') && (checked.type === 'list<dyn>' || checked.type === 'list<T>');
+  if (want !== 'any' && checked.type !== want && checked.type !== 'dyn' && !anyList) {
+    return { error: `must evaluate to ${goTypeName(want)} but got ${goTypeName(checked.type ?? 'dyn')}` };
   }
   const badPattern = checkConstantPatterns(program.ast, expression);
   if (badPattern) return { error: badPattern };

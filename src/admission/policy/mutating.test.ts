@@ -138,6 +138,12 @@ describe('MutatingAdmissionPolicy plugin', () => {
     assert.deepEqual((r.object.spec as { args: string[] }).args, ['three']);
   });
 
+  it('a JSONPatch expression may give an empty list (no element type): nothing changes', async () => {
+    const r = await run([policy('p', [patch("object.metadata.name == 'x' ? [] : [JSONPatch{op: 'remove', path: '/spec'}]"), patch('[]')])]);
+    assert.equal(r.error, undefined);
+    assert.deepEqual(r.object, obj());
+  });
+
   it('reinvocationPolicy IfNeeded runs a policy again after a later one changed the object', async () => {
     const seen = apply("Object{metadata: Object.metadata{labels: {'seen': 'b' in object.metadata.labels ? 'yes' : 'no'}}}");
     const later = policy('b', [apply("Object{metadata: Object.metadata{labels: {'b': 'set'}}}")]);

@@ -330,6 +330,7 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
   const deadline = performance.now() + 1000;
   // The IfNeeded invocations that ran, and when; the last step that changed the object.
   const ranAt = new Map<string, number>();
+  const reinvocable = invocations.some((i) => i.p.reinvoke);
   let lastChange = -1;
   let step = 0;
   const invoke = (inv: (typeof invocations)[number]): void => {
@@ -346,7 +347,8 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
       if ('error' in r) return fail(p, { policy: p.name, binding: b.name, message: r.error, reason: 'Invalid' });
       if (!r.matches) return;
     }
-    const before = structuredClone(a.object);
+    // Whether the object changed matters only for reinvocation: not compared when no policy asks for it.
+    const before = reinvocable ? structuredClone(a.object) : undefined;
     const act: Activation = { vars, remaining: RUNTIME_CEL_COST_BUDGET, deadline };
     if (p.variables.size) vars.variables = lazyVariables(p.variables, () => act);
     for (const m of p.mutations) {
@@ -370,7 +372,7 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
       if (err !== undefined) fail(p, { policy: p.name, binding: b.name, message: err, reason: 'Invalid' });
       else vars.object = toCEL(a.object);
     }
-    if (!isDeepStrictEqual(before, a.object)) lastChange = step;
+    if (reinvocable && !isDeepStrictEqual(before, a.object)) lastChange = step;
     if (p.reinvoke) ranAt.set(inv.key, step);
     step++;
   };
