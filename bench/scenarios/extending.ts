@@ -4,6 +4,9 @@
 //   this process), and create throughput at c=64. Goals: ≤ 2 ms added; ≥ 60 % of no webhook.
 // - policy: a ValidatingAdmissionPolicy with 3 CEL validations bound to every ConfigMap create vs
 //   none: create throughput at c=64. Goal: ≥ 90 %.
+// - mutating-policy: a MutatingAdmissionPolicy (one ApplyConfiguration label, one JSONPatch
+//   annotation) bound to every ConfigMap create vs none: create throughput at c=64. No goal in
+//   the issue; recorded as a ratio.
 // - aggregated: a get of a custom resource served by a backend kplane, straight from the backend vs
 //   through a front kplane's APIService (proxy with the front-proxy client certificate), c=1.
 //   Goal: p99 ≤ 3 ms added.
@@ -254,6 +257,51 @@ async function policyScenario(ctx: ScenarioContext, servers: Record<'none' | 'po
   rec.goal('create throughput at c=64 with a 3-validation ValidatingAdmissionPolicy vs none', '≥ 90 %', `${fmt(ratio * 100, 0)}%`, ratio >= 0.9);
 }
 
+const MUTATING_POLICY = {
+  apiVersion: 'admissionregistration.k8s.io/v1beta1',
+  kind: 'MutatingAdmissionPolicy',
+  metadata: { name: 'bench-mutate' },
+  spec: {
+    matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] },
+    mutations: [
+      { patchType: 'ApplyConfiguration', applyConfiguration: { expression: "Object{metadata: Object.metadata{labels: {'mutated': 'yes'}}}" } },
+      {
+        patchType: 'JSONPatch',
+        jsonPatch: { expression: "[JSONPatch{op: 'add', path: '/metadata/annotations', value: {'bench.example.com/by': 'bench-mutate'}}]" },
+      },
+    ],
+  },
+};
+const MUTATING_BINDING = {
+  apiVersion: 'admissionregistration.k8s.io/v1beta1',
+  kind: 'MutatingAdmissionPolicyBinding',
+  metadata: { name: 'bench-mutate' },
+  spec: { policyName: 'bench-mutate' },
+};
+
+async function mutatingPolicyScenario(ctx: ScenarioContext, servers: Record<'none' | 'mutating', ServerProc>): Promise<void> {
+  const { cfg, rec } = ctx;
+  const admin = new HttpClient(servers.mutating.started.url, credsOf(servers.mutating), 4);
+  const ar = '/apis/admissionregistration.k8s.io/v1beta1';
+  expectStatus(await admin.send('POST', `${ar}/mutatingadmissionpolicies`, JSON.stringify(MUTATING_POLICY)), 201);
+  expectStatus(await admin.send('POST', `${ar}/mutatingadmissionpolicybindings`, JSON.stringify(MUTATING_BINDING)), 201);
+  await until('the mutating policy active', async () => {
+    const r = await admin.send('POST', `/api/v1/namespaces/${NS}/configmaps?dryRun=All`, JSON.stringify(configMap('probe', NS)));
+    return r.status === 201 && r.body.includes('bench-mutate');
+  });
+  admin.close();
+  const rps: Record<string, number> = {};
+  for (const [target, srv] of Object.entries(servers)) {
+    const client = new HttpClient(srv.started.url, credsOf(srv), 64);
+    await creates(client, 64, cfg.warmMs, cfg.maxOps, `mw-${target}`);
+    const r = await creates(client, 64, cfg.measureMs, cfg.maxOps, `mm-${target}`);
+    client.close();
+    rps[target] = rec.round('extending', `mutating-policy ${target}`, 'create', 64, r).opsPerSec ?? 0;
+  }
+  const ratio = rps.mutating! / rps.none!;
+  rec.row({ scenario: 'extending', target: 'mutating-policy/none', op: 'create', concurrency: '64', value: `${(ratio * 100).toFixed(0)}%`, ratio });
+}
+
 const CRD = {
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
@@ -344,7 +392,7 @@ async function aggregatedScenario(ctx: ScenarioContext): Promise<void> {
 }
 
 export const extending: Scenario = {
-  names: ['webhook', 'policy', 'aggregated'],
+  names: ['webhook', 'policy', 'mutating-policy', 'aggregated'],
   async run(ctx) {
     const { dataDir } = ctx;
     // With --cpu-prof every server of these scenarios writes a profile (named by pid, printed at start).
@@ -374,6 +422,18 @@ export const extending: Scenario = {
         await policyScenario(ctx, servers);
       } finally {
         if (ctx.cpuProfDir) console.log(`  CPU profiles: none pid ${servers.none.started.pid}, policy pid ${servers.policy.started.pid}`);
+        for (const srv of Object.values(servers)) await srv.stop();
+      }
+    }
+    if (only('mutating-policy')) {
+      const servers = {
+        none: await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'map-none-db') }),
+        mutating: await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'map-on-db') }),
+      };
+      try {
+        for (const srv of Object.values(servers)) await srv.ensureNamespace(NS);
+        await mutatingPolicyScenario(ctx, servers);
+      } finally {
         for (const srv of Object.values(servers)) await srv.stop();
       }
     }

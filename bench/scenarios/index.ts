@@ -88,6 +88,7 @@ export const SCENARIO_NAMES = [
   'ccmsuite',
   'webhook',
   'policy',
+  'mutating-policy',
   'aggregated',
   'clearfield',
   'featureconverge',

@@ -31,6 +31,10 @@ import {
   validatingWebhookConfigurations,
 } from '../registry/admissionregistration/index.js';
 import { PolicyCache, WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
+import { MUTATING_POLICY_VERSION, MutatingPolicyCache, mutatingAdmissionPolicyResources } from '../registry/admissionregistration/mutating-policy.js';
+import { mutatingAdmissionPolicyPlugin, type MutationObserver } from '../admission/policy/mutating.js';
+import { typeOf, type TypeRef } from '../apimachinery/apply/index.js';
+import { refTo, resolveSchema } from '../apimachinery/schema.js';
 import { policyStatusController, type PolicyStatusController } from './policy-status.js';
 import { validatingAdmissionPolicyPlugin, type ParamLookup, type PolicyCheckObserver } from '../admission/policy/validating.js';
 import { matchesLabels } from '../apimachinery/labels.js';
@@ -185,6 +189,30 @@ function policyCheckMetric(registry: Registry | undefined): PolicyCheckObserver 
   };
 }
 
+/** apiserver_mutating_admission_policy_check_total and _check_duration_seconds, as upstream's mutating policy metrics. */
+function mutationCheckMetric(registry: Registry | undefined): MutationObserver | undefined {
+  if (!registry) return undefined;
+  const labelNames = ['policy', 'policy_binding', 'error_type'] as const;
+  const total = new Counter({
+    name: 'apiserver_mutating_admission_policy_check_total',
+    help: 'Mutation admission policy check total, labeled by policy and further identified by binding.',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'apiserver_mutating_admission_policy_check_duration_seconds',
+    help: 'Mutation admission latency for individual mutation expressions in seconds, labeled by policy and binding.',
+    labelNames,
+    buckets: [0.0000005, 0.001, 0.01, 0.1, 1.0],
+    registers: [registry],
+  });
+  return (policy, binding, errorType, seconds) => {
+    const labels = { policy, policy_binding: binding, error_type: errorType };
+    total.inc(labels);
+    duration.observe(labels, seconds);
+  };
+}
+
 /**
  * admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration and MutatingWebhookConfiguration,
  * ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding.
@@ -194,10 +222,17 @@ export function admissionRegistration(): ApiModule {
   let mutating: WebhookConfigurationCache | undefined;
   let validating: WebhookConfigurationCache | undefined;
   let policies: PolicyCache | undefined;
+  let mutatingPolicies: MutatingPolicyCache | undefined;
   let policyStatus: PolicyStatusController | undefined;
   return {
     name: 'admissionregistration.k8s.io',
-    resources: [mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings],
+    resources: [
+      mutatingWebhookConfigurations,
+      validatingWebhookConfigurations,
+      validatingAdmissionPolicies,
+      validatingAdmissionPolicyBindings,
+      ...mutatingAdmissionPolicyResources,
+    ],
     admission: (ctx) => {
       const store = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', 'v1', plural)?.store;
       mutating = new WebhookConfigurationCache(store('mutatingwebhookconfigurations'), ctx.log, ctx.serviceResolver);
@@ -243,21 +278,44 @@ export function admissionRegistration(): ApiModule {
         return { namespaced, items: list.items.filter((o) => matchesLabels(ref.selector!, o.metadata?.labels ?? {})) };
       };
       const observePolicy = policyCheckMetric(ctx.metrics);
+      const observeMutation = mutationCheckMetric(ctx.metrics);
+      const mapStore = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', MUTATING_POLICY_VERSION, plural)?.store;
+      mutatingPolicies = new MutatingPolicyCache(mapStore('mutatingadmissionpolicies'), mapStore('mutatingadmissionpolicybindings'), ctx.log);
+      // The structured-merge type of a request's kind, for apply configurations: resolved once per
+      // kind until the served set or the definitions change (atoms resolve lazily and are kept).
+      const types = new Map<string, TypeRef>();
+      let typesGeneration = -1;
+      const type = (a: { resource: { group: string; version: string; resource: string } }): TypeRef | undefined => {
+        if (typesGeneration !== ctx.registry.generation) {
+          types.clear();
+          typesGeneration = ctx.registry.generation;
+        }
+        const r = ctx.registry.lookup(a.resource.group, a.resource.version, a.resource.resource);
+        if (!r) return undefined;
+        const name = r.descriptor.definitionName;
+        let t = types.get(name);
+        if (!t) {
+          const defs = ctx.registry.definitions;
+          types.set(name, (t = typeOf(resolveSchema(defs, refTo(name)), defs)));
+        }
+        return t;
+      };
       return [
+        mutatingAdmissionPolicyPlugin({ source: mutatingPolicies, namespace, params, type, ...(observeMutation ? { observe: observeMutation } : {}) }),
         mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...(observe ? { observe } : {}) }),
         validatingAdmissionPolicyPlugin({ source: policies, namespace, params, ...(observePolicy ? { observe: observePolicy } : {}) }),
         validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}) }),
       ];
     },
     async bootstrap(ctx) {
-      await Promise.all([mutating?.start(), validating?.start(), policies?.start()]);
+      await Promise.all([mutating?.start(), validating?.start(), policies?.start(), mutatingPolicies?.start()]);
       // status.typeChecking of the policies (policy-status.ts).
       policyStatus = policyStatusController(ctx.registry, ctx.client, ctx.log);
       await policyStatus.start();
     },
     async shutdown() {
       await policyStatus?.stop();
-      await Promise.all([mutating?.close(), validating?.close(), policies?.close()]);
+      await Promise.all([mutating?.close(), validating?.close(), policies?.close(), mutatingPolicies?.close()]);
     },
   };
 }

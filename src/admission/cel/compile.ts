@@ -13,12 +13,24 @@ import { PER_CALL_LIMIT, celErrorText, checkConstantPatterns, countNodes, meterC
 import { CostExceeded, armMeter, baseEnvironment, meter } from '../../apimachinery/cel/library.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { AdmissionAttributes } from '../interfaces.js';
+import {
+  ESCAPE_KEY_FUNCTION,
+  JSONPATCH_FUNCTION,
+  JSONPatchValue,
+  OBJECT_FUNCTION,
+  ObjectValue,
+  escapeKey,
+  fieldsOf,
+  rewriteConstructions,
+} from './construct.js';
 
 /** cel.OptionalVariableDeclarations: which of the optional variables an expression may use. */
 export interface Declarations {
   readonly params: boolean;
   /** The policy declares spec.variables (`variables.<name>`). */
   readonly variables: boolean;
+  /** MutatingAdmissionPolicy mutations: `Object{…}`, `JSONPatch{…}`, `jsonpatch.escapeKey` (construct.ts). */
+  readonly patchTypes?: boolean;
 }
 
 /** A compiled expression, or why it did not compile (apiservercel.Error: Invalid or Required). */
@@ -27,7 +39,7 @@ export type Compiled = { readonly program: ParseResult; readonly expression: str
 const envs = new Map<string, Environment>();
 
 function environment(d: Declarations): Environment {
-  const key = `${d.params}/${d.variables}`;
+  const key = `${d.params}/${d.variables}/${d.patchTypes === true}`;
   let env = envs.get(key);
   if (!env) {
     env = baseEnvironment().clone();
@@ -37,9 +49,19 @@ function environment(d: Declarations): Environment {
     env.registerVariable('namespaceObject', 'dyn');
     if (d.params) env.registerVariable('params', 'dyn');
     if (d.variables) env.registerVariable('variables', 'map');
+    if (d.patchTypes) registerPatchTypes(env);
     envs.set(key, env);
   }
   return env;
+}
+
+/** The mutation types: `Object…` and `JSONPatch` initializers as typed maps, and jsonpatch.escapeKey. */
+function registerPatchTypes(env: Environment): void {
+  env.registerType('Object', { ctor: ObjectValue } as never);
+  env.registerType('JSONPatch', { ctor: JSONPatchValue } as never);
+  env.registerFunction(`${OBJECT_FUNCTION}(string, map): Object`, (t: string, m: unknown) => new ObjectValue(t, fieldsOf(m)));
+  env.registerFunction(`${JSONPATCH_FUNCTION}(map): JSONPatch`, (m: unknown) => new JSONPatchValue(fieldsOf(m)));
+  env.registerFunction(`${ESCAPE_KEY_FUNCTION}(string): string`, escapeKey);
 }
 
 /** cel-go's type names: `list(dyn)`, `map(string, dyn)`. */
@@ -53,18 +75,20 @@ const goTypeName = (t: string): string =>
  * plugin/cel CompileCELExpression: `compilation failed: ERROR: <input>:1:…` for what does not parse or
  * type-check, `must evaluate to bool but got string` for the wrong result type (dyn is accepted).
  */
-export function compileExpression(expression: string, want: 'bool' | 'string' | 'any', d: Declarations): Compiled {
+export function compileExpression(expression: string, want: 'bool' | 'string' | 'any' | 'Object' | 'list<JSONPatch>', d: Declarations): Compiled {
   let program: ParseResult;
   try {
-    program = environment(d).parse(expression);
+    program = environment(d).parse(d.patchTypes ? rewriteConstructions(expression) : expression);
   } catch (e) {
     return { error: `compilation failed: ${celErrorText(expression, e)}` };
   }
   useRE2(program.ast);
   const checked = program.check();
   if (!checked.valid) return { error: `compilation failed: ${celErrorText(expression, checked.error)}` };
-  if (want !== 'any' && checked.type !== want && checked.type !== 'dyn') {
-    return { error: `must evaluate to ${want} but got ${goTypeName(checked.type ?? 'dyn')}` };
+  // A list whose element type is not known (`[]`, `list<dyn>`) is accepted where a list is wanted.
+  const anyList = want.startsWith('list<') && (checked.type === 'list<dyn>' || checked.type === 'list<T>');
+  if (want !== 'any' && checked.type !== want && checked.type !== 'dyn' && !anyList) {
+    return { error: `must evaluate to ${goTypeName(want)} but got ${goTypeName(checked.type ?? 'dyn')}` };
   }
   const badPattern = checkConstantPatterns(program.ast, expression);
   if (badPattern) return { error: badPattern };

@@ -26,7 +26,7 @@ import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from '../webhook/rules.js';
 import type { MatchResources, NamedRuleWithOperations, ParamKind, ParamRef, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './types.js';
 
-interface CompiledMatch {
+export interface CompiledMatch {
   readonly namespaceSelector: LabelSelector;
   readonly objectSelector: LabelSelector;
   readonly resourceRules: readonly NamedRuleWithOperations[];
@@ -91,7 +91,7 @@ export interface PolicyPluginOptions {
   readonly observe?: PolicyCheckObserver;
 }
 
-function compileMatch(m: MatchResources | undefined): CompiledMatch | undefined {
+export function compileMatch(m: MatchResources | undefined): CompiledMatch | undefined {
   if (!m) return undefined;
   const sel = (s: MatchResources['namespaceSelector']): LabelSelector => {
     if (!s) return EVERYTHING;
@@ -167,7 +167,7 @@ function namedRuleMatches(r: NamedRuleWithOperations, a: AdmissionAttributes): b
 }
 
 /** matching.Matches: namespace selector, object selector, resourceRules, excludeResourceRules. */
-async function matches(m: CompiledMatch, a: AdmissionAttributes, ns: () => Promise<KubeObject | undefined>): Promise<boolean | { error: string }> {
+export async function matches(m: CompiledMatch, a: AdmissionAttributes, ns: () => Promise<KubeObject | undefined>): Promise<boolean | { error: string }> {
   if (!isEmptySelector(m.namespaceSelector) && (a.namespace !== '' || isNamespaceResource(a))) {
     if (m.namespaceSelector.matchesNothing) return false;
     let labels: Readonly<Record<string, string>> | undefined;
@@ -404,9 +404,9 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
 }
 
 /** generic.CollectParams: [null] when the policy or binding has no params; the objects otherwise. */
-async function collectParams(
-  p: CompiledPolicy,
-  b: CompiledBinding,
+export async function collectParams(
+  p: Pick<CompiledPolicy, 'paramKind'>,
+  b: Pick<CompiledBinding, 'paramRef'>,
   a: AdmissionAttributes,
   lookup: ParamLookup,
 ): Promise<{ items: readonly (KubeObject | null)[] } | { error: string }> {

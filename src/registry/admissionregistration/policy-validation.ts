@@ -20,7 +20,7 @@ const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'
 const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH = 5 * 1024;
 
-function defaultMatchResources(m: MatchResources | undefined): void {
+export function defaultMatchResources(m: MatchResources | undefined): void {
   if (!m || typeof m !== 'object') return;
   m.matchPolicy ??= 'Equivalent';
   m.namespaceSelector ??= {};
@@ -47,7 +47,7 @@ function compileIssue(path: string, expression: string, want: 'bool' | 'string' 
   return 'error' in r ? [fieldIssue.invalid(path, expression, r.error)] : [];
 }
 
-function validateParamKind(pk: ParamKind, path: string): FieldIssue[] {
+export function validateParamKind(pk: ParamKind, path: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const av = pk.apiVersion ?? '';
   if (!av) issues.push(fieldIssue.required(`${path}.apiVersion`, ''));
@@ -76,7 +76,7 @@ function validateParamKind(pk: ParamKind, path: string): FieldIssue[] {
   return issues;
 }
 
-function validateMatchResources(m: MatchResources, path: string): FieldIssue[] {
+export function validateMatchResources(m: MatchResources, path: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (m.matchPolicy === undefined) issues.push(fieldIssue.required(`${path}.matchPolicy`, ''));
   else if (!MATCH_POLICIES.includes(m.matchPolicy)) issues.push(fieldIssue.notSupported(`${path}.matchPolicy`, m.matchPolicy, MATCH_POLICIES));
@@ -172,7 +172,7 @@ export function validatePolicy(o: ValidatingAdmissionPolicy): FieldIssue[] {
   return issues;
 }
 
-function validateParamRef(pr: ParamRef, path: string): FieldIssue[] {
+export function validateParamRef(pr: ParamRef, path: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (pr.name) {
     for (const msg of isPathSegmentName(pr.name)) issues.push(fieldIssue.invalid(`${path}.name`, pr.name, msg));

@@ -1,0 +1,212 @@
+// The CEL of MutatingAdmissionPolicy mutations (k8s.io/apiserver/pkg/cel/mutation): object
+// construction `Object{spec: Object.spec{replicas: 1}}` for apply configurations and
+// `JSONPatch{op: 'add', path: '/x', value: 1}` for JSON patches, and `jsonpatch.escapeKey(s)`.
+//
+// cel-js does not parse message construction (`Name{field: value}`), so before parsing an
+// expression is rewritten: `T{f: e, ...}` becomes `__kplane_object("T", {"f": dyn(e), ...})`
+// (`__kplane_jsonpatch({...})` for JSONPatch), a call the environment declares with the result
+// type `Object` (or `JSONPatch`), so the type checker still tells an expression that does not
+// evaluate to `Object` / `list(JSONPatch)` apart. Only `Object…` and `JSONPatch` are rewritten: any
+// other `Name{` is left for the parser to refuse, as cel-go refuses an undeclared type.
+//
+// Values are typed maps: ObjectValue (its type name, e.g. `Object.spec`, and its fields) and
+// JSONPatchValue. Upstream's dynamic object type also checks, when the result is used, that each
+// nested initializer's type name is its parent's name plus the field (`Object.spec{selector:
+// Object.spec.selector{}}`); checkTypeNames does the same here.
+
+/** An `Object…{}` initializer's value: its type name and its fields (CEL values). */
+export class ObjectValue {
+  constructor(
+    readonly typeName: string,
+    readonly fields: ReadonlyMap<string, unknown>,
+  ) {}
+}
+
+/** A `JSONPatch{}` initializer's value. */
+export class JSONPatchValue {
+  constructor(readonly fields: ReadonlyMap<string, unknown>) {}
+}
+
+export const OBJECT_FUNCTION = '__kplane_object';
+export const JSONPATCH_FUNCTION = '__kplane_jsonpatch';
+export const ESCAPE_KEY_FUNCTION = '__kplane_jsonpatch_escape_key';
+
+/** A CEL map literal's value (cel-js gives plain objects or Maps) as a Map. */
+export function fieldsOf(m: unknown): Map<string, unknown> {
+  if (m instanceof Map) return new Map(m as Map<string, unknown>);
+  return new Map(Object.entries((m ?? {}) as Record<string, unknown>));
+}
+
+/** jsonpatch.escapeKey: a map key as one JSON pointer token (`~` → `~0`, `/` → `~1`). */
+export const escapeKey = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+const isIdentStart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z_]/.test(c);
+const isIdent = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9_]/.test(c);
+
+/** Index just past the string literal starting at `i` (after its prefix), or -1 if `src[i]` is not a quote. */
+function skipString(src: string, i: number, raw: boolean): number {
+  const q = src[i];
+  if (q !== '"' && q !== "'") return -1;
+  const triple = src.startsWith(q.repeat(3), i);
+  const close = triple ? q.repeat(3) : q;
+  let j = i + close.length;
+  while (j < src.length) {
+    if (!raw && src[j] === '\\') {
+      j += 2;
+      continue;
+    }
+    if (src.startsWith(close, j)) return j + close.length;
+    if (!triple && src[j] === '\n') return src.length;
+    j++;
+  }
+  return src.length;
+}
+
+/** Where the literal (with an optional r/b prefix) starting at `i` ends, or -1 when none starts there. */
+function literalEnd(src: string, i: number): number {
+  const m = /^(?:[rR][bB]?|[bB][rR]?)?/.exec(src.slice(i, i + 2))![0];
+  const at = skipString(src, i + m.length, /[rR]/.test(m));
+  return at;
+}
+
+const skipSpace = (src: string, i: number): number => {
+  while (i < src.length && /\s/.test(src[i]!)) i++;
+  return i;
+};
+
+/** Rewrites the object constructions and `jsonpatch.escapeKey` of `src` (see the file comment). */
+export function rewriteConstructions(src: string): string {
+  return rewriteRange(src, 0, src.length);
+}
+
+function rewriteRange(src: string, from: number, to: number): string {
+  let out = '';
+  let i = from;
+  while (i < to) {
+    const c = src[i]!;
+    if (c === '/' && src[i + 1] === '/') {
+      const nl = src.indexOf('\n', i);
+      const end = nl < 0 || nl > to ? to : nl;
+      out += src.slice(i, end);
+      i = end;
+      continue;
+    }
+    const lit = literalEnd(src, i);
+    if (lit > 0) {
+      out += src.slice(i, Math.min(lit, to));
+      i = lit;
+      continue;
+    }
+    if (isIdentStart(c) && !isIdent(src[i - 1])) {
+      // An identifier chain `a.b.c`; a construction when it names Object… or JSONPatch and a `{` follows.
+      let j = i;
+      const names: string[] = [];
+      for (;;) {
+        const s = j;
+        while (j < to && isIdent(src[j])) j++;
+        names.push(src.slice(s, j));
+        const k = skipSpace(src, j);
+        if (src[k] === '.' && isIdentStart(src[skipSpace(src, k + 1)])) j = skipSpace(src, k + 1);
+        else break;
+      }
+      const prev = out.trimEnd().slice(-1);
+      const brace = skipSpace(src, j);
+      const typeName = names.join('.');
+      const constructs = prev !== '.' && src[brace] === '{' && (names[0] === 'Object' || typeName === 'JSONPatch');
+      if (constructs) {
+        const r = rewriteInitializer(src, brace, to, typeName);
+        if (r) {
+          out += r.text;
+          i = r.end;
+          continue;
+        }
+      }
+      if (prev !== '.' && typeName === 'jsonpatch.escapeKey') {
+        out += ESCAPE_KEY_FUNCTION;
+        i = j;
+        continue;
+      }
+      out += src.slice(i, j);
+      i = j;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+}
+
+/** Index of the next top-level `,` or closing bracket from `i` (skipping strings and nesting). */
+function expressionEnd(src: string, i: number, to: number): number {
+  let depth = 0;
+  while (i < to) {
+    const lit = literalEnd(src, i);
+    if (lit > 0) {
+      i = lit;
+      continue;
+    }
+    const c = src[i]!;
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (depth === 0) return i;
+      depth--;
+    } else if (c === ',' && depth === 0) return i;
+    i++;
+  }
+  return to;
+}
+
+/** `{f: e, ...}` at `brace` as the call; undefined when it is not a field initializer list. */
+function rewriteInitializer(src: string, brace: number, to: number, typeName: string): { text: string; end: number } | undefined {
+  const fields: string[] = [];
+  let i = skipSpace(src, brace + 1);
+  while (src[i] !== '}') {
+    if (!isIdentStart(src[i])) return undefined;
+    const s = i;
+    while (isIdent(src[i])) i++;
+    const name = src.slice(s, i);
+    i = skipSpace(src, i);
+    if (src[i] !== ':') return undefined;
+    const e = expressionEnd(src, i + 1, to);
+    if (e >= to) return undefined;
+    fields.push(`${JSON.stringify(name)}: dyn(${rewriteRange(src, i + 1, e)})`);
+    i = skipSpace(src, e);
+    if (src[i] === ',') i = skipSpace(src, i + 1);
+    else if (src[i] !== '}') return undefined;
+  }
+  const map = `{${fields.join(', ')}}`;
+  const text = typeName === 'JSONPatch' ? `${JSONPATCH_FUNCTION}(${map})` : `${OBJECT_FUNCTION}(${JSON.stringify(typeName)}, ${map})`;
+  return { text, end: i + 1 };
+}
+
+/**
+ * CheckTypeNamesMatchFieldPathNames: a nested initializer's type is its parent's type name and the
+ * field (`Object.spec` in `Object{spec: …}`), also for the items of a list field.
+ */
+export function checkTypeNames(v: ObjectValue): string | undefined {
+  for (const [field, value] of v.fields) {
+    const want = `${v.typeName}.${field}`;
+    const items = Array.isArray(value) ? (value as unknown[]) : [value];
+    for (const item of items) {
+      if (!(item instanceof ObjectValue)) continue;
+      if (item.typeName !== want) return `expected type name ${want} for field ${field} of ${v.typeName}, but got ${item.typeName}`;
+      const inner = checkTypeNames(item);
+      if (inner) return inner;
+    }
+  }
+  return undefined;
+}
+
+/** A CEL value as JSON: ints as numbers, maps and initializers as objects. */
+export function celToJSON(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (v === null || v === undefined || typeof v !== 'object') return v;
+  if (v instanceof ObjectValue || v instanceof JSONPatchValue) return celToJSON(v.fields);
+  if (Array.isArray(v)) return v.map(celToJSON);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (v instanceof Date) return v.toISOString();
+  const out: Record<string, unknown> = {};
+  const entries = v instanceof Map ? [...(v as Map<unknown, unknown>)] : Object.entries(v);
+  for (const [k, x] of entries) out[String(k)] = celToJSON(x);
+  return out;
+}
