@@ -168,6 +168,7 @@ export class ServerProc {
       aggregation?: { serviceAddresses: string[] };
       frontProxyBackend?: boolean;
       port?: number;
+      featureGates?: Record<string, boolean>;
     },
   ): Promise<ServerProc> {
     // The product's node flags (npm start, bin/kplane.js) for every server, the baselines too: the

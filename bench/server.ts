@@ -20,6 +20,7 @@ import type { KubeObject } from '../src/apimachinery/types.js';
 import type { GVR } from '../src/client/types.js';
 import { RestClient } from '../src/client/rest.js';
 import { defaultControllers } from '../src/controllers/index.js';
+import { type FeatureGate, newKubeFeatureGate } from '../src/featuregate/index.js';
 import { BENCH_TOKEN, configMap, serveRpc, type Memory, type Pauses, type StartedServer } from './common.js';
 import { PerformanceObserver, constants, monitorEventLoopDelay, type PerformanceEntry } from 'node:perf_hooks';
 
@@ -44,6 +45,8 @@ interface StartArgs {
   readonly frontProxyBackend?: boolean;
   /** Listen on this port (default 0: any). */
   readonly port?: number;
+  /** Feature gates set over kplane's defaults (e.g. MutatingAdmissionPolicy for its scenario). */
+  readonly featureGates?: Record<string, boolean>;
 }
 
 interface PreloadArgs {
@@ -52,6 +55,13 @@ interface PreloadArgs {
   readonly prefix: string;
   /** Creates in flight at once (group commit batches them). */
   readonly window?: number;
+}
+
+/** kplane's default gates with some set. */
+function gatesWith(set: Record<string, boolean>): FeatureGate {
+  const g = newKubeFeatureGate();
+  g.setFromMap(set);
+  return g;
 }
 
 let cp: ControlPlane | undefined;
@@ -80,6 +90,7 @@ async function start(a: StartArgs): Promise<StartedServer> {
     // The load generators put up to 256 requests (h2load -m) or 250 watches on one connection, as
     // measured before kube's default of 100 streams per connection was adopted: keep the figures comparable.
     http2MaxStreamsPerConnection: 1000,
+    ...(a.featureGates ? { featureGates: gatesWith(a.featureGates) } : {}),
     ...(a.controllers ? { controllers: defaultControllers() } : {}),
     ...(a.rbac ? { authorizationModes: ['RBAC' as const] } : {}),
     ...(a.aggregation ? { apis: [...defaultModules(), apiRegistration()], aggregation: { serviceAddresses: a.aggregation.serviceAddresses } } : {}),

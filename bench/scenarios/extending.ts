@@ -428,7 +428,12 @@ export const extending: Scenario = {
     if (only('mutating-policy')) {
       const servers = {
         none: await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'map-none-db') }),
-        mutating: await ServerProc.start('kplane-sqlite', { dataDir, ...prof, storageDir: join(dataDir, 'map-on-db') }),
+        mutating: await ServerProc.start('kplane-sqlite', {
+          dataDir,
+          ...prof,
+          storageDir: join(dataDir, 'map-on-db'),
+          featureGates: { MutatingAdmissionPolicy: true },
+        }),
       };
       try {
         for (const srv of Object.values(servers)) await srv.ensureNamespace(NS);

@@ -589,7 +589,7 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
     : [...givenModules, authentication({ reviewer: () => authenticator?.tokens })];
   const seenDefs = new Set<object>();
   for (const m of modules) {
-    for (const r of m.resources) registry.add(r);
+    for (const r of m.resources) if (!r.featureGate || features.enabled(r.featureGate)) registry.add(r);
     if (m.definitions && !seenDefs.has(m.definitions)) {
       seenDefs.add(m.definitions);
       registry.addDefinitions(m.definitions);

@@ -28,6 +28,12 @@ export const KplaneWatchCache = 'KplaneWatchCache';
  * Off lifts them; evaluation keeps its wall-clock guard.
  */
 export const KplaneCELCostLimits = 'KplaneCELCostLimits';
+/**
+ * admissionregistration.k8s.io's MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding (KEP-3962):
+ * served, and their admission plugin active, only with the gate on, as upstream (alpha in 1.32,
+ * beta in 1.34, off by default in both).
+ */
+export const MutatingAdmissionPolicy = 'MutatingAdmissionPolicy';
 /** `sendInitialEvents=true` watches (streaming lists). */
 export const WatchList = 'WatchList';
 
@@ -55,6 +61,10 @@ export const KUBE_FEATURES: Readonly<Record<string, VersionedSpecs>> = {
   ],
   [KplaneCELCostLimits]: [{ version: v('1.30'), default: true, preRelease: Beta }],
   [KplaneWatchCache]: [{ version: v('1.30'), default: true, preRelease: Beta }],
+  [MutatingAdmissionPolicy]: [
+    { version: v('1.32'), default: false, preRelease: Alpha },
+    { version: v('1.34'), default: false, preRelease: Beta },
+  ],
   [WatchList]: [
     { version: v('1.27'), default: false, preRelease: Alpha },
     { version: v('1.32'), default: true, preRelease: Beta },

@@ -24,6 +24,8 @@ export interface ResourceRegistration {
    * the kind has no protobuf form there.
    */
   readonly protobuf?: { readonly kind: string; readonly list: string };
+  /** A feature gate the resource is served under: left out of the control plane while it is off. */
+  readonly featureGate?: string;
   /** Other kinds its endpoints take or answer in protobuf (a subresource's own kind: TokenRequest). */
   readonly protobufKinds?: readonly { readonly apiVersion: string; readonly kind: string; readonly message: string }[];
   /** Go types of fields its definitions lose (see gotypes.ts), added to the Scheme for goTypedBody. */

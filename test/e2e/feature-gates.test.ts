@@ -41,6 +41,7 @@ describe('kplane serve --feature-gates and --emulated-version', { timeout: 120_0
       'CoordinatedLeaderElection=true|false (BETA - default=false)',
       'KplaneCELCostLimits=true|false (BETA - default=true)',
       'KplaneWatchCache=true|false (BETA - default=true)',
+      'MutatingAdmissionPolicy=true|false (ALPHA - default=false)',
       'WatchList=true|false (BETA - default=true)',
     ])
       assert.ok(r.stdout.includes(line), `help lists ${line}`);

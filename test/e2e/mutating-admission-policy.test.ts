@@ -42,7 +42,7 @@ function binding(name: string, policyName: string, label: string, paramRef?: Rec
 const kubectl = KUBECTLS[KUBECTLS.length - 1]!;
 
 describe(`MutatingAdmissionPolicy with kubectl ${kubectl.name}`, () => {
-  const ks = useKubectlServer(kubectl.bin, 'kplane-map-');
+  const ks = useKubectlServer(kubectl.bin, 'kplane-map-', { featureGates: { MutatingAdmissionPolicy: true } });
 
   /** Applies the documents, then waits until a server dry-run of `probe` shows `until` (the caches caught up). */
   async function install(label: string, docs: Record<string, unknown>[], probe: string, until: (out: RunResult) => boolean): Promise<void> {
@@ -205,5 +205,30 @@ describe(`MutatingAdmissionPolicy with kubectl ${kubectl.name}`, () => {
     assert.match(b.stderr, /spec.policyName: Required value/);
     assert.match(b.stderr, /spec.paramRef.name: Forbidden: name and selector are mutually exclusive/);
     assert.match(b.stderr, /spec.paramRef.parameterNotFoundAction: Required value/);
+  });
+});
+
+describe('MutatingAdmissionPolicy off by default (its feature gate, as upstream)', () => {
+  const ks = useKubectlServer(kubectl.bin, 'kplane-map-off-');
+
+  it('serves neither version nor lists the kinds in discovery; kubectl cannot create one', async () => {
+    for (const v of ['v1beta1', 'v1alpha1']) {
+      const r = await ks.raw.request({ path: `/apis/admissionregistration.k8s.io/${v}/mutatingadmissionpolicies` });
+      assert.equal(r.status, 404, `${v}: ${r.text()}`);
+    }
+    const v1 = await ks.raw.request({ path: '/apis/admissionregistration.k8s.io/v1' });
+    assert.equal(v1.status, 200);
+    const group = (await ks.raw.request({ path: '/apis/admissionregistration.k8s.io' })).json<{ versions: { version: string }[] }>();
+    assert.deepEqual(
+      group.versions.map((x) => x.version),
+      ['v1'],
+    );
+    const r = await ks.k([
+      'create',
+      '-f',
+      await ks.file('off.json', JSON.stringify(policy('off', { mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: '[]' } }] }))),
+    ]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /no matches for kind "MutatingAdmissionPolicy" in version "admissionregistration.k8s.io\/v1beta1"/);
   });
 });

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { adminCredentials, RawClient } from './https.js';
-import { startTestServer, type TestServer } from './server.js';
+import { quietFeatureGates, startTestServer, type TestServer } from './server.js';
+import type { FeatureGate } from '../../src/featuregate/index.js';
 import { run, tools, type RunResult } from './tools.js';
 
 /** The two kubectl versions the e2e tests run (oldest and newest supported), with the flag to show managedFields. */
@@ -84,13 +85,22 @@ export interface KubectlServer extends Pick<KubectlSession, 'k' | 'ok' | 'file'>
  * removed after. The fields are valid inside tests (after `before` ran); k/ok/file may be
  * destructured at once.
  */
-export function useKubectlServer(bin: string, tmpPrefix: string, opts: { storage?: 'memory' | 'sqlite' } = {}): KubectlServer {
+export function useKubectlServer(
+  bin: string,
+  tmpPrefix: string,
+  opts: { storage?: 'memory' | 'sqlite'; featureGates?: Record<string, boolean> } = {},
+): KubectlServer {
   let server: TestServer | undefined;
   let raw: RawClient | undefined;
   let kc: KubectlSession | undefined;
   let dir = '';
   before(async () => {
-    server = await startTestServer({ storage: opts.storage ?? 'memory' });
+    let featureGates: FeatureGate | undefined;
+    if (opts.featureGates) {
+      featureGates = quietFeatureGates();
+      featureGates.setFromMap(opts.featureGates);
+    }
+    server = await startTestServer({ storage: opts.storage ?? 'memory', ...(featureGates ? { featureGates } : {}) });
     raw = new RawClient(server.url, adminCredentials(server.dataDir));
     dir = await mkdtemp(join(tmpdir(), tmpPrefix));
     kc = kubectlSession(bin, server.kubeconfig, dir);

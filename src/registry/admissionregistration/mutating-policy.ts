@@ -30,6 +30,7 @@ import { compileMutatingPolicies, type CompiledMutatingPolicy, type MutatingPoli
 import type { MatchResources, NamedRuleWithOperations } from '../../admission/policy/types.js';
 import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, Mutation } from '../../admission/policy/mutating-types.js';
 import type { ResourceRegistration } from '../registry.js';
+import { MutatingAdmissionPolicy as MUTATING_POLICY_GATE } from '../../featuregate/kube-features.js';
 import type { GenericStore, VersionConverter } from '../store.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
@@ -343,6 +344,7 @@ function registrations(version: string): ResourceRegistration[] {
         policyColumns,
       ),
       keyPrefix: `/registry/${GROUP}/mutatingadmissionpolicies/`,
+      featureGate: MUTATING_POLICY_GATE,
       ...shared,
     },
     {
@@ -354,6 +356,7 @@ function registrations(version: string): ResourceRegistration[] {
         bindingColumns,
       ),
       keyPrefix: `/registry/${GROUP}/mutatingadmissionpolicybindings/`,
+      featureGate: MUTATING_POLICY_GATE,
       ...shared,
     },
   ];
