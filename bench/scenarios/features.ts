@@ -220,7 +220,8 @@ export const features: Scenario = {
       console.log(`  ${wrote} uses reported Enabled in ${fmt(performance.now() - tA, 0)} ms`);
       ca.agent.destroy();
       await stopServer(a.child);
-      const b = await startServer({ ...base, gates: { APIServerIdentity: true, ...Object.fromEntries(names.map((n) => [n, false])) } });
+      // With --cpu-prof both servers are profiled: the set-up's (reports) and the restarted leader's.
+      const b = await startServer({ ...base, gates: { APIServerIdentity: true, ...Object.fromEntries(names.map((n) => [n, false])) } }, ctx.cpuProfDir);
       const t0 = performance.now();
       const cb = new HttpClient(b.url, creds(dir), 16);
       let settledAt: number | undefined;
