@@ -72,6 +72,12 @@ const clearedView = (l: KubeObject): { spec: unknown; managedFields: { manager?:
 });
 
 type Feature = KubeObject & FeatureObject;
+/** apiserver_request_total summed over codes and scopes for one verb and resource. */
+const requestCount = (metrics: string, verb: string, resource: string): number =>
+  metrics
+    .split('\n')
+    .filter((l) => l.startsWith('apiserver_request_total{') && l.includes(`verb="${verb}"`) && l.includes(`resource="${resource}"`))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 const feature = (c: KubeClient, name = CLE): Promise<Feature> => c.get<Feature>(FEATURES, 'kube-system', name);
 const waitState = (c: KubeClient, state: string, ms = 60_000): Promise<Feature> =>
   eventually(
@@ -247,9 +253,21 @@ describe('feature transitions: restart with CoordinatedLeaderElection off (SQLit
     const conds = Object.fromEntries((off.status?.conditions ?? []).map((x) => [x.type, x.status]));
     assert.deepEqual(conds, { UsesAgree: 'True', Progressing: 'False', Settled: 'True', TasksBlocked: 'False' });
 
-    // Settled, the leader writes nothing more (a round every 200 ms: wait for a few).
+    // Settled, the leader writes nothing more, and reads nothing more either: its informers
+    // watch Features and identity Leases, so no LIST is made while nothing changes (the old loop
+    // listed both every interval, 200 ms here). The identity Lease is renewed every 500 ms
+    // meanwhile: the leader sees it by watch. The reporter's own resync lists Features every
+    // 30 s, so one LIST of them may fall in the window; none of the Leases may.
+    const lists = async (): Promise<{ leases: number; features: number }> => {
+      const text = await server!.cp.metrics.registry.metrics();
+      return { leases: requestCount(text, 'LIST', 'leases'), features: requestCount(text, 'LIST', 'features') };
+    };
+    const before = await lists();
     await new Promise((r) => setTimeout(r, 1_000));
     assert.equal((await feature(c)).metadata?.resourceVersion, off.metadata?.resourceVersion);
+    const idle = await lists();
+    assert.equal(idle.leases - before.leases, 0, 'no LIST of the identity Leases while idle');
+    assert.ok(idle.features - before.features <= 1, `at most the reporter's LIST of Features while idle, saw ${idle.features - before.features}`);
 
     const k = kubectlSession(tools.kubectl, server.kubeconfig, dir);
     const table = await k.ok(['get', 'features', '-A']);

@@ -1,10 +1,17 @@
-// The server flow of KEP-0007: each API server runs this loop; the one that leads (the live API
-// server whose identity Lease name hashes lowest) writes every Feature's status of its class
+// The server flow of KEP-0007: each API server runs this controller; the one that leads (the live
+// API server whose identity Lease name hashes lowest) writes every Feature's status of its class
 // (intended value, state, transition with tasks, conditions, events) and runs the head task of
 // each transition. No election object: the identity Leases every server renews already say who
 // is alive (KEP-1965), and every server computes the same leader from them. Two servers may both
 // believe they lead for a moment (their views of a renewTime differ): status writes carry the
 // resourceVersion they read and every task unit is idempotent, so that costs a conflict, not data.
+//
+// Event-driven as a kube controller is: informers (one list, then a watch) on the class's Features
+// and on the identity Leases, and a work queue keyed by feature name. A Feature is reconciled when
+// it changed (a use reported, spec.desired set), when the set of live API servers or the leader
+// changed, or when a timer it asked for is due (WaitForUses' evaluation time, a failed task's
+// backoff, a task that polls other objects, a retention window); a settled Feature with nothing
+// new costs nothing, and nothing is listed again per round.
 import { createHash } from 'node:crypto';
 import { StatusError } from '../../apimachinery/errors.js';
 import { rfc3339 } from '../../apimachinery/times.js';
@@ -24,7 +31,20 @@ import {
 } from '../../registry/features/features/types.js';
 import { IDENTITY_LABEL } from '../apiserveridentity.js';
 import { stabilityOf } from '../featurereporter.js';
-import { headTask, reconcileFeature, type FeatureTasks, type FlowEvent, type KnownFeature, type TaskTemplate } from './machine.js';
+import { Informer } from '../runtime/informer.js';
+import { ItemExponentialFailureRateLimiter, WorkQueue } from '../runtime/workqueue.js';
+import type { Clock } from '../runtime/clock.js';
+import {
+  CONDITION_AVAILABLE,
+  DEFAULT_UNAVAILABLE_RETENTION_MS,
+  headTask,
+  reconcileFeature,
+  WAIT_FOR_USES,
+  type FeatureTasks,
+  type FlowEvent,
+  type KnownFeature,
+  type TaskTemplate,
+} from './machine.js';
 import { backoffMs, runTask, type CustomTask, type DirectWrites } from './tasks.js';
 
 const FEATURES: GVR = { group: FEATURES_GROUP, version: FEATURES_VERSION, resource: 'features' };
@@ -59,8 +79,14 @@ export interface FeatureFlowOptions {
    * without it, ClearField updates through `client`.
    */
   readonly direct?: DirectWrites;
-  /** How often the loop runs (default 5 s). */
+  /**
+   * How often the leader is worked out again from the cached identity Leases (default 5 s), and
+   * how often a task that waits on other objects (WaitForObjectsRemoved, DeleteCollection, Custom,
+   * a Blocked task) is looked at again. Features are not listed again: changes come by watch.
+   */
   readonly intervalMs?: number;
+  /** Features reconciled at once (default 2; one feature is never reconciled by two at once). */
+  readonly workers?: number;
   /** An identity Lease counts as live while renewed within this (default 40 s; research A13). */
   readonly livenessMs?: number;
   /** WaitForUses' evaluation period (default 60 s, longer than a reporter's 30 s resync). */
@@ -88,9 +114,12 @@ export interface FeatureFlowOptions {
 
 export interface FeatureFlow {
   start(): void;
-  /** One round now: find the leader; when it is this server, reconcile every Feature. */
+  /**
+   * Works out the leader again from the cached identity Leases and, when this server leads, queues
+   * every cached Feature for a reconcile (no request is made).
+   */
   sync(): Promise<void>;
-  /** Whether this server led in its last round. */
+  /** Whether this server led when the leader was last worked out. */
   readonly leading: boolean;
   /** Stops at once: a task unit in flight is abandoned unwritten (the next leader redoes it). */
   stop(): Promise<void>;
@@ -160,20 +189,70 @@ export function mergeTasks(...all: readonly (Readonly<Record<string, FeatureTask
 
 const valueOf = (b: boolean): 'Enabled' | 'Disabled' => (b ? 'Enabled' : 'Disabled');
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+const USE_FIELDS = ['component', 'identity', 'version', 'value', 'reportTime'] as const;
+/**
+ * Whether a status computed equals the one stored. The uses (up to 1,000) are compared field by
+ * field, the rest as JSON: a reconcile runs on every reported use, and turning two lists of
+ * hundreds of uses into JSON to compare them was most of what it cost.
+ */
+function sameStatus(a: FeatureStatus, b: FeatureStatus): boolean {
+  if ((a.uses === undefined) !== (b.uses === undefined)) return false;
+  const ua = a.uses ?? [];
+  const ub = b.uses ?? [];
+  if (ua.length !== ub.length) return false;
+  for (let i = 0; i < ua.length; i++) {
+    const x = ua[i]!;
+    const y = ub[i]!;
+    if (Object.keys(x).length !== Object.keys(y).length || USE_FIELDS.some((f) => x[f] !== y[f])) return false;
+  }
+  return same({ ...a, uses: undefined }, { ...b, uses: undefined });
+}
 
 export function featureFlow(client: KubeClient, gate: FeatureGate, opts: FeatureFlowOptions): FeatureFlow {
   const namespace = opts.namespace ?? KPLANE_FEATURE_CLASS;
   const log = asLogger(opts.log);
   const now = opts.now ?? ((): Date => new Date());
   const tasks = opts.tasks ?? {};
+  const intervalMs = opts.intervalMs ?? 5_000;
   const abort = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
   let leading = false;
+  /** The live API servers' identities (Lease holders) when the leader was last worked out. */
+  let liveHolders: ReadonlySet<string> = new Set();
   /** Per feature, the disagreement last raised as an event while leading. */
   const disagreements = new Map<string, string>();
-  /** ClearField's next page, listed ahead while a page is cleared (tasks.ts). */
-  const prefetch = new Map<string, Promise<Awaited<ReturnType<KubeClient['list']>>>>();
+  /** Per feature, ClearField's next page, listed ahead while a page is cleared (tasks.ts). */
+  const prefetches = new Map<string, Map<string, Promise<Awaited<ReturnType<KubeClient['list']>>>>>();
+  /**
+   * Per feature, the object as this leader last wrote it: the informer's copy may not show that
+   * write yet, and a reconcile of the older copy would redo what was written (a new WaitForUses
+   * cycle, a page cleared again). The newer of the two is reconciled.
+   */
+  const written = new Map<string, KubeObject & FeatureObject>();
+  // Timers that do not keep a process alive (a component that forgets stop() still exits).
+  const clock: Clock = {
+    now: () => Date.now(),
+    setTimer(fn, ms) {
+      const t = setTimeout(fn, Math.max(0, ms));
+      t.unref();
+      return { cancel: () => clearTimeout(t) };
+    },
+  };
+  const featureInformer = new Informer<KubeObject & FeatureObject>({ client, gvr: FEATURES, namespace, clock, ...(opts.log ? { log: opts.log } : {}) });
+  const leaseInformer = opts.standalone
+    ? undefined
+    : new Informer<KubeObject & LeaseLike>({
+        client,
+        gvr: LEASES,
+        namespace: 'kube-system',
+        labelSelector: `${IDENTITY_LABEL}=${API_SERVER}`,
+        clock,
+        ...(opts.log ? { log: opts.log } : {}),
+      });
+  // A failed reconcile (an API error) is retried after 1 s doubling to 5 min, the tasks' backoff;
+  // a shorter interval (tests) shortens the first retry.
+  const queue = new WorkQueue<string>({ clock, rateLimiter: new ItemExponentialFailureRateLimiter<string>(Math.min(1000, intervalMs), 300_000) });
 
   const dynamicNames = new Set((opts.dynamicFeatures ?? []).filter((n) => gate.isDynamic(n)));
   const known = (name: string, obj?: FeatureObject): KnownFeature | undefined => {
@@ -228,11 +307,16 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
     }
   };
 
-  /** Reconciles one Feature: the state machine, then units of its head task while they make progress. */
-  const reconcileOne = async (initial: KubeObject & FeatureObject, liveHolders: ReadonlySet<string>): Promise<void> => {
+  /**
+   * Reconciles one Feature: the state machine, then units of its head task while they make
+   * progress. Returns the Feature as it stands after (as written, or as read when nothing changed).
+   */
+  const reconcileOne = async (initial: KubeObject & FeatureObject): Promise<KubeObject & FeatureObject> => {
     const name = initial.metadata?.name ?? '';
     const k = known(name, initial);
     let obj = initial;
+    const prefetch = prefetches.get(name) ?? new Map<string, Promise<Awaited<ReturnType<KubeClient['list']>>>>();
+    prefetches.set(name, prefetch);
     let clearedBefore: string | undefined; // a WaitForUses cycle began: other components' uses older than this go
     for (let unit = 0; unit < 10_000 && !abort.signal.aborted; unit++) {
       const liveUses = (s: FeatureStatus): FeatureUse[] =>
@@ -269,7 +353,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
         } catch (e) {
           if (!(e instanceof StatusError && (e.code === 404 || e.code === 409))) throw e;
         }
-        return;
+        return obj;
       }
       let status = first.status;
       const events = [...first.events];
@@ -292,7 +376,7 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           now: now(),
           prefetch,
         });
-        if (abort.signal.aborted) return; // stopped: the unit is abandoned, unwritten
+        if (abort.signal.aborted) return obj; // stopped: the unit is abandoned, unwritten
         // A unit that found nothing new (a task still Blocked for the same reason) keeps its record,
         // so that a blocked transition is not rewritten every round.
         const task = same({ ...step.task, lastAttemptTime: undefined }, { ...head, attempts: head.attempts ?? 0, lastAttemptTime: undefined })
@@ -317,15 +401,16 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
         if (step.task.phase === 'Succeeded' && status.transition) again = true;
       }
       if (status.conditions?.find((x) => x.type === 'UsesAgree')?.status === 'True') disagreements.delete(name);
-      if (same(status, obj.status ?? {})) return;
+      if (sameStatus(status, obj.status ?? {})) return obj;
       // A reporter may have written a use meanwhile (409): read again and put this unit's outcome
       // (the leader's fields) onto the fresh uses, so that a page cleared is counted once.
       for (let conflicts = 0; ; conflicts++) {
         try {
           obj = await client.updateStatus<KubeObject & FeatureObject>(FEATURES, namespace, { ...obj, status });
+          written.set(name, obj);
           break;
         } catch (e) {
-          if (e instanceof StatusError && e.code === 404) return;
+          if (e instanceof StatusError && e.code === 404) return obj;
           if (!(e instanceof StatusError && e.code === 409) || conflicts >= 5) throw e;
         }
         obj = await client.get<KubeObject & FeatureObject>(FEATURES, namespace, name);
@@ -338,58 +423,166 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
         if (ev.reason === 'FeatureUsesDisagree') disagreements.set(name, ev.message);
         await recordEvent(obj, ev);
       }
-      if (!again) return;
+      if (!again) return obj;
     }
+    return obj;
   };
 
-  const sync = async (): Promise<void> => {
-    const { leader, live } = opts.standalone
-      ? { leader: opts.leaseName, live: [] }
-      : chooseLeader(
-          (await client.list<KubeObject & LeaseLike>(LEASES, 'kube-system', { labelSelector: `${IDENTITY_LABEL}=${API_SERVER}` })).items,
-          now(),
-          opts.livenessMs ?? 40_000,
-        );
+  /** The newer of the informer's copy and this leader's last write (resourceVersions are revisions). */
+  const current = (name: string): (KubeObject & FeatureObject) | undefined => {
+    const cached = featureInformer.store.get(`${namespace}/${name}`);
+    const mine = written.get(name);
+    if (!mine) return cached;
+    if (!cached) return undefined; // deleted since (the informer saw it go)
+    if (revision(cached) >= revision(mine)) {
+      written.delete(name);
+      return cached;
+    }
+    return mine;
+  };
+
+  /**
+   * When a Feature needs looking at again with no change to it: WaitForUses' evaluation time, a
+   * failed task's backoff, a task that waits on other objects (polled every interval), the end of
+   * an undeclared feature's retention window. Undefined: only a change (a watch event) or a new
+   * set of live API servers wakes it.
+   */
+  const dueInMs = (f: KubeObject & FeatureObject): number | undefined => {
+    const s = f.status ?? {};
+    const at = now().getTime();
+    const head = s.transition ? headTask(s) : undefined;
+    if (head) {
+      if (head.type === WAIT_FOR_USES && head.phase === 'Running' && s.useEvaluationTime) {
+        const evaluation = Date.parse(s.useEvaluationTime);
+        if (Number.isFinite(evaluation)) return Math.max(0, evaluation - at) + 10;
+      }
+      if (head.phase === 'Failed' && head.lastAttemptTime) {
+        const retry = Date.parse(head.lastAttemptTime) + backoffMs(head.attempts ?? 1);
+        if (Number.isFinite(retry)) return Math.max(0, retry - at) + 10;
+      }
+      return intervalMs;
+    }
+    const available = s.conditions?.find((c) => c.type === CONDITION_AVAILABLE);
+    if (s.stability === 'Unavailable' && available?.status === 'False' && available.lastTransitionTime) {
+      const expiry = Date.parse(available.lastTransitionTime) + (opts.unavailableRetentionMs ?? DEFAULT_UNAVAILABLE_RETENTION_MS);
+      if (Number.isFinite(expiry)) return Math.max(0, expiry - at) + 10;
+    }
+    return undefined;
+  };
+
+  const reconcileKey = async (name: string): Promise<void> => {
+    const f = current(name);
+    if (!f) {
+      written.delete(name);
+      prefetches.delete(name);
+      return;
+    }
+    const after = await reconcileOne(f);
+    if (abort.signal.aborted) return;
+    const due = dueInMs(after);
+    if (due !== undefined) queue.addAfter(name, due);
+  };
+
+  const enqueueAll = (): void => {
+    for (const f of featureInformer.store.list()) queue.add(f.metadata?.name ?? '');
+  };
+
+  /**
+   * Works out the leader and the live API servers from the cached identity Leases. A change of
+   * either puts every Feature in the queue: a use of an API server counts only while it lives.
+   */
+  const checkLeader = (): void => {
+    if (abort.signal.aborted) return;
+    const { leader, live } = leaseInformer
+      ? chooseLeader(leaseInformer.store.list(), now(), opts.livenessMs ?? 40_000)
+      : { leader: opts.leaseName, live: [] as LeaseLike[] };
     const was = leading;
     leading = leader === opts.leaseName;
     if (leading !== was) log.info(leading ? 'Leading the feature flow' : 'No longer leading the feature flow', 'leader', leader ?? '', 'lease', opts.leaseName);
-    if (!leading) return;
-    const liveHolders = new Set(live.map((l) => l.spec?.holderIdentity ?? '').filter(Boolean));
-    const list = await client.list<KubeObject & FeatureObject>(FEATURES, namespace);
-    for (const f of list.items) {
-      if (abort.signal.aborted) return;
+    const holders = new Set(live.map((l) => l.spec?.holderIdentity ?? '').filter(Boolean));
+    const changed = holders.size !== liveHolders.size || [...holders].some((h) => !liveHolders.has(h));
+    liveHolders = holders;
+    if (leading && (!was || changed)) enqueueAll();
+  };
+
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const name = await queue.get();
+      if (name === undefined) return;
       try {
-        await reconcileOne(f, liveHolders);
+        // Not leading: the key is dropped; becoming the leader queues every Feature again.
+        if (leading) await reconcileKey(name);
+        queue.forget(name);
       } catch (e) {
-        log.error(e, 'Failed to reconcile a feature', 'feature', `${namespace}/${f.metadata?.name ?? ''}`);
+        if (!abort.signal.aborted) {
+          log.error(e, 'Failed to reconcile a feature', 'feature', `${namespace}/${name}`);
+          queue.addRateLimited(name);
+        }
+      } finally {
+        queue.done(name);
       }
     }
   };
 
-  const round = (): void => {
-    if (abort.signal.aborted) return;
-    running = sync()
-      .catch((e: unknown) => {
-        if (!abort.signal.aborted) log.error(e, 'Feature flow round failed', 'namespace', namespace);
-      })
-      .finally(() => {
-        running = undefined;
-        if (abort.signal.aborted) return;
-        timer = setTimeout(round, opts.intervalMs ?? 5_000);
-        timer.unref();
+  const nameOf = (f: KubeObject): string => f.metadata?.name ?? '';
+  featureInformer.addEventHandler({
+    onAdd: (f) => queue.add(nameOf(f)),
+    onUpdate: (_old, f) => {
+      // This leader's own write: what follows from it was queued when it was written.
+      if (written.get(nameOf(f))?.metadata?.resourceVersion === f.metadata?.resourceVersion) return;
+      queue.add(nameOf(f));
+    },
+    onDelete: (f) => queue.add(nameOf(f)),
+  });
+  // A new identity Lease, or one renewed after it went stale, may change the leader at once; the
+  // ticker notices Leases going stale (no event says so).
+  leaseInformer?.addEventHandler({ onAdd: checkLeader, onUpdate: checkLeader, onDelete: checkLeader });
+
+  const run = async (): Promise<void> => {
+    const informers = [featureInformer.run(abort.signal), ...(leaseInformer ? [leaseInformer.run(abort.signal)] : [])];
+    for (const p of informers)
+      p.catch((e: unknown) => {
+        if (!abort.signal.aborted) log.error(e, 'Feature flow informer stopped', 'namespace', namespace);
       });
+    const synced = await Promise.all([featureInformer.waitForSync(abort.signal), ...(leaseInformer ? [leaseInformer.waitForSync(abort.signal)] : [])]);
+    if (abort.signal.aborted || synced.includes(false)) return;
+    const tick = (): void => {
+      checkLeader();
+      if (abort.signal.aborted) return;
+      ticker = setTimeout(tick, intervalMs);
+      ticker.unref();
+    };
+    tick();
+    await Promise.all([...Array.from({ length: Math.max(1, opts.workers ?? 2) }, worker), ...informers]);
   };
 
   return {
-    start: round,
-    sync,
+    start() {
+      running ??= run().catch((e: unknown) => {
+        if (!abort.signal.aborted) log.error(e, 'Feature flow stopped', 'namespace', namespace);
+      });
+    },
+    async sync() {
+      checkLeader();
+      if (leading) enqueueAll();
+    },
     get leading() {
       return leading;
     },
     async stop() {
       abort.abort();
-      if (timer) clearTimeout(timer);
+      if (ticker) clearTimeout(ticker);
+      queue.shutDown();
       await running;
     },
   };
+}
+
+/** A resourceVersion as a number (kplane's are storage revisions); -1 when it is not one. */
+function revision(o: KubeObject): bigint {
+  try {
+    return BigInt(o.metadata?.resourceVersion ?? '-1');
+  } catch {
+    return -1n;
+  }
 }

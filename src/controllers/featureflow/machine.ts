@@ -137,7 +137,10 @@ const condition = (status: FeatureStatus, type: string): FeatureCondition | unde
  * row 11, retention, is not built). Returns a new status; the input is not changed.
  */
 export function reconcileFeature(input: MachineInput): MachineOutput {
-  const status: FeatureStatus = structuredClone(input.status);
+  // The uses are replaced by the live ones below: cloning the stored ones (up to 1,000 entries)
+  // only to drop them was most of this function's cost.
+  const { uses: _stored, ...rest } = input.status;
+  const status: FeatureStatus = structuredClone(rest);
   const events: FlowEvent[] = [];
   const { now, generation } = input;
   status.uses = input.uses.map((u) => ({ ...u }));

@@ -85,3 +85,29 @@ test('status is kept on an update of the object, spec on a write of /status', ()
     ['status.state', 'status.transition.tasks[1].phase', 'status.transition.tasks[1].name'],
   );
 });
+
+test('uses and status writes check only the uses that changed (ratcheting); merge leaves the stored object alone', () => {
+  const sub = featureStrategy.subresources!['uses']!;
+  // Stored by an older server that let a bad reportTime through: kept while unchanged.
+  const stored = {
+    ...feature(),
+    status: { uses: [{ component: 'c', identity: 'i', value: 'Enabled', reportTime: 'yesterday' }] },
+  } as KubeObject;
+  const folded = foldUse(stored, { component: 'c', identity: 'j', value: 'Enabled' }, t0).object;
+  assert.deepEqual(sub.validateUpdate!(folded, stored), []);
+  assert.deepEqual(featureStrategy.subresources!['status']!.validateUpdate!(folded, stored), []);
+  // A changed entry, or one without a stored twin, is checked.
+  const changed = { ...stored, status: { uses: [{ component: 'c', identity: 'i', value: 'Maybe', reportTime: 'yesterday' }] } } as KubeObject;
+  assert.deepEqual(
+    sub.validateUpdate!(changed, stored).map((i) => i.field),
+    ['status.uses[0].value', 'status.uses[0].reportTime'],
+  );
+  assert.deepEqual(
+    sub.validateUpdate!(stored, feature()).map((i) => i.field),
+    ['status.uses[0].reportTime'],
+  );
+  const before = JSON.stringify(stored);
+  const merged = sub.merge(folded, stored);
+  assert.equal(uses(merged).length, 2);
+  assert.equal(JSON.stringify(stored), before);
+});
