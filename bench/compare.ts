@@ -28,6 +28,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Row } from './results.js';
+import { exitWithUsage, UsageError } from './usage.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -64,6 +65,9 @@ interface Args {
   readonly pin: boolean;
 }
 
+const COMPARE_USAGE =
+  'usage: npm run bench:compare -- --base <git ref> [--only create,get,...] [--quick] [--rounds N] [--tolerance PCT] [--warm-ms MS --measure-ms MS] [--pin]';
+
 function parseArgs(argv: readonly string[]): Args {
   let base: string | undefined;
   let only: Set<string> | undefined;
@@ -85,20 +89,18 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a.startsWith('--warm-ms')) warmMs = Number(value());
     else if (a.startsWith('--measure-ms')) measureMs = Number(value());
     else if (a === '--help' || a === '-h') {
-      console.log(
-        'usage: npm run bench:compare -- --base <git ref> [--only create,get,...] [--quick] [--rounds N] [--tolerance PCT] [--warm-ms MS --measure-ms MS] [--pin]',
-      );
+      console.log(COMPARE_USAGE);
       process.exit(0);
-    } else throw new Error(`unknown argument ${a} (see --help)`);
+    } else throw new UsageError(`unknown argument '${a}'`);
   }
-  if (!base) throw new Error('--base <git ref> is required: the commit to compare this tree with (e.g. --base main~5)');
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, not ${rounds}`);
-  if (!(tolerancePct >= 0)) throw new Error(`--tolerance must be a number of per cent, not ${tolerancePct}`);
+  if (!base) throw new UsageError('--base <git ref> is required: the commit to compare this tree with (e.g. --base main~5)');
+  if (!Number.isInteger(rounds) || rounds < 1) throw new UsageError(`--rounds must be a positive integer, not ${rounds}`);
+  if (!(tolerancePct >= 0)) throw new UsageError(`--tolerance must be a number of per cent, not ${tolerancePct}`);
   for (const [flag, v] of [
     ['--warm-ms', warmMs],
     ['--measure-ms', measureMs],
   ] as const)
-    if (v !== undefined && !(Number.isInteger(v) && v > 0)) throw new Error(`${flag} must be a positive number of milliseconds, not ${v}`);
+    if (v !== undefined && !(Number.isInteger(v) && v > 0)) throw new UsageError(`${flag} must be a positive number of milliseconds, not ${v}`);
   if (pin && availableParallelism() < 2) throw new Error('--pin needs 2 CPUs: the servers on CPU 0, the load generator on CPU 1');
   return { base, only, quick, rounds, tolerancePct, warmMs, measureMs, pin };
 }
@@ -330,7 +332,9 @@ async function main(): Promise<void> {
   const headCommit = git(['rev-parse', '--short', 'HEAD']);
   const dirty = git(['status', '--porcelain']) !== '';
   const groups = GROUPS.map((g) => g.filter((s) => !args.only || args.only.has(s))).filter((g) => g.length > 0);
-  if (args.only) for (const s of args.only) if (!GROUPS.some((g) => g.includes(s))) throw new Error(`unknown scenario ${s}; known: ${GROUPS.flat().join(',')}`);
+  if (args.only)
+    for (const s of args.only)
+      if (!GROUPS.some((g) => g.includes(s))) throw new UsageError(`--only: unknown scenario '${s}'; known: ${GROUPS.flat().join(',')}`);
 
   const scratch = await mkdtemp(join(tmpdir(), 'kplane-bench-compare-'));
   const baseTree = join(scratch, 'base');
@@ -439,6 +443,7 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   main().catch((e: unknown) => {
+    if (e instanceof UsageError) exitWithUsage('bench:compare', COMPARE_USAGE, e.message);
     console.error(`bench:compare: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   });

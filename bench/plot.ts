@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { FIGURES, figureById, seriesOf, type Figure, type Point } from './figures.js';
 import { RESULTS_SCHEMA, type BenchResults } from './results.js';
+import { exitWithUsage } from './usage.js';
 
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -108,6 +109,8 @@ export function renderSvg(figure: Figure, points: readonly Point[]): string {
   return `${out.join('\n')}\n`;
 }
 
+const PLOT_USAGE = 'usage: node --import tsx bench/plot.ts <figure-id> [--out FILE.svg] [--since YYYY-MM-DD] [--results DIR] | --list | --help';
+
 function main(argv: string[]): void {
   let id: string | undefined;
   let outPath: string | undefined;
@@ -115,18 +118,26 @@ function main(argv: string[]): void {
   let since = '';
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--out') outPath = argv[++i];
-    else if (a === '--results') dir = argv[++i] ?? dir;
-    else if (a === '--since') since = argv[++i] ?? '';
-    else if (a === '--list') {
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith('--')) exitWithUsage('plot', PLOT_USAGE, `${a} needs a value`);
+      return v;
+    };
+    if (a === '--out') outPath = value();
+    else if (a === '--results') dir = value();
+    else if (a === '--since') since = value();
+    else if (a === '--help' || a === '-h') {
+      console.log(PLOT_USAGE);
+      return;
+    } else if (a === '--list') {
       for (const f of FIGURES) console.log(`${f.id.padEnd(24)} ${f.title} (${f.unit})`);
       return;
-    } else if (!a.startsWith('--') && id === undefined) id = a;
-    else throw new Error(`unknown argument ${a}`);
+    } else if (!a.startsWith('-') && id === undefined) id = a;
+    else exitWithUsage('plot', PLOT_USAGE, `unknown argument '${a}'`);
   }
-  if (!id) throw new Error('usage: node --import tsx bench/plot.ts <figure-id> [--out FILE.svg] [--since YYYY-MM-DD] [--results DIR] | --list');
+  if (!id) exitWithUsage('plot', PLOT_USAGE, 'name a figure (--list shows them)');
   const figure = figureById(id);
-  if (!figure) throw new Error(`unknown figure ${id}; known: ${FIGURES.map((f) => f.id).join(', ')}`);
+  if (!figure) exitWithUsage('plot', PLOT_USAGE, `unknown figure '${id}'; known: ${FIGURES.map((f) => f.id).join(', ')}`);
   const points = seriesOf(figure, readResults(dir)).filter((p) => p.date >= since);
   if (points.length === 0) throw new Error(`no run in ${dir} has ${id}`);
   const svg = renderSvg(figure, points);

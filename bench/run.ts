@@ -29,11 +29,14 @@ import {
 import { RESULTS_SCHEMA, resultsFileName, withAmount, type BenchResults, type Goal, type Row } from './results.js';
 import { crudOpsOf } from './scenarios/crud.js';
 import { SCENARIOS, SCENARIO_NAMES, type ScenarioName } from './scenarios/index.js';
+import { exitWithUsage, UsageError } from './usage.js';
 
 // ---- command line ------------------------------------------------------------------------------
 
 /** `--json` without a file: bench/results/<UTC date and time>-<short commit>.json. */
 const DEFAULT_JSON = '';
+
+const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIO_NAMES.join(',')}] [--concurrency 1,16,64] [--cpu-prof] [--json [FILE]] [--help]`;
 
 function parseArgs(argv: string[]): { only: Set<ScenarioName>; quick: boolean; cpuProf: boolean; json: string | undefined; concurrency: number[] | undefined } {
   let only = new Set<ScenarioName>(SCENARIO_NAMES);
@@ -46,18 +49,23 @@ function parseArgs(argv: string[]): { only: Set<ScenarioName>; quick: boolean; c
     const value = (): string => (a.includes('=') ? a.slice(a.indexOf('=') + 1) : (argv[++i] ?? ''));
     if (a === '--quick') quick = true;
     else if (a === '--cpu-prof') cpuProf = true;
-    else if (a.startsWith('--only')) {
+    else if (a === '--only' || a.startsWith('--only=')) {
       const names = value().split(',').filter(Boolean);
       for (const n of names)
-        if (!(SCENARIO_NAMES as readonly string[]).includes(n)) throw new Error(`unknown scenario ${n}; known: ${SCENARIO_NAMES.join(',')}`);
+        if (!(SCENARIO_NAMES as readonly string[]).includes(n)) throw new UsageError(`--only: unknown scenario '${n}'; known: ${SCENARIO_NAMES.join(',')}`);
+      if (names.length === 0) throw new UsageError('--only needs scenario names');
       only = new Set(names as ScenarioName[]);
     } else if (a === '--json') json = argv[i + 1] === undefined || argv[i + 1]!.startsWith('--') ? DEFAULT_JSON : argv[++i]!;
     else if (a.startsWith('--json=')) json = value();
-    else if (a.startsWith('--concurrency')) concurrency = value().split(',').map(Number);
-    else if (a === '--help' || a === '-h') {
-      console.log(`usage: npm run bench -- [--quick] [--only ${SCENARIO_NAMES.join(',')}] [--concurrency 1,16,64] [--cpu-prof] [--json [FILE]]`);
+    else if (a === '--concurrency' || a.startsWith('--concurrency=')) {
+      const given = value();
+      concurrency = given.split(',').map(Number);
+      if (concurrency.length === 0 || !concurrency.every((c) => Number.isInteger(c) && c > 0))
+        throw new UsageError(`--concurrency must be whole numbers above 0, such as 1,16,64, not '${given}'`);
+    } else if (a === '--help' || a === '-h') {
+      console.log(USAGE);
       process.exit(0);
-    } else throw new Error(`unknown argument ${a}`);
+    } else throw new UsageError(`unknown argument '${a}'`);
   }
   return { only, quick, cpuProf, json, concurrency };
 }
@@ -88,7 +96,13 @@ async function startShared(cfg: Config, only: ReadonlySet<string>, dataDir: stri
 // ---- main --------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  let args: ReturnType<typeof parseArgs>;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof UsageError) exitWithUsage('bench', USAGE, err.message);
+    throw err;
+  }
   const base = args.quick ? QUICK : FULL;
   const cfg: Config = args.concurrency ? { ...base, concurrency: args.concurrency, etcdConcurrency: args.concurrency } : base;
   const selected = SCENARIOS.filter((s) => s.names.some((n) => args.only.has(n as ScenarioName)));

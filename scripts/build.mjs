@@ -60,6 +60,17 @@ function newestInput() {
 // Written last, so an interrupted build is never taken for a finished one, and dated when the build
 // started, so a file saved during the build makes the next --if-stale build again. Not packed.
 const stamp = join(dist, '.build-stamp');
+const USAGE = 'usage: node scripts/build.mjs [--if-stale]   (npm run build)';
+for (const a of process.argv.slice(2)) {
+  if (a === '--help' || a === '-h') {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  if (a !== '--if-stale') {
+    console.error(`build: unknown argument '${a}'\n${USAGE}`);
+    process.exit(2);
+  }
+}
 if (process.argv.includes('--if-stale')) {
   let built = 0;
   try {

@@ -18,7 +18,18 @@ const root = join(fileURLToPath(import.meta.url), '..', '..');
 // Longest first: with two slots, lint runs alone on one while the others share the second.
 const ALL = ['lint', 'typecheck', 'check:layers', 'format:check'];
 const args = process.argv.slice(2);
+const USAGE = 'usage: node scripts/checks.mjs [script ...] [--then FILE [arg ...]]';
 const thenAt = args.indexOf('--then');
+const own = thenAt >= 0 ? args.slice(0, thenAt) : args;
+if (own.includes('--help') || own.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const flag = own.find((a) => a.startsWith('-'));
+if (flag !== undefined) {
+  console.error(`checks: unknown option '${flag}'\n${USAGE}`);
+  process.exit(2);
+}
 // What follows --then FILE is FILE's (`npm test -- storage` filters the test files, as before).
 const [then, ...thenArgs] = thenAt >= 0 ? args.splice(thenAt).slice(1) : [];
 if (thenAt >= 0 && !then) {

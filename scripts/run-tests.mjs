@@ -9,6 +9,17 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 const filters = process.argv.slice(2);
+const USAGE = 'usage: node scripts/run-tests.mjs [path-substring ...]   (npm test -- <path-substring ...>)';
+if (filters.includes('--help') || filters.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+// Every argument is a part of a test file's path; a flag here is a mistake (a node --test option?).
+const flag = filters.find((f) => f.startsWith('-'));
+if (flag !== undefined) {
+  console.error(`run-tests: unknown option '${flag}' (arguments filter the test files by path)\n${USAGE}`);
+  process.exit(2);
+}
 
 /**
  * @param {string} dir

@@ -1,5 +1,5 @@
 // npm run soak [-- --minutes 30] [--storage sqlite,etcd] [--watches 1000] [--writers 4] [--window 500] [--sample-seconds 60] [--out DIR]
-//                [--heap-snapshots 6,12,18]
+//                [--heap-snapshots 6,12,18] [--help]   (a bad flag: one line naming it, the usage, exit 2)
 //
 // The soak of issue 21 (not in CI): a mixed load (creates, updates, deletes through the kplane
 // client; each writer deletes what it created `--window` rounds before, so the stored set stays
@@ -19,6 +19,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { renderSvg } from '../bench/plot.js';
+import { asUsageError, exitWithUsage, UsageError } from '../bench/usage.js';
 import type { Figure, Point } from '../bench/figures.js';
 import { createHttpsClient } from '../src/client/https.js';
 import type { KubeClient } from '../src/client/types.js';
@@ -31,29 +32,69 @@ import { ensureTools } from '../test/support/tools.js';
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
 const NS = 'soak';
 
-const { values } = parseArgs({
-  options: {
-    minutes: { type: 'string', default: '30' },
-    storage: { type: 'string', default: 'sqlite,etcd' },
-    watches: { type: 'string', default: '1000' },
-    writers: { type: 'string', default: '4' },
-    window: { type: 'string', default: '500' },
-    'sample-seconds': { type: 'string', default: '60' },
-    out: { type: 'string' },
-    'heap-snapshots': { type: 'string', default: '' },
-  },
-});
-const minutes = Number(values.minutes);
-const watchCount = Number(values.watches);
-const writers = Number(values.writers);
-const sampleMs = Number(values['sample-seconds']) * 1000;
-const storages = values.storage.split(',').filter(Boolean);
-for (const s of storages) if (s !== 'sqlite' && s !== 'etcd') throw new Error(`--storage: unknown ${s}; use sqlite, etcd or both`);
-if (!(minutes > 0) || !(watchCount >= 0) || !(writers > 0) || !(sampleMs > 0)) throw new Error('--minutes, --writers and --sample-seconds must be positive, --watches not negative');
-const outDir = resolve(values.out ?? join(tmpdir(), `kplane-soak-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`));
+const USAGE = `usage: npm run soak -- [--minutes 30] [--storage sqlite,etcd] [--watches 1000] [--writers 4] [--window 500]
+                     [--sample-seconds 60] [--out DIR] [--heap-snapshots 6,12,18] [--help]`;
+
+function parseSoakArgs(argv: string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        minutes: { type: 'string', default: '30' },
+        storage: { type: 'string', default: 'sqlite,etcd' },
+        watches: { type: 'string', default: '1000' },
+        writers: { type: 'string', default: '4' },
+        window: { type: 'string', default: '500' },
+        'sample-seconds': { type: 'string', default: '60' },
+        out: { type: 'string' },
+        'heap-snapshots': { type: 'string', default: '' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    throw asUsageError(err);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  /** The flag's number, at least `min` (0: not negative; undefined: above 0). */
+  const numberOf = (flag: string, value: string, min?: number): number => {
+    const n = Number(value);
+    const ok = value.trim() !== '' && (min === undefined ? n > 0 : n >= min);
+    if (!ok) throw new UsageError(`--${flag} must be ${min === undefined ? 'a positive number' : `a number of at least ${min}`}, not '${value}'`);
+    return n;
+  };
+  const storages = values.storage.split(',').filter(Boolean);
+  for (const s of storages) if (s !== 'sqlite' && s !== 'etcd') throw new UsageError(`--storage: unknown '${s}'; use sqlite, etcd or both`);
+  if (storages.length === 0) throw new UsageError('--storage: name sqlite, etcd or both');
+  const snapshotAt = new Set(values['heap-snapshots'].split(',').filter(Boolean).map(Number));
+  for (const m of snapshotAt) if (!(m > 0)) throw new UsageError(`--heap-snapshots: not a list of sample numbers: '${values['heap-snapshots']}'`);
+  return {
+    minutes: numberOf('minutes', values.minutes),
+    watchCount: numberOf('watches', values.watches, 0),
+    writers: numberOf('writers', values.writers, 1),
+    window: numberOf('window', values.window, 0),
+    sampleMs: numberOf('sample-seconds', values['sample-seconds']) * 1000,
+    storages,
+    out: values.out,
+    snapshotAt,
+    heapSnapshots: values['heap-snapshots'],
+  };
+}
+
+let args: ReturnType<typeof parseSoakArgs>;
+try {
+  args = parseSoakArgs(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof UsageError) exitWithUsage('soak', USAGE, err.message);
+  throw err;
+}
+const { minutes, watchCount, writers, sampleMs, storages, snapshotAt } = args;
+const outDir = resolve(args.out ?? join(tmpdir(), `kplane-soak-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`));
 mkdirSync(outDir, { recursive: true });
-const snapshotAt = new Set(values['heap-snapshots'].split(',').filter(Boolean).map(Number));
-for (const m of snapshotAt) if (!(m > 0)) throw new Error(`--heap-snapshots: not a sample number: ${values['heap-snapshots']}`);
 // Inherited by every kplane child: SIGUSR2 writes Heap.<date>.<pid>.<n>.heapsnapshot into outDir.
 if (snapshotAt.size > 0) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${outDir}`.trim();
 
@@ -157,7 +198,7 @@ async function soak(target: Target, samples: Sample[]): Promise<void> {
   await main.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }).catch(() => undefined);
   const start = await main.list(CONFIGMAPS, NS);
   const watches = startWatches(target.loadClients, start.metadata?.resourceVersion ?? '0');
-  const load = mixedLoad(target.loadClients, NS, { writersPerClient: Math.max(1, Math.round(writers / target.loadClients.length)), pauseMs: 10, window: Number(values.window) });
+  const load = mixedLoad(target.loadClients, NS, { writersPerClient: Math.max(1, Math.round(writers / target.loadClients.length)), pauseMs: 10, window: args.window });
   const cpuBefore = new Map<string, number>();
   for (const s of target.servers) cpuBefore.set(s.name, metric(await scrape(s.raw), 'process_cpu_seconds_total'));
   let lastWatchEvents = 0;

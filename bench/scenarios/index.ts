@@ -24,6 +24,7 @@ import { rbac } from './rbac.js';
 import { rbacload } from './rbacload.js';
 import { rss } from './rss.js';
 import { sqlite } from './sqlite.js';
+import { sqlitePages } from './sqlite-pages.js';
 import { ssa } from './ssa.js';
 import { watch } from './watch.js';
 
@@ -35,6 +36,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ssa,
   cr,
   sqlite,
+  sqlitePages,
   rss,
   liststream,
   backup,
@@ -63,6 +65,7 @@ export const SCENARIO_NAMES = [
   'list',
   'openloop',
   'sqlite',
+  'sqlitepages',
   'list10k',
   'liststream',
   'backup',

@@ -540,6 +540,10 @@ export async function createControlPlane(opts: ControlPlaneOptions): Promise<Con
       : new CachingStorage(backend, {
           consistentListFromCache: () => features.enabled(ConsistentListFromCache),
           consistencyCheckIntervalMs: opts.watchCacheConsistencyCheckIntervalMs ?? 0,
+          onHistoryCapacity: (prefix, capacity, previous) => {
+            const { group, resource } = groupResourceOf(prefix);
+            metrics.recordWatchCacheCapacity(group, resource, capacity, previous);
+          },
           onConsistencyCheck: (r) => {
             const { group, resource } = groupResourceOf(r.prefix);
             metrics.recordConsistencyCheck(group, resource, r.status);

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import perfHooks from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
+import { CachingStorage } from '../storage/cacher/cacher.js';
+import { enc } from '../storage/conformance/conformance.js';
+import { MemoryStorage } from '../storage/memory/memory-storage.js';
 import { EVENT_LOOP_LAG_RESOLUTION_MS, collectProcessMetrics, createApiMetrics, metricsHandler, requestMetricLabels } from './metrics.js';
 
 const podsList = {
@@ -75,6 +78,45 @@ describe('createApiMetrics', () => {
     assert.match(text, /kplane_storage_request_errors_total\{operation="update",backend="sqlite"\} 1/);
     assert.doesNotMatch(text, /kplane_storage_request_errors_total\{operation="get"/);
     assert.match(text, /apiserver_current_inflight_requests\{request_kind="mutating"\} 4/);
+  });
+
+  it("counts a watch cache ring's growth and shrink as kube's watch_cache_capacity metrics", async () => {
+    const m = createApiMetrics({ processMetrics: false });
+    let now = 1_000_000;
+    const cacher = new CachingStorage(new MemoryStorage(), {
+      historyWindowMs: 1_000,
+      clock: () => now,
+      // As the control plane wires it, with the prefix's group and resource.
+      onHistoryCapacity: (_prefix, capacity, previous) => m.recordWatchCacheCapacity('apps', 'deployments', capacity, previous),
+    });
+    const series = async (name: string): Promise<string | undefined> =>
+      (await m.registry.metrics()).split('\n').find((l) => l.startsWith(`${name}{group="apps",resource="deployments"} `));
+    try {
+      await cacher.register('/registry/apps/deployments/');
+      assert.equal(await series('watch_cache_capacity'), 'watch_cache_capacity{group="apps",resource="deployments"} 100');
+      assert.equal(await series('watch_cache_capacity_increase_total'), undefined, 'the starting capacity is no increase');
+      // 320 fresh events: the ring doubles twice (200, 400).
+      let kv = await cacher.create('/registry/apps/deployments/ns/a', enc('0'));
+      for (let i = 1; i < 320; i++) kv = await cacher.update(kv.key, enc(String(i)), kv.modRevision);
+      await cacher.list('/registry/apps/deployments/');
+      assert.equal(await series('watch_cache_capacity'), 'watch_cache_capacity{group="apps",resource="deployments"} 400');
+      assert.equal(await series('watch_cache_capacity_increase_total'), 'watch_cache_capacity_increase_total{group="apps",resource="deployments"} 2');
+      // The window passes; 80 more events fill the ring, the next finds it old a quarter from its
+      // newest and halves it; those after find that quarter fresh again.
+      now += 1_500;
+      for (let i = 0; i < 85; i++) kv = await cacher.update(kv.key, enc(`late${i}`), kv.modRevision);
+      await cacher.list('/registry/apps/deployments/');
+      assert.equal(await series('watch_cache_capacity'), 'watch_cache_capacity{group="apps",resource="deployments"} 200');
+      assert.equal(await series('watch_cache_capacity_decrease_total'), 'watch_cache_capacity_decrease_total{group="apps",resource="deployments"} 1');
+      const text = await m.registry.metrics();
+      assert.match(text, /^# HELP watch_cache_capacity Total capacity of watch cache broken by resource type\.$/m);
+      assert.match(text, /^# TYPE watch_cache_capacity gauge$/m);
+      assert.match(text, /^# HELP watch_cache_capacity_increase_total Total number of watch cache capacity increase events broken by resource type\.$/m);
+      assert.match(text, /^# TYPE watch_cache_capacity_increase_total counter$/m);
+      assert.match(text, /^# HELP watch_cache_capacity_decrease_total Total number of watch cache capacity decrease events broken by resource type\.$/m);
+    } finally {
+      await cacher.close();
+    }
   });
 
   it('gives every server its own registry', async () => {

@@ -48,6 +48,8 @@ export interface ApiMetrics {
   readonly storageRequestErrorsTotal: Counter<'operation' | 'backend'>;
   /** apiserver_storage_consistency_checks_total: the watch cache self-check's outcomes. */
   readonly storageConsistencyChecksTotal: Counter<'group' | 'resource' | 'status'>;
+  /** watch_cache_capacity: each resource's watch cache ring capacity now (upstream has no apiserver_ prefix here). */
+  readonly watchCacheCapacity: Gauge<'group' | 'resource'>;
   readonly currentInflightRequests: Gauge<'request_kind'>;
 
   /** Records one finished request (call once per request, after the response is written). */
@@ -76,6 +78,12 @@ export interface ApiMetrics {
   setInflightRequests(kind: RequestKind, count: number): void;
   /** One watch cache consistency check: `status` success, failure or error. */
   recordConsistencyCheck(group: string, resource: string, status: string): void;
+  /**
+   * A watch cache ring's capacity (RecordsWatchCacheCapacityChange upstream): sets watch_cache_capacity
+   * and, when `previous` is given (a resize), counts watch_cache_capacity_increase_total or
+   * watch_cache_capacity_decrease_total.
+   */
+  recordWatchCacheCapacity(group: string, resource: string, capacity: number, previous?: number): void;
   /** kubernetes_feature_enabled for every feature the gate knows at its version (AddMetrics). */
   recordFeatures(gate: FeatureGate): void;
   /** A request the server answered itself (the timeout filter's 504): apiserver_request_terminations_total. */
@@ -189,6 +197,25 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     labelNames: ['group', 'resource', 'status'] as const,
     registers,
   });
+  // storage/cacher/metrics/metrics.go: these three have the watch_cache subsystem but no namespace.
+  const watchCacheCapacity = new Gauge({
+    name: 'watch_cache_capacity',
+    help: 'Total capacity of watch cache broken by resource type.',
+    labelNames: ['group', 'resource'] as const,
+    registers,
+  });
+  const watchCacheCapacityIncreaseTotal = new Counter({
+    name: 'watch_cache_capacity_increase_total',
+    help: 'Total number of watch cache capacity increase events broken by resource type.',
+    labelNames: ['group', 'resource'] as const,
+    registers,
+  });
+  const watchCacheCapacityDecreaseTotal = new Counter({
+    name: 'watch_cache_capacity_decrease_total',
+    help: 'Total number of watch cache capacity decrease events broken by resource type.',
+    labelNames: ['group', 'resource'] as const,
+    registers,
+  });
   const requestTerminationsTotal = new Counter({
     name: 'apiserver_request_terminations_total',
     help: 'Number of requests which apiserver terminated in self-defense.',
@@ -254,6 +281,7 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     storageRequestDurationSeconds,
     storageRequestErrorsTotal,
     storageConsistencyChecksTotal,
+    watchCacheCapacity,
     currentInflightRequests,
     observeRequest(o) {
       record(o.verb, o.dryRun ?? '', o.group, o.version, o.resource, o.subresource, o.scope, o.component ?? APISERVER_COMPONENT, o.code, o.durationSeconds);
@@ -319,6 +347,11 @@ export function createApiMetrics(opts: ApiMetricsOptions = {}): ApiMetrics {
     },
     recordConsistencyCheck(group, resource, status) {
       storageConsistencyChecksTotal.inc({ group, resource, status });
+    },
+    recordWatchCacheCapacity(group, resource, capacity, previous) {
+      watchCacheCapacity.set({ group, resource }, capacity);
+      if (previous === undefined || previous === capacity) return;
+      (previous < capacity ? watchCacheCapacityIncreaseTotal : watchCacheCapacityDecreaseTotal).inc({ group, resource });
     },
     recordFeatures(gate) {
       for (const [name, spec] of gate.getAll()) featureEnabled.set({ name, stage: spec.preRelease }, gate.enabled(name) ? 1 : 0);

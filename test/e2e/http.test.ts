@@ -198,6 +198,30 @@ describe('HTTP surface', { timeout: 90_000 }, () => {
     assert.match(await metrics(), /^apiserver_request_total\{verb="WATCH",[^}]*resource="configmaps"[^}]*code="200"\} [1-9]/m);
   });
 
+  it("/metrics shows the watch cache ring's capacity and its growth as kube's watch_cache_capacity metrics", async () => {
+    // Secrets: nothing else in this file writes them, so their ring is at its starting 100.
+    const line = (t: string, name: string): string | undefined => t.split('\n').find((l) => l.startsWith(`${name}{group="",resource="secrets"} `));
+    await client.request({ path: `/api/v1/namespaces/${NS}/secrets` });
+    let text = await metrics();
+    assert.equal(line(text, 'watch_cache_capacity'), 'watch_cache_capacity{group="",resource="secrets"} 100');
+    assert.match(text, /^# HELP watch_cache_capacity Total capacity of watch cache broken by resource type\.$/m);
+    assert.equal(line(text, 'watch_cache_capacity_increase_total'), undefined);
+    // 110 writes within kube's 75 s window: the full ring of fresh events doubles. Straight into the
+    // server's storage (below the cache), as the API's writes would reach it, without 110 requests.
+    await Promise.all(
+      Array.from({ length: 110 }, (_, i) => {
+        const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: `ring-${i}`, namespace: NS, uid: `ring-${i}` } };
+        return server.cp.storage.create(`/registry/secrets/${NS}/ring-${i}`, new TextEncoder().encode(JSON.stringify(secret)));
+      }),
+    );
+    // A consistent list from the cache waits until it has applied every write.
+    ok(await client.request({ path: `/api/v1/namespaces/${NS}/secrets` }));
+    text = await metrics();
+    assert.equal(line(text, 'watch_cache_capacity'), 'watch_cache_capacity{group="",resource="secrets"} 200');
+    assert.equal(line(text, 'watch_cache_capacity_increase_total'), 'watch_cache_capacity_increase_total{group="",resource="secrets"} 1');
+    assert.match(text, /^# TYPE watch_cache_capacity_decrease_total counter$/m);
+  });
+
   it('/metrics answers as promhttp: Vary on Accept and Accept-Encoding, gzip when the scraper asks', async () => {
     // What Prometheus sends. The exposition is far below the 128 KiB API threshold: /metrics is not
     // an API response, promhttp compresses whatever its size.

@@ -188,11 +188,14 @@ describe('cacher', () => {
     }
   });
 
-  it('sizes its ring as kube does: grows while events are fresh, halves once most are older than the window', async () => {
+  it('sizes its ring as kube does: grows while events are fresh, halves once most are older than the window, and says so', async () => {
     const inner = new MemoryStorage();
-    const s = await cached(inner, { historyWindowMs: 1_500 });
+    let now = 1_000_000;
+    const sizes: [string, number, number | undefined][] = [];
+    const s = await cached(inner, { historyWindowMs: 1_500, clock: () => now, onHistoryCapacity: (p, c, prev) => sizes.push([p, c, prev]) }, '/registry/size/');
     const ac = new AbortController();
     try {
+      assert.deepEqual(sizes, [['/registry/size/', 100, undefined]], 'the starting capacity is told');
       // 400 events at once: past the 100-event floor the fresh ring doubles (200, 400) and keeps
       // every one; 400 fill it exactly.
       let kv = await s.create('/registry/size/a', enc('0'));
@@ -202,11 +205,20 @@ describe('cacher', () => {
       const all = s.watch('/registry/size/', { afterRevision: first, signal: ac.signal })[Symbol.asyncIterator]();
       const r = await withTimeout(all.next(), 2_000, 'watch from the first event');
       assert.ok(!r.done && r.value.type === 'put' && dec(r.value.kv) === '1', 'the second of 400 fresh events is still in the ring');
-      // Once the window has passed, the next write finds the ring full of old events and halves it:
-      // the oldest fall out of history (a fixed ring of 10,000 kept them whatever their age).
-      await sleep(1_600);
+      assert.deepEqual(sizes.slice(1), [
+        ['/registry/size/', 200, 100],
+        ['/registry/size/', 400, 200],
+      ]);
+      // Once the window has passed, the next write finds the ring full of old events and halves it,
+      // and the one after halves it again: the oldest fall out of history (a fixed ring of 10,000
+      // kept them whatever their age).
+      now += 1_600;
       for (let i = 0; i < 2; i++) kv = await s.update('/registry/size/a', enc(`late${i}`), kv.modRevision);
       await s.list('/registry/size/');
+      assert.deepEqual(sizes.slice(3), [
+        ['/registry/size/', 200, 400],
+        ['/registry/size/', 100, 200],
+      ]);
       const old = s.watch('/registry/size/', { afterRevision: first, signal: ac.signal })[Symbol.asyncIterator]();
       await assert.rejects(withTimeout(old.next(), 2_000, 'old watch'), (e: unknown) => e instanceof ExpiredError && e.requested === first);
       const recent = s.watch('/registry/size/', { afterRevision: kv.modRevision - 2, signal: ac.signal })[Symbol.asyncIterator]();

@@ -38,6 +38,13 @@ export interface CachingStorageOptions {
   readonly consistencyCheckIntervalMs?: number;
   /** Told every check's outcome, e.g. for a metric and a log line. */
   readonly onConsistencyCheck?: (result: ConsistencyCheckResult) => void;
+  /**
+   * Told a prefix's ring capacity when its cache is first loaded (`previous` undefined) and after each
+   * resize, as kube's watch cache records watch_cache_capacity and its increase and decrease counters.
+   */
+  readonly onHistoryCapacity?: (prefix: string, capacity: number, previous: number | undefined) => void;
+  /** Milliseconds now, for the ages the ring is sized by (tests pass their own). Default Date.now. */
+  readonly clock?: () => number;
 }
 
 /** One comparison of a prefix's cache with the inner store (kube's consistency.Digest). */
@@ -520,6 +527,8 @@ class PrefixCache {
     this.loaded = true;
     if (wasLoaded) {
       for (const w of [...this.watchers]) w.channel.fail(new ExpiredError(w.afterRevision, revision + 1));
+    } else {
+      this.opts.onHistoryCapacity?.(this.prefix, this.ring.length, undefined);
     }
     this.resolveWaiters();
   }
@@ -549,13 +558,14 @@ class PrefixCache {
       this.sortedKeys.delete(key);
     }
     const now = Date.now();
+    const appliedAt = this.opts.clock?.() ?? now;
     if (this.ringSize === this.ring.length) {
-      if (this.fixedCapacity === undefined) this.resizeRing(now);
+      if (this.fixedCapacity === undefined) this.resizeRing(appliedAt);
       if (this.ringSize === this.ring.length) this.dropOldest();
     }
     const slot = (this.ringStart + this.ringSize) % this.ring.length;
     this.ring[slot] = event;
-    this.ringTimes[slot] = now;
+    this.ringTimes[slot] = appliedAt;
     this.ringSize++;
     this.revision = event.revision;
     for (const w of this.watchers) {
@@ -589,6 +599,7 @@ class PrefixCache {
 
   /** Moves the newest events (as many as fit) into a ring of `capacity`; older ones leave history. */
   private resizeRingTo(capacity: number): void {
+    const previous = this.ring.length;
     while (this.ringSize > capacity) this.dropOldest();
     const ring = new Array<ChangeEvent | undefined>(capacity);
     const times = new Array<number>(capacity).fill(0);
@@ -600,6 +611,7 @@ class PrefixCache {
     this.ring = ring;
     this.ringTimes = times;
     this.ringStart = 0;
+    this.opts.onHistoryCapacity?.(this.prefix, capacity, previous);
   }
 
   /** The ring's capacity now (for tests and metrics). */
