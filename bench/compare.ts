@@ -187,11 +187,14 @@ export class ServerPinner {
       }
       if (this.pinned.get(pid) === threads) continue;
       try {
-        execFileSync('taskset', ['-a', '-p', '-c', String(SERVER_CPU), String(pid)], { stdio: 'ignore' });
+        execFileSync('taskset', ['-a', '-p', '-c', String(SERVER_CPU), String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
         this.pinned.set(pid, threads);
       } catch (e) {
-        // A process that ended meanwhile is no failure; taskset missing or refused is.
-        if (existsSync(`/proc/${pid}`)) this.failure ??= `taskset -a -p -c ${SERVER_CPU} ${pid} failed: ${(e as Error).message}`;
+        // A process, or one of its threads, that ended meanwhile ("No such process") is no failure:
+        // the next scan pins what is left. taskset missing or refused is.
+        const stderr = String((e as { stderr?: unknown }).stderr ?? '');
+        if (existsSync(`/proc/${pid}`) && !stderr.includes('No such process'))
+          this.failure ??= `taskset -a -p -c ${SERVER_CPU} ${pid} failed: ${(e as Error).message} ${stderr.trim()}`;
       }
     }
   }
