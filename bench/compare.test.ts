@@ -3,7 +3,19 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
-import { ServerPinner, figuresOf, isHarnessProcess, serverCpuMsPerOp, withWindowVariables } from './compare.js';
+import {
+  ServerPinner,
+  collectSlot,
+  compareRounds,
+  figuresOf,
+  isHarnessProcess,
+  serverCpuMsPerOp,
+  sidesInOrder,
+  slotFigures,
+  verdictOf,
+  withWindowVariables,
+  type FigureRounds,
+} from './compare.js';
 import type { Row } from './results.js';
 
 const round = (extra: Partial<Row>): Row => ({ scenario: '1-crud', target: 'kplane', op: 'create', concurrency: '64', opsPerSec: 2000, n: 12_000, ...extra });
@@ -69,5 +81,78 @@ describe('bench:compare', () => {
       if (serverPid) process.kill(serverPid);
       harness.kill();
     }
+  });
+
+  it('runs the sides in ABBA order, round after round, each group starting where the last left off', () => {
+    const slots = (group: number): string => [0, 1, 2, 3].map((r) => sidesInOrder(r, group).join(' ')).join(' | ');
+    assert.equal(slots(0), 'base head | head base | base head | head base');
+    assert.equal(slots(1), 'head base | base head | head base | base head');
+  });
+
+  it("takes each kplane figure ÷ the same figure of its own slot's bare baseline", () => {
+    const bare = (extra: Partial<Row>): Row => round({ target: 'bare-https', ...extra });
+    const figures = slotFigures([
+      round({ opsPerSec: 2000, p99: 30 }),
+      bare({ opsPerSec: 4000, p99: 10 }),
+      round({ op: 'update', opsPerSec: 1500 }),
+      bare({ op: 'update', concurrency: '16', opsPerSec: 3000 }),
+      { scenario: '1-crud', target: 'kplane/bare', op: 'create', concurrency: '64', value: '50%' },
+    ]);
+    const get = (target: string, label: string) => figures.find((f) => f.target === target && f.label === label);
+    assert.equal(get('kplane', 'create c=64 ops/s')?.vsBare, 0.5);
+    assert.equal(get('kplane', 'create c=64 p99 ms')?.vsBare, 3);
+    assert.equal(get('kplane', 'create c=64 p99 ms')?.higherIsBetter, false, 'a ratio keeps the figure’s direction');
+    assert.equal(get('kplane', 'update c=64 ops/s')?.vsBare, undefined, 'no baseline at that concurrency');
+    assert.equal(get('bare-https', 'create c=64 ops/s')?.vsBare, undefined);
+    assert.equal(get('kplane/bare', 'create c=64 %')?.vsBare, undefined);
+  });
+
+  it('gives a verdict from the rounds’ changes: within, worse beyond spread, or inconclusive', () => {
+    assert.equal(verdictOf([-1, 2, -3], 5).text, 'within 5 %');
+    assert.equal(verdictOf([-4.9], 5).kind, 'within');
+    const worse = verdictOf([-8, -7, -9], 5);
+    assert.equal(worse.text, 'worse by 8.0 % beyond spread');
+    assert.deepEqual([worse.changePct, worse.minPct, worse.maxPct], [-8, -9, -7]);
+    assert.equal(verdictOf([-6], 5).kind, 'worse', 'one round: no spread to hide behind');
+    assert.equal(verdictOf([-7, -2, -6], 5).kind, 'inconclusive', 'a median beyond the tolerance is not enough: one round was within');
+    assert.equal(verdictOf([-10, 4], 5).text, 'inconclusive: spread 14.0 % > tolerance');
+    assert.equal(verdictOf([-6, 10, 1], 5).kind, 'inconclusive', 'one bad round of three is not "within"');
+    assert.equal(verdictOf([-6, -3], 5).text, 'inconclusive: rounds \u22126.0 % \u2026 \u22123.0 % on both sides of \u22125 %');
+    assert.equal(verdictOf([-6, -3], 10).kind, 'within', 'the tolerance is a parameter');
+  });
+
+  it("compares each round's head with the same round's base, and judges on the ratio to the slot's bare baseline", () => {
+    const slot = (kplane: number, bare: number): Row[] => [round({ opsPerSec: kplane }), round({ target: 'bare-https', opsPerSec: bare })];
+    const base = new Map<string, FigureRounds>();
+    const head = new Map<string, FigureRounds>();
+    // The machine is 20 % slower in round 2, for both sides and their baselines; head is 1 % slower than base.
+    collectSlot(base, 0, slot(1000, 2000));
+    collectSlot(head, 0, slot(990, 2000));
+    collectSlot(head, 1, slot(792, 1600));
+    collectSlot(base, 1, slot(800, 1600));
+    const [f] = compareRounds(base, head, 5).filter((x) => x.figure === 'kplane create c=64 ops/s');
+    assert.ok(f);
+    assert.deepEqual(
+      f.raw.roundChangesPct.map((x) => +x.toFixed(2)),
+      [-1, -1],
+      "round by round: not round 2's head against round 1's base",
+    );
+    assert.equal(f.raw.verdict.kind, 'within');
+    assert.equal(f.vsBare?.before, 0.5);
+
+    // The drift hits only head's slot of round 2 (and its baseline): raw says worse, the ratio to the bare baseline does not.
+    const base2 = new Map<string, FigureRounds>();
+    const head2 = new Map<string, FigureRounds>();
+    collectSlot(base2, 0, slot(1000, 2000));
+    collectSlot(head2, 0, slot(1000, 2000));
+    collectSlot(head2, 1, slot(700, 1400));
+    collectSlot(base2, 1, slot(1000, 2000));
+    const [g] = compareRounds(base2, head2, 5).filter((x) => x.figure === 'kplane create c=64 ops/s');
+    assert.ok(g?.vsBare);
+    assert.equal(g.raw.verdict.kind, 'inconclusive');
+    assert.deepEqual(g.vsBare.roundChangesPct, [0, 0]);
+    assert.equal(g.verdict.text, 'within 5 %', 'the verdict is the one on the ratio');
+    const [bareFigure] = compareRounds(base2, head2, 5).filter((x) => x.figure === 'bare-https create c=64 ops/s');
+    assert.equal(bareFigure?.baseline, true);
   });
 });

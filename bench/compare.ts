@@ -2,15 +2,23 @@
 //
 // "Before and after in one run": the benchmark of an earlier commit (checked out into a temporary
 // git worktree that shares this checkout's node_modules and .tools) and of this tree, group of
-// scenarios by group, alternating which side goes first, so that both see the same machine at
-// nearly the same time. Each side runs its own `npm run bench -- --only <group> --json <file>`:
-// its own harness, its own server code. The two harnesses speak the same results shape (rows keyed
-// by scenario, target, op and concurrency), which is all this script reads.
+// scenarios by group, round by round. Each side runs its own `npm run bench -- --only <group>
+// --json <file>`: its own harness, its own server code. The two harnesses speak the same results
+// shape (rows keyed by scenario, target, op and concurrency), which is all this script reads.
 //
-// It prints, for every kplane figure both sides measured, before, after and the change, and marks
-// the ones worse by more than the tolerance. Baselines (bare node:https, raw SQLite, the etcd3
-// client) are not kplane code: their change is printed beside, as the machine's own drift in that
-// round. The comparison is written to bench/results/compare-<date>-<base>-<head>.json.
+// The verdict is made to hold on a shared 2-core machine, whose drift between two runs minutes
+// apart exceeds the 5 % to be shown:
+// - the sides run in ABBA order (base, head, head, base, …: sidesInOrder), so that neither always
+//   goes first and a drift linear in time cancels out of the medians;
+// - every slot (one side's run of one group in one round) measures its own bare baseline, and every
+//   kplane figure is also taken ÷ the baseline's same figure of the same slot ("vs bare"): what the
+//   machine did to both in that slot divides out;
+// - each round's head is compared with the same round's base; a figure's change is the median of
+//   those changes, its spread their range, and its verdict (verdictOf, on "vs bare" where there is
+//   one) "within 5 %" when even the worst round is, "worse by X % beyond spread" when even the best
+//   round is worse than the tolerance, otherwise "inconclusive".
+// The comparison is written to bench/results/compare-<date>-<base>-<head>.json (schema v2: every
+// round's values, the order of the slots, the load average at the start and the end).
 //
 // Beside throughput and latency, each closed-loop round gives the server's CPU time per request
 // (`server CPU ms/op`: the server process's user+system time over the measured window ÷ requests
@@ -24,7 +32,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Row } from './results.js';
@@ -105,6 +113,13 @@ function parseArgs(argv: readonly string[]): Args {
   return { base, only, quick, rounds, tolerancePct, warmMs, measureMs, pin };
 }
 
+/** The 1, 5 and 15 minute load averages, as /proc/loadavg has them. */
+function loadAverage(): string {
+  return loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+}
+
 function git(args: readonly string[], cwd = root): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 }
@@ -174,11 +189,14 @@ export class ServerPinner {
       }
       if (this.pinned.get(pid) === threads) continue;
       try {
-        execFileSync('taskset', ['-a', '-p', '-c', String(SERVER_CPU), String(pid)], { stdio: 'ignore' });
+        execFileSync('taskset', ['-a', '-p', '-c', String(SERVER_CPU), String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
         this.pinned.set(pid, threads);
       } catch (e) {
-        // A process that ended meanwhile is no failure; taskset missing or refused is.
-        if (existsSync(`/proc/${pid}`)) this.failure ??= `taskset -a -p -c ${SERVER_CPU} ${pid} failed: ${(e as Error).message}`;
+        // A process, or one of its threads, that ended meanwhile ("No such process") is no failure:
+        // the next scan pins what is left. taskset missing or refused is.
+        const stderr = String((e as { stderr?: unknown }).stderr ?? '');
+        if (existsSync(`/proc/${pid}`) && !stderr.includes('No such process'))
+          this.failure ??= `taskset -a -p -c ${SERVER_CPU} ${pid} failed: ${(e as Error).message} ${stderr.trim()}`;
       }
     }
   }
@@ -313,17 +331,179 @@ export function serverCpuMsPerOp(r: Row): number | undefined {
 
 const isBaseline = (target: string): boolean => !target.includes('kplane') && !target.includes('/');
 
-function median(xs: readonly number[]): number {
+export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 /** Change in per cent, signed so that negative is worse. */
-function changePct(before: number, after: number, higherIsBetter: boolean): number {
+export function changePct(before: number, after: number, higherIsBetter: boolean): number {
   if (before === 0) return 0;
   const pct = ((after - before) / Math.abs(before)) * 100;
   return higherIsBetter ? pct : -pct;
+}
+
+// ---- rounds, slots and verdicts ------------------------------------------------------------------
+
+export type Side = 'base' | 'head';
+
+/**
+ * The order of the two sides in a round of a group: ABBA over consecutive rounds (base, head, head,
+ * base, base, head, …), shifted by one for every other group, so that neither side always runs
+ * first, or right after the other's warm machine, and a drift that is linear in time cancels out
+ * of the medians over an even number of rounds.
+ */
+export function sidesInOrder(round: number, group: number): readonly [Side, Side] {
+  return (round + group) % 2 === 0 ? ['base', 'head'] : ['head', 'base'];
+}
+
+/** A figure as one slot (one side's run of one group in one round) measured it. */
+export interface SlotFigure extends Figure {
+  /**
+   * The figure ÷ the same figure of the bare baseline in the same slot (same scenario, op,
+   * concurrency and measure), when the slot has exactly one baseline for it: the machine's drift
+   * between slots divides out. Its direction is the figure's.
+   */
+  readonly vsBare?: number;
+}
+
+/** The figures of one slot's rows, each kplane figure with its ratio to the slot's own baseline. */
+export function slotFigures(rows: readonly Row[]): SlotFigure[] {
+  const all = rows.flatMap((r) => figuresOf(r));
+  // scenario | op | concurrency | measure → the baselines' values in this slot.
+  const partner = (f: Figure): string => {
+    const [scenario, , op, concurrency, what] = f.key.split(' | ');
+    return `${scenario} | ${op} | ${concurrency} | ${what}`;
+  };
+  const bare = new Map<string, number[]>();
+  for (const f of all) if (isBaseline(f.target)) bare.set(partner(f), [...(bare.get(partner(f)) ?? []), f.value]);
+  return all.map((f) => {
+    if (isBaseline(f.target) || f.target.includes('/')) return f;
+    const b = bare.get(partner(f));
+    return b?.length === 1 && b[0]! > 0 ? { ...f, vsBare: f.value / b[0]! } : f;
+  });
+}
+
+export type VerdictKind = 'within' | 'worse' | 'inconclusive';
+
+export interface Verdict {
+  readonly kind: VerdictKind;
+  readonly text: string;
+  /** Median of the rounds' changes (negative: worse), and their range. */
+  readonly changePct: number;
+  readonly minPct: number;
+  readonly maxPct: number;
+}
+
+const pct = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} %`;
+
+/**
+ * The verdict on one figure from its rounds' changes (each round's head against the same round's
+ * base, negative worse): "within" when even the worst round is within the tolerance, "worse" when
+ * even the best round is worse than it (by the median change), otherwise inconclusive: the spread
+ * between rounds is larger than the tolerance, or the rounds fall on both sides of it.
+ */
+export function verdictOf(roundChangesPct: readonly number[], tolerancePct: number): Verdict {
+  if (roundChangesPct.length === 0) throw new Error('verdictOf: no rounds');
+  const changePct = median(roundChangesPct);
+  const minPct = Math.min(...roundChangesPct);
+  const maxPct = Math.max(...roundChangesPct);
+  const v = (kind: VerdictKind, text: string): Verdict => ({ kind, text, changePct, minPct, maxPct });
+  if (minPct >= -tolerancePct) return v('within', `within ${tolerancePct} %`);
+  if (maxPct < -tolerancePct) return v('worse', `worse by ${Math.abs(changePct).toFixed(1)} % beyond spread`);
+  const spread = maxPct - minPct;
+  if (spread > tolerancePct) return v('inconclusive', `inconclusive: spread ${spread.toFixed(1)} % > tolerance`);
+  return v('inconclusive', `inconclusive: rounds ${pct(minPct)} … ${pct(maxPct)} on both sides of −${tolerancePct} %`);
+}
+
+/** One side's values of a figure, round by round (undefined: that round did not measure it). */
+export interface FigureRounds {
+  readonly f: Figure;
+  readonly values: (number | undefined)[];
+  readonly vsBare: (number | undefined)[];
+}
+
+/** The comparison of one measure (the raw figure, or its ratio to the bare baseline). */
+export interface Compared {
+  readonly before: number;
+  readonly after: number;
+  readonly beforeRounds: readonly number[];
+  readonly afterRounds: readonly number[];
+  /** Each round's change, head against the base of the same round (negative: worse). */
+  readonly roundChangesPct: readonly number[];
+  readonly verdict: Verdict;
+}
+
+export interface ComparedFigure {
+  readonly figure: string;
+  readonly scenario: string;
+  readonly baseline: boolean;
+  readonly higherIsBetter: boolean;
+  readonly raw: Compared;
+  readonly vsBare?: Compared;
+  /** vsBare's verdict where there is one, else raw's. */
+  readonly verdict: Verdict;
+}
+
+function compared(before: readonly (number | undefined)[], after: readonly (number | undefined)[], higherIsBetter: boolean, tol: number): Compared | undefined {
+  const paired: number[] = [];
+  for (let r = 0; r < Math.min(before.length, after.length); r++) {
+    const b = before[r];
+    const a = after[r];
+    if (b !== undefined && a !== undefined) paired.push(changePct(b, a, higherIsBetter));
+  }
+  const bs = before.filter((x): x is number => x !== undefined);
+  const as = after.filter((x): x is number => x !== undefined);
+  if (paired.length === 0) return undefined;
+  return {
+    before: median(bs),
+    after: median(as),
+    beforeRounds: bs,
+    afterRounds: as,
+    roundChangesPct: paired,
+    verdict: verdictOf(paired, tol),
+  };
+}
+
+/** Every figure both sides measured, compared round by round, raw and as a ratio to its slot's bare baseline. */
+export function compareRounds(base: ReadonlyMap<string, FigureRounds>, head: ReadonlyMap<string, FigureRounds>, tolerancePct: number): ComparedFigure[] {
+  const out: ComparedFigure[] = [];
+  for (const [key, b] of base) {
+    const h = head.get(key);
+    if (!h) continue;
+    const raw = compared(b.values, h.values, b.f.higherIsBetter, tolerancePct);
+    if (!raw) continue;
+    const vsBare = compared(b.vsBare, h.vsBare, b.f.higherIsBetter, tolerancePct);
+    out.push({
+      figure: `${b.f.target} ${b.f.label}`,
+      scenario: b.f.scenario,
+      baseline: isBaseline(b.f.target),
+      higherIsBetter: b.f.higherIsBetter,
+      raw,
+      ...(vsBare ? { vsBare } : {}),
+      verdict: (vsBare ?? raw).verdict,
+    });
+  }
+  return out;
+}
+
+/** Adds one slot's figures to a side's rounds. */
+export function collectSlot(into: Map<string, FigureRounds>, round: number, rows: readonly Row[]): void {
+  for (const f of slotFigures(rows)) {
+    let e = into.get(f.key);
+    if (!e) into.set(f.key, (e = { f, values: [], vsBare: [] }));
+    e.values[round] = f.value;
+    if (f.vsBare !== undefined) e.vsBare[round] = f.vsBare;
+  }
+}
+
+/** A figure's comparison as printed: medians with each side's range over the rounds, the change and the rounds' changes. */
+export function formatCompared(c: Compared, digits: (x: number) => string): string {
+  const side = (m: number, xs: readonly number[]): string =>
+    xs.length > 1 ? `${digits(m)} (${digits(Math.min(...xs))}–${digits(Math.max(...xs))})` : digits(m);
+  const rounds = c.roundChangesPct.length > 1 ? `  rounds ${pct(c.verdict.minPct)} … ${pct(c.verdict.maxPct)}` : '  1 round: no spread';
+  return `${side(c.before, c.beforeRounds)} → ${side(c.after, c.afterRounds)}  ${pct(c.verdict.changePct)}${rounds}`;
 }
 
 async function main(): Promise<void> {
@@ -347,70 +527,53 @@ async function main(): Promise<void> {
     // dependencies differ would need its own install, which this script does not do).
     for (const d of ['node_modules', '.tools']) if (existsSync(join(root, d))) symlinkSync(join(root, d), join(baseTree, d));
     baseWindows(baseTree, args);
-    const before = new Map<string, { f: Figure; values: number[] }>();
-    const after = new Map<string, { f: Figure; values: number[] }>();
-    const collect = (into: typeof before, rows: readonly Row[]): void => {
-      for (const r of rows)
-        for (const f of figuresOf(r)) {
-          const e = into.get(f.key) ?? { f, values: [] };
-          e.values.push(f.value);
-          into.set(f.key, e);
-        }
-    };
+    const before = new Map<string, FigureRounds>();
+    const after = new Map<string, FigureRounds>();
+    const order: string[] = [];
+    const loadStart = loadAverage();
     await mkdir(join(scratch, 'json'), { recursive: true });
     let n = 0;
     for (let round = 0; round < args.rounds; round++) {
       for (const [i, group] of groups.entries()) {
-        // Alternate which side goes first, so that neither always gets the warmer (or busier) machine.
-        const baseFirst = (i + round) % 2 === 0;
-        const sides: Array<['base' | 'head', string, typeof before]> = [
-          ['base', baseTree, before],
-          ['head', root, after],
-        ];
-        if (!baseFirst) sides.reverse();
-        for (const [label, tree, into] of sides)
-          collect(
-            into,
-            await runSide(`${label} ${label === 'base' ? baseCommit : headCommit}`, tree, group, args.quick, join(scratch, 'json', `${n++}.json`), args),
+        // ABBA: base, head, head, base, … (sidesInOrder): order effects cancel out of the medians.
+        for (const side of sidesInOrder(round, i)) {
+          order.push(`${round + 1}:${group.join(',')}:${side}`);
+          const rows = await runSide(
+            `${side} ${side === 'base' ? baseCommit : headCommit} (round ${round + 1})`,
+            side === 'base' ? baseTree : root,
+            group,
+            args.quick,
+            join(scratch, 'json', `${n++}.json`),
+            args,
           );
+          // Every slot measures its own bare baseline: each figure is also taken ÷ that one.
+          collectSlot(side === 'base' ? before : after, round, rows);
+        }
       }
     }
+    const loadEnd = loadAverage();
 
-    // Baseline drift per scenario (median over its baseline figures), to read kplane's changes against.
-    const drift = new Map<string, number[]>();
-    const rows: Array<{ figure: string; scenario: string; before: number; after: number; changePct: number; worse: boolean; baseline: boolean }> = [];
-    for (const [key, b] of before) {
-      const a = after.get(key);
-      if (!a) continue;
-      const bv = median(b.values);
-      const av = median(a.values);
-      const c = changePct(bv, av, b.f.higherIsBetter);
-      const baseline = isBaseline(b.f.target);
-      if (baseline) drift.set(b.f.scenario, [...(drift.get(b.f.scenario) ?? []), c]);
-      rows.push({
-        figure: `${b.f.target} ${b.f.label}`,
-        scenario: b.f.scenario,
-        before: bv,
-        after: av,
-        changePct: c,
-        worse: !baseline && c < -args.tolerancePct,
-        baseline,
-      });
-    }
-    console.log(`\n[compare] ${baseCommit} → ${headCommit}: kplane figures (negative change = worse; tolerance ${args.tolerancePct} %)`);
-    const fmt = (x: number): string => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
-    for (const r of rows.filter((x) => !x.baseline)) {
-      const d = drift.get(r.scenario);
-      // The baselines' median change in the scenario, and their range: the machine's own drift.
-      const pct = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
-      const driftText = d ? `  (baselines ${pct(median(d))}, ${pct(Math.min(...d))}…${pct(Math.max(...d))})` : '';
-      console.log(
-        `  ${r.worse ? 'WORSE' : '     '} ${r.figure.padEnd(58)} ${fmt(r.before).padStart(9)} → ${fmt(r.after).padStart(9)}  ${(r.changePct >= 0 ? '+' : '') + r.changePct.toFixed(1)}%${driftText}`,
-      );
-    }
-    const worse = rows.filter((r) => r.worse);
+    const figures = compareRounds(before, after, args.tolerancePct);
     console.log(
-      `\n[compare] ${worse.length} of ${rows.filter((r) => !r.baseline).length} kplane figures worse by more than ${args.tolerancePct} %${worse.length ? ': ' + worse.map((r) => r.figure).join('; ') : ''}`,
+      `\n[compare] ${baseCommit} \u2192 ${headCommit}, ${args.rounds} round(s), load average ${loadStart} at the start, ${loadEnd} at the end. Per figure: the medians over the rounds (each side's range), the change (negative = worse) and the range of the rounds' changes (each round's head against that round's base); "vs bare": the same for the figure \u00f7 the bare baseline of its own slot. Verdict (on "vs bare" where there is one): tolerance ${args.tolerancePct} %.`,
+    );
+    const fmt = (x: number): string => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toFixed(3));
+    const mark: Record<VerdictKind, string> = { within: '      ', worse: 'WORSE ', inconclusive: '  ??  ' };
+    for (const f of figures.filter((x) => !x.baseline)) {
+      console.log(`  ${mark[f.verdict.kind]}${f.figure}: ${f.verdict.text}`);
+      console.log(`           raw      ${formatCompared(f.raw, fmt)}${f.vsBare ? '' : `  ${f.raw.verdict.text}`}`);
+      if (f.vsBare) console.log(`           vs bare  ${formatCompared(f.vsBare, fmt)}`);
+    }
+    const baselines = figures.filter((x) => x.baseline);
+    if (baselines.length) {
+      console.log(`\n[compare] the baselines themselves (not kplane code: the machine's drift between the sides):`);
+      for (const f of baselines) console.log(`         ${f.figure.padEnd(50)} ${formatCompared(f.raw, fmt)}`);
+    }
+    const kplane = figures.filter((x) => !x.baseline);
+    const count = (k: VerdictKind): ComparedFigure[] => kplane.filter((x) => x.verdict.kind === k);
+    const worse = count('worse');
+    console.log(
+      `\n[compare] ${kplane.length} kplane figures: ${count('within').length} within ${args.tolerancePct} %, ${worse.length} worse beyond spread, ${count('inconclusive').length} inconclusive${worse.length ? `; worse: ${worse.map((r) => r.figure).join('; ')}` : ''}`,
     );
     const stamp = new Date().toISOString(); // 2026-12-05T13:04:…Z → 2026-12-05T1304Z, as results files are named
     const out = join(root, 'bench', 'results', `compare-${stamp.slice(0, 10)}T${stamp.slice(11, 13)}${stamp.slice(14, 16)}Z-${baseCommit}-${headCommit}.json`);
@@ -418,7 +581,7 @@ async function main(): Promise<void> {
       out,
       JSON.stringify(
         {
-          schema: 'kplane-bench-compare/v1',
+          schema: 'kplane-bench-compare/v2',
           date: new Date().toISOString(),
           base: baseCommit,
           head: headCommit,
@@ -426,9 +589,12 @@ async function main(): Promise<void> {
           quick: args.quick,
           rounds: args.rounds,
           tolerancePct: args.tolerancePct,
+          pin: args.pin,
           ...(args.warmMs !== undefined ? { warmMs: args.warmMs } : {}),
           ...(args.measureMs !== undefined ? { measureMs: args.measureMs } : {}),
-          figures: rows,
+          loadAverage: { start: loadStart, end: loadEnd },
+          order,
+          figures,
         },
         null,
         2,

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AdmissionChain } from './chain.js';
+import { AdmissionChain, unlessIdle } from './chain.js';
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin } from './interfaces.js';
+import { compilePolicies, validatingAdmissionPolicyPlugin } from './policy/validating.js';
+import { compileConfigurations, mutatingWebhookPlugin, validatingWebhookPlugin, type CompiledWebhook } from './webhook/dispatcher.js';
 
 function attrs(operation: AdmissionOperation): AdmissionAttributes {
   return {
@@ -101,5 +103,76 @@ describe('admission chain', () => {
       { name: 'refuses', validate: refuse },
     ]);
     await assert.rejects(later.startValidate(attrs('CREATE'))!, /refused/);
+  });
+
+  it('passes a plugin by while it is idle: no call and no promise; otherwise it runs as it is', async () => {
+    const seen: string[] = [];
+    let idle = true;
+    const plugin = unlessIdle(() => idle, {
+      name: 'configured',
+      handles: (op) => op !== 'DELETE',
+      admit: async () => void seen.push('admit'),
+      validate: async () => void seen.push('validate'),
+    });
+    const chain = new AdmissionChain([plugin]);
+    assert.equal(chain.startAdmit(attrs('CREATE')), undefined);
+    assert.equal(chain.startValidate(attrs('CREATE')), undefined);
+    assert.deepEqual(seen, []);
+    idle = false;
+    assert.equal(plugin.handles?.('DELETE'), false, 'handles is kept');
+    assert.ok(chain.startAdmit(attrs('DELETE')) === undefined && seen.length === 0);
+    await chain.startAdmit(attrs('CREATE'));
+    await chain.startValidate(attrs('UPDATE'));
+    assert.deepEqual(seen, ['admit', 'validate']);
+  });
+
+  it('webhooks and policies answer at once when none is configured or none of their rules matches', async () => {
+    const noNamespaces = async (): Promise<Record<string, string>> => ({});
+    let hooks: readonly CompiledWebhook[] = [];
+    const source = { webhooks: () => hooks };
+    const mutating = mutatingWebhookPlugin({ source, namespaceLabels: noNamespaces });
+    const validating = validatingWebhookPlugin({ source, namespaceLabels: noNamespaces });
+    const a = attrs('CREATE');
+    assert.equal(mutating.admit!(a), undefined, 'no webhook configured');
+    assert.equal(validating.validate!(a), undefined);
+    // A webhook for secrets only; its URL is never called (nothing listens there).
+    const rule = (resources: string[]) => [{ operations: ['*'], apiGroups: [''], apiVersions: ['v1'], resources, scope: '*' }];
+    const webhook = (resources: string[]) => ({
+      name: 'w.example.com',
+      clientConfig: { url: 'https://127.0.0.1:9/' },
+      rules: rule(resources),
+      namespaceSelector: { matchLabels: { never: 'matched' } },
+      sideEffects: 'None',
+      admissionReviewVersions: ['v1'],
+    });
+    hooks = compileConfigurations([{ metadata: { name: 'c' }, webhooks: [webhook(['secrets'])] }]);
+    assert.equal(mutating.admit!(a), undefined, 'no rule matches configmaps');
+    assert.equal(validating.validate!(a), undefined);
+    // Rules that match: the plugins run (and find the namespace selector unmatched: no call).
+    hooks = compileConfigurations([{ metadata: { name: 'c' }, webhooks: [webhook(['configmaps'])] }]);
+    const m = mutating.admit!(a);
+    const v = validating.validate!(a);
+    assert.ok(m instanceof Promise && v instanceof Promise);
+    await Promise.all([m, v]);
+
+    let compiled = compilePolicies([], []);
+    const policy = validatingAdmissionPolicyPlugin({
+      source: { policies: () => compiled },
+      namespace: async () => undefined,
+      params: async () => ({ namespaced: true, items: [] }),
+    });
+    assert.equal(policy.validate!(a), undefined, 'no policy');
+    compiled = compilePolicies(
+      [
+        {
+          metadata: { name: 'p' },
+          spec: { failurePolicy: 'Fail', matchConstraints: { resourceRules: rule(['secrets']) }, validations: [{ expression: 'true' }] },
+        },
+      ],
+      [{ metadata: { name: 'b' }, spec: { policyName: 'p', validationActions: ['Deny'] } }],
+    );
+    const p = policy.validate!(a);
+    assert.ok(p instanceof Promise, 'a policy exists: it runs (its match is asynchronous)');
+    await p;
   });
 });

@@ -5,7 +5,7 @@
 // One exception to join order, kube-apiserver's (AllOrderedPlugins): "webhook, resourcequota, and
 // deny plugins must go at the end", in a fixed order, whichever module adds them first. So a
 // webhook or policy that refuses a create does so before ResourceQuota charges it.
-import type { AdmissionAttributes, AdmissionPlugin, MutationInterface, ValidationInterface } from './interfaces.js';
+import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, MutationInterface, ValidationInterface } from './interfaces.js';
 
 /** The plugins kube-apiserver runs after every other, in this order. */
 export const LAST_PLUGINS: readonly string[] = [
@@ -77,6 +77,21 @@ export class AdmissionChain {
   startValidate(a: AdmissionAttributes): Promise<void> | undefined {
     return runPhase(this.validating, 0, a, validateOf);
   }
+}
+
+/**
+ * `plugin`, answering at once while `idle(a)` holds: its phases then return undefined without
+ * being called, so that a write no configuration concerns costs no promise (the chain passes a
+ * plugin that does not wait). For the plugins whose work is all configuration (webhooks,
+ * policies), whose phases are async: with nothing configured they would cost a promise per write.
+ */
+export function unlessIdle(idle: (a: AdmissionAttributes) => boolean, plugin: AdmissionPlugin): AdmissionPlugin {
+  return {
+    name: plugin.name,
+    ...(plugin.handles ? { handles: (op: AdmissionOperation) => plugin.handles!(op) } : {}),
+    ...(plugin.admit ? { admit: (a: AdmissionAttributes) => (idle(a) ? undefined : plugin.admit!(a)) } : {}),
+    ...(plugin.validate ? { validate: (a: AdmissionAttributes) => (idle(a) ? undefined : plugin.validate!(a)) } : {}),
+  };
 }
 
 const DONE: Promise<void> = Promise.resolve();

@@ -10,4 +10,4 @@ export type {
   ValidationInterface,
   WarningSink,
 } from './interfaces.js';
-export { AdmissionChain } from './chain.js';
+export { AdmissionChain, unlessIdle } from './chain.js';

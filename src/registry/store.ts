@@ -697,8 +697,13 @@ export class GenericStore {
     if (issues.length) throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, obj.metadata?.name ?? '', issues);
   }
 
-  /** Prepares a new object exactly as create would store it (also used by PUT-creates). */
-  private async prepareCreate(input: KubeObject, namespace: string | undefined, hook?: { dryRun: boolean; finish?: FinishWrite }): Promise<KubeObject> {
+  /**
+   * The first half of preparing a new object as create stores it (PUT-creates come through create
+   * too): the server's system fields and the strategy's defaults. BeginCreate comes next, then
+   * `prepareCreated`. Both halves are synchronous: a create whose strategy has no BeginCreate
+   * costs no promise for them.
+   */
+  private defaultCreated(input: KubeObject, namespace: string | undefined): KubeObject {
     const obj = input;
     obj.apiVersion = this.apiVersion;
     obj.kind = this.descriptor.kind;
@@ -714,13 +719,15 @@ export class GenericStore {
     delete meta.selfLink;
     if (meta.generation !== undefined) delete meta.generation;
     this.strategy.defaults?.(obj);
-    // BeginCreate runs on the defaulted object, before PrepareForCreate and validation (upstream's order).
-    if (hook && this.strategy.beginCreate) hook.finish = await this.strategy.beginCreate(obj, { dryRun: hook.dryRun, storage: this.storage });
+    return obj;
+  }
+
+  /** The second half (after BeginCreate): PrepareForCreate, disabled fields dropped, validation. */
+  private prepareCreated(obj: KubeObject): void {
     this.strategy.prepareForCreate(obj);
     if (this.features && this.gatedFields.length) dropDisabledFields(obj, undefined, this.gatedFields, this.features);
-    dropEmptyObjectMetaFields(meta);
+    dropEmptyObjectMetaFields(obj.metadata!);
     this.validateCreate(obj);
-    return obj;
   }
 
   /**
@@ -743,15 +750,16 @@ export class GenericStore {
       const hook: { dryRun: boolean; finish?: FinishWrite } = { dryRun: !!opts.dryRun };
       try {
         const out = await this.createOnce(namespace, input, opts, attempt, usesGenerateName, hook);
+        // Only a strategy with BeginCreate sets `finish`: no await (and no promise) without one.
         if (out === 'retry') {
           if (attempt === 0) input = cloneObject({ ...input, metadata: { ...input.metadata, name: undefined } });
-          await hook.finish?.(false);
+          if (hook.finish) await hook.finish(false);
           continue;
         }
-        await hook.finish?.(true);
+        if (hook.finish) await hook.finish(true);
         return out;
       } catch (e) {
-        await hook.finish?.(false);
+        if (hook.finish) await hook.finish(false);
         throw e;
       }
     }
@@ -767,7 +775,10 @@ export class GenericStore {
     hook: { dryRun: boolean; finish?: FinishWrite },
   ): Promise<{ object: KubeObject; warnings: string[]; json?: () => Buffer | undefined } | 'retry'> {
     {
-      const obj = await this.prepareCreate(attempt === 0 ? input : cloneObject(input), namespace, hook);
+      const obj = this.defaultCreated(attempt === 0 ? input : cloneObject(input), namespace);
+      // BeginCreate runs on the defaulted object, before PrepareForCreate and validation (upstream's order).
+      if (this.strategy.beginCreate) hook.finish = await this.strategy.beginCreate(obj, { dryRun: hook.dryRun, storage: this.storage });
+      this.prepareCreated(obj);
       if (!obj.metadata?.name) {
         throw invalid({ group: this.descriptor.group, kind: this.descriptor.kind }, '', [
           fieldIssue.required('metadata.name', 'name or generateName is required'),
@@ -844,11 +855,14 @@ export class GenericStore {
       } catch (e) {
         throw this.storageError(e, name);
       }
-      const current = kv ? await this.read(kv) : undefined;
+      // Awaited only through an external converter, as the update function's answer only when it
+      // is a promise: an update without either costs no promise for them.
+      const current = kv ? (this.converter?.external ? await this.read(kv) : this.fromKV(kv)) : undefined;
       // Not found before admission runs (upstream's GuaranteedUpdate reads first): a PUT of a
       // missing object in a missing namespace is "configmaps "x" not found", not the namespace's.
       if ((!kv || !current) && (!(this.strategy.allowCreateOnUpdate || opts.forceAllowCreate) || opts.subresource)) throw notFound(this.groupResource, name);
-      const incoming = await updateFn(current ? cloneObject(current) : undefined);
+      const updated = updateFn(current ? cloneObject(current) : undefined);
+      const incoming = updated instanceof Promise ? await updated : updated;
       if (!kv || !current) {
         this.checkNamespaceAndName(incoming, namespace, name);
         // Creating through an update ignores a resourceVersion in the body (upstream's GuaranteedUpdate
@@ -904,7 +918,7 @@ export class GenericStore {
         landed = out !== undefined;
         if (out) return out;
       } finally {
-        await finish?.(landed);
+        if (finish) await finish(landed);
       }
     }
     throw conflict(this.groupResource, name, 'too many concurrent updates; please try again');
@@ -938,7 +952,7 @@ export class GenericStore {
       // An update that changes nothing is not written: no new revision, no watch event. Unless the
       // stored value is stale (encrypted with a key or provider other than the writing one):
       // GuaranteedUpdate writes it then, so that `kubectl replace` re-encrypts.
-      const bytes = await this.toBytes(obj);
+      const bytes = this.converter?.external ? await this.toBytes(obj) : encodeForStorage(this.converter ? this.converter.toStorage(obj) : obj);
       if (bytesEqual(bytes, kv.value) && !kv.stale) return { object: current, created: false, warnings };
       // A deleting object whose last finalizer goes is removed (store.shouldDeleteDuringUpdate).
       const removing = !!om.deletionTimestamp && (om.finalizers?.length ?? 0) === 0 && (this.strategy.canRemove?.(obj) ?? true);

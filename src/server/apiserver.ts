@@ -97,6 +97,13 @@ export class ApiServer {
 /** The handler inside the filters: it answers its own errors, in the negotiated format. */
 function serveApi(c: ServerContext): Handler {
   return (s) => {
-    route(c, s).catch((e: unknown) => writeError(c.sink, s.res, e, s));
+    let pending: void | Promise<void>;
+    try {
+      pending = route(c, s);
+    } catch (e) {
+      writeError(c.sink, s.res, e, s);
+      return;
+    }
+    if (pending !== undefined) pending.catch((e: unknown) => writeError(c.sink, s.res, e, s));
   };
 }

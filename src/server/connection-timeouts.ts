@@ -73,11 +73,14 @@ export function installConnectionTimeouts(server: Http2SecureServer, t: Connecti
       if (open === 0 && !session.closed && !session.destroyed) session.close();
     }, t.idleTimeoutMs);
     timer.unref();
+    // One listener function per session, not a closure (and a `once` wrapper) per stream: a
+    // stream closes once, so `on` is enough.
+    const streamClosed = (): void => {
+      if (--open === 0 && !session.closed && !session.destroyed) timer.refresh();
+    };
     session.on('stream', (stream: ServerHttp2Stream, _headers: IncomingHttpHeaders) => {
       open++;
-      stream.once('close', () => {
-        if (--open === 0 && !session.closed && !session.destroyed) timer.refresh();
-      });
+      stream.on('close', streamClosed);
     });
     session.once('close', () => clearTimeout(timer));
   });

@@ -22,6 +22,7 @@ import {
   type Declarations,
 } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
+import { unlessIdle } from '../chain.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from '../webhook/rules.js';
 import type { MatchResources, NamedRuleWithOperations, ParamKind, ParamRef, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './types.js';
@@ -319,7 +320,8 @@ function validateOne(
 
 /** The plugin. */
 export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): AdmissionPlugin {
-  return {
+  // Answered at once, without a promise, when there is no policy (or the resource is exempt).
+  return unlessIdle((a) => isExemptAdmissionConfigurationResource(a) || opts.source.policies().length === 0, {
     name: 'ValidatingAdmissionPolicy',
     async validate(a) {
       if (isExemptAdmissionConfigurationResource(a)) return;
@@ -400,7 +402,7 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
       }
       if (denials.length) throw denialError(a, denials[0]!);
     },
-  };
+  });
 }
 
 /** generic.CollectParams: [null] when the policy or binding has no params; the objects otherwise. */

@@ -13,6 +13,7 @@ import { describeJsonSyntaxError } from '../../golang/json-decode.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
 import { admissionRequest, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
+import { unlessIdle } from '../chain.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
 import { CallError, newEndpoint, newServiceEndpoint, post, type WebhookEndpoint } from './client.js';
 import type { ServiceResolver } from './service-resolver.js';
@@ -320,9 +321,22 @@ function observe(
   opts.observe?.(h.hook.name ?? '', type, a.operation, rejected, (performance.now() - started) / 1000);
 }
 
+/**
+ * Whether no webhook of `opts` can concern the write: an exempt resource, none configured, or none
+ * whose rules match (the first check of shouldCall, so nothing a webhook call would see differs).
+ */
+function noWebhookMatches(opts: WebhookPluginOptions): (a: AdmissionAttributes) => boolean {
+  return (a) => {
+    if (isExemptAdmissionConfigurationResource(a)) return true;
+    for (const h of opts.source.webhooks()) for (const r of h.hook.rules ?? []) if (ruleMatches(r, a)) return false;
+    return true;
+  };
+}
+
 /** MutatingAdmissionWebhook: in order, each patch applied before the next webhook is asked. */
 export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlugin {
-  return {
+  // Answered at once, without a promise, when no webhook's rules match the write.
+  return unlessIdle(noWebhookMatches(opts), {
     name: 'MutatingAdmissionWebhook',
     async admit(a) {
       if (isExemptAdmissionConfigurationResource(a)) return;
@@ -362,7 +376,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
       const again = reinvocable.filter((h) => (calledAt.get(h.key) ?? Infinity) < changedAfter);
       for (const h of again) await run(h);
     },
-  };
+  });
 }
 
 /** Calls one mutating webhook and applies its JSONPatch to `a.object`; answers whether it changed. */
@@ -400,7 +414,7 @@ async function mutate(h: CompiledWebhook, a: AdmissionAttributes): Promise<boole
 
 /** ValidatingAdmissionWebhook: every matching webhook at once; the first refusal (in their order) answers. */
 export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlugin {
-  return {
+  return unlessIdle(noWebhookMatches(opts), {
     name: 'ValidatingAdmissionWebhook',
     async validate(a) {
       if (isExemptAdmissionConfigurationResource(a)) return;
@@ -430,5 +444,5 @@ export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPl
       const first = results.find((e) => e !== undefined);
       if (first) throw first;
     },
-  };
+  });
 }

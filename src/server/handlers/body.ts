@@ -31,7 +31,7 @@ export async function readBody(req: Request, limit: number): Promise<Uint8Array>
 }
 
 /** The body of a create, update or patch (its integers are kept exactly when it is decoded: golang/json-int64.ts). */
-export async function readObjectBody(req: Request, _r: RegisteredResource, limit: number): Promise<Uint8Array> {
+export function readObjectBody(req: Request, _r: RegisteredResource, limit: number): Promise<Uint8Array> {
   return readBody(req, limit);
 }
 

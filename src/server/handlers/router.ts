@@ -9,26 +9,42 @@ import { serveHealth, serveIndex, serveMetrics, serveOpenAPI, serveVersion } fro
 import { serveIssuerDiscovery } from './issuer-discovery.js';
 import { serveResource } from './resource.js';
 
-export async function route(c: ServerContext, s: RequestScope): Promise<void> {
-  const { info } = s;
-  const path = info.path;
-  const read = s.req.method === 'GET' || s.req.method === 'HEAD';
+/**
+ * Routes a request. A resource request's handler is called at once and its promise returned (no
+ * promise of the router's own on the way); the router's 404s for it are thrown, as every handler
+ * may throw before its first await: the caller answers both.
+ */
+export function route(c: ServerContext, s: RequestScope): void | Promise<void> {
   // Another server's group/version (a non-local APIService): proxied, authorized already.
-  if (c.aggregator) {
-    const gv = aggregatedGroupVersion(path);
-    if (gv && (await c.aggregator.serve(s, gv.group, gv.version))) return;
-  }
-  if (!info.isResourceRequest) {
-    if (path === '/version' || path === '/version/') return serveVersion(c, s);
-    if (await serveHealth(c, s, path)) return;
-    if (path === '/metrics' && (await serveMetrics(c, s))) return;
-    if ((path.startsWith('/openapi/') || path === '/openapi') && (await serveOpenAPI(c, s, path))) return;
-    if (await serveIssuerDiscovery(c, s, path)) return;
-    if (read && serveDiscovery(c, s, path)) return;
-    if (path === '/') return serveIndex(c, s);
-    throw notFoundPage();
-  }
-  if (read && info.resource === '' && serveDiscovery(c, s, path)) return;
+  const gv = c.aggregator ? aggregatedGroupVersion(s.info.path) : undefined;
+  if (gv) return routeAggregated(c, s, gv);
+  if (!s.info.isResourceRequest) return routeNonResource(c, s);
+  return routeResource(c, s);
+}
+
+async function routeAggregated(c: ServerContext, s: RequestScope, gv: { group: string; version: string }): Promise<void> {
+  if (await c.aggregator!.serve(s, gv.group, gv.version)) return;
+  if (!s.info.isResourceRequest) return routeNonResource(c, s);
+  return routeResource(c, s);
+}
+
+async function routeNonResource(c: ServerContext, s: RequestScope): Promise<void> {
+  const path = s.info.path;
+  const read = s.req.method === 'GET' || s.req.method === 'HEAD';
+  if (path === '/version' || path === '/version/') return serveVersion(c, s);
+  if (await serveHealth(c, s, path)) return;
+  if (path === '/metrics' && (await serveMetrics(c, s))) return;
+  if ((path.startsWith('/openapi/') || path === '/openapi') && (await serveOpenAPI(c, s, path))) return;
+  if (await serveIssuerDiscovery(c, s, path)) return;
+  if (read && serveDiscovery(c, s, path)) return;
+  if (path === '/') return serveIndex(c, s);
+  throw notFoundPage();
+}
+
+function routeResource(c: ServerContext, s: RequestScope): void | Promise<void> {
+  const { info } = s;
+  const read = s.req.method === 'GET' || s.req.method === 'HEAD';
+  if (read && info.resource === '' && serveDiscovery(c, s, info.path)) return;
   const r = c.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
   if (!r) {
     // Inside a group/version with built-in resources, go-restful answers with a Status; anywhere
@@ -38,7 +54,7 @@ export async function route(c: ServerContext, s: RequestScope): Promise<void> {
     );
     throw builtIn ? pageNotFound() : notFoundPage();
   }
-  await serveResource(c, s, r);
+  return serveResource(c, s, r);
 }
 
 /** The group/version an aggregated request names: `/apis/<group>/<version>[/...]` or its OpenAPI v3 document. */

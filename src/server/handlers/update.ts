@@ -1,6 +1,7 @@
 // PUT of an object or subresource (handlers/update.go): the body replaces the object inside the
 // store's retry loop, where managedFields and mutating admission run against the current object.
 import { badRequest } from '../../apimachinery/errors.js';
+import type { KubeObject } from '../../apimachinery/types.js';
 import { cloneObject } from '../../registry/codec.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { managerOrUserAgent, trackUpdate } from '../fieldmanager.js';
@@ -35,13 +36,13 @@ export async function serveUpdate(c: ServerContext, s: RequestScope, r: Register
   const result = await r.store.update(
     namespace,
     name,
-    async (current) => {
+    (current) => {
       const incoming = cloneObject(obj);
       trackUpdate(fields, current, incoming, manager);
+      // A promise only when a plugin waited (admission.ts): otherwise the store gets the object at once.
       const admitted = admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, incoming, current, opts.dryRun, sub));
-      if (admitted !== undefined) await admitted;
-      dedupOwnerReferences(incoming, true, dedupWarnings);
-      return incoming;
+      if (admitted !== undefined) return admitted.then(() => afterAdmission(incoming, dedupWarnings));
+      return afterAdmission(incoming, dedupWarnings);
     },
     {
       dryRun: opts.dryRun,
@@ -50,4 +51,10 @@ export async function serveUpdate(c: ServerContext, s: RequestScope, r: Register
     },
   );
   respondObject(s, r, result.created ? 201 : 200, result.object, [...warnings, ...dedupWarnings, ...result.warnings]);
+}
+
+/** What follows mutating admission in the update function: owner references deduplicated again. */
+function afterAdmission(incoming: KubeObject, warnings: string[]): KubeObject {
+  dedupOwnerReferences(incoming, true, warnings);
+  return incoming;
 }
