@@ -152,6 +152,18 @@ describe('bench:compare', () => {
     assert.equal(g.raw.verdict.kind, 'inconclusive');
     assert.deepEqual(g.vsBare.roundChangesPct, [0, 0]);
     assert.equal(g.verdict.text, 'within 5 %', 'the verdict is the one on the ratio');
+    // A latency is judged on itself: the bare server's p99 swinging by half must not make kplane's "worse".
+    const p99 = (kplane: number, bare: number): Row[] => [round({ p99: kplane }), round({ target: 'bare-https', p99: bare })];
+    const base3 = new Map<string, FigureRounds>();
+    const head3 = new Map<string, FigureRounds>();
+    collectSlot(base3, 0, p99(10, 3));
+    collectSlot(head3, 0, p99(10, 2));
+    collectSlot(head3, 1, p99(10, 2));
+    collectSlot(base3, 1, p99(10, 3));
+    const [h] = compareRounds(base3, head3, 5).filter((x) => x.figure === 'kplane create c=64 p99 ms');
+    assert.ok(h?.vsBare, 'p99 has a ratio to the bare baseline');
+    assert.equal(h.vsBare.verdict.kind, 'worse');
+    assert.equal(h.verdict.kind, 'within', 'the verdict on a latency is the raw one');
     const [bareFigure] = compareRounds(base2, head2, 5).filter((x) => x.figure === 'bare-https create c=64 ops/s');
     assert.equal(bareFigure?.baseline, true);
   });

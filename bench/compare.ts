@@ -14,8 +14,8 @@
 //   kplane figure is also taken ÷ the baseline's same figure of the same slot ("vs bare"): what the
 //   machine did to both in that slot divides out;
 // - each round's head is compared with the same round's base; a figure's change is the median of
-//   those changes, its spread their range, and its verdict (verdictOf, on "vs bare" where there is
-//   one) "within 5 %" when even the worst round is, "worse by X % beyond spread" when even the best
+//   those changes, its spread their range, and its verdict (verdictOf; for ops/s on "vs bare" where
+//   there is one, for latencies and CPU on the raw figure) "within 5 %" when even the worst round is, "worse by X % beyond spread" when even the best
 //   round is worse than the tolerance, otherwise "inconclusive".
 // The comparison is written to bench/results/compare-<date>-<base>-<head>.json (schema v2: every
 // round's values, the order of the slots, the load average at the start and the end).
@@ -442,7 +442,11 @@ export interface ComparedFigure {
   readonly higherIsBetter: boolean;
   readonly raw: Compared;
   readonly vsBare?: Compared;
-  /** vsBare's verdict where there is one, else raw's. */
+  /**
+   * For a throughput (higher is better), vsBare's verdict where there is one: the machine's drift
+   * moves kplane and the bare server alike. For latencies and CPU per request, raw's: dividing by
+   * the bare server's p99 adds that server's own tail noise (a bare p99 swings more than a mean).
+   */
   readonly verdict: Verdict;
 }
 
@@ -482,7 +486,7 @@ export function compareRounds(base: ReadonlyMap<string, FigureRounds>, head: Rea
       higherIsBetter: b.f.higherIsBetter,
       raw,
       ...(vsBare ? { vsBare } : {}),
-      verdict: (vsBare ?? raw).verdict,
+      verdict: (vsBare && b.f.higherIsBetter ? vsBare : raw).verdict,
     });
   }
   return out;
