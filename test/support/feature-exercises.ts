@@ -13,8 +13,10 @@ import {
   CoordinatedLeaderElection,
   KplaneCELCostLimits,
   KplaneWatchCache,
+  MutatingAdmissionPolicy,
   WatchList,
 } from '../../src/featuregate/index.js';
+import { eventually } from './eventually.js';
 import type { RawClient } from './https.js';
 
 export interface ExerciseContext {
@@ -87,6 +89,16 @@ const costlyCrd = (name: string): KubeObject => ({
     ],
   },
 });
+const MAP = '/apis/admissionregistration.k8s.io/v1beta1';
+const post = (raw: RawClient, path: string, body: unknown) =>
+  raw.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...json }, body: JSON.stringify(body) });
+/** A ConfigMap the exercise's MutatingAdmissionPolicy selects, created with a server dry run: its labels as stored. */
+async function mutatedLabels(raw: RawClient, name: string): Promise<Record<string, string>> {
+  const r = await post(raw, `${CMS}?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { 'map-exercise': 'yes' } } });
+  assert.equal(r.status, 201, r.text());
+  return r.json<KubeObject>().metadata?.labels ?? {};
+}
+
 const postCrd = (raw: RawClient, crd: KubeObject) =>
   raw.request({
     method: 'POST',
@@ -197,6 +209,34 @@ export const FEATURE_EXERCISES: Readonly<Record<string, FeatureExercise>> = {
     async off({ raw }) {
       const grew = await storageListsFor(raw, `${CMS}?resourceVersion=0`);
       assert.ok(grew >= OWN_LISTS, `resourceVersion=0 lists read from storage (storage lists grew by ${grew} for ${OWN_LISTS} lists)`);
+    },
+  },
+  [MutatingAdmissionPolicy]: {
+    async on({ raw }) {
+      const policy = await post(raw, `${MAP}/mutatingadmissionpolicies`, {
+        apiVersion: 'admissionregistration.k8s.io/v1beta1',
+        kind: 'MutatingAdmissionPolicy',
+        metadata: { name: 'exercise' },
+        spec: {
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] },
+          mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: "[JSONPatch{op: 'add', path: '/metadata/labels/mutated', value: 'yes'}]" } }],
+        },
+      });
+      assert.equal(policy.status, 201, policy.text());
+      const binding = await post(raw, `${MAP}/mutatingadmissionpolicybindings`, {
+        apiVersion: 'admissionregistration.k8s.io/v1beta1',
+        kind: 'MutatingAdmissionPolicyBinding',
+        metadata: { name: 'exercise' },
+        spec: { policyName: 'exercise', matchResources: { objectSelector: { matchLabels: { 'map-exercise': 'yes' } } } },
+      });
+      assert.equal(binding.status, 201, binding.text());
+      await eventually(10_000, 'the policy mutates a selected ConfigMap', async () =>
+        (await mutatedLabels(raw, 'map-on')).mutated === 'yes' ? true : undefined,
+      );
+    },
+    async off({ raw }) {
+      assert.equal((await raw.request({ path: `${MAP}/mutatingadmissionpolicies`, headers: json })).status, 404);
+      assert.equal((await mutatedLabels(raw, 'map-off')).mutated, undefined, 'no mutation while the gate is off');
     },
   },
   [WatchList]: {
