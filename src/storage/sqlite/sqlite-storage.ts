@@ -103,28 +103,23 @@ interface WriterLink {
   onLost: (err: unknown) => void;
 }
 
-// The state of a key at revision R is its current row unless the log holds a change of it after R;
-// then it is the "previous" side of the first such change (none: the key was created after R). Both
-// halves walk keys in order, through `kv`'s key and the log's (key, rev) index, within a window of
-// keys (listAtRevision): a page of an old list reads its own keys' rows however much was written
-// after R. (Until 2026-12-06 each page read every log row after R, by revision: with writes going
-// on, every page cost as much as all that was written since the first.)
+// The state of a key at revision R is its current row unless the log holds a change after R; then it
+// is the "previous" side of the first such change. So an old list reads the log only after R.
+const CHANGED_AFTER = `WITH changed AS (
+  SELECT key, MIN(rev) AS first_rev FROM log WHERE rev > @rev AND key >= @from AND key < @end GROUP BY key
+)`;
+// Current rows with their values (each value lives in the log row of the revision that wrote it).
 const CURRENT = 'SELECT kv.key AS key, l.value AS value, kv.create_rev AS create_rev, kv.mod_rev AS mod_rev FROM kv JOIN log l ON l.rev = kv.mod_rev';
-const STATE_AT = `${CURRENT}
-  WHERE kv.key >= @from AND kv.key < @end AND NOT EXISTS (SELECT 1 FROM log c WHERE c.key = kv.key AND c.rev > @rev)
+const STATE_AT = `${CHANGED_AFTER}
+${CURRENT}
+  WHERE kv.key >= @from AND kv.key < @end AND kv.key NOT IN (SELECT key FROM changed)
 UNION ALL
 SELECT l.key, COALESCE(l.prev_value, l.value) AS value, l.prev_create_rev AS create_rev, l.prev_mod_rev AS mod_rev
-  FROM log l INDEXED BY log_key_rev
-  WHERE l.key >= @from AND l.key < @end AND l.rev > @rev AND l.prev_mod_rev IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM log e WHERE e.key = l.key AND e.rev > @rev AND e.rev < l.rev)
+  FROM changed c JOIN log l ON l.rev = c.first_rev WHERE l.prev_mod_rev IS NOT NULL
 ORDER BY key LIMIT @limit`;
-// Keys at R in a range: the live keys less what the log's rows after R changed. Each row turns its
-// key from existing before it (a previous revision) to existing after it (not a deletion), so over a
-// key's rows after R these steps add up to "exists now" less "existed at R". Both counts read
-// indexes only, in key order.
-const COUNT_STATE_AT = `SELECT (SELECT COUNT(*) FROM kv WHERE key >= @from AND key < @end)
-     - (SELECT COALESCE(SUM((deleted = 0) - (prev_mod_rev IS NOT NULL)), 0) FROM log INDEXED BY log_key_rev
-          WHERE key >= @from AND key < @end AND rev > @rev) AS n`;
+const COUNT_STATE_AT = `${CHANGED_AFTER}
+SELECT (SELECT COUNT(*) FROM kv WHERE key >= @from AND key < @end AND key NOT IN (SELECT key FROM changed))
+     + (SELECT COUNT(*) FROM changed c JOIN log l ON l.rev = c.first_rev WHERE l.prev_mod_rev IS NOT NULL) AS n`;
 
 /**
  * SQLite backend: WAL with synchronous=FULL, a `log` table with one row per revision (its value,
@@ -263,32 +258,12 @@ export class SqliteStorage implements Storage {
         const remaining = this.stmt.countAfter.get(last.key, end)?.n ?? 0;
         return remaining > 0 ? { items, revision: current, more: true, remaining } : { items, revision: current, more: false };
       }
-      const items = this.listAtRevision(requested, from, end, limit);
+      const items = this.stmt.listAt.all({ rev: requested, from, end, limit }).map(kvFromRow);
       const last = items.at(-1);
       if (limit < 0 || items.length < limit || last === undefined) return { items, revision: requested, more: false };
       const remaining = this.stmt.countAt.get({ rev: requested, from: last.key + '\0', end })?.n ?? 0;
       return remaining > 0 ? { items, revision: requested, more: true, remaining } : { items, revision: requested, more: false };
     });
-  }
-
-  /**
-   * Keys at `revision` in [from, end), `limit` at most (negative: all), in windows of live keys: the
-   * window up to the limit-th live key holds at most that many unchanged keys, plus the keys deleted
-   * since among them; keys created since drop out, and the next window continues after it.
-   */
-  private listAtRevision(revision: number, from: string, end: string, limit: number): KV[] {
-    if (limit < 0) return this.stmt.listAt.all({ rev: revision, from, end, limit }).map(kvFromRow);
-    const items: KV[] = [];
-    let start = from;
-    while (items.length < limit) {
-      const want = limit - items.length;
-      const bound = this.stmt.nthKey.get({ from: start, end, offset: want - 1 })?.key;
-      const windowEnd = bound === undefined ? end : `${bound}\0`;
-      for (const row of this.stmt.listAt.all({ rev: revision, from: start, end: windowEnd, limit: want })) items.push(kvFromRow(row));
-      if (bound === undefined) break;
-      start = windowEnd;
-    }
-    return items;
   }
 
   async count(prefix: string): Promise<number> {
@@ -759,12 +734,8 @@ function prepareStatements(db: Database.Database) {
     countAfter: db.prepare<[string, string], { n: number }>('SELECT COUNT(*) AS n FROM kv WHERE key > ? AND key < ?'),
     listAt: db.prepare<{ rev: number; from: string; end: string; limit: number }, KvRow>(STATE_AT),
     countAt: db.prepare<{ rev: number; from: string; end: string }, { n: number }>(COUNT_STATE_AT),
-    nthKey: db.prepare<{ from: string; end: string; offset: number }, { key: string }>(
-      'SELECT key FROM kv WHERE key >= @from AND key < @end ORDER BY key LIMIT 1 OFFSET @offset',
-    ),
     logAfter: db.prepare<{ after: number; upTo: number; from: string; end: string }, LogRow>(
-      // By revision (rowid), never through the key index: a watch reads what came after its revision.
-      'SELECT * FROM log NOT INDEXED WHERE rev > @after AND rev <= @upTo AND key >= @from AND key < @end ORDER BY rev',
+      'SELECT * FROM log WHERE rev > @after AND rev <= @upTo AND key >= @from AND key < @end ORDER BY rev',
     ),
     ping: db.prepare('SELECT 1'),
   };

@@ -34,14 +34,6 @@ CREATE TABLE IF NOT EXISTS meta (
 `;
 
 /**
- * The log by key, for lists at an older revision (SqliteStorage's STATE_AT and COUNT_STATE_AT): a
- * page finds whether and how each of its keys changed after the revision, and the count of what is
- * left after it reads the index alone, without reading everything written since.
- * Databases of earlier releases get it when opened (migrateLogKeyIndex).
- */
-export const LOG_KEY_INDEX = 'CREATE INDEX IF NOT EXISTS log_key_rev ON log (key, rev, deleted, prev_mod_rev)';
-
-/**
  * Databases written before the value moved out of `kv` (a `value` column there) are rewritten in
  * one transaction on open: a current value whose log row was compacted away gets that row back,
  * then `kv` loses the column. It also records how far compaction had got (`compaction_done`): the
@@ -71,20 +63,6 @@ ALTER TABLE kv_v2 RENAME TO kv;`);
     db.prepare("INSERT INTO meta (name, value) VALUES ('compaction_done', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value").run(done);
   }).immediate();
   send({ type: 'notice', message: `sqlite: converted ${keys} keys in ${((performance.now() - started) / 1000).toFixed(1)} s` });
-}
-
-/**
- * Databases written before the log had its key index (releases up to 2026-12-06) get it on open,
- * in one transaction; the operator is told when the log is large enough for it to take a while.
- */
-function migrateLogKeyIndex(db: Database.Database, send: Send): void {
-  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'log_key_rev'").get() !== undefined) return;
-  const rows = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM log').get()?.n ?? 0;
-  const started = performance.now();
-  const tell = rows >= 100_000;
-  if (tell) send({ type: 'notice', message: `sqlite: indexing ${rows} log rows by key (once, for lists at older revisions)` });
-  db.exec(LOG_KEY_INDEX);
-  if (tell) send({ type: 'notice', message: `sqlite: indexed ${rows} log rows in ${((performance.now() - started) / 1000).toFixed(1)} s` });
 }
 
 interface KvRow {
@@ -168,7 +146,6 @@ export class WriterCore {
       db.exec(SCHEMA);
       db.exec('COMMIT');
       migrateV1(db, send);
-      migrateLogKeyIndex(db, send);
       return new WriterCore(lock, db, config, send);
     } catch (err) {
       db?.close();
