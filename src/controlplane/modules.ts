@@ -30,8 +30,8 @@ import {
   validatingAdmissionPolicyBindings,
   validatingWebhookConfigurations,
 } from '../registry/admissionregistration/index.js';
-import { PolicyCache, WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
-import { MUTATING_POLICY_VERSION, MutatingPolicyCache, mutatingAdmissionPolicyResources } from '../registry/admissionregistration/mutating-policy.js';
+import { validatingPolicyCache, WebhookConfigurationCache } from '../registry/admissionregistration/source.js';
+import { MUTATING_POLICY_VERSION, mutatingPolicyCache, mutatingAdmissionPolicyResources } from '../registry/admissionregistration/mutating-policy.js';
 import { mutatingAdmissionPolicyPlugin, type MutationObserver } from '../admission/policy/mutating.js';
 import { typeOf, type TypeRef } from '../apimachinery/apply/index.js';
 import { refTo, resolveSchema } from '../apimachinery/schema.js';
@@ -221,8 +221,8 @@ function mutationCheckMetric(registry: Registry | undefined): MutationObserver |
 export function admissionRegistration(): ApiModule {
   let mutating: WebhookConfigurationCache | undefined;
   let validating: WebhookConfigurationCache | undefined;
-  let policies: PolicyCache | undefined;
-  let mutatingPolicies: MutatingPolicyCache | undefined;
+  let policies: ReturnType<typeof validatingPolicyCache> | undefined;
+  let mutatingPolicies: ReturnType<typeof mutatingPolicyCache> | undefined;
   let policyStatus: PolicyStatusController | undefined;
   return {
     name: 'admissionregistration.k8s.io',
@@ -248,7 +248,7 @@ export function admissionRegistration(): ApiModule {
         }
       };
       const observe = webhookDurationMetric(ctx.metrics);
-      policies = new PolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
+      policies = validatingPolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
       const namespace = async (name: string) => {
         const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
         if (!namespaces) return undefined;
@@ -280,7 +280,7 @@ export function admissionRegistration(): ApiModule {
       const observePolicy = policyCheckMetric(ctx.metrics);
       const observeMutation = mutationCheckMetric(ctx.metrics);
       const mapStore = (plural: string) => () => ctx.registry.lookup('admissionregistration.k8s.io', MUTATING_POLICY_VERSION, plural)?.store;
-      mutatingPolicies = new MutatingPolicyCache(mapStore('mutatingadmissionpolicies'), mapStore('mutatingadmissionpolicybindings'), ctx.log);
+      mutatingPolicies = mutatingPolicyCache(mapStore('mutatingadmissionpolicies'), mapStore('mutatingadmissionpolicybindings'), ctx.log);
       // The structured-merge type of a request's kind, for apply configurations: resolved once per
       // kind until the served set or the definitions change (atoms resolve lazily and are kept).
       const types = new Map<string, TypeRef>();

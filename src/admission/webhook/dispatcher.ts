@@ -338,10 +338,9 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
   // Answered at once, without a promise, when no webhook's rules match the write.
   return unlessIdle(noWebhookMatches(opts), {
     name: 'MutatingAdmissionWebhook',
+    // Exempt writes and writes no webhook's rules match never get here (noWebhookMatches).
     async admit(a) {
-      if (isExemptAdmissionConfigurationResource(a)) return;
       const hooks = opts.source.webhooks();
-      if (hooks.length === 0) return;
       // The keys of IfNeeded webhooks called, and of every webhook, in order; reinvoked once if a
       // later webhook changed the object (upstream also reinvokes for built-in plugins' changes).
       const reinvocable: CompiledWebhook[] = [];
@@ -416,10 +415,9 @@ async function mutate(h: CompiledWebhook, a: AdmissionAttributes): Promise<boole
 export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlugin {
   return unlessIdle(noWebhookMatches(opts), {
     name: 'ValidatingAdmissionWebhook',
+    // Exempt writes and writes no webhook's rules match never get here (noWebhookMatches).
     async validate(a) {
-      if (isExemptAdmissionConfigurationResource(a)) return;
       const hooks = opts.source.webhooks();
-      if (hooks.length === 0) return;
       const relevant: CompiledWebhook[] = [];
       for (const h of hooks) if (await shouldCall(h, a, opts.namespaceLabels)) relevant.push(h);
       if (relevant.length === 0) return;

@@ -7,10 +7,9 @@ import type { KubeObject } from '../../apimachinery/types.js';
 import type { ResourceRegistration } from '../registry.js';
 import type { Strategy } from '../strategy.js';
 import { ageColumn, ageSince, nameColumn } from '../table.js';
+import { bindingTable, policyTable } from './policy-tables.js';
 import { admissionRegistrationDefinitions, validatingAdmissionPolicyDefinitions } from './definitions.js';
 import { mergeDefinitions } from '../../apimachinery/definitions/util.js';
-import { labelSelectorToString, tryLabelSelectorFromObject } from '../../apimachinery/labels.js';
-import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/types.js';
 import { defaultBinding, defaultPolicy, validateBinding, validatePolicy } from './policy-validation.js';
 import { CREATE_OPTIONS, defaultWebhooks, updateOptions, validateWebhookConfiguration } from './validation.js';
 
@@ -88,18 +87,6 @@ function keepStored(o: KubeObject, old: KubeObject, field: 'spec' | 'status'): v
   else delete o[field];
 }
 
-/** printers.go: a binding's PARAMREF cell. */
-function paramRefCell(o: ValidatingAdmissionPolicyBinding): string {
-  const pr = o.spec?.paramRef;
-  if (!pr) return '<unset>';
-  if (pr.name) return pr.namespace ? `${pr.namespace}/${pr.name}` : `*/${pr.name}`;
-  if (pr.selector) {
-    const r = tryLabelSelectorFromObject(pr.selector);
-    return r.ok ? labelSelectorToString(r.selector) : '<error>';
-  }
-  return '<unset>';
-}
-
 export const validatingAdmissionPoliciesResource: ResourceDescriptor = {
   ...descriptor('ValidatingAdmissionPolicy', 'validatingadmissionpolicies'),
   singular: 'validatingadmissionpolicy',
@@ -145,22 +132,7 @@ export const validatingAdmissionPolicies: ResourceRegistration = {
       },
     },
     // printers.go: validatingAdmissionPolicy column definitions.
-    tableColumns: [
-      nameColumn,
-      { name: 'Validations', type: 'integer', description: 'Validations indicates the number of validation rules defined in this configuration', priority: 0 },
-      { name: 'ParamKind', type: 'string', description: 'ParamKind specifies the kind of resources used to parameterize this policy', priority: 0 },
-      ageColumn,
-    ],
-    tableCells: (o: KubeObject) => {
-      const p = o as ValidatingAdmissionPolicy;
-      const pk = p.spec?.paramKind;
-      return [
-        o.metadata?.name ?? '',
-        Array.isArray(p.spec?.validations) ? p.spec.validations.length : 0,
-        pk ? `${pk.apiVersion ?? ''}/${pk.kind ?? ''}` : '<unset>',
-        ageSince(o.metadata?.creationTimestamp),
-      ];
-    },
+    ...policyTable('validations', 'Validations', 'Validations indicates the number of validation rules defined in this configuration'),
   },
 };
 
@@ -184,15 +156,6 @@ export const validatingAdmissionPolicyBindings: ResourceRegistration = {
     validate: (o) => validateBinding(o),
     validateUpdate: (o) => validateBinding(o),
     // printers.go: validatingAdmissionPolicyBinding column definitions.
-    tableColumns: [
-      nameColumn,
-      { name: 'PolicyName', type: 'string', description: 'PolicyName indicates the policy definition which the policy binding binded to', priority: 0 },
-      { name: 'ParamRef', type: 'string', description: 'ParamRef indicates the param resource which sets the configration param', priority: 0 },
-      ageColumn,
-    ],
-    tableCells: (o: KubeObject) => {
-      const b = o as ValidatingAdmissionPolicyBinding;
-      return [o.metadata?.name ?? '', b.spec?.policyName ?? '', paramRefCell(b), ageSince(o.metadata?.creationTimestamp)];
-    },
+    ...bindingTable,
   },
 };

@@ -4,7 +4,7 @@
 // (failurePolicy Fail, reinvocationPolicy Never, matchConstraints as for ValidatingAdmissionPolicy)
 // and validated as upstream, with its texts and field paths; mutations are compiled with the
 // mutation CEL types (`Object{…}`, `JSONPatch{…}`), what does not compile is a 422 at the expression.
-// The generation follows the spec. The plugin reads them through MutatingPolicyCache.
+// The generation follows the spec. The plugin reads them through mutatingPolicyCache (source.ts's PolicyCache).
 import { isDeepStrictEqual } from 'node:util';
 import { fieldIssue, type FieldIssue } from '../../apimachinery/errors.js';
 import { ALL_VERBS, type ResourceDescriptor } from '../../apimachinery/resource.js';
@@ -33,11 +33,10 @@ import type { ResourceRegistration } from '../registry.js';
 import { MutatingAdmissionPolicy as MUTATING_POLICY_GATE } from '../../featuregate/kube-features.js';
 import type { GenericStore, VersionConverter } from '../store.js';
 import type { Strategy } from '../strategy.js';
-import { ageColumn, ageSince, nameColumn } from '../table.js';
-import { WatchedObjects } from '../watched-objects.js';
+import { PolicyCache } from './source.js';
+import { bindingTable, policyTable } from './policy-tables.js';
 import { defaultMatchResources, validateMatchResources, validateParamKind, validateParamRef } from './policy-validation.js';
 import { validateMatchConditions } from './validation.js';
-import { labelSelectorToString, tryLabelSelectorFromObject } from '../../apimachinery/labels.js';
 
 const GROUP = 'admissionregistration.k8s.io';
 /** The version kplane stores (and the plugin reads); v1alpha1 is converted on the way. */
@@ -282,44 +281,8 @@ function strategy(
 }
 
 /** printers.go: mutatingAdmissionPolicy and mutatingAdmissionPolicyBinding column definitions. */
-const policyColumns: Pick<Strategy, 'tableColumns' | 'tableCells'> = {
-  tableColumns: [
-    nameColumn,
-    { name: 'Mutations', type: 'integer', description: 'Mutation indicates the number of mutations rules defined in this configuration', priority: 0 },
-    { name: 'ParamKind', type: 'string', description: 'ParamKind specifies the kind of resources used to parameterize this policy', priority: 0 },
-    ageColumn,
-  ],
-  tableCells: (o: KubeObject) => {
-    const p = o as MutatingAdmissionPolicy;
-    const pk = p.spec?.paramKind;
-    return [
-      o.metadata?.name ?? '',
-      Array.isArray(p.spec?.mutations) ? p.spec.mutations.length : 0,
-      pk ? `${pk.apiVersion ?? ''}/${pk.kind ?? ''}` : '<unset>',
-      ageSince(o.metadata?.creationTimestamp),
-    ];
-  },
-};
-
-const bindingColumns: Pick<Strategy, 'tableColumns' | 'tableCells'> = {
-  tableColumns: [
-    nameColumn,
-    { name: 'PolicyName', type: 'string', description: 'PolicyName indicates the policy definition which the policy binding binded to', priority: 0 },
-    { name: 'ParamRef', type: 'string', description: 'ParamRef indicates the param resource which sets the configration param', priority: 0 },
-    ageColumn,
-  ],
-  tableCells: (o: KubeObject) => {
-    const b = o as MutatingAdmissionPolicyBinding;
-    const pr = b.spec?.paramRef;
-    let cell = '<unset>';
-    if (pr?.name) cell = pr.namespace ? `${pr.namespace}/${pr.name}` : `*/${pr.name}`;
-    else if (pr?.selector) {
-      const r = tryLabelSelectorFromObject(pr.selector);
-      cell = r.ok ? labelSelectorToString(r.selector) : '<error>';
-    }
-    return [o.metadata?.name ?? '', b.spec?.policyName ?? '', cell, ageSince(o.metadata?.creationTimestamp)];
-  },
-};
+const policyColumns = policyTable('mutations', 'Mutations', 'Mutation indicates the number of mutations rules defined in this configuration');
+const bindingColumns = bindingTable;
 
 /** v1alpha1 is stored as v1beta1 (same fields): only apiVersion changes on the way. */
 function alphaConverter(): VersionConverter {
@@ -365,30 +328,11 @@ function registrations(version: string): ResourceRegistration[] {
 /** The v1beta1 resources (stored) and their v1alpha1 views. */
 export const mutatingAdmissionPolicyResources: readonly ResourceRegistration[] = [...registrations('v1beta1'), ...registrations('v1alpha1')];
 
-/** MutatingAdmissionPolicies with their bindings, compiled again whenever either changes. */
-export class MutatingPolicyCache implements MutatingPolicySource {
-  private compiled: CompiledMutatingPolicy[] = [];
-  private readonly policiesWatch: WatchedObjects<MutatingAdmissionPolicy>;
-  private readonly bindingsWatch: WatchedObjects<MutatingAdmissionPolicyBinding>;
-
-  constructor(policies: () => GenericStore | undefined, bindings: () => GenericStore | undefined, log?: (msg: string) => void) {
-    const rebuild = (): void => {
-      this.compiled = compileMutatingPolicies([...this.policiesWatch.items.values()], [...this.bindingsWatch.items.values()]);
-    };
-    this.policiesWatch = new WatchedObjects(policies, 'mutating admission policies', rebuild, log);
-    this.bindingsWatch = new WatchedObjects(bindings, 'mutating admission policy bindings', rebuild, log);
-  }
-
-  policies(): readonly CompiledMutatingPolicy[] {
-    return this.compiled;
-  }
-
-  async start(): Promise<void> {
-    await Promise.all([this.policiesWatch.start(), this.bindingsWatch.start()]);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([this.policiesWatch.close(), this.bindingsWatch.close()]);
-    this.compiled = [];
-  }
+/** MutatingAdmissionPolicies with their bindings, as the mutating policy plugin reads them. */
+export function mutatingPolicyCache(
+  policies: () => GenericStore | undefined,
+  bindings: () => GenericStore | undefined,
+  log?: (msg: string) => void,
+): PolicyCache<MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, CompiledMutatingPolicy> & MutatingPolicySource {
+  return new PolicyCache('mutating admission', policies, bindings, compileMutatingPolicies, log);
 }

@@ -8,6 +8,7 @@ import type { ServiceResolver } from '../../admission/webhook/service-resolver.j
 import type { WebhookConfiguration } from '../../admission/webhook/types.js';
 import { compilePolicies, type CompiledPolicy, type PolicySource } from '../../admission/policy/validating.js';
 import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/types.js';
+import type { KubeObject } from '../../apimachinery/types.js';
 import type { GenericStore } from '../store.js';
 import { WatchedObjects } from '../watched-objects.js';
 
@@ -44,21 +45,30 @@ export class WebhookConfigurationCache implements WebhookSource {
   }
 }
 
-/** ValidatingAdmissionPolicies with their bindings, compiled again whenever either changes. */
-export class PolicyCache implements PolicySource {
-  private compiled: CompiledPolicy[] = [];
-  private readonly policiesWatch: WatchedObjects<ValidatingAdmissionPolicy>;
-  private readonly bindingsWatch: WatchedObjects<ValidatingAdmissionPolicyBinding>;
+/**
+ * Admission policies with their bindings (ValidatingAdmissionPolicy, MutatingAdmissionPolicy), kept
+ * compiled by `compile` and compiled again whenever a policy or a binding changes.
+ */
+export class PolicyCache<P extends KubeObject, B extends KubeObject, C> {
+  private compiled: C[] = [];
+  private readonly policiesWatch: WatchedObjects<P>;
+  private readonly bindingsWatch: WatchedObjects<B>;
 
-  constructor(policies: () => GenericStore | undefined, bindings: () => GenericStore | undefined, log?: (msg: string) => void) {
+  constructor(
+    what: string,
+    policies: () => GenericStore | undefined,
+    bindings: () => GenericStore | undefined,
+    compile: (policies: P[], bindings: B[]) => C[],
+    log?: (msg: string) => void,
+  ) {
     const rebuild = (): void => {
-      this.compiled = compilePolicies([...this.policiesWatch.items.values()], [...this.bindingsWatch.items.values()]);
+      this.compiled = compile([...this.policiesWatch.items.values()], [...this.bindingsWatch.items.values()]);
     };
-    this.policiesWatch = new WatchedObjects(policies, 'validating admission policies', rebuild, log);
-    this.bindingsWatch = new WatchedObjects(bindings, 'validating admission policy bindings', rebuild, log);
+    this.policiesWatch = new WatchedObjects(policies, `${what} policies`, rebuild, log);
+    this.bindingsWatch = new WatchedObjects(bindings, `${what} policy bindings`, rebuild, log);
   }
 
-  policies(): readonly CompiledPolicy[] {
+  policies(): readonly C[] {
     return this.compiled;
   }
 
@@ -70,4 +80,13 @@ export class PolicyCache implements PolicySource {
     await Promise.all([this.policiesWatch.close(), this.bindingsWatch.close()]);
     this.compiled = [];
   }
+}
+
+/** ValidatingAdmissionPolicies with their bindings, as the validating policy plugin reads them. */
+export function validatingPolicyCache(
+  policies: () => GenericStore | undefined,
+  bindings: () => GenericStore | undefined,
+  log?: (msg: string) => void,
+): PolicyCache<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledPolicy> & PolicySource {
+  return new PolicyCache('validating admission', policies, bindings, compilePolicies, log);
 }
