@@ -118,7 +118,13 @@ export function featureReporter(client: KubeClient, gate: FeatureGate, opts: Fea
       throw e;
     }
     const at = now();
-    return client.updateStatus(FEATURES, namespace, foldUse({ ...created, status: initialStatus(name, value, at) }, useOf(value), at).object);
+    try {
+      return await client.updateStatus(FEATURES, namespace, foldUse({ ...created, status: initialStatus(name, value, at) }, useOf(value), at).object);
+    } catch (e) {
+      // The flow's leader wrote the first status meanwhile: it owns status, this use goes in alone.
+      if (e instanceof StatusError && e.code === 409) return undefined;
+      throw e;
+    }
   };
 
   const report = async (name: string, value: boolean): Promise<void> => {

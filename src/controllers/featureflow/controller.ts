@@ -403,7 +403,12 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
       if (status.conditions?.find((x) => x.type === 'UsesAgree')?.status === 'True') disagreements.delete(name);
       if (sameStatus(status, obj.status ?? {})) return obj;
       // A reporter may have written a use meanwhile (409): read again and put this unit's outcome
-      // (the leader's fields) onto the fresh uses, so that a page cleared is counted once.
+      // (the leader's fields) onto the fresh uses, so that a page cleared is counted once. When more
+      // than the uses changed (the announcer's first status, another server that led for a moment,
+      // a new spec.desired), this unit's outcome was worked out from a status that is gone: the
+      // unit runs again from the fresh object (task units are idempotent).
+      const from = obj;
+      let stale = false;
       for (let conflicts = 0; ; conflicts++) {
         try {
           obj = await client.updateStatus<KubeObject & FeatureObject>(FEATURES, namespace, { ...obj, status });
@@ -414,8 +419,13 @@ export function featureFlow(client: KubeClient, gate: FeatureGate, opts: Feature
           if (!(e instanceof StatusError && e.code === 409) || conflicts >= 5) throw e;
         }
         obj = await client.get<KubeObject & FeatureObject>(FEATURES, namespace, name);
+        if (obj.metadata?.generation !== from.metadata?.generation || !sameStatus({ ...(obj.status ?? {}), uses: [] }, { ...(from.status ?? {}), uses: [] })) {
+          stale = true;
+          break;
+        }
         status = machine({ ...status, uses: obj.status?.uses ?? [] }).status;
       }
+      if (stale) continue;
       const said = new Set<string>();
       for (const ev of events) {
         if (said.has(`${ev.reason}\u0000${ev.message}`)) continue;
