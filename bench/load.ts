@@ -116,6 +116,46 @@ export async function closedLoop(opts: { concurrency: number; maxOps: number; ma
   return { ops: latencies.length, errors, seconds, latencies, ...(firstError ? { firstError } : {}) };
 }
 
+/**
+ * Open loop: `op(i)` started every 1000/`rate` ms for `ms`, whether or not the earlier ones were
+ * answered; latency from each start. `done` hears of each answered op (its due time, start and end,
+ * in performance.now() ms). Ends when every op started has settled.
+ */
+export async function openLoop(opts: {
+  rate: number;
+  ms: number;
+  op: (i: number) => Promise<void>;
+  done?: (i: number, due: number, sent: number, end: number) => void;
+}): Promise<RoundResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const t0 = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; ; i++) {
+    const due = t0 + (i * 1000) / opts.rate;
+    if (due > t0 + opts.ms) break;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const s = performance.now();
+    inFlight.push(
+      opts.op(i).then(
+        () => {
+          const e = performance.now();
+          latencies.push(e - s);
+          opts.done?.(i, due, s, e);
+        },
+        (e: unknown) => {
+          errors++;
+          firstError ??= e instanceof Error ? e.message : String(e);
+        },
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  return { ops: latencies.length, errors, seconds: opts.ms / 1000, latencies, ...(firstError ? { firstError } : {}) };
+}
+
 export function expectStatus(r: Response, want: number): void {
   if (r.status !== want) throw new Error(`HTTP ${r.status} (want ${want}): ${r.body.toString('utf8').slice(0, 200)}`);
 }

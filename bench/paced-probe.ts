@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configMap, describePauses, procCpuMs } from './common.js';
 import { ServerProc, credsOf } from './context.js';
-import { HttpClient, expectStatus } from './load.js';
+import { HttpClient, expectStatus, openLoop } from './load.js';
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -23,24 +23,13 @@ const NS = 'paced';
 await srv.ensureNamespace(NS);
 const client = new HttpClient(srv.started.url, credsOf(srv), 64);
 async function paced(ms: number, tag: string): Promise<number[]> {
-  const lat: number[] = [];
-  const t0 = performance.now();
-  const all: Promise<void>[] = [];
-  for (let i = 0; ; i++) {
-    const due = t0 + (i * 1000) / rate;
-    if (due > t0 + ms) break;
-    const w = due - performance.now();
-    if (w > 0) await new Promise((r) => setTimeout(r, w));
-    const s = performance.now();
-    all.push(
-      client.send('POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify(configMap(`cm-${tag}-${i}`, NS))).then((r) => {
-        expectStatus(r, 201);
-        lat.push(performance.now() - s);
-      }),
-    );
-  }
-  await Promise.all(all);
-  return lat.sort((a, b) => a - b);
+  const r = await openLoop({
+    rate,
+    ms,
+    op: async (i) => expectStatus(await client.send('POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify(configMap(`cm-${tag}-${i}`, NS))), 201),
+  });
+  if (r.errors > 0) throw new Error(`${r.errors} creates failed: ${r.firstError ?? ''}`);
+  return r.latencies.sort((a, b) => a - b);
 }
 /** CPU ms (user, system) of each thread of `pid`, by thread id and name. */
 function threads(pid: number): Map<string, { name: string; user: number; sys: number }> {

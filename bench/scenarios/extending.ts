@@ -17,7 +17,7 @@ import { parse } from 'yaml';
 import { configMap } from '../common.js';
 import { procCpuMs } from '../common.js';
 import { ServerProc, benchDir, children, credsOf, fmt, type Scenario, type ScenarioContext } from '../context.js';
-import { HttpClient, closedLoop, expectStatus, type RoundResult } from '../load.js';
+import { HttpClient, closedLoop, expectStatus, openLoop, type RoundResult } from '../load.js';
 
 const NS = 'bench-ext';
 
@@ -39,36 +39,19 @@ async function flushTrace(): Promise<void> {
 
 /** Open loop from this process: one create every 1000/rate ms, latency from each send. */
 async function paced(client: HttpClient, rate: number, ms: number, tag: string): Promise<RoundResult> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let firstError: string | undefined;
-  const t0 = performance.now();
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; ; i++) {
-    const due = t0 + (i * 1000) / rate;
-    if (due > t0 + ms) break;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const s = performance.now();
-    const name = `cm-${tag}-${i}`;
-    inFlight.push(
-      client
-        .send('POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify(configMap(name, NS)))
-        .then((r) => {
-          expectStatus(r, 201);
-          const e = performance.now();
-          latencies.push(e - s);
-          if (traceDir) traced.push(JSON.stringify({ t: 'create', name, due: epoch(due), send: epoch(s), end: epoch(e) }));
-        })
-        .catch((e: unknown) => {
-          errors++;
-          firstError ??= e instanceof Error ? e.message : String(e);
-        }),
-    );
-  }
-  await Promise.all(inFlight);
+  const r = await openLoop({
+    rate,
+    ms,
+    op: async (i) => expectStatus(await client.send('POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify(configMap(`cm-${tag}-${i}`, NS))), 201),
+    ...(traceDir
+      ? {
+          done: (i: number, due: number, send: number, end: number) =>
+            traced.push(JSON.stringify({ t: 'create', name: `cm-${tag}-${i}`, due: epoch(due), send: epoch(send), end: epoch(end) })),
+        }
+      : {}),
+  });
   await flushTrace();
-  return { ops: latencies.length, errors, seconds: ms / 1000, latencies, ...(firstError ? { firstError } : {}) };
+  return r;
 }
 
 const creates = (client: HttpClient, c: number, ms: number, maxOps: number, tag: string): Promise<RoundResult> =>
