@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { ConflictError, ExpiredError, KeyExistsError, StorageUnavailableError } from '../storage.js';
 import { dec, enc, storageConformance } from '../conformance/conformance.js';
 import { COMPACT_REV_KEY, openSqliteStorage } from './sqlite-storage.js';
+import { RETIRED_LOG_KEY_INDEX } from './writer-core.js';
 import type { WatchEvent } from '../storage.js';
 
 let dir: string;
@@ -559,6 +560,82 @@ describe('sqlite storage', () => {
       );
     } finally {
       check.close();
+    }
+  });
+
+  it('pages at an older revision give the state at that revision, however it changed since, and 410 once compacted', async () => {
+    const s = await openSqliteStorage({ path: freshPath() });
+    try {
+      const key = (i: number): string => `/registry/pages/k${String(i).padStart(2, '0')}`;
+      const kvs = new Map<string, number>();
+      for (let i = 0; i < 40; i += 2) kvs.set(key(i), (await s.create(key(i), enc(`v${i}`))).modRevision);
+      // Page one; the expected state is everything at its revision.
+      const first = await s.list('/registry/pages/', { limit: 7 });
+      const expected = [...kvs.keys()].map((k) => [k, `v${Number(k.slice(-2))}`]);
+      // Then: keys created between and after, updates, deletions, a deletion and re-creation, and
+      // writes elsewhere.
+      for (let i = 1; i < 44; i += 2) await s.create(key(i), enc('new'));
+      for (const i of [8, 14, 30]) await s.update(key(i), enc('changed'), kvs.get(key(i))!);
+      for (const i of [10, 20, 38]) await s.delete(key(i));
+      await s.delete(key(16));
+      await s.create(key(16), enc('again'));
+      for (let i = 0; i < 20; i++) await s.create(`/registry/elsewhere/${i}`, enc('x'));
+      const got = first.items.map((kv) => [kv.key, dec(kv)]);
+      const remainings = [first.remaining];
+      let page = first;
+      while (page.more) {
+        page = await s.list('/registry/pages/', { limit: 7, revision: first.revision, startKey: `${page.items.at(-1)!.key}\0` });
+        assert.equal(page.revision, first.revision);
+        got.push(...page.items.map((kv) => [kv.key, dec(kv)]));
+        remainings.push(page.more ? page.remaining : 0);
+      }
+      assert.deepEqual(got, expected);
+      assert.deepEqual(remainings, [13, 6, 0], 'remaining counts at the first page revision');
+      // Compacted past it: the next page is refused (the API answers 410 Expired).
+      await s.compact(await s.currentRevision());
+      await assert.rejects(
+        s.list('/registry/pages/', { limit: 7, revision: first.revision, startKey: `${first.items.at(-1)!.key}\0` }),
+        (e: unknown) => e instanceof ExpiredError && e.requested === first.revision,
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('opens a database written while the log had its key index (2026-12-06 builds): drops the index, keeps data and history', async () => {
+    const path = freshPath();
+    let s = await openSqliteStorage({ path });
+    const a = await s.create('/registry/prev/a', enc('a0'));
+    await s.create('/registry/prev/b', enc('b0'));
+    const before = await s.currentRevision();
+    await s.update('/registry/prev/a', enc('a1'), a.modRevision);
+    await s.delete('/registry/prev/b');
+    await s.create('/registry/prev/c', enc('c0'));
+    await s.close();
+    // What those builds left: the same tables, with the index.
+    const old = new Database(path);
+    old.exec(`CREATE INDEX ${RETIRED_LOG_KEY_INDEX} ON log (key, rev, deleted, prev_mod_rev)`);
+    old.close();
+    s = await openSqliteStorage({ path });
+    try {
+      const check = new Database(path, { readonly: true });
+      const indexes = check.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'log'").all();
+      check.close();
+      assert.deepEqual(indexes, [], 'the log has no index of its own again');
+      const now = await s.list('/registry/prev/');
+      assert.deepEqual(
+        now.items.map((kv) => [kv.key, dec(kv)]),
+        [
+          ['/registry/prev/a', 'a1'],
+          ['/registry/prev/c', 'c0'],
+        ],
+      );
+      const page = await s.list('/registry/prev/', { revision: before, limit: 1 });
+      assert.deepEqual([page.items.map(dec), page.more, page.remaining], [['a0'], true, 1]);
+      const next = await s.list('/registry/prev/', { revision: before, limit: 1, startKey: '/registry/prev/a\0' });
+      assert.deepEqual([next.items.map(dec), next.more], [['b0'], false]);
+    } finally {
+      await s.close();
     }
   });
 

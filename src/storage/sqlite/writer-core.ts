@@ -33,6 +33,9 @@ CREATE TABLE IF NOT EXISTS meta (
 ) WITHOUT ROWID;
 `;
 
+/** The name of the log's key index of the 2026-12-06 builds, dropped on open. */
+export const RETIRED_LOG_KEY_INDEX = 'log_key_rev';
+
 /**
  * Databases written before the value moved out of `kv` (a `value` column there) are rewritten in
  * one transaction on open: a current value whose log row was compacted away gets that row back,
@@ -146,6 +149,9 @@ export class WriterCore {
       db.exec(SCHEMA);
       db.exec('COMMIT');
       migrateV1(db, send);
+      // The log's key index was added on 2026-12-06 and taken out the same day (it cost creates 18 %
+      // and updates 7 % at 64 clients): a database opened by a build that had it loses it again.
+      db.exec(`DROP INDEX IF EXISTS ${RETIRED_LOG_KEY_INDEX}`);
       return new WriterCore(lock, db, config, send);
     } catch (err) {
       db?.close();
