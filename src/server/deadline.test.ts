@@ -58,12 +58,15 @@ describe('Deadlines', () => {
       if (item === 'last') done();
     });
     const start = performance.now();
-    d.add('a', 5, start);
-    const b = d.add('b', 5, start);
-    d.add('c', 5, start + 1);
-    const e = d.add('e', 1, start);
-    d.add('f', 2, start);
-    d.add('last', 30, start);
+    // Tens of milliseconds apart: each duration has its own timer, so the order across durations
+    // holds only if these lines run before the shortest passes (2 ms apart, a stall of a loaded CI
+    // machine between them once let 'a' and 'c' expire before 'f').
+    d.add('a', 50, start);
+    const b = d.add('b', 50, start);
+    d.add('c', 50, start + 10);
+    const e = d.add('e', 10, start);
+    d.add('f', 20, start);
+    d.add('last', 150, start);
     // Past setTimeout's range (which would fire it after 1 ms): it waits.
     const forever = d.add('forever', 10_000 * 3_600_000, start);
     assert.equal(d.size, 7);
