@@ -2,7 +2,8 @@
 // - webhook: one validating webhook on loopback (examples/webhook/, its own process) called on every
 //   ConfigMap create, vs the same without: p99 added latency at 200 creates/s offered (paced from
 //   this process, the two servers taking turns in one-second slices), and create throughput at
-//   c=64. Goals: ≤ 2 ms added; ≥ 60 % of no webhook.
+//   c=64 (taking turns in two-second slices). Goals: ≤ 2 ms added; ≥ 60 % of no webhook. Beside
+//   them the machine's thread wake-up round trip (bench/wakeup.ts): a call adds two wake-ups.
 // - policy: a ValidatingAdmissionPolicy with 3 CEL validations bound to every ConfigMap create vs
 //   none: create throughput at c=64. Goal: ≥ 90 %.
 // - mutating-policy: a MutatingAdmissionPolicy (one ApplyConfiguration label, one JSONPatch
@@ -18,6 +19,7 @@ import { configMap } from '../common.js';
 import { procCpuMs } from '../common.js';
 import { ServerProc, benchDir, children, credsOf, fmt, type Scenario, type ScenarioContext } from '../context.js';
 import { HttpClient, closedLoop, expectStatus, openLoop, type RoundResult } from '../load.js';
+import { describeWakeup, wakeupRoundTrip } from '../wakeup.js';
 
 const NS = 'bench-ext';
 
@@ -35,6 +37,38 @@ async function flushTrace(): Promise<void> {
   const { appendFile } = await import('node:fs/promises');
   await appendFile(join(traceDir, 'loadgen.jsonl'), `${traced.join('\n')}\n`);
   traced.length = 0;
+}
+
+type Target = 'none' | 'webhook';
+
+/**
+ * The paced rounds: creates offered at `rate` from this process (latency from each send), the two
+ * servers taking turns in slices of one second (none, webhook, webhook, none, …), so that what else
+ * the machine does over the run falls on both alike; each side's slices pooled. (Sending the two
+ * servers' creates interleaved one by one instead, each at `rate`, was tried: it doubles what the
+ * machine serves, and the p99 added read 7.6–9.8 ms against 2.8–6.7 ms in slices, 2026-12-07.)
+ */
+async function slicedPaced(
+  clients: ReadonlyMap<Target, HttpClient>,
+  pids: { readonly none: number; readonly webhook: number; readonly hook: number },
+  rate: number,
+  slices: number,
+  tag: string,
+): Promise<Record<Target, { r: RoundResult; cpu: CpuPerOp }>> {
+  const parts: Record<Target, { r: RoundResult; cpu: CpuPerOp }[]> = { none: [], webhook: [] };
+  const order: Target[] = ['none', 'webhook'];
+  for (let i = 0; i < slices; i++) {
+    for (const t of i % 2 === 0 ? order : [...order].reverse()) {
+      parts[t].push(await cpuPerOp({ server: pids[t], webhook: pids.hook }, () => paced(clients.get(t)!, rate, PACED_SLICE_MS, `${tag}-${t}-${i}`)));
+    }
+  }
+  const result = (t: Target): { r: RoundResult; cpu: CpuPerOp } => {
+    const r = pooled(parts[t].map((p) => p.r));
+    // CPU per create over the slices, each slice weighted by its creates.
+    const per = (k: keyof CpuPerOp): number => parts[t].reduce((sum, p) => sum + p.cpu[k] * p.r.ops, 0) / Math.max(1, r.ops);
+    return { r, cpu: { server: per('server'), webhook: per('webhook'), loadgen: per('loadgen') } };
+  };
+  return { none: result('none'), webhook: result('webhook') };
 }
 
 /** Open loop from this process: one create every 1000/rate ms, latency from each send. */
@@ -84,8 +118,10 @@ interface CpuPerOp {
 }
 const cpuNote = (c: CpuPerOp): string => `CPU/create µs: server ${fmt(c.server, 0)}, webhook ${fmt(c.webhook, 0)}, loadgen ${fmt(c.loadgen, 0)}`;
 
-/** The paced rounds' slices (see webhookScenario). */
+/** The paced rounds' slices (see slicedPaced). */
 const PACED_SLICE_MS = 1_000;
+/** The c=64 rounds' slices (see webhookScenario). */
+const CLOSED_SLICE_MS = 2_000;
 
 /** Rounds taken as one: their creates, errors and latencies together. */
 function pooled(rounds: readonly RoundResult[]): RoundResult {
@@ -158,34 +194,37 @@ async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'w
     const rate = Number(process.env.KPLANE_BENCH_WEBHOOK_RATE ?? 200);
     const lat: Record<string, number> = {};
     const pacedCpu: Record<string, CpuPerOp> = {};
-    // The two servers take turns in slices of one second (none, webhook, webhook, none, …), so that
-    // what else the machine does at a moment falls on both alike: run one after the other, the p99
-    // of each moved ±6 ms between runs, three times the difference the goal judges.
-    const targets = Object.entries(servers);
+    const targets = Object.entries(servers) as [Target, ServerProc][];
     const clients = new Map(targets.map(([target, srv]) => [target, new HttpClient(srv.started.url, credsOf(srv), 64)]));
-    for (const [target] of targets) await paced(clients.get(target)!, rate, cfg.warmMs, `pw-${target}`);
-    const measured = new Map<string, { r: RoundResult; cpu: CpuPerOp }[]>(targets.map(([t]) => [t, []]));
+    const pids = { none: servers.none.started.pid, webhook: servers.webhook.started.pid, hook: hook.child.pid! };
+    await slicedPaced(clients, pids, rate, Math.max(2, Math.round(cfg.warmMs / PACED_SLICE_MS)), 'pw');
+    // How dear a wake-up is here: a webhook call adds two to each create (bench/wakeup.ts).
+    const wake = await wakeupRoundTrip();
+    console.log(`  machine: ${describeWakeup(wake)}`);
+    rec.row({
+      scenario: 'extending',
+      target: 'machine',
+      op: 'thread wake-up round trip',
+      concurrency: '-',
+      p50: wake.roundTripP50 / 1000,
+      p99: wake.roundTripP99 / 1000,
+      n: wake.n,
+    });
     // A trace's report (bench/webhook-trace-report.ts) takes every slice of a target as one round.
     if (traceDir) for (const [target, srv] of targets) traced.push(JSON.stringify({ t: 'round', target, pid: srv.started.pid, tag: `pm-${target}` }));
-    const slices = Math.max(4, Math.round(Math.max(cfg.measureMs, 5000) / PACED_SLICE_MS));
-    for (let i = 0; i < slices; i++) {
-      const order = i % 2 === 0 ? targets : [...targets].reverse();
-      for (const [target, srv] of order) {
-        measured
-          .get(target)!
-          .push(
-            await cpuPerOp({ server: srv.started.pid, webhook: hook.child.pid! }, () => paced(clients.get(target)!, rate, PACED_SLICE_MS, `pm-${target}-${i}`)),
-          );
-      }
-    }
+    const measuredSlices = Math.max(8, Math.round(cfg.measureMs / PACED_SLICE_MS));
+    const measured = await slicedPaced(clients, pids, rate, measuredSlices, 'pm');
     for (const c of clients.values()) c.close();
     for (const [target] of targets) {
-      const parts = measured.get(target)!;
-      const r = pooled(parts.map((p) => p.r));
-      // CPU per create over the slices, each slice weighted by its creates.
-      const per = (k: keyof CpuPerOp): number => parts.reduce((sum, p) => sum + p.cpu[k] * p.r.ops, 0) / Math.max(1, r.ops);
-      const cpu = { server: per('server'), webhook: per('webhook'), loadgen: per('loadgen') };
-      rec.round('extending', `webhook ${target}`, `create @${rate}/s`, 'open', r, `${cpuNote(cpu)}; ${slices} slices of ${PACED_SLICE_MS} ms, alternating`);
+      const { r, cpu } = measured[target];
+      rec.round(
+        'extending',
+        `webhook ${target}`,
+        `create @${rate}/s`,
+        'open',
+        r,
+        `${cpuNote(cpu)}; ${measuredSlices} slices of ${PACED_SLICE_MS} ms, alternating`,
+      );
       lat[target] = p99(r);
       pacedCpu[target] = cpu;
     }
@@ -206,15 +245,35 @@ async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'w
     console.log(
       `  CPU per create (all processes) at ${rate}/s: none ${fmt(total(pacedCpu.none!, false), 0)} µs, webhook ${fmt(total(pacedCpu.webhook!, true), 0)} µs → ${fmt(cpuRatio * 100, 0)}%`,
     );
+    // c=64 in slices of two seconds, the servers taking turns (none, webhook, webhook, none, …), for
+    // the reason the paced creates interleave: run one after the other, each server's figure moved
+    // ±15 % between runs with what else the machine did meanwhile.
     const rps: Record<string, number> = {};
-    for (const [target, srv] of Object.entries(servers)) {
-      const client = new HttpClient(srv.started.url, credsOf(srv), 64);
-      await creates(client, 64, cfg.warmMs, cfg.maxOps, `cw-${target}`);
-      const { r, cpu } = await cpuPerOp({ server: srv.started.pid, webhook: hook.child.pid! }, () =>
-        creates(client, 64, cfg.measureMs, cfg.maxOps, `cm-${target}`),
-      );
-      client.close();
-      rps[target] = rec.round('extending', `webhook ${target}`, 'create', 64, r, cpuNote(cpu)).opsPerSec ?? 0;
+    const closed = new Map(targets.map(([target, srv]) => [target, new HttpClient(srv.started.url, credsOf(srv), 64)]));
+    for (const [target] of targets) await creates(closed.get(target)!, 64, cfg.warmMs, cfg.maxOps, `cw-${target}`);
+    const sliceCount = Math.max(2, Math.round(cfg.measureMs / CLOSED_SLICE_MS));
+    const slices = new Map<Target, { r: RoundResult; cpu: CpuPerOp }[]>(targets.map(([t]) => [t, []]));
+    for (let i = 0; i < sliceCount; i++) {
+      for (const [target, srv] of i % 2 === 0 ? targets : [...targets].reverse()) {
+        slices
+          .get(target)!
+          .push(
+            await cpuPerOp({ server: srv.started.pid, webhook: hook.child.pid! }, () =>
+              creates(closed.get(target)!, 64, CLOSED_SLICE_MS, cfg.maxOps, `cm-${target}-${i}`),
+            ),
+          );
+      }
+    }
+    for (const c of closed.values()) c.close();
+    for (const [target] of targets) {
+      const parts = slices.get(target)!;
+      const r = pooled(parts.map((p) => p.r));
+      // CPU per create over the slices, each slice weighted by its creates.
+      const per = (k: keyof CpuPerOp): number => parts.reduce((sum, p) => sum + p.cpu[k] * p.r.ops, 0) / Math.max(1, r.ops);
+      const cpu = { server: per('server'), webhook: per('webhook'), loadgen: per('loadgen') };
+      rps[target] =
+        rec.round('extending', `webhook ${target}`, 'create', 64, r, `${cpuNote(cpu)}; ${sliceCount} slices of ${CLOSED_SLICE_MS} ms, alternating`).opsPerSec ??
+        0;
     }
     const ratio = rps.webhook! / rps.none!;
     rec.row({ scenario: 'extending', target: 'webhook/none', op: 'create', concurrency: '64', value: `${(ratio * 100).toFixed(0)}%`, ratio });
