@@ -694,7 +694,7 @@ async function main(): Promise<void> {
       `[ab] per figure: each side's median over its slices, the median of the pairs' ratios head/base (change, negative = worse), its 95 % bootstrap interval (seeded, 2,000 resamples; as changes: worse … better end), verdict at tolerance ${args.tolerancePct} %.`,
     );
     console.log(`     ${'figure'.padEnd(30)} ${'base'.padStart(8)} ${'head'.padStart(8)}   median ratio`);
-    const mark: Record<VerdictKind, string> = { within: '     ', worse: 'WORSE', inconclusive: ' ?? ' };
+    const mark: Record<VerdictKind, string> = { within: '     ', worse: 'WORSE', inconclusive: ' ??  ' };
     for (const f of results) console.log(`${mark[f.judged.kind]} ${formatFigure(f)}`);
     const count = (k: VerdictKind): FigureResult[] => results.filter((f) => f.judged.kind === k);
     const worse = count('worse');
