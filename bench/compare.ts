@@ -114,13 +114,13 @@ function parseArgs(argv: readonly string[]): Args {
 }
 
 /** The 1, 5 and 15 minute load averages, as /proc/loadavg has them. */
-function loadAverage(): string {
+export function loadAverage(): string {
   return loadavg()
     .map((x) => x.toFixed(2))
     .join(' ');
 }
 
-function git(args: readonly string[], cwd = root): string {
+export function git(args: readonly string[], cwd = root): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 }
 
