@@ -25,22 +25,24 @@
 // keeps every slice's values, both commits, both sides' node flags and the load average at the
 // start and the end.
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, symlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { NODE_FLAGS } from '../src/runtime/node-flags.js';
-import { RpcClient, configMap, procCpuMs, stats, type Credentials, type StartedServer } from './common.js';
-import { git, loadAverage, median } from './compare.js';
-import { CRUD_POOL, FULL } from './context.js';
-import { HttpClient, expectStatus } from './load.js';
+import { RpcClient, procCpuMs, stats, type Credentials, type StartedServer } from './common.js';
+import { addBaseTree, git, loadAverage, median, removeBaseTree } from './compare.js';
+import { CRUD_POOL, FULL, serverExecArgv } from './context.js';
+import { HttpClient } from './load.js';
+import { CRUD_OPS, crudRequest, type CrudOp } from './scenarios/crud.js';
 import { exitWithUsage, UsageError } from './usage.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-export const AB_OPS = ['create', 'get', 'update', 'list'] as const;
-export type Op = (typeof AB_OPS)[number];
+/** The operations bench:ab knows: the crud scenario's, sent as it sends them (crudRequest). */
+export const AB_OPS = CRUD_OPS;
+export type Op = CrudOp;
 export type Side = 'base' | 'head';
 
 // ---- arguments -----------------------------------------------------------------------------------
@@ -338,29 +340,6 @@ export interface Slice extends SliceValues {
   readonly load1: number;
 }
 
-/** One request of `op` as bench/scenarios/crud.ts sends it (same paths, bodies, pools). */
-export function crudRequest(client: HttpClient, op: Op, i: number, tag: string): Promise<void> {
-  switch (op) {
-    case 'create': {
-      const name = `cm-${tag}-${i}`;
-      return client
-        .send('POST', '/api/v1/namespaces/bench-create/configmaps', JSON.stringify(configMap(name, 'bench-create')))
-        .then((r) => expectStatus(r, 201));
-    }
-    case 'get':
-      return client.send('GET', `/api/v1/namespaces/bench-get/configmaps/pool-${(i * 7919) % CRUD_POOL}`).then((r) => expectStatus(r, 200));
-    case 'update': {
-      // PUT without resourceVersion; the in-flight requests name different objects, every body differs.
-      const name = `pool-${i % CRUD_POOL}`;
-      return client
-        .send('PUT', `/api/v1/namespaces/bench-update/configmaps/${name}`, JSON.stringify(configMap(name, 'bench-update', `${tag}-${i}`)))
-        .then((r) => expectStatus(r, 200));
-    }
-    case 'list':
-      return client.send('GET', '/api/v1/namespaces/bench-list/configmaps', undefined, undefined, { discardBody: true }).then((r) => expectStatus(r, 200));
-  }
-}
-
 /**
  * A closed loop of `concurrency` workers for warmupMs + windowMs; answers within the window are
  * counted (latency from each request's start), those of the warm-up and of the drain after the
@@ -467,7 +446,7 @@ class SideServer {
 
   static async start(side: Side, tree: string, dataDir: string): Promise<SideServer> {
     const nodeFlags = await nodeFlagsOf(tree);
-    const execArgv = ['--import', 'tsx', '--expose-gc', ...nodeFlags, ...(process.env.KPLANE_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')];
+    const execArgv = serverExecArgv(nodeFlags);
     const child = fork(join(tree, 'bench', 'server.ts'), [], { cwd: tree, execArgv, stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
     // Its log, prefixed with the side, without the RBAC bootstrap's line per default role.
     let rest = '';
@@ -598,12 +577,10 @@ async function main(): Promise<void> {
 
   const scratch = await mkdtemp(join(tmpdir(), 'kplane-bench-ab-'));
   const baseTree = join(scratch, 'base');
-  git(['worktree', 'add', '--detach', baseTree, baseCommit]);
+  addBaseTree(baseTree, baseCommit);
   const servers: SideServer[] = [];
   const clients = new Map<string, HttpClient>();
   try {
-    // As bench:compare: the base tree uses this checkout's dependencies and tools.
-    for (const d of ['node_modules', '.tools']) if (existsSync(join(root, d))) symlinkSync(join(root, d), join(baseTree, d));
     await mkdir(join(scratch, 'data-base'));
     await mkdir(join(scratch, 'data-head'));
     // Both at once, both alive for the whole run.
@@ -739,7 +716,7 @@ async function main(): Promise<void> {
   } finally {
     for (const cl of clients.values()) cl.close();
     await Promise.all(servers.map((s) => s.stop()));
-    git(['worktree', 'remove', '--force', baseTree]);
+    removeBaseTree(baseTree);
     await rm(scratch, { recursive: true, force: true });
   }
 }

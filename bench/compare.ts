@@ -124,6 +124,20 @@ export function git(args: readonly string[], cwd = root): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 }
 
+/**
+ * A temporary worktree of `commit` at `tree` that uses this checkout's dependencies and tools
+ * (node_modules and .tools linked; same lockfile family: a base whose dependencies differ would need
+ * its own install, which neither bench:compare nor bench:ab does). removeBaseTree undoes it.
+ */
+export function addBaseTree(tree: string, commit: string): void {
+  git(['worktree', 'add', '--detach', tree, commit]);
+  for (const d of ['node_modules', '.tools']) if (existsSync(join(root, d))) symlinkSync(join(root, d), join(tree, d));
+}
+
+export function removeBaseTree(tree: string): void {
+  git(['worktree', 'remove', '--force', tree]);
+}
+
 // ---- --pin ---------------------------------------------------------------------------------------
 
 const SERVER_CPU = 0;
@@ -525,11 +539,8 @@ async function main(): Promise<void> {
   console.log(
     `[compare] base ${args.base} = ${baseCommit}, head ${headCommit}${dirty ? ' (uncommitted changes included)' : ''}; ${groups.length} groups × ${args.rounds} round(s)${args.quick ? ', quick' : ''}${args.warmMs !== undefined || args.measureMs !== undefined ? `; windows warm ${args.warmMs ?? 'default'} ms, measure ${args.measureMs ?? 'default'} ms` : ''}`,
   );
-  git(['worktree', 'add', '--detach', baseTree, baseCommit]);
+  addBaseTree(baseTree, baseCommit);
   try {
-    // The base tree uses this checkout's dependencies and tools (same lockfile family; a base whose
-    // dependencies differ would need its own install, which this script does not do).
-    for (const d of ['node_modules', '.tools']) if (existsSync(join(root, d))) symlinkSync(join(root, d), join(baseTree, d));
     baseWindows(baseTree, args);
     const before = new Map<string, FigureRounds>();
     const after = new Map<string, FigureRounds>();
@@ -606,7 +617,7 @@ async function main(): Promise<void> {
     );
     console.log(`[compare] written to ${out}`);
   } finally {
-    git(['worktree', 'remove', '--force', baseTree]);
+    removeBaseTree(baseTree);
     await rm(scratch, { recursive: true, force: true });
   }
 }

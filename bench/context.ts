@@ -147,6 +147,14 @@ export class Recorder {
 /** Every child process of the run, killed when the run ends or fails. */
 export const children = new Set<ChildProcess>();
 
+/**
+ * How a bench server is forked: from source with tsx, gc() exposed, the product's node flags (those
+ * of the tree it runs from) and KPLANE_BENCH_NODE_FLAGS (e.g. GC settings or --cpu-prof to compare).
+ */
+export function serverExecArgv(nodeFlags: readonly string[]): string[] {
+  return ['--import', 'tsx', '--expose-gc', ...nodeFlags, ...(process.env.KPLANE_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')];
+}
+
 export class ServerProc {
   private constructor(
     readonly rpc: RpcClient,
@@ -173,7 +181,7 @@ export class ServerProc {
   ): Promise<ServerProc> {
     // The product's node flags (npm start, bin/kplane.js) for every server, the baselines too: the
     // same runtime for all. KPLANE_BENCH_NODE_FLAGS adds more (e.g. GC settings to compare).
-    const execArgv = ['--import', 'tsx', '--expose-gc', ...NODE_FLAGS, ...(process.env.KPLANE_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')];
+    const execArgv = serverExecArgv(NODE_FLAGS);
     if (opts.cpuProfDir && !kind.startsWith('bare')) execArgv.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`);
     const child = fork(join(benchDir, 'server.ts'), [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.add(child);

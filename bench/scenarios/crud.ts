@@ -7,7 +7,7 @@ import { HttpClient, closedLoop, expectStatus, type RoundResult } from '../load.
 import type { Row } from '../results.js';
 
 export const CRUD_OPS = ['create', 'get', 'update', 'list'] as const;
-type Op = (typeof CRUD_OPS)[number];
+export type CrudOp = (typeof CRUD_OPS)[number];
 
 /** The namespaces a round writes to and reads from (the get pool holds CRUD_POOL `pool-N` objects). */
 export interface CrudNamespaces {
@@ -17,62 +17,50 @@ export interface CrudNamespaces {
 
 const CRUD_NAMESPACES: CrudNamespaces = { create: 'bench-create', get: 'bench-get' };
 
+/**
+ * One request of `op`: a create of a new name, a get among the CRUD_POOL `pool-N` objects, an
+ * update (PUT without resourceVersion: ConfigMaps allow unconditional update; in-flight requests
+ * name different objects and every body differs, so every PUT writes), or a list of the list pool.
+ * The rounds below and bench:ab (bench/ab.ts) send the same.
+ */
+export async function crudRequest(client: HttpClient, op: CrudOp, i: number, tag: string, ns: CrudNamespaces = CRUD_NAMESPACES): Promise<void> {
+  switch (op) {
+    case 'create': {
+      const name = `cm-${tag}-${i}`;
+      expectStatus(await client.send('POST', `/api/v1/namespaces/${ns.create}/configmaps`, JSON.stringify(configMap(name, ns.create))), 201);
+      return;
+    }
+    case 'get':
+      expectStatus(await client.send('GET', `/api/v1/namespaces/${ns.get}/configmaps/pool-${(i * 7919) % CRUD_POOL}`), 200);
+      return;
+    case 'update': {
+      const name = `pool-${i % CRUD_POOL}`;
+      expectStatus(
+        await client.send('PUT', `/api/v1/namespaces/bench-update/configmaps/${name}`, JSON.stringify(configMap(name, 'bench-update', `${tag}-${i}`))),
+        200,
+      );
+      return;
+    }
+    case 'list':
+      expectStatus(await client.send('GET', '/api/v1/namespaces/bench-list/configmaps', undefined, undefined, { discardBody: true }), 200);
+  }
+}
+
 /** One closed-loop round of `op` (create, get, update or list), also used by the audit and rbacload scenarios. */
-export async function crudRound(
+export function crudRound(
   client: HttpClient,
-  op: Op,
+  op: CrudOp,
   c: number,
   ms: number,
   maxOps: number,
   tag: string,
   ns: CrudNamespaces = CRUD_NAMESPACES,
 ): Promise<RoundResult> {
-  switch (op) {
-    case 'create': {
-      return closedLoop({
-        concurrency: c,
-        maxOps,
-        maxMs: ms,
-        op: async (i) => {
-          const name = `cm-${tag}-${i}`;
-          expectStatus(await client.send('POST', `/api/v1/namespaces/${ns.create}/configmaps`, JSON.stringify(configMap(name, ns.create))), 201);
-        },
-      });
-    }
-    case 'get':
-      return closedLoop({
-        concurrency: c,
-        maxOps,
-        maxMs: ms,
-        op: async (i) => expectStatus(await client.send('GET', `/api/v1/namespaces/${ns.get}/configmaps/pool-${(i * 7919) % CRUD_POOL}`), 200),
-      });
-    case 'update':
-      // PUT without resourceVersion (ConfigMaps allow unconditional update); the in-flight
-      // requests always name different objects, and each body differs, so every PUT writes.
-      return closedLoop({
-        concurrency: c,
-        maxOps,
-        maxMs: ms,
-        op: async (i) => {
-          const name = `pool-${i % CRUD_POOL}`;
-          expectStatus(
-            await client.send('PUT', `/api/v1/namespaces/bench-update/configmaps/${name}`, JSON.stringify(configMap(name, 'bench-update', `${tag}-${i}`))),
-            200,
-          );
-        },
-      });
-    case 'list':
-      return closedLoop({
-        concurrency: c,
-        maxOps,
-        maxMs: ms,
-        op: async () => expectStatus(await client.send('GET', '/api/v1/namespaces/bench-list/configmaps', undefined, undefined, { discardBody: true }), 200),
-      });
-  }
+  return closedLoop({ concurrency: c, maxOps, maxMs: ms, op: (i) => crudRequest(client, op, i, tag, ns) });
 }
 
 /** The CRUD operations among the selected names, in their fixed order. */
-export function crudOpsOf(only: ReadonlySet<string>): Op[] {
+export function crudOpsOf(only: ReadonlySet<string>): CrudOp[] {
   return CRUD_OPS.filter((o) => only.has(o));
 }
 

@@ -42,29 +42,26 @@ async function flushTrace(): Promise<void> {
 type Target = 'none' | 'webhook';
 
 /**
- * The paced rounds: creates offered at `rate` from this process (latency from each send), the two
- * servers taking turns in slices of one second (none, webhook, webhook, none, …), so that what else
- * the machine does over the run falls on both alike; each side's slices pooled. (Sending the two
- * servers' creates interleaved one by one instead, each at `rate`, was tried: it doubles what the
- * machine serves, and the p99 added read 7.6–9.8 ms against 2.8–6.7 ms in slices, 2026-12-07.)
+ * The none and webhook servers taking turns in `slices` rounds each (none, webhook, webhook, none,
+ * …), so that what else the machine does over the run falls on both alike: run one after the
+ * other, each server's figures moved ±6 ms (p99 at 200/s) and ±15 % (c=64) between runs. Each
+ * side's rounds pooled; CPU per create over them, each round weighted by its creates.
+ * (The paced creates sent to the two servers one by one instead, each at 200/s, were tried: that
+ * doubles what the machine serves, and the p99 added read 7.6–9.8 ms against 2.8–6.7 ms in
+ * slices, 2026-12-07.)
  */
-async function slicedPaced(
-  clients: ReadonlyMap<Target, HttpClient>,
+async function alternating(
   pids: { readonly none: number; readonly webhook: number; readonly hook: number },
-  rate: number,
   slices: number,
-  tag: string,
+  round: (t: Target, i: number) => Promise<RoundResult>,
 ): Promise<Record<Target, { r: RoundResult; cpu: CpuPerOp }>> {
   const parts: Record<Target, { r: RoundResult; cpu: CpuPerOp }[]> = { none: [], webhook: [] };
   const order: Target[] = ['none', 'webhook'];
   for (let i = 0; i < slices; i++) {
-    for (const t of i % 2 === 0 ? order : [...order].reverse()) {
-      parts[t].push(await cpuPerOp({ server: pids[t], webhook: pids.hook }, () => paced(clients.get(t)!, rate, PACED_SLICE_MS, `${tag}-${t}-${i}`)));
-    }
+    for (const t of i % 2 === 0 ? order : [...order].reverse()) parts[t].push(await cpuPerOp({ server: pids[t], webhook: pids.hook }, () => round(t, i)));
   }
   const result = (t: Target): { r: RoundResult; cpu: CpuPerOp } => {
     const r = pooled(parts[t].map((p) => p.r));
-    // CPU per create over the slices, each slice weighted by its creates.
     const per = (k: keyof CpuPerOp): number => parts[t].reduce((sum, p) => sum + p.cpu[k] * p.r.ops, 0) / Math.max(1, r.ops);
     return { r, cpu: { server: per('server'), webhook: per('webhook'), loadgen: per('loadgen') } };
   };
@@ -118,7 +115,7 @@ interface CpuPerOp {
 }
 const cpuNote = (c: CpuPerOp): string => `CPU/create µs: server ${fmt(c.server, 0)}, webhook ${fmt(c.webhook, 0)}, loadgen ${fmt(c.loadgen, 0)}`;
 
-/** The paced rounds' slices (see slicedPaced). */
+/** The paced rounds' slices (see alternating). */
 const PACED_SLICE_MS = 1_000;
 /** The c=64 rounds' slices (see webhookScenario). */
 const CLOSED_SLICE_MS = 2_000;
@@ -197,7 +194,9 @@ async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'w
     const targets = Object.entries(servers) as [Target, ServerProc][];
     const clients = new Map(targets.map(([target, srv]) => [target, new HttpClient(srv.started.url, credsOf(srv), 64)]));
     const pids = { none: servers.none.started.pid, webhook: servers.webhook.started.pid, hook: hook.child.pid! };
-    await slicedPaced(clients, pids, rate, Math.max(2, Math.round(cfg.warmMs / PACED_SLICE_MS)), 'pw');
+    const pacedSlices = (n: number, tag: string): Promise<Record<Target, { r: RoundResult; cpu: CpuPerOp }>> =>
+      alternating(pids, n, (t, i) => paced(clients.get(t)!, rate, PACED_SLICE_MS, `${tag}-${t}-${i}`));
+    await pacedSlices(Math.max(2, Math.round(cfg.warmMs / PACED_SLICE_MS)), 'pw');
     // How dear a wake-up is here: a webhook call adds two to each create (bench/wakeup.ts).
     const wake = await wakeupRoundTrip();
     console.log(`  machine: ${describeWakeup(wake)}`);
@@ -213,7 +212,7 @@ async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'w
     // A trace's report (bench/webhook-trace-report.ts) takes every slice of a target as one round.
     if (traceDir) for (const [target, srv] of targets) traced.push(JSON.stringify({ t: 'round', target, pid: srv.started.pid, tag: `pm-${target}` }));
     const measuredSlices = Math.max(8, Math.round(cfg.measureMs / PACED_SLICE_MS));
-    const measured = await slicedPaced(clients, pids, rate, measuredSlices, 'pm');
+    const measured = await pacedSlices(measuredSlices, 'pm');
     for (const c of clients.values()) c.close();
     for (const [target] of targets) {
       const { r, cpu } = measured[target];
@@ -245,32 +244,15 @@ async function webhookScenario(ctx: ScenarioContext, servers: Record<'none' | 'w
     console.log(
       `  CPU per create (all processes) at ${rate}/s: none ${fmt(total(pacedCpu.none!, false), 0)} µs, webhook ${fmt(total(pacedCpu.webhook!, true), 0)} µs → ${fmt(cpuRatio * 100, 0)}%`,
     );
-    // c=64 in slices of two seconds, the servers taking turns (none, webhook, webhook, none, …), for
-    // the reason the paced creates interleave: run one after the other, each server's figure moved
-    // ±15 % between runs with what else the machine did meanwhile.
+    // c=64 in slices of two seconds, the servers taking turns (alternating).
     const rps: Record<string, number> = {};
     const closed = new Map(targets.map(([target, srv]) => [target, new HttpClient(srv.started.url, credsOf(srv), 64)]));
     for (const [target] of targets) await creates(closed.get(target)!, 64, cfg.warmMs, cfg.maxOps, `cw-${target}`);
     const sliceCount = Math.max(2, Math.round(cfg.measureMs / CLOSED_SLICE_MS));
-    const slices = new Map<Target, { r: RoundResult; cpu: CpuPerOp }[]>(targets.map(([t]) => [t, []]));
-    for (let i = 0; i < sliceCount; i++) {
-      for (const [target, srv] of i % 2 === 0 ? targets : [...targets].reverse()) {
-        slices
-          .get(target)!
-          .push(
-            await cpuPerOp({ server: srv.started.pid, webhook: hook.child.pid! }, () =>
-              creates(closed.get(target)!, 64, CLOSED_SLICE_MS, cfg.maxOps, `cm-${target}-${i}`),
-            ),
-          );
-      }
-    }
+    const c64 = await alternating(pids, sliceCount, (t, i) => creates(closed.get(t)!, 64, CLOSED_SLICE_MS, cfg.maxOps, `cm-${t}-${i}`));
     for (const c of closed.values()) c.close();
     for (const [target] of targets) {
-      const parts = slices.get(target)!;
-      const r = pooled(parts.map((p) => p.r));
-      // CPU per create over the slices, each slice weighted by its creates.
-      const per = (k: keyof CpuPerOp): number => parts.reduce((sum, p) => sum + p.cpu[k] * p.r.ops, 0) / Math.max(1, r.ops);
-      const cpu = { server: per('server'), webhook: per('webhook'), loadgen: per('loadgen') };
+      const { r, cpu } = c64[target];
       rps[target] =
         rec.round('extending', `webhook ${target}`, 'create', 64, r, `${cpuNote(cpu)}; ${sliceCount} slices of ${CLOSED_SLICE_MS} ms, alternating`).opsPerSec ??
         0;
