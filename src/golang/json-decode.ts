@@ -247,7 +247,7 @@ export function keyOccurrences(text: string): KeyOccurrence[] {
 // integer field by the text (strconv.ParseInt refuses `1.0` and `1e3`) and prints it in its errors.
 // parseJson records, for the objects and arrays of the value it returns, the text of each number
 // that String(value) would not give back, in a table keyed by the holding object or array (weakly:
-// it goes with them). Copies (a patch's result, structuredClone) do not carry it.
+// it goes with them). Copies (a patch's result, deepCopyJSON) do not carry it.
 
 /** How a number of a parsed body was written. */
 export interface NumberText {

@@ -8,6 +8,7 @@
 import type { KubeObject } from '../apimachinery/types.js';
 import type { KV } from '../storage/storage.js';
 import { parseJSONExact, stringifyJSON } from '../golang/json-int64.js';
+import { deepCopyJSON } from '../apimachinery/deepcopy.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -54,5 +55,5 @@ export class StorageDecoder {
 
 /** A private, mutable copy. */
 export function cloneObject<T>(obj: T): T {
-  return structuredClone(obj);
+  return deepCopyJSON(obj);
 }

@@ -39,6 +39,7 @@ import { isExemptAdmissionConfigurationResource, isNamespaceResource } from '../
 import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding } from './mutating-types.js';
 import type { ParamKind, ParamRef } from './types.js';
 import { collectParams, compileMatch, matches, type CompiledMatch, type NamespaceLookup, type ParamLookup } from './validating.js';
+import { deepCopyJSON } from '../../apimachinery/deepcopy.js';
 
 interface CompiledMutation {
   readonly patchType: 'ApplyConfiguration' | 'JSONPatch';
@@ -348,7 +349,7 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
       if (!r.matches) return;
     }
     // Whether the object changed matters only for reinvocation: not compared when no policy asks for it.
-    const before = reinvocable ? structuredClone(a.object) : undefined;
+    const before = reinvocable ? deepCopyJSON(a.object) : undefined;
     const act: Activation = { vars, remaining: RUNTIME_CEL_COST_BUDGET, deadline };
     if (p.variables.size) vars.variables = lazyVariables(p.variables, () => act);
     for (const m of p.mutations) {

@@ -28,6 +28,7 @@ import { TypedError, fieldSetOf, validateTyped } from './typed.js';
 import { applyOwnership, updateOwnership, type UpdaterOptions } from './updater.js';
 import { goJson, valuesEqual } from './values.js';
 import { parseJSONExact } from '../../golang/json-int64.js';
+import { deepCopyJSON } from '../deepcopy.js';
 
 /** The annotation kubectl's client-side apply keeps its last configuration in. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -393,7 +394,7 @@ function lastAppliedOf(o: KubeObject): string | undefined {
 
 // buildLastApplied: the configuration without the annotation, as Go's json.Encoder writes it.
 function buildLastApplied(config: KubeObject): string {
-  const copy = structuredClone(config);
+  const copy = deepCopyJSON(config);
   const annotations = copy.metadata?.annotations;
   if (annotations) {
     delete annotations[LAST_APPLIED_ANNOTATION];

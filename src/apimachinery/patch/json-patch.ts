@@ -14,6 +14,7 @@ import type { JsonValue } from '../types.js';
 import { cannotUnmarshal } from '../../golang/json-errors.js';
 import { jsonNumber } from '../../golang/json.js';
 import { containsBigInt } from '../../golang/json-int64.js';
+import { deepCopyJSON } from '../deepcopy.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
 
@@ -169,7 +170,7 @@ function forEachBigInt(root: object, fn: (container: Record<string | number, Jso
 /** A copy of `v` with its bigints as marked strings (see markNumberTexts). */
 function markedCopy(v: JsonValue, marker: string): JsonValue {
   if (typeof v === 'bigint') return marker + v.toString();
-  const copy = structuredClone(v);
+  const copy = deepCopyJSON(v);
   if (copy !== null && typeof copy === 'object') forEachBigInt(copy, (c, key, b) => (c[key] = marker + b.toString()));
   return copy;
 }

@@ -2,10 +2,11 @@
 import { badRequest } from '../errors.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../types.js';
 import { parseJSONExact } from '../../golang/json-int64.js';
+import { deepCopyJSON } from '../deepcopy.js';
 
 /** Returns a new value; neither argument is modified. */
 export function mergePatch(original: JsonValue | undefined, patch: JsonValue): JsonValue {
-  if (!isJsonObject(patch)) return structuredClone(patch);
+  if (!isJsonObject(patch)) return deepCopyJSON(patch);
   const target: JsonObject = isJsonObject(original) ? { ...original } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;

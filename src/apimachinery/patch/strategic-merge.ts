@@ -8,6 +8,7 @@ import { StatusError, badRequest } from '../errors.js';
 import { resolveSchema, type Definitions, type OpenAPISchema } from '../schema.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../types.js';
 import { cannotUnmarshal } from '../../golang/json-errors.js';
+import { deepCopyJSON } from '../deepcopy.js';
 
 const DIRECTIVE_MARKER = '$patch';
 const REPLACE = 'replace';
@@ -454,9 +455,9 @@ function validatePatchWithSetOrderList(patchList: JsonValue[], order: JsonValue[
  */
 export function strategicMergePatch(original: JsonValue, patch: JsonValue, schema: OpenAPISchema, defs: Definitions): JsonValue {
   // Go decodes a JSON null patch into a nil map: nothing to apply.
-  if (patch === null) return structuredClone(original);
+  if (patch === null) return deepCopyJSON(original);
   if (!isJsonObject(patch)) throw badRequest(cannotUnmarshal(patch, 'map[string]interface {}'));
   if (!isJsonObject(original)) throw badRequest(SMP_ERRORS.badJSONDoc);
   const merger = new StrategicMerger(new SchemaWalker(defs));
-  return merger.mergeMap(structuredClone(original), structuredClone(patch), schema);
+  return merger.mergeMap(deepCopyJSON(original), deepCopyJSON(patch), schema);
 }

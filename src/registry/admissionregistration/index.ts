@@ -12,6 +12,7 @@ import { admissionRegistrationDefinitions, validatingAdmissionPolicyDefinitions 
 import { mergeDefinitions } from '../../apimachinery/definitions/util.js';
 import { defaultBinding, defaultPolicy, validateBinding, validatePolicy } from './policy-validation.js';
 import { CREATE_OPTIONS, defaultWebhooks, updateOptions, validateWebhookConfiguration } from './validation.js';
+import { deepCopyJSON } from '../../apimachinery/deepcopy.js';
 
 const GROUP = 'admissionregistration.k8s.io';
 
@@ -83,7 +84,7 @@ const policyDefinitions = mergeDefinitions(admissionRegistrationDefinitions, val
 
 function keepStored(o: KubeObject, old: KubeObject, field: 'spec' | 'status'): void {
   const stored = old[field];
-  if (stored !== undefined) o[field] = structuredClone(stored);
+  if (stored !== undefined) o[field] = deepCopyJSON(stored);
   else delete o[field];
 }
 
