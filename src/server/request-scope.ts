@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../admission/index.js';
 import type { RegisteredResource } from '../registry/registry.js';
 import type { RequestInfo } from './requestinfo.js';
+import type { ApiMetrics } from './metrics.js';
 import { clearDeadline, type PendingDeadline } from './deadline.js';
 import { setWarnings } from './warning-header.js';
 
@@ -91,6 +92,8 @@ export class RequestScope {
   subresource: string;
   /** Set by the audit filter when a policy is given (a no-op recorder for requests at level None). */
   audit: AuditHooks | undefined;
+  /** Set by the request-metrics filter: the request is counted when its response closes. */
+  metrics: ApiMetrics | undefined;
   private cleanupHooked: boolean;
 
   constructor(req: Request, res: Response) {
@@ -114,6 +117,7 @@ export class RequestScope {
     this.name = '';
     this.subresource = '';
     this.audit = undefined;
+    this.metrics = undefined;
     this.cleanupHooked = false;
   }
 
@@ -127,7 +131,7 @@ export class RequestScope {
     this.audit?.annotate(key, value);
   }
 
-  /** Gives back the slot and clears the deadline when the response closes; one listener however many filters ask. */
+  /** Gives back the slot, clears the deadline and counts the request when the response closes; one listener however many filters ask. */
   cleanUpOnClose(): void {
     if (this.cleanupHooked) return;
     this.cleanupHooked = true;
@@ -142,6 +146,9 @@ function cleanUp(s: RequestScope): () => void {
   return () => {
     s.slot?.release();
     if (s.deadline) clearDeadline(s.deadline);
+    // The request-metrics filter's count; a request a filter terminated (a 429) was counted as a termination.
+    if (s.metrics && !s.terminated)
+      s.metrics.recordRequest(s.req.method ?? 'GET', s.info, s.query, header(s.req, 'content-type'), s.res.statusCode, (performance.now() - s.started) / 1000);
   };
 }
 

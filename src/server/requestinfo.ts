@@ -21,24 +21,9 @@ const specialVerbs = new Set(['proxy', 'watch']);
 const namespaceSubresources = new Set(['status', 'finalize']);
 
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
-  const nonResource = (): RequestInfo => ({
-    isResourceRequest: false,
-    path,
-    verb: method.toLowerCase(),
-    apiPrefix: '',
-    apiGroup: '',
-    apiVersion: '',
-    namespace: '',
-    resource: '',
-    subresource: '',
-    name: '',
-    parts: [],
-  });
-  const segments = path
-    .replace(/^\/+|\/+$/g, '')
-    .split('/')
-    .filter((s) => s !== '');
-  if (segments.length < 1) return nonResource();
+  // Module functions, not closures: tsx (esbuild's keepNames) names each closure made per call.
+  const segments = path.split('/').filter(nonEmpty);
+  if (segments.length < 1) return nonResource(method, path);
   const prefix = segments[0]!;
   let rest: string[];
   let group = '';
@@ -46,16 +31,16 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   // Discovery paths (/api, /api/v1, /apis, /apis/g, /apis/g/v) are non-resource requests, as
   // upstream's RequestInfoFactory makes them: fewer than three parts after `api`, four after `apis`.
   if (prefix === 'api') {
-    if (segments.length < 3) return nonResource();
+    if (segments.length < 3) return nonResource(method, path);
     version = segments[1]!;
     rest = segments.slice(2);
   } else if (prefix === 'apis') {
-    if (segments.length < 4) return nonResource();
+    if (segments.length < 4) return nonResource(method, path);
     group = segments[1]!;
     version = segments[2]!;
     rest = segments.slice(3);
   } else {
-    return nonResource();
+    return nonResource(method, path);
   }
   let verb: string;
   switch (method) {
@@ -111,6 +96,26 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     subresource,
     name,
     parts,
+  };
+}
+
+function nonEmpty(s: string): boolean {
+  return s !== '';
+}
+
+function nonResource(method: string, path: string): RequestInfo {
+  return {
+    isResourceRequest: false,
+    path,
+    verb: method.toLowerCase(),
+    apiPrefix: '',
+    apiGroup: '',
+    apiVersion: '',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+    parts: [],
   };
 }
 

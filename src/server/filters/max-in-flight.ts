@@ -73,16 +73,7 @@ export class MaxInFlight {
     if (pool.inUse >= pool.limit) return groups.includes(SYSTEM_PRIVILEGED_GROUP) ? NOTHING_TO_RELEASE : 'too-many';
     pool.inUse++;
     if (pool.inUse > pool.watermark) pool.watermark = pool.inUse;
-    let released = false;
-    return {
-      release: () => {
-        if (released) return;
-        released = true;
-        pool.inUse--;
-        // Upstream notes the level after a request too: both states count for the period.
-        if (pool.inUse > pool.watermark) pool.watermark = pool.inUse;
-      },
-    };
+    return new Slot(pool);
   }
 
   /** Both pools without a limit: nothing to filter. */
@@ -108,6 +99,20 @@ export class MaxInFlight {
       this.metrics?.setInflightRequests(pool.kind, pool.watermark);
       pool.watermark = 0;
     }
+  }
+}
+
+/** A held slot of a pool, given back once. A class, not a closure: tsx (esbuild's keepNames) names each closure made per request. */
+class Slot {
+  private released = false;
+  constructor(private readonly pool: Pool) {}
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.pool.inUse--;
+    // Upstream notes the level after a request too: both states count for the period.
+    if (this.pool.inUse > this.pool.watermark) this.pool.watermark = this.pool.inUse;
   }
 }
 
