@@ -139,6 +139,8 @@ export interface UpdateResult {
   readonly object: KubeObject;
   readonly created: boolean;
   readonly warnings: string[];
+  /** The answer as JSON bytes spliced from the stored value, when it is served as stored (see getJSON). */
+  json?(): Buffer | undefined;
 }
 
 /** Produces the object to store from the current one (undefined when absent). May throw StatusError. */
@@ -870,7 +872,7 @@ export class GenericStore {
         delete incoming.metadata!.resourceVersion;
         incoming.metadata!.name = name;
         const created = await this.create(namespace, incoming, opts);
-        return { object: created.object, created: true, warnings: created.warnings };
+        return { object: created.object, created: true, warnings: created.warnings, ...(created.json ? { json: created.json } : {}) };
       }
       this.checkNamespaceAndName(incoming, namespace, name);
       const meta = (incoming.metadata ??= {});
@@ -977,6 +979,10 @@ export class GenericStore {
           },
           created: false,
           warnings,
+          // a method, not an arrow in a property: tsx names those with a defineProperty call each time
+          json() {
+            return store.splicedJSON(next);
+          },
         };
       } catch (e) {
         // GuaranteedUpdate: a lost compare-and-swap re-reads and runs the update function again. A

@@ -10,7 +10,7 @@ import { admissionAttributes, admit, validateAdmission } from './admission.js';
 import { decodeObjectBody, readObjectBody } from './body.js';
 import type { ServerContext } from './context.js';
 import { writeParams } from './options.js';
-import { plainJSON, respondObject, sendJSON } from './responsewriters.js';
+import { respondObject, respondWritten } from './responsewriters.js';
 import { checkFields, checkGoTypes, checkKind, dedupOwnerReferences, fieldScope, wipeObjectMetaSystemFields } from './rest.js';
 
 export async function serveCreate(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
@@ -51,9 +51,5 @@ export async function serveCreate(c: ServerContext, s: RequestScope, r: Register
       return validateAdmission(c, admissionAttributes(s, r, 'CREATE', namespace, o.metadata?.name ?? '', o, undefined, opts.dryRun), s);
     },
   });
-  const choice = chooseOutput(s.accept, { protobufOk: !r.registration.customResource });
-  // As GET: the stored bytes with the resourceVersion spliced in, no parse and no stringify.
-  const json = plainJSON(s, choice) ? out.json?.() : undefined;
-  if (json) return sendJSON(s, 201, json, [...warnings, ...out.warnings]);
-  respondObject(s, r, 201, out.object, [...warnings, ...out.warnings], choice);
+  respondWritten(s, r, 201, out, [...warnings, ...out.warnings]);
 }

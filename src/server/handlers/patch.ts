@@ -10,7 +10,7 @@ import { admissionAttributes, admit, validator } from './admission.js';
 import { readObjectBody } from './body.js';
 import type { ServerContext } from './context.js';
 import { writeParams } from './options.js';
-import { respondObject } from './responsewriters.js';
+import { respondWritten } from './responsewriters.js';
 import { checkFields, checkGoTypes, checkKind, dedupOwnerReferences, fieldScope, schemaOf } from './rest.js';
 
 export async function servePatch(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
@@ -71,5 +71,5 @@ export async function servePatch(c: ServerContext, s: RequestScope, r: Registere
       validate: validator(c, s, r, undefined, namespace, name, opts.dryRun, sub),
     },
   );
-  respondObject(s, r, result.created ? 201 : 200, result.object, [...warnings, ...result.warnings]);
+  respondWritten(s, r, result.created ? 201 : 200, result, [...warnings, ...result.warnings]);
 }

@@ -194,6 +194,23 @@ export function respondObject(
   writeBody(s.res, code, out as KubeObject, choice, prettyOutput(s, choice), s.compress, r.scheme);
 }
 
+/**
+ * The answer to a write: the stored bytes with the resourceVersion spliced in when plain JSON is
+ * asked for and the store can send them as stored (no parse, no stringify, as a GET), else the object.
+ */
+export function respondWritten(
+  s: RequestScope,
+  r: RegisteredResource,
+  code: number,
+  out: { readonly object: KubeObject; json?(): Buffer | undefined },
+  warnings: readonly string[],
+): void {
+  const choice = chooseOutput(s.accept, { protobufOk: !r.registration.customResource });
+  const json = plainJSON(s, choice) ? out.json?.() : undefined;
+  if (json) return sendJSON(s, code, json, warnings);
+  respondObject(s, r, code, out.object, warnings, choice);
+}
+
 export function respondList(s: RequestScope, r: RegisteredResource, list: KubeList, choice: OutputChoice): void {
   checkPartialMetadata(choice, r, true);
   let out: unknown = list;

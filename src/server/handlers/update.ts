@@ -11,7 +11,7 @@ import { admissionAttributes, admit, validator } from './admission.js';
 import { decodeObjectBody, readObjectBody } from './body.js';
 import type { ServerContext } from './context.js';
 import { writeParams } from './options.js';
-import { respondObject } from './responsewriters.js';
+import { respondWritten } from './responsewriters.js';
 import { checkFields, checkGoTypes, checkKind, dedupOwnerReferences, fieldScope } from './rest.js';
 
 export async function serveUpdate(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
@@ -50,7 +50,7 @@ export async function serveUpdate(c: ServerContext, s: RequestScope, r: Register
       validate: validator(c, s, r, undefined, namespace, name, opts.dryRun, sub),
     },
   );
-  respondObject(s, r, result.created ? 201 : 200, result.object, [...warnings, ...dedupWarnings, ...result.warnings]);
+  respondWritten(s, r, result.created ? 201 : 200, result, [...warnings, ...dedupWarnings, ...result.warnings]);
 }
 
 /** What follows mutating admission in the update function: owner references deduplicated again. */
