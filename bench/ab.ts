@@ -704,6 +704,8 @@ async function main(): Promise<void> {
           tolerancePct: args.tolerancePct,
           ci: { method: 'percentile bootstrap of the median over pairs', level: 0.95, resamples: 2000, seed: args.seed },
           nodeFlags: { base: baseSrv.nodeFlags, head: headSrv.nodeFlags },
+          // Added to both sides (e.g. --cpu-prof, which slows both): a profiled run's figures say so.
+          ...(process.env.KPLANE_BENCH_NODE_FLAGS ? { extraNodeFlags: process.env.KPLANE_BENCH_NODE_FLAGS } : {}),
           loadAverage: { start: loadStart, end: loadEnd },
           figures: results,
           slices,
