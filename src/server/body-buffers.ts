@@ -45,6 +45,10 @@ export class BodyBuffers {
     this.idleMs = opts.idleMs ?? 30_000;
   }
 
+  /** take and give as functions to hand on, made once (a closure per request costs tsx a defineProperty call). */
+  readonly takeFn = (size: number): Buffer => this.take(size);
+  readonly giveFn = (buf: Buffer): void => this.give(buf);
+
   /** Buffers kept for reuse now, and their bytes. */
   get kept(): { count: number; bytes: number } {
     return { count: this.free.length, bytes: this.freeBytes };

@@ -19,8 +19,8 @@ export async function serveList(c: ServerContext, s: RequestScope, r: Registered
     const sent = finishedWhenSent(s.res);
     // The in-process response hands its chunks on to its reader (never reused memory), and HEAD has no body to pace.
     if (!sent || s.req.method === 'HEAD') return sendJSON(s, 200, await r.store.listJSON(namespace, listOptionsFrom(q)), []);
-    const take = (size: number): Buffer => c.listBodies.take(size);
-    const give = (buf: Buffer): void => c.listBodies.give(buf);
+    const take = c.listBodies.takeFn;
+    const give = c.listBodies.giveFn;
     const chunks = await r.store.listJSONChunks(namespace, listOptionsFrom(q), LIST_CHUNK_BYTES, take);
     const first = chunks.next();
     if (first.done) throw new Error('a list encodes to at least one chunk');
