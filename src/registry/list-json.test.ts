@@ -212,12 +212,13 @@ describe('listJSON bytes', () => {
   });
 });
 
+/** A converter that defaults a top-level `filled` on read when it is missing, as a CR schema default would. */
+const defaulting: VersionConverter = {
+  toStorage: (obj) => obj,
+  fromStorage: (obj) => (Object.hasOwn(obj, 'filled') ? obj : { ...obj, filled: 'default' }),
+};
+
 describe('create answers (decided on the object in hand, not on a parse of the stored bytes)', () => {
-  /** A converter that defaults a top-level `filled` on read when it is missing, as a CR schema default would. */
-  const defaulting: VersionConverter = {
-    toStorage: (obj) => obj,
-    fromStorage: (obj) => (Object.hasOwn(obj, 'filled') ? obj : { ...obj, filled: 'default' }),
-  };
   for (const [what, obj] of [
     ['served as stored', { ...cm('as-stored', { k: 'v' }), filled: 'x' }],
     ['defaulted on read', cm('defaulted', { k: 'v' })],
@@ -239,10 +240,6 @@ describe('create answers (decided on the object in hand, not on a parse of the s
 });
 
 describe('update answers (the stored bytes spliced, as a GET serves them)', () => {
-  const defaulting: VersionConverter = {
-    toStorage: (obj) => obj,
-    fromStorage: (obj) => (Object.hasOwn(obj, 'filled') ? obj : { ...obj, filled: 'default' }),
-  };
   for (const withConverter of [false, true]) {
     it(`${withConverter ? 'with a defaulting converter' : 'without a converter'}: the update's JSON is what a GET serves, and what its object says`, async () => {
       const storage = new MemoryStorage();

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../admission/index.js';
 import type { RegisteredResource } from '../registry/registry.js';
-import type { RequestInfo } from './requestinfo.js';
+import { nonResource, type RequestInfo } from './requestinfo.js';
 import type { ApiMetrics } from './metrics.js';
 import { clearDeadline, type PendingDeadline } from './deadline.js';
 import { setWarnings } from './warning-header.js';
@@ -43,19 +43,7 @@ export interface AuditHooks {
 export type Filter = (next: Handler) => Handler;
 
 const ANONYMOUS_PLACEHOLDER: UserInfo = { name: '', groups: [] };
-const NO_INFO: RequestInfo = {
-  isResourceRequest: false,
-  path: '',
-  verb: '',
-  apiPrefix: '',
-  apiGroup: '',
-  apiVersion: '',
-  namespace: '',
-  resource: '',
-  subresource: '',
-  name: '',
-  parts: [],
-};
+const NO_INFO: RequestInfo = nonResource('', '');
 
 export class RequestScope {
   readonly req: Request;

@@ -103,7 +103,8 @@ function nonEmpty(s: string): boolean {
   return s !== '';
 }
 
-function nonResource(method: string, path: string): RequestInfo {
+/** What a request that is not about a resource (or not yet parsed, with empty method and path) is. */
+export function nonResource(method: string, path: string): RequestInfo {
   return {
     isResourceRequest: false,
     path,
