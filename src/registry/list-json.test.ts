@@ -22,14 +22,14 @@ const converter: VersionConverter = {
   fromStorage: (obj) => (obj.metadata?.labels?.['convert'] ? { ...obj, data: { ...(obj['data'] as object), defaulted: 'yes ✓' } } : obj),
 };
 
-function setup(withConverter: boolean) {
+function setup(withConverter: boolean, conv: VersionConverter = converter) {
   const storage = new MemoryStorage();
   const store = new GenericStore({
     descriptor: configMapsResource,
     strategy: configMapStrategy,
     storage,
     keyPrefix: PREFIX,
-    ...(withConverter ? { converter } : {}),
+    ...(withConverter ? { converter: conv } : {}),
   });
   return { storage, store };
 }
@@ -242,14 +242,7 @@ describe('create answers (decided on the object in hand, not on a parse of the s
 describe('update answers (the stored bytes spliced, as a GET serves them)', () => {
   for (const withConverter of [false, true]) {
     it(`${withConverter ? 'with a defaulting converter' : 'without a converter'}: the update's JSON is what a GET serves, and what its object says`, async () => {
-      const storage = new MemoryStorage();
-      const store = new GenericStore({
-        descriptor: configMapsResource,
-        strategy: configMapStrategy,
-        storage,
-        keyPrefix: PREFIX,
-        ...(withConverter ? { converter: defaulting } : {}),
-      });
+      const { storage, store } = setup(withConverter, defaulting);
       await store.create('ns', cm('u', { k: 'v' }));
       // Stored without `filled`: the defaulting converter adds it on every read.
       const updated = await store.update('ns', 'u', (cur) => {
