@@ -123,14 +123,13 @@ export class WebhookEndpoint {
     this.pools.clear();
   }
 
-  /** Counts `call` as under way until it settles. */
-  async track<T>(call: () => Promise<T>): Promise<T> {
+  /** A call begins (counted until `ended`: the connections outlive the calls under way). */
+  began(): void {
     this.calls++;
-    try {
-      return await call();
-    } finally {
-      if (--this.calls === 0 && this.released) this.destroy();
-    }
+  }
+
+  ended(): void {
+    if (--this.calls === 0 && this.released) this.destroy();
   }
 }
 
@@ -145,10 +144,6 @@ export function newServiceEndpoint(ref: ServiceReference, caBundle: string | und
 
 /** Answers the response body; throws CallError with Go's text for what is not a 2xx answer. */
 export function post(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
-  return ep.track(() => send(ep, body, timeoutSeconds));
-}
-
-function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
   const { options, shown } = ep.requestFor(timeoutSeconds);
   const target = ep.url;
   let dial: ServiceTarget | undefined;
@@ -161,6 +156,7 @@ function send(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promis
   }
   return new Promise<Buffer>((resolve, reject) => {
     // dispatch, not request(): the answer is gathered by the handler, without a body stream per call.
+    // The call counts itself as under way until it settles (no async wrapper per call).
     new Call(ep, ep.poolFor(dial), { ...options, body }, shown, target, dial, resolve, reject, timeoutSeconds).send();
   });
 }
@@ -190,6 +186,7 @@ class Call implements Dispatcher.DispatchHandlers {
     private readonly reject: (e: CallError) => void,
     timeoutSeconds: number,
   ) {
+    ep.began();
     this.timer = setTimeout(() => {
       this.fail(`${this.shown}: context deadline exceeded`);
       this.abort?.();
@@ -204,6 +201,7 @@ class Call implements Dispatcher.DispatchHandlers {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
+    this.ep.ended();
     this.reject(new CallError(why));
   }
 
@@ -237,6 +235,7 @@ class Call implements Dispatcher.DispatchHandlers {
     }
     this.settled = true;
     clearTimeout(this.timer);
+    this.ep.ended();
     this.resolve(data);
   }
 

@@ -125,8 +125,11 @@ export function releaseWebhooks(hooks: readonly CompiledWebhook[], kept: readonl
   for (const h of hooks) if (h.endpoint && !inUse.has(h.endpoint)) h.endpoint.release();
 }
 
-/** generic.Webhook.ShouldCallHook: rules, namespace selector, object selector, then matchConditions. */
-async function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels: NamespaceLabels): Promise<boolean> {
+/**
+ * generic.Webhook.ShouldCallHook: rules, namespace selector, object selector, then matchConditions.
+ * Answered without a promise unless the namespace's labels must be read.
+ */
+function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels: NamespaceLabels): boolean | Promise<boolean> {
   const rules = h.hook.rules ?? [];
   let matched = false;
   for (const r of rules) {
@@ -136,7 +139,14 @@ async function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceL
     }
   }
   if (!matched) return false;
-  if (!(await matchNamespace(h.namespaceSelector, a, namespaceLabels))) return false;
+  const ns = matchNamespace(h.namespaceSelector, a, namespaceLabels);
+  if (ns === false) return false;
+  if (ns === true) return matchRest(h, a);
+  return ns.then((inNamespace) => inNamespace && matchRest(h, a));
+}
+
+/** ShouldCallHook after the namespace selector: the object selector, then matchConditions. */
+function matchRest(h: CompiledWebhook, a: AdmissionAttributes): boolean {
   if (!matchObject(h.objectSelector, a)) return false;
   if (!h.matchConditions) return true;
   const vars = {
@@ -151,20 +161,18 @@ async function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceL
   return r.matches;
 }
 
-/** namespace.Matcher.MatchNamespaceSelector. */
-async function matchNamespace(sel: LabelSelector, a: AdmissionAttributes, namespaceLabels: NamespaceLabels): Promise<boolean> {
+/** namespace.Matcher.MatchNamespaceSelector; a promise only when the namespace's labels are read. */
+function matchNamespace(sel: LabelSelector, a: AdmissionAttributes, namespaceLabels: NamespaceLabels): boolean | Promise<boolean> {
   const ns = isNamespaceResource(a);
   // A cluster-scoped resource that is not a namespace is never exempted.
   if (a.namespace === '' && !ns) return true;
   if (isEmptySelector(sel)) return true;
   if (sel.matchesNothing) return false;
-  let labels: Readonly<Record<string, string>> | undefined;
-  if (ns) labels = (a.object ?? a.oldObject)?.metadata?.labels ?? {};
-  else {
-    labels = await namespaceLabels(a.namespace);
+  if (ns) return matchesLabels(sel, (a.object ?? a.oldObject)?.metadata?.labels ?? {});
+  return namespaceLabels(a.namespace).then((labels) => {
     if (labels === undefined) throw notFound({ group: '', resource: 'namespaces' }, a.namespace);
-  }
-  return matchesLabels(sel, labels);
+    return matchesLabels(sel, labels);
+  });
 }
 
 /** object.Matcher.MatchObjectSelector: the new or the old object. */
@@ -239,8 +247,12 @@ function denied(hook: string, st: ReviewResponse['status']): StatusError {
   });
 }
 
-/** One call: the AdmissionReview out, the verified response back (request.VerifyAdmissionResponse). */
-async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Record<string, unknown>, mutating: boolean): Promise<ReviewResponse> {
+/**
+ * One call: the AdmissionReview out, the verified response back (request.VerifyAdmissionResponse).
+ * `requestJSON` is reviewRequest's JSON: written once for the webhooks called in parallel, each
+ * call's uid put first (as AdmissionRequest's fields are ordered).
+ */
+async function callHook(h: CompiledWebhook, a: AdmissionAttributes, requestJSON: string, mutating: boolean): Promise<ReviewResponse> {
   const name = h.hook.name ?? '';
   if (a.dryRun) {
     const se = h.hook.sideEffects;
@@ -252,7 +264,8 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, request: Rec
   if (!version) throw new CallingWebhookError(name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)');
   if (!h.endpoint) throw new CallingWebhookError(name, `could not get REST client: ${h.endpointError ?? 'no endpoint'}`);
   const uid = randomUUID();
-  const body = Buffer.from(stringifyJSON({ kind: 'AdmissionReview', apiVersion: `admission.k8s.io/${version}`, request: { uid, ...request } }));
+  // uid (a UUID) and version (v1 or v1beta1) need no escaping.
+  const body = Buffer.from(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/${version}","request":{"uid":"${uid}",${requestJSON.slice(1)}}`);
   let data: Buffer;
   try {
     data = await post(h.endpoint, body, h.hook.timeoutSeconds ?? 10);
@@ -348,7 +361,8 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
       const calledAt = new Map<string, number>();
       let step = 0;
       const run = async (h: CompiledWebhook): Promise<void> => {
-        if (!(await shouldCall(h, a, opts.namespaceLabels))) return;
+        const call = shouldCall(h, a, opts.namespaceLabels);
+        if (call === false || (call !== true && !(await call))) return;
         const started = performance.now();
         let rejected = true;
         try {
@@ -381,7 +395,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
 /** Calls one mutating webhook and applies its JSONPatch to `a.object`; answers whether it changed. */
 async function mutate(h: CompiledWebhook, a: AdmissionAttributes): Promise<boolean> {
   const name = h.hook.name ?? '';
-  const r = await callHook(h, a, reviewRequest(a), true);
+  const r = await callHook(h, a, stringifyJSON(reviewRequest(a)), true);
   if (!r.patch) return false;
   let ops: unknown[];
   try {
@@ -419,28 +433,34 @@ export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPl
     async validate(a) {
       const hooks = opts.source.webhooks();
       const relevant: CompiledWebhook[] = [];
-      for (const h of hooks) if (await shouldCall(h, a, opts.namespaceLabels)) relevant.push(h);
+      for (const h of hooks) {
+        const call = shouldCall(h, a, opts.namespaceLabels);
+        if (call === true || (call !== false && (await call))) relevant.push(h);
+      }
       if (relevant.length === 0) return;
-      const request = reviewRequest(a);
-      const results = await Promise.all(
-        relevant.map(async (h): Promise<StatusError | undefined> => {
-          const started = performance.now();
-          try {
-            await callHook(h, a, request, false);
-            observe(opts, h, 'validating', a, false, started);
-            return undefined;
-          } catch (e) {
-            if (e instanceof CallingWebhookError) {
-              observe(opts, h, 'validating', a, !failOpen(h), started);
-              return failOpen(h) ? undefined : internalError(e);
-            }
-            observe(opts, h, 'validating', a, true, started);
-            return e instanceof StatusError ? e : internalError(e);
-          }
-        }),
-      );
+      const request = stringifyJSON(reviewRequest(a));
+      // One webhook (the common case) is called without gathering answers.
+      const results =
+        relevant.length === 1 ? [await validateOne(opts, relevant[0]!, a, request)] : await Promise.all(relevant.map((h) => validateOne(opts, h, a, request)));
       const first = results.find((e) => e !== undefined);
       if (first) throw first;
     },
   });
+}
+
+/** Calls one validating webhook; answers its refusal, or undefined when it allowed the write or failed open. */
+async function validateOne(opts: WebhookPluginOptions, h: CompiledWebhook, a: AdmissionAttributes, request: string): Promise<StatusError | undefined> {
+  const started = performance.now();
+  try {
+    await callHook(h, a, request, false);
+    observe(opts, h, 'validating', a, false, started);
+    return undefined;
+  } catch (e) {
+    if (e instanceof CallingWebhookError) {
+      observe(opts, h, 'validating', a, !failOpen(h), started);
+      return failOpen(h) ? undefined : internalError(e);
+    }
+    observe(opts, h, 'validating', a, true, started);
+    return e instanceof StatusError ? e : internalError(e);
+  }
 }
