@@ -99,6 +99,13 @@ for (const round of loadgen.filter((r) => r.t === 'round')) {
     console.log(
       `| ${label} | ${cols.map((k) => f2(agg(set.map((r) => r[k])))).join(' | ')} | ${f2(agg(set.map((r) => r.gcK.ms)))} | ${f2(agg(set.map((r) => r.gcW.ms)))} |`,
     );
+  // The call itself, as kplane waited on it (created → answer read): the latency a create gains
+  // from the webhook alone, without the storage and scheduling tail it shares with the none server.
+  const waited = rows.map((r) => r.queue + r.toHook + r.handle + r.back + r.body).filter((x) => !Number.isNaN(x));
+  if (waited.length > 0)
+    console.log(
+      `the call (created → answer read in kplane), ${waited.length} calls: p50 ${f2(pct(waited, 0.5))} ms, p99 ${f2(pct(waited, 0.99))} ms, max ${f2(pct(waited, 1))} ms`,
+    );
   line('all, median', rows, (xs) => pct(xs, 0.5));
   line('all, mean', rows, mean);
   line(`tail (${tail.length}), mean`, tail, mean);
