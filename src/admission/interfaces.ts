@@ -33,7 +33,11 @@ export interface AdmissionAttributes {
 }
 
 export interface AnnotationSink {
-  addAnnotation(key: string, value: string): void;
+  /**
+   * admission.Attributes.AddAnnotation; with `level` (AddAnnotationWithLevel) the annotation is kept
+   * only in audit events of that level or above (a mutating webhook's patch needs Request).
+   */
+  addAnnotation(key: string, value: string, level?: 'Request'): void;
 }
 
 export interface WarningSink {

@@ -38,7 +38,13 @@ import { refTo, resolveSchema } from '../apimachinery/schema.js';
 import { policyStatusController, type PolicyStatusController } from './policy-status.js';
 import { validatingAdmissionPolicyPlugin, type ParamLookup, type PolicyCheckObserver } from '../admission/policy/validating.js';
 import { matchesLabels } from '../apimachinery/labels.js';
-import { mutatingWebhookPlugin, validatingWebhookPlugin, type NamespaceLabels, type WebhookObserver } from '../admission/webhook/dispatcher.js';
+import {
+  mutatingWebhookPlugin,
+  validatingWebhookPlugin,
+  type FailOpenObserver,
+  type NamespaceLabels,
+  type WebhookObserver,
+} from '../admission/webhook/dispatcher.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { SeriesHistogram } from '../server/series-metrics.js';
 import { StatusError } from '../apimachinery/errors.js';
@@ -170,6 +176,18 @@ function webhookDurationMetric(registry: Registry | undefined): WebhookObserver 
   };
 }
 
+/** apiserver_admission_webhook_fail_open_count, as upstream's admission metrics (type admit or validating). */
+function webhookFailOpenMetric(registry: Registry | undefined): FailOpenObserver | undefined {
+  if (!registry) return undefined;
+  const count = new Counter({
+    name: 'apiserver_admission_webhook_fail_open_count',
+    help: 'Admission webhook fail open count, identified by name and broken out for each admission type (validating or mutating).',
+    labelNames: ['name', 'type'] as const,
+    registers: [registry],
+  });
+  return (name, type) => count.inc({ name, type });
+}
+
 /** apiserver_validating_admission_policy_check_total and _check_duration_seconds, as upstream's policy metrics. */
 function policyCheckMetric(registry: Registry | undefined): PolicyCheckObserver | undefined {
   if (!registry) return undefined;
@@ -253,6 +271,7 @@ export function admissionRegistration(): ApiModule {
         }
       };
       const observe = webhookDurationMetric(ctx.metrics);
+      const observeFailOpen = webhookFailOpenMetric(ctx.metrics);
       policies = validatingPolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
       const namespace = async (name: string) => {
         const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
@@ -307,9 +326,9 @@ export function admissionRegistration(): ApiModule {
       };
       return [
         mutatingAdmissionPolicyPlugin({ source: mutatingPolicies, namespace, params, type, ...(observeMutation ? { observe: observeMutation } : {}) }),
-        mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...(observe ? { observe } : {}) }),
+        mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...(observe ? { observe } : {}), ...(observeFailOpen ? { observeFailOpen } : {}) }),
         validatingAdmissionPolicyPlugin({ source: policies, namespace, params, ...(observePolicy ? { observe: observePolicy } : {}) }),
-        validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}) }),
+        validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}), ...(observeFailOpen ? { observeFailOpen } : {}) }),
       ];
     },
     async bootstrap(ctx) {

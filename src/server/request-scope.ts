@@ -35,8 +35,11 @@ export interface AuditHooks {
   responseJSON(body: Uint8Array): void;
   /** An error answer's Status. */
   responseStatus(status: object): void;
-  /** An annotation on the event (e.g. authorization.k8s.io/decision and /reason from the authorizer). */
-  annotate(key: string, value: string): void;
+  /**
+   * An annotation on the event (e.g. authorization.k8s.io/decision and /reason from the authorizer);
+   * with `level`, only on events of that level or above.
+   */
+  annotate(key: string, value: string, level?: 'Request'): void;
 }
 
 /** Wraps a handler; a filter that is switched off returns `next` itself. */
@@ -115,8 +118,8 @@ export class RequestScope {
   }
 
   /** An audit annotation from admission (admission.Attributes.AddAnnotation): kept on the request's audit event. */
-  addAnnotation(key: string, value: string): void {
-    this.audit?.annotate(key, value);
+  addAnnotation(key: string, value: string, level?: 'Request'): void {
+    this.audit?.annotate(key, value, level);
   }
 
   /** Gives back the slot, clears the deadline and counts the request when the response closes; one listener however many filters ask. */

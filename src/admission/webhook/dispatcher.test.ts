@@ -79,6 +79,12 @@ describe('webhook dispatch', () => {
         // /first labels once; /second adds `second` once it sees `first` (so /first, IfNeeded, is reinvoked).
         if (path === '/first') response = labels.first ? { uid, allowed: true } : patch([{ op: 'add', path: '/metadata/labels/first', value: '1' }]);
         if (path === '/second') response = labels.second ? { uid, allowed: true } : patch([{ op: 'add', path: '/metadata/labels/second', value: '1' }]);
+        // Audit annotations: two well-formed keys, one with a slash and one too long (both dropped).
+        if (path === '/annotated')
+          response = {
+            ...patch([{ value: '<1>', path: '/metadata/labels/annotated', op: 'add' }]),
+            auditAnnotations: { decision: 'stamped', 'not/valid': 'x', ['k'.repeat(64)]: 'x', note: 'a & b' },
+          };
         res.setHeader('content-type', 'application/json');
         const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
         if (path === '/slow') setTimeout(() => res.end(body), 300);
@@ -217,6 +223,50 @@ describe('webhook dispatch', () => {
     releaseWebhooks(before, compiled);
     await call;
     releaseWebhooks(compiled);
+  });
+
+  it("audit annotations: the webhook's own (prefixed with its name), the mutation and its patch (Request level), failing open", async () => {
+    const got: [string, string, string | undefined][] = [];
+    const sink = { addAnnotation: (k: string, v: string, level?: string) => void got.push([k, v, level]) };
+    const closed = `https://127.0.0.1:1/none`;
+    const mutating = mutatingWebhookPlugin({
+      source: source([
+        hook('plain.example.com', '/allow'),
+        hook('stamp.example.com', '/annotated'),
+        hook('gone.example.com', '/x', { failurePolicy: 'Ignore', clientConfig: { url: closed, caBundle } }),
+      ]),
+      namespaceLabels: noNamespaces,
+    });
+    const a = attrs({ annotations: sink });
+    await mutating.admit!(a);
+    assert.equal(a.object?.metadata?.labels?.annotated, '<1>');
+    assert.deepEqual(got, [
+      ['mutation.webhook.admission.k8s.io/round_0_index_0', '{"configuration":"c","webhook":"plain.example.com","mutated":false}', undefined],
+      ['stamp.example.com/decision', 'stamped', undefined],
+      ['stamp.example.com/note', 'a & b', undefined],
+      [
+        'patch.webhook.admission.k8s.io/round_0_index_1',
+        // Each operation's members in Go's map order; < > & escaped as Go's json.Marshal does.
+        '{"configuration":"c","webhook":"stamp.example.com","patch":[{"op":"add","path":"/metadata/labels/annotated","value":"\\u003c1\\u003e"}],"patchType":"JSONPatch"}',
+        'Request',
+      ],
+      ['mutation.webhook.admission.k8s.io/round_0_index_1', '{"configuration":"c","webhook":"stamp.example.com","mutated":true}', undefined],
+      ['failed-open.mutation.webhook.admission.k8s.io/round_0_index_2', 'gone.example.com', undefined],
+      ['mutation.webhook.admission.k8s.io/round_0_index_2', '{"configuration":"c","webhook":"gone.example.com","mutated":false}', undefined],
+    ]);
+    got.length = 0;
+    const failed: string[] = [];
+    const validating = validatingWebhookPlugin({
+      source: source([
+        hook('allow.example.com', '/annotated-v'),
+        hook('gone.example.com', '/x', { failurePolicy: 'Ignore', clientConfig: { url: closed, caBundle } }),
+      ]),
+      namespaceLabels: noNamespaces,
+      observeFailOpen: (name, type) => failed.push(`${name} ${type}`),
+    });
+    await validating.validate!(attrs({ annotations: sink }));
+    assert.deepEqual(got, [['failed-open.validating.webhook.admission.k8s.io/round_0_index_1', 'gone.example.com', undefined]]);
+    assert.deepEqual(failed, ['gone.example.com validating']);
   });
 
   it('never calls webhooks for webhook configurations', async () => {

@@ -10,7 +10,9 @@ import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject,
 import { applyJsonPatchOperations, decodeJsonPatch } from '../../apimachinery/patch/json-patch.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { describeJsonSyntaxError } from '../../golang/json-decode.js';
+import { compareGoStrings, goJSON, goString, goStruct } from '../../golang/json.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
+import { isQualifiedName } from '../../apimachinery/validation/names.js';
 import { admissionRequest, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
@@ -46,11 +48,39 @@ export type NamespaceLabels = (namespace: string) => Promise<Readonly<Record<str
 /** What a webhook call took, for apiserver_admission_webhook_admission_duration_seconds. */
 export type WebhookObserver = (name: string, type: 'admit' | 'validating', operation: string, rejected: boolean, seconds: number) => void;
 
+/** A webhook that failed open (failurePolicy Ignore), for apiserver_admission_webhook_fail_open_count. */
+export type FailOpenObserver = (name: string, type: 'admit' | 'validating') => void;
+
 export interface WebhookPluginOptions {
   readonly source: WebhookSource;
   readonly namespaceLabels: NamespaceLabels;
   readonly observe?: WebhookObserver;
+  readonly observeFailOpen?: FailOpenObserver;
 }
+
+/** The audit annotation keys' prefixes upstream's dispatchers write (…/round_<r>_index_<i>). */
+const MUTATION_ANNOTATION_PREFIX = 'mutation.webhook.admission.k8s.io/';
+const PATCH_ANNOTATION_PREFIX = 'patch.webhook.admission.k8s.io/';
+const MUTATION_FAILED_OPEN_PREFIX = `failed-open.${MUTATION_ANNOTATION_PREFIX}`;
+const VALIDATING_FAILED_OPEN_PREFIX = 'failed-open.validating.webhook.admission.k8s.io/';
+
+/**
+ * attributesRecord.AddAnnotation: a key that is not `<DNS subdomain>/<name>` (a qualified name with
+ * one slash) is not recorded (upstream logs a warning and goes on); the first value of a key stays.
+ */
+function annotate(a: AdmissionAttributes, key: string, value: string, level?: 'Request'): void {
+  if (!a.annotations) return;
+  if (key.split('/').length !== 2 || isQualifiedName(key).length > 0) return;
+  a.annotations.addAnnotation(key, value, level);
+}
+
+/** Where a mutating webhook's call stands in the dispatch: upstream's round (0, 1 when reinvoked) and index among the webhooks. */
+interface CallPlace {
+  readonly round: number;
+  readonly index: number;
+}
+
+const placeKey = (prefix: string, p: CallPlace): string => `${prefix}round_${p.round}_index_${p.index}`;
 
 /**
  * Builds the compiled form of configurations (sorted by name, as upstream's configuration manager).
@@ -311,6 +341,10 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, requestJSON:
       if (r.patchType !== undefined) throw invalidResponse(name, 'validating webhook may not return response.patchType');
     }
   }
+  // The webhook's audit annotations, each key prefixed with its name.
+  if (r.auditAnnotations && typeof r.auditAnnotations === 'object') {
+    for (const [k, v] of Object.entries(r.auditAnnotations)) if (typeof v === 'string') annotate(a, `${name}/${k}`, v);
+  }
   for (const w of r.warnings ?? []) if (typeof w === 'string') a.warnings?.addWarning(w);
   if (!r.allowed) throw denied(name, r.status);
   return r;
@@ -360,13 +394,14 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
       let changedAfter = -1;
       const calledAt = new Map<string, number>();
       let step = 0;
-      const run = async (h: CompiledWebhook): Promise<void> => {
+      const run = async (h: CompiledWebhook, place: CallPlace): Promise<void> => {
         const call = shouldCall(h, a, opts.namespaceLabels);
         if (call === false || (call !== true && !(await call))) return;
         const started = performance.now();
         let rejected = true;
+        let changed = false;
         try {
-          const changed = await mutate(h, a);
+          changed = await mutate(h, a, place);
           rejected = false;
           calledAt.set(h.key, step);
           if (changed) changedAfter = step;
@@ -376,24 +411,56 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
           if (e instanceof CallingWebhookError) {
             if (failOpen(h)) {
               rejected = false;
+              opts.observeFailOpen?.(h.hook.name ?? '', 'admit');
+              annotate(a, placeKey(MUTATION_FAILED_OPEN_PREFIX, place), h.hook.name ?? '');
               return;
             }
             throw internalError(e);
           }
           throw e;
         } finally {
+          // Whether the call changed the object, whatever its outcome (upstream's deferred annotation).
+          annotate(a, placeKey(MUTATION_ANNOTATION_PREFIX, place), mutationAnnotation(h, changed));
           observe(opts, h, 'admit', a, rejected, started);
         }
       };
-      for (const h of hooks) await run(h);
+      for (let i = 0; i < hooks.length; i++) await run(hooks[i]!, { round: 0, index: i });
       const again = reinvocable.filter((h) => (calledAt.get(h.key) ?? Infinity) < changedAfter);
-      for (const h of again) await run(h);
+      for (const h of again) await run(h, { round: 1, index: hooks.indexOf(h) });
     },
   });
 }
 
+/** MutationAuditAnnotation: `{"configuration","webhook","mutated"}`, as Go marshals the struct. */
+function mutationAnnotation(h: CompiledWebhook, mutated: boolean): string {
+  return goStruct([
+    ['configuration', goString(h.configuration, true)],
+    ['webhook', goString(h.hook.name ?? '', true)],
+    ['mutated', mutated ? 'true' : 'false'],
+  ]);
+}
+
+/**
+ * PatchAuditAnnotation: the configuration, the webhook, the patch as decoded (each operation a Go
+ * map: its members in sorted order) and `JSONPatch`, as Go marshals them.
+ */
+function patchAnnotation(h: CompiledWebhook, ops: readonly unknown[]): string {
+  const op = (o: unknown): string => {
+    if (o === null || typeof o !== 'object' || Array.isArray(o)) return goJSON(o, { escapeHTML: true });
+    const m = o as Record<string, unknown>;
+    const keys = Object.keys(m).sort(compareGoStrings);
+    return `{${keys.map((k) => `${goString(k, true)}:${goJSON(m[k], { escapeHTML: true })}`).join(',')}}`;
+  };
+  return goStruct([
+    ['configuration', goString(h.configuration, true)],
+    ['webhook', goString(h.hook.name ?? '', true)],
+    ['patch', `[${ops.map(op).join(',')}]`],
+    ['patchType', '"JSONPatch"'],
+  ]);
+}
+
 /** Calls one mutating webhook and applies its JSONPatch to `a.object`; answers whether it changed. */
-async function mutate(h: CompiledWebhook, a: AdmissionAttributes): Promise<boolean> {
+async function mutate(h: CompiledWebhook, a: AdmissionAttributes, place: CallPlace): Promise<boolean> {
   const name = h.hook.name ?? '';
   const r = await callHook(h, a, stringifyJSON(reviewRequest(a)), true);
   if (!r.patch) return false;
@@ -416,6 +483,8 @@ async function mutate(h: CompiledWebhook, a: AdmissionAttributes): Promise<boole
   if (patched === null || typeof patched !== 'object' || Array.isArray(patched))
     throw internalError(new Error(`admission webhook ${JSON.stringify(name)} patched the object into something that is not an object`));
   const changed = !isDeepStrictEqual(a.object, patched);
+  // The patch applied, on audit events of level Request and above.
+  annotate(a, placeKey(PATCH_ANNOTATION_PREFIX, place), patchAnnotation(h, ops), 'Request');
   if (changed) {
     // The handler holds `a.object`: its content is replaced in place.
     const target = a.object as Record<string, unknown>;
@@ -441,15 +510,26 @@ export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPl
       const request = stringifyJSON(reviewRequest(a));
       // One webhook (the common case) is called without gathering answers.
       const results =
-        relevant.length === 1 ? [await validateOne(opts, relevant[0]!, a, request)] : await Promise.all(relevant.map((h) => validateOne(opts, h, a, request)));
+        relevant.length === 1
+          ? [await validateOne(opts, relevant[0]!, 0, a, request)]
+          : await Promise.all(relevant.map((h, i) => validateOne(opts, h, i, a, request)));
       const first = results.find((e) => e !== undefined);
       if (first) throw first;
     },
   });
 }
 
-/** Calls one validating webhook; answers its refusal, or undefined when it allowed the write or failed open. */
-async function validateOne(opts: WebhookPluginOptions, h: CompiledWebhook, a: AdmissionAttributes, request: string): Promise<StatusError | undefined> {
+/**
+ * Calls one validating webhook (the `index`th of those called); answers its refusal, or undefined
+ * when it allowed the write or failed open.
+ */
+async function validateOne(
+  opts: WebhookPluginOptions,
+  h: CompiledWebhook,
+  index: number,
+  a: AdmissionAttributes,
+  request: string,
+): Promise<StatusError | undefined> {
   const started = performance.now();
   try {
     await callHook(h, a, request, false);
@@ -458,7 +538,10 @@ async function validateOne(opts: WebhookPluginOptions, h: CompiledWebhook, a: Ad
   } catch (e) {
     if (e instanceof CallingWebhookError) {
       observe(opts, h, 'validating', a, !failOpen(h), started);
-      return failOpen(h) ? undefined : internalError(e);
+      if (!failOpen(h)) return internalError(e);
+      opts.observeFailOpen?.(h.hook.name ?? '', 'validating');
+      annotate(a, placeKey(VALIDATING_FAILED_OPEN_PREFIX, { round: 0, index }), h.hook.name ?? '');
+      return undefined;
     }
     observe(opts, h, 'validating', a, true, started);
     return e instanceof StatusError ? e : internalError(e);

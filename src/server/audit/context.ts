@@ -143,7 +143,9 @@ export class AuditContext implements AuditHooks {
     this.event.responseStatus = { code: s.code ?? 0, status: s.status, message: s.message, reason: s.reason, details: s.details };
   }
 
-  annotate(key: string, value: string): void {
+  annotate(key: string, value: string, level?: 'Request'): void {
+    // AddAnnotationWithLevel: kept when the event's level is at least the annotation's.
+    if (level !== undefined && this.rank < RANK_REQUEST) return;
     const ev = this.event;
     ev.annotations ??= new Map();
     // Upstream keeps the first value of a key.
