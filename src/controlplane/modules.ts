@@ -44,6 +44,7 @@ import {
   type FailOpenObserver,
   type NamespaceLabels,
   type WebhookObserver,
+  type WebhookRejectionObserver,
 } from '../admission/webhook/dispatcher.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { SeriesHistogram } from '../server/series-metrics.js';
@@ -170,10 +171,29 @@ function webhookDurationMetric(registry: Registry | undefined): WebhookObserver 
     [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25],
     registry,
   );
-  return (name, type, operation, rejected, seconds) => {
+  const requests = new Counter({
+    name: 'apiserver_admission_webhook_request_total',
+    help: 'Admission webhook request total, identified by name and broken out for each admission type (validating or mutating) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.',
+    labelNames: ['name', 'type', 'operation', 'code', 'rejected'] as const,
+    registers: [registry],
+  });
+  return (name, type, operation, rejected, seconds, code) => {
     const key = `${name}\u0000${type}\u0000${operation}\u0000${rejected ? 1 : 0}`;
     h.observe(h.find(key) ?? h.add(key, { name, type, operation, rejected: String(rejected) }), seconds);
+    requests.inc({ name, type, operation, code: String(code), rejected: String(rejected) });
   };
+}
+
+/** apiserver_admission_webhook_rejection_count, as upstream's admission metrics. */
+function webhookRejectionMetric(registry: Registry | undefined): WebhookRejectionObserver | undefined {
+  if (!registry) return undefined;
+  const count = new Counter({
+    name: 'apiserver_admission_webhook_rejection_count',
+    help: 'Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.',
+    labelNames: ['name', 'type', 'operation', 'error_type', 'rejection_code'] as const,
+    registers: [registry],
+  });
+  return (name, type, operation, errorType, code) => count.inc({ name, type, operation, error_type: errorType, rejection_code: String(code) });
 }
 
 /** apiserver_admission_webhook_fail_open_count, as upstream's admission metrics (type admit or validating). */
@@ -272,6 +292,12 @@ export function admissionRegistration(): ApiModule {
       };
       const observe = webhookDurationMetric(ctx.metrics);
       const observeFailOpen = webhookFailOpenMetric(ctx.metrics);
+      const observeRejection = webhookRejectionMetric(ctx.metrics);
+      const webhookMetrics = {
+        ...(observe ? { observe } : {}),
+        ...(observeRejection ? { observeRejection } : {}),
+        ...(observeFailOpen ? { observeFailOpen } : {}),
+      };
       policies = validatingPolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
       const namespace = async (name: string) => {
         const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
@@ -326,9 +352,9 @@ export function admissionRegistration(): ApiModule {
       };
       return [
         mutatingAdmissionPolicyPlugin({ source: mutatingPolicies, namespace, params, type, ...(observeMutation ? { observe: observeMutation } : {}) }),
-        mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...(observe ? { observe } : {}), ...(observeFailOpen ? { observeFailOpen } : {}) }),
+        mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...webhookMetrics }),
         validatingAdmissionPolicyPlugin({ source: policies, namespace, params, ...(observePolicy ? { observe: observePolicy } : {}) }),
-        validatingWebhookPlugin({ source: validating, namespaceLabels, ...(observe ? { observe } : {}), ...(observeFailOpen ? { observeFailOpen } : {}) }),
+        validatingWebhookPlugin({ source: validating, namespaceLabels, ...webhookMetrics }),
       ];
     },
     async bootstrap(ctx) {

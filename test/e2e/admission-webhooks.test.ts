@@ -33,6 +33,15 @@ interface Review {
   };
 }
 
+/** The value of the series of `name` whose labels include `labels`, or undefined. */
+function metric(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return undefined;
+}
+
 /** A webhook server: its answer depends on the path. Every review it receives is kept. */
 async function startWebhookServer(ca: { certPem: string; keyPem: string }): Promise<{ server: Server; url: string; seen: Review[] }> {
   const cert = issueCertificate(ca, { commonName: 'webhook', hosts: ['127.0.0.1'], usage: 'server' });
@@ -231,6 +240,20 @@ for (const kubectl of KUBECTLS)
         metrics,
         /apiserver_admission_webhook_admission_duration_seconds_count\{name="check\.kplane\.test",type="validating",operation="CREATE",rejected="true"\} [1-9]/,
       );
+      // Upstream's request and rejection counters: the refusal with the webhook's code, the allowed create with 200.
+      const check = { name: 'check.kplane.test', type: 'validating', operation: 'CREATE' };
+      assert.ok(
+        (metric(metrics, 'apiserver_admission_webhook_request_total', { ...check, code: '403', rejected: 'true' }) ?? 0) >= 1,
+        'request_total, refused',
+      );
+      assert.ok(
+        (metric(metrics, 'apiserver_admission_webhook_request_total', { ...check, code: '200', rejected: 'false' }) ?? 0) >= 1,
+        'request_total, allowed',
+      );
+      assert.ok(
+        (metric(metrics, 'apiserver_admission_webhook_rejection_count', { ...check, error_type: 'no_error', rejection_code: '403' }) ?? 0) >= 1,
+        'rejection_count, the webhook refused',
+      );
     });
 
     it('a create the webhook denies is not charged to a ResourceQuota (quota runs after the webhooks)', async () => {
@@ -332,6 +355,21 @@ for (const kubectl of KUBECTLS)
         // Ignore: the write goes through.
         const ignored = await ks.k(['create', '-f', await ks.file(`i-${f.label}.yaml`, configMapYaml(`ignore-${f.label}`, `ignore-${f.label}`))]);
         assert.equal(ignored.code, 0, ignored.stderr);
+        // The metrics: a failure to call the webhook is a calling_webhook_error refusal with upstream's
+        // code for it (the answer's 500, else the validating dispatcher's 400); under Ignore it is
+        // counted as not refused, and as failing open.
+        const metrics = (await ks.raw.request({ path: '/metrics' })).text();
+        const code = f.label === 'fivehundred' ? '500' : '400';
+        const failed = { name: `fail.${f.label}.kplane.test`, type: 'validating', operation: 'CREATE' };
+        const ignoring = { name: `ignore.${f.label}.kplane.test`, type: 'validating' };
+        assert.ok(
+          (metric(metrics, 'apiserver_admission_webhook_rejection_count', { ...failed, error_type: 'calling_webhook_error', rejection_code: code }) ?? 0) >= 1,
+          metrics,
+        );
+        assert.ok((metric(metrics, 'apiserver_admission_webhook_request_total', { ...failed, code, rejected: 'true' }) ?? 0) >= 1);
+        assert.ok((metric(metrics, 'apiserver_admission_webhook_request_total', { ...ignoring, code, rejected: 'false' }) ?? 0) >= 1);
+        assert.equal(metric(metrics, 'apiserver_admission_webhook_rejection_count', ignoring), undefined, 'failing open is no rejection');
+        assert.ok((metric(metrics, 'apiserver_admission_webhook_fail_open_count', ignoring) ?? 0) >= 1);
         // Unrelated writes are unaffected.
         await ks.ok(['create', 'configmap', `unrelated-${f.label}`, '--from-literal=a=1']);
         await ks.ok(['delete', 'validatingwebhookconfiguration', `fault-${f.label}`]);

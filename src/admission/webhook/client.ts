@@ -10,6 +10,12 @@ import { serviceServerName, type ServiceResolver, type ServiceTarget } from './s
 
 export class CallError extends Error {
   override readonly name = 'CallError';
+  /** For a non-2xx answer, client-go's StatusError code: the answer's Status code, else its HTTP status. */
+  readonly code: number | undefined;
+  constructor(message: string, code?: number) {
+    super(message);
+    this.code = code;
+  }
 }
 
 /** A `clientConfig.service` (port defaulted to 443 by the registry). */
@@ -197,12 +203,12 @@ class Call implements Dispatcher.DispatchHandlers {
     this.pool.dispatch(this.request, this);
   }
 
-  private fail(why: string): void {
+  private fail(why: string, code?: number): void {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
     this.ep.ended();
-    this.reject(new CallError(why));
+    this.reject(new CallError(why, code));
   }
 
   onConnect(abort: (err?: Error) => void): void {
@@ -230,7 +236,8 @@ class Call implements Dispatcher.DispatchHandlers {
     if (this.settled) return;
     const data = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
     if (this.code < 200 || this.code > 299) {
-      this.fail(restError(this.code, data));
+      const { message, code } = restError(this.code, data);
+      this.fail(message, code);
       return;
     }
     this.settled = true;
@@ -293,15 +300,18 @@ function goNetError(e: NodeJS.ErrnoException, u: URL, dial?: ServiceTarget): str
   }
 }
 
-/** client-go's rest.Result for a non-2xx answer: its Status when it sent one, else a generic text. */
-function restError(code: number, data: Buffer): string {
+/**
+ * client-go's rest.Result for a non-2xx answer: its Status when it sent one (message and code), else
+ * a generic text with the HTTP status.
+ */
+function restError(code: number, data: Buffer): { message: string; code: number } {
   try {
-    const st = JSON.parse(data.toString('utf8')) as { kind?: string; message?: string };
-    if (st && st.kind === 'Status' && st.message) return st.message;
+    const st = JSON.parse(data.toString('utf8')) as { kind?: string; message?: string; code?: unknown };
+    if (st && st.kind === 'Status' && st.message) return { message: st.message, code: typeof st.code === 'number' ? st.code : code };
   } catch {
     // not a Status
   }
   const text = data.toString('utf8').trim();
-  if (code >= 500) return `an error on the server (${JSON.stringify(text || 'unknown')}) has prevented the request from succeeding`;
-  return `the server responded with the status code ${code} but did not return more information`;
+  if (code >= 500) return { message: `an error on the server (${JSON.stringify(text || 'unknown')}) has prevented the request from succeeding`, code };
+  return { message: `the server responded with the status code ${code} but did not return more information`, code };
 }

@@ -269,6 +269,50 @@ describe('webhook dispatch', () => {
     assert.deepEqual(failed, ['gone.example.com validating']);
   });
 
+  it("metrics: each call's code and why it refused, as upstream's dispatchers count them", async () => {
+    const seen: string[] = [];
+    const metrics = {
+      observe: (name: string, type: string, _op: string, rejected: boolean, _s: number, code: number) => void seen.push(`${type} ${name} ${code} ${rejected}`),
+      observeRejection: (name: string, type: string, _op: string, why: string, code: number) => void seen.push(`reject ${type} ${name} ${why} ${code}`),
+    };
+    const closed = { url: 'https://127.0.0.1:1/none', caBundle };
+    const mutating = mutatingWebhookPlugin({ source: source([hook('ok.example.com', '/first')]), namespaceLabels: noNamespaces, ...metrics });
+    await mutating.admit!(attrs());
+    const down = mutatingWebhookPlugin({
+      source: source([hook('down.example.com', '/x', { clientConfig: closed })]),
+      namespaceLabels: noNamespaces,
+      ...metrics,
+    });
+    await assert.rejects(Promise.resolve(down.admit!(attrs())), /failed calling webhook "down.example.com"/);
+    const denying = validatingWebhookPlugin({ source: source([hook('no.example.com', '/deny')]), namespaceLabels: noNamespaces, ...metrics });
+    await assert.rejects(Promise.resolve(denying.validate!(attrs())));
+    const sideEffects = validatingWebhookPlugin({
+      source: source([hook('se.example.com', '/allow', { sideEffects: 'Some' })]),
+      namespaceLabels: noNamespaces,
+      ...metrics,
+    });
+    await assert.rejects(Promise.resolve(sideEffects.validate!(attrs({ dryRun: true }))), /does not support dry run/);
+    const downV = validatingWebhookPlugin({
+      source: source([hook('downv.example.com', '/x', { clientConfig: closed })]),
+      namespaceLabels: noNamespaces,
+      ...metrics,
+    });
+    await assert.rejects(Promise.resolve(downV.validate!(attrs())));
+    assert.deepEqual(seen, [
+      'admit ok.example.com 200 false',
+      // A mutating webhook that cannot be called: 503 (the validating dispatcher says 400).
+      'reject admit down.example.com calling_webhook_error 503',
+      'admit down.example.com 503 true',
+      'reject validating no.example.com no_error 400',
+      'validating no.example.com 400 true',
+      // A dry run a webhook with side effects cannot take: an error of the server's own.
+      'reject validating se.example.com apiserver_internal_error 0',
+      'validating se.example.com 0 true',
+      'reject validating downv.example.com calling_webhook_error 400',
+      'validating downv.example.com 400 true',
+    ]);
+  });
+
   it('never calls webhooks for webhook configurations', async () => {
     calls.length = 0;
     const p = validatingWebhookPlugin({

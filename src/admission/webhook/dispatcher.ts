@@ -46,7 +46,16 @@ export interface WebhookSource {
 export type NamespaceLabels = (namespace: string) => Promise<Readonly<Record<string, string>> | undefined>;
 
 /** What a webhook call took, for apiserver_admission_webhook_admission_duration_seconds. */
-export type WebhookObserver = (name: string, type: 'admit' | 'validating', operation: string, rejected: boolean, seconds: number) => void;
+/**
+ * What a webhook call took and how it ended, for apiserver_admission_webhook_admission_duration_seconds
+ * and apiserver_admission_webhook_request_total: `code` 200 when it answered and allowed, the code
+ * of its refusal or of the failure to call it, 0 for an error of the server's own.
+ */
+export type WebhookObserver = (name: string, type: 'admit' | 'validating', operation: string, rejected: boolean, seconds: number, code: number) => void;
+
+/** Why a webhook call refused a request, for apiserver_admission_webhook_rejection_count. */
+export type WebhookRejectionType = 'calling_webhook_error' | 'apiserver_internal_error' | 'no_error';
+export type WebhookRejectionObserver = (name: string, type: 'admit' | 'validating', operation: string, errorType: WebhookRejectionType, code: number) => void;
 
 /** A webhook that failed open (failurePolicy Ignore), for apiserver_admission_webhook_fail_open_count. */
 export type FailOpenObserver = (name: string, type: 'admit' | 'validating') => void;
@@ -55,6 +64,7 @@ export interface WebhookPluginOptions {
   readonly source: WebhookSource;
   readonly namespaceLabels: NamespaceLabels;
   readonly observe?: WebhookObserver;
+  readonly observeRejection?: WebhookRejectionObserver;
   readonly observeFailOpen?: FailOpenObserver;
 }
 
@@ -259,13 +269,25 @@ interface ReviewResponse {
 
 /** A failure to talk to the webhook (webhookutil.ErrCallingWebhook): the failure policy decides. */
 class CallingWebhookError extends Error {
-  constructor(hook: string, reason: string) {
+  /** ErrCallingWebhook's Status code (upstream sets one per failure; the metrics carry it). */
+  readonly code: number;
+  constructor(hook: string, reason: string, code: number) {
     super(`failed calling webhook ${JSON.stringify(hook)}: ${reason}`);
+    this.code = code;
   }
 }
 
+/** The refusals webhooks answered (ErrWebhookRejection), as told from kplane's own StatusErrors. */
+const WEBHOOK_REJECTIONS = new WeakSet<StatusError>();
+
 /** errors.ToStatusErr: the webhook's refusal. */
 function denied(hook: string, st: ReviewResponse['status']): StatusError {
+  const e = deniedStatus(hook, st);
+  WEBHOOK_REJECTIONS.add(e);
+  return e;
+}
+
+function deniedStatus(hook: string, st: ReviewResponse['status']): StatusError {
   const deniedBy = `admission webhook ${JSON.stringify(hook)} denied the request`;
   const code = st?.code !== undefined && st.code >= 400 ? st.code : 400;
   const message = st?.message ? `${deniedBy}: ${st.message}` : st?.reason ? `${deniedBy}: ${st.reason}` : `${deniedBy} without explanation`;
@@ -286,13 +308,16 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, requestJSON:
   const name = h.hook.name ?? '';
   if (a.dryRun) {
     const se = h.hook.sideEffects;
-    if (se === undefined) throw new CallingWebhookError(name, 'Webhook SideEffects is nil');
+    if (se === undefined) throw new CallingWebhookError(name, 'Webhook SideEffects is nil', 400);
     if (se !== 'None' && se !== 'NoneOnDryRun') throw badRequest(`admission webhook ${JSON.stringify(name)} does not support dry run`);
   }
   // request.CreateAdmissionObjects: the first AdmissionReview version the webhook lists that kplane knows.
   const version = (h.hook.admissionReviewVersions ?? []).find((v) => v === 'v1' || v === 'v1beta1');
-  if (!version) throw new CallingWebhookError(name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)');
-  if (!h.endpoint) throw new CallingWebhookError(name, `could not get REST client: ${h.endpointError ?? 'no endpoint'}`);
+  if (!version)
+    throw new CallingWebhookError(name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)', 400);
+  // Upstream's codes for a failed call differ between the two dispatchers.
+  if (!h.endpoint) throw new CallingWebhookError(name, `could not get REST client: ${h.endpointError ?? 'no endpoint'}`, mutating ? 500 : 400);
+  const callFailed = mutating ? 503 : 400;
   const uid = randomUUID();
   // uid (a UUID) and version (v1 or v1beta1) need no escaping.
   const body = Buffer.from(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/${version}","request":{"uid":"${uid}",${requestJSON.slice(1)}}`);
@@ -300,7 +325,11 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, requestJSON:
   try {
     data = await post(h.endpoint, body, h.hook.timeoutSeconds ?? 10);
   } catch (e) {
-    throw new CallingWebhookError(name, `failed to call webhook: ${e instanceof CallError ? e.message : String(e)}`);
+    throw new CallingWebhookError(
+      name,
+      `failed to call webhook: ${e instanceof CallError ? e.message : String(e)}`,
+      (e instanceof CallError ? e.code : undefined) ?? callFailed,
+    );
   }
   const text = data.toString('utf8');
   let review: { apiVersion?: string; kind?: string; response?: ReviewResponse };
@@ -310,12 +339,14 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, requestJSON:
     throw new CallingWebhookError(
       name,
       `failed to call webhook: couldn't get version/kind; json parse error: ${describeJsonSyntaxError(text, undefined, false)}`,
+      callFailed,
     );
   }
   if (review === null || typeof review !== 'object' || Array.isArray(review)) {
     throw new CallingWebhookError(
       name,
       `failed to call webhook: couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(review) ? 'array' : typeof review} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
+      callFailed,
     );
   }
   const r = review.response;
@@ -352,20 +383,40 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, requestJSON:
 
 /** A response request.VerifyAdmissionResponse refuses (a module function: no closure per call). */
 function invalidResponse(hook: string, why: string): CallingWebhookError {
-  return new CallingWebhookError(hook, `received invalid webhook response: ${why}`);
+  return new CallingWebhookError(hook, `received invalid webhook response: ${why}`, 503);
 }
 
 const failOpen = (h: CompiledWebhook): boolean => h.hook.failurePolicy === 'Ignore';
 
-function observe(
-  opts: WebhookPluginOptions,
-  h: CompiledWebhook,
-  type: 'admit' | 'validating',
-  a: AdmissionAttributes,
-  rejected: boolean,
-  started: number,
-): void {
-  opts.observe?.(h.hook.name ?? '', type, a.operation, rejected, (performance.now() - started) / 1000);
+/**
+ * Counts one call as upstream's dispatchers do (ObserveWebhook, ObserveWebhookRejection): `e`
+ * undefined when the webhook allowed; a failure to call it refuses (calling_webhook_error, its
+ * code) unless the webhook fails open; its own refusal is no_error with its code; anything else
+ * apiserver_internal_error, code 0. Codes over 600 count as 600.
+ */
+function observe(opts: WebhookPluginOptions, h: CompiledWebhook, type: 'admit' | 'validating', a: AdmissionAttributes, started: number, e?: unknown): void {
+  if (!opts.observe && !opts.observeRejection) return;
+  const name = h.hook.name ?? '';
+  let rejected = false;
+  let code = 200;
+  if (e !== undefined) {
+    let why: WebhookRejectionType | undefined;
+    if (e instanceof CallingWebhookError) {
+      code = Math.min(e.code, 600);
+      if (!failOpen(h)) why = 'calling_webhook_error';
+    } else if (e instanceof StatusError && WEBHOOK_REJECTIONS.has(e)) {
+      code = Math.min(e.status.code ?? 0, 600);
+      why = 'no_error';
+    } else {
+      code = 0;
+      why = 'apiserver_internal_error';
+    }
+    if (why) {
+      rejected = true;
+      opts.observeRejection?.(name, type, a.operation, why, code);
+    }
+  }
+  opts.observe?.(name, type, a.operation, rejected, (performance.now() - started) / 1000, code);
 }
 
 /**
@@ -398,19 +449,18 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
         const call = shouldCall(h, a, opts.namespaceLabels);
         if (call === false || (call !== true && !(await call))) return;
         const started = performance.now();
-        let rejected = true;
         let changed = false;
+        let failure: unknown;
         try {
           changed = await mutate(h, a, place);
-          rejected = false;
           calledAt.set(h.key, step);
           if (changed) changedAfter = step;
           step++;
           if (h.hook.reinvocationPolicy === 'IfNeeded' && !reinvocable.includes(h)) reinvocable.push(h);
         } catch (e) {
+          failure = e;
           if (e instanceof CallingWebhookError) {
             if (failOpen(h)) {
-              rejected = false;
               opts.observeFailOpen?.(h.hook.name ?? '', 'admit');
               annotate(a, placeKey(MUTATION_FAILED_OPEN_PREFIX, place), h.hook.name ?? '');
               return;
@@ -421,7 +471,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
         } finally {
           // Whether the call changed the object, whatever its outcome (upstream's deferred annotation).
           annotate(a, placeKey(MUTATION_ANNOTATION_PREFIX, place), mutationAnnotation(h, changed));
-          observe(opts, h, 'admit', a, rejected, started);
+          observe(opts, h, 'admit', a, started, failure);
         }
       };
       for (let i = 0; i < hooks.length; i++) await run(hooks[i]!, { round: 0, index: i });
@@ -468,12 +518,13 @@ async function mutate(h: CompiledWebhook, a: AdmissionAttributes, place: CallPla
   try {
     ops = decodeJsonPatch(Buffer.from(r.patch, 'base64'));
   } catch (e) {
-    throw new CallingWebhookError(name, `received undecodable patch in webhook response: ${e instanceof Error ? e.message : String(e)}`);
+    throw new CallingWebhookError(name, `received undecodable patch in webhook response: ${e instanceof Error ? e.message : String(e)}`, 503);
   }
   if (ops.length === 0) return false;
   if (!a.object)
     throw internalError(new Error(`admission webhook ${JSON.stringify(name)} attempted to modify the object, which is not supported for this operation`));
-  if (r.patchType !== 'JSONPatch') throw new CallingWebhookError(name, `unsupported patch type ${JSON.stringify(r.patchType)}`);
+  if (r.patchType !== 'JSONPatch')
+    throw new CallingWebhookError(name, `unsupported patch type ${JSON.stringify(r.patchType)}`, deniedStatus(name, r.status).status.code ?? 400);
   let patched: KubeObject;
   try {
     patched = applyJsonPatchOperations(a.object as never, ops as never) as KubeObject;
@@ -533,17 +584,16 @@ async function validateOne(
   const started = performance.now();
   try {
     await callHook(h, a, request, false);
-    observe(opts, h, 'validating', a, false, started);
+    observe(opts, h, 'validating', a, started);
     return undefined;
   } catch (e) {
+    observe(opts, h, 'validating', a, started, e);
     if (e instanceof CallingWebhookError) {
-      observe(opts, h, 'validating', a, !failOpen(h), started);
       if (!failOpen(h)) return internalError(e);
       opts.observeFailOpen?.(h.hook.name ?? '', 'validating');
       annotate(a, placeKey(VALIDATING_FAILED_OPEN_PREFIX, { round: 0, index }), h.hook.name ?? '');
       return undefined;
     }
-    observe(opts, h, 'validating', a, true, started);
     return e instanceof StatusError ? e : internalError(e);
   }
 }
