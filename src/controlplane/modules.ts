@@ -13,7 +13,7 @@ import { resourceQuotas } from '../registry/core/resourcequotas/index.js';
 import { resourceQuotaAdmission } from '../registry/core/resourcequotas/admission.js';
 import { serviceAccounts } from '../registry/core/serviceaccounts/index.js';
 import { eventsV1Events } from '../registry/events/events/index.js';
-import { addToScheme, type ApiModule, type ControlPlaneAuthorization } from '../registry/registry.js';
+import { addToScheme, type ApiModule, type ApiRegistry, type ControlPlaneAuthorization } from '../registry/registry.js';
 import { roles } from '../registry/rbac/roles/index.js';
 import { clusterRoles } from '../registry/rbac/clusterroles/index.js';
 import { roleBindings } from '../registry/rbac/rolebindings/index.js';
@@ -45,6 +45,8 @@ import {
   type NamespaceLabels,
   type WebhookObserver,
   type WebhookRejectionObserver,
+  type EquivalentResources,
+  type EquivalentVersion,
 } from '../admission/webhook/dispatcher.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { SeriesHistogram } from '../server/series-metrics.js';
@@ -196,6 +198,37 @@ function webhookRejectionMetric(registry: Registry | undefined): WebhookRejectio
   return (name, type, operation, errorType, code) => count.inc({ name, type, operation, error_type: errorType, rejection_code: String(code) });
 }
 
+/**
+ * The versions each group/resource is served in (matchPolicy: Equivalent), worked out again when
+ * the served set changes, and conversion between them through the versions' stores.
+ */
+function equivalentResources(registry: ApiRegistry): EquivalentResources {
+  let generation = -1;
+  let byResource = new Map<string, EquivalentVersion[]>();
+  return {
+    versionsOf(group, resource) {
+      if (generation !== registry.generation) {
+        byResource = new Map();
+        for (const r of registry.resources) {
+          const d = r.descriptor;
+          const key = `${d.group}/${d.plural}`;
+          const list = byResource.get(key) ?? [];
+          list.push({ version: d.version, kind: d.kind });
+          byResource.set(key, list);
+        }
+        generation = registry.generation;
+      }
+      return byResource.get(`${group}/${resource}`) ?? [];
+    },
+    convert(obj, group, resource, from, to) {
+      const source = registry.lookup(group, from, resource);
+      const target = registry.lookup(group, to, resource);
+      if (!source || !target) return Promise.reject(new Error(`${resource}.${group} is not served in ${source ? to : from}`));
+      return target.store.convertToServed(obj, source.store);
+    },
+  };
+}
+
 /** apiserver_admission_webhook_fail_open_count, as upstream's admission metrics (type admit or validating). */
 function webhookFailOpenMetric(registry: Registry | undefined): FailOpenObserver | undefined {
   if (!registry) return undefined;
@@ -297,6 +330,7 @@ export function admissionRegistration(): ApiModule {
         ...(observe ? { observe } : {}),
         ...(observeRejection ? { observeRejection } : {}),
         ...(observeFailOpen ? { observeFailOpen } : {}),
+        equivalents: equivalentResources(ctx.registry),
       };
       policies = validatingPolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
       const namespace = async (name: string) => {

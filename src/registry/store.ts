@@ -232,6 +232,21 @@ export class GenericStore {
     return (await this.fromKVs([kv], revision, remember))[0]!;
   }
 
+  /**
+   * An object of this resource in another version served from the same storage, converted to this
+   * one (through the storage version, calling a conversion webhook where the converters do; the
+   * apiVersion set to this one's). For admission webhooks matched by an equivalent version.
+   */
+  async convertToServed(obj: KubeObject, from: GenericStore): Promise<KubeObject> {
+    const stored = await from.storedForm(obj);
+    const ext = this.converter?.external;
+    const converted = ext ? (await ext.fromStorage([stored]))[0]! : stored;
+    const served = this.converter ? this.converter.fromStorage(converted) : converted;
+    const d = this.descriptor;
+    const apiVersion = d.group ? `${d.group}/${d.version}` : d.version;
+    return served.apiVersion === apiVersion ? served : { ...served, apiVersion };
+  }
+
   /** The object as it is stored: in the storage version when a converter says so. */
   private async storedForm(obj: KubeObject): Promise<KubeObject> {
     if (!this.converter) return obj;

@@ -57,6 +57,22 @@ export type WebhookObserver = (name: string, type: 'admit' | 'validating', opera
 export type WebhookRejectionType = 'calling_webhook_error' | 'apiserver_internal_error' | 'no_error';
 export type WebhookRejectionObserver = (name: string, type: 'admit' | 'validating', operation: string, errorType: WebhookRejectionType, code: number) => void;
 
+/**
+ * The versions a resource is served in, for `matchPolicy: Equivalent` (upstream's
+ * EquivalentResourceMapper, here the same group and resource in its other versions).
+ */
+export interface EquivalentResources {
+  /** The versions serving `group`/`resource`, in the registry's order, each with its kind. */
+  versionsOf(group: string, resource: string): readonly EquivalentVersion[];
+  /** `obj` of `group`/`resource` in version `from`, converted to version `to`. */
+  convert(obj: KubeObject, group: string, resource: string, from: string, to: string): Promise<KubeObject>;
+}
+
+export interface EquivalentVersion {
+  readonly version: string;
+  readonly kind: string;
+}
+
 /** A webhook that failed open (failurePolicy Ignore), for apiserver_admission_webhook_fail_open_count. */
 export type FailOpenObserver = (name: string, type: 'admit' | 'validating') => void;
 
@@ -66,6 +82,8 @@ export interface WebhookPluginOptions {
   readonly observe?: WebhookObserver;
   readonly observeRejection?: WebhookRejectionObserver;
   readonly observeFailOpen?: FailOpenObserver;
+  /** Without it, `matchPolicy: Equivalent` matches as `Exact`. */
+  readonly equivalents?: EquivalentResources;
 }
 
 /** The audit annotation keys' prefixes upstream's dispatchers write (…/round_<r>_index_<i>). */
@@ -169,20 +187,34 @@ export function releaseWebhooks(hooks: readonly CompiledWebhook[], kept: readonl
  * generic.Webhook.ShouldCallHook: rules, namespace selector, object selector, then matchConditions.
  * Answered without a promise unless the namespace's labels must be read.
  */
-function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels: NamespaceLabels): boolean | Promise<boolean> {
-  const rules = h.hook.rules ?? [];
-  let matched = false;
-  for (const r of rules) {
-    if (ruleMatches(r, a)) {
-      matched = true;
-      break;
-    }
-  }
-  if (!matched) return false;
+function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels: NamespaceLabels, eq?: EquivalentResources): Match | Promise<Match> {
+  const matched = rulesMatch(h, a, eq);
+  if (matched === false) return false;
   const ns = matchNamespace(h.namespaceSelector, a, namespaceLabels);
   if (ns === false) return false;
-  if (ns === true) return matchRest(h, a);
-  return ns.then((inNamespace) => inNamespace && matchRest(h, a));
+  if (ns === true) return matchRest(h, a) && matched;
+  return ns.then((inNamespace) => inNamespace && matchRest(h, a) && matched);
+}
+
+/** Whether a webhook is called: false, true (with the request's version), or the equivalent version it is called with. */
+type Match = boolean | EquivalentVersion;
+
+/**
+ * The rules against the request's resource, then, under `matchPolicy: Equivalent`, each rule in
+ * turn against the resource's other versions (upstream's order: rules outside, versions inside).
+ */
+function rulesMatch(h: CompiledWebhook, a: AdmissionAttributes, eq: EquivalentResources | undefined): Match {
+  const rules = h.hook.rules ?? [];
+  for (const r of rules) if (ruleMatches(r, a)) return true;
+  if (h.hook.matchPolicy !== 'Equivalent' || !eq) return false;
+  const versions = eq.versionsOf(a.resource.group, a.resource.resource);
+  if (versions.length < 2) return false;
+  for (const r of rules) {
+    for (const v of versions) {
+      if (v.version !== a.resource.version && ruleMatches(r, { ...a, resource: { ...a.resource, version: v.version } })) return v;
+    }
+  }
+  return false;
 }
 
 /** ShouldCallHook after the namespace selector: the object selector, then matchConditions. */
@@ -223,16 +255,19 @@ function matchObject(sel: LabelSelector, a: AdmissionAttributes): boolean {
 }
 
 /** request.CreateV1AdmissionReview's request, without its uid. */
-function reviewRequest(a: AdmissionAttributes): Record<string, unknown> {
-  const kind = { group: a.kind.group, version: a.kind.version, kind: a.kind.kind };
-  const resource = { group: a.resource.group, version: a.resource.version, resource: a.resource.resource };
+function reviewRequest(a: AdmissionAttributes, as?: Converted): Record<string, unknown> {
+  const requestKind = { group: a.kind.group, version: a.kind.version, kind: a.kind.kind };
+  const requestResource = { group: a.resource.group, version: a.resource.version, resource: a.resource.resource };
+  // Called with an equivalent version: kind, resource and the objects in that version, the request's own in requestKind/requestResource.
+  const kind = as ? { group: a.kind.group, version: as.version, kind: as.kind } : requestKind;
+  const resource = as ? { ...requestResource, version: as.version } : requestResource;
   const u = a.userInfo;
   return {
     kind,
     resource,
     ...(a.subresource ? { subResource: a.subresource } : {}),
-    requestKind: kind,
-    requestResource: resource,
+    requestKind,
+    requestResource,
     ...(a.subresource ? { requestSubResource: a.subresource } : {}),
     ...(a.name ? { name: a.name } : {}),
     ...(a.namespace ? { namespace: a.namespace } : {}),
@@ -243,11 +278,30 @@ function reviewRequest(a: AdmissionAttributes): Record<string, unknown> {
       ...(u.groups.length ? { groups: u.groups } : {}),
       ...(u.extra && Object.keys(u.extra).length ? { extra: u.extra } : {}),
     },
-    object: a.object ?? null,
-    oldObject: a.oldObject ?? null,
+    object: (as ? as.object : a.object) ?? null,
+    oldObject: (as ? as.oldObject : a.oldObject) ?? null,
     dryRun: a.dryRun,
     options: operationOptions(a),
   };
+}
+
+/** A conversion to or from an equivalent version that failed: upstream's InternalError. */
+function conversionFailed(e: unknown): StatusError {
+  return internalError(e instanceof StatusError ? new Error(e.message) : e);
+}
+
+/** The request's objects converted to the equivalent version a webhook is called with. */
+interface Converted extends EquivalentVersion {
+  readonly object: KubeObject | undefined;
+  readonly oldObject: KubeObject | undefined;
+}
+
+async function convertFor(eq: EquivalentResources, a: AdmissionAttributes, to: EquivalentVersion): Promise<Converted> {
+  const { group, resource, version } = a.resource;
+  const conv = (o: KubeObject | undefined): Promise<KubeObject | undefined> | undefined =>
+    o === undefined ? undefined : eq.convert(o, group, resource, version, to.version);
+  const [object, oldObject] = await Promise.all([conv(a.object), conv(a.oldObject)]);
+  return { ...to, object, oldObject };
 }
 
 /** admission.Attributes.GetOperationOptions: the options kind of the operation. */
@@ -426,7 +480,7 @@ function observe(opts: WebhookPluginOptions, h: CompiledWebhook, type: 'admit' |
 function noWebhookMatches(opts: WebhookPluginOptions): (a: AdmissionAttributes) => boolean {
   return (a) => {
     if (isExemptAdmissionConfigurationResource(a)) return true;
-    for (const h of opts.source.webhooks()) for (const r of h.hook.rules ?? []) if (ruleMatches(r, a)) return false;
+    for (const h of opts.source.webhooks()) if (rulesMatch(h, a, opts.equivalents) !== false) return false;
     return true;
   };
 }
@@ -446,13 +500,14 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
       const calledAt = new Map<string, number>();
       let step = 0;
       const run = async (h: CompiledWebhook, place: CallPlace): Promise<void> => {
-        const call = shouldCall(h, a, opts.namespaceLabels);
-        if (call === false || (call !== true && !(await call))) return;
+        const s = shouldCall(h, a, opts.namespaceLabels, opts.equivalents);
+        const call = s instanceof Promise ? await s : s;
+        if (call === false) return;
         const started = performance.now();
         let changed = false;
         let failure: unknown;
         try {
-          changed = await mutate(h, a, place);
+          changed = await mutate(h, a, place, call === true ? undefined : opts.equivalents && { eq: opts.equivalents, to: call });
           calledAt.set(h.key, step);
           if (changed) changedAfter = step;
           step++;
@@ -510,9 +565,20 @@ function patchAnnotation(h: CompiledWebhook, ops: readonly unknown[]): string {
 }
 
 /** Calls one mutating webhook and applies its JSONPatch to `a.object`; answers whether it changed. */
-async function mutate(h: CompiledWebhook, a: AdmissionAttributes, place: CallPlace): Promise<boolean> {
+async function mutate(
+  h: CompiledWebhook,
+  a: AdmissionAttributes,
+  place: CallPlace,
+  equivalent?: { readonly eq: EquivalentResources; readonly to: EquivalentVersion },
+): Promise<boolean> {
   const name = h.hook.name ?? '';
-  const r = await callHook(h, a, stringifyJSON(reviewRequest(a)), true);
+  let as: Converted | undefined;
+  try {
+    as = equivalent ? await convertFor(equivalent.eq, a, equivalent.to) : undefined;
+  } catch (e) {
+    throw conversionFailed(e);
+  }
+  const r = await callHook(h, a, stringifyJSON(reviewRequest(a, as)), true);
   if (!r.patch) return false;
   let ops: unknown[];
   try {
@@ -521,18 +587,27 @@ async function mutate(h: CompiledWebhook, a: AdmissionAttributes, place: CallPla
     throw new CallingWebhookError(name, `received undecodable patch in webhook response: ${e instanceof Error ? e.message : String(e)}`, 503);
   }
   if (ops.length === 0) return false;
-  if (!a.object)
+  const base = as ? as.object : a.object;
+  if (!base || !a.object)
     throw internalError(new Error(`admission webhook ${JSON.stringify(name)} attempted to modify the object, which is not supported for this operation`));
   if (r.patchType !== 'JSONPatch')
     throw new CallingWebhookError(name, `unsupported patch type ${JSON.stringify(r.patchType)}`, deniedStatus(name, r.status).status.code ?? 400);
   let patched: KubeObject;
   try {
-    patched = applyJsonPatchOperations(a.object as never, ops as never) as KubeObject;
+    patched = applyJsonPatchOperations(base as never, ops as never) as KubeObject;
   } catch (e) {
     throw internalError(e instanceof StatusError ? new Error(e.message) : e);
   }
   if (patched === null || typeof patched !== 'object' || Array.isArray(patched))
     throw internalError(new Error(`admission webhook ${JSON.stringify(name)} patched the object into something that is not an object`));
+  // Called with an equivalent version: the patched object back in the request's version.
+  if (as && equivalent) {
+    try {
+      patched = await equivalent.eq.convert(patched, a.resource.group, a.resource.resource, as.version, a.resource.version);
+    } catch (e) {
+      throw conversionFailed(e);
+    }
+  }
   const changed = !isDeepStrictEqual(a.object, patched);
   // The patch applied, on audit events of level Request and above.
   annotate(a, placeKey(PATCH_ANNOTATION_PREFIX, place), patchAnnotation(h, ops), 'Request');
@@ -553,17 +628,44 @@ export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPl
     async validate(a) {
       const hooks = opts.source.webhooks();
       const relevant: CompiledWebhook[] = [];
+      const matches: Match[] = [];
       for (const h of hooks) {
-        const call = shouldCall(h, a, opts.namespaceLabels);
-        if (call === true || (call !== false && (await call))) relevant.push(h);
+        const s = shouldCall(h, a, opts.namespaceLabels, opts.equivalents);
+        const call = s instanceof Promise ? await s : s;
+        if (call === false) continue;
+        relevant.push(h);
+        matches.push(call);
       }
       if (relevant.length === 0) return;
-      const request = stringifyJSON(reviewRequest(a));
+      const eq = opts.equivalents;
+      // The review's request, written once per version the webhooks are called with.
+      const requests = new Map<string, Promise<string>>();
+      const requestFor = (m: Match): Promise<string> => {
+        const version = m === true || m === false ? a.resource.version : m.version;
+        let r = requests.get(version);
+        if (!r) {
+          r =
+            m === true || m === false || !eq
+              ? Promise.resolve(stringifyJSON(reviewRequest(a)))
+              : convertFor(eq, a, m).then((as) => stringifyJSON(reviewRequest(a, as)));
+          requests.set(version, r);
+        }
+        return r;
+      };
+      if (relevant.length === 1 && matches[0] === true) {
+        const first = await validateOne(opts, relevant[0]!, 0, a, stringifyJSON(reviewRequest(a)));
+        if (first) throw first;
+        return;
+      }
+      const request = (i: number): Promise<string> => requestFor(matches[i]!);
       // One webhook (the common case) is called without gathering answers.
-      const results =
-        relevant.length === 1
-          ? [await validateOne(opts, relevant[0]!, 0, a, request)]
-          : await Promise.all(relevant.map((h, i) => validateOne(opts, h, i, a, request)));
+      let texts: string[];
+      try {
+        texts = await Promise.all(relevant.map((_, i) => request(i)));
+      } catch (e) {
+        throw conversionFailed(e);
+      }
+      const results = await Promise.all(relevant.map((h, i) => validateOne(opts, h, i, a, texts[i]!)));
       const first = results.find((e) => e !== undefined);
       if (first) throw first;
     },
