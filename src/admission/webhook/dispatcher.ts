@@ -45,7 +45,6 @@ export interface WebhookSource {
 /** The labels of a namespace, or undefined when there is no such namespace. */
 export type NamespaceLabels = (namespace: string) => Promise<Readonly<Record<string, string>> | undefined>;
 
-/** What a webhook call took, for apiserver_admission_webhook_admission_duration_seconds. */
 /**
  * What a webhook call took and how it ended, for apiserver_admission_webhook_admission_duration_seconds
  * and apiserver_admission_webhook_request_total: `code` 200 when it answered and allowed, the code
