@@ -225,6 +225,59 @@ describe('CRD conversion webhooks', () => {
     );
   });
 
+  it('an admission webhook for v1 gets a v2 write converted by the conversion webhook (matchPolicy Equivalent)', async () => {
+    // A validating webhook whose rules name v1 only; it refuses hosts whose v1 hostPort starts with "blocked".
+    const cert = issueCertificate(ca, { commonName: 'admission', hosts: ['127.0.0.1'], usage: 'server' });
+    const reviews: { requestKind: { version: string }; kind: { version: string }; object: Obj }[] = [];
+    const admission = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: (typeof reviews)[number] & { uid: string } };
+        reviews.push(review.request);
+        const blocked = String(review.request.object.spec?.['hostPort'] ?? '').startsWith('blocked');
+        const response = blocked
+          ? { uid: review.request.uid, allowed: false, status: { code: 403, message: 'blocked host' } }
+          : { uid: review.request.uid, allowed: true };
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+      });
+    });
+    await new Promise<void>((r) => admission.listen(0, '127.0.0.1', r));
+    try {
+      const url = `https://127.0.0.1:${(admission.address() as AddressInfo).port}/check`;
+      const config = [
+        'apiVersion: admissionregistration.k8s.io/v1',
+        'kind: ValidatingWebhookConfiguration',
+        'metadata: {name: host-check}',
+        'webhooks:',
+        '- name: host-check.conv.example.com',
+        `  clientConfig: {url: "${url}", caBundle: ${caBundle}}`,
+        `  rules: [{operations: [CREATE], apiGroups: [${GROUP}], apiVersions: [v1], resources: [hosts]}]`,
+        '  admissionReviewVersions: [v1]',
+        '  sideEffects: None',
+        '',
+      ].join('\n');
+      await k.ok(['apply', '-f', await k.file('host-check.yaml', config)]);
+      const refused = await eventually(10_000, 'the admission webhook in effect', async () => {
+        const r = await k.k(['create', '-f', await k.file('blocked.yaml', hostV2('blocked-one', 'blocked', '1'))]);
+        return r.code !== 0 ? r : (await k.k(['delete', `hosts.v2.${GROUP}`, 'blocked-one']), undefined);
+      });
+      assert.match(refused.stderr, /admission webhook "host-check\.conv\.example\.com" denied the request: blocked host/);
+      reviews.length = 0;
+      await k.ok(['create', '-f', await k.file('fine.yaml', hostV2('fine-one', 'fine', '2'))]);
+      const seen = reviews.find((r) => r.object.metadata['name'] === 'fine-one')!;
+      assert.equal(seen.requestKind.version, 'v2');
+      assert.equal(seen.kind.version, 'v1');
+      assert.equal(seen.object.apiVersion, `${GROUP}/v1`);
+      assert.deepEqual(seen.object.spec, { hostPort: 'fine:2' }, 'converted by the conversion webhook');
+    } finally {
+      await k.k(['delete', 'validatingwebhookconfiguration', 'host-check']);
+      admission.closeAllConnections();
+      admission.close();
+    }
+  });
+
   it('client-node reads and watches in v2 what is written in v1', async () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(server.kubeconfig);
