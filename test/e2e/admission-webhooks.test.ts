@@ -5,12 +5,11 @@
 // answered as the failure policy says, with nothing stored that should not be and unrelated
 // writes unaffected; bad configurations refused with upstream's 422 and field paths.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createCertificateAuthority, issueCertificate } from '../../src/server/certs.js';
+import { createCertificateAuthority } from '../../src/server/certs.js';
 import { eventually } from '../support/eventually.js';
 import { KUBECTLS, useKubectlServer } from '../support/kubectl.js';
+import { admissionAnswer, jsonPatch, type ReviewServer, startReviewServer } from '../support/review-server.js';
 import { ensureTools } from '../support/tools.js';
 
 ensureTools();
@@ -43,56 +42,43 @@ function metric(text: string, name: string, labels: Record<string, string>): num
 }
 
 /** A webhook server: its answer depends on the path. Every review it receives is kept. */
-async function startWebhookServer(ca: { certPem: string; keyPem: string }): Promise<{ server: Server; url: string; seen: Review[] }> {
-  const cert = issueCertificate(ca, { commonName: 'webhook', hosts: ['127.0.0.1'], usage: 'server' });
+async function startWebhookServer(ca: { certPem: string; keyPem: string }): Promise<ReviewServer & { seen: Review[] }> {
   const seen: Review[] = [];
-  const server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review;
+  const server = await startReviewServer<Review>(
+    (review, { path, req, res }) => {
       seen.push(review);
-      const path = new URL(req.url ?? '/', 'https://x').pathname;
-      const answer = (response: Record<string, unknown>): void => {
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, ...response } }));
-      };
+      const answer = (response: Record<string, unknown>): unknown => admissionAnswer(review.request.uid, response);
       const name = review.request.object?.metadata?.name ?? review.request.name ?? '';
       switch (path) {
         case '/validate':
-          if (name.startsWith('bad')) answer({ allowed: false, status: { code: 403, message: `configmaps named ${name} are not allowed` } });
-          else answer({ allowed: true, warnings: [`checked ${name}`] });
-          return;
-        case '/mutate': {
-          const patch = [{ op: 'add', path: '/metadata/labels/mutated', value: 'yes' }];
-          answer({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') });
-          return;
-        }
+          if (name.startsWith('bad')) return answer({ allowed: false, status: { code: 403, message: `configmaps named ${name} are not allowed` } });
+          return answer({ allowed: true, warnings: [`checked ${name}`] });
+        case '/mutate':
+          return answer({ allowed: true, ...jsonPatch([{ op: 'add', path: '/metadata/labels/mutated', value: 'yes' }]) });
         case '/deny-all':
-          answer({ allowed: false, status: { message: 'nothing passes' } });
-          return;
+          return answer({ allowed: false, status: { message: 'nothing passes' } });
         case '/hang':
-          return; // never answers
+          return undefined; // never answers
         case '/close':
           req.socket.destroy();
-          return;
+          return undefined;
         case '/500':
           res.statusCode = 500;
           res.end('boom');
-          return;
+          return undefined;
         case '/garbage':
           res.setHeader('content-type', 'application/json');
           res.end('garbage, not JSON');
-          return;
+          return undefined;
         default:
           res.statusCode = 404;
           res.end();
+          return undefined;
       }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return { server, url: `https://127.0.0.1:${port}`, seen };
+    },
+    { ca },
+  );
+  return { ...server, seen };
 }
 
 function configYaml(
@@ -154,9 +140,7 @@ for (const kubectl of KUBECTLS)
       strangers = await startWebhookServer(otherCa);
     });
     after(async () => {
-      hooks.server.closeAllConnections();
-      strangers.server.closeAllConnections();
-      await Promise.all([new Promise((r) => hooks.server.close(r)), new Promise((r) => strangers.server.close(r))]);
+      await Promise.all([hooks.close(), strangers.close()]);
     });
 
     /** Applies a configuration, then waits until the webhook with `label` is called (a dry-run create). */

@@ -7,16 +7,16 @@
 // rewrites stored objects and status.storedVersions can then be trimmed.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { createCertificateAuthority, issueCertificate } from '../../src/server/certs.js';
+import { createCertificateAuthority } from '../../src/server/certs.js';
 import { eventually } from '../support/eventually.js';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { KUBECTLS, kubectlSession, type KubectlSession } from '../support/kubectl.js';
+import { admissionAnswer, startReviewServer } from '../support/review-server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools } from '../support/tools.js';
 
@@ -30,6 +30,7 @@ type Mode = 'ok' | 'garbage' | 'wrong-uid' | 'rename' | 'fail' | 'drop-one';
 
 interface ConversionServer {
   server: Server;
+  close(): Promise<void>;
   url: string;
   port: number;
   mode: Mode;
@@ -55,26 +56,20 @@ function convert(o: Obj, desired: string): Obj {
 }
 
 async function startConversionServer(ca: { certPem: string; keyPem: string }): Promise<ConversionServer> {
-  const cert = issueCertificate(ca, { commonName: 'converter', hosts: ['127.0.0.1'], usage: 'server' });
-  const state: ConversionServer = { server: undefined as unknown as Server, url: '', port: 0, mode: 'ok', seen: [] };
-  state.server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        apiVersion: string;
-        request: { uid: string; desiredAPIVersion: string; objects: Obj[] };
-      };
+  const state = { mode: 'ok' as Mode, seen: [] as ConversionServer['seen'] };
+  type Review = { apiVersion: string; request: { uid: string; desiredAPIVersion: string; objects: Obj[] } };
+  const server = await startReviewServer<Review>(
+    (review, { res }) => {
       const { uid, desiredAPIVersion, objects } = review.request;
       state.seen.push({ desired: desiredAPIVersion, from: objects.map((o) => o.apiVersion), uid, apiVersion: review.apiVersion });
-      res.setHeader('content-type', 'application/json');
       let converted = objects.map((o) => convert(o, desiredAPIVersion));
       let result: Record<string, unknown> = { status: 'Success' };
       let answerUid = uid;
       switch (state.mode) {
         case 'garbage':
+          res.setHeader('content-type', 'application/json');
           res.end('garbage, not JSON');
-          return;
+          return undefined;
         case 'wrong-uid':
           answerUid = 'not-the-uid';
           break;
@@ -90,13 +85,11 @@ async function startConversionServer(ca: { certPem: string; keyPem: string }): P
           break;
         default:
       }
-      res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'ConversionReview', response: { uid: answerUid, convertedObjects: converted, result } }));
-    });
-  });
-  await new Promise<void>((r) => state.server.listen(0, '127.0.0.1', r));
-  state.port = (state.server.address() as AddressInfo).port;
-  state.url = `https://127.0.0.1:${state.port}/convert`;
-  return state;
+      return { apiVersion: review.apiVersion, kind: 'ConversionReview', response: { uid: answerUid, convertedObjects: converted, result } };
+    },
+    { ca, commonName: 'converter' },
+  );
+  return Object.assign(state, { server: server.server, close: () => server.close(), url: `${server.url}/convert`, port: Number(new URL(server.url).port) });
 }
 
 function crdYaml(url: string, caBundle: string, storage: 'v1' | 'v2' = 'v1', reviewVersions = '[v1]'): string {
@@ -172,8 +165,7 @@ describe('CRD conversion webhooks', () => {
   });
   after(async () => {
     raw?.close();
-    hook?.server.closeAllConnections();
-    await new Promise((r) => hook?.server.close(r));
+    await hook?.close();
     await server?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -227,25 +219,17 @@ describe('CRD conversion webhooks', () => {
 
   it('an admission webhook for v1 gets a v2 write converted by the conversion webhook (matchPolicy Equivalent)', async () => {
     // A validating webhook whose rules name v1 only; it refuses hosts whose v1 hostPort starts with "blocked".
-    const cert = issueCertificate(ca, { commonName: 'admission', hosts: ['127.0.0.1'], usage: 'server' });
     const reviews: { requestKind: { version: string }; kind: { version: string }; object: Obj }[] = [];
-    const admission = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: (typeof reviews)[number] & { uid: string } };
+    const admission = await startReviewServer<{ request: (typeof reviews)[number] & { uid: string } }>(
+      (review) => {
         reviews.push(review.request);
         const blocked = String(review.request.object.spec?.['hostPort'] ?? '').startsWith('blocked');
-        const response = blocked
-          ? { uid: review.request.uid, allowed: false, status: { code: 403, message: 'blocked host' } }
-          : { uid: review.request.uid, allowed: true };
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
-      });
-    });
-    await new Promise<void>((r) => admission.listen(0, '127.0.0.1', r));
+        return admissionAnswer(review.request.uid, blocked ? { allowed: false, status: { code: 403, message: 'blocked host' } } : { allowed: true });
+      },
+      { ca, commonName: 'admission' },
+    );
     try {
-      const url = `https://127.0.0.1:${(admission.address() as AddressInfo).port}/check`;
+      const url = `${admission.url}/check`;
       const config = [
         'apiVersion: admissionregistration.k8s.io/v1',
         'kind: ValidatingWebhookConfiguration',
@@ -273,8 +257,7 @@ describe('CRD conversion webhooks', () => {
       assert.deepEqual(seen.object.spec, { hostPort: 'fine:2' }, 'converted by the conversion webhook');
     } finally {
       await k.k(['delete', 'validatingwebhookconfiguration', 'host-check']);
-      admission.closeAllConnections();
-      admission.close();
+      await admission.close();
     }
   });
 
@@ -367,8 +350,7 @@ describe('CRD conversion webhooks', () => {
     }
 
     // The webhook down: connection refused.
-    hook.server.closeAllConnections();
-    await new Promise((r) => hook.server.close(r));
+    await hook.close();
     try {
       const r = await get('v2', 'faulty');
       assert.equal(r.status, 500);
@@ -477,8 +459,7 @@ describe('CRD conversion webhooks', () => {
   });
 
   it('the CRD can be deleted with its instances while the webhook is down', async () => {
-    hook.server.closeAllConnections();
-    await new Promise((r) => hook.server.close(r));
+    await hook.close();
     try {
       // The clean-up lists and deletes through the storage version (v2 now): no conversion.
       await k.ok(['delete', 'crd', CRD_NAME, '--timeout=60s']);

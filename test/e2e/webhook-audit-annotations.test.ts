@@ -7,14 +7,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createCertificateAuthority, issueCertificate } from '../../src/server/certs.js';
 import { eventually } from '../support/eventually.js';
 import { adminCredentials, RawClient } from '../support/https.js';
+import { admissionAnswer, jsonPatch, type ReviewServer, startReviewServer } from '../support/review-server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ensureTools, run, tools } from '../support/tools.js';
 
@@ -43,40 +41,21 @@ interface AuditEvent {
 describe('admission webhooks in the audit log (kubectl 1.33)', () => {
   let dir = '';
   let srv: TestServer;
-  let hook: Server;
+  let hook: ReviewServer | undefined;
   let logPath = '';
   let kube: (args: string[]) => ReturnType<typeof run>;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kplane-webhook-audit-'));
-    const ca = createCertificateAuthority();
-    const cert = issueCertificate(ca, { commonName: 'webhook', hosts: ['127.0.0.1'], usage: 'server' });
-    hook = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: { uid: string } };
-        const patch = [{ op: 'add', path: '/metadata/labels', value: { stamped: 'yes' } }];
-        res.setHeader('content-type', 'application/json');
-        res.end(
-          JSON.stringify({
-            apiVersion: 'admission.k8s.io/v1',
-            kind: 'AdmissionReview',
-            response: {
-              uid: review.request.uid,
-              allowed: true,
-              patchType: 'JSONPatch',
-              patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
-              // One key upstream records, one it refuses (a second slash).
-              auditAnnotations: { 'stamped-by': 'the stamp webhook', 'not/recorded': 'x' },
-            },
-          }),
-        );
-      });
-    });
-    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    const url = `https://127.0.0.1:${(hook.address() as AddressInfo).port}`;
-    const caBundle = Buffer.from(ca.certPem).toString('base64');
+    hook = await startReviewServer<{ request: { uid: string } }>((review) =>
+      admissionAnswer(review.request.uid, {
+        allowed: true,
+        ...jsonPatch([{ op: 'add', path: '/metadata/labels', value: { stamped: 'yes' } }]),
+        // One key upstream records, one it refuses (a second slash).
+        auditAnnotations: { 'stamped-by': 'the stamp webhook', 'not/recorded': 'x' },
+      }),
+    );
+    const { url, caBundle } = hook;
 
     logPath = join(dir, 'audit.log');
     const policyFile = join(dir, 'policy.yaml');
@@ -125,8 +104,7 @@ ${rules}
   });
   after(async () => {
     await srv?.stop();
-    hook?.closeAllConnections();
-    hook?.close();
+    await hook?.close();
     await rm(dir, { recursive: true, force: true });
   });
 

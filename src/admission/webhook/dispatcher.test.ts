@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { StatusError } from '../../apimachinery/errors.js';
-import { createCertificateAuthority, issueCertificate } from '../../server/certs.js';
 import type { AdmissionAttributes } from '../interfaces.js';
 import { compileConfigurations, mutatingWebhookPlugin, releaseWebhooks, validatingWebhookPlugin, type CompiledWebhook } from './dispatcher.js';
 import { ruleMatches } from './rules.js';
 import type { Webhook } from './types.js';
+import { admissionAnswer, jsonPatch, type ReviewServer, startReviewServer } from '../../../test/support/review-server.js';
 
 function attrs(over: Partial<AdmissionAttributes> = {}): AdmissionAttributes {
   return {
@@ -53,50 +51,51 @@ describe('webhook rules', () => {
 });
 
 describe('webhook dispatch', () => {
-  let server: Server;
+  let server: ReviewServer | undefined;
   let url = '';
   let caBundle = '';
   const calls: string[] = [];
   before(async () => {
-    const ca = createCertificateAuthority();
-    caBundle = Buffer.from(ca.certPem).toString('base64');
-    const cert = issueCertificate(ca, { commonName: 'w', hosts: ['127.0.0.1'], usage: 'server' });
-    server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const review = JSON.parse(Buffer.concat(chunks).toString()) as {
-          request: { uid: string; object?: { metadata?: { labels?: Record<string, string> } } };
-        };
-        const path = new URL(req.url!, 'https://x').pathname;
+    server = await startReviewServer<{ request: { uid: string; object?: { metadata?: { labels?: Record<string, string> } } } }>(
+      (review, { path, res }) => {
         calls.push(path);
         const uid = path === '/wrong-uid' ? 'nope' : review.request.uid;
         const labels = review.request.object?.metadata?.labels ?? {};
-        let response: Record<string, unknown> = { uid, allowed: true };
-        if (path === '/deny') response = { uid, allowed: false };
-        if (path === '/patch-validating') response = { uid, allowed: true, patchType: 'JSONPatch', patch: 'W10=' };
-        const patch = (ops: unknown[]) => ({ uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
-        // /first labels once; /second adds `second` once it sees `first` (so /first, IfNeeded, is reinvoked).
-        if (path === '/first') response = labels.first ? { uid, allowed: true } : patch([{ op: 'add', path: '/metadata/labels/first', value: '1' }]);
-        if (path === '/second') response = labels.second ? { uid, allowed: true } : patch([{ op: 'add', path: '/metadata/labels/second', value: '1' }]);
-        // Audit annotations: two well-formed keys, one with a slash and one too long (both dropped).
-        if (path === '/annotated')
-          response = {
-            ...patch([{ value: '<1>', path: '/metadata/labels/annotated', op: 'add' }]),
-            auditAnnotations: { decision: 'stamped', 'not/valid': 'x', ['k'.repeat(64)]: 'x', note: 'a & b' },
-          };
-        res.setHeader('content-type', 'application/json');
-        const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
-        if (path === '/slow') setTimeout(() => res.end(body), 300);
-        else res.end(body);
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const answer = (response: Record<string, unknown>): unknown => admissionAnswer(uid, response);
+        const patched = (ops: unknown[]): unknown => answer({ allowed: true, ...jsonPatch(ops) });
+        switch (path) {
+          case '/deny':
+            return answer({ allowed: false });
+          case '/patch-validating':
+            return answer({ allowed: true, patchType: 'JSONPatch', patch: 'W10=' });
+          // /first labels once; /second adds `second` once it sees `first` (so /first, IfNeeded, is reinvoked).
+          case '/first':
+            return labels.first ? answer({ allowed: true }) : patched([{ op: 'add', path: '/metadata/labels/first', value: '1' }]);
+          case '/second':
+            return labels.second ? answer({ allowed: true }) : patched([{ op: 'add', path: '/metadata/labels/second', value: '1' }]);
+          // Audit annotations: two well-formed keys, one with a slash and one too long (both dropped).
+          case '/annotated':
+            return answer({
+              allowed: true,
+              ...jsonPatch([{ value: '<1>', path: '/metadata/labels/annotated', op: 'add' }]),
+              auditAnnotations: { decision: 'stamped', 'not/valid': 'x', ['k'.repeat(64)]: 'x', note: 'a & b' },
+            });
+          case '/slow':
+            setTimeout(() => {
+              res.setHeader('content-type', 'application/json');
+              res.end(JSON.stringify(answer({ allowed: true })));
+            }, 300);
+            return undefined;
+          default:
+            return answer({ allowed: true });
+        }
+      },
+      { commonName: 'w' },
+    );
+    ({ url, caBundle } = server);
   });
-  after(() => {
-    server.closeAllConnections();
-    server.close();
+  after(async () => {
+    await server?.close();
   });
 
   const hook = (name: string, path: string, over: Partial<Webhook> = {}): Webhook => ({
