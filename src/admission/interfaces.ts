@@ -68,3 +68,19 @@ export interface AdmissionPlugin extends AdmissionHandles {
   admit?(attrs: AdmissionAttributes): void | Promise<void>;
   validate?(attrs: AdmissionAttributes): void | Promise<void>;
 }
+
+/**
+ * The versions a resource is served in, for `matchPolicy: Equivalent` (upstream's
+ * EquivalentResourceMapper, here the same group and resource in its other versions).
+ */
+export interface EquivalentResources {
+  /** The versions serving `group`/`resource`, in the registry's order, each with its kind. */
+  versionsOf(group: string, resource: string): readonly EquivalentVersion[];
+  /** `obj` of `group`/`resource` in version `from`, converted to version `to`. */
+  convert(obj: KubeObject, group: string, resource: string, from: string, to: string): Promise<KubeObject>;
+}
+
+export interface EquivalentVersion {
+  readonly version: string;
+  readonly kind: string;
+}

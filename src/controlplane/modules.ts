@@ -45,9 +45,8 @@ import {
   type NamespaceLabels,
   type WebhookObserver,
   type WebhookRejectionObserver,
-  type EquivalentResources,
-  type EquivalentVersion,
 } from '../admission/webhook/dispatcher.js';
+import type { EquivalentResources, EquivalentVersion } from '../admission/interfaces.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { SeriesHistogram } from '../server/series-metrics.js';
 import { StatusError } from '../apimachinery/errors.js';
@@ -330,8 +329,8 @@ export function admissionRegistration(): ApiModule {
         ...(observe ? { observe } : {}),
         ...(observeRejection ? { observeRejection } : {}),
         ...(observeFailOpen ? { observeFailOpen } : {}),
-        equivalents: equivalentResources(ctx.registry),
       };
+      const equivalents = equivalentResources(ctx.registry);
       policies = validatingPolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
       const namespace = async (name: string) => {
         const namespaces = ctx.registry.lookup('', 'v1', 'namespaces');
@@ -385,10 +384,17 @@ export function admissionRegistration(): ApiModule {
         return t;
       };
       return [
-        mutatingAdmissionPolicyPlugin({ source: mutatingPolicies, namespace, params, type, ...(observeMutation ? { observe: observeMutation } : {}) }),
-        mutatingWebhookPlugin({ source: mutating, namespaceLabels, ...webhookMetrics }),
-        validatingAdmissionPolicyPlugin({ source: policies, namespace, params, ...(observePolicy ? { observe: observePolicy } : {}) }),
-        validatingWebhookPlugin({ source: validating, namespaceLabels, ...webhookMetrics }),
+        mutatingAdmissionPolicyPlugin({
+          source: mutatingPolicies,
+          namespace,
+          params,
+          type,
+          equivalents,
+          ...(observeMutation ? { observe: observeMutation } : {}),
+        }),
+        mutatingWebhookPlugin({ source: mutating, namespaceLabels, equivalents, ...webhookMetrics }),
+        validatingAdmissionPolicyPlugin({ source: policies, namespace, params, equivalents, ...(observePolicy ? { observe: observePolicy } : {}) }),
+        validatingWebhookPlugin({ source: validating, namespaceLabels, equivalents, ...webhookMetrics }),
       ];
     },
     async bootstrap(ctx) {

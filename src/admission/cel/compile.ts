@@ -12,7 +12,7 @@ import type { Environment, ParseResult } from '@marcbachmann/cel-js';
 import { PER_CALL_LIMIT, celErrorText, checkConstantPatterns, countNodes, meterComprehensions, useRE2 } from '../../apimachinery/cel/expressions.js';
 import { CostExceeded, armMeter, baseEnvironment, meter } from '../../apimachinery/cel/library.js';
 import type { KubeObject } from '../../apimachinery/types.js';
-import type { AdmissionAttributes } from '../interfaces.js';
+import type { AdmissionAttributes, EquivalentVersion } from '../interfaces.js';
 import {
   ESCAPE_KEY_FUNCTION,
   JSONPATCH_FUNCTION,
@@ -142,17 +142,20 @@ export function toCEL(v: unknown): unknown {
 }
 
 /** cel.CreateAdmissionRequest: the `request` variable. */
-export function admissionRequest(a: AdmissionAttributes): Record<string, unknown> {
-  const kind = { group: a.kind.group, version: a.kind.version, kind: a.kind.kind };
-  const resource = { group: a.resource.group, version: a.resource.version, resource: a.resource.resource };
+export function admissionRequest(a: AdmissionAttributes, as?: EquivalentVersion): Record<string, unknown> {
+  const requestKind = { group: a.kind.group, version: a.kind.version, kind: a.kind.kind };
+  const requestResource = { group: a.resource.group, version: a.resource.version, resource: a.resource.resource };
+  // Matched through an equivalent version (matchPolicy: Equivalent): kind and resource are that version's.
+  const kind = as ? { group: a.kind.group, version: as.version, kind: as.kind } : requestKind;
+  const resource = as ? { ...requestResource, version: as.version } : requestResource;
   const u = a.userInfo;
   const optionsKind = a.operation === 'CREATE' ? 'CreateOptions' : a.operation === 'UPDATE' ? 'UpdateOptions' : a.operation === 'DELETE' ? 'DeleteOptions' : '';
   return {
     kind,
     resource,
     subResource: a.subresource,
-    requestKind: kind,
-    requestResource: resource,
+    requestKind,
+    requestResource,
     requestSubResource: a.subresource,
     name: a.name,
     namespace: a.namespace,

@@ -34,7 +34,8 @@ import {
   type Declarations,
 } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
-import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
+import { conversionFailed, convertFor, type Converted } from '../equivalent.js';
+import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource } from '../webhook/rules.js';
 import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding } from './mutating-types.js';
 import type { ParamKind, ParamRef } from './types.js';
@@ -82,8 +83,10 @@ export interface MutatingPolicyPluginOptions {
   readonly namespace: NamespaceLookup;
   readonly params: ParamLookup;
   /** The structured-merge type of the request's kind (its OpenAPI schema); undefined: deduced. */
-  readonly type: (a: AdmissionAttributes) => TypeRef | undefined;
+  readonly type: (a: Pick<AdmissionAttributes, 'resource'>) => TypeRef | undefined;
   readonly observe?: MutationObserver;
+  /** Without it, `matchPolicy: Equivalent` matches as `Exact`. */
+  readonly equivalents?: EquivalentResources;
 }
 
 const COST_EXCEEDED = new CostExceeded().message;
@@ -291,23 +294,24 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
   const fail = (p: CompiledMutatingPolicy, e: PolicyError): void => {
     if (!p.failOpen) errors.push(e);
   };
-  // Invocations (policy, binding, param) to run, found once.
-  const invocations: { p: CompiledMutatingPolicy; b: CompiledMutatingBinding; param: KubeObject | null; key: string }[] = [];
+  // Invocations (policy, binding, param) to run, found once; `as`: the equivalent version the policy matched.
+  const invocations: { p: CompiledMutatingPolicy; b: CompiledMutatingBinding; param: KubeObject | null; key: string; as: EquivalentVersion | undefined }[] = [];
   for (const p of policies) {
-    const m = await matches(p.constraints, a, ns);
-    if (typeof m === 'object') {
+    const m = await matches(p.constraints, a, ns, opts.equivalents);
+    if (typeof m === 'object' && 'error' in m) {
       fail(p, { policy: p.name, message: `failed to configure policy: ${m.error}` });
       continue;
     }
-    if (!m) continue;
+    if (m === false) continue;
+    const as = m === true ? undefined : m;
     for (const b of p.bindings) {
       if (b.match) {
-        const bm = await matches(b.match, a, ns);
-        if (typeof bm === 'object') {
+        const bm = await matches(b.match, a, ns, opts.equivalents);
+        if (typeof bm === 'object' && 'error' in bm) {
           fail(p, { policy: p.name, binding: b.name, message: `failed to configure binding: ${bm.error}` });
           continue;
         }
-        if (!bm) continue;
+        if (bm === false) continue;
       }
       const params = await collectParams(p, b, a, opts.params);
       if ('error' in params) {
@@ -316,7 +320,7 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
       }
       for (const param of params.items) {
         const key = `${p.name}\u0000${b.name}\u0000${param?.metadata?.namespace ?? ''}/${param?.metadata?.name ?? ''}`;
-        invocations.push({ p, b, param, key });
+        invocations.push({ p, b, param, key, as });
       }
     }
   }
@@ -334,15 +338,29 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
   const reinvocable = invocations.some((i) => i.p.reinvoke);
   let lastChange = -1;
   let step = 0;
-  const invoke = (inv: (typeof invocations)[number]): void => {
+  const invoke = async (inv: (typeof invocations)[number]): Promise<void> => {
     const { p, b, param } = inv;
-    const vars: Record<string, unknown> = {
-      object: toCEL(a.object),
-      oldObject,
-      request,
-      namespaceObject: nsObject,
-      ...(p.paramKind ? { params: param === null ? null : toCEL(param) } : {}),
-    };
+    // Matched through an equivalent version: the policy mutates the object converted to that version,
+    // and the result is converted back (upstream's versioned attributes).
+    const eq = inv.as && opts.equivalents ? { eq: opts.equivalents, as: inv.as } : undefined;
+    let target = a;
+    let vars: Record<string, unknown>;
+    if (eq) {
+      let versioned: Converted;
+      try {
+        versioned = await convertFor(eq.eq, a, eq.as);
+      } catch (e) {
+        throw conversionFailed(e);
+      }
+      target = { ...a, object: versioned.object };
+      vars = {
+        object: toCEL(versioned.object),
+        oldObject: toCEL(versioned.oldObject ?? null),
+        request: toCEL(admissionRequest(a, eq.as)),
+        namespaceObject: nsObject,
+      };
+    } else vars = { object: toCEL(a.object), oldObject, request, namespaceObject: nsObject };
+    if (p.paramKind) vars.params = param === null ? null : toCEL(param);
     if (p.matchConditions) {
       const r = matchConditions(p.matchConditions, vars, deadline);
       if ('error' in r) return fail(p, { policy: p.name, binding: b.name, message: r.error, reason: 'Invalid' });
@@ -350,6 +368,8 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
     }
     // Whether the object changed matters only for reinvocation: not compared when no policy asks for it.
     const before = reinvocable ? deepCopyJSON(a.object) : undefined;
+    const versionedBefore = eq ? deepCopyJSON(target.object) : undefined;
+    const targetType = eq ? opts.type({ resource: { ...a.resource, version: eq.as.version } }) : type;
     const act: Activation = { vars, remaining: RUNTIME_CEL_COST_BUDGET, deadline };
     if (p.variables.size) vars.variables = lazyVariables(p.variables, () => act);
     for (const m of p.mutations) {
@@ -358,7 +378,7 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
       let err: string | undefined;
       let budget = false;
       try {
-        err = mutateOnce(m, act, a, type ?? DEDUCED);
+        err = mutateOnce(m, act, target, targetType ?? DEDUCED);
       } catch (e) {
         if (!(e instanceof OutOfBudget)) throw e;
         err = e.message;
@@ -371,14 +391,21 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
         (performance.now() - started) / 1000,
       );
       if (err !== undefined) fail(p, { policy: p.name, binding: b.name, message: err, reason: 'Invalid' });
-      else vars.object = toCEL(a.object);
+      else vars.object = toCEL(target.object);
+    }
+    if (eq && target.object && !isDeepStrictEqual(versionedBefore, target.object)) {
+      try {
+        replaceObject(a, await eq.eq.convert(target.object, a.resource.group, a.resource.resource, eq.as.version, a.resource.version));
+      } catch (e) {
+        throw conversionFailed(e);
+      }
     }
     if (reinvocable && !isDeepStrictEqual(before, a.object)) lastChange = step;
     if (p.reinvoke) ranAt.set(inv.key, step);
     step++;
   };
-  for (const inv of invocations) invoke(inv);
+  for (const inv of invocations) await invoke(inv);
   // Reinvocation: IfNeeded invocations that ran before the object last changed run once more.
-  if (lastChange >= 0) for (const inv of invocations) if ((ranAt.get(inv.key) ?? Infinity) < lastChange) invoke(inv);
+  if (lastChange >= 0) for (const inv of invocations) if ((ranAt.get(inv.key) ?? Infinity) < lastChange) await invoke(inv);
   if (errors.length) throw refusal(a, errors);
 }

@@ -23,7 +23,8 @@ import {
 } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
-import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
+import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
+import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from '../webhook/rules.js';
 import type { MatchResources, NamedRuleWithOperations, ParamKind, ParamRef, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './types.js';
 
@@ -32,6 +33,8 @@ export interface CompiledMatch {
   readonly objectSelector: LabelSelector;
   readonly resourceRules: readonly NamedRuleWithOperations[];
   readonly excludeResourceRules: readonly NamedRuleWithOperations[];
+  /** matchPolicy Equivalent (the registry's default): the rules also match other versions of the resource. */
+  readonly equivalent: boolean;
 }
 
 interface CompiledValidation {
@@ -90,6 +93,8 @@ export interface PolicyPluginOptions {
   readonly namespace: NamespaceLookup;
   readonly params: ParamLookup;
   readonly observe?: PolicyCheckObserver;
+  /** Without it, `matchPolicy: Equivalent` matches as `Exact`. */
+  readonly equivalents?: EquivalentResources;
 }
 
 export function compileMatch(m: MatchResources | undefined): CompiledMatch | undefined {
@@ -104,6 +109,7 @@ export function compileMatch(m: MatchResources | undefined): CompiledMatch | und
     objectSelector: sel(m.objectSelector),
     resourceRules: m.resourceRules ?? [],
     excludeResourceRules: m.excludeResourceRules ?? [],
+    equivalent: m.matchPolicy === 'Equivalent',
   };
 }
 
@@ -167,8 +173,17 @@ function namedRuleMatches(r: NamedRuleWithOperations, a: AdmissionAttributes): b
   return !r.resourceNames?.length || r.resourceNames.includes(a.name);
 }
 
-/** matching.Matches: namespace selector, object selector, resourceRules, excludeResourceRules. */
-export async function matches(m: CompiledMatch, a: AdmissionAttributes, ns: () => Promise<KubeObject | undefined>): Promise<boolean | { error: string }> {
+/**
+ * matching.Matches: namespace selector, object selector, excludeResourceRules, resourceRules. Under
+ * matchPolicy Equivalent a rule also matches the resource's other versions (`eq`): the answer is then
+ * the version that matched, which the policy sees the request in.
+ */
+export async function matches(
+  m: CompiledMatch,
+  a: AdmissionAttributes,
+  ns: () => Promise<KubeObject | undefined>,
+  eq?: EquivalentResources,
+): Promise<boolean | EquivalentVersion | { error: string }> {
   if (!isEmptySelector(m.namespaceSelector) && (a.namespace !== '' || isNamespaceResource(a))) {
     if (m.namespaceSelector.matchesNothing) return false;
     let labels: Readonly<Record<string, string>> | undefined;
@@ -184,9 +199,16 @@ export async function matches(m: CompiledMatch, a: AdmissionAttributes, ns: () =
     const l = (o: KubeObject | undefined): boolean => o !== undefined && matchesLabels(m.objectSelector, o.metadata?.labels ?? {});
     if (!(l(a.object) || l(a.oldObject))) return false;
   }
-  if (m.resourceRules.length && !m.resourceRules.some((r) => namedRuleMatches(r, a))) return false;
-  if (m.excludeResourceRules.some((r) => namedRuleMatches(r, a))) return false;
-  return true;
+  const fuzzy = m.equivalent ? eq : undefined;
+  if (matchesRules(m.excludeResourceRules, a, fuzzy)) return false;
+  if (!m.resourceRules.length) return true;
+  return matchesRules(m.resourceRules, a, fuzzy);
+}
+
+/** matchesResourceRules: true for the request's own version, else the equivalent version a rule matches, else false. */
+function matchesRules(rules: readonly NamedRuleWithOperations[], a: AdmissionAttributes, eq: EquivalentResources | undefined): boolean | EquivalentVersion {
+  if (rules.some((r) => namedRuleMatches(r, a))) return true;
+  return (eq && equivalentMatch(rules, a, eq, namedRuleMatches)) ?? false;
 }
 
 interface Denial {
@@ -318,6 +340,38 @@ function validateOne(
   return { decisions, audits, auditErrors };
 }
 
+/** The CEL variables of a request (its objects as the policy sees them; `as`: the equivalent version matched). */
+function celBase(
+  a: AdmissionAttributes,
+  object: KubeObject | undefined,
+  oldObject: KubeObject | undefined,
+  as: EquivalentVersion | undefined,
+  ns: unknown,
+): Record<string, unknown> {
+  return { object: toCEL(object ?? null), oldObject: toCEL(oldObject ?? null), request: toCEL(admissionRequest(a, as)), namespaceObject: ns };
+}
+
+/** `namespaceObject`: the request's namespace, for a namespaced resource. */
+async function nsVar(a: AdmissionAttributes, ns: () => Promise<KubeObject | undefined>): Promise<unknown> {
+  return a.namespace && !isNamespaceResource(a) ? toCEL(namespaceObject(await ns())) : null;
+}
+
+/** The CEL variables with the objects converted to the equivalent version `as`; a failed conversion answers 500. */
+async function equivalentBase(
+  eq: EquivalentResources,
+  a: AdmissionAttributes,
+  as: EquivalentVersion,
+  ns: () => Promise<KubeObject | undefined>,
+): Promise<Record<string, unknown>> {
+  let versioned: Converted;
+  try {
+    versioned = await convertFor(eq, a, as);
+  } catch (e) {
+    throw conversionFailed(e);
+  }
+  return celBase(a, versioned.object, versioned.oldObject, as, await nsVar(a, ns));
+}
+
 /** The plugin. */
 export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): AdmissionPlugin {
   // Answered at once, without a promise, when there is no policy (or the resource is exempt).
@@ -339,38 +393,46 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
           message: binding !== undefined ? `failed to configure binding: ${err}` : `failed to configure policy: ${err}`,
         });
       };
+      // The variables the policies see the request through: in its own version, or (matchPolicy
+      // Equivalent) in each equivalent version a policy matched.
       let base: Record<string, unknown> | undefined;
+      let equivalentBases: Map<string, Record<string, unknown>> | undefined;
       for (const p of policies) {
-        const m = await matches(p.constraints, a, ns);
-        if (typeof m === 'object') {
+        const m = await matches(p.constraints, a, ns, opts.equivalents);
+        if (typeof m === 'object' && 'error' in m) {
           configError(p, undefined, m.error);
           continue;
         }
-        if (!m) continue;
+        if (m === false) continue;
+        // Matched through another version of the resource: the policy sees the request in that version.
+        const as = m === true ? undefined : m;
         const annotations = new Map<string, string[]>();
         for (const b of p.bindings) {
           if (b.match) {
-            const bm = await matches(b.match, a, ns);
-            if (typeof bm === 'object') {
+            const bm = await matches(b.match, a, ns, opts.equivalents);
+            if (typeof bm === 'object' && 'error' in bm) {
               configError(p, b.name, bm.error);
               continue;
             }
-            if (!bm) continue;
+            if (bm === false) continue;
           }
           const params = await collectParams(p, b, a, opts.params);
           if ('error' in params) {
             configError(p, b.name, params.error);
             continue;
           }
-          base ??= {
-            object: toCEL(a.object ?? null),
-            oldObject: toCEL(a.oldObject ?? null),
-            request: toCEL(admissionRequest(a)),
-            namespaceObject: a.namespace && !isNamespaceResource(a) ? toCEL(namespaceObject(await ns())) : null,
-          };
+          let vars0: Record<string, unknown>;
+          if (as && opts.equivalents) {
+            equivalentBases ??= new Map();
+            vars0 = equivalentBases.get(as.version) ?? (await equivalentBase(opts.equivalents, a, as, ns));
+            equivalentBases.set(as.version, vars0);
+          } else {
+            base ??= celBase(a, a.object, a.oldObject, undefined, await nsVar(a, ns));
+            vars0 = base;
+          }
           const deadline = performance.now() + 1000;
           for (const param of params.items) {
-            const vars: Record<string, unknown> = { ...base, ...(p.paramKind ? { params: param === null ? null : toCEL(param) } : {}) };
+            const vars: Record<string, unknown> = { ...vars0, ...(p.paramKind ? { params: param === null ? null : toCEL(param) } : {}) };
             const r = validateOne(p, vars, deadline);
             r.decisions.forEach((d, i) => {
               if (d.action === 'admit') return;

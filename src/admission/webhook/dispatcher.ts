@@ -16,7 +16,8 @@ import { isQualifiedName } from '../../apimachinery/validation/names.js';
 import { admissionRequest, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
-import type { AdmissionAttributes, AdmissionPlugin } from '../interfaces.js';
+import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
+import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { CallError, newEndpoint, newServiceEndpoint, post, type WebhookEndpoint } from './client.js';
 import type { ServiceResolver } from './service-resolver.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from './rules.js';
@@ -55,22 +56,6 @@ export type WebhookObserver = (name: string, type: 'admit' | 'validating', opera
 /** Why a webhook call refused a request, for apiserver_admission_webhook_rejection_count. */
 export type WebhookRejectionType = 'calling_webhook_error' | 'apiserver_internal_error' | 'no_error';
 export type WebhookRejectionObserver = (name: string, type: 'admit' | 'validating', operation: string, errorType: WebhookRejectionType, code: number) => void;
-
-/**
- * The versions a resource is served in, for `matchPolicy: Equivalent` (upstream's
- * EquivalentResourceMapper, here the same group and resource in its other versions).
- */
-export interface EquivalentResources {
-  /** The versions serving `group`/`resource`, in the registry's order, each with its kind. */
-  versionsOf(group: string, resource: string): readonly EquivalentVersion[];
-  /** `obj` of `group`/`resource` in version `from`, converted to version `to`. */
-  convert(obj: KubeObject, group: string, resource: string, from: string, to: string): Promise<KubeObject>;
-}
-
-export interface EquivalentVersion {
-  readonly version: string;
-  readonly kind: string;
-}
 
 /** A webhook that failed open (failurePolicy Ignore), for apiserver_admission_webhook_fail_open_count. */
 export type FailOpenObserver = (name: string, type: 'admit' | 'validating') => void;
@@ -206,14 +191,7 @@ function rulesMatch(h: CompiledWebhook, a: AdmissionAttributes, eq: EquivalentRe
   const rules = h.hook.rules ?? [];
   for (const r of rules) if (ruleMatches(r, a)) return true;
   if (h.hook.matchPolicy !== 'Equivalent' || !eq) return false;
-  const versions = eq.versionsOf(a.resource.group, a.resource.resource);
-  if (versions.length < 2) return false;
-  for (const r of rules) {
-    for (const v of versions) {
-      if (v.version !== a.resource.version && ruleMatches(r, { ...a, resource: { ...a.resource, version: v.version } })) return v;
-    }
-  }
-  return false;
+  return equivalentMatch(rules, a, eq, ruleMatches) ?? false;
 }
 
 /** ShouldCallHook after the namespace selector: the object selector, then matchConditions. */
@@ -282,25 +260,6 @@ function reviewRequest(a: AdmissionAttributes, as?: Converted): Record<string, u
     dryRun: a.dryRun,
     options: operationOptions(a),
   };
-}
-
-/** A conversion to or from an equivalent version that failed: upstream's InternalError. */
-function conversionFailed(e: unknown): StatusError {
-  return internalError(e instanceof StatusError ? new Error(e.message) : e);
-}
-
-/** The request's objects converted to the equivalent version a webhook is called with. */
-interface Converted extends EquivalentVersion {
-  readonly object: KubeObject | undefined;
-  readonly oldObject: KubeObject | undefined;
-}
-
-async function convertFor(eq: EquivalentResources, a: AdmissionAttributes, to: EquivalentVersion): Promise<Converted> {
-  const { group, resource, version } = a.resource;
-  const conv = (o: KubeObject | undefined): Promise<KubeObject | undefined> | undefined =>
-    o === undefined ? undefined : eq.convert(o, group, resource, version, to.version);
-  const [object, oldObject] = await Promise.all([conv(a.object), conv(a.oldObject)]);
-  return { ...to, object, oldObject };
 }
 
 /** admission.Attributes.GetOperationOptions: the options kind of the operation. */
