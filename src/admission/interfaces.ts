@@ -38,6 +38,8 @@ export interface AnnotationSink {
    * only in audit events of that level or above (a mutating webhook's patch needs Request).
    */
   addAnnotation(key: string, value: string, level?: 'Request'): void;
+  /** False when the request is not audited (nothing would be kept): annotations costly to make are skipped. Absent: audited. */
+  readonly audited?: boolean;
 }
 
 export interface WarningSink {

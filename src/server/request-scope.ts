@@ -122,6 +122,11 @@ export class RequestScope {
     this.audit?.annotate(key, value, level);
   }
 
+  /** Whether the request has an audit event for annotations to go to. */
+  get audited(): boolean {
+    return this.audit !== undefined;
+  }
+
   /** Gives back the slot, clears the deadline and counts the request when the response closes; one listener however many filters ask. */
   cleanUpOnClose(): void {
     if (this.cleanupHooked) return;

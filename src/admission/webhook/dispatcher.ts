@@ -17,7 +17,7 @@ import { admissionRequest, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
 import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
-import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
+import type { AdmissionAttributes, AdmissionPlugin, AnnotationSink, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { CallError, newEndpoint, newServiceEndpoint, post, type WebhookEndpoint } from './client.js';
 import type { ServiceResolver } from './service-resolver.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from './rules.js';
@@ -80,11 +80,17 @@ const VALIDATING_FAILED_OPEN_PREFIX = 'failed-open.validating.webhook.admission.
  * attributesRecord.AddAnnotation: a key that is not `<DNS subdomain>/<name>` (a qualified name with
  * one slash) is not recorded (upstream logs a warning and goes on); the first value of a key stays.
  */
-function annotate(a: AdmissionAttributes, key: string, value: string, level?: 'Request'): void {
+function annotate(a: AdmissionAttributes, key: string, value: string): void {
   if (!a.annotations) return;
   if (key.split('/').length !== 2 || isQualifiedName(key).length > 0) return;
-  a.annotations.addAnnotation(key, value, level);
+  a.annotations.addAnnotation(key, value);
 }
+
+/**
+ * Where the dispatchers' own annotations go (keys well-formed by construction), undefined when the
+ * request is not audited: `own(a)?.addAnnotation(key, json())` does not even make the value then.
+ */
+const own = (a: AdmissionAttributes): AnnotationSink | undefined => (a.annotations?.audited === false ? undefined : a.annotations);
 
 /** Where a mutating webhook's call stands in the dispatch: upstream's round (0, 1 when reinvoked) and index among the webhooks. */
 interface CallPlace {
@@ -475,7 +481,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
           if (e instanceof CallingWebhookError) {
             if (failOpen(h)) {
               opts.observeFailOpen?.(h.hook.name ?? '', 'admit');
-              annotate(a, placeKey(MUTATION_FAILED_OPEN_PREFIX, place), h.hook.name ?? '');
+              own(a)?.addAnnotation(placeKey(MUTATION_FAILED_OPEN_PREFIX, place), h.hook.name ?? '');
               return;
             }
             throw internalError(e);
@@ -483,7 +489,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
           throw e;
         } finally {
           // Whether the call changed the object, whatever its outcome (upstream's deferred annotation).
-          annotate(a, placeKey(MUTATION_ANNOTATION_PREFIX, place), mutationAnnotation(h, changed));
+          own(a)?.addAnnotation(placeKey(MUTATION_ANNOTATION_PREFIX, place), mutationAnnotation(h, changed));
           observe(opts, h, 'admit', a, started, failure);
         }
       };
@@ -568,7 +574,7 @@ async function mutate(
   }
   const changed = !isDeepStrictEqual(a.object, patched);
   // The patch applied, on audit events of level Request and above.
-  annotate(a, placeKey(PATCH_ANNOTATION_PREFIX, place), patchAnnotation(h, ops), 'Request');
+  own(a)?.addAnnotation(placeKey(PATCH_ANNOTATION_PREFIX, place), patchAnnotation(h, ops), 'Request');
   if (changed) {
     // The handler holds `a.object`: its content is replaced in place.
     const target = a.object as Record<string, unknown>;
@@ -651,7 +657,7 @@ async function validateOne(
     if (e instanceof CallingWebhookError) {
       if (!failOpen(h)) return internalError(e);
       opts.observeFailOpen?.(h.hook.name ?? '', 'validating');
-      annotate(a, placeKey(VALIDATING_FAILED_OPEN_PREFIX, { round: 0, index }), h.hook.name ?? '');
+      own(a)?.addAnnotation(placeKey(VALIDATING_FAILED_OPEN_PREFIX, { round: 0, index }), h.hook.name ?? '');
       return undefined;
     }
     return e instanceof StatusError ? e : internalError(e);
