@@ -4,7 +4,7 @@
 //   1. tsc -p tsconfig.build.json: JavaScript, .d.ts, source maps and declaration maps;
 //   2. the files the code reads from disk next to itself at run time (new URL('./x', import.meta.url)):
 //      every file under src/ that is not TypeScript, not documentation and not under testdata/
-//      (today the .proto files and the SQLite writer's plain-JS bootstrap, writer-entry.mjs).
+//      (today the .proto files and the worker threads' plain-JS bootstrap, runtime/thread-entry.mjs).
 // Globs rather than a list, so files moved inside src/ need no edit here.
 //
 // --if-stale (npm start's prestart): build only when dist/ is missing or older than a file it is

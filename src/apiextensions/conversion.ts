@@ -174,13 +174,12 @@ export class ConversionWebhook {
       apiVersion: `apiextensions.k8s.io/${this.reviewVersion}`,
       request: { uid, desiredAPIVersion: apiVersion, objects: objs },
     };
-    let data: Buffer;
+    let text: string;
     try {
-      data = await post(this.endpoint, Buffer.from(stringifyJSON(review)), CONVERSION_WEBHOOK_TIMEOUT_SECONDS);
+      text = await post(this.endpoint, stringifyJSON(review), CONVERSION_WEBHOOK_TIMEOUT_SECONDS);
     } catch (e) {
       throw failed(e instanceof CallError ? e.message : String(e));
     }
-    const text = data.toString('utf8');
     let answer: unknown;
     try {
       answer = parseJSONExact(text);

@@ -4,9 +4,18 @@
 // upstream's `failed to call webhook: ...` texts carry them. A `service` reference is called at
 // https://<name>.<namespace>.svc:<port><path>, its certificate verified for that name, and dialled
 // where the service resolver says at each call (webhookutil's ClientManager dials so).
-import { createSecureContext, type SecureContext } from 'node:tls';
-import { Pool, type Dispatcher } from 'undici';
-import { serviceServerName, type ServiceResolver, type ServiceTarget } from './service-resolver.js';
+//
+// The calls' transport (TLS, HTTP/1.1, the keep-alive connections: transport.ts) runs on the API
+// server's thread while few calls are under way, and on a worker thread of its own for the calls
+// beyond those (see setInlineCalls). A call's transport costs about as much CPU as the create it is
+// made for: under load the server's thread would spend half its time on it, where Go's apiserver
+// spreads that work over every core. A call on the thread costs the server a message each way
+// (the body out as text, the answer back as text) and a thread's wake-up, which at low load would
+// only add latency.
+import { Worker } from 'node:worker_threads';
+import type { EndpointSpec, FromTransport, ToTransport } from './transport-protocol.js';
+import { Transport } from './transport.js';
+import { serviceServerName, type ServiceResolver } from './service-resolver.js';
 
 export class CallError extends Error {
   override readonly name = 'CallError';
@@ -26,117 +35,196 @@ export interface ServiceReference {
   readonly path?: string;
 }
 
-/** Connections per address, as the node Agent's maxSockets was (Go's transport has no cap). */
-const MAX_CONNECTIONS = 64;
-/** How long an idle connection is kept: Go's http.DefaultTransport IdleConnTimeout. */
-const IDLE_CONNECTION_MS = 90_000;
+let nextEndpointId = 1;
 
 /**
- * Where a webhook is called: its URL and its keep-alive connections (an undici Pool per address
- * dialled), shared by the webhooks naming the same URL and CA.
- *
- * HTTP/1.1 only, as kube-apiserver's webhook clients since 1.16 (`NextProtos = ["http/1.1"]` in
- * webhookutil's ClientManager, kubernetes#82090): with HTTP/2 every call would share one connection
- * and the calls to a webhook with several replicas would not spread. undici's HTTP/1.1 client
- * costs about 40 % less CPU per call than node:https's (ClientRequest and the Agent's socket
- * bookkeeping), and both ends see the same bytes. An idle connection is kept 90 s, as Go's
- * transport (IdleConnTimeout of http.DefaultTransport, which client-go's transports keep), or
- * until shortly before the server's `Keep-Alive: timeout=` hint: a connection opened for a burst
- * of calls is still there for the next burst, instead of a TLS handshake in its way. A call that
- * meets a kept-alive connection the server closed is sent again (see Call.onError).
+ * Where a webhook is called: its URL (or service reference) and CA. Its keep-alive connections live
+ * on the client thread, shared by the webhooks naming the same URL and CA, and close when it is
+ * released (once the calls under way have ended).
  */
 export class WebhookEndpoint {
   readonly url: URL;
   /** A service reference and what resolves it; undefined for a URL. */
   readonly service: { readonly ref: ServiceReference; readonly resolver: ServiceResolver; readonly hostPort: string } | undefined;
-  /** The TLS context (the CA parsed) made once; node would make one per connection from `ca`. */
-  private readonly secureContext: SecureContext;
-  /** By the origin dialled: the URL's, or each address a service resolved to. */
-  private readonly pools = new Map<string, Pool>();
-  private calls = 0;
-  private released = false;
-  /**
-   * Set when a pool has just opened a connection, read by the call undici then writes on it:
-   * undici emits `connect` and writes the connection's first request in one synchronous run, so
-   * the call that finds this set is that first request, and any other is on a reused connection.
-   */
-  connected = false;
+  readonly id = nextEndpointId++;
+  readonly spec: EndpointSpec;
+  /** Opened on the inline transport. */
+  inline = false;
+  /** The transport thread this endpoint was opened on (a thread that died is replaced, and the endpoint opened again there). */
+  thread: ThreadTransport | undefined;
+  private readonly shown = new Map<number, string>();
 
   constructor(rawURL: string | { ref: ServiceReference; resolver: ServiceResolver }, caBundle: string | undefined) {
+    let service: EndpointSpec['service'];
     if (typeof rawURL === 'string') {
       this.url = new URL(rawURL);
       this.service = undefined;
     } else {
-      const hostPort = `${serviceServerName(rawURL.ref.namespace, rawURL.ref.name)}:${rawURL.ref.port}`;
+      const serverName = serviceServerName(rawURL.ref.namespace, rawURL.ref.name);
+      const hostPort = `${serverName}:${rawURL.ref.port}`;
       this.url = new URL(`https://${hostPort}${rawURL.ref.path ?? ''}`);
       this.service = { ...rawURL, hostPort };
+      service = { serverName, hostPort };
     }
     const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
-    this.secureContext = createSecureContext(ca ? { ca } : {});
+    this.spec = { url: this.url.href, ca, service };
   }
 
-  /** The pool for `dial` (a service's resolved address), or for the URL. */
-  poolFor(dial: ServiceTarget | undefined): Pool {
-    const origin = dial ? `https://${dial.host.includes(':') ? `[${dial.host}]` : dial.host}:${dial.port}` : this.url.origin;
-    let pool = this.pools.get(origin);
-    if (!pool) {
-      pool = new Pool(origin, {
-        connections: MAX_CONNECTIONS,
-        pipelining: 1,
-        keepAliveTimeout: IDLE_CONNECTION_MS,
-        keepAliveMaxTimeout: IDLE_CONNECTION_MS,
-        // A service: its certificate verified for <name>.<namespace>.svc, wherever it is dialled.
-        connect: { secureContext: this.secureContext, ...(this.service ? { servername: this.service.hostPort.replace(/:\d+$/, '') } : {}) },
-      });
-      pool.on('connect', () => {
-        this.connected = true;
-      });
-      this.pools.set(origin, pool);
-    }
-    return pool;
-  }
-
-  private readonly requests = new Map<number, { readonly options: Dispatcher.DispatchOptions; readonly shown: string }>();
-
-  /**
-   * What every call with this timeout sends, made once: the request (path with `?timeout=<n>s`,
-   * headers; the body added per call) and the `Post "<url>"` its errors start with.
-   */
-  requestFor(timeoutSeconds: number): { readonly options: Dispatcher.DispatchOptions; readonly shown: string } {
-    let r = this.requests.get(timeoutSeconds);
-    if (!r) {
+  /** The `Post "<url>"` a call's transport failures start with, as Go's url.Error prints it. */
+  shownFor(timeoutSeconds: number): string {
+    let shown = this.shown.get(timeoutSeconds);
+    if (shown === undefined) {
       const target = new URL(this.url);
       target.searchParams.set('timeout', `${timeoutSeconds}s`);
       // Go prints the service's host with its port, even 443.
-      const shown = `Post ${JSON.stringify(this.service ? `https://${this.service.hostPort}${target.pathname === '/' && !this.service.ref.path ? '' : target.pathname}${target.search}` : target.toString())}`;
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, */*' };
-      // A service is dialled at its resolved address but asked for by its name, as Go sends it.
-      if (this.service) headers.host = this.service.hostPort;
-      r = { options: { method: 'POST', path: `${target.pathname}${target.search}`, headers }, shown };
-      this.requests.set(timeoutSeconds, r);
+      shown = `Post ${JSON.stringify(this.service ? `https://${this.service.hostPort}${target.pathname === '/' && !this.service.ref.path ? '' : target.pathname}${target.search}` : target.toString())}`;
+      this.shown.set(timeoutSeconds, shown);
     }
-    return r;
+    return shown;
   }
 
   /** Closes the connections once the calls under way have ended: a configuration change must not cut them. */
   release(): void {
-    this.released = true;
-    if (this.calls === 0) this.destroy();
+    inline.release(this);
+    this.thread?.release(this);
+  }
+}
+
+/** A call waiting for its transport's answer. */
+class PendingCall {
+  constructor(
+    readonly ep: WebhookEndpoint,
+    readonly timeoutSeconds: number,
+    readonly resolve: (data: string) => void,
+    readonly reject: (e: CallError) => void,
+  ) {}
+
+  fail(why: string, prefixed: boolean, code: number | undefined): void {
+    this.reject(new CallError(prefixed ? `${this.ep.shownFor(this.timeoutSeconds)}: ${why}` : why, code));
+  }
+}
+
+/** The calls under way on one transport, by id, until it answers. */
+class Calls {
+  protected readonly pending = new Map<number, PendingCall>();
+  protected nextCall = 1;
+
+  get underWay(): number {
+    return this.pending.size;
   }
 
-  private destroy(): void {
-    for (const pool of this.pools.values()) void pool.destroy().catch(() => undefined);
-    this.pools.clear();
+  protected add(p: PendingCall): number {
+    const id = this.nextCall++;
+    this.pending.set(id, p);
+    return id;
   }
 
-  /** A call begins (counted until `ended`: the connections outlive the calls under way). */
-  began(): void {
-    this.calls++;
+  protected settle(m: FromTransport): void {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if ('data' in m) p.resolve(m.data);
+    else p.fail(m.why, m.prefixed, m.code);
+  }
+}
+
+/** The transport on the API server's thread: a call costs no message, and no thread's wake-up. */
+class InlineTransport extends Calls {
+  private readonly transport = new Transport((m) => this.settle(m));
+
+  call(ep: WebhookEndpoint, body: string, timeoutSeconds: number, dial: Dial, p: PendingCall): void {
+    if (!ep.inline) {
+      ep.inline = true;
+      this.transport.open(ep.id, ep.spec);
+    }
+    this.transport.call(this.add(p), ep.id, body, timeoutSeconds, dial);
   }
 
-  ended(): void {
-    if (--this.calls === 0 && this.released) this.destroy();
+  release(ep: WebhookEndpoint): void {
+    if (ep.inline) this.transport.release(ep.id);
+    ep.inline = false;
   }
+}
+
+/**
+ * The transport on a worker thread of its own, one per process, started when calls first overflow
+ * the inline ones. It does not keep the process alive while no call is under way. If it dies, the
+ * calls under way on it fail and the next overflow starts another.
+ */
+class ThreadTransport extends Calls {
+  readonly worker: Worker;
+  dead = false;
+
+  constructor() {
+    super();
+    const ts = import.meta.url.endsWith('.ts');
+    this.worker = new Worker(new URL('../../runtime/thread-entry.mjs', import.meta.url), {
+      workerData: { script: new URL(ts ? './transport-worker.ts' : './transport-worker.js', import.meta.url).href, registerTsx: ts },
+      // As the SQLite writer's: the parent's flags but these make the Worker constructor throw or do not apply.
+      execArgv: process.execArgv.filter((arg) => arg === '--enable-source-maps' || arg.startsWith('--conditions=')),
+      name: 'webhook-transport',
+    });
+    this.worker.unref();
+    this.worker.on('message', (m: FromTransport) => {
+      this.settle(m);
+      if (this.pending.size === 0) this.worker.unref();
+    });
+    this.worker.on('error', (e) => this.die(`the webhook transport thread failed: ${e.message}`));
+    this.worker.on('exit', (code) => this.die(`the webhook transport thread exited with code ${code}`));
+  }
+
+  call(ep: WebhookEndpoint, body: string, timeoutSeconds: number, dial: Dial, p: PendingCall): void {
+    if (ep.thread !== this) {
+      ep.thread = this;
+      this.send({ t: 'open', ep: ep.id, spec: ep.spec });
+    }
+    if (this.pending.size === 0) this.worker.ref();
+    this.send({ t: 'call', id: this.add(p), ep: ep.id, body, timeoutSeconds, dial });
+  }
+
+  release(ep: WebhookEndpoint): void {
+    if (ep.thread === this && !this.dead) this.send({ t: 'release', ep: ep.id });
+    ep.thread = undefined;
+  }
+
+  private send(m: ToTransport): void {
+    this.worker.postMessage(m);
+  }
+
+  private die(why: string): void {
+    if (this.dead) return;
+    this.dead = true;
+    if (thread === this) thread = undefined;
+    const calls = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of calls) p.fail(why, true, undefined);
+    void this.worker.terminate();
+  }
+}
+
+type Dial = { host: string; port: number } | undefined;
+
+/**
+ * How many calls run on the server's thread at once before the next go to the transport thread.
+ * Few calls under way: the server's thread has time to spare, and a call made there answers
+ * soonest. Many: the server's thread is the bottleneck, and the transport's CPU (about what the
+ * create it is made for costs) is better spent on another core.
+ */
+let inlineCalls = 4;
+const inline = new InlineTransport();
+let thread: ThreadTransport | undefined;
+
+/** For tests and benchmarks: how many calls run inline at once (0: every call on the thread; Infinity: none); answers the previous setting. */
+export function setInlineCalls(n: number): number {
+  const previous = inlineCalls;
+  inlineCalls = n;
+  return previous;
+}
+
+/** The transport thread's worker (started if it is not), for the tests that end it under a call. */
+export function transportWorker(): Worker {
+  thread ??= new ThreadTransport();
+  return thread.worker;
 }
 
 export function newEndpoint(rawURL: string, caBundle: string | undefined): WebhookEndpoint {
@@ -148,170 +236,20 @@ export function newServiceEndpoint(ref: ServiceReference, caBundle: string | und
   return new WebhookEndpoint({ ref, resolver }, caBundle);
 }
 
-/** Answers the response body; throws CallError with Go's text for what is not a 2xx answer. */
-export function post(ep: WebhookEndpoint, body: Buffer, timeoutSeconds: number): Promise<Buffer> {
-  const { options, shown } = ep.requestFor(timeoutSeconds);
-  const target = ep.url;
-  let dial: ServiceTarget | undefined;
+/** POSTs `body` (JSON text) and answers the response body; throws CallError with Go's text for what is not a 2xx answer. */
+export function post(ep: WebhookEndpoint, body: string, timeoutSeconds: number): Promise<string> {
+  let dial: Dial;
   if (ep.service) {
     try {
-      dial = ep.service.resolver.resolve(ep.service.ref.namespace, ep.service.ref.name, ep.service.ref.port);
+      const target = ep.service.resolver.resolve(ep.service.ref.namespace, ep.service.ref.name, ep.service.ref.port);
+      dial = { host: target.host, port: target.port };
     } catch (e) {
-      return Promise.reject(new CallError(`${shown}: ${e instanceof Error ? e.message : String(e)}`));
+      return Promise.reject(new CallError(`${ep.shownFor(timeoutSeconds)}: ${e instanceof Error ? e.message : String(e)}`));
     }
   }
-  return new Promise<Buffer>((resolve, reject) => {
-    // dispatch, not request(): the answer is gathered by the handler, without a body stream per call.
-    // The call counts itself as under way until it settles (no async wrapper per call).
-    new Call(ep, ep.poolFor(dial), { ...options, body }, shown, target, dial, resolve, reject, timeoutSeconds).send();
+  return new Promise<string>((resolve, reject) => {
+    const p = new PendingCall(ep, timeoutSeconds, resolve, reject);
+    if (inline.underWay < inlineCalls) inline.call(ep, body, timeoutSeconds, dial, p);
+    else (thread ??= new ThreadTransport()).call(ep, body, timeoutSeconds, dial, p);
   });
-}
-
-/**
- * One call's undici handler: gathers the answer, settles once, bounded by the timeout. A class,
- * not closures: one object per call (and tsx's keepNames would rename every closure per call).
- */
-class Call implements Dispatcher.DispatchHandlers {
-  private settled = false;
-  private abort: ((err?: Error) => void) | undefined;
-  private code = 0;
-  private answered = false;
-  /** The attempt under way went out on a connection that had carried calls before. */
-  private reused = false;
-  private chunks: Buffer[] = [];
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(
-    private readonly ep: WebhookEndpoint,
-    private readonly pool: Pool,
-    private readonly request: Dispatcher.DispatchOptions,
-    private readonly shown: string,
-    private readonly target: URL,
-    private readonly dial: ServiceTarget | undefined,
-    private readonly resolve: (data: Buffer) => void,
-    private readonly reject: (e: CallError) => void,
-    timeoutSeconds: number,
-  ) {
-    ep.began();
-    this.timer = setTimeout(() => {
-      this.fail(`${this.shown}: context deadline exceeded`);
-      this.abort?.();
-    }, timeoutSeconds * 1000);
-  }
-
-  send(): void {
-    this.pool.dispatch(this.request, this);
-  }
-
-  private fail(why: string, code?: number): void {
-    if (this.settled) return;
-    this.settled = true;
-    clearTimeout(this.timer);
-    this.ep.ended();
-    this.reject(new CallError(why, code));
-  }
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.abort = abort;
-    this.reused = !this.ep.connected;
-    this.ep.connected = false;
-    if (this.settled) abort();
-  }
-
-  onHeaders(status: number): boolean {
-    // 1xx answers come first and are skipped, as Go's transport does.
-    if (status >= 200) {
-      this.code = status;
-      this.answered = true;
-    }
-    return true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    this.chunks.push(chunk);
-    return true;
-  }
-
-  onComplete(): void {
-    if (this.settled) return;
-    const data = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-    if (this.code < 200 || this.code > 299) {
-      const { message, code } = restError(this.code, data);
-      this.fail(message, code);
-      return;
-    }
-    this.settled = true;
-    clearTimeout(this.timer);
-    this.ep.ended();
-    this.resolve(data);
-  }
-
-  onError(e: NodeJS.ErrnoException): void {
-    // A kept-alive connection the server closed (its idle timeout) as the call went out on it, with
-    // no answer: sent again on another connection, as Go's transport retries a request on a reused
-    // connection the server closed before it took the request (shouldRetryRequest:
-    // nothingWrittenError, errServerClosedIdle). undici itself re-sends only what it had not
-    // written yet; Go finds out sooner (its read loop sees the close while the connection is idle).
-    // Never for a new connection, nor once an answer began: then the server saw the call.
-    if (!this.settled && this.reused && !this.answered && isClosed(e) && e.code !== 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
-      this.reused = false;
-      this.chunks = [];
-      this.abort = undefined;
-      // Not from inside undici's close handling of the old connection.
-      queueMicrotask(() => {
-        if (!this.settled) this.send();
-      });
-      return;
-    }
-    // Cut after the status line: Go reads the body to its end and says so.
-    this.fail(`${this.shown}: ${this.answered && isClosed(e) ? 'unexpected EOF' : goNetError(e, this.target, this.dial)}`);
-  }
-}
-
-/** The connection ended under the call (undici's SocketError, a reset, or a body short of its Content-Length). */
-const isClosed = (e: NodeJS.ErrnoException): boolean =>
-  e.code === 'UND_ERR_SOCKET' || e.code === 'ECONNRESET' || e.code === 'EPIPE' || e.code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH';
-
-/** What Go's net/http and crypto/tls say for a failure to connect or to be answered. */
-function goNetError(e: NodeJS.ErrnoException, u: URL, dial?: ServiceTarget): string {
-  const hostPort = dial ? `${dial.host.includes(':') ? `[${dial.host}]` : dial.host}:${dial.port}` : `${u.hostname}:${u.port || '443'}`;
-  switch (e.code) {
-    case 'ECONNREFUSED':
-      return `dial tcp ${hostPort}: connect: connection refused`;
-    case 'ECONNRESET':
-    case 'EPIPE':
-    case 'UND_ERR_SOCKET':
-      return 'EOF';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `dial tcp: lookup ${u.hostname}: no such host`;
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'UNABLE_TO_GET_ISSUER_CERT':
-    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-      return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
-    case 'CERT_HAS_EXPIRED':
-      return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return `tls: failed to verify certificate: x509: certificate is valid for other names, not ${u.hostname}`;
-    default:
-      return e.message === 'socket hang up' ? 'EOF' : e.message;
-  }
-}
-
-/**
- * client-go's rest.Result for a non-2xx answer: its Status when it sent one (message and code), else
- * a generic text with the HTTP status.
- */
-function restError(code: number, data: Buffer): { message: string; code: number } {
-  try {
-    const st = JSON.parse(data.toString('utf8')) as { kind?: string; message?: string; code?: unknown };
-    if (st && st.kind === 'Status' && st.message) return { message: st.message, code: typeof st.code === 'number' ? st.code : code };
-  } catch {
-    // not a Status
-  }
-  const text = data.toString('utf8').trim();
-  if (code >= 500) return { message: `an error on the server (${JSON.stringify(text || 'unknown')}) has prevented the request from succeeding`, code };
-  return { message: `the server responded with the status code ${code} but did not return more information`, code };
 }

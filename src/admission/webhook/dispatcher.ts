@@ -338,10 +338,10 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, requestJSON:
   const callFailed = mutating ? 503 : 400;
   const uid = randomUUID();
   // uid (a UUID) and version (v1 or v1beta1) need no escaping.
-  const body = Buffer.from(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/${version}","request":{"uid":"${uid}",${requestJSON.slice(1)}}`);
-  let data: Buffer;
+  const body = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/${version}","request":{"uid":"${uid}",${requestJSON.slice(1)}}`;
+  let text: string;
   try {
-    data = await post(h.endpoint, body, h.hook.timeoutSeconds ?? 10);
+    text = await post(h.endpoint, body, h.hook.timeoutSeconds ?? 10);
   } catch (e) {
     throw new CallingWebhookError(
       name,
@@ -349,7 +349,6 @@ async function callHook(h: CompiledWebhook, a: AdmissionAttributes, requestJSON:
       (e instanceof CallError ? e.code : undefined) ?? callFailed,
     );
   }
-  const text = data.toString('utf8');
   let review: { apiVersion?: string; kind?: string; response?: ReviewResponse };
   try {
     review = JSON.parse(text) as typeof review;

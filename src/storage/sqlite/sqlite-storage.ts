@@ -624,7 +624,7 @@ export class SqliteStorage implements Storage {
 
 /**
  * Starts the writer thread. The worker's script is TypeScript when this module is (run through
- * tsx), JavaScript when compiled; writer-entry.mjs, plain JavaScript, loads it.
+ * tsx), JavaScript when compiled; runtime/thread-entry.mjs, plain JavaScript, loads it.
  */
 async function startWorkerWriter(
   config: WriterConfig,
@@ -637,7 +637,7 @@ async function startWorkerWriter(
   // registered by the entry script for TypeScript. The rest of execArgv is not passed on either:
   // flags such as --input-type or --eval (`node -e`) make the Worker constructor throw, and the
   // writer needs none of them.
-  const worker = new Worker(new URL('./writer-entry.mjs', import.meta.url), {
+  const worker = new Worker(new URL('../../runtime/thread-entry.mjs', import.meta.url), {
     workerData: { config, script, registerTsx: ts },
     execArgv: process.execArgv.filter((arg) => arg === '--enable-source-maps' || arg.startsWith('--conditions=')),
   });

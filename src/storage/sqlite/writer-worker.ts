@@ -1,4 +1,4 @@
-// Worker-thread entry of the SQLite writer (started by SqliteStorage through writer-entry.mjs).
+// Worker-thread entry of the SQLite writer (started by SqliteStorage through runtime/thread-entry.mjs).
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import type { ToWriter, WriterConfig } from './protocol.js';
