@@ -97,9 +97,17 @@ describe('webhooks and matchPolicy (kubectl 1.33)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Both configurations for v1 widgets, with `matchPolicy` (absent: the default, Equivalent). */
+  /**
+   * Both configurations for v1 widgets, with `matchPolicy` (absent: the default, Equivalent). The
+   * validating webhook's matchConditions ask for the object in v1: they are evaluated on the object
+   * in the version the webhook is called with, as upstream's dispatchers do.
+   */
   async function install(matchPolicy: 'Equivalent' | 'Exact' | undefined): Promise<void> {
     const policy = matchPolicy ? `\n  matchPolicy: ${matchPolicy}` : '';
+    const conditions = (kind: string): string =>
+      kind === 'Validating'
+        ? `\n  matchConditions: [{name: in-v1, expression: "object.apiVersion == 'match.example.com/v1' && request.kind.version == 'v1'"}]`
+        : '';
     const one = (kind: string, name: string, path: string): string => `apiVersion: admissionregistration.k8s.io/v1
 kind: ${kind}WebhookConfiguration
 metadata: {name: ${name}}
@@ -108,7 +116,7 @@ webhooks:
   clientConfig: {url: "${url}${path}", caBundle: ${caBundle}}
   rules: [{operations: [CREATE], apiGroups: [match.example.com], apiVersions: [v1], resources: [widgets]}]
   admissionReviewVersions: [v1]
-  sideEffects: None${policy}
+  sideEffects: None${policy}${conditions(kind)}
 `;
     await apply(`hooks-${matchPolicy ?? 'default'}`, `${one('Mutating', 'stamp', '/mutate')}---\n${one('Validating', 'check', '/validate')}`);
   }

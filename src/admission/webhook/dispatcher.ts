@@ -174,16 +174,18 @@ export function releaseWebhooks(hooks: readonly CompiledWebhook[], kept: readonl
 }
 
 /**
- * generic.Webhook.ShouldCallHook: rules, namespace selector, object selector, then matchConditions.
- * Answered without a promise unless the namespace's labels must be read.
+ * generic.Webhook.ShouldCallHook: rules, namespace selector, object selector, then matchConditions
+ * (which the dispatchers evaluate on the object in the version the webhook is called with).
+ * Answered without a promise unless the namespace's labels must be read or, for a webhook with
+ * matchConditions matched through an equivalent version, the objects converted.
  */
 function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels: NamespaceLabels, eq?: EquivalentResources): Match | Promise<Match> {
   const matched = rulesMatch(h, a, eq);
   if (matched === false) return false;
   const ns = matchNamespace(h.namespaceSelector, a, namespaceLabels);
   if (ns === false) return false;
-  if (ns === true) return matchRest(h, a) && matched;
-  return ns.then((inNamespace) => inNamespace && matchRest(h, a) && matched);
+  if (ns === true) return matchRest(h, a, matched, eq);
+  return ns.then((inNamespace) => inNamespace && matchRest(h, a, matched, eq));
 }
 
 /** Whether a webhook is called: false, true (with the request's version), or the equivalent version it is called with. */
@@ -201,16 +203,28 @@ function rulesMatch(h: CompiledWebhook, a: AdmissionAttributes, eq: EquivalentRe
 }
 
 /** ShouldCallHook after the namespace selector: the object selector, then matchConditions. */
-function matchRest(h: CompiledWebhook, a: AdmissionAttributes): boolean {
+function matchRest(h: CompiledWebhook, a: AdmissionAttributes, matched: true | EquivalentVersion, eq: EquivalentResources | undefined): Match | Promise<Match> {
   if (!matchObject(h.objectSelector, a)) return false;
-  if (!h.matchConditions) return true;
+  const conditions = h.matchConditions;
+  if (!conditions) return matched;
+  if (matched === true || !eq) return conditionsMatch(conditions, a, undefined) && matched;
+  return convertFor(eq, a, matched).then(
+    (as) => conditionsMatch(conditions, a, as) && matched,
+    (e: unknown) => {
+      throw conversionFailed(e);
+    },
+  );
+}
+
+/** A webhook's matchConditions on the request (its objects in `as`, the equivalent version it is called with, when given). */
+function conditionsMatch(conditions: CompiledMatchConditions, a: AdmissionAttributes, as: Converted | undefined): boolean {
   const vars = {
-    object: toCEL(a.object ?? null),
-    oldObject: toCEL(a.oldObject ?? null),
-    request: toCEL(admissionRequest(a)),
+    object: toCEL((as ? as.object : a.object) ?? null),
+    oldObject: toCEL((as ? as.oldObject : a.oldObject) ?? null),
+    request: toCEL(admissionRequest(a, as)),
     namespaceObject: null,
   };
-  const r = matchConditions(h.matchConditions, vars, performance.now() + 1000);
+  const r = matchConditions(conditions, vars, performance.now() + 1000);
   // A condition that fails under failurePolicy Fail refuses the request (fails closed), as upstream.
   if ('error' in r) throw forbidden({ group: a.resource.group, resource: a.resource.resource }, a.name, r.error);
   return r.matches;
