@@ -80,6 +80,10 @@ describe('webhook dispatch', () => {
               ...jsonPatch([{ value: '<1>', path: '/metadata/labels/annotated', op: 'add' }]),
               auditAnnotations: { decision: 'stamped', 'not/valid': 'x', ['k'.repeat(64)]: 'x', note: 'a & b' },
             });
+          case '/500':
+            res.statusCode = 500;
+            res.end('boom');
+            return undefined;
           case '/slow':
             setTimeout(() => {
               res.setHeader('content-type', 'application/json');
@@ -197,6 +201,18 @@ describe('webhook dispatch', () => {
     await p.admit!(a);
     assert.deepEqual(a.object?.metadata?.labels, { app: 'x', first: '1', second: '1' });
     assert.deepEqual(calls, ['/first', '/second', '/first']);
+  });
+
+  it('an IfNeeded webhook that failed open is reinvoked after a later change too (upstream marks it invoked either way)', async () => {
+    calls.length = 0;
+    const p = mutatingWebhookPlugin({
+      source: source([hook('failing.example.com', '/500', { reinvocationPolicy: 'IfNeeded', failurePolicy: 'Ignore' }), hook('second.example.com', '/second')]),
+      namespaceLabels: noNamespaces,
+    });
+    const a = attrs();
+    await p.admit!(a);
+    assert.deepEqual(a.object?.metadata?.labels, { app: 'x', second: '1' });
+    assert.deepEqual(calls, ['/500', '/second', '/500']);
   });
 
   it('a configuration change neither cuts a call under way nor drops the connections of unchanged webhooks', async () => {

@@ -485,10 +485,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
         let failure: unknown;
         try {
           changed = await mutate(h, a, place, call === true ? undefined : opts.equivalents && { eq: opts.equivalents, to: call });
-          calledAt.set(h.key, step);
           if (changed) changedAfter = step;
-          step++;
-          if (h.hook.reinvocationPolicy === 'IfNeeded' && !reinvocable.includes(h)) reinvocable.push(h);
         } catch (e) {
           failure = e;
           if (e instanceof CallingWebhookError) {
@@ -501,6 +498,11 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
           }
           throw e;
         } finally {
+          // Called, whatever the outcome: an IfNeeded webhook that failed open is reinvoked after a
+          // later change too, as upstream marks it invoked before it looks at the error.
+          calledAt.set(h.key, step);
+          step++;
+          if (h.hook.reinvocationPolicy === 'IfNeeded' && !reinvocable.includes(h)) reinvocable.push(h);
           // Whether the call changed the object, whatever its outcome (upstream's deferred annotation).
           own(a)?.addAnnotation(placeKey(MUTATION_ANNOTATION_PREFIX, place), mutationAnnotation(h, changed));
           observe(opts, h, 'admit', a, started, failure);
