@@ -256,28 +256,38 @@ function restError(code: number, text: string): { message: string; code: number 
   return { message: `the server responded with the status code ${code} but did not return more information`, code };
 }
 
-/** The endpoints by the ids client.ts gave them; each call's end goes to `reply`. */
+/** The endpoints by the ids client.ts gave them (or why one could not be opened); each call's end goes to `reply`. */
 export class Transport {
-  private readonly endpoints = new Map<number, Endpoint>();
+  private readonly endpoints = new Map<number, Endpoint | { readonly error: string }>();
 
   constructor(private readonly reply: (m: FromTransport) => void) {}
 
   open(ep: number, spec: EndpointSpec): void {
-    this.endpoints.set(ep, new Endpoint(spec));
+    try {
+      this.endpoints.set(ep, new Endpoint(spec));
+    } catch (e) {
+      // Its calls fail with the reason (a TLS context node would not make), not the transport.
+      this.endpoints.set(ep, { error: e instanceof Error ? e.message : String(e) });
+    }
   }
 
   call(id: number, epId: number, body: string, timeoutSeconds: number, dial: Dial): void {
     const ep = this.endpoints.get(epId);
-    if (!ep) {
-      this.reply({ id, why: `webhook client: endpoint ${epId} is not open`, prefixed: true, code: undefined });
+    if (!ep || !(ep instanceof Endpoint)) {
+      this.reply({ id, why: ep ? ep.error : `webhook client: endpoint ${epId} is not open`, prefixed: true, code: undefined });
       return;
     }
-    new Call(id, ep, body, timeoutSeconds, dial, this.reply).send();
+    try {
+      new Call(id, ep, body, timeoutSeconds, dial, this.reply).send();
+    } catch (e) {
+      this.reply({ id, why: e instanceof Error ? e.message : String(e), prefixed: true, code: undefined });
+    }
   }
 
   /** The endpoint's connections close once its calls under way have ended. */
   release(epId: number): void {
-    this.endpoints.get(epId)?.release();
+    const ep = this.endpoints.get(epId);
+    if (ep instanceof Endpoint) ep.release();
     this.endpoints.delete(epId);
   }
 }
