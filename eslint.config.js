@@ -17,7 +17,7 @@ export default tseslint.config(
         projectService: {
           // The few plain-JS files are outside tsconfig.json (it has no allowJs): each gets the
           // default project, which reads their JSDoc types.
-          allowDefaultProject: ['eslint.config.js', '.dependency-cruiser.mjs', 'bin/*.js', 'scripts/*.mjs', 'src/storage/sqlite/*.mjs'],
+          allowDefaultProject: ['eslint.config.js', '.dependency-cruiser.mjs', 'bin/*.js', 'scripts/*.mjs', 'src/runtime/*.mjs'],
         },
         tsconfigRootDir: import.meta.dirname,
       },
