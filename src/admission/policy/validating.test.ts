@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StatusError } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
-import type { AdmissionAttributes } from '../interfaces.js';
+import type { AdmissionAttributes, EquivalentResources } from '../interfaces.js';
 import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './types.js';
 import { compilePolicies, validatingAdmissionPolicyPlugin, type ParamLookup } from './validating.js';
 
@@ -39,9 +39,15 @@ async function run(
   bindings: ValidatingAdmissionPolicyBinding[],
   object: KubeObject,
   params: ParamLookup = async () => ({ namespaced: true, items: [] }),
+  equivalents?: EquivalentResources,
 ): Promise<{ error?: StatusError; warnings: string[]; annotations: Map<string, string> }> {
   const compiled = compilePolicies(policies, bindings);
-  const plugin = validatingAdmissionPolicyPlugin({ source: { policies: () => compiled }, namespace: async () => ({ metadata: { name: 'default' } }), params });
+  const plugin = validatingAdmissionPolicyPlugin({
+    source: { policies: () => compiled },
+    namespace: async () => ({ metadata: { name: 'default' } }),
+    params,
+    ...(equivalents ? { equivalents } : {}),
+  });
   const sinks = { warnings: [] as string[], annotations: new Map<string, string>() };
   try {
     await plugin.validate!(attrs(object, sinks));
@@ -170,5 +176,41 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     };
     const r = await run([policy('p', spec)], [binding('b', 'p', ['Deny'])], cm('a'));
     assert.match(r.error!.message, /operation cancelled: actual cost limit exceeded|running out of cost budget/);
+  });
+
+  it('matchPolicy Equivalent: a policy for another version sees the object converted; a failed conversion is its configuration error', async () => {
+    // ConfigMaps served in v1 and (here) v2; the policy names v2 only.
+    const v2Rules = { matchPolicy: 'Equivalent', resourceRules: [{ apiGroups: [''], apiVersions: ['v2'], operations: ['CREATE'], resources: ['configmaps'] }] };
+    let failing = false;
+    const equivalents: EquivalentResources = {
+      versionsOf: () => [
+        { version: 'v1', kind: 'ConfigMap' },
+        { version: 'v2', kind: 'ConfigMap' },
+      ],
+      convert: async (obj, _g, _r, _from, to) => {
+        if (failing) throw new Error('the converter is down');
+        return { ...obj, apiVersion: to };
+      },
+    };
+    const seen = (failurePolicy: string): ValidatingAdmissionPolicy =>
+      policy('v2-only', {
+        failurePolicy,
+        matchConstraints: v2Rules,
+        validations: [
+          { expression: 'false', messageExpression: "'saw ' + object.apiVersion + ' as ' + request.kind.version + ' of ' + request.requestKind.version" },
+        ],
+      });
+    const r = await run([seen('Fail')], [binding('b', 'v2-only', ['Deny'])], cm('a'), undefined, equivalents);
+    assert.match(r.error?.message ?? '', /denied request: saw v2 as v2 of v1$/);
+    failing = true;
+    const failed = await run([seen('Fail')], [binding('b', 'v2-only', ['Deny'])], cm('a'), undefined, equivalents);
+    assert.equal(
+      failed.error?.message,
+      'configmaps "a" is forbidden: ValidatingAdmissionPolicy \'v2-only\' denied request: failed to configure policy: failed to convert object version: the converter is down',
+    );
+    assert.equal((await run([seen('Ignore')], [binding('b', 'v2-only', ['Deny'])], cm('a'), undefined, equivalents)).error, undefined);
+    // Exact: not matched through v1 at all.
+    const exact = { ...seen('Fail'), spec: { ...seen('Fail').spec, matchConstraints: { ...v2Rules, matchPolicy: 'Exact' } } };
+    assert.equal((await run([exact], [binding('b', 'v2-only', ['Deny'])], cm('a'), undefined, equivalents)).error, undefined);
   });
 });

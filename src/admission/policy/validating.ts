@@ -23,7 +23,7 @@ import {
 } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
-import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
+import { convertFor, equivalentMatch, type Converted } from '../equivalent.js';
 import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource, ruleMatches } from '../webhook/rules.js';
 import type { MatchResources, NamedRuleWithOperations, ParamKind, ParamRef, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './types.js';
@@ -356,18 +356,21 @@ async function nsVar(a: AdmissionAttributes, ns: () => Promise<KubeObject | unde
   return a.namespace && !isNamespaceResource(a) ? toCEL(namespaceObject(await ns())) : null;
 }
 
-/** The CEL variables with the objects converted to the equivalent version `as`; a failed conversion answers 500. */
+/**
+ * The CEL variables with the objects converted to the equivalent version `as`, or why they could
+ * not be (a configuration error of the policy, as upstream's `failed to convert object version`).
+ */
 async function equivalentBase(
   eq: EquivalentResources,
   a: AdmissionAttributes,
   as: EquivalentVersion,
   ns: () => Promise<KubeObject | undefined>,
-): Promise<Record<string, unknown>> {
+): Promise<Record<string, unknown> | { readonly error: string }> {
   let versioned: Converted;
   try {
     versioned = await convertFor(eq, a, as);
   } catch (e) {
-    throw conversionFailed(e);
+    return { error: `failed to convert object version: ${e instanceof Error ? e.message : String(e)}` };
   }
   return celBase(a, versioned.object, versioned.oldObject, as, await nsVar(a, ns));
 }
@@ -406,6 +409,19 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
         if (m === false) continue;
         // Matched through another version of the resource: the policy sees the request in that version.
         const as = m === true ? undefined : m;
+        // The objects in that version, converted once per version; a failed conversion is the
+        // policy's configuration error (its failurePolicy decides), as upstream.
+        let asVars: Record<string, unknown> | undefined;
+        if (as && opts.equivalents) {
+          equivalentBases ??= new Map();
+          const converted = equivalentBases.get(as.version) ?? (await equivalentBase(opts.equivalents, a, as, ns));
+          if ('error' in converted) {
+            configError(p, undefined, String(converted.error));
+            continue;
+          }
+          equivalentBases.set(as.version, converted);
+          asVars = converted;
+        }
         const annotations = new Map<string, string[]>();
         for (const b of p.bindings) {
           if (b.match) {
@@ -422,11 +438,8 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
             continue;
           }
           let vars0: Record<string, unknown>;
-          if (as && opts.equivalents) {
-            equivalentBases ??= new Map();
-            vars0 = equivalentBases.get(as.version) ?? (await equivalentBase(opts.equivalents, a, as, ns));
-            equivalentBases.set(as.version, vars0);
-          } else {
+          if (asVars) vars0 = asVars;
+          else {
             base ??= celBase(a, a.object, a.oldObject, undefined, await nsVar(a, ns));
             vars0 = base;
           }
