@@ -7,7 +7,7 @@
 // them as JSON lines to <dir>/<role>-<pid>.jsonl. bench/webhook-trace-report.ts joins them with the
 // generator's sends and tells what a create in the tail waited on. It sees the calls made on the
 // server's thread, which at 200/s are all of them; those made on the webhook transport's thread (the
-// calls beyond 4 under way, src/admission/webhook/client.ts) are not traced.
+// calls made while 4 or more are under way, src/admission/webhook/client.ts) are not traced.
 import { subscribe } from 'node:diagnostics_channel';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';

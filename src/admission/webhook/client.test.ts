@@ -27,6 +27,8 @@ for (const route of ['inline', 'thread'] as const)
 
     before(async () => {
       previousInlineCalls = setInlineCalls(route === 'inline' ? Infinity : 0);
+      // Calls go to the thread once it is ready.
+      if (route === 'thread') await transportWorker();
       ca = createCertificateAuthority({ commonName: 'client-test-ca' });
       const cert = issueCertificate(ca, { commonName: 'webhook', hosts: ['127.0.0.1'], usage: 'server' });
       server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
@@ -168,7 +170,7 @@ for (const route of ['inline', 'thread'] as const)
       it('the transport thread ending under a call: the call fails, and the next call starts another thread', async () => {
         const hanging = newEndpoint(`${url}/hang`, caBundle);
         try {
-          const worker = transportWorker();
+          const worker = await transportWorker();
           const call = post(hanging, '{}', 10);
           // Ended once the call is on its way: the webhook has its request.
           await new Promise<void>((r) => server.once('request', () => r()));
@@ -178,7 +180,7 @@ for (const route of ['inline', 'thread'] as const)
             assert.equal(e.message, `Post "${url}/hang?timeout=10s": the webhook transport thread exited with code 1`);
             return true;
           });
-          assert.notEqual(transportWorker(), worker, 'another thread');
+          assert.notEqual(await transportWorker(), worker, 'another thread (ready before the call below)');
           // An endpoint opened on the thread that ended is opened again on the new one.
           assert.equal(await post(ep, '{}', 10), '{}');
         } finally {

@@ -68,6 +68,8 @@ export class WebhookEndpoint {
     }
     const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
     this.spec = { url: this.url.href, ca, service };
+    // The transport thread starts with the first endpoint, so that it is ready before calls overflow.
+    thread ??= new ThreadTransport();
   }
 
   /** The `Post "<url>"` a call's transport failures start with, as Go's url.Error prints it. */
@@ -147,13 +149,17 @@ class InlineTransport extends Calls {
 }
 
 /**
- * The transport on a worker thread of its own, one per process, started when calls first overflow
- * the inline ones. It does not keep the process alive while no call is under way. If it dies, the
- * calls under way on it fail and the next overflow starts another.
+ * The transport on a worker thread of its own, one per process, started with the first endpoint
+ * (or, after one died, at the next overflow) and given calls only once it is ready: starting it
+ * takes a few hundred milliseconds, which no call should wait for. It does not keep the process
+ * alive while no call is under way. If it dies, the calls under way on it fail.
  */
 class ThreadTransport extends Calls {
   readonly worker: Worker;
   dead = false;
+  isReady = false;
+  readonly ready: Promise<void>;
+  private markReady: () => void = () => undefined;
 
   constructor() {
     super();
@@ -164,13 +170,20 @@ class ThreadTransport extends Calls {
       execArgv: process.execArgv.filter((arg) => arg === '--enable-source-maps' || arg.startsWith('--conditions=')),
       name: 'webhook-transport',
     });
-    this.worker.unref();
-    this.worker.on('message', (m: FromTransport) => {
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
+    this.worker.on('message', (m: FromTransport | { readonly ready: true }) => {
+      if ('ready' in m) {
+        this.isReady = true;
+        this.markReady();
+        return;
+      }
       this.settle(m);
       if (this.pending.size === 0) this.worker.unref();
     });
     this.worker.on('error', (e) => this.die(`the webhook transport thread failed: ${e.message}`));
     this.worker.on('exit', (code) => this.die(`the webhook transport thread exited with code ${code}`));
+    // After the listeners: adding one refs the worker again.
+    this.worker.unref();
   }
 
   call(ep: WebhookEndpoint, body: string, timeoutSeconds: number, dial: Dial, p: PendingCall): void {
@@ -205,7 +218,8 @@ class ThreadTransport extends Calls {
 type Dial = { host: string; port: number } | undefined;
 
 /**
- * How many calls run on the server's thread at once before the next go to the transport thread.
+ * How many calls may be under way (inline and on the thread together) for the next to run on the
+ * server's thread; beyond that it goes to the transport thread.
  * Few calls under way: the server's thread has time to spare, and a call made there answers
  * soonest. Many: the server's thread is the bottleneck, and the transport's CPU (about what the
  * create it is made for costs) is better spent on another core.
@@ -221,10 +235,14 @@ export function setInlineCalls(n: number): number {
   return previous;
 }
 
-/** The transport thread's worker (started if it is not), for the tests that end it under a call. */
-export function transportWorker(): Worker {
-  thread ??= new ThreadTransport();
-  return thread.worker;
+/** The transport thread's worker (started if it is not) once it is ready, for tests. */
+export async function transportWorker(): Promise<Worker> {
+  const t = (thread ??= new ThreadTransport());
+  // Kept alive while waited for.
+  t.worker.ref();
+  await t.ready;
+  if (t.underWay === 0) t.worker.unref();
+  return t.worker;
 }
 
 export function newEndpoint(rawURL: string, caBundle: string | undefined): WebhookEndpoint {
@@ -249,7 +267,10 @@ export function post(ep: WebhookEndpoint, body: string, timeoutSeconds: number):
   }
   return new Promise<string>((resolve, reject) => {
     const p = new PendingCall(ep, timeoutSeconds, resolve, reject);
-    if (inline.underWay < inlineCalls) inline.call(ep, body, timeoutSeconds, dial, p);
-    else (thread ??= new ThreadTransport()).call(ep, body, timeoutSeconds, dial, p);
+    // Few calls under way in all (not only inline: at c=64 the inline ones end soonest, and would
+    // take most calls), or no thread ready: inline.
+    if (inline.underWay + (thread?.underWay ?? 0) < inlineCalls) inline.call(ep, body, timeoutSeconds, dial, p);
+    else if ((thread ??= new ThreadTransport()).isReady) thread.call(ep, body, timeoutSeconds, dial, p);
+    else inline.call(ep, body, timeoutSeconds, dial, p);
   });
 }

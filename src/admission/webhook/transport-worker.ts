@@ -4,3 +4,5 @@ import { serve } from './transport.js';
 
 if (parentPort === null) throw new Error('transport-worker.ts must run in a worker thread');
 serve(parentPort);
+// Calls are given to this thread only from now on.
+parentPort.postMessage({ ready: true });
