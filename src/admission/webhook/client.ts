@@ -39,7 +39,7 @@ let nextEndpointId = 1;
 
 /**
  * Where a webhook is called: its URL (or service reference) and CA. Its keep-alive connections live
- * on the client thread, shared by the webhooks naming the same URL and CA, and close when it is
+ * in the transports (inline and thread), shared by the webhooks naming the same URL and CA, and close when it is
  * released (once the calls under way have ended).
  */
 export class WebhookEndpoint {
@@ -228,7 +228,7 @@ let inlineCalls = 4;
 const inline = new InlineTransport();
 let thread: ThreadTransport | undefined;
 
-/** For tests and benchmarks: how many calls run inline at once (0: every call on the thread; Infinity: none); answers the previous setting. */
+/** For tests and benchmarks: below how many calls under way a call runs inline (0: every call on a ready thread; Infinity: every call inline); answers the previous setting. */
 export function setInlineCalls(n: number): number {
   const previous = inlineCalls;
   inlineCalls = n;
