@@ -127,10 +127,10 @@ export interface Memory {
   readonly arrayBuffers: number;
 }
 
-/** CPU time (user+system, ms) a process has used so far, from /proc (Linux); NaN once it is gone. */
-export function procCpuMs(pid: number): number {
+/** CPU time (user+system, ms) a process (or one of its threads) has used so far, from /proc (Linux); NaN once it is gone. */
+export function procCpuMs(pid: number, tid?: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
   } catch {

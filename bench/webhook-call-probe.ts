@@ -4,7 +4,9 @@
 // and of the webhook, per round and their medians. The `webhook` scenario's c=64 ratio depends on
 // this figure (issue 23): with a create costing the server ~250–300 µs, a call must cost about
 // 0.67 of that for 60 %. Alternate two trees' runs to compare a change (rounds move ±10 %).
-//   node --conditions=kplane-source --import tsx bench/webhook-call-probe.ts [--concurrency 64] [--calls 20000] [--rounds 10]
+// `--inline 0` puts every call on the transport thread (the server does so while 4 or more calls are
+// under way); the CPU is then split into this process's main thread and the rest (the thread).
+//   node --conditions=kplane-source --import tsx bench/webhook-call-probe.ts [--concurrency 64] [--calls 20000] [--rounds 10] [--inline N]
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
+import { setInlineCalls, transportWorker } from '../src/admission/webhook/client.js';
 import { compileConfigurations, releaseWebhooks, validatingWebhookPlugin } from '../src/admission/webhook/dispatcher.js';
 import type { WebhookConfiguration } from '../src/admission/webhook/types.js';
 import type { AdmissionAttributes } from '../src/admission/interfaces.js';
@@ -19,8 +22,14 @@ import { configMap, procCpuMs } from './common.js';
 import { benchDir } from './context.js';
 
 const { values } = parseArgs({
-  options: { concurrency: { type: 'string', default: '64' }, calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '10' } },
+  options: {
+    concurrency: { type: 'string', default: '64' },
+    calls: { type: 'string', default: '20000' },
+    rounds: { type: 'string', default: '10' },
+    inline: { type: 'string' },
+  },
 });
+if (values.inline !== undefined) setInlineCalls(Number(values.inline));
 const concurrency = Number(values.concurrency);
 const calls = Number(values.calls);
 const rounds = Number(values.rounds);
@@ -85,20 +94,27 @@ async function round(n: number): Promise<void> {
   );
 }
 
+/** This process's main thread's CPU in ms (its task has the process's id). */
+const mainThreadCpuMs = (): number => procCpuMs(process.pid, process.pid);
+
+if (values.inline === '0') await transportWorker();
 await round(Math.min(calls, 4000));
 const mine: number[] = [];
+const main: number[] = [];
 const theirs: number[] = [];
 for (let r = 0; r < rounds; r++) {
   const c0 = process.cpuUsage();
+  const m0 = mainThreadCpuMs();
   const w0 = procCpuMs(hook.pid!);
   await round(calls);
   const c = process.cpuUsage(c0);
   mine.push((c.user + c.system) / calls);
+  main.push(((mainThreadCpuMs() - m0) * 1000) / calls);
   theirs.push(((procCpuMs(hook.pid!) - w0) * 1000) / calls);
 }
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 console.log(
-  `c=${concurrency}, ${rounds} rounds of ${calls} calls: kplane (plugin + client) CPU per call median ${median(mine).toFixed(1)} µs [${mine.map((x) => x.toFixed(0)).join(' ')}]; the example webhook ${median(theirs).toFixed(1)} µs`,
+  `c=${concurrency}, ${rounds} rounds of ${calls} calls: kplane (plugin + client) CPU per call median ${median(mine).toFixed(1)} µs [${mine.map((x) => x.toFixed(0)).join(' ')}], of it the main thread ${median(main).toFixed(1)} µs; the example webhook ${median(theirs).toFixed(1)} µs`,
 );
 releaseWebhooks(hooks);
 hook.kill('SIGTERM');
