@@ -2,7 +2,8 @@
 // worker thread): calls reuse kept-alive connections, an answer cut after its status line reads as
 // Go's `unexpected EOF`, a non-2xx Status answer keeps its message and code, and a call that meets
 // a kept-alive connection the server closes is sent again on a new one (never a new connection's);
-// the thread ending under a call fails the call, and the next starts another. (The other failures,
+// the thread ending under a call fails the call, and the next starts another; calls made while a
+// thread starts do not wait for it. (The other failures,
 // hang, refused, 500, garbage, unknown CA, are proven through kubectl in
 // test/e2e/admission-webhooks.test.ts.)
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { createCertificateAuthority, issueCertificate } from '../../server/certs.js';
-import { CallError, newEndpoint, post, setInlineCalls, transportWorker, type WebhookEndpoint } from './client.js';
+import { CallError, newEndpoint, post, setInlineCalls, transportThreadState, transportWorker, type WebhookEndpoint } from './client.js';
 
 // Each case on both transports: inline (on this thread) and on the transport's worker thread.
 for (const route of ['inline', 'thread'] as const)
@@ -186,5 +187,16 @@ for (const route of ['inline', 'thread'] as const)
         } finally {
           hanging.release();
         }
+      });
+
+    if (route === 'thread')
+      it('a call made while a new transport thread starts runs inline, not waiting for the start', async () => {
+        await (await transportWorker()).terminate();
+        assert.equal(transportThreadState(), 'none');
+        // This call starts the next thread (a few hundred milliseconds) and is answered before it is ready.
+        assert.equal(await post(ep, '{}', 10), '{}');
+        assert.equal(transportThreadState(), 'starting');
+        await transportWorker();
+        assert.equal(transportThreadState(), 'ready');
       });
   });

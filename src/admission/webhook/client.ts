@@ -245,6 +245,11 @@ export async function transportWorker(): Promise<Worker> {
   return t.worker;
 }
 
+/** For tests: whether the transport thread is there, and ready for calls. */
+export function transportThreadState(): 'none' | 'starting' | 'ready' {
+  return !thread ? 'none' : thread.isReady ? 'ready' : 'starting';
+}
+
 export function newEndpoint(rawURL: string, caBundle: string | undefined): WebhookEndpoint {
   return new WebhookEndpoint(rawURL, caBundle);
 }
