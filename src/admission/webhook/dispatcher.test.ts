@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { StatusError } from '../../apimachinery/errors.js';
+import type { KubeObject } from '../../apimachinery/types.js';
 import type { AdmissionAttributes } from '../interfaces.js';
 import { compileConfigurations, mutatingWebhookPlugin, releaseWebhooks, validatingWebhookPlugin, type CompiledWebhook } from './dispatcher.js';
 import { ruleMatches } from './rules.js';
@@ -55,10 +56,15 @@ describe('webhook dispatch', () => {
   let url = '';
   let caBundle = '';
   const calls: string[] = [];
+  /** What each call's review said of the object: `<path> <request.kind.version> <object.apiVersion>`. */
+  const seen: string[] = [];
   before(async () => {
-    server = await startReviewServer<{ request: { uid: string; object?: { metadata?: { labels?: Record<string, string> } } } }>(
+    server = await startReviewServer<{
+      request: { uid: string; kind: { version: string }; object?: { apiVersion?: string; metadata?: { labels?: Record<string, string> } } };
+    }>(
       (review, { path, res }) => {
         calls.push(path);
+        seen.push(`${path} ${review.request.kind.version} ${review.request.object?.apiVersion}`);
         const uid = path === '/wrong-uid' ? 'nope' : review.request.uid;
         const labels = review.request.object?.metadata?.labels ?? {};
         const answer = (response: Record<string, unknown>): unknown => admissionAnswer(uid, response);
@@ -326,6 +332,38 @@ describe('webhook dispatch', () => {
       'reject validating downv.example.com calling_webhook_error 400',
       'validating downv.example.com 400 true',
     ]);
+  });
+
+  it('matchConditions matched through an equivalent version: the objects converted once per call', async () => {
+    // configmaps served in v1 and v2 (fake): each conversion counted; the webhooks name v1, the write is in v2.
+    const conversions: string[] = [];
+    const equivalents = {
+      versionsOf: () => [
+        { version: 'v1', kind: 'ConfigMap' },
+        { version: 'v2', kind: 'ConfigMap' },
+      ],
+      convert: async (o: KubeObject, _g: string, _r: string, from: string, to: string) => {
+        conversions.push(`${from}->${to}`);
+        return { ...o, apiVersion: to };
+      },
+    };
+    const inV1 = (name: string, path: string): Webhook =>
+      hook(name, path, {
+        matchPolicy: 'Equivalent',
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+        matchConditions: [{ name: 'in-v1', expression: "object.apiVersion == 'v1'" }],
+      });
+    const v2 = (): AdmissionAttributes =>
+      attrs({
+        resource: { group: '', version: 'v2', resource: 'configmaps' },
+        kind: { group: '', version: 'v2', kind: 'ConfigMap' },
+        object: { apiVersion: 'v2', kind: 'ConfigMap', metadata: { name: 'a' } },
+      });
+    seen.length = 0;
+    await validatingWebhookPlugin({ source: source([inV1('v.example.com', '/allow')]), namespaceLabels: noNamespaces, equivalents }).validate!(v2());
+    await mutatingWebhookPlugin({ source: source([inV1('m.example.com', '/allow')]), namespaceLabels: noNamespaces, equivalents }).admit!(v2());
+    assert.deepEqual(seen, ['/allow v1 v1', '/allow v1 v1']);
+    assert.deepEqual(conversions, ['v2->v1', 'v2->v1']);
   });
 
   it('never calls webhooks for webhook configurations', async () => {

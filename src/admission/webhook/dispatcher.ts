@@ -188,8 +188,16 @@ function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels:
   return ns.then((inNamespace) => inNamespace && matchRest(h, a, matched, eq));
 }
 
-/** Whether a webhook is called: false, true (with the request's version), or the equivalent version it is called with. */
-type Match = boolean | EquivalentVersion;
+/**
+ * Whether a webhook is called: false, true (with the request's version), or the equivalent version
+ * it is called with (with the objects converted, when its matchConditions needed them).
+ */
+type Match = boolean | EquivalentVersion | Converted;
+
+/** The request's objects in the equivalent version `m`, converted once per call. */
+function convertedFor(eq: EquivalentResources, a: AdmissionAttributes, m: EquivalentVersion | Converted): Promise<Converted> {
+  return 'object' in m ? Promise.resolve(m) : convertFor(eq, a, m);
+}
 
 /**
  * The rules against the request's resource, then, under `matchPolicy: Equivalent`, each rule in
@@ -208,8 +216,9 @@ function matchRest(h: CompiledWebhook, a: AdmissionAttributes, matched: true | E
   const conditions = h.matchConditions;
   if (!conditions) return matched;
   if (matched === true || !eq) return conditionsMatch(conditions, a, undefined) && matched;
+  // The converted objects go on with the match: the call sends them without converting again.
   return convertFor(eq, a, matched).then(
-    (as) => conditionsMatch(conditions, a, as) && matched,
+    (as) => conditionsMatch(conditions, a, as) && as,
     (e: unknown) => {
       throw conversionFailed(e);
     },
@@ -548,12 +557,12 @@ async function mutate(
   h: CompiledWebhook,
   a: AdmissionAttributes,
   place: CallPlace,
-  equivalent?: { readonly eq: EquivalentResources; readonly to: EquivalentVersion },
+  equivalent?: { readonly eq: EquivalentResources; readonly to: EquivalentVersion | Converted },
 ): Promise<boolean> {
   const name = h.hook.name ?? '';
   let as: Converted | undefined;
   try {
-    as = equivalent ? await convertFor(equivalent.eq, a, equivalent.to) : undefined;
+    as = equivalent ? await convertedFor(equivalent.eq, a, equivalent.to) : undefined;
   } catch (e) {
     throw conversionFailed(e);
   }
@@ -626,7 +635,7 @@ export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPl
           r =
             m === true || m === false || !eq
               ? Promise.resolve(stringifyJSON(reviewRequest(a)))
-              : convertFor(eq, a, m).then((as) => stringifyJSON(reviewRequest(a, as)));
+              : convertedFor(eq, a, m).then((as) => stringifyJSON(reviewRequest(a, as)));
           requests.set(version, r);
         }
         return r;
