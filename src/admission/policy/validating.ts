@@ -365,14 +365,14 @@ async function equivalentBase(
   a: AdmissionAttributes,
   as: EquivalentVersion,
   ns: () => Promise<KubeObject | undefined>,
-): Promise<Record<string, unknown> | { readonly error: string }> {
+): Promise<{ readonly vars: Record<string, unknown> } | { readonly error: string }> {
   let versioned: Converted;
   try {
     versioned = await convertFor(eq, a, as);
   } catch (e) {
     return { error: `failed to convert object version: ${e instanceof Error ? e.message : String(e)}` };
   }
-  return celBase(a, versioned.object, versioned.oldObject, as, await nsVar(a, ns));
+  return { vars: celBase(a, versioned.object, versioned.oldObject, as, await nsVar(a, ns)) };
 }
 
 /** The plugin. */
@@ -399,7 +399,7 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
       // The variables the policies see the request through: in its own version, or (matchPolicy
       // Equivalent) in each equivalent version a policy matched.
       let base: Record<string, unknown> | undefined;
-      let equivalentBases: Map<string, Record<string, unknown>> | undefined;
+      let equivalentBases: Map<string, { readonly vars: Record<string, unknown> } | { readonly error: string }> | undefined;
       for (const p of policies) {
         const m = await matches(p.constraints, a, ns, opts.equivalents);
         if (typeof m === 'object' && 'error' in m) {
@@ -409,18 +409,21 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
         if (m === false) continue;
         // Matched through another version of the resource: the policy sees the request in that version.
         const as = m === true ? undefined : m;
-        // The objects in that version, converted once per version; a failed conversion is the
-        // policy's configuration error (its failurePolicy decides), as upstream.
+        // The objects in that version, converted once per version (a failure too); a failed
+        // conversion is the policy's configuration error (its failurePolicy decides), as upstream.
         let asVars: Record<string, unknown> | undefined;
         if (as && opts.equivalents) {
           equivalentBases ??= new Map();
-          const converted = equivalentBases.get(as.version) ?? (await equivalentBase(opts.equivalents, a, as, ns));
+          let converted = equivalentBases.get(as.version);
+          if (!converted) {
+            converted = await equivalentBase(opts.equivalents, a, as, ns);
+            equivalentBases.set(as.version, converted);
+          }
           if ('error' in converted) {
-            configError(p, undefined, String(converted.error));
+            configError(p, undefined, converted.error);
             continue;
           }
-          equivalentBases.set(as.version, converted);
-          asVars = converted;
+          asVars = converted.vars;
         }
         const annotations = new Map<string, string[]>();
         for (const b of p.bindings) {
