@@ -25,6 +25,13 @@ export interface AdmissionAttributes {
   readonly object?: KubeObject;
   readonly oldObject?: KubeObject;
   readonly dryRun: boolean;
+  /**
+   * admission.Attributes.GetOperationOptions as the request gave them, without kind and apiVersion
+   * (which follow from the operation): CreateOptions' or UpdateOptions' dryRun, fieldManager and
+   * fieldValidation, or DeleteOptions' fields, in Go's field order, unset ones left out. Absent:
+   * only `dryRun` is known.
+   */
+  readonly options?: Readonly<Record<string, unknown>>;
   readonly userInfo: UserInfo;
   /** Where a plugin's warnings go: the response's Warning headers (upstream's warning.AddWarning). */
   readonly warnings?: WarningSink;

@@ -28,7 +28,7 @@ interface Review {
     object?: { metadata?: { name?: string; labels?: Record<string, string> } } | null;
     oldObject?: unknown;
     dryRun: boolean;
-    options?: { kind?: string };
+    options?: Record<string, unknown>;
   };
 }
 
@@ -84,7 +84,7 @@ async function startWebhookServer(ca: { certPem: string; keyPem: string }): Prom
 function configYaml(
   kind: 'Validating' | 'Mutating',
   name: string,
-  hooks: { name: string; url: string; caBundle: string; label: string; failurePolicy?: string; timeoutSeconds?: number }[],
+  hooks: { name: string; url: string; caBundle: string; label: string; failurePolicy?: string; timeoutSeconds?: number; operations?: string }[],
 ): string {
   return [
     'apiVersion: admissionregistration.k8s.io/v1',
@@ -102,7 +102,7 @@ function configYaml(
       `    url: ${h.url}`,
       `    caBundle: ${h.caBundle}`,
       '  rules:',
-      '  - operations: [CREATE, UPDATE]',
+      `  - operations: [${h.operations ?? 'CREATE, UPDATE'}]`,
       '    apiGroups: [""]',
       '    apiVersions: [v1]',
       '    resources: [configmaps]',
@@ -238,6 +238,38 @@ for (const kubectl of KUBECTLS)
         (metric(metrics, 'apiserver_admission_webhook_rejection_count', { ...check, error_type: 'no_error', rejection_code: '403' }) ?? 0) >= 1,
         'rejection_count, the webhook refused',
       );
+    });
+
+    it("the review's options are the request's, as upstream's handlers pass them (a patch's as UpdateOptions)", async () => {
+      await install(
+        configYaml('Validating', 'options', [
+          { name: 'options.kplane.test', url: `${hooks.url}/validate`, caBundle, label: 'opts', operations: 'CREATE, UPDATE, DELETE' },
+        ]),
+        'opts',
+      );
+      const optionsOf = (operation: string): Record<string, unknown> | undefined =>
+        hooks.seen.findLast((r) => r.request.operation === operation && (r.request.name ?? r.request.object?.metadata?.name) === 'opt-one')?.request.options;
+      const meta = { apiVersion: 'meta.k8s.io/v1' };
+      // kubectl 1.33 asks for strict field validation; 1.20 knows no fieldValidation.
+      const strict = kubectl.name === '1.20' ? {} : { fieldValidation: 'Strict' };
+      const created = await ks.k(['create', '-f', await ks.file('opt.yaml', configMapYaml('opt-one', 'opts'))]);
+      assert.equal(created.code, 0, created.stderr);
+      assert.deepEqual(optionsOf('CREATE'), { kind: 'CreateOptions', ...meta, fieldManager: 'kubectl-create', ...strict });
+      // A server-side apply is a patch: its PatchOptions reach admission as UpdateOptions, without force.
+      const applied = await ks.k([
+        'apply',
+        '--server-side',
+        '--force-conflicts',
+        '--dry-run=server',
+        '-f',
+        await ks.file('opt2.yaml', configMapYaml('opt-one', 'opts')),
+      ]);
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.deepEqual(optionsOf('UPDATE'), { kind: 'UpdateOptions', ...meta, dryRun: ['All'], fieldManager: 'kubectl', ...strict });
+      // DeleteOptions from kubectl's body: the grace period and the propagation policy.
+      const deleted = await ks.k(['delete', 'configmap', 'opt-one', '--cascade=foreground', '--grace-period=7']);
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.deepEqual(optionsOf('DELETE'), { kind: 'DeleteOptions', ...meta, gracePeriodSeconds: 7, propagationPolicy: 'Foreground' });
     });
 
     it('a create the webhook denies is not charged to a ResourceQuota (quota runs after the webhooks)', async () => {

@@ -149,7 +149,7 @@ export function admissionRequest(a: AdmissionAttributes, as?: EquivalentVersion)
   const kind = as ? { group: a.kind.group, version: as.version, kind: as.kind } : requestKind;
   const resource = as ? { ...requestResource, version: as.version } : requestResource;
   const u = a.userInfo;
-  const optionsKind = a.operation === 'CREATE' ? 'CreateOptions' : a.operation === 'UPDATE' ? 'UpdateOptions' : a.operation === 'DELETE' ? 'DeleteOptions' : '';
+  const options = operationOptions(a);
   return {
     kind,
     resource,
@@ -162,8 +162,19 @@ export function admissionRequest(a: AdmissionAttributes, as?: EquivalentVersion)
     operation: a.operation,
     userInfo: { username: u.name, uid: u.uid ?? '', groups: [...u.groups], extra: u.extra ?? {} },
     dryRun: a.dryRun,
-    ...(optionsKind ? { options: { kind: optionsKind, apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) } } : {}),
+    ...(options ? { options } : {}),
   };
+}
+
+/**
+ * admission.Attributes.GetOperationOptions as an AdmissionReview (and a policy's `request.options`)
+ * carries it: the operation's options kind with the request's options, or only its dryRun where
+ * those are not known; null for CONNECT.
+ */
+export function operationOptions(a: AdmissionAttributes): Record<string, unknown> | null {
+  const kind = a.operation === 'CREATE' ? 'CreateOptions' : a.operation === 'UPDATE' ? 'UpdateOptions' : a.operation === 'DELETE' ? 'DeleteOptions' : undefined;
+  if (!kind) return null;
+  return { kind, apiVersion: 'meta.k8s.io/v1', ...(a.options ?? (a.dryRun ? { dryRun: ['All'] } : {})) };
 }
 
 /** cel.CreateNamespaceObject: what `namespaceObject` shows of the request's namespace. */

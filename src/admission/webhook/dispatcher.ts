@@ -13,7 +13,7 @@ import { describeJsonSyntaxError } from '../../golang/json-decode.js';
 import { compareGoStrings, goJSON, goString, goStruct } from '../../golang/json.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
 import { isQualifiedName } from '../../apimachinery/validation/names.js';
-import { admissionRequest, toCEL } from '../cel/compile.js';
+import { admissionRequest, operationOptions, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
 import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
@@ -289,13 +289,6 @@ function reviewRequest(a: AdmissionAttributes, as?: Converted): Record<string, u
     dryRun: a.dryRun,
     options: operationOptions(a),
   };
-}
-
-/** admission.Attributes.GetOperationOptions: the options kind of the operation. */
-function operationOptions(a: AdmissionAttributes): Record<string, unknown> | null {
-  const kind = a.operation === 'CREATE' ? 'CreateOptions' : a.operation === 'UPDATE' ? 'UpdateOptions' : a.operation === 'DELETE' ? 'DeleteOptions' : undefined;
-  if (!kind) return null;
-  return { kind, apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) };
 }
 
 interface ReviewResponse {

@@ -18,6 +18,7 @@ export function admissionAttributes(
   oldObject: KubeObject | undefined,
   dryRun: boolean,
   subresource = '',
+  options?: Readonly<Record<string, unknown>>,
 ): AdmissionAttributes {
   const d = r.descriptor;
   const resource: GroupVersionResource = { group: d.group, version: d.version, resource: d.plural };
@@ -33,6 +34,7 @@ export function admissionAttributes(
     object,
     oldObject,
     dryRun,
+    options,
     userInfo: s.user,
     warnings: s,
     annotations: s,
@@ -76,8 +78,10 @@ export function validator(
   name: string,
   dryRun: boolean,
   sub: string,
+  options?: Readonly<Record<string, unknown>>,
 ): (o: KubeObject, old?: KubeObject) => Promise<void> | undefined {
-  return (o, old) => validateAdmission(c, admissionAttributes(s, r, operation ?? (old ? 'UPDATE' : 'CREATE'), namespace, name, o, old, dryRun, sub), s);
+  return (o, old) =>
+    validateAdmission(c, admissionAttributes(s, r, operation ?? (old ? 'UPDATE' : 'CREATE'), namespace, name, o, old, dryRun, sub, options), s);
 }
 
 /**
@@ -92,9 +96,10 @@ export function deleteAdmission(
   namespace: string | undefined,
   name: string,
   dryRun: boolean,
+  options?: Readonly<Record<string, unknown>>,
 ): (old: KubeObject) => Promise<void> {
   return async (old) => {
-    const attrs = admissionAttributes(s, r, 'DELETE', namespace, name, undefined, old, dryRun);
+    const attrs = admissionAttributes(s, r, 'DELETE', namespace, name, undefined, old, dryRun, '', options);
     await admit(c, attrs);
     await validateAdmission(c, attrs, s);
   };

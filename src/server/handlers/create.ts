@@ -39,7 +39,7 @@ export async function serveCreate(c: ServerContext, s: RequestScope, r: Register
   dedupOwnerReferences(obj, false, warnings);
   trackUpdate(fieldScope(c.registry.definitions, r, ''), undefined, obj, managerOrUserAgent(opts.fieldManager, header(s.req, 'user-agent')));
   // Nothing to await when every plugin answered at once (admission.ts).
-  const admitted = admit(c, admissionAttributes(s, r, 'CREATE', namespace, obj.metadata?.name ?? '', obj, undefined, opts.dryRun));
+  const admitted = admit(c, admissionAttributes(s, r, 'CREATE', namespace, obj.metadata?.name ?? '', obj, undefined, opts.dryRun, '', opts.options));
   if (admitted !== undefined) await admitted;
   dedupOwnerReferences(obj, true, warnings);
   // Methods, not arrow functions in properties: tsx (esbuild's keepNames) names each of those with
@@ -48,7 +48,7 @@ export async function serveCreate(c: ServerContext, s: RequestScope, r: Register
     dryRun: opts.dryRun,
     ...(opts.fieldManager ? { fieldManager: opts.fieldManager } : {}),
     validate(o) {
-      return validateAdmission(c, admissionAttributes(s, r, 'CREATE', namespace, o.metadata?.name ?? '', o, undefined, opts.dryRun), s);
+      return validateAdmission(c, admissionAttributes(s, r, 'CREATE', namespace, o.metadata?.name ?? '', o, undefined, opts.dryRun, '', opts.options), s);
     },
   });
   respondWritten(s, r, 201, out, [...warnings, ...out.warnings]);

@@ -9,8 +9,8 @@ import { respondObject, writeNegotiated } from './responsewriters.js';
 
 export async function serveDelete(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
   const { namespace, name } = s;
-  const opts = await readDeleteOptions(s, c.maxRequestBodyBytes, c.registry.scheme);
-  const out = await r.store.delete(namespace, name, { ...opts, validate: deleteAdmission(c, s, r, namespace, name, opts.dryRun) });
+  const { store: opts, options } = await readDeleteOptions(s, c.maxRequestBodyBytes, c.registry.scheme);
+  const out = await r.store.delete(namespace, name, { ...opts, validate: deleteAdmission(c, s, r, namespace, name, opts.dryRun, options) });
   if (out.deleted && !r.registration.returnDeletedObject) {
     const status = r.store.deletedStatus(out.object);
     return writeNegotiated(s, 200, status);

@@ -11,9 +11,9 @@ import { respondList } from './responsewriters.js';
 export async function serveDeleteCollection(c: ServerContext, s: RequestScope, r: RegisteredResource): Promise<void> {
   const { namespace } = s;
   const listOpts = listOptionsFrom(s.query);
-  const opts = await readDeleteOptions(s, c.maxRequestBodyBytes, c.registry.scheme);
+  const { store: opts, options } = await readDeleteOptions(s, c.maxRequestBodyBytes, c.registry.scheme);
   // Each item's admission names no object: the request's namespace and an empty name.
-  const out = await r.store.deleteCollection(namespace, listOpts, { ...opts, validate: deleteAdmission(c, s, r, namespace, '', opts.dryRun) });
+  const out = await r.store.deleteCollection(namespace, listOpts, { ...opts, validate: deleteAdmission(c, s, r, namespace, '', opts.dryRun, options) });
   const choice = chooseOutput(s.accept, { protobufOk: !r.registration.customResource });
   respondList(s, r, out, choice);
 }

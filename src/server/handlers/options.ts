@@ -39,6 +39,12 @@ export interface WriteParams {
   dryRun: boolean;
   fieldManager: string | undefined;
   fieldValidation: 'Strict' | 'Warn' | 'Ignore';
+  /**
+   * What admission (a webhook's AdmissionReview, a policy's `request.options`) sees of them: the
+   * {Create,Update}Options as given (a patch's as upstream's patchTo{Create,Update}Options carry
+   * them: dryRun, fieldManager, fieldValidation), unset ones left out.
+   */
+  options: Readonly<Record<string, unknown>>;
 }
 
 const OPTIONS_KIND = { create: 'CreateOptions', update: 'UpdateOptions', patch: 'PatchOptions' } as const;
@@ -56,7 +62,17 @@ export function writeParams(q: URLSearchParams, op: 'create' | 'update' | 'patch
     ...(fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore' ? [fieldIssue.notSupported('fieldValidation', fv, ['', 'Ignore', 'Strict', 'Warn'])] : []),
   ];
   if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: OPTIONS_KIND[op] }, '', issues);
-  return { dryRun: dryRun.includes('All'), fieldManager, fieldValidation: fv as WriteParams['fieldValidation'] };
+  const fieldValidation = q.get('fieldValidation');
+  return {
+    dryRun: dryRun.includes('All'),
+    fieldManager,
+    fieldValidation: fv as WriteParams['fieldValidation'],
+    options: {
+      ...(dryRun.length ? { dryRun } : {}),
+      ...(fieldManager ? { fieldManager } : {}),
+      ...(fieldValidation ? { fieldValidation } : {}),
+    },
+  };
 }
 
 export function listOptionsFrom(q: URLSearchParams): ListOptions {
@@ -86,7 +102,11 @@ export function parseInt64Param(s: string): number {
 }
 
 /** DeleteOptions of a delete or deletecollection, from the body when there is one, else from the query. */
-export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, scheme: ProtobufKinds): Promise<DeleteOptions & { dryRun: boolean }> {
+export async function readDeleteOptions(
+  s: RequestScope,
+  maxBodyBytes: number,
+  scheme: ProtobufKinds,
+): Promise<{ readonly store: DeleteOptions & { readonly dryRun: boolean }; readonly options: Readonly<Record<string, unknown>> }> {
   const q = s.query;
   const body = await readBody(s.req, maxBodyBytes);
   // Upstream reads DeleteOptions from the body when there is one, and from the query only otherwise.
@@ -129,14 +149,31 @@ export async function readDeleteOptions(s: RequestScope, maxBodyBytes: number, s
   if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', issues);
   // An int64 past 2^53 is a bigint; a grace period that long is forever either way.
   const grace = typeof from.grace === 'number' ? from.grace : typeof from.grace === 'bigint' ? Number(from.grace) : undefined;
-  return {
+  // rest.BeforeDelete: a negative grace period is treated as 1 second, not refused (before admission sees it).
+  const gracePeriodSeconds = grace !== undefined ? (grace < 0 ? 1 : grace) : undefined;
+  const store = {
     dryRun: from.dryRun.includes('All'),
-    // rest.BeforeDelete: a negative grace period is treated as 1 second, not refused.
-    ...(grace !== undefined ? { gracePeriodSeconds: grace < 0 ? 1 : grace } : {}),
+    ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
     ...(p ? { propagationPolicy: p } : {}),
     ...(orphanSet ? { orphanDependents: from.orphan === true } : {}),
     ...(from.pre ? { preconditions: from.pre } : {}),
   };
+  // What admission sees: the DeleteOptions as Go decoded and printed them (its field order, unset ones left out).
+  const pre = from.pre && typeof from.pre === 'object' ? (from.pre as Record<string, unknown>) : undefined;
+  const preconditions = pre
+    ? {
+        ...(typeof pre.uid === 'string' ? { uid: pre.uid } : {}),
+        ...(typeof pre.resourceVersion === 'string' ? { resourceVersion: pre.resourceVersion } : {}),
+      }
+    : undefined;
+  const options = {
+    ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
+    ...(preconditions ? { preconditions } : {}),
+    ...(orphanSet ? { orphanDependents: from.orphan === true } : {}),
+    ...(p !== undefined ? { propagationPolicy: p } : {}),
+    ...(from.dryRun.length ? { dryRun: from.dryRun } : {}),
+  };
+  return { store, options };
 }
 
 const INT64_MIN = -(2n ** 63n);

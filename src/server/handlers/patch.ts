@@ -41,7 +41,7 @@ export async function servePatch(c: ServerContext, s: RequestScope, r: Registere
         const applied = applyRequest(fields, current, { body, manager, force: forceOf(s.query), fieldValidation: opts.fieldValidation });
         checkGoTypes(c.registry.definitions, r, applied.object, true);
         warnings = applied.warnings;
-        await admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, applied.object, current, opts.dryRun, sub));
+        await admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, applied.object, current, opts.dryRun, sub, opts.options));
         // A patch is deduplicated only after mutating admission (patch.go).
         dedupOwnerReferences(applied.object, true, warnings);
         return applied.object;
@@ -60,7 +60,7 @@ export async function servePatch(c: ServerContext, s: RequestScope, r: Registere
       if (!patched.object.metadata?.name) throw badRequest(`the name of the object (${name} based on URL) was undeterminable: name must be provided`);
       warnings = checkFields(c.registry.definitions, r, patched.object, patched, opts.fieldValidation);
       trackUpdate(fields, current, patched.object, manager);
-      await admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, patched.object, current, opts.dryRun, sub));
+      await admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, patched.object, current, opts.dryRun, sub, opts.options));
       dedupOwnerReferences(patched.object, true, warnings);
       return patched.object;
     },
@@ -68,7 +68,7 @@ export async function servePatch(c: ServerContext, s: RequestScope, r: Registere
       dryRun: opts.dryRun,
       ...(sub ? { subresource: sub } : {}),
       ...(patchType === 'apply' ? { forceAllowCreate: true } : {}),
-      validate: validator(c, s, r, undefined, namespace, name, opts.dryRun, sub),
+      validate: validator(c, s, r, undefined, namespace, name, opts.dryRun, sub, opts.options),
     },
   );
   respondWritten(s, r, result.created ? 201 : 200, result, [...warnings, ...result.warnings]);

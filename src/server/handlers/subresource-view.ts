@@ -77,13 +77,13 @@ export async function serveView(c: ServerContext, s: RequestScope, r: Registered
       // managedFields: what the write changes in the parent, owned by its manager.
       const next = r.store.strategy.subresources![sub]!.merge(cloneObject(incoming), cloneObject(current));
       trackViewUpdate(fieldScope(c.registry.definitions, r, sub), current, next, incoming, managerOrUserAgent(opts.fieldManager, header(s.req, 'user-agent')));
-      await admit(c, admissionAttributes(s, r, 'UPDATE', namespace, name, incoming, current, opts.dryRun, sub));
+      await admit(c, admissionAttributes(s, r, 'UPDATE', namespace, name, incoming, current, opts.dryRun, sub, opts.options));
       return incoming;
     },
     {
       dryRun: opts.dryRun,
       subresource: sub,
-      validate: validator(c, s, r, 'UPDATE', namespace, name, opts.dryRun, sub),
+      validate: validator(c, s, r, 'UPDATE', namespace, name, opts.dryRun, sub, opts.options),
     },
   );
   setWarnings(s.res, [...warnings, ...result.warnings]);

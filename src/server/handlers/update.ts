@@ -40,14 +40,14 @@ export async function serveUpdate(c: ServerContext, s: RequestScope, r: Register
       const incoming = cloneObject(obj);
       trackUpdate(fields, current, incoming, manager);
       // A promise only when a plugin waited (admission.ts): otherwise the store gets the object at once.
-      const admitted = admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, incoming, current, opts.dryRun, sub));
+      const admitted = admit(c, admissionAttributes(s, r, current ? 'UPDATE' : 'CREATE', namespace, name, incoming, current, opts.dryRun, sub, opts.options));
       if (admitted !== undefined) return admitted.then(() => afterAdmission(incoming, dedupWarnings));
       return afterAdmission(incoming, dedupWarnings);
     },
     {
       dryRun: opts.dryRun,
       ...(sub ? { subresource: sub } : {}),
-      validate: validator(c, s, r, undefined, namespace, name, opts.dryRun, sub),
+      validate: validator(c, s, r, undefined, namespace, name, opts.dryRun, sub, opts.options),
     },
   );
   respondWritten(s, r, result.created ? 201 : 200, result, [...warnings, ...dedupWarnings, ...result.warnings]);
