@@ -146,6 +146,11 @@ export interface SubresourceCreateInput {
   readonly name: string;
   readonly body: KubeObject;
   readonly dryRun: boolean;
+  /**
+   * Validating admission of the request as the strategy completed it (upstream's createValidation),
+   * called after its own validation and before it acts; throws (rejects) with a refusal.
+   */
+  validate(obj: KubeObject): Promise<void> | undefined;
   /** Reads an object of a served core/v1 resource (`secrets`, `serviceaccounts`); a resource not served reads as not found. */
   get(resource: string, namespace: string | undefined, name: string): Promise<KubeObject>;
 }

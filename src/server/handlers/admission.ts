@@ -1,7 +1,7 @@
 // Admission as the handlers run it: the attributes of a write (upstream's admission.NewAttributesRecord),
 // the chain's mutating phase before the registry's own checks, and its validating phase as the store's
 // last step before storage, where a request whose deadline passed stops.
-import type { GroupVersionResource, KubeObject } from '../../apimachinery/types.js';
+import type { GroupVersionKind, GroupVersionResource, KubeObject } from '../../apimachinery/types.js';
 import type { AdmissionAttributes, AdmissionOperation } from '../../admission/index.js';
 import type { RegisteredResource } from '../../registry/registry.js';
 import { handlerTimeoutError } from '../deadline.js';
@@ -19,6 +19,8 @@ export function admissionAttributes(
   dryRun: boolean,
   subresource = '',
   options?: Readonly<Record<string, unknown>>,
+  /** A subresource's own kind (Scale, TokenRequest), which its objects are; else the resource's. */
+  kind?: GroupVersionKind,
 ): AdmissionAttributes {
   const d = r.descriptor;
   const resource: GroupVersionResource = { group: d.group, version: d.version, resource: d.plural };
@@ -26,7 +28,7 @@ export function admissionAttributes(
     operation,
     resource,
     subresource,
-    kind: { group: d.group, version: d.version, kind: d.kind },
+    kind: kind ?? { group: d.group, version: d.version, kind: d.kind },
     namespace: namespace ?? '',
     name,
     // Always present (undefined when absent): one object shape for every request, so the plugins'

@@ -12,7 +12,7 @@ import { decodeBody, patchTypeOf } from '../negotiation.js';
 import { applyPatch } from '../patch.js';
 import { strictFieldProblems, type DuplicateFields } from '../strict-fields.js';
 import { header, type RequestScope } from '../request-scope.js';
-import { admissionAttributes, admit, validator } from './admission.js';
+import { admissionAttributes, admit, validateAdmission } from './admission.js';
 import { readBody } from './body.js';
 import type { ServerContext } from './context.js';
 import { writeParams } from './options.js';
@@ -77,13 +77,15 @@ export async function serveView(c: ServerContext, s: RequestScope, r: Registered
       // managedFields: what the write changes in the parent, owned by its manager.
       const next = r.store.strategy.subresources![sub]!.merge(cloneObject(incoming), cloneObject(current));
       trackViewUpdate(fieldScope(c.registry.definitions, r, sub), current, next, incoming, managerOrUserAgent(opts.fieldManager, header(s.req, 'user-agent')));
-      await admit(c, admissionAttributes(s, r, 'UPDATE', namespace, name, incoming, current, opts.dryRun, sub, opts.options));
+      // Admission sees the subresource's kind, both objects in it, as upstream's scale REST shows them.
+      await admit(c, admissionAttributes(s, r, 'UPDATE', namespace, name, incoming, view(current), opts.dryRun, sub, opts.options, gvk));
       return incoming;
     },
     {
       dryRun: opts.dryRun,
       subresource: sub,
-      validate: validator(c, s, r, 'UPDATE', namespace, name, opts.dryRun, sub, opts.options),
+      validate: (o, old) =>
+        validateAdmission(c, admissionAttributes(s, r, 'UPDATE', namespace, name, view(o), old && view(old), opts.dryRun, sub, opts.options, gvk), s),
     },
   );
   setWarnings(s.res, [...warnings, ...result.warnings]);

@@ -53,6 +53,17 @@ export async function createToken(issuer: TokenIssuer, input: SubresourceCreateI
     issues.push(fieldIssue.invalid('spec.expirationSeconds', expirationSeconds, 'may not specify a duration larger than 2^32 seconds'));
   }
   if (issues.length) throw invalid(GK, '', issues);
+  // Validating admission of the request as completed here (name, namespace, creation time, spec
+  // defaulted, no status), after the static validation, as upstream's TokenREST calls it.
+  const request: KubeObject = {
+    kind: 'TokenRequest',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { name: reqName || name, namespace: reqNamespace || namespace, creationTimestamp: rfc3339(nowMs) },
+    spec: { ...spec },
+    status: {},
+  };
+  const admitted = input.validate(request);
+  if (admitted) await admitted;
 
   let secret: KubeObject | undefined;
   const ref = isObject(spec['boundObjectRef']) ? spec['boundObjectRef'] : undefined;
