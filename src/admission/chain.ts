@@ -6,6 +6,7 @@
 // deny plugins must go at the end", in a fixed order, whichever module adds them first. So a
 // webhook or policy that refuses a create does so before ResourceQuota charges it.
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, MutationInterface, ValidationInterface } from './interfaces.js';
+import { takeReinvocation } from './reinvocation.js';
 
 /** The plugins kube-apiserver runs after every other, in this order. */
 export const LAST_PLUGINS: readonly string[] = [
@@ -67,10 +68,14 @@ export class AdmissionChain {
   /**
    * The mutating phase for the request path: undefined when every plugin answered at once (most
    * writes: no webhook, policy or quota has work), else a promise of the rest. A plugin's throw is
-   * always a rejected promise, never thrown from here, as from `admit`.
+   * always a rejected promise, never thrown from here, as from `admit`. When a webhook or policy
+   * changed the object, the phase runs once more (upstream's reinvoker: every plugin again, and
+   * the IfNeeded webhooks and policies due; reinvocation.ts).
    */
   startAdmit(a: AdmissionAttributes): Promise<void> | undefined {
-    return runPhase(this.mutating, 0, a, admitOf);
+    const first = runPhase(this.mutating, 0, a, admitOf);
+    if (first === undefined) return takeReinvocation(a) ? runPhase(this.mutating, 0, a, admitOf) : undefined;
+    return first.then(() => (takeReinvocation(a) ? runPhase(this.mutating, 0, a, admitOf) : undefined));
   }
 
   /** The validating phase for the request path, as `startAdmit`. */

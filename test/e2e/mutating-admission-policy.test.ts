@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { eventually } from '../support/eventually.js';
 import { KUBECTLS, useKubectlServer } from '../support/kubectl.js';
+import { admissionAnswer, jsonPatch, startReviewServer } from '../support/review-server.js';
 import { ensureTools, type RunResult } from '../support/tools.js';
 
 ensureTools();
@@ -161,6 +162,71 @@ describe(`MutatingAdmissionPolicy with kubectl ${kubectl.name}`, () => {
     await ks.ok(['create', '-f', await ks.file('s.json', configMap('skip-me', 'param'))]);
     const s = JSON.parse(await ks.ok(['get', 'configmap', 'skip-me', '-o', 'json'])) as { metadata: { labels: Record<string, string> } };
     assert.deepEqual(s.metadata.labels, { map: 'param' });
+  });
+
+  it('a policy with reinvocationPolicy IfNeeded runs again after a mutating webhook changed the object (the chain reinvokes)', async () => {
+    // The webhook labels every ConfigMap labelled `map: reinvoke` with `hooked: yes`.
+    const hook = await startReviewServer<{ request: { uid: string; object?: { metadata?: { labels?: Record<string, string> } } } }>((review) =>
+      admissionAnswer(
+        review.request.uid,
+        review.request.object?.metadata?.labels?.hooked
+          ? { allowed: true }
+          : { allowed: true, ...jsonPatch([{ op: 'add', path: '/metadata/labels/hooked', value: 'yes' }]) },
+      ),
+    );
+    try {
+      await ks.ok([
+        'apply',
+        '-f',
+        await ks.file(
+          'reinvoke-hook.json',
+          JSON.stringify({
+            apiVersion: 'admissionregistration.k8s.io/v1',
+            kind: 'MutatingWebhookConfiguration',
+            metadata: { name: 'reinvoke-hook' },
+            webhooks: [
+              {
+                name: 'hook.reinvoke.example.com',
+                admissionReviewVersions: ['v1'],
+                sideEffects: 'None',
+                clientConfig: { url: `${hook.url}/mutate`, caBundle: hook.caBundle },
+                rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+                objectSelector: { matchLabels: { map: 'reinvoke' } },
+              },
+            ],
+          }),
+        ),
+      ]);
+      // The policy writes down whether it saw the webhook's label: only a second invocation can.
+      const saw = (reinvocationPolicy: string) =>
+        policy(`saw-${reinvocationPolicy.toLowerCase()}`, {
+          reinvocationPolicy,
+          mutations: [
+            {
+              patchType: 'ApplyConfiguration',
+              applyConfiguration: {
+                expression: `Object{metadata: Object.metadata{annotations: {'saw-hook-${reinvocationPolicy.toLowerCase()}': 'hooked' in object.metadata.labels ? 'yes' : 'no'}}}`,
+              },
+            },
+          ],
+        });
+      await install(
+        'reinvoke',
+        [saw('IfNeeded'), binding('saw-ifneeded', 'saw-ifneeded', 'reinvoke'), saw('Never'), binding('saw-never', 'saw-never', 'reinvoke')],
+        configMap('probe-reinvoke', 'reinvoke'),
+        (r) => r.code === 0 && r.stdout.includes('"hooked": "yes"') && r.stdout.includes('saw-hook-never'),
+      );
+      await ks.ok(['create', '-f', await ks.file('r.json', configMap('r', 'reinvoke'))]);
+      const r = JSON.parse(await ks.ok(['get', 'configmap', 'r', '-o', 'json'])) as {
+        metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      };
+      assert.equal(r.metadata.labels.hooked, 'yes');
+      assert.equal(r.metadata.annotations['saw-hook-ifneeded'], 'yes', 'reinvoked after the webhook');
+      assert.equal(r.metadata.annotations['saw-hook-never'], 'no', 'Never: run once, before the webhook');
+    } finally {
+      await ks.k(['delete', 'mutatingwebhookconfiguration', 'reinvoke-hook']);
+      await hook.close();
+    }
   });
 
   it('bad policies and bindings are refused with 422 and the field paths', async () => {

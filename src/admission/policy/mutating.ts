@@ -35,6 +35,7 @@ import {
 } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { conversionFailed, convertFor, type Converted } from '../equivalent.js';
+import { ReinvokeState, reinvocationOf } from '../reinvocation.js';
 import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource } from '../webhook/rules.js';
 import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding } from './mutating-types.js';
@@ -333,13 +334,16 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
   const request = toCEL(admissionRequest(a));
   const oldObject = toCEL(a.oldObject ?? null);
   const deadline = performance.now() + 1000;
-  // The IfNeeded invocations that ran, and when; the last step that changed the object.
-  const ranAt = new Map<string, number>();
+  // Reinvocation as upstream's dispatcher: in the chain's second pass only the IfNeeded invocations
+  // made before a later change (by a policy, or by any plugin since this one last ran) run again.
+  const rc = reinvocationOf(a);
+  const state = rc.value('MutatingAdmissionPolicy', () => new ReinvokeState<string>());
+  if (rc.isReinvoke && state.outputChanged(a.object, isDeepStrictEqual)) state.requireReinvokingPreviouslyInvoked();
+  // A change matters only to IfNeeded invocations made before it: not compared when there is none.
   const reinvocable = invocations.some((i) => i.p.reinvoke);
-  let lastChange = -1;
-  let step = 0;
   const invoke = async (inv: (typeof invocations)[number]): Promise<void> => {
     const { p, b, param } = inv;
+    if (rc.isReinvoke && !state.shouldReinvoke(inv.key)) return;
     // Matched through an equivalent version: the policy mutates the object converted to that version,
     // and the result is converted back (upstream's versioned attributes).
     const eq = inv.as && opts.equivalents ? { eq: opts.equivalents, as: inv.as } : undefined;
@@ -400,12 +404,16 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
         throw conversionFailed(e);
       }
     }
-    if (reinvocable && !isDeepStrictEqual(before, a.object)) lastChange = step;
-    if (p.reinvoke) ranAt.set(inv.key, step);
-    step++;
+    if (reinvocable && !isDeepStrictEqual(before, a.object)) {
+      state.requireReinvokingPreviouslyInvoked();
+      rc.setShouldReinvoke();
+    }
+    if (p.reinvoke) state.addPreviouslyInvoked(inv.key);
   };
-  for (const inv of invocations) await invoke(inv);
-  // Reinvocation: IfNeeded invocations that ran before the object last changed run once more.
-  if (lastChange >= 0) for (const inv of invocations) if ((ranAt.get(inv.key) ?? Infinity) < lastChange) await invoke(inv);
+  try {
+    for (const inv of invocations) await invoke(inv);
+  } finally {
+    state.setLastOutput(a.object, deepCopyJSON);
+  }
   if (errors.length) throw refusal(a, errors);
 }

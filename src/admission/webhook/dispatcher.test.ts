@@ -5,6 +5,7 @@ import type { KubeObject } from '../../apimachinery/types.js';
 import type { AdmissionAttributes } from '../interfaces.js';
 import { compileConfigurations, mutatingWebhookPlugin, releaseWebhooks, validatingWebhookPlugin, type CompiledWebhook } from './dispatcher.js';
 import { ruleMatches } from './rules.js';
+import { AdmissionChain } from '../chain.js';
 import type { Webhook } from './types.js';
 import { admissionAnswer, jsonPatch, type ReviewServer, startReviewServer } from '../../../test/support/review-server.js';
 
@@ -204,7 +205,8 @@ describe('webhook dispatch', () => {
       namespaceLabels: noNamespaces,
     });
     const a = attrs();
-    await p.admit!(a);
+    // Through a chain: reinvocation is its second pass.
+    await new AdmissionChain([p]).admit(a);
     assert.deepEqual(a.object?.metadata?.labels, { app: 'x', first: '1', second: '1' });
     assert.deepEqual(calls, ['/first', '/second', '/first']);
   });
@@ -216,7 +218,7 @@ describe('webhook dispatch', () => {
       namespaceLabels: noNamespaces,
     });
     const a = attrs();
-    await p.admit!(a);
+    await new AdmissionChain([p]).admit(a);
     assert.deepEqual(a.object?.metadata?.labels, { app: 'x', second: '1' });
     assert.deepEqual(calls, ['/500', '/second', '/500']);
   });

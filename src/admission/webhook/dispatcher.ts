@@ -5,6 +5,7 @@
 // dry runs, pass the webhooks' warnings on, and answer with upstream's errors.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import { deepCopyJSON } from '../../apimachinery/deepcopy.js';
 import { StatusError, badRequest, forbidden, internalError, notFound } from '../../apimachinery/errors.js';
 import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject, type LabelSelector } from '../../apimachinery/labels.js';
 import { applyJsonPatchOperations, decodeJsonPatch } from '../../apimachinery/patch/json-patch.js';
@@ -16,6 +17,7 @@ import { isQualifiedName } from '../../apimachinery/validation/names.js';
 import { admissionRequest, operationOptions, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
+import { ReinvokeState, reinvocationOf } from '../reinvocation.js';
 import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
 import type { AdmissionAttributes, AdmissionPlugin, AnnotationSink, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { CallError, newEndpoint, newServiceEndpoint, post, type WebhookEndpoint } from './client.js';
@@ -472,22 +474,23 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
     // Exempt writes and writes no webhook's rules match never get here (noWebhookMatches).
     async admit(a) {
       const hooks = opts.source.webhooks();
-      // The keys of IfNeeded webhooks called, and of every webhook, in order; reinvoked once if a
-      // later webhook changed the object (upstream also reinvokes for built-in plugins' changes).
-      const reinvocable: CompiledWebhook[] = [];
-      let changedAfter = -1;
-      const calledAt = new Map<string, number>();
-      let step = 0;
+      // Reinvocation as upstream's dispatcher: in the chain's second pass only the IfNeeded webhooks
+      // called before a later change (this plugin's, or any plugin's since it last ran) are called.
+      const rc = reinvocationOf(a);
+      const state = rc.value('MutatingAdmissionWebhook', () => new ReinvokeState<string>());
+      if (rc.isReinvoke && state.outputChanged(a.object, isDeepStrictEqual)) state.requireReinvokingPreviouslyInvoked();
+      const round = rc.isReinvoke ? 1 : 0;
       const run = async (h: CompiledWebhook, place: CallPlace): Promise<void> => {
         const s = shouldCall(h, a, opts.namespaceLabels, opts.equivalents);
         const call = s instanceof Promise ? await s : s;
         if (call === false) return;
+        // Never called for the first time in the second pass.
+        if (rc.isReinvoke && !state.shouldReinvoke(h.key)) return;
         const started = performance.now();
         let changed = false;
         let failure: unknown;
         try {
           changed = await mutate(h, a, place, call === true ? undefined : opts.equivalents && { eq: opts.equivalents, to: call });
-          if (changed) changedAfter = step;
         } catch (e) {
           failure = e;
           if (e instanceof CallingWebhookError) {
@@ -500,19 +503,23 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
           }
           throw e;
         } finally {
-          // Called, whatever the outcome: an IfNeeded webhook that failed open is reinvoked after a
-          // later change too, as upstream marks it invoked before it looks at the error.
-          calledAt.set(h.key, step);
-          step++;
-          if (h.hook.reinvocationPolicy === 'IfNeeded' && !reinvocable.includes(h)) reinvocable.push(h);
+          // Whatever the outcome: an IfNeeded webhook that failed open is reinvoked after a later
+          // change too, as upstream marks it invoked before it looks at the error.
+          if (changed) {
+            state.requireReinvokingPreviouslyInvoked();
+            rc.setShouldReinvoke();
+          }
+          if (h.hook.reinvocationPolicy === 'IfNeeded') state.addPreviouslyInvoked(h.key);
           // Whether the call changed the object, whatever its outcome (upstream's deferred annotation).
           own(a)?.addAnnotation(placeKey(MUTATION_ANNOTATION_PREFIX, place), mutationAnnotation(h, changed));
           observe(opts, h, 'admit', a, started, failure);
         }
       };
-      for (let i = 0; i < hooks.length; i++) await run(hooks[i]!, { round: 0, index: i });
-      const again = reinvocable.filter((h) => (calledAt.get(h.key) ?? Infinity) < changedAfter);
-      for (const h of again) await run(h, { round: 1, index: hooks.indexOf(h) });
+      try {
+        for (let i = 0; i < hooks.length; i++) await run(hooks[i]!, { round, index: i });
+      } finally {
+        state.setLastOutput(a.object, deepCopyJSON);
+      }
     },
   });
 }
