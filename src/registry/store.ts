@@ -148,6 +148,8 @@ export type UpdateFn = (current: KubeObject | undefined) => KubeObject | Promise
 
 const NEWLINE = 0x0a;
 const MAX_UPDATE_RETRIES = 16;
+/** How many converted watch events a store keeps for its other watchers (GenericStore.convertedEvents). */
+const CONVERTED_EVENTS = 256;
 
 const allocUnsafe = (size: number): Buffer => Buffer.allocUnsafe(size);
 
@@ -176,6 +178,13 @@ export class GenericStore {
   private readonly gatedFields: readonly GatedField[];
   private readonly features: FeatureLookup | undefined;
   private readonly decoder = new StorageDecoder();
+  /**
+   * Watch events converted by the external converter, shared by the watchers of this version (by
+   * key, revision and the revision shown), as upstream's per-version watch cache holds objects
+   * converted once: without it every watcher would call the conversion webhook for every event.
+   * The last few only; a conversion that fails is forgotten, so the next reader tries again.
+   */
+  private readonly convertedEvents = new Map<string, Promise<KubeObject>>();
 
   constructor(opts: StoreOptions) {
     this.descriptor = opts.descriptor;
@@ -650,20 +659,35 @@ export class GenericStore {
     return undefined;
   }
 
-  /** translate, for an external converter: each object it looks at is converted first. */
+  /** translate, for an external converter: each object it looks at is converted first (once for all watchers). */
   private async translateConverted(ev: Exclude<WatchEvent, { type: 'progress' }>, pred: Predicate): Promise<ApiWatchEvent | undefined> {
     if (ev.type === 'delete') {
-      const obj = await this.read(ev.prevKv ?? ev.kv, ev.revision);
+      const obj = await this.readEvent(ev.prevKv ?? ev.kv, ev.revision);
       return pred.matches(obj) ? { type: 'DELETED', object: obj } : undefined;
     }
-    const cur = await this.read(ev.kv);
+    const cur = await this.readEvent(ev.kv);
     if (pred.empty) return { type: ev.prevKv || ev.kv.createRevision !== ev.kv.modRevision ? 'MODIFIED' : 'ADDED', object: cur };
     const curMatches = pred.matches(cur);
-    const prevMatches = ev.prevKv ? pred.matches(await this.read(ev.prevKv)) : false;
+    const prevMatches = ev.prevKv ? pred.matches(await this.readEvent(ev.prevKv)) : false;
     if (curMatches && prevMatches) return { type: 'MODIFIED', object: cur };
     if (curMatches) return { type: 'ADDED', object: cur };
-    if (prevMatches) return { type: 'DELETED', object: await this.read(ev.prevKv!, ev.revision) };
+    if (prevMatches) return { type: 'DELETED', object: await this.readEvent(ev.prevKv!, ev.revision) };
     return undefined;
+  }
+
+  /** `read` for a watch event, through convertedEvents. */
+  private readEvent(kv: KV, revision?: number): Promise<KubeObject> {
+    const key = `${kv.key}\u0000${kv.modRevision}\u0000${revision ?? ''}`;
+    let p = this.convertedEvents.get(key);
+    if (!p) {
+      p = this.read(kv, revision);
+      this.convertedEvents.set(key, p);
+      if (this.convertedEvents.size > CONVERTED_EVENTS) this.convertedEvents.delete(this.convertedEvents.keys().next().value!);
+      p.catch(() => {
+        if (this.convertedEvents.get(key) === p) this.convertedEvents.delete(key);
+      });
+    }
+    return p;
   }
 
   private bookmark(revision: number, initialEventsEnd: boolean): KubeObject {

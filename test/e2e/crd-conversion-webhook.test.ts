@@ -34,8 +34,8 @@ interface ConversionServer {
   url: string;
   port: number;
   mode: Mode;
-  /** Every review received: its desired version and the apiVersions of its objects. */
-  seen: { desired: string; from: string[]; uid: string; apiVersion: string }[];
+  /** Every review received: its desired version, the apiVersions and names of its objects. */
+  seen: { desired: string; from: string[]; names: string[]; uid: string; apiVersion: string }[];
 }
 
 function convert(o: Obj, desired: string): Obj {
@@ -61,7 +61,13 @@ async function startConversionServer(ca: { certPem: string; keyPem: string }): P
   const server = await startReviewServer<Review>(
     (review, { res }) => {
       const { uid, desiredAPIVersion, objects } = review.request;
-      state.seen.push({ desired: desiredAPIVersion, from: objects.map((o) => o.apiVersion), uid, apiVersion: review.apiVersion });
+      state.seen.push({
+        desired: desiredAPIVersion,
+        from: objects.map((o) => o.apiVersion),
+        names: objects.map((o) => String(o.metadata['name'])),
+        uid,
+        apiVersion: review.apiVersion,
+      });
       let converted = objects.map((o) => convert(o, desiredAPIVersion));
       let result: Record<string, unknown> = { status: 'Success' };
       let answerUid = uid;
@@ -258,6 +264,45 @@ describe('CRD conversion webhooks', () => {
     } finally {
       await k.k(['delete', 'validatingwebhookconfiguration', 'host-check']);
       await admission.close();
+    }
+  });
+
+  it('three client-node watches in v2: each event converted once for all of them', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(server.kubeconfig);
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const listed = (await custom.listNamespacedCustomObject({ group: GROUP, version: 'v2', namespace: 'default', plural: 'hosts' })) as {
+      metadata: { resourceVersion: string };
+    };
+    const events: { watcher: number; type: string; obj: Obj }[][] = [[], [], []];
+    const watch = new k8s.Watch(kc);
+    const reqs = await Promise.all(
+      events.map((mine, watcher) =>
+        watch.watch(
+          `/apis/${GROUP}/v2/namespaces/default/hosts`,
+          { resourceVersion: listed.metadata.resourceVersion },
+          (type: string, obj: Obj) => mine.push({ watcher, type, obj }),
+          () => {},
+        ),
+      ),
+    );
+    try {
+      const before = hook.seen.length;
+      await custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: 'v1',
+        namespace: 'default',
+        plural: 'hosts',
+        body: { apiVersion: `${GROUP}/v1`, kind: 'Host', metadata: { name: 'fanned' }, spec: { hostPort: 'f:1' } },
+      });
+      for (const mine of events) {
+        const ev = await eventually(10_000, 'the ADDED event in v2', async () => mine.find((e) => e.obj.metadata['name'] === 'fanned'));
+        assert.deepEqual([ev.type, ev.obj.apiVersion, ev.obj.spec], ['ADDED', `${GROUP}/v2`, { host: 'f', port: '1' }]);
+      }
+      const calls = hook.seen.slice(before).filter((s) => s.desired === `${GROUP}/v2` && s.names.includes('fanned'));
+      assert.equal(calls.length, 1, `one conversion for the three watchers: ${JSON.stringify(calls)}`);
+    } finally {
+      for (const r of reqs) r.abort();
     }
   });
 
