@@ -60,7 +60,8 @@ export async function createToken(issuer: TokenIssuer, input: SubresourceCreateI
     apiVersion: 'authentication.k8s.io/v1',
     metadata: { name: reqName || name, namespace: reqNamespace || namespace, creationTimestamp: rfc3339(nowMs) },
     spec: { ...spec },
-    status: {},
+    // Cleared, as Go prints an empty TokenRequestStatus.
+    status: { token: '', expirationTimestamp: null },
   };
   const admitted = input.validate(request);
   if (admitted) await admitted;
