@@ -267,13 +267,19 @@ describe('CRD conversion webhooks', () => {
     }
   });
 
-  it('three client-node watches in v2: each event converted once for all of them', async () => {
+  /** client-node against the server, and a list of hosts in v2 (its resourceVersion to watch from). */
+  async function clientNodeInV2(): Promise<{ kc: k8s.KubeConfig; custom: k8s.CustomObjectsApi; listed: { metadata: { resourceVersion: string } } }> {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(server.kubeconfig);
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
     const listed = (await custom.listNamespacedCustomObject({ group: GROUP, version: 'v2', namespace: 'default', plural: 'hosts' })) as {
       metadata: { resourceVersion: string };
     };
+    return { kc, custom, listed };
+  }
+
+  it('three client-node watches in v2: each event converted once for all of them', async () => {
+    const { kc, custom, listed } = await clientNodeInV2();
     const events: { watcher: number; type: string; obj: Obj }[][] = [[], [], []];
     const watch = new k8s.Watch(kc);
     const reqs = await Promise.all(
@@ -307,12 +313,7 @@ describe('CRD conversion webhooks', () => {
   });
 
   it('client-node reads and watches in v2 what is written in v1', async () => {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(server.kubeconfig);
-    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
-    const listed = (await custom.listNamespacedCustomObject({ group: GROUP, version: 'v2', namespace: 'default', plural: 'hosts' })) as {
-      metadata: { resourceVersion: string };
-    };
+    const { kc, custom, listed } = await clientNodeInV2();
     const events: { type: string; obj: Obj }[] = [];
     const watch = new k8s.Watch(kc);
     const req = await watch.watch(
