@@ -322,6 +322,8 @@ export function admissionRegistration(): ApiModule {
           throw e;
         }
       };
+      // What CEL's `authorizer` checks ask: the control plane's authorizer (none: AlwaysAllow).
+      const authorizer = ctx.authorization?.authorizer;
       const observe = webhookDurationMetric(ctx.metrics);
       const observeFailOpen = webhookFailOpenMetric(ctx.metrics);
       const observeRejection = webhookRejectionMetric(ctx.metrics);
@@ -390,11 +392,19 @@ export function admissionRegistration(): ApiModule {
           params,
           type,
           equivalents,
+          ...(authorizer ? { authorizer } : {}),
           ...(observeMutation ? { observe: observeMutation } : {}),
         }),
-        mutatingWebhookPlugin({ source: mutating, namespaceLabels, equivalents, ...webhookMetrics }),
-        validatingAdmissionPolicyPlugin({ source: policies, namespace, params, equivalents, ...(observePolicy ? { observe: observePolicy } : {}) }),
-        validatingWebhookPlugin({ source: validating, namespaceLabels, equivalents, ...webhookMetrics }),
+        mutatingWebhookPlugin({ source: mutating, namespaceLabels, equivalents, ...(authorizer ? { authorizer } : {}), ...webhookMetrics }),
+        validatingAdmissionPolicyPlugin({
+          source: policies,
+          namespace,
+          params,
+          equivalents,
+          ...(authorizer ? { authorizer } : {}),
+          ...(observePolicy ? { observe: observePolicy } : {}),
+        }),
+        validatingWebhookPlugin({ source: validating, namespaceLabels, equivalents, ...(authorizer ? { authorizer } : {}), ...webhookMetrics }),
       ];
     },
     async bootstrap(ctx) {

@@ -300,3 +300,42 @@ describe('[Audit] with an audit log', () => {
     ]);
   });
 });
+
+describe('ValidatingAdmissionPolicy authorizer checks with RBAC, kubectl 1.33', () => {
+  const ks = useKubectlServer(tools.kubectl, 'kplane-vap-authz-', { authorizationModes: ['RBAC'] });
+
+  it('authorizer checks what the requesting user may do (RBAC): only approvers create approved ConfigMaps', async () => {
+    // alice and bob may create ConfigMaps; only bob may `approve` them.
+    for (const args of [
+      ['create', 'role', 'cm-writer', '--verb=create,get', '--resource=configmaps'],
+      ['create', 'rolebinding', 'cm-writers', '--role=cm-writer', '--user=alice', '--user=bob'],
+      ['create', 'role', 'cm-approver', '--verb=approve', '--resource=configmaps'],
+      ['create', 'rolebinding', 'cm-approvers', '--role=cm-approver', '--user=bob'],
+    ])
+      await ks.ok(args);
+    for (const [i, d] of [
+      policy('approved-only', {
+        validations: [
+          {
+            expression: "authorizer.group('').resource('configmaps').namespace(request.namespace).check('approve').allowed()",
+            messageExpression:
+              "request.userInfo.username + ' may not approve configmaps (requestResource: ' + string(authorizer.requestResource.check('create').allowed()) + ', /healthz: ' + string(authorizer.path('/healthz').check('get').allowed()) + ', a stranger service account: ' + string(authorizer.serviceAccount('default', 'stranger').group('').resource('configmaps').check('create').allowed()) + ')'",
+          },
+        ],
+      }),
+      binding('approved-only', 'approved-only', 'approve', ['Deny']),
+    ].entries())
+      await ks.ok(['apply', '-f', await ks.file(`approve-${i}.json`, d)]);
+    const byAlice = await ks.file('approve-a.json', configMap('by-alice', { policy: 'approve' }));
+    await eventually(10_000, 'the authorizer policy active', async () =>
+      (await ks.k(['create', '--as=alice', '--dry-run=server', '-f', byAlice])).code !== 0 ? true : undefined,
+    );
+    const refused = (await ks.k(['create', '--as=alice', '-f', byAlice])).stderr;
+    assert.match(
+      refused,
+      /ValidatingAdmissionPolicy 'approved-only' with binding 'approved-only' denied request: alice may not approve configmaps \(requestResource: true, \/healthz: true, a stranger service account: false\)/,
+    );
+    const byBob = await ks.k(['create', '--as=bob', '-f', await ks.file('approve-b.json', configMap('by-bob', { policy: 'approve' }))]);
+    assert.equal(byBob.code, 0, byBob.stderr);
+  });
+});

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
+import type { AuthorizationMode } from '../../src/controlplane/controlplane.js';
 import { adminCredentials, RawClient } from './https.js';
 import { quietFeatureGates, startTestServer, type TestServer } from './server.js';
 import type { FeatureGate } from '../../src/featuregate/index.js';
@@ -88,7 +89,7 @@ export interface KubectlServer extends Pick<KubectlSession, 'k' | 'ok' | 'file'>
 export function useKubectlServer(
   bin: string,
   tmpPrefix: string,
-  opts: { storage?: 'memory' | 'sqlite'; featureGates?: Record<string, boolean> } = {},
+  opts: { storage?: 'memory' | 'sqlite'; featureGates?: Record<string, boolean>; authorizationModes?: readonly AuthorizationMode[] } = {},
 ): KubectlServer {
   let server: TestServer | undefined;
   let raw: RawClient | undefined;
@@ -100,7 +101,11 @@ export function useKubectlServer(
       featureGates = quietFeatureGates();
       featureGates.setFromMap(opts.featureGates);
     }
-    server = await startTestServer({ storage: opts.storage ?? 'memory', ...(featureGates ? { featureGates } : {}) });
+    server = await startTestServer({
+      storage: opts.storage ?? 'memory',
+      ...(featureGates ? { featureGates } : {}),
+      ...(opts.authorizationModes ? { authorizationModes: opts.authorizationModes } : {}),
+    });
     raw = new RawClient(server.url, adminCredentials(server.dataDir));
     dir = await mkdtemp(join(tmpdir(), tmpPrefix));
     kc = kubectlSession(bin, server.kubeconfig, dir);

@@ -4,15 +4,17 @@
 // `oldObject`, `request`, `namespaceObject`, `params` (when the policy has a paramKind) and
 // `variables` (a policy's spec.variables, each evaluated at most once per request, when first read).
 //
+// `authorizer` is the authz library's (authz.ts).
+//
 // Differences from upstream kept: `object`, `oldObject`, `params`, `request` and `namespaceObject`
 // are all dynamic (upstream types `request` and `namespaceObject`), so a misspelt field of `request`
-// is found when the expression runs, not when the policy is written; `authorizer` (the authz
-// library) is not declared, so expressions using it do not compile.
+// is found when the expression runs, not when the policy is written.
 import type { Environment, ParseResult } from '@marcbachmann/cel-js';
 import { PER_CALL_LIMIT, celErrorText, checkConstantPatterns, countNodes, meterComprehensions, useRE2 } from '../../apimachinery/cel/expressions.js';
 import { CostExceeded, armMeter, baseEnvironment, meter } from '../../apimachinery/cel/library.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import type { AdmissionAttributes, EquivalentVersion } from '../interfaces.js';
+import { AUTHORIZER_TYPE, registerAuthz } from './authz.js';
 import {
   ESCAPE_KEY_FUNCTION,
   JSONPATCH_FUNCTION,
@@ -47,6 +49,8 @@ function environment(d: Declarations): Environment {
     env.registerVariable('oldObject', 'dyn');
     env.registerVariable('request', 'dyn');
     env.registerVariable('namespaceObject', 'dyn');
+    registerAuthz(env);
+    env.registerVariable('authorizer', AUTHORIZER_TYPE);
     if (d.params) env.registerVariable('params', 'dyn');
     if (d.variables) env.registerVariable('variables', 'map');
     if (d.patchTypes) registerPatchTypes(env);

@@ -11,6 +11,7 @@
 // Fail the request is refused with upstream's 403 "policy '<p>' with binding '<b>' denied request: …".
 // reinvocationPolicy IfNeeded: when a later policy changed the object, the IfNeeded ones that ran
 // before are run once more (within this plugin; see the KEP for what is left).
+import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import { isDeepStrictEqual } from 'node:util';
 import { StatusError } from '../../apimachinery/errors.js';
 import { DEDUCED, type TypeRef } from '../../apimachinery/apply/index.js';
@@ -88,6 +89,8 @@ export interface MutatingPolicyPluginOptions {
   readonly observe?: MutationObserver;
   /** Without it, `matchPolicy: Equivalent` matches as `Exact`. */
   readonly equivalents?: EquivalentResources;
+  /** What `authorizer` checks ask; without it every check is allowed (AlwaysAllow). */
+  readonly authorizer?: CheckAuthorizer;
 }
 
 const COST_EXCEEDED = new CostExceeded().message;
@@ -333,6 +336,7 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
   const nsObject = a.namespace && !isNamespaceResource(a) ? toCEL(namespaceObject(await ns())) : null;
   const request = toCEL(admissionRequest(a));
   const oldObject = toCEL(a.oldObject ?? null);
+  const authorizer = authorizerFor(a, opts.authorizer);
   const deadline = performance.now() + 1000;
   // Reinvocation as upstream's dispatcher: in the chain's second pass only the IfNeeded invocations
   // made before a later change (by a policy, or by any plugin since this one last ran) run again.
@@ -362,8 +366,9 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
         oldObject: toCEL(versioned.oldObject ?? null),
         request: toCEL(admissionRequest(a, eq.as)),
         namespaceObject: nsObject,
+        authorizer,
       };
-    } else vars = { object: toCEL(a.object), oldObject, request, namespaceObject: nsObject };
+    } else vars = { object: toCEL(a.object), oldObject, request, namespaceObject: nsObject, authorizer };
     if (p.paramKind) vars.params = param === null ? null : toCEL(param);
     if (p.matchConditions) {
       const r = matchConditions(p.matchConditions, vars, deadline);

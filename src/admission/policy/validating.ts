@@ -5,6 +5,7 @@
 // the policy's message and reason, Warn adds a warning, Audit adds the
 // `validation.policy.admission.k8s.io/validation_failure` audit annotation. Errors (a param not
 // found with Deny, an expression that fails) follow the policy's failurePolicy.
+import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import { StatusError } from '../../apimachinery/errors.js';
 import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject, type LabelSelector } from '../../apimachinery/labels.js';
 import type { KubeObject } from '../../apimachinery/types.js';
@@ -95,6 +96,8 @@ export interface PolicyPluginOptions {
   readonly observe?: PolicyCheckObserver;
   /** Without it, `matchPolicy: Equivalent` matches as `Exact`. */
   readonly equivalents?: EquivalentResources;
+  /** What `authorizer` checks ask; without it every check is allowed (AlwaysAllow). */
+  readonly authorizer?: CheckAuthorizer;
 }
 
 export function compileMatch(m: MatchResources | undefined): CompiledMatch | undefined {
@@ -347,8 +350,15 @@ function celBase(
   oldObject: KubeObject | undefined,
   as: EquivalentVersion | undefined,
   ns: unknown,
+  authz: CheckAuthorizer | undefined,
 ): Record<string, unknown> {
-  return { object: toCEL(object ?? null), oldObject: toCEL(oldObject ?? null), request: toCEL(admissionRequest(a, as)), namespaceObject: ns };
+  return {
+    object: toCEL(object ?? null),
+    oldObject: toCEL(oldObject ?? null),
+    request: toCEL(admissionRequest(a, as)),
+    namespaceObject: ns,
+    authorizer: authorizerFor(a, authz),
+  };
 }
 
 /** `namespaceObject`: the request's namespace, for a namespaced resource. */
@@ -365,6 +375,7 @@ async function equivalentBase(
   a: AdmissionAttributes,
   as: EquivalentVersion,
   ns: () => Promise<KubeObject | undefined>,
+  authz: CheckAuthorizer | undefined,
 ): Promise<{ readonly vars: Record<string, unknown> } | { readonly error: string }> {
   let versioned: Converted;
   try {
@@ -372,7 +383,7 @@ async function equivalentBase(
   } catch (e) {
     return { error: `failed to convert object version: ${e instanceof Error ? e.message : String(e)}` };
   }
-  return { vars: celBase(a, versioned.object, versioned.oldObject, as, await nsVar(a, ns)) };
+  return { vars: celBase(a, versioned.object, versioned.oldObject, as, await nsVar(a, ns), authz) };
 }
 
 /** The plugin. */
@@ -416,7 +427,7 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
           equivalentBases ??= new Map();
           let converted = equivalentBases.get(as.version);
           if (!converted) {
-            converted = await equivalentBase(opts.equivalents, a, as, ns);
+            converted = await equivalentBase(opts.equivalents, a, as, ns, opts.authorizer);
             equivalentBases.set(as.version, converted);
           }
           if ('error' in converted) {
@@ -443,7 +454,7 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
           let vars0: Record<string, unknown>;
           if (asVars) vars0 = asVars;
           else {
-            base ??= celBase(a, a.object, a.oldObject, undefined, await nsVar(a, ns));
+            base ??= celBase(a, a.object, a.oldObject, undefined, await nsVar(a, ns), opts.authorizer);
             vars0 = base;
           }
           const deadline = performance.now() + 1000;

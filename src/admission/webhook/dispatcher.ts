@@ -14,6 +14,7 @@ import { describeJsonSyntaxError } from '../../golang/json-decode.js';
 import { compareGoStrings, goJSON, goString, goStruct } from '../../golang/json.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
 import { isQualifiedName } from '../../apimachinery/validation/names.js';
+import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import { admissionRequest, operationOptions, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
@@ -70,6 +71,8 @@ export interface WebhookPluginOptions {
   readonly observeFailOpen?: FailOpenObserver;
   /** Without it, `matchPolicy: Equivalent` matches as `Exact`. */
   readonly equivalents?: EquivalentResources;
+  /** What `authorizer` checks in matchConditions ask; without it every check is allowed (AlwaysAllow). */
+  readonly authorizer?: CheckAuthorizer;
 }
 
 /** The audit annotation keys' prefixes upstream's dispatchers write (…/round_<r>_index_<i>). */
@@ -181,13 +184,14 @@ export function releaseWebhooks(hooks: readonly CompiledWebhook[], kept: readonl
  * Answered without a promise unless the namespace's labels must be read or, for a webhook with
  * matchConditions matched through an equivalent version, the objects converted.
  */
-function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, namespaceLabels: NamespaceLabels, eq?: EquivalentResources): Match | Promise<Match> {
+function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, opts: WebhookPluginOptions): Match | Promise<Match> {
+  const eq = opts.equivalents;
   const matched = rulesMatch(h, a, eq);
   if (matched === false) return false;
-  const ns = matchNamespace(h.namespaceSelector, a, namespaceLabels);
+  const ns = matchNamespace(h.namespaceSelector, a, opts.namespaceLabels);
   if (ns === false) return false;
-  if (ns === true) return matchRest(h, a, matched, eq);
-  return ns.then((inNamespace) => inNamespace && matchRest(h, a, matched, eq));
+  if (ns === true) return matchRest(h, a, matched, opts);
+  return ns.then((inNamespace) => inNamespace && matchRest(h, a, matched, opts));
 }
 
 /**
@@ -213,14 +217,15 @@ function rulesMatch(h: CompiledWebhook, a: AdmissionAttributes, eq: EquivalentRe
 }
 
 /** ShouldCallHook after the namespace selector: the object selector, then matchConditions. */
-function matchRest(h: CompiledWebhook, a: AdmissionAttributes, matched: true | EquivalentVersion, eq: EquivalentResources | undefined): Match | Promise<Match> {
+function matchRest(h: CompiledWebhook, a: AdmissionAttributes, matched: true | EquivalentVersion, opts: WebhookPluginOptions): Match | Promise<Match> {
+  const eq = opts.equivalents;
   if (!matchObject(h.objectSelector, a)) return false;
   const conditions = h.matchConditions;
   if (!conditions) return matched;
-  if (matched === true || !eq) return conditionsMatch(conditions, a, undefined) && matched;
+  if (matched === true || !eq) return conditionsMatch(conditions, a, undefined, opts.authorizer) && matched;
   // The converted objects go on with the match: the call sends them without converting again.
   return convertFor(eq, a, matched).then(
-    (as) => conditionsMatch(conditions, a, as) && as,
+    (as) => conditionsMatch(conditions, a, as, opts.authorizer) && as,
     (e: unknown) => {
       throw conversionFailed(e);
     },
@@ -228,12 +233,13 @@ function matchRest(h: CompiledWebhook, a: AdmissionAttributes, matched: true | E
 }
 
 /** A webhook's matchConditions on the request (its objects in `as`, the equivalent version it is called with, when given). */
-function conditionsMatch(conditions: CompiledMatchConditions, a: AdmissionAttributes, as: Converted | undefined): boolean {
+function conditionsMatch(conditions: CompiledMatchConditions, a: AdmissionAttributes, as: Converted | undefined, authz: CheckAuthorizer | undefined): boolean {
   const vars = {
     object: toCEL((as ? as.object : a.object) ?? null),
     oldObject: toCEL((as ? as.oldObject : a.oldObject) ?? null),
     request: toCEL(admissionRequest(a, as)),
     namespaceObject: null,
+    authorizer: authorizerFor(a, authz),
   };
   const r = matchConditions(conditions, vars, performance.now() + 1000);
   // A condition that fails under failurePolicy Fail refuses the request (fails closed), as upstream.
@@ -481,7 +487,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
       if (rc.isReinvoke && state.outputChanged(a.object, isDeepStrictEqual)) state.requireReinvokingPreviouslyInvoked();
       const round = rc.isReinvoke ? 1 : 0;
       const run = async (h: CompiledWebhook, place: CallPlace): Promise<void> => {
-        const s = shouldCall(h, a, opts.namespaceLabels, opts.equivalents);
+        const s = shouldCall(h, a, opts);
         const call = s instanceof Promise ? await s : s;
         if (call === false) return;
         // Never called for the first time in the second pass.
@@ -618,7 +624,7 @@ export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPl
       const relevant: CompiledWebhook[] = [];
       const matches: Match[] = [];
       for (const h of hooks) {
-        const s = shouldCall(h, a, opts.namespaceLabels, opts.equivalents);
+        const s = shouldCall(h, a, opts);
         const call = s instanceof Promise ? await s : s;
         if (call === false) continue;
         relevant.push(h);

@@ -11,6 +11,7 @@
 // ErrSchemaNotFound). The CEL types are the CRD rules' (types.ts): objects with properties are
 // message types, so a misspelt field or a wrong operand type does not compile.
 import type { Environment } from '@marcbachmann/cel-js';
+import { AUTHORIZER_TYPE, registerAuthz } from '../../admission/cel/authz.js';
 import type { ValidatingAdmissionPolicy } from '../../admission/policy/types.js';
 import { celErrorText } from '../../apimachinery/cel/expressions.js';
 import { baseEnvironment } from '../../apimachinery/cel/library.js';
@@ -116,6 +117,8 @@ function environmentFor(
   env.registerVariable('oldObject', objectType);
   env.registerVariable('request', 'dyn');
   env.registerVariable('namespaceObject', 'dyn');
+  registerAuthz(env);
+  env.registerVariable('authorizer', AUTHORIZER_TYPE);
   if (hasParams) env.registerVariable('params', paramsType);
   if (hasVariables) env.registerVariable('variables', 'map');
   return env;
