@@ -44,16 +44,16 @@ const RESOURCE_CHECK = 'kubernetes.authorization.ResourceCheck';
 const DECISION = 'kubernetes.authorization.Decision';
 
 export class AuthorizerValue {
-  /** `authorizer.requestResource`: the request's own resource, subresource, namespace and name. */
-  readonly requestResource: ResourceCheck | undefined;
   constructor(
     readonly user: UserInfo,
     readonly authorizer: CheckAuthorizer,
-    request?: AdmissionAttributes,
-  ) {
-    this.requestResource = request
-      ? new ResourceCheck(new GroupCheck(this, request.resource.group), request.resource.resource, request.subresource, request.namespace, request.name)
-      : undefined;
+    private readonly request?: AdmissionAttributes,
+  ) {}
+
+  /** `authorizer.requestResource`: the request's own resource, subresource, namespace and name (made when read). */
+  get requestResource(): ResourceCheck | undefined {
+    const r = this.request;
+    return r ? new ResourceCheck(new GroupCheck(this, r.resource.group), r.resource.resource, r.subresource, r.namespace, r.name) : undefined;
   }
 }
 
