@@ -46,6 +46,7 @@ import {
   type WebhookObserver,
   type WebhookRejectionObserver,
 } from '../admission/webhook/dispatcher.js';
+import type { MatchConditionObserver } from '../admission/cel/matchconditions.js';
 import type { EquivalentResources, EquivalentVersion } from '../admission/interfaces.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { SeriesHistogram } from '../server/series-metrics.js';
@@ -240,6 +241,39 @@ function webhookFailOpenMetric(registry: Registry | undefined): FailOpenObserver
   return (name, type) => count.inc({ name, type });
 }
 
+/**
+ * apiserver_admission_match_condition_evaluation_errors_total, _exclusions_total and
+ * _evaluation_seconds, as upstream's admission metrics (labels name, kind, type, operation).
+ */
+function matchConditionMetrics(registry: Registry | undefined): MatchConditionObserver | undefined {
+  if (!registry) return undefined;
+  const labelNames = ['name', 'kind', 'type', 'operation'] as const;
+  const errors = new Counter({
+    name: 'apiserver_admission_match_condition_evaluation_errors_total',
+    help: 'Admission match condition evaluation errors count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit).',
+    labelNames,
+    registers: [registry],
+  });
+  const exclusions = new Counter({
+    name: 'apiserver_admission_match_condition_exclusions_total',
+    help: 'Admission match condition evaluation exclusions count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit).',
+    labelNames,
+    registers: [registry],
+  });
+  const seconds = new Histogram({
+    name: 'apiserver_admission_match_condition_evaluation_seconds',
+    help: 'Admission match condition evaluation time in seconds, identified by name and broken out for each kind containing matchConditions (webhook or policy), operation and type (validate or admit).',
+    labelNames,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.1, 0.2, 0.25],
+    registers: [registry],
+  });
+  return {
+    evaluationError: (l) => errors.inc(l),
+    exclusion: (l) => exclusions.inc(l),
+    seconds: (l, s) => seconds.observe(l, s),
+  };
+}
+
 /** apiserver_validating_admission_policy_check_total and _check_duration_seconds, as upstream's policy metrics. */
 function policyCheckMetric(registry: Registry | undefined): PolicyCheckObserver | undefined {
   if (!registry) return undefined;
@@ -327,10 +361,13 @@ export function admissionRegistration(): ApiModule {
       const observe = webhookDurationMetric(ctx.metrics);
       const observeFailOpen = webhookFailOpenMetric(ctx.metrics);
       const observeRejection = webhookRejectionMetric(ctx.metrics);
+      const observeMatchCondition = matchConditionMetrics(ctx.metrics);
+      const matchConditionMetric = observeMatchCondition ? { observeMatchCondition } : {};
       const webhookMetrics = {
         ...(observe ? { observe } : {}),
         ...(observeRejection ? { observeRejection } : {}),
         ...(observeFailOpen ? { observeFailOpen } : {}),
+        ...matchConditionMetric,
       };
       const equivalents = equivalentResources(ctx.registry);
       policies = validatingPolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
@@ -393,6 +430,7 @@ export function admissionRegistration(): ApiModule {
           type,
           equivalents,
           ...(authorizer ? { authorizer } : {}),
+          ...matchConditionMetric,
           ...(observeMutation ? { observe: observeMutation } : {}),
         }),
         mutatingWebhookPlugin({ source: mutating, namespaceLabels, equivalents, ...(authorizer ? { authorizer } : {}), ...webhookMetrics }),
@@ -402,6 +440,7 @@ export function admissionRegistration(): ApiModule {
           params,
           equivalents,
           ...(authorizer ? { authorizer } : {}),
+          ...matchConditionMetric,
           ...(observePolicy ? { observe: observePolicy } : {}),
         }),
         validatingWebhookPlugin({ source: validating, namespaceLabels, equivalents, ...(authorizer ? { authorizer } : {}), ...webhookMetrics }),

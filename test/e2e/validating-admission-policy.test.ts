@@ -240,6 +240,16 @@ describe('webhook matchConditions', () => {
     await ks.ok(['create', '-f', await ks.file('skipped.json', configMap('skipped', {}))]);
     await ks.ok(['create', '-f', await ks.file('checked.json', configMap('checked-one', {}))]);
     assert.deepEqual(seen.slice(before), ['checked-one']);
+    // Upstream's matchConditions metrics: the skipped create is an exclusion; every evaluation is timed.
+    const series = async (name: string): Promise<number> => {
+      const text = (await ks.raw.request({ path: '/metrics' })).text();
+      const labels = 'name="conditional.kplane.test",kind="webhook",type="validating",operation="CREATE"';
+      const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(labels));
+      return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+    };
+    assert.ok((await series('apiserver_admission_match_condition_exclusions_total')) >= 1, 'the exclusion counted');
+    assert.ok((await series('apiserver_admission_match_condition_evaluation_seconds_count')) >= 2, 'both evaluations timed');
+    assert.equal(await series('apiserver_admission_match_condition_evaluation_errors_total'), 0);
     // A condition that fails to evaluate, under failurePolicy Fail: the request is refused (403).
     await ks.ok(['apply', '-f', await ks.file('cond2.json', cfg("object.data.nosuchkey == 'x'"))]);
     await eventually(10_000, 'condition error refuses', async () => {
@@ -249,6 +259,7 @@ describe('webhook matchConditions', () => {
         ? true
         : undefined;
     });
+    assert.ok((await series('apiserver_admission_match_condition_evaluation_errors_total')) >= 1, 'the error counted');
     // A condition that does not compile is refused with the field path.
     const bad = await ks.k(['apply', '-f', await ks.file('cond3.json', cfg('object.metadata.name =='))]);
     assert.notEqual(bad.code, 0);

@@ -19,6 +19,27 @@ export interface CompiledMatchConditions {
 
 export type MatchResult = { readonly matches: true } | { readonly matches: false; readonly failedCondition?: string } | { readonly error: string };
 
+/** Whose matchConditions these are, as upstream's admission metrics label them. */
+export interface MatchConditionLabels {
+  readonly name: string;
+  /** `webhook` or `policy`. */
+  readonly kind: string;
+  /** `validating` / `admit` for webhooks, `validate` / `admit` for policies. */
+  readonly type: string;
+  readonly operation: string;
+}
+
+/**
+ * apiserver_admission_match_condition_evaluation_errors_total (a condition that errored),
+ * _exclusions_total (a webhook not called because a condition was false; the dispatcher counts it)
+ * and _evaluation_seconds (each evaluation).
+ */
+export interface MatchConditionObserver {
+  evaluationError(l: MatchConditionLabels): void;
+  exclusion(l: MatchConditionLabels): void;
+  seconds(l: MatchConditionLabels, seconds: number): void;
+}
+
 export function compileMatchConditions(
   specs: readonly MatchConditionSpec[] | undefined,
   failurePolicy: string | undefined,
@@ -31,25 +52,50 @@ export function compileMatchConditions(
   };
 }
 
-/** matcher.Match. `act` carries the request's variables; match conditions get their own budget. */
-export function matchConditions(m: CompiledMatchConditions, vars: Record<string, unknown>, deadline: number): MatchResult {
+/**
+ * matcher.Match. `act` carries the request's variables; match conditions get their own budget. With
+ * `metrics`, each condition's error and the evaluation's time are observed, as upstream's matcher does.
+ */
+export function matchConditions(
+  m: CompiledMatchConditions,
+  vars: Record<string, unknown>,
+  deadline: number,
+  metrics?: { readonly observer: MatchConditionObserver; readonly labels: MatchConditionLabels },
+): MatchResult {
+  const started = metrics ? performance.now() : 0;
+  const r = evaluate(m, vars, deadline, metrics);
+  if (metrics) metrics.observer.seconds(metrics.labels, (performance.now() - started) / 1000);
+  return r;
+}
+
+function evaluate(
+  m: CompiledMatchConditions,
+  vars: Record<string, unknown>,
+  deadline: number,
+  metrics: { readonly observer: MatchConditionObserver; readonly labels: MatchConditionLabels } | undefined,
+): MatchResult {
   const act: Activation = { vars, remaining: RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS, deadline };
   const errors: string[] = [];
+  const failed = (text: string): void => {
+    errors.push(text);
+    metrics?.observer.evaluationError(metrics.labels);
+  };
   for (const c of m.conditions) {
     let value: unknown;
     if ('error' in c.compiled) {
-      errors.push(`compilation error: ${c.compiled.error}`);
+      failed(`compilation error: ${c.compiled.error}`);
       continue;
     }
     try {
       const r = evaluateExpression(c.compiled, act);
       if ('error' in r) {
-        errors.push(r.error);
+        failed(r.error);
         continue;
       }
       value = r.value;
     } catch (e) {
       if (!(e instanceof OutOfBudget)) throw e;
+      // Upstream's filter fails as a whole here: not counted as a condition's error.
       return m.failOpen ? { matches: false } : { error: e.message };
     }
     if (value === false) return { matches: false, failedCondition: c.name };

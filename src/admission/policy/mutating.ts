@@ -34,7 +34,7 @@ import {
   type Compiled,
   type Declarations,
 } from '../cel/compile.js';
-import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
+import { compileMatchConditions, matchConditions, type CompiledMatchConditions, type MatchConditionObserver } from '../cel/matchconditions.js';
 import { conversionFailed, convertFor, type Converted } from '../equivalent.js';
 import { ReinvokeState, reinvocationOf } from '../reinvocation.js';
 import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
@@ -91,6 +91,8 @@ export interface MutatingPolicyPluginOptions {
   readonly equivalents?: EquivalentResources;
   /** What `authorizer` checks ask; without it every check is allowed (AlwaysAllow). */
   readonly authorizer?: CheckAuthorizer;
+  /** matchConditions' evaluation errors and time (upstream's admission metrics, kind `policy`, type `admit`). */
+  readonly observeMatchCondition?: MatchConditionObserver;
 }
 
 const COST_EXCEEDED = new CostExceeded().message;
@@ -371,7 +373,13 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
     } else vars = { object: toCEL(a.object), oldObject, request, namespaceObject: nsObject, authorizer };
     if (p.paramKind) vars.params = param === null ? null : toCEL(param);
     if (p.matchConditions) {
-      const r = matchConditions(p.matchConditions, vars, deadline);
+      const observer = opts.observeMatchCondition;
+      const r = matchConditions(
+        p.matchConditions,
+        vars,
+        deadline,
+        observer ? { observer, labels: { name: p.name, kind: 'policy', type: 'admit', operation: a.operation } } : undefined,
+      );
       if ('error' in r) return fail(p, { policy: p.name, binding: b.name, message: r.error, reason: 'Invalid' });
       if (!r.matches) return;
     }

@@ -22,7 +22,7 @@ import {
   type Compiled,
   type Declarations,
 } from '../cel/compile.js';
-import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
+import { compileMatchConditions, matchConditions, type CompiledMatchConditions, type MatchConditionObserver } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
 import { convertFor, equivalentMatch, type Converted } from '../equivalent.js';
 import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
@@ -98,6 +98,8 @@ export interface PolicyPluginOptions {
   readonly equivalents?: EquivalentResources;
   /** What `authorizer` checks ask; without it every check is allowed (AlwaysAllow). */
   readonly authorizer?: CheckAuthorizer;
+  /** matchConditions' evaluation errors and time (upstream's admission metrics, kind `policy`, type `validate`). */
+  readonly observeMatchCondition?: MatchConditionObserver;
 }
 
 export function compileMatch(m: MatchResources | undefined): CompiledMatch | undefined {
@@ -269,10 +271,13 @@ function validateOne(
   p: CompiledPolicy,
   vars: Record<string, unknown>,
   deadline: number,
+  operation: string,
+  observer: MatchConditionObserver | undefined,
 ): { decisions: Decision[]; audits: { key: string; value: string }[]; auditErrors: string[] } {
   const fail = (message: string): Decision[] => (p.failOpen ? [] : [{ action: 'deny', message, evalError: true, elapsed: 0 }]);
   if (p.matchConditions) {
-    const r = matchConditions(p.matchConditions, vars, deadline);
+    const metrics = observer ? { observer, labels: { name: p.name, kind: 'policy', type: 'validate', operation } } : undefined;
+    const r = matchConditions(p.matchConditions, vars, deadline, metrics);
     if ('error' in r) return { decisions: fail(r.error), audits: [], auditErrors: [] };
     if (!r.matches) return { decisions: [], audits: [], auditErrors: [] };
   }
@@ -460,7 +465,7 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
           const deadline = performance.now() + 1000;
           for (const param of params.items) {
             const vars: Record<string, unknown> = { ...vars0, ...(p.paramKind ? { params: param === null ? null : toCEL(param) } : {}) };
-            const r = validateOne(p, vars, deadline);
+            const r = validateOne(p, vars, deadline, a.operation, opts.observeMatchCondition);
             r.decisions.forEach((d, i) => {
               if (d.action === 'admit') return;
               for (const action of b.actions) {

@@ -16,7 +16,7 @@ import { stringifyJSON } from '../../golang/json-int64.js';
 import { isQualifiedName } from '../../apimachinery/validation/names.js';
 import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import { admissionRequest, operationOptions, toCEL } from '../cel/compile.js';
-import { compileMatchConditions, matchConditions, type CompiledMatchConditions } from '../cel/matchconditions.js';
+import { compileMatchConditions, matchConditions, type CompiledMatchConditions, type MatchConditionObserver } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
 import { ReinvokeState, reinvocationOf } from '../reinvocation.js';
 import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
@@ -73,6 +73,8 @@ export interface WebhookPluginOptions {
   readonly equivalents?: EquivalentResources;
   /** What `authorizer` checks in matchConditions ask; without it every check is allowed (AlwaysAllow). */
   readonly authorizer?: CheckAuthorizer;
+  /** matchConditions' evaluation errors, exclusions and time (upstream's admission metrics). */
+  readonly observeMatchCondition?: MatchConditionObserver;
 }
 
 /** The audit annotation keys' prefixes upstream's dispatchers write (…/round_<r>_index_<i>). */
@@ -184,15 +186,18 @@ export function releaseWebhooks(hooks: readonly CompiledWebhook[], kept: readonl
  * Answered without a promise unless the namespace's labels must be read or, for a webhook with
  * matchConditions matched through an equivalent version, the objects converted.
  */
-function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, opts: WebhookPluginOptions): Match | Promise<Match> {
+function shouldCall(h: CompiledWebhook, a: AdmissionAttributes, opts: WebhookPluginOptions, type: WebhookType): Match | Promise<Match> {
   const eq = opts.equivalents;
   const matched = rulesMatch(h, a, eq);
   if (matched === false) return false;
   const ns = matchNamespace(h.namespaceSelector, a, opts.namespaceLabels);
   if (ns === false) return false;
-  if (ns === true) return matchRest(h, a, matched, opts);
-  return ns.then((inNamespace) => inNamespace && matchRest(h, a, matched, opts));
+  if (ns === true) return matchRest(h, a, matched, opts, type);
+  return ns.then((inNamespace) => inNamespace && matchRest(h, a, matched, opts, type));
 }
+
+/** Which dispatcher asks: the type label of upstream's webhook metrics. */
+type WebhookType = 'admit' | 'validating';
 
 /**
  * Whether a webhook is called: false, true (with the request's version), or the equivalent version
@@ -217,15 +222,21 @@ function rulesMatch(h: CompiledWebhook, a: AdmissionAttributes, eq: EquivalentRe
 }
 
 /** ShouldCallHook after the namespace selector: the object selector, then matchConditions. */
-function matchRest(h: CompiledWebhook, a: AdmissionAttributes, matched: true | EquivalentVersion, opts: WebhookPluginOptions): Match | Promise<Match> {
+function matchRest(
+  h: CompiledWebhook,
+  a: AdmissionAttributes,
+  matched: true | EquivalentVersion,
+  opts: WebhookPluginOptions,
+  type: WebhookType,
+): Match | Promise<Match> {
   const eq = opts.equivalents;
   if (!matchObject(h.objectSelector, a)) return false;
   const conditions = h.matchConditions;
   if (!conditions) return matched;
-  if (matched === true || !eq) return conditionsMatch(conditions, a, undefined, opts.authorizer) && matched;
+  if (matched === true || !eq) return conditionsMatch(h, conditions, a, undefined, opts, type) && matched;
   // The converted objects go on with the match: the call sends them without converting again.
   return convertFor(eq, a, matched).then(
-    (as) => conditionsMatch(conditions, a, as, opts.authorizer) && as,
+    (as) => conditionsMatch(h, conditions, a, as, opts, type) && as,
     (e: unknown) => {
       throw conversionFailed(e);
     },
@@ -233,17 +244,27 @@ function matchRest(h: CompiledWebhook, a: AdmissionAttributes, matched: true | E
 }
 
 /** A webhook's matchConditions on the request (its objects in `as`, the equivalent version it is called with, when given). */
-function conditionsMatch(conditions: CompiledMatchConditions, a: AdmissionAttributes, as: Converted | undefined, authz: CheckAuthorizer | undefined): boolean {
+function conditionsMatch(
+  h: CompiledWebhook,
+  conditions: CompiledMatchConditions,
+  a: AdmissionAttributes,
+  as: Converted | undefined,
+  opts: WebhookPluginOptions,
+  type: WebhookType,
+): boolean {
   const vars = {
     object: toCEL((as ? as.object : a.object) ?? null),
     oldObject: toCEL((as ? as.oldObject : a.oldObject) ?? null),
     request: toCEL(admissionRequest(a, as)),
     namespaceObject: null,
-    authorizer: authorizerFor(a, authz),
+    authorizer: authorizerFor(a, opts.authorizer),
   };
-  const r = matchConditions(conditions, vars, performance.now() + 1000);
+  const observer = opts.observeMatchCondition;
+  const labels = observer ? { name: h.hook.name ?? '', kind: 'webhook', type, operation: a.operation } : undefined;
+  const r = matchConditions(conditions, vars, performance.now() + 1000, observer && labels ? { observer, labels } : undefined);
   // A condition that fails under failurePolicy Fail refuses the request (fails closed), as upstream.
   if ('error' in r) throw forbidden({ group: a.resource.group, resource: a.resource.resource }, a.name, r.error);
+  if (!r.matches && observer && labels) observer.exclusion(labels);
   return r.matches;
 }
 
@@ -487,7 +508,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
       if (rc.isReinvoke && state.outputChanged(a.object, isDeepStrictEqual)) state.requireReinvokingPreviouslyInvoked();
       const round = rc.isReinvoke ? 1 : 0;
       const run = async (h: CompiledWebhook, place: CallPlace): Promise<void> => {
-        const s = shouldCall(h, a, opts);
+        const s = shouldCall(h, a, opts, 'admit');
         const call = s instanceof Promise ? await s : s;
         if (call === false) return;
         // Never called for the first time in the second pass.
@@ -624,7 +645,7 @@ export function validatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPl
       const relevant: CompiledWebhook[] = [];
       const matches: Match[] = [];
       for (const h of hooks) {
-        const s = shouldCall(h, a, opts);
+        const s = shouldCall(h, a, opts, 'validating');
         const call = s instanceof Promise ? await s : s;
         if (call === false) continue;
         relevant.push(h);
