@@ -328,7 +328,8 @@ describe('ValidatingAdmissionPolicy authorizer checks with RBAC, kubectl 1.33', 
       policy('approved-only', {
         validations: [
           {
-            expression: "authorizer.group('').resource('configmaps').namespace(request.namespace).check('approve').allowed()",
+            expression:
+              "authorizer.group('').resource('configmaps').namespace(request.namespace).labelSelector('policy=approve').fieldSelector('metadata.name!=x').check('approve').allowed()",
             messageExpression:
               "request.userInfo.username + ' may not approve configmaps (requestResource: ' + string(authorizer.requestResource.check('create').allowed()) + ', /healthz: ' + string(authorizer.path('/healthz').check('get').allowed()) + ', a stranger service account: ' + string(authorizer.serviceAccount('default', 'stranger').group('').resource('configmaps').check('create').allowed()) + ')'",
           },

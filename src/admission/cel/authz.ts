@@ -78,15 +78,20 @@ export class ResourceCheck {
     readonly subresource = '',
     readonly namespace = '',
     readonly name = '',
+    /** authz library v1's selectors: kept on the check; RBAC, the authorizer asked synchronously, does not read them (nor does upstream's). */
+    readonly fieldSelector = '',
+    readonly labelSelector = '',
   ) {}
 
-  with(change: { subresource?: string; namespace?: string; name?: string }): ResourceCheck {
+  with(change: { subresource?: string; namespace?: string; name?: string; fieldSelector?: string; labelSelector?: string }): ResourceCheck {
     return new ResourceCheck(
       this.groupCheck,
       this.resource,
       change.subresource ?? this.subresource,
       change.namespace ?? this.namespace,
       change.name ?? this.name,
+      change.fieldSelector ?? this.fieldSelector,
+      change.labelSelector ?? this.labelSelector,
     );
   }
 }
@@ -161,6 +166,8 @@ export function registerAuthz(env: Environment): void {
   fn(`${RESOURCE_CHECK}.subresource(string): ${RESOURCE_CHECK}`, (r: ResourceCheck, subresource: string) => r.with({ subresource }));
   fn(`${RESOURCE_CHECK}.namespace(string): ${RESOURCE_CHECK}`, (r: ResourceCheck, namespace: string) => r.with({ namespace }));
   fn(`${RESOURCE_CHECK}.name(string): ${RESOURCE_CHECK}`, (r: ResourceCheck, name: string) => r.with({ name }));
+  fn(`${RESOURCE_CHECK}.fieldSelector(string): ${RESOURCE_CHECK}`, (r: ResourceCheck, fieldSelector: string) => r.with({ fieldSelector }));
+  fn(`${RESOURCE_CHECK}.labelSelector(string): ${RESOURCE_CHECK}`, (r: ResourceCheck, labelSelector: string) => r.with({ labelSelector }));
   fn(`${PATH_CHECK}.check(string): ${DECISION}`, (p: PathCheck, verb: string) =>
     decide(p.authorizer, {
       isResourceRequest: false,
