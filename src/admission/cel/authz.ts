@@ -12,7 +12,7 @@ import { EvaluationError, type Environment } from '@marcbachmann/cel-js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../../apimachinery/validation/names.js';
 import type { AdmissionAttributes, UserInfo } from '../interfaces.js';
 
-/** authorizer.Authorizer as the checks need it (the auth layer's Authorizer is one). */
+/** authorizer.Authorizer as the checks need it: the auth layer's Authorizer is one (admission may not import the auth layer, which imports admission's UserInfo). */
 export interface CheckAuthorizer {
   authorize(user: UserInfo, attrs: CheckAttributes): CheckResult | Promise<CheckResult>;
 }
