@@ -133,23 +133,37 @@ function pooled(rounds: readonly RoundResult[]): RoundResult {
 }
 
 /**
- * c=64 creates against two servers taking turns in slices of CLOSED_SLICE_MS (a, b, b, a, …), each
- * side's slices pooled: run one after the other, the policy ratio moved 73-126 % between runs of the
- * same tree (2026-12-07), whatever else the machine did falling on one side.
+ * Create throughput at c=64 of `servers[target]` against `servers.none`, the two taking turns in
+ * slices of CLOSED_SLICE_MS (none, target, target, none, …) after a warm-up each, each side's
+ * slices pooled: run one after the other, the policy ratio moved 73-126 % between runs of the same
+ * tree (2026-12-07), whatever else the machine did falling on one side. Records both rounds (as
+ * `<label> none` / `<label> <target>`) and the ratio row; answers the ratio.
  */
-async function alternatingCreates<T extends string>(
-  clients: Record<T, HttpClient>,
-  order: readonly [T, T],
-  ms: number,
-  maxOps: number,
+async function c64Ratio<T extends string>(
+  ctx: ScenarioContext,
+  servers: Record<'none' | T, ServerProc>,
+  target: T,
+  label: string,
   tag: string,
-): Promise<{ rounds: Record<T, RoundResult>; slices: number }> {
-  const slices = Math.max(2, Math.round(ms / CLOSED_SLICE_MS));
-  const parts = new Map<T, RoundResult[]>(order.map((t) => [t, []]));
+): Promise<number> {
+  const { cfg, rec } = ctx;
+  const order = ['none', target] as const;
+  const clients = new Map(order.map((t) => [t, new HttpClient(servers[t].started.url, credsOf(servers[t]), 64)]));
+  for (const t of order) await creates(clients.get(t)!, 64, cfg.warmMs, cfg.maxOps, `${tag}w-${t}`);
+  const slices = Math.max(2, Math.round(cfg.measureMs / CLOSED_SLICE_MS));
+  const parts = new Map<string, RoundResult[]>(order.map((t) => [t, []]));
   for (let i = 0; i < slices; i++) {
-    for (const t of i % 2 === 0 ? order : [order[1], order[0]]) parts.get(t)!.push(await creates(clients[t], 64, CLOSED_SLICE_MS, maxOps, `${tag}-${t}-${i}`));
+    for (const t of i % 2 === 0 ? order : [order[1], order[0]])
+      parts.get(t)!.push(await creates(clients.get(t)!, 64, CLOSED_SLICE_MS, cfg.maxOps, `${tag}m-${t}-${i}`));
   }
-  return { rounds: Object.fromEntries(order.map((t) => [t, pooled(parts.get(t)!)])) as Record<T, RoundResult>, slices };
+  for (const c of clients.values()) c.close();
+  const rps = order.map(
+    (t) =>
+      rec.round('extending', `${label} ${t}`, 'create', 64, pooled(parts.get(t)!), `${slices} slices of ${CLOSED_SLICE_MS} ms, alternating`).opsPerSec ?? 0,
+  );
+  const ratio = rps[1]! / rps[0]!;
+  rec.row({ scenario: 'extending', target: `${label}/none`, op: 'create', concurrency: '64', value: `${(ratio * 100).toFixed(0)}%`, ratio });
+  return ratio;
 }
 
 const p99 = (r: RoundResult): number => {
@@ -309,7 +323,7 @@ const BINDING = {
 };
 
 async function policyScenario(ctx: ScenarioContext, servers: Record<'none' | 'policy', ServerProc>): Promise<void> {
-  const { cfg, rec } = ctx;
+  const { rec } = ctx;
   const admin = new HttpClient(servers.policy.started.url, credsOf(servers.policy), 4);
   const ar = '/apis/admissionregistration.k8s.io/v1';
   expectStatus(await admin.send('POST', `${ar}/validatingadmissionpolicies`, JSON.stringify(POLICY)), 201);
@@ -323,18 +337,7 @@ async function policyScenario(ctx: ScenarioContext, servers: Record<'none' | 'po
     return r.status === 422;
   });
   admin.close();
-  const clients = {
-    none: new HttpClient(servers.none.started.url, credsOf(servers.none), 64),
-    policy: new HttpClient(servers.policy.started.url, credsOf(servers.policy), 64),
-  };
-  for (const t of ['none', 'policy'] as const) await creates(clients[t], 64, cfg.warmMs, cfg.maxOps, `vw-${t}`);
-  const { rounds, slices } = await alternatingCreates(clients, ['none', 'policy'], cfg.measureMs, cfg.maxOps, 'vm');
-  for (const c of Object.values(clients)) c.close();
-  const rps: Record<string, number> = {};
-  for (const t of ['none', 'policy'] as const)
-    rps[t] = rec.round('extending', `policy ${t}`, 'create', 64, rounds[t], `${slices} slices of ${CLOSED_SLICE_MS} ms, alternating`).opsPerSec ?? 0;
-  const ratio = rps.policy! / rps.none!;
-  rec.row({ scenario: 'extending', target: 'policy/none', op: 'create', concurrency: '64', value: `${(ratio * 100).toFixed(0)}%`, ratio });
+  const ratio = await c64Ratio(ctx, servers, 'policy', 'policy', 'v');
   rec.goal('create throughput at c=64 with a 3-validation ValidatingAdmissionPolicy vs none', '≥ 90 %', `${fmt(ratio * 100, 0)}%`, ratio >= 0.9);
 }
 
@@ -361,7 +364,6 @@ const MUTATING_BINDING = {
 };
 
 async function mutatingPolicyScenario(ctx: ScenarioContext, servers: Record<'none' | 'mutating', ServerProc>): Promise<void> {
-  const { cfg, rec } = ctx;
   const admin = new HttpClient(servers.mutating.started.url, credsOf(servers.mutating), 4);
   const ar = '/apis/admissionregistration.k8s.io/v1beta1';
   expectStatus(await admin.send('POST', `${ar}/mutatingadmissionpolicies`, JSON.stringify(MUTATING_POLICY)), 201);
@@ -371,18 +373,7 @@ async function mutatingPolicyScenario(ctx: ScenarioContext, servers: Record<'non
     return r.status === 201 && r.body.includes('bench-mutate');
   });
   admin.close();
-  const clients = {
-    none: new HttpClient(servers.none.started.url, credsOf(servers.none), 64),
-    mutating: new HttpClient(servers.mutating.started.url, credsOf(servers.mutating), 64),
-  };
-  for (const t of ['none', 'mutating'] as const) await creates(clients[t], 64, cfg.warmMs, cfg.maxOps, `mw-${t}`);
-  const { rounds, slices } = await alternatingCreates(clients, ['none', 'mutating'], cfg.measureMs, cfg.maxOps, 'mm');
-  for (const c of Object.values(clients)) c.close();
-  const rps: Record<string, number> = {};
-  for (const t of ['none', 'mutating'] as const)
-    rps[t] = rec.round('extending', `mutating-policy ${t}`, 'create', 64, rounds[t], `${slices} slices of ${CLOSED_SLICE_MS} ms, alternating`).opsPerSec ?? 0;
-  const ratio = rps.mutating! / rps.none!;
-  rec.row({ scenario: 'extending', target: 'mutating-policy/none', op: 'create', concurrency: '64', value: `${(ratio * 100).toFixed(0)}%`, ratio });
+  await c64Ratio(ctx, servers, 'mutating', 'mutating-policy', 'm');
 }
 
 const CRD = {

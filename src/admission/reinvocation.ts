@@ -3,6 +3,8 @@
 // phase once more, and in that second pass the webhooks and policies with `reinvocationPolicy:
 // IfNeeded` that ran before the change (in their own plugin, or before any change by the others)
 // run again. At most two passes.
+import { isDeepStrictEqual } from 'node:util';
+import { deepCopyJSON } from '../apimachinery/deepcopy.js';
 import type { AdmissionAttributes } from './interfaces.js';
 
 /** admission.ReinvocationContext: which pass this is, whether a second is due, and each plugin's own state. */
@@ -32,7 +34,7 @@ export class ReinvocationContext {
 const contexts = new WeakMap<AdmissionAttributes, ReinvocationContext>();
 
 /** The request's reinvocation context (admission.Attributes.GetReinvocationContext). */
-export function reinvocationOf(a: AdmissionAttributes): ReinvocationContext {
+function reinvocationOf(a: AdmissionAttributes): ReinvocationContext {
   let rc = contexts.get(a);
   if (!rc) {
     rc = new ReinvocationContext();
@@ -55,33 +57,51 @@ export function takeReinvocation(a: AdmissionAttributes): boolean {
  * second pass, and the object as the plugin last left it (only kept while something could be
  * reinvoked: only then is it compared).
  */
-export class ReinvokeState<K> {
+export class ReinvokeState {
   private lastOutput: unknown;
-  private previouslyInvoked = new Set<K>();
-  private readonly reinvoke = new Set<K>();
+  private previouslyInvoked = new Set<string>();
+  private readonly reinvoke = new Set<string>();
 
-  shouldReinvoke(k: K): boolean {
-    return this.reinvoke.has(k);
+  constructor(readonly rc: ReinvocationContext) {}
+
+  /** In the second pass, one not due is skipped: nothing is invoked there for the first time. */
+  skips(key: string): boolean {
+    return this.rc.isReinvoke && !this.reinvoke.has(key);
   }
 
-  /** On entering the second pass: whether the object changed since the plugin last ran (another plugin changed it). */
-  outputChanged(object: unknown, equal: (x: unknown, y: unknown) => boolean): boolean {
-    return !equal(this.lastOutput, object);
+  /**
+   * After an invocation (whatever its outcome): a change re-arms every IfNeeded one invoked before
+   * it and asks the chain for its second pass; an IfNeeded one is remembered as invoked.
+   */
+  invoked(key: string, changed: boolean, ifNeeded: boolean): void {
+    if (changed) {
+      this.requireReinvokingPreviouslyInvoked();
+      this.rc.setShouldReinvoke();
+    }
+    if (ifNeeded) this.previouslyInvoked.add(key);
   }
 
   /** When the plugin is done with the object: kept (a copy) only if an IfNeeded one ran that a later change would reinvoke. */
-  setLastOutput(object: unknown, copy: (o: unknown) => unknown): void {
-    this.lastOutput = this.previouslyInvoked.size > 0 && object !== undefined ? copy(object) : undefined;
+  leave(object: unknown): void {
+    this.lastOutput = this.previouslyInvoked.size > 0 && object !== undefined ? deepCopyJSON(object) : undefined;
   }
 
-  addPreviouslyInvoked(k: K): void {
-    this.previouslyInvoked.add(k);
+  /** On entering the second pass: a change since the plugin left the object (another plugin's) re-arms every IfNeeded one. */
+  enter(object: unknown): void {
+    if (this.rc.isReinvoke && !isDeepStrictEqual(this.lastOutput, object)) this.requireReinvokingPreviouslyInvoked();
   }
 
-  /** The object changed: every IfNeeded one invoked before runs again in the second pass. */
-  requireReinvokingPreviouslyInvoked(): void {
+  private requireReinvokingPreviouslyInvoked(): void {
     if (this.previouslyInvoked.size === 0) return;
     for (const k of this.previouslyInvoked) this.reinvoke.add(k);
     this.previouslyInvoked = new Set();
   }
+}
+
+/** The dispatcher `plugin`'s state for the request `a`, entered (see ReinvokeState.enter); `leave` it when done. */
+export function enterDispatcher(a: AdmissionAttributes, plugin: string): ReinvokeState {
+  const rc = reinvocationOf(a);
+  const state = rc.value(plugin, () => new ReinvokeState(rc));
+  state.enter(a.object);
+  return state;
 }

@@ -362,12 +362,12 @@ export function admissionRegistration(): ApiModule {
       const observeFailOpen = webhookFailOpenMetric(ctx.metrics);
       const observeRejection = webhookRejectionMetric(ctx.metrics);
       const observeMatchCondition = matchConditionMetrics(ctx.metrics);
-      const matchConditionMetric = observeMatchCondition ? { observeMatchCondition } : {};
+      // What every webhook and policy plugin's CEL gets: the authorizer and the matchConditions metrics.
+      const cel = { ...(authorizer ? { authorizer } : {}), ...(observeMatchCondition ? { observeMatchCondition } : {}) };
       const webhookMetrics = {
         ...(observe ? { observe } : {}),
         ...(observeRejection ? { observeRejection } : {}),
         ...(observeFailOpen ? { observeFailOpen } : {}),
-        ...matchConditionMetric,
       };
       const equivalents = equivalentResources(ctx.registry);
       policies = validatingPolicyCache(store('validatingadmissionpolicies'), store('validatingadmissionpolicybindings'), ctx.log);
@@ -429,21 +429,19 @@ export function admissionRegistration(): ApiModule {
           params,
           type,
           equivalents,
-          ...(authorizer ? { authorizer } : {}),
-          ...matchConditionMetric,
+          ...cel,
           ...(observeMutation ? { observe: observeMutation } : {}),
         }),
-        mutatingWebhookPlugin({ source: mutating, namespaceLabels, equivalents, ...(authorizer ? { authorizer } : {}), ...webhookMetrics }),
+        mutatingWebhookPlugin({ source: mutating, namespaceLabels, equivalents, ...cel, ...webhookMetrics }),
         validatingAdmissionPolicyPlugin({
           source: policies,
           namespace,
           params,
           equivalents,
-          ...(authorizer ? { authorizer } : {}),
-          ...matchConditionMetric,
+          ...cel,
           ...(observePolicy ? { observe: observePolicy } : {}),
         }),
-        validatingWebhookPlugin({ source: validating, namespaceLabels, equivalents, ...(authorizer ? { authorizer } : {}), ...webhookMetrics }),
+        validatingWebhookPlugin({ source: validating, namespaceLabels, equivalents, ...cel, ...webhookMetrics }),
       ];
     },
     async bootstrap(ctx) {

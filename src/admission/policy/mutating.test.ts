@@ -2,7 +2,6 @@
 // does not reach cheaply: the synchronous answer without policies, structured-merge of list-maps,
 // atomic fields refused, a failed JSONPatch `test`, initializer type names, reinvocation, and the
 // construction rewrite leaving strings alone.
-import { AdmissionChain } from '../chain.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { typeOf } from '../../apimachinery/apply/index.js';
@@ -10,6 +9,7 @@ import { StatusError } from '../../apimachinery/errors.js';
 import type { OpenAPISchema } from '../../apimachinery/schema.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { rewriteConstructions } from '../cel/construct.js';
+import { AdmissionChain } from '../chain.js';
 import type { AdmissionAttributes } from '../interfaces.js';
 import { compileMutatingPolicies, mutatingAdmissionPolicyPlugin, type MutationObserver } from './mutating.js';
 import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, Mutation } from './mutating-types.js';

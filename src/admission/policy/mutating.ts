@@ -9,9 +9,8 @@
 //   failed `test` leaves the object as it was).
 // Errors (CEL, a configuration that does not fit, params) follow the policy's failurePolicy: with
 // Fail the request is refused with upstream's 403 "policy '<p>' with binding '<b>' denied request: …".
-// reinvocationPolicy IfNeeded: when a later policy changed the object, the IfNeeded ones that ran
-// before are run once more (within this plugin; see the KEP for what is left).
-import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
+// reinvocationPolicy IfNeeded: when a later policy or a mutating webhook changed the object, the
+// IfNeeded ones that ran before run once more, in the chain's second pass (reinvocation.ts).
 import { isDeepStrictEqual } from 'node:util';
 import { StatusError } from '../../apimachinery/errors.js';
 import { DEDUCED, type TypeRef } from '../../apimachinery/apply/index.js';
@@ -19,8 +18,10 @@ import { mergeTyped } from '../../apimachinery/apply/merge-values.js';
 import { validateTyped } from '../../apimachinery/apply/typed.js';
 import { RUNTIME_CEL_COST_BUDGET } from '../../apimachinery/cel/expressions.js';
 import { CostExceeded } from '../../apimachinery/cel/library.js';
+import { deepCopyJSON } from '../../apimachinery/deepcopy.js';
 import { applyJsonPatchOperations } from '../../apimachinery/patch/json-patch.js';
 import type { JsonValue, KubeObject } from '../../apimachinery/types.js';
+import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import { JSONPatchValue, ObjectValue, celToJSON, checkTypeNames } from '../cel/construct.js';
 import {
   OutOfBudget,
@@ -36,13 +37,12 @@ import {
 } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions, type MatchConditionObserver } from '../cel/matchconditions.js';
 import { conversionFailed, convertFor, type Converted } from '../equivalent.js';
-import { ReinvokeState, reinvocationOf } from '../reinvocation.js';
+import { enterDispatcher } from '../reinvocation.js';
 import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { isExemptAdmissionConfigurationResource, isNamespaceResource } from '../webhook/rules.js';
 import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding } from './mutating-types.js';
 import type { ParamKind, ParamRef } from './types.js';
 import { collectParams, compileMatch, matches, type CompiledMatch, type NamespaceLookup, type ParamLookup } from './validating.js';
-import { deepCopyJSON } from '../../apimachinery/deepcopy.js';
 
 interface CompiledMutation {
   readonly patchType: 'ApplyConfiguration' | 'JSONPatch';
@@ -342,14 +342,12 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
   const deadline = performance.now() + 1000;
   // Reinvocation as upstream's dispatcher: in the chain's second pass only the IfNeeded invocations
   // made before a later change (by a policy, or by any plugin since this one last ran) run again.
-  const rc = reinvocationOf(a);
-  const state = rc.value('MutatingAdmissionPolicy', () => new ReinvokeState<string>());
-  if (rc.isReinvoke && state.outputChanged(a.object, isDeepStrictEqual)) state.requireReinvokingPreviouslyInvoked();
+  const state = enterDispatcher(a, 'MutatingAdmissionPolicy');
   // A change matters only to IfNeeded invocations made before it: not compared when there is none.
   const reinvocable = invocations.some((i) => i.p.reinvoke);
   const invoke = async (inv: (typeof invocations)[number]): Promise<void> => {
     const { p, b, param } = inv;
-    if (rc.isReinvoke && !state.shouldReinvoke(inv.key)) return;
+    if (state.skips(inv.key)) return;
     // Matched through an equivalent version: the policy mutates the object converted to that version,
     // and the result is converted back (upstream's versioned attributes).
     const eq = inv.as && opts.equivalents ? { eq: opts.equivalents, as: inv.as } : undefined;
@@ -417,16 +415,12 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
         throw conversionFailed(e);
       }
     }
-    if (reinvocable && !isDeepStrictEqual(before, a.object)) {
-      state.requireReinvokingPreviouslyInvoked();
-      rc.setShouldReinvoke();
-    }
-    if (p.reinvoke) state.addPreviouslyInvoked(inv.key);
+    state.invoked(inv.key, reinvocable && !isDeepStrictEqual(before, a.object), p.reinvoke);
   };
   try {
     for (const inv of invocations) await invoke(inv);
   } finally {
-    state.setLastOutput(a.object, deepCopyJSON);
+    state.leave(a.object);
   }
   if (errors.length) throw refusal(a, errors);
 }

@@ -5,11 +5,11 @@
 // the policy's message and reason, Warn adds a warning, Audit adds the
 // `validation.policy.admission.k8s.io/validation_failure` audit annotation. Errors (a param not
 // found with Deny, an expression that fails) follow the policy's failurePolicy.
-import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import { StatusError } from '../../apimachinery/errors.js';
 import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject, type LabelSelector } from '../../apimachinery/labels.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { RUNTIME_CEL_COST_BUDGET, MAX_MESSAGE_EXPRESSION_BYTES } from '../../apimachinery/cel/expressions.js';
+import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import {
   OutOfBudget,
   admissionRequest,

@@ -5,7 +5,6 @@
 // dry runs, pass the webhooks' warnings on, and answer with upstream's errors.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { deepCopyJSON } from '../../apimachinery/deepcopy.js';
 import { StatusError, badRequest, forbidden, internalError, notFound } from '../../apimachinery/errors.js';
 import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject, type LabelSelector } from '../../apimachinery/labels.js';
 import { applyJsonPatchOperations, decodeJsonPatch } from '../../apimachinery/patch/json-patch.js';
@@ -18,7 +17,7 @@ import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import { admissionRequest, operationOptions, toCEL } from '../cel/compile.js';
 import { compileMatchConditions, matchConditions, type CompiledMatchConditions, type MatchConditionObserver } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
-import { ReinvokeState, reinvocationOf } from '../reinvocation.js';
+import { enterDispatcher } from '../reinvocation.js';
 import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
 import type { AdmissionAttributes, AdmissionPlugin, AnnotationSink, EquivalentResources, EquivalentVersion } from '../interfaces.js';
 import { CallError, newEndpoint, newServiceEndpoint, post, type WebhookEndpoint } from './client.js';
@@ -503,16 +502,13 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
       const hooks = opts.source.webhooks();
       // Reinvocation as upstream's dispatcher: in the chain's second pass only the IfNeeded webhooks
       // called before a later change (this plugin's, or any plugin's since it last ran) are called.
-      const rc = reinvocationOf(a);
-      const state = rc.value('MutatingAdmissionWebhook', () => new ReinvokeState<string>());
-      if (rc.isReinvoke && state.outputChanged(a.object, isDeepStrictEqual)) state.requireReinvokingPreviouslyInvoked();
-      const round = rc.isReinvoke ? 1 : 0;
+      const state = enterDispatcher(a, 'MutatingAdmissionWebhook');
+      const round = state.rc.isReinvoke ? 1 : 0;
       const run = async (h: CompiledWebhook, place: CallPlace): Promise<void> => {
         const s = shouldCall(h, a, opts, 'admit');
         const call = s instanceof Promise ? await s : s;
         if (call === false) return;
-        // Never called for the first time in the second pass.
-        if (rc.isReinvoke && !state.shouldReinvoke(h.key)) return;
+        if (state.skips(h.key)) return;
         const started = performance.now();
         let changed = false;
         let failure: unknown;
@@ -532,11 +528,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
         } finally {
           // Whatever the outcome: an IfNeeded webhook that failed open is reinvoked after a later
           // change too, as upstream marks it invoked before it looks at the error.
-          if (changed) {
-            state.requireReinvokingPreviouslyInvoked();
-            rc.setShouldReinvoke();
-          }
-          if (h.hook.reinvocationPolicy === 'IfNeeded') state.addPreviouslyInvoked(h.key);
+          state.invoked(h.key, changed, h.hook.reinvocationPolicy === 'IfNeeded');
           // Whether the call changed the object, whatever its outcome (upstream's deferred annotation).
           own(a)?.addAnnotation(placeKey(MUTATION_ANNOTATION_PREFIX, place), mutationAnnotation(h, changed));
           observe(opts, h, 'admit', a, started, failure);
@@ -545,7 +537,7 @@ export function mutatingWebhookPlugin(opts: WebhookPluginOptions): AdmissionPlug
       try {
         for (let i = 0; i < hooks.length; i++) await run(hooks[i]!, { round, index: i });
       } finally {
-        state.setLastOutput(a.object, deepCopyJSON);
+        state.leave(a.object);
       }
     },
   });

@@ -53,8 +53,9 @@ const OPTIONS_KIND = { create: 'CreateOptions', update: 'UpdateOptions', patch: 
 export function writeParams(q: URLSearchParams, op: 'create' | 'update' | 'patch', extra: readonly FieldIssue[] = []): WriteParams {
   const dryRun = q.getAll('dryRun');
   const fieldManager = q.get('fieldManager') ?? undefined;
+  const given = q.get('fieldValidation');
   // An empty fieldValidation is the default, Warn (the handlers' fieldValidation()).
-  const fv = q.get('fieldValidation') || 'Warn';
+  const fv = given || 'Warn';
   const issues = [
     ...extra,
     ...fieldManagerIssues(fieldManager ?? ''),
@@ -62,18 +63,19 @@ export function writeParams(q: URLSearchParams, op: 'create' | 'update' | 'patch
     ...(fv !== 'Strict' && fv !== 'Warn' && fv !== 'Ignore' ? [fieldIssue.notSupported('fieldValidation', fv, ['', 'Ignore', 'Strict', 'Warn'])] : []),
   ];
   if (issues.length) throw invalid({ group: 'meta.k8s.io', kind: OPTIONS_KIND[op] }, '', issues);
-  const fieldValidation = q.get('fieldValidation');
   return {
     dryRun: dryRun.includes('All'),
     fieldManager,
     fieldValidation: fv as WriteParams['fieldValidation'],
-    options: {
-      ...(dryRun.length ? { dryRun } : {}),
-      ...(fieldManager ? { fieldManager } : {}),
-      ...(fieldValidation ? { fieldValidation } : {}),
-    },
+    // A write without options (most) shares one empty object.
+    options:
+      dryRun.length || fieldManager || given
+        ? { ...(dryRun.length ? { dryRun } : {}), ...(fieldManager ? { fieldManager } : {}), ...(given ? { fieldValidation: given } : {}) }
+        : NO_OPTIONS,
   };
 }
+
+const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 export function listOptionsFrom(q: URLSearchParams): ListOptions {
   const limit = q.get('limit');

@@ -16,10 +16,10 @@ export async function serveSubresourceCreate(c: ServerContext, s: RequestScope, 
   const { namespace, name, subresource: sub } = s;
   const subStrategy = r.store.strategy.subresources![sub]!;
   const opts = writeParams(s.query, 'create');
-  const obj = (await decodeSubresourceBody(c, s, r)).decoded.object;
+  const { decoded, kind: k } = await decodeSubresourceBody(c, s, r);
+  const obj = decoded.object;
   // Admission as upstream's create handler runs it for a subresource: the subresource's kind, the request's object.
-  const sd = r.descriptor.subresources.find((x) => x.name === sub)!;
-  const kind = { group: sd.group ?? r.descriptor.group, version: sd.version ?? r.descriptor.version, kind: sd.kind };
+  const kind = { group: k.group, version: k.version, kind: k.kind };
   const attributes = (o: KubeObject) => admissionAttributes(s, r, 'CREATE', namespace, name, o, undefined, opts.dryRun, sub, opts.options, kind);
   await admit(c, attributes(obj));
   const out = await subStrategy.create!({
