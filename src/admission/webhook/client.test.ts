@@ -3,10 +3,12 @@
 // Go's `unexpected EOF`, a non-2xx Status answer keeps its message and code, and a call that meets
 // a kept-alive connection the server closes is sent again on a new one (never a new connection's);
 // the thread ending under a call fails the call, and the next starts another; calls made while a
-// thread starts do not wait for it. (The other failures,
+// thread starts do not wait for it; calls begun together travel to and from the thread in batches.
+// (The other failures,
 // hang, refused, 500, garbage, unknown CA, are proven through kubectl in
 // test/e2e/admission-webhooks.test.ts.)
 import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
@@ -36,6 +38,7 @@ for (const route of ['inline', 'thread'] as const)
         req.resume();
         req.on('end', () => {
           if (req.url?.startsWith('/hang')) return; // never answers
+          if (req.url?.startsWith('/together')) return; // answered by its test
           if (req.url?.startsWith('/status')) {
             res.writeHead(403, { 'content-type': 'application/json' });
             res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'not you', code: 409 }));
@@ -186,6 +189,46 @@ for (const route of ['inline', 'thread'] as const)
           assert.equal(await post(ep, '{}', 10), '{}');
         } finally {
           hanging.release();
+        }
+      });
+
+    if (route === 'thread')
+      it('calls begun in the same turn go to the thread in one message, and their ends come back together', async () => {
+        const worker = await transportWorker();
+        const sent: unknown[] = [];
+        const received: unknown[] = [];
+        const postMessage = worker.postMessage.bind(worker);
+        worker.postMessage = (m: unknown) => (sent.push(m), postMessage(m));
+        const onMessage = (m: unknown): number => received.push(m);
+        worker.on('message', onMessage);
+        // Held until all eight are there, so that they end in the same turn of the thread.
+        const held: (() => void)[] = [];
+        const gate = (req: IncomingMessage, res: ServerResponse): void => {
+          if (!req.url?.startsWith('/together')) return;
+          held.push(() => {
+            res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 });
+            res.end('{}');
+          });
+          if (held.length === 8) for (const answer of held) answer();
+        };
+        const together = newEndpoint(`${url}/together`, caBundle);
+        server.prependListener('request', gate);
+        try {
+          const calls = Array.from({ length: 8 }, () => post(together, '{}', 10));
+          assert.deepEqual(await Promise.all(calls), Array(8).fill('{}'));
+          assert.equal(sent.length, 1, 'one message for the endpoint and its eight calls');
+          assert.deepEqual(
+            (sent[0] as { t: string }[]).map((m) => m.t),
+            ['open', ...Array<string>(8).fill('call')],
+          );
+          const ends = received.flat().length;
+          assert.equal(ends, 8);
+          assert.ok(received.length < 8, `the eight ends came in ${received.length} messages`);
+        } finally {
+          server.off('request', gate);
+          worker.off('message', onMessage);
+          worker.postMessage = postMessage;
+          together.release();
         }
       });
 

@@ -171,13 +171,13 @@ class ThreadTransport extends Calls {
       name: 'webhook-transport',
     });
     this.ready = new Promise((resolve) => (this.markReady = resolve));
-    this.worker.on('message', (m: FromTransport | { readonly ready: true }) => {
+    this.worker.on('message', (m: readonly FromTransport[] | { readonly ready: true }) => {
       if ('ready' in m) {
         this.isReady = true;
         this.markReady();
         return;
       }
-      this.settle(m);
+      for (const end of m) this.settle(end);
       if (this.pending.size === 0) this.worker.unref();
     });
     this.worker.on('error', (e) => this.die(`the webhook transport thread failed: ${e.message}`));
@@ -200,9 +200,21 @@ class ThreadTransport extends Calls {
     ep.thread = undefined;
   }
 
+  /**
+   * Messages go out together once this turn of the event loop has run its callbacks (one
+   * setImmediate): each postMessage costs the server's thread a structured clone and, when the
+   * thread sleeps, a wake-up, and at c=64 several calls begin in the same turn.
+   */
   private send(m: ToTransport): void {
-    this.worker.postMessage(m);
+    if (this.outbox.push(m) === 1) setImmediate(this.flush);
   }
+
+  private outbox: ToTransport[] = [];
+  private readonly flush = (): void => {
+    const batch = this.outbox;
+    this.outbox = [];
+    if (!this.dead) this.worker.postMessage(batch);
+  };
 
   private die(why: string): void {
     if (this.dead) return;

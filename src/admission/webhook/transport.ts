@@ -292,12 +292,25 @@ export class Transport {
   }
 }
 
-/** Serves a worker thread's port: a message per open, call and release; a message per call's end. */
-export function serve(port: { on(event: 'message', f: (m: ToTransport) => void): unknown; postMessage(m: FromTransport): void }): void {
-  const t = new Transport((m) => port.postMessage(m));
-  port.on('message', (m) => {
-    if (m.t === 'call') t.call(m.id, m.ep, m.body, m.timeoutSeconds, m.dial);
-    else if (m.t === 'open') t.open(m.ep, m.spec);
-    else t.release(m.ep);
+/**
+ * Serves a worker thread's port: opens, calls and releases come in batches, and the calls' ends go
+ * back in batches, one per turn of this thread's event loop (see client.ts's ThreadTransport.send).
+ */
+export function serve(port: { on(event: 'message', f: (m: readonly ToTransport[]) => void): unknown; postMessage(m: readonly FromTransport[]): void }): void {
+  let outbox: FromTransport[] = [];
+  const flush = (): void => {
+    const batch = outbox;
+    outbox = [];
+    port.postMessage(batch);
+  };
+  const t = new Transport((m) => {
+    if (outbox.push(m) === 1) setImmediate(flush);
+  });
+  port.on('message', (batch) => {
+    for (const m of batch) {
+      if (m.t === 'call') t.call(m.id, m.ep, m.body, m.timeoutSeconds, m.dial);
+      else if (m.t === 'open') t.open(m.ep, m.spec);
+      else t.release(m.ep);
+    }
   });
 }
