@@ -40,6 +40,16 @@ export interface MatchConditionObserver {
   seconds(l: MatchConditionLabels, seconds: number): void;
 }
 
+/** Where an evaluation's metrics go, and with which labels. */
+export interface MatchConditionMetrics {
+  readonly observer: MatchConditionObserver;
+  readonly labels: MatchConditionLabels;
+}
+
+/** The metrics of one evaluation, when there is an observer. */
+export const matchConditionMetrics = (observer: MatchConditionObserver | undefined, labels: MatchConditionLabels): MatchConditionMetrics | undefined =>
+  observer ? { observer, labels } : undefined;
+
 export function compileMatchConditions(
   specs: readonly MatchConditionSpec[] | undefined,
   failurePolicy: string | undefined,
@@ -56,24 +66,14 @@ export function compileMatchConditions(
  * matcher.Match. `act` carries the request's variables; match conditions get their own budget. With
  * `metrics`, each condition's error and the evaluation's time are observed, as upstream's matcher does.
  */
-export function matchConditions(
-  m: CompiledMatchConditions,
-  vars: Record<string, unknown>,
-  deadline: number,
-  metrics?: { readonly observer: MatchConditionObserver; readonly labels: MatchConditionLabels },
-): MatchResult {
+export function matchConditions(m: CompiledMatchConditions, vars: Record<string, unknown>, deadline: number, metrics?: MatchConditionMetrics): MatchResult {
   const started = metrics ? performance.now() : 0;
   const r = evaluate(m, vars, deadline, metrics);
   if (metrics) metrics.observer.seconds(metrics.labels, (performance.now() - started) / 1000);
   return r;
 }
 
-function evaluate(
-  m: CompiledMatchConditions,
-  vars: Record<string, unknown>,
-  deadline: number,
-  metrics: { readonly observer: MatchConditionObserver; readonly labels: MatchConditionLabels } | undefined,
-): MatchResult {
+function evaluate(m: CompiledMatchConditions, vars: Record<string, unknown>, deadline: number, metrics: MatchConditionMetrics | undefined): MatchResult {
   const act: Activation = { vars, remaining: RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS, deadline };
   const errors: string[] = [];
   const failed = (text: string): void => {

@@ -35,7 +35,13 @@ import {
   type Compiled,
   type Declarations,
 } from '../cel/compile.js';
-import { compileMatchConditions, matchConditions, type CompiledMatchConditions, type MatchConditionObserver } from '../cel/matchconditions.js';
+import {
+  compileMatchConditions,
+  matchConditionMetrics,
+  matchConditions,
+  type CompiledMatchConditions,
+  type MatchConditionObserver,
+} from '../cel/matchconditions.js';
 import { conversionFailed, convertFor, type Converted } from '../equivalent.js';
 import { enterDispatcher } from '../reinvocation.js';
 import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
@@ -371,13 +377,8 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
     } else vars = { object: toCEL(a.object), oldObject, request, namespaceObject: nsObject, authorizer };
     if (p.paramKind) vars.params = param === null ? null : toCEL(param);
     if (p.matchConditions) {
-      const observer = opts.observeMatchCondition;
-      const r = matchConditions(
-        p.matchConditions,
-        vars,
-        deadline,
-        observer ? { observer, labels: { name: p.name, kind: 'policy', type: 'admit', operation: a.operation } } : undefined,
-      );
+      const metrics = matchConditionMetrics(opts.observeMatchCondition, { name: p.name, kind: 'policy', type: 'admit', operation: a.operation });
+      const r = matchConditions(p.matchConditions, vars, deadline, metrics);
       if ('error' in r) return fail(p, { policy: p.name, binding: b.name, message: r.error, reason: 'Invalid' });
       if (!r.matches) return;
     }

@@ -22,7 +22,13 @@ import {
   type Compiled,
   type Declarations,
 } from '../cel/compile.js';
-import { compileMatchConditions, matchConditions, type CompiledMatchConditions, type MatchConditionObserver } from '../cel/matchconditions.js';
+import {
+  compileMatchConditions,
+  matchConditionMetrics,
+  matchConditions,
+  type CompiledMatchConditions,
+  type MatchConditionObserver,
+} from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
 import { convertFor, equivalentMatch, type Converted } from '../equivalent.js';
 import type { AdmissionAttributes, AdmissionPlugin, EquivalentResources, EquivalentVersion } from '../interfaces.js';
@@ -276,7 +282,7 @@ function validateOne(
 ): { decisions: Decision[]; audits: { key: string; value: string }[]; auditErrors: string[] } {
   const fail = (message: string): Decision[] => (p.failOpen ? [] : [{ action: 'deny', message, evalError: true, elapsed: 0 }]);
   if (p.matchConditions) {
-    const metrics = observer ? { observer, labels: { name: p.name, kind: 'policy', type: 'validate', operation } } : undefined;
+    const metrics = matchConditionMetrics(observer, { name: p.name, kind: 'policy', type: 'validate', operation });
     const r = matchConditions(p.matchConditions, vars, deadline, metrics);
     if ('error' in r) return { decisions: fail(r.error), audits: [], auditErrors: [] };
     if (!r.matches) return { decisions: [], audits: [], auditErrors: [] };

@@ -15,7 +15,13 @@ import { stringifyJSON } from '../../golang/json-int64.js';
 import { isQualifiedName } from '../../apimachinery/validation/names.js';
 import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
 import { admissionRequest, operationOptions, toCEL } from '../cel/compile.js';
-import { compileMatchConditions, matchConditions, type CompiledMatchConditions, type MatchConditionObserver } from '../cel/matchconditions.js';
+import {
+  compileMatchConditions,
+  matchConditionMetrics,
+  matchConditions,
+  type CompiledMatchConditions,
+  type MatchConditionObserver,
+} from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
 import { enterDispatcher } from '../reinvocation.js';
 import { conversionFailed, convertFor, equivalentMatch, type Converted } from '../equivalent.js';
@@ -258,12 +264,11 @@ function conditionsMatch(
     namespaceObject: null,
     authorizer: authorizerFor(a, opts.authorizer),
   };
-  const observer = opts.observeMatchCondition;
-  const labels = observer ? { name: h.hook.name ?? '', kind: 'webhook', type, operation: a.operation } : undefined;
-  const r = matchConditions(conditions, vars, performance.now() + 1000, observer && labels ? { observer, labels } : undefined);
+  const metrics = matchConditionMetrics(opts.observeMatchCondition, { name: h.hook.name ?? '', kind: 'webhook', type, operation: a.operation });
+  const r = matchConditions(conditions, vars, performance.now() + 1000, metrics);
   // A condition that fails under failurePolicy Fail refuses the request (fails closed), as upstream.
   if ('error' in r) throw forbidden({ group: a.resource.group, resource: a.resource.resource }, a.name, r.error);
-  if (!r.matches && observer && labels) observer.exclusion(labels);
+  if (!r.matches) metrics?.observer.exclusion(metrics.labels);
   return r.matches;
 }
 
