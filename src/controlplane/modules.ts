@@ -245,7 +245,7 @@ function webhookFailOpenMetric(registry: Registry | undefined): FailOpenObserver
  * apiserver_admission_match_condition_evaluation_errors_total, _exclusions_total and
  * _evaluation_seconds, as upstream's admission metrics (labels name, kind, type, operation).
  */
-function matchConditionMetrics(registry: Registry | undefined): MatchConditionObserver | undefined {
+function matchConditionObserver(registry: Registry | undefined): MatchConditionObserver | undefined {
   if (!registry) return undefined;
   const labelNames = ['name', 'kind', 'type', 'operation'] as const;
   const errors = new Counter({
@@ -361,7 +361,7 @@ export function admissionRegistration(): ApiModule {
       const observe = webhookDurationMetric(ctx.metrics);
       const observeFailOpen = webhookFailOpenMetric(ctx.metrics);
       const observeRejection = webhookRejectionMetric(ctx.metrics);
-      const observeMatchCondition = matchConditionMetrics(ctx.metrics);
+      const observeMatchCondition = matchConditionObserver(ctx.metrics);
       // What every webhook and policy plugin's CEL gets: the authorizer and the matchConditions metrics.
       const cel = { ...(authorizer ? { authorizer } : {}), ...(observeMatchCondition ? { observeMatchCondition } : {}) };
       const webhookMetrics = {
