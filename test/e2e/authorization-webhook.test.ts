@@ -219,6 +219,63 @@ describe('--authorization-mode Webhook,RBAC with kubectl 1.33', () => {
     assert.equal(resets.length, 5);
   });
 
+  it("a ValidatingAdmissionPolicy's `authorizer` checks wait for the webhook's answer", async () => {
+    // Only users who may list Secrets in team-d may create ConfigMaps there: `allowed` may (the
+    // webhook says so, asked during the admission), `ruled` may not (no opinion, and RBAC lets it
+    // create ConfigMaps there but not list Secrets).
+    await admin.ok(['create', 'namespace', 'team-d']);
+    await admin.ok(['label', 'namespace', 'team-d', 'cel-authz=yes']);
+    await admin.ok(['create', 'role', 'cm-creator', '-n', 'team-d', '--verb=create', '--resource=configmaps']);
+    await admin.ok(['create', 'rolebinding', 'ruled-creates', '-n', 'team-d', '--role=cm-creator', '--user=ruled']);
+    const check = "authorizer.group('').resource('secrets').namespace(request.namespace).check('list')";
+    const policy = await admin.file(
+      'secret-listers.yaml',
+      [
+        'apiVersion: admissionregistration.k8s.io/v1',
+        'kind: ValidatingAdmissionPolicy',
+        'metadata: {name: secret-listers-only}',
+        'spec:',
+        '  failurePolicy: Fail',
+        '  matchConstraints:',
+        '    namespaceSelector: {matchLabels: {cel-authz: "yes"}}',
+        '    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]',
+        '  validations:',
+        `  - expression: "${check}.allowed()"`,
+        `    messageExpression: "'only users who may list secrets create configmaps here (' + string(${check}.errored()) + ')'"`,
+        '---',
+        'apiVersion: admissionregistration.k8s.io/v1',
+        'kind: ValidatingAdmissionPolicyBinding',
+        'metadata: {name: secret-listers-only}',
+        'spec: {policyName: secret-listers-only, validationActions: [Deny]}',
+        '',
+      ].join('\n'),
+    );
+    await admin.ok(['apply', '-f', policy]);
+    // The policy is in force once the server has seen it: `ruled` is refused.
+    let refused = '';
+    for (let i = 0; i < 100 && !refused; i++) {
+      const r = await user('ruled').k(['create', 'configmap', `ruled-${i}`, '-n', 'team-d']);
+      if (r.code !== 0) refused = r.stderr;
+      else await new Promise((ok) => setTimeout(ok, 100));
+    }
+    assert.match(
+      refused,
+      /ValidatingAdmissionPolicy 'secret-listers-only' with binding 'secret-listers-only' denied request: only users who may list secrets create configmaps here \(false\)/,
+    );
+    const asked = (u: string): number =>
+      hook.reviews.filter((r) => {
+        const ra = r.spec['resourceAttributes'] as { namespace?: string; resource?: string; verb?: string } | undefined;
+        return r.spec['user'] === u && ra?.namespace === 'team-d' && ra.resource === 'secrets' && ra.verb === 'list';
+      }).length;
+    assert.equal(asked('allowed'), 0);
+    // `allowed`'s check is not in the webhook's cache: the policy waits for the answer, which allows.
+    assert.equal((await user('allowed').ok(['create', 'configmap', 'by-allowed', '-n', 'team-d', '-o', 'name'])).trim(), 'configmap/by-allowed');
+    assert.equal(asked('allowed'), 1, 'the check was sent to the webhook once');
+    // A second create is decided from the webhook authorizer's cache.
+    await user('allowed').ok(['create', 'configmap', 'by-allowed-2', '-n', 'team-d']);
+    assert.equal(asked('allowed'), 1);
+  });
+
   it('counts webhook calls and decisions in /metrics', async () => {
     const raw = new RawClient(server.url, adminCredentials(server.dataDir));
     try {

@@ -6,8 +6,10 @@
 //   authorizer.serviceAccount('ns', 'sa').group('apps').resource('deployments').check('create')
 //   authorizer.requestResource.subresource('status').check('update').errored()
 // A check asks the control plane's authorizer (RBAC and the rest of its chain). Evaluation is
-// synchronous here, so a check whose authorizer answers later (the Webhook mode) is a Decision
-// that errored, with the reason saying so.
+// synchronous here, and an authorizer may answer later (the Webhook mode): such a check is left
+// pending, the evaluation's result is not used, and once the answers are in (`Checks.settle`) the
+// expressions run again with them (each check is asked once per request). The evaluation sites loop
+// with `settled`.
 import { EvaluationError, type Environment } from '@marcbachmann/cel-js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../../apimachinery/validation/names.js';
 import type { AdmissionAttributes, UserInfo } from '../interfaces.js';
@@ -43,10 +45,86 @@ const GROUP_CHECK = 'kubernetes.authorization.GroupCheck';
 const RESOURCE_CHECK = 'kubernetes.authorization.ResourceCheck';
 const DECISION = 'kubernetes.authorization.Decision';
 
+/**
+ * The answers of one request's checks, shared by every expression evaluated for it. A check whose
+ * authorizer answers with a promise is pending until `settle()`; an evaluation that left checks
+ * pending is provisional, and runs again once they are settled.
+ */
+export class Checks {
+  private readonly answers = new Map<string, CheckResult>();
+  /** The checks whose answers are awaited, by key (a check asked twice before its answer is sent once). */
+  private readonly waiting = new Map<string, Promise<void>>();
+
+  constructor(readonly authorizer: CheckAuthorizer) {}
+
+  /** Whether checks asked since the last `settle()` still wait for their answers. */
+  get unsettled(): boolean {
+    return this.waiting.size > 0;
+  }
+
+  /** Waits for the pending answers (a rejection is the check's error); answers how many milliseconds that took. */
+  async settle(): Promise<number> {
+    const started = performance.now();
+    while (this.waiting.size) await Promise.all(this.waiting.values());
+    return performance.now() - started;
+  }
+
+  decide(user: UserInfo, attrs: CheckAttributes): Decision {
+    // Only answers that came later are kept (a synchronous authorizer is asked again, as cheaply).
+    let key: string | undefined;
+    if (this.answers.size || this.waiting.size) {
+      key = checkKey(user, attrs);
+      const known = this.answers.get(key);
+      if (known) return decision(known);
+      if (this.waiting.has(key)) return PENDING;
+    }
+    let r: CheckResult | Promise<CheckResult>;
+    try {
+      r = this.authorizer.authorize(user, attrs);
+    } catch (e) {
+      return new Decision('no-opinion', '', e instanceof Error ? e.message : String(e));
+    }
+    if (typeof (r as { then?: unknown }).then !== 'function') return decision(r as CheckResult);
+    const k = key ?? checkKey(user, attrs);
+    const answered = (done: CheckResult): void => {
+      this.answers.set(k, done);
+      this.waiting.delete(k);
+    };
+    this.waiting.set(
+      k,
+      (r as Promise<CheckResult>).then(answered, (e: unknown) => answered({ decision: 'no-opinion', error: e instanceof Error ? e.message : String(e) })),
+    );
+    // Provisional: the evaluation that sees it runs again once the answer is in.
+    return PENDING;
+  }
+}
+
+const checkKey = (user: UserInfo, attrs: CheckAttributes): string => JSON.stringify([user.name, user.uid ?? '', user.groups, user.extra ?? {}, attrs]);
+
+/**
+ * Runs `evaluate` until the checks it asks all have answers: when it leaves some pending, they are
+ * awaited and it runs again (`waited`: the milliseconds spent waiting, which expression deadlines do
+ * not count). Without pending checks (synchronous authorizers, or answers already in) it runs once,
+ * and no promise is made.
+ */
+export function settled<T>(checks: Checks, evaluate: () => T, waited?: (ms: number) => void): T | Promise<T> {
+  const r = evaluate();
+  if (!checks.unsettled) return r;
+  const again = async (): Promise<T> => {
+    for (;;) {
+      const ms = await checks.settle();
+      waited?.(ms);
+      const next = evaluate();
+      if (!checks.unsettled) return next;
+    }
+  };
+  return again();
+}
+
 export class AuthorizerValue {
   constructor(
     readonly user: UserInfo,
-    readonly authorizer: CheckAuthorizer,
+    readonly checks: Checks,
     private readonly request?: AdmissionAttributes,
   ) {}
 
@@ -104,28 +182,19 @@ export class Decision {
   ) {}
 }
 
-function decide(a: AuthorizerValue, attrs: CheckAttributes): Decision {
-  let r: CheckResult | Promise<CheckResult>;
-  try {
-    r = a.authorizer.authorize(a.user, attrs);
-  } catch (e) {
-    return new Decision('no-opinion', '', e instanceof Error ? e.message : String(e));
-  }
-  if (typeof (r as { then?: unknown }).then === 'function') {
-    // Not awaited: the evaluation is synchronous. Its rejection, if any, is dropped with it.
-    (r as Promise<CheckResult>).catch(() => undefined);
-    return new Decision('no-opinion', '', 'this authorizer decides asynchronously, which CEL checks in kplane cannot wait for');
-  }
-  const done = r as CheckResult;
-  return new Decision(done.decision, done.reason ?? '', done.error || undefined);
-}
+const decision = (r: CheckResult): Decision => new Decision(r.decision, r.reason ?? '', r.error || undefined);
+
+/** What a check reads while its answer is pending (never the result of a settled evaluation). */
+const PENDING = new Decision('no-opinion', '', 'the authorizer has not answered yet');
+
+const decide = (a: AuthorizerValue, attrs: CheckAttributes): Decision => a.checks.decide(a.user, attrs);
 
 /** What the checks ask when the control plane authorizes nothing (AlwaysAllow): every check allowed. */
 export const ALLOW_ALL: CheckAuthorizer = { authorize: () => ({ decision: 'allow' }) };
 
 /** The `authorizer` variable of a request's expressions: its user, and its resource as `requestResource`. */
-export function authorizerFor(a: AdmissionAttributes, authz: CheckAuthorizer | undefined): AuthorizerValue {
-  return new AuthorizerValue(a.userInfo, authz ?? ALLOW_ALL, a);
+export function authorizerFor(a: AdmissionAttributes, authz: CheckAuthorizer | undefined | Checks): AuthorizerValue {
+  return new AuthorizerValue(a.userInfo, authz instanceof Checks ? authz : new Checks(authz ?? ALLOW_ALL), a);
 }
 
 /** serviceaccount.ServiceAccountInfo.UserInfo: the service account's user name and groups. */
@@ -157,7 +226,7 @@ export function registerAuthz(env: Environment): void {
   fn(`${AUTHORIZER}.serviceAccount(string, string): ${AUTHORIZER}`, (a: AuthorizerValue, namespace: string, name: string) => {
     if (isDNS1123Subdomain(name).length > 0) throw new EvaluationError('Invalid service account name');
     if (isDNS1123Label(namespace).length > 0) throw new EvaluationError('Invalid service account namespace');
-    return new AuthorizerValue(serviceAccountUser(namespace, name), a.authorizer);
+    return new AuthorizerValue(serviceAccountUser(namespace, name), a.checks);
   });
   fn(`${GROUP_CHECK}.resource(string): ${RESOURCE_CHECK}`, (g: GroupCheck, resource: string) => {
     if (empty(resource)) throw new EvaluationError('resource must not be empty');

@@ -50,6 +50,43 @@ export interface MatchConditionMetrics {
 export const matchConditionMetrics = (observer: MatchConditionObserver | undefined, labels: MatchConditionLabels): MatchConditionMetrics | undefined =>
   observer ? { observer, labels } : undefined;
 
+/**
+ * Observations kept back until the evaluation they come from is the one that counts: an evaluation
+ * that left authorizer checks pending runs again (cel/authz.ts `settled`), and only the last run's
+ * observations are passed on.
+ */
+export class HeldObservations implements MatchConditionObserver {
+  private held: (() => void)[] = [];
+
+  constructor(private readonly to: MatchConditionObserver) {}
+
+  evaluationError(l: MatchConditionLabels): void {
+    this.held.push(() => this.to.evaluationError(l));
+  }
+
+  exclusion(l: MatchConditionLabels): void {
+    this.held.push(() => this.to.exclusion(l));
+  }
+
+  seconds(l: MatchConditionLabels, seconds: number): void {
+    this.held.push(() => this.to.seconds(l, seconds));
+  }
+
+  /** Forgets what was observed: the evaluation runs again. */
+  drop(): void {
+    this.held = [];
+  }
+
+  /** Passes what was observed on. */
+  release(): void {
+    for (const f of this.held) f();
+    this.held = [];
+  }
+}
+
+/** Observations held for `to`, when there is an observer. */
+export const holdObservations = (to: MatchConditionObserver | undefined): HeldObservations | undefined => (to ? new HeldObservations(to) : undefined);
+
 export function compileMatchConditions(
   specs: readonly MatchConditionSpec[] | undefined,
   failurePolicy: string | undefined,

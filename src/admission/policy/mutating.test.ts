@@ -9,6 +9,7 @@ import { StatusError } from '../../apimachinery/errors.js';
 import type { OpenAPISchema } from '../../apimachinery/schema.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { rewriteConstructions } from '../cel/construct.js';
+import type { CheckAuthorizer } from '../cel/authz.js';
 import { AdmissionChain } from '../chain.js';
 import type { AdmissionAttributes } from '../interfaces.js';
 import { compileMutatingPolicies, mutatingAdmissionPolicyPlugin, type MutationObserver } from './mutating.js';
@@ -74,7 +75,12 @@ const apply = (expression: string): Mutation => ({ patchType: 'ApplyConfiguratio
 const patch = (expression: string): Mutation => ({ patchType: 'JSONPatch', jsonPatch: { expression } });
 const bind = (p: string): MutatingAdmissionPolicyBinding => ({ metadata: { name: `${p}-binding` }, spec: { policyName: p } });
 
-async function run(policies: MutatingAdmissionPolicy[], object = obj(), observe?: MutationObserver): Promise<{ object: KubeObject; error?: StatusError }> {
+async function run(
+  policies: MutatingAdmissionPolicy[],
+  object = obj(),
+  observe?: MutationObserver,
+  authorizer?: CheckAuthorizer,
+): Promise<{ object: KubeObject; error?: StatusError }> {
   const compiled = compileMutatingPolicies(
     policies,
     policies.map((p) => bind(p.metadata!.name!)),
@@ -85,6 +91,7 @@ async function run(policies: MutatingAdmissionPolicy[], object = obj(), observe?
     params: async () => ({ namespaced: false, items: [] }),
     type: () => type,
     ...(observe ? { observe } : {}),
+    ...(authorizer ? { authorizer } : {}),
   });
   try {
     // Through a chain: reinvocation is its second pass.
@@ -166,6 +173,35 @@ describe('MutatingAdmissionPolicy plugin', () => {
       (p, b, errorType) => seen.push(`${p}/${b}/${errorType}`),
     );
     assert.deepEqual(seen, ['a/a-binding/no_error', 'a/a-binding/invalid_error', 'b/b-binding/compile_error']);
+  });
+
+  it('authorizer checks wait for an authorizer that answers later: conditions, variables and mutations see its answer', async () => {
+    // The Webhook authorization mode answers with a promise: `approve` and `escalate` are allowed,
+    // `delete` is not. The variable's check is first asked in the mutation that reads it.
+    const asked: string[] = [];
+    const authorizer: CheckAuthorizer = {
+      authorize: (_user, a) => {
+        asked.push(a.verb);
+        return new Promise((ok) => setTimeout(() => ok({ decision: a.verb === 'delete' ? 'no-opinion' : 'allow', reason: `${a.verb}?` }), 5));
+      },
+    };
+    const may = (verb: string): string => `authorizer.group('example.com').resource('things').check('${verb}')`;
+    const stamp = policy(
+      'stamp',
+      [apply(`Object{metadata: Object.metadata{labels: {'approver': variables.approver, 'deleter': ${may('delete')}.allowed() ? 'yes' : 'no'}}}`)],
+      {
+        matchConditions: [{ name: 'approver', expression: `${may('approve')}.allowed()` }],
+        variables: [{ name: 'approver', expression: `${may('escalate')}.allowed() ? 'yes: ' + ${may('escalate')}.reason() : 'no'` }],
+      },
+    );
+    const skipped = policy('skipped', [apply("Object{metadata: Object.metadata{labels: {'skipped': 'no'}}}")], {
+      matchConditions: [{ name: 'deleter', expression: `${may('delete')}.allowed()` }],
+    });
+    const r = await run([stamp, skipped], obj(), undefined, authorizer);
+    assert.equal(r.error, undefined);
+    assert.deepEqual(r.object.metadata?.labels, { app: 'a', approver: 'yes: escalate?', deleter: 'no' });
+    // Each check asked once in the request, however often its expressions ran.
+    assert.deepEqual(asked.sort(), ['approve', 'delete', 'escalate']);
   });
 
   it('the construction rewrite leaves strings and member names alone', () => {

@@ -21,7 +21,7 @@ import { CostExceeded } from '../../apimachinery/cel/library.js';
 import { deepCopyJSON } from '../../apimachinery/deepcopy.js';
 import { applyJsonPatchOperations } from '../../apimachinery/patch/json-patch.js';
 import type { JsonValue, KubeObject } from '../../apimachinery/types.js';
-import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
+import { ALLOW_ALL, authorizerFor, Checks, settled, type CheckAuthorizer } from '../cel/authz.js';
 import { JSONPatchValue, ObjectValue, celToJSON, checkTypeNames } from '../cel/construct.js';
 import {
   OutOfBudget,
@@ -34,9 +34,11 @@ import {
   type Activation,
   type Compiled,
   type Declarations,
+  type Evaluation,
 } from '../cel/compile.js';
 import {
   compileMatchConditions,
+  holdObservations,
   matchConditionMetrics,
   matchConditions,
   type CompiledMatchConditions,
@@ -227,9 +229,14 @@ function applyConfiguration(object: KubeObject, config: Record<string, unknown>,
 }
 
 /** Runs one mutation on `a.object`; an error message when it fails. */
-function mutateOnce(m: CompiledMutation, act: Activation, a: AdmissionAttributes, type: TypeRef): string | undefined {
-  if ('error' in m.compiled) return `compilation failed: ${m.compiled.error}`;
-  const r = evaluateExpression(m.compiled, act);
+/** A mutation's expression on the request (its result is applied by `applyMutation`). */
+function evaluateMutation(m: CompiledMutation, act: Activation): Evaluation {
+  if ('error' in m.compiled) return { error: `compilation failed: ${m.compiled.error}` };
+  return evaluateExpression(m.compiled, act);
+}
+
+/** Applies an evaluated mutation to the request's object; answers the mutation's error, if any. */
+function applyMutation(m: CompiledMutation, r: Evaluation, a: AdmissionAttributes, type: TypeRef): string | undefined {
   if ('error' in r) return r.error;
   const object = a.object!;
   let next: KubeObject;
@@ -344,8 +351,12 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
   const nsObject = a.namespace && !isNamespaceResource(a) ? toCEL(namespaceObject(await ns())) : null;
   const request = toCEL(admissionRequest(a));
   const oldObject = toCEL(a.oldObject ?? null);
-  const authorizer = authorizerFor(a, opts.authorizer);
-  const deadline = performance.now() + 1000;
+  // The `authorizer` checks of every expression evaluated for this request, with their answers.
+  const checks = new Checks(opts.authorizer ?? ALLOW_ALL);
+  const authorizer = authorizerFor(a, checks);
+  // Time spent waiting for a check's answer is not the expressions': it moves the deadline.
+  let deadline = performance.now() + 1000;
+  const waited = (ms: number): void => void (deadline += ms);
   // Reinvocation as upstream's dispatcher: in the chain's second pass only the IfNeeded invocations
   // made before a later change (by a policy, or by any plugin since this one last ran) run again.
   const state = enterDispatcher(a, 'MutatingAdmissionPolicy');
@@ -377,8 +388,21 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
     } else vars = { object: toCEL(a.object), oldObject, request, namespaceObject: nsObject, authorizer };
     if (p.paramKind) vars.params = param === null ? null : toCEL(param);
     if (p.matchConditions) {
-      const metrics = matchConditionMetrics(opts.observeMatchCondition, { name: p.name, kind: 'policy', type: 'admit', operation: a.operation });
-      const r = matchConditions(p.matchConditions, vars, deadline, metrics);
+      const conditions = p.matchConditions;
+      // Evaluated again when an `authorizer` check waited for its answer; only the last
+      // evaluation's metrics count.
+      const held = holdObservations(opts.observeMatchCondition);
+      const metrics = held && matchConditionMetrics(held, { name: p.name, kind: 'policy', type: 'admit', operation: a.operation });
+      let r = settled(
+        checks,
+        () => {
+          held?.drop();
+          return matchConditions(conditions, vars, deadline, metrics);
+        },
+        waited,
+      );
+      if (r instanceof Promise) r = await r;
+      held?.release();
       if ('error' in r) return fail(p, { policy: p.name, binding: b.name, message: r.error, reason: 'Invalid' });
       if (!r.matches) return;
     }
@@ -386,25 +410,46 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
     const before = reinvocable ? deepCopyJSON(a.object) : undefined;
     const versionedBefore = eq ? deepCopyJSON(target.object) : undefined;
     const targetType = eq ? opts.type({ resource: { ...a.resource, version: eq.as.version } }) : type;
-    const act: Activation = { vars, remaining: RUNTIME_CEL_COST_BUDGET, deadline };
+    let act: Activation = { vars, remaining: RUNTIME_CEL_COST_BUDGET, deadline };
     if (p.variables.size) vars.variables = lazyVariables(p.variables, () => act);
     for (const m of p.mutations) {
       act.remaining = RUNTIME_CEL_COST_BUDGET;
       const started = performance.now();
+      let waitedMs = 0;
       let err: string | undefined;
       let budget = false;
-      try {
-        err = mutateOnce(m, act, target, targetType ?? DEDUCED);
-      } catch (e) {
-        if (!(e instanceof OutOfBudget)) throw e;
-        err = e.message;
+      // Evaluated again, with fresh variables, when an `authorizer` check waited for its answer (an
+      // evaluation out of budget too: it may not be once the check has its answer).
+      let rounds = 0;
+      let r = settled(
+        checks,
+        (): Evaluation | OutOfBudget => {
+          if (rounds++ > 0) {
+            act = { vars, remaining: RUNTIME_CEL_COST_BUDGET, deadline };
+            if (p.variables.size) vars.variables = lazyVariables(p.variables, () => act);
+          }
+          try {
+            return evaluateMutation(m, act);
+          } catch (e) {
+            if (e instanceof OutOfBudget) return e;
+            throw e;
+          }
+        },
+        (ms) => {
+          waitedMs += ms;
+          waited(ms);
+        },
+      );
+      if (r instanceof Promise) r = await r;
+      if (r instanceof OutOfBudget) {
+        err = r.message;
         budget = true;
-      }
+      } else err = applyMutation(m, r, target, targetType ?? DEDUCED);
       opts.observe?.(
         p.name,
         b.name,
         err === undefined ? 'no_error' : 'error' in m.compiled ? 'compile_error' : budget || err.includes(COST_EXCEEDED) ? 'out_of_budget' : 'invalid_error',
-        (performance.now() - started) / 1000,
+        (performance.now() - started - waitedMs) / 1000,
       );
       if (err !== undefined) fail(p, { policy: p.name, binding: b.name, message: err, reason: 'Invalid' });
       else vars.object = toCEL(target.object);

@@ -9,7 +9,7 @@ import { StatusError } from '../../apimachinery/errors.js';
 import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject, type LabelSelector } from '../../apimachinery/labels.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { RUNTIME_CEL_COST_BUDGET, MAX_MESSAGE_EXPRESSION_BYTES } from '../../apimachinery/cel/expressions.js';
-import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
+import { ALLOW_ALL, authorizerFor, Checks, settled, type CheckAuthorizer } from '../cel/authz.js';
 import {
   OutOfBudget,
   admissionRequest,
@@ -24,6 +24,7 @@ import {
 } from '../cel/compile.js';
 import {
   compileMatchConditions,
+  holdObservations,
   matchConditionMetrics,
   matchConditions,
   type CompiledMatchConditions,
@@ -361,14 +362,14 @@ function celBase(
   oldObject: KubeObject | undefined,
   as: EquivalentVersion | undefined,
   ns: unknown,
-  authz: CheckAuthorizer | undefined,
+  checks: Checks,
 ): Record<string, unknown> {
   return {
     object: toCEL(object ?? null),
     oldObject: toCEL(oldObject ?? null),
     request: toCEL(admissionRequest(a, as)),
     namespaceObject: ns,
-    authorizer: authorizerFor(a, authz),
+    authorizer: authorizerFor(a, checks),
   };
 }
 
@@ -386,7 +387,7 @@ async function equivalentBase(
   a: AdmissionAttributes,
   as: EquivalentVersion,
   ns: () => Promise<KubeObject | undefined>,
-  authz: CheckAuthorizer | undefined,
+  checks: Checks,
 ): Promise<{ readonly vars: Record<string, unknown> } | { readonly error: string }> {
   let versioned: Converted;
   try {
@@ -394,7 +395,7 @@ async function equivalentBase(
   } catch (e) {
     return { error: `failed to convert object version: ${e instanceof Error ? e.message : String(e)}` };
   }
-  return { vars: celBase(a, versioned.object, versioned.oldObject, as, await nsVar(a, ns), authz) };
+  return { vars: celBase(a, versioned.object, versioned.oldObject, as, await nsVar(a, ns), checks) };
 }
 
 /** The plugin. */
@@ -421,6 +422,8 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
       // The variables the policies see the request through: in its own version, or (matchPolicy
       // Equivalent) in each equivalent version a policy matched.
       let base: Record<string, unknown> | undefined;
+      // The `authorizer` checks of every expression evaluated for this request, with their answers.
+      const checks = new Checks(opts.authorizer ?? ALLOW_ALL);
       let equivalentBases: Map<string, { readonly vars: Record<string, unknown> } | { readonly error: string }> | undefined;
       for (const p of policies) {
         const m = await matches(p.constraints, a, ns, opts.equivalents);
@@ -438,7 +441,7 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
           equivalentBases ??= new Map();
           let converted = equivalentBases.get(as.version);
           if (!converted) {
-            converted = await equivalentBase(opts.equivalents, a, as, ns, opts.authorizer);
+            converted = await equivalentBase(opts.equivalents, a, as, ns, checks);
             equivalentBases.set(as.version, converted);
           }
           if ('error' in converted) {
@@ -465,13 +468,26 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
           let vars0: Record<string, unknown>;
           if (asVars) vars0 = asVars;
           else {
-            base ??= celBase(a, a.object, a.oldObject, undefined, await nsVar(a, ns), opts.authorizer);
+            base ??= celBase(a, a.object, a.oldObject, undefined, await nsVar(a, ns), checks);
             vars0 = base;
           }
-          const deadline = performance.now() + 1000;
+          let deadline = performance.now() + 1000;
           for (const param of params.items) {
             const vars: Record<string, unknown> = { ...vars0, ...(p.paramKind ? { params: param === null ? null : toCEL(param) } : {}) };
-            const r = validateOne(p, vars, deadline, a.operation, opts.observeMatchCondition);
+            // Evaluated again when an `authorizer` check waited for its answer (the time waited is
+            // not the expressions'); only the last evaluation's match-condition metrics count.
+            const held = holdObservations(opts.observeMatchCondition);
+            let evaluated = settled(
+              checks,
+              () => {
+                held?.drop();
+                return validateOne(p, vars, deadline, a.operation, held);
+              },
+              (ms) => (deadline += ms),
+            );
+            if (evaluated instanceof Promise) evaluated = await evaluated;
+            held?.release();
+            const r = evaluated;
             r.decisions.forEach((d, i) => {
               if (d.action === 'admit') return;
               for (const action of b.actions) {

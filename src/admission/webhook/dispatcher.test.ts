@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { StatusError } from '../../apimachinery/errors.js';
 import type { KubeObject } from '../../apimachinery/types.js';
+import type { CheckAuthorizer } from '../cel/authz.js';
+import type { MatchConditionObserver } from '../cel/matchconditions.js';
 import type { AdmissionAttributes } from '../interfaces.js';
 import { compileConfigurations, mutatingWebhookPlugin, releaseWebhooks, validatingWebhookPlugin, type CompiledWebhook } from './dispatcher.js';
 import { ruleMatches } from './rules.js';
@@ -366,6 +368,37 @@ describe('webhook dispatch', () => {
     await mutatingWebhookPlugin({ source: source([inV1('m.example.com', '/allow')]), namespaceLabels: noNamespaces, equivalents }).admit!(v2());
     assert.deepEqual(seen, ['/allow v1 v1', '/allow v1 v1']);
     assert.deepEqual(conversions, ['v2->v1', 'v2->v1']);
+  });
+
+  it("matchConditions' authorizer checks wait for an authorizer that answers later; metrics count the last evaluation", async () => {
+    // The Webhook authorization mode answers with a promise: only `approve` is allowed.
+    const asked: string[] = [];
+    const authorizer: CheckAuthorizer = {
+      authorize: (_user, a) => {
+        asked.push(a.verb);
+        return new Promise((ok) => setTimeout(() => ok({ decision: a.verb === 'approve' ? 'allow' : 'no-opinion' }), 5));
+      },
+    };
+    const observed: string[] = [];
+    const observeMatchCondition: MatchConditionObserver = {
+      evaluationError: (l) => observed.push(`error ${l.name}`),
+      exclusion: (l) => observed.push(`exclusion ${l.name}`),
+      seconds: (l) => observed.push(`seconds ${l.name}`),
+    };
+    const when = (name: string, verb: string): Webhook =>
+      hook(name, '/allow', { matchConditions: [{ name: 'may', expression: `authorizer.group('').resource('configmaps').check('${verb}').allowed()` }] });
+    calls.length = 0;
+    const p = validatingWebhookPlugin({
+      source: source([when('approve.example.com', 'approve'), when('delete.example.com', 'delete')]),
+      namespaceLabels: noNamespaces,
+      authorizer,
+      observeMatchCondition,
+    });
+    await p.validate!(attrs());
+    // Called where the check allows; each check asked once though its expression ran twice.
+    assert.deepEqual(calls, ['/allow']);
+    assert.deepEqual(asked.sort(), ['approve', 'delete']);
+    assert.deepEqual(observed.sort(), ['exclusion delete.example.com', 'seconds approve.example.com', 'seconds delete.example.com']);
   });
 
   it('never calls webhooks for webhook configurations', async () => {

@@ -13,14 +13,16 @@ import { describeJsonSyntaxError } from '../../golang/json-decode.js';
 import { compareGoStrings, goJSON, goString, goStruct } from '../../golang/json.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
 import { isQualifiedName } from '../../apimachinery/validation/names.js';
-import { authorizerFor, type CheckAuthorizer } from '../cel/authz.js';
+import { ALLOW_ALL, authorizerFor, Checks, settled, type CheckAuthorizer } from '../cel/authz.js';
 import { admissionRequest, operationOptions, toCEL } from '../cel/compile.js';
 import {
   compileMatchConditions,
+  holdObservations,
   matchConditionMetrics,
   matchConditions,
   type CompiledMatchConditions,
   type MatchConditionObserver,
+  type MatchResult,
 } from '../cel/matchconditions.js';
 import { unlessIdle } from '../chain.js';
 import { enterDispatcher } from '../reinvocation.js';
@@ -238,17 +240,23 @@ function matchRest(
   if (!matchObject(h.objectSelector, a)) return false;
   const conditions = h.matchConditions;
   if (!conditions) return matched;
-  if (matched === true || !eq) return conditionsMatch(h, conditions, a, undefined, opts, type) && matched;
+  if (matched === true || !eq) {
+    const m = conditionsMatch(h, conditions, a, undefined, opts, type);
+    return m === true || m === false ? m && matched : m.then((yes) => yes && matched);
+  }
   // The converted objects go on with the match: the call sends them without converting again.
   return convertFor(eq, a, matched).then(
-    (as) => conditionsMatch(h, conditions, a, as, opts, type) && as,
+    async (as) => (await conditionsMatch(h, conditions, a, as, opts, type)) && as,
     (e: unknown) => {
       throw conversionFailed(e);
     },
   );
 }
 
-/** A webhook's matchConditions on the request (its objects in `as`, the equivalent version it is called with, when given). */
+/**
+ * A webhook's matchConditions on the request (its objects in `as`, the equivalent version it is
+ * called with, when given); a promise only when an `authorizer` check waits for its answer.
+ */
 function conditionsMatch(
   h: CompiledWebhook,
   conditions: CompiledMatchConditions,
@@ -256,20 +264,36 @@ function conditionsMatch(
   as: Converted | undefined,
   opts: WebhookPluginOptions,
   type: WebhookType,
-): boolean {
+): boolean | Promise<boolean> {
+  const checks = new Checks(opts.authorizer ?? ALLOW_ALL);
   const vars = {
     object: toCEL((as ? as.object : a.object) ?? null),
     oldObject: toCEL((as ? as.oldObject : a.oldObject) ?? null),
     request: toCEL(admissionRequest(a, as)),
     namespaceObject: null,
-    authorizer: authorizerFor(a, opts.authorizer),
+    authorizer: authorizerFor(a, checks),
   };
-  const metrics = matchConditionMetrics(opts.observeMatchCondition, { name: h.hook.name ?? '', kind: 'webhook', type, operation: a.operation });
-  const r = matchConditions(conditions, vars, performance.now() + 1000, metrics);
-  // A condition that fails under failurePolicy Fail refuses the request (fails closed), as upstream.
-  if ('error' in r) throw forbidden({ group: a.resource.group, resource: a.resource.resource }, a.name, r.error);
-  if (!r.matches) metrics?.observer.exclusion(metrics.labels);
-  return r.matches;
+  // Evaluated again when an `authorizer` check waited for its answer (the time waited is not the
+  // conditions'); only the last evaluation's metrics count.
+  const held = holdObservations(opts.observeMatchCondition);
+  const metrics = held && matchConditionMetrics(held, { name: h.hook.name ?? '', kind: 'webhook', type, operation: a.operation });
+  let deadline = performance.now() + 1000;
+  const r = settled(
+    checks,
+    () => {
+      held?.drop();
+      return matchConditions(conditions, vars, deadline, metrics);
+    },
+    (ms) => (deadline += ms),
+  );
+  const decide = (r: MatchResult): boolean => {
+    held?.release();
+    // A condition that fails under failurePolicy Fail refuses the request (fails closed), as upstream.
+    if ('error' in r) throw forbidden({ group: a.resource.group, resource: a.resource.resource }, a.name, r.error);
+    if (!r.matches && metrics) opts.observeMatchCondition?.exclusion(metrics.labels);
+    return r.matches;
+  };
+  return r instanceof Promise ? r.then(decide) : decide(r);
 }
 
 /** namespace.Matcher.MatchNamespaceSelector; a promise only when the namespace's labels are read. */
