@@ -14,6 +14,8 @@
 // nested initializer's type name is its parent's name plus the field (`Object.spec{selector:
 // Object.spec.selector{}}`); checkTypeNames does the same here.
 
+import { isIdent, isIdentStart, literalEnd, skipSpace } from '../../apimachinery/cel/source.js';
+
 /** An `Object…{}` initializer's value: its type name and its fields (CEL values). */
 export class ObjectValue {
   constructor(
@@ -39,40 +41,6 @@ export function fieldsOf(m: unknown): Map<string, unknown> {
 
 /** jsonpatch.escapeKey: a map key as one JSON pointer token (`~` → `~0`, `/` → `~1`). */
 export const escapeKey = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
-const isIdentStart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z_]/.test(c);
-const isIdent = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9_]/.test(c);
-
-/** Index just past the string literal starting at `i` (after its prefix), or -1 if `src[i]` is not a quote. */
-function skipString(src: string, i: number, raw: boolean): number {
-  const q = src[i];
-  if (q !== '"' && q !== "'") return -1;
-  const triple = src.startsWith(q.repeat(3), i);
-  const close = triple ? q.repeat(3) : q;
-  let j = i + close.length;
-  while (j < src.length) {
-    if (!raw && src[j] === '\\') {
-      j += 2;
-      continue;
-    }
-    if (src.startsWith(close, j)) return j + close.length;
-    if (!triple && src[j] === '\n') return src.length;
-    j++;
-  }
-  return src.length;
-}
-
-/** Where the literal (with an optional r/b prefix) starting at `i` ends, or -1 when none starts there. */
-function literalEnd(src: string, i: number): number {
-  const m = /^(?:[rR][bB]?|[bB][rR]?)?/.exec(src.slice(i, i + 2))![0];
-  const at = skipString(src, i + m.length, /[rR]/.test(m));
-  return at;
-}
-
-const skipSpace = (src: string, i: number): number => {
-  while (i < src.length && /\s/.test(src[i]!)) i++;
-  return i;
-};
 
 /** Rewrites the object constructions and `jsonpatch.escapeKey` of `src` (see the file comment). */
 export function rewriteConstructions(src: string): string {

@@ -165,6 +165,25 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     assert.equal((obj as unknown as { spec: { replicas: unknown } }).spec.replicas, 3);
   });
 
+  it('has() on a field of an indexed element, as cel-go takes it', async () => {
+    const p = policy('owner', {
+      validations: [
+        {
+          expression: '!has(object.metadata.ownerReferences) || has(object.metadata.ownerReferences[0].controller)',
+          message: 'the first owner says whether it is the controller',
+        },
+      ],
+    });
+    const owner = (ref: Record<string, unknown>): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c', ownerReferences: [{ apiVersion: 'v1', kind: 'Secret', name: 's', uid: 'u', ...ref }] as never },
+    });
+    const b = binding('owner', 'owner', ['Deny']);
+    assert.equal((await run([p], [b], owner({ controller: true }))).error, undefined);
+    assert.match((await run([p], [b], owner({}))).error?.message ?? '', /denied request: the first owner says whether it is the controller/);
+  });
+
   it('a comprehension past the per-call cost limit fails, not hangs', async () => {
     const spec = {
       validations: [

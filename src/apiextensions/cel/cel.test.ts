@@ -213,6 +213,16 @@ describe('evaluate', () => {
     ]);
   });
 
+  it('has() on a field of an indexed element (cel-go takes any operand)', () => {
+    const s = specSchema([{ rule: 'self.items.size() == 0 || has(self.items[0].name)', message: 'the first item needs a name' }], replicas);
+    assert.deepEqual(run(s, { spec: { items: [] } }), []);
+    assert.deepEqual(run(s, { spec: { items: [{ name: 'a' }, {}] } }), []);
+    assert.deepEqual(run(s, { spec: { items: [{}, { name: 'a' }] } }), ['spec: Invalid value: the first item needs a name']);
+    // Out of range: the same error as has() gives upstream.
+    const out = specSchema([{ rule: 'has(self.items[1].name)' }], replicas);
+    assert.match(run(out, { spec: { items: [{ name: 'a' }] } }).join('\n'), /index out of bounds/);
+  });
+
   it('transition rules: immutability on update, skipped on create', () => {
     const s: JSONSchemaProps = {
       type: 'object',

@@ -1,0 +1,126 @@
+// Source-level helpers for CEL expressions that cel-js does not parse as cel-go does: reading past
+// literals and comments, and the has() rewrite below. (admission/cel/construct.ts rewrites object
+// constructions with the same helpers.)
+//
+// has() on a field of any expression: cel-go's macro takes `has(e.f)` for any operand `e`
+// (`has(object.spec.containers[0].image)`), cel-js's only for a chain of fields from a variable,
+// and refuses the rest ("has() invalid argument"). Such an argument is rewritten, before parsing,
+// to the optional selection it means: `(e.?f.hasValue())`, true when `e` has the field, and the
+// same error as has() when `e` itself fails (a missing key, an index out of range). Chains from a
+// variable are left to cel-js's macro. Positions in error messages after a rewritten has() are off
+// by the rewrite's length.
+
+export const isIdentStart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z_]/.test(c);
+export const isIdent = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9_]/.test(c);
+
+/** Index just past the string literal starting at `i` (after its prefix), or -1 if `src[i]` is not a quote. */
+function skipString(src: string, i: number, raw: boolean): number {
+  const q = src[i];
+  if (q !== '"' && q !== "'") return -1;
+  const triple = src.startsWith(q.repeat(3), i);
+  const close = triple ? q.repeat(3) : q;
+  let j = i + close.length;
+  while (j < src.length) {
+    if (!raw && src[j] === '\\') {
+      j += 2;
+      continue;
+    }
+    if (src.startsWith(close, j)) return j + close.length;
+    j++;
+  }
+  return src.length;
+}
+
+/** Where the literal (with an optional r/b prefix) starting at `i` ends, or -1 when none starts there. */
+export function literalEnd(src: string, i: number): number {
+  const m = /^(?:[rR][bB]?|[bB][rR]?)?/.exec(src.slice(i, i + 2))![0];
+  return skipString(src, i + m.length, /[rR]/.test(m));
+}
+
+export const skipSpace = (src: string, i: number): number => {
+  while (i < src.length && /\s/.test(src[i]!)) i++;
+  return i;
+};
+
+/** Where the comment or literal at `i` ends, or -1 when none starts there. */
+function skipOpaque(src: string, i: number): number {
+  if (src[i] === '/' && src[i + 1] === '/') {
+    const nl = src.indexOf('\n', i);
+    return nl < 0 ? src.length : nl;
+  }
+  // A literal's prefix letter is part of an identifier when one runs into it.
+  return isIdent(src[i - 1]) ? -1 : literalEnd(src, i);
+}
+
+/**
+ * Calls `visit` with each character of `src` from `from` outside comments and literals, and the
+ * bracket depth before it (relative to `from`), until `visit` answers true; answers that index, or -1.
+ */
+function scan(src: string, from: number, visit: (c: string, i: number, depth: number) => boolean): number {
+  let depth = 0;
+  for (let i = from; i < src.length; ) {
+    const skip = skipOpaque(src, i);
+    if (skip > i) {
+      i = skip;
+      continue;
+    }
+    const c = src[i]!;
+    if (visit(c, i, depth)) return i;
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    i++;
+  }
+  return -1;
+}
+
+/** The index of the `)` closing the `(` at `open`, or -1 when it is not closed. */
+function closingParen(src: string, open: number): number {
+  const i = scan(src, open, (c, _i, depth) => depth === 1 && (c === ')' || c === ']' || c === '}'));
+  return i >= 0 && src[i] === ')' ? i : -1;
+}
+
+const VARIABLE_CHAIN = /^\s*\.?\s*[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*\s*$/;
+
+/** `has(e.f)` with `e` not a chain from a variable as `(e.?f.hasValue())` (see the file comment); other text unchanged. */
+export function rewriteHas(src: string): string {
+  if (!src.includes('has')) return src;
+  let out = '';
+  for (let i = 0; i < src.length; ) {
+    const skip = skipOpaque(src, i);
+    if (skip > i) {
+      out += src.slice(i, skip);
+      i = skip;
+      continue;
+    }
+    if (src.startsWith('has', i) && !isIdent(src[i - 1]) && !isIdent(src[i + 3]) && out.trimEnd().slice(-1) !== '.') {
+      const open = skipSpace(src, i + 3);
+      const close = src[open] === '(' ? closingParen(src, open) : -1;
+      const selection = close > 0 ? splitSelection(rewriteHas(src.slice(open + 1, close))) : undefined;
+      if (selection) {
+        out += `(${selection.operand}.?${selection.field}.hasValue())`;
+        i = close + 1;
+        continue;
+      }
+    }
+    out += src[i];
+    i++;
+  }
+  return out;
+}
+
+/** `e.f` as its operand and field, when `e` is not a chain from a variable (cel-js's macro takes those). */
+function splitSelection(arg: string): { operand: string; field: string } | undefined {
+  let lastDot = -1;
+  scan(arg, 0, (c, i, depth) => {
+    if (c === '.' && depth === 0 && isIdentStart(arg[skipSpace(arg, i + 1)])) lastDot = i;
+    return false;
+  });
+  if (lastDot < 0) return undefined;
+  const start = skipSpace(arg, lastDot + 1);
+  let end = start;
+  while (isIdent(arg[end])) end++;
+  if (skipSpace(arg, end) !== arg.length) return undefined;
+  const operand = arg.slice(0, lastDot);
+  if (VARIABLE_CHAIN.test(operand) || operand.trim() === '') return undefined;
+  return { operand, field: arg.slice(start, end) };
+}
