@@ -218,6 +218,10 @@ describe('evaluate', () => {
     assert.deepEqual(run(s, { spec: { items: [] } }), []);
     assert.deepEqual(run(s, { spec: { items: [{ name: 'a' }, {}] } }), []);
     assert.deepEqual(run(s, { spec: { items: [{}, { name: 'a' }] } }), ['spec: Invalid value: the first item needs a name']);
+    // A field the schema does not have: refused when the rule is written, as cel-go does.
+    const undef = compile(specSchema([{ rule: 'has(self.items[0].nope)' }], replicas));
+    assert.equal(undef.messages.length, 1);
+    assert.match(undef.messages[0]!, /compilation failed: ERROR: <input>:1:18: undefined field 'nope'\n \| has\(self\.items\[0\]\.nope\)\n \| \.{17}\^$/);
     // Out of range: the same error as has() gives upstream.
     const out = specSchema([{ rule: 'has(self.items[1].name)' }], replicas);
     assert.match(run(out, { spec: { items: [{ name: 'a' }] } }).join('\n'), /index out of bounds/);

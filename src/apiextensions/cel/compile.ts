@@ -149,19 +149,26 @@ function referencesOldSelf(ast: ASTNode): boolean {
 type Compiled = { program: Program } | { error: string };
 
 /**
- * has(x.f) on a message type with no field f: cel-go refuses it at compile time ("undefined
- * field"); the evaluator would answer false. Needs the checked types, so runs after check().
+ * has(x.f) and x.?f on a message type with no field f: cel-go refuses them at compile time
+ * ("undefined field"); the evaluator would answer false (or none). has() on an operand that is not
+ * a chain from a variable is an optional selection by then (apimachinery/cel/source.ts). Needs the
+ * checked types, so runs after check().
  */
 function checkHasFields(ast: ASTNode, fieldsOf: ReadonlyMap<string, ReadonlySet<string>>): { start: number; field: string } | undefined {
   let bad: { start: number; field: string } | undefined;
-  walk(ast, (n) => {
-    const args = n.meta?.macro?.args;
-    if (bad || n.op !== 'call' || !Array.isArray(n.args) || n.args[0] !== 'has' || !args?.[0]) return;
-    const sel = args[0] as AnyNode & { start?: number; end?: number };
-    if (sel.op !== '.' || !Array.isArray(sel.args)) return;
+  const selects = (sel: AnyNode & { start?: number }): void => {
+    if (!Array.isArray(sel.args)) return;
     const [recv, field] = sel.args as [{ checkedType?: { name?: string }; end?: number }, string];
     const fields = recv.checkedType?.name ? fieldsOf.get(recv.checkedType.name) : undefined;
     if (fields && !fields.has(field)) bad = { start: recv.end ?? sel.start ?? 0, field };
+  };
+  walk(ast, (n) => {
+    if (bad) return;
+    if (n.op === '.?') return selects(n);
+    const args = n.meta?.macro?.args;
+    if (n.op !== 'call' || !Array.isArray(n.args) || n.args[0] !== 'has' || !args?.[0]) return;
+    const sel = args[0] as AnyNode & { start?: number; end?: number };
+    if (sel.op === '.') selects(sel);
   });
   return bad;
 }

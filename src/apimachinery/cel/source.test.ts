@@ -4,12 +4,13 @@ import { rewriteHas } from './source.js';
 
 describe('rewriteHas', () => {
   it('rewrites has() whose operand is not a chain from a variable', () => {
-    assert.equal(rewriteHas('has(a[0].b)'), '(a[0].?b.hasValue())');
-    assert.equal(rewriteHas("has(a['k'].b.c) && x"), "(a['k'].b.?c.hasValue()) && x");
-    assert.equal(rewriteHas('has(f(x).y)'), '(f(x).?y.hasValue())');
-    assert.equal(rewriteHas('has( a[0] . b )'), '( a[0] .?b.hasValue())');
+    // `has` becomes spaces: the operand keeps its columns.
+    assert.equal(rewriteHas('has(a[0].b)'), '   (a[0].?b.hasValue())');
+    assert.equal(rewriteHas("has(a['k'].b.c) && x"), "   (a['k'].b.?c.hasValue()) && x");
+    assert.equal(rewriteHas('has(f(x).y)'), '   (f(x).?y.hasValue())');
+    assert.equal(rewriteHas('has ( a[0] . b )'), '    ( a[0] .?b.hasValue())');
     // Nested, inside the operand.
-    assert.equal(rewriteHas('has(a[has(b[0].c) ? 0 : 1].d)'), '(a[(b[0].?c.hasValue()) ? 0 : 1].?d.hasValue())');
+    assert.equal(rewriteHas('has(a[has(b[0].c) ? 0 : 1].d)'), '   (a[   (b[0].?c.hasValue()) ? 0 : 1].?d.hasValue())');
   });
 
   it('leaves chains from a variable, non-selections, method calls, literals and comments alone', () => {

@@ -7,8 +7,8 @@
 // and refuses the rest ("has() invalid argument"). Such an argument is rewritten, before parsing,
 // to the optional selection it means: `(e.?f.hasValue())`, true when `e` has the field, and the
 // same error as has() when `e` itself fails (a missing key, an index out of range). Chains from a
-// variable are left to cel-js's macro. Positions in error messages after a rewritten has() are off
-// by the rewrite's length.
+// variable are left to cel-js's macro. `has` is replaced by spaces, so that the operand keeps its
+// columns in error messages; what follows the field is shifted by the rewrite's length.
 
 export const isIdentStart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z_]/.test(c);
 export const isIdent = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9_]/.test(c);
@@ -81,7 +81,7 @@ function closingParen(src: string, open: number): number {
 
 const VARIABLE_CHAIN = /^\s*\.?\s*[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*\s*$/;
 
-/** `has(e.f)` with `e` not a chain from a variable as `(e.?f.hasValue())` (see the file comment); other text unchanged. */
+/** `has(e.f)` with `e` not a chain from a variable as `   (e.?f.hasValue())` (see the file comment); other text unchanged. */
 export function rewriteHas(src: string): string {
   if (!src.includes('has')) return src;
   let out = '';
@@ -97,7 +97,8 @@ export function rewriteHas(src: string): string {
       const close = src[open] === '(' ? closingParen(src, open) : -1;
       const selection = close > 0 ? splitSelection(rewriteHas(src.slice(open + 1, close))) : undefined;
       if (selection) {
-        out += `(${selection.operand}.?${selection.field}.hasValue())`;
+        // `has` becomes spaces: the operand keeps its columns (for error positions).
+        out += `${' '.repeat(open - i)}(${selection.operand}.?${selection.field}.hasValue())`;
         i = close + 1;
         continue;
       }
