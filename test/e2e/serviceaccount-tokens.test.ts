@@ -175,9 +175,25 @@ current-context: c
     const uid = await post({ spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: 'other', uid: 'not-the-uid' } } });
     assert.equal(uid.status, 409);
     assert.match(String(uid.json().message), /the UID in the bound object reference \(not-the-uid\) does not match the UID in record/);
+    // Another incarnation of the ServiceAccount (TokenRequestServiceAccountUIDValidation): 409.
+    const stale = await post({ metadata: { uid: 'stale-uid' }, spec: {} });
+    assert.equal(stale.status, 409);
+    assert.equal(
+      stale.json().message,
+      `Operation cannot be fulfilled on TokenRequest.authentication.k8s.io "ci": the UID in the token request (stale-uid) does not match the UID of the service account (${await saUid('ci')})`,
+    );
+    assert.equal((await post({ metadata: { uid: await saUid('ci') }, spec: {} })).status, 201);
     const ok = await post({ metadata: { name: 'ci' }, spec: {} });
     assert.equal(ok.status, 201);
-    const tr = ok.json<{ kind: string; apiVersion: string; spec: { audiences: string[]; expirationSeconds: number }; status: { token: string } }>();
+    const tr = ok.json<{
+      kind: string;
+      apiVersion: string;
+      metadata: { uid?: string };
+      spec: { audiences: string[]; expirationSeconds: number };
+      status: { token: string };
+    }>();
+    // Without a UID, the request gets the account's.
+    assert.equal(tr.metadata.uid, await saUid('ci'));
     assert.equal(tr.kind, 'TokenRequest');
     assert.equal(tr.apiVersion, 'authentication.k8s.io/v1');
     assert.deepEqual(tr.spec.audiences, [ISSUER, 'kplane']);

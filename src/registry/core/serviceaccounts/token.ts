@@ -40,6 +40,18 @@ export async function createToken(issuer: TokenIssuer, input: SubresourceCreateI
     throw invalid(GK, name, [fieldIssue.invalid('metadata.namespace', reqNamespace, 'must match the service account namespace if specified')]);
   }
   const sa = await input.get('serviceaccounts', namespace, name);
+  // TokenRequestServiceAccountUIDValidation (on by default upstream): a request naming another
+  // incarnation of the ServiceAccount is a conflict; without a UID it gets the account's.
+  const saUid = sa.metadata?.uid ?? '';
+  const reqUid = typeof meta.uid === 'string' ? meta.uid : '';
+  if (reqUid && reqUid !== saUid) {
+    throw conflict(
+      { group: GK.group, resource: GK.kind },
+      name,
+      `the UID in the token request (${reqUid}) does not match the UID of the service account (${saUid})`,
+    );
+  }
+  const uid = reqUid || saUid;
   const spec: Record<string, unknown> = isObject(body['spec']) ? { ...body['spec'] } : {};
   if (!Array.isArray(spec['audiences']) || spec['audiences'].length === 0) spec['audiences'] = [...issuer.apiAudiences];
   if (spec['expirationSeconds'] === undefined || spec['expirationSeconds'] === null) spec['expirationSeconds'] = DEFAULT_EXPIRATION_SECONDS;
@@ -58,7 +70,7 @@ export async function createToken(issuer: TokenIssuer, input: SubresourceCreateI
   const request: KubeObject = {
     kind: 'TokenRequest',
     apiVersion: 'authentication.k8s.io/v1',
-    metadata: { name: reqName || name, namespace: reqNamespace || namespace, creationTimestamp: rfc3339(nowMs) },
+    metadata: { name: reqName || name, namespace: reqNamespace || namespace, ...(uid ? { uid } : {}), creationTimestamp: rfc3339(nowMs) },
     spec: { ...spec },
     // Cleared, as Go prints an empty TokenRequestStatus.
     status: { token: '', expirationTimestamp: null },
@@ -118,7 +130,7 @@ export async function createToken(issuer: TokenIssuer, input: SubresourceCreateI
   const object: KubeObject = {
     kind: 'TokenRequest',
     apiVersion: 'authentication.k8s.io/v1',
-    metadata: { name: reqName || name, namespace: reqNamespace || namespace, creationTimestamp: rfc3339(nowMs) },
+    metadata: { name: reqName || name, namespace: reqNamespace || namespace, ...(uid ? { uid } : {}), creationTimestamp: rfc3339(nowMs) },
     spec,
     status: { token, expirationTimestamp: rfc3339(nowMs + expirationSeconds * 1000) },
   };
