@@ -227,6 +227,24 @@ describe('evaluate', () => {
     assert.match(run(out, { spec: { items: [{ name: 'a' }] } }).join('\n'), /index out of bounds/);
   });
 
+  it('the format library and the sets extension (kube 1.29+, 1.31+) in rules and messages', () => {
+    const s = specSchema(
+      [
+        {
+          rule: '!format.dns1123Label().validate(self.name).hasValue()',
+          messageExpression: "format.dns1123Label().validate(self.name).value().join(', ')",
+        },
+        { rule: "sets.contains(['a', 'b', 'c'], self.items.map(i, i.name))", message: 'item names are a, b or c' },
+      ],
+      replicas,
+    );
+    assert.deepEqual(run(s, { spec: { name: 'ok-name', items: [{ name: 'a' }, { name: 'c' }] } }), []);
+    assert.deepEqual(run(s, { spec: { name: 'Not_OK', items: [{ name: 'd' }] } }), [
+      "spec: Invalid value: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+      'spec: Invalid value: item names are a, b or c',
+    ]);
+  });
+
   it('transition rules: immutability on update, skipped on create', () => {
     const s: JSONSchemaProps = {
       type: 'object',

@@ -21,4 +21,4 @@ export {
   type ValidateDefaultsOptions,
 } from './defaults.js';
 export { canonicalJSON, validateListSetsAndMaps, validateListTypeExtensions, validateMapListKeysMapSet } from './listtype.js';
-export { SUPPORTED_STRING_FORMATS, effectiveFormat, formatChecker } from './formats.js';
+export { SUPPORTED_STRING_FORMATS, effectiveFormat, formatChecker } from '../../apimachinery/openapi/formats.js';

@@ -9,7 +9,7 @@ import { validateObjectMetaCreate } from '../../apimachinery/validation/objectme
 import { cannotUnmarshal, jsonKind, numberValue, unmarshalTypeError } from '../../golang/json-errors.js';
 import { compileRegexp, type CompiledRegexp } from '../../golang/regexp.js';
 import { parseTimeError } from '../../golang/time.js';
-import { effectiveFormat, formatChecker } from './formats.js';
+import { effectiveFormat, formatChecker } from '../../apimachinery/openapi/formats.js';
 import { canonicalJSON, validateListSetsAndMaps } from './listtype.js';
 import { child, deepEqualJSON, depthAtMost, goFloat, index, isObject, printable, subtreeHas } from './path.js';
 import type { NestedValueValidation, Structural, ValueValidation } from './types.js';

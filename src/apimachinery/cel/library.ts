@@ -13,18 +13,19 @@
 //   urls:    url, isURL, getScheme, getHost, getHostname, getPort, getEscapedPath, getQuery
 //   quantity: quantity, isQuantity, isInteger, asInteger, asApproximateFloat, sign, add, sub,
 //             compareTo, isGreaterThan, isLessThan
+//   format:  format.<name>(), format.named(), Format.validate (format-sets.ts)
+//   sets:    sets.contains, sets.equivalent, sets.intersects (format-sets.ts)
 //
-// MISSING kube CEL functions (not registered; a rule using them fails to compile):
-//   strings.quote(), string.format() (ext strings v1+), ip()/cidr() library (isIP, isCIDR, ip.*,
-//   cidr.*), format.* library (format.dns1123Label() ...), sets.contains/equivalent/intersects,
-//   semver library, authz library (admission only), optional list/map helpers beyond the
-//   evaluator's optional.of/none/hasValue/value/orValue, two-variable comprehensions
-//   (all(i, v, ...), transformList, transformMap), math.* extension (math.greatest, math.least,
-//   math.ceil ...), base64 encoders (ext encoders), list `distinct()/flatten()/range()/slice()/
-//   sort()/sortBy()` (ext lists v1+), quantity `isLessThan` on ints is covered only via add/sub.
+// MISSING kube CEL functions (in kube's base environment, not registered here; a rule using them
+// fails to compile): strings.quote(), string.format() (ext strings v2), the ip()/cidr() library
+// (isIP, isCIDR, ip.*, cidr.*), the semver library, the image library, optional helpers beyond the
+// evaluator's optional.of/none/hasValue/value/orValue (ofNonZeroValue, optMap, optFlatMap, `[?x]`
+// entries), two-variable comprehensions (all(i, v, ...), transformList, transformMap). The math.*,
+// encoders and ext lists extensions are not in kube's environment either.
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
 import { ERR_QUANTITY_FORMAT, Quantity, parseQuantity } from '../quantity.js';
 import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
+import { registerFormatAndSets } from './format-sets.js';
 
 /** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
 export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
@@ -345,6 +346,9 @@ export function registerKubeLibraries(env: Environment): void {
   fn('Quantity.sub(Quantity): Quantity', (a: Quantity, b: Quantity) => a.add(b.neg()));
   fn('Quantity.sub(int): Quantity', (a: Quantity, b: bigint) => a.add(qty(b).neg()));
   env.registerOperator('Quantity == Quantity', (a: Quantity, b: Quantity) => a.cmp(b) === 0);
+
+  // ----- format, sets -----
+  registerFormatAndSets(env, charge);
 }
 
 let base: Environment | undefined;
