@@ -245,6 +245,12 @@ describe('evaluate', () => {
     ]);
   });
 
+  it('the ip and cidr libraries (kube 1.30+) in rules', () => {
+    const s = specSchema([{ rule: "isIP(self.name) && cidr('192.0.2.0/24').containsIP(self.name)", message: 'name is an address of 192.0.2.0/24' }], replicas);
+    assert.deepEqual(run(s, { spec: { name: '192.0.2.7' } }), []);
+    assert.deepEqual(run(s, { spec: { name: '198.51.100.7' } }), ['spec: Invalid value: name is an address of 192.0.2.0/24']);
+  });
+
   it('transition rules: immutability on update, skipped on create', () => {
     const s: JSONSchemaProps = {
       type: 'object',

@@ -15,17 +15,19 @@
 //             compareTo, isGreaterThan, isLessThan
 //   format:  format.<name>(), format.named(), Format.validate (format-sets.ts)
 //   sets:    sets.contains, sets.equivalent, sets.intersects (format-sets.ts)
+//   ip/cidr: ip, isIP, ip.isCanonical, family, is*, cidr, isCIDR, containsIP, containsCIDR, ip,
+//            masked, prefixLength, string(), == (net.ts)
 //
 // MISSING kube CEL functions (in kube's base environment, not registered here; a rule using them
-// fails to compile): strings.quote(), string.format() (ext strings v2), the ip()/cidr() library
-// (isIP, isCIDR, ip.*, cidr.*), the semver library, the image library, optional helpers beyond the
-// evaluator's optional.of/none/hasValue/value/orValue (ofNonZeroValue, optMap, optFlatMap, `[?x]`
-// entries), two-variable comprehensions (all(i, v, ...), transformList, transformMap). The math.*,
+// fails to compile): strings.quote(), string.format() (ext strings v2), the semver library, the
+// image library, optional helpers beyond the evaluator's optional.of/none/hasValue/value/orValue
+// (ofNonZeroValue, optMap, optFlatMap, `[?x]` entries), two-variable comprehensions (all(i, v, ...), transformList, transformMap). The math.*,
 // encoders and ext lists extensions are not in kube's environment either.
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
 import { ERR_QUANTITY_FORMAT, Quantity, parseQuantity } from '../quantity.js';
 import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
 import { registerFormatAndSets } from './format-sets.js';
+import { registerNet } from './net.js';
 
 /** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
 export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
@@ -349,6 +351,9 @@ export function registerKubeLibraries(env: Environment): void {
 
   // ----- format, sets -----
   registerFormatAndSets(env, charge);
+
+  // ----- ip, cidr -----
+  registerNet(env, charge);
 }
 
 let base: Environment | undefined;
