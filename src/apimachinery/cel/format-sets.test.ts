@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Optional } from '@marcbachmann/cel-js';
-import { baseEnvironment } from './library.js';
-
-const evaluate = (e: string): unknown => baseEnvironment().evaluate(e, {});
+import { celEvaluate as evaluate } from '../../../test/support/cel.js';
 
 describe('the format library', () => {
   it('validate answers none for a valid string, the validator texts otherwise', () => {

@@ -19,17 +19,20 @@
 //            masked, prefixLength, string(), == (net.ts)
 //   semver:  semver (normalizing too), isSemver, major, minor, patch, isGreaterThan, isLessThan,
 //            compareTo, == (semver.ts)
+//   strings: string.format, strings.quote (strings-format.ts)
 //
 // MISSING kube CEL functions (in kube's base environment, not registered here; a rule using them
-// fails to compile): strings.quote(), string.format() (ext strings v2), the image library, optional helpers beyond the evaluator's optional.of/none/hasValue/value/orValue
-// (ofNonZeroValue, optMap, optFlatMap, `[?x]` entries), two-variable comprehensions (all(i, v, ...), transformList, transformMap). The math.*,
-// encoders and ext lists extensions are not in kube's environment either.
+// fails to compile): the image library, optional helpers beyond the evaluator's
+// optional.of/none/hasValue/value/orValue (ofNonZeroValue, optMap, optFlatMap, `[?x]` entries),
+// two-variable comprehensions (all(i, v, ...), transformList, transformMap). The math.*, encoders
+// and ext lists extensions are not in kube's environment either.
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
 import { ERR_QUANTITY_FORMAT, Quantity, parseQuantity } from '../quantity.js';
 import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
 import { registerFormatAndSets } from './format-sets.js';
 import { registerNet } from './net.js';
 import { registerSemver } from './semver.js';
+import { registerStringFormat } from './strings-format.js';
 
 /** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
 export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
@@ -359,6 +362,9 @@ export function registerKubeLibraries(env: Environment): void {
 
   // ----- semver -----
   registerSemver(env, charge);
+
+  // ----- string.format, strings.quote -----
+  registerStringFormat(env, charge);
 }
 
 let base: Environment | undefined;

@@ -1,14 +1,7 @@
 // Addresses from the documentation ranges (RFC 5737, RFC 3849) and loopback.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { baseEnvironment } from './library.js';
-
-const evaluate = (e: string): unknown => baseEnvironment().evaluate(e, {});
-const fails = (e: string, message: string): void =>
-  assert.throws(
-    () => evaluate(e),
-    (err: Error) => err.message.split('\n')[0] === message,
-  );
+import { assertCelFails as fails, celEvaluate as evaluate } from '../../../test/support/cel.js';
 
 describe('the ip library', () => {
   it('parses as netip does, and prints canonical forms', () => {

@@ -1,13 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { baseEnvironment } from './library.js';
-
-const evaluate = (e: string): unknown => baseEnvironment().evaluate(e, {});
-const fails = (e: string, message: string): void =>
-  assert.throws(
-    () => evaluate(e),
-    (err: Error) => err.message.split('\n')[0] === message,
-  );
+import { assertCelFails as fails, celEvaluate as evaluate } from '../../../test/support/cel.js';
 
 describe('the semver library', () => {
   it('parses, normalizes and reads versions', () => {

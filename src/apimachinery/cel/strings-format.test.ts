@@ -1,0 +1,46 @@
+// cel-go's documented string.format examples (ext/strings.go) and its error texts.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { assertCelFails as fails, celEvaluate as evaluate } from '../../../test/support/cel.js';
+
+describe('string.format', () => {
+  it("formats cel-go's examples", () => {
+    assert.equal(evaluate('"this is a string: %s\\nand an integer: %d".format(["str", 42])'), 'this is a string: str\nand an integer: 42');
+    assert.equal(evaluate('"a double substituted with %%s: %s".format([64.2])'), 'a double substituted with %s: 64.2');
+    assert.equal(evaluate('"string type: %s".format([string])'), 'string type: string');
+    assert.equal(evaluate('"timestamp: %s".format([timestamp("2023-02-03T23:31:20+00:00")])'), 'timestamp: 2023-02-03T23:31:20Z');
+    assert.equal(evaluate('"duration: %s".format([duration("1h45m47s")])'), 'duration: 6347s');
+    assert.equal(evaluate('"%f".format([3.14])'), '3.140000');
+    assert.equal(evaluate('"%e".format([2.71828])'), '2.718280\u202fe+00');
+    assert.equal(evaluate('"%b".format([5])'), '101');
+    assert.equal(evaluate('"%x".format(["hello"])'), '68656c6c6f');
+    assert.equal(evaluate('"%X".format([255])'), 'FF');
+    assert.equal(evaluate('"%o".format([8])'), '10');
+  });
+
+  it('lists and maps print as CEL literals; %f groups thousands; a precision', () => {
+    assert.equal(evaluate('"%s".format([["abc", 1, 2.5, b"x", null, true]])'), '["abc", 1, 2.500000, b"x", null, true]');
+    assert.equal(evaluate('"%s".format([{"b": 2, "a": [1]}])'), '{"a":[1], "b":2}');
+    assert.equal(evaluate('"%.2f".format([1234.5])'), '1,234.50');
+    assert.equal(evaluate('"%.0f".format([2.5])'), '2');
+    assert.equal(evaluate('"%.0f".format([3.5])'), '4');
+    assert.equal(evaluate('"%.2f".format([0.125])'), '0.12');
+    assert.equal(evaluate('"%.1f".format([0.35])'), '0.3');
+    assert.equal(evaluate('"%d %d".format([-3, 7u])'), '-3 7');
+  });
+
+  it('refuses as cel-go does, with its texts', () => {
+    fails('"%d".format(["a"])', 'error during formatting: decimal clause can only be used on integers, was given string');
+    fails('"%f".format([1])', 'error during formatting: fixed-point clause can only be used on doubles, was given int');
+    fails('"%z".format([1])', 'could not parse formatting clause: unrecognized formatting clause "z"');
+    fails('"%s %s".format(["a"])', 'index 1 out of range');
+  });
+});
+
+describe('strings.quote', () => {
+  it('quotes as a CEL string literal', () => {
+    assert.equal(evaluate('strings.quote("first\\nsecond")'), '"first\\nsecond"');
+    assert.equal(evaluate('strings.quote("bell\\a")'), '"bell\\a"');
+    assert.equal(evaluate('strings.quote("\\"quoted\\" \\\\ ü")'), '"\\"quoted\\" \\\\ ü"');
+  });
+});

@@ -1,0 +1,273 @@
+// cel-go's ext strings v2 functions kube enables beyond those the evaluator has:
+// `<string>.format(<list>)` (printf-style, cel-go ext/formatting.go: %s %d %f %e %b %x %X %o and
+// `%%`, a precision as `%.3f`) and `strings.quote(<string>)`. Formatting is as cel-go's with its
+// default locale (en_US: `%f` groups thousands with commas, prints infinities as ∞), and errors
+// carry cel-go's texts (`error during formatting: decimal clause can only be used on integers, was
+// given string`). cel-go also checks a constant format string against a literal argument list when
+// the expression is compiled; here those errors come when it runs.
+import { EvaluationError, type Environment } from '@marcbachmann/cel-js';
+import { goQuote } from '../../golang/strconv.js';
+
+const DEFAULT_PRECISION = 6;
+
+class StringsNamespace {}
+
+const ctorName = (v: unknown): string => (v !== null && typeof v === 'object' ? (v.constructor?.name ?? '') : '');
+
+/** The CEL type name of a value, for the error texts. */
+function typeName(v: unknown): string {
+  if (v === null) return 'null_type';
+  if (typeof v === 'bigint') return 'int';
+  if (typeof v === 'number') return 'double';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'bool';
+  if (Array.isArray(v)) return 'list';
+  if (v instanceof Uint8Array) return 'bytes';
+  if (v instanceof Date) return 'google.protobuf.Timestamp';
+  switch (ctorName(v)) {
+    case 'UnsignedInt':
+      return 'uint';
+    case 'Duration':
+      return 'google.protobuf.Duration';
+    case 'Type':
+      return 'type';
+    default:
+      return 'map';
+  }
+}
+
+const uintValue = (v: unknown): bigint | undefined => (ctorName(v) === 'UnsignedInt' ? (v as { value: bigint }).value : undefined);
+
+/** time.Time.Format(time.RFC3339Nano) of a UTC instant. */
+const rfc3339Nano = (d: Date): string => d.toISOString().replace(/\.(\d*?)0*Z$/, (_m, f: string) => (f ? `.${f}Z` : 'Z'));
+
+/** strconv.FormatFloat(f, 'g', -1, 64), as CEL's string(double). */
+function formatDouble(f: number): string {
+  if (Number.isNaN(f)) return 'NaN';
+  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : '-Inf';
+  const exp = f === 0 ? 0 : Math.floor(Math.log10(Math.abs(f)));
+  if (exp < -4 || exp >= 21) {
+    const [m, e] = f.toExponential().split('e') as [string, string];
+    const n = Number(e);
+    return `${m}e${n < 0 ? '-' : '+'}${String(Math.abs(n)).padStart(2, '0')}`;
+  }
+  return String(f);
+}
+
+type Map_ = Map<unknown, unknown>;
+const entriesOf = (v: unknown): [unknown, unknown][] => (v instanceof Map ? [...(v as Map_)] : Object.entries(v as object));
+
+const fail = (why: string): never => {
+  throw new EvaluationError(why);
+};
+const formatting = (why: string): never => fail(`error during formatting: ${why}`);
+const stringClauseError = (t: string): string =>
+  `string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given ${t}`;
+
+/** FormatString: the %s of a value. */
+function formatString(v: unknown): string {
+  if (Array.isArray(v)) return formatList(v);
+  if (v === null) return 'null';
+  switch (typeName(v)) {
+    case 'int':
+    case 'string':
+    case 'bool':
+      return String(v);
+    case 'uint':
+      return String(uintValue(v));
+    case 'double':
+      return formatDouble(v as number);
+    case 'bytes':
+      return Buffer.from(v as Uint8Array).toString('utf8');
+    case 'google.protobuf.Timestamp':
+      return rfc3339Nano(v as Date);
+    case 'google.protobuf.Duration':
+      return String(v);
+    case 'type':
+      return (v as { name: string }).name;
+    default:
+      return formatMap(v);
+  }
+}
+
+/** clauseForType: how a list element or map value prints inside %s, quoted for CEL (quoteForCEL). */
+function member(v: unknown): string {
+  const t = typeName(v);
+  if (t === 'int') return String(v);
+  if (t === 'uint') return String(uintValue(v));
+  if (t === 'double') {
+    const f = v as number;
+    return Number.isFinite(f) ? f.toFixed(DEFAULT_PRECISION) : goQuote(formatDouble(f));
+  }
+  if (t === 'google.protobuf.Timestamp') return `timestamp(${goQuote(rfc3339Nano(v as Date))})`;
+  if (t === 'google.protobuf.Duration') return `duration(${goQuote(String(v))})`;
+  if (t === 'type') return `type(${(v as { name: string }).name})`;
+  const s = formatString(v);
+  if (t === 'string') return goQuote(s);
+  if (t === 'bytes') return `b${goQuote(s)}`;
+  return s;
+}
+
+function formatList(l: readonly unknown[]): string {
+  return `[${l.map(member).join(', ')}]`;
+}
+
+function formatMap(m: unknown): string {
+  const pairs = entriesOf(m).map(([k, v]) => {
+    const kt = typeName(k);
+    if (kt !== 'string' && kt !== 'bool' && kt !== 'int' && kt !== 'uint') formatting(`no formatting function for map key of type ${kt}`);
+    return { key: member(k), value: member(v) };
+  });
+  pairs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return `{${pairs.map((p) => `${p.key}:${p.value}`).join(', ')}}`;
+}
+
+/** Go's %d/%b/%o/%x of an int or uint. */
+function integer(v: unknown, radix: number): string | undefined {
+  const n = typeof v === 'bigint' ? v : uintValue(v);
+  return n === undefined ? undefined : n.toString(radix);
+}
+
+/** Go's %.<p>f digits: as toFixed, but an exact tie rounds to even (2.5 → 2), as strconv does. */
+function toFixedEven(x: number, p: number): string {
+  // toFixed reads the double's exact value: a tie shows as a 5 and then only zeros.
+  const long = x.toFixed(Math.min(100, p + 25));
+  const dot = long.indexOf('.');
+  if (p > 75 || !/^50*$/.test(long.slice(dot + 1 + p))) return x.toFixed(p);
+  const kept = (long.slice(0, dot) + long.slice(dot + 1, dot + 1 + p)).replace(/^0+(?=\d)/, '');
+  const n = BigInt(kept) + (BigInt(kept) % 2n === 0n ? 0n : 1n);
+  const digits = n.toString().padStart(p + 1, '0');
+  return p === 0 ? digits : `${digits.slice(0, -p)}.${digits.slice(-p)}`;
+}
+
+/** x/text's en_US rendering of %.<p>f: thousands grouped with commas. */
+function fixed(f: number, precision: number): string {
+  if (Number.isNaN(f)) return 'NaN';
+  if (!Number.isFinite(f)) return f > 0 ? '∞' : '-∞';
+  const [int, frac] = toFixedEven(Math.abs(f), precision).split('.') as [string, string | undefined];
+  const grouped = int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${f < 0 || Object.is(f, -0) ? '-' : ''}${grouped}${frac !== undefined ? `.${frac}` : ''}`;
+}
+
+/** x/text's en_US rendering of %e (cel-go passes the precision as a width: six digits always). */
+function scientific(f: number): string {
+  if (Number.isNaN(f)) return 'NaN';
+  if (!Number.isFinite(f)) return f > 0 ? '∞' : '-∞';
+  const [m, e] = f.toExponential(DEFAULT_PRECISION).split('e') as [string, string];
+  const n = Number(e);
+  return `${m}\u202fe${n < 0 ? '-' : '+'}${String(Math.abs(n)).padStart(2, '0')}`;
+}
+
+const floatOf = (v: unknown, clause: string): number => {
+  if (typeof v === 'number') return v;
+  if (v === 'NaN') return NaN;
+  if (v === 'Infinity') return Infinity;
+  if (v === '-Infinity') return -Infinity;
+  return formatting(`${clause} clause can only be used on doubles, was given ${typeName(v)}`);
+};
+
+/** One clause (after the `%`) applied to `v`: the text, and how many characters it took. */
+function clause(spec: string, v: unknown): { text: string; read: number } {
+  let i = 0;
+  let precision: number | undefined;
+  if (spec[0] === '.') {
+    i = 1;
+    while (i < spec.length && spec[i]! >= '0' && spec[i]! <= '9') i++;
+    if (i >= spec.length) fail('could not parse formatting clause: error while parsing precision: could not find end of precision specifier');
+    const digits = spec.slice(1, i);
+    if (digits === '')
+      fail(
+        'could not parse formatting clause: error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax',
+      );
+    precision = Number(digits);
+  }
+  const c = spec[i]!;
+  const read = i + 1;
+  switch (c) {
+    case 's': {
+      const t = typeName(v);
+      if (t === 'map' && (v === undefined || typeof v !== 'object')) formatting(stringClauseError(t));
+      return { text: formatString(v), read };
+    }
+    case 'd':
+      return { text: integer(v, 10) ?? formatting(`decimal clause can only be used on integers, was given ${typeName(v)}`), read };
+    case 'f':
+      return { text: fixed(floatOf(v, 'fixed-point'), precision ?? DEFAULT_PRECISION), read };
+    case 'e':
+      return { text: scientific(floatOf(v, 'scientific')), read };
+    case 'b':
+      if (typeof v === 'boolean') return { text: v ? '1' : '0', read };
+      return { text: integer(v, 2) ?? formatting(`only integers and bools can be formatted as binary, was given ${typeName(v)}`), read };
+    case 'o':
+      return { text: integer(v, 8) ?? formatting(`octal clause can only be used on integers, was given ${typeName(v)}`), read };
+    case 'x':
+    case 'X': {
+      let hex = integer(v, 16);
+      if (hex === undefined && typeof v === 'string') hex = Buffer.from(v, 'utf8').toString('hex');
+      if (hex === undefined && v instanceof Uint8Array) hex = Buffer.from(v).toString('hex');
+      if (hex === undefined) formatting(`only integers, byte buffers, and strings can be formatted as hex, was given ${typeName(v)}`);
+      return { text: c === 'X' ? hex!.toUpperCase() : hex!, read };
+    }
+    default:
+      return fail(`could not parse formatting clause: unrecognized formatting clause "${c}"`);
+  }
+}
+
+/** parseFormatString. */
+export function formatCEL(format: string, args: readonly unknown[]): string {
+  let out = '';
+  let arg = 0;
+  for (let i = 0; i < format.length; ) {
+    if (format[i] !== '%') {
+      out += format[i];
+      i++;
+      continue;
+    }
+    if (format[i + 1] === '%') {
+      out += '%';
+      i += 2;
+      continue;
+    }
+    if (arg >= args.length) fail(`index ${arg} out of range`);
+    if (i + 1 >= format.length) fail('unexpected end of string');
+    const r = clause(format.slice(i + 1), args[arg]);
+    out += r.text;
+    i += 1 + r.read;
+    arg++;
+  }
+  return out;
+}
+
+/** cel-go's strings.quote: a double-quoted CEL string literal (invalid UTF-16 becomes U+FFFD). */
+export function quoteCEL(s: string): string {
+  const escapes: Record<string, string> = {
+    '\x07': '\\a',
+    '\b': '\\b',
+    '\f': '\\f',
+    '\n': '\\n',
+    '\r': '\\r',
+    '\t': '\\t',
+    '\v': '\\v',
+    '\\': '\\\\',
+    '"': '\\"',
+  };
+  const wellFormed = s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return `"${wellFormed.replace(/[\x07\b\f\n\r\t\v\\"]/g, (c: string) => escapes[c]!)}"`;
+}
+
+/** Declares `string.format` and `strings.quote` on `env`; `charge` takes each call's cost. */
+export function registerStringFormat(env: Environment, charge: (n: number) => void): void {
+  const fn = (sig: string, h: (...args: never[]) => unknown): void => {
+    env.registerFunction(sig, h as (...args: unknown[]) => unknown);
+  };
+  env.registerType('kubernetes.StringsNamespace', { ctor: StringsNamespace, fields: {} } as never);
+  env.registerConstant('strings', 'kubernetes.StringsNamespace', new StringsNamespace());
+  fn('string.format(list<dyn>): string', (f: string, args: readonly unknown[]) => {
+    charge(1 + Math.ceil(f.length / 10) + args.length);
+    return formatCEL(f, args);
+  });
+  fn('kubernetes.StringsNamespace.quote(string): string', (_: StringsNamespace, s: string) => {
+    charge(1 + Math.ceil(s.length / 10));
+    return quoteCEL(s);
+  });
+}
