@@ -2,6 +2,7 @@
 // every condition must be true for the webhook to be called or the policy to apply. The first false
 // one decides "no match" (even after errors); otherwise errors follow the failure policy: Fail makes
 // them the answer, Ignore makes them "no match".
+import { settled, type Checks } from './authz.js';
 import { compileExpression, evaluateExpression, OutOfBudget, type Activation, type Compiled, type Declarations } from './compile.js';
 
 /** celconfig.RuntimeCELCostBudgetMatchConditions. */
@@ -55,7 +56,7 @@ export const matchConditionMetrics = (observer: MatchConditionObserver | undefin
  * that left authorizer checks pending runs again (cel/authz.ts `settled`), and only the last run's
  * observations are passed on.
  */
-export class HeldObservations implements MatchConditionObserver {
+class HeldObservations implements MatchConditionObserver {
   private held: (() => void)[] = [];
 
   constructor(private readonly to: MatchConditionObserver) {}
@@ -84,8 +85,36 @@ export class HeldObservations implements MatchConditionObserver {
   }
 }
 
-/** Observations held for `to`, when there is an observer. */
-export const holdObservations = (to: MatchConditionObserver | undefined): HeldObservations | undefined => (to ? new HeldObservations(to) : undefined);
+/**
+ * `settled` (authz.ts) for an evaluation that reports match-condition metrics: it runs again while
+ * `authorizer` checks wait for their answers (`waited` told the milliseconds, which deadlines do not
+ * count), and only the last run's observations reach `observer`. `evaluate` gets the observer to
+ * report to (undefined when there is none).
+ */
+export function settledObserving<T>(
+  checks: Checks,
+  observer: MatchConditionObserver | undefined,
+  evaluate: (observer: MatchConditionObserver | undefined) => T,
+  waited: (ms: number) => void,
+): T | Promise<T> {
+  const held = observer && new HeldObservations(observer);
+  const r = settled(
+    checks,
+    () => {
+      held?.drop();
+      return evaluate(held);
+    },
+    waited,
+  );
+  if (!(r instanceof Promise)) {
+    held?.release();
+    return r;
+  }
+  return r.then((v) => {
+    held?.release();
+    return v;
+  });
+}
 
 export function compileMatchConditions(
   specs: readonly MatchConditionSpec[] | undefined,

@@ -38,9 +38,9 @@ import {
 } from '../cel/compile.js';
 import {
   compileMatchConditions,
-  holdObservations,
   matchConditionMetrics,
   matchConditions,
+  settledObserving,
   type CompiledMatchConditions,
   type MatchConditionObserver,
 } from '../cel/matchconditions.js';
@@ -391,18 +391,14 @@ async function dispatch(opts: MutatingPolicyPluginOptions, policies: readonly Co
       const conditions = p.matchConditions;
       // Evaluated again when an `authorizer` check waited for its answer; only the last
       // evaluation's metrics count.
-      const held = holdObservations(opts.observeMatchCondition);
-      const metrics = held && matchConditionMetrics(held, { name: p.name, kind: 'policy', type: 'admit', operation: a.operation });
-      let r = settled(
+      const labels = { name: p.name, kind: 'policy', type: 'admit', operation: a.operation };
+      let r = settledObserving(
         checks,
-        () => {
-          held?.drop();
-          return matchConditions(conditions, vars, deadline, metrics);
-        },
+        opts.observeMatchCondition,
+        (observer) => matchConditions(conditions, vars, deadline, matchConditionMetrics(observer, labels)),
         waited,
       );
       if (r instanceof Promise) r = await r;
-      held?.release();
       if ('error' in r) return fail(p, { policy: p.name, binding: b.name, message: r.error, reason: 'Invalid' });
       if (!r.matches) return;
     }

@@ -9,7 +9,7 @@ import { StatusError } from '../../apimachinery/errors.js';
 import { EVERYTHING, isEmptySelector, matchesLabels, tryLabelSelectorFromObject, type LabelSelector } from '../../apimachinery/labels.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { RUNTIME_CEL_COST_BUDGET, MAX_MESSAGE_EXPRESSION_BYTES } from '../../apimachinery/cel/expressions.js';
-import { ALLOW_ALL, authorizerFor, Checks, settled, type CheckAuthorizer } from '../cel/authz.js';
+import { ALLOW_ALL, authorizerFor, Checks, type CheckAuthorizer } from '../cel/authz.js';
 import {
   OutOfBudget,
   admissionRequest,
@@ -24,9 +24,9 @@ import {
 } from '../cel/compile.js';
 import {
   compileMatchConditions,
-  holdObservations,
   matchConditionMetrics,
   matchConditions,
+  settledObserving,
   type CompiledMatchConditions,
   type MatchConditionObserver,
 } from '../cel/matchconditions.js';
@@ -476,18 +476,13 @@ export function validatingAdmissionPolicyPlugin(opts: PolicyPluginOptions): Admi
             const vars: Record<string, unknown> = { ...vars0, ...(p.paramKind ? { params: param === null ? null : toCEL(param) } : {}) };
             // Evaluated again when an `authorizer` check waited for its answer (the time waited is
             // not the expressions'); only the last evaluation's match-condition metrics count.
-            const held = holdObservations(opts.observeMatchCondition);
-            let evaluated = settled(
+            let r = settledObserving(
               checks,
-              () => {
-                held?.drop();
-                return validateOne(p, vars, deadline, a.operation, held);
-              },
+              opts.observeMatchCondition,
+              (observer) => validateOne(p, vars, deadline, a.operation, observer),
               (ms) => (deadline += ms),
             );
-            if (evaluated instanceof Promise) evaluated = await evaluated;
-            held?.release();
-            const r = evaluated;
+            if (r instanceof Promise) r = await r;
             r.decisions.forEach((d, i) => {
               if (d.action === 'admit') return;
               for (const action of b.actions) {

@@ -13,13 +13,13 @@ import { describeJsonSyntaxError } from '../../golang/json-decode.js';
 import { compareGoStrings, goJSON, goString, goStruct } from '../../golang/json.js';
 import { stringifyJSON } from '../../golang/json-int64.js';
 import { isQualifiedName } from '../../apimachinery/validation/names.js';
-import { ALLOW_ALL, authorizerFor, Checks, settled, type CheckAuthorizer } from '../cel/authz.js';
+import { ALLOW_ALL, authorizerFor, Checks, type CheckAuthorizer } from '../cel/authz.js';
 import { admissionRequest, operationOptions, toCEL } from '../cel/compile.js';
 import {
   compileMatchConditions,
-  holdObservations,
   matchConditionMetrics,
   matchConditions,
+  settledObserving,
   type CompiledMatchConditions,
   type MatchConditionObserver,
   type MatchResult,
@@ -275,22 +275,19 @@ function conditionsMatch(
   };
   // Evaluated again when an `authorizer` check waited for its answer (the time waited is not the
   // conditions'); only the last evaluation's metrics count.
-  const held = holdObservations(opts.observeMatchCondition);
-  const metrics = held && matchConditionMetrics(held, { name: h.hook.name ?? '', kind: 'webhook', type, operation: a.operation });
+  const observer = opts.observeMatchCondition;
+  const labels = observer && { name: h.hook.name ?? '', kind: 'webhook', type, operation: a.operation };
   let deadline = performance.now() + 1000;
-  const r = settled(
+  const r = settledObserving(
     checks,
-    () => {
-      held?.drop();
-      return matchConditions(conditions, vars, deadline, metrics);
-    },
+    observer,
+    (o) => matchConditions(conditions, vars, deadline, labels && matchConditionMetrics(o, labels)),
     (ms) => (deadline += ms),
   );
   const decide = (r: MatchResult): boolean => {
-    held?.release();
     // A condition that fails under failurePolicy Fail refuses the request (fails closed), as upstream.
     if ('error' in r) throw forbidden({ group: a.resource.group, resource: a.resource.resource }, a.name, r.error);
-    if (!r.matches && metrics) opts.observeMatchCondition?.exclusion(metrics.labels);
+    if (!r.matches && labels) observer?.exclusion(labels);
     return r.matches;
   };
   return r instanceof Promise ? r.then(decide) : decide(r);
