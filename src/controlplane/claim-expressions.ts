@@ -5,7 +5,7 @@
 import { baseEnvironment, armMeter } from '../apimachinery/cel/library.js';
 import { celErrorText, PER_CALL_LIMIT } from '../apimachinery/cel/expressions.js';
 import type { ClaimExpressionCompiler } from '../auth/authn/jwt.js';
-import { rewriteHas } from '../apimachinery/cel/source.js';
+import { parseCel } from '../apimachinery/cel/source.js';
 
 export const claimExpressions: ClaimExpressionCompiler = {
   compile(expression, variable) {
@@ -13,7 +13,7 @@ export const claimExpressions: ClaimExpressionCompiler = {
     env.registerVariable(variable, 'map');
     let program: ReturnType<typeof env.parse>;
     try {
-      program = env.parse(rewriteHas(expression));
+      program = parseCel(env, expression);
     } catch (e) {
       throw new Error(celErrorText(expression, e), { cause: e });
     }

@@ -410,6 +410,52 @@ spec:
       await ok(['delete', 'crd', 'ranges.stable.example.com']);
     });
 
+    it("rules use kube's newer CEL: two-variable comprehensions, optional entries and optMap", async () => {
+      const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: budgets.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: budgets, kind: Budget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: 'self.limits.all(k, v, v <= self.max)'
+              messageExpression: '"over max: " + self.limits.transformList(k, v, v > self.max, k).join(", ")'
+            - rule: '[?self.?owner, ?self.?team.optMap(t, "team " + t)].size() >= 1'
+              message: an owner or a team is required
+            properties:
+              max: {type: integer}
+              owner: {type: string, maxLength: 63}
+              team: {type: string, maxLength: 63}
+              limits:
+                type: object
+                maxProperties: 16
+                additionalProperties: {type: integer}
+`;
+      await ok(['create', '-f', '-'], crd);
+      await ok(['wait', '--for', 'condition=established', '--timeout=10s', 'crd/budgets.stable.example.com']);
+      const budget = (name: string, spec: string): string => `apiVersion: stable.example.com/v1\nkind: Budget\nmetadata: {name: ${name}}\nspec: ${spec}\n`;
+      await ok(['create', '-f', '-'], budget('fits', '{max: 5, team: db, limits: {cpu: 2, mem: 5}}'));
+      const over = await kc(['create', '-f', '-'], budget('over', '{max: 5, owner: ana, limits: {cpu: 9, mem: 5, disk: 7}}'));
+      assert.notEqual(over.code, 0);
+      assert.match(over.stderr, /The Budget "over" is invalid: spec: Invalid value: (?:"object": )?over max: (?:cpu, disk|disk, cpu)/);
+      const nobody = await kc(['create', '-f', '-'], budget('nobody', '{max: 5, limits: {cpu: 1}}'));
+      assert.notEqual(nobody.code, 0);
+      assert.match(nobody.stderr, /spec: Invalid value: (?:"object": )?an owner or a team is required/);
+      await ok(['delete', 'crd', 'budgets.stable.example.com']);
+    });
+
     it('deleting the CRD stops serving its resources', async () => {
       await ok(['delete', 'crd', 'crontabs.stable.example.com']);
       const deadline = Date.now() + 5000;

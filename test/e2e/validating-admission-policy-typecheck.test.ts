@@ -86,6 +86,23 @@ describe('ValidatingAdmissionPolicy status.typeChecking with kubectl 1.33', { ti
     assert.deepEqual(p2.status?.typeChecking, {});
   });
 
+  it("type-checks inside two-variable comprehensions and optional entries (kube's newer CEL)", async () => {
+    const doc = policy('cm-newcel', { group: '', version: 'v1', resource: 'configmaps' }, [
+      { expression: "object.data.all(k, v, v.size() < 10 || k.startsWith('long-'))" },
+      { expression: '[?object.metadata.?labels.?team, ?object.metadata.?annotations.?owner].size() > 0' },
+      { expression: 'object.data.exists(k, v, object.metadata.nmae == k)' },
+    ]);
+    await ks.ok(['apply', '-f', await ks.file('cm-newcel.json', doc)]);
+    const p = await statusOf('cm-newcel', 1);
+    assert.deepEqual(p.status?.typeChecking?.expressionWarnings, [
+      {
+        fieldRef: 'spec.validations[2].expression',
+        warning:
+          "/v1, Kind=ConfigMap: ERROR: <input>:1:41: undefined field 'nmae'\n | object.data.exists(k, v, object.metadata.nmae == k)\n | ........................................^\n",
+      },
+    ]);
+  });
+
   it('checks against a CRD schema; wildcard rules are not checked', async () => {
     await ks.ok(['apply', '-f', await ks.file('crd.json', CRD)]);
     await ks.ok(['wait', '--for=condition=Established', '--timeout=20s', 'crd/widgets.tc.example.com']);

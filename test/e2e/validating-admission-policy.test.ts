@@ -102,6 +102,41 @@ for (const kubectl of KUBECTLS)
       assert.match(bindings, /max-keys-binding\s+max-keys\s+<unset>/);
     });
 
+    it("kube's newer CEL: two-variable comprehensions and optional entries in validations and messages", async () => {
+      await install(
+        'newcel',
+        [
+          policy('short-values', {
+            variables: [{ name: 'owners', expression: '[?object.metadata.?labels.?team, ?object.metadata.?annotations.?owner]' }],
+            validations: [
+              {
+                expression: "object.data.all(k, v, v.size() <= 8 || k.startsWith('long-'))",
+                messageExpression: "'values too long: ' + object.data.transformList(k, v, v.size() > 8 && !k.startsWith('long-'), k).join(', ')",
+              },
+              { expression: 'variables.owners.size() > 0', message: 'a team label or an owner annotation is required' },
+            ],
+          }),
+          binding('short-values-binding', 'short-values', 'newcel', ['Deny']),
+        ],
+        configMap('probe-newcel', { policy: 'newcel' }, { a: 'far-too-long-value' }),
+      );
+      const long = await ks.k([
+        'create',
+        '-f',
+        await ks.file('long.json', configMap('long', { policy: 'newcel', team: 'db' }, { a: 'far-too-long-value', 'long-b': 'far-too-long-value', c: 'ok' })),
+      ]);
+      assert.notEqual(long.code, 0);
+      assert.match(long.stderr, /ValidatingAdmissionPolicy 'short-values' with binding 'short-values-binding' denied request: values too long: a$/m);
+      const nobody = await ks.k(['create', '-f', await ks.file('nobody.json', configMap('nobody', { policy: 'newcel' }))]);
+      assert.notEqual(nobody.code, 0);
+      assert.match(nobody.stderr, /denied request: a team label or an owner annotation is required/);
+      await ks.ok([
+        'create',
+        '-f',
+        await ks.file('fine.json', configMap('fine', { policy: 'newcel', team: 'db' }, { a: 'short', 'long-b': 'far-too-long-value' })),
+      ]);
+    });
+
     it('[Warn] shows as a kubectl warning and the write goes through', async () => {
       await install(
         'warn',

@@ -25,7 +25,7 @@ import {
   fieldsOf,
   rewriteConstructions,
 } from './construct.js';
-import { rewriteHas } from '../../apimachinery/cel/source.js';
+import { parseCel } from '../../apimachinery/cel/source.js';
 
 /** cel.OptionalVariableDeclarations: which of the optional variables an expression may use. */
 export interface Declarations {
@@ -83,7 +83,7 @@ const goTypeName = (t: string): string =>
 export function compileExpression(expression: string, want: 'bool' | 'string' | 'any' | 'Object' | 'list<JSONPatch>', d: Declarations): Compiled {
   let program: ParseResult;
   try {
-    program = environment(d).parse(rewriteHas(d.patchTypes ? rewriteConstructions(expression) : expression));
+    program = parseCel(environment(d), d.patchTypes ? rewriteConstructions(expression) : expression);
   } catch (e) {
     return { error: `compilation failed: ${celErrorText(expression, e)}` };
   }

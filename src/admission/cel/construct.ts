@@ -3,7 +3,7 @@
 // `JSONPatch{op: 'add', path: '/x', value: 1}` for JSON patches, and `jsonpatch.escapeKey(s)`.
 //
 // cel-js does not parse message construction (`Name{field: value}`), so before parsing an
-// expression is rewritten: `T{f: e, ...}` becomes `__kplane_object("T", {"f": dyn(e), ...})`
+// expression is rewritten: `T{f: e, ?g: o}` becomes `__kplane_object("T", {"f": dyn(e), ?"g": dyn(o)})`
 // (`__kplane_jsonpatch({...})` for JSONPatch), a call the environment declares with the result
 // type `Object` (or `JSONPatch`), so the type checker still tells an expression that does not
 // evaluate to `Object` / `list(JSONPatch)` apart. Only `Object…` and `JSONPatch` are rewritten: any
@@ -129,6 +129,10 @@ function rewriteInitializer(src: string, brace: number, to: number, typeName: st
   const fields: string[] = [];
   let i = skipSpace(src, brace + 1);
   while (src[i] !== '}') {
+    // `?f: e`, an optional field (set only when the optional e has a value): an optional entry of
+    // the map it becomes (source.ts parseCel).
+    const optional = src[i] === '?';
+    if (optional) i = skipSpace(src, i + 1);
     if (!isIdentStart(src[i])) return undefined;
     const s = i;
     while (isIdent(src[i])) i++;
@@ -137,7 +141,7 @@ function rewriteInitializer(src: string, brace: number, to: number, typeName: st
     if (src[i] !== ':') return undefined;
     const e = expressionEnd(src, i + 1, to);
     if (e >= to) return undefined;
-    fields.push(`${JSON.stringify(name)}: dyn(${rewriteRange(src, i + 1, e)})`);
+    fields.push(`${optional ? '?' : ''}${JSON.stringify(name)}: dyn(${rewriteRange(src, i + 1, e)})`);
     i = skipSpace(src, e);
     if (src[i] === ',') i = skipSpace(src, i + 1);
     else if (src[i] !== '}') return undefined;

@@ -123,6 +123,18 @@ describe('MutatingAdmissionPolicy plugin', () => {
     ]);
   });
 
+  it('an optional field (`?f: o`) is set only when the optional has a value; two-variable comprehensions build maps', async () => {
+    const r = await run([
+      policy('p', [
+        apply(
+          "Object{metadata: Object.metadata{?labels: object.metadata.?labels.optMap(l, l.transformMap(k, v, v + '-seen')), ?annotations: optional.none()}}",
+        ),
+      ]),
+    ]);
+    assert.equal(r.error, undefined);
+    assert.deepEqual(r.object.metadata, { name: 'x', labels: { app: 'a-seen' } });
+  });
+
   it('an apply configuration that sets an atomic list is refused', async () => {
     const r = await run([policy('p', [apply("Object{spec: Object.spec{args: ['two']}}")])]);
     assert.equal(r.error?.code, 403);

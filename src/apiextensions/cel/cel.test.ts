@@ -157,6 +157,22 @@ describe('compileRules', () => {
     assert.deepEqual(compile(schema).messages, []);
   });
 
+  it('estimates two-variable comprehensions by the size of what they range over', () => {
+    const limits = (maxProperties?: number): JSONSchemaProps => ({
+      type: 'object',
+      properties: {
+        limits: {
+          type: 'object',
+          ...(maxProperties ? { maxProperties } : {}),
+          additionalProperties: { type: 'string', ...(maxProperties ? { maxLength: 63 } : {}) },
+          'x-kubernetes-validations': [{ rule: 'self.all(k, v, self.exists(k2, v2, v != v2 && v.startsWith(v2)))' }],
+        },
+      },
+    });
+    assert.match(compile(limits()).messages[0] ?? '', /rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x/);
+    assert.deepEqual(compile(limits(16)).messages, []);
+  });
+
   it('rejects a schema whose rules add up past the per-CRD limit', () => {
     const schema: JSONSchemaProps = {
       type: 'object',

@@ -20,7 +20,7 @@ import { celErrorText, checkConstantPatterns, meterComprehensions, useRE2, walk,
 
 export { celErrorText };
 import { TypeBuilder, fieldsConverter, maxSize, type Converter, type DeclType } from './types.js';
-import { rewriteHas } from '../../apimachinery/cel/source.js';
+import { parseCel } from '../../apimachinery/cel/source.js';
 
 export interface CompileOptions {
   /** Field path of the schema root, e.g. `spec.versions[0].schema.openAPIV3Schema`. */
@@ -176,7 +176,7 @@ function checkHasFields(ast: ASTNode, fieldsOf: ReadonlyMap<string, ReadonlySet<
 function compileExpr(env: Environment, src: string, want: 'bool' | 'string', prefix: string, fieldsOf: ReadonlyMap<string, ReadonlySet<string>>): Compiled {
   let program: Program;
   try {
-    program = env.parse(rewriteHas(src));
+    program = parseCel(env, src);
   } catch (e) {
     return { error: `${prefix}compilation failed: ${celErrorText(src, e)}` };
   }

@@ -29,7 +29,19 @@ type Scope = ReadonlyMap<string, Structural | undefined>;
 interface Node {
   op: string;
   args: unknown;
-  meta?: { alternate?: Node; macro?: { args?: Node[] } };
+  meta?: {
+    alternate?: Node;
+    macro?: {
+      args?: Node[];
+      receiver?: Node;
+      expr?: Node;
+      node?: Node;
+      var?: string;
+      val?: Node;
+      exp?: Node;
+      comprehension2?: { receiver: Node; var1: string; var2: string; filter?: Node; step: Node };
+    };
+  };
 }
 
 const asNode = (n: unknown): Node | undefined => (n && typeof n === 'object' && 'op' in n ? (n as Node) : undefined);
@@ -72,7 +84,31 @@ function est(n: Node | undefined, scope: Scope, root: Structural): Est {
   const alt = n.meta?.alternate;
   if (alt) return est(alt, scope, root);
   const macro = n.meta?.macro;
-  if (macro) {
+  if (macro?.comprehension2) {
+    // A two-variable comprehension: the range's size times the filter and the step, the second
+    // variable sized by the range's elements (the first is an index or a key).
+    const c = macro.comprehension2;
+    const it = est(c.receiver, scope, root);
+    const inner = new Map(scope);
+    inner.set(c.var1, undefined);
+    inner.set(c.var2, elemSchema(it.schema));
+    const perElement = est(c.step, inner, root).cost + (c.filter ? est(c.filter, inner, root).cost : 0) + 1;
+    return { cost: it.cost + it.size * perElement, size: it.size };
+  }
+  if (macro?.receiver && macro.expr) {
+    // optMap / optFlatMap: the receiver and the expression.
+    return { cost: 1 + est(macro.receiver, scope, root).cost + est(macro.expr, scope, root).cost, size: 1 };
+  }
+  if (macro?.val && macro.exp) {
+    // cel.bind(v, val, exp): both, v sized as val.
+    const val = est(macro.val, scope, root);
+    const inner = new Map(scope);
+    if (macro.var) inner.set(macro.var, val.schema);
+    const exp = est(macro.exp, inner, root);
+    return { cost: 1 + val.cost + exp.cost, size: exp.size, ...(exp.schema ? { schema: exp.schema } : {}) };
+  }
+  // A list or map literal with optional entries is estimated as the literal (its macro's `node`).
+  if (macro && !macro.node) {
     // has(x.f): the select chain only.
     let c = 1;
     for (const a of macro.args ?? []) c += est(asNode(a), scope, root).cost;

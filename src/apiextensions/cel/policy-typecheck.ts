@@ -19,7 +19,7 @@ import { resolveSchema, type Definitions, type OpenAPISchema } from '../../apima
 import { newStructural } from '../schema/structural.js';
 import type { JSONSchemaProps } from '../schema/types.js';
 import { TypeBuilder } from './types.js';
-import { rewriteHas } from '../../apimachinery/cel/source.js';
+import { parseCel } from '../../apimachinery/cel/source.js';
 
 const MAX_TYPES_TO_CHECK = 10;
 
@@ -149,7 +149,7 @@ export function typeCheckPolicy(policy: ValidatingAdmissionPolicy, src: TypeChec
     for (const { gvk, env } of envs) {
       let error: unknown;
       try {
-        const r = env.parse(rewriteHas(expression)).check();
+        const r = parseCel(env, expression).check();
         if (!r.valid) error = r.error;
       } catch (e) {
         error = e;

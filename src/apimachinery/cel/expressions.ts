@@ -6,6 +6,9 @@
 import type { ASTNode } from '@marcbachmann/cel-js';
 import { compileRegexp } from '../../golang/regexp.js';
 import { RE2_MATCHES, charge } from './library.js';
+import { countNodes, walk, type AnyNode } from './ast.js';
+
+export { countNodes, walk, type AnyNode } from './ast.js';
 
 /** Upstream limits (k8s.io/apiserver/pkg/apis/cel/config.go). */
 export const PER_CALL_LIMIT = 1_000_000;
@@ -102,55 +105,7 @@ function translateMessage(msg: string, code: string | undefined): string {
   return msg;
 }
 
-// ---------- AST helpers (the evaluator's nodes; see cost.ts for their shape) ----------
-
-export interface AnyNode {
-  op: string;
-  args: unknown;
-  meta?: { alternate?: AnyNode; macro?: { args?: AnyNode[] } };
-}
-
-export function walk(n: unknown, f: (n: AnyNode) => void): void {
-  if (!n || typeof n !== 'object' || !('op' in n)) return;
-  const node = n as AnyNode;
-  f(node);
-  if (node.meta?.alternate) walk(node.meta.alternate, f);
-  if (node.meta?.macro?.args) for (const a of node.meta.macro.args) walk(a, f);
-  const a = node.args;
-  if (Array.isArray(a)) {
-    for (const x of a) {
-      if (Array.isArray(x)) for (const y of x) walk(y, f);
-      else walk(x, f);
-    }
-  } else if (a && typeof a === 'object') {
-    if ('op' in a) walk(a, f);
-    else if (node.op === 'comprehension') {
-      const c = a as { iterable: unknown; init: unknown; step: unknown };
-      walk(c.iterable, f);
-      walk(c.init, f);
-      walk(c.step, f);
-    }
-  }
-}
-
-/** Number of AST nodes below `n` (the static part of a comprehension step's runtime charge). */
-export function countNodes(n: unknown): number {
-  const node = n && typeof n === 'object' && 'op' in n ? (n as AnyNode) : undefined;
-  if (!node) return 0;
-  if (node.meta?.alternate) return countNodes(node.meta.alternate);
-  let c = 1;
-  const a = node.args;
-  if (Array.isArray(a)) {
-    for (const x of a) c += Array.isArray(x) ? x.reduce((s: number, y: unknown) => s + countNodes(y), 0) : countNodes(x);
-  } else if (a && typeof a === 'object') {
-    if ('op' in a) c += countNodes(a);
-    else if (node.op === 'comprehension') {
-      const cc = a as { iterable: unknown; init: unknown; step: unknown };
-      c += countNodes(cc.iterable) + countNodes(cc.init);
-    }
-  }
-  return c;
-}
+// ---------- AST helpers: ast.ts ----------
 
 /** Replaces the evaluator's backtracking-RegExp `matches` with the RE2 one, before type checking. */
 export function useRE2(ast: ASTNode): void {

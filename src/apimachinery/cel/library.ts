@@ -20,12 +20,14 @@
 //   semver:  semver (normalizing too), isSemver, major, minor, patch, isGreaterThan, isLessThan,
 //            compareTo, == (semver.ts)
 //   strings: string.format, strings.quote (strings-format.ts)
+//   two-variable comprehensions: all/exists/existsOne(i, v, p), transformList, transformMap,
+//            transformMapEntry (comprehensions.ts)
+//   optional: optional.ofNonZeroValue, optMap, optFlatMap (optional.ts); `[?x]` and `{?k: v}`
+//            entries through source.ts's parseCel, which every compile site parses with
 //
 // MISSING kube CEL functions (in kube's base environment, not registered here; a rule using them
-// fails to compile): the image library, optional helpers beyond the evaluator's
-// optional.of/none/hasValue/value/orValue (ofNonZeroValue, optMap, optFlatMap, `[?x]` entries),
-// two-variable comprehensions (all(i, v, ...), transformList, transformMap). The math.*, encoders
-// and ext lists extensions are not in kube's environment either.
+// fails to compile): the image library (kube 1.33+). The math.*, encoders and ext lists
+// extensions are not in kube's environment either.
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
 import { ERR_QUANTITY_FORMAT, Quantity, parseQuantity } from '../quantity.js';
 import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
@@ -33,6 +35,8 @@ import { registerFormatAndSets } from './format-sets.js';
 import { registerNet } from './net.js';
 import { registerSemver } from './semver.js';
 import { registerStringFormat } from './strings-format.js';
+import { registerTwoVarComprehensions } from './comprehensions.js';
+import { registerOptionalHelpers } from './optional.js';
 
 /** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
 export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
@@ -365,6 +369,12 @@ export function registerKubeLibraries(env: Environment): void {
 
   // ----- string.format, strings.quote -----
   registerStringFormat(env, charge);
+
+  // ----- two-variable comprehensions -----
+  registerTwoVarComprehensions(env, charge);
+
+  // ----- optional.ofNonZeroValue, optMap, optFlatMap (entries: source.ts parseCel) -----
+  registerOptionalHelpers(env);
 }
 
 let base: Environment | undefined;

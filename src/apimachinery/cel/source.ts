@@ -1,6 +1,6 @@
 // Source-level helpers for CEL expressions that cel-js does not parse as cel-go does: reading past
-// literals and comments, and the has() rewrite below. (admission/cel/construct.ts rewrites object
-// constructions with the same helpers.)
+// literals and comments, the has() rewrite and optional entries below, and parseCel, which applies
+// both. (admission/cel/construct.ts rewrites object constructions with the same helpers.)
 //
 // has() on a field of any expression: cel-go's macro takes `has(e.f)` for any operand `e`
 // (`has(object.spec.containers[0].image)`), cel-js's only for a chain of fields from a variable,
@@ -9,6 +9,9 @@
 // same error as has() when `e` itself fails (a missing key, an index out of range). Chains from a
 // variable are left to cel-js's macro. `has` is replaced by spaces, so that the operand keeps its
 // columns in error messages; what follows the field is shifted by the rewrite's length.
+
+import type { Environment } from '@marcbachmann/cel-js';
+import { markOptionalEntries } from './optional.js';
 
 export const isIdentStart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z_]/.test(c);
 export const isIdent = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9_]/.test(c);
@@ -124,4 +127,47 @@ function splitSelection(arg: string): { operand: string; field: string } | undef
   const operand = arg.slice(0, lastDot);
   if (VARIABLE_CHAIN.test(operand) || operand.trim() === '') return undefined;
   return { operand, field: arg.slice(start, end) };
+}
+
+/**
+ * Optional entries of list and map literals (`[a, ?b]`, `{?k: v}`): each such `?` is blanked, so
+ * that the evaluator's parser reads the literal, and its index returned for markOptionalEntries
+ * (optional.ts). A `?` is an entry's when it follows the `[` of a list literal (not of an index),
+ * a `{`, or a `,` directly inside either; `.?`, `[?k]` and the conditional operator are left.
+ */
+export function blankOptionalEntries(src: string): { src: string; marks: number[] } {
+  if (!src.includes('?')) return { src, marks: [] };
+  const marks: number[] = [];
+  // The open brackets: true for a literal's (list or braces), false for an index's or a call's.
+  const open: boolean[] = [];
+  let prev = '';
+  for (let i = 0; i < src.length; ) {
+    const skip = skipOpaque(src, i);
+    if (skip > i) {
+      prev = src[i] === '/' ? prev : 'x';
+      i = skip;
+      continue;
+    }
+    const c = src[i]!;
+    if (c === '[') open.push(!(isIdent(prev) || prev === ')' || prev === ']' || prev === '}' || prev === 'x'));
+    else if (c === '{') open.push(true);
+    else if (c === '(') open.push(false);
+    else if (c === ')' || c === ']' || c === '}') open.pop();
+    else if (c === '?' && open.at(-1) === true && (prev === '[' || prev === '{' || prev === ',')) marks.push(i);
+    if (!/\s/.test(c)) prev = c;
+    i++;
+  }
+  if (marks.length === 0) return { src, marks };
+  // Indices are UTF-16 offsets, as the parser's positions are.
+  let out = src;
+  for (const q of marks) out = `${out.slice(0, q)} ${out.slice(q + 1)}`;
+  return { src: out, marks };
+}
+
+/** Parses a CEL expression as cel-go reads it: has() on any operand, optional entries (see above). */
+export function parseCel(env: Environment, expression: string): ReturnType<Environment['parse']> {
+  const { src, marks } = blankOptionalEntries(rewriteHas(expression));
+  const program = env.parse(src);
+  markOptionalEntries(program.ast, marks);
+  return program;
 }
