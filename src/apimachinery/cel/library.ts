@@ -24,10 +24,11 @@
 //            transformMapEntry (comprehensions.ts)
 //   optional: optional.ofNonZeroValue, optMap, optFlatMap (optional.ts); `[?x]` and `{?k: v}`
 //            entries through source.ts's parseCel, which every compile site parses with
+//   image:   image, isImage, containsDigest, registry, repository, identifier, tag, digest
+//            (image.ts)
 //
-// MISSING kube CEL functions (in kube's base environment, not registered here; a rule using them
-// fails to compile): the image library (kube 1.33+). The math.*, encoders and ext lists
-// extensions are not in kube's environment either.
+// Nothing of kube's base environment is missing. The math.*, encoders and ext lists extensions
+// are not in kube's environment (a rule using them fails to compile, as upstream).
 import { Environment, EvaluationError } from '@marcbachmann/cel-js';
 import { ERR_QUANTITY_FORMAT, Quantity, parseQuantity } from '../quantity.js';
 import { findAllString, findString, mustCompileRegexp, type Regexp } from '../../golang/regexp.js';
@@ -37,6 +38,7 @@ import { registerSemver } from './semver.js';
 import { registerStringFormat } from './strings-format.js';
 import { registerTwoVarComprehensions } from './comprehensions.js';
 import { registerOptionalHelpers } from './optional.js';
+import { registerImage } from './image.js';
 
 /** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
 export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
@@ -375,6 +377,9 @@ export function registerKubeLibraries(env: Environment): void {
 
   // ----- optional.ofNonZeroValue, optMap, optFlatMap (entries: source.ts parseCel) -----
   registerOptionalHelpers(env);
+
+  // ----- image -----
+  registerImage(env, charge);
 }
 
 let base: Environment | undefined;

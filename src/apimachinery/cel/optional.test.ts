@@ -24,6 +24,14 @@ describe('optional types beyond the evaluator: ofNonZeroValue, optMap, optFlatMa
     fails('(1).optMap(x, x)', "optMap() receiver must be optional, got 'int'");
   });
 
+  it('first, last and unwrap (version 2 of the optional library)', () => {
+    assert.equal(valueOf(evaluate('[1, 2, 3].first()')), 1n);
+    assert.equal(valueOf(evaluate('[1, 2, 3].last()')), 3n);
+    assert.equal(evaluate('[].first().hasValue()'), false);
+    assert.deepEqual(evaluate('optional.unwrap([optional.of(1), optional.none(), optional.of(3)])'), [1n, 3n]);
+    assert.deepEqual(evaluate("[optional.none(), optional.of('a')].unwrapOpt()"), ['a']);
+  });
+
   it('a list or map literal keeps an optional entry only when it has a value', () => {
     assert.deepEqual(evaluate('[1, ?optional.of(2), ?optional.none(), 3]'), [1n, 2n, 3n]);
     assert.deepEqual(evaluate('[?optional.none()]'), []);

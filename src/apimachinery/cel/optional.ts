@@ -5,6 +5,8 @@
 //   opt.optFlatMap(v, e)        e (itself optional) with v bound to opt's value; none stays none
 //   [a, ?b]  {k: v, ?k2: v2}    optional entries of list and map literals: present only when the
 //                               optional has a value (Object{?f: v} in mutations, through them)
+//   list.first(), list.last()   the first or last element, none for an empty list (version 2)
+//   optional.unwrap(l), l.unwrapOpt()  the values of a list of optionals (version 2)
 // The evaluator's parser does not read `?` before an entry, so source.ts's parseCel blanks it
 // before parsing (the entry keeps its columns) and marks the literal afterwards: the literal's
 // node gets its own type check and evaluation (a macro, in the evaluator's terms).
@@ -70,10 +72,25 @@ function optEvaluate(ev: Evaluator, m: OptMacro, ctx: unknown): unknown {
   return r;
 }
 
-/** Registers optional.ofNonZeroValue, optMap and optFlatMap. */
+const unwrap = (l: readonly unknown[]): unknown[] => {
+  const out: unknown[] = [];
+  for (const o of l) {
+    if (!(o instanceof Optional)) throw new EvaluationError('optional.unwrap() list elements must be optional');
+    if (o.hasValue()) out.push(o.value());
+  }
+  return out;
+};
+
+/** Registers optional.ofNonZeroValue, optMap, optFlatMap, and version 2's first, last and unwrap. */
 export function registerOptionalHelpers(env: Environment): void {
-  env.registerFunction('OptionalNamespace.ofNonZeroValue(A): optional<A>', ((_: unknown, v: unknown) =>
-    isZero(v) ? Optional.none() : Optional.of(v)) as never);
+  const fn = (sig: string, h: (...args: never[]) => unknown): void => {
+    env.registerFunction(sig, h as (...args: unknown[]) => unknown);
+  };
+  fn('OptionalNamespace.ofNonZeroValue(A): optional<A>', (_: unknown, v: unknown) => (isZero(v) ? Optional.none() : Optional.of(v)));
+  fn('list<A>.first(): optional<A>', (l: unknown[]) => (l.length ? Optional.of(l[0]) : Optional.none()));
+  fn('list<A>.last(): optional<A>', (l: unknown[]) => (l.length ? Optional.of(l.at(-1)) : Optional.none()));
+  fn('OptionalNamespace.unwrap(list<optional<A>>): list<A>', (_: unknown, l: unknown[]) => unwrap(l));
+  fn('list<optional<A>>.unwrapOpt(): list<A>', (l: unknown[]) => unwrap(l));
   for (const name of ['optMap', 'optFlatMap'] as const) {
     const handler = ({ args, receiver }: { args: ASTNode[]; receiver: ASTNode }): OptMacro => {
       const v = args[0]!;
