@@ -15,6 +15,7 @@
 import { Optional, type Environment } from '@marcbachmann/cel-js';
 import { formatChecker } from '../openapi/formats.js';
 import { isQualifiedName, isValidLabelValue, nameIsDNS1035Label, nameIsDNSLabel, nameIsDNSSubdomain } from '../validation/names.js';
+import { parseURL } from './url.js';
 
 /** apiservercel.Format: a named validation. */
 export class NamedFormat {
@@ -33,17 +34,8 @@ const strfmt =
     formatChecker(format)!(s) ? [] : [message];
 
 /** Go's url.ParseRequestURI, as far as its error goes: an absolute URI or an absolute path. */
-function parseRequestURI(s: string): string[] {
-  const bad = [`parse ${JSON.stringify(s)}: invalid URI for request`];
-  if (s.startsWith('/')) return [];
-  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s)) return bad;
-  try {
-    new URL(s);
-    return [];
-  } catch {
-    return bad;
-  }
-}
+/** The `uri` format: Go's url.ParseRequestURI. */
+const parseRequestURI = (s: string): string[] => (parseURL(s) ? [] : [`parse ${JSON.stringify(s)}: invalid URI for request`]);
 
 /** library.ConstantFormats: the name `format.<name>()` and `format.named()` take, the Format's name, its check. */
 const FORMAT_LIST: readonly (readonly [string, string, (s: string) => string[]])[] = [

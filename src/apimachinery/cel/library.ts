@@ -39,6 +39,7 @@ import { registerStringFormat } from './strings-format.js';
 import { registerTwoVarComprehensions } from './comprehensions.js';
 import { registerOptionalHelpers } from './optional.js';
 import { registerImage } from './image.js';
+import { KubeURL, parseURL } from './url.js';
 
 /** int and double compare by value, exactly: int64s past 2^53 differ even where their doubles do not. */
 export function numbersEqual(a: number | bigint, b: number | bigint): boolean {
@@ -159,31 +160,7 @@ function equalValues(a: unknown, b: unknown): boolean {
   return false;
 }
 
-// ---------- urls ----------
-
-class KubeURL {
-  constructor(
-    readonly url: URL,
-    readonly raw: string,
-  ) {}
-}
-
-function parseURL(s: string): KubeURL | undefined {
-  // Go's url.ParseRequestURI: an absolute URI or an absolute path; no fragments are stripped here.
-  if (s.startsWith('/')) {
-    try {
-      return new KubeURL(new URL(s, 'http://placeholder.invalid'), s);
-    } catch {
-      return undefined;
-    }
-  }
-  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s)) return undefined;
-  try {
-    return new KubeURL(new URL(s), s);
-  } catch {
-    return undefined;
-  }
-}
+// ---------- urls: url.ts ----------
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
