@@ -51,7 +51,9 @@ describe('two-variable comprehensions (cel-go ext.TwoVarComprehensions)', () => 
     fails('[1, 2].all(x, x, true)', 'duplicate variable name: x');
     fails('[1, 2].exists(__result__, v, true)', 'iteration variable overwrites accumulator variable');
     fails('1.all(i, v, true)', "Expression of type 'int' cannot be range of a comprehension (must be list, map, or dynamic).");
-    fails('[1, 2].all(i, v, 1)', "all(var, var, predicate) predicate must return bool, got 'int'");
+    fails('[1, 2].all(i, v, 1)', "found no matching overload for '_&&_' applied to '(bool, int)'");
+    fails('[1, 2].exists(i, v, 1)', "found no matching overload for '_||_' applied to '(bool, int)'");
+    fails('[1, 2].existsOne(i, v, 1)', "existsOne(var, var, predicate) predicate must return bool, got 'int'");
     fails("{'a': 1}.transformMapEntry(k, v, v)", "transformMapEntry(var, var, transform) transform must return a map, got 'int'");
     // all and exists absorb an error when another element decides, as the one-variable forms do.
     assert.equal(evaluate('[0, 1].exists(i, v, 1 / v > 0)'), true);

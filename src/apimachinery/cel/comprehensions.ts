@@ -63,8 +63,13 @@ function typeCheck(chk: Checker, m: Macro, ctx: Scope): CelType {
   m.inner = m.outer.forkWithVariable(c.var2, t2);
   const mustBeBool = (n: ASTNode, what: string): void => {
     const t = chk.check(n, m.inner!);
-    if (!t.isDynOrBool())
-      throw chk.createError('invalid_condition_type', `${m.name}(var, var, ${what}) ${what} must return bool, got '${chk.formatType(t)}'`, n);
+    if (t.isDynOrBool()) return;
+    // cel-go's expansion folds all's predicate with _&&_ and exists' with _||_: its checker names those.
+    const op = n === c.step ? { all: '_&&_', exists: '_||_' }[m.kind as 'all' | 'exists'] : undefined;
+    const message = op
+      ? `found no matching overload for '${op}' applied to '(bool, ${chk.formatType(t)})'`
+      : `${m.name}(var, var, ${what}) ${what} must return bool, got '${chk.formatType(t)}'`;
+    throw chk.createError('invalid_condition_type', message, n);
   };
   if (c.filter) mustBeBool(c.filter, 'filter');
   switch (m.kind) {

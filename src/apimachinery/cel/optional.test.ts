@@ -41,6 +41,7 @@ describe('optional types beyond the evaluator: ofNonZeroValue, optMap, optFlatMa
       'web',
     ]);
     assert.equal(evaluate("true ? 'a?' + [?(optional.of('b'))][0] : 'c'"), 'a?b');
+    assert.equal(evaluate("'a' in [?optional.of('a')] && !('b' in [?optional.none()])"), true);
     fails('[1, ?2]', "optional entry must be optional, got 'int'");
   });
 

@@ -149,7 +149,7 @@ export function blankOptionalEntries(src: string): { src: string; marks: number[
       continue;
     }
     const c = src[i]!;
-    if (c === '[') open.push(!(isIdent(prev) || prev === ')' || prev === ']' || prev === '}' || prev === 'x'));
+    if (c === '[') open.push(!(prev === ')' || prev === ']' || prev === '}' || prev === 'x' || (isIdent(prev) && !afterIn(src, i))));
     else if (c === '{') open.push(true);
     else if (c === '(') open.push(false);
     else if (c === ')' || c === ']' || c === '}') open.pop();
@@ -163,6 +163,9 @@ export function blankOptionalEntries(src: string): { src: string; marks: number[
   for (const q of marks) out = `${out.slice(0, q)} ${out.slice(q + 1)}`;
   return { src: out, marks };
 }
+
+/** Whether the word before `i` is the operator `in` (`x in [...]` opens a list, `a[...]` an index). */
+const afterIn = (src: string, i: number): boolean => /(?:^|[^A-Za-z0-9_.])in\s*$/.test(src.slice(Math.max(0, i - 8), i));
 
 /** Parses a CEL expression as cel-go reads it: has() on any operand, optional entries (see above). */
 export function parseCel(env: Environment, expression: string): ReturnType<Environment['parse']> {
