@@ -193,7 +193,14 @@ for (const kubectl of KUBECTLS)
 
     it('CEL that does not compile is refused with 422 and the field path', async () => {
       const bad = policy('bad-cel', {
-        validations: [{ expression: 'object.metadata.name ==' }, { expression: "'a string'" }],
+        validations: [
+          { expression: 'object.metadata.name ==' },
+          { expression: "'a string'" },
+          // request and namespaceObject are typed as upstream types them (BuildRequestType, BuildNamespaceType).
+          { expression: "request.operaton == 'CREATE'" },
+          { expression: "namespaceObject.metadata.lables['team'] == 'a'" },
+          { expression: 'request.name' },
+        ],
         matchConditions: [{ name: 'c1', expression: 'nosuchvar > 1' }],
       });
       const r = await ks.k(['create', '--validate=false', '-f', await ks.file('bad-cel.json', bad)]);
@@ -203,6 +210,9 @@ for (const kubectl of KUBECTLS)
         'spec.validations[0].expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:',
         `spec.validations[1].expression: Invalid value: "'a string'": must evaluate to bool but got string`,
         'spec.matchConditions[0].expression: Invalid value: "nosuchvar > 1": compilation failed: ERROR: <input>:1:1: undeclared reference to \'nosuchvar\'',
+        `spec.validations[2].expression: Invalid value: "request.operaton == 'CREATE'": compilation failed: ERROR: <input>:1:8: undefined field 'operaton'`,
+        `spec.validations[3].expression: Invalid value: "namespaceObject.metadata.lables['team'] == 'a'": compilation failed: ERROR: <input>:1:25: undefined field 'lables'`,
+        'spec.validations[4].expression: Invalid value: "request.name": must evaluate to bool but got string',
       ]) {
         assert.ok(r.stderr.includes(text), `missing ${text}\n${r.stderr}`);
       }

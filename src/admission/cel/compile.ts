@@ -41,15 +41,22 @@ export type Compiled = { readonly program: ParseResult; readonly expression: str
 
 const envs = new Map<string, Environment>();
 
-function environment(d: Declarations): Environment {
-  const key = `${d.params}/${d.variables}/${d.patchTypes === true}`;
+/**
+ * The environment of an expression's declarations. `typed`: `request` and `namespaceObject` have
+ * upstream's types (BuildRequestType, BuildNamespaceType), which is what upstream compiles with, so
+ * that `request.operaton` does not compile; kplane type-checks there (see compileExpression) and
+ * evaluates in the untyped one, whose values are the same plain objects.
+ */
+function environment(d: Declarations, typed = false): Environment {
+  const key = `${d.params}/${d.variables}/${d.patchTypes === true}/${typed}`;
   let env = envs.get(key);
   if (!env) {
     env = baseEnvironment().clone();
+    if (typed) registerRequestTypes(env);
     env.registerVariable('object', 'dyn');
     env.registerVariable('oldObject', 'dyn');
-    env.registerVariable('request', 'dyn');
-    env.registerVariable('namespaceObject', 'dyn');
+    env.registerVariable('request', typed ? 'kubernetes.AdmissionRequest' : 'dyn');
+    env.registerVariable('namespaceObject', typed ? 'kubernetes.Namespace' : 'dyn');
     registerAuthz(env);
     env.registerVariable('authorizer', AUTHORIZER_TYPE);
     if (d.params) env.registerVariable('params', 'dyn');
@@ -58,6 +65,54 @@ function environment(d: Declarations): Environment {
     envs.set(key, env);
   }
   return env;
+}
+
+/** Upstream's AdmissionRequest and Namespace types (plugin/cel/compile.go), for type checking only. */
+function registerRequestTypes(env: Environment): void {
+  const type = (name: string, fields: Record<string, string>): void => {
+    env.registerType(name, { ctor: { [name]: class {} }[name]!, fields } as never);
+  };
+  type('kubernetes.GroupVersionKind', { group: 'string', version: 'string', kind: 'string' });
+  type('kubernetes.GroupVersionResource', { group: 'string', version: 'string', resource: 'string' });
+  type('kubernetes.UserInfo', { username: 'string', uid: 'string', groups: 'list<string>', extra: 'map<string, list<string>>' });
+  type('kubernetes.AdmissionRequest', {
+    kind: 'kubernetes.GroupVersionKind',
+    resource: 'kubernetes.GroupVersionResource',
+    subResource: 'string',
+    requestKind: 'kubernetes.GroupVersionKind',
+    requestResource: 'kubernetes.GroupVersionResource',
+    requestSubResource: 'string',
+    name: 'string',
+    namespace: 'string',
+    operation: 'string',
+    userInfo: 'kubernetes.UserInfo',
+    dryRun: 'bool',
+    options: 'dyn',
+  });
+  type('kubernetes.NamespaceSpec', { finalizers: 'list<string>' });
+  type('kubernetes.NamespaceCondition', {
+    status: 'string',
+    type: 'string',
+    lastTransitionTime: 'google.protobuf.Timestamp',
+    message: 'string',
+    reason: 'string',
+  });
+  type('kubernetes.NamespaceStatus', { conditions: 'list<kubernetes.NamespaceCondition>', phase: 'string' });
+  type('kubernetes.NamespaceMetadata', {
+    name: 'string',
+    generateName: 'string',
+    namespace: 'string',
+    labels: 'map<string, string>',
+    annotations: 'map<string, string>',
+    UID: 'string',
+    creationTimestamp: 'google.protobuf.Timestamp',
+    deletionGracePeriodSeconds: 'int',
+    deletionTimestamp: 'google.protobuf.Timestamp',
+    generation: 'int',
+    resourceVersion: 'string',
+    finalizers: 'list<string>',
+  });
+  type('kubernetes.Namespace', { metadata: 'kubernetes.NamespaceMetadata', spec: 'kubernetes.NamespaceSpec', status: 'kubernetes.NamespaceStatus' });
 }
 
 /** The mutation types: `Object…` and `JSONPatch` initializers as typed maps, and jsonpatch.escapeKey. */
@@ -81,15 +136,22 @@ const goTypeName = (t: string): string =>
  * type-check, `must evaluate to bool but got string` for the wrong result type (dyn is accepted).
  */
 export function compileExpression(expression: string, want: 'bool' | 'string' | 'any' | 'Object' | 'list<JSONPatch>', d: Declarations): Compiled {
+  const source = d.patchTypes ? rewriteConstructions(expression) : expression;
   let program: ParseResult;
+  let typed: ParseResult;
   try {
-    program = parseCel(environment(d), d.patchTypes ? rewriteConstructions(expression) : expression);
+    // Type-checked as upstream compiles it (request and namespaceObject typed), evaluated untyped.
+    typed = parseCel(environment(d, true), source);
+    program = parseCel(environment(d), source);
   } catch (e) {
     return { error: `compilation failed: ${celErrorText(expression, e)}` };
   }
+  useRE2(typed.ast);
   useRE2(program.ast);
-  const checked = program.check();
+  const checked = typed.check();
   if (!checked.valid) return { error: `compilation failed: ${celErrorText(expression, checked.error)}` };
+  const untyped = program.check();
+  if (!untyped.valid) return { error: `compilation failed: ${celErrorText(expression, untyped.error)}` };
   // A list whose element type is not known (`[]`, `list<dyn>`) is accepted where a list is wanted.
   const anyList = want.startsWith('list<') && (checked.type === 'list<dyn>' || checked.type === 'list<T>');
   if (want !== 'any' && checked.type !== want && checked.type !== 'dyn' && !anyList) {
