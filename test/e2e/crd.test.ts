@@ -443,6 +443,16 @@ spec:
                 maxProperties: 16
                 additionalProperties: {type: integer}
 `;
+      // A constant format string that does not fit its arguments is refused when written, as cel-go's validator does.
+      const badFormat = await kc(
+        ['create', '-f', '-'],
+        crd.replace(`message: an owner or a team is required`, `messageExpression: '"%d is not an owner".format([self.owner])'`),
+      );
+      assert.notEqual(badFormat.code, 0);
+      assert.match(
+        badFormat.stderr,
+        /x-kubernetes-validations\[1\]\.messageExpression: Invalid value: .*compilation failed: ERROR: <input>:1:30: error during formatting: decimal clause can only be used on integers, was given string/,
+      );
       await ok(['create', '-f', '-'], crd);
       await ok(['wait', '--for', 'condition=established', '--timeout=10s', 'crd/budgets.stable.example.com']);
       const budget = (name: string, spec: string): string => `apiVersion: stable.example.com/v1\nkind: Budget\nmetadata: {name: ${name}}\nspec: ${spec}\n`;

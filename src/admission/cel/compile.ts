@@ -157,7 +157,8 @@ export function compileExpression(expression: string, want: 'bool' | 'string' | 
   if (want !== 'any' && checked.type !== want && checked.type !== 'dyn' && !anyList) {
     return { error: `must evaluate to ${goTypeName(want)} but got ${goTypeName(checked.type ?? 'dyn')}` };
   }
-  const badPattern = checkConstantPatterns(program.ast, expression);
+  // On the typed AST: cel-go's string.format check reads the arguments' types.
+  const badPattern = checkConstantPatterns(typed.ast, expression);
   if (badPattern) return { error: badPattern };
   meterComprehensions(program.ast);
   return { program, expression, baseCost: countNodes(program.ast) };

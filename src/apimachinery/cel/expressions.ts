@@ -7,6 +7,7 @@ import type { ASTNode } from '@marcbachmann/cel-js';
 import { compileRegexp } from '../../golang/regexp.js';
 import { RE2_MATCHES, charge } from './library.js';
 import { countNodes, walk, type AnyNode } from './ast.js';
+import { checkFormatStrings } from './strings-format.js';
 
 export { countNodes, walk, type AnyNode } from './ast.js';
 
@@ -137,7 +138,9 @@ export function meterComprehensions(ast: ASTNode): void {
  * Constant patterns Go's regexp refuses, as kube's CEL finds them: for matches, cel-go's regex
  * literal validator (a compile error, "invalid matches argument", at the pattern); for find and
  * findAll, kube's regex optimisation compiles the pattern when the program is built, so the
- * error is Go's own, "program instantiation failed: error parsing regexp: …".
+ * error is Go's own, "program instantiation failed: error parsing regexp: …". Then cel-go's
+ * string.format validator (strings-format.ts checkFormatStrings): a constant format string whose
+ * clauses do not fit its literal arguments' types is a compile error. Call after type checking.
  */
 export function checkConstantPatterns(ast: ASTNode, src: string): string | undefined {
   const constants: { name: string; pattern: string; start: number }[] = [];
@@ -158,5 +161,8 @@ export function checkConstantPatterns(ast: ASTNode, src: string): string | undef
     const error = compileRegexp(c.pattern).error;
     if (error !== undefined) return `program instantiation failed: ${error}`;
   }
+  // cel-go's string.format validator: a constant format string against its literal arguments.
+  const badFormat = checkFormatStrings(ast, src);
+  if (badFormat) return `compilation failed: ${celErrorText(src, { summary: badFormat.message, range: { start: badFormat.at, end: badFormat.at } })}`;
   return undefined;
 }

@@ -2,6 +2,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { assertCelFails as fails, celEvaluate as evaluate } from '../../../test/support/cel.js';
+import { checkConstantPatterns } from './expressions.js';
+import { baseEnvironment } from './library.js';
+import { parseCel } from './source.js';
+
+/** What compiling says of an expression once type-checked (cel-go's AST validators), first line. */
+function compileError(e: string): string | undefined {
+  const p = parseCel(baseEnvironment().clone().registerVariable('object', 'dyn'), e);
+  p.check();
+  return checkConstantPatterns(p.ast, e)?.split('\n')[0];
+}
 
 describe('string.format', () => {
   it("formats cel-go's examples", () => {
@@ -34,6 +44,36 @@ describe('string.format', () => {
     fails('"%f".format([1])', 'error during formatting: fixed-point clause can only be used on doubles, was given int');
     fails('"%z".format([1])', 'could not parse formatting clause: unrecognized formatting clause "z"');
     fails('"%s %s".format(["a"])', 'index 1 out of range');
+  });
+});
+
+describe('string.format checked when compiled (cel-go stringFormatValidator)', () => {
+  it('refuses a constant format string that does not fit its literal arguments, where cel-go points', () => {
+    assert.equal(
+      compileError("'%d'.format(['a']) == ''"),
+      'compilation failed: ERROR: <input>:1:14: error during formatting: decimal clause can only be used on integers, was given string',
+    );
+    assert.equal(compileError("'%s and %s'.format([1]) == ''"), 'compilation failed: ERROR: <input>:1:19: index 1 out of range');
+    assert.equal(
+      compileError("'%s'.format([1, 2]) == ''"),
+      'compilation failed: ERROR: <input>:1:12: too many arguments supplied to string.format (expected 1, got 2)',
+    );
+    assert.equal(
+      compileError("'%q'.format([1]) == ''"),
+      'compilation failed: ERROR: <input>:1:12: could not parse formatting clause: unrecognized formatting clause "q"',
+    );
+    assert.equal(compileError("'abc %'.format([1]) == ''"), 'compilation failed: ERROR: <input>:1:15: unexpected end of string');
+    assert.equal(
+      compileError("'%s'.format([[optional.of(1)]]) == ''"),
+      'compilation failed: ERROR: <input>:1:15: error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given optional_type',
+    );
+  });
+
+  it('accepts what fits, and leaves dyn arguments and non-constant formats to run time', () => {
+    assert.equal(compileError("'%s %d %f %e %b %o %x %X %%'.format(['a', 1, 1.0, 2.0, true, 8, 'hi', 255]) == ''"), undefined);
+    assert.equal(compileError("'%d items'.format([object.count]) == ''"), undefined);
+    assert.equal(compileError("object.fmt.format([1, 2]) == ''"), undefined);
+    assert.equal(compileError("'%d'.format(object.args) == ''"), undefined);
   });
 });
 

@@ -3,10 +3,12 @@
 // `%%`, a precision as `%.3f`) and `strings.quote(<string>)`. Formatting is as cel-go's with its
 // default locale (en_US: `%f` groups thousands with commas, prints infinities as ∞), and errors
 // carry cel-go's texts (`error during formatting: decimal clause can only be used on integers, was
-// given string`). cel-go also checks a constant format string against a literal argument list when
-// the expression is compiled; here those errors come when it runs.
+// given string`). As cel-go, a constant format string with a literal argument list is also checked
+// when the expression is compiled (checkFormatStrings, called by the compile sites through
+// expressions.ts's checkConstantPatterns).
 import { EvaluationError, type Environment } from '@marcbachmann/cel-js';
 import { goQuote } from '../../golang/strconv.js';
+import { walk } from './ast.js';
 
 const DEFAULT_PRECISION = 6;
 
@@ -166,23 +168,29 @@ const floatOf = (v: unknown, clause: string): number => {
   return formatting(`${clause} clause can only be used on doubles, was given ${typeName(v)}`);
 };
 
-/** One clause (after the `%`) applied to `v`: the text, and how many characters it took. */
-function clause(spec: string, v: unknown): { text: string; read: number } {
+/** A clause (after the `%`): its verb, its precision, how many characters it took; or why it does not parse. */
+function parseClause(spec: string): { verb: string; precision: number | undefined; read: number } | { error: string } {
   let i = 0;
   let precision: number | undefined;
+  const bad = (why: string) => ({ error: `could not parse formatting clause: ${why}` });
   if (spec[0] === '.') {
     i = 1;
     while (i < spec.length && spec[i]! >= '0' && spec[i]! <= '9') i++;
-    if (i >= spec.length) fail('could not parse formatting clause: error while parsing precision: could not find end of precision specifier');
+    if (i >= spec.length) return bad('error while parsing precision: could not find end of precision specifier');
     const digits = spec.slice(1, i);
-    if (digits === '')
-      fail(
-        'could not parse formatting clause: error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax',
-      );
+    if (digits === '') return bad('error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax');
     precision = Number(digits);
   }
-  const c = spec[i]!;
-  const read = i + 1;
+  const verb = spec[i]!;
+  if (!'sdfeboxX'.includes(verb)) return bad(`unrecognized formatting clause "${verb}"`);
+  return { verb, precision, read: i + 1 };
+}
+
+/** One clause (after the `%`) applied to `v`: the text, and how many characters it took. */
+function clause(spec: string, v: unknown): { text: string; read: number } {
+  const parsed = parseClause(spec);
+  if ('error' in parsed) return fail(parsed.error);
+  const { verb: c, precision, read } = parsed;
   switch (c) {
     case 's': {
       const t = typeName(v);
@@ -200,16 +208,13 @@ function clause(spec: string, v: unknown): { text: string; read: number } {
       return { text: integer(v, 2) ?? formatting(`only integers and bools can be formatted as binary, was given ${typeName(v)}`), read };
     case 'o':
       return { text: integer(v, 8) ?? formatting(`octal clause can only be used on integers, was given ${typeName(v)}`), read };
-    case 'x':
-    case 'X': {
+    default: {
       let hex = integer(v, 16);
       if (hex === undefined && typeof v === 'string') hex = Buffer.from(v, 'utf8').toString('hex');
       if (hex === undefined && v instanceof Uint8Array) hex = Buffer.from(v).toString('hex');
       if (hex === undefined) formatting(`only integers, byte buffers, and strings can be formatted as hex, was given ${typeName(v)}`);
       return { text: c === 'X' ? hex!.toUpperCase() : hex!, read };
     }
-    default:
-      return fail(`could not parse formatting clause: unrecognized formatting clause "${c}"`);
   }
 }
 
@@ -270,4 +275,116 @@ export function registerStringFormat(env: Environment, charge: (n: number) => vo
     charge(1 + Math.ceil(s.length / 10));
     return quoteCEL(s);
   });
+}
+
+// ---------- the compile-time check (cel-go's stringFormatValidator) ----------
+
+/** Per verb: the kinds of argument it takes (a `dyn` argument passes), and the text when another is given. */
+const VERBS: Record<string, { kinds: readonly string[]; error: (t: string) => string }> = {
+  d: { kinds: ['int', 'uint'], error: (t) => `decimal clause can only be used on integers, was given ${t}` },
+  f: { kinds: ['double', 'string'], error: (t) => `fixed-point clause can only be used on doubles, was given ${t}` },
+  e: { kinds: ['double', 'string'], error: (t) => `scientific clause can only be used on doubles, was given ${t}` },
+  b: { kinds: ['int', 'uint', 'bool'], error: (t) => `only integers and bools can be formatted as binary, was given ${t}` },
+  o: { kinds: ['int', 'uint'], error: (t) => `octal clause can only be used on integers, was given ${t}` },
+  x: { kinds: ['int', 'uint', 'string', 'bytes'], error: (t) => `only integers, byte buffers, and strings can be formatted as hex, was given ${t}` },
+};
+VERBS.X = VERBS.x!;
+const STRING_KINDS = [
+  'list',
+  'map',
+  'int',
+  'uint',
+  'double',
+  'bool',
+  'string',
+  'google.protobuf.Timestamp',
+  'bytes',
+  'google.protobuf.Duration',
+  'type',
+  'null_type',
+];
+
+interface FormatNode {
+  op: string;
+  args: unknown;
+  start: number;
+  end: number;
+  checkedType?: { name?: string };
+}
+
+/** cel-go's kind of a checked node, as its TypeName reads: `list`, `map`, `null_type`, `dyn`, or the type's name. */
+function kindOf(n: FormatNode): string {
+  const name = n.checkedType?.name ?? 'dyn';
+  if (name.startsWith('list<')) return 'list';
+  if (name.startsWith('map<')) return 'map';
+  if (name.startsWith('optional<')) return 'optional_type';
+  if (name === 'null') return 'null_type';
+  return name;
+}
+
+/** verifyString: a kind %s takes, and so each element of a list or map literal. */
+function badForString(n: FormatNode): FormatNode | undefined {
+  const k = kindOf(n);
+  if (k !== 'dyn' && !STRING_KINDS.includes(k)) return n;
+  if (n.op === 'list')
+    for (const e of n.args as FormatNode[]) {
+      const b = badForString(e);
+      if (b) return b;
+    }
+  if (n.op === 'map') {
+    for (const [key, value] of n.args as [FormatNode, FormatNode][]) {
+      const b = badForString(key) ?? badForString(value);
+      if (b) return b;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * cel-go's stringFormatValidator: each `'<constant>'.format([<list literal>])` of a type-checked
+ * AST, its format string parsed and each clause checked against its argument's type. The first
+ * error, with where cel-go reports it (the argument, or the call's `(`), or undefined.
+ */
+export function checkFormatStrings(ast: unknown, src: string): { message: string; at: number } | undefined {
+  let found: { message: string; at: number } | undefined;
+  walk(ast, (node) => {
+    const n = node as unknown as FormatNode;
+    if (found || n.op !== 'rcall') return;
+    const [name, target, callArgs] = n.args as [string, FormatNode, FormatNode[]];
+    if (name !== 'format' || target.op !== 'value' || typeof target.args !== 'string' || callArgs.length !== 1 || callArgs[0]!.op !== 'list') return;
+    const args = callArgs[0]!.args as FormatNode[];
+    const open = src.indexOf('(', target.end);
+    const at = (why: string, where = open): void => {
+      found = { message: why, at: where };
+    };
+    const format = target.args;
+    let used = 0;
+    for (let i = 0; i < format.length; ) {
+      if (format[i] !== '%') {
+        i++;
+        continue;
+      }
+      if (format[i + 1] === '%') {
+        i += 2;
+        continue;
+      }
+      if (i + 1 >= format.length) return at('unexpected end of string');
+      if (used >= args.length) return at(`index ${used} out of range`);
+      const c = parseClause(format.slice(i + 1));
+      if ('error' in c) return at(c.error);
+      const arg = args[used]!;
+      if (c.verb === 's') {
+        const bad = badForString(arg);
+        if (bad) return at(`error during formatting: ${stringClauseError(kindOf(bad))}`, bad.start);
+      } else {
+        const k = kindOf(arg);
+        const v = VERBS[c.verb]!;
+        if (k !== 'dyn' && !v.kinds.includes(k)) return at(`error during formatting: ${v.error(k)}`, arg.start);
+      }
+      used++;
+      i += 1 + c.read;
+    }
+    if (args.length > used) at(`too many arguments supplied to string.format (expected ${used}, got ${args.length})`);
+  });
+  return found;
 }
