@@ -23,7 +23,7 @@ import {
   ObjectValue,
   escapeKey,
   fieldsOf,
-  rewriteConstructions,
+  rewriteConstructionsMapped,
 } from './construct.js';
 import { parseCel } from '../../apimachinery/cel/source.js';
 
@@ -136,7 +136,10 @@ const goTypeName = (t: string): string =>
  * type-check, `must evaluate to bool but got string` for the wrong result type (dyn is accepted).
  */
 export function compileExpression(expression: string, want: 'bool' | 'string' | 'any' | 'Object' | 'list<JSONPatch>', d: Declarations): Compiled {
-  const source = d.patchTypes ? rewriteConstructions(expression) : expression;
+  // Mutations' initializers are rewritten before parsing; errors point back into the expression.
+  const rewritten = d.patchTypes ? rewriteConstructionsMapped(expression) : undefined;
+  const source = rewritten?.text ?? expression;
+  const failed = (e: unknown): Compiled => ({ error: `compilation failed: ${celErrorText(expression, e, rewritten)}` });
   let program: ParseResult;
   let typed: ParseResult;
   try {
@@ -144,21 +147,21 @@ export function compileExpression(expression: string, want: 'bool' | 'string' | 
     typed = parseCel(environment(d, true), source);
     program = parseCel(environment(d), source);
   } catch (e) {
-    return { error: `compilation failed: ${celErrorText(expression, e)}` };
+    return failed(e);
   }
   useRE2(typed.ast);
   useRE2(program.ast);
   const checked = typed.check();
-  if (!checked.valid) return { error: `compilation failed: ${celErrorText(expression, checked.error)}` };
+  if (!checked.valid) return failed(checked.error);
   const untyped = program.check();
-  if (!untyped.valid) return { error: `compilation failed: ${celErrorText(expression, untyped.error)}` };
+  if (!untyped.valid) return failed(untyped.error);
   // A list whose element type is not known (`[]`, `list<dyn>`) is accepted where a list is wanted.
   const anyList = want.startsWith('list<') && (checked.type === 'list<dyn>' || checked.type === 'list<T>');
   if (want !== 'any' && checked.type !== want && checked.type !== 'dyn' && !anyList) {
     return { error: `must evaluate to ${goTypeName(want)} but got ${goTypeName(checked.type ?? 'dyn')}` };
   }
   // On the typed AST: cel-go's string.format check reads the arguments' types.
-  const badPattern = checkConstantPatterns(typed.ast, expression);
+  const badPattern = checkConstantPatterns(typed.ast, expression, rewritten);
   if (badPattern) return { error: badPattern };
   meterComprehensions(program.ast);
   return { program, expression, baseCost: countNodes(program.ast) };

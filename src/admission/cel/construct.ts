@@ -14,6 +14,7 @@
 // nested initializer's type name is its parent's name plus the field (`Object.spec{selector:
 // Object.spec.selector{}}`); checkTypeNames does the same here.
 
+import type { SourceMap } from '../../apimachinery/cel/expressions.js';
 import { isIdent, isIdentStart, literalEnd, skipSpace } from '../../apimachinery/cel/source.js';
 
 /** An `Object…{}` initializer's value: its type name and its fields (CEL values). */
@@ -42,26 +43,55 @@ export function fieldsOf(m: unknown): Map<string, unknown> {
 /** jsonpatch.escapeKey: a map key as one JSON pointer token (`~` → `~0`, `/` → `~1`). */
 export const escapeKey = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Rewrites the object constructions and `jsonpatch.escapeKey` of `src` (see the file comment). */
-export function rewriteConstructions(src: string): string {
-  return rewriteRange(src, 0, src.length);
+/** Rewritten text and, for each of its characters, the index of the source character it stands for. */
+class Rewrite {
+  text = '';
+  readonly from: number[] = [];
+  /** Source text `[a, b)`, as it is. */
+  copy(src: string, a: number, b: number): this {
+    this.text += src.slice(a, b);
+    for (let k = a; k < b; k++) this.from.push(k);
+    return this;
+  }
+  /** Text of the rewrite's own, standing for the source at `at`. */
+  insert(text: string, at: number): this {
+    this.text += text;
+    for (let k = 0; k < text.length; k++) this.from.push(at);
+    return this;
+  }
+  append(r: Rewrite): this {
+    this.text += r.text;
+    this.from.push(...r.from);
+    return this;
+  }
 }
 
-function rewriteRange(src: string, from: number, to: number): string {
-  let out = '';
+/** Rewrites the object constructions and `jsonpatch.escapeKey` of `src` (see the file comment). */
+export function rewriteConstructions(src: string): string {
+  return rewriteRange(src, 0, src.length).text;
+}
+
+/** rewriteConstructions, with where each offset of the result comes from in `src`. */
+export function rewriteConstructionsMapped(src: string): SourceMap {
+  const r = rewriteRange(src, 0, src.length);
+  return { text: r.text, sourceOffset: (i) => (i < r.from.length ? r.from[i]! : src.length) };
+}
+
+function rewriteRange(src: string, from: number, to: number): Rewrite {
+  const out = new Rewrite();
   let i = from;
   while (i < to) {
     const c = src[i]!;
     if (c === '/' && src[i + 1] === '/') {
       const nl = src.indexOf('\n', i);
       const end = nl < 0 || nl > to ? to : nl;
-      out += src.slice(i, end);
+      out.copy(src, i, end);
       i = end;
       continue;
     }
     const lit = literalEnd(src, i);
     if (lit > 0) {
-      out += src.slice(i, Math.min(lit, to));
+      out.copy(src, i, Math.min(lit, to));
       i = lit;
       continue;
     }
@@ -77,28 +107,28 @@ function rewriteRange(src: string, from: number, to: number): string {
         if (src[k] === '.' && isIdentStart(src[skipSpace(src, k + 1)])) j = skipSpace(src, k + 1);
         else break;
       }
-      const prev = out.trimEnd().slice(-1);
+      const prev = out.text.trimEnd().slice(-1);
       const brace = skipSpace(src, j);
       const typeName = names.join('.');
       const constructs = prev !== '.' && src[brace] === '{' && (names[0] === 'Object' || typeName === 'JSONPatch');
       if (constructs) {
-        const r = rewriteInitializer(src, brace, to, typeName);
+        const r = rewriteInitializer(src, i, brace, to, typeName);
         if (r) {
-          out += r.text;
+          out.append(r.out);
           i = r.end;
           continue;
         }
       }
       if (prev !== '.' && typeName === 'jsonpatch.escapeKey') {
-        out += ESCAPE_KEY_FUNCTION;
+        out.insert(ESCAPE_KEY_FUNCTION, i);
         i = j;
         continue;
       }
-      out += src.slice(i, j);
+      out.copy(src, i, j);
       i = j;
       continue;
     }
-    out += c;
+    out.copy(src, i, i + 1);
     i++;
   }
   return out;
@@ -124,10 +154,14 @@ function expressionEnd(src: string, i: number, to: number): number {
   return to;
 }
 
-/** `{f: e, ...}` at `brace` as the call; undefined when it is not a field initializer list. */
-function rewriteInitializer(src: string, brace: number, to: number, typeName: string): { text: string; end: number } | undefined {
-  const fields: string[] = [];
+/**
+ * `T{f: e, ...}` (its name at `at`, its `{` at `brace`) as the call; undefined when it is not a
+ * field initializer list. The call's own text stands for the name, a field's for the field name.
+ */
+function rewriteInitializer(src: string, at: number, brace: number, to: number, typeName: string): { out: Rewrite; end: number } | undefined {
+  const map = new Rewrite().insert('{', brace);
   let i = skipSpace(src, brace + 1);
+  let first = true;
   while (src[i] !== '}') {
     // `?f: e`, an optional field (set only when the optional e has a value): an optional entry of
     // the map it becomes (source.ts parseCel).
@@ -141,14 +175,21 @@ function rewriteInitializer(src: string, brace: number, to: number, typeName: st
     if (src[i] !== ':') return undefined;
     const e = expressionEnd(src, i + 1, to);
     if (e >= to) return undefined;
-    fields.push(`${optional ? '?' : ''}${JSON.stringify(name)}: dyn(${rewriteRange(src, i + 1, e)})`);
+    if (!first) map.insert(', ', s);
+    first = false;
+    map
+      .insert(`${optional ? '?' : ''}${JSON.stringify(name)}: dyn(`, s)
+      .append(rewriteRange(src, i + 1, e))
+      .insert(')', e);
     i = skipSpace(src, e);
     if (src[i] === ',') i = skipSpace(src, i + 1);
     else if (src[i] !== '}') return undefined;
   }
-  const map = `{${fields.join(', ')}}`;
-  const text = typeName === 'JSONPatch' ? `${JSONPATCH_FUNCTION}(${map})` : `${OBJECT_FUNCTION}(${JSON.stringify(typeName)}, ${map})`;
-  return { text, end: i + 1 };
+  map.insert('}', i);
+  const out = new Rewrite();
+  if (typeName === 'JSONPatch') out.insert(`${JSONPATCH_FUNCTION}(`, at);
+  else out.insert(`${OBJECT_FUNCTION}(${JSON.stringify(typeName)}, `, at);
+  return { out: out.append(map).insert(')', i), end: i + 1 };
 }
 
 /**

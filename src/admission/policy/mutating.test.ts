@@ -9,6 +9,7 @@ import { StatusError } from '../../apimachinery/errors.js';
 import type { OpenAPISchema } from '../../apimachinery/schema.js';
 import type { KubeObject } from '../../apimachinery/types.js';
 import { rewriteConstructions } from '../cel/construct.js';
+import { compileExpression } from '../cel/compile.js';
 import type { CheckAuthorizer } from '../cel/authz.js';
 import { AdmissionChain } from '../chain.js';
 import type { AdmissionAttributes } from '../interfaces.js';
@@ -214,6 +215,25 @@ describe('MutatingAdmissionPolicy plugin', () => {
     assert.deepEqual(r.object.metadata?.labels, { app: 'a', approver: 'yes: escalate?', deleter: 'no' });
     // Each check asked once in the request, however often its expressions ran.
     assert.deepEqual(asked.sort(), ['approve', 'delete', 'escalate']);
+  });
+
+  it('a compile error inside an initializer points at the expression as written', () => {
+    const at = (e: string): string => {
+      const c = compileExpression(e, 'Object', { params: false, variables: false, patchTypes: true });
+      return 'error' in c ? c.error.split('\n').slice(0, 3).join('\n') : 'compiled';
+    };
+    assert.equal(
+      at("Object{metadata: Object.metadata{labels: {'a': request.operaton}}}"),
+      [
+        "compilation failed: ERROR: <input>:1:55: undefined field 'operaton'",
+        " | Object{metadata: Object.metadata{labels: {'a': request.operaton}}}",
+        ` | ${'.'.repeat(54)}^`,
+      ].join('\n'),
+    );
+    assert.match(
+      at("Object{metadata: Object.metadata{labels: {'a': 1 + 'b'}}}"),
+      /^compilation failed: ERROR: <input>:1:50: found no matching overload for '_\+_'/,
+    );
   });
 
   it('the construction rewrite leaves strings and member names alone', () => {

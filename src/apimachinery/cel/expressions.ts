@@ -52,23 +52,32 @@ interface CelLikeError {
   code?: string;
 }
 
+/** A rewritten expression (admission/cel/construct.ts): the text parsed, and the source offset of an offset in it. */
+export interface SourceMap {
+  readonly text: string;
+  sourceOffset(i: number): number;
+}
+
 /** cel-go's common.Errors.ToDisplayString for one error: `ERROR: <input>:L:C: msg\n | src\n | ...^`. */
-export function celErrorText(src: string, e: unknown): string {
+export function celErrorText(src: string, e: unknown, rewritten?: SourceMap): string {
   const err = (e ?? {}) as CelLikeError;
   let msg = err.summary ?? (err.message ?? String(e)).split('\n')[0] ?? '';
   msg = translateMessage(msg, err.code);
-  let off = Math.max(0, Math.min(src.length, err.range?.start ?? err.node?.start ?? err.node?.pos ?? 0));
+  // The error's positions are the parsed text's: a rewrite's when the source was rewritten.
+  const parsed = rewritten?.text ?? src;
+  let off = Math.max(0, Math.min(parsed.length, err.range?.start ?? err.node?.start ?? err.node?.pos ?? 0));
   // cel-go locates a select at its dot.
-  if (err.code === 'no_such_key' && src[off - 1] === '.') off--;
+  if (err.code === 'no_such_key' && parsed[off - 1] === '.') off--;
   // cel-go points binary-operator errors at the operator, not at the left operand.
   const node = err.node as { op?: string; args?: unknown } | undefined;
   if (node?.op && OPS[node.op] && Array.isArray(node.args) && node.args.length === 2) {
     const [l, r] = node.args as Array<{ end?: number; start?: number }>;
     if (l?.end !== undefined && r?.start !== undefined) {
-      const i = src.slice(l.end, r.start).indexOf(node.op);
+      const i = parsed.slice(l.end, r.start).indexOf(node.op);
       if (i >= 0) off = l.end + i;
     }
   }
+  if (rewritten) off = Math.min(src.length, rewritten.sourceOffset(off));
   const before = src.slice(0, off);
   const line = before.split('\n').length;
   const lineStart = before.lastIndexOf('\n') + 1;
@@ -142,7 +151,7 @@ export function meterComprehensions(ast: ASTNode): void {
  * string.format validator (strings-format.ts checkFormatStrings): a constant format string whose
  * clauses do not fit its literal arguments' types is a compile error. Call after type checking.
  */
-export function checkConstantPatterns(ast: ASTNode, src: string): string | undefined {
+export function checkConstantPatterns(ast: ASTNode, src: string, rewritten?: SourceMap): string | undefined {
   const constants: { name: string; pattern: string; start: number }[] = [];
   walk(ast, (n) => {
     if (n.op !== 'rcall' && n.op !== 'call') return;
@@ -156,13 +165,14 @@ export function checkConstantPatterns(ast: ASTNode, src: string): string | undef
   });
   const badMatches = constants.find((c) => c.name === RE2_MATCHES && compileRegexp(c.pattern).error !== undefined);
   if (badMatches)
-    return `compilation failed: ${celErrorText(src, { summary: 'invalid matches argument', range: { start: badMatches.start, end: badMatches.start } })}`;
+    return `compilation failed: ${celErrorText(src, { summary: 'invalid matches argument', range: { start: badMatches.start, end: badMatches.start } }, rewritten)}`;
   for (const c of constants) {
     const error = compileRegexp(c.pattern).error;
     if (error !== undefined) return `program instantiation failed: ${error}`;
   }
   // cel-go's string.format validator: a constant format string against its literal arguments.
-  const badFormat = checkFormatStrings(ast, src);
-  if (badFormat) return `compilation failed: ${celErrorText(src, { summary: badFormat.message, range: { start: badFormat.at, end: badFormat.at } })}`;
+  const badFormat = checkFormatStrings(ast, rewritten?.text ?? src);
+  if (badFormat)
+    return `compilation failed: ${celErrorText(src, { summary: badFormat.message, range: { start: badFormat.at, end: badFormat.at } }, rewritten)}`;
   return undefined;
 }
