@@ -8,3 +8,17 @@ const GO_SPACE =
 export function goTrimSpace(s: string): string {
   return s.replace(GO_SPACE, '');
 }
+
+/** strings.SplitN for n > 0: at most n parts, the last holding the rest. */
+export function goSplitN(s: string, sep: string, n: number): string[] {
+  const out: string[] = [];
+  let rest = s;
+  while (out.length < n - 1) {
+    const i = rest.indexOf(sep);
+    if (i === -1) break;
+    out.push(rest.slice(0, i));
+    rest = rest.slice(i + sep.length);
+  }
+  out.push(rest);
+  return out;
+}

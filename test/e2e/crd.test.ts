@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { adminCredentials, RawClient } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { crdObject } from '../support/crd.js';
 import { KUBECTLS } from '../support/kubectl.js';
 import { ensureTools, run, type RunResult } from '../support/tools.js';
 
@@ -411,43 +412,33 @@ spec:
     });
 
     it("rules use kube's newer CEL: two-variable comprehensions, optional entries and optMap", async () => {
-      const crd = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: budgets.stable.example.com
-spec:
-  group: stable.example.com
-  scope: Namespaced
-  names: {plural: budgets, kind: Budget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            x-kubernetes-validations:
-            - rule: 'self.limits.all(k, v, v <= self.max)'
-              messageExpression: '"over max: " + self.limits.transformList(k, v, v > self.max, k).join(", ")'
-            - rule: '[?self.?owner, ?self.?team.optMap(t, "team " + t)].size() >= 1'
-              message: an owner or a team is required
-            properties:
-              max: {type: integer}
-              owner: {type: string, maxLength: 63}
-              team: {type: string, maxLength: 63}
-              limits:
-                type: object
-                maxProperties: 16
-                additionalProperties: {type: integer}
-`;
+      const budgets = (ownerRule: Record<string, string>): string =>
+        JSON.stringify(
+          crdObject({
+            group: 'stable.example.com',
+            plural: 'budgets',
+            kind: 'Budget',
+            spec: {
+              type: 'object',
+              'x-kubernetes-validations': [
+                {
+                  rule: 'self.limits.all(k, v, v <= self.max)',
+                  messageExpression: '"over max: " + self.limits.transformList(k, v, v > self.max, k).join(", ")',
+                },
+                { rule: '[?self.?owner, ?self.?team.optMap(t, "team " + t)].size() >= 1', ...ownerRule },
+              ],
+              properties: {
+                max: { type: 'integer' },
+                owner: { type: 'string', maxLength: 63 },
+                team: { type: 'string', maxLength: 63 },
+                limits: { type: 'object', maxProperties: 16, additionalProperties: { type: 'integer' } },
+              },
+            },
+          }),
+        );
+      const crd = budgets({ message: 'an owner or a team is required' });
       // A constant format string that does not fit its arguments is refused when written, as cel-go's validator does.
-      const badFormat = await kc(
-        ['create', '-f', '-'],
-        crd.replace(`message: an owner or a team is required`, `messageExpression: '"%d is not an owner".format([self.owner])'`),
-      );
+      const badFormat = await kc(['create', '-f', '-'], budgets({ messageExpression: '"%d is not an owner".format([self.owner])' }));
       assert.notEqual(badFormat.code, 0);
       assert.match(
         badFormat.stderr,

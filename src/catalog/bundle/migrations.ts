@@ -2,7 +2,7 @@
 // migration up to and including the named one ("all" runs them all).
 import type { Bundle, DeclarativeConfig, Property } from '../declcfg/types.js';
 import { goQuote } from '../../golang/strconv.js';
-import { newPRVersion, parseTolerant } from '../semver.js';
+import { newPRVersion, parseTolerant } from '../../golang/semver.js';
 import { compareGoStrings, field, isObject } from '../../golang/json.js';
 import { cannotUnmarshal } from '../../golang/json-errors.js';
 

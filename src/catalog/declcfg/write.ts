@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { goQuote } from '../../golang/strconv.js';
-import { parse as parseSemver, parseRange, Version } from '../semver.js';
+import { parse as parseSemver, parseRange, Version } from '../../golang/semver.js';
 import { compareGoStrings, goJSON, hasNilBytes, isNilSlice } from '../../golang/json.js';
 import { jsonToYAML } from '../../golang/yaml-write.js';
 import {

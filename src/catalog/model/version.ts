@@ -1,7 +1,7 @@
 // The version questions the model asks, answered by the shared blang/semver implementation
 // (../semver.ts), plus opm's release identifiers (alpha/model/versionrelease.go).
 import { goQuote } from '../../golang/strconv.js';
-import { newPRVersion, parse, parseRange as semverParseRange, type Range, type Version } from '../semver.js';
+import { newPRVersion, parse, parseRange as semverParseRange, type Range, type Version } from '../../golang/semver.js';
 
 export function parseVersion(s: string): Version {
   return parse(s);

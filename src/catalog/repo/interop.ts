@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYAML } from 'yaml';
 import type { Bundle, Channel, DeclarativeConfig } from '../declcfg/types.js';
-import { parse as parseVersion, parseRange, type Version } from '../semver.js';
+import { parse as parseVersion, parseRange, type Version } from '../../golang/semver.js';
 import type { Platform } from './platform.js';
 import { PlatformError, parseSharedAPIs, resolvePlatform } from './platform.js';
 import { channelKindOf, type ChannelKind } from './veneer.js';

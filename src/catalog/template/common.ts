@@ -5,7 +5,7 @@
 import type { Bundle, Channel, DeclarativeConfig, Package } from '../declcfg/types.js';
 import { PropertyPackage, SchemaChannel, SchemaPackage } from '../declcfg/types.js';
 import { goQuote } from '../../golang/strconv.js';
-import { Version, parse as parseVersion } from '../semver.js';
+import { Version, parse as parseVersion } from '../../golang/semver.js';
 import { GoDecodeError, decodeJSONInto, unmarshalYAMLInto, type GoType } from './godecode.js';
 
 /**

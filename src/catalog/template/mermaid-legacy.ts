@@ -5,7 +5,7 @@
 import type { DeclarativeConfig } from '../declcfg/types.js';
 import { compareGoStrings } from '../../golang/json.js';
 import { goQuote } from '../../golang/strconv.js';
-import { Version, parseRange } from '../semver.js';
+import { Version, parseRange } from '../../golang/semver.js';
 import { bundleVersion } from './common.js';
 
 const ZERO = new Version(0n, 0n, 0n);

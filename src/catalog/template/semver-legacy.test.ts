@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { Bundle, Channel, DeclarativeConfig } from '../declcfg/types.js';
 import { writeJSON } from '../declcfg/write.js';
-import { mustParse, type Version } from '../semver.js';
+import { mustParse, type Version } from '../../golang/semver.js';
 import type { ChannelArchetype } from './common.js';
 import { generateLegacyChannels, linkLegacyChannels, readLegacySemverTemplate } from './semver-legacy.js';
 import { renderSemverTemplate } from './semver.js';

@@ -20,7 +20,7 @@
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig } from '../declcfg/types.js';
 import { PropertyBundleObject, PropertyPackage, emptyConfig } from '../declcfg/types.js';
 import { compareGoStrings } from '../../golang/json.js';
-import type { Version } from '../semver.js';
+import type { Version } from '../../golang/semver.js';
 import {
   ARCHETYPES,
   CHANNEL_PRIORITY,

@@ -7,7 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Bundle, Channel, DeclarativeConfig } from '../declcfg/types.js';
 import { emptyConfig } from '../declcfg/types.js';
 import { writeJSON } from '../declcfg/write.js';
-import { mustParse, type Version } from '../semver.js';
+import { mustParse, type Version } from '../../golang/semver.js';
 import type { ChannelArchetype } from './common.js';
 import {
   generateChannels,

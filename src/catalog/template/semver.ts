@@ -16,7 +16,7 @@ import type { Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, Package } 
 import { emptyConfig } from '../declcfg/types.js';
 import { compareGoStrings } from '../../golang/json.js';
 import { goQuote } from '../../golang/strconv.js';
-import type { Version } from '../semver.js';
+import type { Version } from '../../golang/semver.js';
 import {
   ARCHETYPES,
   CHANNEL_PRIORITY,

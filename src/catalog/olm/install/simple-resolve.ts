@@ -4,7 +4,7 @@
 // the next bundle along the channel's `replaces`/`skips` edges; then the bundles' `olm.package.required`
 // and `olm.gvk.required` dependencies, resolved greedily one level deep from any catalog in scope
 // (highest priority first), unless an installed operator or another chosen bundle satisfies them.
-import { parseRange, parseTolerant } from '../../semver.js';
+import { parseRange, parseTolerant } from '../../../golang/semver.js';
 import type { ApiBundle, CatalogSnapshot, GroupVersionKind, Resolve, ResolvedStep, ResolveResult } from '../resolver/types.js';
 
 const notSatisfiable = (message: string): ResolveResult => ({

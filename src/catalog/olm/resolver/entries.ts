@@ -4,7 +4,7 @@
 // api.Bundle (source_registry.go newOperatorFromBundle): the bundle's properties, or its provided
 // APIs when it has none, plus the legacy `dependencies` translated into `*.required` properties.
 import type { ApiBundle, TypedValue } from '../../api/api.js';
-import { parse as parseStrict, parseRange, parseTolerant, type Range, type Version } from '../../semver.js';
+import { parse as parseStrict, parseRange, parseTolerant, type Range, type Version } from '../../../golang/semver.js';
 import type { CatalogKey, CatalogSnapshot, InstalledOperator } from './types.js';
 
 /** The virtual catalog's name (cache.existingOperatorKey). */

@@ -5,7 +5,7 @@
 // `key` identifies a predicate for caching (OLM's `not` prints like its operand, so the text cannot).
 import { Environment } from '@marcbachmann/cel-js';
 import { celErrorText } from '../../../apimachinery/cel/expressions.js';
-import { parseRange, parseTolerant, type Range } from '../../semver.js';
+import { parseRange, parseTolerant, type Range } from '../../../golang/semver.js';
 import { gvkKey, gvkProperties, packageProperties, type Entry, type EntryIndex, type ParsedProperty } from './entries.js';
 
 export interface Predicate {

@@ -1,7 +1,7 @@
 // Cases transcribed from blang/semver v4.0.0 (v4/semver_test.go, v4/range_test.go).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { goQuote } from '../golang/strconv.js';
+import { goQuote } from './strconv.js';
 import {
   SemverError,
   Version,

@@ -3,8 +3,8 @@
 // `skipRange` in validation, so every quirk matters: the error texts, the uint64 range of numbers,
 // build metadata ignored by compare, and ParseRange's tokenizer (which drops one-byte tokens and keeps
 // an operator glued to the version after it). Numbers are bigint because blang's are uint64.
-import { goAtoi, goQuote, NumError, parseGoUint } from '../golang/strconv.js';
-import { goTrimSpace } from '../golang/strings.js';
+import { goAtoi, goQuote, NumError, parseGoUint } from './strconv.js';
+import { goSplitN, goTrimSpace } from './strings.js';
 
 export class SemverError extends Error {
   override readonly name = 'SemverError';
@@ -116,7 +116,7 @@ export function comparePR(a: PRVersion, b: PRVersion): -1 | 0 | 1 {
 /** Parses a strict semver 2.0.0 version (no "v" prefix, no leading zeroes, all three numbers). */
 export function parse(s: string): Version {
   if (s.length === 0) throw new SemverError('Version string empty');
-  const parts = splitN(s, '.', 3);
+  const parts = goSplitN(s, '.', 3);
   if (parts.length !== 3) throw new SemverError('No Major.Minor.Patch elements found');
   const [majorStr, minorStr] = parts as [string, string, string];
 
@@ -168,7 +168,7 @@ export function mustParse(s: string): Version {
 export function parseTolerant(input: string): Version {
   let s = goTrimSpace(input);
   if (s.startsWith('v')) s = s.slice(1);
-  const parts = splitN(s, '.', 3).map((p) => {
+  const parts = goSplitN(s, '.', 3).map((p) => {
     // blang checks the byte length, so a single multi-byte character is also "trimmed"
     if (Buffer.byteLength(p) <= 1) return p;
     let t = p.replace(/^0+/, '');
@@ -428,19 +428,6 @@ export function expandWildcardVersion(parts: string[][]): string[][] {
 }
 
 // ---- Go compatibility helpers --------------------------------------------------------------------
-
-function splitN(s: string, sep: string, n: number): string[] {
-  const out: string[] = [];
-  let rest = s;
-  while (out.length < n - 1) {
-    const i = rest.indexOf(sep);
-    if (i === -1) break;
-    out.push(rest.slice(0, i));
-    rest = rest.slice(i + sep.length);
-  }
-  out.push(rest);
-  return out;
-}
 
 function containsOnly(s: string, set: string): boolean {
   for (const ch of s) if (!set.includes(ch)) return false;
