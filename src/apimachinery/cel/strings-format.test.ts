@@ -39,6 +39,14 @@ describe('string.format', () => {
     assert.equal(evaluate('"%d %d".format([-3, 7u])'), '-3 7');
   });
 
+  it("prints a double as Go does: %s as string(double) ('g', shortest), %f past 1e21, ties in lists to even", () => {
+    assert.equal(evaluate('"%s".format([123456789.123])'), '1.23456789123e+08');
+    assert.equal(evaluate('"%s".format([1e20])'), '1e+20');
+    assert.equal(evaluate('"%s".format([-0.0])'), '-0');
+    assert.equal(evaluate('"%s".format([[0.0078125, 1e21]])'), '[0.007812, 1000000000000000000000.000000]');
+    assert.equal(evaluate('"%f".format([1e21])'), '1,000,000,000,000,000,000,000.000000');
+  });
+
   it('refuses as cel-go does, with its texts', () => {
     fails('"%d".format(["a"])', 'error during formatting: decimal clause can only be used on integers, was given string');
     fails('"%f".format([1])', 'error during formatting: fixed-point clause can only be used on doubles, was given int');

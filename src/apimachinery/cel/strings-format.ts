@@ -7,7 +7,7 @@
 // when the expression is compiled (checkFormatStrings, called by the compile sites through
 // expressions.ts's checkConstantPatterns).
 import { EvaluationError, type Environment } from '@marcbachmann/cel-js';
-import { goQuote } from '../../golang/strconv.js';
+import { formatFloat64, goQuote } from '../../golang/strconv.js';
 import { walk } from './ast.js';
 
 const DEFAULT_PRECISION = 6;
@@ -43,19 +43,6 @@ const uintValue = (v: unknown): bigint | undefined => (ctorName(v) === 'Unsigned
 /** time.Time.Format(time.RFC3339Nano) of a UTC instant. */
 const rfc3339Nano = (d: Date): string => d.toISOString().replace(/\.(\d*?)0*Z$/, (_m, f: string) => (f ? `.${f}Z` : 'Z'));
 
-/** strconv.FormatFloat(f, 'g', -1, 64), as CEL's string(double). */
-function formatDouble(f: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : '-Inf';
-  const exp = f === 0 ? 0 : Math.floor(Math.log10(Math.abs(f)));
-  if (exp < -4 || exp >= 21) {
-    const [m, e] = f.toExponential().split('e') as [string, string];
-    const n = Number(e);
-    return `${m}e${n < 0 ? '-' : '+'}${String(Math.abs(n)).padStart(2, '0')}`;
-  }
-  return String(f);
-}
-
 type Map_ = Map<unknown, unknown>;
 const entriesOf = (v: unknown): [unknown, unknown][] => (v instanceof Map ? [...(v as Map_)] : Object.entries(v as object));
 
@@ -78,7 +65,8 @@ function formatString(v: unknown): string {
     case 'uint':
       return String(uintValue(v));
     case 'double':
-      return formatDouble(v as number);
+      // CEL's string(double): strconv.FormatFloat(f, 'g', -1, 64).
+      return formatFloat64(v as number);
     case 'bytes':
       return Buffer.from(v as Uint8Array).toString('utf8');
     case 'google.protobuf.Timestamp':
@@ -99,7 +87,8 @@ function member(v: unknown): string {
   if (t === 'uint') return String(uintValue(v));
   if (t === 'double') {
     const f = v as number;
-    return Number.isFinite(f) ? f.toFixed(DEFAULT_PRECISION) : goQuote(formatDouble(f));
+    // fmt's %.6f (no grouping), as cel-go prints a double inside a list or map.
+    return Number.isFinite(f) ? toFixedEven(f, DEFAULT_PRECISION) : goQuote(formatFloat64(f));
   }
   if (t === 'google.protobuf.Timestamp') return `timestamp(${goQuote(rfc3339Nano(v as Date))})`;
   if (t === 'google.protobuf.Duration') return `duration(${goQuote(String(v))})`;
@@ -132,6 +121,8 @@ function integer(v: unknown, radix: number): string | undefined {
 
 /** Go's %.<p>f digits: as toFixed, but an exact tie rounds to even (2.5 → 2), as strconv does. */
 function toFixedEven(x: number, p: number): string {
+  // From 1e21 on toFixed answers in exponent form; such a double is an integer.
+  if (Math.abs(x) >= 1e21) return p === 0 ? BigInt(x).toString() : `${BigInt(x)}.${'0'.repeat(p)}`;
   // toFixed reads the double's exact value: a tie shows as a 5 and then only zeros.
   const long = x.toFixed(Math.min(100, p + 25));
   const dot = long.indexOf('.');
