@@ -24,7 +24,7 @@ const LAYERS = [
   // What is built on the registry: the HTTP server, CRDs, controllers, catalogs.
   { name: 'features', folders: ['server', 'apiextensions', 'controllers', 'catalog'] },
   // Assembly: createControlPlane, the API modules and the controllers it starts; the `kplane` entry.
-  { name: 'controlplane', folders: ['controlplane'], files: ['controlplane.ts', 'index.ts'] },
+  { name: 'controlplane', folders: ['controlplane'], files: ['controlplane.ts', 'index.ts', 'webhook.ts'] },
   // Test kits shipped for others to run against their clusters (the CCM test kit): they drive any
   // kube-compatible server through the client, and may use kplane's own parts for local drivers.
   { name: 'testkits', folders: ['ccm-testing'] },

@@ -9,13 +9,14 @@
 // server's thread, which at 200/s are all of them; those made on the webhook transport's thread (the
 // calls made while 4 or more are under way, src/admission/webhook/client.ts) are not traced.
 import { subscribe } from 'node:diagnostics_channel';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerformanceObserver, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 const dir = process.env.KPLANE_BENCH_WEBHOOK_TRACE;
 if (dir) {
   const role = process.env.KPLANE_BENCH_WEBHOOK_TRACE_ROLE ?? 'kplane';
+  mkdirSync(dir, { recursive: true });
   const file = join(dir, `${role}-${process.pid}.jsonl`);
   const now = (): number => performance.timeOrigin + performance.now();
   let lines: string[] = [];

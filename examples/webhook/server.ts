@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createCertificateAuthority, issueCertificate, type AdmissionResponse, type AdmissionReview, type KubeObject } from 'kplane';
+import { createCertificateAuthority, issueCertificate, type AdmissionResponse, type AdmissionReview, type KubeObject } from 'kplane/webhook';
 
 /** The annotation /mutate sets. */
 export const CREATED_BY = 'example.kplane.io/created-by';

@@ -91,6 +91,7 @@ import { Manager, runControllers } from 'kplane/controllers';
 import { convertToModel, parseBlobs, validateModel } from 'kplane/catalog';
 import { openMemoryStorage } from 'kplane/storage';
 import { newKubeFeatureGate } from 'kplane/featuregate';
+import { createCertificateAuthority, issueCertificate } from 'kplane/webhook';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'kplane-consumer-mjs-'));
 // A library user's own feature, next to kplane's.
@@ -116,6 +117,10 @@ try {
     valid: validateModel(model) === undefined,
     exports: [typeof Manager, typeof runControllers, typeof openMemoryStorage],
     features: featureGates.toString(),
+    webhook: (() => {
+      const ca = createCertificateAuthority({ commonName: 'consumer-ca' });
+      return issueCertificate(ca, { commonName: 'hook', hosts: ['127.0.0.1'], usage: 'server' }).certPem.startsWith('-----BEGIN CERTIFICATE-----');
+    })(),
   }));
 } finally {
   await cp.stop();
@@ -132,6 +137,7 @@ import { createHttpsClient, isStatusError, type GVR, type KubeClient } from 'kpl
 import { controllerFactory, type Reconciler } from 'kplane/controllers';
 import { parseBlobs, type DeclarativeConfig } from 'kplane/catalog';
 import type { Storage } from 'kplane/storage';
+import type { AdmissionResponse, AdmissionReview } from 'kplane/webhook';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -150,7 +156,9 @@ try {
   const storage: Storage = cp.storage;
   const reconciler: Reconciler = { reconcile: async () => ({}) };
   const cfg: DeclarativeConfig = parseBlobs('');
-  console.log(JSON.stringify({ greeting: read.data?.greeting ?? '', missing, storage: typeof storage.get, reconciler: typeof reconciler.reconcile, factory: typeof controllerFactory, bundles: cfg.bundles.length }));
+  const review: AdmissionReview<ConfigMap> = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' };
+  const answer: AdmissionResponse = { uid: 'u', allowed: review.request === undefined };
+  console.log(JSON.stringify({ allowed: answer.allowed, greeting: read.data?.greeting ?? '', missing, storage: typeof storage.get, reconciler: typeof reconciler.reconcile, factory: typeof controllerFactory, bundles: cfg.bundles.length }));
 } finally {
   await cp.stop();
   rmSync(dataDir, { recursive: true, force: true });
@@ -262,6 +270,7 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
       valid: true,
       exports: ['function', 'function', 'function'],
       features: 'MyFeature=true,WatchList=false',
+      webhook: true,
     });
     assert.doesNotMatch(r.stderr, /tsx|Unknown file extension/);
   });
@@ -286,6 +295,7 @@ describe('the packed tarball, installed into an empty project', { timeout: 1_200
     ok(await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: consumer, env, timeoutMs: 300_000 }), 'tsc');
     const r = ok(await run(process.execPath, ['out/app.js'], { cwd: consumer, env, timeoutMs: 120_000 }), 'node out/app.js');
     assert.deepEqual(JSON.parse(r.stdout.trim()), {
+      allowed: true,
       greeting: 'hello',
       missing: 'NotFound',
       storage: 'function',
