@@ -5,7 +5,7 @@
 import { baseEnvironment, armMeter } from '../apimachinery/cel/library.js';
 import { celErrorText, PER_CALL_LIMIT } from '../apimachinery/cel/expressions.js';
 import type { ClaimExpressionCompiler } from '../auth/authn/jwt.js';
-import { parseCel } from '../apimachinery/cel/source.js';
+import { celSourceMap, parseCel } from '../apimachinery/cel/source.js';
 
 export const claimExpressions: ClaimExpressionCompiler = {
   compile(expression, variable) {
@@ -15,10 +15,10 @@ export const claimExpressions: ClaimExpressionCompiler = {
     try {
       program = parseCel(env, expression);
     } catch (e) {
-      throw new Error(celErrorText(expression, e), { cause: e });
+      throw new Error(celErrorText(expression, e, celSourceMap(expression)), { cause: e });
     }
     const checked = program.check();
-    if (!checked.valid) throw new Error(celErrorText(expression, checked.error));
+    if (!checked.valid) throw new Error(celErrorText(expression, checked.error, celSourceMap(expression)));
     return {
       evaluate(vars) {
         armMeter(PER_CALL_LIMIT, performance.now() + 1000);

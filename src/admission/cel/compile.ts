@@ -25,7 +25,7 @@ import {
   fieldsOf,
   rewriteConstructionsMapped,
 } from './construct.js';
-import { parseCel } from '../../apimachinery/cel/source.js';
+import { celSourceMap, parseCel } from '../../apimachinery/cel/source.js';
 
 /** cel.OptionalVariableDeclarations: which of the optional variables an expression may use. */
 export interface Declarations {
@@ -139,7 +139,7 @@ export function compileExpression(expression: string, want: 'bool' | 'string' | 
   // Mutations' initializers are rewritten before parsing; errors point back into the expression.
   const rewritten = d.patchTypes ? rewriteConstructionsMapped(expression) : undefined;
   const source = rewritten?.text ?? expression;
-  const failed = (e: unknown): Compiled => ({ error: `compilation failed: ${celErrorText(expression, e, rewritten)}` });
+  const failed = (e: unknown): Compiled => ({ error: `compilation failed: ${celErrorText(expression, e, celSourceMap(expression, rewritten))}` });
   let program: ParseResult;
   let typed: ParseResult;
   try {
@@ -161,7 +161,7 @@ export function compileExpression(expression: string, want: 'bool' | 'string' | 
     return { error: `must evaluate to ${goTypeName(want)} but got ${goTypeName(checked.type ?? 'dyn')}` };
   }
   // On the typed AST: cel-go's string.format check reads the arguments' types.
-  const badPattern = checkConstantPatterns(typed.ast, expression, rewritten);
+  const badPattern = checkConstantPatterns(typed.ast, expression, celSourceMap(expression, rewritten));
   if (badPattern) return { error: badPattern };
   meterComprehensions(program.ast);
   return { program, expression, baseCost: countNodes(program.ast) };

@@ -15,7 +15,7 @@
 // Object.spec.selector{}}`); checkTypeNames does the same here.
 
 import type { SourceMap } from '../../apimachinery/cel/expressions.js';
-import { isIdent, isIdentStart, literalEnd, skipSpace } from '../../apimachinery/cel/source.js';
+import { Rewrite, isIdent, isIdentStart, literalEnd, skipSpace } from '../../apimachinery/cel/source.js';
 
 /** An `Object…{}` initializer's value: its type name and its fields (CEL values). */
 export class ObjectValue {
@@ -43,29 +43,6 @@ export function fieldsOf(m: unknown): Map<string, unknown> {
 /** jsonpatch.escapeKey: a map key as one JSON pointer token (`~` → `~0`, `/` → `~1`). */
 export const escapeKey = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Rewritten text and, for each of its characters, the index of the source character it stands for. */
-class Rewrite {
-  text = '';
-  readonly from: number[] = [];
-  /** Source text `[a, b)`, as it is. */
-  copy(src: string, a: number, b: number): this {
-    this.text += src.slice(a, b);
-    for (let k = a; k < b; k++) this.from.push(k);
-    return this;
-  }
-  /** Text of the rewrite's own, standing for the source at `at`. */
-  insert(text: string, at: number): this {
-    this.text += text;
-    for (let k = 0; k < text.length; k++) this.from.push(at);
-    return this;
-  }
-  append(r: Rewrite): this {
-    this.text += r.text;
-    this.from.push(...r.from);
-    return this;
-  }
-}
-
 /** Rewrites the object constructions and `jsonpatch.escapeKey` of `src` (see the file comment). */
 export function rewriteConstructions(src: string): string {
   return rewriteRange(src, 0, src.length).text;
@@ -73,8 +50,7 @@ export function rewriteConstructions(src: string): string {
 
 /** rewriteConstructions, with where each offset of the result comes from in `src`. */
 export function rewriteConstructionsMapped(src: string): SourceMap {
-  const r = rewriteRange(src, 0, src.length);
-  return { text: r.text, sourceOffset: (i) => (i < r.from.length ? r.from[i]! : src.length) };
+  return rewriteRange(src, 0, src.length).map(src);
 }
 
 function rewriteRange(src: string, from: number, to: number): Rewrite {

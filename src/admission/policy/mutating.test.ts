@@ -230,6 +230,9 @@ describe('MutatingAdmissionPolicy plugin', () => {
         ` | ${'.'.repeat(54)}^`,
       ].join('\n'),
     );
+    // After a has() on any operand too (a second rewrite, mapped through both).
+    const both = "Object{metadata: Object.metadata{labels: has(object.spec.x[0].y) ? {'a': request.operaton} : {}}}";
+    assert.equal(at(both).split('\n')[0], `compilation failed: ERROR: <input>:1:${both.indexOf('.operaton') + 1}: undefined field 'operaton'`);
     assert.match(
       at("Object{metadata: Object.metadata{labels: {'a': 1 + 'b'}}}"),
       /^compilation failed: ERROR: <input>:1:50: found no matching overload for '_\+_'/,

@@ -66,6 +66,22 @@ describe('compileRules', () => {
     assert.ok(issues.every((i) => i.type === 'FieldValueInvalid'));
   });
 
+  it('points errors after a has() on any operand into the rule as written', () => {
+    // has() of a field of `[self][0]` (not a chain from a variable) is rewritten before parsing.
+    const rules = ['has([self][0].name) && self.replicas > "a"', 'has([self][0].zzz)', 'has([self][0].name) && has([self][0].zzz)'];
+    const { messages } = compile(
+      specSchema(
+        rules.map((rule) => ({ rule })),
+        replicas,
+      ),
+    );
+    const at = (rule: string, i: number, what: string): string => `compilation failed: ERROR: <input>:1:${i + 1}: ${what}\n | ${rule}\n | ${'.'.repeat(i)}^`;
+    const [overload, field, second] = rules as [string, string, string];
+    assert.ok(messages[0]!.includes(at(overload, overload.indexOf('>'), "found no matching overload for '_>_' applied to '(int, string)'")), messages[0]);
+    assert.ok(messages[1]!.includes(at(field, field.indexOf('.zzz'), "undefined field 'zzz'")), messages[1]);
+    assert.ok(messages[2]!.includes(at(second, second.lastIndexOf('.zzz'), "undefined field 'zzz'")), messages[2]);
+  });
+
   it('compiles messageExpression and checks it yields a string', () => {
     const { messages } = compile(
       specSchema(

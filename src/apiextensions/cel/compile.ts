@@ -20,7 +20,7 @@ import { celErrorText, checkConstantPatterns, meterComprehensions, useRE2, walk,
 
 export { celErrorText };
 import { TypeBuilder, fieldsConverter, maxSize, type Converter, type DeclType } from './types.js';
-import { parseCel } from '../../apimachinery/cel/source.js';
+import { celSourceMap, parseCel } from '../../apimachinery/cel/source.js';
 
 export interface CompileOptions {
   /** Field path of the schema root, e.g. `spec.versions[0].schema.openAPIV3Schema`. */
@@ -178,21 +178,21 @@ function compileExpr(env: Environment, src: string, want: 'bool' | 'string', pre
   try {
     program = parseCel(env, src);
   } catch (e) {
-    return { error: `${prefix}compilation failed: ${celErrorText(src, e)}` };
+    return { error: `${prefix}compilation failed: ${celErrorText(src, e, celSourceMap(src))}` };
   }
   useRE2(program.ast);
   const checked = program.check();
-  if (!checked.valid) return { error: `${prefix}compilation failed: ${celErrorText(src, checked.error)}` };
+  if (!checked.valid) return { error: `${prefix}compilation failed: ${celErrorText(src, checked.error, celSourceMap(src))}` };
   if (checked.type !== want && checked.type !== 'dyn') {
     return { error: want === 'bool' ? 'cel expression must evaluate to a bool' : 'messageExpression must evaluate to a string' };
   }
   const badHas = checkHasFields(program.ast, fieldsOf);
   if (badHas) {
     return {
-      error: `${prefix}compilation failed: ${celErrorText(src, { summary: `undefined field '${badHas.field}'`, range: { start: badHas.start, end: badHas.start } })}`,
+      error: `${prefix}compilation failed: ${celErrorText(src, { summary: `undefined field '${badHas.field}'`, range: { start: badHas.start, end: badHas.start } }, celSourceMap(src))}`,
     };
   }
-  const badPattern = checkConstantPatterns(program.ast, src);
+  const badPattern = checkConstantPatterns(program.ast, src, celSourceMap(src));
   if (badPattern) return { error: `${prefix}${badPattern}` };
   meterComprehensions(program.ast);
   return { program };

@@ -19,7 +19,7 @@ import { resolveSchema, type Definitions, type OpenAPISchema } from '../../apima
 import { newStructural } from '../schema/structural.js';
 import type { JSONSchemaProps } from '../schema/types.js';
 import { TypeBuilder } from './types.js';
-import { parseCel } from '../../apimachinery/cel/source.js';
+import { celSourceMap, parseCel } from '../../apimachinery/cel/source.js';
 
 const MAX_TYPES_TO_CHECK = 10;
 
@@ -154,7 +154,7 @@ export function typeCheckPolicy(policy: ValidatingAdmissionPolicy, src: TypeChec
       } catch (e) {
         error = e;
       }
-      if (error !== undefined) blocks.push(`${gvkString(gvk)}: ${celErrorText(expression, error)}\n`);
+      if (error !== undefined) blocks.push(`${gvkString(gvk)}: ${celErrorText(expression, error, celSourceMap(expression))}\n`);
     }
     return blocks.join('\n');
   };

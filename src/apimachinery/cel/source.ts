@@ -7,11 +7,41 @@
 // and refuses the rest ("has() invalid argument"). Such an argument is rewritten, before parsing,
 // to the optional selection it means: `(e.?f.hasValue())`, true when `e` has the field, and the
 // same error as has() when `e` itself fails (a missing key, an index out of range). Chains from a
-// variable are left to cel-js's macro. `has` is replaced by spaces, so that the operand keeps its
-// columns in error messages; what follows the field is shifted by the rewrite's length.
+// variable are left to cel-js's macro. The rewrite records where each of its characters comes
+// from (celSourceMap), so that an error found in the rewritten text points into the expression as
+// written.
 
 import type { Environment } from '@marcbachmann/cel-js';
+import type { SourceMap } from './expressions.js';
 import { markOptionalEntries } from './optional.js';
+
+/** Rewritten text and, for each of its characters, the index of the source character it stands for. */
+export class Rewrite {
+  text = '';
+  readonly from: number[] = [];
+  /** Source text `[a, b)`, as it is. */
+  copy(src: string, a: number, b: number): this {
+    this.text += src.slice(a, b);
+    for (let k = a; k < b; k++) this.from.push(k);
+    return this;
+  }
+  /** Text of the rewrite's own, standing for the source at `at`. */
+  insert(text: string, at: number): this {
+    this.text += text;
+    for (let k = 0; k < text.length; k++) this.from.push(at);
+    return this;
+  }
+  /** `r`'s text `[a, b)` (all of it by default), its source offsets shifted by `by`. */
+  append(r: Rewrite, by = 0, a = 0, b = r.text.length): this {
+    this.text += r.text.slice(a, b);
+    for (let k = a; k < b; k++) this.from.push(r.from[k]! + by);
+    return this;
+  }
+  /** As a SourceMap of `src` (an offset past the end maps to the source's end). */
+  map(src: string): SourceMap {
+    return { text: this.text, sourceOffset: (i) => (i < this.from.length ? this.from[i]! : src.length) };
+  }
+}
 
 export const isIdentStart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z_]/.test(c);
 export const isIdent = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9_]/.test(c);
@@ -86,34 +116,59 @@ const VARIABLE_CHAIN = /^\s*\.?\s*[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*\s*$/;
 
 /** `has(e.f)` with `e` not a chain from a variable as `   (e.?f.hasValue())` (see the file comment); other text unchanged. */
 export function rewriteHas(src: string): string {
-  if (!src.includes('has')) return src;
-  let out = '';
+  return src.includes('has') ? rewriteHasMapped(src).text : src;
+}
+
+/** rewriteHas, with where each character of the result comes from in `src`. */
+function rewriteHasMapped(src: string): Rewrite {
+  const out = new Rewrite();
   for (let i = 0; i < src.length; ) {
     const skip = skipOpaque(src, i);
     if (skip > i) {
-      out += src.slice(i, skip);
+      out.copy(src, i, skip);
       i = skip;
       continue;
     }
-    if (src.startsWith('has', i) && !isIdent(src[i - 1]) && !isIdent(src[i + 3]) && out.trimEnd().slice(-1) !== '.') {
+    if (src.startsWith('has', i) && !isIdent(src[i - 1]) && !isIdent(src[i + 3]) && out.text.trimEnd().slice(-1) !== '.') {
       const open = skipSpace(src, i + 3);
       const close = src[open] === '(' ? closingParen(src, open) : -1;
-      const selection = close > 0 ? splitSelection(rewriteHas(src.slice(open + 1, close))) : undefined;
-      if (selection) {
-        // `has` becomes spaces: the operand keeps its columns (for error positions).
-        out += `${' '.repeat(open - i)}(${selection.operand}.?${selection.field}.hasValue())`;
+      const arg = close > 0 ? rewriteHasMapped(src.slice(open + 1, close)) : undefined;
+      const selection = arg && splitSelection(arg.text);
+      if (arg && selection) {
+        // `has` becomes spaces: the operand keeps its columns.
+        const by = open + 1;
+        out.insert(' '.repeat(open - i), i).insert('(', open);
+        out.append(arg, by, 0, selection.dot);
+        out.insert('.?', arg.from[selection.dot]! + by);
+        out.append(arg, by, selection.fieldStart, selection.fieldEnd);
+        out.insert('.hasValue())', close);
         i = close + 1;
         continue;
       }
     }
-    out += src[i];
+    out.copy(src, i, i + 1);
     i++;
   }
   return out;
 }
 
-/** `e.f` as its operand and field, when `e` is not a chain from a variable (cel-js's macro takes those). */
-function splitSelection(arg: string): { operand: string; field: string } | undefined {
+/**
+ * What parseCel parses for `expression` (after `rewritten`, when the caller rewrote it first), as a
+ * map back to `expression`: for error positions (celErrorText, checkConstantPatterns). Undefined
+ * when nothing was rewritten.
+ */
+export function celSourceMap(expression: string, rewritten?: SourceMap): SourceMap | undefined {
+  const parsed = rewritten?.text ?? expression;
+  if (!parsed.includes('has')) return rewritten;
+  const has = rewriteHasMapped(parsed);
+  if (has.text === parsed) return rewritten;
+  if (!rewritten) return has.map(expression);
+  const inner = has.map(parsed);
+  return { text: has.text, sourceOffset: (i) => rewritten.sourceOffset(inner.sourceOffset(i)) };
+}
+
+/** `e.f` as its operand's end (the dot) and its field, when `e` is not a chain from a variable (cel-js's macro takes those). */
+function splitSelection(arg: string): { dot: number; fieldStart: number; fieldEnd: number } | undefined {
   let lastDot = -1;
   scan(arg, 0, (c, i, depth) => {
     if (c === '.' && depth === 0 && isIdentStart(arg[skipSpace(arg, i + 1)])) lastDot = i;
@@ -126,7 +181,7 @@ function splitSelection(arg: string): { operand: string; field: string } | undef
   if (skipSpace(arg, end) !== arg.length) return undefined;
   const operand = arg.slice(0, lastDot);
   if (VARIABLE_CHAIN.test(operand) || operand.trim() === '') return undefined;
-  return { operand, field: arg.slice(start, end) };
+  return { dot: lastDot, fieldStart: start, fieldEnd: end };
 }
 
 /**
