@@ -25,6 +25,24 @@ describe('the ip library', () => {
     );
     fails("ip('192.0.2')", 'IP Address "192.0.2" parse error during conversion from string: ParseAddr("192.0.2"): IPv4 address too short');
     fails("ip('nope')", 'IP Address "nope" parse error during conversion from string: ParseAddr("nope"): unable to parse IP');
+    // IPv6 as netip.parseIPv6 reads it, with the rest of the text where it stopped.
+    const bad = (s: string, why: string): void => fails(`ip('${s}')`, `IP Address "${s}" parse error during conversion from string: ParseAddr("${s}"): ${why}`);
+    bad('2001:db8::g', 'each colon-separated field must have at least one digit (at "g")');
+    bad('1::2::3', 'multiple :: in address (at ":3")');
+    bad('12345::1', 'IPv6 field has value >=2^16 (at "12345::1")');
+    bad('1:2:3:4:5:6:7', 'address string too short');
+    bad('1:2:3:4:5:6:7:8:9', 'trailing garbage after address (at "9")');
+    bad('1:2:3:4::5:6:7:8', 'the :: must expand to at least one field of zeros');
+    bad('2001:db8:', 'colon must be followed by more characters (at ":")');
+    bad('2001:db8:192.0.2.1', 'embedded IPv4 address must replace the final 2 fields of the address (at "192.0.2.1")');
+    bad('::192.0.2', 'ParseAddr("192.0.2"): IPv4 address too short (at "192.0.2")');
+    bad('fe80::1%', 'zone must be a non-empty string');
+    bad('%eth0', 'missing IPv6 address');
+    bad('192.0..2', 'IPv4 field must have at least one digit (at ".2")');
+    bad('192.0.2.x', 'unexpected character (at "x")');
+    bad('300.1', 'IPv4 field has value >255');
+    assert.equal(evaluate("string(ip('2001:db8::192.0.2.1'))"), '2001:db8::c000:201');
+    assert.equal(evaluate("string(ip('1:0:0:0:0:0:0:8'))"), '1::8');
     fails("ip('fe80::1%eth0')", 'IP address "fe80::1%eth0" with zone value is not allowed');
     fails("ip('::ffff:192.0.2.1')", 'IPv4-mapped IPv6 address "::ffff:192.0.2.1" is not allowed');
   });

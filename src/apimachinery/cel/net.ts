@@ -3,10 +3,10 @@
 // `isUnspecified/isLoopback/isLinkLocalMulticast/isLinkLocalUnicast/isGlobalUnicast()`,
 // `cidr('192.0.2.0/24').containsIP(ip | string)`, `containsCIDR(cidr | string)`, `ip()`,
 // `masked()`, `prefixLength()`, `isCIDR(s)`, `string(...)` and `==`. Zones and IPv4-mapped IPv6
-// addresses are refused, as upstream. Parse errors name the string as Go's do; for a malformed
-// IPv6 address the reason is netip's generic `unable to parse IP`.
-import { isIPv6 } from 'node:net';
+// addresses are refused, as upstream. Addresses are parsed as netip.ParseAddr parses them, with its
+// error texts.
 import { EvaluationError, type Environment } from '@marcbachmann/cel-js';
+import { goQuote } from '../../golang/strconv.js';
 
 /** apiservercel.IP: 4 or 16 bytes. */
 export class IPValue {
@@ -76,80 +76,137 @@ export class CIDRValue {
   }
 }
 
-/** netip.ParseAddr's IPv4 part: its reason, or the four bytes. */
-function parseIPv4(s: string): Uint8Array | string {
-  const fields = s.split('.');
-  if (fields.length < 4) return 'IPv4 address too short';
-  if (fields.length > 4) return 'IPv4 address too long';
-  const out = new Uint8Array(4);
-  for (let i = 0; i < 4; i++) {
-    const f = fields[i]!;
-    if (f === '') return 'IPv4 field must have at least one digit';
-    const bad = /[^0-9]/.exec(f);
-    if (bad) return `unexpected character (at ${JSON.stringify(s.slice(s.indexOf(f) + bad.index))})`;
-    if (f.length > 1 && f.startsWith('0')) return 'IPv4 field has octet with leading zero';
-    const v = Number(f);
-    if (v > 255) return 'IPv4 field has value >255';
-    out[i] = v;
-  }
-  return out;
+/** A netip parse failure: the reason, and the rest of the text where it was found. */
+interface AddrError {
+  msg: string;
+  at?: string;
 }
 
-/** Sixteen bytes of a valid IPv6 address (node's isIPv6 has said so), its zone dropped. */
-function ipv6Bytes(s: string): Uint8Array {
-  const text = s.split('%')[0]!;
-  const out = new Uint8Array(16);
-  const groupsOf = (part: string): number[] => {
-    if (part === '') return [];
-    const g: number[] = [];
-    for (const p of part.split(':')) {
-      if (p.includes('.')) {
-        const v4 = parseIPv4(p) as Uint8Array;
-        g.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
-      } else g.push(parseInt(p, 16));
+/** netip's parseIPv4: the four bytes, or why not. */
+function parseIPv4(s: string): Uint8Array | AddrError {
+  const fields = new Uint8Array(4);
+  let val = 0;
+  let pos = 0;
+  let digits = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) {
+      if (digits === 1 && val === 0) return { msg: 'IPv4 field has octet with leading zero' };
+      val = val * 10 + (c - 0x30);
+      digits++;
+      if (val > 255) return { msg: 'IPv4 field has value >255' };
+    } else if (s[i] === '.') {
+      // `.1.2.3`, `1.2.3.`, `1..2.3`
+      if (i === 0 || i === s.length - 1 || s[i - 1] === '.') return { msg: 'IPv4 field must have at least one digit', at: s.slice(i) };
+      if (pos === 3) return { msg: 'IPv4 address too long' };
+      fields[pos++] = val;
+      val = 0;
+      digits = 0;
+    } else return { msg: 'unexpected character', at: s.slice(i) };
+  }
+  if (pos < 3) return { msg: 'IPv4 address too short' };
+  fields[3] = val;
+  return fields;
+}
+
+const addrErrorText = (input: string, e: AddrError): string => `ParseAddr(${goQuote(input)}): ${e.msg}${e.at ? ` (at ${goQuote(e.at)})` : ''}`;
+
+/** netip's parseIPv6 (zone split off first): the sixteen bytes and the zone, or why not. */
+function parseIPv6(input: string): { bytes: Uint8Array; zone: string } | AddrError {
+  let s = input;
+  let zone = '';
+  const pct = s.indexOf('%');
+  if (pct >= 0) {
+    zone = s.slice(pct + 1);
+    s = s.slice(0, pct);
+    if (zone === '') return { msg: 'zone must be a non-empty string' };
+  }
+  const ip = new Uint8Array(16);
+  let ellipsis = -1; // where `::` stands, in bytes
+  if (s.startsWith('::')) {
+    ellipsis = 0;
+    s = s.slice(2);
+    if (s === '') return { bytes: ip, zone };
+  }
+  let i = 0;
+  while (i < 16) {
+    let off = 0;
+    let acc = 0;
+    for (; off < s.length; off++) {
+      const d = parseInt(s[off]!, 16);
+      if (Number.isNaN(d)) break;
+      acc = acc * 16 + d;
+      if (acc > 0xffff) return { msg: 'IPv6 field has value >=2^16', at: s };
     }
-    return g;
-  };
-  const dbl = text.indexOf('::');
-  const head = groupsOf(dbl < 0 ? text : text.slice(0, dbl));
-  const tail = dbl < 0 ? [] : groupsOf(text.slice(dbl + 2));
-  const groups = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
-  groups.forEach((g, i) => {
-    out[i * 2] = g >> 8;
-    out[i * 2 + 1] = g & 0xff;
-  });
-  return out;
+    if (off === 0) return { msg: 'each colon-separated field must have at least one digit', at: s };
+    if (s[off] === '.') {
+      // A trailing IPv4 address.
+      if (ellipsis < 0 && i !== 12) return { msg: 'embedded IPv4 address must replace the final 2 fields of the address', at: s };
+      if (i + 4 > 16) return { msg: 'too many hex fields to fit an embedded IPv4 at the end of the address', at: s };
+      const v4 = parseIPv4(s);
+      if (!(v4 instanceof Uint8Array)) return { msg: addrErrorText(s, v4), at: s };
+      ip.set(v4, i);
+      s = '';
+      i += 4;
+      break;
+    }
+    ip[i] = acc >> 8;
+    ip[i + 1] = acc & 0xff;
+    i += 2;
+    s = s.slice(off);
+    if (s === '') break;
+    if (s[0] !== ':') return { msg: 'unexpected character, want colon', at: s };
+    if (s.length === 1) return { msg: 'colon must be followed by more characters', at: s };
+    s = s.slice(1);
+    if (s[0] === ':') {
+      if (ellipsis >= 0) return { msg: 'multiple :: in address', at: s };
+      ellipsis = i;
+      s = s.slice(1);
+      if (s === '') break;
+    }
+  }
+  if (s !== '') return { msg: 'trailing garbage after address', at: s };
+  if (i < 16) {
+    if (ellipsis < 0) return { msg: 'address string too short' };
+    const n = 16 - i;
+    ip.copyWithin(ellipsis + n, ellipsis, i);
+    ip.fill(0, ellipsis, ellipsis + n);
+  } else if (ellipsis >= 0) return { msg: 'the :: must expand to at least one field of zeros' };
+  return { bytes: ip, zone };
 }
 
 const is4In6 = (b: Uint8Array): boolean => b.length === 16 && b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
 
 /** netip.ParseAddr: the address and its zone, or Go's error text. */
 function parseAddr(s: string): { ip: IPValue; zone: string } | { error: string } {
-  const fail = (why: string): { error: string } => ({ error: `ParseAddr(${JSON.stringify(s)}): ${why}` });
-  if (s.includes(':')) {
-    if (!isIPv6(s)) return fail('unable to parse IP');
-    const zone = s.includes('%') ? s.slice(s.indexOf('%') + 1) : '';
-    return { ip: new IPValue(ipv6Bytes(s)), zone };
+  const fail = (e: AddrError): { error: string } => ({ error: addrErrorText(s, e) });
+  for (const c of s) {
+    if (c === '.') {
+      const v4 = parseIPv4(s);
+      return v4 instanceof Uint8Array ? { ip: new IPValue(v4), zone: '' } : fail(v4);
+    }
+    if (c === ':') {
+      const v6 = parseIPv6(s);
+      return 'bytes' in v6 ? { ip: new IPValue(v6.bytes), zone: v6.zone } : fail(v6);
+    }
+    // An IPv6 address's zone, without the address.
+    if (c === '%') return fail({ msg: 'missing IPv6 address' });
   }
-  if (s.includes('.')) {
-    const v4 = parseIPv4(s);
-    return typeof v4 === 'string' ? fail(v4) : { ip: new IPValue(v4), zone: '' };
-  }
-  return fail('unable to parse IP');
+  return fail({ msg: 'unable to parse IP' });
 }
 
 /** library.parseIPAddr: no zones, no IPv4-mapped IPv6 addresses. */
 function parseIP(raw: string): IPValue | string {
   const r = parseAddr(raw);
-  if ('error' in r) return `IP Address ${JSON.stringify(raw)} parse error during conversion from string: ${r.error}`;
-  if (r.zone) return `IP address ${JSON.stringify(raw)} with zone value is not allowed`;
-  if (is4In6(r.ip.bytes)) return `IPv4-mapped IPv6 address ${JSON.stringify(raw)} is not allowed`;
+  if ('error' in r) return `IP Address ${goQuote(raw)} parse error during conversion from string: ${r.error}`;
+  if (r.zone) return `IP address ${goQuote(raw)} with zone value is not allowed`;
+  if (is4In6(r.ip.bytes)) return `IPv4-mapped IPv6 address ${goQuote(raw)} is not allowed`;
   return r.ip;
 }
 
 /** library.parseCIDR over netip.ParsePrefix (stringToCIDR wraps its error once more, as upstream). */
 function parseCIDR(raw: string): CIDRValue | string {
-  const wrap = (why: string): string => `network address parse error during conversion from string: netip.ParsePrefix(${JSON.stringify(raw)}): ${why}`;
+  const wrap = (why: string): string => `network address parse error during conversion from string: netip.ParsePrefix(${goQuote(raw)}): ${why}`;
   const slash = raw.lastIndexOf('/');
   if (slash < 0) return wrap("no '/'");
   const addr = raw.slice(0, slash);
@@ -157,10 +214,10 @@ function parseCIDR(raw: string): CIDRValue | string {
   if ('error' in r) return wrap(r.error);
   if (r.zone) return wrap('IPv6 zones cannot be present in a prefix');
   const bitsText = raw.slice(slash + 1);
-  if (!/^(0|[1-9][0-9]*)$/.test(bitsText) || bitsText.length > 3) return wrap(`bad bits after slash: ${JSON.stringify(bitsText)}`);
+  if (!/^(0|[1-9][0-9]*)$/.test(bitsText) || bitsText.length > 3) return wrap(`bad bits after slash: ${goQuote(bitsText)}`);
   const bits = Number(bitsText);
   if (bits > r.ip.bytes.length * 8) return wrap('prefix length out of range');
-  if (is4In6(r.ip.bytes)) return `IPv4-mapped IPv6 address ${JSON.stringify(raw)} is not allowed`;
+  if (is4In6(r.ip.bytes)) return `IPv4-mapped IPv6 address ${goQuote(raw)} is not allowed`;
   return new CIDRValue(r.ip, bits);
 }
 
