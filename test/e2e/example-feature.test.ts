@@ -89,6 +89,8 @@ it('examples/feature: own class, reported uses, the feature in use, ClearField w
     const l = await c.list<Widget>(WIDGETS, 'default');
     return l.items.every((w) => w.status?.paint === 'red') ? true : undefined;
   });
+  // WidgetTurbo, announced Disabled by the operator, settles through TurningOff to Off.
+  await eventually(30_000, 'WidgetTurbo Off', async () => ((await feature('WidgetTurbo').catch(() => undefined))?.status?.state === 'Off' ? true : undefined));
   const table = await k.ok(['get', 'features', '-n', 'widgets-system']);
   assert.match(table, /WidgetColor\s+On\s+Enabled\s+CommandLine\s+Beta\s+True/);
   assert.match(table, /WidgetTurbo\s+Off\s+Disabled\s+Default\s+Alpha\s+True/);
